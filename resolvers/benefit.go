@@ -1,0 +1,217 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+var benefitSorts = map[string]string{"created_at": "created_at", "description": "description", "type": "type"}
+
+// licenseKeysProperties mirrors BenefitLicenseKeysProperties (contract schema).
+type licenseKeysProperties struct {
+	Prefix  *string `json:"prefix"`
+	Expires *struct {
+		TTL       int    `json:"ttl"`
+		Timeframe string `json:"timeframe"`
+	} `json:"expires"`
+	Activations *struct {
+		Limit               int  `json:"limit"`
+		EnableCustomerAdmin bool `json:"enable_customer_admin"`
+	} `json:"activations"`
+	LimitUsage *int `json:"limit_usage"`
+}
+
+// benefitProperties validates a type's properties and returns them normalised, with every
+// declared key present as the contract's schemas require.
+func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = storage.RawJSON("{}")
+	}
+	invalid := func(msg string, loc ...any) error {
+		return Invalid("value_error", msg, json.RawMessage(raw), append([]any{"input", "properties"}, loc...)...)
+	}
+	switch typ {
+	case "license_keys":
+		var p licenseKeysProperties
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalid("Invalid license key properties: " + err.Error())
+		}
+		if p.Prefix != nil && len(*p.Prefix) > 32 {
+			return nil, invalid("String should have at most 32 characters", "prefix")
+		}
+		if e := p.Expires; e != nil && (e.TTL <= 0 || (e.Timeframe != "year" && e.Timeframe != "month" && e.Timeframe != "day")) {
+			return nil, invalid("Expiration needs a positive ttl and a timeframe of year, month or day.", "expires")
+		}
+		if a := p.Activations; a != nil && (a.Limit < 1 || a.Limit > 50) {
+			return nil, invalid("Activation limit must be between 1 and 50.", "activations", "limit")
+		}
+		if p.LimitUsage != nil && *p.LimitUsage < 1 {
+			return nil, invalid("Input should be greater than 0", "limit_usage")
+		}
+		return json.Marshal(p)
+	case "custom":
+		var p struct {
+			Note *string `json:"note"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalid("Invalid custom properties: " + err.Error())
+		}
+		return json.Marshal(p)
+	case "downloadables":
+		var p struct {
+			Archived map[string]bool `json:"archived"`
+			Files    []uuid.UUID     `json:"files"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalid("Invalid downloadables properties: " + err.Error())
+		}
+		if len(p.Files) == 0 {
+			return nil, invalid("At least one file is required.", "files")
+		}
+		if p.Archived == nil {
+			p.Archived = map[string]bool{}
+		}
+		return json.Marshal(p)
+	case "meter_credit":
+		var p struct {
+			Units    *int       `json:"units"`
+			Rollover bool       `json:"rollover"`
+			MeterID  *uuid.UUID `json:"meter_id"`
+		}
+		if err := json.Unmarshal(raw, &p); err != nil || p.Units == nil || *p.Units <= 0 || p.MeterID == nil {
+			return nil, invalid("Meter credit needs positive units and a meter_id.")
+		}
+		return json.Marshal(p)
+	case "discord", "github_repository", "feature_flag", "slack_shared_channel":
+		var p map[string]any
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return nil, invalid(fmt.Sprintf("Invalid %s properties: %v", typ, err))
+		}
+		return json.Marshal(p)
+	}
+	return nil, Invalid("enum", "Unknown benefit type.", typ, "input", "type")
+}
+
+// createBenefit validates and stores a benefit.
+func (r *Resolver) createBenefit(ctx context.Context, in model.BenefitCreateInput) (*storage.Benefit, error) {
+	orgID, err := targetOrganization(ctx, in.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDescription(in.Description); err != nil {
+		return nil, err
+	}
+	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
+		return nil, err
+	}
+	props, err := benefitProperties(in.Type, in.Properties)
+	if err != nil {
+		return nil, err
+	}
+	vis := "public"
+	if in.Visibility != nil {
+		vis = *in.Visibility
+	}
+	return storage.CreateBenefit(ctx, r.DB, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
+		Visibility: vis, Properties: props, Metadata: in.Metadata})
+}
+
+// checkDescription applies upstream's 3–42 character bound on benefit descriptions.
+func checkDescription(d string) error {
+	if n := len([]rune(d)); n < 3 {
+		return Invalid("string_too_short", "String should have at least 3 characters", d, "input", "description")
+	} else if n > 42 {
+		return Invalid("string_too_long", "String should have at most 42 characters", d, "input", "description")
+	}
+	return nil
+}
+
+// updateBenefit applies the fields present in the input.
+func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInput) (*storage.Benefit, error) {
+	cur, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), in.ID)
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	patch := storage.Patch{}
+	if v, ok := in.Description.ValueOK(); ok && v != nil {
+		if err := checkDescription(*v); err != nil {
+			return nil, err
+		}
+		patch["description"] = *v
+	}
+	if v, ok := in.Visibility.ValueOK(); ok && v != nil {
+		patch["visibility"] = *v
+	}
+	if v, ok := in.Properties.ValueOK(); ok {
+		if patch["properties"], err = benefitProperties(cur.Type, v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := in.Metadata.ValueOK(); ok {
+		if err := checkMetadata(v, "input", "metadata"); err != nil {
+			return nil, err
+		}
+		patch["metadata"] = v
+	}
+	b, err := storage.UpdateBenefit(ctx, r.DB, organizations(ctx), in.ID, patch)
+	return b, notFoundOr(err, "")
+}
+
+// deleteBenefit soft-deletes a deletable benefit.
+func (r *Resolver) deleteBenefit(ctx context.Context, id uuid.UUID) (*storage.Benefit, error) {
+	cur, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), id)
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	if !cur.Deletable {
+		return nil, NotPermitted("This benefit cannot be deleted.")
+	}
+	b, err := storage.DeleteBenefit(ctx, r.DB, organizations(ctx), id)
+	return b, notFoundOr(err, "")
+}
+
+// benefitsPage lists benefits.
+func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting []string, f *model.BenefitFilter) (*model.BenefitPage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	sorts, err := sortsOf(sorting, benefitSorts)
+	if err != nil {
+		return nil, err
+	}
+	var lf storage.BenefitListFilter
+	if f != nil {
+		lf = storage.BenefitListFilter{Types: f.Type, Query: f.Query, Metadata: metadataOf(f.Metadata)}
+	}
+	items, total, err := storage.ListBenefits(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.BenefitPage{Items: items, Pagination: pagination(total, p)}, nil
+}
+
+// licenseKeysOf decodes the typed license-key properties of a license_keys benefit.
+func licenseKeysOf(b *storage.Benefit) *model.LicenseKeysProperties {
+	if b.Type != "license_keys" {
+		return nil
+	}
+	var p licenseKeysProperties
+	if json.Unmarshal(b.Properties, &p) != nil {
+		return nil
+	}
+	out := &model.LicenseKeysProperties{Prefix: p.Prefix, LimitUsage: p.LimitUsage}
+	if p.Expires != nil {
+		out.Expires = &model.LicenseKeyExpiration{TTL: p.Expires.TTL, Timeframe: p.Expires.Timeframe}
+	}
+	if p.Activations != nil {
+		out.Activations = &model.LicenseKeyActivations{Limit: p.Activations.Limit, EnableCustomerAdmin: p.Activations.EnableCustomerAdmin}
+	}
+	return out
+}

@@ -1,0 +1,199 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// customerSorts whitelists the customer list's sorting criteria.
+var customerSorts = map[string]string{"created_at": "created_at", "email": "email", "name": "name"}
+
+// conflictError explains which unique field clashed, on the input field that carries it.
+func customerConflict(err error, in model.CustomerCreateInput) error {
+	var ce *storage.ConflictError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if strings.Contains(ce.Constraint, "external_id") {
+		return Invalid("value_error", "A customer with this external ID already exists.", in.ExternalID, "input", "externalId")
+	}
+	return Invalid("value_error", "A customer with this email address already exists.", in.Email, "input", "email")
+}
+
+// createCustomer validates and stores a new customer.
+func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateInput) (*storage.Customer, error) {
+	orgID, err := targetOrganization(ctx, in.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	w := storage.CustomerWrite{Type: "individual", ExternalID: in.ExternalID, Email: in.Email, Name: in.Name,
+		BillingName: in.BillingName, Locale: in.Locale, Metadata: in.Metadata}
+	if in.Type != nil {
+		w.Type = *in.Type
+	}
+	if in.Email == nil && w.Type == "individual" {
+		return nil, Invalid("missing", "Field required", nil, "input", "email")
+	}
+	if in.Email != nil {
+		if err := checkEmail(*in.Email, "input", "email"); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
+		return nil, err
+	}
+	if w.BillingAddress, err = addressOf(in.BillingAddress, "input", "billingAddress"); err != nil {
+		return nil, err
+	}
+	if in.TaxID != nil {
+		country := ""
+		if w.BillingAddress != nil {
+			country = w.BillingAddress.Country
+		}
+		v, f, err := taxIDOf(*in.TaxID, country, "input", "taxId")
+		if err != nil {
+			return nil, err
+		}
+		w.TaxID, w.TaxIDFormat = &v, &f
+	}
+	c, err := storage.CreateCustomer(ctx, r.DB, orgID, w)
+	if err != nil {
+		return nil, customerConflict(err, in)
+	}
+	return c, nil
+}
+
+// updateCustomer applies the fields present in the input; explicit nulls clear them.
+func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateInput) (*storage.Customer, error) {
+	var out *storage.Customer
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		cur, err := storage.GetCustomer(ctx, tx, organizations(ctx), in.ID)
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		patch := storage.CustomerPatch{}
+		if v, ok := in.Email.ValueOK(); ok {
+			if v == nil {
+				return Invalid("value_error", "Email cannot be removed.", nil, "input", "email")
+			}
+			if err := checkEmail(*v, "input", "email"); err != nil {
+				return err
+			}
+			if cur.Email == nil || *cur.Email != *v {
+				patch["email"], patch["email_verified"] = *v, false
+			}
+		}
+		setString(patch, "name", in.Name.ValueOK)
+		setString(patch, "external_id", in.ExternalID.ValueOK)
+		setString(patch, "billing_name", in.BillingName.ValueOK)
+		setString(patch, "locale", in.Locale.ValueOK)
+		if v, ok := in.Metadata.ValueOK(); ok {
+			if err := checkMetadata(v, "input", "metadata"); err != nil {
+				return err
+			}
+			patch["metadata"] = v
+		}
+		country := ""
+		if cur.BillingAddress != nil {
+			country = cur.BillingAddress.Country
+		}
+		if v, ok := in.BillingAddress.ValueOK(); ok {
+			a, err := addressOf(v, "input", "billingAddress")
+			if err != nil {
+				return err
+			}
+			patch["billing_address"], country = a, ""
+			if a != nil {
+				country = a.Country
+			}
+		}
+		if err := patchTaxID(patch, cur, in.TaxID.ValueOK, country); err != nil {
+			return err
+		}
+		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), in.ID, patch)
+		if err != nil {
+			return customerConflict(err, model.CustomerCreateInput{Email: cur.Email, ExternalID: cur.ExternalID})
+		}
+		return nil
+	})
+	return out, err
+}
+
+// setString copies an omittable string into the patch when it was given.
+func setString(patch storage.CustomerPatch, col string, get func() (*string, bool)) {
+	if v, ok := get(); ok {
+		patch[col] = v
+	}
+}
+
+// patchTaxID sets, clears or re-validates the tax id against the (possibly new) country.
+// Changing only the address re-validates the existing tax id, as upstream does.
+func patchTaxID(patch storage.CustomerPatch, cur *storage.Customer, get func() (*string, bool), country string) error {
+	v, given := get()
+	_, addressChanged := patch["billing_address"]
+	switch {
+	case given && (v == nil || *v == ""):
+		patch["tax_id"], patch["tax_id_format"] = nil, nil
+	case given:
+		val, format, err := taxIDOf(*v, country, "input", "taxId")
+		if err != nil {
+			return err
+		}
+		patch["tax_id"], patch["tax_id_format"] = val, format
+	case addressChanged && cur.TaxIDValue != nil:
+		val, format, err := taxIDOf(*cur.TaxIDValue, country, "input", "taxId")
+		if err != nil {
+			return err
+		}
+		patch["tax_id"], patch["tax_id_format"] = val, format
+	}
+	return nil
+}
+
+// customersPage lists customers with filters, sorting and pagination.
+func (r *Resolver) customersPage(ctx context.Context, page, limit *int, sorting []string, f *model.CustomerFilter) (*model.CustomerPage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	sorts, err := sortsOf(sorting, customerSorts)
+	if err != nil {
+		return nil, err
+	}
+	var lf storage.CustomerListFilter
+	if f != nil {
+		lf = storage.CustomerListFilter{Email: f.Email, ExternalID: f.ExternalID, Query: f.Query, Metadata: metadataOf(f.Metadata)}
+	}
+	items, total, err := storage.ListCustomers(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CustomerPage{Items: items, Pagination: pagination(total, p)}, nil
+}
+
+// customerByRef resolves a customer of the caller's organizations by id or external id.
+func (r *Resolver) customerByRef(ctx context.Context, id *uuid.UUID, externalID *string) (*storage.Customer, error) {
+	var (
+		c   *storage.Customer
+		err error
+	)
+	switch {
+	case id != nil:
+		c, err = storage.GetCustomer(ctx, r.DB, organizations(ctx), *id)
+	case externalID != nil:
+		c, err = storage.GetCustomerByExternalID(ctx, r.DB, organizations(ctx), *externalID)
+	default:
+		return nil, Invalid("missing", "Field required", nil, "input", "customerId")
+	}
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	return c, nil
+}

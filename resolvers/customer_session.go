@@ -1,0 +1,109 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"time"
+
+	"till/graph/model"
+	"till/internal/auth"
+	"till/storage"
+)
+
+// sessionTTL is upstream's CUSTOMER_SESSION_TTL: fixed, not sliding, not refreshable.
+const sessionTTL = time.Hour
+
+// createCustomerSession opens a portal session for a customer, or for one of its members
+// when the organization uses the member model (contract §3.2).
+func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerSessionCreateInput) (*model.CustomerSession, error) {
+	if in.ReturnURL != nil {
+		if err := checkURL(*in.ReturnURL, "input", "returnUrl"); err != nil {
+			return nil, err
+		}
+	}
+	c, err := r.customerByRef(ctx, in.CustomerID, in.ExternalCustomerID)
+	if err != nil {
+		var te *Error
+		if errors.As(err, &te) && te.Code == CodeNotFound {
+			if in.CustomerID != nil {
+				return nil, Invalid("value_error", "Customer does not exist.", in.CustomerID.String(), "input", "customerId")
+			}
+			return nil, Invalid("value_error", "Customer does not exist.", in.ExternalCustomerID, "input", "externalCustomerId")
+		}
+		return nil, err
+	}
+	org, err := storage.GetOrganization(ctx, r.DB, c.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	expires := r.Now().Add(sessionTTL)
+	var (
+		s     *storage.Session
+		email = c.Email
+		token string
+	)
+	if org.MemberModelEnabled() {
+		m, err := r.sessionMember(ctx, c, in)
+		if err != nil {
+			return nil, err
+		}
+		token = auth.Generate(auth.PrefixMemberSession)
+		s, err = storage.CreateMemberSession(ctx, r.DB, c.OrganizationID, c.ID, m.ID, auth.Hash(r.Secret, token), expires, in.ReturnURL)
+		if err != nil {
+			return nil, err
+		}
+		email = &m.Email
+	} else {
+		token = auth.Generate(auth.PrefixCustomerSession)
+		s, err = storage.CreateCustomerSession(ctx, r.DB, c.OrganizationID, c.ID, auth.Hash(r.Secret, token), expires, in.ReturnURL)
+		if err != nil {
+			return nil, err
+		}
+	}
+	q := url.Values{"customer_session_token": {token}}
+	if email != nil {
+		q.Set("email", *email)
+	}
+	return &model.CustomerSession{ID: s.ID, CreatedAt: s.CreatedAt, ModifiedAt: s.ModifiedAt, Token: token,
+		ExpiresAt: s.ExpiresAt, ReturnURL: s.ReturnURL, CustomerID: c.ID, Customer: c,
+		CustomerPortalURL: r.PortalURL + "/" + org.Slug + "/portal?" + q.Encode()}, nil
+}
+
+// sessionMember picks the member a member session is for: by id, then external id, else
+// the owner (created for individual customers when missing).
+func (r *Resolver) sessionMember(ctx context.Context, c *storage.Customer, in model.CustomerSessionCreateInput) (*storage.Member, error) {
+	var (
+		m   *storage.Member
+		err error
+	)
+	switch {
+	case in.MemberID != nil:
+		m, err = storage.GetMember(ctx, r.DB, c.ID, *in.MemberID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, Invalid("value_error", "Member does not exist for this customer.", in.MemberID.String(), "input", "memberId")
+		}
+	case in.ExternalMemberID != nil:
+		m, err = storage.GetMemberByExternalID(ctx, r.DB, c.ID, *in.ExternalMemberID)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, Invalid("value_error", "Member does not exist for this customer.", *in.ExternalMemberID, "input", "externalMemberId")
+		}
+	case c.Type == "team":
+		return nil, Invalid("value_error", "member_id is required for team customers.", nil, "input", "memberId")
+	default:
+		m, err = storage.EnsureOwnerMember(ctx, r.DB, c)
+	}
+	return m, err
+}
+
+// checkURL accepts absolute http(s) URLs up to 2083 characters, as upstream's HttpUrl.
+func checkURL(s string, loc ...any) error {
+	u, err := url.Parse(s)
+	if len(s) > 2083 {
+		return Invalid("url_too_long", "URL should have at most 2083 characters", s, loc...)
+	}
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Invalid("url_parsing", "Input should be a valid URL, relative URL without a base", s, loc...)
+	}
+	return nil
+}

@@ -1,0 +1,163 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/storage"
+)
+
+// Error is the one error vocabulary of Till. Its Code is the upstream error name (the
+// Python class name upstream sends in "error"), its status comes from the table below, and
+// the GraphQL presenter and the /v1 layer both render it, so a rule fails the same way on
+// both APIs.
+type Error struct {
+	Code   string
+	Detail string
+	// Errors lists field errors for validation codes; Loc is the GraphQL input path
+	// (["input", "customerId"]) which /v1 renders as ["body", "customer_id"].
+	Errors []FieldError
+	// Scopes are the scopes that would have satisfied an insufficient_scope error.
+	Scopes []string
+}
+
+// FieldError is one validation failure, shaped as upstream's ValidationError item.
+type FieldError struct {
+	Type  string `json:"type"`
+	Loc   []any  `json:"loc"`
+	Msg   string `json:"msg"`
+	Input any    `json:"input"`
+}
+
+func (e *Error) Error() string {
+	if e.Detail != "" {
+		return e.Detail
+	}
+	if len(e.Errors) > 0 {
+		return e.Errors[0].Msg
+	}
+	return e.Code
+}
+
+// Error codes with a fixed meaning across the APIs.
+const (
+	CodeNotFound          = "ResourceNotFound"
+	CodeNotPermitted      = "NotPermitted"
+	CodeUnauthorized      = "Unauthorized"
+	CodeBadRequest        = "BadRequest"
+	CodeValidation        = "PolarRequestValidationError"
+	CodeRequestValidation = "RequestValidationError"
+	CodeInsufficientScope = "insufficient_scope"
+	CodeInternal          = "InternalServerError"
+)
+
+// statusByCode is the single table from error code to HTTP status.
+var statusByCode = map[string]int{
+	CodeNotFound:          http.StatusNotFound,
+	CodeNotPermitted:      http.StatusForbidden,
+	CodeUnauthorized:      http.StatusUnauthorized,
+	CodeBadRequest:        http.StatusBadRequest,
+	CodeValidation:        http.StatusUnprocessableEntity,
+	CodeRequestValidation: http.StatusUnprocessableEntity,
+	CodeInsufficientScope: http.StatusForbidden,
+	CodeInternal:          http.StatusInternalServerError,
+}
+
+// Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain
+// error is never reported as a server fault.
+func (e *Error) Status() int {
+	if s, ok := statusByCode[e.Code]; ok {
+		return s
+	}
+	return http.StatusBadRequest
+}
+
+// NotFound reports a missing object, or one of an organization the caller cannot see.
+func NotFound(detail string) *Error {
+	if detail == "" {
+		detail = "Not found"
+	}
+	return &Error{Code: CodeNotFound, Detail: detail}
+}
+
+// NotPermitted reports an action the caller may not take on an object it can see.
+func NotPermitted(detail string) *Error {
+	if detail == "" {
+		detail = "Not permitted"
+	}
+	return &Error{Code: CodeNotPermitted, Detail: detail}
+}
+
+// Unauthorized reports a missing or unsuitable principal.
+func Unauthorized() *Error { return &Error{Code: CodeUnauthorized, Detail: "Unauthorized"} }
+
+// BadRequest reports a request that breaks a business rule.
+func BadRequest(detail string) *Error {
+	if detail == "" {
+		detail = "Bad request"
+	}
+	return &Error{Code: CodeBadRequest, Detail: detail}
+}
+
+// Invalid reports one field that failed validation inside a use case.
+func Invalid(typ, msg string, input any, loc ...any) *Error {
+	return &Error{Code: CodeValidation, Errors: []FieldError{{Type: typ, Loc: loc, Msg: msg, Input: input}}}
+}
+
+// InsufficientScope reports a token that lacks every scope a field accepts.
+func InsufficientScope(scopes []string) *Error {
+	return &Error{Code: CodeInsufficientScope,
+		Detail: "The request requires higher privileges than provided by the access token.", Scopes: scopes}
+}
+
+// notFoundOr turns storage.ErrNotFound into a NotFound error and passes other errors on.
+func notFoundOr(err error, detail string) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return NotFound(detail)
+	}
+	return err
+}
+
+// ErrorPresenter renders a resolver error into the GraphQL response: Till errors carry code,
+// status, detail and field errors in extensions; GraphQL's own errors (parse, validation)
+// pass through; anything else is logged and shown as an internal error.
+func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		var te *Error
+		if errors.As(err, &te) {
+			gqlErr.Message = te.Error()
+			gqlErr.Extensions = map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
+			if len(te.Errors) > 0 {
+				gqlErr.Extensions["errors"] = te.Errors
+			}
+			if len(te.Scopes) > 0 {
+				gqlErr.Extensions["scopes"] = te.Scopes
+			}
+			return gqlErr
+		}
+		var already *gqlerror.Error
+		if errors.As(err, &already) && already.Err == nil {
+			return gqlErr
+		}
+		logger.ErrorContext(ctx, "resolver failed", "err", err, "path", gqlErr.Path.String())
+		gqlErr.Message = "Internal Server Error"
+		gqlErr.Extensions = map[string]any{"code": CodeInternal, "status": http.StatusInternalServerError,
+			"detail": "Internal Server Error"}
+		return gqlErr
+	}
+}
+
+// Recover turns a panic in a resolver into a logged internal error instead of a crash.
+func Recover(logger *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		logger.ErrorContext(ctx, "resolver panicked", "panic", fmt.Sprint(p))
+		return &Error{Code: CodeInternal, Detail: "Internal Server Error"}
+	}
+}

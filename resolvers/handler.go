@@ -1,0 +1,147 @@
+package resolvers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/graph"
+)
+
+// Limits that keep one query from exhausting the server.
+const (
+	maxDepth       = 12
+	maxComplexity  = 5000
+	maxQueryBytes  = 64 << 10
+	queryCacheSize = 1000
+)
+
+// Schema is Till's executable GraphQL schema with its directives wired.
+func (r *Resolver) Schema() graphql.ExecutableSchema {
+	return graph.NewExecutableSchema(graph.Config{Resolvers: r, Directives: graph.DirectiveRoot{
+		HasScope: HasScope, Portal: Portal,
+	}})
+}
+
+// extensions are shared by the HTTP handler and the in-process executor so /graphql and
+// /v1 run under the same limits, loaders and error rules.
+func (r *Resolver) extensions() []graphql.HandlerExtension {
+	return []graphql.HandlerExtension{
+		extension.Introspection{},
+		extension.FixedComplexityLimit(maxComplexity),
+		DepthLimit{Max: maxDepth},
+		LoadersExtension{DB: r.DB},
+	}
+}
+
+// Handler serves /graphql: POST and GET queries with an LRU query cache and automatic
+// persisted queries, and GraphiQL when a browser GETs the page.
+func (r *Resolver) Handler() http.Handler {
+	srv := handler.New(r.Schema())
+	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](queryCacheSize)})
+	for _, e := range r.extensions() {
+		srv.Use(e)
+	}
+	srv.SetErrorPresenter(ErrorPresenter(r.Logger))
+	srv.SetRecoverFunc(Recover(r.Logger))
+	ide := playground.Handler("Till GraphQL", "/graphql")
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method == http.MethodGet && req.URL.Query().Get("query") == "" &&
+			strings.Contains(req.Header.Get("Accept"), "text/html") {
+			ide.ServeHTTP(w, req)
+			return
+		}
+		req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
+		srv.ServeHTTP(w, req)
+	})
+}
+
+// Executor runs GraphQL documents in process; the /v1 layer executes its persisted
+// operations through it.
+type Executor struct{ exec *executor.Executor }
+
+// Executor builds the in-process executor over the same schema and extensions as Handler.
+func (r *Resolver) Executor() *Executor {
+	e := executor.New(r.Schema())
+	e.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	for _, x := range r.extensions() {
+		e.Use(x)
+	}
+	e.SetErrorPresenter(ErrorPresenter(r.Logger))
+	e.SetRecoverFunc(Recover(r.Logger))
+	return &Executor{exec: e}
+}
+
+// Execute runs one operation with the principal already in ctx.
+func (x *Executor) Execute(ctx context.Context, document, operationName string, variables map[string]any) *graphql.Response {
+	ctx = graphql.StartOperationTrace(ctx)
+	now := graphql.Now()
+	params := &graphql.RawParams{Query: document, OperationName: operationName, Variables: variables,
+		ReadTime: graphql.TraceTiming{Start: now, End: now}}
+	opCtx, errs := x.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return x.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+	}
+	h, ctx := x.exec.DispatchOperation(ctx, opCtx)
+	return h(ctx)
+}
+
+// DepthLimit rejects operations nested deeper than Max selection levels, which complexity
+// alone does not bound for cheap but recursive shapes.
+type DepthLimit struct{ Max int }
+
+// ExtensionName implements graphql.HandlerExtension.
+func (DepthLimit) ExtensionName() string { return "DepthLimit" }
+
+// Validate implements graphql.HandlerExtension.
+func (DepthLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext implements graphql.OperationContextMutator.
+func (d DepthLimit) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil {
+		return nil
+	}
+	if depth(op.Operation.SelectionSet, op.Doc.Fragments, 0) > d.Max {
+		return gqlerror.Errorf("operation is nested deeper than %d levels", d.Max)
+	}
+	return nil
+}
+
+func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int {
+	if seen > 64 {
+		return seen
+	}
+	most := 0
+	for _, s := range set {
+		var d int
+		switch s := s.(type) {
+		case *ast.Field:
+			if len(s.SelectionSet) > 0 {
+				d = 1 + depth(s.SelectionSet, frags, seen+1)
+			}
+		case *ast.InlineFragment:
+			d = depth(s.SelectionSet, frags, seen+1)
+		case *ast.FragmentSpread:
+			if f := frags.ForName(s.Name); f != nil {
+				d = depth(f.SelectionSet, frags, seen+1)
+			}
+		}
+		most = max(most, d)
+	}
+	return most
+}
+

@@ -1,0 +1,114 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/internal/auth"
+	"till/storage"
+)
+
+// portalCustomer loads the session's customer.
+func (r *Resolver) portalCustomer(ctx context.Context) (*storage.Customer, error) {
+	p := auth.FromContext(ctx)
+	c, err := storage.GetCustomer(ctx, r.DB, organizations(ctx), p.CustomerID)
+	return c, notFoundOr(err, "")
+}
+
+// requireBillingRole is upstream's check that member sessions act for owners and billing
+// managers only when touching billing details and payment methods.
+func (r *Resolver) requireBillingRole(ctx context.Context) error {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindMemberSession {
+		return nil
+	}
+	m, err := storage.GetMember(ctx, r.DB, p.CustomerID, p.MemberID)
+	if err != nil {
+		return notFoundOr(err, "")
+	}
+	if m.Role != "owner" && m.Role != "billing_manager" {
+		return NotPermitted("You don't have permission to manage billing")
+	}
+	return nil
+}
+
+// me builds the portal root for the session.
+func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
+	c, err := r.portalCustomer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	me := &model.Me{Customer: c}
+	if p := auth.FromContext(ctx); p.Kind == auth.KindMemberSession {
+		if me.Member, err = storage.GetMember(ctx, r.DB, c.ID, p.MemberID); err != nil {
+			return nil, notFoundOr(err, "")
+		}
+	}
+	return me, nil
+}
+
+// portalPaymentMethods lists the session customer's payment methods.
+func (r *Resolver) portalPaymentMethods(ctx context.Context, page, limit *int) (*model.PaymentMethodPage, error) {
+	if err := r.requireBillingRole(ctx); err != nil {
+		return nil, err
+	}
+	c, err := r.portalCustomer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return r.paymentMethodPage(ctx, c, page, limit)
+}
+
+// portalUpdateCustomer applies the customer's own billing changes with upstream's rules
+// (contract §3.8, CustomerPortalCustomerUpdate).
+func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCustomerUpdateInput) (*storage.Customer, error) {
+	if err := r.requireBillingRole(ctx); err != nil {
+		return nil, err
+	}
+	var out *storage.Customer
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		cur, err := storage.GetCustomer(ctx, tx, organizations(ctx), auth.FromContext(ctx).CustomerID)
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		patch := storage.CustomerPatch{}
+		if v, ok := in.BillingName.ValueOK(); ok && v != nil && *v != "" {
+			patch["billing_name"] = *v
+		}
+		country := ""
+		if cur.BillingAddress != nil {
+			country = cur.BillingAddress.Country
+		}
+		if v, ok := in.BillingAddress.ValueOK(); ok {
+			if v == nil {
+				return Invalid("missing", "Customer billing address cannot be reset to null once set.", nil, "input", "billingAddress")
+			}
+			a, err := addressOf(v, "input", "billingAddress")
+			if err != nil {
+				return err
+			}
+			patch["billing_address"], country = a, a.Country
+		}
+		if err := patchTaxID(patch, cur, in.TaxID.ValueOK, country); err != nil {
+			return err
+		}
+		if v, ok := in.DefaultPaymentMethodID.ValueOK(); ok {
+			if v == nil {
+				return Invalid("value_error", "Default payment method cannot be reset to null.", nil, "input", "defaultPaymentMethodId")
+			}
+			if _, err := storage.GetCustomerPaymentMethod(ctx, tx, cur.ID, *v); err != nil {
+				if errors.Is(err, storage.ErrNotFound) {
+					return Invalid("invalid", "Payment method not found.", v.String(), "input", "defaultPaymentMethodId")
+				}
+				return err
+			}
+			patch["default_payment_method_id"] = *v
+		}
+		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), cur.ID, patch)
+		return err
+	})
+	return out, err
+}

@@ -1,0 +1,309 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+var productSorts = map[string]string{"created_at": "created_at", "name": "name"}
+
+// maxPriceAmount is upstream's MAXIMUM_PRICE_AMOUNT in cents.
+const maxPriceAmount = 99_999_999
+
+var (
+	currencyCode = regexp.MustCompile(`^[a-z]{3}$`)
+	decimal      = regexp.MustCompile(`^[+]?0*\d{0,5}(\.\d{0,12})?$`)
+)
+
+// priceWrite validates one price input (index i of the input list) and converts it.
+func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPriceWrite, error) {
+	loc := func(f string) []any { return []any{"input", "prices", i, f} }
+	if in.AmountType == nil {
+		return storage.ProductPriceWrite{}, Invalid("missing", "Field required", nil, loc("amountType")...)
+	}
+	w := storage.ProductPriceWrite{AmountType: *in.AmountType, PriceCurrency: currency, TaxBehavior: in.TaxBehavior}
+	if in.PriceCurrency != nil {
+		w.PriceCurrency = strings.ToLower(*in.PriceCurrency)
+	}
+	if !currencyCode.MatchString(w.PriceCurrency) {
+		return w, Invalid("value_error", "Currency must be a three-letter ISO 4217 code.", w.PriceCurrency, loc("priceCurrency")...)
+	}
+	amount := func(v *int, field string, required bool) (*int64, error) {
+		if v == nil {
+			if required {
+				return nil, Invalid("missing", "Field required", nil, loc(field)...)
+			}
+			return nil, nil
+		}
+		if *v < 0 || *v > maxPriceAmount {
+			return nil, Invalid("less_than_equal", "Amount must be between 0 and 99999999 cents.", *v, loc(field)...)
+		}
+		n := int64(*v)
+		return &n, nil
+	}
+	var err error
+	switch w.AmountType {
+	case "fixed":
+		w.PriceAmount, err = amount(in.PriceAmount, "priceAmount", true)
+	case "custom":
+		if in.MinimumAmount == nil {
+			fifty := 50
+			in.MinimumAmount = &fifty
+		}
+		if w.MinimumAmount, err = amount(in.MinimumAmount, "minimumAmount", true); err != nil {
+			return w, err
+		}
+		if w.MaximumAmount, err = amount(in.MaximumAmount, "maximumAmount", false); err != nil {
+			return w, err
+		}
+		if w.MaximumAmount != nil && *w.MaximumAmount < *w.MinimumAmount {
+			return w, Invalid("value_error", "Maximum amount must be greater than or equal to minimum amount.", *in.MaximumAmount, loc("maximumAmount")...)
+		}
+		w.PresetAmount, err = amount(in.PresetAmount, "presetAmount", false)
+	case "free":
+	case "seat_based":
+		var tiers struct {
+			Tiers []struct {
+				MinSeats     int  `json:"min_seats"`
+				MaxSeats     *int `json:"max_seats"`
+				PricePerSeat int  `json:"price_per_seat"`
+			} `json:"tiers"`
+		}
+		if json.Unmarshal(in.SeatTiers, &tiers) != nil || len(tiers.Tiers) == 0 {
+			return w, Invalid("value_error", "Seat tiers need at least one tier.", json.RawMessage(in.SeatTiers), loc("seatTiers")...)
+		}
+		w.SeatTiers = in.SeatTiers
+	case "metered_unit":
+		if in.UnitAmount == nil || !decimal.MatchString(*in.UnitAmount) {
+			return w, Invalid("string_pattern_mismatch", "Unit amount must be a decimal number of cents.", in.UnitAmount, loc("unitAmount")...)
+		}
+		if in.MeterID == nil {
+			return w, Invalid("missing", "Field required", nil, loc("meterId")...)
+		}
+		w.UnitAmount, w.MeterID = in.UnitAmount, in.MeterID
+		w.CapAmount, err = amount(in.CapAmount, "capAmount", false)
+	}
+	return w, err
+}
+
+// createProduct stores a product with its prices and benefits in one transaction.
+func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInput) (*storage.Product, error) {
+	orgID, err := targetOrganization(ctx, in.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	if n := len([]rune(in.Name)); n < 3 {
+		return nil, Invalid("string_too_short", "String should have at least 3 characters", in.Name, "input", "name")
+	}
+	if len(in.Prices) == 0 {
+		return nil, Invalid("too_short", "List should have at least 1 item after validation, not 0", []any{}, "input", "prices")
+	}
+	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
+		return nil, err
+	}
+	if (in.RecurringInterval == nil) != (in.RecurringIntervalCount == nil) && in.RecurringIntervalCount != nil {
+		return nil, Invalid("value_error", "recurring_interval is required with recurring_interval_count.", nil, "input", "recurringInterval")
+	}
+	w := storage.ProductWrite{Name: in.Name, Description: in.Description, Visibility: "public",
+		RecurringInterval: in.RecurringInterval, RecurringIntervalCount: in.RecurringIntervalCount,
+		TrialInterval: in.TrialInterval, TrialIntervalCount: in.TrialIntervalCount, Metadata: in.Metadata}
+	if in.Visibility != nil {
+		w.Visibility = *in.Visibility
+	}
+	if w.RecurringInterval != nil && w.RecurringIntervalCount == nil {
+		one := 1
+		w.RecurringIntervalCount = &one
+	}
+	if w.TrialInterval != nil && w.RecurringInterval == nil {
+		return nil, Invalid("value_error", "Trials are only available on recurring products.", *in.TrialInterval, "input", "trialInterval")
+	}
+	if w.TrialInterval != nil && w.TrialIntervalCount == nil {
+		one := 1
+		w.TrialIntervalCount = &one
+	}
+	org, err := storage.GetOrganization(ctx, r.DB, orgID)
+	if err != nil {
+		return nil, err
+	}
+	prices := make([]storage.ProductPriceWrite, len(in.Prices))
+	for i, p := range in.Prices {
+		if prices[i], err = priceWrite(p, i, org.DefaultPresentmentCurrency); err != nil {
+			return nil, err
+		}
+	}
+	var out *storage.Product
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if out, err = storage.CreateProduct(ctx, tx, orgID, w); err != nil {
+			return err
+		}
+		for _, p := range prices {
+			if _, err := storage.CreatePrice(ctx, tx, orgID, out.ID, p); err != nil {
+				return err
+			}
+		}
+		return r.setBenefits(ctx, tx, orgID, out.ID, in.BenefitIds)
+	})
+	return out, err
+}
+
+// setBenefits replaces a product's benefits after checking they all belong to its organization.
+func (r *Resolver) setBenefits(ctx context.Context, tx *sqlx.Tx, orgID, productID uuid.UUID, ids []uuid.UUID) error {
+	seen := map[uuid.UUID]bool{}
+	unique := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			unique = append(unique, id)
+		}
+	}
+	n, err := storage.CountBenefits(ctx, tx, orgID, unique)
+	if err != nil {
+		return err
+	}
+	if n != len(unique) {
+		return Invalid("value_error", "Benefit does not exist.", nil, "input", "benefitIds")
+	}
+	return storage.SetProductBenefits(ctx, tx, orgID, productID, unique)
+}
+
+// updateProduct applies the fields present in the input; a price list replaces the prices.
+func (r *Resolver) updateProduct(ctx context.Context, in model.ProductUpdateInput) (*storage.Product, error) {
+	var out *storage.Product
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		cur, err := storage.GetProduct(ctx, tx, organizations(ctx), in.ID)
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		patch := storage.Patch{}
+		if v, ok := in.Name.ValueOK(); ok && v != nil {
+			if len([]rune(*v)) < 3 {
+				return Invalid("string_too_short", "String should have at least 3 characters", *v, "input", "name")
+			}
+			patch["name"] = *v
+		}
+		if v, ok := in.Description.ValueOK(); ok {
+			patch["description"] = v
+		}
+		if v, ok := in.Visibility.ValueOK(); ok && v != nil {
+			patch["visibility"] = *v
+		}
+		if v, ok := in.IsArchived.ValueOK(); ok && v != nil {
+			patch["is_archived"] = *v
+		}
+		if v, ok := in.TrialInterval.ValueOK(); ok {
+			if v != nil && !cur.IsRecurring() {
+				return Invalid("value_error", "Trials are only available on recurring products.", *v, "input", "trialInterval")
+			}
+			patch["trial_interval"] = v
+		}
+		if v, ok := in.TrialIntervalCount.ValueOK(); ok {
+			patch["trial_interval_count"] = v
+		}
+		if v, ok := in.Metadata.ValueOK(); ok {
+			if err := checkMetadata(v, "input", "metadata"); err != nil {
+				return err
+			}
+			patch["metadata"] = v
+		}
+		if prices, ok := in.Prices.ValueOK(); ok {
+			if err := r.replacePrices(ctx, tx, cur, prices); err != nil {
+				return err
+			}
+		}
+		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), in.ID, patch)
+		return err
+	})
+	return out, err
+}
+
+// replacePrices keeps the listed existing prices, creates the new ones and archives the rest.
+func (r *Resolver) replacePrices(ctx context.Context, tx *sqlx.Tx, p *storage.Product, prices []*model.PriceInput) error {
+	if len(prices) == 0 {
+		return Invalid("too_short", "List should have at least 1 item after validation, not 0", []any{}, "input", "prices")
+	}
+	existing, err := storage.PricesByProducts(ctx, tx, []uuid.UUID{p.ID})
+	if err != nil {
+		return err
+	}
+	own := map[uuid.UUID]bool{}
+	for _, e := range existing[0] {
+		own[e.ID] = true
+	}
+	org, err := storage.GetOrganization(ctx, tx, p.OrganizationID)
+	if err != nil {
+		return err
+	}
+	var keep []uuid.UUID
+	for i, in := range prices {
+		if in.ID != nil {
+			if !own[*in.ID] {
+				return Invalid("value_error", "Price does not exist.", in.ID.String(), "input", "prices", i, "id")
+			}
+			keep = append(keep, *in.ID)
+			continue
+		}
+		w, err := priceWrite(in, i, org.DefaultPresentmentCurrency)
+		if err != nil {
+			return err
+		}
+		created, err := storage.CreatePrice(ctx, tx, p.OrganizationID, p.ID, w)
+		if err != nil {
+			return err
+		}
+		keep = append(keep, created.ID)
+	}
+	return storage.ArchivePricesExcept(ctx, tx, p.ID, keep)
+}
+
+// updateProductBenefits replaces a product's benefits.
+func (r *Resolver) updateProductBenefits(ctx context.Context, in model.ProductBenefitsInput) (*storage.Product, error) {
+	var out *storage.Product
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		p, err := storage.GetProduct(ctx, tx, organizations(ctx), in.ID)
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		if err := r.setBenefits(ctx, tx, p.OrganizationID, p.ID, in.BenefitIds); err != nil {
+			return err
+		}
+		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), p.ID, storage.Patch{})
+		return err
+	})
+	return out, err
+}
+
+// productsPage lists products.
+func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting []string, f *model.ProductFilter) (*model.ProductPage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	sorts, err := sortsOf(sorting, productSorts)
+	if err != nil {
+		return nil, err
+	}
+	var lf storage.ProductListFilter
+	if f != nil {
+		lf = storage.ProductListFilter{IsArchived: f.IsArchived, IsRecurring: f.IsRecurring, Query: f.Query,
+			BenefitIDs: f.BenefitID, Visibility: f.Visibility, Metadata: metadataOf(f.Metadata)}
+	}
+	items, total, err := storage.ListProducts(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.ProductPage{Items: items, Pagination: pagination(total, p)}, nil
+}
+
+// archiveProduct hides a product from new sales; existing orders and subscriptions keep it.
+func (r *Resolver) archiveProduct(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
+	p, err := storage.UpdateProduct(ctx, r.DB, organizations(ctx), id, storage.Patch{"is_archived": true})
+	return p, notFoundOr(err, "")
+}

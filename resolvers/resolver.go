@@ -1,0 +1,24 @@
+// Package resolvers is Till's application layer: the GraphQL resolvers (short, generated
+// follow-schema files), the use cases that hold every rule, per-request dataloaders and the
+// error vocabulary shared by GraphQL and /v1.
+package resolvers
+
+//go:generate sh -c "cd .. && go tool gqlgen generate"
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Resolver is the dependency-injection root; run() in cmd/till builds it.
+type Resolver struct {
+	DB     *sqlx.DB
+	Secret []byte
+	Logger *slog.Logger
+	// PortalURL is the base of customer-portal links, e.g. https://till.example.com.
+	PortalURL string
+	// Now is the clock; tests and test-mode organizations may replace it.
+	Now func() time.Time
+}

@@ -1,0 +1,121 @@
+package resolverstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+)
+
+// Response is one HTTP answer of /graphql, decoded when it is a GraphQL response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+	Data   json.RawMessage
+	Errors []Error
+}
+
+// Error is one GraphQL error with Till's extensions.
+type Error struct {
+	Message    string     `json:"message"`
+	Path       []any      `json:"path"`
+	Extensions Extensions `json:"extensions"`
+}
+
+// Extensions are what the presenter adds to a resolvers.Error.
+type Extensions struct {
+	Code   string       `json:"code"`
+	Status int          `json:"status"`
+	Detail string       `json:"detail"`
+	Errors []FieldError `json:"errors"`
+	Scopes []string     `json:"scopes"`
+}
+
+// FieldError is one validation item; numeric loc parts decode as int so tests can write
+// []any{"input", "prices", 0, "amountType"}.
+type FieldError struct {
+	Type  string `json:"type"`
+	Loc   []any  `json:"loc"`
+	Msg   string `json:"msg"`
+	Input any    `json:"input"`
+}
+
+// UnmarshalJSON turns integral loc numbers into ints.
+func (f *FieldError) UnmarshalJSON(b []byte) error {
+	type plain FieldError
+	if err := json.Unmarshal(b, (*plain)(f)); err != nil {
+		return err
+	}
+	for i, l := range f.Loc {
+		if n, ok := l.(float64); ok && n == float64(int(n)) {
+			f.Loc[i] = int(n)
+		}
+	}
+	return nil
+}
+
+// Vars are the variables of an operation.
+type Vars = map[string]any
+
+// Do POSTs an operation to /graphql with token as bearer (none when empty) and returns the
+// answer whatever its status.
+func (s *Server) Do(tb testing.TB, token, query string, vars Vars) *Response {
+	tb.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		tb.Fatalf("encoding request: %v", err)
+	}
+	req, err := http.NewRequestWithContext(tb.Context(), http.MethodPost, s.URL, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatalf("building request: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := s.http.Do(req)
+	if err != nil {
+		tb.Fatalf("POST /graphql: %v", err)
+	}
+	defer res.Body.Close()
+	out := &Response{Status: res.StatusCode, Header: res.Header}
+	if out.Body, err = io.ReadAll(res.Body); err != nil {
+		tb.Fatalf("reading response: %v", err)
+	}
+	// Bodies that are not GraphQL responses (the middleware's OAuth2 errors) keep Data and
+	// Errors empty; tests read Body for them.
+	var env struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []Error         `json:"errors"`
+	}
+	if json.Unmarshal(out.Body, &env) == nil {
+		out.Data, out.Errors = env.Data, env.Errors
+	}
+	return out
+}
+
+// Query runs an operation that must succeed and decodes its data into out (when not nil).
+func (s *Server) Query(tb testing.TB, token, query string, vars Vars, out any) {
+	tb.Helper()
+	res := s.Do(tb, token, query, vars)
+	if res.Status != http.StatusOK || len(res.Errors) > 0 {
+		tb.Fatalf("operation failed: HTTP %d: %s", res.Status, res.Body)
+	}
+	if out != nil {
+		if err := json.Unmarshal(res.Data, out); err != nil {
+			tb.Fatalf("decoding data %s: %v", res.Data, err)
+		}
+	}
+}
+
+// QueryError runs an operation that must fail with exactly one GraphQL error and returns it.
+func (s *Server) QueryError(tb testing.TB, token, query string, vars Vars) Error {
+	tb.Helper()
+	res := s.Do(tb, token, query, vars)
+	if len(res.Errors) != 1 {
+		tb.Fatalf("want exactly one GraphQL error, got HTTP %d: %s", res.Status, res.Body)
+	}
+	return res.Errors[0]
+}

@@ -1,0 +1,121 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Benefit is something granted to customers who buy a product: license keys, downloads,
+// Discord roles, … Its type-specific settings live in Properties, spelled as the contract's
+// Benefit*Properties schemas.
+type Benefit struct {
+	ID             uuid.UUID  `db:"id"`
+	CreatedAt      time.Time  `db:"created_at"`
+	ModifiedAt     *time.Time `db:"modified_at"`
+	DeletedAt      *time.Time `db:"deleted_at"`
+	OrganizationID uuid.UUID  `db:"organization_id"`
+	Type           string     `db:"type"`
+	Description    string     `db:"description"`
+	Visibility     string     `db:"visibility"`
+	Selectable     bool       `db:"selectable"`
+	Deletable      bool       `db:"deletable"`
+	Properties     RawJSON    `db:"properties"`
+	Metadata       JSONMap    `db:"metadata"`
+}
+
+// IsDeleted reports a soft-deleted benefit.
+func (b *Benefit) IsDeleted() bool { return b.DeletedAt != nil }
+
+// VisibilityConfigurable is true for every type a seller may hide from the portal.
+func (b *Benefit) VisibilityConfigurable() bool { return b.Type != "meter_credit" }
+
+const benefitColumns = `id, created_at, modified_at, deleted_at, organization_id, type, description,
+	visibility, selectable, deletable, properties, metadata`
+
+const benefitColumnsB = `b.id, b.created_at, b.modified_at, b.deleted_at, b.organization_id, b.type,
+	b.description, b.visibility, b.selectable, b.deletable, b.properties, b.metadata`
+
+// BenefitWrite holds a benefit's writable fields.
+type BenefitWrite struct {
+	Type        string
+	Description string
+	Visibility  string
+	Properties  RawJSON
+	Metadata    JSONMap
+}
+
+// CreateBenefit inserts a benefit.
+func CreateBenefit(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w BenefitWrite) (*Benefit, error) {
+	var b Benefit
+	err := sqlx.GetContext(ctx, q, &b, `INSERT INTO benefits (organization_id, type, description,
+		visibility, properties, metadata) VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+benefitColumns,
+		orgID, w.Type, w.Description, w.Visibility, w.Properties, w.Metadata)
+	return &b, mapErr(err)
+}
+
+// UpdateBenefit writes the patched columns of a live benefit of the given organizations.
+func UpdateBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Benefit, error) {
+	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+	var b Benefit
+	err := sqlx.GetContext(ctx, q, &b, `UPDATE benefits SET `+sets+`
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+benefitColumns, args...)
+	return &b, mapErr(err)
+}
+
+// DeleteBenefit soft-deletes a deletable benefit and detaches it from products.
+func DeleteBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Benefit, error) {
+	var b Benefit
+	err := sqlx.GetContext(ctx, q, &b, `UPDATE benefits SET deleted_at = now(), modified_at = now()
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+benefitColumns,
+		id, pq.Array(orgs))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	_, err = q.ExecContext(ctx, `DELETE FROM product_benefits WHERE benefit_id = $1`, id)
+	return &b, mapErr(err)
+}
+
+// GetBenefit reads a live benefit of the given organizations.
+func GetBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Benefit, error) {
+	var b Benefit
+	err := sqlx.GetContext(ctx, q, &b, `SELECT `+benefitColumns+` FROM benefits
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`, id, pq.Array(orgs))
+	return &b, mapErr(err)
+}
+
+// CountBenefits counts how many of ids are live benefits of the organization.
+func CountBenefits(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, ids []uuid.UUID) (int, error) {
+	var n int
+	err := sqlx.GetContext(ctx, q, &n, `SELECT count(*) FROM benefits
+		WHERE id = ANY($1) AND organization_id = $2 AND deleted_at IS NULL`, pq.Array(ids), orgID)
+	return n, mapErr(err)
+}
+
+// BenefitListFilter narrows a benefit list.
+type BenefitListFilter struct {
+	Types    []string
+	Query    *string
+	Metadata map[string][]string
+}
+
+// ListBenefits returns one page of live benefits and the total count.
+func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f BenefitListFilter, sorts []Sort, p Page) ([]*Benefit, int, error) {
+	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
+	args := []any{pq.Array(orgs)}
+	if len(f.Types) > 0 {
+		args = append(args, pq.Array(f.Types))
+		where = append(where, fmt.Sprintf("type = ANY($%d)", len(args)))
+	}
+	if f.Query != nil && *f.Query != "" {
+		args = append(args, "%"+escapeLike(*f.Query)+"%")
+		where = append(where, fmt.Sprintf("description ILIKE $%d", len(args)))
+	}
+	where, args = metadataWhere("metadata", f.Metadata, where, args)
+	return listPage[*Benefit](ctx, q, "SELECT "+benefitColumns+" FROM benefits", where, args,
+		orderBy(sorts, "created_at DESC"), p)
+}

@@ -1,0 +1,170 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Customer is a buyer of an organization; deleting one is a soft delete.
+type Customer struct {
+	ID                     uuid.UUID  `db:"id"`
+	CreatedAt              time.Time  `db:"created_at"`
+	ModifiedAt             *time.Time `db:"modified_at"`
+	DeletedAt              *time.Time `db:"deleted_at"`
+	OrganizationID         uuid.UUID  `db:"organization_id"`
+	Type                   string     `db:"type"`
+	ExternalID             *string    `db:"external_id"`
+	Email                  *string    `db:"email"`
+	EmailVerified          bool       `db:"email_verified"`
+	Name                   *string    `db:"name"`
+	BillingName            *string    `db:"billing_name"`
+	BillingAddress         *Address   `db:"billing_address"`
+	TaxIDValue             *string    `db:"tax_id"`
+	TaxIDFormat            *string    `db:"tax_id_format"`
+	Locale                 *string    `db:"locale"`
+	Metadata               JSONMap    `db:"metadata"`
+	AvatarURL              *string    `db:"avatar_url"`
+	FirstUserEventAt       *time.Time `db:"first_user_event_at"`
+	DefaultPaymentMethodID *uuid.UUID `db:"default_payment_method_id"`
+}
+
+// TaxID is the contract's [value, format] pair, or nil when no tax id is set.
+func (c *Customer) TaxID() []string {
+	if c.TaxIDValue == nil || c.TaxIDFormat == nil {
+		return nil
+	}
+	return []string{*c.TaxIDValue, *c.TaxIDFormat}
+}
+
+const customerColumns = `id, created_at, modified_at, deleted_at, organization_id, type, external_id,
+	email, email_verified, name, billing_name, billing_address, tax_id, tax_id_format, locale,
+	metadata, avatar_url, first_user_event_at, default_payment_method_id`
+
+// CustomerWrite holds the writable fields of a customer; nil pointers leave a field alone on
+// update (Set* flags say when a nil means "clear").
+type CustomerWrite struct {
+	Type           string
+	ExternalID     *string
+	Email          *string
+	Name           *string
+	BillingName    *string
+	BillingAddress *Address
+	TaxID          *string
+	TaxIDFormat    *string
+	Locale         *string
+	Metadata       JSONMap
+}
+
+// CreateCustomer inserts a customer.
+func CreateCustomer(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w CustomerWrite) (*Customer, error) {
+	if w.Type == "" {
+		w.Type = "individual"
+	}
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `INSERT INTO customers (organization_id, type, external_id, email,
+		name, billing_name, billing_address, tax_id, tax_id_format, locale, metadata)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+customerColumns,
+		orgID, w.Type, w.ExternalID, w.Email, w.Name, w.BillingName, w.BillingAddress,
+		w.TaxID, w.TaxIDFormat, w.Locale, w.Metadata)
+	return &c, mapErr(err)
+}
+
+// CustomerPatch lists the columns to change; only the keys present are written.
+type CustomerPatch map[string]any
+
+// UpdateCustomer writes the patched columns of a live customer of the given organizations.
+// Column names come from the use case's fixed list, never from input.
+func UpdateCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch CustomerPatch) (*Customer, error) {
+	sets := []string{"modified_at = now()"}
+	args := []any{id, pq.Array(orgs)}
+	for col, v := range patch {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `UPDATE customers SET `+strings.Join(sets, ", ")+`
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+customerColumns, args...)
+	return &c, mapErr(err)
+}
+
+// DeleteCustomer soft-deletes a customer; its sessions stop working at once.
+func DeleteCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Customer, error) {
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `UPDATE customers SET deleted_at = now(), modified_at = now()
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+customerColumns,
+		id, pq.Array(orgs))
+	return &c, mapErr(err)
+}
+
+// GetCustomer reads a live customer of the given organizations.
+func GetCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Customer, error) {
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `SELECT `+customerColumns+` FROM customers
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`, id, pq.Array(orgs))
+	return &c, mapErr(err)
+}
+
+// GetCustomerByExternalID reads a live customer by its external id. With several
+// organizations, the oldest match wins so the answer is stable.
+func GetCustomerByExternalID(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, externalID string) (*Customer, error) {
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `SELECT `+customerColumns+` FROM customers
+		WHERE external_id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
+		ORDER BY created_at LIMIT 1`, externalID, pq.Array(orgs))
+	return &c, mapErr(err)
+}
+
+// CustomersByIDs loads customers for a dataloader, one per key in key order, nil where missing.
+// Deleted customers are included because orders and grants still point at them.
+func CustomersByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*Customer, error) {
+	var rows []*Customer
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+customerColumns+` FROM customers
+		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	byID := make(map[uuid.UUID]*Customer, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	out := make([]*Customer, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// CustomerListFilter narrows a customer list.
+type CustomerListFilter struct {
+	Email      *string
+	ExternalID *string
+	Query      *string
+	Metadata   map[string][]string
+}
+
+// ListCustomers returns one page of live customers and the total count.
+func ListCustomers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CustomerListFilter, sorts []Sort, p Page) ([]*Customer, int, error) {
+	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
+	args := []any{pq.Array(orgs)}
+	if f.Email != nil {
+		args = append(args, *f.Email)
+		where = append(where, fmt.Sprintf("lower(email) = lower($%d)", len(args)))
+	}
+	if f.ExternalID != nil {
+		args = append(args, *f.ExternalID)
+		where = append(where, fmt.Sprintf("external_id = $%d", len(args)))
+	}
+	if f.Query != nil && *f.Query != "" {
+		args = append(args, "%"+escapeLike(*f.Query)+"%")
+		where = append(where, fmt.Sprintf(
+			"(coalesce(email, '') || ' ' || coalesce(name, '') || ' ' || coalesce(external_id, '')) ILIKE $%d", len(args)))
+	}
+	where, args = metadataWhere("metadata", f.Metadata, where, args)
+	return listPage[*Customer](ctx, q, "SELECT "+customerColumns+" FROM customers", where, args,
+		orderBy(sorts, "created_at DESC"), p)
+}

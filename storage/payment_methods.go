@@ -1,0 +1,122 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// PaymentMethod is a customer's saved instrument at the payment processor.
+type PaymentMethod struct {
+	ID          uuid.UUID  `db:"id"`
+	CreatedAt   time.Time  `db:"created_at"`
+	ModifiedAt  *time.Time `db:"modified_at"`
+	CustomerID  uuid.UUID  `db:"customer_id"`
+	Processor   string     `db:"processor"`
+	ProcessorID string     `db:"processor_id"`
+	Type        string     `db:"type"`
+	Brand       *string    `db:"brand"`
+	Last4       *string    `db:"last4"`
+	ExpMonth    *int       `db:"exp_month"`
+	ExpYear     *int       `db:"exp_year"`
+	Wallet      *string    `db:"wallet"`
+	// IsDefault is computed from the customer's default_payment_method_id.
+	IsDefault bool `db:"is_default"`
+}
+
+// CardMetadata is the card detail block of a card payment method.
+type CardMetadata struct {
+	Brand    string
+	Last4    string
+	ExpMonth int
+	ExpYear  int
+	Wallet   *string
+}
+
+// MethodMetadata is the card block for card methods and nil for other types.
+func (p *PaymentMethod) MethodMetadata() *CardMetadata {
+	if p.Type != "card" || p.Brand == nil || p.Last4 == nil || p.ExpMonth == nil || p.ExpYear == nil {
+		return nil
+	}
+	return &CardMetadata{Brand: *p.Brand, Last4: *p.Last4, ExpMonth: *p.ExpMonth, ExpYear: *p.ExpYear, Wallet: p.Wallet}
+}
+
+const paymentMethodSelect = `SELECT pm.id, pm.created_at, pm.modified_at, pm.customer_id, pm.processor,
+	pm.processor_id, pm.type, pm.brand, pm.last4, pm.exp_month, pm.exp_year, pm.wallet,
+	(c.default_payment_method_id IS NOT DISTINCT FROM pm.id) AS is_default
+	FROM payment_methods pm JOIN customers c ON c.id = pm.customer_id`
+
+// PaymentMethodWrite describes a saved instrument to store.
+type PaymentMethodWrite struct {
+	Processor   string
+	ProcessorID string
+	Type        string
+	Brand       *string
+	Last4       *string
+	ExpMonth    *int
+	ExpYear     *int
+	Wallet      *string
+}
+
+// CreatePaymentMethod stores a payment method for a customer of the organization.
+func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customerID uuid.UUID, w PaymentMethodWrite) (*PaymentMethod, error) {
+	var id uuid.UUID
+	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO payment_methods (organization_id, customer_id,
+		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet)
+		SELECT organization_id, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM customers
+		WHERE id = $2 AND organization_id = $1 AND deleted_at IS NULL RETURNING id`,
+		orgID, customerID, w.Processor, w.ProcessorID, w.Type, w.Brand, w.Last4, w.ExpMonth, w.ExpYear, w.Wallet)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	var pm PaymentMethod
+	err = sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+` WHERE pm.id = $1`, id)
+	return &pm, mapErr(err)
+}
+
+// GetCustomerPaymentMethod reads one live payment method of a customer.
+func GetCustomerPaymentMethod(ctx context.Context, q sqlx.ExtContext, customerID, id uuid.UUID) (*PaymentMethod, error) {
+	var pm PaymentMethod
+	err := sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+`
+		WHERE pm.id = $1 AND pm.customer_id = $2 AND pm.deleted_at IS NULL`, id, customerID)
+	return &pm, mapErr(err)
+}
+
+// ListPaymentMethods returns one page of a customer's live payment methods, newest first.
+func ListPaymentMethods(ctx context.Context, q sqlx.ExtContext, customerID uuid.UUID, p Page) ([]*PaymentMethod, int, error) {
+	return listPage[*PaymentMethod](ctx, q, paymentMethodSelect,
+		[]string{"pm.customer_id = $1", "pm.deleted_at IS NULL"}, []any{customerID},
+		" ORDER BY pm.created_at DESC", p)
+}
+
+// PaymentMethodsByCustomers loads every live payment method of each customer for a
+// dataloader: one slice per key, in key order, newest first.
+func PaymentMethodsByCustomers(ctx context.Context, q sqlx.ExtContext, customerIDs []uuid.UUID) ([][]*PaymentMethod, error) {
+	var rows []*PaymentMethod
+	if err := sqlx.SelectContext(ctx, q, &rows, paymentMethodSelect+`
+		WHERE pm.customer_id = ANY($1) AND pm.deleted_at IS NULL ORDER BY pm.created_at DESC`,
+		pq.Array(customerIDs)); err != nil {
+		return nil, mapErr(err)
+	}
+	return groupBy(customerIDs, rows, func(p *PaymentMethod) uuid.UUID { return p.CustomerID }), nil
+}
+
+// groupBy distributes rows over keys, keeping row order within each key.
+func groupBy[T any](keys []uuid.UUID, rows []T, key func(T) uuid.UUID) [][]T {
+	idx := make(map[uuid.UUID][]T, len(keys))
+	for _, r := range rows {
+		k := key(r)
+		idx[k] = append(idx[k], r)
+	}
+	out := make([][]T, len(keys))
+	for i, k := range keys {
+		out[i] = idx[k]
+		if out[i] == nil {
+			out[i] = []T{}
+		}
+	}
+	return out
+}

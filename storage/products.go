@@ -1,0 +1,195 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Product is something an organization sells, one-time or recurring.
+type Product struct {
+	ID                     uuid.UUID  `db:"id"`
+	CreatedAt              time.Time  `db:"created_at"`
+	ModifiedAt             *time.Time `db:"modified_at"`
+	OrganizationID         uuid.UUID  `db:"organization_id"`
+	Name                   string     `db:"name"`
+	Description            *string    `db:"description"`
+	Visibility             string     `db:"visibility"`
+	RecurringInterval      *string    `db:"recurring_interval"`
+	RecurringIntervalCount *int       `db:"recurring_interval_count"`
+	MeterInterval          *string    `db:"meter_interval"`
+	MeterIntervalCount     *int       `db:"meter_interval_count"`
+	TrialInterval          *string    `db:"trial_interval"`
+	TrialIntervalCount     *int       `db:"trial_interval_count"`
+	IsArchived             bool       `db:"is_archived"`
+	Metadata               JSONMap    `db:"metadata"`
+}
+
+// IsRecurring tells a subscription product from a one-time one.
+func (p *Product) IsRecurring() bool { return p.RecurringInterval != nil }
+
+const productColumns = `id, created_at, modified_at, organization_id, name, description, visibility,
+	recurring_interval, recurring_interval_count, meter_interval, meter_interval_count,
+	trial_interval, trial_interval_count, is_archived, metadata`
+
+// ProductWrite holds a product's writable fields.
+type ProductWrite struct {
+	Name                   string
+	Description            *string
+	Visibility             string
+	RecurringInterval      *string
+	RecurringIntervalCount *int
+	MeterInterval          *string
+	MeterIntervalCount     *int
+	TrialInterval          *string
+	TrialIntervalCount     *int
+	Metadata               JSONMap
+}
+
+// CreateProduct inserts a product.
+func CreateProduct(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w ProductWrite) (*Product, error) {
+	var p Product
+	err := sqlx.GetContext(ctx, q, &p, `INSERT INTO products (organization_id, name, description,
+		visibility, recurring_interval, recurring_interval_count, meter_interval, meter_interval_count,
+		trial_interval, trial_interval_count, metadata)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+productColumns,
+		orgID, w.Name, w.Description, w.Visibility, w.RecurringInterval, w.RecurringIntervalCount,
+		w.MeterInterval, w.MeterIntervalCount, w.TrialInterval, w.TrialIntervalCount, w.Metadata)
+	return &p, mapErr(err)
+}
+
+// Patch is a set of column changes chosen by a use case from a fixed list of column names.
+type Patch map[string]any
+
+// UpdateProduct writes the patched columns of a product of the given organizations.
+func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Product, error) {
+	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+	var p Product
+	err := sqlx.GetContext(ctx, q, &p, `UPDATE products SET `+sets+`
+		WHERE id = $1 AND organization_id = ANY($2) RETURNING `+productColumns, args...)
+	return &p, mapErr(err)
+}
+
+// patchSets renders "modified_at = now(), col = $n, …" after the given leading arguments.
+func patchSets(patch Patch, args []any) (string, []any) {
+	sets := []string{"modified_at = now()"}
+	for col, v := range patch {
+		args = append(args, v)
+		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
+	}
+	return strings.Join(sets, ", "), args
+}
+
+// GetProduct reads a product of the given organizations.
+func GetProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Product, error) {
+	var p Product
+	err := sqlx.GetContext(ctx, q, &p, `SELECT `+productColumns+` FROM products
+		WHERE id = $1 AND organization_id = ANY($2)`, id, pq.Array(orgs))
+	return &p, mapErr(err)
+}
+
+// ProductsByIDs loads products for a dataloader, one per key in key order, nil where missing.
+func ProductsByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*Product, error) {
+	var rows []*Product
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+productColumns+` FROM products
+		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	byID := make(map[uuid.UUID]*Product, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	out := make([]*Product, len(ids))
+	for i, id := range ids {
+		out[i] = byID[id]
+	}
+	return out, nil
+}
+
+// ProductListFilter narrows a product list.
+type ProductListFilter struct {
+	IsArchived  *bool
+	IsRecurring *bool
+	Query       *string
+	BenefitIDs  []uuid.UUID
+	Visibility  []string
+	Metadata    map[string][]string
+}
+
+// ListProducts returns one page of products and the total count.
+func ListProducts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f ProductListFilter, sorts []Sort, p Page) ([]*Product, int, error) {
+	where := []string{"organization_id = ANY($1)"}
+	args := []any{pq.Array(orgs)}
+	if f.IsArchived != nil {
+		args = append(args, *f.IsArchived)
+		where = append(where, fmt.Sprintf("is_archived = $%d", len(args)))
+	}
+	if f.IsRecurring != nil {
+		args = append(args, *f.IsRecurring)
+		where = append(where, fmt.Sprintf("(recurring_interval IS NOT NULL) = $%d", len(args)))
+	}
+	if f.Query != nil && *f.Query != "" {
+		args = append(args, "%"+escapeLike(*f.Query)+"%")
+		where = append(where, fmt.Sprintf("name ILIKE $%d", len(args)))
+	}
+	if len(f.BenefitIDs) > 0 {
+		args = append(args, pq.Array(f.BenefitIDs))
+		where = append(where, fmt.Sprintf(
+			"EXISTS (SELECT 1 FROM product_benefits pb WHERE pb.product_id = products.id AND pb.benefit_id = ANY($%d))", len(args)))
+	}
+	if len(f.Visibility) > 0 {
+		args = append(args, pq.Array(f.Visibility))
+		where = append(where, fmt.Sprintf("visibility = ANY($%d)", len(args)))
+	}
+	where, args = metadataWhere("metadata", f.Metadata, where, args)
+	return listPage[*Product](ctx, q, "SELECT "+productColumns+" FROM products", where, args,
+		orderBy(sorts, "created_at DESC"), p)
+}
+
+// ProductBenefitsByProducts loads the benefits of each product for a dataloader, in the
+// product's benefit order, one slice per key.
+func ProductBenefitsByProducts(ctx context.Context, q sqlx.ExtContext, productIDs []uuid.UUID) ([][]*Benefit, error) {
+	type row struct {
+		ProductID uuid.UUID `db:"product_id"`
+		Benefit
+	}
+	var rows []*row
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT pb.product_id, `+benefitColumnsB+`
+		FROM product_benefits pb JOIN benefits b ON b.id = pb.benefit_id
+		WHERE pb.product_id = ANY($1) AND b.deleted_at IS NULL
+		ORDER BY pb."order", pb.created_at`, pq.Array(productIDs)); err != nil {
+		return nil, mapErr(err)
+	}
+	grouped := groupBy(productIDs, rows, func(r *row) uuid.UUID { return r.ProductID })
+	out := make([][]*Benefit, len(grouped))
+	for i, g := range grouped {
+		out[i] = make([]*Benefit, len(g))
+		for j, r := range g {
+			b := r.Benefit
+			out[i][j] = &b
+		}
+	}
+	return out, nil
+}
+
+// SetProductBenefits replaces a product's benefits with the given ordered list. The caller
+// has checked that every benefit belongs to the product's organization.
+func SetProductBenefits(ctx context.Context, q sqlx.ExtContext, orgID, productID uuid.UUID, benefitIDs []uuid.UUID) error {
+	if _, err := q.ExecContext(ctx, `DELETE FROM product_benefits WHERE product_id = $1 AND organization_id = $2`,
+		productID, orgID); err != nil {
+		return mapErr(err)
+	}
+	if len(benefitIDs) == 0 {
+		return nil
+	}
+	_, err := q.ExecContext(ctx, `INSERT INTO product_benefits (product_id, benefit_id, organization_id, "order")
+		SELECT $1, b.id, $2, ord FROM unnest($3::uuid[]) WITH ORDINALITY AS u(bid, ord)
+		JOIN benefits b ON b.id = u.bid AND b.organization_id = $2 AND b.deleted_at IS NULL`,
+		productID, orgID, pq.Array(benefitIDs))
+	return mapErr(err)
+}

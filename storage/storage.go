@@ -1,0 +1,195 @@
+// Package storage holds Till's records and the SQL that reads and writes them. Records are
+// plain structs with db tags, autobound by gqlgen so resolvers return them without copying.
+// Every function takes a sqlx.ExtContext so it runs on the pool or inside a transaction, and
+// every query of organization data filters by the caller's organizations.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Sentinel errors that use cases translate into API errors.
+var (
+	// ErrNotFound means no row matched, including rows of organizations the caller cannot see.
+	ErrNotFound = errors.New("storage: not found")
+	// ErrConflict means a unique constraint rejected the write.
+	ErrConflict = errors.New("storage: conflict")
+	// ErrReference means a foreign key or check constraint rejected the write.
+	ErrReference = errors.New("storage: invalid reference")
+)
+
+// ConflictError carries the name of the violated unique constraint so use cases can say which
+// field clashed.
+type ConflictError struct{ Constraint string }
+
+func (e *ConflictError) Error() string { return "storage: conflict on " + e.Constraint }
+
+// Unwrap lets errors.Is(err, ErrConflict) match.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// mapErr turns driver errors into the package's sentinels.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pqErr *pq.Error
+	if errors.As(err, &pqErr) {
+		switch pqErr.Code {
+		case "23505":
+			return &ConflictError{Constraint: pqErr.Constraint}
+		case "23503", "23514":
+			return fmt.Errorf("%w: %s", ErrReference, pqErr.Message)
+		case "22P02":
+			return ErrNotFound
+		}
+	}
+	return err
+}
+
+// InTx runs fn inside a transaction, committing when it returns nil.
+func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// JSONMap is a jsonb object column such as metadata.
+type JSONMap map[string]any
+
+// Scan implements sql.Scanner.
+func (m *JSONMap) Scan(src any) error {
+	b, err := asBytes(src)
+	if err != nil || b == nil {
+		*m = nil
+		return err
+	}
+	return json.Unmarshal(b, m)
+}
+
+// JSON values are written as strings, not bytes, so they stay valid with lib/pq's
+// binary_parameters mode (where bytes are sent in binary format).
+
+// Value implements driver.Valuer; nil is stored as {} because the columns are NOT NULL objects.
+func (m JSONMap) Value() (driver.Value, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(map[string]any(m))
+	return string(b), err
+}
+
+// RawJSON is a jsonb column kept as bytes, for shapes the use cases own.
+type RawJSON []byte
+
+// Scan implements sql.Scanner.
+func (r *RawJSON) Scan(src any) error {
+	b, err := asBytes(src)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		*r = nil
+		return nil
+	}
+	*r = append((*r)[:0], b...)
+	return nil
+}
+
+// Value implements driver.Valuer; empty is SQL NULL.
+func (r RawJSON) Value() (driver.Value, error) {
+	if len(r) == 0 {
+		return nil, nil
+	}
+	return string(r), nil
+}
+
+// Address is a postal address stored as jsonb, spelled as the contract's Address schema.
+type Address struct {
+	Line1      *string `json:"line1"`
+	Line2      *string `json:"line2"`
+	PostalCode *string `json:"postal_code"`
+	City       *string `json:"city"`
+	State      *string `json:"state"`
+	Country    string  `json:"country"`
+}
+
+// Scan implements sql.Scanner.
+func (a *Address) Scan(src any) error {
+	b, err := asBytes(src)
+	if err != nil || b == nil {
+		return err
+	}
+	return json.Unmarshal(b, a)
+}
+
+// Value implements driver.Valuer.
+func (a Address) Value() (driver.Value, error) {
+	b, err := json.Marshal(a)
+	return string(b), err
+}
+
+func asBytes(src any) ([]byte, error) {
+	switch v := src.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return v, nil
+	case string:
+		return []byte(v), nil
+	default:
+		return nil, fmt.Errorf("storage: cannot scan %T as JSON", src)
+	}
+}
+
+// Page selects a window of a list, as upstream's page/limit pagination does.
+type Page struct {
+	Page  int
+	Limit int
+}
+
+// Offset is the number of rows before the page.
+func (p Page) Offset() int { return (p.Page - 1) * p.Limit }
+
+// Sort is one ordering criterion: a whitelisted column expression and a direction.
+type Sort struct {
+	Column string
+	Desc   bool
+}
+
+// orderBy renders sort criteria chosen from a whitelist by the use case; column names never
+// come from user input directly.
+func orderBy(sorts []Sort, fallback string) string {
+	if len(sorts) == 0 {
+		return " ORDER BY " + fallback
+	}
+	s := " ORDER BY "
+	for i, c := range sorts {
+		if i > 0 {
+			s += ", "
+		}
+		s += c.Column
+		if c.Desc {
+			s += " DESC"
+		} else {
+			s += " ASC"
+		}
+	}
+	return s
+}
