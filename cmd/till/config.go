@@ -1,0 +1,107 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	env "github.com/caarlos0/env/v11"
+)
+
+// config is Till's configuration, read from environment variables with defaults.
+type config struct {
+	Addr        string `env:"TILL_ADDR" envDefault:"127.0.0.1:8000"`
+	DatabaseURL string `env:"DATABASE_URL"`
+	DataDir     string `env:"TILL_DATA_DIR" envDefault:".till"`
+	Secret      string `env:"TILL_SECRET"`
+	PublicURL   string `env:"TILL_PUBLIC_URL"`
+	PGBinDir    string `env:"TILL_PG_BINDIR"`
+	PGPort      int    `env:"TILL_PG_PORT" envDefault:"0"`
+	LogLevel    string `env:"TILL_LOG_LEVEL" envDefault:"info"`
+	MaxConns    int    `env:"TILL_DB_MAX_CONNS" envDefault:"20"`
+}
+
+// loadConfig reads the configuration through getenv so tests need not touch the process
+// environment.
+func loadConfig(getenv func(string) string) (config, error) {
+	vars := map[string]string{}
+	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
+		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS"} {
+		if v := getenv(k); v != "" {
+			vars[k] = v
+		}
+	}
+	var c config
+	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
+	if abs, err := filepath.Abs(c.DataDir); err == nil {
+		c.DataDir = abs
+	}
+	return c, nil
+}
+
+// secret returns TILL_SECRET, or a random secret kept in the data directory so token hashes
+// stay valid across restarts without any set-up.
+func (c config) secret() ([]byte, error) {
+	if c.Secret != "" {
+		return []byte(c.Secret), nil
+	}
+	path := filepath.Join(c.DataDir, "secret")
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return []byte(strings.TrimSpace(string(b))), nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, err
+	}
+	s := hex.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return []byte(s), nil
+}
+
+// print writes the effective configuration with secrets masked.
+func (c config) print(w io.Writer) {
+	db := "embedded (" + filepath.Join(c.DataDir, "pg") + ")"
+	if c.DatabaseURL != "" {
+		db = maskURL(c.DatabaseURL)
+	}
+	secret := "generated, kept in " + filepath.Join(c.DataDir, "secret")
+	if c.Secret != "" {
+		secret = "set (" + fmt.Sprint(len(c.Secret)) + " characters)"
+	}
+	fmt.Fprintf(w, "configuration:\n  TILL_ADDR=%s\n  TILL_PUBLIC_URL=%s\n  DATABASE_URL=%s\n  TILL_DATA_DIR=%s\n  TILL_SECRET=%s\n  TILL_PG_PORT=%d\n  TILL_DB_MAX_CONNS=%d\n  TILL_LOG_LEVEL=%s\n",
+		c.Addr, c.PublicURL, db, c.DataDir, secret, c.PGPort, c.MaxConns, c.LogLevel)
+}
+
+// maskURL hides the password of a database URL.
+func maskURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		if strings.Contains(s, "password=") {
+			return "(key/value DSN, password hidden)"
+		}
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

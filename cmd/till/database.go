@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	_ "github.com/lib/pq" // the PostgreSQL driver
+
+	"till/internal/pgembed"
+	"till/migrations"
+)
+
+// database is an open, migrated pool, plus the embedded cluster when Till started one.
+type database struct {
+	DB      *sqlx.DB
+	cluster *pgembed.Cluster
+}
+
+// openDatabase connects to DATABASE_URL, or starts the embedded cluster under the data
+// directory, then applies migrations.
+func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (*database, error) {
+	d := &database{}
+	dsn := cfg.DatabaseURL
+	if dsn == "" {
+		c, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(cfg.DataDir, "pg"), BinDir: cfg.PGBinDir,
+			Port: cfg.PGPort, Logger: logger})
+		if errors.Is(err, pgembed.ErrNoBinaries) {
+			return nil, fmt.Errorf("PostgreSQL server binaries not found: install them (Debian/Ubuntu: apt-get install postgresql) or set DATABASE_URL to an existing server")
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.cluster = c
+		if err := c.CreateDatabase(ctx, "till"); err != nil {
+			d.close()
+			return nil, err
+		}
+		dsn = c.DSN("till")
+	}
+	db, err := sqlx.Open("postgres", dsn)
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	db.SetMaxOpenConns(cfg.MaxConns)
+	db.SetMaxIdleConns(cfg.MaxConns)
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	d.DB = db
+	if err := db.PingContext(ctx); err != nil {
+		d.close()
+		return nil, fmt.Errorf("connecting to the database: %w", err)
+	}
+	if err := migrations.Up(ctx, db.DB); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// close closes the pool and stops the embedded cluster, if any.
+func (d *database) close() {
+	if d.DB != nil {
+		_ = d.DB.Close()
+	}
+	if d.cluster != nil {
+		_ = d.cluster.Stop()
+	}
+}

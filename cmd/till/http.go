@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"till/resolvers"
+)
+
+// httpMetrics counts requests and their latency by route pattern (never by raw path, so ids
+// do not explode the label space).
+type httpMetrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
+	m := &httpMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "till_http_requests_total",
+			Help: "HTTP requests by method, route pattern and status."}, []string{"method", "route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "till_http_request_duration_seconds",
+			Help: "HTTP request latency by method and route pattern.", Buckets: prometheus.DefBuckets},
+			[]string{"method", "route"}),
+	}
+	reg.MustRegister(m.requests, m.latency)
+	return m
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// middleware records metrics and an access log line per request.
+func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+			next.ServeHTTP(rec, r)
+			route := chi.RouteContext(r.Context()).RoutePattern()
+			if route == "" {
+				route = "unmatched"
+			}
+			elapsed := time.Since(start)
+			m.requests.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Inc()
+			m.latency.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
+				slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", rec.status),
+				slog.Duration("duration", elapsed))
+		})
+	}
+}
+
+// newHTTPHandler mounts every endpoint: /graphql, /v1, health and metrics.
+func newHTTPHandler(r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, logger *slog.Logger) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		collectors.NewDBStatsCollector(db.DB.DB, "till"))
+	metrics := newHTTPMetrics(reg)
+
+	v1, err := newV1(r, authn, logger)
+	if err != nil {
+		return nil, err
+	}
+	mux := chi.NewRouter()
+	mux.Use(metrics.middleware(logger))
+	mux.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writePlain(w, http.StatusOK, "ok") })
+	mux.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
+		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+		defer cancel()
+		if err := db.DB.PingContext(ctx); err != nil {
+			writePlain(w, http.StatusServiceUnavailable, "database unavailable")
+			return
+		}
+		writePlain(w, http.StatusOK, "ready")
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/graphql", authn(r.Handler()))
+	mux.Mount("/", v1)
+	return mux, nil
+}
+
+func writePlain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body + "\n"))
+}

@@ -1,0 +1,64 @@
+// Command till is the Till billing backend: one binary that serves the GraphQL API, the /v1
+// REST compatibility layer and the background workers, and administers organizations and
+// tokens.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "till:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `Till: a self-hostable billing backend (GraphQL API and /v1 REST compatibility layer).
+
+Usage:
+  till serve                                  run the API and workers (embedded PostgreSQL unless DATABASE_URL is set)
+  till migrate                                apply database migrations and exit
+  till org create --name NAME --slug SLUG     create an organization
+  till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]
+                                              create an organization access token (printed once)
+
+Run "till COMMAND --help" for a command's flags. Configuration comes from environment
+variables; "till serve" prints the effective values at start.
+`
+
+// run is the whole program: main only wires the process's arguments, environment, output
+// and signals into it, so tests can run commands in process.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
+		_, _ = io.WriteString(stdout, usage)
+		if len(args) == 0 {
+			return fmt.Errorf("a command is required")
+		}
+		return nil
+	}
+	cfg, err := loadConfig(getenv)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, cfg, args[1:], stdout)
+	case "migrate":
+		return migrateCmd(ctx, cfg, args[1:], stdout)
+	case "org":
+		return orgCmd(ctx, cfg, args[1:], stdout)
+	case "token":
+		return tokenCmd(ctx, cfg, args[1:], stdout)
+	}
+	_, _ = io.WriteString(stdout, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

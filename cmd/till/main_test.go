@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// getenvOf builds a getenv over a fixed map so tests never read the process environment.
+func getenvOf(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+// syncBuffer is a bytes.Buffer safe for a server goroutine writing while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func TestHelpForEveryCommand(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"till --help lists the commands", []string{"--help"}, "till token create"},
+		{"serve --help describes serve", []string{"serve", "--help"}, "Usage: till serve"},
+		{"migrate --help describes migrate", []string{"migrate", "--help"}, "Usage: till migrate"},
+		{"org create --help lists its flags", []string{"org", "create", "--help"}, "-slug"},
+		{"token create --help lists its flags", []string{"token", "create", "--help"}, "-expires-in"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := run(context.Background(), c.args, getenvOf(map[string]string{"TILL_DATA_DIR": t.TempDir()}), &out); err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			if !strings.Contains(out.String(), c.want) {
+				t.Fatalf("output lacks %q:\n%s", c.want, out.String())
+			}
+		})
+	}
+}
+
+func TestUnknownCommandFails(t *testing.T) {
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"frobnicate"}, getenvOf(nil), &out)
+	if err == nil || !strings.Contains(err.Error(), "unknown command") {
+		t.Fatalf("err = %v, want unknown command", err)
+	}
+}
+
+func TestMissingPostgresBinariesSayHowToFix(t *testing.T) {
+	empty := t.TempDir()
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"migrate"},
+		getenvOf(map[string]string{"TILL_DATA_DIR": t.TempDir(), "TILL_PG_BINDIR": empty}), &out)
+	if err == nil {
+		t.Fatal("migrate succeeded without PostgreSQL binaries")
+	}
+	for _, want := range []string{"apt-get install postgresql", "DATABASE_URL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+var tokenLine = regexp.MustCompile(`(?m)^\s*(till_oat_[A-Za-z0-9]+)\s*$`)
+
+// TestServeFromScratch runs the embedded default end to end: first start creates the demo
+// organization and prints a working token once, the token reaches GraphQL and /v1, the
+// admin commands work, a restart reuses the data and prints no new token.
+func TestServeFromScratch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	dataDir := t.TempDir()
+	addr := freeAddr(t)
+	vars := map[string]string{"TILL_DATA_DIR": dataDir, "TILL_ADDR": addr, "TILL_LOG_LEVEL": "error"}
+
+	out, stop := startServe(t, vars)
+	m := tokenLine.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("first start printed no token:\n%s", out.String())
+	}
+	token := m[1]
+	base := "http://" + addr
+
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
+		}
+	}
+	body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`)
+	if !strings.Contains(body, `"slug":"demo"`) {
+		t.Fatalf("organization query answered %s", body)
+	}
+	metrics := get(t, base+"/metrics")
+	if !strings.Contains(metrics, `till_http_requests_total{method="POST",route="/graphql",status="200"}`) ||
+		!strings.Contains(metrics, "go_sql_open_connections") {
+		t.Errorf("metrics lack route or pool series:\n%.2000s", metrics)
+	}
+	stop()
+
+	var cli bytes.Buffer
+	if err := run(context.Background(), []string{"org", "create", "--name", "Acme", "--slug", "acme"}, getenvOf(vars), &cli); err != nil {
+		t.Fatalf("org create: %v", err)
+	}
+	if err := run(context.Background(), []string{"token", "create", "--org", "acme", "--scopes", "customers:read"}, getenvOf(vars), &cli); err != nil {
+		t.Fatalf("token create: %v", err)
+	}
+	acmeToken := tokenLine.FindStringSubmatch(cli.String())
+	if acmeToken == nil {
+		t.Fatalf("token create printed no token:\n%s", cli.String())
+	}
+	if err := run(context.Background(), []string{"org", "create", "--name", "Acme", "--slug", "acme"}, getenvOf(vars), &cli); err == nil ||
+		!strings.Contains(err.Error(), "already exists") {
+		t.Errorf("duplicate slug: err = %v", err)
+	}
+
+	out2, stop2 := startServe(t, vars)
+	defer stop2()
+	if tokenLine.MatchString(out2.String()) {
+		t.Errorf("restart printed a token again:\n%s", out2.String())
+	}
+	if body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+		t.Errorf("first token stopped working after restart: %s", body)
+	}
+	if body := postGraphQL(t, base, acmeToken[1], `{"query":"{ customers { pagination { totalCount } } }"}`); !strings.Contains(body, `"totalCount":0`) {
+		t.Errorf("CLI token does not work: %s", body)
+	}
+}
+
+// startServe runs `till serve` until its ready line and returns its output and a stop func
+// that interrupts it and waits for a clean exit.
+func startServe(t *testing.T, vars map[string]string) (*syncBuffer, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenvOf(vars), out) }()
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(out.String(), "Till is ready") {
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("serve exited early: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve not ready after 60s:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve returned %v", err)
+			}
+			pidFile := filepath.Join(vars["TILL_DATA_DIR"], "pg", "data", "postmaster.pid")
+			if _, err := os.Stat(pidFile); err == nil {
+				t.Errorf("postmaster.pid still present after shutdown: cluster not stopped")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return out, stop
+}
+
+func postGraphQL(t *testing.T, base, token, body string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sb strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		sb.WriteString(sc.Text() + "\n")
+	}
+	return sb.String()
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"till/internal/auth"
+	"till/resolvers"
+	"till/storage"
+)
+
+// shutdownGrace bounds how long in-flight requests may take after Ctrl-C.
+const shutdownGrace = 15 * time.Second
+
+func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
+	fs := newFlags("serve", "Runs the GraphQL API, the /v1 layer and the workers until interrupted.", stdout)
+	if ok, err := parseFlags(fs, args); !ok {
+		return err
+	}
+	logger := newLogger(cfg.LogLevel, os.Stderr)
+	cfg.print(stdout)
+	started := time.Now()
+	secret, err := cfg.secret()
+	if err != nil {
+		return err
+	}
+	db, err := openDatabase(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	if err := bootstrap(ctx, cfg, db, secret, stdout); err != nil {
+		return err
+	}
+	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now}
+	handler, err := newHTTPHandler(r, auth.Middleware(r, secret), db, logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("till ready", "addr", ln.Addr().String(), "startup", time.Since(started).String())
+	fmt.Fprintf(stdout, "Till is ready in %s\n  GraphQL:  %s/graphql (GraphiQL in a browser)\n  REST:     %s/v1/\n",
+		time.Since(started).Round(time.Millisecond), cfg.PublicURL, cfg.PublicURL)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// bootstrap creates the demo organization and an all-scope token on a fresh installation
+// and prints the token once.
+func bootstrap(ctx context.Context, cfg config, db *database, secret []byte, stdout io.Writer) error {
+	n, err := storage.CountOrganizations(ctx, db.DB)
+	if err != nil || n > 0 {
+		return err
+	}
+	o, err := storage.CreateOrganization(ctx, db.DB, "Demo", "demo")
+	if err != nil {
+		return err
+	}
+	set, err := auth.ParseScopes("all")
+	if err != nil {
+		return err
+	}
+	tok, _, err := createToken(ctx, db.DB, secret, o.ID, set, "demo token created at first start", nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, `
+First start: created the demo organization (slug "demo") and an organization access token with
+every scope. It is shown only now; keep it:
+
+  %s
+
+Try:
+  curl -s %s/graphql -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
+       -d '{"query":"{ organization { id name slug } }"}'
+
+`, tok, cfg.PublicURL, tok)
+	return nil
+}
+
+// newLogger builds the JSON logger at the configured level.
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
