@@ -119,7 +119,14 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 		}
 		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), in.ID, patch)
 		if err != nil {
-			return customerConflict(err, model.CustomerCreateInput{Email: cur.Email, ExternalID: cur.ExternalID})
+			attempted := model.CustomerCreateInput{Email: cur.Email, ExternalID: cur.ExternalID}
+			if v, ok := in.Email.ValueOK(); ok {
+				attempted.Email = v
+			}
+			if v, ok := in.ExternalID.ValueOK(); ok {
+				attempted.ExternalID = v
+			}
+			return customerConflict(err, attempted)
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/storage"
@@ -146,12 +147,40 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		if errors.As(err, &already) && already.Err == nil {
 			return gqlErr
 		}
+		if ie := argumentError(ctx, gqlErr); ie != nil {
+			gqlErr.Message = ie.Error()
+			gqlErr.Extensions = map[string]any{"code": ie.Code, "status": ie.Status(), "detail": ie.Detail,
+				"errors": ie.Errors}
+			return gqlErr
+		}
 		logger.ErrorContext(ctx, "resolver failed", "err", err, "path", gqlErr.Path.String())
 		gqlErr.Message = "Internal Server Error"
 		gqlErr.Extensions = map[string]any{"code": CodeInternal, "status": http.StatusInternalServerError,
 			"detail": "Internal Server Error"}
 		return gqlErr
 	}
+}
+
+// argumentError recognises an argument gqlgen could not coerce (a malformed UUID, a metadata
+// value of the wrong type): gqlgen reports it from the field's context before the resolver
+// runs, so the field has arguments but none were set. It is the client's mistake, a 422 with
+// the argument's path as loc, not a server fault.
+func argumentError(ctx context.Context, gqlErr *gqlerror.Error) *Error {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Args != nil || fc.Field.Field == nil || len(fc.Field.Arguments) == 0 {
+		return nil
+	}
+	loc := []any{}
+	for _, p := range gqlErr.Path[min(len(fc.Path()), len(gqlErr.Path)):] {
+		switch p := p.(type) {
+		case ast.PathName:
+			loc = append(loc, string(p))
+		case ast.PathIndex:
+			loc = append(loc, int(p))
+		}
+	}
+	return &Error{Code: CodeRequestValidation, Detail: gqlErr.Message,
+		Errors: []FieldError{{Type: "value_error", Loc: loc, Msg: gqlErr.Message}}}
 }
 
 // Recover turns a panic in a resolver into a logged internal error instead of a crash.
