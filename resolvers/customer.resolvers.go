@@ -19,6 +19,9 @@ func (r *customerResolver) Organization(ctx context.Context, obj *storage.Custom
 }
 
 func (r *customerResolver) PaymentMethods(ctx context.Context, obj *storage.Customer) ([]*storage.PaymentMethod, error) {
+	if err := r.requireBillingRole(ctx); err != nil {
+		return nil, err
+	}
 	return loaders(ctx).PaymentMethodsByCustomer.Load(ctx, obj.ID)()
 }
 

@@ -179,7 +179,7 @@ func argumentError(ctx context.Context, gqlErr *gqlerror.Error) *Error {
 			loc = append(loc, int(p))
 		}
 	}
-	return &Error{Code: CodeRequestValidation, Detail: gqlErr.Message,
+	return &Error{Code: CodeRequestValidation,
 		Errors: []FieldError{{Type: "value_error", Loc: loc, Msg: gqlErr.Message}}}
 }
 

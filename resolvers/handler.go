@@ -144,4 +144,3 @@ func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int
 	}
 	return most
 }
-

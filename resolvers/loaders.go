@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -74,6 +75,60 @@ func many[T any](db *sqlx.DB, fetch func(context.Context, sqlx.ExtContext, []uui
 		}
 		return out
 	}, dataloader.WithWait[uuid.UUID, []*T](batchWait))
+}
+
+// prime loads a relation for a whole page from the list resolver when the operation selects
+// it (sel) and puts the results in the loader's cache, where the items' own Loads find them.
+// The batch window alone does not make a page one batch: when the item resolvers start more
+// than batchWait apart (a busy machine, the OS preempting the process) the page is split and
+// the statement count of a nested query drifts with load. Loading here costs exactly one
+// statement per selected relation. Keys without a row are left to the loader, which reports
+// them as not found.
+func prime[V any](ctx context.Context, db *sqlx.DB, l *dataloader.Loader[uuid.UUID, V],
+	fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([]V, error), keys []uuid.UUID, sel ...selection) error {
+	if len(keys) == 0 || !selects(ctx, graphql.CollectFieldsCtx(ctx, []string{sel[0].typ}), sel) {
+		return nil
+	}
+	seen := make(map[uuid.UUID]bool, len(keys))
+	unique := make([]uuid.UUID, 0, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			unique = append(unique, k)
+		}
+	}
+	rows, err := fetch(ctx, db, unique)
+	if err != nil {
+		return err
+	}
+	for i, k := range unique {
+		if v := reflect.ValueOf(rows[i]); v.Kind() == reflect.Pointer && v.IsNil() {
+			continue
+		}
+		l.Prime(ctx, k, rows[i])
+	}
+	return nil
+}
+
+// selection is one step of a path below the current field: a field of a type.
+type selection struct{ typ, field string }
+
+// selects reports whether fields (of path[0].typ) select the path, through aliases and
+// fragments.
+func selects(ctx context.Context, fields []graphql.CollectedField, path []selection) bool {
+	for _, f := range fields {
+		if f.Name != path[0].field {
+			continue
+		}
+		if len(path) == 1 {
+			return true
+		}
+		next := graphql.CollectFields(graphql.GetOperationContext(ctx), f.Selections, []string{path[1].typ})
+		if selects(ctx, next, path[1:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // loaders returns the operation's loaders.

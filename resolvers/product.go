@@ -30,6 +30,9 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 		return storage.ProductPriceWrite{}, Invalid("missing", "Field required", nil, loc("amountType")...)
 	}
 	w := storage.ProductPriceWrite{AmountType: *in.AmountType, PriceCurrency: currency, TaxBehavior: in.TaxBehavior}
+	if t := in.TaxBehavior; t != nil && *t != "inclusive" && *t != "exclusive" {
+		return w, Invalid("enum", "Input should be 'inclusive' or 'exclusive'", *t, loc("taxBehavior")...)
+	}
 	if in.PriceCurrency != nil {
 		w.PriceCurrency = strings.ToLower(*in.PriceCurrency)
 	}
@@ -109,6 +112,12 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
 		return nil, err
 	}
+	if err := checkCount(in.RecurringIntervalCount, "input", "recurringIntervalCount"); err != nil {
+		return nil, err
+	}
+	if err := checkCount(in.TrialIntervalCount, "input", "trialIntervalCount"); err != nil {
+		return nil, err
+	}
 	if (in.RecurringInterval == nil) != (in.RecurringIntervalCount == nil) && in.RecurringIntervalCount != nil {
 		return nil, Invalid("value_error", "recurring_interval is required with recurring_interval_count.", nil, "input", "recurringInterval")
 	}
@@ -139,6 +148,9 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 			return nil, err
 		}
 	}
+	if err := checkMeters(ctx, r.DB, orgID, in.Prices); err != nil {
+		return nil, err
+	}
 	var out *storage.Product
 	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
 		if out, err = storage.CreateProduct(ctx, tx, orgID, w); err != nil {
@@ -152,6 +164,46 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 		return r.setBenefits(ctx, tx, orgID, out.ID, in.BenefitIds)
 	})
 	return out, err
+}
+
+// checkCount rejects an interval count below 1 before the table's check constraint turns it
+// into a server error.
+func checkCount(v *int, loc ...any) error {
+	if v != nil && *v < 1 {
+		return Invalid("greater_than_equal", "Input should be greater than or equal to 1", *v, loc...)
+	}
+	return nil
+}
+
+// checkMeters makes sure every new metered price points at a meter of the organization: the
+// foreign key alone would accept another tenant's meter and turn an unknown one into a 500.
+func checkMeters(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, prices []*model.PriceInput) error {
+	metered := func(p *model.PriceInput) bool {
+		return p.ID == nil && p.AmountType != nil && *p.AmountType == "metered_unit" && p.MeterID != nil
+	}
+	var ids []uuid.UUID
+	for _, p := range prices {
+		if metered(p) {
+			ids = append(ids, *p.MeterID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	found, err := storage.OrganizationMeterIDs(ctx, q, orgID, ids)
+	if err != nil {
+		return err
+	}
+	known := make(map[uuid.UUID]bool, len(found))
+	for _, id := range found {
+		known[id] = true
+	}
+	for i, p := range prices {
+		if metered(p) && !known[*p.MeterID] {
+			return Invalid("value_error", "Meter does not exist.", p.MeterID.String(), "input", "prices", i, "meterId")
+		}
+	}
+	return nil
 }
 
 // setBenefits replaces a product's benefits after checking they all belong to its organization.
@@ -205,6 +257,9 @@ func (r *Resolver) updateProduct(ctx context.Context, in model.ProductUpdateInpu
 			patch["trial_interval"] = v
 		}
 		if v, ok := in.TrialIntervalCount.ValueOK(); ok {
+			if err := checkCount(v, "input", "trialIntervalCount"); err != nil {
+				return err
+			}
 			patch["trial_interval_count"] = v
 		}
 		if v, ok := in.Metadata.ValueOK(); ok {
@@ -239,6 +294,9 @@ func (r *Resolver) replacePrices(ctx context.Context, tx *sqlx.Tx, p *storage.Pr
 	}
 	org, err := storage.GetOrganization(ctx, tx, p.OrganizationID)
 	if err != nil {
+		return err
+	}
+	if err := checkMeters(ctx, tx, p.OrganizationID, prices); err != nil {
 		return err
 	}
 	var keep []uuid.UUID
@@ -297,6 +355,23 @@ func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting [
 	}
 	items, total, err := storage.ListProducts(ctx, r.DB, organizations(ctx), lf, sorts, p)
 	if err != nil {
+		return nil, err
+	}
+	ids, orgIDs := make([]uuid.UUID, len(items)), make([]uuid.UUID, len(items))
+	for i, p := range items {
+		ids[i], orgIDs[i] = p.ID, p.OrganizationID
+	}
+	l := loaders(ctx)
+	if err := prime(ctx, r.DB, l.PricesByProduct, storage.PricesByProducts, ids,
+		selection{"ProductPage", "items"}, selection{"Product", "prices"}); err != nil {
+		return nil, err
+	}
+	if err := prime(ctx, r.DB, l.BenefitsByProduct, storage.ProductBenefitsByProducts, ids,
+		selection{"ProductPage", "items"}, selection{"Product", "benefits"}); err != nil {
+		return nil, err
+	}
+	if err := prime(ctx, r.DB, l.Organization, storage.OrganizationsByIDs, orgIDs,
+		selection{"ProductPage", "items"}, selection{"Product", "organization"}); err != nil {
 		return nil, err
 	}
 	return &model.ProductPage{Items: items, Pagination: pagination(total, p)}, nil

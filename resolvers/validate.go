@@ -63,10 +63,37 @@ type taxIDRule struct {
 	pattern *regexp.Regexp
 }
 
-// euVAT matches an EU VAT number once the country prefix is present.
-var euVAT = regexp.MustCompile(`^[A-Z]{2}[0-9A-Z+*]{2,12}$`)
-
-var euCountries = "AT BE BG CY CZ DE DK EE ES FI FR GR HR HU IE IT LT LU LV MT NL PL PT RO SE SI SK"
+// euVAT matches each member state's VAT number format (as VIES publishes them) once the
+// country prefix is present; Greece uses EL.
+var euVAT = map[string]*regexp.Regexp{
+	"AT": regexp.MustCompile(`^ATU[0-9]{8}$`),
+	"BE": regexp.MustCompile(`^BE[01][0-9]{9}$`),
+	"BG": regexp.MustCompile(`^BG[0-9]{9,10}$`),
+	"CY": regexp.MustCompile(`^CY[0-9]{8}[A-Z]$`),
+	"CZ": regexp.MustCompile(`^CZ[0-9]{8,10}$`),
+	"DE": regexp.MustCompile(`^DE[0-9]{9}$`),
+	"DK": regexp.MustCompile(`^DK[0-9]{8}$`),
+	"EE": regexp.MustCompile(`^EE[0-9]{9}$`),
+	"ES": regexp.MustCompile(`^ES[0-9A-Z][0-9]{7}[0-9A-Z]$`),
+	"FI": regexp.MustCompile(`^FI[0-9]{8}$`),
+	"FR": regexp.MustCompile(`^FR[0-9A-HJ-NP-Z]{2}[0-9]{9}$`),
+	"GR": regexp.MustCompile(`^EL[0-9]{9}$`),
+	"HR": regexp.MustCompile(`^HR[0-9]{11}$`),
+	"HU": regexp.MustCompile(`^HU[0-9]{8}$`),
+	"IE": regexp.MustCompile(`^IE([0-9]{7}[A-W][A-I]?|[0-9][A-Z+*][0-9]{5}[A-W])$`),
+	"IT": regexp.MustCompile(`^IT[0-9]{11}$`),
+	"LT": regexp.MustCompile(`^LT([0-9]{9}|[0-9]{12})$`),
+	"LU": regexp.MustCompile(`^LU[0-9]{8}$`),
+	"LV": regexp.MustCompile(`^LV[0-9]{11}$`),
+	"MT": regexp.MustCompile(`^MT[0-9]{8}$`),
+	"NL": regexp.MustCompile(`^NL[0-9]{9}B[0-9]{2}$`),
+	"PL": regexp.MustCompile(`^PL[0-9]{10}$`),
+	"PT": regexp.MustCompile(`^PT[0-9]{9}$`),
+	"RO": regexp.MustCompile(`^RO[0-9]{2,10}$`),
+	"SE": regexp.MustCompile(`^SE[0-9]{12}$`),
+	"SI": regexp.MustCompile(`^SI[0-9]{8}$`),
+	"SK": regexp.MustCompile(`^SK[0-9]{10}$`),
+}
 
 // taxIDRules covers the formats sellers meet most; a country without a rule cannot validate
 // a tax id and gets the same error upstream gives for an unrecognised value.
@@ -88,7 +115,7 @@ func taxIDOf(value string, country string, loc ...any) (string, string, error) {
 		return "", "", Invalid("value_error", "Country is required to validate tax ID.", value, loc...)
 	}
 	v := strings.ToUpper(strings.NewReplacer(" ", "", ".", "", "-", "").Replace(value))
-	if strings.Contains(euCountries, country) {
+	if pattern, ok := euVAT[country]; ok {
 		prefix := country
 		if country == "GR" {
 			prefix = "EL"
@@ -96,7 +123,7 @@ func taxIDOf(value string, country string, loc ...any) (string, string, error) {
 		if !strings.HasPrefix(v, prefix) {
 			v = prefix + v
 		}
-		if euVAT.MatchString(v) {
+		if pattern.MatchString(v) {
 			return v, "eu_vat", nil
 		}
 	}

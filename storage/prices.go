@@ -54,10 +54,12 @@ type ProductPriceWrite struct {
 // CreatePrice inserts a catalog price for a product.
 func CreatePrice(ctx context.Context, q sqlx.ExtContext, orgID, productID uuid.UUID, w ProductPriceWrite) (*ProductPrice, error) {
 	var p ProductPrice
+	// clock_timestamp, not the column default now(): prices created in one transaction must
+	// keep the order they were given in, and prices are listed by created_at.
 	err := sqlx.GetContext(ctx, q, &p, `INSERT INTO product_prices (organization_id, product_id,
 		amount_type, price_currency, tax_behavior, price_amount, minimum_amount, maximum_amount,
-		preset_amount, seat_tiers, unit_amount, cap_amount, meter_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13) RETURNING `+priceColumns,
+		preset_amount, seat_tiers, unit_amount, cap_amount, meter_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::numeric, $12, $13, clock_timestamp()) RETURNING `+priceColumns,
 		orgID, productID, w.AmountType, w.PriceCurrency, w.TaxBehavior, w.PriceAmount, w.MinimumAmount,
 		w.MaximumAmount, w.PresetAmount, w.SeatTiers, w.UnitAmount, w.CapAmount, w.MeterID)
 	return &p, mapErr(err)
@@ -78,4 +80,13 @@ func PricesByProducts(ctx context.Context, q sqlx.ExtContext, productIDs []uuid.
 		return nil, mapErr(err)
 	}
 	return groupBy(productIDs, rows, func(p *ProductPrice) uuid.UUID { return p.ProductID }), nil
+}
+
+// OrganizationMeterIDs returns which of ids are meters of the organization, so a price cannot
+// point at another tenant's meter (the foreign key alone would accept it).
+func OrganizationMeterIDs(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
+	var found []uuid.UUID
+	err := sqlx.SelectContext(ctx, q, &found, `SELECT id FROM meters WHERE id = ANY($1) AND organization_id = $2`,
+		pq.Array(ids), orgID)
+	return found, mapErr(err)
 }
