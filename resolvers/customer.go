@@ -91,7 +91,12 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 			}
 		}
 		setString(patch, "name", in.Name.ValueOK)
-		setString(patch, "external_id", in.ExternalID.ValueOK)
+		if v, ok := in.ExternalID.ValueOK(); ok {
+			if cur.ExternalID != nil && (v == nil || *v != *cur.ExternalID) {
+				return Invalid("value_error", "Customer external ID cannot be updated once set.", v, "input", "externalId")
+			}
+			patch["external_id"] = v
+		}
 		setString(patch, "billing_name", in.BillingName.ValueOK)
 		setString(patch, "locale", in.Locale.ValueOK)
 		if v, ok := in.Metadata.ValueOK(); ok {

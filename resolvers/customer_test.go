@@ -239,9 +239,9 @@ func TestUpdateCustomer(t *testing.T) {
 
 	t.Run("null fields are cleared", func(t *testing.T) {
 		c := full(t)
-		got := update(t, vars{"id": c.ID, "name": nil, "externalId": nil, "billingName": nil, "locale": nil, "taxId": nil})
+		got := update(t, vars{"id": c.ID, "name": nil, "billingName": nil, "locale": nil, "taxId": nil})
 		want := c
-		want.Name, want.ExternalID, want.BillingName, want.Locale, want.TaxID = nil, nil, nil, nil, nil
+		want.Name, want.BillingName, want.Locale, want.TaxID = nil, nil, nil, nil
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("customer (-want +got):\n%s", diff)
 		}
@@ -279,10 +279,24 @@ func TestUpdateCustomer(t *testing.T) {
 	})
 
 	t.Run("an external id of another customer is rejected with the attempted value", func(t *testing.T) {
-		a, b := full(t), full(t)
+		a := full(t)
+		b := createCustomer(t, s, org.Token, vars{"email": fmt.Sprintf("x-%s@example.com", uuid.NewString()[:8])})
 		got := s.QueryError(t, org.Token, updateCustomerDoc, vars{"input": vars{"id": b.ID, "externalId": *a.ExternalID}})
 		wantInvalid(t, got, fieldErr{Type: "value_error", Loc: []any{"input", "externalId"},
 			Msg: "A customer with this external ID already exists.", Input: *a.ExternalID})
+	})
+
+	t.Run("an external id once set cannot be changed or removed", func(t *testing.T) {
+		c := full(t)
+		for _, v := range []any{nil, "other-" + *c.ExternalID} {
+			wantInvalid(t, s.QueryError(t, org.Token, updateCustomerDoc, vars{"input": vars{"id": c.ID, "externalId": v}}),
+				fieldErr{Type: "value_error", Loc: []any{"input", "externalId"},
+					Msg: "Customer external ID cannot be updated once set.", Input: v})
+		}
+		same := update(t, vars{"id": c.ID, "externalId": *c.ExternalID})
+		if *same.ExternalID != *c.ExternalID {
+			t.Errorf("external id = %q, want unchanged %q", *same.ExternalID, *c.ExternalID)
+		}
 	})
 
 	t.Run("too many metadata keys are rejected", func(t *testing.T) {

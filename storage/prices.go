@@ -72,11 +72,13 @@ func ArchivePricesExcept(ctx context.Context, q sqlx.ExtContext, productID uuid.
 	return mapErr(err)
 }
 
-// PricesByProducts loads each product's prices for a dataloader, oldest first, one slice per key.
+// PricesByProducts loads each product's live prices for a dataloader, oldest first, one slice
+// per key. Archived prices stay in the table for the orders and subscriptions that used them
+// but are no longer part of the product, as upstream's Product.prices.
 func PricesByProducts(ctx context.Context, q sqlx.ExtContext, productIDs []uuid.UUID) ([][]*ProductPrice, error) {
 	var rows []*ProductPrice
 	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+priceColumns+` FROM product_prices
-		WHERE product_id = ANY($1) ORDER BY created_at, id`, pq.Array(productIDs)); err != nil {
+		WHERE product_id = ANY($1) AND NOT is_archived ORDER BY created_at, id`, pq.Array(productIDs)); err != nil {
 		return nil, mapErr(err)
 	}
 	return groupBy(productIDs, rows, func(p *ProductPrice) uuid.UUID { return p.ProductID }), nil
