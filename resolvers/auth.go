@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"github.com/vektah/gqlparser/v2/ast"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -16,9 +17,24 @@ import (
 // HasScope enforces @hasScope: organization and user principals only (sessions count as
 // anonymous here, as upstream downgrades them), with at least one of the listed scopes.
 func HasScope(ctx context.Context, _ any, next graphql.Resolver, anyOf []model.Scope) (any, error) {
+	if err := checkScope(ctx, anyOf); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+// Portal enforces @portal: customer and member sessions only.
+func Portal(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	if err := checkPortal(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+func checkScope(ctx context.Context, anyOf []model.Scope) error {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindOrganization && p.Kind != auth.KindUser {
-		return nil, Unauthorized()
+		return Unauthorized()
 	}
 	required := make([]auth.Scope, len(anyOf))
 	names := make([]string, len(anyOf))
@@ -27,18 +43,50 @@ func HasScope(ctx context.Context, _ any, next graphql.Resolver, anyOf []model.S
 		names[i] = string(required[i])
 	}
 	if !p.HasAnyScope(required...) {
-		return nil, InsufficientScope(names)
+		return InsufficientScope(names)
 	}
-	return next(ctx)
+	return nil
 }
 
-// Portal enforces @portal: customer and member sessions only.
-func Portal(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+func checkPortal(ctx context.Context) error {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindCustomerSession && p.Kind != auth.KindMemberSession {
-		return nil, Unauthorized()
+		return Unauthorized()
 	}
-	return next(ctx)
+	return nil
+}
+
+// Authorize applies the @hasScope and @portal rules of a document's root fields without
+// running it. /v1 calls it before validating parameters and bodies, because upstream
+// authenticates first: a request that is both unauthorized and malformed gets 401/403, not
+// 422. The rules stay the schema's directives; this only reads them earlier. doc must have
+// been loaded against the schema (gqlparser.LoadQuery) so its fields carry definitions.
+func Authorize(ctx context.Context, doc *ast.QueryDocument) error {
+	for _, op := range doc.Operations {
+		for _, sel := range op.SelectionSet {
+			f, ok := sel.(*ast.Field)
+			if !ok || f.Definition == nil {
+				continue
+			}
+			if d := f.Definition.Directives.ForName("portal"); d != nil {
+				if err := checkPortal(ctx); err != nil {
+					return err
+				}
+			}
+			if d := f.Definition.Directives.ForName("hasScope"); d != nil {
+				var anyOf []model.Scope
+				if arg := d.Arguments.ForName("any"); arg != nil {
+					for _, c := range arg.Value.Children {
+						anyOf = append(anyOf, model.Scope(c.Value.Raw))
+					}
+				}
+				if err := checkScope(ctx, anyOf); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // wireScope turns CUSTOMER_PORTAL_WRITE into customer_portal:write.

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"till/resolvers"
+	"till/rest"
 )
 
 // httpMetrics counts requests and their latency by route pattern (never by raw path, so ids
@@ -76,7 +77,7 @@ func newHTTPHandler(r *resolvers.Resolver, authn func(http.Handler) http.Handler
 		collectors.NewDBStatsCollector(db.DB.DB, "till"))
 	metrics := newHTTPMetrics(reg)
 
-	v1, err := newV1(r, authn, logger)
+	v1, err := rest.New(r, authn, logger)
 	if err != nil {
 		return nil, err
 	}

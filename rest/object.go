@@ -1,0 +1,285 @@
+package rest
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Field is one field of an Object.
+type Field struct {
+	Name     string   // JSON key (snake_case), and the loc segment when it is missing
+	Aliases  []string // further keys accepted for the field, tried after Name (pydantic AliasChoices)
+	Var      string   // GraphQL input field name; "" means camelCase(Name)
+	Schema   Schema
+	Required bool // absent: "missing"; optional fields that are absent are left out of the variable
+}
+
+// gqlName is the GraphQL input field the value goes to.
+func (f Field) gqlName() string {
+	if f.Var != "" {
+		return f.Var
+	}
+	return camelCase(f.Name)
+}
+
+// Object is a pydantic model (Polar's Schema: from_attributes, extra fields
+// ignored, strings checked for U+0000). Name is the model class, which a
+// union puts in loc, e.g. ["body","CustomerSessionCustomerIDCreate","customer_id"].
+//
+// The variable is a map keyed by GraphQL field names. Absent optional fields
+// are not in the map and explicit nulls are nil values, so an Omittable input
+// field can tell the two apart.
+type Object struct {
+	Name   string
+	Fields []Field
+}
+
+func (o Object) validatorName() string { return o.Name }
+
+func (o Object) validate(in any, loc []any) (outcome, []ValidationError) {
+	obj, isObj := in.(*pyObject)
+	if !isObj {
+		return fail(errModelAttributesType(loc, in))
+	}
+	out := make(map[string]any, len(o.Fields))
+	var errs []ValidationError
+	ex, set := strict, 0
+	for _, f := range o.Fields {
+		key, raw, present := lookupField(obj, f)
+		if !present {
+			if f.Required {
+				errs = append(errs, errMissing(at(loc, f.Name), obj))
+			}
+			continue
+		}
+		oc, ferrs := f.Schema.validate(raw, at(loc, key))
+		if len(ferrs) > 0 {
+			errs = append(errs, ferrs...)
+			continue
+		}
+		if containsNUL(oc.value) {
+			errs = append(errs, errValue(at(loc, key), raw, nulMessage))
+			continue
+		}
+		out[f.gqlName()] = oc.value
+		ex = min(ex, oc.exactness)
+		set++
+	}
+	if len(errs) > 0 {
+		return fail(errs...)
+	}
+	return outcome{value: out, exactness: ex, fieldsSet: set}, nil
+}
+
+func lookupField(obj *pyObject, f Field) (key string, raw any, present bool) {
+	if v, found := obj.get(f.Name); found {
+		return f.Name, v, true
+	}
+	for _, alias := range f.Aliases {
+		if v, found := obj.get(alias); found {
+			return alias, v, true
+		}
+	}
+	return "", nil, false
+}
+
+// containsNUL reports whether a validated value holds U+0000 in any string,
+// map key included.
+func containsNUL(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return strings.IndexByte(v, 0) >= 0
+	case []any:
+		for _, e := range v {
+			if containsNUL(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.IndexByte(k, 0) >= 0 || containsNUL(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Union is a pydantic smart-mode union (anyOf). When every member fails,
+// each member's errors are reported with the member's name inserted in loc
+// (a model's class name, "constrained-str", "int", ...). When several
+// succeed, the exact type match wins, then the model with most fields set,
+// then the first member.
+type Union struct {
+	Members []Schema
+}
+
+func (u Union) validatorName() string {
+	names := make([]string, len(u.Members))
+	for i, m := range u.Members {
+		names[i] = m.validatorName()
+	}
+	return "union[" + strings.Join(names, ",") + "]"
+}
+
+func (u Union) validate(in any, loc []any) (outcome, []ValidationError) {
+	var best *outcome
+	var errs []ValidationError
+	for _, m := range u.Members {
+		oc, merrs := m.validate(in, loc)
+		if len(merrs) > 0 {
+			if best == nil {
+				errs = append(errs, prefixed(merrs, len(loc), m.validatorName())...)
+			}
+			continue
+		}
+		if oc.exactness == exact && oc.fieldsSet < 0 {
+			return oc, nil
+		}
+		switch {
+		case best == nil:
+		case best.fieldsSet >= 0 && oc.fieldsSet >= 0 && best.fieldsSet != oc.fieldsSet:
+			if oc.fieldsSet < best.fieldsSet {
+				continue
+			}
+		case oc.exactness <= best.exactness:
+			continue
+		}
+		best = &oc
+	}
+	if best != nil {
+		return *best, nil
+	}
+	return fail(errs...)
+}
+
+// List is a list[T].
+type List struct {
+	Items     Schema
+	MinLength int // 0: none
+	MaxLength int // 0: none
+}
+
+func (l List) validatorName() string { return "list[" + l.Items.validatorName() + "]" }
+
+func (l List) validate(in any, loc []any) (outcome, []ValidationError) {
+	items, isList := in.([]any)
+	if !isList {
+		return fail(newError("list_type", loc, "Input should be a valid list", in))
+	}
+	if l.MaxLength > 0 && len(items) > l.MaxLength {
+		return fail(errTooLong(loc, in, "List", l.MaxLength, len(items)))
+	}
+	out := make([]any, len(items))
+	var errs []ValidationError
+	ex := exact
+	for i, item := range items {
+		oc, ierrs := l.Items.validate(item, at(loc, i))
+		if len(ierrs) > 0 {
+			errs = append(errs, ierrs...)
+			continue
+		}
+		out[i] = oc.value
+		ex = min(ex, oc.exactness)
+	}
+	if len(errs) > 0 {
+		return fail(errs...)
+	}
+	if l.MinLength > 0 && len(items) < l.MinLength {
+		return fail(errTooShort(loc, in, "List", l.MinLength, len(items)))
+	}
+	return ok(out, ex)
+}
+
+// Map is a dict[str, V] such as Polar's metadata: key errors are reported at
+// [..., key, "[key]"], value errors at [..., key], and the size limit only
+// once every item is valid.
+type Map struct {
+	Keys      String // constraints on keys
+	Values    Schema // nil: Any
+	MaxLength int    // 0: none
+}
+
+func (m Map) values() Schema {
+	if m.Values == nil {
+		return Any{}
+	}
+	return m.Values
+}
+
+func (m Map) validatorName() string {
+	return "dict[" + m.Keys.validatorName() + "," + m.values().validatorName() + "]"
+}
+
+func (m Map) validate(in any, loc []any) (outcome, []ValidationError) {
+	obj, isObj := in.(*pyObject)
+	if !isObj {
+		return fail(newError("dict_type", loc, "Input should be a valid dictionary", in))
+	}
+	out := make(map[string]any, len(obj.keys))
+	var errs []ValidationError
+	ex := exact
+	for _, k := range obj.keys {
+		_, kerrs := m.Keys.validate(k, at(loc, k, "[key]"))
+		errs = append(errs, kerrs...)
+		oc, verrs := m.values().validate(obj.vals[k], at(loc, k))
+		if len(verrs) > 0 {
+			errs = append(errs, verrs...)
+			continue
+		}
+		out[k] = oc.value
+		ex = min(ex, oc.exactness)
+	}
+	if len(errs) > 0 {
+		return fail(errs...)
+	}
+	if m.MaxLength > 0 && len(out) > m.MaxLength {
+		return fail(errTooLong(loc, in, "Dictionary", m.MaxLength, len(out)))
+	}
+	return ok(out, ex)
+}
+
+// Nullable is T | None (pydantic's nullable schema: no union tag in loc).
+type Nullable struct {
+	Schema Schema
+}
+
+func (n Nullable) validatorName() string { return "nullable[" + n.Schema.validatorName() + "]" }
+
+func (n Nullable) validate(in any, loc []any) (outcome, []ValidationError) {
+	if in == nil {
+		return ok(nil, exact)
+	}
+	return n.Schema.validate(in, loc)
+}
+
+// camelCase turns a snake_case wire name into the GraphQL field name.
+func camelCase(s string) string {
+	parts := strings.Split(s, "_")
+	var b strings.Builder
+	b.WriteString(parts[0])
+	for _, p := range parts[1:] {
+		if p == "" {
+			continue
+		}
+		r := []rune(p)
+		r[0] = unicode.ToUpper(r[0])
+		b.WriteString(string(r))
+	}
+	return b.String()
+}
+
+// snakeCase turns a GraphQL name back into a wire name.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -1,0 +1,244 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Request values are held the way Python holds them after json.loads, because
+// upstream validates (and echoes back in 422 items) those Python objects, not
+// the raw bytes: integers are arbitrary precision (*big.Int), other numbers
+// are float64, objects keep their key order (*pyObject), arrays are []any,
+// and strings, booleans and nil map to themselves.
+
+// pyObject is a JSON object as Python's dict builds it from json.loads: a key
+// keeps the position of its first occurrence and the value of its last.
+type pyObject struct {
+	keys []string
+	vals map[string]any
+}
+
+func newPyObject() *pyObject { return &pyObject{vals: map[string]any{}} }
+
+func (o *pyObject) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *pyObject) get(k string) (any, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+// encodePy writes v as Starlette's JSONResponse would (json.dumps with
+// ensure_ascii=False and compact separators). Go values that only occur in
+// our own error items (int, int64, json.RawMessage, []string) are accepted
+// too. Non-finite floats, which Python would refuse to encode, become null.
+func encodePy(buf *bytes.Buffer, v any) {
+	switch v := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		buf.WriteString(strconv.FormatBool(v))
+	case *big.Int:
+		buf.WriteString(v.String())
+	case int:
+		buf.WriteString(strconv.Itoa(v))
+	case int64:
+		buf.WriteString(strconv.FormatInt(v, 10))
+	case float64:
+		buf.WriteString(pyFloatRepr(v))
+	case string:
+		writePyString(buf, v)
+	case json.RawMessage:
+		buf.Write(v)
+	case []string:
+		buf.WriteByte('[')
+		for i, s := range v {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writePyString(buf, s)
+		}
+		buf.WriteByte(']')
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range v {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			encodePy(buf, e)
+		}
+		buf.WriteByte(']')
+	case *pyObject:
+		buf.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writePyString(buf, k)
+			buf.WriteByte(':')
+			encodePy(buf, v.vals[k])
+		}
+		buf.WriteByte('}')
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			buf.WriteString("null")
+			return
+		}
+		buf.Write(b)
+	}
+}
+
+// pyJSON returns encodePy's output as a raw message.
+func pyJSON(v any) json.RawMessage {
+	var buf bytes.Buffer
+	encodePy(&buf, v)
+	return buf.Bytes()
+}
+
+// writePyString escapes like json.dumps(ensure_ascii=False): only the quote,
+// the backslash and control characters are escaped.
+func writePyString(buf *bytes.Buffer, s string) {
+	const hex = "0123456789abcdef"
+	buf.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				buf.WriteString("\ufffd")
+			} else {
+				buf.WriteString(s[i : i+n])
+			}
+			i += n
+			continue
+		}
+		switch c {
+		case '"':
+			buf.WriteString(`\"`)
+		case '\\':
+			buf.WriteString(`\\`)
+		case '\n':
+			buf.WriteString(`\n`)
+		case '\r':
+			buf.WriteString(`\r`)
+		case '\t':
+			buf.WriteString(`\t`)
+		case '\b':
+			buf.WriteString(`\b`)
+		case '\f':
+			buf.WriteString(`\f`)
+		default:
+			if c < 0x20 {
+				buf.WriteString(`\u00`)
+				buf.WriteByte(hex[c>>4])
+				buf.WriteByte(hex[c&0xf])
+			} else {
+				buf.WriteByte(c)
+			}
+		}
+		i++
+	}
+	buf.WriteByte('"')
+}
+
+// pyFloatRepr formats f as Python's repr(float): the shortest round-tripping
+// digits, fixed notation for exponents in [-4, 16), a trailing ".0" on whole
+// numbers, and a two-digit minimum exponent otherwise (1e+16, 1e-05).
+func pyFloatRepr(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return "null"
+	}
+	sign := ""
+	if math.Signbit(f) {
+		sign = "-"
+		f = -f
+	}
+	if f == 0 {
+		return sign + "0.0"
+	}
+	e := strconv.FormatFloat(f, 'e', -1, 64) // d.ddde±XX
+	mant, expText, _ := strings.Cut(e, "e")
+	digits := strings.Replace(mant, ".", "", 1)
+	exp, _ := strconv.Atoi(expText)
+	decpt := exp + 1
+	if decpt > -4 && decpt <= 16 {
+		switch {
+		case decpt <= 0:
+			return sign + "0." + strings.Repeat("0", -decpt) + digits
+		case decpt >= len(digits):
+			return sign + digits + strings.Repeat("0", decpt-len(digits)) + ".0"
+		default:
+			return sign + digits[:decpt] + "." + digits[decpt:]
+		}
+	}
+	out := digits[:1]
+	if len(digits) > 1 {
+		out += "." + digits[1:]
+	}
+	expSign := "+"
+	if exp < 0 {
+		expSign = "-"
+		exp = -exp
+	}
+	expDigits := strconv.Itoa(exp)
+	if len(expDigits) < 2 {
+		expDigits = "0" + expDigits
+	}
+	return sign + out + "e" + expSign + expDigits
+}
+
+// pyRepr is Python's repr of a str, which pydantic uses to list the expected
+// values of an enum ('a', 'b' or 'c').
+func pyRepr(s string) string {
+	quote := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		quote = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(quote)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(quote):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatInt(int64(r)|0x100, 16)[1:])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(quote)
+	return b.String()
+}
+
+// pyOrList joins reprs the way pydantic-core's expected_repr_name does:
+// "'a'", "'a' or 'b'", "'a', 'b' or 'c'".
+func pyOrList(values []string) string {
+	reprs := make([]string, len(values))
+	for i, v := range values {
+		reprs[i] = pyRepr(v)
+	}
+	if len(reprs) <= 1 {
+		return strings.Join(reprs, "")
+	}
+	return strings.Join(reprs[:len(reprs)-1], ", ") + " or " + reprs[len(reprs)-1]
+}

@@ -1,0 +1,297 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// writeResult turns an operation's result into the route's HTTP answer.
+func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route Route, resp *graphql.Response) {
+	if resp == nil {
+		rt.logger.ErrorContext(ctx, "rest: executor returned no response", "operation", route.Operation)
+		writeInternal(w)
+		return
+	}
+	if len(resp.Errors) > 0 {
+		rt.writeGraphQLErrors(ctx, w, route, resp.Errors)
+		return
+	}
+	switch route.status() {
+	case http.StatusNoContent:
+		// FastAPI keeps the JSON content type on an empty 204.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	case http.StatusAccepted:
+		writeJSON(w, http.StatusAccepted, []byte("null"))
+		return
+	}
+	body, err := dataField(resp.Data, route.Field)
+	if err != nil {
+		rt.logger.ErrorContext(ctx, "rest: unusable data", "operation", route.Operation, "error", err)
+		writeInternal(w)
+		return
+	}
+	writeJSON(w, route.status(), body)
+}
+
+// dataField returns data[field] byte for byte: GraphQL's field order stays,
+// and integers are never re-encoded as floats. A dotted field ("me.paymentMethods")
+// walks into nested objects, for portal routes rooted at Query.me.
+func dataField(data json.RawMessage, field string) (json.RawMessage, error) {
+	value := data
+	for _, name := range strings.Split(field, ".") {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(value, &fields); err != nil {
+			return nil, fmt.Errorf("decode data: %w", err)
+		}
+		next, found := fields[name]
+		if !found {
+			return nil, fmt.Errorf("data has no %q", field)
+		}
+		value = next
+	}
+	return value, nil
+}
+
+// writeGraphQLErrors answers with the first error that carries a code (the
+// resolvers' presenter sets extensions.code, status, detail and errors).
+// Errors without one are unexpected, such as a document that no longer
+// validates: they are logged and hidden behind a 500.
+func (rt *router) writeGraphQLErrors(ctx context.Context, w http.ResponseWriter, route Route, errs gqlerror.List) {
+	for _, e := range errs {
+		if code, _ := e.Extensions["code"].(string); code != "" {
+			rt.writeGraphQLError(ctx, w, route, e)
+			return
+		}
+	}
+	rt.logger.ErrorContext(ctx, "rest: operation failed", "operation", route.Operation, "errors", errs.Error())
+	writeInternal(w)
+}
+
+// defaultStatus backs up extensions.status for the well-known error kinds.
+func defaultStatus(code string) int {
+	switch code {
+	case "BadRequest":
+		return http.StatusBadRequest
+	case "Unauthorized", "invalid_token":
+		return http.StatusUnauthorized
+	case "NotPermitted", "insufficient_scope":
+		return http.StatusForbidden
+	case "ResourceNotFound":
+		return http.StatusNotFound
+	case "RequestValidationError", "PolarRequestValidationError":
+		return http.StatusUnprocessableEntity
+	}
+	return 0
+}
+
+func (rt *router) writeGraphQLError(ctx context.Context, w http.ResponseWriter, route Route, e *gqlerror.Error) {
+	ext := e.Extensions
+	code, _ := ext["code"].(string)
+	status := statusOf(ext["status"])
+	if status == 0 {
+		status = defaultStatus(code)
+	}
+	switch code {
+	case "insufficient_scope":
+		writeOAuthError(w, http.StatusForbidden, rt.realm, code, insufficientScopeDescription, stringList(ext["scopes"]))
+		return
+	case "invalid_token":
+		writeOAuthError(w, http.StatusUnauthorized, rt.realm, code, invalidTokenDescription, nil)
+		return
+	}
+	if raw, has := ext["errors"]; has {
+		items, err := rt.validationItems(route, raw)
+		if err != nil {
+			rt.logger.ErrorContext(ctx, "rest: unusable validation errors", "operation", route.Operation, "error", err)
+			writeInternal(w)
+			return
+		}
+		if status == 0 {
+			status = http.StatusUnprocessableEntity
+		}
+		writeValidation(w, status, code, items)
+		return
+	}
+	if status < 400 || status > 599 {
+		rt.logger.ErrorContext(ctx, "rest: error without a status", "operation", route.Operation, "code", code, "message", e.Message)
+		writeInternal(w)
+		return
+	}
+	detail, isString := ext["detail"].(string)
+	if !isString {
+		detail = e.Message
+	}
+	if code == "Unauthorized" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="`+rt.realm+`"`)
+	}
+	writeError(w, status, code, detail)
+}
+
+// statusOf reads extensions.status, whichever numeric type carried it.
+func statusOf(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case int32:
+		return int(n)
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	case json.Number:
+		i, _ := n.Int64()
+		return int(i)
+	}
+	return 0
+}
+
+func stringList(v any) []string {
+	switch l := v.(type) {
+	case []string:
+		return l
+	case []any:
+		out := make([]string, 0, len(l))
+		for _, e := range l {
+			if s, isString := e.(string); isString {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// gqlItem is one extensions.errors entry as the resolvers write it.
+type gqlItem struct {
+	Type  string            `json:"type"`
+	Loc   []json.RawMessage `json:"loc"`
+	Msg   string            `json:"msg"`
+	Input json.RawMessage   `json:"input"`
+	Ctx   json.RawMessage   `json:"ctx"`
+}
+
+// validationItems converts extensions.errors to REST items, mapping each
+// GraphQL loc (["input","customerId"]) to the wire (["body","customer_id"]).
+func (rt *router) validationItems(route Route, raw any) ([]ValidationError, error) {
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	var items []gqlItem
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&items); err != nil {
+		return nil, err
+	}
+	out := make([]ValidationError, len(items))
+	for i, it := range items {
+		loc := make([]any, len(it.Loc))
+		for j, seg := range it.Loc {
+			var s string
+			var n int
+			switch {
+			case json.Unmarshal(seg, &s) == nil:
+				loc[j] = s
+			case json.Unmarshal(seg, &n) == nil:
+				loc[j] = n
+			default:
+				return nil, errors.New("loc segment is neither a string nor an integer")
+			}
+		}
+		out[i] = ValidationError{Type: it.Type, Loc: restLoc(route, loc), Msg: it.Msg, Input: it.Input}
+		if len(it.Ctx) > 0 && string(it.Ctx) != "null" {
+			out[i].Ctx = it.Ctx
+		}
+	}
+	return out, nil
+}
+
+// restLoc maps a GraphQL input path to the REST one. "input" (or the body's
+// variable) becomes "body" and field names are looked up in the body schema
+// (camelCase to snake_case when unknown); a parameter's variable becomes
+// its location and wire name. Locs already in REST form pass unchanged.
+func restLoc(route Route, loc []any) []any {
+	if len(loc) == 0 {
+		return loc
+	}
+	first, _ := loc[0].(string)
+	switch first {
+	case "body", "query", "path", "header":
+		return loc
+	}
+	if first == "input" || (route.Body != nil && first == route.Body.Var) {
+		var s Schema
+		if route.Body != nil {
+			s = route.Body.Schema
+		}
+		return append([]any{"body"}, wirePath(s, loc[1:])...)
+	}
+	for _, p := range route.Params {
+		if p.gqlName() == first {
+			return append([]any{p.In.String(), p.Name}, loc[1:]...)
+		}
+	}
+	return loc
+}
+
+func wirePath(s Schema, segs []any) []any {
+	out := make([]any, 0, len(segs))
+	for _, seg := range segs {
+		name, isName := seg.(string)
+		if !isName {
+			out = append(out, seg)
+			s = itemSchema(s)
+			continue
+		}
+		wire, child, found := wireField(s, name)
+		if !found {
+			wire, child = snakeCase(name), nil
+		}
+		out = append(out, wire)
+		s = child
+	}
+	return out
+}
+
+// wireField finds the wire name and schema of a GraphQL field or map key.
+func wireField(s Schema, name string) (string, Schema, bool) {
+	switch s := s.(type) {
+	case Nullable:
+		return wireField(s.Schema, name)
+	case Object:
+		for _, f := range s.Fields {
+			if f.gqlName() == name {
+				return f.Name, f.Schema, true
+			}
+		}
+	case Union:
+		for _, m := range s.Members {
+			if wire, child, found := wireField(m, name); found {
+				return wire, child, true
+			}
+		}
+	case Map:
+		return name, s.values(), true
+	}
+	return "", nil, false
+}
+
+func itemSchema(s Schema) Schema {
+	switch s := s.(type) {
+	case Nullable:
+		return itemSchema(s.Schema)
+	case List:
+		return s.Items
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package rest
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"math"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Executor runs a persisted operation in process. It is an interface so this
+// package needs no generated GraphQL code; the server wires gqlgen's
+// executor behind it.
+type Executor interface {
+	Execute(ctx context.Context, document, operationName string, variables map[string]any) *graphql.Response
+}
+
+// ExecutorFunc adapts a function to Executor.
+type ExecutorFunc func(ctx context.Context, document, operationName string, variables map[string]any) *graphql.Response
+
+// Execute calls f.
+func (f ExecutorFunc) Execute(ctx context.Context, document, operationName string, variables map[string]any) *graphql.Response {
+	return f(ctx, document, operationName, variables)
+}
+
+// Route is one /v1 operation.
+type Route struct {
+	Method string // http.MethodGet, ...
+	Path   string // chi pattern, exactly as upstream spells it: "/v1/customer-sessions/", "/v1/customers/{id}/payment-methods"
+
+	// Operation names the persisted document rest/operations/<Operation>.graphql
+	// and the single operation in it.
+	Operation string
+
+	// Params are the path and query parameters. Their 422 items come out in
+	// this order, so list them as FastAPI validates them: dependencies first
+	// (Page, Limit, Sorting, Metadata), then the endpoint's own path
+	// parameters, then its own query parameters, each in signature order.
+	Params []Param
+
+	// Body is the JSON request body; nil when the route takes none (the body
+	// is then never read).
+	Body *Body
+
+	// Field is the key of data whose value is the response body.
+	Field string
+
+	// Status is the success status: 200 (default), 201, 202 (body "null")
+	// or 204 (no body).
+	Status int
+
+	// Handler, when set, serves the route instead of a GraphQL operation,
+	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
+	// files). The global middleware and routing rules still apply.
+	Handler http.Handler
+}
+
+func (r Route) status() int {
+	if r.Status == 0 {
+		return http.StatusOK
+	}
+	return r.Status
+}
+
+// Body is a route's JSON request body.
+type Body struct {
+	Var      string // GraphQL variable receiving the validated body, e.g. "input"
+	Schema   Schema // usually an Object, or a Union of Objects
+	Optional bool   // an empty body is allowed; otherwise it is 422 missing at ["body"]
+}
+
+// In is where a parameter comes from.
+type In int
+
+const (
+	// InPath is a path segment of the chi pattern.
+	InPath In = iota + 1
+	// InQuery is a query-string parameter.
+	InQuery
+)
+
+// String is the loc segment of the location: "path" or "query".
+func (in In) String() string {
+	if in == InPath {
+		return "path"
+	}
+	return "query"
+}
+
+// Shape is how a query parameter's occurrences become one variable.
+type Shape int
+
+const (
+	// ShapeScalar takes the last occurrence (FastAPI scalar parameters).
+	ShapeScalar Shape = iota
+	// ShapeFilter is Polar's MultipleQueryFilter: one value or a repeated
+	// parameter, always a list; errors carry pydantic's union tags.
+	ShapeFilter
+	// ShapeList is list[T]: every occurrence, errors indexed (sorting).
+	ShapeList
+	// ShapeDeepObject collects name[key]=value pairs into
+	// map[string][]string; it never fails (Polar's metadata filter).
+	ShapeDeepObject
+)
+
+// Param is one path or query parameter.
+type Param struct {
+	In     In
+	Name   string // wire name, also the loc segment
+	Var    string // GraphQL variable; "" means camelCase(Name)
+	Schema Schema // validates each occurrence (a string); nil means String{}
+	Shape  Shape
+	Clamp  int64 // when > 0, a larger integer is replaced by Clamp silently
+}
+
+func (p Param) gqlName() string {
+	if p.Var != "" {
+		return p.Var
+	}
+	return camelCase(p.Name)
+}
+
+func (p Param) schema() Schema {
+	if p.Schema == nil {
+		return String{}
+	}
+	return p.Schema
+}
+
+// PathUUID4 is a UUID4 path parameter such as {id}.
+func PathUUID4(name, variable string) Param {
+	return Param{In: InPath, Name: name, Var: variable, Schema: UUID4{}}
+}
+
+// PathString is a plain string path parameter such as {external_id}.
+func PathString(name, variable string) Param {
+	return Param{In: InPath, Name: name, Var: variable}
+}
+
+// Page is Polar's page parameter (int > 0, default left to GraphQL).
+func Page() Param {
+	return Param{In: InQuery, Name: "page", Schema: Int{Gt: At(0)}, Clamp: math.MaxInt32}
+}
+
+// Limit is Polar's limit parameter (int > 0, above 100 clamped to 100).
+func Limit() Param {
+	return Param{In: InQuery, Name: "limit", Schema: Int{Gt: At(0)}, Clamp: 100}
+}
+
+// Sorting is Polar's repeatable sorting parameter over the given sort
+// properties; each may be prefixed with "-", and the allowed values are
+// listed as upstream's enum lists them (p, -p for each p).
+func Sorting(properties ...string) Param {
+	values := make([]string, 0, 2*len(properties))
+	for _, p := range properties {
+		values = append(values, p, "-"+p)
+	}
+	return Param{In: InQuery, Name: "sorting", Schema: Enum{Values: values}, Shape: ShapeList}
+}
+
+// Metadata is Polar's metadata[key]=value filter, as map[string][]string.
+func Metadata() Param {
+	return Param{In: InQuery, Name: "metadata", Shape: ShapeDeepObject}
+}
+
+// Filter is a MultipleQueryFilter query parameter (repeatable, a list).
+func Filter(name, variable string, s Schema) Param {
+	return Param{In: InQuery, Name: name, Var: variable, Schema: s, Shape: ShapeFilter}
+}
+
+// Query is a scalar query parameter (the last occurrence wins).
+func Query(name, variable string, s Schema) Param {
+	return Param{In: InQuery, Name: name, Var: variable, Schema: s}
+}
+
+// Config wires the /v1 router.
+type Config struct {
+	Executor Executor
+	Routes   []Route
+
+	// Documents holds the persisted operations (*.graphql at its root);
+	// nil means the documents embedded from rest/operations.
+	Documents fs.FS
+
+	// Schema, when set, is used to validate every document at startup.
+	Schema *ast.Schema
+
+	// Logger receives unexpected errors; nil discards them.
+	Logger *slog.Logger
+
+	// Authenticate wraps routing and handlers (the bearer middleware), so
+	// a bad token is rejected on every path, as upstream's middleware does.
+	Authenticate func(http.Handler) http.Handler
+
+	// Guard, when set, runs after the body's JSON is parsed and before
+	// parameters are validated, where upstream runs its authentication
+	// dependency: a non-nil error (with the resolvers' extensions) is
+	// answered like a GraphQL error, so a 401/403 wins over a 422.
+	Guard func(r *http.Request, route Route) *gqlerror.Error
+
+	// Versions are the accepted Polar-Version values; nil means 2026-04.
+	Versions []string
+
+	// Realm is the WWW-Authenticate realm; "" means "till".
+	Realm string
+}

@@ -1,0 +1,227 @@
+package rest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// router serves the route table; one per NewRouter call.
+type router struct {
+	routes []Route
+	docs   Documents
+	exec   Executor
+	guard  func(*http.Request, Route) *gqlerror.Error
+	logger *slog.Logger
+	realm  string
+	mux    *chi.Mux
+}
+
+// NewRouter builds the /v1 handler. Mount it at the root of the origin for
+// /v1/ and /api/v1/ paths. From the outside in, a request meets: the
+// Cache-Control default, the /api/v1 rewrite, the Polar-Version check, the
+// 411/413 size guards, cfg.Authenticate, then routing (404, 405, Starlette's
+// 307 trailing-slash redirect) and the route itself.
+//
+// The table is checked against the documents (and the documents against
+// cfg.Schema when set), so a broken row fails at startup, not per request.
+func NewRouter(cfg Config) (http.Handler, error) {
+	if cfg.Executor == nil {
+		return nil, errors.New("rest: Config.Executor is required")
+	}
+	fsys := cfg.Documents
+	if fsys == nil {
+		fsys = Operations()
+	}
+	docs, err := LoadDocuments(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	if cfg.Schema != nil {
+		if err := docs.Validate(cfg.Schema); err != nil {
+			return nil, fmt.Errorf("rest: %w", err)
+		}
+	}
+	if err := checkRoutes(cfg.Routes, docs); err != nil {
+		return nil, fmt.Errorf("rest: %w", err)
+	}
+	rt := &router{
+		routes: cfg.Routes,
+		docs:   docs,
+		exec:   cfg.Executor,
+		guard:  cfg.Guard,
+		logger: cfg.Logger,
+		realm:  cfg.Realm,
+		mux:    chi.NewMux(),
+	}
+	if rt.logger == nil {
+		rt.logger = slog.New(slog.DiscardHandler)
+	}
+	if rt.realm == "" {
+		rt.realm = "till"
+	}
+	for _, route := range cfg.Routes {
+		h := rt.serve(route)
+		rt.mux.Method(route.Method, route.Path, h)
+		if route.Method == http.MethodGet {
+			rt.mux.Method(http.MethodHead, route.Path, h)
+		}
+	}
+	rt.mux.NotFound(rt.fallback)
+	rt.mux.MethodNotAllowed(rt.fallback)
+
+	var h http.Handler = rt.mux
+	if cfg.Authenticate != nil {
+		h = cfg.Authenticate(h)
+	}
+	versions := cfg.Versions
+	if versions == nil {
+		versions = []string{DefaultVersion}
+	}
+	return cacheControl(rewriteAPIPrefix(versionCheck(versions, sizeGuard(h)))), nil
+}
+
+// routingPath is the path chi matches against.
+func routingPath(u *url.URL) string {
+	if u.RawPath != "" {
+		return u.RawPath
+	}
+	return u.Path
+}
+
+// matches reports whether route's pattern matches path (any method).
+func (rt *router) matches(route Route, path string) bool {
+	return rt.mux.Find(chi.NewRouteContext(), route.Method, path) == route.Path
+}
+
+// fallback answers requests no route took, as Starlette's router does: a
+// path that some route matches is 405 with that first route's methods in
+// Allow; otherwise, when the other trailing-slash spelling matches a route,
+// a 307 to it keeping the query; otherwise 404.
+func (rt *router) fallback(w http.ResponseWriter, r *http.Request) {
+	path := routingPath(r.URL)
+	for _, route := range rt.routes {
+		if rt.matches(route, path) {
+			allow := route.Method
+			if route.Method == http.MethodGet {
+				allow += ", " + http.MethodHead
+			}
+			w.Header().Set("Allow", allow)
+			writeDetail(w, http.StatusMethodNotAllowed, "Method Not Allowed")
+			return
+		}
+	}
+	if path != "/" {
+		other := path + "/"
+		if strings.HasSuffix(path, "/") {
+			other = strings.TrimRight(path, "/")
+		}
+		for _, route := range rt.routes {
+			if other != "" && rt.matches(route, other) {
+				redirect(w, r, other)
+				return
+			}
+		}
+	}
+	writeDetail(w, http.StatusNotFound, "Not Found")
+}
+
+// redirect is Starlette's RedirectResponse to an absolute URL on the same host.
+func redirect(w http.ResponseWriter, r *http.Request, path string) {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+		scheme = p
+	}
+	target := scheme + "://" + r.Host + path
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	w.Header().Set("Location", target)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusTemporaryRedirect)
+}
+
+// serve is one route's handler.
+func (rt *router) serve(route Route) http.Handler {
+	if route.Handler != nil {
+		return route.Handler
+	}
+	document := rt.docs[route.Operation]
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		pathValues := map[string]string{}
+		for _, p := range route.Params {
+			if p.In != InPath {
+				continue
+			}
+			v := chi.URLParam(r, p.Name)
+			if r.URL.RawPath != "" {
+				if unescaped, err := url.PathUnescape(v); err == nil {
+					v = unescaped
+				}
+			}
+			if v == "" { // Starlette's {param} needs one character
+				writeDetail(w, http.StatusNotFound, "Not Found")
+				return
+			}
+			pathValues[p.Name] = v
+		}
+
+		// FastAPI reads and parses the body before it resolves any
+		// dependency: a JSON syntax error beats authentication.
+		var body parsedBody
+		if route.Body != nil {
+			raw, err := io.ReadAll(r.Body)
+			if err != nil {
+				var tooLarge *http.MaxBytesError
+				if errors.As(err, &tooLarge) {
+					writeBodyTooLarge(w)
+				} else {
+					writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
+				}
+				return
+			}
+			var jsonErrs []ValidationError
+			body, jsonErrs, err = parseBody(r.Header.Get("Content-Type"), raw)
+			if err != nil {
+				writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
+				return
+			}
+			if len(jsonErrs) > 0 {
+				writeValidation(w, http.StatusUnprocessableEntity, "RequestValidationError", jsonErrs)
+				return
+			}
+		}
+
+		if rt.guard != nil {
+			if gerr := rt.guard(r, route); gerr != nil {
+				rt.writeGraphQLErrors(r.Context(), w, route, gqlerror.List{gerr})
+				return
+			}
+		}
+
+		vars := map[string]any{}
+		errs := decodeParams(route.Params, func(name string) string { return pathValues[name] }, parseQuery(r.URL.RawQuery), vars)
+		if route.Body != nil {
+			v, berrs := route.Body.validate(body)
+			errs = append(errs, berrs...)
+			if body.present {
+				vars[route.Body.Var] = v
+			}
+		}
+		if len(errs) > 0 {
+			writeValidation(w, http.StatusUnprocessableEntity, "RequestValidationError", errs)
+			return
+		}
+		rt.writeResult(r.Context(), w, route, rt.exec.Execute(r.Context(), document, route.Operation, vars))
+	})
+}

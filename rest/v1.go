@@ -1,0 +1,46 @@
+package rest
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/resolvers"
+)
+
+// New builds the /v1 compatibility layer over the same executable schema as /graphql.
+// Its guard checks a route's root-field directives before the request is validated, so the
+// authorization order is upstream's while the rules stay in the schema.
+func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *slog.Logger) (http.Handler, error) {
+	docs, err := LoadDocuments(Operations())
+	if err != nil {
+		return nil, err
+	}
+	schema := r.Schema().Schema()
+	parsed := make(map[string]*ast.QueryDocument, len(docs))
+	for name, src := range docs {
+		doc, errs := gqlparser.LoadQuery(schema, src)
+		if errs != nil {
+			return nil, fmt.Errorf("rest operation %s: %w", name, errs)
+		}
+		parsed[name] = doc
+	}
+	present := resolvers.ErrorPresenter(logger)
+	return NewRouter(Config{
+		Executor:     r.Executor(),
+		Routes:       Routes(),
+		Schema:       schema,
+		Logger:       logger,
+		Authenticate: authn,
+		Guard: func(req *http.Request, route Route) *gqlerror.Error {
+			if err := resolvers.Authorize(req.Context(), parsed[route.Operation]); err != nil {
+				return present(req.Context(), err)
+			}
+			return nil
+		},
+	})
+}
