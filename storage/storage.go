@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -192,4 +193,26 @@ func orderBy(sorts []Sort, fallback string) string {
 		}
 	}
 	return s
+}
+
+// Open opens a pool on dsn (a URL or key=value DSN) with binary_parameters on: lib/pq then
+// sends a parameterised statement in one round trip instead of two (parse, then bind), which
+// doubles the throughput of one-query requests such as token lookups. JSON values are bound
+// as strings (see JSONMap.Value), which that mode requires.
+func Open(dsn string) (*sqlx.DB, error) {
+	return sqlx.Open("postgres", WithBinaryParameters(dsn))
+}
+
+// WithBinaryParameters adds binary_parameters=yes to a DSN unless it sets it already.
+func WithBinaryParameters(dsn string) string {
+	if strings.Contains(dsn, "binary_parameters") {
+		return dsn
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		if strings.Contains(dsn, "?") {
+			return dsn + "&binary_parameters=yes"
+		}
+		return dsn + "?binary_parameters=yes"
+	}
+	return strings.TrimSpace(dsn) + " binary_parameters=yes"
 }

@@ -13,6 +13,7 @@ import (
 
 	"till/internal/pgembed"
 	"till/migrations"
+	"till/storage"
 )
 
 // database is an open, migrated pool, plus the embedded cluster when Till started one.
@@ -42,7 +43,7 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (*databa
 		}
 		dsn = c.DSN("till")
 	}
-	db, err := sqlx.Open("postgres", dsn)
+	db, err := storage.Open(dsn)
 	if err != nil {
 		d.close()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"till/storage"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -52,7 +53,7 @@ func NewCounter(dsn string) (*Counter, error) {
 // OpenCountingDB opens a pool on dsn through a Counter; the pool is closed when the test ends.
 func OpenCountingDB(tb testing.TB, dsn string) (*sqlx.DB, *Counter) {
 	tb.Helper()
-	c, err := NewCounter(dsn)
+	c, err := NewCounter(storage.WithBinaryParameters(dsn))
 	if err != nil {
 		tb.Fatalf("counting connector: %v", err)
 	}

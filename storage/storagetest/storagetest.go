@@ -30,6 +30,7 @@ import (
 	"github.com/lib/pq"
 
 	"till/internal/pgembed"
+	"till/storage"
 )
 
 // EnvURL names the environment variable that points tests at an existing server (any lib/pq
@@ -82,7 +83,7 @@ func Main(m *testing.M) int {
 // alone; the database is dropped when the test ends. It is safe in parallel tests.
 func New(tb testing.TB) *sqlx.DB {
 	tb.Helper()
-	db, err := sqlx.Open("postgres", DSN(tb))
+	db, err := storage.Open(DSN(tb))
 	if err != nil {
 		tb.Fatalf("storagetest: %v", err)
 	}
