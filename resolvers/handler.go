@@ -65,6 +65,12 @@ func (r *Resolver) Handler() http.Handler {
 			ide.ServeHTTP(w, req)
 			return
 		}
+		if req.ContentLength > maxQueryBytes {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = w.Write([]byte(`{"errors":[{"message":"request body too large","extensions":{"code":"RequestBodyTooLarge","status":413}}],"data":null}`))
+			return
+		}
 		req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
 		srv.ServeHTTP(w, req)
 	})
