@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"till/storage/storagetest"
 )
 
 // getenvOf builds a getenv over a fixed map so tests never read the process environment.
@@ -235,4 +237,53 @@ func get(t *testing.T, url string) string {
 		sb.WriteString(sc.Text() + "\n")
 	}
 	return sb.String()
+}
+
+func TestMain(m *testing.M) { os.Exit(storagetest.Main(m)) }
+
+// TestServeWithDatabaseURL uses the given server and starts no cluster of its own.
+func TestServeWithDatabaseURL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	dataDir := t.TempDir()
+	addr := freeAddr(t)
+	vars := map[string]string{"TILL_DATA_DIR": dataDir, "TILL_ADDR": addr, "TILL_LOG_LEVEL": "error",
+		"DATABASE_URL": storagetest.DSN(t), "TILL_SECRET": "a-test-secret"}
+	out, stop := startServe(t, vars)
+	defer stop()
+	if !strings.Contains(out.String(), "DATABASE_URL=host=") {
+		t.Errorf("configuration does not show the database:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "pg")); !os.IsNotExist(err) {
+		t.Errorf("an embedded cluster directory was made although DATABASE_URL is set (stat: %v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "secret")); !os.IsNotExist(err) {
+		t.Errorf("a secret file was written although TILL_SECRET is set (stat: %v)", err)
+	}
+	token := tokenLine.FindStringSubmatch(out.String())
+	if token == nil {
+		t.Fatalf("no demo token printed on an empty database:\n%s", out.String())
+	}
+	if body := postGraphQL(t, "http://"+addr, token[1], `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+		t.Fatalf("organization query answered %s", body)
+	}
+}
+
+func TestConfigurationPrintsSecretsMasked(t *testing.T) {
+	cfg, err := loadConfig(getenvOf(map[string]string{"DATABASE_URL": "postgres://till:hunter2@db:5432/till",
+		"TILL_SECRET": "supersecretvalue"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cfg.print(&out)
+	for _, leak := range []string{"hunter2", "supersecretvalue"} {
+		if strings.Contains(out.String(), leak) {
+			t.Errorf("configuration print leaks %q:\n%s", leak, out.String())
+		}
+	}
+	if !strings.Contains(out.String(), "postgres://till:xxxxx@db:5432/till") {
+		t.Errorf("masked URL missing:\n%s", out.String())
+	}
 }
