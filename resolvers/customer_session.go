@@ -92,6 +92,10 @@ func (r *Resolver) sessionMember(ctx context.Context, c *storage.Customer, in mo
 		return nil, Invalid("value_error", "member_id is required for team customers.", nil, "input", "memberId")
 	default:
 		m, err = storage.EnsureOwnerMember(ctx, r.DB, c)
+		if errors.Is(err, storage.ErrNotFound) {
+			// Another member already uses the customer's email, so no owner could be made.
+			return nil, Invalid("value_error", "member_id is required: the customer has no owner member.", nil, "input", "memberId")
+		}
 	}
 	return m, err
 }

@@ -40,7 +40,8 @@ func GetMemberByExternalID(ctx context.Context, q sqlx.ExtContext, customerID uu
 }
 
 // EnsureOwnerMember returns the customer's owner member, creating it from the customer's
-// email when missing. Concurrent callers converge on one row through the owner unique index.
+// email when missing. When a concurrent caller inserts first, ON CONFLICT waits for it and
+// skips, but the statement's snapshot predates that row; a second statement sees it.
 func EnsureOwnerMember(ctx context.Context, q sqlx.ExtContext, c *Customer) (*Member, error) {
 	var m Member
 	err := sqlx.GetContext(ctx, q, &m, `WITH ins AS (
@@ -51,5 +52,13 @@ func EnsureOwnerMember(ctx context.Context, q sqlx.ExtContext, c *Customer) (*Me
 		SELECT `+memberColumns+` FROM members
 		WHERE customer_id = $2 AND role = 'owner' AND deleted_at IS NULL LIMIT 1`,
 		c.OrganizationID, c.ID, c.Email, c.Name)
+	if err == nil {
+		return &m, nil
+	}
+	if err = mapErr(err); err != ErrNotFound {
+		return nil, err
+	}
+	err = sqlx.GetContext(ctx, q, &m, `SELECT `+memberColumns+` FROM members
+		WHERE customer_id = $1 AND role = 'owner' AND deleted_at IS NULL`, c.ID)
 	return &m, mapErr(err)
 }

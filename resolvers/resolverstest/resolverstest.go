@@ -114,3 +114,12 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// Get runs a single-row SQL query on the server's database into dest, for checking what
+// the API stored.
+func (s *Server) Get(tb testing.TB, dest any, query string, args ...any) {
+	tb.Helper()
+	if err := s.DB.GetContext(context.Background(), dest, query, args...); err != nil {
+		tb.Fatalf("get %q: %v", strings.Join(strings.Fields(query), " "), err)
+	}
+}
