@@ -75,18 +75,21 @@ func TestAuthorization(t *testing.T) {
 	expired := s.NewToken(t, org.ID, "all")
 	s.Exec(t, `UPDATE organization_access_tokens SET expires_at = now() - interval '1 second' WHERE token = $1`, auth.Hash(s.Secret, expired))
 	gone := s.NewOrg(t, "all")
+	goneCustomer := newCustomer(t, s, gone.Token, "")
+	goneSession := newCustomerSession(t, s, gone.Token, goneCustomer.ID)
 	s.Exec(t, `UPDATE organizations SET deleted_at = now() WHERE id = $1`, gone.ID)
 
 	for name, token := range map[string]string{
-		"a token with an unknown prefix":            "sk_live_abcdef",
-		"a token that is not a Till token":          "hello",
-		"a well-formed token that was never issued": unknown,
-		"a token with a typo":                       string(typo),
-		"a deleted token":                           deleted,
-		"an expired token":                          expired,
-		"a token of a deleted organization":         gone.Token,
-		"an unknown customer session":               auth.Generate(auth.PrefixCustomerSession),
-		"an unknown member session":                 auth.Generate(auth.PrefixMemberSession),
+		"a token with an unknown prefix":               "sk_live_abcdef",
+		"a token that is not a Till token":             "hello",
+		"a well-formed token that was never issued":    unknown,
+		"a token with a typo":                          string(typo),
+		"a deleted token":                              deleted,
+		"an expired token":                             expired,
+		"a token of a deleted organization":            gone.Token,
+		"a customer session of a deleted organization": goneSession,
+		"an unknown customer session":                  auth.Generate(auth.PrefixCustomerSession),
+		"an unknown member session":                    auth.Generate(auth.PrefixMemberSession),
 	} {
 		t.Run(name+" is HTTP 401 invalid_token from the middleware", func(t *testing.T) {
 			res := s.Do(t, token, listDoc, nil)

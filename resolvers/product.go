@@ -70,7 +70,12 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 		if w.MaximumAmount != nil && *w.MaximumAmount < *w.MinimumAmount {
 			return w, Invalid("value_error", "Maximum amount must be greater than or equal to minimum amount.", *in.MaximumAmount, loc("maximumAmount")...)
 		}
-		w.PresetAmount, err = amount(in.PresetAmount, "presetAmount", false)
+		if w.PresetAmount, err = amount(in.PresetAmount, "presetAmount", false); err != nil || w.PresetAmount == nil {
+			return w, err
+		}
+		if *w.PresetAmount < *w.MinimumAmount || (w.MaximumAmount != nil && *w.PresetAmount > *w.MaximumAmount) {
+			return w, Invalid("value_error", "Preset amount must be between the minimum and maximum amounts.", *in.PresetAmount, loc("presetAmount")...)
+		}
 	case "free":
 	case "seat_based":
 		var tiers struct {

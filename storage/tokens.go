@@ -57,10 +57,13 @@ const (
 		GROUP BY t.id, t.user_id, t.scope`
 	resolveCustomerSessionSQL = `SELECT s.id, s.organization_id, s.customer_id
 		FROM customer_sessions s JOIN customers c ON c.id = s.customer_id
-		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL`
+		JOIN organizations o ON o.id = s.organization_id
+		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND o.deleted_at IS NULL`
 	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id
 		FROM member_sessions s JOIN customers c ON c.id = s.customer_id JOIN members m ON m.id = s.member_id
-		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND m.deleted_at IS NULL`
+		JOIN organizations o ON o.id = s.organization_id
+		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND m.deleted_at IS NULL
+		  AND o.deleted_at IS NULL`
 )
 
 // ResolveOrganizationToken finds a live organization access token by hash.
