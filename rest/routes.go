@@ -6,10 +6,10 @@ import "net/http"
 // upstream registers them (the order decides the Allow header of a 405).
 func Routes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "ListCustomerPaymentMethods",
+		{Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "PaymentMethods",
 			Params: []Param{Page(), Limit(), PathUUID4("id", "customerId")}, Field: "paymentMethods"},
 		{Method: http.MethodGet, Path: "/v1/customers/external/{external_id}/payment-methods",
-			Operation: "ListExternalCustomerPaymentMethods",
+			Operation: "PaymentMethods",
 			Params:    []Param{Page(), Limit(), PathString("external_id", "externalCustomerId")}, Field: "paymentMethods"},
 		{Method: http.MethodPatch, Path: "/v1/customer-portal/customers/me", Operation: "PortalUpdateCustomer",
 			Body: &Body{Var: "input", Schema: portalCustomerUpdate()}, Field: "portalUpdateCustomer"},

@@ -128,15 +128,7 @@ func CustomersByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]
 		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
 		return nil, mapErr(err)
 	}
-	byID := make(map[uuid.UUID]*Customer, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	out := make([]*Customer, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
+	return inKeyOrder(ids, rows, func(r *Customer) uuid.UUID { return r.ID }), nil
 }
 
 // CustomerListFilter narrows a customer list.

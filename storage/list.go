@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"github.com/google/uuid"
 	"sort"
 	"strings"
 
@@ -48,4 +49,35 @@ func metadataWhere(column string, filters map[string][]string, where []string, a
 // escapeLike escapes LIKE wildcards in user input.
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// inKeyOrder returns one row per key, in key order, the zero value where a key has no row,
+// as dataloader batch functions must.
+func inKeyOrder[T any](keys []uuid.UUID, rows []T, key func(T) uuid.UUID) []T {
+	idx := make(map[uuid.UUID]T, len(rows))
+	for _, r := range rows {
+		idx[key(r)] = r
+	}
+	out := make([]T, len(keys))
+	for i, k := range keys {
+		out[i] = idx[k]
+	}
+	return out
+}
+
+// groupBy distributes rows over keys, keeping row order within each key.
+func groupBy[T any](keys []uuid.UUID, rows []T, key func(T) uuid.UUID) [][]T {
+	idx := make(map[uuid.UUID][]T, len(keys))
+	for _, r := range rows {
+		k := key(r)
+		idx[k] = append(idx[k], r)
+	}
+	out := make([][]T, len(keys))
+	for i, k := range keys {
+		out[i] = idx[k]
+		if out[i] == nil {
+			out[i] = []T{}
+		}
+	}
+	return out
 }

@@ -81,13 +81,5 @@ func OrganizationsByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	byID := make(map[uuid.UUID]*Organization, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	out := make([]*Organization, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
+	return inKeyOrder(ids, rows, func(r *Organization) uuid.UUID { return r.ID }), nil
 }

@@ -103,20 +103,3 @@ func PaymentMethodsByCustomers(ctx context.Context, q sqlx.ExtContext, customerI
 	}
 	return groupBy(customerIDs, rows, func(p *PaymentMethod) uuid.UUID { return p.CustomerID }), nil
 }
-
-// groupBy distributes rows over keys, keeping row order within each key.
-func groupBy[T any](keys []uuid.UUID, rows []T, key func(T) uuid.UUID) [][]T {
-	idx := make(map[uuid.UUID][]T, len(keys))
-	for _, r := range rows {
-		k := key(r)
-		idx[k] = append(idx[k], r)
-	}
-	out := make([][]T, len(keys))
-	for i, k := range keys {
-		out[i] = idx[k]
-		if out[i] == nil {
-			out[i] = []T{}
-		}
-	}
-	return out
-}

@@ -100,15 +100,7 @@ func ProductsByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*
 		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
 		return nil, mapErr(err)
 	}
-	byID := make(map[uuid.UUID]*Product, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r
-	}
-	out := make([]*Product, len(ids))
-	for i, id := range ids {
-		out[i] = byID[id]
-	}
-	return out, nil
+	return inKeyOrder(ids, rows, func(r *Product) uuid.UUID { return r.ID }), nil
 }
 
 // ProductListFilter narrows a product list.
