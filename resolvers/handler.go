@@ -11,11 +11,11 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/graph"
+	"till/internal/graphiql"
 )
 
 // Limits that keep one query from exhausting the server.
@@ -44,8 +44,11 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 	}
 }
 
+// graphiQLAssets is where the embedded GraphiQL files are served; mount Handler there too.
+const graphiQLAssets = "/graphql/assets/"
+
 // Handler serves /graphql: POST and GET queries with an LRU query cache and automatic
-// persisted queries, and GraphiQL when a browser GETs the page.
+// persisted queries, and GraphiQL (with its files under /graphql/assets/) for browsers.
 func (r *Resolver) Handler() http.Handler {
 	srv := handler.New(r.Schema())
 	srv.AddTransport(transport.Options{})
@@ -58,10 +61,10 @@ func (r *Resolver) Handler() http.Handler {
 	}
 	srv.SetErrorPresenter(ErrorPresenter(r.Logger))
 	srv.SetRecoverFunc(Recover(r.Logger))
-	ide := playground.Handler("Till GraphQL", "/graphql")
+	ide := graphiql.Handler("/graphql", graphiQLAssets)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodGet && req.URL.Query().Get("query") == "" &&
-			strings.Contains(req.Header.Get("Accept"), "text/html") {
+		if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
+			req.URL.Query().Get("query") == "" && strings.Contains(req.Header.Get("Accept"), "text/html") {
 			ide.ServeHTTP(w, req)
 			return
 		}

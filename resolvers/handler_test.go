@@ -1,8 +1,11 @@
 package resolvers_test
 
 import (
+	"encoding/base64"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
+	"html"
+	"regexp"
 
 	"bytes"
 	"crypto/sha256"
@@ -92,6 +95,26 @@ func TestGraphiQLForBrowsers(t *testing.T) {
 	body, _ := io.ReadAll(res.Body)
 	if res.StatusCode != http.StatusOK || !strings.Contains(string(body), "graphiql") {
 		t.Fatalf("GET /graphql from a browser: %d %.200s", res.StatusCode, body)
+	}
+	if strings.Contains(string(body), "cdn.jsdelivr.net") {
+		t.Error("the GraphiQL page loads files from a CDN; it must work offline")
+	}
+	assets := regexp.MustCompile(`(?:src|href)="(/graphql/assets/[^"]+)"\s+integrity="(sha256-[^"]+)"`).FindAllStringSubmatch(string(body), -1)
+	if len(assets) < 4 {
+		t.Fatalf("page references %d embedded assets, want the scripts and styles:\n%s", len(assets), body)
+	}
+	base := strings.TrimSuffix(s.URL, "/graphql")
+	for _, a := range assets {
+		res, err := http.Get(base + a[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		sum := sha256.Sum256(b)
+		if got := "sha256-" + base64.StdEncoding.EncodeToString(sum[:]); res.StatusCode != http.StatusOK || got != html.UnescapeString(a[2]) {
+			t.Errorf("GET %s: status %d, integrity %s, page says %s", a[1], res.StatusCode, got, a[2])
+		}
 	}
 }
 

@@ -94,7 +94,9 @@ func newHTTPHandler(r *resolvers.Resolver, authn func(http.Handler) http.Handler
 		writePlain(w, http.StatusOK, "ready")
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle("/graphql", authn(r.Handler()))
+	graphqlHandler := authn(r.Handler())
+	mux.Handle("/graphql", graphqlHandler)
+	mux.Handle("/graphql/assets/*", graphqlHandler)
 	mux.Mount("/", v1)
 	return mux, nil
 }

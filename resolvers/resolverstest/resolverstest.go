@@ -62,7 +62,9 @@ func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
 		Now:       time.Now,
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", auth.Middleware(r, secret)(r.Handler()))
+	h := auth.Middleware(r, secret)(r.Handler())
+	mux.Handle("/graphql", h)
+	mux.Handle("/graphql/assets/", h)
 	ts := httptest.NewServer(mux)
 	tb.Cleanup(ts.Close)
 	return &Server{DB: db, Secret: secret, Resolver: r, URL: ts.URL + "/graphql", http: ts.Client()}
