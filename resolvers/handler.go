@@ -64,7 +64,7 @@ func (r *Resolver) Handler() http.Handler {
 	ide := graphiql.Handler("/graphql", graphiQLAssets)
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
-			req.URL.Query().Get("query") == "" && strings.Contains(req.Header.Get("Accept"), "text/html") {
+			strings.Contains(req.Header.Get("Accept"), "text/html") {
 			ide.ServeHTTP(w, req)
 			return
 		}
@@ -139,6 +139,11 @@ func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int
 		var d int
 		switch s := s.(type) {
 		case *ast.Field:
+			// Introspection is as deep as the schema's type references, not as the data,
+			// and GraphiQL's standard introspection query is deeper than any data query.
+			if strings.HasPrefix(s.Name, "__") {
+				continue
+			}
 			if len(s.SelectionSet) > 0 {
 				d = 1 + depth(s.SelectionSet, frags, seen+1)
 			}

@@ -131,6 +131,8 @@ func TestDepthLimit(t *testing.T) {
 		{"a query one level deeper is refused", 2, "{ products { items { benefits { id } } } }", false},
 		{"depth counts through fragments", 2, "{ products { ...P } } fragment P on ProductPage { items { benefits { id } } }", false},
 		{"depth counts through inline fragments", 2, "{ products { ... on ProductPage { items { benefits { id } } } } }", false},
+		{"introspection does not count, so IDEs can load the schema", 2,
+			"{ __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
