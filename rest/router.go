@@ -77,7 +77,7 @@ func NewRouter(cfg Config) (http.Handler, error) {
 	rt.mux.NotFound(rt.fallback)
 	rt.mux.MethodNotAllowed(rt.fallback)
 
-	var h http.Handler = rt.mux
+	var h http.Handler = routeOwnPath(rt.mux)
 	if cfg.Authenticate != nil {
 		h = cfg.Authenticate(h)
 	}
@@ -86,6 +86,20 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		versions = []string{DefaultVersion}
 	}
 	return cacheControl(rewriteAPIPrefix(versionCheck(versions, sizeGuard(h)))), nil
+}
+
+// routeOwnPath makes the mux route on the request's URL even when /v1 is mounted in
+// another chi router (cmd/till mounts it at "/"). Such a router shares its route context,
+// whose RoutePath it computed before rewriteAPIPrefix ran, so /api/v1/... would be routed
+// as written and answered 405 by the fallback. Clearing RoutePath keeps the shared context
+// (the outer router still sees the matched pattern, for metrics) but routes on r.URL.
+func routeOwnPath(mux http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rctx := chi.RouteContext(r.Context()); rctx != nil {
+			rctx.RoutePath = ""
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 // routingPath is the path chi matches against.

@@ -42,6 +42,8 @@ func TestCheckAcceptsWhatUpstreamSends(t *testing.T) {
 			`{"error":"RequestValidationError","detail":[{"type":"greater_than","loc":["query","page"],"msg":"Input should be greater than 0","input":"0","ctx":{"gt":0}}]}`},
 		{"a 422 where the operation documents another error", http.MethodPost, "/v1/orders/" + customerID + "/invoice", 422, jsonHeader(),
 			`{"error":"RequestValidationError","detail":[{"type":"uuid_version","loc":["path","id"],"msg":"UUID version 4 expected","input":"x","ctx":{"expected_version":4}}]}`},
+		{"a 422 item whose input is null, as for a missing body", http.MethodPost, "/v1/customer-sessions/", 422, jsonHeader(),
+			`{"error":"RequestValidationError","detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}`},
 		{"a documented 404", http.MethodGet, listPM, 404, jsonHeader(), `{"error":"ResourceNotFound","detail":"Not found"}`},
 		{"a domain error under ResourceNotFound", http.MethodGet, "/v1/orders/" + customerID + "/invoice", 404, jsonHeader(),
 			`{"error":"InvoiceDoesNotExist","detail":"No invoice"}`},

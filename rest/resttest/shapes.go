@@ -127,7 +127,7 @@ func checkValidationBody(doc *openapi3.T, body []byte) error {
 	if err := json.Unmarshal(body, &v); err != nil {
 		return err
 	}
-	if err := ref.Value.VisitJSON(v, openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
+	if err := ref.Value.VisitJSON(withoutNullInputs(v), openapi3.EnableJSONSchema2020(), openapi3.MultiErrors()); err != nil {
 		return err
 	}
 	items, _ := v.(map[string]any)["detail"].([]any)
@@ -147,6 +147,44 @@ func checkValidationBody(doc *openapi3.T, body []byte) error {
 		}
 	}
 	return nil
+}
+
+// withoutNullInputs returns a copy of a 422 body without the items' "input": null keys.
+// ValidationError.input is an untyped schema, which allows null under JSON Schema 2020-12
+// (OpenAPI 3.1), but kin-openapi validates schemas with internal references through its
+// OpenAPI 3.0 fallback, where an untyped schema without "nullable" refuses null. FastAPI
+// sends null inputs (a missing body, a null field), so the key is checked for presence
+// only, by checkValidationBody.
+func withoutNullInputs(v any) any {
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		return v
+	}
+	items, isList := m["detail"].([]any)
+	if !isList {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		out[k] = e
+	}
+	copied := make([]any, len(items))
+	for i, it := range items {
+		im, isItem := it.(map[string]any)
+		if input, has := im["input"]; !isItem || !has || input != nil {
+			copied[i] = it
+			continue
+		}
+		c := make(map[string]any, len(im))
+		for k, e := range im {
+			if k != "input" {
+				c[k] = e
+			}
+		}
+		copied[i] = c
+	}
+	out["detail"] = copied
+	return out
 }
 
 // oauthBody lists the operations whose bodies upstream renders without the
