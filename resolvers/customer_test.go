@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -234,6 +235,17 @@ func TestUpdateCustomer(t *testing.T) {
 		got := update(t, vars{"id": c.ID})
 		if diff := cmp.Diff(c, got); diff != "" {
 			t.Errorf("customer changed by an empty update (-before +after):\n%s", diff)
+		}
+	})
+
+	t.Run("an update that changes nothing leaves modified_at alone", func(t *testing.T) {
+		c := full(t)
+		var before, after *time.Time
+		s.Get(t, &before, `SELECT modified_at FROM customers WHERE id = $1`, c.ID)
+		update(t, vars{"id": c.ID})
+		s.Get(t, &after, `SELECT modified_at FROM customers WHERE id = $1`, c.ID)
+		if before != nil || after != nil {
+			t.Errorf("modified_at went from %v to %v on an empty update", before, after)
 		}
 	})
 

@@ -80,7 +80,11 @@ type CustomerPatch map[string]any
 
 // UpdateCustomer writes the patched columns of a live customer of the given organizations.
 // Column names come from the use case's fixed list, never from input.
+// An empty patch changes nothing, not even modified_at.
 func UpdateCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch CustomerPatch) (*Customer, error) {
+	if len(patch) == 0 {
+		return GetCustomer(ctx, q, orgs, id)
+	}
 	sets := []string{"modified_at = now()"}
 	args := []any{id, pq.Array(orgs)}
 	for col, v := range patch {

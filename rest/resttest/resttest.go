@@ -4,11 +4,6 @@
 // documented gaps (contract §5: undocumented statuses, the extra "error" key
 // of 422 bodies, domain error names under ResourceNotFound) and allows those
 // instead of failing on them.
-//
-// The files carry the build tag "contract" only because go.sum does not yet
-// list kin-openapi's own dependencies (go-openapi/jsonpointer,
-// go-openapi/swag/jsonname, oasdiff/yaml, oasdiff/yaml3,
-// santhosh-tekuri/jsonschema/v6); once it does, delete the tag lines.
 package resttest
 
 import (

@@ -1,0 +1,508 @@
+package rest_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/internal/auth"
+	"till/resolvers"
+	"till/rest"
+	"till/rest/resttest"
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// TestMain stops the test database server after the run and, when the whole suite ran and
+// passed, fails it if some /v1 route never answered a success status in a real-handler test:
+// a new row in rest.Routes() needs a test that reaches it.
+func TestMain(m *testing.M) {
+	code := storagetest.Main(m)
+	if code == 0 && wholeSuite() {
+		if missing := uncoveredRoutes(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: these /v1 routes have no test that reaches their success status through the real handler:\n\t%s\n",
+				strings.Join(missing, "\n\t"))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// wholeSuite reports whether every test ran: a -run, -skip or -list filter leaves routes
+// unexercised on purpose, so coverage is only judged on a full run.
+func wholeSuite() bool {
+	for _, name := range []string{"test.run", "test.skip", "test.list"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// routeCoverage records which routes answered a success status through the real handler.
+var routeCoverage = struct {
+	sync.Mutex
+	hit map[string]bool
+}{hit: map[string]bool{}}
+
+// routeKey names a route as "METHOD /path/pattern".
+func routeKey(method, pattern string) string { return method + " " + pattern }
+
+// patternRegexp turns a chi pattern into an anchored regexp over the escaped path.
+func patternRegexp(pattern string) *regexp.Regexp {
+	quoted := regexp.QuoteMeta(pattern)
+	return regexp.MustCompile(`^` + regexp.MustCompile(`\\\{[^}]*\\\}`).ReplaceAllString(quoted, `[^/]+`) + `$`)
+}
+
+// recordCoverage marks the route a successful request reached.
+func recordCoverage(req *http.Request, status int) {
+	if status < 200 || status > 299 {
+		return
+	}
+	path := req.URL.EscapedPath()
+	if strings.HasPrefix(path, "/api/v1/") {
+		path = strings.TrimPrefix(path, "/api")
+	}
+	method := req.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	for _, route := range rest.Routes() {
+		if route.Method == method && patternRegexp(route.Path).MatchString(path) {
+			routeCoverage.Lock()
+			routeCoverage.hit[routeKey(route.Method, route.Path)] = true
+			routeCoverage.Unlock()
+			return
+		}
+	}
+}
+
+// uncoveredRoutes lists the routes no successful request reached, sorted.
+func uncoveredRoutes() []string {
+	routeCoverage.Lock()
+	defer routeCoverage.Unlock()
+	var missing []string
+	for _, route := range rest.Routes() {
+		if key := routeKey(route.Method, route.Path); !routeCoverage.hit[key] {
+			missing = append(missing, key)
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+// portalURL is the portal base of the test resolver, so tests can predict portal links.
+const portalURL = "http://till.test"
+
+// v1 is the real /v1 handler, wired as cmd/till wires it, over a fresh database.
+type v1 struct {
+	h      http.Handler
+	db     *sqlx.DB
+	secret []byte
+}
+
+// newV1 builds the production /v1 stack (bearer middleware, route table, persisted
+// operations, resolvers) over a database of this test's own.
+func newV1(tb testing.TB) *v1 {
+	tb.Helper()
+	db := storagetest.New(tb)
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	logger := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now}
+	h, err := rest.New(r, auth.Middleware(r, secret), logger)
+	if err != nil {
+		tb.Fatalf("rest.New: %v", err)
+	}
+	return &v1{h: h, db: db, secret: secret}
+}
+
+// org is an organization with an organization access token.
+type org struct {
+	ID    uuid.UUID
+	Slug  string
+	Token string
+}
+
+// newOrg creates an organization with a token carrying scope (space separated).
+func (s *v1) newOrg(tb testing.TB, scope string) org {
+	tb.Helper()
+	slug := "org-" + randomHex(6)
+	o, err := storage.CreateOrganization(context.Background(), s.db, "Org "+slug, slug)
+	if err != nil {
+		tb.Fatalf("creating organization: %v", err)
+	}
+	return org{ID: o.ID, Slug: slug, Token: s.newToken(tb, o.ID, scope)}
+}
+
+// newToken creates another organization access token for orgID.
+func (s *v1) newToken(tb testing.TB, orgID uuid.UUID, scope string) string {
+	tb.Helper()
+	tok := auth.Generate(auth.PrefixOrganizationAccessToken)
+	if _, err := storage.CreateOrganizationToken(context.Background(), s.db, orgID, auth.Hash(s.secret, tok), scope, "", nil); err != nil {
+		tb.Fatalf("creating organization token: %v", err)
+	}
+	return tok
+}
+
+// newCustomer creates an individual customer with a unique email and the given external id
+// (none when empty).
+func (s *v1) newCustomer(tb testing.TB, orgID uuid.UUID, externalID string) *storage.Customer {
+	tb.Helper()
+	w := storage.CustomerWrite{Email: ptr("c-" + randomHex(4) + "@example.com"), Name: ptr("Ada")}
+	if externalID != "" {
+		w.ExternalID = &externalID
+	}
+	c, err := storage.CreateCustomer(context.Background(), s.db, orgID, w)
+	if err != nil {
+		tb.Fatalf("creating customer: %v", err)
+	}
+	return c
+}
+
+// addCard stores a card for a customer, created age ago so tests control the newest-first
+// order.
+func (s *v1) addCard(tb testing.TB, orgID, customerID uuid.UUID, last4 string, age time.Duration) uuid.UUID {
+	tb.Helper()
+	return s.addMethod(tb, orgID, customerID, storage.PaymentMethodWrite{Type: "card",
+		Brand: ptr("visa"), Last4: ptr(last4), ExpMonth: ptr(12), ExpYear: ptr(2030)}, age)
+}
+
+// addMethod stores any payment method, created age ago.
+func (s *v1) addMethod(tb testing.TB, orgID, customerID uuid.UUID, w storage.PaymentMethodWrite, age time.Duration) uuid.UUID {
+	tb.Helper()
+	w.Processor, w.ProcessorID = "stripe", "pm_"+randomHex(8)
+	pm, err := storage.CreatePaymentMethod(context.Background(), s.db, orgID, customerID, w)
+	if err != nil {
+		tb.Fatalf("creating payment method: %v", err)
+	}
+	s.exec(tb, `UPDATE payment_methods SET created_at = now() - $2::interval WHERE id = $1`, pm.ID,
+		fmt.Sprintf("%d microseconds", age.Microseconds()))
+	return pm.ID
+}
+
+// exec runs a statement on the test database, for states the API cannot reach.
+func (s *v1) exec(tb testing.TB, query string, args ...any) {
+	tb.Helper()
+	if _, err := s.db.ExecContext(context.Background(), query, args...); err != nil {
+		tb.Fatalf("exec %q: %v", strings.Join(strings.Fields(query), " "), err)
+	}
+}
+
+// customerRow is the stored customer as JSON, for proving a failed request wrote nothing.
+func (s *v1) customerRow(tb testing.TB, id uuid.UUID) string {
+	tb.Helper()
+	var row string
+	if err := s.db.GetContext(context.Background(), &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id); err != nil {
+		tb.Fatalf("reading customer row: %v", err)
+	}
+	return row
+}
+
+// session opens a portal session for a customer through POST /v1/customer-sessions/ and
+// returns its token.
+func (s *v1) session(tb testing.TB, orgToken string, customerID uuid.UUID) string {
+	tb.Helper()
+	rec := s.do(tb, call{method: http.MethodPost, target: "/v1/customer-sessions/", token: orgToken,
+		body: fmt.Sprintf(`{"customer_id":%q}`, customerID)})
+	if rec.Code != http.StatusCreated {
+		tb.Fatalf("creating customer session: %d %s", rec.Code, rec.Body)
+	}
+	var out struct{ Token string }
+	decodeJSON(tb, rec.Body.Bytes(), &out)
+	return out.Token
+}
+
+// call is one HTTP request to /v1.
+type call struct {
+	method, target string
+	token          string            // bearer token; none when empty
+	body           string            // sent with Content-Length as a client would
+	header         map[string]string // extra headers; a "" value deletes the header
+}
+
+// request builds the call's *http.Request.
+func (c call) request() *http.Request {
+	method := c.method
+	if method == "" {
+		method = http.MethodGet
+	}
+	req := resttest.NewRequest(method, c.target, c.body)
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	for k, v := range c.header {
+		if v == "" {
+			req.Header.Del(k)
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	return req
+}
+
+// do sends the call through the real handler, validates the answer against the contract and
+// records which route a success reached.
+func (s *v1) do(tb testing.TB, c call) *httptest.ResponseRecorder {
+	tb.Helper()
+	return s.serve(tb, c.request())
+}
+
+// serve is do for a hand-built request.
+func (s *v1) serve(tb testing.TB, req *http.Request) *httptest.ResponseRecorder {
+	tb.Helper()
+	rec := resttest.Serve(tb, s.h, req)
+	if rec.Code >= 500 {
+		tb.Errorf("%s %s answered %d: %s", req.Method, req.URL, rec.Code, rec.Body)
+	}
+	recordCoverage(req, rec.Code)
+	return rec
+}
+
+// want is what a test expects of an answer; zero fields are not checked.
+type want struct {
+	status  int
+	error   string            // the "error" key
+	detail  string            // a string "detail"
+	items   []item            // 422 items, compared on type, loc, msg (and input/ctx when set)
+	headers map[string]string // exact header values; "" means the header must be absent
+	body    string            // the exact body, compact JSON
+	has     []string          // substrings of the body, for fields a case pins
+}
+
+// item is the part of a 422 item a test pins.
+type item struct {
+	Type  string
+	Loc   []any
+	Msg   string // compared when non-empty
+	Input any    // compared when non-nil; use jsonNull for an explicit null
+	Ctx   any    // compared when non-nil
+}
+
+// jsonNull stands for an expected JSON null input.
+type jsonNullType struct{}
+
+var jsonNull = jsonNullType{}
+
+// check compares an answer with w.
+func (w want) check(tb testing.TB, rec *httptest.ResponseRecorder) {
+	tb.Helper()
+	body := rec.Body.Bytes()
+	if w.status != 0 && rec.Code != w.status {
+		tb.Fatalf("status = %d, want %d; body %s", rec.Code, w.status, body)
+	}
+	if w.error != "" {
+		if got := resttest.ErrorName(body); got != w.error {
+			tb.Errorf(`"error" = %q, want %q; body %s`, got, w.error, body)
+		}
+	}
+	if w.detail != "" {
+		if got := resttest.Detail(body); got != w.detail {
+			tb.Errorf(`"detail" = %q, want %q`, got, w.detail)
+		}
+	}
+	if w.items != nil {
+		checkItems(tb, resttest.Items(tb, body), w.items)
+	}
+	for k, v := range w.headers {
+		got, present := rec.Header()[http.CanonicalHeaderKey(k)]
+		switch {
+		case v == "" && present:
+			tb.Errorf("header %s = %q, want it absent", k, got)
+		case v != "" && (len(got) != 1 || got[0] != v):
+			tb.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	for _, sub := range w.has {
+		if !strings.Contains(rec.Body.String(), sub) {
+			tb.Errorf("body lacks %s: %s", sub, body)
+		}
+	}
+	if w.body != "" && rec.Body.String() != compactJSON(tb, w.body) {
+		tb.Errorf("body = %s\nwant   %s", body, compactJSON(tb, w.body))
+	}
+}
+
+// checkItems compares 422 items on what the want pins.
+func checkItems(tb testing.TB, got []resttest.Item, want []item) {
+	tb.Helper()
+	type view struct {
+		Type  string
+		Loc   []any
+		Msg   string
+		Input any
+		Ctx   any
+	}
+	norm := func(raw json.RawMessage) any {
+		if len(raw) == 0 {
+			return nil
+		}
+		var v any
+		_ = json.Unmarshal(raw, &v)
+		if v == nil {
+			return jsonNull
+		}
+		return v
+	}
+	gotViews := make([]view, len(got))
+	for i, g := range got {
+		loc := make([]any, len(g.Loc))
+		for j, l := range g.Loc {
+			if n, isNum := l.(float64); isNum {
+				l = int(n)
+			}
+			loc[j] = l
+		}
+		gotViews[i] = view{Type: g.Type, Loc: loc, Msg: g.Msg}
+		if i < len(want) && want[i].Msg == "" {
+			gotViews[i].Msg = "" // the case does not pin it (e.g. the long country enum list)
+		}
+		if i < len(want) && want[i].Input != nil {
+			gotViews[i].Input = norm(g.Input)
+		}
+		if i < len(want) && want[i].Ctx != nil {
+			gotViews[i].Ctx = norm(g.Ctx)
+		}
+	}
+	wantViews := make([]view, len(want))
+	for i, w := range want {
+		wantViews[i] = view{Type: w.Type, Loc: w.Loc, Msg: w.Msg, Input: w.Input, Ctx: w.Ctx}
+	}
+	if diff := cmp.Diff(wantViews, gotViews); diff != "" {
+		tb.Errorf("422 items (-want +got):\n%s", diff)
+	}
+}
+
+// Headers every test pins on the auth pipeline's answers.
+const (
+	challenge             = `Bearer realm="till"`
+	invalidTokenChallenge = `Bearer realm="till", error="invalid_token", error_description="The access token provided is expired, revoked, malformed, or invalid for other reasons."`
+	invalidTokenBody      = `{"error":"invalid_token","error_description":"The access token provided is expired, revoked, malformed, or invalid for other reasons."}`
+	insufficientScopeBody = `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token."}`
+	unauthorizedBody      = `{"error":"Unauthorized","detail":"Unauthorized"}`
+	notFoundBody          = `{"detail":"Not Found"}`
+	methodNotAllowedBody  = `{"detail":"Method Not Allowed"}`
+	resourceNotFoundBody  = `{"error":"ResourceNotFound","detail":"Not found"}`
+)
+
+// scopeChallenge is the WWW-Authenticate of a 403 insufficient_scope for these scopes.
+func scopeChallenge(scopes string) string {
+	return `Bearer realm="till", scope="` + scopes + `", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token."`
+}
+
+// unauthorized is the 401 of an anonymous (or downgraded) caller on an authenticated route.
+func unauthorized() want {
+	return want{status: http.StatusUnauthorized, body: unauthorizedBody, headers: map[string]string{"WWW-Authenticate": challenge}}
+}
+
+// invalidToken is the 401 of a bearer token that resolves to nothing.
+func invalidToken() want {
+	return want{status: http.StatusUnauthorized, body: invalidTokenBody, headers: map[string]string{
+		"WWW-Authenticate": invalidTokenChallenge, "Cache-Control": "no-store", "Pragma": "no-cache"}}
+}
+
+// insufficientScope is the 403 of a token without any of scopes.
+func insufficientScope(scopes string) want {
+	return want{status: http.StatusForbidden, body: insufficientScopeBody, headers: map[string]string{
+		"WWW-Authenticate": scopeChallenge(scopes), "Cache-Control": "no-store", "Pragma": "no-cache"}}
+}
+
+// validation is a 422 RequestValidationError with these items.
+func validation(items ...item) want {
+	return want{status: http.StatusUnprocessableEntity, error: "RequestValidationError", items: items}
+}
+
+// polarValidation is a 422 PolarRequestValidationError with these items.
+func polarValidation(items ...item) want {
+	return want{status: http.StatusUnprocessableEntity, error: "PolarRequestValidationError", items: items}
+}
+
+// decodeJSON decodes a response body.
+func decodeJSON(tb testing.TB, body []byte, out any) {
+	tb.Helper()
+	if err := json.Unmarshal(body, out); err != nil {
+		tb.Fatalf("decoding %s: %v", body, err)
+	}
+}
+
+// keysOf returns the sorted keys of a JSON object.
+func keysOf(tb testing.TB, raw json.RawMessage) []string {
+	tb.Helper()
+	var m map[string]json.RawMessage
+	decodeJSON(tb, raw, &m)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// methodPage is a payment-method list body.
+type methodPage struct {
+	Items []struct {
+		ID             uuid.UUID `json:"id"`
+		CustomerID     uuid.UUID `json:"customer_id"`
+		Type           string    `json:"type"`
+		Processor      string    `json:"processor"`
+		IsDefault      *bool     `json:"is_default"`
+		MethodMetadata *struct {
+			Brand    string  `json:"brand"`
+			Last4    string  `json:"last4"`
+			ExpMonth int     `json:"exp_month"`
+			ExpYear  int     `json:"exp_year"`
+			Wallet   *string `json:"wallet"`
+		} `json:"method_metadata"`
+	} `json:"items"`
+	Pagination struct {
+		TotalCount int `json:"total_count"`
+		MaxPage    int `json:"max_page"`
+	} `json:"pagination"`
+	raw []json.RawMessage
+}
+
+// decodeMethods decodes a payment-method list and keeps each item's raw JSON.
+func decodeMethods(tb testing.TB, body []byte) methodPage {
+	tb.Helper()
+	var p methodPage
+	decodeJSON(tb, body, &p)
+	var raw struct{ Items []json.RawMessage }
+	decodeJSON(tb, body, &raw)
+	p.raw = raw.Items
+	return p
+}
+
+// ids lists the page's item ids in order.
+func (p methodPage) ids() []uuid.UUID {
+	out := make([]uuid.UUID, len(p.Items))
+	for i, it := range p.Items {
+		out[i] = it.ID
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
