@@ -3,8 +3,9 @@ GO ?= go
 
 .PHONY: run test generate bench build lint
 
-run:
-	$(GO) run ./cmd/till serve
+# run builds first and execs the binary so Ctrl-C reaches Till alone and make exits cleanly.
+run: build
+	@exec ./bin/till serve
 
 test:
 	$(GO) test -count=1 ./...
