@@ -2,9 +2,19 @@ package rest
 
 import "net/http"
 
-// Routes is the /v1 route table: one row per upstream operation Till serves, in the order
-// upstream registers them (the order decides the Allow header of a 405).
+// Routes is the /v1 route table: one row per upstream operation Till serves, grouped by
+// area, each group in the order upstream registers its routes (the order decides the Allow
+// header of a 405).
 func Routes() []Route {
+	var all []Route
+	for _, group := range [][]Route{customerRoutes(), orderRoutes(), subscriptionRoutes(), checkoutRoutes(), grantRoutes()} {
+		all = append(all, group...)
+	}
+	return all
+}
+
+// customerRoutes serve customers' payment methods, sessions and the portal's customer.
+func customerRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "PaymentMethods",
 			Params: []Param{Page(), Limit(), PathUUID4("id", "customerId")}, Field: "paymentMethods"},

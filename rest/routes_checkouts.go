@@ -1,0 +1,6 @@
+package rest
+
+// checkoutRoutes serve checkout sessions.
+func checkoutRoutes() []Route {
+	return nil
+}

@@ -1,0 +1,63 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// DomainEvent is one state change of an organization's data, as webhooks report it.
+type DomainEvent struct {
+	ID             uuid.UUID  `db:"id"`
+	CreatedAt      time.Time  `db:"created_at"`
+	OrganizationID uuid.UUID  `db:"organization_id"`
+	Type           string     `db:"type"`
+	ObjectID       uuid.UUID  `db:"object_id"`
+	Payload        *string    `db:"payload"`
+	RenderedAt     *time.Time `db:"rendered_at"`
+}
+
+const domainEventColumns = `id, created_at, organization_id, type, object_id, payload, rendered_at`
+
+// InsertDomainEvent records an event; call it in the transaction of the change it reports.
+func InsertDomainEvent(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, typ string, objectID uuid.UUID) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO domain_events (organization_id, type, object_id)
+		VALUES ($1, $2, $3) RETURNING id`, orgID, typ, objectID)
+	return id, mapErr(err)
+}
+
+// UnrenderedDomainEvents lists events whose payload is still missing, oldest first; ids
+// narrows the list when not empty.
+func UnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID, limit int) ([]*DomainEvent, error) {
+	var rows []*DomainEvent
+	err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+domainEventColumns+` FROM domain_events
+		WHERE payload IS NULL AND (cardinality($1::uuid[]) = 0 OR id = ANY($1))
+		ORDER BY created_at LIMIT $2`, pq.Array(ids), limit)
+	return rows, mapErr(err)
+}
+
+// SetDomainEventPayload stores a rendered payload once; a second renderer changes nothing.
+func SetDomainEventPayload(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, payload string) error {
+	_, err := q.ExecContext(ctx, `UPDATE domain_events SET payload = $2, rendered_at = now()
+		WHERE id = $1 AND payload IS NULL`, id, payload)
+	return mapErr(err)
+}
+
+// DomainEventFilter narrows an event list.
+type DomainEventFilter struct {
+	Types     []string
+	ObjectIDs []uuid.UUID
+}
+
+// ListDomainEvents returns one page of an organization's events, newest first.
+func ListDomainEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DomainEventFilter, p Page) ([]*DomainEvent, int, error) {
+	where := []string{"organization_id = ANY($1)", "(cardinality($2::text[]) = 0 OR type = ANY($2))",
+		"(cardinality($3::uuid[]) = 0 OR object_id = ANY($3))"}
+	args := []any{pq.Array(orgs), pq.Array(f.Types), pq.Array(f.ObjectIDs)}
+	return listPage[*DomainEvent](ctx, q, "SELECT "+domainEventColumns+" FROM domain_events", where, args,
+		" ORDER BY created_at DESC, id", p)
+}
