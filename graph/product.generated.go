@@ -1767,6 +1767,22 @@ func (ec *executionContext) marshalNAmountType2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) unmarshalNInterval2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNInterval2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNPriceInput2ᚕᚖtillᚋgraphᚋmodelᚐPriceInputᚄ(ctx context.Context, v any) ([]*model.PriceInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -1932,12 +1948,26 @@ func (ec *executionContext) unmarshalOPriceInput2ᚕᚖtillᚋgraphᚋmodelᚐPr
 	return res, nil
 }
 
+func (ec *executionContext) marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx context.Context, sel ast.SelectionSet, v *storage.Product) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Product(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOProductFilter2ᚖtillᚋgraphᚋmodelᚐProductFilter(ctx context.Context, v any) (*model.ProductFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputProductFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOProductPrice2ᚖtillᚋstorageᚐProductPrice(ctx context.Context, sel ast.SelectionSet, v *storage.ProductPrice) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProductPrice(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOProductVisibility2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

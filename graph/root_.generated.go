@@ -24,11 +24,19 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Benefit() BenefitResolver
+	BenefitGrant() BenefitGrantResolver
+	Checkout() CheckoutResolver
 	Customer() CustomerResolver
+	CustomerSeat() CustomerSeatResolver
+	Discount() DiscountResolver
+	DomainEvent() DomainEventResolver
+	LicenseKey() LicenseKeyResolver
 	Me() MeResolver
 	Mutation() MutationResolver
+	Order() OrderResolver
 	Product() ProductResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -64,6 +72,31 @@ type ComplexityRoot struct {
 		VisibilityConfigurable func(childComplexity int) int
 	}
 
+	BenefitGrant struct {
+		Benefit        func(childComplexity int) int
+		BenefitID      func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Customer       func(childComplexity int) int
+		CustomerID     func(childComplexity int) int
+		Error          func(childComplexity int) int
+		GrantedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IsGranted      func(childComplexity int) int
+		IsRevoked      func(childComplexity int) int
+		Member         func(childComplexity int) int
+		MemberID       func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrderID        func(childComplexity int) int
+		Properties     func(childComplexity int) int
+		RevokedAt      func(childComplexity int) int
+		SubscriptionID func(childComplexity int) int
+	}
+
+	BenefitGrantPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	BenefitPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
@@ -75,6 +108,72 @@ type ComplexityRoot struct {
 		ExpYear  func(childComplexity int) int
 		Last4    func(childComplexity int) int
 		Wallet   func(childComplexity int) int
+	}
+
+	Checkout struct {
+		ActiveTrialInterval      func(childComplexity int) int
+		ActiveTrialIntervalCount func(childComplexity int) int
+		AllowDiscountCodes       func(childComplexity int) int
+		AllowTrial               func(childComplexity int) int
+		Amount                   func(childComplexity int) int
+		ClientSecret             func(childComplexity int) int
+		CreatedAt                func(childComplexity int) int
+		Currency                 func(childComplexity int) int
+		CustomFieldData          func(childComplexity int) int
+		CustomerBillingAddress   func(childComplexity int) int
+		CustomerBillingName      func(childComplexity int) int
+		CustomerEmail            func(childComplexity int) int
+		CustomerID               func(childComplexity int) int
+		CustomerIPAddress        func(childComplexity int) int
+		CustomerMetadata         func(childComplexity int) int
+		CustomerName             func(childComplexity int) int
+		CustomerTaxID            func(childComplexity int) int
+		Discount                 func(childComplexity int) int
+		DiscountAmount           func(childComplexity int) int
+		DiscountID               func(childComplexity int) int
+		EmbedOrigin              func(childComplexity int) int
+		ExpiresAt                func(childComplexity int) int
+		ExternalCustomerID       func(childComplexity int) int
+		ID                       func(childComplexity int) int
+		IsBusinessCustomer       func(childComplexity int) int
+		IsDiscountApplicable     func(childComplexity int) int
+		IsFreeProductPrice       func(childComplexity int) int
+		IsPaymentFormRequired    func(childComplexity int) int
+		IsPaymentRequired        func(childComplexity int) int
+		IsPaymentSetupRequired   func(childComplexity int) int
+		Locale                   func(childComplexity int) int
+		MaxSeats                 func(childComplexity int) int
+		Metadata                 func(childComplexity int) int
+		MinSeats                 func(childComplexity int) int
+		ModifiedAt               func(childComplexity int) int
+		NetAmount                func(childComplexity int) int
+		OrganizationID           func(childComplexity int) int
+		PaymentMethodType        func(childComplexity int) int
+		PaymentProcessor         func(childComplexity int) int
+		PaymentProcessorMetadata func(childComplexity int) int
+		Product                  func(childComplexity int) int
+		ProductID                func(childComplexity int) int
+		ProductPrice             func(childComplexity int) int
+		ProductPriceID           func(childComplexity int) int
+		Products                 func(childComplexity int) int
+		RequireBillingAddress    func(childComplexity int) int
+		ReturnURL                func(childComplexity int) int
+		Seats                    func(childComplexity int) int
+		Status                   func(childComplexity int) int
+		SubscriptionID           func(childComplexity int) int
+		SuccessURL               func(childComplexity int) int
+		TaxAmount                func(childComplexity int) int
+		TaxBehavior              func(childComplexity int) int
+		TotalAmount              func(childComplexity int) int
+		TrialEnd                 func(childComplexity int) int
+		TrialInterval            func(childComplexity int) int
+		TrialIntervalCount       func(childComplexity int) int
+		URL                      func(childComplexity int) int
+	}
+
+	CheckoutPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -106,6 +205,24 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	CustomerSeat struct {
+		ClaimedAt                func(childComplexity int) int
+		CreatedAt                func(childComplexity int) int
+		CustomerEmail            func(childComplexity int) int
+		CustomerID               func(childComplexity int) int
+		Email                    func(childComplexity int) int
+		ID                       func(childComplexity int) int
+		InvitationTokenExpiresAt func(childComplexity int) int
+		Member                   func(childComplexity int) int
+		MemberID                 func(childComplexity int) int
+		ModifiedAt               func(childComplexity int) int
+		OrderID                  func(childComplexity int) int
+		RevokedAt                func(childComplexity int) int
+		SeatMetadata             func(childComplexity int) int
+		Status                   func(childComplexity int) int
+		SubscriptionID           func(childComplexity int) int
+	}
+
 	CustomerSession struct {
 		CreatedAt         func(childComplexity int) int
 		Customer          func(childComplexity int) int
@@ -116,6 +233,65 @@ type ComplexityRoot struct {
 		ModifiedAt        func(childComplexity int) int
 		ReturnURL         func(childComplexity int) int
 		Token             func(childComplexity int) int
+	}
+
+	Discount struct {
+		Amount                    func(childComplexity int) int
+		BasisPoints               func(childComplexity int) int
+		Code                      func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Currency                  func(childComplexity int) int
+		Duration                  func(childComplexity int) int
+		DurationInMonths          func(childComplexity int) int
+		EndsAt                    func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaxRedemptions            func(childComplexity int) int
+		MaxRedemptionsPerCustomer func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		ModifiedAt                func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		OrganizationID            func(childComplexity int) int
+		Products                  func(childComplexity int) int
+		RedemptionsCount          func(childComplexity int) int
+		StartsAt                  func(childComplexity int) int
+		Type                      func(childComplexity int) int
+	}
+
+	DiscountPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	DomainEvent struct {
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		ObjectID  func(childComplexity int) int
+		Payload   func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	DomainEventPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	LicenseKey struct {
+		BenefitID        func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		Customer         func(childComplexity int) int
+		CustomerID       func(childComplexity int) int
+		DisplayKey       func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Key              func(childComplexity int) int
+		LastValidatedAt  func(childComplexity int) int
+		LimitActivations func(childComplexity int) int
+		LimitUsage       func(childComplexity int) int
+		ModifiedAt       func(childComplexity int) int
+		OrganizationID   func(childComplexity int) int
+		Status           func(childComplexity int) int
+		Usage            func(childComplexity int) int
+		Validations      func(childComplexity int) int
 	}
 
 	LicenseKeyActivations struct {
@@ -167,6 +343,65 @@ type ComplexityRoot struct {
 		UpdateProductBenefits func(childComplexity int, input model.ProductBenefitsInput) int
 	}
 
+	Order struct {
+		AppliedBalanceAmount func(childComplexity int) int
+		BillingAddress       func(childComplexity int) int
+		BillingName          func(childComplexity int) int
+		BillingReason        func(childComplexity int) int
+		CheckoutID           func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		Currency             func(childComplexity int) int
+		CustomFieldData      func(childComplexity int) int
+		Customer             func(childComplexity int) int
+		CustomerID           func(childComplexity int) int
+		Description          func(childComplexity int) int
+		Discount             func(childComplexity int) int
+		DiscountAmount       func(childComplexity int) int
+		DiscountID           func(childComplexity int) int
+		DueAmount            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		InvoiceNumber        func(childComplexity int) int
+		IsInvoiceGenerated   func(childComplexity int) int
+		Items                func(childComplexity int) int
+		Metadata             func(childComplexity int) int
+		ModifiedAt           func(childComplexity int) int
+		NetAmount            func(childComplexity int) int
+		NextPaymentAttemptAt func(childComplexity int) int
+		Paid                 func(childComplexity int) int
+		PlatformFeeAmount    func(childComplexity int) int
+		PlatformFeeCurrency  func(childComplexity int) int
+		Product              func(childComplexity int) int
+		ProductID            func(childComplexity int) int
+		ReceiptNumber        func(childComplexity int) int
+		RefundableAmount     func(childComplexity int) int
+		RefundableTaxAmount  func(childComplexity int) int
+		RefundedAmount       func(childComplexity int) int
+		RefundedTaxAmount    func(childComplexity int) int
+		Seats                func(childComplexity int) int
+		Status               func(childComplexity int) int
+		Subscription         func(childComplexity int) int
+		SubscriptionID       func(childComplexity int) int
+		SubtotalAmount       func(childComplexity int) int
+		TaxAmount            func(childComplexity int) int
+		TotalAmount          func(childComplexity int) int
+	}
+
+	OrderItem struct {
+		Amount         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Label          func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		ProductPriceID func(childComplexity int) int
+		Proration      func(childComplexity int) int
+		TaxAmount      func(childComplexity int) int
+	}
+
+	OrderPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	Organization struct {
 		AllowCustomerUpdates       func(childComplexity int) int
 		AvatarURL                  func(childComplexity int) int
@@ -203,6 +438,15 @@ type ComplexityRoot struct {
 	PaymentMethodPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	PendingSubscriptionUpdate struct {
+		AppliesAt  func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		ModifiedAt func(childComplexity int) int
+		ProductID  func(childComplexity int) int
+		Seats      func(childComplexity int) int
 	}
 
 	Product struct {
@@ -258,11 +502,68 @@ type ComplexityRoot struct {
 		Customer             func(childComplexity int, id uuid.UUID) int
 		CustomerByExternalID func(childComplexity int, externalID string) int
 		Customers            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
+		Events               func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
 		Me                   func(childComplexity int) int
 		Organization         func(childComplexity int, id *uuid.UUID) int
 		PaymentMethods       func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
 		Product              func(childComplexity int, id uuid.UUID) int
 		Products             func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter) int
+	}
+
+	Subscription struct {
+		Amount                      func(childComplexity int) int
+		CancelAtPeriodEnd           func(childComplexity int) int
+		CanceledAt                  func(childComplexity int) int
+		CheckoutID                  func(childComplexity int) int
+		CreatedAt                   func(childComplexity int) int
+		Currency                    func(childComplexity int) int
+		CurrentMeterPeriodEnd       func(childComplexity int) int
+		CurrentMeterPeriodStart     func(childComplexity int) int
+		CurrentPeriodEnd            func(childComplexity int) int
+		CurrentPeriodStart          func(childComplexity int) int
+		CustomFieldData             func(childComplexity int) int
+		Customer                    func(childComplexity int) int
+		CustomerCancellationComment func(childComplexity int) int
+		CustomerCancellationReason  func(childComplexity int) int
+		CustomerID                  func(childComplexity int) int
+		Discount                    func(childComplexity int) int
+		DiscountID                  func(childComplexity int) int
+		EndedAt                     func(childComplexity int) int
+		EndsAt                      func(childComplexity int) int
+		ID                          func(childComplexity int) int
+		Metadata                    func(childComplexity int) int
+		Meters                      func(childComplexity int) int
+		ModifiedAt                  func(childComplexity int) int
+		PastDueAt                   func(childComplexity int) int
+		PauseAtPeriodEnd            func(childComplexity int) int
+		PausedAt                    func(childComplexity int) int
+		PendingUpdate               func(childComplexity int) int
+		Prices                      func(childComplexity int) int
+		Product                     func(childComplexity int) int
+		ProductID                   func(childComplexity int) int
+		RecurringInterval           func(childComplexity int) int
+		RecurringIntervalCount      func(childComplexity int) int
+		ResumesAt                   func(childComplexity int) int
+		Seats                       func(childComplexity int) int
+		StartedAt                   func(childComplexity int) int
+		Status                      func(childComplexity int) int
+		TrialEnd                    func(childComplexity int) int
+		TrialStart                  func(childComplexity int) int
+	}
+
+	SubscriptionMeter struct {
+		Amount        func(childComplexity int) int
+		ConsumedUnits func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		CreditedUnits func(childComplexity int) int
+		ID            func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+	}
+
+	SubscriptionPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 }
 
@@ -408,6 +709,122 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Benefit.VisibilityConfigurable(childComplexity), true
 
+	case "BenefitGrant.benefit":
+		if e.ComplexityRoot.BenefitGrant.Benefit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.Benefit(childComplexity), true
+	case "BenefitGrant.benefitId":
+		if e.ComplexityRoot.BenefitGrant.BenefitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.BenefitID(childComplexity), true
+	case "BenefitGrant.createdAt":
+		if e.ComplexityRoot.BenefitGrant.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.CreatedAt(childComplexity), true
+	case "BenefitGrant.customer":
+		if e.ComplexityRoot.BenefitGrant.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.Customer(childComplexity), true
+	case "BenefitGrant.customerId":
+		if e.ComplexityRoot.BenefitGrant.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.CustomerID(childComplexity), true
+	case "BenefitGrant.error":
+		if e.ComplexityRoot.BenefitGrant.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.Error(childComplexity), true
+	case "BenefitGrant.grantedAt":
+		if e.ComplexityRoot.BenefitGrant.GrantedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.GrantedAt(childComplexity), true
+	case "BenefitGrant.id":
+		if e.ComplexityRoot.BenefitGrant.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.ID(childComplexity), true
+	case "BenefitGrant.isGranted":
+		if e.ComplexityRoot.BenefitGrant.IsGranted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.IsGranted(childComplexity), true
+	case "BenefitGrant.isRevoked":
+		if e.ComplexityRoot.BenefitGrant.IsRevoked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.IsRevoked(childComplexity), true
+	case "BenefitGrant.member":
+		if e.ComplexityRoot.BenefitGrant.Member == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.Member(childComplexity), true
+	case "BenefitGrant.memberId":
+		if e.ComplexityRoot.BenefitGrant.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.MemberID(childComplexity), true
+	case "BenefitGrant.modifiedAt":
+		if e.ComplexityRoot.BenefitGrant.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.ModifiedAt(childComplexity), true
+	case "BenefitGrant.orderId":
+		if e.ComplexityRoot.BenefitGrant.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.OrderID(childComplexity), true
+	case "BenefitGrant.properties":
+		if e.ComplexityRoot.BenefitGrant.Properties == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.Properties(childComplexity), true
+	case "BenefitGrant.revokedAt":
+		if e.ComplexityRoot.BenefitGrant.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.RevokedAt(childComplexity), true
+	case "BenefitGrant.subscriptionId":
+		if e.ComplexityRoot.BenefitGrant.SubscriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.SubscriptionID(childComplexity), true
+
+	case "BenefitGrantPage.items":
+		if e.ComplexityRoot.BenefitGrantPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantPage.Items(childComplexity), true
+	case "BenefitGrantPage.pagination":
+		if e.ComplexityRoot.BenefitGrantPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantPage.Pagination(childComplexity), true
+
 	case "BenefitPage.items":
 		if e.ComplexityRoot.BenefitPage.Items == nil {
 			break
@@ -451,6 +868,368 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CardMetadata.Wallet(childComplexity), true
+
+	case "Checkout.activeTrialInterval":
+		if e.ComplexityRoot.Checkout.ActiveTrialInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ActiveTrialInterval(childComplexity), true
+	case "Checkout.activeTrialIntervalCount":
+		if e.ComplexityRoot.Checkout.ActiveTrialIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ActiveTrialIntervalCount(childComplexity), true
+	case "Checkout.allowDiscountCodes":
+		if e.ComplexityRoot.Checkout.AllowDiscountCodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.AllowDiscountCodes(childComplexity), true
+	case "Checkout.allowTrial":
+		if e.ComplexityRoot.Checkout.AllowTrial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.AllowTrial(childComplexity), true
+	case "Checkout.amount":
+		if e.ComplexityRoot.Checkout.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Amount(childComplexity), true
+	case "Checkout.clientSecret":
+		if e.ComplexityRoot.Checkout.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ClientSecret(childComplexity), true
+	case "Checkout.createdAt":
+		if e.ComplexityRoot.Checkout.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CreatedAt(childComplexity), true
+	case "Checkout.currency":
+		if e.ComplexityRoot.Checkout.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Currency(childComplexity), true
+	case "Checkout.customFieldData":
+		if e.ComplexityRoot.Checkout.CustomFieldData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomFieldData(childComplexity), true
+	case "Checkout.customerBillingAddress":
+		if e.ComplexityRoot.Checkout.CustomerBillingAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerBillingAddress(childComplexity), true
+	case "Checkout.customerBillingName":
+		if e.ComplexityRoot.Checkout.CustomerBillingName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerBillingName(childComplexity), true
+	case "Checkout.customerEmail":
+		if e.ComplexityRoot.Checkout.CustomerEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerEmail(childComplexity), true
+	case "Checkout.customerId":
+		if e.ComplexityRoot.Checkout.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerID(childComplexity), true
+	case "Checkout.customerIpAddress":
+		if e.ComplexityRoot.Checkout.CustomerIPAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerIPAddress(childComplexity), true
+	case "Checkout.customerMetadata":
+		if e.ComplexityRoot.Checkout.CustomerMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerMetadata(childComplexity), true
+	case "Checkout.customerName":
+		if e.ComplexityRoot.Checkout.CustomerName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerName(childComplexity), true
+	case "Checkout.customerTaxId":
+		if e.ComplexityRoot.Checkout.CustomerTaxID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.CustomerTaxID(childComplexity), true
+	case "Checkout.discount":
+		if e.ComplexityRoot.Checkout.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Discount(childComplexity), true
+	case "Checkout.discountAmount":
+		if e.ComplexityRoot.Checkout.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.DiscountAmount(childComplexity), true
+	case "Checkout.discountId":
+		if e.ComplexityRoot.Checkout.DiscountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.DiscountID(childComplexity), true
+	case "Checkout.embedOrigin":
+		if e.ComplexityRoot.Checkout.EmbedOrigin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.EmbedOrigin(childComplexity), true
+	case "Checkout.expiresAt":
+		if e.ComplexityRoot.Checkout.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ExpiresAt(childComplexity), true
+	case "Checkout.externalCustomerId":
+		if e.ComplexityRoot.Checkout.ExternalCustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ExternalCustomerID(childComplexity), true
+	case "Checkout.id":
+		if e.ComplexityRoot.Checkout.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ID(childComplexity), true
+	case "Checkout.isBusinessCustomer":
+		if e.ComplexityRoot.Checkout.IsBusinessCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsBusinessCustomer(childComplexity), true
+	case "Checkout.isDiscountApplicable":
+		if e.ComplexityRoot.Checkout.IsDiscountApplicable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsDiscountApplicable(childComplexity), true
+	case "Checkout.isFreeProductPrice":
+		if e.ComplexityRoot.Checkout.IsFreeProductPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsFreeProductPrice(childComplexity), true
+	case "Checkout.isPaymentFormRequired":
+		if e.ComplexityRoot.Checkout.IsPaymentFormRequired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsPaymentFormRequired(childComplexity), true
+	case "Checkout.isPaymentRequired":
+		if e.ComplexityRoot.Checkout.IsPaymentRequired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsPaymentRequired(childComplexity), true
+	case "Checkout.isPaymentSetupRequired":
+		if e.ComplexityRoot.Checkout.IsPaymentSetupRequired == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.IsPaymentSetupRequired(childComplexity), true
+	case "Checkout.locale":
+		if e.ComplexityRoot.Checkout.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Locale(childComplexity), true
+	case "Checkout.maxSeats":
+		if e.ComplexityRoot.Checkout.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.MaxSeats(childComplexity), true
+	case "Checkout.metadata":
+		if e.ComplexityRoot.Checkout.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Metadata(childComplexity), true
+	case "Checkout.minSeats":
+		if e.ComplexityRoot.Checkout.MinSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.MinSeats(childComplexity), true
+	case "Checkout.modifiedAt":
+		if e.ComplexityRoot.Checkout.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ModifiedAt(childComplexity), true
+	case "Checkout.netAmount":
+		if e.ComplexityRoot.Checkout.NetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.NetAmount(childComplexity), true
+	case "Checkout.organizationId":
+		if e.ComplexityRoot.Checkout.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.OrganizationID(childComplexity), true
+	case "Checkout.paymentMethodType":
+		if e.ComplexityRoot.Checkout.PaymentMethodType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.PaymentMethodType(childComplexity), true
+	case "Checkout.paymentProcessor":
+		if e.ComplexityRoot.Checkout.PaymentProcessor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.PaymentProcessor(childComplexity), true
+	case "Checkout.paymentProcessorMetadata":
+		if e.ComplexityRoot.Checkout.PaymentProcessorMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.PaymentProcessorMetadata(childComplexity), true
+	case "Checkout.product":
+		if e.ComplexityRoot.Checkout.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Product(childComplexity), true
+	case "Checkout.productId":
+		if e.ComplexityRoot.Checkout.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ProductID(childComplexity), true
+	case "Checkout.productPrice":
+		if e.ComplexityRoot.Checkout.ProductPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ProductPrice(childComplexity), true
+	case "Checkout.productPriceId":
+		if e.ComplexityRoot.Checkout.ProductPriceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ProductPriceID(childComplexity), true
+	case "Checkout.products":
+		if e.ComplexityRoot.Checkout.Products == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Products(childComplexity), true
+	case "Checkout.requireBillingAddress":
+		if e.ComplexityRoot.Checkout.RequireBillingAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.RequireBillingAddress(childComplexity), true
+	case "Checkout.returnUrl":
+		if e.ComplexityRoot.Checkout.ReturnURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.ReturnURL(childComplexity), true
+	case "Checkout.seats":
+		if e.ComplexityRoot.Checkout.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Seats(childComplexity), true
+	case "Checkout.status":
+		if e.ComplexityRoot.Checkout.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Status(childComplexity), true
+	case "Checkout.subscriptionId":
+		if e.ComplexityRoot.Checkout.SubscriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.SubscriptionID(childComplexity), true
+	case "Checkout.successUrl":
+		if e.ComplexityRoot.Checkout.SuccessURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.SuccessURL(childComplexity), true
+	case "Checkout.taxAmount":
+		if e.ComplexityRoot.Checkout.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TaxAmount(childComplexity), true
+	case "Checkout.taxBehavior":
+		if e.ComplexityRoot.Checkout.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TaxBehavior(childComplexity), true
+	case "Checkout.totalAmount":
+		if e.ComplexityRoot.Checkout.TotalAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TotalAmount(childComplexity), true
+	case "Checkout.trialEnd":
+		if e.ComplexityRoot.Checkout.TrialEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TrialEnd(childComplexity), true
+	case "Checkout.trialInterval":
+		if e.ComplexityRoot.Checkout.TrialInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TrialInterval(childComplexity), true
+	case "Checkout.trialIntervalCount":
+		if e.ComplexityRoot.Checkout.TrialIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.TrialIntervalCount(childComplexity), true
+	case "Checkout.url":
+		if e.ComplexityRoot.Checkout.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.URL(childComplexity), true
+
+	case "CheckoutPage.items":
+		if e.ComplexityRoot.CheckoutPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPage.Items(childComplexity), true
+	case "CheckoutPage.pagination":
+		if e.ComplexityRoot.CheckoutPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPage.Pagination(childComplexity), true
 
 	case "Customer.avatarUrl":
 		if e.ComplexityRoot.Customer.AvatarURL == nil {
@@ -592,6 +1371,97 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CustomerPage.Pagination(childComplexity), true
 
+	case "CustomerSeat.claimedAt":
+		if e.ComplexityRoot.CustomerSeat.ClaimedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.ClaimedAt(childComplexity), true
+	case "CustomerSeat.createdAt":
+		if e.ComplexityRoot.CustomerSeat.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.CreatedAt(childComplexity), true
+	case "CustomerSeat.customerEmail":
+		if e.ComplexityRoot.CustomerSeat.CustomerEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.CustomerEmail(childComplexity), true
+	case "CustomerSeat.customerId":
+		if e.ComplexityRoot.CustomerSeat.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.CustomerID(childComplexity), true
+	case "CustomerSeat.email":
+		if e.ComplexityRoot.CustomerSeat.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.Email(childComplexity), true
+	case "CustomerSeat.id":
+		if e.ComplexityRoot.CustomerSeat.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.ID(childComplexity), true
+	case "CustomerSeat.invitationTokenExpiresAt":
+		if e.ComplexityRoot.CustomerSeat.InvitationTokenExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.InvitationTokenExpiresAt(childComplexity), true
+	case "CustomerSeat.member":
+		if e.ComplexityRoot.CustomerSeat.Member == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.Member(childComplexity), true
+	case "CustomerSeat.memberId":
+		if e.ComplexityRoot.CustomerSeat.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.MemberID(childComplexity), true
+	case "CustomerSeat.modifiedAt":
+		if e.ComplexityRoot.CustomerSeat.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.ModifiedAt(childComplexity), true
+	case "CustomerSeat.orderId":
+		if e.ComplexityRoot.CustomerSeat.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.OrderID(childComplexity), true
+	case "CustomerSeat.revokedAt":
+		if e.ComplexityRoot.CustomerSeat.RevokedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.RevokedAt(childComplexity), true
+	case "CustomerSeat.seatMetadata":
+		if e.ComplexityRoot.CustomerSeat.SeatMetadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.SeatMetadata(childComplexity), true
+	case "CustomerSeat.status":
+		if e.ComplexityRoot.CustomerSeat.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.Status(childComplexity), true
+	case "CustomerSeat.subscriptionId":
+		if e.ComplexityRoot.CustomerSeat.SubscriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeat.SubscriptionID(childComplexity), true
+
 	case "CustomerSession.createdAt":
 		if e.ComplexityRoot.CustomerSession.CreatedAt == nil {
 			break
@@ -646,6 +1516,275 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerSession.Token(childComplexity), true
+
+	case "Discount.amount":
+		if e.ComplexityRoot.Discount.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Amount(childComplexity), true
+	case "Discount.basisPoints":
+		if e.ComplexityRoot.Discount.BasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.BasisPoints(childComplexity), true
+	case "Discount.code":
+		if e.ComplexityRoot.Discount.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Code(childComplexity), true
+	case "Discount.createdAt":
+		if e.ComplexityRoot.Discount.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.CreatedAt(childComplexity), true
+	case "Discount.currency":
+		if e.ComplexityRoot.Discount.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Currency(childComplexity), true
+	case "Discount.duration":
+		if e.ComplexityRoot.Discount.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Duration(childComplexity), true
+	case "Discount.durationInMonths":
+		if e.ComplexityRoot.Discount.DurationInMonths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.DurationInMonths(childComplexity), true
+	case "Discount.endsAt":
+		if e.ComplexityRoot.Discount.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.EndsAt(childComplexity), true
+	case "Discount.id":
+		if e.ComplexityRoot.Discount.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.ID(childComplexity), true
+	case "Discount.maxRedemptions":
+		if e.ComplexityRoot.Discount.MaxRedemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.MaxRedemptions(childComplexity), true
+	case "Discount.maxRedemptionsPerCustomer":
+		if e.ComplexityRoot.Discount.MaxRedemptionsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.MaxRedemptionsPerCustomer(childComplexity), true
+	case "Discount.metadata":
+		if e.ComplexityRoot.Discount.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Metadata(childComplexity), true
+	case "Discount.modifiedAt":
+		if e.ComplexityRoot.Discount.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.ModifiedAt(childComplexity), true
+	case "Discount.name":
+		if e.ComplexityRoot.Discount.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Name(childComplexity), true
+	case "Discount.organizationId":
+		if e.ComplexityRoot.Discount.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.OrganizationID(childComplexity), true
+	case "Discount.products":
+		if e.ComplexityRoot.Discount.Products == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Products(childComplexity), true
+	case "Discount.redemptionsCount":
+		if e.ComplexityRoot.Discount.RedemptionsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.RedemptionsCount(childComplexity), true
+	case "Discount.startsAt":
+		if e.ComplexityRoot.Discount.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.StartsAt(childComplexity), true
+	case "Discount.type":
+		if e.ComplexityRoot.Discount.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Discount.Type(childComplexity), true
+
+	case "DiscountPage.items":
+		if e.ComplexityRoot.DiscountPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPage.Items(childComplexity), true
+	case "DiscountPage.pagination":
+		if e.ComplexityRoot.DiscountPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPage.Pagination(childComplexity), true
+
+	case "DomainEvent.createdAt":
+		if e.ComplexityRoot.DomainEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEvent.CreatedAt(childComplexity), true
+	case "DomainEvent.id":
+		if e.ComplexityRoot.DomainEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEvent.ID(childComplexity), true
+	case "DomainEvent.objectId":
+		if e.ComplexityRoot.DomainEvent.ObjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEvent.ObjectID(childComplexity), true
+	case "DomainEvent.payload":
+		if e.ComplexityRoot.DomainEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEvent.Payload(childComplexity), true
+	case "DomainEvent.type":
+		if e.ComplexityRoot.DomainEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEvent.Type(childComplexity), true
+
+	case "DomainEventPage.items":
+		if e.ComplexityRoot.DomainEventPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEventPage.Items(childComplexity), true
+	case "DomainEventPage.pagination":
+		if e.ComplexityRoot.DomainEventPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEventPage.Pagination(childComplexity), true
+
+	case "LicenseKey.benefitId":
+		if e.ComplexityRoot.LicenseKey.BenefitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.BenefitID(childComplexity), true
+	case "LicenseKey.createdAt":
+		if e.ComplexityRoot.LicenseKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.CreatedAt(childComplexity), true
+	case "LicenseKey.customer":
+		if e.ComplexityRoot.LicenseKey.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Customer(childComplexity), true
+	case "LicenseKey.customerId":
+		if e.ComplexityRoot.LicenseKey.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.CustomerID(childComplexity), true
+	case "LicenseKey.displayKey":
+		if e.ComplexityRoot.LicenseKey.DisplayKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.DisplayKey(childComplexity), true
+	case "LicenseKey.expiresAt":
+		if e.ComplexityRoot.LicenseKey.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.ExpiresAt(childComplexity), true
+	case "LicenseKey.id":
+		if e.ComplexityRoot.LicenseKey.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.ID(childComplexity), true
+	case "LicenseKey.key":
+		if e.ComplexityRoot.LicenseKey.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Key(childComplexity), true
+	case "LicenseKey.lastValidatedAt":
+		if e.ComplexityRoot.LicenseKey.LastValidatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.LastValidatedAt(childComplexity), true
+	case "LicenseKey.limitActivations":
+		if e.ComplexityRoot.LicenseKey.LimitActivations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.LimitActivations(childComplexity), true
+	case "LicenseKey.limitUsage":
+		if e.ComplexityRoot.LicenseKey.LimitUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.LimitUsage(childComplexity), true
+	case "LicenseKey.modifiedAt":
+		if e.ComplexityRoot.LicenseKey.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.ModifiedAt(childComplexity), true
+	case "LicenseKey.organizationId":
+		if e.ComplexityRoot.LicenseKey.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.OrganizationID(childComplexity), true
+	case "LicenseKey.status":
+		if e.ComplexityRoot.LicenseKey.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Status(childComplexity), true
+	case "LicenseKey.usage":
+		if e.ComplexityRoot.LicenseKey.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Usage(childComplexity), true
+	case "LicenseKey.validations":
+		if e.ComplexityRoot.LicenseKey.Validations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Validations(childComplexity), true
 
 	case "LicenseKeyActivations.enableCustomerAdmin":
 		if e.ComplexityRoot.LicenseKeyActivations.EnableCustomerAdmin == nil {
@@ -904,6 +2043,309 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UpdateProductBenefits(childComplexity, args["input"].(model.ProductBenefitsInput)), true
 
+	case "Order.appliedBalanceAmount":
+		if e.ComplexityRoot.Order.AppliedBalanceAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.AppliedBalanceAmount(childComplexity), true
+	case "Order.billingAddress":
+		if e.ComplexityRoot.Order.BillingAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.BillingAddress(childComplexity), true
+	case "Order.billingName":
+		if e.ComplexityRoot.Order.BillingName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.BillingName(childComplexity), true
+	case "Order.billingReason":
+		if e.ComplexityRoot.Order.BillingReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.BillingReason(childComplexity), true
+	case "Order.checkoutId":
+		if e.ComplexityRoot.Order.CheckoutID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CheckoutID(childComplexity), true
+	case "Order.createdAt":
+		if e.ComplexityRoot.Order.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CreatedAt(childComplexity), true
+	case "Order.currency":
+		if e.ComplexityRoot.Order.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Currency(childComplexity), true
+	case "Order.customFieldData":
+		if e.ComplexityRoot.Order.CustomFieldData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CustomFieldData(childComplexity), true
+	case "Order.customer":
+		if e.ComplexityRoot.Order.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Customer(childComplexity), true
+	case "Order.customerId":
+		if e.ComplexityRoot.Order.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.CustomerID(childComplexity), true
+	case "Order.description":
+		if e.ComplexityRoot.Order.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Description(childComplexity), true
+	case "Order.discount":
+		if e.ComplexityRoot.Order.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Discount(childComplexity), true
+	case "Order.discountAmount":
+		if e.ComplexityRoot.Order.DiscountAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.DiscountAmount(childComplexity), true
+	case "Order.discountId":
+		if e.ComplexityRoot.Order.DiscountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.DiscountID(childComplexity), true
+	case "Order.dueAmount":
+		if e.ComplexityRoot.Order.DueAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.DueAmount(childComplexity), true
+	case "Order.id":
+		if e.ComplexityRoot.Order.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ID(childComplexity), true
+	case "Order.invoiceNumber":
+		if e.ComplexityRoot.Order.InvoiceNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.InvoiceNumber(childComplexity), true
+	case "Order.isInvoiceGenerated":
+		if e.ComplexityRoot.Order.IsInvoiceGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.IsInvoiceGenerated(childComplexity), true
+	case "Order.items":
+		if e.ComplexityRoot.Order.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Items(childComplexity), true
+	case "Order.metadata":
+		if e.ComplexityRoot.Order.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Metadata(childComplexity), true
+	case "Order.modifiedAt":
+		if e.ComplexityRoot.Order.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ModifiedAt(childComplexity), true
+	case "Order.netAmount":
+		if e.ComplexityRoot.Order.NetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.NetAmount(childComplexity), true
+	case "Order.nextPaymentAttemptAt":
+		if e.ComplexityRoot.Order.NextPaymentAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.NextPaymentAttemptAt(childComplexity), true
+	case "Order.paid":
+		if e.ComplexityRoot.Order.Paid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Paid(childComplexity), true
+	case "Order.platformFeeAmount":
+		if e.ComplexityRoot.Order.PlatformFeeAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.PlatformFeeAmount(childComplexity), true
+	case "Order.platformFeeCurrency":
+		if e.ComplexityRoot.Order.PlatformFeeCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.PlatformFeeCurrency(childComplexity), true
+	case "Order.product":
+		if e.ComplexityRoot.Order.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Product(childComplexity), true
+	case "Order.productId":
+		if e.ComplexityRoot.Order.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ProductID(childComplexity), true
+	case "Order.receiptNumber":
+		if e.ComplexityRoot.Order.ReceiptNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.ReceiptNumber(childComplexity), true
+	case "Order.refundableAmount":
+		if e.ComplexityRoot.Order.RefundableAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundableAmount(childComplexity), true
+	case "Order.refundableTaxAmount":
+		if e.ComplexityRoot.Order.RefundableTaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundableTaxAmount(childComplexity), true
+	case "Order.refundedAmount":
+		if e.ComplexityRoot.Order.RefundedAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundedAmount(childComplexity), true
+	case "Order.refundedTaxAmount":
+		if e.ComplexityRoot.Order.RefundedTaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.RefundedTaxAmount(childComplexity), true
+	case "Order.seats":
+		if e.ComplexityRoot.Order.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Seats(childComplexity), true
+	case "Order.status":
+		if e.ComplexityRoot.Order.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Status(childComplexity), true
+	case "Order.subscription":
+		if e.ComplexityRoot.Order.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Subscription(childComplexity), true
+	case "Order.subscriptionId":
+		if e.ComplexityRoot.Order.SubscriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.SubscriptionID(childComplexity), true
+	case "Order.subtotalAmount":
+		if e.ComplexityRoot.Order.SubtotalAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.SubtotalAmount(childComplexity), true
+	case "Order.taxAmount":
+		if e.ComplexityRoot.Order.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.TaxAmount(childComplexity), true
+	case "Order.totalAmount":
+		if e.ComplexityRoot.Order.TotalAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.TotalAmount(childComplexity), true
+
+	case "OrderItem.amount":
+		if e.ComplexityRoot.OrderItem.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.Amount(childComplexity), true
+	case "OrderItem.createdAt":
+		if e.ComplexityRoot.OrderItem.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.CreatedAt(childComplexity), true
+	case "OrderItem.id":
+		if e.ComplexityRoot.OrderItem.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.ID(childComplexity), true
+	case "OrderItem.label":
+		if e.ComplexityRoot.OrderItem.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.Label(childComplexity), true
+	case "OrderItem.modifiedAt":
+		if e.ComplexityRoot.OrderItem.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.ModifiedAt(childComplexity), true
+	case "OrderItem.productPriceId":
+		if e.ComplexityRoot.OrderItem.ProductPriceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.ProductPriceID(childComplexity), true
+	case "OrderItem.proration":
+		if e.ComplexityRoot.OrderItem.Proration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.Proration(childComplexity), true
+	case "OrderItem.taxAmount":
+		if e.ComplexityRoot.OrderItem.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderItem.TaxAmount(childComplexity), true
+
+	case "OrderPage.items":
+		if e.ComplexityRoot.OrderPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPage.Items(childComplexity), true
+	case "OrderPage.pagination":
+		if e.ComplexityRoot.OrderPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPage.Pagination(childComplexity), true
+
 	case "Organization.allowCustomerUpdates":
 		if e.ComplexityRoot.Organization.AllowCustomerUpdates == nil {
 			break
@@ -1063,6 +2505,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PaymentMethodPage.Pagination(childComplexity), true
+
+	case "PendingSubscriptionUpdate.appliesAt":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.AppliesAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.AppliesAt(childComplexity), true
+	case "PendingSubscriptionUpdate.createdAt":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.CreatedAt(childComplexity), true
+	case "PendingSubscriptionUpdate.id":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.ID(childComplexity), true
+	case "PendingSubscriptionUpdate.modifiedAt":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.ModifiedAt(childComplexity), true
+	case "PendingSubscriptionUpdate.productId":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.ProductID(childComplexity), true
+	case "PendingSubscriptionUpdate.seats":
+		if e.ComplexityRoot.PendingSubscriptionUpdate.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingSubscriptionUpdate.Seats(childComplexity), true
 
 	case "Product.benefits":
 		if e.ComplexityRoot.Product.Benefits == nil {
@@ -1350,6 +2829,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter)), true
+	case "Query.events":
+		if e.ComplexityRoot.Query.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Query_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
 
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
@@ -1401,6 +2891,291 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter)), true
+
+	case "Subscription.amount":
+		if e.ComplexityRoot.Subscription.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Amount(childComplexity), true
+	case "Subscription.cancelAtPeriodEnd":
+		if e.ComplexityRoot.Subscription.CancelAtPeriodEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CancelAtPeriodEnd(childComplexity), true
+	case "Subscription.canceledAt":
+		if e.ComplexityRoot.Subscription.CanceledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CanceledAt(childComplexity), true
+	case "Subscription.checkoutId":
+		if e.ComplexityRoot.Subscription.CheckoutID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CheckoutID(childComplexity), true
+	case "Subscription.createdAt":
+		if e.ComplexityRoot.Subscription.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CreatedAt(childComplexity), true
+	case "Subscription.currency":
+		if e.ComplexityRoot.Subscription.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Currency(childComplexity), true
+	case "Subscription.currentMeterPeriodEnd":
+		if e.ComplexityRoot.Subscription.CurrentMeterPeriodEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CurrentMeterPeriodEnd(childComplexity), true
+	case "Subscription.currentMeterPeriodStart":
+		if e.ComplexityRoot.Subscription.CurrentMeterPeriodStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CurrentMeterPeriodStart(childComplexity), true
+	case "Subscription.currentPeriodEnd":
+		if e.ComplexityRoot.Subscription.CurrentPeriodEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CurrentPeriodEnd(childComplexity), true
+	case "Subscription.currentPeriodStart":
+		if e.ComplexityRoot.Subscription.CurrentPeriodStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CurrentPeriodStart(childComplexity), true
+	case "Subscription.customFieldData":
+		if e.ComplexityRoot.Subscription.CustomFieldData == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomFieldData(childComplexity), true
+	case "Subscription.customer":
+		if e.ComplexityRoot.Subscription.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Customer(childComplexity), true
+	case "Subscription.customerCancellationComment":
+		if e.ComplexityRoot.Subscription.CustomerCancellationComment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerCancellationComment(childComplexity), true
+	case "Subscription.customerCancellationReason":
+		if e.ComplexityRoot.Subscription.CustomerCancellationReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerCancellationReason(childComplexity), true
+	case "Subscription.customerId":
+		if e.ComplexityRoot.Subscription.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerID(childComplexity), true
+	case "Subscription.discount":
+		if e.ComplexityRoot.Subscription.Discount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Discount(childComplexity), true
+	case "Subscription.discountId":
+		if e.ComplexityRoot.Subscription.DiscountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.DiscountID(childComplexity), true
+	case "Subscription.endedAt":
+		if e.ComplexityRoot.Subscription.EndedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.EndedAt(childComplexity), true
+	case "Subscription.endsAt":
+		if e.ComplexityRoot.Subscription.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.EndsAt(childComplexity), true
+	case "Subscription.id":
+		if e.ComplexityRoot.Subscription.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ID(childComplexity), true
+	case "Subscription.metadata":
+		if e.ComplexityRoot.Subscription.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Metadata(childComplexity), true
+	case "Subscription.meters":
+		if e.ComplexityRoot.Subscription.Meters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Meters(childComplexity), true
+	case "Subscription.modifiedAt":
+		if e.ComplexityRoot.Subscription.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ModifiedAt(childComplexity), true
+	case "Subscription.pastDueAt":
+		if e.ComplexityRoot.Subscription.PastDueAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.PastDueAt(childComplexity), true
+	case "Subscription.pauseAtPeriodEnd":
+		if e.ComplexityRoot.Subscription.PauseAtPeriodEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.PauseAtPeriodEnd(childComplexity), true
+	case "Subscription.pausedAt":
+		if e.ComplexityRoot.Subscription.PausedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.PausedAt(childComplexity), true
+	case "Subscription.pendingUpdate":
+		if e.ComplexityRoot.Subscription.PendingUpdate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.PendingUpdate(childComplexity), true
+	case "Subscription.prices":
+		if e.ComplexityRoot.Subscription.Prices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Prices(childComplexity), true
+	case "Subscription.product":
+		if e.ComplexityRoot.Subscription.Product == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Product(childComplexity), true
+	case "Subscription.productId":
+		if e.ComplexityRoot.Subscription.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ProductID(childComplexity), true
+	case "Subscription.recurringInterval":
+		if e.ComplexityRoot.Subscription.RecurringInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.RecurringInterval(childComplexity), true
+	case "Subscription.recurringIntervalCount":
+		if e.ComplexityRoot.Subscription.RecurringIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.RecurringIntervalCount(childComplexity), true
+	case "Subscription.resumesAt":
+		if e.ComplexityRoot.Subscription.ResumesAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.ResumesAt(childComplexity), true
+	case "Subscription.seats":
+		if e.ComplexityRoot.Subscription.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Seats(childComplexity), true
+	case "Subscription.startedAt":
+		if e.ComplexityRoot.Subscription.StartedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.StartedAt(childComplexity), true
+	case "Subscription.status":
+		if e.ComplexityRoot.Subscription.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.Status(childComplexity), true
+	case "Subscription.trialEnd":
+		if e.ComplexityRoot.Subscription.TrialEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.TrialEnd(childComplexity), true
+	case "Subscription.trialStart":
+		if e.ComplexityRoot.Subscription.TrialStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.TrialStart(childComplexity), true
+
+	case "SubscriptionMeter.amount":
+		if e.ComplexityRoot.SubscriptionMeter.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.Amount(childComplexity), true
+	case "SubscriptionMeter.consumedUnits":
+		if e.ComplexityRoot.SubscriptionMeter.ConsumedUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.ConsumedUnits(childComplexity), true
+	case "SubscriptionMeter.createdAt":
+		if e.ComplexityRoot.SubscriptionMeter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.CreatedAt(childComplexity), true
+	case "SubscriptionMeter.creditedUnits":
+		if e.ComplexityRoot.SubscriptionMeter.CreditedUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.CreditedUnits(childComplexity), true
+	case "SubscriptionMeter.id":
+		if e.ComplexityRoot.SubscriptionMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.ID(childComplexity), true
+	case "SubscriptionMeter.meterId":
+		if e.ComplexityRoot.SubscriptionMeter.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.MeterID(childComplexity), true
+	case "SubscriptionMeter.modifiedAt":
+		if e.ComplexityRoot.SubscriptionMeter.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.ModifiedAt(childComplexity), true
+
+	case "SubscriptionPage.items":
+		if e.ComplexityRoot.SubscriptionPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionPage.Items(childComplexity), true
+	case "SubscriptionPage.pagination":
+		if e.ComplexityRoot.SubscriptionPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionPage.Pagination(childComplexity), true
 
 	}
 	return 0, false
@@ -1600,6 +3375,81 @@ extend type Mutation {
   deleteBenefit(id: UUID!): Benefit! @hasScope(any: [BENEFITS_WRITE])
 }
 `, BuiltIn: false},
+	{Name: "../schema/checkout.graphqls", Input: `"A purchase in progress."
+type Checkout {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  paymentProcessor: String!
+  status: CheckoutStatus!
+  clientSecret: String!
+  url: String!
+  expiresAt: DateTime!
+  successUrl: String!
+  returnUrl: String
+  embedOrigin: String
+  amount: Int!
+  seats: Int
+  minSeats: Int
+  maxSeats: Int
+  discountAmount: Int!
+  netAmount: Int!
+  taxAmount: Int
+  taxBehavior: String
+  totalAmount: Int!
+  currency: String!
+  allowTrial: Boolean
+  activeTrialInterval: Interval
+  activeTrialIntervalCount: Int
+  trialEnd: DateTime
+  organizationId: UUID!
+  productId: UUID
+  productPriceId: UUID
+  discountId: UUID
+  allowDiscountCodes: Boolean!
+  requireBillingAddress: Boolean!
+  isDiscountApplicable: Boolean!
+  isFreeProductPrice: Boolean!
+  isPaymentRequired: Boolean!
+  isPaymentSetupRequired: Boolean!
+  isPaymentFormRequired: Boolean!
+  customerId: UUID
+  isBusinessCustomer: Boolean!
+  customerName: String
+  customerEmail: String
+  customerIpAddress: String
+  customerBillingName: String
+  customerBillingAddress: Address
+  customerTaxId: String
+  locale: String
+  paymentMethodType: String
+  paymentProcessorMetadata: Metadata!
+  trialInterval: Interval
+  trialIntervalCount: Int
+  metadata: Metadata!
+  customFieldData: Metadata!
+  customerMetadata: Metadata!
+  externalCustomerId: String
+  subscriptionId: UUID
+  products: [Product!]!
+  product: Product
+  productPrice: ProductPrice
+  discount: Discount
+}
+
+enum CheckoutStatus {
+  open
+  expired
+  confirmed
+  succeeded
+  failed
+}
+
+type CheckoutPage {
+  items: [Checkout!]!
+  pagination: Pagination!
+}
+`, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
 type Customer {
   id: UUID!
@@ -1721,6 +3571,228 @@ input CustomerSessionCreateInput {
 
 extend type Mutation {
   createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession! @hasScope(any: [CUSTOMER_SESSIONS_WRITE])
+}
+`, BuiltIn: false},
+	{Name: "../schema/discount.graphqls", Input: `"A price reduction, percentage or fixed, for one payment, a number of months or forever."
+type Discount {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  name: String!
+  type: DiscountType!
+  "percentage: hundredths of a percent (1000 is 10 %)."
+  basisPoints: Int
+  "fixed: the amount taken off, in cents of currency."
+  amount: Int
+  currency: String
+  duration: DiscountDuration!
+  durationInMonths: Int
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+  "Products the discount is limited to; empty means every product."
+  products: [Product!]!
+}
+
+enum DiscountType {
+  fixed
+  percentage
+}
+
+enum DiscountDuration {
+  once
+  forever
+  repeating
+}
+
+type DiscountPage {
+  items: [Discount!]!
+  pagination: Pagination!
+}
+`, BuiltIn: false},
+	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
+type DomainEvent {
+  id: UUID!
+  createdAt: DateTime!
+  type: String!
+  "The id of the changed object (an order, a subscription, …)."
+  objectId: UUID!
+  "The webhook payload {type, timestamp, data}, data being the /v1 shape; null until rendered."
+  payload: JSON
+}
+
+type DomainEventPage {
+  items: [DomainEvent!]!
+  pagination: Pagination!
+}
+
+extend type Query {
+  "The organization's events, newest first (webhook deliveries read from the same log)."
+  events(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
+    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+}
+`, BuiltIn: false},
+	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
+type BenefitGrant {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  grantedAt: DateTime
+  isGranted: Boolean!
+  revokedAt: DateTime
+  isRevoked: Boolean!
+  subscriptionId: UUID
+  orderId: UUID
+  customerId: UUID!
+  memberId: UUID
+  benefitId: UUID!
+  "Why the last grant attempt failed: {message, type, timestamp}."
+  error: JSON
+  "What the grant produced, e.g. {license_key_id, display_key} for license keys."
+  properties: JSON!
+  customer: Customer!
+  member: Member
+  benefit: Benefit!
+}
+
+type BenefitGrantPage {
+  items: [BenefitGrant!]!
+  pagination: Pagination!
+}
+
+"A key issued by a license-key benefit."
+type LicenseKey {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  organizationId: UUID!
+  customerId: UUID!
+  benefitId: UUID!
+  key: String!
+  displayKey: String!
+  status: LicenseKeyStatus!
+  limitActivations: Int
+  usage: Int!
+  limitUsage: Int
+  validations: Int!
+  lastValidatedAt: DateTime
+  expiresAt: DateTime
+  customer: Customer!
+}
+
+enum LicenseKeyStatus {
+  granted
+  revoked
+  disabled
+}
+
+"A seat of a seat-based subscription or order, assigned to a member by email."
+type CustomerSeat {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  subscriptionId: UUID
+  orderId: UUID
+  status: CustomerSeatStatus!
+  customerId: UUID
+  memberId: UUID
+  member: Member
+  email: String
+  customerEmail: String
+  invitationTokenExpiresAt: DateTime
+  claimedAt: DateTime
+  revokedAt: DateTime
+  seatMetadata: JSON
+}
+
+enum CustomerSeatStatus {
+  pending
+  claimed
+  revoked
+}
+`, BuiltIn: false},
+	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
+type Order {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  status: OrderStatus!
+  "Whether the order is paid (status paid, partially_refunded or refunded)."
+  paid: Boolean!
+  subtotalAmount: Int!
+  discountAmount: Int!
+  netAmount: Int!
+  taxAmount: Int!
+  totalAmount: Int!
+  appliedBalanceAmount: Int!
+  dueAmount: Int!
+  refundedAmount: Int!
+  refundedTaxAmount: Int!
+  currency: String!
+  billingReason: OrderBillingReason!
+  billingName: String
+  billingAddress: Address
+  invoiceNumber: String
+  isInvoiceGenerated: Boolean!
+  receiptNumber: String
+  seats: Int
+  customerId: UUID!
+  productId: UUID
+  discountId: UUID
+  subscriptionId: UUID
+  checkoutId: UUID
+  nextPaymentAttemptAt: DateTime
+  metadata: Metadata!
+  customFieldData: Metadata!
+  platformFeeAmount: Int!
+  platformFeeCurrency: String
+  description: String!
+  refundableAmount: Int!
+  refundableTaxAmount: Int!
+  customer: Customer!
+  product: Product
+  discount: Discount
+  subscription: Subscription
+  items: [OrderItem!]!
+}
+
+enum OrderStatus {
+  draft
+  pending
+  paid
+  refunded
+  partially_refunded
+  void
+}
+
+enum OrderBillingReason {
+  purchase
+  subscription_create
+  subscription_cycle
+  subscription_update
+  subscription_meter_cycle
+}
+
+"One line of an order."
+type OrderItem {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  label: String!
+  amount: Int!
+  taxAmount: Int!
+  proration: Boolean!
+  productPriceId: UUID
+}
+
+type OrderPage {
+  items: [Order!]!
+  pagination: Pagination!
 }
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
@@ -2079,8 +4151,107 @@ enum Scope {
   ORGANIZATION_ACCESS_TOKENS_WRITE
 }
 
+# The root types are named explicitly so that the domain type Subscription (a recurring
+# purchase) is not taken for GraphQL's subscription root.
+schema {
+  query: Query
+  mutation: Mutation
+}
+
 type Query
 type Mutation
+`, BuiltIn: false},
+	{Name: "../schema/subscription.graphqls", Input: `"A recurring purchase of a product."
+type Subscription {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  amount: Int!
+  currency: String!
+  recurringInterval: Interval!
+  recurringIntervalCount: Int!
+  status: SubscriptionStatus!
+  currentPeriodStart: DateTime!
+  currentPeriodEnd: DateTime!
+  currentMeterPeriodStart: DateTime
+  currentMeterPeriodEnd: DateTime
+  trialStart: DateTime
+  trialEnd: DateTime
+  cancelAtPeriodEnd: Boolean!
+  canceledAt: DateTime
+  startedAt: DateTime
+  endsAt: DateTime
+  endedAt: DateTime
+  pastDueAt: DateTime
+  pauseAtPeriodEnd: Boolean!
+  pausedAt: DateTime
+  resumesAt: DateTime
+  customerId: UUID!
+  productId: UUID!
+  discountId: UUID
+  checkoutId: UUID
+  seats: Int
+  customerCancellationReason: CustomerCancellationReason
+  customerCancellationComment: String
+  metadata: Metadata!
+  customFieldData: Metadata!
+  customer: Customer!
+  product: Product!
+  discount: Discount
+  prices: [ProductPrice!]!
+  "Metered usage of the current meter period (filled by the usage-billing work)."
+  meters: [SubscriptionMeter!]!
+  "A change that applies at the next period, if any."
+  pendingUpdate: PendingSubscriptionUpdate
+}
+
+enum SubscriptionStatus {
+  incomplete
+  incomplete_expired
+  trialing
+  active
+  past_due
+  canceled
+  unpaid
+  paused
+}
+
+enum CustomerCancellationReason {
+  customer_service
+  low_quality
+  missing_features
+  switched_service
+  too_complex
+  too_expensive
+  unused
+  other
+}
+
+"Usage of one meter in the current meter period."
+type SubscriptionMeter {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  consumedUnits: Float!
+  creditedUnits: Int!
+  amount: Int!
+  meterId: UUID!
+}
+
+"A product or seat change waiting for the next period."
+type PendingSubscriptionUpdate {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  appliesAt: DateTime!
+  productId: UUID
+  seats: Int
+}
+
+type SubscriptionPage {
+  items: [Subscription!]!
+  pagination: Pagination!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2143,6 +4314,46 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Benefit", field.Name)
 }
 
+func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BenefitGrant_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_BenefitGrant_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_BenefitGrant_modifiedAt(ctx, field)
+	case "grantedAt":
+		return ec.fieldContext_BenefitGrant_grantedAt(ctx, field)
+	case "isGranted":
+		return ec.fieldContext_BenefitGrant_isGranted(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_BenefitGrant_revokedAt(ctx, field)
+	case "isRevoked":
+		return ec.fieldContext_BenefitGrant_isRevoked(ctx, field)
+	case "subscriptionId":
+		return ec.fieldContext_BenefitGrant_subscriptionId(ctx, field)
+	case "orderId":
+		return ec.fieldContext_BenefitGrant_orderId(ctx, field)
+	case "customerId":
+		return ec.fieldContext_BenefitGrant_customerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_BenefitGrant_memberId(ctx, field)
+	case "benefitId":
+		return ec.fieldContext_BenefitGrant_benefitId(ctx, field)
+	case "error":
+		return ec.fieldContext_BenefitGrant_error(ctx, field)
+	case "properties":
+		return ec.fieldContext_BenefitGrant_properties(ctx, field)
+	case "customer":
+		return ec.fieldContext_BenefitGrant_customer(ctx, field)
+	case "member":
+		return ec.fieldContext_BenefitGrant_member(ctx, field)
+	case "benefit":
+		return ec.fieldContext_BenefitGrant_benefit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
+}
+
 func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -2167,6 +4378,128 @@ func (ec *executionContext) childFields_CardMetadata(ctx context.Context, field 
 		return ec.fieldContext_CardMetadata_wallet(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CardMetadata", field.Name)
+}
+
+func (ec *executionContext) childFields_Checkout(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Checkout_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Checkout_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Checkout_modifiedAt(ctx, field)
+	case "paymentProcessor":
+		return ec.fieldContext_Checkout_paymentProcessor(ctx, field)
+	case "status":
+		return ec.fieldContext_Checkout_status(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_Checkout_clientSecret(ctx, field)
+	case "url":
+		return ec.fieldContext_Checkout_url(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Checkout_expiresAt(ctx, field)
+	case "successUrl":
+		return ec.fieldContext_Checkout_successUrl(ctx, field)
+	case "returnUrl":
+		return ec.fieldContext_Checkout_returnUrl(ctx, field)
+	case "embedOrigin":
+		return ec.fieldContext_Checkout_embedOrigin(ctx, field)
+	case "amount":
+		return ec.fieldContext_Checkout_amount(ctx, field)
+	case "seats":
+		return ec.fieldContext_Checkout_seats(ctx, field)
+	case "minSeats":
+		return ec.fieldContext_Checkout_minSeats(ctx, field)
+	case "maxSeats":
+		return ec.fieldContext_Checkout_maxSeats(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_Checkout_discountAmount(ctx, field)
+	case "netAmount":
+		return ec.fieldContext_Checkout_netAmount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_Checkout_taxAmount(ctx, field)
+	case "taxBehavior":
+		return ec.fieldContext_Checkout_taxBehavior(ctx, field)
+	case "totalAmount":
+		return ec.fieldContext_Checkout_totalAmount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Checkout_currency(ctx, field)
+	case "allowTrial":
+		return ec.fieldContext_Checkout_allowTrial(ctx, field)
+	case "activeTrialInterval":
+		return ec.fieldContext_Checkout_activeTrialInterval(ctx, field)
+	case "activeTrialIntervalCount":
+		return ec.fieldContext_Checkout_activeTrialIntervalCount(ctx, field)
+	case "trialEnd":
+		return ec.fieldContext_Checkout_trialEnd(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Checkout_organizationId(ctx, field)
+	case "productId":
+		return ec.fieldContext_Checkout_productId(ctx, field)
+	case "productPriceId":
+		return ec.fieldContext_Checkout_productPriceId(ctx, field)
+	case "discountId":
+		return ec.fieldContext_Checkout_discountId(ctx, field)
+	case "allowDiscountCodes":
+		return ec.fieldContext_Checkout_allowDiscountCodes(ctx, field)
+	case "requireBillingAddress":
+		return ec.fieldContext_Checkout_requireBillingAddress(ctx, field)
+	case "isDiscountApplicable":
+		return ec.fieldContext_Checkout_isDiscountApplicable(ctx, field)
+	case "isFreeProductPrice":
+		return ec.fieldContext_Checkout_isFreeProductPrice(ctx, field)
+	case "isPaymentRequired":
+		return ec.fieldContext_Checkout_isPaymentRequired(ctx, field)
+	case "isPaymentSetupRequired":
+		return ec.fieldContext_Checkout_isPaymentSetupRequired(ctx, field)
+	case "isPaymentFormRequired":
+		return ec.fieldContext_Checkout_isPaymentFormRequired(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Checkout_customerId(ctx, field)
+	case "isBusinessCustomer":
+		return ec.fieldContext_Checkout_isBusinessCustomer(ctx, field)
+	case "customerName":
+		return ec.fieldContext_Checkout_customerName(ctx, field)
+	case "customerEmail":
+		return ec.fieldContext_Checkout_customerEmail(ctx, field)
+	case "customerIpAddress":
+		return ec.fieldContext_Checkout_customerIpAddress(ctx, field)
+	case "customerBillingName":
+		return ec.fieldContext_Checkout_customerBillingName(ctx, field)
+	case "customerBillingAddress":
+		return ec.fieldContext_Checkout_customerBillingAddress(ctx, field)
+	case "customerTaxId":
+		return ec.fieldContext_Checkout_customerTaxId(ctx, field)
+	case "locale":
+		return ec.fieldContext_Checkout_locale(ctx, field)
+	case "paymentMethodType":
+		return ec.fieldContext_Checkout_paymentMethodType(ctx, field)
+	case "paymentProcessorMetadata":
+		return ec.fieldContext_Checkout_paymentProcessorMetadata(ctx, field)
+	case "trialInterval":
+		return ec.fieldContext_Checkout_trialInterval(ctx, field)
+	case "trialIntervalCount":
+		return ec.fieldContext_Checkout_trialIntervalCount(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Checkout_metadata(ctx, field)
+	case "customFieldData":
+		return ec.fieldContext_Checkout_customFieldData(ctx, field)
+	case "customerMetadata":
+		return ec.fieldContext_Checkout_customerMetadata(ctx, field)
+	case "externalCustomerId":
+		return ec.fieldContext_Checkout_externalCustomerId(ctx, field)
+	case "subscriptionId":
+		return ec.fieldContext_Checkout_subscriptionId(ctx, field)
+	case "products":
+		return ec.fieldContext_Checkout_products(ctx, field)
+	case "product":
+		return ec.fieldContext_Checkout_product(ctx, field)
+	case "productPrice":
+		return ec.fieldContext_Checkout_productPrice(ctx, field)
+	case "discount":
+		return ec.fieldContext_Checkout_discount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Checkout", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2251,6 +4584,76 @@ func (ec *executionContext) childFields_CustomerSession(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CustomerSession", field.Name)
 }
 
+func (ec *executionContext) childFields_Discount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Discount_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Discount_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Discount_modifiedAt(ctx, field)
+	case "name":
+		return ec.fieldContext_Discount_name(ctx, field)
+	case "type":
+		return ec.fieldContext_Discount_type(ctx, field)
+	case "basisPoints":
+		return ec.fieldContext_Discount_basisPoints(ctx, field)
+	case "amount":
+		return ec.fieldContext_Discount_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Discount_currency(ctx, field)
+	case "duration":
+		return ec.fieldContext_Discount_duration(ctx, field)
+	case "durationInMonths":
+		return ec.fieldContext_Discount_durationInMonths(ctx, field)
+	case "code":
+		return ec.fieldContext_Discount_code(ctx, field)
+	case "startsAt":
+		return ec.fieldContext_Discount_startsAt(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_Discount_endsAt(ctx, field)
+	case "maxRedemptions":
+		return ec.fieldContext_Discount_maxRedemptions(ctx, field)
+	case "maxRedemptionsPerCustomer":
+		return ec.fieldContext_Discount_maxRedemptionsPerCustomer(ctx, field)
+	case "redemptionsCount":
+		return ec.fieldContext_Discount_redemptionsCount(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Discount_metadata(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Discount_organizationId(ctx, field)
+	case "products":
+		return ec.fieldContext_Discount_products(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Discount", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_DomainEvent_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_DomainEvent_createdAt(ctx, field)
+	case "type":
+		return ec.fieldContext_DomainEvent_type(ctx, field)
+	case "objectId":
+		return ec.fieldContext_DomainEvent_objectId(ctx, field)
+	case "payload":
+		return ec.fieldContext_DomainEvent_payload(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DomainEventPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_DomainEventPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
+}
+
 func (ec *executionContext) childFields_LicenseKeyActivations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "limit":
@@ -2317,6 +4720,114 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
+}
+
+func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Order_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Order_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Order_modifiedAt(ctx, field)
+	case "status":
+		return ec.fieldContext_Order_status(ctx, field)
+	case "paid":
+		return ec.fieldContext_Order_paid(ctx, field)
+	case "subtotalAmount":
+		return ec.fieldContext_Order_subtotalAmount(ctx, field)
+	case "discountAmount":
+		return ec.fieldContext_Order_discountAmount(ctx, field)
+	case "netAmount":
+		return ec.fieldContext_Order_netAmount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_Order_taxAmount(ctx, field)
+	case "totalAmount":
+		return ec.fieldContext_Order_totalAmount(ctx, field)
+	case "appliedBalanceAmount":
+		return ec.fieldContext_Order_appliedBalanceAmount(ctx, field)
+	case "dueAmount":
+		return ec.fieldContext_Order_dueAmount(ctx, field)
+	case "refundedAmount":
+		return ec.fieldContext_Order_refundedAmount(ctx, field)
+	case "refundedTaxAmount":
+		return ec.fieldContext_Order_refundedTaxAmount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Order_currency(ctx, field)
+	case "billingReason":
+		return ec.fieldContext_Order_billingReason(ctx, field)
+	case "billingName":
+		return ec.fieldContext_Order_billingName(ctx, field)
+	case "billingAddress":
+		return ec.fieldContext_Order_billingAddress(ctx, field)
+	case "invoiceNumber":
+		return ec.fieldContext_Order_invoiceNumber(ctx, field)
+	case "isInvoiceGenerated":
+		return ec.fieldContext_Order_isInvoiceGenerated(ctx, field)
+	case "receiptNumber":
+		return ec.fieldContext_Order_receiptNumber(ctx, field)
+	case "seats":
+		return ec.fieldContext_Order_seats(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Order_customerId(ctx, field)
+	case "productId":
+		return ec.fieldContext_Order_productId(ctx, field)
+	case "discountId":
+		return ec.fieldContext_Order_discountId(ctx, field)
+	case "subscriptionId":
+		return ec.fieldContext_Order_subscriptionId(ctx, field)
+	case "checkoutId":
+		return ec.fieldContext_Order_checkoutId(ctx, field)
+	case "nextPaymentAttemptAt":
+		return ec.fieldContext_Order_nextPaymentAttemptAt(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Order_metadata(ctx, field)
+	case "customFieldData":
+		return ec.fieldContext_Order_customFieldData(ctx, field)
+	case "platformFeeAmount":
+		return ec.fieldContext_Order_platformFeeAmount(ctx, field)
+	case "platformFeeCurrency":
+		return ec.fieldContext_Order_platformFeeCurrency(ctx, field)
+	case "description":
+		return ec.fieldContext_Order_description(ctx, field)
+	case "refundableAmount":
+		return ec.fieldContext_Order_refundableAmount(ctx, field)
+	case "refundableTaxAmount":
+		return ec.fieldContext_Order_refundableTaxAmount(ctx, field)
+	case "customer":
+		return ec.fieldContext_Order_customer(ctx, field)
+	case "product":
+		return ec.fieldContext_Order_product(ctx, field)
+	case "discount":
+		return ec.fieldContext_Order_discount(ctx, field)
+	case "subscription":
+		return ec.fieldContext_Order_subscription(ctx, field)
+	case "items":
+		return ec.fieldContext_Order_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OrderItem_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OrderItem_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_OrderItem_modifiedAt(ctx, field)
+	case "label":
+		return ec.fieldContext_OrderItem_label(ctx, field)
+	case "amount":
+		return ec.fieldContext_OrderItem_amount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_OrderItem_taxAmount(ctx, field)
+	case "proration":
+		return ec.fieldContext_OrderItem_proration(ctx, field)
+	case "productPriceId":
+		return ec.fieldContext_OrderItem_productPriceId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderItem", field.Name)
 }
 
 func (ec *executionContext) childFields_Organization(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2393,6 +4904,24 @@ func (ec *executionContext) childFields_PaymentMethodPage(ctx context.Context, f
 		return ec.fieldContext_PaymentMethodPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PaymentMethodPage", field.Name)
+}
+
+func (ec *executionContext) childFields_PendingSubscriptionUpdate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PendingSubscriptionUpdate_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PendingSubscriptionUpdate_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_PendingSubscriptionUpdate_modifiedAt(ctx, field)
+	case "appliesAt":
+		return ec.fieldContext_PendingSubscriptionUpdate_appliesAt(ctx, field)
+	case "productId":
+		return ec.fieldContext_PendingSubscriptionUpdate_productId(ctx, field)
+	case "seats":
+		return ec.fieldContext_PendingSubscriptionUpdate_seats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PendingSubscriptionUpdate", field.Name)
 }
 
 func (ec *executionContext) childFields_Product(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2487,6 +5016,108 @@ func (ec *executionContext) childFields_ProductPrice(ctx context.Context, field 
 		return ec.fieldContext_ProductPrice_meterId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductPrice", field.Name)
+}
+
+func (ec *executionContext) childFields_Subscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Subscription_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Subscription_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Subscription_modifiedAt(ctx, field)
+	case "amount":
+		return ec.fieldContext_Subscription_amount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Subscription_currency(ctx, field)
+	case "recurringInterval":
+		return ec.fieldContext_Subscription_recurringInterval(ctx, field)
+	case "recurringIntervalCount":
+		return ec.fieldContext_Subscription_recurringIntervalCount(ctx, field)
+	case "status":
+		return ec.fieldContext_Subscription_status(ctx, field)
+	case "currentPeriodStart":
+		return ec.fieldContext_Subscription_currentPeriodStart(ctx, field)
+	case "currentPeriodEnd":
+		return ec.fieldContext_Subscription_currentPeriodEnd(ctx, field)
+	case "currentMeterPeriodStart":
+		return ec.fieldContext_Subscription_currentMeterPeriodStart(ctx, field)
+	case "currentMeterPeriodEnd":
+		return ec.fieldContext_Subscription_currentMeterPeriodEnd(ctx, field)
+	case "trialStart":
+		return ec.fieldContext_Subscription_trialStart(ctx, field)
+	case "trialEnd":
+		return ec.fieldContext_Subscription_trialEnd(ctx, field)
+	case "cancelAtPeriodEnd":
+		return ec.fieldContext_Subscription_cancelAtPeriodEnd(ctx, field)
+	case "canceledAt":
+		return ec.fieldContext_Subscription_canceledAt(ctx, field)
+	case "startedAt":
+		return ec.fieldContext_Subscription_startedAt(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_Subscription_endsAt(ctx, field)
+	case "endedAt":
+		return ec.fieldContext_Subscription_endedAt(ctx, field)
+	case "pastDueAt":
+		return ec.fieldContext_Subscription_pastDueAt(ctx, field)
+	case "pauseAtPeriodEnd":
+		return ec.fieldContext_Subscription_pauseAtPeriodEnd(ctx, field)
+	case "pausedAt":
+		return ec.fieldContext_Subscription_pausedAt(ctx, field)
+	case "resumesAt":
+		return ec.fieldContext_Subscription_resumesAt(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Subscription_customerId(ctx, field)
+	case "productId":
+		return ec.fieldContext_Subscription_productId(ctx, field)
+	case "discountId":
+		return ec.fieldContext_Subscription_discountId(ctx, field)
+	case "checkoutId":
+		return ec.fieldContext_Subscription_checkoutId(ctx, field)
+	case "seats":
+		return ec.fieldContext_Subscription_seats(ctx, field)
+	case "customerCancellationReason":
+		return ec.fieldContext_Subscription_customerCancellationReason(ctx, field)
+	case "customerCancellationComment":
+		return ec.fieldContext_Subscription_customerCancellationComment(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Subscription_metadata(ctx, field)
+	case "customFieldData":
+		return ec.fieldContext_Subscription_customFieldData(ctx, field)
+	case "customer":
+		return ec.fieldContext_Subscription_customer(ctx, field)
+	case "product":
+		return ec.fieldContext_Subscription_product(ctx, field)
+	case "discount":
+		return ec.fieldContext_Subscription_discount(ctx, field)
+	case "prices":
+		return ec.fieldContext_Subscription_prices(ctx, field)
+	case "meters":
+		return ec.fieldContext_Subscription_meters(ctx, field)
+	case "pendingUpdate":
+		return ec.fieldContext_Subscription_pendingUpdate(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Subscription", field.Name)
+}
+
+func (ec *executionContext) childFields_SubscriptionMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SubscriptionMeter_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SubscriptionMeter_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_SubscriptionMeter_modifiedAt(ctx, field)
+	case "consumedUnits":
+		return ec.fieldContext_SubscriptionMeter_consumedUnits(ctx, field)
+	case "creditedUnits":
+		return ec.fieldContext_SubscriptionMeter_creditedUnits(ctx, field)
+	case "amount":
+		return ec.fieldContext_SubscriptionMeter_amount(ctx, field)
+	case "meterId":
+		return ec.fieldContext_SubscriptionMeter_meterId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SubscriptionMeter", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

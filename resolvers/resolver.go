@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"till/internal/payment"
 )
 
 // Resolver is the dependency-injection root; run() in cmd/till builds it.
@@ -21,4 +23,6 @@ type Resolver struct {
 	PortalURL string
 	// Now is the clock; tests and test-mode organizations may replace it.
 	Now func() time.Time
+	// Payments saves payment methods and charges them.
+	Payments payment.Processor
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
+	"till/internal/payment"
 	"till/resolvers"
 	"till/rest"
 	"till/rest/resttest"
@@ -127,7 +128,8 @@ func newV1(tb testing.TB) *v1 {
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	logger := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now}
+	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now,
+		Payments: payment.NewTestProcessor()}
 	h, err := rest.New(r, auth.Middleware(r, secret), logger)
 	if err != nil {
 		tb.Fatalf("rest.New: %v", err)

@@ -181,3 +181,54 @@ type CustomerSeat struct {
 	RevokedAt                *time.Time `db:"revoked_at"`
 	SeatMetadata             RawJSON    `db:"seat_metadata"`
 }
+
+// Checkout is a purchase in progress: products and price chosen, a customer being
+// identified, then confirmed with a payment and turned into an order.
+type Checkout struct {
+	ID                       uuid.UUID  `db:"id"`
+	CreatedAt                time.Time  `db:"created_at"`
+	ModifiedAt               *time.Time `db:"modified_at"`
+	OrganizationID           uuid.UUID  `db:"organization_id"`
+	PaymentProcessor         string     `db:"payment_processor"`
+	Status                   string     `db:"status"`
+	ClientSecret             string     `db:"client_secret"`
+	ExpiresAt                time.Time  `db:"expires_at"`
+	SuccessURL               string     `db:"success_url"`
+	ReturnURL                *string    `db:"return_url"`
+	EmbedOrigin              *string    `db:"embed_origin"`
+	Currency                 string     `db:"currency"`
+	Amount                   int64      `db:"amount"`
+	DiscountAmount           int64      `db:"discount_amount"`
+	NetAmount                int64      `db:"net_amount"`
+	TaxAmount                *int64     `db:"tax_amount"`
+	TaxBehavior              *string    `db:"tax_behavior"`
+	TotalAmount              int64      `db:"total_amount"`
+	Seats                    *int       `db:"seats"`
+	MinSeats                 *int       `db:"min_seats"`
+	MaxSeats                 *int       `db:"max_seats"`
+	AllowTrial               *bool      `db:"allow_trial"`
+	TrialInterval            *string    `db:"trial_interval"`
+	TrialIntervalCount       *int       `db:"trial_interval_count"`
+	TrialEnd                 *time.Time `db:"trial_end"`
+	ProductID                *uuid.UUID `db:"product_id"`
+	ProductPriceID           *uuid.UUID `db:"product_price_id"`
+	DiscountID               *uuid.UUID `db:"discount_id"`
+	SubscriptionID           *uuid.UUID `db:"subscription_id"`
+	AllowDiscountCodes       bool       `db:"allow_discount_codes"`
+	RequireBillingAddress    bool       `db:"require_billing_address"`
+	IsBusinessCustomer       bool       `db:"is_business_customer"`
+	CustomerID               *uuid.UUID `db:"customer_id"`
+	ExternalCustomerID       *string    `db:"external_customer_id"`
+	CustomerName             *string    `db:"customer_name"`
+	CustomerEmail            *string    `db:"customer_email"`
+	CustomerIPAddress        *string    `db:"customer_ip_address"`
+	CustomerBillingName      *string    `db:"customer_billing_name"`
+	CustomerBillingAddress   *Address   `db:"customer_billing_address"`
+	CustomerTaxID            *string    `db:"customer_tax_id"`
+	Locale                   *string    `db:"locale"`
+	PaymentMethodType        *string    `db:"payment_method_type"`
+	PaymentProcessorMetadata JSONMap    `db:"payment_processor_metadata"`
+	CustomerMetadata         JSONMap    `db:"customer_metadata"`
+	CustomFieldData          JSONMap    `db:"custom_field_data"`
+	Metadata                 JSONMap    `db:"metadata"`
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"till/internal/auth"
+	"till/internal/payment"
 	"till/resolvers"
 	"till/storage"
 )
@@ -40,7 +41,8 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err := bootstrap(ctx, cfg, db, secret, stdout); err != nil {
 		return err
 	}
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now}
+	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
+		Payments: payment.NewTestProcessor()}
 	handler, err := newHTTPHandler(r, auth.Middleware(r, secret), db, logger)
 	if err != nil {
 		return err

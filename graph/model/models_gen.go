@@ -41,6 +41,11 @@ type BenefitFilter struct {
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+type BenefitGrantPage struct {
+	Items      []*storage.BenefitGrant `json:"items"`
+	Pagination *Pagination             `json:"pagination"`
+}
+
 type BenefitPage struct {
 	Items      []*storage.Benefit `json:"items"`
 	Pagination *Pagination        `json:"pagination"`
@@ -52,6 +57,11 @@ type BenefitUpdateInput struct {
 	Visibility  graphql.Omittable[*string]         `json:"visibility,omitempty"`
 	Properties  graphql.Omittable[storage.RawJSON] `json:"properties,omitempty"`
 	Metadata    graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
+}
+
+type CheckoutPage struct {
+	Items      []*storage.Checkout `json:"items"`
+	Pagination *Pagination         `json:"pagination"`
 }
 
 type CustomerCreateInput struct {
@@ -116,6 +126,16 @@ type CustomerUpdateInput struct {
 	Metadata       graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+type DiscountPage struct {
+	Items      []*storage.Discount `json:"items"`
+	Pagination *Pagination         `json:"pagination"`
+}
+
+type DomainEventPage struct {
+	Items      []*storage.DomainEvent `json:"items"`
+	Pagination *Pagination            `json:"pagination"`
+}
+
 type LicenseKeyActivations struct {
 	Limit               int  `json:"limit"`
 	EnableCustomerAdmin bool `json:"enableCustomerAdmin"`
@@ -152,6 +172,11 @@ type MetadataFilter struct {
 type Mutation struct {
 }
 
+type OrderPage struct {
+	Items      []*storage.Order `json:"items"`
+	Pagination *Pagination      `json:"pagination"`
+}
+
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
 	TotalCount int `json:"totalCount"`
@@ -161,6 +186,16 @@ type Pagination struct {
 type PaymentMethodPage struct {
 	Items      []*storage.PaymentMethod `json:"items"`
 	Pagination *Pagination              `json:"pagination"`
+}
+
+// A product or seat change waiting for the next period.
+type PendingSubscriptionUpdate struct {
+	ID         uuid.UUID  `json:"id"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	AppliesAt  time.Time  `json:"appliesAt"`
+	ProductID  *uuid.UUID `json:"productId,omitempty"`
+	Seats      *int       `json:"seats,omitempty"`
 }
 
 // The customer's own update in the portal (PATCH /v1/customer-portal/customers/me).
@@ -235,6 +270,22 @@ type ProductUpdateInput struct {
 }
 
 type Query struct {
+}
+
+// Usage of one meter in the current meter period.
+type SubscriptionMeter struct {
+	ID            uuid.UUID  `json:"id"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	ModifiedAt    *time.Time `json:"modifiedAt,omitempty"`
+	ConsumedUnits float64    `json:"consumedUnits"`
+	CreditedUnits int        `json:"creditedUnits"`
+	Amount        int        `json:"amount"`
+	MeterID       uuid.UUID  `json:"meterId"`
+}
+
+type SubscriptionPage struct {
+	Items      []*storage.Subscription `json:"items"`
+	Pagination *Pagination             `json:"pagination"`
 }
 
 // Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read).

@@ -20,6 +20,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
+	"till/internal/payment"
 	"till/resolvers"
 	"till/storage"
 	"till/storage/storagetest"
@@ -60,6 +61,7 @@ func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
 		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		PortalURL: PortalURL,
 		Now:       time.Now,
+		Payments:  payment.NewTestProcessor(),
 	}
 	mux := http.NewServeMux()
 	h := auth.Middleware(r, secret)(r.Handler())

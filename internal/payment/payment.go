@@ -1,0 +1,70 @@
+// Package payment is Till's boundary with payment processors: saving a customer's payment
+// instrument from a client-side token and charging a saved instrument. Use cases see only
+// the Processor interface; the built-in TestProcessor simulates the upstream processor's
+// test mode (Stripe) deterministically so checkouts, renewals and failures can be exercised
+// without a network.
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Processor saves payment methods and charges them.
+type Processor interface {
+	// Name is the processor's wire name, as /v1 reports it in processor fields.
+	Name() string
+	// SavePaymentMethod turns a client-side payment token into a saved instrument.
+	SavePaymentMethod(ctx context.Context, token string) (Method, error)
+	// Charge takes money from a saved instrument. Calls with the same IdempotencyKey charge
+	// at most once and return the first outcome.
+	Charge(ctx context.Context, req ChargeRequest) (Charge, error)
+}
+
+// Method is a saved instrument as the processor describes it.
+type Method struct {
+	ProcessorID string
+	Type        string // card, or the processor's name for another kind
+	Brand       string
+	Last4       string
+	ExpMonth    int
+	ExpYear     int
+	Wallet      *string // apple_pay, google_pay, … when the card came through a wallet
+}
+
+// ChargeRequest asks for one payment.
+type ChargeRequest struct {
+	Amount          int64 // in the currency's minor unit
+	Currency        string
+	PaymentMethodID string // Method.ProcessorID
+	IdempotencyKey  string
+	Description     string
+}
+
+// Charge is a successful payment.
+type Charge struct {
+	ID     string
+	Amount int64
+}
+
+// DeclineError is a payment the processor refused; Code and DeclineCode use the upstream
+// processor's vocabulary (card_declined / generic_decline, insufficient_funds, …).
+type DeclineError struct {
+	Code        string
+	DeclineCode string
+	Message     string
+}
+
+func (e *DeclineError) Error() string {
+	return fmt.Sprintf("payment declined (%s): %s", e.DeclineCode, e.Message)
+}
+
+// ErrInvalidToken means the token names no instrument the processor knows.
+var ErrInvalidToken = errors.New("payment: unknown payment token")
+
+// IsDecline reports whether err is a refused payment (as opposed to a fault).
+func IsDecline(err error) bool {
+	var d *DeclineError
+	return errors.As(err, &d)
+}
