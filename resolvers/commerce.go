@@ -65,6 +65,8 @@ type subscriptionSpec struct {
 }
 
 // grantScope says why benefits are granted: exactly one of order or subscription.
+// Checkouts grant one-time purchases (order scope); subscription use cases grant and revoke
+// subscription scopes as the subscription starts and ends; seats grant to their member.
 type grantScope struct {
 	OrganizationID uuid.UUID
 	CustomerID     uuid.UUID

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -46,5 +47,17 @@ func (r *Resolver) applyDiscount(ctx context.Context, tx *sqlx.Tx, orgID uuid.UU
 // checks and the increment are one statement, so concurrent purchases never exceed
 // max_redemptions or max_redemptions_per_customer. An exhausted discount is an error.
 func (r *Resolver) redeemDiscount(ctx context.Context, tx *sqlx.Tx, discountID, customerID uuid.UUID, checkoutID, orderID, subscriptionID *uuid.UUID) error {
+	return errNotImplemented
+}
+
+// markOrderPaid turns a pending order paid (allocating its receipt number) and emits
+// order.updated and order.paid; an order already paid is returned unchanged.
+func (r *Resolver) markOrderPaid(ctx context.Context, tx *sqlx.Tx, orderID uuid.UUID) (*storage.Order, error) {
+	return nil, errNotImplemented
+}
+
+// scheduleOrderPayment records when a pending order's payment will be retried (nil: no
+// more retries) and emits order.updated.
+func (r *Resolver) scheduleOrderPayment(ctx context.Context, tx *sqlx.Tx, orderID uuid.UUID, next *time.Time) error {
 	return errNotImplemented
 }
