@@ -63,11 +63,20 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 		}
 		w.TaxID, w.TaxIDFormat = &v, &f
 	}
-	c, err := storage.CreateCustomer(ctx, r.DB, orgID, w)
-	if err != nil {
-		return nil, customerConflict(err, in)
-	}
-	return c, nil
+	var c *storage.Customer
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if c, err = storage.CreateCustomer(ctx, tx, orgID, w); err != nil {
+			return customerConflict(err, in)
+		}
+		return r.emit(ctx, tx, orgID, "customer.created", c.ID)
+	})
+	return c, err
+}
+
+// deleteCustomer soft-deletes a customer; its sessions stop working at once.
+func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
+	c, err := storage.DeleteCustomer(ctx, r.DB, organizations(ctx), id)
+	return c, notFoundOr(err, "")
 }
 
 // updateCustomer applies the fields present in the input; explicit nulls clear them.
@@ -133,7 +142,7 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 			}
 			return customerConflict(err, attempted)
 		}
-		return nil
+		return r.emitCustomerUpdated(ctx, tx, out, patch)
 	})
 	return out, err
 }
@@ -221,4 +230,12 @@ func (r *Resolver) customerByRef(ctx context.Context, id *uuid.UUID, externalID 
 		return nil, notFoundOr(err, "")
 	}
 	return c, nil
+}
+
+// emitCustomerUpdated records customer.updated when an update changed something.
+func (r *Resolver) emitCustomerUpdated(ctx context.Context, tx *sqlx.Tx, c *storage.Customer, patch storage.CustomerPatch) error {
+	if len(patch) == 0 {
+		return nil
+	}
+	return r.emit(ctx, tx, c.OrganizationID, "customer.updated", c.ID)
 }

@@ -38,8 +38,7 @@ func (r *mutationResolver) UpdateCustomer(ctx context.Context, input model.Custo
 }
 
 func (r *mutationResolver) DeleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
-	c, err := storage.DeleteCustomer(ctx, r.DB, organizations(ctx), id)
-	return c, notFoundOr(err, "")
+	return r.deleteCustomer(ctx, id)
 }
 
 func (r *mutationResolver) PortalUpdateCustomer(ctx context.Context, input model.PortalCustomerUpdateInput) (*storage.Customer, error) {

@@ -107,8 +107,10 @@ func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCust
 			}
 			patch["default_payment_method_id"] = *v
 		}
-		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), cur.ID, patch)
-		return err
+		if out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), cur.ID, patch); err != nil {
+			return err
+		}
+		return r.emitCustomerUpdated(ctx, tx, out, patch)
 	})
 	return out, err
 }

@@ -25,4 +25,6 @@ type Resolver struct {
 	Now func() time.Time
 	// Payments saves payment methods and charges them.
 	Payments payment.Processor
+	// RenderEvent renders webhook payloads; nil leaves events unrendered.
+	RenderEvent EventRenderer
 }

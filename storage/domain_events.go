@@ -35,7 +35,7 @@ func InsertDomainEvent(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, 
 func UnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID, limit int) ([]*DomainEvent, error) {
 	var rows []*DomainEvent
 	err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+domainEventColumns+` FROM domain_events
-		WHERE payload IS NULL AND (cardinality($1::uuid[]) = 0 OR id = ANY($1))
+		WHERE payload IS NULL AND (coalesce(cardinality($1::uuid[]), 0) = 0 OR id = ANY($1))
 		ORDER BY created_at LIMIT $2`, pq.Array(ids), limit)
 	return rows, mapErr(err)
 }
@@ -55,8 +55,8 @@ type DomainEventFilter struct {
 
 // ListDomainEvents returns one page of an organization's events, newest first.
 func ListDomainEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DomainEventFilter, p Page) ([]*DomainEvent, int, error) {
-	where := []string{"organization_id = ANY($1)", "(cardinality($2::text[]) = 0 OR type = ANY($2))",
-		"(cardinality($3::uuid[]) = 0 OR object_id = ANY($3))"}
+	where := []string{"organization_id = ANY($1)", "(coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))",
+		"(coalesce(cardinality($3::uuid[]), 0) = 0 OR object_id = ANY($3))"}
 	args := []any{pq.Array(orgs), pq.Array(f.Types), pq.Array(f.ObjectIDs)}
 	return listPage[*DomainEvent](ctx, q, "SELECT "+domainEventColumns+" FROM domain_events", where, args,
 		" ORDER BY created_at DESC, id", p)

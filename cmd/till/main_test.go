@@ -134,6 +134,24 @@ func TestServeFromScratch(t *testing.T) {
 	if !strings.Contains(body, `"slug":"demo"`) {
 		t.Fatalf("organization query answered %s", body)
 	}
+	created := postGraphQL(t, base, token, `{"query":"mutation { createCustomer(input: {email: \"ev@example.com\"}) { id } }"}`)
+	if !strings.Contains(created, `"createCustomer":{"id"`) {
+		t.Fatalf("createCustomer answered %s", created)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		events := postGraphQL(t, base, token, `{"query":"{ events(type: [\"customer.created\"]) { items { type payload } } }"}`)
+		if strings.Contains(events, `\"email\":\"ev@example.com\"`) || strings.Contains(events, `"email":"ev@example.com"`) {
+			if !strings.Contains(events, `"type":"customer.created","timestamp":"`) {
+				t.Errorf("payload lacks the webhook envelope: %s", events)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("customer.created was not rendered within 10s: %s", events)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	metrics := get(t, base+"/metrics")
 	if !strings.Contains(metrics, `till_http_requests_total{method="POST",route="/graphql",status="200"}`) ||
 		!strings.Contains(metrics, "go_sql_open_connections") {

@@ -15,6 +15,7 @@ import (
 	"till/internal/auth"
 	"till/internal/payment"
 	"till/resolvers"
+	"till/rest"
 	"till/storage"
 )
 
@@ -43,10 +44,24 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	}
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
 		Payments: payment.NewTestProcessor()}
+	docs, err := rest.LoadDocuments(rest.Operations())
+	if err != nil {
+		return err
+	}
+	r.RenderEvent = rest.EventRenderer(r.Executor(), docs)
 	handler, err := newHTTPHandler(r, auth.Middleware(r, secret), db, logger)
 	if err != nil {
 		return err
 	}
+	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	work := &background{logger: logger}
+	work.every(workCtx, "render events", 250*time.Millisecond, func(ctx context.Context) (int, error) {
+		return r.RenderEvents(ctx, 500)
+	})
+	defer func() {
+		stopWork()
+		work.wait()
+	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

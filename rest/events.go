@@ -1,0 +1,54 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"till/internal/auth"
+	"till/internal/scalar"
+	"till/resolvers"
+	"till/storage"
+)
+
+// eventShape names the persisted operation that renders the objects of an event family and
+// the field of its data that holds the object.
+type eventShape struct{ operation, field string }
+
+// eventShapes maps an event type's prefix (before the dot) to the /v1 shape of its object.
+var eventShapes = map[string]eventShape{
+	"customer": {"WebhookCustomer", "customer"},
+}
+
+// EventRenderer renders webhook payloads with the same persisted operations and executor as
+// /v1, as the organization itself would read the object, so a payload's data is exactly the
+// object's /v1 shape.
+func EventRenderer(exec Executor, docs Documents) resolvers.EventRenderer {
+	every := auth.NewScopeSet(auth.AllScopes()...)
+	return func(ctx context.Context, e *storage.DomainEvent) (string, error) {
+		prefix, _, _ := strings.Cut(e.Type, ".")
+		shape, ok := eventShapes[prefix]
+		if !ok || docs[shape.operation] == "" {
+			return "", resolvers.ErrNoEventShape
+		}
+		ctx = auth.WithPrincipal(ctx, auth.Principal{Kind: auth.KindOrganization, OrganizationID: e.OrganizationID, Scopes: every})
+		resp := exec.Execute(ctx, docs[shape.operation], shape.operation, map[string]any{"id": e.ObjectID.String()})
+		if len(resp.Errors) > 0 {
+			return "", fmt.Errorf("%s: %s", shape.operation, resp.Errors.Error())
+		}
+		data, err := dataField(resp.Data, shape.field)
+		if err != nil {
+			return "", err
+		}
+		var buf bytes.Buffer
+		buf.WriteString(`{"type":`)
+		typ, _ := json.Marshal(e.Type)
+		buf.Write(typ)
+		buf.WriteString(`,"timestamp":"` + scalar.FormatDateTime(e.CreatedAt) + `","data":`)
+		buf.Write(data)
+		buf.WriteString("}")
+		return buf.String(), nil
+	}
+}
