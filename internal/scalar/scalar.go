@@ -4,6 +4,7 @@
 package scalar
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,14 +78,21 @@ func UnmarshalMetadata(v any) (storage.JSONMap, error) {
 	return storage.JSONMap(m), nil
 }
 
-// MarshalJSON writes an arbitrary JSON value stored as raw bytes; empty means null.
+// MarshalJSON writes an arbitrary JSON value stored as raw bytes; empty means null. jsonb
+// comes back from PostgreSQL with spaces after colons and commas, so it is compacted to
+// the form every other value of a response has.
 func MarshalJSON(raw storage.RawJSON) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		if len(raw) == 0 {
 			_, _ = io.WriteString(w, "null")
 			return
 		}
-		_, _ = w.Write(raw)
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			_, _ = w.Write(raw)
+			return
+		}
+		_, _ = w.Write(buf.Bytes())
 	})
 }
 
