@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -33,8 +34,16 @@ type CheckoutResolver interface {
 
 	Products(ctx context.Context, obj *storage.Checkout) ([]*storage.Product, error)
 	Product(ctx context.Context, obj *storage.Checkout) (*storage.Product, error)
-	ProductPrice(ctx context.Context, obj *storage.Checkout) (*storage.ProductPrice, error)
-	Discount(ctx context.Context, obj *storage.Checkout) (*storage.Discount, error)
+	ProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error)
+	Prices(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error)
+	Discount(ctx context.Context, obj *storage.Checkout) (model.CheckoutDiscount, error)
+	BillingAddressFields(ctx context.Context, obj *storage.Checkout) (*model.CheckoutBillingAddressFields, error)
+	AttachedCustomFields(ctx context.Context, obj *storage.Checkout) ([]storage.RawJSON, error)
+}
+type CheckoutProductResolver interface {
+	Prices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error)
+	Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error)
+	Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1309,7 +1318,7 @@ func (ec *executionContext) _Checkout_products(ctx context.Context, field graphq
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx, selections, v)
+			return ec.marshalNCheckoutProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1322,7 +1331,7 @@ func (ec *executionContext) fieldContext_Checkout_products(_ context.Context, fi
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
+			return ec.childFields_CheckoutProduct(ctx, field)
 		},
 	}
 	return fc, nil
@@ -1341,7 +1350,7 @@ func (ec *executionContext) _Checkout_product(ctx context.Context, field graphql
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1354,7 +1363,7 @@ func (ec *executionContext) fieldContext_Checkout_product(_ context.Context, fie
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Product(ctx, field)
+			return ec.childFields_CheckoutProduct(ctx, field)
 		},
 	}
 	return fc, nil
@@ -1372,24 +1381,38 @@ func (ec *executionContext) _Checkout_productPrice(ctx context.Context, field gr
 			return ec.Resolvers.Checkout().ProductPrice(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *storage.ProductPrice) graphql.Marshaler {
-			return ec.marshalOProductPrice2ᚖtillᚋstorageᚐProductPrice(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Checkout_productPrice(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Checkout",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_ProductPrice(ctx, field)
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _Checkout_prices(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Checkout_prices(ctx, field)
 		},
-	}
-	return fc, nil
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Checkout().Prices(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Checkout_prices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Checkout_discount(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
@@ -1404,24 +1427,898 @@ func (ec *executionContext) _Checkout_discount(ctx context.Context, field graphq
 			return ec.Resolvers.Checkout().Discount(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.CheckoutDiscount) graphql.Marshaler {
+			return ec.marshalOCheckoutDiscount2tillᚋgraphᚋmodelᚐCheckoutDiscount(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Checkout_discount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type CheckoutDiscount does not have child fields"))
+}
+
+func (ec *executionContext) _Checkout_billingAddressFields(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Checkout_billingAddressFields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Checkout().BillingAddressFields(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutBillingAddressFields) graphql.Marshaler {
+			return ec.marshalNCheckoutBillingAddressFields2ᚖtillᚋgraphᚋmodelᚐCheckoutBillingAddressFields(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Checkout_billingAddressFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Checkout",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Discount(ctx, field)
+			return ec.childFields_CheckoutBillingAddressFields(ctx, field)
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Checkout_attachedCustomFields(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Checkout_attachedCustomFields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Checkout().AttachedCustomFields(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Checkout_attachedCustomFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_country(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_country(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Country, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_country(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_state(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_city(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_city(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.City, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_city(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_postalCode(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_postalCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostalCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_postalCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_line1(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_line1(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line1, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_line1(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutBillingAddressFields_line2(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutBillingAddressFields) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutBillingAddressFields_line2(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Line2, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+			return ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutBillingAddressFields_line2(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutBillingAddressFields", field, false, false, errors.New("field of type BillingAddressFieldMode does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_duration(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_type(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_amount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_currency(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_amounts(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_amounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_name(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_code(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedOnceForeverDuration_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedOnceForeverDuration_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedOnceForeverDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_duration(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_durationInMonths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationInMonths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_type(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_amount(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_currency(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_amounts(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_amounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_name(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_code(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountFixedRepeatDuration_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountFixedRepeatDuration_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountFixedRepeatDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_duration(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_type(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_basisPoints(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_basisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_basisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_name(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_code(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageOnceForeverDuration_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageOnceForeverDuration_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageOnceForeverDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_duration(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_durationInMonths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationInMonths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_type(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_basisPoints(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_basisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_basisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_id(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_name(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_code(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutDiscountPercentageRepeatDuration_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutDiscountPercentageRepeatDuration_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutDiscountPercentageRepeatDuration", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _CheckoutPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutPage) (ret graphql.Marshaler) {
@@ -1488,13 +2385,1117 @@ func (ec *executionContext) fieldContext_CheckoutPage_pagination(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _CheckoutProduct_id(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_trialInterval(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_trialInterval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialInterval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_trialInterval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Interval does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_trialIntervalCount(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_trialIntervalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialIntervalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_trialIntervalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_name(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_description(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_visibility(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visibility, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNProductVisibility2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type ProductVisibility does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_recurringInterval(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_recurringInterval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecurringInterval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_recurringInterval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Interval does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_recurringIntervalCount(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_recurringIntervalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RecurringIntervalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_recurringIntervalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_meterInterval(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_meterInterval(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeterInterval, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_meterInterval(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Interval does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_meterIntervalCount(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_meterIntervalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeterIntervalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_meterIntervalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_isRecurring(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_isRecurring(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsRecurring(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_isRecurring(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_isArchived(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_isArchived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsArchived, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_isArchived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_organizationId(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_metadata(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
+			return ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_prices(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_prices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CheckoutProduct().Prices(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_prices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _CheckoutProduct_benefits(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_benefits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CheckoutProduct().Benefits(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Benefit) graphql.Marshaler {
+			return ec.marshalNBenefit2ᚕᚖtillᚋstorageᚐBenefitᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_benefits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CheckoutProduct",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Benefit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CheckoutProduct_medias(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CheckoutProduct_medias(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.CheckoutProduct().Medias(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CheckoutProduct_medias(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CheckoutProduct", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputCheckoutConfirmInput(ctx context.Context, obj any) (model.CheckoutConfirmInput, error) {
+	var it model.CheckoutConfirmInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "clientSecret", "paymentToken", "paymentMethodId", "productId", "productPriceId", "amount", "seats", "customerEmail", "customerName", "customerBillingName", "customerBillingAddress", "customerTaxId", "isBusinessCustomer", "discountCode", "customFieldData"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "clientSecret":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("clientSecret"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ClientSecret = data
+		case "paymentToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentToken = data
+		case "paymentMethodId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("paymentMethodId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PaymentMethodID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "productPriceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productPriceId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductPriceID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "seats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seats = data
+		case "customerEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerEmail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerEmail = data
+		case "customerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerName = data
+		case "customerBillingName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingName = data
+		case "customerBillingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingAddress"))
+			data, err := ec.unmarshalOAddressInput2ᚖtillᚋgraphᚋmodelᚐAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingAddress = data
+		case "customerTaxId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerTaxId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerTaxID = data
+		case "isBusinessCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isBusinessCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsBusinessCustomer = data
+		case "discountCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountCode = data
+		case "customFieldData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customFieldData"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomFieldData = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCheckoutCreateInput(ctx context.Context, obj any) (model.CheckoutCreateInput, error) {
+	var it model.CheckoutCreateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"products", "productPriceId", "amount", "seats", "minSeats", "maxSeats", "customerId", "externalCustomerId", "customerEmail", "customerName", "customerBillingName", "customerBillingAddress", "customerTaxId", "isBusinessCustomer", "discountId", "discountCode", "allowDiscountCodes", "requireBillingAddress", "allowTrial", "trialInterval", "trialIntervalCount", "successUrl", "returnUrl", "embedOrigin", "locale", "metadata", "customerMetadata", "customFieldData"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "products":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("products"))
+			data, err := ec.unmarshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Products = data
+		case "productPriceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productPriceId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductPriceID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "seats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seats = data
+		case "minSeats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSeats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinSeats = data
+		case "maxSeats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxSeats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxSeats = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "customerEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerEmail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerEmail = data
+		case "customerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerName = data
+		case "customerBillingName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingName = data
+		case "customerBillingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingAddress"))
+			data, err := ec.unmarshalOAddressInput2ᚖtillᚋgraphᚋmodelᚐAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingAddress = data
+		case "customerTaxId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerTaxId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerTaxID = data
+		case "isBusinessCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isBusinessCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsBusinessCustomer = data
+		case "discountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountID = data
+		case "discountCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountCode = data
+		case "allowDiscountCodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("allowDiscountCodes"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AllowDiscountCodes = data
+		case "requireBillingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requireBillingAddress"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequireBillingAddress = data
+		case "allowTrial":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("allowTrial"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AllowTrial = data
+		case "trialInterval":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
+			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrialInterval = data
+		case "trialIntervalCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialIntervalCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrialIntervalCount = data
+		case "successUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("successUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuccessURL = data
+		case "returnUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnURL = data
+		case "embedOrigin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("embedOrigin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmbedOrigin = data
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		case "customerMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerMetadata"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerMetadata = data
+		case "customFieldData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customFieldData"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomFieldData = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCheckoutFilter(ctx context.Context, obj any) (model.CheckoutFilter, error) {
+	var it model.CheckoutFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"organizationId", "productId", "customerId", "externalCustomerId", "status", "query"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "organizationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organizationId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrganizationID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOCheckoutStatus2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCheckoutUpdateInput(ctx context.Context, obj any) (model.CheckoutUpdateInput, error) {
+	var it model.CheckoutUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "productId", "productPriceId", "amount", "seats", "customerEmail", "customerName", "customerBillingName", "customerBillingAddress", "customerTaxId", "isBusinessCustomer", "discountId", "discountCode", "allowDiscountCodes", "requireBillingAddress", "allowTrial", "trialInterval", "trialIntervalCount", "successUrl", "returnUrl", "embedOrigin", "locale", "metadata", "customerMetadata", "customFieldData"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "productPriceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productPriceId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductPriceID = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		case "seats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seats = data
+		case "customerEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerEmail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerEmail = graphql.OmittableOf(data)
+		case "customerName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerName = graphql.OmittableOf(data)
+		case "customerBillingName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingName = graphql.OmittableOf(data)
+		case "customerBillingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerBillingAddress"))
+			data, err := ec.unmarshalOAddressInput2ᚖtillᚋgraphᚋmodelᚐAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerBillingAddress = graphql.OmittableOf(data)
+		case "customerTaxId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerTaxId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerTaxID = graphql.OmittableOf(data)
+		case "isBusinessCustomer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("isBusinessCustomer"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IsBusinessCustomer = data
+		case "discountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountID = graphql.OmittableOf(data)
+		case "discountCode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountCode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountCode = graphql.OmittableOf(data)
+		case "allowDiscountCodes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("allowDiscountCodes"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AllowDiscountCodes = data
+		case "requireBillingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("requireBillingAddress"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RequireBillingAddress = data
+		case "allowTrial":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("allowTrial"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AllowTrial = data
+		case "trialInterval":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
+			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrialInterval = graphql.OmittableOf(data)
+		case "trialIntervalCount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialIntervalCount"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TrialIntervalCount = graphql.OmittableOf(data)
+		case "successUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("successUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SuccessURL = data
+		case "returnUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("returnUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ReturnURL = graphql.OmittableOf(data)
+		case "embedOrigin":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("embedOrigin"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EmbedOrigin = graphql.OmittableOf(data)
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = graphql.OmittableOf(data)
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		case "customerMetadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerMetadata"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerMetadata = data
+		case "customFieldData":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customFieldData"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomFieldData = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) _CheckoutDiscount(ctx context.Context, sel ast.SelectionSet, obj model.CheckoutDiscount) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.CheckoutDiscountPercentageRepeatDuration:
+		return ec._CheckoutDiscountPercentageRepeatDuration(ctx, sel, &obj)
+	case *model.CheckoutDiscountPercentageRepeatDuration:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckoutDiscountPercentageRepeatDuration(ctx, sel, obj)
+	case model.CheckoutDiscountPercentageOnceForeverDuration:
+		return ec._CheckoutDiscountPercentageOnceForeverDuration(ctx, sel, &obj)
+	case *model.CheckoutDiscountPercentageOnceForeverDuration:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckoutDiscountPercentageOnceForeverDuration(ctx, sel, obj)
+	case model.CheckoutDiscountFixedRepeatDuration:
+		return ec._CheckoutDiscountFixedRepeatDuration(ctx, sel, &obj)
+	case *model.CheckoutDiscountFixedRepeatDuration:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckoutDiscountFixedRepeatDuration(ctx, sel, obj)
+	case model.CheckoutDiscountFixedOnceForeverDuration:
+		return ec._CheckoutDiscountFixedOnceForeverDuration(ctx, sel, &obj)
+	case *model.CheckoutDiscountFixedOnceForeverDuration:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CheckoutDiscountFixedOnceForeverDuration(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of CheckoutDiscount must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 // endregion ************************** interface.gotpl ***************************
 
@@ -2160,6 +4161,44 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "prices":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_prices(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "discount":
 			field := field
 
@@ -2198,6 +4237,427 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "billingAddressFields":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_billingAddressFields(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attachedCustomFields":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_attachedCustomFields(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkoutBillingAddressFieldsImplementors = []string{"CheckoutBillingAddressFields"}
+
+func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutBillingAddressFields) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutBillingAddressFieldsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutBillingAddressFields")
+		case "country":
+			out.Values[i] = ec._CheckoutBillingAddressFields_country(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._CheckoutBillingAddressFields_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "city":
+			out.Values[i] = ec._CheckoutBillingAddressFields_city(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postalCode":
+			out.Values[i] = ec._CheckoutBillingAddressFields_postalCode(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "line1":
+			out.Values[i] = ec._CheckoutBillingAddressFields_line1(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "line2":
+			out.Values[i] = ec._CheckoutBillingAddressFields_line2(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkoutDiscountFixedOnceForeverDurationImplementors = []string{"CheckoutDiscountFixedOnceForeverDuration", "CheckoutDiscount"}
+
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedOnceForeverDuration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedOnceForeverDurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedOnceForeverDuration")
+		case "duration":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amounts":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_amounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkoutDiscountFixedRepeatDurationImplementors = []string{"CheckoutDiscountFixedRepeatDuration", "CheckoutDiscount"}
+
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedRepeatDuration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedRepeatDurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedRepeatDuration")
+		case "duration":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationInMonths":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_durationInMonths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amounts":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_amounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkoutDiscountPercentageOnceForeverDurationImplementors = []string{"CheckoutDiscountPercentageOnceForeverDuration", "CheckoutDiscount"}
+
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageOnceForeverDuration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageOnceForeverDurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageOnceForeverDuration")
+		case "duration":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "basisPoints":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_basisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var checkoutDiscountPercentageRepeatDurationImplementors = []string{"CheckoutDiscountPercentageRepeatDuration", "CheckoutDiscount"}
+
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageRepeatDuration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageRepeatDurationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageRepeatDuration")
+		case "duration":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationInMonths":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_durationInMonths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "basisPoints":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_basisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "id":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2262,9 +4722,246 @@ func (ec *executionContext) _CheckoutPage(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var checkoutProductImplementors = []string{"CheckoutProduct"}
+
+func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.SelectionSet, obj *storage.Product) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutProductImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CheckoutProduct")
+		case "id":
+			out.Values[i] = ec._CheckoutProduct_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._CheckoutProduct_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._CheckoutProduct_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trialInterval":
+			out.Values[i] = ec._CheckoutProduct_trialInterval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trialIntervalCount":
+			out.Values[i] = ec._CheckoutProduct_trialIntervalCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._CheckoutProduct_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._CheckoutProduct_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "visibility":
+			out.Values[i] = ec._CheckoutProduct_visibility(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recurringInterval":
+			out.Values[i] = ec._CheckoutProduct_recurringInterval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "recurringIntervalCount":
+			out.Values[i] = ec._CheckoutProduct_recurringIntervalCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "meterInterval":
+			out.Values[i] = ec._CheckoutProduct_meterInterval(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "meterIntervalCount":
+			out.Values[i] = ec._CheckoutProduct_meterIntervalCount(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isRecurring":
+			out.Values[i] = ec._CheckoutProduct_isRecurring(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "isArchived":
+			out.Values[i] = ec._CheckoutProduct_isArchived(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "organizationId":
+			out.Values[i] = ec._CheckoutProduct_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "metadata":
+			out.Values[i] = ec._CheckoutProduct_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "prices":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutProduct_prices(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "benefits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutProduct_benefits(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "medias":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CheckoutProduct_medias(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) unmarshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx context.Context, v any) (model.BillingAddressFieldMode, error) {
+	var res model.BillingAddressFieldMode
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx context.Context, sel ast.SelectionSet, v model.BillingAddressFieldMode) graphql.Marshaler {
+	return v
+}
 
 func (ec *executionContext) marshalNCheckout2ᚕᚖtillᚋstorageᚐCheckoutᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Checkout) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -2292,6 +4989,62 @@ func (ec *executionContext) marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx co
 	return ec._Checkout(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCheckoutBillingAddressFields2ᚖtillᚋgraphᚋmodelᚐCheckoutBillingAddressFields(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutBillingAddressFields) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CheckoutBillingAddressFields(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCheckoutConfirmInput2tillᚋgraphᚋmodelᚐCheckoutConfirmInput(ctx context.Context, v any) (model.CheckoutConfirmInput, error) {
+	res, err := ec.unmarshalInputCheckoutConfirmInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCheckoutCreateInput2tillᚋgraphᚋmodelᚐCheckoutCreateInput(ctx context.Context, v any) (model.CheckoutCreateInput, error) {
+	res, err := ec.unmarshalInputCheckoutCreateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCheckoutPage2ᚖtillᚋgraphᚋmodelᚐCheckoutPage(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CheckoutPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCheckoutProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Product) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx context.Context, sel ast.SelectionSet, v *storage.Product) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CheckoutProduct(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCheckoutStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2306,6 +5059,69 @@ func (ec *executionContext) marshalNCheckoutStatus2string(ctx context.Context, s
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNCheckoutUpdateInput2tillᚋgraphᚋmodelᚐCheckoutUpdateInput(ctx context.Context, v any) (model.CheckoutUpdateInput, error) {
+	res, err := ec.unmarshalInputCheckoutUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCheckoutDiscount2tillᚋgraphᚋmodelᚐCheckoutDiscount(ctx context.Context, sel ast.SelectionSet, v model.CheckoutDiscount) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckoutDiscount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCheckoutFilter2ᚖtillᚋgraphᚋmodelᚐCheckoutFilter(ctx context.Context, v any) (*model.CheckoutFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputCheckoutFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx context.Context, sel ast.SelectionSet, v *storage.Product) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckoutProduct(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCheckoutStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCheckoutStatus2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCheckoutStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCheckoutStatus2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 // endregion ***************************** type.gotpl *****************************

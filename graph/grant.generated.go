@@ -23,6 +23,7 @@ type BenefitGrantResolver interface {
 	Customer(ctx context.Context, obj *storage.BenefitGrant) (*storage.Customer, error)
 	Member(ctx context.Context, obj *storage.BenefitGrant) (*storage.Member, error)
 	Benefit(ctx context.Context, obj *storage.BenefitGrant) (*storage.Benefit, error)
+	PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (storage.RawJSON, error)
 }
 type CustomerSeatResolver interface {
 	Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error)
@@ -459,6 +460,29 @@ func (ec *executionContext) fieldContext_BenefitGrant_benefit(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _BenefitGrant_previousProperties(ctx context.Context, field graphql.CollectedField, obj *storage.BenefitGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrant_previousProperties(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BenefitGrant().PreviousProperties(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrant_previousProperties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrant", field, true, true, errors.New("field of type JSON does not have child fields"))
+}
+
 func (ec *executionContext) _BenefitGrantPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -877,6 +901,258 @@ func (ec *executionContext) fieldContext_CustomerSeat_seatMetadata(_ context.Con
 	return graphql.NewScalarFieldContext("CustomerSeat", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _CustomerSeatAssignment_seat(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatAssignment_seat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
+			return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatAssignment_seat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatAssignment",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerSeat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerSeatAssignment_invitationToken(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatAssignment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatAssignment_invitationToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InvitationToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatAssignment_invitationToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSeatAssignment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerSeatClaim_seat(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatClaim_seat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
+			return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatClaim_seat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatClaim",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerSeat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerSeatClaim_customerSessionToken(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatClaim) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatClaim_customerSessionToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerSessionToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatClaim_customerSessionToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSeatClaim", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerSeatList_seats(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatList_seats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Seats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.CustomerSeat) graphql.Marshaler {
+			return ec.marshalNCustomerSeat2ᚕᚖtillᚋstorageᚐCustomerSeatᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatList_seats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerSeat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerSeatList_availableSeats(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatList_availableSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvailableSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatList_availableSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSeatList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerSeatList_totalSeats(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatList_totalSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatList_totalSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerSeatList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerSeatPage_items(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.CustomerSeat) graphql.Marshaler {
+			return ec.marshalNCustomerSeat2ᚕᚖtillᚋstorageᚐCustomerSeatᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerSeat(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerSeatPage_pagination(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatPage_pagination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pagination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Pagination) graphql.Marshaler {
+			return ec.marshalNPagination2ᚖtillᚋgraphᚋmodelᚐPagination(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatPage_pagination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pagination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LicenseKey_id(ctx context.Context, field graphql.CollectedField, obj *storage.LicenseKey) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -989,6 +1265,29 @@ func (ec *executionContext) _LicenseKey_customerId(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_LicenseKey_customerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LicenseKey", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _LicenseKey_memberId(ctx context.Context, field graphql.CollectedField, obj *storage.LicenseKey) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseKey_memberId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *uuid.UUID) graphql.Marshaler {
+			return ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseKey_memberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LicenseKey", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
@@ -1254,9 +1553,184 @@ func (ec *executionContext) fieldContext_LicenseKey_customer(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _LicenseKeyPage_items(ctx context.Context, field graphql.CollectedField, obj *model.LicenseKeyPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseKeyPage_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.LicenseKey) graphql.Marshaler {
+			return ec.marshalNLicenseKey2ᚕᚖtillᚋstorageᚐLicenseKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseKeyPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LicenseKeyPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LicenseKeyPage_pagination(ctx context.Context, field graphql.CollectedField, obj *model.LicenseKeyPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LicenseKeyPage_pagination(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pagination, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Pagination) graphql.Marshaler {
+			return ec.marshalNPagination2ᚖtillᚋgraphᚋmodelᚐPagination(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LicenseKeyPage_pagination(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LicenseKeyPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Pagination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
+
+func (ec *executionContext) unmarshalInputCustomerSeatAssignInput(ctx context.Context, obj any) (model.CustomerSeatAssignInput, error) {
+	var it model.CustomerSeatAssignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subscriptionId", "orderId", "email", "metadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subscriptionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscriptionId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubscriptionID = data
+		case "orderId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCustomerSeatClaimInput(ctx context.Context, obj any) (model.CustomerSeatClaimInput, error) {
+	var it model.CustomerSeatClaimInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"invitationToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "invitationToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("invitationToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.InvitationToken = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCustomerSeatRevokeInput(ctx context.Context, obj any) (model.CustomerSeatRevokeInput, error) {
+	var it model.CustomerSeatRevokeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
 
 // endregion **************************** input.gotpl *****************************
 
@@ -1435,6 +1909,44 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 				}()
 				res = ec._BenefitGrant_benefit(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "previousProperties":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BenefitGrant_previousProperties(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -1700,6 +2212,183 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var customerSeatAssignmentImplementors = []string{"CustomerSeatAssignment"}
+
+func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatAssignment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatAssignmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerSeatAssignment")
+		case "seat":
+			out.Values[i] = ec._CustomerSeatAssignment_seat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "invitationToken":
+			out.Values[i] = ec._CustomerSeatAssignment_invitationToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerSeatClaimImplementors = []string{"CustomerSeatClaim"}
+
+func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatClaim) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatClaimImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerSeatClaim")
+		case "seat":
+			out.Values[i] = ec._CustomerSeatClaim_seat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customerSessionToken":
+			out.Values[i] = ec._CustomerSeatClaim_customerSessionToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerSeatListImplementors = []string{"CustomerSeatList"}
+
+func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerSeatList")
+		case "seats":
+			out.Values[i] = ec._CustomerSeatList_seats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "availableSeats":
+			out.Values[i] = ec._CustomerSeatList_availableSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalSeats":
+			out.Values[i] = ec._CustomerSeatList_totalSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerSeatPageImplementors = []string{"CustomerSeatPage"}
+
+func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerSeatPage")
+		case "items":
+			out.Values[i] = ec._CustomerSeatPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pagination":
+			out.Values[i] = ec._CustomerSeatPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var licenseKeyImplementors = []string{"LicenseKey"}
 
 func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseKey) graphql.Marshaler {
@@ -1735,6 +2424,11 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 		case "customerId":
 			out.Values[i] = ec._LicenseKey_customerId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "memberId":
+			out.Values[i] = ec._LicenseKey_memberId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "benefitId":
@@ -1846,6 +2540,49 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var licenseKeyPageImplementors = []string{"LicenseKeyPage"}
+
+func (ec *executionContext) _LicenseKeyPage(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LicenseKeyPage")
+		case "items":
+			out.Values[i] = ec._LicenseKeyPage_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pagination":
+			out.Values[i] = ec._LicenseKeyPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -1876,6 +2613,97 @@ func (ec *executionContext) marshalNBenefitGrant2ᚖtillᚋstorageᚐBenefitGran
 	return ec._BenefitGrant(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitGrantPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BenefitGrantPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerSeat2ᚕᚖtillᚋstorageᚐCustomerSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.CustomerSeat) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx context.Context, sel ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerSeat(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCustomerSeatAssignInput2tillᚋgraphᚋmodelᚐCustomerSeatAssignInput(ctx context.Context, v any) (model.CustomerSeatAssignInput, error) {
+	res, err := ec.unmarshalInputCustomerSeatAssignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCustomerSeatAssignment2ᚖtillᚋgraphᚋmodelᚐCustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatAssignment) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerSeatAssignment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatClaim) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerSeatClaim(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCustomerSeatClaimInput2tillᚋgraphᚋmodelᚐCustomerSeatClaimInput(ctx context.Context, v any) (model.CustomerSeatClaimInput, error) {
+	res, err := ec.unmarshalInputCustomerSeatClaimInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐCustomerSeatList(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerSeatList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerSeatPage2ᚖtillᚋgraphᚋmodelᚐCustomerSeatPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerSeatPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCustomerSeatRevokeInput2tillᚋgraphᚋmodelᚐCustomerSeatRevokeInput(ctx context.Context, v any) (model.CustomerSeatRevokeInput, error) {
+	res, err := ec.unmarshalInputCustomerSeatRevokeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCustomerSeatStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1892,6 +2720,42 @@ func (ec *executionContext) marshalNCustomerSeatStatus2string(ctx context.Contex
 	return res
 }
 
+func (ec *executionContext) marshalNLicenseKey2ᚕᚖtillᚋstorageᚐLicenseKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.LicenseKey) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx context.Context, sel ast.SelectionSet, v *storage.LicenseKey) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LicenseKey(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLicenseKeyPage2ᚖtillᚋgraphᚋmodelᚐLicenseKeyPage(ctx context.Context, sel ast.SelectionSet, v *model.LicenseKeyPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LicenseKeyPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNLicenseKeyStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1906,6 +2770,42 @@ func (ec *executionContext) marshalNLicenseKeyStatus2string(ctx context.Context,
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNLicenseKeyStatus2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLicenseKeyStatus2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -28,7 +29,7 @@ type OrderResolver interface {
 	RefundableTaxAmount(ctx context.Context, obj *storage.Order) (int, error)
 	Customer(ctx context.Context, obj *storage.Order) (*storage.Customer, error)
 	Product(ctx context.Context, obj *storage.Order) (*storage.Product, error)
-	Discount(ctx context.Context, obj *storage.Order) (*storage.Discount, error)
+	Discount(ctx context.Context, obj *storage.Order) (model.DiscountBase, error)
 	Subscription(ctx context.Context, obj *storage.Order) (*storage.Subscription, error)
 	Items(ctx context.Context, obj *storage.Order) ([]*storage.OrderItem, error)
 }
@@ -40,6 +41,1524 @@ type OrderResolver interface {
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_id(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_duration(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_type(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_amount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_currency(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_amounts(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_amounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_code(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_maxRedemptions(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_maxRedemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_maxRedemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptionsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_maxRedemptionsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_redemptionsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedemptionsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_redemptionsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_metadata(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
+			return ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_organizationId(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedOnceForeverDurationBase_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_id(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_duration(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_durationInMonths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationInMonths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_type(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_amount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_currency(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_currency(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Currency, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_amounts(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_amounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type JSON does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_code(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_maxRedemptions(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_maxRedemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_maxRedemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_maxRedemptionsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptionsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_maxRedemptionsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_redemptionsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedemptionsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_redemptionsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_metadata(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
+			return ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase_organizationId(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountFixedRepeatDurationBase_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_id(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_duration(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_type(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_basisPoints(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_basisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_basisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_code(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_maxRedemptions(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_maxRedemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_maxRedemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptionsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_maxRedemptionsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_redemptionsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedemptionsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_redemptionsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_metadata(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
+			return ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_organizationId(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageOnceForeverDurationBase_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageOnceForeverDurationBase_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageOnceForeverDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_id(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_duration(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_duration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Duration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_duration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DiscountDuration does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_durationInMonths(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_durationInMonths(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DurationInMonths, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_durationInMonths(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_type(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNDiscountType2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DiscountType does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_basisPoints(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_basisPoints(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasisPoints, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_basisPoints(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_code(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_startsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_endsAt(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EndsAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_maxRedemptions(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_maxRedemptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_maxRedemptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_maxRedemptionsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxRedemptionsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_maxRedemptionsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_redemptionsCount(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_redemptionsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedemptionsCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_redemptionsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_metadata(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
+			return ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase_organizationId(ctx context.Context, field graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DiscountPercentageRepeatDurationBase_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DiscountPercentageRepeatDurationBase_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DiscountPercentageRepeatDurationBase", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
 
 func (ec *executionContext) _Order_id(ctx context.Context, field graphql.CollectedField, obj *storage.Order) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -931,8 +2450,8 @@ func (ec *executionContext) _Order_discount(ctx context.Context, field graphql.C
 			return ec.Resolvers.Order().Discount(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.DiscountBase) graphql.Marshaler {
+			return ec.marshalODiscountBase2tillᚋgraphᚋmodelᚐDiscountBase(ctx, selections, v)
 		},
 		true,
 		false,
@@ -945,7 +2464,7 @@ func (ec *executionContext) fieldContext_Order_discount(_ context.Context, field
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Discount(ctx, field)
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
 		},
 	}
 	return fc, nil
@@ -1267,13 +2786,711 @@ func (ec *executionContext) fieldContext_OrderPage_pagination(_ context.Context,
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj any) (model.OrderFilter, error) {
+	var it model.OrderFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"organizationId", "productId", "productBillingType", "discountId", "customerId", "externalCustomerId", "checkoutId", "subscriptionId", "status", "createdAfter", "createdBefore", "metadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "organizationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organizationId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrganizationID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "productBillingType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productBillingType"))
+			data, err := ec.unmarshalOProductBillingType2ᚕtillᚋgraphᚋmodelᚐProductBillingTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductBillingType = data
+		case "discountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountID = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "checkoutId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkoutId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckoutID = data
+		case "subscriptionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscriptionId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubscriptionID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOOrderStatus2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "createdAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAfter"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAfter = data
+		case "createdBefore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdBefore"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedBefore = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMetadataFilter2ᚕᚖtillᚋgraphᚋmodelᚐMetadataFilterᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputOrderUpdateInput(ctx context.Context, obj any) (model.OrderUpdateInput, error) {
+	var it model.OrderUpdateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"billingName", "billingAddress"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "billingName":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("billingName"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BillingName = graphql.OmittableOf(data)
+		case "billingAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("billingAddress"))
+			data, err := ec.unmarshalOAddressInput2ᚖtillᚋgraphᚋmodelᚐAddressInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BillingAddress = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPortalOrderFilter(ctx context.Context, obj any) (model.PortalOrderFilter, error) {
+	var it model.PortalOrderFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"productId", "productBillingType", "subscriptionId", "query"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "productBillingType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productBillingType"))
+			data, err := ec.unmarshalOProductBillingType2ᚕtillᚋgraphᚋmodelᚐProductBillingTypeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductBillingType = data
+		case "subscriptionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscriptionId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubscriptionID = data
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _DiscountBase(ctx context.Context, sel ast.SelectionSet, obj model.DiscountBase) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.DiscountPercentageRepeatDurationBase:
+		return ec._DiscountPercentageRepeatDurationBase(ctx, sel, &obj)
+	case *model.DiscountPercentageRepeatDurationBase:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DiscountPercentageRepeatDurationBase(ctx, sel, obj)
+	case model.DiscountPercentageOnceForeverDurationBase:
+		return ec._DiscountPercentageOnceForeverDurationBase(ctx, sel, &obj)
+	case *model.DiscountPercentageOnceForeverDurationBase:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DiscountPercentageOnceForeverDurationBase(ctx, sel, obj)
+	case model.DiscountFixedRepeatDurationBase:
+		return ec._DiscountFixedRepeatDurationBase(ctx, sel, &obj)
+	case *model.DiscountFixedRepeatDurationBase:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DiscountFixedRepeatDurationBase(ctx, sel, obj)
+	case model.DiscountFixedOnceForeverDurationBase:
+		return ec._DiscountFixedOnceForeverDurationBase(ctx, sel, &obj)
+	case *model.DiscountFixedOnceForeverDurationBase:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._DiscountFixedOnceForeverDurationBase(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of DiscountBase must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var discountFixedOnceForeverDurationBaseImplementors = []string{"DiscountFixedOnceForeverDurationBase", "DiscountBase"}
+
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedOnceForeverDurationBase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedOnceForeverDurationBaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DiscountFixedOnceForeverDurationBase")
+		case "id":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amounts":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_amounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startsAt":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptions":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_maxRedemptions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptionsPerCustomer":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redemptionsCount":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_redemptionsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var discountFixedRepeatDurationBaseImplementors = []string{"DiscountFixedRepeatDurationBase", "DiscountBase"}
+
+func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedRepeatDurationBase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedRepeatDurationBaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DiscountFixedRepeatDurationBase")
+		case "id":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationInMonths":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_durationInMonths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "currency":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_currency(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amounts":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_amounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startsAt":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptions":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_maxRedemptions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptionsPerCustomer":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redemptionsCount":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_redemptionsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._DiscountFixedRepeatDurationBase_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var discountPercentageOnceForeverDurationBaseImplementors = []string{"DiscountPercentageOnceForeverDurationBase", "DiscountBase"}
+
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageOnceForeverDurationBase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageOnceForeverDurationBaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DiscountPercentageOnceForeverDurationBase")
+		case "id":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "basisPoints":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_basisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startsAt":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptions":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_maxRedemptions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptionsPerCustomer":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redemptionsCount":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_redemptionsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var discountPercentageRepeatDurationBaseImplementors = []string{"DiscountPercentageRepeatDurationBase", "DiscountBase"}
+
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageRepeatDurationBase) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageRepeatDurationBaseImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DiscountPercentageRepeatDurationBase")
+		case "id":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "duration":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_duration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "durationInMonths":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_durationInMonths(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "basisPoints":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_basisPoints(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "name":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "startsAt":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_startsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "endsAt":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_endsAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptions":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_maxRedemptions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "maxRedemptionsPerCustomer":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "redemptionsCount":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_redemptionsCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var orderImplementors = []string{"Order"}
 
@@ -1993,6 +4210,16 @@ func (ec *executionContext) marshalNOrderItem2ᚖtillᚋstorageᚐOrderItem(ctx 
 	return ec._OrderItem(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx context.Context, sel ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrderPage(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2007,6 +4234,116 @@ func (ec *executionContext) marshalNOrderStatus2string(ctx context.Context, sel 
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNOrderUpdateInput2tillᚋgraphᚋmodelᚐOrderUpdateInput(ctx context.Context, v any) (model.OrderUpdateInput, error) {
+	res, err := ec.unmarshalInputOrderUpdateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNProductBillingType2tillᚋgraphᚋmodelᚐProductBillingType(ctx context.Context, v any) (model.ProductBillingType, error) {
+	var res model.ProductBillingType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProductBillingType2tillᚋgraphᚋmodelᚐProductBillingType(ctx context.Context, sel ast.SelectionSet, v model.ProductBillingType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalODiscountBase2tillᚋgraphᚋmodelᚐDiscountBase(ctx context.Context, sel ast.SelectionSet, v model.DiscountBase) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DiscountBase(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOrderFilter2ᚖtillᚋgraphᚋmodelᚐOrderFilter(ctx context.Context, v any) (*model.OrderFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputOrderFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOOrderStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNOrderStatus2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOOrderStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrderStatus2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOPortalOrderFilter2ᚖtillᚋgraphᚋmodelᚐPortalOrderFilter(ctx context.Context, v any) (*model.PortalOrderFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPortalOrderFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOProductBillingType2ᚕtillᚋgraphᚋmodelᚐProductBillingTypeᚄ(ctx context.Context, v any) ([]model.ProductBillingType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ProductBillingType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProductBillingType2tillᚋgraphᚋmodelᚐProductBillingType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOProductBillingType2ᚕtillᚋgraphᚋmodelᚐProductBillingTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ProductBillingType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProductBillingType2tillᚋgraphᚋmodelᚐProductBillingType(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 // endregion ***************************** type.gotpl *****************************

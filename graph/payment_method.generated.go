@@ -403,6 +403,95 @@ func (ec *executionContext) fieldContext_PaymentMethodPage_pagination(_ context.
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputPaymentMethodSaveInput(ctx context.Context, obj any) (model.PaymentMethodSaveInput, error) {
+	var it model.PaymentMethodSaveInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["setDefault"]; !present {
+		asMap["setDefault"] = false
+	}
+
+	fieldsInOrder := [...]string{"customerId", "token", "setDefault"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "setDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("setDefault"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SetDefault = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPortalPaymentMethodSaveInput(ctx context.Context, obj any) (model.PortalPaymentMethodSaveInput, error) {
+	var it model.PortalPaymentMethodSaveInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["setDefault"]; !present {
+		asMap["setDefault"] = false
+	}
+
+	fieldsInOrder := [...]string{"token", "setDefault"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "setDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("setDefault"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SetDefault = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -623,6 +712,16 @@ func (ec *executionContext) marshalNPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐ
 		return graphql.Null
 	}
 	return ec._PaymentMethodPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPaymentMethodSaveInput2tillᚋgraphᚋmodelᚐPaymentMethodSaveInput(ctx context.Context, v any) (model.PaymentMethodSaveInput, error) {
+	res, err := ec.unmarshalInputPaymentMethodSaveInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNPortalPaymentMethodSaveInput2tillᚋgraphᚋmodelᚐPortalPaymentMethodSaveInput(ctx context.Context, v any) (model.PortalPaymentMethodSaveInput, error) {
+	res, err := ec.unmarshalInputPortalPaymentMethodSaveInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOCardMetadata2ᚖtillᚋstorageᚐCardMetadata(ctx context.Context, sel ast.SelectionSet, v *storage.CardMetadata) graphql.Marshaler {

@@ -26,6 +26,7 @@ type ResolverRoot interface {
 	Benefit() BenefitResolver
 	BenefitGrant() BenefitGrantResolver
 	Checkout() CheckoutResolver
+	CheckoutProduct() CheckoutProductResolver
 	Customer() CustomerResolver
 	CustomerSeat() CustomerSeatResolver
 	Discount() DiscountResolver
@@ -34,6 +35,7 @@ type ResolverRoot interface {
 	Me() MeResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
+	Organization() OrganizationResolver
 	Product() ProductResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
@@ -52,6 +54,11 @@ type ComplexityRoot struct {
 		Line2      func(childComplexity int) int
 		PostalCode func(childComplexity int) int
 		State      func(childComplexity int) int
+	}
+
+	AdvanceTestClockPayload struct {
+		Renewals  func(childComplexity int) int
+		TestClock func(childComplexity int) int
 	}
 
 	Benefit struct {
@@ -73,23 +80,24 @@ type ComplexityRoot struct {
 	}
 
 	BenefitGrant struct {
-		Benefit        func(childComplexity int) int
-		BenefitID      func(childComplexity int) int
-		CreatedAt      func(childComplexity int) int
-		Customer       func(childComplexity int) int
-		CustomerID     func(childComplexity int) int
-		Error          func(childComplexity int) int
-		GrantedAt      func(childComplexity int) int
-		ID             func(childComplexity int) int
-		IsGranted      func(childComplexity int) int
-		IsRevoked      func(childComplexity int) int
-		Member         func(childComplexity int) int
-		MemberID       func(childComplexity int) int
-		ModifiedAt     func(childComplexity int) int
-		OrderID        func(childComplexity int) int
-		Properties     func(childComplexity int) int
-		RevokedAt      func(childComplexity int) int
-		SubscriptionID func(childComplexity int) int
+		Benefit            func(childComplexity int) int
+		BenefitID          func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Customer           func(childComplexity int) int
+		CustomerID         func(childComplexity int) int
+		Error              func(childComplexity int) int
+		GrantedAt          func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		IsGranted          func(childComplexity int) int
+		IsRevoked          func(childComplexity int) int
+		Member             func(childComplexity int) int
+		MemberID           func(childComplexity int) int
+		ModifiedAt         func(childComplexity int) int
+		OrderID            func(childComplexity int) int
+		PreviousProperties func(childComplexity int) int
+		Properties         func(childComplexity int) int
+		RevokedAt          func(childComplexity int) int
+		SubscriptionID     func(childComplexity int) int
 	}
 
 	BenefitGrantPage struct {
@@ -116,6 +124,8 @@ type ComplexityRoot struct {
 		AllowDiscountCodes       func(childComplexity int) int
 		AllowTrial               func(childComplexity int) int
 		Amount                   func(childComplexity int) int
+		AttachedCustomFields     func(childComplexity int) int
+		BillingAddressFields     func(childComplexity int) int
 		ClientSecret             func(childComplexity int) int
 		CreatedAt                func(childComplexity int) int
 		Currency                 func(childComplexity int) int
@@ -151,6 +161,7 @@ type ComplexityRoot struct {
 		PaymentMethodType        func(childComplexity int) int
 		PaymentProcessor         func(childComplexity int) int
 		PaymentProcessorMetadata func(childComplexity int) int
+		Prices                   func(childComplexity int) int
 		Product                  func(childComplexity int) int
 		ProductID                func(childComplexity int) int
 		ProductPrice             func(childComplexity int) int
@@ -171,9 +182,82 @@ type ComplexityRoot struct {
 		URL                      func(childComplexity int) int
 	}
 
+	CheckoutBillingAddressFields struct {
+		City       func(childComplexity int) int
+		Country    func(childComplexity int) int
+		Line1      func(childComplexity int) int
+		Line2      func(childComplexity int) int
+		PostalCode func(childComplexity int) int
+		State      func(childComplexity int) int
+	}
+
+	CheckoutDiscountFixedOnceForeverDuration struct {
+		Amount   func(childComplexity int) int
+		Amounts  func(childComplexity int) int
+		Code     func(childComplexity int) int
+		Currency func(childComplexity int) int
+		Duration func(childComplexity int) int
+		ID       func(childComplexity int) int
+		Name     func(childComplexity int) int
+		Type     func(childComplexity int) int
+	}
+
+	CheckoutDiscountFixedRepeatDuration struct {
+		Amount           func(childComplexity int) int
+		Amounts          func(childComplexity int) int
+		Code             func(childComplexity int) int
+		Currency         func(childComplexity int) int
+		Duration         func(childComplexity int) int
+		DurationInMonths func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Type             func(childComplexity int) int
+	}
+
+	CheckoutDiscountPercentageOnceForeverDuration struct {
+		BasisPoints func(childComplexity int) int
+		Code        func(childComplexity int) int
+		Duration    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	CheckoutDiscountPercentageRepeatDuration struct {
+		BasisPoints      func(childComplexity int) int
+		Code             func(childComplexity int) int
+		Duration         func(childComplexity int) int
+		DurationInMonths func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Type             func(childComplexity int) int
+	}
+
 	CheckoutPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	CheckoutProduct struct {
+		Benefits               func(childComplexity int) int
+		CreatedAt              func(childComplexity int) int
+		Description            func(childComplexity int) int
+		ID                     func(childComplexity int) int
+		IsArchived             func(childComplexity int) int
+		IsRecurring            func(childComplexity int) int
+		Medias                 func(childComplexity int) int
+		Metadata               func(childComplexity int) int
+		MeterInterval          func(childComplexity int) int
+		MeterIntervalCount     func(childComplexity int) int
+		ModifiedAt             func(childComplexity int) int
+		Name                   func(childComplexity int) int
+		OrganizationID         func(childComplexity int) int
+		Prices                 func(childComplexity int) int
+		RecurringInterval      func(childComplexity int) int
+		RecurringIntervalCount func(childComplexity int) int
+		TrialInterval          func(childComplexity int) int
+		TrialIntervalCount     func(childComplexity int) int
+		Visibility             func(childComplexity int) int
 	}
 
 	Customer struct {
@@ -223,6 +307,27 @@ type ComplexityRoot struct {
 		SubscriptionID           func(childComplexity int) int
 	}
 
+	CustomerSeatAssignment struct {
+		InvitationToken func(childComplexity int) int
+		Seat            func(childComplexity int) int
+	}
+
+	CustomerSeatClaim struct {
+		CustomerSessionToken func(childComplexity int) int
+		Seat                 func(childComplexity int) int
+	}
+
+	CustomerSeatList struct {
+		AvailableSeats func(childComplexity int) int
+		Seats          func(childComplexity int) int
+		TotalSeats     func(childComplexity int) int
+	}
+
+	CustomerSeatPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	CustomerSession struct {
 		CreatedAt         func(childComplexity int) int
 		Customer          func(childComplexity int) int
@@ -257,9 +362,87 @@ type ComplexityRoot struct {
 		Type                      func(childComplexity int) int
 	}
 
+	DiscountFixedOnceForeverDurationBase struct {
+		Amount                    func(childComplexity int) int
+		Amounts                   func(childComplexity int) int
+		Code                      func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Currency                  func(childComplexity int) int
+		Duration                  func(childComplexity int) int
+		EndsAt                    func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaxRedemptions            func(childComplexity int) int
+		MaxRedemptionsPerCustomer func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		ModifiedAt                func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		OrganizationID            func(childComplexity int) int
+		RedemptionsCount          func(childComplexity int) int
+		StartsAt                  func(childComplexity int) int
+		Type                      func(childComplexity int) int
+	}
+
+	DiscountFixedRepeatDurationBase struct {
+		Amount                    func(childComplexity int) int
+		Amounts                   func(childComplexity int) int
+		Code                      func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Currency                  func(childComplexity int) int
+		Duration                  func(childComplexity int) int
+		DurationInMonths          func(childComplexity int) int
+		EndsAt                    func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaxRedemptions            func(childComplexity int) int
+		MaxRedemptionsPerCustomer func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		ModifiedAt                func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		OrganizationID            func(childComplexity int) int
+		RedemptionsCount          func(childComplexity int) int
+		StartsAt                  func(childComplexity int) int
+		Type                      func(childComplexity int) int
+	}
+
 	DiscountPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	DiscountPercentageOnceForeverDurationBase struct {
+		BasisPoints               func(childComplexity int) int
+		Code                      func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Duration                  func(childComplexity int) int
+		EndsAt                    func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaxRedemptions            func(childComplexity int) int
+		MaxRedemptionsPerCustomer func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		ModifiedAt                func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		OrganizationID            func(childComplexity int) int
+		RedemptionsCount          func(childComplexity int) int
+		StartsAt                  func(childComplexity int) int
+		Type                      func(childComplexity int) int
+	}
+
+	DiscountPercentageRepeatDurationBase struct {
+		BasisPoints               func(childComplexity int) int
+		Code                      func(childComplexity int) int
+		CreatedAt                 func(childComplexity int) int
+		Duration                  func(childComplexity int) int
+		DurationInMonths          func(childComplexity int) int
+		EndsAt                    func(childComplexity int) int
+		ID                        func(childComplexity int) int
+		MaxRedemptions            func(childComplexity int) int
+		MaxRedemptionsPerCustomer func(childComplexity int) int
+		Metadata                  func(childComplexity int) int
+		ModifiedAt                func(childComplexity int) int
+		Name                      func(childComplexity int) int
+		OrganizationID            func(childComplexity int) int
+		RedemptionsCount          func(childComplexity int) int
+		StartsAt                  func(childComplexity int) int
+		Type                      func(childComplexity int) int
 	}
 
 	DomainEvent struct {
@@ -287,6 +470,7 @@ type ComplexityRoot struct {
 		LastValidatedAt  func(childComplexity int) int
 		LimitActivations func(childComplexity int) int
 		LimitUsage       func(childComplexity int) int
+		MemberID         func(childComplexity int) int
 		ModifiedAt       func(childComplexity int) int
 		OrganizationID   func(childComplexity int) int
 		Status           func(childComplexity int) int
@@ -304,6 +488,11 @@ type ComplexityRoot struct {
 		Timeframe func(childComplexity int) int
 	}
 
+	LicenseKeyPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	LicenseKeysProperties struct {
 		Activations func(childComplexity int) int
 		Expires     func(childComplexity int) int
@@ -312,9 +501,15 @@ type ComplexityRoot struct {
 	}
 
 	Me struct {
-		Customer       func(childComplexity int) int
-		Member         func(childComplexity int) int
-		PaymentMethods func(childComplexity int, page *int, limit *int) int
+		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int) int
+		Customer                 func(childComplexity int) int
+		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		Member                   func(childComplexity int) int
+		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) int
+		PaymentMethods           func(childComplexity int, page *int, limit *int) int
+		Seats                    func(childComplexity int, page *int, limit *int) int
+		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) int
 	}
 
 	Member struct {
@@ -329,18 +524,45 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		ArchiveProduct        func(childComplexity int, id uuid.UUID) int
-		CreateBenefit         func(childComplexity int, input model.BenefitCreateInput) int
-		CreateCustomer        func(childComplexity int, input model.CustomerCreateInput) int
-		CreateCustomerSession func(childComplexity int, input model.CustomerSessionCreateInput) int
-		CreateProduct         func(childComplexity int, input model.ProductCreateInput) int
-		DeleteBenefit         func(childComplexity int, id uuid.UUID) int
-		DeleteCustomer        func(childComplexity int, id uuid.UUID) int
-		PortalUpdateCustomer  func(childComplexity int, input model.PortalCustomerUpdateInput) int
-		UpdateBenefit         func(childComplexity int, input model.BenefitUpdateInput) int
-		UpdateCustomer        func(childComplexity int, input model.CustomerUpdateInput) int
-		UpdateProduct         func(childComplexity int, input model.ProductUpdateInput) int
-		UpdateProductBenefits func(childComplexity int, input model.ProductBenefitsInput) int
+		AdvanceTestClock                func(childComplexity int, input model.AdvanceTestClockInput) int
+		ArchiveProduct                  func(childComplexity int, id uuid.UUID) int
+		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
+		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
+		ClaimSeat                       func(childComplexity int, input model.CustomerSeatClaimInput) int
+		ConfirmCheckout                 func(childComplexity int, input model.CheckoutConfirmInput) int
+		CreateBenefit                   func(childComplexity int, input model.BenefitCreateInput) int
+		CreateCheckout                  func(childComplexity int, input model.CheckoutCreateInput) int
+		CreateCustomer                  func(childComplexity int, input model.CustomerCreateInput) int
+		CreateCustomerSession           func(childComplexity int, input model.CustomerSessionCreateInput) int
+		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
+		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
+		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
+		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
+		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
+		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
+		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
+		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
+		PortalDeletePaymentMethod       func(childComplexity int, id uuid.UUID) int
+		PortalSavePaymentMethod         func(childComplexity int, input model.PortalPaymentMethodSaveInput) int
+		PortalUncancelSubscription      func(childComplexity int, input model.SubscriptionRefInput) int
+		PortalUpdateCustomer            func(childComplexity int, input model.PortalCustomerUpdateInput) int
+		PortalUpdateOrder               func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
+		PortalUpdateSubscriptionProduct func(childComplexity int, input model.SubscriptionProductChangeInput) int
+		PortalUpdateSubscriptionSeats   func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
+		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
+		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
+		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
+		SavePaymentMethod               func(childComplexity int, input model.PaymentMethodSaveInput) int
+		UncancelSubscription            func(childComplexity int, input model.SubscriptionRefInput) int
+		UpdateBenefit                   func(childComplexity int, input model.BenefitUpdateInput) int
+		UpdateCheckout                  func(childComplexity int, input model.CheckoutUpdateInput) int
+		UpdateCustomer                  func(childComplexity int, input model.CustomerUpdateInput) int
+		UpdateDiscount                  func(childComplexity int, input model.DiscountUpdateInput) int
+		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
+		UpdateProduct                   func(childComplexity int, input model.ProductUpdateInput) int
+		UpdateProductBenefits           func(childComplexity int, input model.ProductBenefitsInput) int
+		UpdateSubscriptionProduct       func(childComplexity int, input model.SubscriptionProductChangeInput) int
+		UpdateSubscriptionSeats         func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
 	}
 
 	Order struct {
@@ -413,6 +635,7 @@ type ComplexityRoot struct {
 		ID                         func(childComplexity int) int
 		ModifiedAt                 func(childComplexity int) int
 		Name                       func(childComplexity int) int
+		OrganizationFeatures       func(childComplexity int) int
 		ProcessorMode              func(childComplexity int) int
 		ProrationBehavior          func(childComplexity int) int
 		Slug                       func(childComplexity int) int
@@ -450,12 +673,14 @@ type ComplexityRoot struct {
 	}
 
 	Product struct {
+		AttachedCustomFields   func(childComplexity int) int
 		Benefits               func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
 		Description            func(childComplexity int) int
 		ID                     func(childComplexity int) int
 		IsArchived             func(childComplexity int) int
 		IsRecurring            func(childComplexity int) int
+		Medias                 func(childComplexity int) int
 		Metadata               func(childComplexity int) int
 		MeterInterval          func(childComplexity int) int
 		MeterIntervalCount     func(childComplexity int) int
@@ -469,6 +694,7 @@ type ComplexityRoot struct {
 		TrialInterval          func(childComplexity int) int
 		TrialIntervalCount     func(childComplexity int) int
 		Visibility             func(childComplexity int) int
+		WirePrices             func(childComplexity int) int
 	}
 
 	ProductPage struct {
@@ -497,17 +723,32 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Benefit              func(childComplexity int, id uuid.UUID) int
-		Benefits             func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter) int
-		Customer             func(childComplexity int, id uuid.UUID) int
-		CustomerByExternalID func(childComplexity int, externalID string) int
-		Customers            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
-		Events               func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
-		Me                   func(childComplexity int) int
-		Organization         func(childComplexity int, id *uuid.UUID) int
-		PaymentMethods       func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
-		Product              func(childComplexity int, id uuid.UUID) int
-		Products             func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter) int
+		Benefit                func(childComplexity int, id uuid.UUID) int
+		BenefitGrant           func(childComplexity int, id uuid.UUID) int
+		BenefitGrants          func(childComplexity int, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) int
+		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter) int
+		Checkout               func(childComplexity int, id uuid.UUID) int
+		CheckoutByClientSecret func(childComplexity int, clientSecret string) int
+		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) int
+		Customer               func(childComplexity int, id uuid.UUID) int
+		CustomerByExternalID   func(childComplexity int, externalID string) int
+		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
+		Discount               func(childComplexity int, id uuid.UUID) int
+		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
+		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
+		Me                     func(childComplexity int) int
+		Order                  func(childComplexity int, id uuid.UUID) int
+		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter) int
+		Organization           func(childComplexity int, id *uuid.UUID) int
+		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
+		Product                func(childComplexity int, id uuid.UUID) int
+		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter) int
+		Seat                   func(childComplexity int, id uuid.UUID) int
+		Seats                  func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
+		Subscription           func(childComplexity int, id uuid.UUID) int
+		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) int
+		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 	}
 
 	Subscription struct {
@@ -549,6 +790,7 @@ type ComplexityRoot struct {
 		Status                      func(childComplexity int) int
 		TrialEnd                    func(childComplexity int) int
 		TrialStart                  func(childComplexity int) int
+		WirePrices                  func(childComplexity int) int
 	}
 
 	SubscriptionMeter struct {
@@ -564,6 +806,13 @@ type ComplexityRoot struct {
 	SubscriptionPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	TestClock struct {
+		CreatedAt      func(childComplexity int) int
+		FrozenAt       func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
 	}
 }
 
@@ -617,6 +866,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Address.State(childComplexity), true
+
+	case "AdvanceTestClockPayload.renewals":
+		if e.ComplexityRoot.AdvanceTestClockPayload.Renewals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdvanceTestClockPayload.Renewals(childComplexity), true
+	case "AdvanceTestClockPayload.testClock":
+		if e.ComplexityRoot.AdvanceTestClockPayload.TestClock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AdvanceTestClockPayload.TestClock(childComplexity), true
 
 	case "Benefit.createdAt":
 		if e.ComplexityRoot.Benefit.CreatedAt == nil {
@@ -793,6 +1055,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrant.OrderID(childComplexity), true
+	case "BenefitGrant.previousProperties":
+		if e.ComplexityRoot.BenefitGrant.PreviousProperties == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.PreviousProperties(childComplexity), true
 	case "BenefitGrant.properties":
 		if e.ComplexityRoot.BenefitGrant.Properties == nil {
 			break
@@ -899,6 +1167,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.Amount(childComplexity), true
+	case "Checkout.attachedCustomFields":
+		if e.ComplexityRoot.Checkout.AttachedCustomFields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.AttachedCustomFields(childComplexity), true
+	case "Checkout.billingAddressFields":
+		if e.ComplexityRoot.Checkout.BillingAddressFields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.BillingAddressFields(childComplexity), true
 	case "Checkout.clientSecret":
 		if e.ComplexityRoot.Checkout.ClientSecret == nil {
 			break
@@ -1109,6 +1389,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.PaymentProcessorMetadata(childComplexity), true
+	case "Checkout.prices":
+		if e.ComplexityRoot.Checkout.Prices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Prices(childComplexity), true
 	case "Checkout.product":
 		if e.ComplexityRoot.Checkout.Product == nil {
 			break
@@ -1218,6 +1504,227 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Checkout.URL(childComplexity), true
 
+	case "CheckoutBillingAddressFields.city":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.City == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.City(childComplexity), true
+	case "CheckoutBillingAddressFields.country":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.Country == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.Country(childComplexity), true
+	case "CheckoutBillingAddressFields.line1":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.Line1 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.Line1(childComplexity), true
+	case "CheckoutBillingAddressFields.line2":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.Line2 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.Line2(childComplexity), true
+	case "CheckoutBillingAddressFields.postalCode":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.PostalCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.PostalCode(childComplexity), true
+	case "CheckoutBillingAddressFields.state":
+		if e.ComplexityRoot.CheckoutBillingAddressFields.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutBillingAddressFields.State(childComplexity), true
+
+	case "CheckoutDiscountFixedOnceForeverDuration.amount":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Amount(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.amounts":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Amounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Amounts(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.code":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Code(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.currency":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Currency(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.duration":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Duration(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.id":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.ID(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.name":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Name(childComplexity), true
+	case "CheckoutDiscountFixedOnceForeverDuration.type":
+		if e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedOnceForeverDuration.Type(childComplexity), true
+
+	case "CheckoutDiscountFixedRepeatDuration.amount":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Amount(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.amounts":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Amounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Amounts(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.code":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Code(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.currency":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Currency(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.duration":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Duration(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.durationInMonths":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.DurationInMonths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.DurationInMonths(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.id":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.ID(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.name":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Name(childComplexity), true
+	case "CheckoutDiscountFixedRepeatDuration.type":
+		if e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountFixedRepeatDuration.Type(childComplexity), true
+
+	case "CheckoutDiscountPercentageOnceForeverDuration.basisPoints":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.BasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.BasisPoints(childComplexity), true
+	case "CheckoutDiscountPercentageOnceForeverDuration.code":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Code(childComplexity), true
+	case "CheckoutDiscountPercentageOnceForeverDuration.duration":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Duration(childComplexity), true
+	case "CheckoutDiscountPercentageOnceForeverDuration.id":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.ID(childComplexity), true
+	case "CheckoutDiscountPercentageOnceForeverDuration.name":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Name(childComplexity), true
+	case "CheckoutDiscountPercentageOnceForeverDuration.type":
+		if e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageOnceForeverDuration.Type(childComplexity), true
+
+	case "CheckoutDiscountPercentageRepeatDuration.basisPoints":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.BasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.BasisPoints(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.code":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Code(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.duration":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Duration(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.durationInMonths":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.DurationInMonths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.DurationInMonths(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.id":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.ID(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.name":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Name(childComplexity), true
+	case "CheckoutDiscountPercentageRepeatDuration.type":
+		if e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutDiscountPercentageRepeatDuration.Type(childComplexity), true
+
 	case "CheckoutPage.items":
 		if e.ComplexityRoot.CheckoutPage.Items == nil {
 			break
@@ -1230,6 +1737,121 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutPage.Pagination(childComplexity), true
+
+	case "CheckoutProduct.benefits":
+		if e.ComplexityRoot.CheckoutProduct.Benefits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Benefits(childComplexity), true
+	case "CheckoutProduct.createdAt":
+		if e.ComplexityRoot.CheckoutProduct.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.CreatedAt(childComplexity), true
+	case "CheckoutProduct.description":
+		if e.ComplexityRoot.CheckoutProduct.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Description(childComplexity), true
+	case "CheckoutProduct.id":
+		if e.ComplexityRoot.CheckoutProduct.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.ID(childComplexity), true
+	case "CheckoutProduct.isArchived":
+		if e.ComplexityRoot.CheckoutProduct.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.IsArchived(childComplexity), true
+	case "CheckoutProduct.isRecurring":
+		if e.ComplexityRoot.CheckoutProduct.IsRecurring == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.IsRecurring(childComplexity), true
+	case "CheckoutProduct.medias":
+		if e.ComplexityRoot.CheckoutProduct.Medias == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Medias(childComplexity), true
+	case "CheckoutProduct.metadata":
+		if e.ComplexityRoot.CheckoutProduct.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Metadata(childComplexity), true
+	case "CheckoutProduct.meterInterval":
+		if e.ComplexityRoot.CheckoutProduct.MeterInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.MeterInterval(childComplexity), true
+	case "CheckoutProduct.meterIntervalCount":
+		if e.ComplexityRoot.CheckoutProduct.MeterIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.MeterIntervalCount(childComplexity), true
+	case "CheckoutProduct.modifiedAt":
+		if e.ComplexityRoot.CheckoutProduct.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.ModifiedAt(childComplexity), true
+	case "CheckoutProduct.name":
+		if e.ComplexityRoot.CheckoutProduct.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Name(childComplexity), true
+	case "CheckoutProduct.organizationId":
+		if e.ComplexityRoot.CheckoutProduct.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.OrganizationID(childComplexity), true
+	case "CheckoutProduct.prices":
+		if e.ComplexityRoot.CheckoutProduct.Prices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Prices(childComplexity), true
+	case "CheckoutProduct.recurringInterval":
+		if e.ComplexityRoot.CheckoutProduct.RecurringInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.RecurringInterval(childComplexity), true
+	case "CheckoutProduct.recurringIntervalCount":
+		if e.ComplexityRoot.CheckoutProduct.RecurringIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.RecurringIntervalCount(childComplexity), true
+	case "CheckoutProduct.trialInterval":
+		if e.ComplexityRoot.CheckoutProduct.TrialInterval == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.TrialInterval(childComplexity), true
+	case "CheckoutProduct.trialIntervalCount":
+		if e.ComplexityRoot.CheckoutProduct.TrialIntervalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.TrialIntervalCount(childComplexity), true
+	case "CheckoutProduct.visibility":
+		if e.ComplexityRoot.CheckoutProduct.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.Visibility(childComplexity), true
 
 	case "Customer.avatarUrl":
 		if e.ComplexityRoot.Customer.AvatarURL == nil {
@@ -1462,6 +2084,64 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CustomerSeat.SubscriptionID(childComplexity), true
 
+	case "CustomerSeatAssignment.invitationToken":
+		if e.ComplexityRoot.CustomerSeatAssignment.InvitationToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatAssignment.InvitationToken(childComplexity), true
+	case "CustomerSeatAssignment.seat":
+		if e.ComplexityRoot.CustomerSeatAssignment.Seat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatAssignment.Seat(childComplexity), true
+
+	case "CustomerSeatClaim.customerSessionToken":
+		if e.ComplexityRoot.CustomerSeatClaim.CustomerSessionToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatClaim.CustomerSessionToken(childComplexity), true
+	case "CustomerSeatClaim.seat":
+		if e.ComplexityRoot.CustomerSeatClaim.Seat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatClaim.Seat(childComplexity), true
+
+	case "CustomerSeatList.availableSeats":
+		if e.ComplexityRoot.CustomerSeatList.AvailableSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatList.AvailableSeats(childComplexity), true
+	case "CustomerSeatList.seats":
+		if e.ComplexityRoot.CustomerSeatList.Seats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatList.Seats(childComplexity), true
+	case "CustomerSeatList.totalSeats":
+		if e.ComplexityRoot.CustomerSeatList.TotalSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatList.TotalSeats(childComplexity), true
+
+	case "CustomerSeatPage.items":
+		if e.ComplexityRoot.CustomerSeatPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatPage.Items(childComplexity), true
+	case "CustomerSeatPage.pagination":
+		if e.ComplexityRoot.CustomerSeatPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatPage.Pagination(childComplexity), true
+
 	case "CustomerSession.createdAt":
 		if e.ComplexityRoot.CustomerSession.CreatedAt == nil {
 			break
@@ -1632,6 +2312,218 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Discount.Type(childComplexity), true
 
+	case "DiscountFixedOnceForeverDurationBase.amount":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Amount(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.amounts":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Amounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Amounts(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.code":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Code(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.createdAt":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.CreatedAt(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.currency":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Currency(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.duration":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Duration(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.endsAt":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.EndsAt(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.id":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.ID(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.maxRedemptions":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.MaxRedemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.MaxRedemptions(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.maxRedemptionsPerCustomer":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.MaxRedemptionsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.MaxRedemptionsPerCustomer(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.metadata":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Metadata(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.modifiedAt":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.ModifiedAt(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.name":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Name(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.organizationId":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.OrganizationID(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.redemptionsCount":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.RedemptionsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.RedemptionsCount(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.startsAt":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.StartsAt(childComplexity), true
+	case "DiscountFixedOnceForeverDurationBase.type":
+		if e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedOnceForeverDurationBase.Type(childComplexity), true
+
+	case "DiscountFixedRepeatDurationBase.amount":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Amount(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.amounts":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Amounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Amounts(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.code":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Code(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.createdAt":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.CreatedAt(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.currency":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Currency(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.duration":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Duration(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.durationInMonths":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.DurationInMonths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.DurationInMonths(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.endsAt":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.EndsAt(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.id":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.ID(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.maxRedemptions":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.MaxRedemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.MaxRedemptions(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.maxRedemptionsPerCustomer":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.MaxRedemptionsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.MaxRedemptionsPerCustomer(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.metadata":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Metadata(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.modifiedAt":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.ModifiedAt(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.name":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Name(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.organizationId":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.OrganizationID(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.redemptionsCount":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.RedemptionsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.RedemptionsCount(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.startsAt":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.StartsAt(childComplexity), true
+	case "DiscountFixedRepeatDurationBase.type":
+		if e.ComplexityRoot.DiscountFixedRepeatDurationBase.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountFixedRepeatDurationBase.Type(childComplexity), true
+
 	case "DiscountPage.items":
 		if e.ComplexityRoot.DiscountPage.Items == nil {
 			break
@@ -1644,6 +2536,194 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DiscountPage.Pagination(childComplexity), true
+
+	case "DiscountPercentageOnceForeverDurationBase.basisPoints":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.BasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.BasisPoints(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.code":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Code(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.createdAt":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.CreatedAt(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.duration":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Duration(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.endsAt":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.EndsAt(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.id":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.ID(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.maxRedemptions":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.MaxRedemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.MaxRedemptions(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.maxRedemptionsPerCustomer":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.MaxRedemptionsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.MaxRedemptionsPerCustomer(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.metadata":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Metadata(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.modifiedAt":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.ModifiedAt(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.name":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Name(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.organizationId":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.OrganizationID(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.redemptionsCount":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.RedemptionsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.RedemptionsCount(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.startsAt":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.StartsAt(childComplexity), true
+	case "DiscountPercentageOnceForeverDurationBase.type":
+		if e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageOnceForeverDurationBase.Type(childComplexity), true
+
+	case "DiscountPercentageRepeatDurationBase.basisPoints":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.BasisPoints == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.BasisPoints(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.code":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Code(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.createdAt":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.CreatedAt(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.duration":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Duration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Duration(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.durationInMonths":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.DurationInMonths == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.DurationInMonths(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.endsAt":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.EndsAt(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.id":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.ID(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.maxRedemptions":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.MaxRedemptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.MaxRedemptions(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.maxRedemptionsPerCustomer":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.MaxRedemptionsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.MaxRedemptionsPerCustomer(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.metadata":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Metadata(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.modifiedAt":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.ModifiedAt(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.name":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Name(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.organizationId":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.OrganizationID(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.redemptionsCount":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.RedemptionsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.RedemptionsCount(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.startsAt":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.StartsAt(childComplexity), true
+	case "DiscountPercentageRepeatDurationBase.type":
+		if e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Type(childComplexity), true
 
 	case "DomainEvent.createdAt":
 		if e.ComplexityRoot.DomainEvent.CreatedAt == nil {
@@ -1755,6 +2835,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKey.LimitUsage(childComplexity), true
+	case "LicenseKey.memberId":
+		if e.ComplexityRoot.LicenseKey.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.MemberID(childComplexity), true
 	case "LicenseKey.modifiedAt":
 		if e.ComplexityRoot.LicenseKey.ModifiedAt == nil {
 			break
@@ -1812,6 +2898,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LicenseKeyExpiration.Timeframe(childComplexity), true
 
+	case "LicenseKeyPage.items":
+		if e.ComplexityRoot.LicenseKeyPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyPage.Items(childComplexity), true
+	case "LicenseKeyPage.pagination":
+		if e.ComplexityRoot.LicenseKeyPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyPage.Pagination(childComplexity), true
+
 	case "LicenseKeysProperties.activations":
 		if e.ComplexityRoot.LicenseKeysProperties.Activations == nil {
 			break
@@ -1837,18 +2936,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LicenseKeysProperties.Prefix(childComplexity), true
 
+	case "Me.benefitGrants":
+		if e.ComplexityRoot.Me.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Me_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+	case "Me.claimedSeatSubscriptions":
+		if e.ComplexityRoot.Me.ClaimedSeatSubscriptions == nil {
+			break
+		}
+
+		args, err := ec.field_Me_claimedSeatSubscriptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.ClaimedSeatSubscriptions(childComplexity, args["page"].(*int), args["limit"].(*int)), true
 	case "Me.customer":
 		if e.ComplexityRoot.Me.Customer == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Me.Customer(childComplexity), true
+	case "Me.licenseKeys":
+		if e.ComplexityRoot.Me.LicenseKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Me_licenseKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.LicenseKeys(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
 	case "Me.member":
 		if e.ComplexityRoot.Me.Member == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Me.Member(childComplexity), true
+	case "Me.orders":
+		if e.ComplexityRoot.Me.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Me_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalOrderFilter)), true
 	case "Me.paymentMethods":
 		if e.ComplexityRoot.Me.PaymentMethods == nil {
 			break
@@ -1860,6 +3003,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+	case "Me.seats":
+		if e.ComplexityRoot.Me.Seats == nil {
+			break
+		}
+
+		args, err := ec.field_Me_seats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Seats(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+	case "Me.subscriptions":
+		if e.ComplexityRoot.Me.Subscriptions == nil {
+			break
+		}
+
+		args, err := ec.field_Me_subscriptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalSubscriptionFilter)), true
 
 	case "Member.createdAt":
 		if e.ComplexityRoot.Member.CreatedAt == nil {
@@ -1910,6 +3075,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Member.Role(childComplexity), true
 
+	case "Mutation.advanceTestClock":
+		if e.ComplexityRoot.Mutation.AdvanceTestClock == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_advanceTestClock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AdvanceTestClock(childComplexity, args["input"].(model.AdvanceTestClockInput)), true
 	case "Mutation.archiveProduct":
 		if e.ComplexityRoot.Mutation.ArchiveProduct == nil {
 			break
@@ -1921,6 +3097,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ArchiveProduct(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.assignSeat":
+		if e.ComplexityRoot.Mutation.AssignSeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_assignSeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AssignSeat(childComplexity, args["input"].(model.CustomerSeatAssignInput)), true
+	case "Mutation.cancelSubscription":
+		if e.ComplexityRoot.Mutation.CancelSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelSubscription(childComplexity, args["input"].(model.SubscriptionCancelInput)), true
+	case "Mutation.claimSeat":
+		if e.ComplexityRoot.Mutation.ClaimSeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_claimSeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ClaimSeat(childComplexity, args["input"].(model.CustomerSeatClaimInput)), true
+	case "Mutation.confirmCheckout":
+		if e.ComplexityRoot.Mutation.ConfirmCheckout == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_confirmCheckout_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ConfirmCheckout(childComplexity, args["input"].(model.CheckoutConfirmInput)), true
 	case "Mutation.createBenefit":
 		if e.ComplexityRoot.Mutation.CreateBenefit == nil {
 			break
@@ -1932,6 +3152,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateBenefit(childComplexity, args["input"].(model.BenefitCreateInput)), true
+	case "Mutation.createCheckout":
+		if e.ComplexityRoot.Mutation.CreateCheckout == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createCheckout_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateCheckout(childComplexity, args["input"].(model.CheckoutCreateInput)), true
 	case "Mutation.createCustomer":
 		if e.ComplexityRoot.Mutation.CreateCustomer == nil {
 			break
@@ -1954,6 +3185,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCustomerSession(childComplexity, args["input"].(model.CustomerSessionCreateInput)), true
+	case "Mutation.createDiscount":
+		if e.ComplexityRoot.Mutation.CreateDiscount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createDiscount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateDiscount(childComplexity, args["input"].(model.DiscountCreateInput)), true
 	case "Mutation.createProduct":
 		if e.ComplexityRoot.Mutation.CreateProduct == nil {
 			break
@@ -1987,6 +3229,83 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteCustomer(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deleteDiscount":
+		if e.ComplexityRoot.Mutation.DeleteDiscount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteDiscount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteDiscount(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deletePaymentMethod":
+		if e.ComplexityRoot.Mutation.DeletePaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deletePaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeletePaymentMethod(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.pauseSubscription":
+		if e.ComplexityRoot.Mutation.PauseSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pauseSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PauseSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
+	case "Mutation.portalCancelSubscription":
+		if e.ComplexityRoot.Mutation.PortalCancelSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalCancelSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalCancelSubscription(childComplexity, args["input"].(model.SubscriptionCancelInput)), true
+	case "Mutation.portalDeletePaymentMethod":
+		if e.ComplexityRoot.Mutation.PortalDeletePaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalDeletePaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalDeletePaymentMethod(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.portalSavePaymentMethod":
+		if e.ComplexityRoot.Mutation.PortalSavePaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalSavePaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalSavePaymentMethod(childComplexity, args["input"].(model.PortalPaymentMethodSaveInput)), true
+	case "Mutation.portalUncancelSubscription":
+		if e.ComplexityRoot.Mutation.PortalUncancelSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalUncancelSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalUncancelSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
 	case "Mutation.portalUpdateCustomer":
 		if e.ComplexityRoot.Mutation.PortalUpdateCustomer == nil {
 			break
@@ -1998,6 +3317,94 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalUpdateCustomer(childComplexity, args["input"].(model.PortalCustomerUpdateInput)), true
+	case "Mutation.portalUpdateOrder":
+		if e.ComplexityRoot.Mutation.PortalUpdateOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalUpdateOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalUpdateOrder(childComplexity, args["id"].(uuid.UUID), args["input"].(model.OrderUpdateInput)), true
+	case "Mutation.portalUpdateSubscriptionProduct":
+		if e.ComplexityRoot.Mutation.PortalUpdateSubscriptionProduct == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalUpdateSubscriptionProduct_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalUpdateSubscriptionProduct(childComplexity, args["input"].(model.SubscriptionProductChangeInput)), true
+	case "Mutation.portalUpdateSubscriptionSeats":
+		if e.ComplexityRoot.Mutation.PortalUpdateSubscriptionSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalUpdateSubscriptionSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalUpdateSubscriptionSeats(childComplexity, args["input"].(model.SubscriptionSeatsChangeInput)), true
+	case "Mutation.resumeSubscription":
+		if e.ComplexityRoot.Mutation.ResumeSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resumeSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResumeSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
+	case "Mutation.revokeSeat":
+		if e.ComplexityRoot.Mutation.RevokeSeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeSeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeSeat(childComplexity, args["input"].(model.CustomerSeatRevokeInput)), true
+	case "Mutation.revokeSubscription":
+		if e.ComplexityRoot.Mutation.RevokeSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeSubscription(childComplexity, args["input"].(model.SubscriptionRevokeInput)), true
+	case "Mutation.savePaymentMethod":
+		if e.ComplexityRoot.Mutation.SavePaymentMethod == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_savePaymentMethod_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SavePaymentMethod(childComplexity, args["input"].(model.PaymentMethodSaveInput)), true
+	case "Mutation.uncancelSubscription":
+		if e.ComplexityRoot.Mutation.UncancelSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uncancelSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UncancelSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
 	case "Mutation.updateBenefit":
 		if e.ComplexityRoot.Mutation.UpdateBenefit == nil {
 			break
@@ -2009,6 +3416,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateBenefit(childComplexity, args["input"].(model.BenefitUpdateInput)), true
+	case "Mutation.updateCheckout":
+		if e.ComplexityRoot.Mutation.UpdateCheckout == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCheckout_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCheckout(childComplexity, args["input"].(model.CheckoutUpdateInput)), true
 	case "Mutation.updateCustomer":
 		if e.ComplexityRoot.Mutation.UpdateCustomer == nil {
 			break
@@ -2020,6 +3438,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCustomer(childComplexity, args["input"].(model.CustomerUpdateInput)), true
+	case "Mutation.updateDiscount":
+		if e.ComplexityRoot.Mutation.UpdateDiscount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateDiscount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateDiscount(childComplexity, args["input"].(model.DiscountUpdateInput)), true
+	case "Mutation.updateOrder":
+		if e.ComplexityRoot.Mutation.UpdateOrder == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateOrder_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateOrder(childComplexity, args["id"].(uuid.UUID), args["input"].(model.OrderUpdateInput)), true
 	case "Mutation.updateProduct":
 		if e.ComplexityRoot.Mutation.UpdateProduct == nil {
 			break
@@ -2042,6 +3482,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateProductBenefits(childComplexity, args["input"].(model.ProductBenefitsInput)), true
+	case "Mutation.updateSubscriptionProduct":
+		if e.ComplexityRoot.Mutation.UpdateSubscriptionProduct == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSubscriptionProduct_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSubscriptionProduct(childComplexity, args["input"].(model.SubscriptionProductChangeInput)), true
+	case "Mutation.updateSubscriptionSeats":
+		if e.ComplexityRoot.Mutation.UpdateSubscriptionSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSubscriptionSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSubscriptionSeats(childComplexity, args["input"].(model.SubscriptionSeatsChangeInput)), true
 
 	case "Order.appliedBalanceAmount":
 		if e.ComplexityRoot.Order.AppliedBalanceAmount == nil {
@@ -2406,6 +3868,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Name(childComplexity), true
+	case "Organization.organizationFeatures":
+		if e.ComplexityRoot.Organization.OrganizationFeatures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.OrganizationFeatures(childComplexity), true
 	case "Organization.processorMode":
 		if e.ComplexityRoot.Organization.ProcessorMode == nil {
 			break
@@ -2543,6 +4011,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PendingSubscriptionUpdate.Seats(childComplexity), true
 
+	case "Product.attachedCustomFields":
+		if e.ComplexityRoot.Product.AttachedCustomFields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.AttachedCustomFields(childComplexity), true
 	case "Product.benefits":
 		if e.ComplexityRoot.Product.Benefits == nil {
 			break
@@ -2579,6 +4053,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Product.IsRecurring(childComplexity), true
+	case "Product.medias":
+		if e.ComplexityRoot.Product.Medias == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.Medias(childComplexity), true
 	case "Product.metadata":
 		if e.ComplexityRoot.Product.Metadata == nil {
 			break
@@ -2657,6 +4137,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Product.Visibility(childComplexity), true
+	case "Product.wirePrices":
+		if e.ComplexityRoot.Product.WirePrices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Product.WirePrices(childComplexity), true
 
 	case "ProductPage.items":
 		if e.ComplexityRoot.ProductPage.Items == nil {
@@ -2785,6 +4271,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Benefit(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.benefitGrant":
+		if e.ComplexityRoot.Query.BenefitGrant == nil {
+			break
+		}
+
+		args, err := ec.field_Query_benefitGrant_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BenefitGrant(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.benefitGrants":
+		if e.ComplexityRoot.Query.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Query_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.BenefitGrants(childComplexity, args["benefitId"].(uuid.UUID), args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
 	case "Query.benefits":
 		if e.ComplexityRoot.Query.Benefits == nil {
 			break
@@ -2796,6 +4304,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Benefits(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.BenefitFilter)), true
+	case "Query.checkout":
+		if e.ComplexityRoot.Query.Checkout == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkout_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Checkout(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.checkoutByClientSecret":
+		if e.ComplexityRoot.Query.CheckoutByClientSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkoutByClientSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CheckoutByClientSecret(childComplexity, args["clientSecret"].(string)), true
+	case "Query.checkouts":
+		if e.ComplexityRoot.Query.Checkouts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_checkouts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Checkouts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CheckoutFilter)), true
 	case "Query.customer":
 		if e.ComplexityRoot.Query.Customer == nil {
 			break
@@ -2829,6 +4370,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter)), true
+	case "Query.discount":
+		if e.ComplexityRoot.Query.Discount == nil {
+			break
+		}
+
+		args, err := ec.field_Query_discount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Discount(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.discounts":
+		if e.ComplexityRoot.Query.Discounts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_discounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Discounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DiscountFilter)), true
 	case "Query.events":
 		if e.ComplexityRoot.Query.Events == nil {
 			break
@@ -2841,12 +4404,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
 
+	case "Query.licenseKeys":
+		if e.ComplexityRoot.Query.LicenseKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Query_licenseKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int)), true
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.order":
+		if e.ComplexityRoot.Query.Order == nil {
+			break
+		}
+
+		args, err := ec.field_Query_order_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Order(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.orders":
+		if e.ComplexityRoot.Query.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter)), true
 	case "Query.organization":
 		if e.ComplexityRoot.Query.Organization == nil {
 			break
@@ -2891,6 +4487,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter)), true
+	case "Query.seat":
+		if e.ComplexityRoot.Query.Seat == nil {
+			break
+		}
+
+		args, err := ec.field_Query_seat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Seat(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.seats":
+		if e.ComplexityRoot.Query.Seats == nil {
+			break
+		}
+
+		args, err := ec.field_Query_seats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Seats(childComplexity, args["subscriptionId"].(*uuid.UUID), args["orderId"].(*uuid.UUID)), true
+	case "Query.subscription":
+		if e.ComplexityRoot.Query.Subscription == nil {
+			break
+		}
+
+		args, err := ec.field_Query_subscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Subscription(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.subscriptions":
+		if e.ComplexityRoot.Query.Subscriptions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_subscriptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.SubscriptionFilter)), true
+	case "Query.testClock":
+		if e.ComplexityRoot.Query.TestClock == nil {
+			break
+		}
+
+		args, err := ec.field_Query_testClock_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.TestClock(childComplexity, args["organizationId"].(*uuid.UUID)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -3120,6 +4771,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.TrialStart(childComplexity), true
+	case "Subscription.wirePrices":
+		if e.ComplexityRoot.Subscription.WirePrices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Subscription.WirePrices(childComplexity), true
 
 	case "SubscriptionMeter.amount":
 		if e.ComplexityRoot.SubscriptionMeter.Amount == nil {
@@ -3177,6 +4834,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubscriptionPage.Pagination(childComplexity), true
 
+	case "TestClock.createdAt":
+		if e.ComplexityRoot.TestClock.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestClock.CreatedAt(childComplexity), true
+	case "TestClock.frozenAt":
+		if e.ComplexityRoot.TestClock.FrozenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestClock.FrozenAt(childComplexity), true
+	case "TestClock.modifiedAt":
+		if e.ComplexityRoot.TestClock.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestClock.ModifiedAt(childComplexity), true
+	case "TestClock.organizationId":
+		if e.ComplexityRoot.TestClock.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TestClock.OrganizationID(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -3186,20 +4868,43 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddressInput,
+		ec.unmarshalInputAdvanceTestClockInput,
 		ec.unmarshalInputBenefitCreateInput,
 		ec.unmarshalInputBenefitFilter,
 		ec.unmarshalInputBenefitUpdateInput,
+		ec.unmarshalInputCheckoutConfirmInput,
+		ec.unmarshalInputCheckoutCreateInput,
+		ec.unmarshalInputCheckoutFilter,
+		ec.unmarshalInputCheckoutUpdateInput,
 		ec.unmarshalInputCustomerCreateInput,
 		ec.unmarshalInputCustomerFilter,
+		ec.unmarshalInputCustomerSeatAssignInput,
+		ec.unmarshalInputCustomerSeatClaimInput,
+		ec.unmarshalInputCustomerSeatRevokeInput,
 		ec.unmarshalInputCustomerSessionCreateInput,
 		ec.unmarshalInputCustomerUpdateInput,
+		ec.unmarshalInputDiscountCreateInput,
+		ec.unmarshalInputDiscountFilter,
+		ec.unmarshalInputDiscountUpdateInput,
 		ec.unmarshalInputMetadataFilter,
+		ec.unmarshalInputOrderFilter,
+		ec.unmarshalInputOrderUpdateInput,
+		ec.unmarshalInputPaymentMethodSaveInput,
 		ec.unmarshalInputPortalCustomerUpdateInput,
+		ec.unmarshalInputPortalOrderFilter,
+		ec.unmarshalInputPortalPaymentMethodSaveInput,
+		ec.unmarshalInputPortalSubscriptionFilter,
 		ec.unmarshalInputPriceInput,
 		ec.unmarshalInputProductBenefitsInput,
 		ec.unmarshalInputProductCreateInput,
 		ec.unmarshalInputProductFilter,
 		ec.unmarshalInputProductUpdateInput,
+		ec.unmarshalInputSubscriptionCancelInput,
+		ec.unmarshalInputSubscriptionFilter,
+		ec.unmarshalInputSubscriptionProductChangeInput,
+		ec.unmarshalInputSubscriptionRefInput,
+		ec.unmarshalInputSubscriptionRevokeInput,
+		ec.unmarshalInputSubscriptionSeatsChangeInput,
 	)
 	first := true
 
@@ -3375,7 +5080,10 @@ extend type Mutation {
   deleteBenefit(id: UUID!): Benefit! @hasScope(any: [BENEFITS_WRITE])
 }
 `, BuiltIn: false},
-	{Name: "../schema/checkout.graphqls", Input: `"A purchase in progress."
+	{Name: "../schema/checkout.graphqls", Input: `"""
+A purchase in progress. Status: open → confirmed (payment under way) → succeeded, or failed
+when the payment is declined; an open checkout past expiresAt reads as expired.
+"""
 type Checkout {
   id: UUID!
   createdAt: DateTime!
@@ -3394,7 +5102,9 @@ type Checkout {
   maxSeats: Int
   discountAmount: Int!
   netAmount: Int!
+  "Always 0 for now: Till has no tax engine yet, so totalAmount equals netAmount."
   taxAmount: Int
+  "Null until a tax engine computes tax."
   taxBehavior: String
   totalAmount: Int!
   currency: String!
@@ -3431,10 +5141,111 @@ type Checkout {
   customerMetadata: Metadata!
   externalCustomerId: String
   subscriptionId: UUID
-  products: [Product!]!
-  product: Product
-  productPrice: ProductPrice
-  discount: Discount
+  "The products the customer may choose from, in the seller's order."
+  products: [CheckoutProduct!]!
+  "The selected product."
+  product: CheckoutProduct
+  "The selected price, spelled as the contract's ProductPrice union member for its amountType."
+  productPrice: JSON
+  "Every offered product's prices by product id, each spelled as productPrice is."
+  prices: JSON
+  "The applied discount in the shape a buyer may see."
+  discount: CheckoutDiscount
+  "Which billing address fields the form requires, offers or hides."
+  billingAddressFields: CheckoutBillingAddressFields!
+  "The product's custom fields; always empty until custom fields are managed by Till."
+  attachedCustomFields: [JSON!]
+}
+
+"A product as a checkout offers it: its prices in the contract's union shapes."
+type CheckoutProduct {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  trialInterval: Interval
+  trialIntervalCount: Int
+  name: String!
+  description: String
+  visibility: ProductVisibility!
+  recurringInterval: Interval
+  recurringIntervalCount: Int
+  meterInterval: Interval
+  meterIntervalCount: Int
+  isRecurring: Boolean!
+  isArchived: Boolean!
+  organizationId: UUID!
+  metadata: Metadata!
+  "Live prices, each spelled as the contract's ProductPrice union member for its amountType."
+  prices: [JSON!]!
+  benefits: [Benefit!]!
+  "Product images; always empty until product medias are managed by Till."
+  medias: [JSON!]!
+}
+
+"A checkout's discount, one member per type and duration kind, as upstream shapes it."
+union CheckoutDiscount =
+  | CheckoutDiscountFixedOnceForeverDuration
+  | CheckoutDiscountFixedRepeatDuration
+  | CheckoutDiscountPercentageOnceForeverDuration
+  | CheckoutDiscountPercentageRepeatDuration
+
+type CheckoutDiscountFixedOnceForeverDuration {
+  duration: DiscountDuration!
+  type: DiscountType!
+  amount: Int!
+  currency: String!
+  "Currency to amount taken off, e.g. {\"usd\": 1000}."
+  amounts: JSON!
+  id: UUID!
+  name: String!
+  code: String
+}
+
+type CheckoutDiscountFixedRepeatDuration {
+  duration: DiscountDuration!
+  durationInMonths: Int!
+  type: DiscountType!
+  amount: Int!
+  currency: String!
+  "Currency to amount taken off, e.g. {\"usd\": 1000}."
+  amounts: JSON!
+  id: UUID!
+  name: String!
+  code: String
+}
+
+type CheckoutDiscountPercentageOnceForeverDuration {
+  duration: DiscountDuration!
+  type: DiscountType!
+  basisPoints: Int!
+  id: UUID!
+  name: String!
+  code: String
+}
+
+type CheckoutDiscountPercentageRepeatDuration {
+  duration: DiscountDuration!
+  durationInMonths: Int!
+  type: DiscountType!
+  basisPoints: Int!
+  id: UUID!
+  name: String!
+  code: String
+}
+
+enum BillingAddressFieldMode {
+  required
+  optional
+  disabled
+}
+
+type CheckoutBillingAddressFields {
+  country: BillingAddressFieldMode!
+  state: BillingAddressFieldMode!
+  city: BillingAddressFieldMode!
+  postalCode: BillingAddressFieldMode!
+  line1: BillingAddressFieldMode!
+  line2: BillingAddressFieldMode!
 }
 
 enum CheckoutStatus {
@@ -3448,6 +5259,131 @@ enum CheckoutStatus {
 type CheckoutPage {
   items: [Checkout!]!
   pagination: Pagination!
+}
+
+input CheckoutFilter {
+  organizationId: [UUID!]
+  productId: [UUID!]
+  customerId: [UUID!]
+  externalCustomerId: [String!]
+  status: [CheckoutStatus!]
+  "Matches the customer email with ILIKE '%query%', unescaped as upstream: % and _ are wildcards."
+  query: String
+}
+
+"""
+A checkout to open. The products must belong to one organization; the first (or the one of
+productPriceId) is selected. Customer: customerId, else externalCustomerId (linked if it
+exists, created on confirm otherwise), else customerEmail.
+"""
+input CheckoutCreateInput {
+  products: [UUID!]!
+  "A price of one of the products; default the product's static price."
+  productPriceId: UUID
+  "Pay-what-you-want amount for custom prices, within the price's minimum and maximum."
+  amount: Int
+  "Seats for seat-based prices (required then), within minSeats..maxSeats and the tiers."
+  seats: Int
+  minSeats: Int
+  maxSeats: Int
+  customerId: UUID
+  externalCustomerId: String
+  customerEmail: String
+  customerName: String
+  customerBillingName: String
+  customerBillingAddress: AddressInput
+  customerTaxId: String
+  isBusinessCustomer: Boolean
+  discountId: UUID
+  "Applies a discount by code (only when allowDiscountCodes)."
+  discountCode: String
+  allowDiscountCodes: Boolean
+  requireBillingAddress: Boolean
+  allowTrial: Boolean
+  "Overrides the product's trial."
+  trialInterval: Interval
+  trialIntervalCount: Int
+  "Where the buyer goes after paying; {CHECKOUT_ID} is replaced. Default: Till's confirmation page."
+  successUrl: String
+  returnUrl: String
+  embedOrigin: String
+  locale: String
+  metadata: Metadata
+  "Copied onto the customer's metadata when the checkout succeeds."
+  customerMetadata: Metadata
+  customFieldData: Metadata
+}
+
+"Changes an open checkout; fields present are changed, explicit nulls clear."
+input CheckoutUpdateInput {
+  id: UUID!
+  "Select another of the checkout's products (its static price unless productPriceId is given)."
+  productId: UUID
+  productPriceId: UUID
+  amount: Int
+  seats: Int
+  customerEmail: String @goField(omittable: true)
+  customerName: String @goField(omittable: true)
+  customerBillingName: String @goField(omittable: true)
+  customerBillingAddress: AddressInput @goField(omittable: true)
+  customerTaxId: String @goField(omittable: true)
+  isBusinessCustomer: Boolean
+  discountId: UUID @goField(omittable: true)
+  discountCode: String @goField(omittable: true)
+  allowDiscountCodes: Boolean
+  requireBillingAddress: Boolean
+  allowTrial: Boolean
+  trialInterval: Interval @goField(omittable: true)
+  trialIntervalCount: Int @goField(omittable: true)
+  successUrl: String
+  returnUrl: String @goField(omittable: true)
+  embedOrigin: String @goField(omittable: true)
+  locale: String @goField(omittable: true)
+  metadata: Metadata
+  customerMetadata: Metadata
+  customFieldData: Metadata
+}
+
+"""
+Pays for an open checkout. By id it needs an organization token with checkouts:write; by
+clientSecret (the buyer's page) no token is needed. The customer details given here are
+stored on the checkout first.
+"""
+input CheckoutConfirmInput {
+  id: UUID
+  clientSecret: String
+  "A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …)."
+  paymentToken: String
+  "A payment method already saved for the checkout's customer."
+  paymentMethodId: UUID
+  productId: UUID
+  productPriceId: UUID
+  amount: Int
+  seats: Int
+  customerEmail: String
+  customerName: String
+  customerBillingName: String
+  customerBillingAddress: AddressInput
+  customerTaxId: String
+  isBusinessCustomer: Boolean
+  discountCode: String
+  customFieldData: Metadata
+}
+
+extend type Query {
+  checkout(id: UUID!): Checkout! @hasScope(any: [CHECKOUTS_READ, CHECKOUTS_WRITE])
+  "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
+  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage!
+    @hasScope(any: [CHECKOUTS_READ, CHECKOUTS_WRITE])
+  "A checkout by its client secret, for the buyer's page; needs no token."
+  checkoutByClientSecret(clientSecret: String!): Checkout!
+}
+
+extend type Mutation {
+  createCheckout(input: CheckoutCreateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
+  updateCheckout(input: CheckoutUpdateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
+  "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
+  confirmCheckout(input: CheckoutConfirmInput!): Checkout!
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
@@ -3614,6 +5550,74 @@ type DiscountPage {
   items: [Discount!]!
   pagination: Pagination!
 }
+
+input DiscountFilter {
+  "Matches the name or the code, case-insensitively (substring)."
+  query: String
+  "Matches the code exactly, case-insensitively."
+  code: String
+}
+
+"""
+A discount to create. percentage needs basisPoints (1..10000); fixed needs amount (and
+currency, default usd). repeating needs durationInMonths.
+"""
+input DiscountCreateInput {
+  "Required for user tokens that belong to several organizations."
+  organizationId: UUID
+  name: String!
+  type: DiscountType!
+  basisPoints: Int
+  amount: Int
+  currency: String
+  duration: DiscountDuration!
+  durationInMonths: Int
+  "3 to 256 letters and digits, unique per organization ignoring case; none means API-only."
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  "Products the discount is limited to; none means every product."
+  products: [UUID!]
+  metadata: Metadata
+}
+
+"""
+Fields present are changed; explicit nulls clear. The amount, type and duration fields can
+only change while the discount has no redemptions.
+"""
+input DiscountUpdateInput {
+  id: UUID!
+  name: String @goField(omittable: true)
+  code: String @goField(omittable: true)
+  startsAt: DateTime @goField(omittable: true)
+  endsAt: DateTime @goField(omittable: true)
+  maxRedemptions: Int @goField(omittable: true)
+  maxRedemptionsPerCustomer: Int @goField(omittable: true)
+  type: DiscountType @goField(omittable: true)
+  basisPoints: Int @goField(omittable: true)
+  amount: Int @goField(omittable: true)
+  currency: String @goField(omittable: true)
+  duration: DiscountDuration @goField(omittable: true)
+  durationInMonths: Int @goField(omittable: true)
+  products: [UUID!] @goField(omittable: true)
+  metadata: Metadata @goField(omittable: true)
+}
+
+extend type Query {
+  discount(id: UUID!): Discount! @hasScope(any: [DISCOUNTS_READ, DISCOUNTS_WRITE])
+  "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
+  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter): DiscountPage!
+    @hasScope(any: [DISCOUNTS_READ, DISCOUNTS_WRITE])
+}
+
+extend type Mutation {
+  createDiscount(input: DiscountCreateInput!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
+  updateDiscount(input: DiscountUpdateInput!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
+  "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
+  deleteDiscount(id: UUID!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
+}
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
 type DomainEvent {
@@ -3658,6 +5662,8 @@ type BenefitGrant {
   customer: Customer!
   member: Member
   benefit: Benefit!
+  "The properties before the last update, in webhook payloads; not kept, so always null."
+  previousProperties: JSON
 }
 
 type BenefitGrantPage {
@@ -3672,6 +5678,8 @@ type LicenseKey {
   modifiedAt: DateTime
   organizationId: UUID!
   customerId: UUID!
+  "The member holding the key when it was granted through a seat."
+  memberId: UUID
   benefitId: UUID!
   key: String!
   displayKey: String!
@@ -3715,6 +5723,105 @@ enum CustomerSeatStatus {
   claimed
   revoked
 }
+
+type LicenseKeyPage {
+  items: [LicenseKey!]!
+  pagination: Pagination!
+}
+
+type CustomerSeatPage {
+  items: [CustomerSeat!]!
+  pagination: Pagination!
+}
+
+"The seats of one seat-based subscription or order, as upstream's SeatsList."
+type CustomerSeatList {
+  "Every seat, oldest first, revoked ones included."
+  seats: [CustomerSeat!]!
+  "Seats neither pending nor claimed."
+  availableSeats: Int!
+  "The subscription's or order's seat count."
+  totalSeats: Int!
+}
+
+"Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email."
+input CustomerSeatAssignInput {
+  subscriptionId: UUID
+  orderId: UUID
+  email: String!
+  "Free-form data kept with the seat (seat_metadata)."
+  metadata: Metadata
+}
+
+input CustomerSeatClaimInput {
+  "The token handed out when the seat was assigned."
+  invitationToken: String!
+}
+
+input CustomerSeatRevokeInput {
+  id: UUID!
+}
+
+"A pending seat and its claim token."
+type CustomerSeatAssignment {
+  seat: CustomerSeat!
+  "Shown once: only its hash is stored. Whoever presents it claims the seat within a day."
+  invitationToken: String!
+}
+
+"A claimed seat and a portal session for its holder."
+type CustomerSeatClaim {
+  seat: CustomerSeat!
+  "A member session token (till_mst_…) for the member now holding the seat, valid one hour."
+  customerSessionToken: String!
+}
+
+extend type Query {
+  """
+  A benefit's grants, newest first (GET /v1/benefits/{id}/grants). isGranted false also
+  returns pending and failed grants: every grant without granted_at.
+  """
+  benefitGrants(benefitId: UUID!, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
+    page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+  "One grant, as its webhooks report it."
+  benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+  "License keys issued by the organization's benefits, oldest first."
+  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
+    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+  "The seats of a seat-based subscription or order (exactly one of the two ids)."
+  seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList!
+    @hasScope(any: [CUSTOMER_SEATS_READ, CUSTOMER_SEATS_WRITE])
+  "One seat, as its webhooks report it."
+  seat(id: UUID!): CustomerSeat! @hasScope(any: [CUSTOMER_SEATS_READ, CUSTOMER_SEATS_WRITE])
+}
+
+extend type Mutation {
+  """
+  Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
+  returns its claim token (customer_seat.assigned).
+  """
+  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment! @hasScope(any: [CUSTOMER_SEATS_WRITE])
+  """
+  Claims a seat with its invitation token: needs no credential, the token is one. The holder
+  becomes a member of the billing customer and receives the product's benefits
+  (customer_seat.claimed).
+  """
+  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim!
+  "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
+  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat! @hasScope(any: [CUSTOMER_SEATS_WRITE])
+}
+
+extend type Me {
+  """
+  Seats: a customer session sees every seat of its subscriptions and orders, a member session
+  the seats it holds. Oldest first.
+  """
+  seats(page: Int = 1, limit: Int = 10): CustomerSeatPage! @goField(forceResolver: true)
+  "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
+  benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10): BenefitGrantPage! @goField(forceResolver: true)
+  "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
+  licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10): LicenseKeyPage! @goField(forceResolver: true)
+}
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
 type Order {
@@ -3756,7 +5863,8 @@ type Order {
   refundableTaxAmount: Int!
   customer: Customer!
   product: Product
-  discount: Discount
+  "The discount applied, as one type per kind and duration so each carries exactly its fields."
+  discount: DiscountBase
   subscription: Subscription
   items: [OrderItem!]!
 }
@@ -3793,6 +5901,185 @@ type OrderItem {
 type OrderPage {
   items: [Order!]!
   pagination: Pagination!
+}
+
+"""
+The filters of GET /v1/orders/. Values of one field are OR-ed, fields AND-ed. productBillingType
+matches the product's billing type, so orders without a product never match; externalCustomerId
+matches live customers only; createdAfter and createdBefore are strict.
+"""
+input OrderFilter {
+  organizationId: [UUID!]
+  productId: [UUID!]
+  productBillingType: [ProductBillingType!]
+  discountId: [UUID!]
+  customerId: [UUID!]
+  externalCustomerId: [String!]
+  checkoutId: [UUID!]
+  subscriptionId: [UUID!]
+  status: [OrderStatus!]
+  createdAfter: DateTime
+  createdBefore: DateTime
+  metadata: [MetadataFilter!]
+}
+
+"The filters of GET /v1/customer-portal/orders/; query matches the product name."
+input PortalOrderFilter {
+  productId: [UUID!]
+  productBillingType: [ProductBillingType!]
+  subscriptionId: [UUID!]
+  query: String
+}
+
+"Whether a product is bought once or subscribed to."
+enum ProductBillingType {
+  one_time
+  recurring
+}
+
+"""
+Billing details shown on the invoice. Absent fields are left alone, null clears. Once the order
+has an address, its country and state cannot change. Empty address lines become null, the
+country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
+"""
+input OrderUpdateInput {
+  billingName: String @goField(omittable: true)
+  billingAddress: AddressInput @goField(omittable: true)
+}
+
+"The fields every discount variant has."
+interface DiscountBase {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  duration: DiscountDuration!
+  type: DiscountType!
+  name: String!
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+}
+
+"A fixed discount applied once or forever."
+type DiscountFixedOnceForeverDurationBase implements DiscountBase {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  duration: DiscountDuration!
+  type: DiscountType!
+  "The amount taken off in cents of currency."
+  amount: Int!
+  currency: String!
+  "Currency to amount, currency's own amount included."
+  amounts: JSON!
+  name: String!
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+}
+
+"A fixed discount applied for a number of months."
+type DiscountFixedRepeatDurationBase implements DiscountBase {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  duration: DiscountDuration!
+  durationInMonths: Int!
+  type: DiscountType!
+  amount: Int!
+  currency: String!
+  amounts: JSON!
+  name: String!
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+}
+
+"A percentage discount applied once or forever."
+type DiscountPercentageOnceForeverDurationBase implements DiscountBase {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  duration: DiscountDuration!
+  type: DiscountType!
+  "Hundredths of a percent (1000 is 10 %)."
+  basisPoints: Int!
+  name: String!
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+}
+
+"A percentage discount applied for a number of months."
+type DiscountPercentageRepeatDurationBase implements DiscountBase {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  duration: DiscountDuration!
+  durationInMonths: Int!
+  type: DiscountType!
+  basisPoints: Int!
+  name: String!
+  code: String
+  startsAt: DateTime
+  endsAt: DateTime
+  maxRedemptions: Int
+  maxRedemptionsPerCustomer: Int
+  redemptionsCount: Int!
+  metadata: Metadata!
+  organizationId: UUID!
+}
+
+extend type Query {
+  "One order of the caller's organizations (GET /v1/orders/{id})."
+  order(id: UUID!): Order! @hasScope(any: [ORDERS_READ])
+  """
+  Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
+  invoice_number, amount, net_amount, customer, product, discount, subscription, each
+  optionally prefixed with - for descending; default -created_at.
+  """
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter): OrderPage!
+    @hasScope(any: [ORDERS_READ])
+}
+
+extend type Mutation {
+  "Updates an order's billing details (PATCH /v1/orders/{id}); records order.updated."
+  updateOrder(id: UUID!, input: OrderUpdateInput!): Order! @hasScope(any: [ORDERS_WRITE])
+  """
+  Updates the billing details of one of the session customer's orders
+  (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
+  """
+  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order! @portal
+}
+
+extend type Me {
+  """
+  The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
+  owner or billing_manager role. sorting: created_at, amount, net_amount, product,
+  subscription; default -created_at.
+  """
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage!
+    @goField(forceResolver: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
@@ -3857,6 +6144,32 @@ extend type Query {
   paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage!
     @hasScope(any: [CUSTOMERS_READ, CUSTOMERS_WRITE])
 }
+
+input PaymentMethodSaveInput {
+  customerId: UUID!
+  "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
+  token: String!
+  "Make it the customer's default; a customer's first method always becomes the default."
+  setDefault: Boolean = false
+}
+
+input PortalPaymentMethodSaveInput {
+  "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
+  token: String!
+  "Make it the default; a customer's first method always becomes the default."
+  setDefault: Boolean = false
+}
+
+extend type Mutation {
+  "Saves a payment instrument for a customer from a processor token; an unknown token is a 422."
+  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod! @hasScope(any: [CUSTOMERS_WRITE])
+  "Removes a saved payment method; it stops being the default if it was."
+  deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [CUSTOMERS_WRITE])
+  "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
+  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @portal
+  "Removes one of the session customer's payment methods."
+  portalDeletePaymentMethod(id: UUID!): PaymentMethod! @portal
+}
 `, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
 type Me {
@@ -3903,6 +6216,8 @@ type Product {
   prices: [ProductPrice!]!
   benefits: [Benefit!]!
   organization: Organization!
+  "Product images (ProductMediaFileRead); always empty until product medias are managed by Till."
+  medias: [JSON!]!
 }
 
 enum Interval {
@@ -4197,8 +6512,11 @@ type Subscription {
   customFieldData: Metadata!
   customer: Customer!
   product: Product!
-  discount: Discount
+  "The discount applied, as one type per kind and duration so each carries exactly its fields."
+  discount: DiscountBase
   prices: [ProductPrice!]!
+  "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
+  wirePrices: [JSON!]!
   "Metered usage of the current meter period (filled by the usage-billing work)."
   meters: [SubscriptionMeter!]!
   "A change that applies at the next period, if any."
@@ -4252,6 +6570,189 @@ type SubscriptionPage {
   items: [Subscription!]!
   pagination: Pagination!
 }
+
+"""
+Filters of the organization's subscription list, as GET /v1/subscriptions/ has them. Only
+started subscriptions are ever listed. Lists are IN filters; different filters are AND-ed.
+"""
+input SubscriptionFilter {
+  organizationId: [UUID!]
+  productId: [UUID!]
+  customerId: [UUID!]
+  "Matches the customer's external id."
+  externalCustomerId: [String!]
+  discountId: [UUID!]
+  "Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither)."
+  active: Boolean
+  status: [SubscriptionStatus!]
+  cancelAtPeriodEnd: Boolean
+  customerCancellationReason: [CustomerCancellationReason!]
+  "canceled_at at or after (inclusive)."
+  canceledAtAfter: DateTime
+  "canceled_at at or before (inclusive)."
+  canceledAtBefore: DateTime
+  "started_at strictly after."
+  startedAfter: DateTime
+  "started_at strictly before."
+  startedBefore: DateTime
+  metadata: [MetadataFilter!]
+}
+
+"Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/)."
+input PortalSubscriptionFilter {
+  productId: [UUID!]
+  "true is trialing or active, false is canceled or unpaid."
+  active: Boolean
+  "Matches the product name."
+  query: String
+}
+
+"""
+When a product or seat change takes effect. next_period stores it as the subscription's
+pendingUpdate and applies it at the next renewal; the others apply it at once, and the new
+amount is billed from the next renewal on (no proration invoice is issued).
+"""
+enum SubscriptionProrationBehavior {
+  invoice
+  prorate
+  next_period
+}
+
+input SubscriptionCancelInput {
+  id: UUID!
+  customerCancellationReason: CustomerCancellationReason
+  customerCancellationComment: String
+}
+
+input SubscriptionRevokeInput {
+  id: UUID!
+  customerCancellationReason: CustomerCancellationReason
+  customerCancellationComment: String
+}
+
+"Names one subscription (uncancel, pause, resume)."
+input SubscriptionRefInput {
+  id: UUID!
+}
+
+input SubscriptionProductChangeInput {
+  id: UUID!
+  "A recurring product of the same organization."
+  productId: UUID!
+  "Default: the organization's proration behavior."
+  prorationBehavior: SubscriptionProrationBehavior
+}
+
+input SubscriptionSeatsChangeInput {
+  id: UUID!
+  "Within the seat tiers of the subscription's price and not below the seats already assigned."
+  seats: Int!
+  "Default: the organization's proration behavior."
+  prorationBehavior: SubscriptionProrationBehavior
+}
+
+"""
+The frozen time of a test-mode organization. While it exists, the organization's
+subscription use cases read their time from it and only advancing it renews subscriptions.
+"""
+type TestClock {
+  organizationId: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  frozenAt: DateTime!
+}
+
+input AdvanceTestClockInput {
+  "Required for user tokens that belong to several organizations."
+  organizationId: UUID
+  "The new time; it must be later than the clock (or than now when the organization has no clock yet)."
+  to: DateTime!
+}
+
+type AdvanceTestClockPayload {
+  testClock: TestClock!
+  "How many renewal steps ran: period ends, cycle charges, payment retries, cancellations."
+  renewals: Int!
+}
+
+extend type Query {
+  subscription(id: UUID!): Subscription! @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+  """
+  Started subscriptions of the organization(s). Sorting (prefix - for descending; default
+  -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
+  active set to cancel < paused < past_due < canceled < unpaid), started_at,
+  current_period_end, ended_at, ends_at, amount (per month, ignoring the interval count),
+  product (name), discount (name).
+  """
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage!
+    @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+  "The organization's test clock; null when it has none."
+  testClock(organizationId: UUID): TestClock @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+}
+
+extend type Me {
+  """
+  The customer's started subscriptions. Sorting (prefix - for descending; default
+  -started_at): started_at, amount, status, organization (slug), product (name).
+  """
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalSubscriptionFilter): SubscriptionPage!
+    @goField(forceResolver: true)
+  "Subscriptions in which the session's customer (or member) holds a claimed seat."
+  claimedSeatSubscriptions(page: Int = 1, limit: Int = 10): SubscriptionPage! @goField(forceResolver: true)
+}
+
+# Lifecycle changes. Each locks the subscription, changes it in one transaction with its
+# events (subscription.updated plus canceled, uncanceled, revoked, paused, resumed, …) and
+# fails with BadRequest (a rule) or PolarRequestValidationError (a field) changing nothing:
+# a canceled, unpaid or revoked subscription cannot change any more.
+extend type Mutation {
+  "Cancels at the end of the current period (trial end for trials); benefits stay until then."
+  cancelSubscription(input: SubscriptionCancelInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  "Takes back a cancellation at period end."
+  uncancelSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  "Ends the subscription now: status canceled, ended_at now, benefits revoked."
+  revokeSubscription(input: SubscriptionRevokeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
+  pauseSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  """
+  Takes back a pause at period end, or resumes a paused subscription: a new period starts
+  now and is charged to the saved payment method (declined: past_due).
+  """
+  resumeSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  """
+  Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
+  at the time each thing falls due: trial ends and period ends are charged (declines go
+  past_due and are retried 2, 4 and 7 days later, then the subscription is unpaid),
+  cancellations and pauses at period end take effect, pending changes apply. It returns when
+  nothing is due any more. Organizations in live mode get BadRequest; a time that is not after
+  the clock gets PolarRequestValidationError.
+  """
+  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+
+  "The portal's cancellation at period end, for the session's customer."
+  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @portal
+  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription! @portal
+  "Needs the organization to allow customer updates and plan changes in the portal."
+  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @portal
+  "Needs the organization to allow customer updates and seat changes in the portal."
+  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @portal
+}
+
+# What the /v1 shapes of a subscription's product (Product, CustomerSubscriptionProduct with
+# its CustomerOrganization) have beyond the GraphQL types.
+extend type Product {
+  "The live prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
+  wirePrices: [JSON!]!
+  "Custom fields attached to the product (AttachedCustomField); always empty until Till manages custom fields."
+  attachedCustomFields: [JSON!]!
+}
+
+extend type Organization {
+  "The feature flags the customer portal sees (CustomerOrganizationFeatureSettings), every flag present."
+  organizationFeatures: JSON!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -4276,6 +6777,16 @@ func (ec *executionContext) childFields_Address(ctx context.Context, field graph
 		return ec.fieldContext_Address_country(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Address", field.Name)
+}
+
+func (ec *executionContext) childFields_AdvanceTestClockPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "testClock":
+		return ec.fieldContext_AdvanceTestClockPayload_testClock(ctx, field)
+	case "renewals":
+		return ec.fieldContext_AdvanceTestClockPayload_renewals(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AdvanceTestClockPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Benefit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4350,8 +6861,20 @@ func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field 
 		return ec.fieldContext_BenefitGrant_member(ctx, field)
 	case "benefit":
 		return ec.fieldContext_BenefitGrant_benefit(ctx, field)
+	case "previousProperties":
+		return ec.fieldContext_BenefitGrant_previousProperties(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_BenefitGrantPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_BenefitGrantPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantPage", field.Name)
 }
 
 func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4496,10 +7019,88 @@ func (ec *executionContext) childFields_Checkout(ctx context.Context, field grap
 		return ec.fieldContext_Checkout_product(ctx, field)
 	case "productPrice":
 		return ec.fieldContext_Checkout_productPrice(ctx, field)
+	case "prices":
+		return ec.fieldContext_Checkout_prices(ctx, field)
 	case "discount":
 		return ec.fieldContext_Checkout_discount(ctx, field)
+	case "billingAddressFields":
+		return ec.fieldContext_Checkout_billingAddressFields(ctx, field)
+	case "attachedCustomFields":
+		return ec.fieldContext_Checkout_attachedCustomFields(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Checkout", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutBillingAddressFields(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "country":
+		return ec.fieldContext_CheckoutBillingAddressFields_country(ctx, field)
+	case "state":
+		return ec.fieldContext_CheckoutBillingAddressFields_state(ctx, field)
+	case "city":
+		return ec.fieldContext_CheckoutBillingAddressFields_city(ctx, field)
+	case "postalCode":
+		return ec.fieldContext_CheckoutBillingAddressFields_postalCode(ctx, field)
+	case "line1":
+		return ec.fieldContext_CheckoutBillingAddressFields_line1(ctx, field)
+	case "line2":
+		return ec.fieldContext_CheckoutBillingAddressFields_line2(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutBillingAddressFields", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CheckoutPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_CheckoutPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckoutProduct_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CheckoutProduct_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_CheckoutProduct_modifiedAt(ctx, field)
+	case "trialInterval":
+		return ec.fieldContext_CheckoutProduct_trialInterval(ctx, field)
+	case "trialIntervalCount":
+		return ec.fieldContext_CheckoutProduct_trialIntervalCount(ctx, field)
+	case "name":
+		return ec.fieldContext_CheckoutProduct_name(ctx, field)
+	case "description":
+		return ec.fieldContext_CheckoutProduct_description(ctx, field)
+	case "visibility":
+		return ec.fieldContext_CheckoutProduct_visibility(ctx, field)
+	case "recurringInterval":
+		return ec.fieldContext_CheckoutProduct_recurringInterval(ctx, field)
+	case "recurringIntervalCount":
+		return ec.fieldContext_CheckoutProduct_recurringIntervalCount(ctx, field)
+	case "meterInterval":
+		return ec.fieldContext_CheckoutProduct_meterInterval(ctx, field)
+	case "meterIntervalCount":
+		return ec.fieldContext_CheckoutProduct_meterIntervalCount(ctx, field)
+	case "isRecurring":
+		return ec.fieldContext_CheckoutProduct_isRecurring(ctx, field)
+	case "isArchived":
+		return ec.fieldContext_CheckoutProduct_isArchived(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_CheckoutProduct_organizationId(ctx, field)
+	case "metadata":
+		return ec.fieldContext_CheckoutProduct_metadata(ctx, field)
+	case "prices":
+		return ec.fieldContext_CheckoutProduct_prices(ctx, field)
+	case "benefits":
+		return ec.fieldContext_CheckoutProduct_benefits(ctx, field)
+	case "medias":
+		return ec.fieldContext_CheckoutProduct_medias(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutProduct", field.Name)
 }
 
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4558,6 +7159,84 @@ func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field 
 		return ec.fieldContext_CustomerPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSeat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CustomerSeat_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CustomerSeat_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_CustomerSeat_modifiedAt(ctx, field)
+	case "subscriptionId":
+		return ec.fieldContext_CustomerSeat_subscriptionId(ctx, field)
+	case "orderId":
+		return ec.fieldContext_CustomerSeat_orderId(ctx, field)
+	case "status":
+		return ec.fieldContext_CustomerSeat_status(ctx, field)
+	case "customerId":
+		return ec.fieldContext_CustomerSeat_customerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_CustomerSeat_memberId(ctx, field)
+	case "member":
+		return ec.fieldContext_CustomerSeat_member(ctx, field)
+	case "email":
+		return ec.fieldContext_CustomerSeat_email(ctx, field)
+	case "customerEmail":
+		return ec.fieldContext_CustomerSeat_customerEmail(ctx, field)
+	case "invitationTokenExpiresAt":
+		return ec.fieldContext_CustomerSeat_invitationTokenExpiresAt(ctx, field)
+	case "claimedAt":
+		return ec.fieldContext_CustomerSeat_claimedAt(ctx, field)
+	case "revokedAt":
+		return ec.fieldContext_CustomerSeat_revokedAt(ctx, field)
+	case "seatMetadata":
+		return ec.fieldContext_CustomerSeat_seatMetadata(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSeat", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSeatAssignment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seat":
+		return ec.fieldContext_CustomerSeatAssignment_seat(ctx, field)
+	case "invitationToken":
+		return ec.fieldContext_CustomerSeatAssignment_invitationToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatAssignment", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSeatClaim(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seat":
+		return ec.fieldContext_CustomerSeatClaim_seat(ctx, field)
+	case "customerSessionToken":
+		return ec.fieldContext_CustomerSeatClaim_customerSessionToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatClaim", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSeatList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seats":
+		return ec.fieldContext_CustomerSeatList_seats(ctx, field)
+	case "availableSeats":
+		return ec.fieldContext_CustomerSeatList_availableSeats(ctx, field)
+	case "totalSeats":
+		return ec.fieldContext_CustomerSeatList_totalSeats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatList", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerSeatPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CustomerSeatPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_CustomerSeatPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatPage", field.Name)
 }
 
 func (ec *executionContext) childFields_CustomerSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4628,6 +7307,16 @@ func (ec *executionContext) childFields_Discount(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Discount", field.Name)
 }
 
+func (ec *executionContext) childFields_DiscountPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DiscountPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_DiscountPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DiscountPage", field.Name)
+}
+
 func (ec *executionContext) childFields_DomainEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4654,6 +7343,46 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_LicenseKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LicenseKey_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LicenseKey_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_LicenseKey_modifiedAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_LicenseKey_organizationId(ctx, field)
+	case "customerId":
+		return ec.fieldContext_LicenseKey_customerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_LicenseKey_memberId(ctx, field)
+	case "benefitId":
+		return ec.fieldContext_LicenseKey_benefitId(ctx, field)
+	case "key":
+		return ec.fieldContext_LicenseKey_key(ctx, field)
+	case "displayKey":
+		return ec.fieldContext_LicenseKey_displayKey(ctx, field)
+	case "status":
+		return ec.fieldContext_LicenseKey_status(ctx, field)
+	case "limitActivations":
+		return ec.fieldContext_LicenseKey_limitActivations(ctx, field)
+	case "usage":
+		return ec.fieldContext_LicenseKey_usage(ctx, field)
+	case "limitUsage":
+		return ec.fieldContext_LicenseKey_limitUsage(ctx, field)
+	case "validations":
+		return ec.fieldContext_LicenseKey_validations(ctx, field)
+	case "lastValidatedAt":
+		return ec.fieldContext_LicenseKey_lastValidatedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_LicenseKey_expiresAt(ctx, field)
+	case "customer":
+		return ec.fieldContext_LicenseKey_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseKey", field.Name)
+}
+
 func (ec *executionContext) childFields_LicenseKeyActivations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "limit":
@@ -4672,6 +7401,16 @@ func (ec *executionContext) childFields_LicenseKeyExpiration(ctx context.Context
 		return ec.fieldContext_LicenseKeyExpiration_timeframe(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyExpiration", field.Name)
+}
+
+func (ec *executionContext) childFields_LicenseKeyPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_LicenseKeyPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_LicenseKeyPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyPage", field.Name)
 }
 
 func (ec *executionContext) childFields_LicenseKeysProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4696,6 +7435,18 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_member(ctx, field)
 	case "paymentMethods":
 		return ec.fieldContext_Me_paymentMethods(ctx, field)
+	case "seats":
+		return ec.fieldContext_Me_seats(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Me_benefitGrants(ctx, field)
+	case "licenseKeys":
+		return ec.fieldContext_Me_licenseKeys(ctx, field)
+	case "orders":
+		return ec.fieldContext_Me_orders(ctx, field)
+	case "subscriptions":
+		return ec.fieldContext_Me_subscriptions(ctx, field)
+	case "claimedSeatSubscriptions":
+		return ec.fieldContext_Me_claimedSeatSubscriptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Me", field.Name)
 }
@@ -4830,6 +7581,16 @@ func (ec *executionContext) childFields_OrderItem(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type OrderItem", field.Name)
 }
 
+func (ec *executionContext) childFields_OrderPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrderPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_OrderPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Organization(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -4860,6 +7621,8 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_featureSettings(ctx, field)
 	case "processorMode":
 		return ec.fieldContext_Organization_processorMode(ctx, field)
+	case "organizationFeatures":
+		return ec.fieldContext_Organization_organizationFeatures(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
@@ -4964,6 +7727,12 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 		return ec.fieldContext_Product_benefits(ctx, field)
 	case "organization":
 		return ec.fieldContext_Product_organization(ctx, field)
+	case "medias":
+		return ec.fieldContext_Product_medias(ctx, field)
+	case "wirePrices":
+		return ec.fieldContext_Product_wirePrices(ctx, field)
+	case "attachedCustomFields":
+		return ec.fieldContext_Product_attachedCustomFields(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
 }
@@ -5092,6 +7861,8 @@ func (ec *executionContext) childFields_Subscription(ctx context.Context, field 
 		return ec.fieldContext_Subscription_discount(ctx, field)
 	case "prices":
 		return ec.fieldContext_Subscription_prices(ctx, field)
+	case "wirePrices":
+		return ec.fieldContext_Subscription_wirePrices(ctx, field)
 	case "meters":
 		return ec.fieldContext_Subscription_meters(ctx, field)
 	case "pendingUpdate":
@@ -5118,6 +7889,30 @@ func (ec *executionContext) childFields_SubscriptionMeter(ctx context.Context, f
 		return ec.fieldContext_SubscriptionMeter_meterId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SubscriptionMeter", field.Name)
+}
+
+func (ec *executionContext) childFields_SubscriptionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SubscriptionPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_SubscriptionPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SubscriptionPage", field.Name)
+}
+
+func (ec *executionContext) childFields_TestClock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organizationId":
+		return ec.fieldContext_TestClock_organizationId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_TestClock_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_TestClock_modifiedAt(ctx, field)
+	case "frozenAt":
+		return ec.fieldContext_TestClock_frozenAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TestClock", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

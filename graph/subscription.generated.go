@@ -22,10 +22,11 @@ import (
 type SubscriptionResolver interface {
 	Customer(ctx context.Context, obj *storage.Subscription) (*storage.Customer, error)
 	Product(ctx context.Context, obj *storage.Subscription) (*storage.Product, error)
-	Discount(ctx context.Context, obj *storage.Subscription) (*storage.Discount, error)
+	Discount(ctx context.Context, obj *storage.Subscription) (model.DiscountBase, error)
 	Prices(ctx context.Context, obj *storage.Subscription) ([]*storage.ProductPrice, error)
+	WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error)
 	Meters(ctx context.Context, obj *storage.Subscription) ([]*model.SubscriptionMeter, error)
-	PendingUpdate(ctx context.Context, obj *storage.Subscription) (*model.PendingSubscriptionUpdate, error)
+	PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -36,7 +37,62 @@ type SubscriptionResolver interface {
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _PendingSubscriptionUpdate_id(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _AdvanceTestClockPayload_testClock(ctx context.Context, field graphql.CollectedField, obj *model.AdvanceTestClockPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdvanceTestClockPayload_testClock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TestClock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.TestClock) graphql.Marshaler {
+			return ec.marshalNTestClock2ᚖtillᚋstorageᚐTestClock(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdvanceTestClockPayload_testClock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AdvanceTestClockPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TestClock(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AdvanceTestClockPayload_renewals(ctx context.Context, field graphql.CollectedField, obj *model.AdvanceTestClockPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AdvanceTestClockPayload_renewals(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Renewals, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AdvanceTestClockPayload_renewals(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AdvanceTestClockPayload", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PendingSubscriptionUpdate_id(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -59,7 +115,7 @@ func (ec *executionContext) fieldContext_PendingSubscriptionUpdate_id(_ context.
 	return graphql.NewScalarFieldContext("PendingSubscriptionUpdate", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _PendingSubscriptionUpdate_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _PendingSubscriptionUpdate_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -82,7 +138,7 @@ func (ec *executionContext) fieldContext_PendingSubscriptionUpdate_createdAt(_ c
 	return graphql.NewScalarFieldContext("PendingSubscriptionUpdate", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _PendingSubscriptionUpdate_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _PendingSubscriptionUpdate_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -105,7 +161,7 @@ func (ec *executionContext) fieldContext_PendingSubscriptionUpdate_modifiedAt(_ 
 	return graphql.NewScalarFieldContext("PendingSubscriptionUpdate", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _PendingSubscriptionUpdate_appliesAt(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _PendingSubscriptionUpdate_appliesAt(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -128,7 +184,7 @@ func (ec *executionContext) fieldContext_PendingSubscriptionUpdate_appliesAt(_ c
 	return graphql.NewScalarFieldContext("PendingSubscriptionUpdate", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _PendingSubscriptionUpdate_productId(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _PendingSubscriptionUpdate_productId(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -151,7 +207,7 @@ func (ec *executionContext) fieldContext_PendingSubscriptionUpdate_productId(_ c
 	return graphql.NewScalarFieldContext("PendingSubscriptionUpdate", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _PendingSubscriptionUpdate_seats(ctx context.Context, field graphql.CollectedField, obj *model.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
+func (ec *executionContext) _PendingSubscriptionUpdate_seats(ctx context.Context, field graphql.CollectedField, obj *storage.PendingSubscriptionUpdate) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -986,8 +1042,8 @@ func (ec *executionContext) _Subscription_discount(ctx context.Context, field gr
 			return ec.Resolvers.Subscription().Discount(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.DiscountBase) graphql.Marshaler {
+			return ec.marshalODiscountBase2tillᚋgraphᚋmodelᚐDiscountBase(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1000,7 +1056,7 @@ func (ec *executionContext) fieldContext_Subscription_discount(_ context.Context
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Discount(ctx, field)
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
 		},
 	}
 	return fc, nil
@@ -1036,6 +1092,29 @@ func (ec *executionContext) fieldContext_Subscription_prices(_ context.Context, 
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_wirePrices(ctx context.Context, field graphql.CollectedField, obj *storage.Subscription) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_wirePrices(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Subscription().WirePrices(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_wirePrices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Subscription", field, true, true, errors.New("field of type JSON does not have child fields"))
 }
 
 func (ec *executionContext) _Subscription_meters(ctx context.Context, field graphql.CollectedField, obj *storage.Subscription) (ret graphql.Marshaler) {
@@ -1082,8 +1161,8 @@ func (ec *executionContext) _Subscription_pendingUpdate(ctx context.Context, fie
 			return ec.Resolvers.Subscription().PendingUpdate(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PendingSubscriptionUpdate) graphql.Marshaler {
-			return ec.marshalOPendingSubscriptionUpdate2ᚖtillᚋgraphᚋmodelᚐPendingSubscriptionUpdate(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.PendingSubscriptionUpdate) graphql.Marshaler {
+			return ec.marshalOPendingSubscriptionUpdate2ᚖtillᚋstorageᚐPendingSubscriptionUpdate(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1327,9 +1406,509 @@ func (ec *executionContext) fieldContext_SubscriptionPage_pagination(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _TestClock_organizationId(ctx context.Context, field graphql.CollectedField, obj *storage.TestClock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestClock_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestClock_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestClock", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _TestClock_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.TestClock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestClock_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestClock_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestClock", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TestClock_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *storage.TestClock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestClock_modifiedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ModifiedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TestClock_modifiedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestClock", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TestClock_frozenAt(ctx context.Context, field graphql.CollectedField, obj *storage.TestClock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TestClock_frozenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FrozenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TestClock_frozenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TestClock", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
+
+func (ec *executionContext) unmarshalInputAdvanceTestClockInput(ctx context.Context, obj any) (model.AdvanceTestClockInput, error) {
+	var it model.AdvanceTestClockInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"organizationId", "to"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "organizationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organizationId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrganizationID = data
+		case "to":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("to"))
+			data, err := ec.unmarshalNDateTime2timeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.To = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPortalSubscriptionFilter(ctx context.Context, obj any) (model.PortalSubscriptionFilter, error) {
+	var it model.PortalSubscriptionFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"productId", "active", "query"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "active":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("active"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Active = data
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionCancelInput(ctx context.Context, obj any) (model.SubscriptionCancelInput, error) {
+	var it model.SubscriptionCancelInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "customerCancellationReason", "customerCancellationComment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "customerCancellationReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerCancellationReason = data
+		case "customerCancellationComment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationComment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerCancellationComment = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionFilter(ctx context.Context, obj any) (model.SubscriptionFilter, error) {
+	var it model.SubscriptionFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"organizationId", "productId", "customerId", "externalCustomerId", "discountId", "active", "status", "cancelAtPeriodEnd", "customerCancellationReason", "canceledAtAfter", "canceledAtBefore", "startedAfter", "startedBefore", "metadata"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "organizationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organizationId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrganizationID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "discountId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("discountId"))
+			data, err := ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DiscountID = data
+		case "active":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("active"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Active = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalOSubscriptionStatus2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "cancelAtPeriodEnd":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("cancelAtPeriodEnd"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CancelAtPeriodEnd = data
+		case "customerCancellationReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerCancellationReason = data
+		case "canceledAtAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("canceledAtAfter"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CanceledAtAfter = data
+		case "canceledAtBefore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("canceledAtBefore"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CanceledAtBefore = data
+		case "startedAfter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedAfter"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedAfter = data
+		case "startedBefore":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("startedBefore"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.StartedBefore = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOMetadataFilter2ᚕᚖtillᚋgraphᚋmodelᚐMetadataFilterᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionProductChangeInput(ctx context.Context, obj any) (model.SubscriptionProductChangeInput, error) {
+	var it model.SubscriptionProductChangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "productId", "prorationBehavior"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "productId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("productId"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProductID = data
+		case "prorationBehavior":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prorationBehavior"))
+			data, err := ec.unmarshalOSubscriptionProrationBehavior2ᚖtillᚋgraphᚋmodelᚐSubscriptionProrationBehavior(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProrationBehavior = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionRefInput(ctx context.Context, obj any) (model.SubscriptionRefInput, error) {
+	var it model.SubscriptionRefInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionRevokeInput(ctx context.Context, obj any) (model.SubscriptionRevokeInput, error) {
+	var it model.SubscriptionRevokeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "customerCancellationReason", "customerCancellationComment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "customerCancellationReason":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerCancellationReason = data
+		case "customerCancellationComment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationComment"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerCancellationComment = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubscriptionSeatsChangeInput(ctx context.Context, obj any) (model.SubscriptionSeatsChangeInput, error) {
+	var it model.SubscriptionSeatsChangeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "seats", "prorationBehavior"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "seats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seats"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seats = data
+		case "prorationBehavior":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("prorationBehavior"))
+			data, err := ec.unmarshalOSubscriptionProrationBehavior2ᚖtillᚋgraphᚋmodelᚐSubscriptionProrationBehavior(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ProrationBehavior = data
+		}
+	}
+	return it, nil
+}
 
 // endregion **************************** input.gotpl *****************************
 
@@ -1339,9 +1918,52 @@ func (ec *executionContext) fieldContext_SubscriptionPage_pagination(_ context.C
 
 // region    **************************** object.gotpl ****************************
 
+var advanceTestClockPayloadImplementors = []string{"AdvanceTestClockPayload"}
+
+func (ec *executionContext) _AdvanceTestClockPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AdvanceTestClockPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, advanceTestClockPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AdvanceTestClockPayload")
+		case "testClock":
+			out.Values[i] = ec._AdvanceTestClockPayload_testClock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renewals":
+			out.Values[i] = ec._AdvanceTestClockPayload_renewals(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var pendingSubscriptionUpdateImplementors = []string{"PendingSubscriptionUpdate"}
 
-func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel ast.SelectionSet, obj *model.PendingSubscriptionUpdate) graphql.Marshaler {
+func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel ast.SelectionSet, obj *storage.PendingSubscriptionUpdate) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pendingSubscriptionUpdateImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -1726,6 +2348,44 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wirePrices":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Subscription_wirePrices(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "meters":
 			field := field
 
@@ -1934,9 +2594,93 @@ func (ec *executionContext) _SubscriptionPage(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var testClockImplementors = []string{"TestClock"}
+
+func (ec *executionContext) _TestClock(ctx context.Context, sel ast.SelectionSet, obj *storage.TestClock) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, testClockImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TestClock")
+		case "organizationId":
+			out.Values[i] = ec._TestClock_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._TestClock_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "modifiedAt":
+			out.Values[i] = ec._TestClock_modifiedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "frozenAt":
+			out.Values[i] = ec._TestClock_frozenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) unmarshalNAdvanceTestClockInput2tillᚋgraphᚋmodelᚐAdvanceTestClockInput(ctx context.Context, v any) (model.AdvanceTestClockInput, error) {
+	res, err := ec.unmarshalInputAdvanceTestClockInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAdvanceTestClockPayload2ᚖtillᚋgraphᚋmodelᚐAdvanceTestClockPayload(ctx context.Context, sel ast.SelectionSet, v *model.AdvanceTestClockPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AdvanceTestClockPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCustomerCancellationReason2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCustomerCancellationReason2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
 
 func (ec *executionContext) marshalNSubscription2ᚕᚖtillᚋstorageᚐSubscriptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Subscription) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
@@ -1962,6 +2706,11 @@ func (ec *executionContext) marshalNSubscription2ᚖtillᚋstorageᚐSubscriptio
 		return graphql.Null
 	}
 	return ec._Subscription(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSubscriptionCancelInput2tillᚋgraphᚋmodelᚐSubscriptionCancelInput(ctx context.Context, v any) (model.SubscriptionCancelInput, error) {
+	res, err := ec.unmarshalInputSubscriptionCancelInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSubscriptionMeter2ᚕᚖtillᚋgraphᚋmodelᚐSubscriptionMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SubscriptionMeter) graphql.Marshaler {
@@ -1990,6 +2739,36 @@ func (ec *executionContext) marshalNSubscriptionMeter2ᚖtillᚋgraphᚋmodelᚐ
 	return ec._SubscriptionMeter(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSubscriptionPage2ᚖtillᚋgraphᚋmodelᚐSubscriptionPage(ctx context.Context, sel ast.SelectionSet, v *model.SubscriptionPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SubscriptionPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSubscriptionProductChangeInput2tillᚋgraphᚋmodelᚐSubscriptionProductChangeInput(ctx context.Context, v any) (model.SubscriptionProductChangeInput, error) {
+	res, err := ec.unmarshalInputSubscriptionProductChangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSubscriptionRefInput2tillᚋgraphᚋmodelᚐSubscriptionRefInput(ctx context.Context, v any) (model.SubscriptionRefInput, error) {
+	res, err := ec.unmarshalInputSubscriptionRefInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSubscriptionRevokeInput2tillᚋgraphᚋmodelᚐSubscriptionRevokeInput(ctx context.Context, v any) (model.SubscriptionRevokeInput, error) {
+	res, err := ec.unmarshalInputSubscriptionRevokeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSubscriptionSeatsChangeInput2tillᚋgraphᚋmodelᚐSubscriptionSeatsChangeInput(ctx context.Context, v any) (model.SubscriptionSeatsChangeInput, error) {
+	res, err := ec.unmarshalInputSubscriptionSeatsChangeInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNSubscriptionStatus2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2004,6 +2783,52 @@ func (ec *executionContext) marshalNSubscriptionStatus2string(ctx context.Contex
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNTestClock2ᚖtillᚋstorageᚐTestClock(ctx context.Context, sel ast.SelectionSet, v *storage.TestClock) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TestClock(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCustomerCancellationReason2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCustomerCancellationReason2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerCancellationReason2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -2024,11 +2849,19 @@ func (ec *executionContext) marshalOCustomerCancellationReason2ᚖstring(ctx con
 	return res
 }
 
-func (ec *executionContext) marshalOPendingSubscriptionUpdate2ᚖtillᚋgraphᚋmodelᚐPendingSubscriptionUpdate(ctx context.Context, sel ast.SelectionSet, v *model.PendingSubscriptionUpdate) graphql.Marshaler {
+func (ec *executionContext) marshalOPendingSubscriptionUpdate2ᚖtillᚋstorageᚐPendingSubscriptionUpdate(ctx context.Context, sel ast.SelectionSet, v *storage.PendingSubscriptionUpdate) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._PendingSubscriptionUpdate(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPortalSubscriptionFilter2ᚖtillᚋgraphᚋmodelᚐPortalSubscriptionFilter(ctx context.Context, v any) (*model.PortalSubscriptionFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPortalSubscriptionFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx context.Context, sel ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
@@ -2036,6 +2869,73 @@ func (ec *executionContext) marshalOSubscription2ᚖtillᚋstorageᚐSubscriptio
 		return graphql.Null
 	}
 	return ec._Subscription(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSubscriptionFilter2ᚖtillᚋgraphᚋmodelᚐSubscriptionFilter(ctx context.Context, v any) (*model.SubscriptionFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSubscriptionFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSubscriptionProrationBehavior2ᚖtillᚋgraphᚋmodelᚐSubscriptionProrationBehavior(ctx context.Context, v any) (*model.SubscriptionProrationBehavior, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SubscriptionProrationBehavior)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSubscriptionProrationBehavior2ᚖtillᚋgraphᚋmodelᚐSubscriptionProrationBehavior(ctx context.Context, sel ast.SelectionSet, v *model.SubscriptionProrationBehavior) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSubscriptionStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSubscriptionStatus2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSubscriptionStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSubscriptionStatus2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOTestClock2ᚖtillᚋstorageᚐTestClock(ctx context.Context, sel ast.SelectionSet, v *storage.TestClock) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TestClock(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

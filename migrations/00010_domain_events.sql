@@ -12,11 +12,15 @@ CREATE TABLE domain_events (
     object_id uuid NOT NULL,
     payload text,
     rendered_at timestamptz,
+    -- render_attempts and render_error keep an object that cannot be read (deleted, say)
+    -- from being retried forever and starving the events behind it.
+    render_attempts integer NOT NULL DEFAULT 0,
+    render_error text,
     CONSTRAINT domain_events_rendered CHECK ((payload IS NULL) = (rendered_at IS NULL))
 );
 CREATE INDEX domain_events_organization_created_at_idx ON domain_events (organization_id, created_at DESC);
 CREATE INDEX domain_events_object_idx ON domain_events (object_id, created_at);
-CREATE INDEX domain_events_unrendered_idx ON domain_events (created_at) WHERE payload IS NULL;
+CREATE INDEX domain_events_unrendered_idx ON domain_events (created_at) WHERE payload IS NULL AND render_attempts < 5;
 
 -- +goose Down
 DROP TABLE domain_events;

@@ -7,59 +7,123 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"till/graph"
+	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
 func (r *checkoutResolver) URL(ctx context.Context, obj *storage.Checkout) (string, error) {
-	panic(fmt.Errorf("not implemented: URL - url"))
+	return r.checkoutURL(obj), nil
 }
 
 func (r *checkoutResolver) ActiveTrialInterval(ctx context.Context, obj *storage.Checkout) (*string, error) {
-	panic(fmt.Errorf("not implemented: ActiveTrialInterval - activeTrialInterval"))
+	interval, _, err := r.checkoutActiveTrial(ctx, obj)
+	return interval, err
 }
 
 func (r *checkoutResolver) ActiveTrialIntervalCount(ctx context.Context, obj *storage.Checkout) (*int, error) {
-	panic(fmt.Errorf("not implemented: ActiveTrialIntervalCount - activeTrialIntervalCount"))
+	_, count, err := r.checkoutActiveTrial(ctx, obj)
+	return count, err
 }
 
 func (r *checkoutResolver) IsDiscountApplicable(ctx context.Context, obj *storage.Checkout) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsDiscountApplicable - isDiscountApplicable"))
+	f, err := r.checkoutFlagsOf(ctx, obj)
+	return f.discountApplicable, err
 }
 
 func (r *checkoutResolver) IsFreeProductPrice(ctx context.Context, obj *storage.Checkout) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsFreeProductPrice - isFreeProductPrice"))
+	f, err := r.checkoutFlagsOf(ctx, obj)
+	return f.freePrice, err
 }
 
 func (r *checkoutResolver) IsPaymentRequired(ctx context.Context, obj *storage.Checkout) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsPaymentRequired - isPaymentRequired"))
+	f, err := r.checkoutFlagsOf(ctx, obj)
+	return f.paymentRequired, err
 }
 
 func (r *checkoutResolver) IsPaymentSetupRequired(ctx context.Context, obj *storage.Checkout) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsPaymentSetupRequired - isPaymentSetupRequired"))
+	f, err := r.checkoutFlagsOf(ctx, obj)
+	return f.setupRequired, err
 }
 
 func (r *checkoutResolver) IsPaymentFormRequired(ctx context.Context, obj *storage.Checkout) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsPaymentFormRequired - isPaymentFormRequired"))
+	f, err := r.checkoutFlagsOf(ctx, obj)
+	return f.formRequired(), err
 }
 
 func (r *checkoutResolver) Products(ctx context.Context, obj *storage.Checkout) ([]*storage.Product, error) {
-	panic(fmt.Errorf("not implemented: Products - products"))
+	return loaders(ctx).ProductsByCheckout.Load(ctx, obj.ID)()
 }
 
 func (r *checkoutResolver) Product(ctx context.Context, obj *storage.Checkout) (*storage.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	return r.checkoutProduct(ctx, obj)
 }
 
-func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (*storage.ProductPrice, error) {
-	panic(fmt.Errorf("not implemented: ProductPrice - productPrice"))
+func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
+	return r.checkoutPrice(ctx, obj)
 }
 
-func (r *checkoutResolver) Discount(ctx context.Context, obj *storage.Checkout) (*storage.Discount, error) {
-	panic(fmt.Errorf("not implemented: Discount - discount"))
+func (r *checkoutResolver) Prices(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
+	return r.checkoutPriceMap(ctx, obj)
+}
+
+func (r *checkoutResolver) Discount(ctx context.Context, obj *storage.Checkout) (model.CheckoutDiscount, error) {
+	return r.checkoutDiscount(ctx, obj)
+}
+
+func (r *checkoutResolver) BillingAddressFields(ctx context.Context, obj *storage.Checkout) (*model.CheckoutBillingAddressFields, error) {
+	return billingAddressFields(obj), nil
+}
+
+func (r *checkoutResolver) AttachedCustomFields(ctx context.Context, obj *storage.Checkout) ([]storage.RawJSON, error) {
+	return []storage.RawJSON{}, nil
+}
+
+func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return r.checkoutProductPrices(ctx, obj)
+}
+
+func (r *checkoutProductResolver) Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error) {
+	return loaders(ctx).BenefitsByProduct.Load(ctx, obj.ID)()
+}
+
+func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return []storage.RawJSON{}, nil
+}
+
+func (r *mutationResolver) CreateCheckout(ctx context.Context, input model.CheckoutCreateInput) (*storage.Checkout, error) {
+	return r.createCheckout(ctx, input)
+}
+
+func (r *mutationResolver) UpdateCheckout(ctx context.Context, input model.CheckoutUpdateInput) (*storage.Checkout, error) {
+	return r.updateCheckout(ctx, input)
+}
+
+func (r *mutationResolver) ConfirmCheckout(ctx context.Context, input model.CheckoutConfirmInput) (*storage.Checkout, error) {
+	return r.confirmCheckout(ctx, input)
+}
+
+func (r *queryResolver) Checkout(ctx context.Context, id uuid.UUID) (*storage.Checkout, error) {
+	return r.checkout(ctx, id)
+}
+
+func (r *queryResolver) Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) (*model.CheckoutPage, error) {
+	return r.checkoutsPage(ctx, page, limit, sorting, filter)
+}
+
+func (r *queryResolver) CheckoutByClientSecret(ctx context.Context, clientSecret string) (*storage.Checkout, error) {
+	return r.checkoutByClientSecret(ctx, clientSecret)
 }
 
 func (r *Resolver) Checkout() graph.CheckoutResolver { return &checkoutResolver{r} }
 
-type checkoutResolver struct{ *Resolver }
+func (r *Resolver) CheckoutProduct() graph.CheckoutProductResolver {
+	return &checkoutProductResolver{r}
+}
+
+type (
+	checkoutResolver        struct{ *Resolver }
+	checkoutProductResolver struct{ *Resolver }
+)

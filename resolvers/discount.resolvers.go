@@ -7,13 +7,35 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"till/graph"
+	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
 func (r *discountResolver) Products(ctx context.Context, obj *storage.Discount) ([]*storage.Product, error) {
-	panic(fmt.Errorf("not implemented: Products - products"))
+	return loaders(ctx).DiscountProducts.Load(ctx, obj.ID)()
+}
+
+func (r *mutationResolver) CreateDiscount(ctx context.Context, input model.DiscountCreateInput) (*storage.Discount, error) {
+	return r.createDiscount(ctx, input)
+}
+
+func (r *mutationResolver) UpdateDiscount(ctx context.Context, input model.DiscountUpdateInput) (*storage.Discount, error) {
+	return r.updateDiscount(ctx, input)
+}
+
+func (r *mutationResolver) DeleteDiscount(ctx context.Context, id uuid.UUID) (*storage.Discount, error) {
+	return r.deleteDiscount(ctx, id)
+}
+
+func (r *queryResolver) Discount(ctx context.Context, id uuid.UUID) (*storage.Discount, error) {
+	return r.discount(ctx, id)
+}
+
+func (r *queryResolver) Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter) (*model.DiscountPage, error) {
+	return r.discountsPage(ctx, page, limit, sorting, filter)
 }
 
 func (r *Resolver) Discount() graph.DiscountResolver { return &discountResolver{r} }

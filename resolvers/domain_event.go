@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,38 +42,43 @@ func eventPayload(e *storage.DomainEvent) storage.RawJSON {
 	return storage.RawJSON(*e.Payload)
 }
 
-// EventRenderer renders an event's payload, {"type", "timestamp", "data"} with data the /v1
+// EventRenderer renders event payloads, {"type", "timestamp", "data"} with data the /v1
 // shape of the changed object; the /v1 layer provides it because it owns those shapes, so a
 // webhook body is byte for byte what GET on the object returns.
-type EventRenderer func(ctx context.Context, e *storage.DomainEvent) (string, error)
+type EventRenderer interface {
+	// Families lists the event families (the type before the dot) it can render.
+	Families() []string
+	// Render renders one event from the committed state of its object.
+	Render(ctx context.Context, e *storage.DomainEvent) (string, error)
+}
 
-// ErrNoEventShape means no /v1 shape exists yet for an event's object kind.
-var ErrNoEventShape = errors.New("no payload shape for this event type")
-
-// RenderEvents renders up to limit events still missing their payload, oldest first, from
-// the committed state of their objects. The serve loop calls it continuously; it is safe to
-// run in several processes (a payload is stored once). It returns how many it rendered.
+// RenderEvents renders up to limit events still missing their payload, oldest first. The
+// serve loop calls it continuously; it is safe to run in several processes (a payload is
+// stored once). An event that fails is retried a few times, then left with its error, so
+// one unreadable object never holds up the others. It returns how many it rendered.
 func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	if r.RenderEvent == nil {
 		return 0, nil
 	}
-	events, err := storage.UnrenderedDomainEvents(ctx, r.DB, nil, limit)
+	events, err := storage.UnrenderedDomainEvents(ctx, r.DB, r.RenderEvent.Families(), limit)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
+	var firstErr error
 	for _, e := range events {
-		payload, err := r.RenderEvent(ctx, e)
-		if errors.Is(err, ErrNoEventShape) {
-			continue
+		payload, err := r.RenderEvent.Render(ctx, e)
+		if err == nil {
+			err = storage.SetDomainEventPayload(ctx, r.DB, e.ID, payload)
+		} else {
+			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
+				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))
 		}
 		if err != nil {
-			return n, fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err)
-		}
-		if err := storage.SetDomainEventPayload(ctx, r.DB, e.ID, payload); err != nil {
-			return n, err
+			firstErr = cmp.Or(firstErr, err)
+			continue
 		}
 		n++
 	}
-	return n, nil
+	return n, firstErr
 }

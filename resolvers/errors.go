@@ -34,6 +34,9 @@ type FieldError struct {
 	Loc   []any  `json:"loc"`
 	Msg   string `json:"msg"`
 	Input any    `json:"input"`
+	// Ctx is pydantic's ctx where upstream sends one, e.g. {"error": {}} for a validator's
+	// ValueError; omitted otherwise.
+	Ctx any `json:"ctx,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -56,6 +59,10 @@ const (
 	CodeRequestValidation = "RequestValidationError"
 	CodeInsufficientScope = "insufficient_scope"
 	CodeInternal          = "InternalServerError"
+	// Checkout errors carry upstream's class names (server/polar/checkout/service.py).
+	CodeNotOpenCheckout = "NotOpenCheckout"
+	CodeExpiredCheckout = "ExpiredCheckoutError"
+	CodePaymentError    = "PaymentError"
 )
 
 // statusByCode is the single table from error code to HTTP status.
@@ -68,6 +75,8 @@ var statusByCode = map[string]int{
 	CodeRequestValidation: http.StatusUnprocessableEntity,
 	CodeInsufficientScope: http.StatusForbidden,
 	CodeInternal:          http.StatusInternalServerError,
+	CodeNotOpenCheckout:   http.StatusForbidden,
+	CodeExpiredCheckout:   http.StatusGone,
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain

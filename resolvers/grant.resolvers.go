@@ -7,33 +7,83 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"till/graph"
+	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
 func (r *benefitGrantResolver) Customer(ctx context.Context, obj *storage.BenefitGrant) (*storage.Customer, error) {
-	panic(fmt.Errorf("not implemented: Customer - customer"))
+	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
 }
 
 func (r *benefitGrantResolver) Member(ctx context.Context, obj *storage.BenefitGrant) (*storage.Member, error) {
-	panic(fmt.Errorf("not implemented: Member - member"))
+	return grantMember(ctx, obj.MemberID)
 }
 
 func (r *benefitGrantResolver) Benefit(ctx context.Context, obj *storage.BenefitGrant) (*storage.Benefit, error) {
-	panic(fmt.Errorf("not implemented: Benefit - benefit"))
+	return loaders(ctx).Benefit.Load(ctx, obj.BenefitID)()
+}
+
+func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (storage.RawJSON, error) {
+	return nil, nil
 }
 
 func (r *customerSeatResolver) Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error) {
-	panic(fmt.Errorf("not implemented: Member - member"))
+	return grantMember(ctx, obj.MemberID)
 }
 
 func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.CustomerSeat) (*string, error) {
-	panic(fmt.Errorf("not implemented: CustomerEmail - customerEmail"))
+	return seatCustomerEmail(ctx, obj)
 }
 
 func (r *licenseKeyResolver) Customer(ctx context.Context, obj *storage.LicenseKey) (*storage.Customer, error) {
-	panic(fmt.Errorf("not implemented: Customer - customer"))
+	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
+}
+
+func (r *meResolver) Seats(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.CustomerSeatPage, error) {
+	return r.portalSeats(ctx, page, limit)
+}
+
+func (r *meResolver) BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error) {
+	return r.portalBenefitGrants(ctx, benefitID, page, limit)
+}
+
+func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.LicenseKeyPage, error) {
+	return r.portalLicenseKeys(ctx, benefitID, page, limit)
+}
+
+func (r *mutationResolver) AssignSeat(ctx context.Context, input model.CustomerSeatAssignInput) (*model.CustomerSeatAssignment, error) {
+	return r.assignSeat(ctx, input)
+}
+
+func (r *mutationResolver) ClaimSeat(ctx context.Context, input model.CustomerSeatClaimInput) (*model.CustomerSeatClaim, error) {
+	return r.claimSeat(ctx, input)
+}
+
+func (r *mutationResolver) RevokeSeat(ctx context.Context, input model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
+	return r.revokeSeat(ctx, input)
+}
+
+func (r *queryResolver) BenefitGrants(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error) {
+	return r.benefitGrantsPage(ctx, benefitID, isGranted, customerID, memberID, page, limit)
+}
+
+func (r *queryResolver) BenefitGrant(ctx context.Context, id uuid.UUID) (*storage.BenefitGrant, error) {
+	return r.benefitGrant(ctx, id)
+}
+
+func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error) {
+	return r.licenseKeysPage(ctx, organizationID, benefitID, status, page, limit)
+}
+
+func (r *queryResolver) Seats(ctx context.Context, subscriptionID *uuid.UUID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
+	return r.seatList(ctx, subscriptionID, orderID)
+}
+
+func (r *queryResolver) Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error) {
+	return r.seat(ctx, id)
 }
 
 func (r *Resolver) BenefitGrant() graph.BenefitGrantResolver { return &benefitGrantResolver{r} }

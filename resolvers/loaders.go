@@ -23,6 +23,17 @@ type Loaders struct {
 	PricesByProduct          *dataloader.Loader[uuid.UUID, []*storage.ProductPrice]
 	BenefitsByProduct        *dataloader.Loader[uuid.UUID, []*storage.Benefit]
 	PaymentMethodsByCustomer *dataloader.Loader[uuid.UUID, []*storage.PaymentMethod]
+	Member                   *dataloader.Loader[uuid.UUID, *storage.Member]
+	Benefit                  *dataloader.Loader[uuid.UUID, *storage.Benefit]
+	Discount                 *dataloader.Loader[uuid.UUID, *storage.Discount]
+	Subscription             *dataloader.Loader[uuid.UUID, *storage.Subscription]
+	OrderItemsByOrder        *dataloader.Loader[uuid.UUID, []*storage.OrderItem]
+	PricesBySubscription     *dataloader.Loader[uuid.UUID, []*storage.ProductPrice]
+	PendingUpdates           *dataloader.Loader[uuid.UUID, []*storage.PendingSubscriptionUpdate]
+	DiscountProducts         *dataloader.Loader[uuid.UUID, []*storage.Product]
+	ProductsByCheckout       *dataloader.Loader[uuid.UUID, []*storage.Product]
+	Price                    *dataloader.Loader[uuid.UUID, *storage.ProductPrice]
+	PriceMeter               *dataloader.Loader[uuid.UUID, *storage.PriceMeter]
 }
 
 type loadersKey struct{}
@@ -39,6 +50,17 @@ func newLoaders(db *sqlx.DB) *Loaders {
 		PricesByProduct:          many(db, storage.PricesByProducts),
 		BenefitsByProduct:        many(db, storage.ProductBenefitsByProducts),
 		PaymentMethodsByCustomer: many(db, storage.PaymentMethodsByCustomers),
+		Member:                   one(db, storage.MembersByIDs, "Member not found"),
+		Benefit:                  one(db, storage.BenefitsByIDs, "Benefit not found"),
+		Discount:                 one(db, storage.DiscountsByIDs, "Discount not found"),
+		Subscription:             one(db, storage.SubscriptionsByIDs, "Subscription not found"),
+		OrderItemsByOrder:        many(db, storage.OrderItemsByOrders),
+		PricesBySubscription:     many(db, storage.SubscriptionPricesBySubscriptions),
+		PendingUpdates:           many(db, storage.PendingUpdatesBySubscriptions),
+		DiscountProducts:         many(db, storage.DiscountProductsByDiscounts),
+		ProductsByCheckout:       many(db, storage.ProductsByCheckouts),
+		Price:                    one(db, storage.PricesByIDs, "Price not found"),
+		PriceMeter:               one(db, storage.PriceMetersByIDs, "Meter not found"),
 	}
 }
 

@@ -7,45 +7,73 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"till/graph"
+	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
+func (r *meResolver) Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) (*model.OrderPage, error) {
+	return r.portalOrdersPage(ctx, obj, page, limit, sorting, filter)
+}
+
+func (r *mutationResolver) UpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error) {
+	return r.updateOrder(ctx, id, input)
+}
+
+func (r *mutationResolver) PortalUpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error) {
+	return r.portalUpdateOrder(ctx, id, input)
+}
+
 func (r *orderResolver) Paid(ctx context.Context, obj *storage.Order) (bool, error) {
-	panic(fmt.Errorf("not implemented: Paid - paid"))
+	return paidStatuses[obj.Status], nil
 }
 
 func (r *orderResolver) IsInvoiceGenerated(ctx context.Context, obj *storage.Order) (bool, error) {
-	panic(fmt.Errorf("not implemented: IsInvoiceGenerated - isInvoiceGenerated"))
+	return obj.InvoicePath != nil, nil
 }
 
 func (r *orderResolver) RefundableAmount(ctx context.Context, obj *storage.Order) (int, error) {
-	panic(fmt.Errorf("not implemented: RefundableAmount - refundableAmount"))
+	return refundableAmount(obj), nil
 }
 
 func (r *orderResolver) RefundableTaxAmount(ctx context.Context, obj *storage.Order) (int, error) {
-	panic(fmt.Errorf("not implemented: RefundableTaxAmount - refundableTaxAmount"))
+	return refundableTaxAmount(obj), nil
 }
 
 func (r *orderResolver) Customer(ctx context.Context, obj *storage.Order) (*storage.Customer, error) {
-	panic(fmt.Errorf("not implemented: Customer - customer"))
+	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
 }
 
 func (r *orderResolver) Product(ctx context.Context, obj *storage.Order) (*storage.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	if obj.ProductID == nil {
+		return nil, nil
+	}
+	return loaders(ctx).Product.Load(ctx, *obj.ProductID)()
 }
 
-func (r *orderResolver) Discount(ctx context.Context, obj *storage.Order) (*storage.Discount, error) {
-	panic(fmt.Errorf("not implemented: Discount - discount"))
+func (r *orderResolver) Discount(ctx context.Context, obj *storage.Order) (model.DiscountBase, error) {
+	return orderDiscount(ctx, obj)
 }
 
 func (r *orderResolver) Subscription(ctx context.Context, obj *storage.Order) (*storage.Subscription, error) {
-	panic(fmt.Errorf("not implemented: Subscription - subscription"))
+	if obj.SubscriptionID == nil {
+		return nil, nil
+	}
+	return loaders(ctx).Subscription.Load(ctx, *obj.SubscriptionID)()
 }
 
 func (r *orderResolver) Items(ctx context.Context, obj *storage.Order) ([]*storage.OrderItem, error) {
-	panic(fmt.Errorf("not implemented: Items - items"))
+	return loaders(ctx).OrderItemsByOrder.Load(ctx, obj.ID)()
+}
+
+func (r *queryResolver) Order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
+	return r.order(ctx, id)
+}
+
+func (r *queryResolver) Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter) (*model.OrderPage, error) {
+	return r.ordersPage(ctx, page, limit, sorting, filter)
 }
 
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }

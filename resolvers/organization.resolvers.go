@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+	"till/graph"
 	"till/storage"
 
 	"github.com/google/uuid"
@@ -15,3 +16,7 @@ import (
 func (r *queryResolver) Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error) {
 	return r.organization(ctx, id)
 }
+
+func (r *Resolver) Organization() graph.OrganizationResolver { return &organizationResolver{r} }
+
+type organizationResolver struct{ *Resolver }

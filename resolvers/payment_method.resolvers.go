@@ -8,9 +8,26 @@ package resolvers
 import (
 	"context"
 	"till/graph/model"
+	"till/storage"
 
 	"github.com/google/uuid"
 )
+
+func (r *mutationResolver) SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error) {
+	return r.savePaymentMethod(ctx, input)
+}
+
+func (r *mutationResolver) DeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error) {
+	return r.deletePaymentMethod(ctx, id)
+}
+
+func (r *mutationResolver) PortalSavePaymentMethod(ctx context.Context, input model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error) {
+	return r.portalSavePaymentMethod(ctx, input)
+}
+
+func (r *mutationResolver) PortalDeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error) {
+	return r.portalDeletePaymentMethod(ctx, id)
+}
 
 func (r *queryResolver) PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) (*model.PaymentMethodPage, error) {
 	return r.paymentMethods(ctx, customerID, externalCustomerID, page, limit)

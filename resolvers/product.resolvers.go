@@ -42,6 +42,10 @@ func (r *productResolver) Organization(ctx context.Context, obj *storage.Product
 	return loaders(ctx).Organization.Load(ctx, obj.OrganizationID)()
 }
 
+func (r *productResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return []storage.RawJSON{}, nil
+}
+
 func (r *queryResolver) Product(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
 	p, err := storage.GetProduct(ctx, r.DB, organizations(ctx), id)
 	return p, notFoundOr(err, "")

@@ -7,34 +7,121 @@ package resolvers
 
 import (
 	"context"
-	"fmt"
 	"till/graph"
 	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
+func (r *meResolver) Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error) {
+	return r.portalSubscriptionsPage(ctx, page, limit, sorting, filter)
+}
+
+func (r *meResolver) ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.SubscriptionPage, error) {
+	return r.claimedSeatSubscriptionsPage(ctx, page, limit)
+}
+
+func (r *mutationResolver) CancelSubscription(ctx context.Context, input model.SubscriptionCancelInput) (*storage.Subscription, error) {
+	return r.cancelSubscription(ctx, input.ID, input.CustomerCancellationReason, input.CustomerCancellationComment)
+}
+
+func (r *mutationResolver) UncancelSubscription(ctx context.Context, input model.SubscriptionRefInput) (*storage.Subscription, error) {
+	return r.uncancelSubscription(ctx, input.ID)
+}
+
+func (r *mutationResolver) RevokeSubscription(ctx context.Context, input model.SubscriptionRevokeInput) (*storage.Subscription, error) {
+	return r.revokeSubscription(ctx, input.ID, input.CustomerCancellationReason, input.CustomerCancellationComment)
+}
+
+func (r *mutationResolver) PauseSubscription(ctx context.Context, input model.SubscriptionRefInput) (*storage.Subscription, error) {
+	return r.pauseSubscription(ctx, input.ID)
+}
+
+func (r *mutationResolver) ResumeSubscription(ctx context.Context, input model.SubscriptionRefInput) (*storage.Subscription, error) {
+	return r.resumeSubscription(ctx, input.ID)
+}
+
+func (r *mutationResolver) UpdateSubscriptionProduct(ctx context.Context, input model.SubscriptionProductChangeInput) (*storage.Subscription, error) {
+	return r.updateSubscriptionProduct(ctx, input)
+}
+
+func (r *mutationResolver) UpdateSubscriptionSeats(ctx context.Context, input model.SubscriptionSeatsChangeInput) (*storage.Subscription, error) {
+	return r.updateSubscriptionSeats(ctx, input)
+}
+
+func (r *mutationResolver) AdvanceTestClock(ctx context.Context, input model.AdvanceTestClockInput) (*model.AdvanceTestClockPayload, error) {
+	return r.advanceTestClock(ctx, input)
+}
+
+func (r *mutationResolver) PortalCancelSubscription(ctx context.Context, input model.SubscriptionCancelInput) (*storage.Subscription, error) {
+	return r.cancelSubscription(ctx, input.ID, input.CustomerCancellationReason, input.CustomerCancellationComment)
+}
+
+func (r *mutationResolver) PortalUncancelSubscription(ctx context.Context, input model.SubscriptionRefInput) (*storage.Subscription, error) {
+	return r.uncancelSubscription(ctx, input.ID)
+}
+
+func (r *mutationResolver) PortalUpdateSubscriptionProduct(ctx context.Context, input model.SubscriptionProductChangeInput) (*storage.Subscription, error) {
+	return r.updateSubscriptionProduct(ctx, input)
+}
+
+func (r *mutationResolver) PortalUpdateSubscriptionSeats(ctx context.Context, input model.SubscriptionSeatsChangeInput) (*storage.Subscription, error) {
+	return r.updateSubscriptionSeats(ctx, input)
+}
+
+func (r *organizationResolver) OrganizationFeatures(ctx context.Context, obj *storage.Organization) (storage.RawJSON, error) {
+	return organizationFeatures(obj), nil
+}
+
+func (r *productResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	prices, err := loaders(ctx).PricesByProduct.Load(ctx, obj.ID)()
+	return productPriceShapes(prices), err
+}
+
+func (r *productResolver) AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return []storage.RawJSON{}, nil
+}
+
+func (r *queryResolver) Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error) {
+	return r.subscriptionByID(ctx, id)
+}
+
+func (r *queryResolver) Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
+	return r.subscriptionsPage(ctx, page, limit, sorting, filter)
+}
+
+func (r *queryResolver) TestClock(ctx context.Context, organizationID *uuid.UUID) (*storage.TestClock, error) {
+	return r.testClock(ctx, organizationID)
+}
+
 func (r *subscriptionResolver) Customer(ctx context.Context, obj *storage.Subscription) (*storage.Customer, error) {
-	panic(fmt.Errorf("not implemented: Customer - customer"))
+	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
 }
 
 func (r *subscriptionResolver) Product(ctx context.Context, obj *storage.Subscription) (*storage.Product, error) {
-	panic(fmt.Errorf("not implemented: Product - product"))
+	return loaders(ctx).Product.Load(ctx, obj.ProductID)()
 }
 
-func (r *subscriptionResolver) Discount(ctx context.Context, obj *storage.Subscription) (*storage.Discount, error) {
-	panic(fmt.Errorf("not implemented: Discount - discount"))
+func (r *subscriptionResolver) Discount(ctx context.Context, obj *storage.Subscription) (model.DiscountBase, error) {
+	return r.subscriptionDiscount(ctx, obj)
 }
 
 func (r *subscriptionResolver) Prices(ctx context.Context, obj *storage.Subscription) ([]*storage.ProductPrice, error) {
-	panic(fmt.Errorf("not implemented: Prices - prices"))
+	return loaders(ctx).PricesBySubscription.Load(ctx, obj.ID)()
+}
+
+func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error) {
+	prices, err := loaders(ctx).PricesBySubscription.Load(ctx, obj.ID)()
+	return productPriceShapes(prices), err
 }
 
 func (r *subscriptionResolver) Meters(ctx context.Context, obj *storage.Subscription) ([]*model.SubscriptionMeter, error) {
-	panic(fmt.Errorf("not implemented: Meters - meters"))
+	return []*model.SubscriptionMeter{}, nil
 }
 
-func (r *subscriptionResolver) PendingUpdate(ctx context.Context, obj *storage.Subscription) (*model.PendingSubscriptionUpdate, error) {
-	panic(fmt.Errorf("not implemented: PendingUpdate - pendingUpdate"))
+func (r *subscriptionResolver) PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error) {
+	return r.subscriptionPendingUpdate(ctx, obj)
 }
 
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }

@@ -186,9 +186,11 @@ func (s sequence) validate(in any, loc []any) (outcome, []ValidationError) {
 }
 
 // deepObject collects name[key]=value pairs, matching each raw key as
-// upstream's re.match(r"metadata\[([^\]]+)\]", key) does.
-func deepObject(name string, query []queryPair) map[string]any {
-	out := map[string]any{}
+// upstream's re.match(r"metadata\[([^\]]+)\]", key) does, into the GraphQL
+// MetadataFilter list [{key, values}], keys in order of first appearance.
+func deepObject(name string, query []queryPair) []any {
+	var out []any
+	index := map[string]map[string]any{}
 	for _, q := range query {
 		rest, found := strings.CutPrefix(q.name, name+"[")
 		end := strings.IndexByte(rest, ']')
@@ -196,8 +198,13 @@ func deepObject(name string, query []queryPair) map[string]any {
 			continue
 		}
 		key := rest[:end]
-		list, _ := out[key].([]any)
-		out[key] = append(list, q.value)
+		f, seen := index[key]
+		if !seen {
+			f = map[string]any{"key": key, "values": []any{}}
+			index[key] = f
+			out = append(out, f)
+		}
+		f["values"] = append(f["values"].([]any), q.value)
 	}
 	return out
 }

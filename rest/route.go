@@ -102,8 +102,9 @@ const (
 	ShapeFilter
 	// ShapeList is list[T]: every occurrence, errors indexed (sorting).
 	ShapeList
-	// ShapeDeepObject collects name[key]=value pairs into
-	// map[string][]string; it never fails (Polar's metadata filter).
+	// ShapeDeepObject collects name[key]=value pairs into a GraphQL
+	// MetadataFilter list [{key, values}]; it never fails (Polar's metadata
+	// filter).
 	ShapeDeepObject
 )
 
@@ -162,7 +163,8 @@ func Sorting(properties ...string) Param {
 	return Param{In: InQuery, Name: "sorting", Schema: Enum{Values: values}, Shape: ShapeList}
 }
 
-// Metadata is Polar's metadata[key]=value filter, as map[string][]string.
+// Metadata is Polar's metadata[key]=value filter, as the GraphQL
+// [MetadataFilter!] list ({key, values} per key, in order of appearance).
 func Metadata() Param {
 	return Param{In: InQuery, Name: "metadata", Shape: ShapeDeepObject}
 }

@@ -119,3 +119,14 @@ func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f Be
 	return listPage[*Benefit](ctx, q, "SELECT "+benefitColumns+" FROM benefits", where, args,
 		orderBy(sorts, "created_at DESC"), p)
 }
+
+// BenefitsByIDs loads benefits for a dataloader, one per key in key order, nil where missing.
+// Deleted benefits are included: their grants still name them.
+func BenefitsByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*Benefit, error) {
+	var rows []*Benefit
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+benefitColumns+` FROM benefits
+		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	return inKeyOrder(ids, rows, func(r *Benefit) uuid.UUID { return r.ID }), nil
+}

@@ -30,20 +30,31 @@ func InsertDomainEvent(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, 
 	return id, mapErr(err)
 }
 
-// UnrenderedDomainEvents lists events whose payload is still missing, oldest first; ids
-// narrows the list when not empty.
-func UnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID, limit int) ([]*DomainEvent, error) {
+// maxRenderAttempts is how often rendering an event's payload is tried before it is left
+// with its error for an operator to look at.
+const maxRenderAttempts = 5
+
+// UnrenderedDomainEvents lists events of the given families (the part of the type before
+// the dot) whose payload is still missing, oldest first.
+func UnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, families []string, limit int) ([]*DomainEvent, error) {
 	var rows []*DomainEvent
 	err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+domainEventColumns+` FROM domain_events
-		WHERE payload IS NULL AND (coalesce(cardinality($1::uuid[]), 0) = 0 OR id = ANY($1))
-		ORDER BY created_at LIMIT $2`, pq.Array(ids), limit)
+		WHERE payload IS NULL AND render_attempts < $3 AND split_part(type, '.', 1) = ANY($1)
+		ORDER BY created_at LIMIT $2`, pq.Array(families), limit, maxRenderAttempts)
 	return rows, mapErr(err)
 }
 
 // SetDomainEventPayload stores a rendered payload once; a second renderer changes nothing.
 func SetDomainEventPayload(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, payload string) error {
-	_, err := q.ExecContext(ctx, `UPDATE domain_events SET payload = $2, rendered_at = now()
+	_, err := q.ExecContext(ctx, `UPDATE domain_events SET payload = $2, rendered_at = now(), render_error = NULL
 		WHERE id = $1 AND payload IS NULL`, id, payload)
+	return mapErr(err)
+}
+
+// FailDomainEventRender counts a failed rendering attempt and keeps its error.
+func FailDomainEventRender(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, reason string) error {
+	_, err := q.ExecContext(ctx, `UPDATE domain_events SET render_attempts = render_attempts + 1, render_error = $2
+		WHERE id = $1 AND payload IS NULL`, id, reason)
 	return mapErr(err)
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // Member is a person acting for a customer when the organization uses the member model.
@@ -61,4 +62,15 @@ func EnsureOwnerMember(ctx context.Context, q sqlx.ExtContext, c *Customer) (*Me
 	err = sqlx.GetContext(ctx, q, &m, `SELECT `+memberColumns+` FROM members
 		WHERE customer_id = $1 AND role = 'owner' AND deleted_at IS NULL`, c.ID)
 	return &m, mapErr(err)
+}
+
+// MembersByIDs loads members for a dataloader, one per key in key order, nil where missing.
+// Deleted members are included: grants and seats keep pointing at them.
+func MembersByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*Member, error) {
+	var rows []*Member
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+memberColumns+` FROM members
+		WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	return inKeyOrder(ids, rows, func(r *Member) uuid.UUID { return r.ID }), nil
 }

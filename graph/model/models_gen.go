@@ -14,6 +14,30 @@ import (
 	"github.com/google/uuid"
 )
 
+// A checkout's discount, one member per type and duration kind, as upstream shapes it.
+type CheckoutDiscount interface {
+	IsCheckoutDiscount()
+}
+
+// The fields every discount variant has.
+type DiscountBase interface {
+	IsDiscountBase()
+	GetID() uuid.UUID
+	GetCreatedAt() time.Time
+	GetModifiedAt() *time.Time
+	GetDuration() string
+	GetType() string
+	GetName() string
+	GetCode() *string
+	GetStartsAt() *time.Time
+	GetEndsAt() *time.Time
+	GetMaxRedemptions() *int
+	GetMaxRedemptionsPerCustomer() *int
+	GetRedemptionsCount() int
+	GetMetadata() storage.JSONMap
+	GetOrganizationID() uuid.UUID
+}
+
 // A postal address to store; country is an ISO 3166-1 alpha-2 code.
 type AddressInput struct {
 	Line1      *string `json:"line1,omitempty"`
@@ -22,6 +46,19 @@ type AddressInput struct {
 	City       *string `json:"city,omitempty"`
 	State      *string `json:"state,omitempty"`
 	Country    string  `json:"country"`
+}
+
+type AdvanceTestClockInput struct {
+	// Required for user tokens that belong to several organizations.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// The new time; it must be later than the clock (or than now when the organization has no clock yet).
+	To time.Time `json:"to"`
+}
+
+type AdvanceTestClockPayload struct {
+	TestClock *storage.TestClock `json:"testClock"`
+	// How many renewal steps ran: period ends, cycle charges, payment retries, cancellations.
+	Renewals int `json:"renewals"`
 }
 
 type BenefitCreateInput struct {
@@ -59,9 +96,175 @@ type BenefitUpdateInput struct {
 	Metadata    graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+type CheckoutBillingAddressFields struct {
+	Country    BillingAddressFieldMode `json:"country"`
+	State      BillingAddressFieldMode `json:"state"`
+	City       BillingAddressFieldMode `json:"city"`
+	PostalCode BillingAddressFieldMode `json:"postalCode"`
+	Line1      BillingAddressFieldMode `json:"line1"`
+	Line2      BillingAddressFieldMode `json:"line2"`
+}
+
+// Pays for an open checkout. By id it needs an organization token with checkouts:write; by
+// clientSecret (the buyer's page) no token is needed. The customer details given here are
+// stored on the checkout first.
+type CheckoutConfirmInput struct {
+	ID           *uuid.UUID `json:"id,omitempty"`
+	ClientSecret *string    `json:"clientSecret,omitempty"`
+	// A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …).
+	PaymentToken *string `json:"paymentToken,omitempty"`
+	// A payment method already saved for the checkout's customer.
+	PaymentMethodID        *uuid.UUID      `json:"paymentMethodId,omitempty"`
+	ProductID              *uuid.UUID      `json:"productId,omitempty"`
+	ProductPriceID         *uuid.UUID      `json:"productPriceId,omitempty"`
+	Amount                 *int            `json:"amount,omitempty"`
+	Seats                  *int            `json:"seats,omitempty"`
+	CustomerEmail          *string         `json:"customerEmail,omitempty"`
+	CustomerName           *string         `json:"customerName,omitempty"`
+	CustomerBillingName    *string         `json:"customerBillingName,omitempty"`
+	CustomerBillingAddress *AddressInput   `json:"customerBillingAddress,omitempty"`
+	CustomerTaxID          *string         `json:"customerTaxId,omitempty"`
+	IsBusinessCustomer     *bool           `json:"isBusinessCustomer,omitempty"`
+	DiscountCode           *string         `json:"discountCode,omitempty"`
+	CustomFieldData        storage.JSONMap `json:"customFieldData,omitempty"`
+}
+
+// A checkout to open. The products must belong to one organization; the first (or the one of
+// productPriceId) is selected. Customer: customerId, else externalCustomerId (linked if it
+// exists, created on confirm otherwise), else customerEmail.
+type CheckoutCreateInput struct {
+	Products []uuid.UUID `json:"products"`
+	// A price of one of the products; default the product's static price.
+	ProductPriceID *uuid.UUID `json:"productPriceId,omitempty"`
+	// Pay-what-you-want amount for custom prices, within the price's minimum and maximum.
+	Amount *int `json:"amount,omitempty"`
+	// Seats for seat-based prices (required then), within minSeats..maxSeats and the tiers.
+	Seats                  *int          `json:"seats,omitempty"`
+	MinSeats               *int          `json:"minSeats,omitempty"`
+	MaxSeats               *int          `json:"maxSeats,omitempty"`
+	CustomerID             *uuid.UUID    `json:"customerId,omitempty"`
+	ExternalCustomerID     *string       `json:"externalCustomerId,omitempty"`
+	CustomerEmail          *string       `json:"customerEmail,omitempty"`
+	CustomerName           *string       `json:"customerName,omitempty"`
+	CustomerBillingName    *string       `json:"customerBillingName,omitempty"`
+	CustomerBillingAddress *AddressInput `json:"customerBillingAddress,omitempty"`
+	CustomerTaxID          *string       `json:"customerTaxId,omitempty"`
+	IsBusinessCustomer     *bool         `json:"isBusinessCustomer,omitempty"`
+	DiscountID             *uuid.UUID    `json:"discountId,omitempty"`
+	// Applies a discount by code (only when allowDiscountCodes).
+	DiscountCode          *string `json:"discountCode,omitempty"`
+	AllowDiscountCodes    *bool   `json:"allowDiscountCodes,omitempty"`
+	RequireBillingAddress *bool   `json:"requireBillingAddress,omitempty"`
+	AllowTrial            *bool   `json:"allowTrial,omitempty"`
+	// Overrides the product's trial.
+	TrialInterval      *string `json:"trialInterval,omitempty"`
+	TrialIntervalCount *int    `json:"trialIntervalCount,omitempty"`
+	// Where the buyer goes after paying; {CHECKOUT_ID} is replaced. Default: Till's confirmation page.
+	SuccessURL  *string         `json:"successUrl,omitempty"`
+	ReturnURL   *string         `json:"returnUrl,omitempty"`
+	EmbedOrigin *string         `json:"embedOrigin,omitempty"`
+	Locale      *string         `json:"locale,omitempty"`
+	Metadata    storage.JSONMap `json:"metadata,omitempty"`
+	// Copied onto the customer's metadata when the checkout succeeds.
+	CustomerMetadata storage.JSONMap `json:"customerMetadata,omitempty"`
+	CustomFieldData  storage.JSONMap `json:"customFieldData,omitempty"`
+}
+
+type CheckoutDiscountFixedOnceForeverDuration struct {
+	Duration string `json:"duration"`
+	Type     string `json:"type"`
+	Amount   int    `json:"amount"`
+	Currency string `json:"currency"`
+	// Currency to amount taken off, e.g. {"usd": 1000}.
+	Amounts storage.RawJSON `json:"amounts"`
+	ID      uuid.UUID       `json:"id"`
+	Name    string          `json:"name"`
+	Code    *string         `json:"code,omitempty"`
+}
+
+func (CheckoutDiscountFixedOnceForeverDuration) IsCheckoutDiscount() {}
+
+type CheckoutDiscountFixedRepeatDuration struct {
+	Duration         string `json:"duration"`
+	DurationInMonths int    `json:"durationInMonths"`
+	Type             string `json:"type"`
+	Amount           int    `json:"amount"`
+	Currency         string `json:"currency"`
+	// Currency to amount taken off, e.g. {"usd": 1000}.
+	Amounts storage.RawJSON `json:"amounts"`
+	ID      uuid.UUID       `json:"id"`
+	Name    string          `json:"name"`
+	Code    *string         `json:"code,omitempty"`
+}
+
+func (CheckoutDiscountFixedRepeatDuration) IsCheckoutDiscount() {}
+
+type CheckoutDiscountPercentageOnceForeverDuration struct {
+	Duration    string    `json:"duration"`
+	Type        string    `json:"type"`
+	BasisPoints int       `json:"basisPoints"`
+	ID          uuid.UUID `json:"id"`
+	Name        string    `json:"name"`
+	Code        *string   `json:"code,omitempty"`
+}
+
+func (CheckoutDiscountPercentageOnceForeverDuration) IsCheckoutDiscount() {}
+
+type CheckoutDiscountPercentageRepeatDuration struct {
+	Duration         string    `json:"duration"`
+	DurationInMonths int       `json:"durationInMonths"`
+	Type             string    `json:"type"`
+	BasisPoints      int       `json:"basisPoints"`
+	ID               uuid.UUID `json:"id"`
+	Name             string    `json:"name"`
+	Code             *string   `json:"code,omitempty"`
+}
+
+func (CheckoutDiscountPercentageRepeatDuration) IsCheckoutDiscount() {}
+
+type CheckoutFilter struct {
+	OrganizationID     []uuid.UUID `json:"organizationId,omitempty"`
+	ProductID          []uuid.UUID `json:"productId,omitempty"`
+	CustomerID         []uuid.UUID `json:"customerId,omitempty"`
+	ExternalCustomerID []string    `json:"externalCustomerId,omitempty"`
+	Status             []string    `json:"status,omitempty"`
+	// Matches the customer email with ILIKE '%query%', unescaped as upstream: % and _ are wildcards.
+	Query *string `json:"query,omitempty"`
+}
+
 type CheckoutPage struct {
 	Items      []*storage.Checkout `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+}
+
+// Changes an open checkout; fields present are changed, explicit nulls clear.
+type CheckoutUpdateInput struct {
+	ID uuid.UUID `json:"id"`
+	// Select another of the checkout's products (its static price unless productPriceId is given).
+	ProductID              *uuid.UUID                       `json:"productId,omitempty"`
+	ProductPriceID         *uuid.UUID                       `json:"productPriceId,omitempty"`
+	Amount                 *int                             `json:"amount,omitempty"`
+	Seats                  *int                             `json:"seats,omitempty"`
+	CustomerEmail          graphql.Omittable[*string]       `json:"customerEmail,omitempty"`
+	CustomerName           graphql.Omittable[*string]       `json:"customerName,omitempty"`
+	CustomerBillingName    graphql.Omittable[*string]       `json:"customerBillingName,omitempty"`
+	CustomerBillingAddress graphql.Omittable[*AddressInput] `json:"customerBillingAddress,omitempty"`
+	CustomerTaxID          graphql.Omittable[*string]       `json:"customerTaxId,omitempty"`
+	IsBusinessCustomer     *bool                            `json:"isBusinessCustomer,omitempty"`
+	DiscountID             graphql.Omittable[*uuid.UUID]    `json:"discountId,omitempty"`
+	DiscountCode           graphql.Omittable[*string]       `json:"discountCode,omitempty"`
+	AllowDiscountCodes     *bool                            `json:"allowDiscountCodes,omitempty"`
+	RequireBillingAddress  *bool                            `json:"requireBillingAddress,omitempty"`
+	AllowTrial             *bool                            `json:"allowTrial,omitempty"`
+	TrialInterval          graphql.Omittable[*string]       `json:"trialInterval,omitempty"`
+	TrialIntervalCount     graphql.Omittable[*int]          `json:"trialIntervalCount,omitempty"`
+	SuccessURL             *string                          `json:"successUrl,omitempty"`
+	ReturnURL              graphql.Omittable[*string]       `json:"returnUrl,omitempty"`
+	EmbedOrigin            graphql.Omittable[*string]       `json:"embedOrigin,omitempty"`
+	Locale                 graphql.Omittable[*string]       `json:"locale,omitempty"`
+	Metadata               storage.JSONMap                  `json:"metadata,omitempty"`
+	CustomerMetadata       storage.JSONMap                  `json:"customerMetadata,omitempty"`
+	CustomFieldData        storage.JSONMap                  `json:"customFieldData,omitempty"`
 }
 
 type CustomerCreateInput struct {
@@ -89,6 +292,53 @@ type CustomerFilter struct {
 type CustomerPage struct {
 	Items      []*storage.Customer `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+}
+
+// Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
+type CustomerSeatAssignInput struct {
+	SubscriptionID *uuid.UUID `json:"subscriptionId,omitempty"`
+	OrderID        *uuid.UUID `json:"orderId,omitempty"`
+	Email          string     `json:"email"`
+	// Free-form data kept with the seat (seat_metadata).
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+}
+
+// A pending seat and its claim token.
+type CustomerSeatAssignment struct {
+	Seat *storage.CustomerSeat `json:"seat"`
+	// Shown once: only its hash is stored. Whoever presents it claims the seat within a day.
+	InvitationToken string `json:"invitationToken"`
+}
+
+// A claimed seat and a portal session for its holder.
+type CustomerSeatClaim struct {
+	Seat *storage.CustomerSeat `json:"seat"`
+	// A member session token (till_mst_…) for the member now holding the seat, valid one hour.
+	CustomerSessionToken string `json:"customerSessionToken"`
+}
+
+type CustomerSeatClaimInput struct {
+	// The token handed out when the seat was assigned.
+	InvitationToken string `json:"invitationToken"`
+}
+
+// The seats of one seat-based subscription or order, as upstream's SeatsList.
+type CustomerSeatList struct {
+	// Every seat, oldest first, revoked ones included.
+	Seats []*storage.CustomerSeat `json:"seats"`
+	// Seats neither pending nor claimed.
+	AvailableSeats int `json:"availableSeats"`
+	// The subscription's or order's seat count.
+	TotalSeats int `json:"totalSeats"`
+}
+
+type CustomerSeatPage struct {
+	Items      []*storage.CustomerSeat `json:"items"`
+	Pagination *Pagination             `json:"pagination"`
+}
+
+type CustomerSeatRevokeInput struct {
+	ID uuid.UUID `json:"id"`
 }
 
 // A short-lived token that opens the customer portal for one customer (or one member).
@@ -126,9 +376,234 @@ type CustomerUpdateInput struct {
 	Metadata       graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+// A discount to create. percentage needs basisPoints (1..10000); fixed needs amount (and
+// currency, default usd). repeating needs durationInMonths.
+type DiscountCreateInput struct {
+	// Required for user tokens that belong to several organizations.
+	OrganizationID   *uuid.UUID `json:"organizationId,omitempty"`
+	Name             string     `json:"name"`
+	Type             string     `json:"type"`
+	BasisPoints      *int       `json:"basisPoints,omitempty"`
+	Amount           *int       `json:"amount,omitempty"`
+	Currency         *string    `json:"currency,omitempty"`
+	Duration         string     `json:"duration"`
+	DurationInMonths *int       `json:"durationInMonths,omitempty"`
+	// 3 to 256 letters and digits, unique per organization ignoring case; none means API-only.
+	Code                      *string    `json:"code,omitempty"`
+	StartsAt                  *time.Time `json:"startsAt,omitempty"`
+	EndsAt                    *time.Time `json:"endsAt,omitempty"`
+	MaxRedemptions            *int       `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer *int       `json:"maxRedemptionsPerCustomer,omitempty"`
+	// Products the discount is limited to; none means every product.
+	Products []uuid.UUID     `json:"products,omitempty"`
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+}
+
+type DiscountFilter struct {
+	// Matches the name or the code, case-insensitively (substring).
+	Query *string `json:"query,omitempty"`
+	// Matches the code exactly, case-insensitively.
+	Code *string `json:"code,omitempty"`
+}
+
+// A fixed discount applied once or forever.
+type DiscountFixedOnceForeverDurationBase struct {
+	ID         uuid.UUID  `json:"id"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	Duration   string     `json:"duration"`
+	Type       string     `json:"type"`
+	// The amount taken off in cents of currency.
+	Amount   int    `json:"amount"`
+	Currency string `json:"currency"`
+	// Currency to amount, currency's own amount included.
+	Amounts                   storage.RawJSON `json:"amounts"`
+	Name                      string          `json:"name"`
+	Code                      *string         `json:"code,omitempty"`
+	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
+	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
+	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
+	RedemptionsCount          int             `json:"redemptionsCount"`
+	Metadata                  storage.JSONMap `json:"metadata"`
+	OrganizationID            uuid.UUID       `json:"organizationId"`
+}
+
+func (DiscountFixedOnceForeverDurationBase) IsDiscountBase()                {}
+func (this DiscountFixedOnceForeverDurationBase) GetID() uuid.UUID          { return this.ID }
+func (this DiscountFixedOnceForeverDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this DiscountFixedOnceForeverDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this DiscountFixedOnceForeverDurationBase) GetDuration() string       { return this.Duration }
+func (this DiscountFixedOnceForeverDurationBase) GetType() string           { return this.Type }
+func (this DiscountFixedOnceForeverDurationBase) GetName() string           { return this.Name }
+func (this DiscountFixedOnceForeverDurationBase) GetCode() *string          { return this.Code }
+func (this DiscountFixedOnceForeverDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
+func (this DiscountFixedOnceForeverDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
+func (this DiscountFixedOnceForeverDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+func (this DiscountFixedOnceForeverDurationBase) GetMaxRedemptionsPerCustomer() *int {
+	return this.MaxRedemptionsPerCustomer
+}
+func (this DiscountFixedOnceForeverDurationBase) GetRedemptionsCount() int {
+	return this.RedemptionsCount
+}
+func (this DiscountFixedOnceForeverDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+func (this DiscountFixedOnceForeverDurationBase) GetOrganizationID() uuid.UUID {
+	return this.OrganizationID
+}
+
+// A fixed discount applied for a number of months.
+type DiscountFixedRepeatDurationBase struct {
+	ID                        uuid.UUID       `json:"id"`
+	CreatedAt                 time.Time       `json:"createdAt"`
+	ModifiedAt                *time.Time      `json:"modifiedAt,omitempty"`
+	Duration                  string          `json:"duration"`
+	DurationInMonths          int             `json:"durationInMonths"`
+	Type                      string          `json:"type"`
+	Amount                    int             `json:"amount"`
+	Currency                  string          `json:"currency"`
+	Amounts                   storage.RawJSON `json:"amounts"`
+	Name                      string          `json:"name"`
+	Code                      *string         `json:"code,omitempty"`
+	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
+	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
+	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
+	RedemptionsCount          int             `json:"redemptionsCount"`
+	Metadata                  storage.JSONMap `json:"metadata"`
+	OrganizationID            uuid.UUID       `json:"organizationId"`
+}
+
+func (DiscountFixedRepeatDurationBase) IsDiscountBase()                {}
+func (this DiscountFixedRepeatDurationBase) GetID() uuid.UUID          { return this.ID }
+func (this DiscountFixedRepeatDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this DiscountFixedRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this DiscountFixedRepeatDurationBase) GetDuration() string       { return this.Duration }
+func (this DiscountFixedRepeatDurationBase) GetType() string           { return this.Type }
+func (this DiscountFixedRepeatDurationBase) GetName() string           { return this.Name }
+func (this DiscountFixedRepeatDurationBase) GetCode() *string          { return this.Code }
+func (this DiscountFixedRepeatDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
+func (this DiscountFixedRepeatDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
+func (this DiscountFixedRepeatDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+func (this DiscountFixedRepeatDurationBase) GetMaxRedemptionsPerCustomer() *int {
+	return this.MaxRedemptionsPerCustomer
+}
+func (this DiscountFixedRepeatDurationBase) GetRedemptionsCount() int     { return this.RedemptionsCount }
+func (this DiscountFixedRepeatDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+func (this DiscountFixedRepeatDurationBase) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
 type DiscountPage struct {
 	Items      []*storage.Discount `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+}
+
+// A percentage discount applied once or forever.
+type DiscountPercentageOnceForeverDurationBase struct {
+	ID         uuid.UUID  `json:"id"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	Duration   string     `json:"duration"`
+	Type       string     `json:"type"`
+	// Hundredths of a percent (1000 is 10 %).
+	BasisPoints               int             `json:"basisPoints"`
+	Name                      string          `json:"name"`
+	Code                      *string         `json:"code,omitempty"`
+	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
+	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
+	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
+	RedemptionsCount          int             `json:"redemptionsCount"`
+	Metadata                  storage.JSONMap `json:"metadata"`
+	OrganizationID            uuid.UUID       `json:"organizationId"`
+}
+
+func (DiscountPercentageOnceForeverDurationBase) IsDiscountBase()              {}
+func (this DiscountPercentageOnceForeverDurationBase) GetID() uuid.UUID        { return this.ID }
+func (this DiscountPercentageOnceForeverDurationBase) GetCreatedAt() time.Time { return this.CreatedAt }
+func (this DiscountPercentageOnceForeverDurationBase) GetModifiedAt() *time.Time {
+	return this.ModifiedAt
+}
+func (this DiscountPercentageOnceForeverDurationBase) GetDuration() string     { return this.Duration }
+func (this DiscountPercentageOnceForeverDurationBase) GetType() string         { return this.Type }
+func (this DiscountPercentageOnceForeverDurationBase) GetName() string         { return this.Name }
+func (this DiscountPercentageOnceForeverDurationBase) GetCode() *string        { return this.Code }
+func (this DiscountPercentageOnceForeverDurationBase) GetStartsAt() *time.Time { return this.StartsAt }
+func (this DiscountPercentageOnceForeverDurationBase) GetEndsAt() *time.Time   { return this.EndsAt }
+func (this DiscountPercentageOnceForeverDurationBase) GetMaxRedemptions() *int {
+	return this.MaxRedemptions
+}
+func (this DiscountPercentageOnceForeverDurationBase) GetMaxRedemptionsPerCustomer() *int {
+	return this.MaxRedemptionsPerCustomer
+}
+func (this DiscountPercentageOnceForeverDurationBase) GetRedemptionsCount() int {
+	return this.RedemptionsCount
+}
+func (this DiscountPercentageOnceForeverDurationBase) GetMetadata() storage.JSONMap {
+	return this.Metadata
+}
+func (this DiscountPercentageOnceForeverDurationBase) GetOrganizationID() uuid.UUID {
+	return this.OrganizationID
+}
+
+// A percentage discount applied for a number of months.
+type DiscountPercentageRepeatDurationBase struct {
+	ID                        uuid.UUID       `json:"id"`
+	CreatedAt                 time.Time       `json:"createdAt"`
+	ModifiedAt                *time.Time      `json:"modifiedAt,omitempty"`
+	Duration                  string          `json:"duration"`
+	DurationInMonths          int             `json:"durationInMonths"`
+	Type                      string          `json:"type"`
+	BasisPoints               int             `json:"basisPoints"`
+	Name                      string          `json:"name"`
+	Code                      *string         `json:"code,omitempty"`
+	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
+	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
+	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
+	RedemptionsCount          int             `json:"redemptionsCount"`
+	Metadata                  storage.JSONMap `json:"metadata"`
+	OrganizationID            uuid.UUID       `json:"organizationId"`
+}
+
+func (DiscountPercentageRepeatDurationBase) IsDiscountBase()                {}
+func (this DiscountPercentageRepeatDurationBase) GetID() uuid.UUID          { return this.ID }
+func (this DiscountPercentageRepeatDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this DiscountPercentageRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this DiscountPercentageRepeatDurationBase) GetDuration() string       { return this.Duration }
+func (this DiscountPercentageRepeatDurationBase) GetType() string           { return this.Type }
+func (this DiscountPercentageRepeatDurationBase) GetName() string           { return this.Name }
+func (this DiscountPercentageRepeatDurationBase) GetCode() *string          { return this.Code }
+func (this DiscountPercentageRepeatDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
+func (this DiscountPercentageRepeatDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
+func (this DiscountPercentageRepeatDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+func (this DiscountPercentageRepeatDurationBase) GetMaxRedemptionsPerCustomer() *int {
+	return this.MaxRedemptionsPerCustomer
+}
+func (this DiscountPercentageRepeatDurationBase) GetRedemptionsCount() int {
+	return this.RedemptionsCount
+}
+func (this DiscountPercentageRepeatDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+func (this DiscountPercentageRepeatDurationBase) GetOrganizationID() uuid.UUID {
+	return this.OrganizationID
+}
+
+// Fields present are changed; explicit nulls clear. The amount, type and duration fields can
+// only change while the discount has no redemptions.
+type DiscountUpdateInput struct {
+	ID                        uuid.UUID                          `json:"id"`
+	Name                      graphql.Omittable[*string]         `json:"name,omitempty"`
+	Code                      graphql.Omittable[*string]         `json:"code,omitempty"`
+	StartsAt                  graphql.Omittable[*time.Time]      `json:"startsAt,omitempty"`
+	EndsAt                    graphql.Omittable[*time.Time]      `json:"endsAt,omitempty"`
+	MaxRedemptions            graphql.Omittable[*int]            `json:"maxRedemptions,omitempty"`
+	MaxRedemptionsPerCustomer graphql.Omittable[*int]            `json:"maxRedemptionsPerCustomer,omitempty"`
+	Type                      graphql.Omittable[*string]         `json:"type,omitempty"`
+	BasisPoints               graphql.Omittable[*int]            `json:"basisPoints,omitempty"`
+	Amount                    graphql.Omittable[*int]            `json:"amount,omitempty"`
+	Currency                  graphql.Omittable[*string]         `json:"currency,omitempty"`
+	Duration                  graphql.Omittable[*string]         `json:"duration,omitempty"`
+	DurationInMonths          graphql.Omittable[*int]            `json:"durationInMonths,omitempty"`
+	Products                  graphql.Omittable[[]uuid.UUID]     `json:"products,omitempty"`
+	Metadata                  graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
 type DomainEventPage struct {
@@ -146,6 +621,11 @@ type LicenseKeyExpiration struct {
 	Timeframe string `json:"timeframe"`
 }
 
+type LicenseKeyPage struct {
+	Items      []*storage.LicenseKey `json:"items"`
+	Pagination *Pagination           `json:"pagination"`
+}
+
 type LicenseKeysProperties struct {
 	// A prefix put before generated keys, e.g. MYAPP.
 	Prefix      *string                `json:"prefix,omitempty"`
@@ -161,6 +641,22 @@ type Me struct {
 	// The member of a member session; null for customer sessions.
 	Member         *storage.Member    `json:"member,omitempty"`
 	PaymentMethods *PaymentMethodPage `json:"paymentMethods"`
+	// Seats: a customer session sees every seat of its subscriptions and orders, a member session
+	// the seats it holds. Oldest first.
+	Seats *CustomerSeatPage `json:"seats"`
+	// Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first.
+	BenefitGrants *BenefitGrantPage `json:"benefitGrants"`
+	// License keys: all of the customer's for a customer session, its own for a member session. Oldest first.
+	LicenseKeys *LicenseKeyPage `json:"licenseKeys"`
+	// The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
+	// owner or billing_manager role. sorting: created_at, amount, net_amount, product,
+	// subscription; default -created_at.
+	Orders *OrderPage `json:"orders"`
+	// The customer's started subscriptions. Sorting (prefix - for descending; default
+	// -started_at): started_at, amount, status, organization (slug), product (name).
+	Subscriptions *SubscriptionPage `json:"subscriptions"`
+	// Subscriptions in which the session's customer (or member) holds a claimed seat.
+	ClaimedSeatSubscriptions *SubscriptionPage `json:"claimedSeatSubscriptions"`
 }
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.
@@ -172,9 +668,35 @@ type MetadataFilter struct {
 type Mutation struct {
 }
 
+// The filters of GET /v1/orders/. Values of one field are OR-ed, fields AND-ed. productBillingType
+// matches the product's billing type, so orders without a product never match; externalCustomerId
+// matches live customers only; createdAfter and createdBefore are strict.
+type OrderFilter struct {
+	OrganizationID     []uuid.UUID          `json:"organizationId,omitempty"`
+	ProductID          []uuid.UUID          `json:"productId,omitempty"`
+	ProductBillingType []ProductBillingType `json:"productBillingType,omitempty"`
+	DiscountID         []uuid.UUID          `json:"discountId,omitempty"`
+	CustomerID         []uuid.UUID          `json:"customerId,omitempty"`
+	ExternalCustomerID []string             `json:"externalCustomerId,omitempty"`
+	CheckoutID         []uuid.UUID          `json:"checkoutId,omitempty"`
+	SubscriptionID     []uuid.UUID          `json:"subscriptionId,omitempty"`
+	Status             []string             `json:"status,omitempty"`
+	CreatedAfter       *time.Time           `json:"createdAfter,omitempty"`
+	CreatedBefore      *time.Time           `json:"createdBefore,omitempty"`
+	Metadata           []*MetadataFilter    `json:"metadata,omitempty"`
+}
+
 type OrderPage struct {
 	Items      []*storage.Order `json:"items"`
 	Pagination *Pagination      `json:"pagination"`
+}
+
+// Billing details shown on the invoice. Absent fields are left alone, null clears. Once the order
+// has an address, its country and state cannot change. Empty address lines become null, the
+// country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
+type OrderUpdateInput struct {
+	BillingName    graphql.Omittable[*string]       `json:"billingName,omitempty"`
+	BillingAddress graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
 }
 
 // The page envelope shared by every list, as in /v1.
@@ -188,14 +710,12 @@ type PaymentMethodPage struct {
 	Pagination *Pagination              `json:"pagination"`
 }
 
-// A product or seat change waiting for the next period.
-type PendingSubscriptionUpdate struct {
-	ID         uuid.UUID  `json:"id"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
-	AppliesAt  time.Time  `json:"appliesAt"`
-	ProductID  *uuid.UUID `json:"productId,omitempty"`
-	Seats      *int       `json:"seats,omitempty"`
+type PaymentMethodSaveInput struct {
+	CustomerID uuid.UUID `json:"customerId"`
+	// A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …).
+	Token string `json:"token"`
+	// Make it the customer's default; a customer's first method always becomes the default.
+	SetDefault *bool `json:"setDefault,omitempty"`
 }
 
 // The customer's own update in the portal (PATCH /v1/customer-portal/customers/me).
@@ -204,6 +724,30 @@ type PortalCustomerUpdateInput struct {
 	BillingAddress         graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
 	TaxID                  graphql.Omittable[*string]       `json:"taxId,omitempty"`
 	DefaultPaymentMethodID graphql.Omittable[*uuid.UUID]    `json:"defaultPaymentMethodId,omitempty"`
+}
+
+// The filters of GET /v1/customer-portal/orders/; query matches the product name.
+type PortalOrderFilter struct {
+	ProductID          []uuid.UUID          `json:"productId,omitempty"`
+	ProductBillingType []ProductBillingType `json:"productBillingType,omitempty"`
+	SubscriptionID     []uuid.UUID          `json:"subscriptionId,omitempty"`
+	Query              *string              `json:"query,omitempty"`
+}
+
+type PortalPaymentMethodSaveInput struct {
+	// A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …).
+	Token string `json:"token"`
+	// Make it the default; a customer's first method always becomes the default.
+	SetDefault *bool `json:"setDefault,omitempty"`
+}
+
+// Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/).
+type PortalSubscriptionFilter struct {
+	ProductID []uuid.UUID `json:"productId,omitempty"`
+	// true is trialing or active, false is canceled or unpaid.
+	Active *bool `json:"active,omitempty"`
+	// Matches the product name.
+	Query *string `json:"query,omitempty"`
 }
 
 type PriceInput struct {
@@ -272,6 +816,37 @@ type ProductUpdateInput struct {
 type Query struct {
 }
 
+type SubscriptionCancelInput struct {
+	ID                          uuid.UUID `json:"id"`
+	CustomerCancellationReason  *string   `json:"customerCancellationReason,omitempty"`
+	CustomerCancellationComment *string   `json:"customerCancellationComment,omitempty"`
+}
+
+// Filters of the organization's subscription list, as GET /v1/subscriptions/ has them. Only
+// started subscriptions are ever listed. Lists are IN filters; different filters are AND-ed.
+type SubscriptionFilter struct {
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	ProductID      []uuid.UUID `json:"productId,omitempty"`
+	CustomerID     []uuid.UUID `json:"customerId,omitempty"`
+	// Matches the customer's external id.
+	ExternalCustomerID []string    `json:"externalCustomerId,omitempty"`
+	DiscountID         []uuid.UUID `json:"discountId,omitempty"`
+	// Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither).
+	Active                     *bool    `json:"active,omitempty"`
+	Status                     []string `json:"status,omitempty"`
+	CancelAtPeriodEnd          *bool    `json:"cancelAtPeriodEnd,omitempty"`
+	CustomerCancellationReason []string `json:"customerCancellationReason,omitempty"`
+	// canceled_at at or after (inclusive).
+	CanceledAtAfter *time.Time `json:"canceledAtAfter,omitempty"`
+	// canceled_at at or before (inclusive).
+	CanceledAtBefore *time.Time `json:"canceledAtBefore,omitempty"`
+	// started_at strictly after.
+	StartedAfter *time.Time `json:"startedAfter,omitempty"`
+	// started_at strictly before.
+	StartedBefore *time.Time        `json:"startedBefore,omitempty"`
+	Metadata      []*MetadataFilter `json:"metadata,omitempty"`
+}
+
 // Usage of one meter in the current meter period.
 type SubscriptionMeter struct {
 	ID            uuid.UUID  `json:"id"`
@@ -286,6 +861,146 @@ type SubscriptionMeter struct {
 type SubscriptionPage struct {
 	Items      []*storage.Subscription `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+}
+
+type SubscriptionProductChangeInput struct {
+	ID uuid.UUID `json:"id"`
+	// A recurring product of the same organization.
+	ProductID uuid.UUID `json:"productId"`
+	// Default: the organization's proration behavior.
+	ProrationBehavior *SubscriptionProrationBehavior `json:"prorationBehavior,omitempty"`
+}
+
+// Names one subscription (uncancel, pause, resume).
+type SubscriptionRefInput struct {
+	ID uuid.UUID `json:"id"`
+}
+
+type SubscriptionRevokeInput struct {
+	ID                          uuid.UUID `json:"id"`
+	CustomerCancellationReason  *string   `json:"customerCancellationReason,omitempty"`
+	CustomerCancellationComment *string   `json:"customerCancellationComment,omitempty"`
+}
+
+type SubscriptionSeatsChangeInput struct {
+	ID uuid.UUID `json:"id"`
+	// Within the seat tiers of the subscription's price and not below the seats already assigned.
+	Seats int `json:"seats"`
+	// Default: the organization's proration behavior.
+	ProrationBehavior *SubscriptionProrationBehavior `json:"prorationBehavior,omitempty"`
+}
+
+type BillingAddressFieldMode string
+
+const (
+	BillingAddressFieldModeRequired BillingAddressFieldMode = "required"
+	BillingAddressFieldModeOptional BillingAddressFieldMode = "optional"
+	BillingAddressFieldModeDisabled BillingAddressFieldMode = "disabled"
+)
+
+var AllBillingAddressFieldMode = []BillingAddressFieldMode{
+	BillingAddressFieldModeRequired,
+	BillingAddressFieldModeOptional,
+	BillingAddressFieldModeDisabled,
+}
+
+func (e BillingAddressFieldMode) IsValid() bool {
+	switch e {
+	case BillingAddressFieldModeRequired, BillingAddressFieldModeOptional, BillingAddressFieldModeDisabled:
+		return true
+	}
+	return false
+}
+
+func (e BillingAddressFieldMode) String() string {
+	return string(e)
+}
+
+func (e *BillingAddressFieldMode) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = BillingAddressFieldMode(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid BillingAddressFieldMode", str)
+	}
+	return nil
+}
+
+func (e BillingAddressFieldMode) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *BillingAddressFieldMode) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e BillingAddressFieldMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whether a product is bought once or subscribed to.
+type ProductBillingType string
+
+const (
+	ProductBillingTypeOneTime   ProductBillingType = "one_time"
+	ProductBillingTypeRecurring ProductBillingType = "recurring"
+)
+
+var AllProductBillingType = []ProductBillingType{
+	ProductBillingTypeOneTime,
+	ProductBillingTypeRecurring,
+}
+
+func (e ProductBillingType) IsValid() bool {
+	switch e {
+	case ProductBillingTypeOneTime, ProductBillingTypeRecurring:
+		return true
+	}
+	return false
+}
+
+func (e ProductBillingType) String() string {
+	return string(e)
+}
+
+func (e *ProductBillingType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ProductBillingType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ProductBillingType", str)
+	}
+	return nil
+}
+
+func (e ProductBillingType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ProductBillingType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ProductBillingType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read).
@@ -461,6 +1176,66 @@ func (e *Scope) UnmarshalJSON(b []byte) error {
 }
 
 func (e Scope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// When a product or seat change takes effect. next_period stores it as the subscription's
+// pendingUpdate and applies it at the next renewal; the others apply it at once, and the new
+// amount is billed from the next renewal on (no proration invoice is issued).
+type SubscriptionProrationBehavior string
+
+const (
+	SubscriptionProrationBehaviorInvoice    SubscriptionProrationBehavior = "invoice"
+	SubscriptionProrationBehaviorProrate    SubscriptionProrationBehavior = "prorate"
+	SubscriptionProrationBehaviorNextPeriod SubscriptionProrationBehavior = "next_period"
+)
+
+var AllSubscriptionProrationBehavior = []SubscriptionProrationBehavior{
+	SubscriptionProrationBehaviorInvoice,
+	SubscriptionProrationBehaviorProrate,
+	SubscriptionProrationBehaviorNextPeriod,
+}
+
+func (e SubscriptionProrationBehavior) IsValid() bool {
+	switch e {
+	case SubscriptionProrationBehaviorInvoice, SubscriptionProrationBehaviorProrate, SubscriptionProrationBehaviorNextPeriod:
+		return true
+	}
+	return false
+}
+
+func (e SubscriptionProrationBehavior) String() string {
+	return string(e)
+}
+
+func (e *SubscriptionProrationBehavior) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SubscriptionProrationBehavior(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SubscriptionProrationBehavior", str)
+	}
+	return nil
+}
+
+func (e SubscriptionProrationBehavior) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SubscriptionProrationBehavior) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SubscriptionProrationBehavior) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

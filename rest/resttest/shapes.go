@@ -251,7 +251,7 @@ func walkFields(ref *openapi3.SchemaRef, v, plain any, path string) error {
 				return err
 			}
 		}
-		if len(missing) > 0 {
+		if len(missing) > 0 && !partialDict(s) {
 			return fmt.Errorf("%s lacks declared fields %s (emit them as null)", path, strings.Join(missing, ", "))
 		}
 		if extra := s.AdditionalProperties.Schema; extra != nil {
@@ -272,4 +272,19 @@ func walkFields(ref *openapi3.SchemaRef, v, plain any, path string) error {
 		}
 	}
 	return nil
+}
+
+// partialDict reports the schemas upstream declares as TypedDict(total=False) rather than
+// models: a value holds only the keys that were set, so absent keys are not missing fields.
+// These are the grant properties of each benefit type (BenefitGrant*Properties,
+// server/polar/benefit/strategies/*/properties.py), e.g. {"license_key_id", "display_key"},
+// and the organization's customer-portal settings (TypedDicts whose NotRequired keys, such
+// as subscription.pause, appear only once set; server/polar/models/organization.py).
+func partialDict(s *openapi3.Schema) bool {
+	switch s.Title {
+	case "OrganizationCustomerPortalSettings", "CustomerPortalUsageSettings",
+		"CustomerPortalSubscriptionSettings", "CustomerPortalCustomerSettings":
+		return true
+	}
+	return strings.HasPrefix(s.Title, "BenefitGrant") && strings.HasSuffix(s.Title, "Properties")
 }

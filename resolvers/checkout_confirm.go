@@ -1,0 +1,288 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/internal/payment"
+	"till/storage"
+)
+
+// Confirming a checkout runs in two transactions around the state machine
+// open → confirmed → succeeded | failed:
+//
+//  1. Under the checkout's row lock: re-check it is open, store the buyer's details, re-price
+//     it, check everything the purchase needs, and mark it confirmed. A concurrent or repeated
+//     confirm waits for the lock and then finds it not open, so only one confirm proceeds.
+//  2. Under the lock again: resolve or create the customer, save the payment method, create
+//     the subscription or order and grants, redeem the discount, then charge, and mark it
+//     succeeded. Everything is one transaction, so a declined charge rolls all of it back;
+//     the checkout alone is then marked failed. The charge comes last so no rule can fail
+//     after money moved; its idempotency key is the checkout id, so a retry after a fault
+//     never charges twice. Any other failure puts the checkout back to open.
+
+// confirmation carries what step 1 checked to step 2.
+type confirmation struct {
+	checkout *storage.Checkout
+	method   *payment.Method // saved at the processor from the payment token
+	methodID *uuid.UUID      // an already saved method of the customer
+	trialing bool
+}
+
+// confirmCheckout confirms and pays a checkout, by id (organization token) or client secret.
+func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirmInput) (*storage.Checkout, error) {
+	switch {
+	case in.ID != nil:
+		if err := checkScope(ctx, []model.Scope{model.ScopeCheckoutsWrite}); err != nil {
+			return nil, err
+		}
+	case in.ClientSecret == nil:
+		return nil, Invalid("missing", "Field required", nil, "input", "id")
+	}
+	conf := &confirmation{methodID: in.PaymentMethodID}
+	if in.PaymentToken != nil {
+		m, err := r.Payments.SavePaymentMethod(ctx, *in.PaymentToken)
+		if errors.Is(err, payment.ErrInvalidToken) {
+			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
+		}
+		if err != nil {
+			return nil, err
+		}
+		conf.method = &m
+	}
+	ch := checkoutChanges{productID: in.ProductID, productPriceID: in.ProductPriceID, amount: in.Amount, seats: in.Seats,
+		email: given(in.CustomerEmail), name: given(in.CustomerName), billingName: given(in.CustomerBillingName),
+		taxID: given(in.CustomerTaxID), billingAddress: given(in.CustomerBillingAddress), isBusiness: in.IsBusinessCustomer,
+		discountCode: given(in.DiscountCode), customFieldData: in.CustomFieldData}
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		var (
+			c   *storage.Checkout
+			err error
+		)
+		if in.ID != nil {
+			c, err = storage.LockCheckout(ctx, tx, organizations(ctx), *in.ID, r.Now())
+		} else {
+			c, err = storage.LockCheckoutByClientSecret(ctx, tx, *in.ClientSecret, r.Now())
+		}
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		if c.Status != "open" {
+			return notOpen(c)
+		}
+		if c, err = r.changeCheckout(ctx, tx, c, ch); err != nil {
+			return err
+		}
+		if err := r.checkConfirmable(ctx, tx, c, conf); err != nil {
+			return err
+		}
+		if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, "open", "confirmed"); err != nil {
+			return err
+		}
+		conf.checkout = c
+		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.completeCheckout(ctx, conf)
+	if err == nil {
+		return out, nil
+	}
+	next := "open"
+	var decline *payment.DeclineError
+	if errors.As(err, &decline) {
+		next = "failed"
+		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
+			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
+	}
+	if ferr := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, "confirmed", next); err != nil {
+			return err
+		}
+		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
+	}); ferr != nil {
+		r.Logger.ErrorContext(ctx, "checkout: leaving confirmed failed", "checkout", conf.checkout.ID, "err", ferr)
+	}
+	return nil, err
+}
+
+// checkConfirmable checks what a purchase needs beyond a valid price: a live price, a buyer
+// email, a payment instrument when one must be charged or saved, and the billing details
+// the checkout requires.
+func (r *Resolver) checkConfirmable(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, conf *confirmation) error {
+	d, err := draftOf(ctx, tx, c)
+	if err != nil {
+		return err
+	}
+	if d.price.IsArchived {
+		return Invalid("value_error", "Price is archived.", d.price.ID.String(), "input", "productPriceId")
+	}
+	if c.CustomerEmail == nil && c.CustomerID == nil {
+		return Invalid("missing", "Field is required.", nil, "input", "customerEmail")
+	}
+	var discount *storage.Discount
+	if c.DiscountID != nil {
+		ds, err := storage.DiscountsByIDs(ctx, tx, []uuid.UUID{*c.DiscountID})
+		if err != nil {
+			return err
+		}
+		discount = ds[0]
+	}
+	flags := flagsOf(c, d.product, d.prices, discount)
+	if flags.formRequired() && conf.method == nil && conf.methodID == nil {
+		return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
+	}
+	a := c.CustomerBillingAddress
+	if (c.RequireBillingAddress || c.IsBusinessCustomer) && (a == nil || a.Line1 == nil || a.City == nil || a.PostalCode == nil) {
+		return Invalid("value_error", "Full billing address is required.", nil, "input", "customerBillingAddress")
+	}
+	if c.IsBusinessCustomer && c.CustomerBillingName == nil {
+		return Invalid("missing", "Field is required.", nil, "input", "customerBillingName")
+	}
+	if conf.methodID != nil {
+		cust, err := r.findCheckoutCustomer(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		if cust == nil {
+			return Invalid("value_error", "Payment method does not exist.", conf.methodID.String(), "input", "paymentMethodId")
+		}
+		if _, err := storage.GetCustomerPaymentMethod(ctx, tx, cust.ID, *conf.methodID); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return Invalid("value_error", "Payment method does not exist.", conf.methodID.String(), "input", "paymentMethodId")
+			}
+			return err
+		}
+	}
+	conf.trialing = c.TrialEnd != nil && d.product.IsRecurring()
+	return nil
+}
+
+// completeCheckout is step 2: the purchase, in one transaction ending with the charge.
+func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*storage.Checkout, error) {
+	var out *storage.Checkout
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		c, err := storage.LockCheckout(ctx, tx, []uuid.UUID{conf.checkout.OrganizationID}, conf.checkout.ID, r.Now())
+		if err != nil {
+			return err
+		}
+		if c.Status != "confirmed" {
+			return notOpen(c)
+		}
+		d, err := draftOf(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		cust, err := r.checkoutCustomer(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		pm, err := r.checkoutPaymentMethod(ctx, tx, cust, conf)
+		if err != nil {
+			return err
+		}
+		var pmID *uuid.UUID
+		if pm != nil {
+			pmID = &pm.ID
+		}
+		sub, order, err := r.purchase(ctx, tx, c, d, cust, pmID, conf.trialing)
+		if err != nil {
+			return err
+		}
+		if c.DiscountID != nil {
+			var subID *uuid.UUID
+			if sub != nil {
+				subID = &sub.ID
+			}
+			if err := r.redeemDiscount(ctx, tx, *c.DiscountID, cust.ID, &c.ID, &order.ID, subID); err != nil {
+				return err
+			}
+		}
+		patch := storage.Patch{"status": "succeeded", "customer_id": cust.ID}
+		if sub != nil {
+			patch["subscription_id"] = sub.ID
+		}
+		if pm != nil {
+			patch["payment_method_type"] = pm.Type
+		}
+		if c.TotalAmount > 0 && !conf.trialing {
+			if pm == nil {
+				return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
+			}
+			if _, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
+				PaymentMethodID: pm.ProcessorID, IdempotencyKey: c.ID.String(), Description: d.product.Name}); err != nil {
+				return err
+			}
+		}
+		if out, err = storage.UpdateCheckout(ctx, tx, c.ID, patch, r.Now()); err != nil {
+			return err
+		}
+		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+	})
+	return out, err
+}
+
+// purchase creates what the checkout bought: for a recurring product a subscription (which
+// grants its benefits) and its first order; for a one-time product a paid order and the
+// product's benefits for that order. A trial's first order is for 0.
+func (r *Resolver) purchase(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, d *checkoutDraft, cust *storage.Customer,
+	pmID *uuid.UUID, trialing bool) (*storage.Subscription, *storage.Order, error) {
+	var sub *storage.Subscription
+	spec := orderSpec{OrganizationID: c.OrganizationID, CustomerID: cust.ID, ProductID: &d.product.ID,
+		DiscountID: c.DiscountID, CheckoutID: &c.ID, BillingReason: "purchase", Status: "paid", Currency: c.Currency,
+		Items:          []orderItemSpec{{Label: d.product.Name, Amount: c.Amount, ProductPriceID: &d.price.ID}},
+		DiscountAmount: c.DiscountAmount, BillingName: c.CustomerBillingName, BillingAddress: c.CustomerBillingAddress,
+		Seats: c.Seats, Description: d.product.Name, CustomFieldData: c.CustomFieldData, Metadata: c.Metadata}
+	if d.product.IsRecurring() {
+		// The trial starts with the subscription, on the organization's clock (its test
+		// clock in test mode), so it is measured from now rather than from the checkout.
+		var trialEnd *time.Time
+		if interval, count := activeTrial(c, d.product); trialing && interval != nil {
+			now, err := r.clockFor(ctx, tx, c.OrganizationID)
+			if err != nil {
+				return nil, nil, err
+			}
+			end := addInterval(now, *interval, *count)
+			trialEnd = &end
+		}
+		var err error
+		if sub, err = r.createSubscription(ctx, tx, subscriptionSpec{OrganizationID: c.OrganizationID,
+			CustomerID: cust.ID, Product: d.product, Prices: subscriptionPrices(d), DiscountID: c.DiscountID,
+			CheckoutID: &c.ID, PaymentMethodID: pmID, Amount: c.Amount, Currency: c.Currency, Seats: c.Seats,
+			TrialEnd: trialEnd, CustomFieldData: c.CustomFieldData, Metadata: c.Metadata}); err != nil {
+			return nil, nil, err
+		}
+		spec.BillingReason, spec.SubscriptionID = "subscription_create", &sub.ID
+		if trialing {
+			spec.Items[0].Label, spec.Items[0].Amount, spec.DiscountAmount = d.product.Name+" (trial)", 0, 0
+		}
+	}
+	order, err := r.createOrder(ctx, tx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sub == nil {
+		err = r.grantBenefits(ctx, tx, grantScope{OrganizationID: c.OrganizationID, CustomerID: cust.ID,
+			ProductID: d.product.ID, OrderID: &order.ID})
+	}
+	return sub, order, err
+}
+
+// subscriptionPrices are the prices a subscription bills: the selected one and the
+// product's metered prices, billed from usage.
+func subscriptionPrices(d *checkoutDraft) []*storage.ProductPrice {
+	out := []*storage.ProductPrice{d.price}
+	for _, p := range d.prices {
+		if p.AmountType == "metered_unit" && p.ID != d.price.ID {
+			out = append(out, p)
+		}
+	}
+	return out
+}

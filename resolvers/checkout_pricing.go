@@ -1,0 +1,299 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/storage"
+)
+
+// customPriceFallback is upstream's CUSTOM_PRICE_PRESET_FALLBACK: the amount of a
+// pay-what-you-want price with neither preset nor (non-zero) minimum.
+const customPriceFallback = 1000
+
+// checkoutTTL is how long a checkout stays open (upstream's CHECKOUT_TTL_SECONDS).
+const checkoutTTL = time.Hour
+
+// checkoutDraft is what a checkout sells, as the use cases price it: the selected product and
+// price, the quantities and the discount. Create, update and confirm build one and price it
+// with the same rules, so the stored amounts always follow from the stored choices.
+type checkoutDraft struct {
+	orgID              uuid.UUID
+	product            *storage.Product
+	prices             []*storage.ProductPrice // the product's live prices
+	price              *storage.ProductPrice
+	seats              *int
+	minSeats, maxSeats *int
+	customAmount       *int64 // the buyer's amount for a custom price
+	discountID         *uuid.UUID
+	discountCode       *string // resolves discountID when set
+	customerID         uuid.UUID
+	allowTrial         *bool
+	trialInterval      *string
+	trialIntervalCount *int
+}
+
+// staticPrice is the price a product sells at by default: its first non-metered price, which
+// decides the amount and behaviour (pay what you want, seats), else its first price.
+func staticPrice(prices []*storage.ProductPrice) *storage.ProductPrice {
+	for _, p := range prices {
+		if p.AmountType != "metered_unit" {
+			return p
+		}
+	}
+	if len(prices) > 0 {
+		return prices[0]
+	}
+	return nil
+}
+
+// seatTiers is the stored ProductPriceSeatTiers shape.
+type seatTiers struct {
+	SeatTierType string `json:"seat_tier_type"`
+	Tiers        []struct {
+		MinSeats     int   `json:"min_seats"`
+		MaxSeats     *int  `json:"max_seats"`
+		PricePerSeat int64 `json:"price_per_seat"`
+	} `json:"tiers"`
+}
+
+func parseSeatTiers(raw storage.RawJSON) seatTiers {
+	var t seatTiers
+	_ = json.Unmarshal(raw, &t)
+	sort.SliceStable(t.Tiers, func(i, j int) bool { return t.Tiers[i].MinSeats < t.Tiers[j].MinSeats })
+	if t.SeatTierType == "" {
+		t.SeatTierType = "volume"
+	}
+	return t
+}
+
+// bounds are the seat counts the tiers price: from the first tier's minimum to the last
+// tier's maximum (nil: unlimited).
+func (t seatTiers) bounds() (int, *int) {
+	if len(t.Tiers) == 0 {
+		return 1, nil
+	}
+	return max(t.Tiers[0].MinSeats, 1), t.Tiers[len(t.Tiers)-1].MaxSeats
+}
+
+// amount prices a seat count: volume pricing charges every seat the rate of the tier the
+// count falls in; graduated pricing charges each tier's range at its own rate.
+func (t seatTiers) amount(seats int) (int64, bool) {
+	if t.SeatTierType == "graduated" {
+		var total int64
+		for _, tier := range t.Tiers {
+			hi := seats
+			if tier.MaxSeats != nil {
+				hi = min(hi, *tier.MaxSeats)
+			}
+			if n := hi - max(tier.MinSeats, 1) + 1; n > 0 {
+				total += int64(n) * tier.PricePerSeat
+			}
+		}
+		lo, hi := t.bounds()
+		return total, seats >= lo && (hi == nil || seats <= *hi)
+	}
+	for _, tier := range t.Tiers {
+		if seats >= tier.MinSeats && (tier.MaxSeats == nil || seats <= *tier.MaxSeats) {
+			return tier.PricePerSeat * int64(seats), true
+		}
+	}
+	return 0, false
+}
+
+// priceAmount is the amount before discount of the selected price for the draft's seats or
+// custom amount, with upstream's errors for seats and amounts out of range.
+func (d *checkoutDraft) priceAmount() (int64, error) {
+	p := d.price
+	if p.AmountType != "seat_based" && d.seats != nil {
+		return 0, Invalid("value_error", "Seats can only be set for seat-based pricing.", *d.seats, "input", "seats")
+	}
+	switch p.AmountType {
+	case "fixed":
+		return deref(p.PriceAmount), nil
+	case "custom":
+		if d.customAmount == nil {
+			switch {
+			case p.PresetAmount != nil && *p.PresetAmount > 0:
+				return *p.PresetAmount, nil
+			case p.MinimumAmount != nil && *p.MinimumAmount > 0:
+				return *p.MinimumAmount, nil
+			}
+			return customPriceFallback, nil
+		}
+		a := *d.customAmount
+		if p.MinimumAmount != nil && a < *p.MinimumAmount {
+			return 0, Invalid("greater_than_equal", "Amount is below minimum.", a, "input", "amount")
+		}
+		if a > maxPriceAmount || p.MaximumAmount != nil && a > *p.MaximumAmount {
+			return 0, Invalid("less_than_equal", "Amount is above maximum.", a, "input", "amount")
+		}
+		return a, nil
+	case "seat_based":
+		if d.seats == nil || *d.seats < 1 {
+			return 0, Invalid("missing", "Seats is required for seat-based pricing.", d.seats, "input", "seats")
+		}
+		tiers := parseSeatTiers(p.SeatTiers)
+		lo, hi := tiers.bounds()
+		if d.minSeats != nil {
+			lo = max(lo, *d.minSeats)
+		}
+		if d.maxSeats != nil && (hi == nil || *d.maxSeats < *hi) {
+			hi = d.maxSeats
+		}
+		amount, ok := tiers.amount(*d.seats)
+		if !ok || *d.seats < lo || hi != nil && *d.seats > *hi {
+			msg := fmt.Sprintf("Seats must be at least %d.", lo)
+			if hi != nil {
+				msg = fmt.Sprintf("Seats must be between %d and %d.", lo, *hi)
+			}
+			return 0, Invalid("value_error", msg, *d.seats, "input", "seats")
+		}
+		return amount, nil
+	}
+	return 0, nil // free, and metered prices billed later from usage
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+// discountApplicable reports whether a price can be discounted: free and metered ones cannot.
+func discountApplicable(p *storage.ProductPrice) bool {
+	return p.AmountType == "fixed" || p.AmountType == "custom" || p.AmountType == "seat_based"
+}
+
+// price computes the draft's amounts and the columns that store them. No tax engine exists
+// yet, so tax_amount is 0 and total equals net (documented on the Checkout type). The trial
+// end is measured on the organization's clock, as the subscription it previews will be.
+func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft) (storage.Patch, *storage.Discount, error) {
+	amount, err := d.priceAmount()
+	if err != nil {
+		return nil, nil, err
+	}
+	var (
+		discount *storage.Discount
+		off      int64
+	)
+	if d.discountID != nil || d.discountCode != nil {
+		if !discountApplicable(d.price) {
+			loc := "discountId"
+			if d.discountCode != nil {
+				loc = "discountCode"
+			}
+			return nil, nil, Invalid("value_error", "Discounts are not applicable to this product.", nil, "input", loc)
+		}
+		id := d.discountID
+		if d.discountCode != nil {
+			id = nil
+		}
+		use, err := r.applyDiscount(ctx, tx, d.orgID, id, d.discountCode, d.customerID, d.product.ID, amount, d.price.PriceCurrency)
+		if err != nil {
+			return nil, nil, err
+		}
+		if use.Discount.Duration == "repeating" && !d.product.IsRecurring() {
+			return nil, nil, Invalid("value_error", "Discount is not applicable to this product.", use.Discount.ID.String(), "input", "discountId")
+		}
+		discount, off = use.Discount, use.Amount
+		d.discountID = &discount.ID
+	}
+	now, err := r.clockFor(ctx, tx, d.orgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	var tax int64
+	seats := d.seats
+	if d.price.AmountType != "seat_based" {
+		seats = nil
+	}
+	return storage.Patch{
+		"product_id": d.product.ID, "product_price_id": d.price.ID, "currency": d.price.PriceCurrency,
+		"amount": amount, "discount_amount": off, "net_amount": amount - off, "tax_amount": tax,
+		"total_amount": amount - off + tax, "seats": seats, "discount_id": d.discountID,
+		"trial_end": d.trialEnd(now),
+	}, discount, nil
+}
+
+// activeTrial is the trial the checkout would start: its own interval when set, else the
+// product's, unless trials are disallowed or the product is one-time.
+func activeTrial(c *storage.Checkout, p *storage.Product) (*string, *int) {
+	if p == nil || !p.IsRecurring() || (c.AllowTrial != nil && !*c.AllowTrial) {
+		return nil, nil
+	}
+	if c.TrialInterval != nil {
+		n := 1
+		if c.TrialIntervalCount != nil {
+			n = *c.TrialIntervalCount
+		}
+		return c.TrialInterval, &n
+	}
+	if p.TrialInterval != nil {
+		n := 1
+		if p.TrialIntervalCount != nil {
+			n = *p.TrialIntervalCount
+		}
+		return p.TrialInterval, &n
+	}
+	return nil, nil
+}
+
+// trialEnd is when the draft's trial would end if the checkout were paid at now.
+func (d *checkoutDraft) trialEnd(now time.Time) *time.Time {
+	interval, count := activeTrial(&storage.Checkout{AllowTrial: d.allowTrial, TrialInterval: d.trialInterval,
+		TrialIntervalCount: d.trialIntervalCount}, d.product)
+	if interval == nil {
+		return nil
+	}
+	end := addInterval(now.UTC(), *interval, *count)
+	return &end
+}
+
+// addInterval adds count intervals to t, calendar-aware for months and years.
+func addInterval(t time.Time, interval string, count int) time.Time {
+	switch interval {
+	case "day":
+		return t.AddDate(0, 0, count)
+	case "week":
+		return t.AddDate(0, 0, 7*count)
+	case "month":
+		return t.AddDate(0, count, 0)
+	default:
+		return t.AddDate(count, 0, 0)
+	}
+}
+
+// checkoutFlags are the derived booleans of the Checkout schema, computed as upstream's
+// model properties are.
+type checkoutFlags struct {
+	discountApplicable, freePrice, paymentRequired, setupRequired bool
+}
+
+func (f checkoutFlags) formRequired() bool { return f.paymentRequired || f.setupRequired }
+
+// flagsOf derives the flags from the checkout, its product, the product's prices and the
+// discount (nil when none).
+func flagsOf(c *storage.Checkout, product *storage.Product, prices []*storage.ProductPrice, d *storage.Discount) checkoutFlags {
+	var f checkoutFlags
+	f.freePrice = len(prices) > 0
+	metered := false
+	for _, p := range prices {
+		f.discountApplicable = f.discountApplicable || discountApplicable(p)
+		f.freePrice = f.freePrice && p.AmountType == "free"
+		metered = metered || p.AmountType == "metered_unit"
+	}
+	f.paymentRequired = c.TotalAmount > 0 && c.TrialEnd == nil
+	fullyFree := d != nil && d.Duration == "forever" && d.Type == "percentage" && deref(d.BasisPoints) == basisPointsDenomination
+	f.setupRequired = product != nil && product.IsRecurring() && !f.freePrice &&
+		!(c.Amount == 0 && !metered) && !fullyFree
+	return f
+}

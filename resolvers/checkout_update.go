@@ -1,0 +1,196 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// notOpen is the error for a change to a checkout that is no longer open. An open checkout
+// past expires_at reads as expired (storage computes the effective status).
+func notOpen(c *storage.Checkout) error {
+	if c.Status == "expired" {
+		return &Error{Code: CodeExpiredCheckout, Detail: "This checkout session has expired."}
+	}
+	return &Error{Code: CodeNotOpenCheckout, Detail: fmt.Sprintf("Checkout is not open: %s.", c.Status)}
+}
+
+// draftOf rebuilds the draft of a stored checkout, so a change re-prices it from its
+// current product, price, seats, custom amount and discount.
+func draftOf(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (*checkoutDraft, error) {
+	if c.ProductID == nil || c.ProductPriceID == nil {
+		return nil, BadRequest("Checkout has no product.")
+	}
+	products, err := storage.ProductsByIDs(ctx, tx, []uuid.UUID{*c.ProductID})
+	if err != nil {
+		return nil, err
+	}
+	prices, err := storage.PricesByProducts(ctx, tx, []uuid.UUID{*c.ProductID})
+	if err != nil {
+		return nil, err
+	}
+	price, err := storage.PricesByIDs(ctx, tx, []uuid.UUID{*c.ProductPriceID})
+	if err != nil {
+		return nil, err
+	}
+	if products[0] == nil || price[0] == nil {
+		return nil, NotFound("Product not found")
+	}
+	d := &checkoutDraft{orgID: c.OrganizationID, product: products[0], prices: prices[0], price: price[0],
+		seats: c.Seats, minSeats: c.MinSeats, maxSeats: c.MaxSeats, discountID: c.DiscountID,
+		allowTrial: c.AllowTrial, trialInterval: c.TrialInterval, trialIntervalCount: c.TrialIntervalCount}
+	if c.CustomerID != nil {
+		d.customerID = *c.CustomerID
+	}
+	if d.price.AmountType == "custom" {
+		d.customAmount = &c.Amount
+	}
+	return d, nil
+}
+
+// changeDraft applies the price-affecting changes to a draft: another of the checkout's
+// products or prices, an amount, seats, the discount and the trial settings. Switching
+// product drops a discount that does not apply to the new one, as upstream does.
+func (r *Resolver) changeDraft(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, d *checkoutDraft, ch checkoutChanges) error {
+	productChanged := false
+	if ch.productID != nil && *ch.productID != d.product.ID {
+		offered, err := storage.ProductsByCheckouts(ctx, tx, []uuid.UUID{c.ID})
+		if err != nil {
+			return err
+		}
+		var p *storage.Product
+		for _, o := range offered[0] {
+			if o.ID == *ch.productID {
+				p = o
+			}
+		}
+		if p == nil {
+			return Invalid("value_error", "Product is not available in this checkout.", ch.productID.String(), "input", "productId")
+		}
+		if p.IsArchived {
+			return Invalid("value_error", "Product is archived.", ch.productID.String(), "input", "productId")
+		}
+		prices, err := storage.PricesByProducts(ctx, tx, []uuid.UUID{p.ID})
+		if err != nil {
+			return err
+		}
+		d.product, d.prices, d.price, d.customAmount, productChanged = p, prices[0], staticPrice(prices[0]), nil, true
+		if d.price == nil {
+			return Invalid("value_error", "Product has no price.", p.ID.String(), "input", "productId")
+		}
+	}
+	if ch.productPriceID != nil && *ch.productPriceID != d.price.ID {
+		d.price = nil
+		for _, p := range d.prices {
+			if p.ID == *ch.productPriceID {
+				d.price = p
+			}
+		}
+		if d.price == nil {
+			return Invalid("value_error", "Price is not available in this checkout.", ch.productPriceID.String(), "input", "productPriceId")
+		}
+		d.customAmount = nil
+	}
+	if d.price.AmountType != "seat_based" {
+		d.seats = nil
+	} else if d.seats == nil && ch.seats == nil {
+		d.seats = ptrTo(1)
+	}
+	if ch.seats != nil {
+		if err := checkCount(ch.seats, "input", "seats"); err != nil {
+			return err
+		}
+		d.seats = ch.seats
+	}
+	if ch.amount != nil && d.price.AmountType == "custom" {
+		a := int64(*ch.amount)
+		d.customAmount = &a
+	}
+	if ch.allowTrial != nil {
+		d.allowTrial = ch.allowTrial
+	}
+	if v, ok := ch.trialInterval.ValueOK(); ok {
+		d.trialInterval = v
+	}
+	if v, ok := ch.trialIntervalCount.ValueOK(); ok {
+		d.trialIntervalCount = v
+	}
+	if v, ok := ch.discountID.ValueOK(); ok {
+		d.discountID, d.discountCode = v, nil
+	}
+	if v, ok := ch.discountCode.ValueOK(); ok {
+		allowed := c.AllowDiscountCodes
+		if ch.allowDiscountCodes != nil {
+			allowed = *ch.allowDiscountCodes
+		}
+		if v != nil && !allowed {
+			return codesNotAllowed(*v)
+		}
+		d.discountID, d.discountCode = nil, v
+	}
+	if productChanged && d.discountID != nil && d.discountCode == nil {
+		if _, _, err := r.price(ctx, tx, d); err != nil {
+			var e *Error
+			if errors.As(err, &e) && e.Code == CodeValidation && len(e.Errors) > 0 && e.Errors[0].Loc[len(e.Errors[0].Loc)-1] == "discountId" {
+				d.discountID = nil
+			}
+		}
+	}
+	return nil
+}
+
+// updateCheckout changes an open checkout and re-prices it.
+func (r *Resolver) updateCheckout(ctx context.Context, in model.CheckoutUpdateInput) (*storage.Checkout, error) {
+	ch := checkoutChanges{productID: in.ProductID, productPriceID: in.ProductPriceID, amount: in.Amount, seats: in.Seats,
+		email: in.CustomerEmail, name: in.CustomerName, billingName: in.CustomerBillingName, taxID: in.CustomerTaxID,
+		billingAddress: in.CustomerBillingAddress, isBusiness: in.IsBusinessCustomer, discountID: in.DiscountID,
+		discountCode: in.DiscountCode, allowDiscountCodes: in.AllowDiscountCodes, requireBilling: in.RequireBillingAddress,
+		allowTrial: in.AllowTrial, trialInterval: in.TrialInterval, trialIntervalCount: in.TrialIntervalCount,
+		successURL: in.SuccessURL, returnURL: in.ReturnURL, embedOrigin: in.EmbedOrigin, locale: in.Locale,
+		metadata: in.Metadata, customerMetadata: in.CustomerMetadata, customFieldData: in.CustomFieldData}
+	var out *storage.Checkout
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		c, err := storage.LockCheckout(ctx, tx, organizations(ctx), in.ID, r.Now())
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		if c.Status != "open" {
+			return notOpen(c)
+		}
+		out, err = r.changeCheckout(ctx, tx, c, ch)
+		if err != nil {
+			return err
+		}
+		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+	})
+	return out, err
+}
+
+// changeCheckout validates and writes changes to a locked, open checkout.
+func (r *Resolver) changeCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, ch checkoutChanges) (*storage.Checkout, error) {
+	d, err := draftOf(ctx, tx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.changeDraft(ctx, tx, c, d, ch); err != nil {
+		return nil, err
+	}
+	patch, err := detailsPatch(c, ch)
+	if err != nil {
+		return nil, err
+	}
+	priced, _, err := r.price(ctx, tx, d)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range priced {
+		patch[k] = v
+	}
+	return storage.UpdateCheckout(ctx, tx, c.ID, patch, r.Now())
+}

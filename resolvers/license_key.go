@@ -1,0 +1,125 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/internal/auth"
+	"till/storage"
+)
+
+// License keys are issued and revoked here, by their benefit grants; validating, activating
+// and updating them is the license-key API's.
+
+// licenseKeyOf draws a key as upstream does: an optional "<PREFIX>-" (the benefit's prefix,
+// trimmed and upper-cased) before an upper-case UUID v4.
+func licenseKeyOf(prefix *string) string {
+	key := strings.ToUpper(uuid.NewString())
+	if prefix == nil {
+		return key
+	}
+	return strings.ToUpper(strings.TrimSpace(*prefix)) + "-" + key
+}
+
+// licenseKeyTerms reads a benefit's limits and turns its expiry (ttl × timeframe) into a
+// date counted from now, the grant time.
+func licenseKeyTerms(b *storage.Benefit, now time.Time) (licenseKeysProperties, storage.LicenseKeyTerms) {
+	var p licenseKeysProperties
+	_ = json.Unmarshal(b.Properties, &p) // validated when the benefit was stored
+	t := storage.LicenseKeyTerms{LimitUsage: p.LimitUsage}
+	if p.Activations != nil {
+		t.LimitActivations = &p.Activations.Limit
+	}
+	if e := p.Expires; e != nil && e.TTL > 0 {
+		var at time.Time
+		switch e.Timeframe {
+		case "year":
+			at = addMonths(now, 12*e.TTL)
+		case "month":
+			at = addMonths(now, e.TTL)
+		default:
+			at = now.AddDate(0, 0, e.TTL)
+		}
+		t.ExpiresAt = &at
+	}
+	return p, t
+}
+
+// addMonths adds months the way dateutil's relativedelta does: the day is clamped to the
+// target month's last day (Jan 31 + 1 month = Feb 28), where time.AddDate would overflow
+// into March.
+func addMonths(t time.Time, months int) time.Time {
+	y, m, d := t.Date()
+	first := time.Date(y, m+time.Month(months), 1, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), t.Location())
+	last := first.AddDate(0, 1, -1).Day()
+	return first.AddDate(0, 0, min(d, last)-1)
+}
+
+// grantLicenseKey re-enables the grant's previous key when it has one, with the benefit's
+// current terms, or issues a new key for the grant's holder.
+func (r *Resolver) grantLicenseKey(ctx context.Context, tx *sqlx.Tx, g *storage.BenefitGrant, b *storage.Benefit,
+	previous *uuid.UUID, now time.Time) (*storage.LicenseKey, error) {
+	props, terms := licenseKeyTerms(b, now)
+	if previous != nil {
+		k, err := storage.RegrantLicenseKey(ctx, tx, g.OrganizationID, b.ID, *previous, terms, now)
+		if !errors.Is(err, storage.ErrNotFound) {
+			return k, err
+		}
+	}
+	for range 3 { // a clash of random UUIDs is not expected; three draws make it impossible in practice
+		k, err := storage.IssueLicenseKey(ctx, tx, g.OrganizationID, b.ID, g.CustomerID, g.MemberID,
+			licenseKeyOf(props.Prefix), terms, now)
+		if !errors.Is(err, storage.ErrConflict) {
+			return k, err
+		}
+	}
+	return nil, fmt.Errorf("no unused license key after three draws for benefit %s", b.ID)
+}
+
+// licenseKeysPage lists the organizations' license keys (GET /v1/license-keys/ filters).
+func (r *Resolver) licenseKeysPage(ctx context.Context, orgIDs, benefitIDs []uuid.UUID, statuses []string, page, limit *int) (*model.LicenseKeyPage, error) {
+	return r.licenseKeyPage(ctx, storage.LicenseKeyListFilter{OrganizationIDs: orgIDs, BenefitIDs: benefitIDs,
+		Statuses: statuses}, page, limit)
+}
+
+// portalLicenseKeys lists the session's keys: a customer's all, a member's own.
+func (r *Resolver) portalLicenseKeys(ctx context.Context, benefitID *uuid.UUID, page, limit *int) (*model.LicenseKeyPage, error) {
+	p := auth.FromContext(ctx)
+	f := storage.LicenseKeyListFilter{CustomerID: &p.CustomerID}
+	if p.Kind == auth.KindMemberSession {
+		f.MemberID = &p.MemberID
+	}
+	if benefitID != nil {
+		f.BenefitIDs = []uuid.UUID{*benefitID}
+	}
+	return r.licenseKeyPage(ctx, f, page, limit)
+}
+
+// licenseKeyPage runs a key list and primes the customers of the page when selected.
+func (r *Resolver) licenseKeyPage(ctx context.Context, f storage.LicenseKeyListFilter, page, limit *int) (*model.LicenseKeyPage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	items, total, err := storage.ListLicenseKeys(ctx, r.DB, organizations(ctx), f, p)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(items))
+	for i, k := range items {
+		ids[i] = k.CustomerID
+	}
+	if err := prime(ctx, r.DB, loaders(ctx).Customer, storage.CustomersByIDs, ids,
+		selection{"LicenseKeyPage", "items"}, selection{"LicenseKey", "customer"}); err != nil {
+		return nil, err
+	}
+	return &model.LicenseKeyPage{Items: items, Pagination: pagination(total, p)}, nil
+}

@@ -1,0 +1,67 @@
+package resolvers
+
+import (
+	"encoding/json"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// discountVariant presents a discount as the variant type its kind and duration call for,
+// so a document that selects each variant's fields with inline fragments emits exactly the
+// keys upstream's Discount*DurationBase schemas have: amount, currency and amounts for fixed
+// discounts, basis_points for percentages, duration_in_months for repeating ones. Orders use
+// it for Order.discount; subscriptions can use it for theirs.
+func discountVariant(d *storage.Discount) model.DiscountBase {
+	months := 0
+	if d.DurationInMonths != nil {
+		months = *d.DurationInMonths
+	}
+	repeating := d.Duration == "repeating"
+	if d.Type == "percentage" {
+		bp := 0
+		if d.BasisPoints != nil {
+			bp = *d.BasisPoints
+		}
+		if repeating {
+			return &model.DiscountPercentageRepeatDurationBase{ID: d.ID, CreatedAt: d.CreatedAt, ModifiedAt: d.ModifiedAt,
+				Duration: d.Duration, DurationInMonths: months, Type: d.Type, BasisPoints: bp, Name: d.Name, Code: d.Code,
+				StartsAt: d.StartsAt, EndsAt: d.EndsAt, MaxRedemptions: d.MaxRedemptions,
+				MaxRedemptionsPerCustomer: d.MaxRedemptionsPerCustomer, RedemptionsCount: d.RedemptionsCount,
+				Metadata: d.Metadata, OrganizationID: d.OrganizationID}
+		}
+		return &model.DiscountPercentageOnceForeverDurationBase{ID: d.ID, CreatedAt: d.CreatedAt, ModifiedAt: d.ModifiedAt,
+			Duration: d.Duration, Type: d.Type, BasisPoints: bp, Name: d.Name, Code: d.Code,
+			StartsAt: d.StartsAt, EndsAt: d.EndsAt, MaxRedemptions: d.MaxRedemptions,
+			MaxRedemptionsPerCustomer: d.MaxRedemptionsPerCustomer, RedemptionsCount: d.RedemptionsCount,
+			Metadata: d.Metadata, OrganizationID: d.OrganizationID}
+	}
+	var amount int64
+	currency := ""
+	if d.Amount != nil {
+		amount = *d.Amount
+	}
+	if d.Currency != nil {
+		currency = *d.Currency
+	}
+	amounts := discountAmounts(currency, amount)
+	if repeating {
+		return &model.DiscountFixedRepeatDurationBase{ID: d.ID, CreatedAt: d.CreatedAt, ModifiedAt: d.ModifiedAt,
+			Duration: d.Duration, DurationInMonths: months, Type: d.Type, Amount: int(amount), Currency: currency,
+			Amounts: amounts, Name: d.Name, Code: d.Code, StartsAt: d.StartsAt, EndsAt: d.EndsAt,
+			MaxRedemptions: d.MaxRedemptions, MaxRedemptionsPerCustomer: d.MaxRedemptionsPerCustomer,
+			RedemptionsCount: d.RedemptionsCount, Metadata: d.Metadata, OrganizationID: d.OrganizationID}
+	}
+	return &model.DiscountFixedOnceForeverDurationBase{ID: d.ID, CreatedAt: d.CreatedAt, ModifiedAt: d.ModifiedAt,
+		Duration: d.Duration, Type: d.Type, Amount: int(amount), Currency: currency, Amounts: amounts,
+		Name: d.Name, Code: d.Code, StartsAt: d.StartsAt, EndsAt: d.EndsAt, MaxRedemptions: d.MaxRedemptions,
+		MaxRedemptionsPerCustomer: d.MaxRedemptionsPerCustomer, RedemptionsCount: d.RedemptionsCount,
+		Metadata: d.Metadata, OrganizationID: d.OrganizationID}
+}
+
+// discountAmounts is the wire `amounts` of a fixed discount: currency to amount. Till stores
+// one currency per fixed discount, so it has one entry.
+func discountAmounts(currency string, amount int64) storage.RawJSON {
+	b, _ := json.Marshal(map[string]int64{currency: amount}) // a map of integers always encodes
+	return b
+}

@@ -1,0 +1,45 @@
+package resolvers
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/storage"
+)
+
+// Test hooks for the order contracts, which only the purchase flow calls in production: the
+// orders tests reach them here, each in a transaction of its own as a purchase would be.
+
+// OrderSpec and OrderItemSpec expose the contract types to package resolvers_test.
+type (
+	OrderSpec     = orderSpec
+	OrderItemSpec = orderItemSpec
+)
+
+// CreateOrderForTest runs createOrder in its own transaction.
+func (r *Resolver) CreateOrderForTest(ctx context.Context, spec OrderSpec) (o *storage.Order, err error) {
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		o, err = r.createOrder(ctx, tx, spec)
+		return err
+	})
+	return o, err
+}
+
+// MarkOrderPaidForTest runs markOrderPaid in its own transaction.
+func (r *Resolver) MarkOrderPaidForTest(ctx context.Context, id uuid.UUID) (o *storage.Order, err error) {
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		o, err = r.markOrderPaid(ctx, tx, id)
+		return err
+	})
+	return o, err
+}
+
+// ScheduleOrderPaymentForTest runs scheduleOrderPayment in its own transaction.
+func (r *Resolver) ScheduleOrderPaymentForTest(ctx context.Context, id uuid.UUID, next *time.Time) error {
+	return storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		return r.scheduleOrderPayment(ctx, tx, id, next)
+	})
+}

@@ -1,0 +1,289 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/internal/payment"
+	"till/storage"
+)
+
+// dunningRetries are the waits between a declined renewal charge and its retries, after each
+// declined attempt in turn (like upstream's dunning). After the last retry is declined the
+// subscription is unpaid and loses its benefits.
+var dunningRetries = []time.Duration{2 * 24 * time.Hour, 4 * 24 * time.Hour, 7 * 24 * time.Hour}
+
+// RenewDue runs the renewal work that is due at now, one subscription per transaction, and
+// returns how many steps it ran (at most limit; fewer means nothing else is due). A step is
+// one of: a period end (cancel at period end → canceled; pause at period end → paused;
+// otherwise the pending change applies and a cycle order is created and charged to the saved
+// payment method), or a due payment retry of a past_due subscription. A subscription many
+// periods behind takes one step per period, each at the time it fell due.
+//
+// orgID nil is the background loop: every organization except those on a test clock (their
+// time moves only through advanceTestClock, which passes its organization). Concurrent calls
+// are safe: subscriptions are claimed with FOR UPDATE SKIP LOCKED and re-read under the lock,
+// so one period is never cycled twice.
+func (r *Resolver) RenewDue(ctx context.Context, orgID *uuid.UUID, now time.Time, limit int) (int, error) {
+	n := 0
+	for n < limit {
+		claimed := false
+		err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+			id, err := storage.ClaimDueSubscription(ctx, tx, orgID, now)
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			claimed = true
+			rows, err := storage.SubscriptionsByIDs(ctx, tx, []uuid.UUID{id})
+			if err != nil {
+				return err
+			}
+			return r.renewStep(ctx, tx, rows[0], now)
+		})
+		if err != nil {
+			return n, err
+		}
+		if !claimed {
+			break
+		}
+		n++
+	}
+	return n, nil
+}
+
+// renewStep does what is due for one locked subscription, read after the lock was taken;
+// when another worker got there first nothing is due any more and nothing happens.
+func (r *Resolver) renewStep(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time) error {
+	if s == nil {
+		return nil
+	}
+	periodOver := !s.CurrentPeriodEnd.After(now)
+	switch {
+	case periodOver && (s.Status == "trialing" || s.Status == "active" || (s.Status == "past_due" && s.CancelAtPeriodEnd)):
+		return r.endPeriod(ctx, tx, s, now)
+	case s.Status == "past_due":
+		return r.retryRenewal(ctx, tx, s, now)
+	}
+	return nil
+}
+
+// endPeriod handles the end of the current period, at the time it ended.
+func (r *Resolver) endPeriod(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time) error {
+	at := s.CurrentPeriodEnd
+	switch {
+	case s.CancelAtPeriodEnd:
+		_, err := r.endSubscription(ctx, tx, s, at, now, nil, nil)
+		return err
+	case s.PauseAtPeriodEnd:
+		out, err := r.stopSubscription(ctx, tx, s, now, storage.Patch{"status": "paused", "paused_at": at,
+			"pause_at_period_end": false})
+		if err != nil {
+			return err
+		}
+		return r.emitSubscription(ctx, tx, out, "subscription.updated", "subscription.paused")
+	}
+	u, err := storage.OpenPendingUpdate(ctx, tx, s.ID)
+	switch {
+	case err == nil && !u.AppliesAt.After(now):
+		if s, err = r.applyPendingUpdate(ctx, tx, s, u, now); err != nil {
+			return err
+		}
+	case err != nil && !errors.Is(err, storage.ErrNotFound):
+		return err
+	}
+	_, err = r.cycleSubscription(ctx, tx, s, at, now)
+	return err
+}
+
+// cycleSubscription starts a new period at start: a subscription_cycle order for it, charged
+// to the saved payment method with an idempotency key of the subscription and the period
+// start (a repeated attempt never charges twice). Paid: the subscription is active. Declined:
+// it is past_due and the order's payment is retried per dunningRetries. Emits
+// subscription.updated and subscription.cycled (and subscription.past_due).
+func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, start, now time.Time) (*storage.Subscription, error) {
+	end := subscriptionPeriodEnd(subscriptionOrigin(s), start, s.RecurringInterval, s.RecurringIntervalCount)
+	patch := storage.Patch{"current_period_start": start, "current_period_end": end}
+	if s.CurrentMeterPeriodStart != nil {
+		patch["current_meter_period_start"], patch["current_meter_period_end"] = start, end
+	}
+	order, err := r.createCycleOrder(ctx, tx, s, start)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("subscription:%s:period:%s", s.ID, start.UTC().Format(time.RFC3339Nano))
+	paid, err := r.chargeRenewal(ctx, tx, s, order, key, start)
+	if err != nil {
+		return nil, err
+	}
+	events := []string{"subscription.updated", "subscription.cycled"}
+	if paid {
+		patch["status"], patch["past_due_at"] = "active", nil
+	} else {
+		patch["status"], patch["past_due_at"] = "past_due", start
+		events = append(events, "subscription.past_due")
+		if err := r.scheduleOrderPayment(ctx, tx, order.ID, renewalPtr(start.Add(dunningRetries[0]))); err != nil {
+			return nil, err
+		}
+	}
+	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, patch)
+	if err != nil {
+		return nil, err
+	}
+	return out, r.emitSubscription(ctx, tx, out, events...)
+}
+
+// retryRenewal retries the unpaid order of a past_due subscription when its retry is due.
+// Paid: the subscription is active again. Declined: the next retry is scheduled, or after the
+// last one the subscription is unpaid, its benefits revoked.
+func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time) error {
+	o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.NextPaymentAttemptAt == nil || o.NextPaymentAttemptAt.After(now) {
+		return nil
+	}
+	at := *o.NextPaymentAttemptAt
+	key := fmt.Sprintf("subscription:%s:period:%s:retry:%d", s.ID, s.CurrentPeriodStart.UTC().Format(time.RFC3339Nano), o.FailedAttempts)
+	paid, err := r.chargeRenewal(ctx, tx, s, &storage.Order{ID: o.ID, DueAmount: o.DueAmount, Currency: o.Currency}, key, at)
+	if err != nil {
+		return err
+	}
+	if paid {
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"status": "active", "past_due_at": nil})
+		if err != nil {
+			return err
+		}
+		return r.emitSubscription(ctx, tx, out, "subscription.updated", "subscription.active")
+	}
+	if failed := o.FailedAttempts + 1; failed <= len(dunningRetries) {
+		return r.scheduleOrderPayment(ctx, tx, o.ID, renewalPtr(at.Add(dunningRetries[failed-1])))
+	}
+	out, err := r.stopSubscription(ctx, tx, s, now, storage.Patch{"status": "unpaid", "ended_at": at, "ends_at": at})
+	if err != nil {
+		return err
+	}
+	return r.emitSubscription(ctx, tx, out, "subscription.updated", "subscription.revoked")
+}
+
+// createCycleOrder creates the pending subscription_cycle order of the period starting at
+// start: one line for the subscription's amount, less its discount when it still applies.
+func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, start time.Time) (*storage.Order, error) {
+	products, err := storage.ProductsByIDs(ctx, tx, []uuid.UUID{s.ProductID})
+	if err != nil {
+		return nil, err
+	}
+	label := "Subscription"
+	if products[0] != nil {
+		label = products[0].Name
+	}
+	prices, err := storage.SubscriptionPricesBySubscriptions(ctx, tx, []uuid.UUID{s.ID})
+	if err != nil {
+		return nil, err
+	}
+	var priceID *uuid.UUID
+	for _, p := range prices[0] {
+		if p.AmountType != "metered_unit" {
+			priceID = &p.ID
+			break
+		}
+	}
+	discount, err := r.renewalDiscount(ctx, tx, s, start)
+	if err != nil {
+		return nil, err
+	}
+	spec := orderSpec{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, ProductID: &s.ProductID,
+		SubscriptionID: &s.ID, BillingReason: "subscription_cycle", Status: "pending", Currency: s.Currency,
+		Items: []orderItemSpec{{Label: label, Amount: s.Amount, ProductPriceID: priceID}}, Seats: s.Seats,
+		Description: label}
+	if discount > 0 {
+		spec.DiscountID, spec.DiscountAmount = s.DiscountID, discount
+	}
+	return r.createOrder(ctx, tx, spec)
+}
+
+// renewalDiscount is what the subscription's discount takes off a renewal starting at start:
+// once-discounts applied to the first order only, repeating ones apply for duration_in_months
+// from the start of the subscription, forever ones always. Percentages round half up; fixed
+// amounts apply in their currency (or the amounts map) and never exceed the amount.
+func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, start time.Time) (int64, error) {
+	if s.DiscountID == nil || s.Amount == 0 {
+		return 0, nil
+	}
+	rows, err := storage.DiscountsByIDs(ctx, tx, []uuid.UUID{*s.DiscountID})
+	if err != nil || rows[0] == nil {
+		return 0, err
+	}
+	d := rows[0]
+	switch d.Duration {
+	case "once":
+		return 0, nil
+	case "repeating":
+		if d.DurationInMonths == nil || s.StartedAt == nil || !start.Before(s.StartedAt.AddDate(0, *d.DurationInMonths, 0)) {
+			return 0, nil
+		}
+	}
+	if d.Type == "percentage" && d.BasisPoints != nil {
+		return (s.Amount*int64(*d.BasisPoints) + 5000) / 10000, nil
+	}
+	if d.Currency == nil || *d.Currency != s.Currency || d.Amount == nil {
+		return 0, nil
+	}
+	return min(*d.Amount, s.Amount), nil
+}
+
+// chargeRenewal charges an order's due amount to the subscription's payment method (its own,
+// else the customer's default) and records the attempt as made at `at`, the time it fell due. It reports whether the order is paid
+// (then marked paid); a decline, or no payment method at all, is a failed attempt, not an
+// error. A processor fault is an error and rolls the step back.
+func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, o *storage.Order, key string,
+	at time.Time) (bool, error) {
+	attempt := storage.ChargeAttempt{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, OrderID: o.ID,
+		Processor: r.Payments.Name(), Amount: o.DueAmount, Currency: o.Currency, Status: "succeeded"}
+	if o.DueAmount > 0 {
+		method, err := storage.ChargeableMethod(ctx, tx, s.CustomerID, s.PaymentMethodID)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			attempt.Status = "failed"
+			attempt.DeclineReason, attempt.DeclineMessage = renewalPtr("no_payment_method"), renewalPtr("The customer has no payment method.")
+		case err != nil:
+			return false, err
+		default:
+			attempt.PaymentMethodID = &method.ID
+			ch, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: o.DueAmount, Currency: o.Currency,
+				PaymentMethodID: method.ProcessorID, IdempotencyKey: key, Description: "Subscription renewal"})
+			var decline *payment.DeclineError
+			switch {
+			case errors.As(err, &decline):
+				attempt.Status = "failed"
+				attempt.DeclineReason, attempt.DeclineMessage = &decline.DeclineCode, &decline.Message
+			case err != nil:
+				return false, err
+			default:
+				attempt.ProcessorID = &ch.ID
+			}
+		}
+		if err := storage.RecordChargeAttempt(ctx, tx, at, attempt); err != nil {
+			return false, err
+		}
+	}
+	if attempt.Status != "succeeded" {
+		return false, nil
+	}
+	_, err := r.markOrderPaid(ctx, tx, o.ID)
+	return err == nil, err
+}
+
+// renewalPtr points at a copy of v, for optional fields.
+func renewalPtr[T any](v T) *T { return &v }

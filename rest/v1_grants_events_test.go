@@ -1,0 +1,71 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
+
+	"till/resolvers"
+	"till/rest"
+	"till/rest/resttest"
+	"till/storage"
+)
+
+// TestGrantAndSeatEventsRenderTheWebhookPayloads renders benefit_grant.* and customer_seat.*
+// events the way the serve loop does and checks each payload against the contract's webhook
+// schema, so a webhook's data is the object's /v1 shape.
+func TestGrantAndSeatEventsRenderTheWebhookPayloads(t *testing.T) {
+	t.Parallel()
+	f := newGrantsFixture(t)
+	r := &resolvers.Resolver{DB: f.s.db, Secret: f.s.secret, Now: time.Now,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+	docs, err := rest.LoadDocuments(rest.Operations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	render := rest.EventRenderer(r.Executor(), docs)
+
+	var sub, seat uuid.UUID
+	if err := f.s.db.GetContext(t.Context(), &sub, `INSERT INTO subscriptions (organization_id, customer_id, product_id,
+			status, amount, currency, recurring_interval, current_period_start, current_period_end, started_at, seats)
+		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now(), 2) RETURNING id`,
+		f.org.ID, f.customers[0], f.product(t, f.org.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.db.GetContext(t.Context(), &seat, `INSERT INTO customer_seats (organization_id, subscription_id, status,
+			customer_id, member_id, email, claimed_at, seat_metadata)
+		VALUES ($1, $2, 'claimed', $3, $4, 'm@example.com', now(), '{"team": "core"}') RETURNING id`,
+		f.org.ID, sub, f.customers[0], f.member); err != nil {
+		t.Fatal(err)
+	}
+
+	doc := resttest.Contract(t)
+	for _, tc := range []struct {
+		name, typ, schema string
+		object            uuid.UUID
+	}{
+		{name: "a license-key grant with its member", typ: "benefit_grant.created", schema: "WebhookBenefitGrantCreatedPayload", object: f.granted},
+		{name: "a revoked grant", typ: "benefit_grant.revoked", schema: "WebhookBenefitGrantRevokedPayload", object: f.revoked},
+		{name: "a failed grant", typ: "benefit_grant.updated", schema: "WebhookBenefitGrantUpdatedPayload", object: f.failed},
+		{name: "a claimed seat", typ: "customer_seat.claimed", schema: "WebhookCustomerSeatClaimedPayload", object: seat},
+	} {
+		t.Run(tc.name+" renders as "+tc.schema, func(t *testing.T) {
+			payload, err := render.Render(t.Context(), &storage.DomainEvent{ID: uuid.New(), CreatedAt: time.Now(),
+				OrganizationID: f.org.ID, Type: tc.typ, ObjectID: tc.object})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := json.Unmarshal([]byte(payload), &v); err != nil {
+				t.Fatalf("payload is not JSON: %v\n%s", err, payload)
+			}
+			if err := doc.Components.Schemas[tc.schema].Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+				t.Errorf("payload does not match %s: %v\n%s", tc.schema, err, payload)
+			}
+		})
+	}
+}

@@ -1,0 +1,243 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// checkoutColumns selects a checkout with its effective status: an open checkout past
+// expires_at reads as expired even before the expiry loop has written it, so every reader
+// (and the status filter and sort) agrees at the instant given as the now argument.
+func checkoutColumns(now int) string {
+	return fmt.Sprintf(`c.id, c.created_at, c.modified_at, c.organization_id, c.payment_processor,
+	CASE WHEN c.status = 'open' AND c.expires_at <= $%d THEN 'expired' ELSE c.status END AS status,
+	c.client_secret, c.expires_at, c.success_url, c.return_url, c.embed_origin, c.currency, c.amount,
+	c.discount_amount, c.net_amount, c.tax_amount, c.tax_behavior, c.total_amount, c.seats, c.min_seats,
+	c.max_seats, c.allow_trial, c.trial_interval, c.trial_interval_count, c.trial_end, c.product_id,
+	c.product_price_id, c.discount_id, c.subscription_id, c.allow_discount_codes, c.require_billing_address,
+	c.is_business_customer, c.customer_id, c.external_customer_id, c.customer_name, c.customer_email,
+	host(c.customer_ip_address) AS customer_ip_address, c.customer_billing_name, c.customer_billing_address,
+	c.customer_tax_id, c.locale, c.payment_method_type, c.payment_processor_metadata, c.customer_metadata,
+	c.custom_field_data, c.metadata`, now)
+}
+
+// effectiveStatus is the status expression of checkoutColumns, for filters and sorting.
+func effectiveStatus(now int) string {
+	return fmt.Sprintf("(CASE WHEN c.status = 'open' AND c.expires_at <= $%d THEN 'expired' ELSE c.status END)", now)
+}
+
+// CreateCheckout inserts a checkout from the use case's column values (names from its fixed
+// list, never from input) and the products it offers, in order.
+func CreateCheckout(ctx context.Context, q sqlx.ExtContext, values Patch, productIDs []uuid.UUID, now time.Time) (*Checkout, error) {
+	cols := make([]string, 0, len(values))
+	for col := range values {
+		cols = append(cols, col)
+	}
+	sort.Strings(cols)
+	args := make([]any, len(cols))
+	marks := make([]string, len(cols))
+	for i, col := range cols {
+		args[i], marks[i] = values[col], fmt.Sprintf("$%d", i+1)
+	}
+	var id uuid.UUID
+	if err := sqlx.GetContext(ctx, q, &id, `INSERT INTO checkouts (`+strings.Join(cols, ", ")+`)
+		VALUES (`+strings.Join(marks, ", ")+`) RETURNING id`, args...); err != nil {
+		return nil, mapErr(err)
+	}
+	if _, err := q.ExecContext(ctx, `INSERT INTO checkout_products (checkout_id, product_id, organization_id, "order")
+		SELECT $1, u.pid, c.organization_id, u.ord FROM checkouts c, unnest($2::uuid[]) WITH ORDINALITY AS u(pid, ord)
+		WHERE c.id = $1`, id, pq.Array(productIDs)); err != nil {
+		return nil, mapErr(err)
+	}
+	return getCheckout(ctx, q, "c.id = $2", id, now, false)
+}
+
+func getCheckout(ctx context.Context, q sqlx.ExtContext, where string, arg any, now time.Time, lock bool, more ...any) (*Checkout, error) {
+	query := `SELECT ` + checkoutColumns(1) + ` FROM checkouts c WHERE ` + where
+	if lock {
+		query += " FOR UPDATE"
+	}
+	var c Checkout
+	err := sqlx.GetContext(ctx, q, &c, query, append([]any{now, arg}, more...)...)
+	return &c, mapErr(err)
+}
+
+// GetCheckout reads a checkout of the given organizations as of now.
+func GetCheckout(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, now time.Time) (*Checkout, error) {
+	return getCheckout(ctx, q, "c.id = $2 AND c.organization_id = ANY($3)", id, now, false, pq.Array(orgs))
+}
+
+// GetCheckoutByClientSecret reads a checkout by its client secret, the buyer's credential.
+func GetCheckoutByClientSecret(ctx context.Context, q sqlx.ExtContext, secret string, now time.Time) (*Checkout, error) {
+	return getCheckout(ctx, q, "c.client_secret = $2", secret, now, false)
+}
+
+// LockCheckout reads a checkout of the given organizations FOR UPDATE, so the caller's
+// transaction is the only one changing it until it ends.
+func LockCheckout(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, now time.Time) (*Checkout, error) {
+	return getCheckout(ctx, q, "c.id = $2 AND c.organization_id = ANY($3)", id, now, true, pq.Array(orgs))
+}
+
+// LockCheckoutByClientSecret is LockCheckout for the buyer's client-secret flow.
+func LockCheckoutByClientSecret(ctx context.Context, q sqlx.ExtContext, secret string, now time.Time) (*Checkout, error) {
+	return getCheckout(ctx, q, "c.client_secret = $2", secret, now, true)
+}
+
+// UpdateCheckout writes the patched columns of a checkout and returns it as of now.
+func UpdateCheckout(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, patch Patch, now time.Time) (*Checkout, error) {
+	sets, args := patchSets(patch, []any{id})
+	if _, err := q.ExecContext(ctx, `UPDATE checkouts SET `+sets+` WHERE id = $1`, args...); err != nil {
+		return nil, mapErr(err)
+	}
+	return getCheckout(ctx, q, "c.id = $2", id, now, false)
+}
+
+// SetCheckoutStatus moves a checkout from one status to another and reports whether it was
+// in the expected status, so a transition never overwrites a concurrent one.
+func SetCheckoutStatus(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, from, to string) (bool, error) {
+	res, err := q.ExecContext(ctx, `UPDATE checkouts SET status = $3, modified_at = now()
+		WHERE id = $1 AND status = $2`, id, from, to)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// ExpiredCheckout is a checkout the expiry sweep closed.
+type ExpiredCheckout struct {
+	ID             uuid.UUID `db:"id"`
+	OrganizationID uuid.UUID `db:"organization_id"`
+}
+
+// ExpireCheckouts marks up to limit open checkouts past expires_at as expired. Rows another
+// process is already expiring are skipped, so several sweepers can run at once.
+func ExpireCheckouts(ctx context.Context, q sqlx.ExtContext, now time.Time, limit int) ([]ExpiredCheckout, error) {
+	var rows []ExpiredCheckout
+	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE checkouts SET status = 'expired', modified_at = now()
+		WHERE id IN (SELECT id FROM checkouts WHERE status = 'open' AND expires_at <= $1
+			ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+		RETURNING id, organization_id`, now, limit)
+	return rows, mapErr(err)
+}
+
+// CheckoutListFilter narrows a checkout list (GET /v1/checkouts/).
+type CheckoutListFilter struct {
+	OrganizationIDs     []uuid.UUID
+	ProductIDs          []uuid.UUID
+	CustomerIDs         []uuid.UUID
+	ExternalCustomerIDs []string
+	Statuses            []string
+	// Query matches customer_email with ILIKE '%query%' without escaping, as upstream does.
+	Query *string
+}
+
+// CheckoutSortColumn maps the sort properties of GET /v1/checkouts/ to SQL.
+var CheckoutSortColumn = map[string]string{"created_at": "c.created_at", "expires_at": "c.expires_at",
+	"status": effectiveStatus(1)}
+
+// ListCheckouts returns one page of checkouts as of now and the total count.
+func ListCheckouts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CheckoutListFilter, sorts []Sort, p Page, now time.Time) ([]*Checkout, int, error) {
+	where := []string{"c.organization_id = ANY($2)"}
+	args := []any{now, pq.Array(orgs)}
+	in := func(expr string, v any) {
+		args = append(args, v)
+		where = append(where, fmt.Sprintf("%s = ANY($%d)", expr, len(args)))
+	}
+	if f.OrganizationIDs != nil {
+		in("c.organization_id", pq.Array(f.OrganizationIDs))
+	}
+	if f.ProductIDs != nil {
+		in("c.product_id", pq.Array(f.ProductIDs))
+	}
+	if f.CustomerIDs != nil {
+		in("c.customer_id", pq.Array(f.CustomerIDs))
+	}
+	if f.Statuses != nil {
+		in(effectiveStatus(1), pq.Array(f.Statuses))
+	}
+	if f.ExternalCustomerIDs != nil {
+		args = append(args, pq.Array(f.ExternalCustomerIDs))
+		where = append(where, fmt.Sprintf(
+			"EXISTS (SELECT 1 FROM customers cu WHERE cu.id = c.customer_id AND cu.external_id = ANY($%d))", len(args)))
+	}
+	if f.Query != nil {
+		args = append(args, "%"+*f.Query+"%")
+		where = append(where, fmt.Sprintf("c.customer_email ILIKE $%d", len(args)))
+	}
+	return listPage[*Checkout](ctx, q, "SELECT "+checkoutColumns(1)+" FROM checkouts c", where, args,
+		orderBy(sorts, "c.created_at DESC"), p)
+}
+
+// ProductsByCheckouts loads the products each checkout offers for a dataloader, in the
+// checkout's order, one slice per key.
+func ProductsByCheckouts(ctx context.Context, q sqlx.ExtContext, checkoutIDs []uuid.UUID) ([][]*Product, error) {
+	type row struct {
+		CheckoutID uuid.UUID `db:"checkout_id"`
+		Product
+	}
+	var rows []*row
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT cp.checkout_id, p.id, p.created_at, p.modified_at,
+		p.organization_id, p.name, p.description, p.visibility, p.recurring_interval, p.recurring_interval_count,
+		p.meter_interval, p.meter_interval_count, p.trial_interval, p.trial_interval_count, p.is_archived, p.metadata
+		FROM checkout_products cp JOIN products p ON p.id = cp.product_id
+		WHERE cp.checkout_id = ANY($1) ORDER BY cp."order", p.created_at`, pq.Array(checkoutIDs)); err != nil {
+		return nil, mapErr(err)
+	}
+	grouped := groupBy(checkoutIDs, rows, func(r *row) uuid.UUID { return r.CheckoutID })
+	out := make([][]*Product, len(grouped))
+	for i, g := range grouped {
+		out[i] = make([]*Product, len(g))
+		for j, r := range g {
+			p := r.Product
+			out[i][j] = &p
+		}
+	}
+	return out, nil
+}
+
+// PricesByIDs loads prices for a dataloader, archived ones included (a checkout or order
+// keeps the price it was made with), one per key in key order, nil where missing.
+func PricesByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*ProductPrice, error) {
+	var rows []*ProductPrice
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+priceColumns+` FROM product_prices WHERE id = ANY($1)`,
+		pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	return inKeyOrder(ids, rows, func(p *ProductPrice) uuid.UUID { return p.ID }), nil
+}
+
+// PriceMeter is what a metered price shows of its meter (the contract's ProductPriceMeter).
+type PriceMeter struct {
+	ID               uuid.UUID `db:"id"`
+	Name             string    `db:"name"`
+	Unit             string    `db:"unit"`
+	CustomLabel      *string   `db:"custom_label"`
+	CustomMultiplier *int      `db:"custom_multiplier"`
+}
+
+// PriceMetersByIDs loads meters for a dataloader, one per key in key order, nil where missing.
+func PriceMetersByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*PriceMeter, error) {
+	var rows []*PriceMeter
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT id, name, unit, custom_label, custom_multiplier
+		FROM meters WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	return inKeyOrder(ids, rows, func(m *PriceMeter) uuid.UUID { return m.ID }), nil
+}
+
+// FindCustomerByEmail reads the live customer of an organization with an email, ignoring
+// case as the unique index does.
+func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, email string) (*Customer, error) {
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `SELECT `+customerColumns+` FROM customers
+		WHERE organization_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL`, orgID, email)
+	return &c, mapErr(err)
+}

@@ -1,0 +1,211 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// orderColumns are the columns of the Order record; soft-deleted orders (deleted_at) are
+// filtered in SQL and never read.
+const orderColumns = `id, created_at, modified_at, organization_id, customer_id, product_id,
+	discount_id, subscription_id, checkout_id, status, billing_reason, currency, subtotal_amount,
+	discount_amount, net_amount, tax_amount, total_amount, applied_balance_amount, due_amount,
+	refunded_amount, refunded_tax_amount, platform_fee_amount, platform_fee_currency, billing_name,
+	billing_address, description, seats, invoice_number, invoice_path, receipt_number,
+	next_payment_attempt_at, custom_field_data, metadata`
+
+// orderColumnsO is orderColumns for queries that join other tables as o.
+var orderColumnsO = qualify("o", orderColumns)
+
+// OrderWrite holds the fields of a new order; the amounts are already computed by the use
+// case (subtotal = sum of items, net = subtotal - discount, total = net + tax).
+type OrderWrite struct {
+	CustomerID      uuid.UUID
+	ProductID       *uuid.UUID
+	DiscountID      *uuid.UUID
+	SubscriptionID  *uuid.UUID
+	CheckoutID      *uuid.UUID
+	Status          string
+	BillingReason   string
+	Currency        string
+	SubtotalAmount  int64
+	DiscountAmount  int64
+	NetAmount       int64
+	TaxAmount       int64
+	TotalAmount     int64
+	BillingName     *string
+	BillingAddress  *Address
+	Description     string
+	Seats           *int
+	CustomFieldData JSONMap
+	Metadata        JSONMap
+}
+
+// insertOrderSQL numbers the order and inserts it in one statement. The UPDATE of the
+// organization's counters takes its row lock, so concurrent orders of one organization get
+// distinct, consecutive numbers (and a rolled-back order gives its number back). Numbers
+// are <SLUG>-<NNNN> for invoices and RCPT-<SLUG>-<NNNN> for receipts, at least four digits,
+// as upstream's customer_invoice_prefix (the upper-cased slug) and receipt numbers read.
+const insertOrderSQL = `WITH seq AS (
+		UPDATE organizations SET invoice_next_number = invoice_next_number + 1,
+			receipt_next_number = receipt_next_number + CASE WHEN $5::text = 'paid' THEN 1 ELSE 0 END
+		WHERE id = $1 AND deleted_at IS NULL
+			AND EXISTS (SELECT 1 FROM customers WHERE id = $2 AND organization_id = $1)
+			AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM products WHERE id = $3 AND organization_id = $1))
+		RETURNING upper(slug) AS prefix, invoice_next_number - 1 AS invoice, receipt_next_number - 1 AS receipt
+	)
+	INSERT INTO orders (organization_id, customer_id, product_id, discount_id, subscription_id,
+		checkout_id, status, billing_reason, currency, subtotal_amount, discount_amount, net_amount,
+		tax_amount, total_amount, billing_name, billing_address, description, seats, custom_field_data,
+		metadata, created_at, invoice_number, receipt_number)
+	SELECT $1, $2, $3, $4, $6, $7, $5, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+		seq.prefix || '-' || lpad(seq.invoice::text, greatest(4, length(seq.invoice::text)), '0'),
+		CASE WHEN $5::text = 'paid' THEN
+			'RCPT-' || seq.prefix || '-' || lpad(seq.receipt::text, greatest(4, length(seq.receipt::text)), '0')
+		END
+	FROM seq
+	RETURNING ` + orderColumns
+
+// InsertOrder numbers and inserts an order of the organization: an invoice number always, a
+// receipt number when it is created paid. created_at is the use case's clock (a test clock
+// may run ahead of the database's). A customer or product of another organization is
+// ErrNotFound and takes no number.
+func InsertOrder(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, now time.Time, w OrderWrite) (*Order, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, insertOrderSQL, orgID, w.CustomerID, w.ProductID, w.DiscountID,
+		w.Status, w.SubscriptionID, w.CheckoutID, w.BillingReason, w.Currency, w.SubtotalAmount,
+		w.DiscountAmount, w.NetAmount, w.TaxAmount, w.TotalAmount, w.BillingName, w.BillingAddress,
+		w.Description, w.Seats, w.CustomFieldData, w.Metadata, now)
+	return &o, mapErr(err)
+}
+
+// OrderItemWrite is one line of a new order.
+type OrderItemWrite struct {
+	Label          string
+	Amount         int64
+	TaxAmount      int64
+	Proration      bool
+	ProductPriceID *uuid.UUID
+}
+
+const orderItemColumns = `id, created_at, modified_at, order_id, label, amount, tax_amount, proration,
+	product_price_id`
+
+// InsertOrderItems inserts an order's lines in one statement, in the given order: created_at
+// rises by a microsecond per line so reading by created_at keeps it.
+func InsertOrderItems(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, order *Order, items []OrderItemWrite) ([]*OrderItem, error) {
+	labels := make([]string, len(items))
+	amounts := make([]int64, len(items))
+	taxes := make([]int64, len(items))
+	prorations := make([]bool, len(items))
+	prices := make([]string, len(items))
+	for i, it := range items {
+		labels[i], amounts[i], taxes[i], prorations[i] = it.Label, it.Amount, it.TaxAmount, it.Proration
+		if it.ProductPriceID != nil {
+			prices[i] = it.ProductPriceID.String()
+		}
+	}
+	out := []*OrderItem{}
+	err := sqlx.SelectContext(ctx, q, &out, `INSERT INTO order_items (organization_id, order_id, created_at,
+		label, amount, tax_amount, proration, product_price_id)
+		SELECT $1, $2, $3::timestamptz + (i.n - 1) * interval '1 microsecond', i.label, i.amount, i.tax,
+			i.proration, NULLIF(i.price, '')::uuid
+		FROM unnest($4::text[], $5::bigint[], $6::bigint[], $7::boolean[], $8::text[])
+			WITH ORDINALITY AS i (label, amount, tax, proration, price, n)
+		ORDER BY i.n
+		RETURNING `+orderItemColumns,
+		orgID, order.ID, order.CreatedAt, pq.Array(labels), pq.Array(amounts), pq.Array(taxes),
+		pq.Array(prorations), pq.Array(prices))
+	return out, mapErr(err)
+}
+
+// GetOrder reads a live order of the given organizations; customerID, when set, also
+// requires the order to be that customer's (the portal's view).
+func GetOrder(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID, id uuid.UUID) (*Order, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `SELECT `+orderColumns+` FROM orders
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
+		AND ($3::uuid IS NULL OR customer_id = $3)`, id, pq.Array(orgs), customerID)
+	return &o, mapErr(err)
+}
+
+// LockOrder is GetOrder that also locks the row until the transaction ends, so concurrent
+// updates of one order take turns and check their rules against its latest state.
+func LockOrder(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID, id uuid.UUID) (*Order, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `SELECT `+orderColumns+` FROM orders
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
+		AND ($3::uuid IS NULL OR customer_id = $3) FOR UPDATE`, id, pq.Array(orgs), customerID)
+	return &o, mapErr(err)
+}
+
+// GetOrderByID reads a live order by id alone, for use cases that hold the id from their own
+// transaction (a checkout it just created the order of), never from a request.
+func GetOrderByID(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) (*Order, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `SELECT `+orderColumns+` FROM orders
+		WHERE id = $1 AND deleted_at IS NULL`, id)
+	return &o, mapErr(err)
+}
+
+// UpdateOrder writes the patched columns of an order the caller has locked. Column names
+// come from the use case's fixed list; modified_at is the use case's clock.
+func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, patch Patch) (*Order, error) {
+	sets, args := "modified_at = $2", []any{id, now}
+	for col, v := range patch {
+		args = append(args, v)
+		sets += fmt.Sprintf(", %s = $%d", col, len(args))
+	}
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET `+sets+` WHERE id = $1 RETURNING `+orderColumns, args...)
+	return &o, mapErr(err)
+}
+
+// MarkOrderPaid turns a pending order paid and gives it the organization's next receipt
+// number, in one statement; the row lock makes a concurrent second call find it paid. It
+// reports false (and no order) when the order was not pending.
+func MarkOrderPaid(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time) (*Order, bool, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `WITH target AS (
+			SELECT id, organization_id FROM orders
+			WHERE id = $1 AND status = 'pending' AND deleted_at IS NULL FOR UPDATE
+		), seq AS (
+			UPDATE organizations org SET receipt_next_number = receipt_next_number + 1
+			FROM target WHERE org.id = target.organization_id
+			RETURNING upper(org.slug) AS prefix, org.receipt_next_number - 1 AS receipt
+		)
+		UPDATE orders SET status = 'paid', modified_at = $2, next_payment_attempt_at = NULL,
+			receipt_number = coalesce(receipt_number,
+				'RCPT-' || seq.prefix || '-' || lpad(seq.receipt::text, greatest(4, length(seq.receipt::text)), '0'))
+		FROM seq WHERE orders.id = $1
+		RETURNING `+qualify("orders", orderColumns), id, now)
+	if err = mapErr(err); errors.Is(err, ErrNotFound) {
+		return nil, false, nil
+	}
+	return &o, err == nil, err
+}
+
+// SetOrderNextPaymentAttempt records when a pending order's payment is retried next (nil:
+// never). Orders that are not pending are left alone: ErrNotFound.
+func SetOrderNextPaymentAttempt(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, next *time.Time) (*Order, error) {
+	var o Order
+	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET next_payment_attempt_at = $2, modified_at = $3
+		WHERE id = $1 AND status = 'pending' AND deleted_at IS NULL RETURNING `+orderColumns, id, next, now)
+	return &o, mapErr(err)
+}
+
+// OrderItemsByOrders loads the lines of each order for a dataloader, in order, one slice per key.
+func OrderItemsByOrders(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*OrderItem, error) {
+	var rows []*OrderItem
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+orderItemColumns+` FROM order_items
+		WHERE order_id = ANY($1) ORDER BY created_at, id`, pq.Array(ids)); err != nil {
+		return nil, mapErr(err)
+	}
+	return groupBy(ids, rows, func(r *OrderItem) uuid.UUID { return r.OrderID }), nil
+}

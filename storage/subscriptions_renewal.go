@@ -1,0 +1,116 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+)
+
+// ClaimDueSubscription locks one live subscription that needs the renewal worker at now and
+// returns its id (ErrNotFound when none is due). Due means: the current period of a trialing
+// or active subscription (or of a past_due one set to cancel) has ended, or a past_due
+// subscription has a pending order whose payment retry is due. SKIP LOCKED lets concurrent
+// workers claim different subscriptions; the lock holds until the caller's transaction ends,
+// so one subscription is renewed by one worker at a time. With orgID nil, organizations
+// running on a test clock are left out: their time only moves when the clock is advanced.
+func ClaimDueSubscription(ctx context.Context, tx sqlx.ExtContext, orgID *uuid.UUID, now time.Time) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := sqlx.GetContext(ctx, tx, &id, `SELECT s.id FROM subscriptions s
+		WHERE s.deleted_at IS NULL
+		AND (s.organization_id = $2 OR ($2::uuid IS NULL AND NOT EXISTS (
+			SELECT 1 FROM test_clocks t WHERE t.organization_id = s.organization_id)))
+		AND ((s.current_period_end <= $1 AND (s.status IN ('trialing', 'active')
+				OR (s.status = 'past_due' AND s.cancel_at_period_end)))
+			OR (s.status = 'past_due' AND EXISTS (SELECT 1 FROM orders o WHERE o.subscription_id = s.id
+				AND o.status = 'pending' AND o.next_payment_attempt_at <= $1)))
+		ORDER BY s.current_period_end LIMIT 1 FOR UPDATE OF s SKIP LOCKED`, now, orgID)
+	return id, mapErr(err)
+}
+
+// UnpaidOrder is the pending order of a subscription that dunning keeps retrying.
+type UnpaidOrder struct {
+	ID                   uuid.UUID  `db:"id"`
+	DueAmount            int64      `db:"due_amount"`
+	Currency             string     `db:"currency"`
+	NextPaymentAttemptAt *time.Time `db:"next_payment_attempt_at"`
+	// FailedAttempts counts the declined charges recorded for the order so far.
+	FailedAttempts int `db:"failed_attempts"`
+}
+
+// LatestUnpaidOrder reads the newest pending order of a subscription; ErrNotFound when none.
+func LatestUnpaidOrder(ctx context.Context, q sqlx.ExtContext, subscriptionID uuid.UUID) (*UnpaidOrder, error) {
+	var o UnpaidOrder
+	err := sqlx.GetContext(ctx, q, &o, `SELECT o.id, o.due_amount, o.currency, o.next_payment_attempt_at,
+		(SELECT count(*) FROM payments p WHERE p.order_id = o.id AND p.status = 'failed') AS failed_attempts
+		FROM orders o WHERE o.subscription_id = $1 AND o.status = 'pending'
+		ORDER BY o.created_at DESC LIMIT 1`, subscriptionID)
+	return &o, mapErr(err)
+}
+
+// ChargeAttempt is one charge of a saved payment method, successful or declined, as the
+// payments table keeps it.
+type ChargeAttempt struct {
+	OrganizationID  uuid.UUID
+	CustomerID      uuid.UUID
+	OrderID         uuid.UUID
+	PaymentMethodID *uuid.UUID
+	Processor       string
+	ProcessorID     *string // the processor's charge id when it succeeded
+	Status          string  // succeeded or failed
+	Amount          int64
+	Currency        string
+	DeclineReason   *string
+	DeclineMessage  *string
+}
+
+// RecordChargeAttempt stores a charge attempt of an order.
+func RecordChargeAttempt(ctx context.Context, q sqlx.ExtContext, now time.Time, a ChargeAttempt) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO payments (organization_id, customer_id, order_id,
+		payment_method_id, processor, processor_id, status, amount, currency, decline_reason,
+		decline_message, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		a.OrganizationID, a.CustomerID, a.OrderID, a.PaymentMethodID, a.Processor, a.ProcessorID, a.Status,
+		a.Amount, a.Currency, a.DeclineReason, a.DeclineMessage, now)
+	return mapErr(err)
+}
+
+// ChargeableMethod reads the live payment method a subscription charges: preferred when set
+// and still the customer's, otherwise the customer's default. ErrNotFound when neither exists.
+func ChargeableMethod(ctx context.Context, q sqlx.ExtContext, customerID uuid.UUID, preferred *uuid.UUID) (*PaymentMethod, error) {
+	var pm PaymentMethod
+	err := sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+`
+		WHERE pm.customer_id = $1 AND pm.deleted_at IS NULL
+		AND pm.id = COALESCE((SELECT id FROM payment_methods WHERE id = $2 AND customer_id = $1 AND deleted_at IS NULL),
+			c.default_payment_method_id)`, customerID, preferred)
+	return &pm, mapErr(err)
+}
+
+// TestClock is the frozen time of a test-mode organization.
+type TestClock struct {
+	OrganizationID uuid.UUID  `db:"organization_id"`
+	CreatedAt      time.Time  `db:"created_at"`
+	ModifiedAt     *time.Time `db:"modified_at"`
+	FrozenAt       time.Time  `db:"frozen_at"`
+}
+
+const testClockColumns = `organization_id, created_at, modified_at, frozen_at`
+
+// GetTestClock reads an organization's test clock; ErrNotFound when it has none.
+func GetTestClock(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID) (*TestClock, error) {
+	var c TestClock
+	err := sqlx.GetContext(ctx, q, &c, `SELECT `+testClockColumns+` FROM test_clocks WHERE organization_id = $1`, orgID)
+	return &c, mapErr(err)
+}
+
+// AdvanceTestClock sets an organization's clock to `to`, creating it when missing. The clock
+// only moves forward: when it already reads `to` or later nothing changes and ErrNotFound is
+// returned, decided in the one statement so concurrent advances cannot move it back.
+func AdvanceTestClock(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, to time.Time) (*TestClock, error) {
+	var c TestClock
+	err := sqlx.GetContext(ctx, q, &c, `INSERT INTO test_clocks (organization_id, frozen_at) VALUES ($1, $2)
+		ON CONFLICT (organization_id) DO UPDATE SET frozen_at = EXCLUDED.frozen_at, modified_at = now()
+		WHERE test_clocks.frozen_at < EXCLUDED.frozen_at RETURNING `+testClockColumns, orgID, to)
+	return &c, mapErr(err)
+}
