@@ -58,6 +58,12 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	work.every(workCtx, "render events", 250*time.Millisecond, func(ctx context.Context) (int, error) {
 		return r.RenderEvents(ctx, 500)
 	})
+	work.every(workCtx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
+		return r.RenewDue(ctx, nil, r.Now(), 100)
+	})
+	work.every(workCtx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
+		return r.ExpireCheckouts(ctx, r.Now())
+	})
 	defer func() {
 		stopWork()
 		work.wait()
@@ -115,6 +121,9 @@ every scope. It is shown only now; keep it:
 Try:
   curl -s %s/graphql -H 'Authorization: Bearer %s' -H 'Content-Type: application/json' \
        -d '{"query":"{ organization { id name slug } }"}'
+
+For a realistic dataset (products, customers, orders, subscriptions in several states, seats,
+license keys) and tokens to try every endpoint with, run: ./bin/till demo
 
 `, tok, cfg.PublicURL, tok)
 	return nil
