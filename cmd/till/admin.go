@@ -42,7 +42,7 @@ func migrateCmd(ctx context.Context, cfg config, args []string, stdout io.Writer
 	if ok, err := parseFlags(fs, args); !ok {
 		return err
 	}
-	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler))
+	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func orgCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) er
 	if *name == "" || *slug == "" {
 		return fmt.Errorf("--name and --slug are required")
 	}
-	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler))
+	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler))
+	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return err
 	}

@@ -23,15 +23,20 @@ type database struct {
 }
 
 // openDatabase connects to DATABASE_URL, or starts the embedded cluster under the data
-// directory, then applies migrations.
-func openDatabase(ctx context.Context, cfg config, logger *slog.Logger) (*database, error) {
+// directory, then applies migrations. With attach, a cluster that a running `till serve`
+// already started is used as is (admin commands run next to the server); without it, a
+// second server on the same data directory is refused.
+func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach bool) (*database, error) {
 	d := &database{}
 	dsn := cfg.DatabaseURL
 	if dsn == "" {
 		c, err := pgembed.Start(ctx, pgembed.Options{Dir: filepath.Join(cfg.DataDir, "pg"), BinDir: cfg.PGBinDir,
-			Port: cfg.PGPort, Logger: logger})
+			Port: cfg.PGPort, Logger: logger, Attach: attach})
 		if errors.Is(err, pgembed.ErrNoBinaries) {
 			return nil, fmt.Errorf("PostgreSQL server binaries not found: install them (Debian/Ubuntu: apt-get install postgresql) or set DATABASE_URL to an existing server")
+		}
+		if errors.Is(err, pgembed.ErrAlreadyRunning) {
+			return nil, fmt.Errorf("another till serve is already running on %s; stop it or set TILL_DATA_DIR", cfg.DataDir)
 		}
 		if err != nil {
 			return nil, err

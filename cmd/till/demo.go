@@ -30,7 +30,7 @@ func demoCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler))
+	db, err := openDatabase(ctx, cfg, slog.New(slog.DiscardHandler), true)
 	if err != nil {
 		return err
 	}

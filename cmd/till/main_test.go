@@ -157,6 +157,18 @@ func TestServeFromScratch(t *testing.T) {
 		!strings.Contains(metrics, "go_sql_open_connections") {
 		t.Errorf("metrics lack route or pool series:\n%.2000s", metrics)
 	}
+	var live bytes.Buffer
+	if err := run(context.Background(), []string{"org", "create", "--name", "Live", "--slug", "live"}, getenvOf(vars), &live); err != nil {
+		t.Fatalf("org create next to a running server: %v", err)
+	}
+	second := map[string]string{"TILL_DATA_DIR": vars["TILL_DATA_DIR"], "TILL_ADDR": freeAddr(t), "TILL_LOG_LEVEL": "error"}
+	if err := run(context.Background(), []string{"serve"}, getenvOf(second), &live); err == nil ||
+		!strings.Contains(err.Error(), "already running") {
+		t.Errorf("a second serve on the same data directory: err = %v", err)
+	}
+	if body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+		t.Errorf("the server stopped answering after an admin command ran next to it: %s", body)
+	}
 	stop()
 
 	var cli bytes.Buffer

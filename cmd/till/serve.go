@@ -34,7 +34,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
-	db, err := openDatabase(ctx, cfg, logger)
+	db, err := openDatabase(ctx, cfg, logger, false)
 	if err != nil {
 		return err
 	}

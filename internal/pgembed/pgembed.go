@@ -53,6 +53,9 @@ type Options struct {
 	// Logger receives start, fallback and stop events; nil discards them. The server's own
 	// output goes to the log file, not here.
 	Logger *slog.Logger
+	// Attach connects to a server another process already runs on Dir (a `till serve`, say)
+	// instead of failing with ErrAlreadyRunning; Stop then leaves that server running.
+	Attach bool
 }
 
 // Cluster is a running PostgreSQL server started by Start. Stop it when done; if the calling
@@ -69,6 +72,8 @@ type Cluster struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the postmaster has exited; waitErr is then set
 	waitErr error
+
+	attached bool // the server belongs to another process; Stop leaves it alone
 
 	stopOnce sync.Once
 	stopErr  error
@@ -128,6 +133,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 	if err := c.start(ctx, o.Settings); err != nil {
+		if o.Attach && !c.created && errors.Is(err, ErrAlreadyRunning) {
+			c.attached = true
+			c.logger.Info("pgembed: using the PostgreSQL server already running", "dir", c.layout.root)
+			return c, nil
+		}
 		return nil, err
 	}
 	c.logger.Info("pgembed: started PostgreSQL", "dir", c.layout.root, "socket_dir", c.layout.socket,
@@ -271,6 +281,9 @@ func (c *Cluster) openLog() (*os.File, error) {
 // checkpoint, exit) and waits for it to exit. It is safe to call more than once and from
 // several goroutines; every call returns the first call's result.
 func (c *Cluster) Stop() error {
+	if c.attached {
+		return nil
+	}
 	c.stopOnce.Do(func() {
 		began := time.Now()
 		c.stopErr = c.shutdown(syscall.SIGINT, time.Minute)
@@ -353,7 +366,12 @@ func (c *Cluster) Port() int {
 }
 
 // PID is the postmaster's process id.
-func (c *Cluster) PID() int { return c.cmd.Process.Pid }
+func (c *Cluster) PID() int {
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
 
 // User is the operating-system user the server runs as.
 func (c *Cluster) User() string { return c.acct.name }

@@ -171,6 +171,25 @@ func TestStartCreatesThenReusesTheCluster(t *testing.T) {
 		}
 	})
 
+	t.Run("attaching uses the running server and leaves it running", func(t *testing.T) {
+		other, err := pgembed.Start(t.Context(), pgembed.Options{Dir: dir, Attach: true})
+		if err != nil {
+			t.Fatalf("Start with Attach = %v", err)
+		}
+		adb := open(t, other)
+		var v string
+		if err := adb.QueryRow(`SELECT v FROM survivor`).Scan(&v); err != nil || v != "kept" {
+			t.Fatalf("attached connection reads %q, %v", v, err)
+		}
+		adb.Close()
+		if err := other.Stop(); err != nil {
+			t.Fatalf("Stop of an attached cluster = %v", err)
+		}
+		if !alive(c.PID()) {
+			t.Fatal("stopping the attached handle stopped the server")
+		}
+	})
+
 	pid := c.PID()
 	for i := range 2 {
 		if err := c.Stop(); err != nil {
