@@ -1,9 +1,12 @@
 package rest_test
 
 import (
+	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -50,6 +53,160 @@ func TestLoadDocumentsEnforcesOneOperationPerFile(t *testing.T) {
 				t.Errorf("error = %v, want it to mention %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// fragmentFiles is a folder of operations sharing fragments: GetThing spreads
+// ThingShape, which spreads OwnerShape; GetLabel spreads LabelShape only.
+var fragmentFiles = map[string]string{
+	"GetThing.graphql":        `query GetThing($id: ID!) { thing(id: $id) { ...ThingShape } }`,
+	"GetLabel.graphql":        `query GetLabel($id: ID!) { thing(id: $id) { id ...LabelShape } }`,
+	"fragments/thing.graphql": "fragment ThingShape on Thing { id owner { ...OwnerShape } }\nfragment OwnerShape on Owner { name }",
+	"fragments/label.graphql": `fragment LabelShape on Thing { label }`,
+}
+
+func TestLoadDocumentsAppendsTheFragmentsADocumentUses(t *testing.T) {
+	docs, err := rest.LoadDocuments(docFS(fragmentFiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 2 {
+		t.Fatalf("LoadDocuments = %d documents, want 2 (fragments/ holds no operation)", len(docs))
+	}
+	for name, want := range map[string]struct{ has, hasNot []string }{
+		"GetThing": {has: []string{"fragment ThingShape on Thing", "fragment OwnerShape on Owner"}, hasNot: []string{"LabelShape"}},
+		"GetLabel": {has: []string{"fragment LabelShape on Thing"}, hasNot: []string{"ThingShape", "OwnerShape"}},
+	} {
+		src := docs[name]
+		if !strings.HasPrefix(src, fragmentFiles[name+".graphql"]) {
+			t.Errorf("%s does not start with its file:\n%s", name, src)
+		}
+		for _, s := range want.has {
+			if !strings.Contains(src, s) {
+				t.Errorf("%s lacks %q:\n%s", name, s, src)
+			}
+		}
+		for _, s := range want.hasNot {
+			if strings.Contains(src, s) {
+				t.Errorf("%s holds the fragment it does not use, %s:\n%s", name, s, src)
+			}
+		}
+	}
+	// Each document is complete on its own: GraphQL rejects unknown and unused fragments.
+	schema := gqlparser.MustLoadSchema(&ast.Source{Name: "schema.graphqls", Input: `
+type Owner { name: String }
+type Thing { id: ID! label: String owner: Owner }
+type Query { thing(id: ID!): Thing }`})
+	if err := docs.Validate(schema); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestLoadDocumentsRefusesBrokenFragments(t *testing.T) {
+	with := func(changes map[string]string) map[string]string {
+		files := map[string]string{}
+		for name, src := range fragmentFiles {
+			files[name] = src
+		}
+		for name, src := range changes {
+			if src == "" {
+				delete(files, name)
+			} else {
+				files[name] = src
+			}
+		}
+		return files
+	}
+	tests := []struct {
+		name    string
+		files   map[string]string
+		wantErr string
+	}{
+		{"an unknown fragment in a document", with(map[string]string{
+			"GetThing.graphql": `query GetThing($id: ID!) { thing(id: $id) { ...ThingShape ...Missing } }`}),
+			`GetThing.graphql: unknown fragment "Missing"`},
+		{"an unknown fragment in a shared fragment", with(map[string]string{
+			"fragments/label.graphql": `fragment LabelShape on Thing { label ...Missing }`}),
+			`fragments/label.graphql: fragment LabelShape spreads unknown fragment "Missing"`},
+		{"a shared fragment no operation uses", with(map[string]string{"GetLabel.graphql": ""}),
+			"fragments/label.graphql: fragment LabelShape is not used by any operation"},
+		{"a fragment defined in two files", with(map[string]string{
+			"fragments/more.graphql": `fragment LabelShape on Thing { id }`}),
+			"fragment LabelShape is already defined in fragments/label.graphql"},
+		{"a document redefining a shared fragment", with(map[string]string{
+			"GetLabel.graphql": `query GetLabel($id: ID!) { thing(id: $id) { ...LabelShape } } fragment LabelShape on Thing { id }`}),
+			"GetLabel.graphql: fragment LabelShape is already defined in fragments/label.graphql"},
+		{"an operation among the fragments", with(map[string]string{
+			"fragments/label.graphql": `fragment LabelShape on Thing { label } query Q { thing(id: "1") { id } }`}),
+			"fragments/label.graphql: holds an operation"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := rest.LoadDocuments(docFS(tt.files))
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error = %v, want it to mention %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Each /v1 shape is written once, in fragments/ when two documents render it: no run of
+// sixLines selection lines (blank lines, comments and lone braces aside) stands in two
+// places of rest/operations.
+func TestOperationsWriteEachShapeOnce(t *testing.T) {
+	const sixLines = 6
+	// Runs allowed to repeat, and why.
+	exemptFiles := map[string]string{
+		// The raw file is what TestCheckoutListStatements runs; once that test loads it through
+		// rest.LoadDocuments, its items can become { ...CheckoutShape }.
+		"ListCheckouts.graphql": "resolvers/checkout_list_test.go runs the file without fragments",
+	}
+	exemptPairs := map[[2]string]string{
+		{"fragments/checkout_product.graphql", "fragments/product.graphql"}: "CheckoutProduct is not Product: a fragment on one cannot be spread in the other",
+	}
+	type place struct {
+		file  string
+		index int // of the run's first line among the file's significant lines
+		line  int
+	}
+	first := map[string]place{}
+	err := fs.WalkDir(rest.Operations(), ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || path.Ext(name) != ".graphql" || exemptFiles[name] != "" {
+			return err
+		}
+		src, err := fs.ReadFile(rest.Operations(), name)
+		if err != nil {
+			return err
+		}
+		var lines []string
+		var numbers []int
+		for i, line := range strings.Split(string(src), "\n") {
+			line = strings.Join(strings.Fields(line), " ")
+			if line == "" || strings.HasPrefix(line, "#") || strings.Trim(line, "{}()[]") == "" {
+				continue
+			}
+			lines, numbers = append(lines, line), append(numbers, i+1)
+		}
+		for i := 0; i+sixLines <= len(lines); i++ {
+			run := strings.Join(lines[i:i+sixLines], "\n")
+			prev, seen := first[run]
+			if !seen {
+				first[run] = place{name, i, numbers[i]}
+				continue
+			}
+			pair := []string{prev.file, name}
+			sort.Strings(pair)
+			if (prev.file == name && i-prev.index < sixLines) || exemptPairs[[2]string{pair[0], pair[1]}] != "" {
+				continue
+			}
+			t.Errorf("%s:%d repeats %s:%d; spread a fragment from fragments/ instead:\n%s",
+				name, numbers[i], prev.file, prev.line, run)
+			i += sixLines - 1 // one report a run
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
