@@ -178,11 +178,7 @@ func (r *Resolver) deleteBenefit(ctx context.Context, id uuid.UUID) (*storage.Be
 
 // benefitsPage lists benefits.
 func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting []string, f *model.BenefitFilter) (*model.BenefitPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, benefitSorts)
+	p, sorts, err := pageAndSorts(page, limit, sorting, benefitSorts)
 	if err != nil {
 		return nil, err
 	}

@@ -61,20 +61,9 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		taxID: given(in.CustomerTaxID), billingAddress: given(in.CustomerBillingAddress), isBusiness: in.IsBusinessCustomer,
 		discountCode: given(in.DiscountCode), customFieldData: in.CustomFieldData}
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		var (
-			c   *storage.Checkout
-			err error
-		)
-		if in.ID != nil {
-			c, err = storage.LockCheckout(ctx, tx, organizations(ctx), *in.ID, r.Now())
-		} else {
-			c, err = storage.LockCheckoutByClientSecret(ctx, tx, *in.ClientSecret, r.Now())
-		}
+		c, err := r.lockOpenCheckout(ctx, tx, in.ID, in.ClientSecret)
 		if err != nil {
-			return notFoundOr(err, "")
-		}
-		if c.Status != "open" {
-			return notOpen(c)
+			return err
 		}
 		if c, err = r.changeCheckout(ctx, tx, c, ch); err != nil {
 			return err

@@ -31,11 +31,7 @@ func (r *Resolver) checkoutByClientSecret(ctx context.Context, secret string) (*
 // checkoutsPage lists checkouts with GET /v1/checkouts/'s filters and sorts, priming the
 // relations the operation selects.
 func (r *Resolver) checkoutsPage(ctx context.Context, page, limit *int, sorting []string, f *model.CheckoutFilter) (*model.CheckoutPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, storage.CheckoutSortColumn)
+	p, sorts, err := pageAndSorts(page, limit, sorting, storage.CheckoutSortColumn)
 	if err != nil {
 		return nil, err
 	}
@@ -245,17 +241,4 @@ func (r *Resolver) primeCheckouts(ctx context.Context, items []*storage.Checkout
 		}
 	}
 	return nil
-}
-
-// uniqueIDs drops repeated ids, keeping the first occurrence's order.
-func uniqueIDs(ids []uuid.UUID) []uuid.UUID {
-	seen := make(map[uuid.UUID]bool, len(ids))
-	out := make([]uuid.UUID, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

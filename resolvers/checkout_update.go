@@ -156,12 +156,9 @@ func (r *Resolver) updateCheckout(ctx context.Context, in model.CheckoutUpdateIn
 		metadata: in.Metadata, customerMetadata: in.CustomerMetadata, customFieldData: in.CustomFieldData}
 	var out *storage.Checkout
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		c, err := storage.LockCheckout(ctx, tx, organizations(ctx), in.ID, r.Now())
+		c, err := r.lockOpenCheckout(ctx, tx, &in.ID, nil)
 		if err != nil {
-			return notFoundOr(err, "")
-		}
-		if c.Status != "open" {
-			return notOpen(c)
+			return err
 		}
 		out, err = r.changeCheckout(ctx, tx, c, ch)
 		if err != nil {
@@ -170,6 +167,28 @@ func (r *Resolver) updateCheckout(ctx context.Context, in model.CheckoutUpdateIn
 		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
 	})
 	return out, err
+}
+
+// lockOpenCheckout locks the checkout a change is for, by id among the caller's
+// organizations or else by client secret (the buyer's credential), and refuses it unless it
+// is open: only an open checkout may be changed and re-priced.
+func (r *Resolver) lockOpenCheckout(ctx context.Context, tx *sqlx.Tx, id *uuid.UUID, secret *string) (*storage.Checkout, error) {
+	var (
+		c   *storage.Checkout
+		err error
+	)
+	if id != nil {
+		c, err = storage.LockCheckout(ctx, tx, organizations(ctx), *id, r.Now())
+	} else {
+		c, err = storage.LockCheckoutByClientSecret(ctx, tx, *secret, r.Now())
+	}
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	if c.Status != "open" {
+		return nil, notOpen(c)
+	}
+	return c, nil
 }
 
 // changeCheckout validates and writes changes to a locked, open checkout.

@@ -180,11 +180,7 @@ func patchTaxID(patch storage.CustomerPatch, cur *storage.Customer, get func() (
 
 // customersPage lists customers with filters, sorting and pagination.
 func (r *Resolver) customersPage(ctx context.Context, page, limit *int, sorting []string, f *model.CustomerFilter) (*model.CustomerPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, customerSorts)
+	p, sorts, err := pageAndSorts(page, limit, sorting, customerSorts)
 	if err != nil {
 		return nil, err
 	}

@@ -155,14 +155,7 @@ func (r *Resolver) createDiscount(ctx context.Context, in model.DiscountCreateIn
 // setDiscountProducts replaces the restriction after checking every product is the
 // organization's: another tenant's product is reported as not existing.
 func setDiscountProducts(ctx context.Context, tx *sqlx.Tx, orgID, discountID uuid.UUID, ids []uuid.UUID) error {
-	seen := map[uuid.UUID]bool{}
-	unique := []uuid.UUID{}
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			unique = append(unique, id)
-		}
-	}
+	unique := uniqueIDs(ids)
 	n, err := storage.SetDiscountProducts(ctx, tx, orgID, discountID, unique)
 	if err != nil {
 		return err
@@ -276,11 +269,7 @@ func (r *Resolver) discount(ctx context.Context, id uuid.UUID) (*storage.Discoun
 
 // discountsPage lists live discounts, priming Discount.products for the page.
 func (r *Resolver) discountsPage(ctx context.Context, page, limit *int, sorting []string, f *model.DiscountFilter) (*model.DiscountPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, discountSorts)
+	p, sorts, err := pageAndSorts(page, limit, sorting, discountSorts)
 	if err != nil {
 		return nil, err
 	}

@@ -188,6 +188,16 @@ type price struct {
 	MeterID       *uuid.UUID `json:"meterId"`
 }
 
+// itemIDs is the ids of a page's items, in page order; never nil, so an empty page compares
+// equal to an empty want.
+func itemIDs(items []struct{ ID uuid.UUID }) []uuid.UUID {
+	out := []uuid.UUID{}
+	for _, it := range items {
+		out = append(out, it.ID)
+	}
+	return out
+}
+
 func (p product) benefitIDs() []uuid.UUID {
 	out := []uuid.UUID{}
 	for _, b := range p.Benefits {

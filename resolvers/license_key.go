@@ -93,10 +93,7 @@ func (r *Resolver) licenseKeysPage(ctx context.Context, orgIDs, benefitIDs []uui
 // portalLicenseKeys lists the session's keys: a customer's all, a member's own.
 func (r *Resolver) portalLicenseKeys(ctx context.Context, benefitID *uuid.UUID, page, limit *int) (*model.LicenseKeyPage, error) {
 	p := auth.FromContext(ctx)
-	f := storage.LicenseKeyListFilter{CustomerID: &p.CustomerID}
-	if p.Kind == auth.KindMemberSession {
-		f.MemberID = &p.MemberID
-	}
+	f := storage.LicenseKeyListFilter{CustomerID: &p.CustomerID, MemberID: sessionMember(p)}
 	if benefitID != nil {
 		f.BenefitIDs = []uuid.UUID{*benefitID}
 	}

@@ -111,14 +111,7 @@ func prime[V any](ctx context.Context, db *sqlx.DB, l *dataloader.Loader[uuid.UU
 	if len(keys) == 0 || !selects(ctx, graphql.CollectFieldsCtx(ctx, []string{sel[0].typ}), sel) {
 		return nil
 	}
-	seen := make(map[uuid.UUID]bool, len(keys))
-	unique := make([]uuid.UUID, 0, len(keys))
-	for _, k := range keys {
-		if !seen[k] {
-			seen[k] = true
-			unique = append(unique, k)
-		}
-	}
+	unique := uniqueIDs(keys)
 	rows, err := fetch(ctx, db, unique)
 	if err != nil {
 		return err
@@ -130,6 +123,20 @@ func prime[V any](ctx context.Context, db *sqlx.DB, l *dataloader.Loader[uuid.UU
 		l.Prime(ctx, k, rows[i])
 	}
 	return nil
+}
+
+// uniqueIDs drops repeated ids, keeping the first occurrence's order: a batch query needs
+// each key once, however many rows of a page point at it.
+func uniqueIDs(ids []uuid.UUID) []uuid.UUID {
+	seen := make(map[uuid.UUID]bool, len(ids))
+	out := make([]uuid.UUID, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // selection is one step of a path below the current field: a field of a type.

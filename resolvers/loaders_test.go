@@ -136,28 +136,9 @@ func TestNestedQueriesCostConstantStatements(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name+" cost the same statements for 10 and 100 rows", func(t *testing.T) {
-			counts := map[int]resolverstest.Counts{}
-			for _, n := range []int{10, 100} {
-				// Three runs per size: a batch split by an unlucky schedule would show as a
-				// count that differs between runs.
-				for run := range 3 {
-					counter.Reset()
-					res := s.Do(t, org.Token, tc.query, vars{"n": n})
-					got := counter.Snapshot()
-					if len(res.Errors) > 0 {
-						t.Fatalf("N=%d: %s", n, res.Body)
-					}
-					tc.check(t, res.Data, n)
-					t.Logf("N=%d run %d: %s", n, run+1, got)
-					if prev, ok := counts[n]; ok && prev != got {
-						t.Errorf("N=%d: counts differ between runs: %s then %s", n, prev, got)
-					}
-					counts[n] = got
-				}
-			}
-			if diff := cmp.Diff(counts[10], counts[100]); diff != "" {
-				t.Errorf("statements grow with the page size (-N=10 +N=100):\n%s", diff)
-			}
+			counts := requireConstantStatements(t, counter, func(n int) *resolverstest.Response {
+				return s.Do(t, org.Token, tc.query, vars{"n": n})
+			}, tc.check)
 			if counts[100].Begins != 0 {
 				t.Errorf("a read opened %d transactions", counts[100].Begins)
 			}
@@ -190,16 +171,6 @@ func seedCatalog(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 				return err
 			}
 
-			p, err := storage.CreateProduct(ctx, tx, orgID, storage.ProductWrite{Name: fmt.Sprintf("Product %03d", i), Visibility: "public"})
-			if err != nil {
-				return err
-			}
-			for _, amount := range []int64{1000, 2000} {
-				if _, err := storage.CreatePrice(ctx, tx, orgID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
-					PriceCurrency: "usd", PriceAmount: &amount}); err != nil {
-					return err
-				}
-			}
 			var benefits []uuid.UUID
 			for j := range 2 {
 				b, err := storage.CreateBenefit(ctx, tx, orgID, storage.BenefitWrite{Type: "custom",
@@ -209,7 +180,8 @@ func seedCatalog(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 				}
 				benefits = append(benefits, b.ID)
 			}
-			if err := storage.SetProductBenefits(ctx, tx, orgID, p.ID, benefits); err != nil {
+			if _, _, err := seedPricedProduct(ctx, tx, orgID, storage.ProductWrite{Name: fmt.Sprintf("Product %03d", i),
+				Visibility: "public"}, benefits); err != nil {
 				return err
 			}
 		}
@@ -218,6 +190,58 @@ func seedCatalog(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 	if err != nil {
 		tb.Fatalf("seeding: %v", err)
 	}
+}
+
+// seedPricedProduct stores a product with two fixed USD prices (1000 and 2000, in that
+// order) and the given benefits: the product every statement-count seed lists. It returns
+// the product's and the prices' ids.
+func seedPricedProduct(ctx context.Context, tx *sqlx.Tx, orgID uuid.UUID, w storage.ProductWrite,
+	benefitIDs []uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
+	p, err := storage.CreateProduct(ctx, tx, orgID, w)
+	if err != nil {
+		return uuid.Nil, nil, err
+	}
+	var prices []uuid.UUID
+	for _, amount := range []int64{1000, 2000} {
+		pr, err := storage.CreatePrice(ctx, tx, orgID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
+			PriceCurrency: "usd", PriceAmount: &amount})
+		if err != nil {
+			return uuid.Nil, nil, err
+		}
+		prices = append(prices, pr.ID)
+	}
+	return p.ID, prices, storage.SetProductBenefits(ctx, tx, orgID, p.ID, benefitIDs)
+}
+
+// requireConstantStatements is the measurement of every dataloader proof: it sends do's
+// request for a page of 10 rows and of 100, three times each, lets check verify each answer,
+// and fails unless the statement counts agree between the runs of a size (a batch split by
+// an unlucky schedule shows as a count that differs between runs) and between the sizes. It
+// returns the counts by page size for further checks.
+func requireConstantStatements(t *testing.T, counter *resolverstest.Counter, do func(n int) *resolverstest.Response,
+	check func(t *testing.T, data []byte, n int)) map[int]resolverstest.Counts {
+	t.Helper()
+	counts := map[int]resolverstest.Counts{}
+	for _, n := range []int{10, 100} {
+		for run := range 3 {
+			counter.Reset()
+			res := do(n)
+			got := counter.Snapshot()
+			if len(res.Errors) > 0 {
+				t.Fatalf("N=%d: %s", n, res.Body)
+			}
+			check(t, res.Data, n)
+			t.Logf("N=%d run %d: %s", n, run+1, got)
+			if prev, ok := counts[n]; ok && prev != got {
+				t.Errorf("N=%d: counts differ between runs: %s then %s", n, prev, got)
+			}
+			counts[n] = got
+		}
+	}
+	if diff := cmp.Diff(counts[10], counts[100]); diff != "" {
+		t.Errorf("statements grow with the page size (-N=10 +N=100):\n%s", diff)
+	}
+	return counts
 }
 
 func mustUnmarshal(tb testing.TB, data []byte, out any) {

@@ -54,7 +54,7 @@ func (r *orderResolver) Product(ctx context.Context, obj *storage.Order) (*stora
 }
 
 func (r *orderResolver) Discount(ctx context.Context, obj *storage.Order) (model.DiscountBase, error) {
-	return orderDiscount(ctx, obj)
+	return discountOf(ctx, obj.DiscountID)
 }
 
 func (r *orderResolver) Subscription(ctx context.Context, obj *storage.Order) (*storage.Subscription, error) {

@@ -1,7 +1,10 @@
 package resolvers
 
 import (
+	"context"
 	"encoding/json"
+
+	"github.com/google/uuid"
 
 	"till/graph/model"
 	"till/storage"
@@ -10,8 +13,7 @@ import (
 // discountVariant presents a discount as the variant type its kind and duration call for,
 // so a document that selects each variant's fields with inline fragments emits exactly the
 // keys upstream's Discount*DurationBase schemas have: amount, currency and amounts for fixed
-// discounts, basis_points for percentages, duration_in_months for repeating ones. Orders use
-// it for Order.discount; subscriptions can use it for theirs.
+// discounts, basis_points for percentages, duration_in_months for repeating ones.
 func discountVariant(d *storage.Discount) model.DiscountBase {
 	months := 0
 	if d.DurationInMonths != nil {
@@ -57,6 +59,20 @@ func discountVariant(d *storage.Discount) model.DiscountBase {
 		Name: d.Name, Code: d.Code, StartsAt: d.StartsAt, EndsAt: d.EndsAt, MaxRedemptions: d.MaxRedemptions,
 		MaxRedemptionsPerCustomer: d.MaxRedemptionsPerCustomer, RedemptionsCount: d.RedemptionsCount,
 		Metadata: d.Metadata, OrganizationID: d.OrganizationID}
+}
+
+// discountOf loads the discount an order or subscription points at (id, nil without one)
+// through the request's loader and presents it as its variant type: Order.discount and
+// Subscription.discount are the same field.
+func discountOf(ctx context.Context, id *uuid.UUID) (model.DiscountBase, error) {
+	if id == nil {
+		return nil, nil
+	}
+	d, err := loaders(ctx).Discount.Load(ctx, *id)()
+	if err != nil {
+		return nil, err
+	}
+	return discountVariant(d), nil
 }
 
 // discountAmounts is the wire `amounts` of a fixed discount: currency to amount. Till stores

@@ -74,11 +74,7 @@ func (l listedOrders) list(t *testing.T, sorting []string, filter vars) ([]uuid.
 	l.s.Query(t, l.org.Token, `query($sorting: [String!], $filter: OrderFilter) {
 		orders(limit: 100, sorting: $sorting, filter: $filter) { items { id } pagination { totalCount } } }`,
 		vars{"sorting": sorting, "filter": filter}, &out)
-	ids := []uuid.UUID{}
-	for _, it := range out.Orders.Items {
-		ids = append(ids, it.ID)
-	}
-	return ids, out.Orders.Pagination.TotalCount
+	return itemIDs(out.Orders.Items), out.Orders.Pagination.TotalCount
 }
 
 func TestOrdersList(t *testing.T) {

@@ -77,11 +77,7 @@ func requireOrderBillingRole(ctx context.Context, member *storage.Member) error 
 // orderPage runs a list and loads, for the whole page at once, the relations the operation
 // selects, so a page costs the same number of statements whatever its size.
 func (r *Resolver) orderPage(ctx context.Context, page, limit *int, sorting []string, columns map[string]string, f storage.OrderListFilter) (*model.OrderPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, columns)
+	p, sorts, err := pageAndSorts(page, limit, sorting, columns)
 	if err != nil {
 		return nil, err
 	}
@@ -142,18 +138,6 @@ func billingTypes(in []model.ProductBillingType) []string {
 		out[i] = string(t)
 	}
 	return out
-}
-
-// orderDiscount is the order's discount as its variant type, or nil without one.
-func orderDiscount(ctx context.Context, o *storage.Order) (model.DiscountBase, error) {
-	if o.DiscountID == nil {
-		return nil, nil
-	}
-	d, err := loaders(ctx).Discount.Load(ctx, *o.DiscountID)()
-	if err != nil {
-		return nil, err
-	}
-	return discountVariant(d), nil
 }
 
 // refundableAmount is what can still be refunded before taxes, as upstream computes it:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
@@ -16,6 +17,25 @@ func (r *Resolver) portalCustomer(ctx context.Context) (*storage.Customer, error
 	p := auth.FromContext(ctx)
 	c, err := storage.GetCustomer(ctx, r.DB, organizations(ctx), p.CustomerID)
 	return c, notFoundOr(err, "")
+}
+
+// sessionMember is the member a member session acts as, nil for customer sessions: the
+// portal's seat, key and seat-subscription lists show a member only what it holds, and a
+// customer everything it bought.
+func sessionMember(p auth.Principal) *uuid.UUID {
+	if p.Kind != auth.KindMemberSession {
+		return nil
+	}
+	return &p.MemberID
+}
+
+// billingCustomer is the session's customer for the portal's payment-method routes, which
+// members may use only as owners or billing managers (requireBillingRole).
+func (r *Resolver) billingCustomer(ctx context.Context) (*storage.Customer, error) {
+	if err := r.requireBillingRole(ctx); err != nil {
+		return nil, err
+	}
+	return r.portalCustomer(ctx)
 }
 
 // requireBillingRole is upstream's check that member sessions act for owners and billing
@@ -52,10 +72,7 @@ func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 
 // portalPaymentMethods lists the session customer's payment methods.
 func (r *Resolver) portalPaymentMethods(ctx context.Context, page, limit *int) (*model.PaymentMethodPage, error) {
-	if err := r.requireBillingRole(ctx); err != nil {
-		return nil, err
-	}
-	c, err := r.portalCustomer(ctx)
+	c, err := r.billingCustomer(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -213,14 +213,7 @@ func checkMeters(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, prices
 
 // setBenefits replaces a product's benefits after checking they all belong to its organization.
 func (r *Resolver) setBenefits(ctx context.Context, tx *sqlx.Tx, orgID, productID uuid.UUID, ids []uuid.UUID) error {
-	seen := map[uuid.UUID]bool{}
-	unique := ids[:0:0]
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			unique = append(unique, id)
-		}
-	}
+	unique := uniqueIDs(ids)
 	n, err := storage.CountBenefits(ctx, tx, orgID, unique)
 	if err != nil {
 		return err
@@ -345,11 +338,7 @@ func (r *Resolver) updateProductBenefits(ctx context.Context, in model.ProductBe
 
 // productsPage lists products.
 func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting []string, f *model.ProductFilter) (*model.ProductPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, productSorts)
+	p, sorts, err := pageAndSorts(page, limit, sorting, productSorts)
 	if err != nil {
 		return nil, err
 	}

@@ -262,11 +262,7 @@ func (r *Resolver) portalSeats(ctx context.Context, page, limit *int) (*model.Cu
 		return nil, err
 	}
 	s := auth.FromContext(ctx)
-	var member *uuid.UUID
-	if s.Kind == auth.KindMemberSession {
-		member = &s.MemberID
-	}
-	items, total, err := storage.ListSeats(ctx, r.DB, organizations(ctx), s.CustomerID, member, p)
+	items, total, err := storage.ListSeats(ctx, r.DB, organizations(ctx), s.CustomerID, sessionMember(s), p)
 	if err != nil {
 		return nil, err
 	}

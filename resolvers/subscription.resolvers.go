@@ -104,7 +104,7 @@ func (r *subscriptionResolver) Product(ctx context.Context, obj *storage.Subscri
 }
 
 func (r *subscriptionResolver) Discount(ctx context.Context, obj *storage.Subscription) (model.DiscountBase, error) {
-	return r.subscriptionDiscount(ctx, obj)
+	return discountOf(ctx, obj.DiscountID)
 }
 
 func (r *subscriptionResolver) Prices(ctx context.Context, obj *storage.Subscription) ([]*storage.ProductPrice, error) {

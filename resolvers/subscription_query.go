@@ -44,14 +44,6 @@ func (r *Resolver) subscriptionByID(ctx context.Context, id uuid.UUID) (*storage
 
 // subscriptionsPage lists the organizations' started subscriptions.
 func (r *Resolver) subscriptionsPage(ctx context.Context, page, limit *int, sorting []string, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, subscriptionSorts)
-	if err != nil {
-		return nil, err
-	}
 	var lf storage.SubscriptionListFilter
 	if f != nil {
 		lf = storage.SubscriptionListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
@@ -61,29 +53,28 @@ func (r *Resolver) subscriptionsPage(ctx context.Context, page, limit *int, sort
 			CanceledAtBefore: f.CanceledAtBefore, StartedAfter: f.StartedAfter, StartedBefore: f.StartedBefore,
 			Metadata: metadataOf(f.Metadata)}
 	}
-	items, total, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), nil, lf, sorts, p)
-	if err != nil {
-		return nil, err
-	}
-	return r.subscriptionPage(ctx, items, total, p)
+	return r.listSubscriptions(ctx, page, limit, sorting, subscriptionSorts, nil, lf)
 }
 
 // portalSubscriptionsPage lists the session customer's started subscriptions.
 func (r *Resolver) portalSubscriptionsPage(ctx context.Context, page, limit *int, sorting []string, f *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	sorts, err := sortsOf(sorting, portalSubscriptionSorts)
-	if err != nil {
-		return nil, err
-	}
 	var lf storage.SubscriptionListFilter
 	if f != nil {
 		lf = storage.SubscriptionListFilter{ProductIDs: f.ProductID, Active: f.Active, ProductQuery: f.Query}
 	}
 	customerID := auth.FromContext(ctx).CustomerID
-	items, total, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), &customerID, lf, sorts, p)
+	return r.listSubscriptions(ctx, page, limit, sorting, portalSubscriptionSorts, &customerID, lf)
+}
+
+// listSubscriptions runs either subscription list (customerID scopes it to the portal's
+// customer) with the sorting its whitelist allows, and loads the page's relations.
+func (r *Resolver) listSubscriptions(ctx context.Context, page, limit *int, sorting []string, columns map[string]string,
+	customerID *uuid.UUID, f storage.SubscriptionListFilter) (*model.SubscriptionPage, error) {
+	p, sorts, err := pageAndSorts(page, limit, sorting, columns)
+	if err != nil {
+		return nil, err
+	}
+	items, total, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), customerID, f, sorts, p)
 	if err != nil {
 		return nil, err
 	}
@@ -98,11 +89,7 @@ func (r *Resolver) claimedSeatSubscriptionsPage(ctx context.Context, page, limit
 		return nil, err
 	}
 	pr := auth.FromContext(ctx)
-	var memberID *uuid.UUID
-	if pr.Kind == auth.KindMemberSession {
-		memberID = &pr.MemberID
-	}
-	items, total, err := storage.ListClaimedSeatSubscriptions(ctx, r.DB, organizations(ctx), pr.CustomerID, memberID, p)
+	items, total, err := storage.ListClaimedSeatSubscriptions(ctx, r.DB, organizations(ctx), pr.CustomerID, sessionMember(pr), p)
 	if err != nil {
 		return nil, err
 	}
@@ -184,16 +171,4 @@ func (r *Resolver) subscriptionPendingUpdate(ctx context.Context, s *storage.Sub
 		return nil, err
 	}
 	return rows[0], nil
-}
-
-// subscriptionDiscount is the subscription's discount as its variant type, or nil.
-func (r *Resolver) subscriptionDiscount(ctx context.Context, s *storage.Subscription) (model.DiscountBase, error) {
-	if s.DiscountID == nil {
-		return nil, nil
-	}
-	d, err := loaders(ctx).Discount.Load(ctx, *s.DiscountID)()
-	if err != nil {
-		return nil, err
-	}
-	return discountVariant(d), nil
 }

@@ -97,11 +97,7 @@ func (w *subListWorld) list(t *testing.T, token string, args vars) ([]uuid.UUID,
 	w.s.Query(t, token, `query($page: Int, $limit: Int, $sorting: [String!], $filter: SubscriptionFilter) {
 		subscriptions(page: $page, limit: $limit, sorting: $sorting, filter: $filter) {
 			items { id } pagination { totalCount maxPage } } }`, args, &out)
-	ids := []uuid.UUID{}
-	for _, it := range out.Subscriptions.Items {
-		ids = append(ids, it.ID)
-	}
-	return ids, out.Subscriptions.Pagination.TotalCount
+	return itemIDs(out.Subscriptions.Items), out.Subscriptions.Pagination.TotalCount
 }
 
 func TestListSubscriptions(t *testing.T) {
@@ -225,11 +221,7 @@ func TestPortalSubscriptions(t *testing.T) {
 		}
 		w.s.Query(t, token, `query($sorting: [String!], $filter: PortalSubscriptionFilter) { me {
 			subscriptions(sorting: $sorting, filter: $filter) { items { id } } } }`, args, &out)
-		ids := []uuid.UUID{}
-		for _, it := range out.Me.Subscriptions.Items {
-			ids = append(ids, it.ID)
-		}
-		return ids
+		return itemIDs(out.Me.Subscriptions.Items)
 	}
 	for _, tc := range []struct {
 		name string
@@ -265,11 +257,7 @@ func TestPortalSubscriptions(t *testing.T) {
 				}
 			}
 			w.s.Query(t, token, `{ me { claimedSeatSubscriptions { items { id } pagination { totalCount } } } }`, nil, &out)
-			ids := []uuid.UUID{}
-			for _, it := range out.Me.ClaimedSeatSubscriptions.Items {
-				ids = append(ids, it.ID)
-			}
-			return ids
+			return itemIDs(out.Me.ClaimedSeatSubscriptions.Items)
 		}
 		if diff := cmp.Diff([]uuid.UUID{w.s1}, claimed(carol)); diff != "" {
 			t.Errorf("carol's claimed seats (-want +got):\n%s", diff)

@@ -29,14 +29,8 @@ type subscriptionTarget struct {
 // now and the new amount is billed from the next renewal on.
 func (r *Resolver) updateSubscriptionProduct(ctx context.Context, in model.SubscriptionProductChangeInput) (*storage.Subscription, error) {
 	return r.changeSubscription(ctx, in.ID, func(tx *sqlx.Tx, s *storage.Subscription, now time.Time) (*storage.Subscription, error) {
-		if err := subscriptionChangeable(s); err != nil {
-			return nil, err
-		}
-		org, err := storage.GetOrganization(ctx, tx, s.OrganizationID)
+		org, err := checkChangeable(ctx, tx, s, "update_plan")
 		if err != nil {
-			return nil, err
-		}
-		if err := portalMayChange(ctx, org, "update_plan"); err != nil {
 			return nil, err
 		}
 		invalid := func(msg string) error {
@@ -68,14 +62,8 @@ func (r *Resolver) updateSubscriptionProduct(ctx context.Context, in model.Subsc
 // price's tiers and not below the seats already assigned; timing as for products.
 func (r *Resolver) updateSubscriptionSeats(ctx context.Context, in model.SubscriptionSeatsChangeInput) (*storage.Subscription, error) {
 	return r.changeSubscription(ctx, in.ID, func(tx *sqlx.Tx, s *storage.Subscription, now time.Time) (*storage.Subscription, error) {
-		if err := subscriptionChangeable(s); err != nil {
-			return nil, err
-		}
-		org, err := storage.GetOrganization(ctx, tx, s.OrganizationID)
+		org, err := checkChangeable(ctx, tx, s, "update_seats")
 		if err != nil {
-			return nil, err
-		}
-		if err := portalMayChange(ctx, org, "update_seats"); err != nil {
 			return nil, err
 		}
 		priceLists, err := storage.SubscriptionPricesBySubscriptions(ctx, tx, []uuid.UUID{s.ID})
@@ -117,6 +105,23 @@ func (r *Resolver) updateSubscriptionSeats(ctx context.Context, in model.Subscri
 		return r.applyOrSchedule(ctx, tx, s, org, now, in.ProrationBehavior, target,
 			storage.PendingSubscriptionUpdate{Seats: &seats})
 	})
+}
+
+// checkChangeable is the check plan and seat changes both start with: the subscription can
+// be changed and, from the portal, its organization allows the change (setting, see
+// portalMayChange). It returns the organization, whose proration behavior the change follows.
+func checkChangeable(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, setting string) (*storage.Organization, error) {
+	if err := subscriptionChangeable(s); err != nil {
+		return nil, err
+	}
+	org, err := storage.GetOrganization(ctx, tx, s.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	if err := portalMayChange(ctx, org, setting); err != nil {
+		return nil, err
+	}
+	return org, nil
 }
 
 // subscriptionChangeable refuses changes of subscriptions that ended, will end, are paused

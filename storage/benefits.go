@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -105,18 +104,11 @@ type BenefitListFilter struct {
 
 // ListBenefits returns one page of live benefits and the total count.
 func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f BenefitListFilter, sorts []Sort, p Page) ([]*Benefit, int, error) {
-	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	if len(f.Types) > 0 {
-		args = append(args, pq.Array(f.Types))
-		where = append(where, fmt.Sprintf("type = ANY($%d)", len(args)))
-	}
-	if f.Query != nil && *f.Query != "" {
-		args = append(args, "%"+escapeLike(*f.Query)+"%")
-		where = append(where, fmt.Sprintf("description ILIKE $%d", len(args)))
-	}
-	where, args = metadataWhere("metadata", f.Metadata, where, args)
-	return listPage[*Benefit](ctx, q, "SELECT "+benefitColumns+" FROM benefits", where, args,
+	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	anyOf(w, "type", f.Types)
+	w.contains("description ILIKE $%d", f.Query)
+	w.metadata("metadata", f.Metadata)
+	return listPage[*Benefit](ctx, q, "SELECT "+benefitColumns+" FROM benefits", w.where, w.args,
 		orderBy(sorts, "created_at DESC"), p)
 }
 

@@ -145,34 +145,29 @@ var CheckoutSortColumn = map[string]string{"created_at": "c.created_at", "expire
 
 // ListCheckouts returns one page of checkouts as of now and the total count.
 func ListCheckouts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CheckoutListFilter, sorts []Sort, p Page, now time.Time) ([]*Checkout, int, error) {
-	where := []string{"c.organization_id = ANY($2)"}
-	args := []any{now, pq.Array(orgs)}
-	in := func(expr string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf("%s = ANY($%d)", expr, len(args)))
-	}
+	w := newFilters([]string{"c.organization_id = ANY($2)"}, now, pq.Array(orgs))
+	// Unlike anyOf, an id or status filter given as an empty list matches no checkout: only
+	// an absent one does not filter.
 	if f.OrganizationIDs != nil {
-		in("c.organization_id", pq.Array(f.OrganizationIDs))
+		w.add("c.organization_id = ANY($%d)", pq.Array(f.OrganizationIDs))
 	}
 	if f.ProductIDs != nil {
-		in("c.product_id", pq.Array(f.ProductIDs))
+		w.add("c.product_id = ANY($%d)", pq.Array(f.ProductIDs))
 	}
 	if f.CustomerIDs != nil {
-		in("c.customer_id", pq.Array(f.CustomerIDs))
+		w.add("c.customer_id = ANY($%d)", pq.Array(f.CustomerIDs))
 	}
 	if f.Statuses != nil {
-		in(effectiveStatus(1), pq.Array(f.Statuses))
+		w.add(effectiveStatus(1)+" = ANY($%d)", pq.Array(f.Statuses))
 	}
 	if f.ExternalCustomerIDs != nil {
-		args = append(args, pq.Array(f.ExternalCustomerIDs))
-		where = append(where, fmt.Sprintf(
-			"EXISTS (SELECT 1 FROM customers cu WHERE cu.id = c.customer_id AND cu.external_id = ANY($%d))", len(args)))
+		w.add("EXISTS (SELECT 1 FROM customers cu WHERE cu.id = c.customer_id AND cu.external_id = ANY($%d))",
+			pq.Array(f.ExternalCustomerIDs))
 	}
 	if f.Query != nil {
-		args = append(args, "%"+*f.Query+"%")
-		where = append(where, fmt.Sprintf("c.customer_email ILIKE $%d", len(args)))
+		w.add("c.customer_email ILIKE $%d", "%"+*f.Query+"%")
 	}
-	return listPage[*Checkout](ctx, q, "SELECT "+checkoutColumns(1)+" FROM checkouts c", where, args,
+	return listPage[*Checkout](ctx, q, "SELECT "+checkoutColumns(1)+" FROM checkouts c", w.where, w.args,
 		orderBy(sorts, "c.created_at DESC"), p)
 }
 
@@ -184,23 +179,13 @@ func ProductsByCheckouts(ctx context.Context, q sqlx.ExtContext, checkoutIDs []u
 		Product
 	}
 	var rows []*row
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT cp.checkout_id, p.id, p.created_at, p.modified_at,
-		p.organization_id, p.name, p.description, p.visibility, p.recurring_interval, p.recurring_interval_count,
-		p.meter_interval, p.meter_interval_count, p.trial_interval, p.trial_interval_count, p.is_archived, p.metadata
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT cp.checkout_id, `+productColumnsP+`
 		FROM checkout_products cp JOIN products p ON p.id = cp.product_id
 		WHERE cp.checkout_id = ANY($1) ORDER BY cp."order", p.created_at`, pq.Array(checkoutIDs)); err != nil {
 		return nil, mapErr(err)
 	}
-	grouped := groupBy(checkoutIDs, rows, func(r *row) uuid.UUID { return r.CheckoutID })
-	out := make([][]*Product, len(grouped))
-	for i, g := range grouped {
-		out[i] = make([]*Product, len(g))
-		for j, r := range g {
-			p := r.Product
-			out[i][j] = &p
-		}
-	}
-	return out, nil
+	return groupJoined(checkoutIDs, rows, func(r *row) uuid.UUID { return r.CheckoutID },
+		func(r *row) Product { return r.Product }), nil
 }
 
 // PricesByIDs loads prices for a dataloader, archived ones included (a checkout or order

@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,14 +83,9 @@ func UpdateCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id
 	if len(patch) == 0 {
 		return GetCustomer(ctx, q, orgs, id)
 	}
-	sets := []string{"modified_at = now()"}
-	args := []any{id, pq.Array(orgs)}
-	for col, v := range patch {
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
-	}
+	sets, args := patchSets(Patch(patch), []any{id, pq.Array(orgs)})
 	var c Customer
-	err := sqlx.GetContext(ctx, q, &c, `UPDATE customers SET `+strings.Join(sets, ", ")+`
+	err := sqlx.GetContext(ctx, q, &c, `UPDATE customers SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+customerColumns, args...)
 	return &c, mapErr(err)
 }
@@ -145,22 +138,11 @@ type CustomerListFilter struct {
 
 // ListCustomers returns one page of live customers and the total count.
 func ListCustomers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CustomerListFilter, sorts []Sort, p Page) ([]*Customer, int, error) {
-	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	if f.Email != nil {
-		args = append(args, *f.Email)
-		where = append(where, fmt.Sprintf("lower(email) = lower($%d)", len(args)))
-	}
-	if f.ExternalID != nil {
-		args = append(args, *f.ExternalID)
-		where = append(where, fmt.Sprintf("external_id = $%d", len(args)))
-	}
-	if f.Query != nil && *f.Query != "" {
-		args = append(args, "%"+escapeLike(*f.Query)+"%")
-		where = append(where, fmt.Sprintf(
-			"(coalesce(email, '') || ' ' || coalesce(name, '') || ' ' || coalesce(external_id, '')) ILIKE $%d", len(args)))
-	}
-	where, args = metadataWhere("metadata", f.Metadata, where, args)
-	return listPage[*Customer](ctx, q, "SELECT "+customerColumns+" FROM customers", where, args,
+	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	ifSet(w, "lower(email) = lower($%d)", f.Email)
+	ifSet(w, "external_id = $%d", f.ExternalID)
+	w.contains("(coalesce(email, '') || ' ' || coalesce(name, '') || ' ' || coalesce(external_id, '')) ILIKE $%d", f.Query)
+	w.metadata("metadata", f.Metadata)
+	return listPage[*Customer](ctx, q, "SELECT "+customerColumns+" FROM customers", w.where, w.args,
 		orderBy(sorts, "created_at DESC"), p)
 }

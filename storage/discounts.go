@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -104,17 +103,10 @@ type DiscountListFilter struct {
 
 // ListDiscounts returns one page of live discounts and the total count.
 func ListDiscounts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DiscountListFilter, sorts []Sort, p Page) ([]*Discount, int, error) {
-	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	if f.Query != nil && *f.Query != "" {
-		args = append(args, "%"+escapeLike(*f.Query)+"%")
-		where = append(where, fmt.Sprintf("(name ILIKE $%d OR code ILIKE $%d)", len(args), len(args)))
-	}
-	if f.Code != nil {
-		args = append(args, *f.Code)
-		where = append(where, fmt.Sprintf("lower(code) = lower($%d)", len(args)))
-	}
-	return listPage[*Discount](ctx, q, "SELECT "+discountColumns+" FROM discounts", where, args,
+	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	w.contains("(name ILIKE $%[1]d OR code ILIKE $%[1]d)", f.Query)
+	ifSet(w, "lower(code) = lower($%d)", f.Code)
+	return listPage[*Discount](ctx, q, "SELECT "+discountColumns+" FROM discounts", w.where, w.args,
 		orderBy(sorts, "created_at DESC"), p)
 }
 
@@ -146,23 +138,13 @@ func DiscountProductsByDiscounts(ctx context.Context, q sqlx.ExtContext, discoun
 		Product
 	}
 	var rows []*row
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT dp.discount_id, p.id, p.created_at, p.modified_at,
-		p.organization_id, p.name, p.description, p.visibility, p.recurring_interval, p.recurring_interval_count,
-		p.meter_interval, p.meter_interval_count, p.trial_interval, p.trial_interval_count, p.is_archived, p.metadata
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT dp.discount_id, `+productColumnsP+`
 		FROM discount_products dp JOIN products p ON p.id = dp.product_id
 		WHERE dp.discount_id = ANY($1) ORDER BY dp.created_at, p.created_at`, pq.Array(discountIDs)); err != nil {
 		return nil, mapErr(err)
 	}
-	grouped := groupBy(discountIDs, rows, func(r *row) uuid.UUID { return r.DiscountID })
-	out := make([][]*Product, len(grouped))
-	for i, g := range grouped {
-		out[i] = make([]*Product, len(g))
-		for j, r := range g {
-			p := r.Product
-			out[i][j] = &p
-		}
-	}
-	return out, nil
+	return groupJoined(discountIDs, rows, func(r *row) uuid.UUID { return r.DiscountID },
+		func(r *row) Product { return r.Product }), nil
 }
 
 // DiscountAppliesToProduct reports whether a discount covers a product: it has no product

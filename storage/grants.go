@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -95,21 +94,19 @@ type GrantRevocation struct {
 // RevokeGrants revokes the selected grants at now (granted_at cleared, revoked_at set) and
 // returns them; grants already revoked are not selected, so a second call returns none.
 func RevokeGrants(ctx context.Context, q sqlx.ExtContext, r GrantRevocation, now time.Time) ([]*BenefitGrant, error) {
-	where := []string{"organization_id = $1", "customer_id = $2", "subscription_id IS NOT DISTINCT FROM $3",
-		"order_id IS NOT DISTINCT FROM $4", "deleted_at IS NULL", "revoked_at IS NULL"}
-	args := []any{r.OrganizationID, r.CustomerID, r.SubscriptionID, r.OrderID, now}
+	w := newFilters([]string{"organization_id = $1", "customer_id = $2", "subscription_id IS NOT DISTINCT FROM $3",
+		"order_id IS NOT DISTINCT FROM $4", "deleted_at IS NULL", "revoked_at IS NULL"},
+		r.OrganizationID, r.CustomerID, r.SubscriptionID, r.OrderID, now)
 	if !r.AnyMember {
-		args = append(args, r.MemberID)
-		where = append(where, fmt.Sprintf("member_id IS NOT DISTINCT FROM $%d", len(args)))
+		w.add("member_id IS NOT DISTINCT FROM $%d", r.MemberID)
 	}
 	if r.KeepBenefits != nil {
-		args = append(args, pq.Array(r.KeepBenefits))
-		where = append(where, fmt.Sprintf("benefit_id <> ALL($%d)", len(args)))
+		w.add("benefit_id <> ALL($%d)", pq.Array(r.KeepBenefits))
 	}
 	var rows []*BenefitGrant
 	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE benefit_grants
 		SET granted_at = NULL, revoked_at = $5, revoke_requested_at = NULL, modified_at = $5
-		WHERE `+strings.Join(where, " AND ")+` RETURNING `+grantColumns, args...)
+		WHERE `+strings.Join(w.where, " AND ")+` RETURNING `+grantColumns, w.args...)
 	return rows, mapErr(err)
 }
 
@@ -135,31 +132,21 @@ type GrantListFilter struct {
 
 // ListGrants returns one page of the organizations' live grants, newest first.
 func ListGrants(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f GrantListFilter, p Page) ([]*BenefitGrant, int, error) {
-	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	if f.BenefitID != nil {
-		args = append(args, *f.BenefitID)
-		where = append(where, fmt.Sprintf("benefit_id = $%d", len(args)))
-	}
+	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	ifSet(w, "benefit_id = $%d", f.BenefitID)
 	if f.IsGranted != nil {
 		if *f.IsGranted {
-			where = append(where, "granted_at IS NOT NULL")
+			w.where = append(w.where, "granted_at IS NOT NULL")
 		} else {
-			where = append(where, "granted_at IS NULL")
+			w.where = append(w.where, "granted_at IS NULL")
 		}
 	}
-	if len(f.CustomerIDs) > 0 {
-		args = append(args, pq.Array(f.CustomerIDs))
-		where = append(where, fmt.Sprintf("customer_id = ANY($%d)", len(args)))
-	}
-	if len(f.MemberIDs) > 0 {
-		args = append(args, pq.Array(f.MemberIDs))
-		where = append(where, fmt.Sprintf("member_id = ANY($%d)", len(args)))
-	}
+	anyOf(w, "customer_id", f.CustomerIDs)
+	anyOf(w, "member_id", f.MemberIDs)
 	if f.LiveBenefits {
-		where = append(where, "EXISTS (SELECT 1 FROM benefits b WHERE b.id = benefit_grants.benefit_id AND b.deleted_at IS NULL)")
+		w.where = append(w.where, "EXISTS (SELECT 1 FROM benefits b WHERE b.id = benefit_grants.benefit_id AND b.deleted_at IS NULL)")
 	}
-	return listPage[*BenefitGrant](ctx, q, "SELECT "+grantColumns+" FROM benefit_grants", where, args,
+	return listPage[*BenefitGrant](ctx, q, "SELECT "+grantColumns+" FROM benefit_grants", w.where, w.args,
 		" ORDER BY created_at DESC, id", p)
 }
 

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,27 +71,12 @@ type LicenseKeyListFilter struct {
 // ListLicenseKeys returns one page of the organizations' live keys, oldest first as upstream
 // orders them.
 func ListLicenseKeys(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f LicenseKeyListFilter, p Page) ([]*LicenseKey, int, error) {
-	where := []string{"organization_id = ANY($1)", "deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if len(f.OrganizationIDs) > 0 {
-		add("organization_id = ANY($%d)", pq.Array(f.OrganizationIDs))
-	}
-	if len(f.BenefitIDs) > 0 {
-		add("benefit_id = ANY($%d)", pq.Array(f.BenefitIDs))
-	}
-	if len(f.Statuses) > 0 {
-		add("status = ANY($%d)", pq.Array(f.Statuses))
-	}
-	if f.CustomerID != nil {
-		add("customer_id = $%d", *f.CustomerID)
-	}
-	if f.MemberID != nil {
-		add("member_id = $%d", *f.MemberID)
-	}
-	return listPage[*LicenseKey](ctx, q, "SELECT "+licenseKeyColumns+" FROM license_keys", where, args,
+	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	anyOf(w, "organization_id", f.OrganizationIDs)
+	anyOf(w, "benefit_id", f.BenefitIDs)
+	anyOf(w, "status", f.Statuses)
+	ifSet(w, "customer_id = $%d", f.CustomerID)
+	ifSet(w, "member_id = $%d", f.MemberID)
+	return listPage[*LicenseKey](ctx, q, "SELECT "+licenseKeyColumns+" FROM license_keys", w.where, w.args,
 		" ORDER BY created_at, id", p)
 }

@@ -3,10 +3,10 @@ package storage
 import (
 	"context"
 	"fmt"
-	"github.com/google/uuid"
 	"sort"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -29,6 +29,56 @@ func listPage[T any](ctx context.Context, q sqlx.ExtContext, selectFrom string, 
 		return nil, 0, mapErr(err)
 	}
 	return out, total, nil
+}
+
+// filters collects a query's WHERE conditions and their arguments (for listPage, mostly),
+// numbering each placeholder as its condition is added, so a function states only its
+// filters and cannot get a $n wrong. Conditions keep the order they were added in.
+type filters struct {
+	where []string
+	args  []any
+}
+
+// newFilters starts from the conditions every row of the list must meet and their
+// arguments ($1… already numbered in where).
+func newFilters(where []string, args ...any) *filters {
+	return &filters{where: where, args: args}
+}
+
+// add appends a condition with one argument; cond holds %d where its placeholder number goes
+// ("o.status = ANY($%d)").
+func (f *filters) add(cond string, v any) {
+	f.args = append(f.args, v)
+	f.where = append(f.where, fmt.Sprintf(cond, len(f.args)))
+}
+
+// anyOf filters column to the given values, OR-ed. An empty list does not filter, as the
+// list APIs treat an absent repeated query parameter.
+func anyOf[T any](f *filters, column string, values []T) {
+	if len(values) > 0 {
+		f.add(column+" = ANY($%d)", pq.Array(values))
+	}
+}
+
+// ifSet adds cond with *v when v is set: the optional ids, flags and date bounds of a list,
+// whose comparison (strict or inclusive) stays in cond.
+func ifSet[T any](f *filters, cond string, v *T) {
+	if v != nil {
+		f.add(cond, *v)
+	}
+}
+
+// contains adds cond (an ILIKE over one or more columns) with *q as a contains-pattern, its
+// LIKE wildcards escaped so they match literally; a nil or empty query does not filter.
+func (f *filters) contains(cond string, q *string) {
+	if q != nil && *q != "" {
+		f.add(cond, "%"+escapeLike(*q)+"%")
+	}
+}
+
+// metadata adds upstream's metadata filters on column (see metadataWhere).
+func (f *filters) metadata(column string, m map[string][]string) {
+	f.where, f.args = metadataWhere(column, m, f.where, f.args)
 }
 
 // metadataWhere adds upstream's metadata filters: values of one key are OR-ed, keys are
@@ -77,6 +127,22 @@ func groupBy[T any](keys []uuid.UUID, rows []T, key func(T) uuid.UUID) [][]T {
 		out[i] = idx[k]
 		if out[i] == nil {
 			out[i] = []T{}
+		}
+	}
+	return out
+}
+
+// groupJoined is groupBy for join rows that carry their key beside an embedded record (a
+// link table's key and the linked row): it returns a copy of each row's record, one slice
+// per key in key order, so a loader hands out the record type alone.
+func groupJoined[R, T any](keys []uuid.UUID, rows []*R, key func(*R) uuid.UUID, record func(*R) T) [][]*T {
+	grouped := groupBy(keys, rows, key)
+	out := make([][]*T, len(grouped))
+	for i, g := range grouped {
+		out[i] = make([]*T, len(g))
+		for j, r := range g {
+			v := record(r)
+			out[i][j] = &v
 		}
 	}
 	return out

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -157,11 +156,7 @@ func GetOrderByID(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) (*Order,
 // UpdateOrder writes the patched columns of an order the caller has locked. Column names
 // come from the use case's fixed list; modified_at is the use case's clock.
 func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, patch Patch) (*Order, error) {
-	sets, args := "modified_at = $2", []any{id, now}
-	for col, v := range patch {
-		args = append(args, v)
-		sets += fmt.Sprintf(", %s = $%d", col, len(args))
-	}
+	sets, args := patchSetsWith("modified_at = $2", patch, []any{id, now})
 	var o Order
 	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET `+sets+` WHERE id = $1 RETURNING `+orderColumns, args...)
 	return &o, mapErr(err)

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,48 +48,28 @@ var OrderSortColumns = map[string]string{
 // The joins serve the filters and sorts on customers, products and discounts; PostgreSQL
 // drops those a query does not use.
 func ListOrders(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f OrderListFilter, sorts []Sort, p Page) ([]*Order, int, error) {
-	where := []string{"o.organization_id = ANY($1)", "o.deleted_at IS NULL"}
-	args := []any{pq.Array(orgs)}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if f.CustomerID != nil {
-		add("o.customer_id = $%d", *f.CustomerID)
-	}
-	for _, ids := range []struct {
-		column string
-		values []uuid.UUID
-	}{
-		{"o.organization_id", f.OrganizationIDs}, {"o.product_id", f.ProductIDs}, {"o.discount_id", f.DiscountIDs},
-		{"o.customer_id", f.CustomerIDs}, {"o.checkout_id", f.CheckoutIDs}, {"o.subscription_id", f.SubscriptionIDs},
-	} {
-		if len(ids.values) > 0 {
-			add(ids.column+" = ANY($%d)", pq.Array(ids.values))
-		}
-	}
+	w := newFilters([]string{"o.organization_id = ANY($1)", "o.deleted_at IS NULL"}, pq.Array(orgs))
+	ifSet(w, "o.customer_id = $%d", f.CustomerID)
+	anyOf(w, "o.organization_id", f.OrganizationIDs)
+	anyOf(w, "o.product_id", f.ProductIDs)
+	anyOf(w, "o.discount_id", f.DiscountIDs)
+	anyOf(w, "o.customer_id", f.CustomerIDs)
+	anyOf(w, "o.checkout_id", f.CheckoutIDs)
+	anyOf(w, "o.subscription_id", f.SubscriptionIDs)
 	if len(f.ProductBillingTypes) > 0 {
-		add(`p.id IS NOT NULL AND CASE WHEN p.recurring_interval IS NULL THEN 'one_time' ELSE 'recurring' END = ANY($%d)`,
+		w.add(`p.id IS NOT NULL AND CASE WHEN p.recurring_interval IS NULL THEN 'one_time' ELSE 'recurring' END = ANY($%d)`,
 			pq.Array(f.ProductBillingTypes))
 	}
 	if len(f.ExternalCustomerIDs) > 0 {
-		add("c.external_id = ANY($%d) AND c.deleted_at IS NULL", pq.Array(f.ExternalCustomerIDs))
+		w.add("c.external_id = ANY($%d) AND c.deleted_at IS NULL", pq.Array(f.ExternalCustomerIDs))
 	}
-	if len(f.Statuses) > 0 {
-		add("o.status = ANY($%d)", pq.Array(f.Statuses))
-	}
-	if f.CreatedAfter != nil {
-		add("o.created_at > $%d", *f.CreatedAfter)
-	}
-	if f.CreatedBefore != nil {
-		add("o.created_at < $%d", *f.CreatedBefore)
-	}
-	if f.Query != nil && *f.Query != "" {
-		add("p.name ILIKE $%d", "%"+escapeLike(*f.Query)+"%")
-	}
-	where, args = metadataWhere("o.metadata", f.Metadata, where, args)
+	anyOf(w, "o.status", f.Statuses)
+	ifSet(w, "o.created_at > $%d", f.CreatedAfter)
+	ifSet(w, "o.created_at < $%d", f.CreatedBefore)
+	w.contains("p.name ILIKE $%d", f.Query)
+	w.metadata("o.metadata", f.Metadata)
 	return listPage[*Order](ctx, q, `SELECT `+orderColumnsO+` FROM orders o
 		LEFT JOIN customers c ON c.id = o.customer_id
 		LEFT JOIN products p ON p.id = o.product_id
-		LEFT JOIN discounts d ON d.id = o.discount_id`, where, args, orderBy(sorts, "o.created_at DESC"), p)
+		LEFT JOIN discounts d ON d.id = o.discount_id`, w.where, w.args, orderBy(sorts, "o.created_at DESC"), p)
 }

@@ -37,6 +37,9 @@ const productColumns = `id, created_at, modified_at, organization_id, name, desc
 	recurring_interval, recurring_interval_count, meter_interval, meter_interval_count,
 	trial_interval, trial_interval_count, is_archived, metadata`
 
+// productColumnsP is productColumns for queries that join other tables as p.
+var productColumnsP = qualify("p", productColumns)
+
 // ProductWrite holds a product's writable fields.
 type ProductWrite struct {
 	Name                   string
@@ -77,7 +80,14 @@ func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id 
 
 // patchSets renders "modified_at = now(), col = $n, …" after the given leading arguments.
 func patchSets(patch Patch, args []any) (string, []any) {
-	sets := []string{"modified_at = now()"}
+	return patchSetsWith("modified_at = now()", patch, args)
+}
+
+// patchSetsWith is patchSets with the caller's modified_at assignment: orders and
+// subscriptions are stamped with the use case's clock ("modified_at = $2"), as a test clock
+// may run ahead of the database's.
+func patchSetsWith(modified string, patch Patch, args []any) (string, []any) {
+	sets := []string{modified}
 	for col, v := range patch {
 		args = append(args, v)
 		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
@@ -115,31 +125,17 @@ type ProductListFilter struct {
 
 // ListProducts returns one page of products and the total count.
 func ListProducts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f ProductListFilter, sorts []Sort, p Page) ([]*Product, int, error) {
-	where := []string{"organization_id = ANY($1)"}
-	args := []any{pq.Array(orgs)}
-	if f.IsArchived != nil {
-		args = append(args, *f.IsArchived)
-		where = append(where, fmt.Sprintf("is_archived = $%d", len(args)))
-	}
-	if f.IsRecurring != nil {
-		args = append(args, *f.IsRecurring)
-		where = append(where, fmt.Sprintf("(recurring_interval IS NOT NULL) = $%d", len(args)))
-	}
-	if f.Query != nil && *f.Query != "" {
-		args = append(args, "%"+escapeLike(*f.Query)+"%")
-		where = append(where, fmt.Sprintf("name ILIKE $%d", len(args)))
-	}
+	w := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	ifSet(w, "is_archived = $%d", f.IsArchived)
+	ifSet(w, "(recurring_interval IS NOT NULL) = $%d", f.IsRecurring)
+	w.contains("name ILIKE $%d", f.Query)
 	if len(f.BenefitIDs) > 0 {
-		args = append(args, pq.Array(f.BenefitIDs))
-		where = append(where, fmt.Sprintf(
-			"EXISTS (SELECT 1 FROM product_benefits pb WHERE pb.product_id = products.id AND pb.benefit_id = ANY($%d))", len(args)))
+		w.add("EXISTS (SELECT 1 FROM product_benefits pb WHERE pb.product_id = products.id AND pb.benefit_id = ANY($%d))",
+			pq.Array(f.BenefitIDs))
 	}
-	if len(f.Visibility) > 0 {
-		args = append(args, pq.Array(f.Visibility))
-		where = append(where, fmt.Sprintf("visibility = ANY($%d)", len(args)))
-	}
-	where, args = metadataWhere("metadata", f.Metadata, where, args)
-	return listPage[*Product](ctx, q, "SELECT "+productColumns+" FROM products", where, args,
+	anyOf(w, "visibility", f.Visibility)
+	w.metadata("metadata", f.Metadata)
+	return listPage[*Product](ctx, q, "SELECT "+productColumns+" FROM products", w.where, w.args,
 		orderBy(sorts, "created_at DESC"), p)
 }
 
@@ -157,16 +153,8 @@ func ProductBenefitsByProducts(ctx context.Context, q sqlx.ExtContext, productID
 		ORDER BY pb."order", pb.created_at`, pq.Array(productIDs)); err != nil {
 		return nil, mapErr(err)
 	}
-	grouped := groupBy(productIDs, rows, func(r *row) uuid.UUID { return r.ProductID })
-	out := make([][]*Benefit, len(grouped))
-	for i, g := range grouped {
-		out[i] = make([]*Benefit, len(g))
-		for j, r := range g {
-			b := r.Benefit
-			out[i][j] = &b
-		}
-	}
-	return out, nil
+	return groupJoined(productIDs, rows, func(r *row) uuid.UUID { return r.ProductID },
+		func(r *row) Benefit { return r.Benefit }), nil
 }
 
 // SetProductBenefits replaces a product's benefits with the given ordered list. The caller

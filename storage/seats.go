@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -161,13 +160,9 @@ func ClaimedSeatMembers(ctx context.Context, q sqlx.ExtContext, src *SeatSource)
 // ListSeats returns one page of the seats of a customer's purchases, or of the seats a
 // member holds when memberID is set, oldest first.
 func ListSeats(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID uuid.UUID, memberID *uuid.UUID, p Page) ([]*CustomerSeat, int, error) {
-	where := []string{"organization_id = ANY($1)", "customer_id = $2"}
-	args := []any{pq.Array(orgs), customerID}
-	if memberID != nil {
-		args = append(args, *memberID)
-		where = append(where, fmt.Sprintf("member_id = $%d", len(args)))
-	}
-	return listPage[*CustomerSeat](ctx, q, "SELECT "+seatColumns+" FROM customer_seats", where, args,
+	w := newFilters([]string{"organization_id = ANY($1)", "customer_id = $2"}, pq.Array(orgs), customerID)
+	ifSet(w, "member_id = $%d", memberID)
+	return listPage[*CustomerSeat](ctx, q, "SELECT "+seatColumns+" FROM customer_seats", w.where, w.args,
 		" ORDER BY created_at, id", p)
 }
 

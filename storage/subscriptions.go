@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -112,14 +111,9 @@ func LockSubscription(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, 
 // UpdateSubscription writes the patched columns of a subscription the caller has locked.
 // Column names come from the use case's fixed list; modified_at is the use case's clock.
 func UpdateSubscription(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, patch Patch) (*Subscription, error) {
-	sets := []string{"modified_at = $2"}
-	args := []any{id, now}
-	for col, v := range patch {
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
-	}
+	sets, args := patchSetsWith("modified_at = $2", patch, []any{id, now})
 	var s Subscription
-	err := sqlx.GetContext(ctx, q, &s, `UPDATE subscriptions SET `+strings.Join(sets, ", ")+`
+	err := sqlx.GetContext(ctx, q, &s, `UPDATE subscriptions SET `+sets+`
 		WHERE id = $1 RETURNING `+subscriptionColumns, args...)
 	return &s, mapErr(err)
 }
@@ -149,16 +143,8 @@ func SubscriptionPricesBySubscriptions(ctx context.Context, q sqlx.ExtContext, i
 		WHERE sp.subscription_id = ANY($1) ORDER BY pp.created_at, pp.id`, pq.Array(ids)); err != nil {
 		return nil, mapErr(err)
 	}
-	grouped := groupBy(ids, rows, func(r *row) uuid.UUID { return r.SubscriptionID })
-	out := make([][]*ProductPrice, len(grouped))
-	for i, g := range grouped {
-		out[i] = make([]*ProductPrice, len(g))
-		for j, r := range g {
-			p := r.ProductPrice
-			out[i][j] = &p
-		}
-	}
-	return out, nil
+	return groupJoined(ids, rows, func(r *row) uuid.UUID { return r.SubscriptionID },
+		func(r *row) ProductPrice { return r.ProductPrice }), nil
 }
 
 // PendingSubscriptionUpdate is a product or seat change waiting for the next period.

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,63 +45,32 @@ const subscriptionListFrom = ` FROM subscriptions s
 // columns come from the use case's whitelist.
 func ListSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID,
 	f SubscriptionListFilter, sorts []Sort, p Page) ([]*Subscription, int, error) {
-	where := []string{"s.organization_id = ANY($1)", "s.deleted_at IS NULL", "s.started_at IS NOT NULL"}
-	args := []any{pq.Array(orgs)}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if customerID != nil {
-		add("s.customer_id = $%d", *customerID)
-	}
-	if len(f.OrganizationIDs) > 0 {
-		add("s.organization_id = ANY($%d)", pq.Array(f.OrganizationIDs))
-	}
-	if len(f.ProductIDs) > 0 {
-		add("s.product_id = ANY($%d)", pq.Array(f.ProductIDs))
-	}
-	if len(f.CustomerIDs) > 0 {
-		add("s.customer_id = ANY($%d)", pq.Array(f.CustomerIDs))
-	}
-	if len(f.ExternalCustomerIDs) > 0 {
-		add("c.external_id = ANY($%d)", pq.Array(f.ExternalCustomerIDs))
-	}
-	if len(f.DiscountIDs) > 0 {
-		add("s.discount_id = ANY($%d)", pq.Array(f.DiscountIDs))
-	}
+	w := newFilters([]string{"s.organization_id = ANY($1)", "s.deleted_at IS NULL", "s.started_at IS NOT NULL"},
+		pq.Array(orgs))
+	ifSet(w, "s.customer_id = $%d", customerID)
+	anyOf(w, "s.organization_id", f.OrganizationIDs)
+	anyOf(w, "s.product_id", f.ProductIDs)
+	anyOf(w, "s.customer_id", f.CustomerIDs)
+	// Unlike the order list's, this matches deleted customers' external ids too: the join keeps them.
+	anyOf(w, "c.external_id", f.ExternalCustomerIDs)
+	anyOf(w, "s.discount_id", f.DiscountIDs)
 	if f.Active != nil {
 		if *f.Active {
-			where = append(where, "s.status IN ('trialing', 'active')")
+			w.where = append(w.where, "s.status IN ('trialing', 'active')")
 		} else {
-			where = append(where, "s.status IN ('canceled', 'unpaid')")
+			w.where = append(w.where, "s.status IN ('canceled', 'unpaid')")
 		}
 	}
-	if len(f.Statuses) > 0 {
-		add("s.status = ANY($%d)", pq.Array(f.Statuses))
-	}
-	if f.CancelAtPeriodEnd != nil {
-		add("s.cancel_at_period_end = $%d", *f.CancelAtPeriodEnd)
-	}
-	if len(f.CustomerCancellationReason) > 0 {
-		add("s.customer_cancellation_reason = ANY($%d)", pq.Array(f.CustomerCancellationReason))
-	}
-	if f.CanceledAtAfter != nil {
-		add("s.canceled_at >= $%d", *f.CanceledAtAfter)
-	}
-	if f.CanceledAtBefore != nil {
-		add("s.canceled_at <= $%d", *f.CanceledAtBefore)
-	}
-	if f.StartedAfter != nil {
-		add("s.started_at > $%d", *f.StartedAfter)
-	}
-	if f.StartedBefore != nil {
-		add("s.started_at < $%d", *f.StartedBefore)
-	}
-	if f.ProductQuery != nil && *f.ProductQuery != "" {
-		add("p.name ILIKE $%d", "%"+escapeLike(*f.ProductQuery)+"%")
-	}
-	where, args = metadataWhere("s.metadata", f.Metadata, where, args)
-	return listPage[*Subscription](ctx, q, "SELECT "+subscriptionColumnsS+subscriptionListFrom, where, args,
+	anyOf(w, "s.status", f.Statuses)
+	ifSet(w, "s.cancel_at_period_end = $%d", f.CancelAtPeriodEnd)
+	anyOf(w, "s.customer_cancellation_reason", f.CustomerCancellationReason)
+	ifSet(w, "s.canceled_at >= $%d", f.CanceledAtAfter)
+	ifSet(w, "s.canceled_at <= $%d", f.CanceledAtBefore)
+	ifSet(w, "s.started_at > $%d", f.StartedAfter)
+	ifSet(w, "s.started_at < $%d", f.StartedBefore)
+	w.contains("p.name ILIKE $%d", f.ProductQuery)
+	w.metadata("s.metadata", f.Metadata)
+	return listPage[*Subscription](ctx, q, "SELECT "+subscriptionColumnsS+subscriptionListFrom, w.where, w.args,
 		orderBy(sorts, "s.started_at DESC"), p)
 }
 
