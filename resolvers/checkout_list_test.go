@@ -3,7 +3,6 @@ package resolvers_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/resolvers/resolverstest"
+	"till/rest"
 	"till/storage"
 	"till/storage/storagetest"
 )
@@ -24,12 +24,13 @@ func TestCheckoutListStatements(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	const rows = 120
 	ckSeedCheckouts(t, db, org.ID, rows)
-	doc, err := os.ReadFile("../rest/operations/ListCheckouts.graphql")
+	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
+	doc := docs["ListCheckouts"]
 	requireConstantStatements(t, counter, func(n int) *resolverstest.Response {
-		return s.Do(t, org.Token, string(doc), vars{"limit": n})
+		return s.Do(t, org.Token, doc, vars{"limit": n})
 	}, func(t *testing.T, data []byte, n int) {
 		var out struct {
 			Checkouts struct {

@@ -156,11 +156,7 @@ func TestLoadDocumentsRefusesBrokenFragments(t *testing.T) {
 func TestOperationsWriteEachShapeOnce(t *testing.T) {
 	const sixLines = 6
 	// Runs allowed to repeat, and why.
-	exemptFiles := map[string]string{
-		// The raw file is what TestCheckoutListStatements runs; once that test loads it through
-		// rest.LoadDocuments, its items can become { ...CheckoutShape }.
-		"ListCheckouts.graphql": "resolvers/checkout_list_test.go runs the file without fragments",
-	}
+	exemptFiles := map[string]string{}
 	exemptPairs := map[[2]string]string{
 		{"fragments/checkout_product.graphql", "fragments/product.graphql"}: "CheckoutProduct is not Product: a fragment on one cannot be spread in the other",
 	}
