@@ -31,32 +31,41 @@ var dunningRetries = []time.Duration{2 * 24 * time.Hour, 4 * 24 * time.Hour, 7 *
 // so one period is never cycled twice.
 func (r *Resolver) RenewDue(ctx context.Context, orgID *uuid.UUID, now time.Time, limit int) (int, error) {
 	n := 0
+	// failed holds subscriptions whose step failed in this call: they are skipped so one
+	// broken subscription never holds up the renewals behind it, and retried next call.
+	var failed []uuid.UUID
+	var errs []error
 	for n < limit {
-		claimed := false
+		var claimed uuid.UUID
 		err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-			id, err := storage.ClaimDueSubscription(ctx, tx, orgID, now)
+			id, err := storage.ClaimDueSubscription(ctx, tx, orgID, now, failed)
 			if errors.Is(err, storage.ErrNotFound) {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			claimed = true
+			claimed = id
 			rows, err := storage.SubscriptionsByIDs(ctx, tx, []uuid.UUID{id})
 			if err != nil {
 				return err
 			}
 			return r.renewStep(ctx, tx, rows[0], now)
 		})
-		if err != nil {
-			return n, err
-		}
-		if !claimed {
+		if claimed == uuid.Nil {
+			if err != nil {
+				errs = append(errs, err)
+			}
 			break
+		}
+		if err != nil {
+			failed = append(failed, claimed)
+			errs = append(errs, fmt.Errorf("renewing subscription %s: %w", claimed, err))
+			continue
 		}
 		n++
 	}
-	return n, nil
+	return n, errors.Join(errs...)
 }
 
 // renewStep does what is due for one locked subscription, read after the lock was taken;

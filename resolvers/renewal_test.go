@@ -2,6 +2,7 @@ package resolvers_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -399,5 +400,31 @@ func TestCheckoutToRenewal(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"subscription_create/paid", "subscription_cycle/pending"}, reasons); diff != "" {
 		t.Errorf("orders (-want +got):\n%s", diff)
+	}
+}
+
+// TestOneBrokenRenewalDoesNotHoldUpTheOthers injects a fault into one subscription's cycle
+// order and checks that the others still renew and the fault is reported.
+func TestOneBrokenRenewalDoesNotHoldUpTheOthers(t *testing.T) {
+	t.Parallel()
+	w := newSubWorld(t, payment.TokenVisa)
+	broken, healthy := w.subscribePlan(t), w.subscribePlan(t)
+	w.s.Exec(t, `CREATE FUNCTION refuse_order() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'injected fault'; END $$`)
+	w.s.Exec(t, `CREATE TRIGGER refuse_order BEFORE INSERT ON orders FOR EACH ROW
+		WHEN (NEW.subscription_id = '`+broken.ID.String()+`') EXECUTE FUNCTION refuse_order()`)
+
+	n, err := w.s.Resolver.RenewDue(context.Background(), &w.org.ID, at(2, 28), 100)
+	if n != 1 || err == nil || !strings.Contains(err.Error(), broken.ID.String()) {
+		t.Fatalf("RenewDue = %d, %v; want 1 renewal and an error naming %s", n, err, broken.ID)
+	}
+	if orders := w.orders(t, healthy.ID); len(orders) != 1 {
+		t.Errorf("the healthy subscription has %d cycle orders, want 1", len(orders))
+	}
+	if orders := w.orders(t, broken.ID); len(orders) != 0 {
+		t.Errorf("the broken subscription has %d cycle orders, want none", len(orders))
+	}
+	if got := w.get(t, broken.ID); got.Status != "active" || !got.CurrentPeriodEnd.Equal(at(2, 28)) {
+		t.Errorf("the broken subscription changed: %+v", got)
 	}
 }

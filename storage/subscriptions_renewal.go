@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // ClaimDueSubscription locks one live subscription that needs the renewal worker at now and
@@ -15,17 +16,17 @@ import (
 // workers claim different subscriptions; the lock holds until the caller's transaction ends,
 // so one subscription is renewed by one worker at a time. With orgID nil, organizations
 // running on a test clock are left out: their time only moves when the clock is advanced.
-func ClaimDueSubscription(ctx context.Context, tx sqlx.ExtContext, orgID *uuid.UUID, now time.Time) (uuid.UUID, error) {
+func ClaimDueSubscription(ctx context.Context, tx sqlx.ExtContext, orgID *uuid.UUID, now time.Time, skip []uuid.UUID) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, tx, &id, `SELECT s.id FROM subscriptions s
-		WHERE s.deleted_at IS NULL
+		WHERE s.deleted_at IS NULL AND NOT (s.id = ANY(coalesce($3::uuid[], '{}')))
 		AND (s.organization_id = $2 OR ($2::uuid IS NULL AND NOT EXISTS (
 			SELECT 1 FROM test_clocks t WHERE t.organization_id = s.organization_id)))
 		AND ((s.current_period_end <= $1 AND (s.status IN ('trialing', 'active')
 				OR (s.status = 'past_due' AND s.cancel_at_period_end)))
 			OR (s.status = 'past_due' AND EXISTS (SELECT 1 FROM orders o WHERE o.subscription_id = s.id
 				AND o.status = 'pending' AND o.next_payment_attempt_at <= $1)))
-		ORDER BY s.current_period_end LIMIT 1 FOR UPDATE OF s SKIP LOCKED`, now, orgID)
+		ORDER BY s.current_period_end LIMIT 1 FOR UPDATE OF s SKIP LOCKED`, now, orgID, pq.Array(skip))
 	return id, mapErr(err)
 }
 
