@@ -39,7 +39,12 @@ func (r *Resolver) createOrder(ctx context.Context, tx *sqlx.Tx, spec orderSpec)
 		return nil, fmt.Errorf("createOrder: discount %d exceeds the subtotal %d", spec.DiscountAmount, subtotal)
 	}
 	net := subtotal - spec.DiscountAmount
-	o, err := storage.InsertOrder(ctx, tx, spec.OrganizationID, r.Now(), storage.OrderWrite{
+	// Orders carry the organization's time, so renewals under a test clock are dated in it.
+	now, err := r.clockFor(ctx, tx, spec.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	o, err := storage.InsertOrder(ctx, tx, spec.OrganizationID, now, storage.OrderWrite{
 		CustomerID: spec.CustomerID, ProductID: spec.ProductID, DiscountID: spec.DiscountID,
 		SubscriptionID: spec.SubscriptionID, CheckoutID: spec.CheckoutID, Status: spec.Status,
 		BillingReason: spec.BillingReason, Currency: spec.Currency, SubtotalAmount: subtotal,

@@ -428,3 +428,17 @@ func TestOneBrokenRenewalDoesNotHoldUpTheOthers(t *testing.T) {
 		t.Errorf("the broken subscription changed: %+v", got)
 	}
 }
+
+// TestCycleOrdersCarryTheTestClocksTime: an order made by a renewal under a test clock is
+// dated in the organization's time, not the machine's.
+func TestCycleOrdersCarryTheTestClocksTime(t *testing.T) {
+	t.Parallel()
+	w := newSubWorld(t, payment.TokenVisa)
+	s := w.subscribePlan(t)
+	w.advance(t, at(2, 28))
+	var created time.Time
+	w.s.Get(t, &created, `SELECT created_at FROM orders WHERE subscription_id = $1 AND billing_reason = 'subscription_cycle'`, s.ID)
+	if !created.Equal(at(2, 28)) {
+		t.Errorf("cycle order created at %s, want the clock's %s", created, at(2, 28))
+	}
+}
