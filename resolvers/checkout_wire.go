@@ -61,9 +61,15 @@ func (r *Resolver) renderPrice(ctx context.Context, p *storage.ProductPrice) (st
 			field{"preset_amount", p.PresetAmount})
 	case "seat_based":
 		t := parseSeatTiers(p.SeatTiers)
-		tiers := make([]map[string]any, len(t.Tiers))
+		// A struct, not a map, so the keys keep the contract's order.
+		type seatTier struct {
+			MinSeats     int   `json:"min_seats"`
+			MaxSeats     *int  `json:"max_seats"`
+			PricePerSeat int64 `json:"price_per_seat"`
+		}
+		tiers := make([]seatTier, len(t.Tiers))
 		for i, tier := range t.Tiers {
-			tiers[i] = map[string]any{"min_seats": tier.MinSeats, "max_seats": tier.MaxSeats, "price_per_seat": tier.PricePerSeat}
+			tiers[i] = seatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats, PricePerSeat: int64(tier.PricePerSeat)}
 		}
 		lo, hi := t.bounds()
 		st, err := object(field{"seat_tier_type", t.SeatTierType}, field{"tiers", tiers},

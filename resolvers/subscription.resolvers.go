@@ -75,8 +75,7 @@ func (r *organizationResolver) OrganizationFeatures(ctx context.Context, obj *st
 }
 
 func (r *productResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
-	prices, err := loaders(ctx).PricesByProduct.Load(ctx, obj.ID)()
-	return productPriceShapes(prices), err
+	return r.productWirePrices(ctx, obj)
 }
 
 func (r *productResolver) AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
@@ -112,8 +111,7 @@ func (r *subscriptionResolver) Prices(ctx context.Context, obj *storage.Subscrip
 }
 
 func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error) {
-	prices, err := loaders(ctx).PricesBySubscription.Load(ctx, obj.ID)()
-	return productPriceShapes(prices), err
+	return r.subscriptionWirePrices(ctx, obj)
 }
 
 func (r *subscriptionResolver) Meters(ctx context.Context, obj *storage.Subscription) ([]*model.SubscriptionMeter, error) {

@@ -1,13 +1,21 @@
 package rest_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"github.com/google/uuid"
+	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"till/internal/auth"
+	"till/internal/payment"
+	"till/resolvers"
+	"till/storage"
 	"time"
 )
 
@@ -49,11 +57,12 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	o := s.newOrg(t, "all")
 	c := s.newCustomer(t, o.ID, "sdk-customer")
 	s.addCard(t, o.ID, c.ID, "4242", 0)
+	benefitID := s.buyEverything(t, o.ID, c.ID)
 
 	run := exec.CommandContext(ctx, node, "check.mjs")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "TILL_URL="+srv.URL, "TILL_TOKEN="+o.Token,
-		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer")
+		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer", "BENEFIT_ID="+benefitID.String())
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the SDK check failed: %v\n%s", err, out)
@@ -62,4 +71,59 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 		t.Fatalf("unexpected SDK check output:\n%s", out)
 	}
 	t.Log(strings.TrimSpace(string(out)))
+}
+
+// buyEverything makes the customer buy a one-time, a recurring and a metered product through
+// checkouts (GraphQL in process, as the organization), so the SDK has orders, subscriptions,
+// checkouts and grants of every price shape to decode. It returns the license-key benefit.
+func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID {
+	t.Helper()
+	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Logger: slog.New(slog.DiscardHandler), PortalURL: portalURL,
+		Now: time.Now, Payments: payment.NewTestProcessor()}
+	exec := r.Executor()
+	ctx := auth.WithPrincipal(context.Background(), auth.Principal{Kind: auth.KindOrganization, OrganizationID: orgID,
+		Scopes: auth.NewScopeSet(auth.AllScopes()...)})
+	run := func(doc string, vars map[string]any, out any) {
+		t.Helper()
+		raw, _ := json.Marshal(vars)
+		var plain map[string]any
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		_ = dec.Decode(&plain)
+		resp := exec.Execute(ctx, doc, "", plain)
+		if len(resp.Errors) > 0 {
+			t.Fatalf("%s: %v", doc, resp.Errors)
+		}
+		if out != nil {
+			if err := json.Unmarshal(resp.Data, out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var benefit struct{ CreateBenefit struct{ ID uuid.UUID } }
+	run(`mutation { createBenefit(input: {type: license_keys, description: "SDK key", properties: {prefix: "SDK"}}) { id } }`, nil, &benefit)
+	meter, err := storage.CreateMeter(ctx, s.db, orgID, "Calls", storage.RawJSON(`{"conjunction": "and", "clauses": []}`),
+		storage.RawJSON(`{"func": "count"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, product := range []map[string]any{
+		{"name": "One-time", "prices": []any{map[string]any{"amountType": "fixed", "priceAmount": 900}}, "benefitIds": []any{benefit.CreateBenefit.ID}},
+		{"name": "Monthly", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "fixed", "priceAmount": 500}}},
+		{"name": "Metered", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "metered_unit", "unitAmount": "0.25", "meterId": meter.ID}}},
+		{"name": "Seats", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "seat_based",
+			"seatTiers": map[string]any{"tiers": []any{map[string]any{"min_seats": 1, "max_seats": nil, "price_per_seat": 700}}}}}},
+	} {
+		var p struct{ CreateProduct struct{ ID uuid.UUID } }
+		run(`mutation($in: ProductCreateInput!) { createProduct(input: $in) { id } }`, map[string]any{"in": product}, &p)
+		in := map[string]any{"products": []any{p.CreateProduct.ID}, "customerId": customerID}
+		if product["name"] == "Seats" {
+			in["seats"] = 2
+		}
+		var ck struct{ CreateCheckout struct{ ID uuid.UUID } }
+		run(`mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`, map[string]any{"in": in}, &ck)
+		run(`mutation($id: UUID!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa"}) { status } }`,
+			map[string]any{"id": ck.CreateCheckout.ID}, nil)
+	}
+	return benefit.CreateBenefit.ID
 }

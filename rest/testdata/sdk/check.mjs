@@ -1,6 +1,7 @@
 // Drives Till's /v1 with the published upstream SDK, unchanged, and fails on the first
 // answer the SDK cannot decode or that differs from what the contract promises.
-// Environment: TILL_URL, TILL_TOKEN (organization token), CUSTOMER_ID, EXTERNAL_ID.
+// Environment: TILL_URL, TILL_TOKEN (organization token), CUSTOMER_ID, EXTERNAL_ID, BENEFIT_ID
+// (a license-key benefit the customer was granted by a purchase).
 import assert from "node:assert/strict";
 import { Polar } from "@polar-sh/sdk";
 
@@ -22,14 +23,13 @@ async function rejects(promise, errorClass, check) {
 }
 
 const page = await org.customers.listPaymentMethods({ id: customerId });
-assert.equal(page.result.pagination.totalCount, 1);
-const card = page.result.items[0];
+const card = page.result.items.find((m) => m.methodMetadata?.last4 === "4242");
+assert.ok(card, "the saved card is listed");
 assert.equal(card.methodMetadata.last4, "4242");
-assert.equal(card.isDefault, false);
 assert.ok(card.createdAt instanceof Date);
 
 const byExternal = await org.customers.listPaymentMethodsExternal({ externalId });
-assert.equal(byExternal.result.items[0].id, card.id);
+assert.ok(byExternal.result.items.some((m) => m.id === card.id));
 
 const session = await org.customerSessions.create({ customerId });
 assert.match(session.token, /^till_cst_/);
@@ -46,11 +46,33 @@ assert.deepEqual(me.taxId, ["DE123456789", "eu_vat"]);
 assert.equal(me.billingAddress.city, "Berlin");
 
 const mine = await portal.customerPortal.customers.listPaymentMethods(auth, {});
-assert.equal(mine.result.items[0].id, card.id);
+assert.ok(mine.result.items.some((m) => m.id === card.id));
 const updated = await portal.customerPortal.customers.update(auth, { defaultPaymentMethodId: card.id });
 assert.equal(updated.defaultPaymentMethodId, card.id);
 const after = await org.customers.listPaymentMethods({ id: customerId });
-assert.equal(after.result.items[0].isDefault, true);
+assert.equal(after.result.items.find((m) => m.id === card.id).isDefault, true);
+
+// The purchase flow: one-time, recurring, metered and seat-based purchases by the customer.
+const orders = await org.orders.list({ customerId, limit: 100 });
+assert.equal(orders.result.pagination.totalCount, 4);
+const order = await org.orders.get({ id: orders.result.items[0].id });
+assert.equal(order.customerId, customerId);
+const patched = await org.orders.update({ id: order.id, orderUpdate: { billingName: "SDK Ltd", billingAddress: { country: "DE", city: "Berlin" } } });
+assert.equal(patched.billingName, "SDK Ltd");
+const subs = await org.subscriptions.list({ customerId, limit: 100 });
+assert.equal(subs.result.pagination.totalCount, 3);
+assert.ok(subs.result.items.some((s) => s.prices.some((p) => p.amountType === "metered_unit")));
+assert.ok(subs.result.items.some((s) => s.prices.some((p) => p.amountType === "seat_based")));
+const checkouts = await org.checkouts.list({ customerId, status: "succeeded" });
+assert.equal(checkouts.result.pagination.totalCount, 4);
+const grants = await org.benefits.grants({ id: process.env.BENEFIT_ID, isGranted: true });
+assert.equal(grants.result.items[0].customerId, customerId);
+const myOrders = await portal.customerPortal.orders.list(auth, {});
+assert.equal(myOrders.result.pagination.totalCount, 4);
+await portal.customerPortal.orders.update(auth, { id: order.id, customerOrderUpdate: { billingName: "SDK GmbH" } });
+const mySubs = await portal.customerPortal.subscriptions.list(auth, {});
+assert.equal(mySubs.result.pagination.totalCount, 3);
+await portal.customerPortal.seats.listClaimedSubscriptions(auth, {});
 
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
@@ -60,4 +82,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 7 operations and 4 error paths decoded by @polar-sh/sdk");
+console.log("ok: 17 operations and 4 error paths decoded by @polar-sh/sdk");
