@@ -1,7 +1,9 @@
 package resolvers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -157,4 +159,28 @@ func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, seen int) int
 		most = max(most, d)
 	}
 	return most
+}
+
+// Run executes one operation with Go values as variables, passed through JSON exactly as a
+// client would send them, and decodes data into out (when not nil). It is how Till drives
+// its own API in process (till demo, tests); any GraphQL error is returned as an error.
+func (x *Executor) Run(ctx context.Context, document string, variables map[string]any, out any) error {
+	raw, err := json.Marshal(variables)
+	if err != nil {
+		return err
+	}
+	var plain map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&plain); err != nil {
+		return err
+	}
+	resp := x.Execute(ctx, document, "", plain)
+	if len(resp.Errors) > 0 {
+		return resp.Errors
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(resp.Data, out)
 }

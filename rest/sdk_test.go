@@ -1,9 +1,7 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"github.com/google/uuid"
 	"log/slog"
 	"net/http/httptest"
@@ -85,19 +83,8 @@ func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID 
 		Scopes: auth.NewScopeSet(auth.AllScopes()...)})
 	run := func(doc string, vars map[string]any, out any) {
 		t.Helper()
-		raw, _ := json.Marshal(vars)
-		var plain map[string]any
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		_ = dec.Decode(&plain)
-		resp := exec.Execute(ctx, doc, "", plain)
-		if len(resp.Errors) > 0 {
-			t.Fatalf("%s: %v", doc, resp.Errors)
-		}
-		if out != nil {
-			if err := json.Unmarshal(resp.Data, out); err != nil {
-				t.Fatal(err)
-			}
+		if err := exec.Run(ctx, doc, vars, out); err != nil {
+			t.Fatalf("%s: %v", doc, err)
 		}
 	}
 	var benefit struct{ CreateBenefit struct{ ID uuid.UUID } }

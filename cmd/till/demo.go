@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -77,25 +76,10 @@ type demoSession struct {
 }
 
 func (s demoSession) run(doc string, vars map[string]any, out any) error {
-	// Variables arrive as a client would send them: plain JSON values.
-	raw, err := json.Marshal(vars)
-	if err != nil {
-		return err
+	if err := s.exec.Run(s.ctx, doc, vars, out); err != nil {
+		return fmt.Errorf("%s: %w", firstLine(doc), err)
 	}
-	var plain map[string]any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&plain); err != nil {
-		return err
-	}
-	resp := s.exec.Execute(s.ctx, doc, "", plain)
-	if len(resp.Errors) > 0 {
-		return fmt.Errorf("%s: %s", firstLine(doc), resp.Errors.Error())
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(resp.Data, out)
+	return nil
 }
 
 func firstLine(s string) string {
