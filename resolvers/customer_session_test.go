@@ -271,7 +271,7 @@ func TestMemberSession(t *testing.T) {
 		} {
 			e := s.QueryError(t, got.Token, doc, nil)
 			wantError(t, e, "NotPermitted", 403)
-			if e.Message != "You don't have permission to manage billing" {
+			if e.Message != "Only owners and billing managers can access billing features." {
 				t.Errorf("message = %q", e.Message)
 			}
 		}

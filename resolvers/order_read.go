@@ -7,7 +7,6 @@ import (
 	"github.com/google/uuid"
 
 	"till/graph/model"
-	"till/internal/auth"
 	"till/storage"
 )
 
@@ -24,10 +23,6 @@ var portalOrderSorts = map[string]string{
 	"product":      storage.OrderSortColumns["product"],
 	"subscription": storage.OrderSortColumns["subscription"],
 }
-
-// billingRoleMessage is upstream's refusal of a member session without a billing role on
-// every portal order route.
-const billingRoleMessage = "Only owners and billing managers can access billing features."
 
 // order reads one order of the caller's organizations.
 func (r *Resolver) order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
@@ -50,7 +45,7 @@ func (r *Resolver) ordersPage(ctx context.Context, page, limit *int, sorting []s
 
 // portalOrdersPage lists the session customer's orders, drafts included.
 func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, page, limit *int, sorting []string, f *model.PortalOrderFilter) (*model.OrderPage, error) {
-	if err := requireOrderBillingRole(ctx, me.Member); err != nil {
+	if err := checkBillingRole(ctx, me.Member); err != nil {
 		return nil, err
 	}
 	lf := storage.OrderListFilter{CustomerID: &me.Customer.ID}
@@ -59,19 +54,6 @@ func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, page, lim
 		lf.SubscriptionIDs, lf.Query = f.SubscriptionID, f.Query
 	}
 	return r.orderPage(ctx, page, limit, sorting, portalOrderSorts, lf)
-}
-
-// requireOrderBillingRole is the billing-role check of every portal order route: customer
-// sessions pass, member sessions need the owner or billing_manager role. member is the
-// session's member, already loaded by Query.me (nil for customer sessions).
-func requireOrderBillingRole(ctx context.Context, member *storage.Member) error {
-	if auth.FromContext(ctx).Kind != auth.KindMemberSession {
-		return nil
-	}
-	if member == nil || (member.Role != "owner" && member.Role != "billing_manager") {
-		return NotPermitted(billingRoleMessage)
-	}
-	return nil
 }
 
 // orderPage runs a list and loads, for the whole page at once, the relations the operation

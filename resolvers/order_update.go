@@ -27,7 +27,7 @@ func (r *Resolver) portalUpdateOrder(ctx context.Context, id uuid.UUID, in model
 		if err != nil {
 			return nil, notFoundOr(err, "")
 		}
-		if err := requireOrderBillingRole(ctx, m); err != nil {
+		if err := checkBillingRole(ctx, m); err != nil {
 			return nil, err
 		}
 	}

@@ -38,19 +38,32 @@ func (r *Resolver) billingCustomer(ctx context.Context) (*storage.Customer, erro
 	return r.portalCustomer(ctx)
 }
 
-// requireBillingRole is upstream's check that member sessions act for owners and billing
-// managers only when touching billing details and payment methods.
+// billingRoleMessage is upstream's refusal of a member session without a billing role.
+const billingRoleMessage = "Only owners and billing managers can access billing features."
+
+// requireBillingRole is upstream's billing-role rule for the portal's billing features
+// (billing details, payment methods, orders, subscription changes): customer sessions pass,
+// member sessions need the owner or billing_manager role.
 func (r *Resolver) requireBillingRole(ctx context.Context) error {
-	p := auth.FromContext(ctx)
-	if p.Kind != auth.KindMemberSession {
+	if auth.FromContext(ctx).Kind != auth.KindMemberSession {
 		return nil
 	}
+	p := auth.FromContext(ctx)
 	m, err := storage.GetMember(ctx, r.DB, p.CustomerID, p.MemberID)
 	if err != nil {
 		return notFoundOr(err, "")
 	}
-	if m.Role != "owner" && m.Role != "billing_manager" {
-		return NotPermitted("You don't have permission to manage billing")
+	return checkBillingRole(ctx, m)
+}
+
+// checkBillingRole applies the billing-role rule to an already loaded session member (nil
+// for customer sessions).
+func checkBillingRole(ctx context.Context, member *storage.Member) error {
+	if auth.FromContext(ctx).Kind != auth.KindMemberSession {
+		return nil
+	}
+	if member == nil || (member.Role != "owner" && member.Role != "billing_manager") {
+		return NotPermitted(billingRoleMessage)
 	}
 	return nil
 }
