@@ -36,7 +36,7 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 			return nil, fmt.Errorf("PostgreSQL server binaries not found: install them (Debian/Ubuntu: apt-get install postgresql) or set DATABASE_URL to an existing server")
 		}
 		if errors.Is(err, pgembed.ErrAlreadyRunning) {
-			return nil, fmt.Errorf("another till serve is already running on %s; stop it or set TILL_DATA_DIR", cfg.DataDir)
+			return nil, fmt.Errorf("another till process (a till serve, or a command still running) already uses %s; stop it or set TILL_DATA_DIR", cfg.DataDir)
 		}
 		if err != nil {
 			return nil, err

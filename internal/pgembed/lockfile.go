@@ -113,3 +113,22 @@ func logSize(path string) int64 {
 	}
 	return fi.Size()
 }
+
+// lockDir takes an exclusive lock on the cluster root for the duration of a start, so two
+// processes starting on the same directory at once (a server and an admin command, say) do
+// not both run initdb or both launch postgres: the second waits, then finds the server the
+// first started. The lock is advisory (flock) and released when the process dies.
+func lockDir(root string) (unlock func(), err error) {
+	f, err := os.OpenFile(root+"/start.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("pgembed: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("pgembed: locking %s: %w", root, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}

@@ -122,6 +122,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		return nil, err
 	}
 
+	unlock, err := lockDir(c.layout.root)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	began := time.Now()
 	if _, err := os.Stat(filepath.Join(c.layout.data, "PG_VERSION")); errors.Is(err, fs.ErrNotExist) {
 		if err := c.initdb(ctx, o.Settings["fsync"] == "off"); err != nil {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"sync"
 	"testing"
 	"time"
 
@@ -344,5 +345,53 @@ func TestTCPPort(t *testing.T) {
 	var listen string
 	if err := open(t, c).QueryRow(`SHOW listen_addresses`).Scan(&listen); err != nil || listen != "127.0.0.1" {
 		t.Errorf("listen_addresses = %q, %v; want 127.0.0.1", listen, err)
+	}
+}
+
+// TestConcurrentFirstStartsMakeOneCluster races several first starts on one fresh directory
+// (a server and admin commands started together): one runs initdb and starts the server, the
+// others wait and attach to it.
+func TestConcurrentFirstStartsMakeOneCluster(t *testing.T) {
+	dir := reachableTempDir(t)
+	const n = 4
+	clusters := make([]*pgembed.Cluster, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clusters[i], errs[i] = pgembed.Start(t.Context(), pgembed.Options{Dir: dir, Settings: fastSettings(), Attach: true})
+		}()
+	}
+	wg.Wait()
+	created := 0
+	var owner *pgembed.Cluster
+	for i, c := range clusters {
+		if errs[i] != nil {
+			t.Fatalf("Start #%d: %v", i, errs[i])
+		}
+		if c.Created() {
+			created++
+			owner = c
+		}
+	}
+	if created != 1 {
+		t.Fatalf("%d starts ran initdb, want exactly 1", created)
+	}
+	for _, c := range clusters {
+		db := open(t, c)
+		if err := db.Ping(); err != nil {
+			t.Errorf("a started or attached handle cannot connect: %v", err)
+		}
+		db.Close()
+	}
+	for _, c := range clusters {
+		if c != owner {
+			_ = c.Stop()
+		}
+	}
+	if err := owner.Stop(); err != nil {
+		t.Fatal(err)
 	}
 }
