@@ -163,7 +163,7 @@ func TestServeFromScratch(t *testing.T) {
 	}
 	second := map[string]string{"TILL_DATA_DIR": vars["TILL_DATA_DIR"], "TILL_ADDR": freeAddr(t), "TILL_LOG_LEVEL": "error"}
 	if err := run(context.Background(), []string{"serve"}, getenvOf(second), &live); err == nil ||
-		!strings.Contains(err.Error(), "already running") {
+		!strings.Contains(err.Error(), "already uses") {
 		t.Errorf("a second serve on the same data directory: err = %v", err)
 	}
 	if body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
