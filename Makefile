@@ -8,7 +8,8 @@ run: build
 	@exec ./bin/till serve
 
 # demo seeds a demo organization into the same database `make run` uses and prints its tokens.
-demo: build
+demo:
+	@$(GO) build -o bin/till ./cmd/till
 	@./bin/till demo
 
 test:
