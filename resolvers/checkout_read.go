@@ -78,6 +78,30 @@ func (r *Resolver) ExpireCheckouts(ctx context.Context, now time.Time) (int, err
 	}
 }
 
+// staleConfirmGrace is how long a checkout may stay confirmed before it counts as left by a
+// crash between the two steps of confirm (the second holds the row lock while it runs).
+const staleConfirmGrace = 2 * time.Minute
+
+// ReopenStaleCheckouts reopens checkouts a crash left confirmed, recording checkout.updated
+// for each, so their buyers can confirm again. The serve loop calls it with ExpireCheckouts.
+func (r *Resolver) ReopenStaleCheckouts(ctx context.Context, now time.Time) (int, error) {
+	var n int
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		rows, err := storage.ReopenStaleCheckouts(ctx, tx, now.Add(-staleConfirmGrace), expireBatch)
+		if err != nil {
+			return err
+		}
+		for _, c := range rows {
+			if err := r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID); err != nil {
+				return err
+			}
+		}
+		n = len(rows)
+		return nil
+	})
+	return n, err
+}
+
 // checkoutFlagsOf loads what the derived flags depend on through the operation's loaders.
 func (r *Resolver) checkoutFlagsOf(ctx context.Context, c *storage.Checkout) (checkoutFlags, error) {
 	var (

@@ -299,4 +299,27 @@ func TestCheckoutUpdates(t *testing.T) {
 			t.Errorf("second sweep expired %d, want 0", n)
 		}
 	})
+
+	t.Run("a checkout a crash left confirmed is reopened and can be bought", func(t *testing.T) {
+		c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{a.ID}, "customerEmail": "crash@example.com"})
+		fresh := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{a.ID}, "customerEmail": "slow@example.com"})
+		s.Exec(t, `UPDATE checkouts SET status = 'confirmed', modified_at = now() - interval '10 minutes' WHERE id = $1`, c.ID)
+		s.Exec(t, `UPDATE checkouts SET status = 'confirmed' WHERE id = $1`, fresh.ID)
+		n, err := s.Resolver.ReopenStaleCheckouts(t.Context(), time.Now())
+		if err != nil || n != 1 {
+			t.Fatalf("ReopenStaleCheckouts = %d, %v; want 1 (a recent confirm is left alone)", n, err)
+		}
+		if got := ckGet(t, s, org.Token, c.ID); got.Status != "open" {
+			t.Fatalf("status = %s, want open", got.Status)
+		}
+		var out struct{ ConfirmCheckout struct{ Status string } }
+		s.Query(t, org.Token, `mutation($id: UUID!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa"}) { status } }`,
+			vars{"id": c.ID}, &out)
+		if out.ConfirmCheckout.Status != "succeeded" {
+			t.Errorf("confirming the reopened checkout: %s", out.ConfirmCheckout.Status)
+		}
+		if got := ckGet(t, s, org.Token, fresh.ID); got.Status != "confirmed" {
+			t.Errorf("a checkout confirmed a moment ago was touched: %s", got.Status)
+		}
+	})
 }

@@ -226,3 +226,18 @@ func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID
 		WHERE organization_id = $1 AND lower(email) = lower($2) AND deleted_at IS NULL`, orgID, email)
 	return &c, mapErr(err)
 }
+
+// ReopenStaleCheckouts turns checkouts left `confirmed` since before `before` back to open.
+// Confirming commits `confirmed` and then completes the purchase in a second transaction
+// that holds the row lock; a checkout still confirmed and unlocked after a grace period is
+// one whose second step never committed (a crash), so nothing was bought and it may be
+// confirmed again (the charge's idempotency key is the checkout id, so a charge that did go
+// through is replayed, not repeated).
+func ReopenStaleCheckouts(ctx context.Context, q sqlx.ExtContext, before time.Time, limit int) ([]ExpiredCheckout, error) {
+	var rows []ExpiredCheckout
+	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE checkouts SET status = 'open', modified_at = now()
+		WHERE id IN (SELECT id FROM checkouts WHERE status = 'confirmed' AND modified_at <= $1
+			ORDER BY modified_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+		RETURNING id, organization_id`, before, limit)
+	return rows, mapErr(err)
+}

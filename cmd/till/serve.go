@@ -62,7 +62,12 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return r.RenewDue(ctx, nil, r.Now(), 100)
 	})
 	work.every(workCtx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
-		return r.ExpireCheckouts(ctx, r.Now())
+		expired, err := r.ExpireCheckouts(ctx, r.Now())
+		if err != nil {
+			return expired, err
+		}
+		reopened, err := r.ReopenStaleCheckouts(ctx, r.Now())
+		return expired + reopened, err
 	})
 	defer func() {
 		stopWork()
