@@ -205,8 +205,16 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 			if pm == nil {
 				return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
 			}
-			if _, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
-				PaymentMethodID: pm.ProcessorID, IdempotencyKey: c.ID.String(), Description: d.product.Name}); err != nil {
+			charge, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
+				PaymentMethodID: pm.ProcessorID, IdempotencyKey: c.ID.String(), Description: d.product.Name})
+			if err != nil {
+				return err
+			}
+			// The payment is recorded as renewals record theirs; a failure here rolls the
+			// purchase back and a retry replays the same charge (same idempotency key).
+			if err := storage.RecordChargeAttempt(ctx, tx, r.Now(), storage.ChargeAttempt{OrganizationID: c.OrganizationID,
+				CustomerID: cust.ID, OrderID: order.ID, PaymentMethodID: &pm.ID, Processor: r.Payments.Name(),
+				ProcessorID: &charge.ID, Status: "succeeded", Amount: c.TotalAmount, Currency: c.Currency}); err != nil {
 				return err
 			}
 		}

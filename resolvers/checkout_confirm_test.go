@@ -82,6 +82,10 @@ func TestConfirmCheckout(t *testing.T) {
 		if order.Status != "paid" || order.BillingReason != "purchase" || order.Total != 2000 {
 			t.Errorf("order = %+v, want paid purchase of 2000", order)
 		}
+		if n := ckCount(t, s, `SELECT count(*) FROM payments p JOIN orders o ON o.id = p.order_id
+			WHERE o.checkout_id = $1 AND p.status = 'succeeded' AND p.amount = 2000 AND p.processor_id IS NOT NULL`, c.ID); n != 1 {
+			t.Errorf("%d recorded payments for the order, want 1", n)
+		}
 		var cust struct {
 			Email   string     `db:"email"`
 			Meta    string     `db:"metadata"`
