@@ -315,7 +315,20 @@ func (ec *executionContext) _Me_paymentMethods(ctx context.Context, field graphq
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Me().PaymentMethods(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Billing == nil {
+					var zeroVal *model.PaymentMethodPage
+					return zeroVal, errors.New("directive billing is not implemented")
+				}
+				return ec.Directives.Billing(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethodPage) graphql.Marshaler {
 			return ec.marshalNPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx, selections, v)
 		},
@@ -491,7 +504,20 @@ func (ec *executionContext) _Me_orders(ctx context.Context, field graphql.Collec
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Me().Orders(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.PortalOrderFilter))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Billing == nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, errors.New("directive billing is not implemented")
+				}
+				return ec.Directives.Billing(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
 			return ec.marshalNOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx, selections, v)
 		},

@@ -42,6 +42,7 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
+	Billing  func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 	HasScope func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope) (res any, err error)
 	Portal   func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 }
@@ -5479,7 +5480,7 @@ extend type Mutation {
   updateCustomer(input: CustomerUpdateInput!): Customer! @hasScope(any: [CUSTOMERS_WRITE])
   "Soft-deletes the customer; its sessions stop working at once."
   deleteCustomer(id: UUID!): Customer! @hasScope(any: [CUSTOMERS_WRITE])
-  portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer! @portal
+  portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer! @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer_session.graphqls", Input: `"A short-lived token that opens the customer portal for one customer (or one member)."
@@ -6069,7 +6070,7 @@ extend type Mutation {
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
   """
-  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order! @portal
+  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order! @billing
 }
 
 extend type Me {
@@ -6078,7 +6079,7 @@ extend type Me {
   owner or billing_manager role. sorting: created_at, amount, net_amount, product,
   subscription; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage!
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage! @billing
     @goField(forceResolver: true)
 }
 `, BuiltIn: false},
@@ -6166,9 +6167,9 @@ extend type Mutation {
   "Removes a saved payment method; it stops being the default if it was."
   deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [CUSTOMERS_WRITE])
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
-  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @portal
+  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @billing
   "Removes one of the session customer's payment methods."
-  portalDeletePaymentMethod(id: UUID!): PaymentMethod! @portal
+  portalDeletePaymentMethod(id: UUID!): PaymentMethod! @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
@@ -6176,7 +6177,7 @@ type Me {
   customer: Customer!
   "The member of a member session; null for customer sessions."
   member: Member
-  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage! @goField(forceResolver: true)
+  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage! @goField(forceResolver: true) @billing
 }
 
 "A person acting for a customer."
@@ -6366,6 +6367,12 @@ directive @hasScope(any: [Scope!]!) on FIELD_DEFINITION
 
 "Requires a customer or member session (the customer portal)."
 directive @portal on FIELD_DEFINITION
+
+"""
+Requires a customer or member session allowed to use billing features: customer sessions
+always are, member sessions only for owners and billing managers.
+"""
+directive @billing on FIELD_DEFINITION
 
 "The page envelope shared by every list, as in /v1."
 type Pagination {
@@ -6732,12 +6739,12 @@ extend type Mutation {
   advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [SUBSCRIPTIONS_WRITE])
 
   "The portal's cancellation at period end, for the session's customer."
-  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @portal
-  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription! @portal
+  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @billing
+  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription! @billing
   "Needs the organization to allow customer updates and plan changes in the portal."
-  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @portal
+  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @billing
   "Needs the organization to allow customer updates and seat changes in the portal."
-  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @portal
+  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @billing
 }
 
 # What the /v1 shapes of a subscription's product (Product, CustomerSubscriptionProduct with

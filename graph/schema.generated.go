@@ -2029,11 +2029,11 @@ func (ec *executionContext) _Mutation_portalUpdateCustomer(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Customer
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -2564,11 +2564,11 @@ func (ec *executionContext) _Mutation_portalUpdateOrder(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Order
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -2745,11 +2745,11 @@ func (ec *executionContext) _Mutation_portalSavePaymentMethod(ctx context.Contex
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.PaymentMethod
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -2802,11 +2802,11 @@ func (ec *executionContext) _Mutation_portalDeletePaymentMethod(ctx context.Cont
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.PaymentMethod
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3603,11 +3603,11 @@ func (ec *executionContext) _Mutation_portalCancelSubscription(ctx context.Conte
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Subscription
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3660,11 +3660,11 @@ func (ec *executionContext) _Mutation_portalUncancelSubscription(ctx context.Con
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Subscription
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3717,11 +3717,11 @@ func (ec *executionContext) _Mutation_portalUpdateSubscriptionProduct(ctx contex
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Subscription
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1
@@ -3774,11 +3774,11 @@ func (ec *executionContext) _Mutation_portalUpdateSubscriptionSeats(ctx context.
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				if ec.Directives.Portal == nil {
+				if ec.Directives.Billing == nil {
 					var zeroVal *storage.Subscription
-					return zeroVal, errors.New("directive portal is not implemented")
+					return zeroVal, errors.New("directive billing is not implemented")
 				}
-				return ec.Directives.Portal(ctx, nil, directive0)
+				return ec.Directives.Billing(ctx, nil, directive0)
 			}
 
 			next = directive1

@@ -31,6 +31,21 @@ func Portal(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
 	return next(ctx)
 }
 
+// Billing enforces @billing: a portal session allowed to use billing features.
+func (r *Resolver) Billing(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	if err := r.checkBilling(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+func (r *Resolver) checkBilling(ctx context.Context) error {
+	if err := checkPortal(ctx); err != nil {
+		return err
+	}
+	return r.requireBillingRole(ctx)
+}
+
 func checkScope(ctx context.Context, anyOf []model.Scope) error {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindOrganization && p.Kind != auth.KindUser {
@@ -56,34 +71,70 @@ func checkPortal(ctx context.Context) error {
 	return nil
 }
 
-// Authorize applies the @hasScope and @portal rules of a document's root fields without
-// running it. /v1 calls it before validating parameters and bodies, because upstream
+// Authorize applies the @hasScope, @portal and @billing rules of a document's fields
+// without running it. /v1 calls it before validating parameters and bodies, because upstream
 // authenticates first: a request that is both unauthorized and malformed gets 401/403, not
 // 422. The rules stay the schema's directives; this only reads them earlier. doc must have
 // been loaded against the schema (gqlparser.LoadQuery) so its fields carry definitions.
-func Authorize(ctx context.Context, doc *ast.QueryDocument) error {
+func (r *Resolver) Authorize(ctx context.Context, doc *ast.QueryDocument) error {
 	for _, op := range doc.Operations {
-		for _, sel := range op.SelectionSet {
-			f, ok := sel.(*ast.Field)
-			if !ok || f.Definition == nil {
-				continue
+		if err := r.authorizeSelections(ctx, op.SelectionSet, doc.Fragments, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// authorizeSelections checks the directives of every field of a selection set, depth first
+// in document order, as execution would meet them.
+func (r *Resolver) authorizeSelections(ctx context.Context, set ast.SelectionSet, frags ast.FragmentDefinitionList, depth int) error {
+	if depth > maxDepth {
+		return nil
+	}
+	for _, sel := range set {
+		var err error
+		switch s := sel.(type) {
+		case *ast.Field:
+			if err = r.authorizeField(ctx, s); err == nil {
+				err = r.authorizeSelections(ctx, s.SelectionSet, frags, depth+1)
 			}
-			if d := f.Definition.Directives.ForName("portal"); d != nil {
-				if err := checkPortal(ctx); err != nil {
-					return err
-				}
+		case *ast.InlineFragment:
+			err = r.authorizeSelections(ctx, s.SelectionSet, frags, depth+1)
+		case *ast.FragmentSpread:
+			if f := frags.ForName(s.Name); f != nil {
+				err = r.authorizeSelections(ctx, f.SelectionSet, frags, depth+1)
 			}
-			if d := f.Definition.Directives.ForName("hasScope"); d != nil {
-				var anyOf []model.Scope
-				if arg := d.Arguments.ForName("any"); arg != nil {
-					for _, c := range arg.Value.Children {
-						anyOf = append(anyOf, model.Scope(c.Value.Raw))
-					}
-				}
-				if err := checkScope(ctx, anyOf); err != nil {
-					return err
-				}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Resolver) authorizeField(ctx context.Context, f *ast.Field) error {
+	if f.Definition == nil {
+		return nil
+	}
+	if f.Definition.Directives.ForName("portal") != nil {
+		if err := checkPortal(ctx); err != nil {
+			return err
+		}
+	}
+	if f.Definition.Directives.ForName("billing") != nil {
+		if err := r.checkBilling(ctx); err != nil {
+			return err
+		}
+	}
+	if d := f.Definition.Directives.ForName("hasScope"); d != nil {
+		var anyOf []model.Scope
+		if arg := d.Arguments.ForName("any"); arg != nil {
+			for _, c := range arg.Value.Children {
+				anyOf = append(anyOf, model.Scope(c.Value.Raw))
 			}
+		}
+		if err := checkScope(ctx, anyOf); err != nil {
+			return err
 		}
 	}
 	return nil

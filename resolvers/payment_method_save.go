@@ -43,7 +43,7 @@ func (r *Resolver) savePaymentMethod(ctx context.Context, in model.PaymentMethod
 // portalSavePaymentMethod saves a payment method for the session's customer; members need
 // the owner or billing_manager role, as for every payment-method operation of the portal.
 func (r *Resolver) portalSavePaymentMethod(ctx context.Context, in model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error) {
-	cust, err := r.billingCustomer(ctx)
+	cust, err := r.portalCustomer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func (r *Resolver) deletePaymentMethod(ctx context.Context, id uuid.UUID) (*stor
 
 // portalDeletePaymentMethod removes one of the session customer's payment methods.
 func (r *Resolver) portalDeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error) {
-	cust, err := r.billingCustomer(ctx)
+	cust, err := r.portalCustomer(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -29,15 +29,6 @@ func sessionMember(p auth.Principal) *uuid.UUID {
 	return &p.MemberID
 }
 
-// billingCustomer is the session's customer for the portal's payment-method routes, which
-// members may use only as owners or billing managers (requireBillingRole).
-func (r *Resolver) billingCustomer(ctx context.Context) (*storage.Customer, error) {
-	if err := r.requireBillingRole(ctx); err != nil {
-		return nil, err
-	}
-	return r.portalCustomer(ctx)
-}
-
 // billingRoleMessage is upstream's refusal of a member session without a billing role.
 const billingRoleMessage = "Only owners and billing managers can access billing features."
 
@@ -85,7 +76,7 @@ func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 
 // portalPaymentMethods lists the session customer's payment methods.
 func (r *Resolver) portalPaymentMethods(ctx context.Context, page, limit *int) (*model.PaymentMethodPage, error) {
-	c, err := r.billingCustomer(ctx)
+	c, err := r.portalCustomer(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +85,8 @@ func (r *Resolver) portalPaymentMethods(ctx context.Context, page, limit *int) (
 
 // portalUpdateCustomer applies the customer's own billing changes with upstream's rules
 // (contract §3.8, CustomerPortalCustomerUpdate).
+// The billing role is checked by @billing on the field.
 func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCustomerUpdateInput) (*storage.Customer, error) {
-	if err := r.requireBillingRole(ctx); err != nil {
-		return nil, err
-	}
 	var out *storage.Customer
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetCustomer(ctx, tx, organizations(ctx), auth.FromContext(ctx).CustomerID)

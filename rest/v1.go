@@ -37,7 +37,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		Logger:       logger,
 		Authenticate: authn,
 		Guard: func(req *http.Request, route Route) *gqlerror.Error {
-			if err := resolvers.Authorize(req.Context(), parsed[route.Operation]); err != nil {
+			if err := r.Authorize(req.Context(), parsed[route.Operation]); err != nil {
 				return present(req.Context(), err)
 			}
 			return nil
