@@ -326,3 +326,34 @@ func TestSeatRules(t *testing.T) {
 		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": token}), "InvalidInvitationToken", 400)
 	})
 }
+
+// TestSeatsEndWithTheirSubscription: revoking a seat-based subscription revokes its seats
+// (pending and claimed) with their events, and their holders' grants.
+func TestSeatsEndWithTheirSubscription(t *testing.T) {
+	t.Parallel()
+	w := newGrantWorld(t)
+	lk := w.licenseBenefit(t, vars{"prefix": "team"})
+	p := newProduct(t, w.s, w.org.Token, "Team plan", lk.ID)
+	buyer := newCustomer(t, w.s, w.org.Token, "")
+	subID := w.subscription(t, buyer.ID, p.ID, ptr(3))
+	_, token := w.assign(t, vars{"subscriptionId": subID, "email": "kept@example.com"})
+	w.claim(t, token)
+	w.assign(t, vars{"subscriptionId": subID, "email": "pending@example.com"})
+	before := w.events(t)["customer_seat.revoked"]
+
+	w.s.Query(t, w.org.Token, `mutation($id: UUID!) { revokeSubscription(input: {id: $id}) { id } }`, vars{"id": subID}, nil)
+
+	var open int
+	w.s.Get(t, &open, `SELECT count(*) FROM customer_seats WHERE subscription_id = $1 AND status <> 'revoked'`, subID)
+	if open != 0 {
+		t.Errorf("%d seats still open after the subscription ended", open)
+	}
+	if got := w.events(t)["customer_seat.revoked"] - before; got != 2 {
+		t.Errorf("%d customer_seat.revoked events, want 2", got)
+	}
+	for _, g := range w.grants(t, lk.ID, nil) {
+		if g.IsGranted {
+			t.Errorf("grant %s of member %v still granted", g.ID, g.MemberID)
+		}
+	}
+}

@@ -119,6 +119,16 @@ func (r *Resolver) endSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.
 	if err != nil {
 		return nil, err
 	}
+	// An ended subscription's seats end with it (their holders' grants were just revoked).
+	seats, err := storage.RevokeSubscriptionSeats(ctx, tx, s.ID, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, seat := range seats {
+		if err := r.emit(ctx, tx, seat.OrganizationID, "customer_seat.revoked", seat.ID); err != nil {
+			return nil, err
+		}
+	}
 	events := []string{"subscription.updated", "subscription.canceled", "subscription.revoked"}
 	if s.CancelAtPeriodEnd {
 		events = []string{"subscription.updated", "subscription.revoked"}

@@ -183,3 +183,13 @@ func EnsureMemberByEmail(ctx context.Context, q sqlx.ExtContext, orgID, customer
 	err = sqlx.GetContext(ctx, q, &m, find, orgID, customerID, email)
 	return &m, mapErr(err)
 }
+
+// RevokeSubscriptionSeats revokes every seat of a subscription that is not revoked yet and
+// returns them, for when the subscription ends.
+func RevokeSubscriptionSeats(ctx context.Context, q sqlx.ExtContext, subscriptionID uuid.UUID, now time.Time) ([]*CustomerSeat, error) {
+	rows := []*CustomerSeat{}
+	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE customer_seats SET status = 'revoked', revoked_at = $2,
+			invitation_token = NULL, modified_at = $2
+		WHERE subscription_id = $1 AND status <> 'revoked' RETURNING `+seatColumns, subscriptionID, now)
+	return rows, mapErr(err)
+}
