@@ -199,13 +199,14 @@ func Detail(body []byte) string {
 	return s
 }
 
-// Item is one 422 detail item.
+// Item is one 422 detail item as decoded from a response; Ctx is empty when the item has
+// no ctx key (upstream sends it only for some error types).
 type Item struct {
 	Type  string          `json:"type"`
 	Loc   []any           `json:"loc"`
 	Msg   string          `json:"msg"`
 	Input json.RawMessage `json:"input"`
-	Ctx   json.RawMessage `json:"ctx,omitempty"`
+	Ctx   json.RawMessage `json:"ctx"`
 }
 
 // Items returns the detail items of a 422 body.
