@@ -287,6 +287,18 @@ func TestMemberSession(t *testing.T) {
 		}
 	})
 
+	t.Run("a role change applies to a session already open", func(t *testing.T) {
+		var promoted uuid.UUID
+		s.Get(t, &promoted, `INSERT INTO members (organization_id, customer_id, email, role)
+			VALUES ($1, $2, 'promoted@example.com', 'member') RETURNING id`, org.ID, team.ID)
+		got := createSession(t, s, org.Token, vars{"customerId": team.ID, "memberId": promoted})
+		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "NotPermitted", 403)
+		s.Exec(t, `UPDATE members SET role = 'billing_manager' WHERE id = $1`, promoted)
+		s.Query(t, got.Token, mePaymentsDoc, nil, nil)
+		s.Exec(t, `UPDATE members SET role = 'member' WHERE id = $1`, promoted)
+		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "NotPermitted", 403)
+	})
+
 	t.Run("an expired member session is 401 invalid_token", func(t *testing.T) {
 		got := createSession(t, s, org.Token, vars{"customerId": team.ID, "memberId": manager})
 		s.Exec(t, `UPDATE member_sessions SET expires_at = now() - interval '1 second' WHERE id = $1`, got.ID)

@@ -37,6 +37,7 @@ type ResolvedToken struct {
 	UserID         uuid.UUID   `db:"user_id"`
 	CustomerID     uuid.UUID   `db:"customer_id"`
 	MemberID       uuid.UUID   `db:"member_id"`
+	MemberRole     string      `db:"member_role"`
 	Scope          string      `db:"scope"`
 	Organizations  []uuid.UUID `db:"-"`
 }
@@ -59,7 +60,7 @@ const (
 		FROM customer_sessions s JOIN customers c ON c.id = s.customer_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND o.deleted_at IS NULL`
-	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id
+	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id, m.role AS member_role
 		FROM member_sessions s JOIN customers c ON c.id = s.customer_id JOIN members m ON m.id = s.member_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND m.deleted_at IS NULL

@@ -63,6 +63,9 @@ type Principal struct {
 	CustomerID uuid.UUID
 	// MemberID is set for member sessions.
 	MemberID uuid.UUID
+	// MemberRole is the member's role (owner, billing_manager, member) for member sessions,
+	// read with the session on every request so a changed role applies at once.
+	MemberRole string
 	// Scopes are the token's stored scopes; for sessions always exactly
 	// customer_portal:write.
 	Scopes ScopeSet
