@@ -1,0 +1,87 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DefaultMaxBodyPeek is how much of a request body the per-key limit reads.
+// License-key request bodies are a few hundred bytes; anything larger is
+// passed through without a per-key check rather than buffered.
+const DefaultMaxBodyPeek = 64 << 10
+
+// Limit is one rule: at most Rate requests per Interval for each key, and a
+// key that goes over is refused for Block.
+type Limit struct {
+	// Rate is the number of requests allowed per Interval; 0 disables the rule.
+	Rate int
+	// Interval is the window length.
+	Interval time.Duration
+	// Block is how long a key that exceeded Rate is refused. Requests during
+	// the block do not extend it, so a client honouring Retry-After gets back
+	// in. With 0 the key is refused only until its window ends.
+	Block time.Duration
+}
+
+// Enabled reports whether the rule limits anything.
+func (l Limit) Enabled() bool { return l.Rate > 0 }
+
+// Validate rejects a rule that cannot be enforced as written.
+func (l Limit) Validate() error {
+	switch {
+	case l.Rate < 0:
+		return fmt.Errorf("rate %d is negative", l.Rate)
+	case l.Rate == 0:
+		return nil
+	case l.Interval <= 0:
+		return fmt.Errorf("interval %s must be positive when rate is set", l.Interval)
+	case l.Block < 0:
+		return fmt.Errorf("block %s is negative", l.Block)
+	}
+	return nil
+}
+
+// Config holds both rules of the license-key endpoints.
+type Config struct {
+	// PerIP counts requests by client address, before the body is read.
+	PerIP Limit
+	// PerKey counts requests by the body's (organization_id, key) pair.
+	PerKey Limit
+	// MaxBodyPeek caps how many body bytes the per-key rule reads; 0 means
+	// DefaultMaxBodyPeek. Larger bodies skip the per-key rule.
+	MaxBodyPeek int64
+}
+
+// DefaultConfig is upstream's per-IP rule (3 per second, 60-second block)
+// plus a per-key rule of 10 per second with the same block.
+func DefaultConfig() Config {
+	return Config{
+		PerIP:       Limit{Rate: 3, Interval: time.Second, Block: time.Minute},
+		PerKey:      Limit{Rate: 10, Interval: time.Second, Block: time.Minute},
+		MaxBodyPeek: DefaultMaxBodyPeek,
+	}
+}
+
+// Validate reports every invalid field, named as in the struct.
+func (c Config) Validate() error {
+	var errs []error
+	if err := c.PerIP.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("ratelimit: PerIP: %w", err))
+	}
+	if err := c.PerKey.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("ratelimit: PerKey: %w", err))
+	}
+	if c.MaxBodyPeek < 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: MaxBodyPeek %d is negative", c.MaxBodyPeek))
+	}
+	return errors.Join(errs...)
+}
+
+// maxBodyPeek applies the default for an unset MaxBodyPeek.
+func (c Config) maxBodyPeek() int64 {
+	if c.MaxBodyPeek == 0 {
+		return DefaultMaxBodyPeek
+	}
+	return c.MaxBodyPeek
+}
