@@ -31,6 +31,7 @@ Usage:
   till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]
                                               create an organization access token (printed once)
   till demo                                   seed a demo organization and print its tokens and ids
+  till license verify [--keys FILE|URL] CERT  verify an offline license certificate and print its claims
 
 Run "till COMMAND --help" for a command's flags. Configuration comes from environment
 variables; "till serve" prints the effective values at start.
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return tokenCmd(ctx, cfg, args[1:], stdout)
 	case "demo":
 		return demoCmd(ctx, cfg, args[1:], stdout)
+	case "license":
+		return licenseCmd(ctx, cfg, args[1:], stdout)
 	}
 	_, _ = io.WriteString(stdout, usage)
 	return fmt.Errorf("unknown command %q", args[0])
