@@ -32,6 +32,7 @@ type ResolverRoot interface {
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
 	LicenseKey() LicenseKeyResolver
+	LicenseKeyActivation() LicenseKeyActivationResolver
 	Me() MeResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -460,6 +461,7 @@ type ComplexityRoot struct {
 	}
 
 	LicenseKey struct {
+		Activations      func(childComplexity int) int
 		BenefitID        func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		Customer         func(childComplexity int) int
@@ -479,6 +481,16 @@ type ComplexityRoot struct {
 		Validations      func(childComplexity int) int
 	}
 
+	LicenseKeyActivation struct {
+		CreatedAt    func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Label        func(childComplexity int) int
+		LicenseKey   func(childComplexity int) int
+		LicenseKeyID func(childComplexity int) int
+		Meta         func(childComplexity int) int
+		ModifiedAt   func(childComplexity int) int
+	}
+
 	LicenseKeyActivations struct {
 		EnableCustomerAdmin func(childComplexity int) int
 		Limit               func(childComplexity int) int
@@ -494,6 +506,15 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	LicenseKeyValidation struct {
+		Activation     func(childComplexity int) int
+		Code           func(childComplexity int) int
+		Error          func(childComplexity int) int
+		LicenseKey     func(childComplexity int) int
+		RemainingUsage func(childComplexity int) int
+		Valid          func(childComplexity int) int
+	}
+
 	LicenseKeysProperties struct {
 		Activations func(childComplexity int) int
 		Expires     func(childComplexity int) int
@@ -505,6 +526,7 @@ type ComplexityRoot struct {
 		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int) int
 		Customer                 func(childComplexity int) int
+		LicenseKey               func(childComplexity int, id uuid.UUID) int
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		Member                   func(childComplexity int) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) int
@@ -525,6 +547,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		ActivateLicenseKey              func(childComplexity int, input model.LicenseKeyActivateInput) int
 		AdvanceTestClock                func(childComplexity int, input model.AdvanceTestClockInput) int
 		ArchiveProduct                  func(childComplexity int, id uuid.UUID) int
 		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
@@ -537,12 +560,15 @@ type ComplexityRoot struct {
 		CreateCustomerSession           func(childComplexity int, input model.CustomerSessionCreateInput) int
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
+		DeactivateLicenseKey            func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
+		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
+		PortalDeactivateLicenseKey      func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		PortalDeletePaymentMethod       func(childComplexity int, id uuid.UUID) int
 		PortalSavePaymentMethod         func(childComplexity int, input model.PortalPaymentMethodSaveInput) int
 		PortalUncancelSubscription      func(childComplexity int, input model.SubscriptionRefInput) int
@@ -550,6 +576,8 @@ type ComplexityRoot struct {
 		PortalUpdateOrder               func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		PortalUpdateSubscriptionProduct func(childComplexity int, input model.SubscriptionProductChangeInput) int
 		PortalUpdateSubscriptionSeats   func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
+		PortalValidateLicenseKey        func(childComplexity int, input model.LicenseKeyValidateInput) int
+		RegenerateLicenseKey            func(childComplexity int, id uuid.UUID) int
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
@@ -559,11 +587,13 @@ type ComplexityRoot struct {
 		UpdateCheckout                  func(childComplexity int, input model.CheckoutUpdateInput) int
 		UpdateCustomer                  func(childComplexity int, input model.CustomerUpdateInput) int
 		UpdateDiscount                  func(childComplexity int, input model.DiscountUpdateInput) int
+		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		UpdateProduct                   func(childComplexity int, input model.ProductUpdateInput) int
 		UpdateProductBenefits           func(childComplexity int, input model.ProductBenefitsInput) int
 		UpdateSubscriptionProduct       func(childComplexity int, input model.SubscriptionProductChangeInput) int
 		UpdateSubscriptionSeats         func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
+		ValidateLicenseKey              func(childComplexity int, input model.LicenseKeyValidateInput) int
 	}
 
 	Order struct {
@@ -673,6 +703,12 @@ type ComplexityRoot struct {
 		Seats      func(childComplexity int) int
 	}
 
+	Problem struct {
+		Code   func(childComplexity int) int
+		Detail func(childComplexity int) int
+		Status func(childComplexity int) int
+	}
+
 	Product struct {
 		AttachedCustomFields   func(childComplexity int) int
 		Benefits               func(childComplexity int) int
@@ -737,6 +773,7 @@ type ComplexityRoot struct {
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
 		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		LicenseKey             func(childComplexity int, id uuid.UUID) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
 		Me                     func(childComplexity int) int
 		Order                  func(childComplexity int, id uuid.UUID) int
@@ -2770,6 +2807,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainEventPage.Pagination(childComplexity), true
 
+	case "LicenseKey.activations":
+		if e.ComplexityRoot.LicenseKey.Activations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Activations(childComplexity), true
 	case "LicenseKey.benefitId":
 		if e.ComplexityRoot.LicenseKey.BenefitID == nil {
 			break
@@ -2873,6 +2916,49 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LicenseKey.Validations(childComplexity), true
 
+	case "LicenseKeyActivation.createdAt":
+		if e.ComplexityRoot.LicenseKeyActivation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.CreatedAt(childComplexity), true
+	case "LicenseKeyActivation.id":
+		if e.ComplexityRoot.LicenseKeyActivation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.ID(childComplexity), true
+	case "LicenseKeyActivation.label":
+		if e.ComplexityRoot.LicenseKeyActivation.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.Label(childComplexity), true
+	case "LicenseKeyActivation.licenseKey":
+		if e.ComplexityRoot.LicenseKeyActivation.LicenseKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.LicenseKey(childComplexity), true
+	case "LicenseKeyActivation.licenseKeyId":
+		if e.ComplexityRoot.LicenseKeyActivation.LicenseKeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.LicenseKeyID(childComplexity), true
+	case "LicenseKeyActivation.meta":
+		if e.ComplexityRoot.LicenseKeyActivation.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.Meta(childComplexity), true
+	case "LicenseKeyActivation.modifiedAt":
+		if e.ComplexityRoot.LicenseKeyActivation.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyActivation.ModifiedAt(childComplexity), true
+
 	case "LicenseKeyActivations.enableCustomerAdmin":
 		if e.ComplexityRoot.LicenseKeyActivations.EnableCustomerAdmin == nil {
 			break
@@ -2911,6 +2997,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKeyPage.Pagination(childComplexity), true
+
+	case "LicenseKeyValidation.activation":
+		if e.ComplexityRoot.LicenseKeyValidation.Activation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.Activation(childComplexity), true
+	case "LicenseKeyValidation.code":
+		if e.ComplexityRoot.LicenseKeyValidation.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.Code(childComplexity), true
+	case "LicenseKeyValidation.error":
+		if e.ComplexityRoot.LicenseKeyValidation.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.Error(childComplexity), true
+	case "LicenseKeyValidation.licenseKey":
+		if e.ComplexityRoot.LicenseKeyValidation.LicenseKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.LicenseKey(childComplexity), true
+	case "LicenseKeyValidation.remainingUsage":
+		if e.ComplexityRoot.LicenseKeyValidation.RemainingUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.RemainingUsage(childComplexity), true
+	case "LicenseKeyValidation.valid":
+		if e.ComplexityRoot.LicenseKeyValidation.Valid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.Valid(childComplexity), true
 
 	case "LicenseKeysProperties.activations":
 		if e.ComplexityRoot.LicenseKeysProperties.Activations == nil {
@@ -2965,6 +3088,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Customer(childComplexity), true
+	case "Me.licenseKey":
+		if e.ComplexityRoot.Me.LicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Me_licenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.LicenseKey(childComplexity, args["id"].(uuid.UUID)), true
 	case "Me.licenseKeys":
 		if e.ComplexityRoot.Me.LicenseKeys == nil {
 			break
@@ -3076,6 +3210,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Member.Role(childComplexity), true
 
+	case "Mutation.activateLicenseKey":
+		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_activateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ActivateLicenseKey(childComplexity, args["input"].(model.LicenseKeyActivateInput)), true
 	case "Mutation.advanceTestClock":
 		if e.ComplexityRoot.Mutation.AdvanceTestClock == nil {
 			break
@@ -3208,6 +3353,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProduct(childComplexity, args["input"].(model.ProductCreateInput)), true
+	case "Mutation.deactivateLicenseKey":
+		if e.ComplexityRoot.Mutation.DeactivateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deactivateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeactivateLicenseKey(childComplexity, args["input"].(model.LicenseKeyDeactivateInput)), true
 	case "Mutation.deleteBenefit":
 		if e.ComplexityRoot.Mutation.DeleteBenefit == nil {
 			break
@@ -3263,6 +3419,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PauseSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
+	case "Mutation.portalActivateLicenseKey":
+		if e.ComplexityRoot.Mutation.PortalActivateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalActivateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalActivateLicenseKey(childComplexity, args["input"].(model.LicenseKeyActivateInput)), true
 	case "Mutation.portalCancelSubscription":
 		if e.ComplexityRoot.Mutation.PortalCancelSubscription == nil {
 			break
@@ -3274,6 +3441,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalCancelSubscription(childComplexity, args["input"].(model.SubscriptionCancelInput)), true
+	case "Mutation.portalDeactivateLicenseKey":
+		if e.ComplexityRoot.Mutation.PortalDeactivateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalDeactivateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalDeactivateLicenseKey(childComplexity, args["input"].(model.LicenseKeyDeactivateInput)), true
 	case "Mutation.portalDeletePaymentMethod":
 		if e.ComplexityRoot.Mutation.PortalDeletePaymentMethod == nil {
 			break
@@ -3351,6 +3529,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalUpdateSubscriptionSeats(childComplexity, args["input"].(model.SubscriptionSeatsChangeInput)), true
+	case "Mutation.portalValidateLicenseKey":
+		if e.ComplexityRoot.Mutation.PortalValidateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalValidateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalValidateLicenseKey(childComplexity, args["input"].(model.LicenseKeyValidateInput)), true
+	case "Mutation.regenerateLicenseKey":
+		if e.ComplexityRoot.Mutation.RegenerateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_regenerateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegenerateLicenseKey(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.resumeSubscription":
 		if e.ComplexityRoot.Mutation.ResumeSubscription == nil {
 			break
@@ -3450,6 +3650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateDiscount(childComplexity, args["input"].(model.DiscountUpdateInput)), true
+	case "Mutation.updateLicenseKey":
+		if e.ComplexityRoot.Mutation.UpdateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateLicenseKey(childComplexity, args["id"].(uuid.UUID), args["input"].(model.LicenseKeyUpdateInput)), true
 	case "Mutation.updateOrder":
 		if e.ComplexityRoot.Mutation.UpdateOrder == nil {
 			break
@@ -3505,6 +3716,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSubscriptionSeats(childComplexity, args["input"].(model.SubscriptionSeatsChangeInput)), true
+	case "Mutation.validateLicenseKey":
+		if e.ComplexityRoot.Mutation.ValidateLicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_validateLicenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ValidateLicenseKey(childComplexity, args["input"].(model.LicenseKeyValidateInput)), true
 
 	case "Order.appliedBalanceAmount":
 		if e.ComplexityRoot.Order.AppliedBalanceAmount == nil {
@@ -4012,6 +4234,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PendingSubscriptionUpdate.Seats(childComplexity), true
 
+	case "Problem.code":
+		if e.ComplexityRoot.Problem.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Problem.Code(childComplexity), true
+	case "Problem.detail":
+		if e.ComplexityRoot.Problem.Detail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Problem.Detail(childComplexity), true
+	case "Problem.status":
+		if e.ComplexityRoot.Problem.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Problem.Status(childComplexity), true
+
 	case "Product.attachedCustomFields":
 		if e.ComplexityRoot.Product.AttachedCustomFields == nil {
 			break
@@ -4405,6 +4646,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
 
+	case "Query.licenseKey":
+		if e.ComplexityRoot.Query.LicenseKey == nil {
+			break
+		}
+
+		args, err := ec.field_Query_licenseKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LicenseKey(childComplexity, args["id"].(uuid.UUID)), true
 	case "Query.licenseKeys":
 		if e.ComplexityRoot.Query.LicenseKeys == nil {
 			break
@@ -4887,6 +5139,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDiscountCreateInput,
 		ec.unmarshalInputDiscountFilter,
 		ec.unmarshalInputDiscountUpdateInput,
+		ec.unmarshalInputLicenseKeyActivateInput,
+		ec.unmarshalInputLicenseKeyDeactivateInput,
+		ec.unmarshalInputLicenseKeyUpdateInput,
+		ec.unmarshalInputLicenseKeyValidateInput,
 		ec.unmarshalInputMetadataFilter,
 		ec.unmarshalInputOrderFilter,
 		ec.unmarshalInputOrderUpdateInput,
@@ -5672,34 +5928,6 @@ type BenefitGrantPage {
   pagination: Pagination!
 }
 
-"A key issued by a license-key benefit."
-type LicenseKey {
-  id: UUID!
-  createdAt: DateTime!
-  modifiedAt: DateTime
-  organizationId: UUID!
-  customerId: UUID!
-  "The member holding the key when it was granted through a seat."
-  memberId: UUID
-  benefitId: UUID!
-  key: String!
-  displayKey: String!
-  status: LicenseKeyStatus!
-  limitActivations: Int
-  usage: Int!
-  limitUsage: Int
-  validations: Int!
-  lastValidatedAt: DateTime
-  expiresAt: DateTime
-  customer: Customer!
-}
-
-enum LicenseKeyStatus {
-  granted
-  revoked
-  disabled
-}
-
 "A seat of a seat-based subscription or order, assigned to a member by email."
 type CustomerSeat {
   id: UUID!
@@ -5723,11 +5951,6 @@ enum CustomerSeatStatus {
   pending
   claimed
   revoked
-}
-
-type LicenseKeyPage {
-  items: [LicenseKey!]!
-  pagination: Pagination!
 }
 
 type CustomerSeatPage {
@@ -5786,9 +6009,6 @@ extend type Query {
     page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
   "One grant, as its webhooks report it."
   benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
-  "License keys issued by the organization's benefits, oldest first."
-  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
   seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList!
     @hasScope(any: [CUSTOMER_SEATS_READ, CUSTOMER_SEATS_WRITE])
@@ -5820,8 +6040,180 @@ extend type Me {
   seats(page: Int = 1, limit: Int = 10): CustomerSeatPage! @goField(forceResolver: true)
   "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
   benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10): BenefitGrantPage! @goField(forceResolver: true)
+}
+`, BuiltIn: false},
+	{Name: "../schema/license_key.graphqls", Input: `"""
+A key issued by a license-key benefit. Applications check it with validateLicenseKey (or the
+public portalValidateLicenseKey) and bind it to machines with activations.
+"""
+type LicenseKey {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  organizationId: UUID!
+  customerId: UUID!
+  "The member holding the key when it was granted through a seat."
+  memberId: UUID
+  benefitId: UUID!
+  key: String!
+  "The key with all but its last six characters masked: ****-XXXXXX."
+  displayKey: String!
+  status: LicenseKeyStatus!
+  "How many live activations the key allows; null means it takes no activations."
+  limitActivations: Int
+  usage: Int!
+  limitUsage: Int
+  validations: Int!
+  lastValidatedAt: DateTime
+  expiresAt: DateTime
+  customer: Customer!
+  """
+  The live activations, oldest first. A portal session sees them only when the benefit lets
+  customers manage their activations (activations.enable_customer_admin); otherwise the list
+  is empty, as upstream's portal shows it.
+  """
+  activations: [LicenseKeyActivation!]!
+}
+
+enum LicenseKeyStatus {
+  granted
+  revoked
+  disabled
+}
+
+type LicenseKeyPage {
+  items: [LicenseKey!]!
+  pagination: Pagination!
+}
+
+"One activation of a license key: a machine or an install. Its conditions are never shown."
+type LicenseKeyActivation {
+  id: UUID!
+  licenseKeyId: UUID!
+  label: String!
+  meta: Metadata!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  licenseKey: LicenseKey!
+}
+
+"Why a validation failed, or VALID."
+enum LicenseKeyValidationCode {
+  VALID
+  "No live key with this text in the organization (or in one the caller may see)."
+  NOT_FOUND
+  REVOKED
+  DISABLED
+  EXPIRED
+  "The activation does not exist, is another key's, or was deactivated."
+  ACTIVATION_NOT_FOUND
+  "The activation has conditions and the request's differ from them."
+  CONDITIONS_MISMATCH
+  BENEFIT_MISMATCH
+  CUSTOMER_MISMATCH
+  "increment_usage would take usage past limit_usage."
+  USAGE_LIMIT_EXCEEDED
+}
+
+"""
+A Till error as data: what /v1 answers for the same request (error name, HTTP status and
+detail).
+"""
+type Problem {
+  code: String!
+  status: Int!
+  detail: String!
+}
+
+"The outcome of a validation. Nothing is written unless it is valid."
+type LicenseKeyValidation {
+  code: LicenseKeyValidationCode!
+  valid: Boolean!
+  "The failure as /v1 reports it; null when valid."
+  error: Problem
+  "The key after the validation (validations, usage and lastValidatedAt updated); null unless valid."
+  licenseKey: LicenseKey
+  "The activation named by activationId; null unless valid and one was named."
+  activation: LicenseKeyActivation
+  "How many more usages limitUsage allows after this validation; null without a limit."
+  remainingUsage: Int
+}
+
+input LicenseKeyValidateInput {
+  key: String!
+  organizationId: UUID!
+  "Validates an activation of the key; its conditions must then match."
+  activationId: UUID
+  benefitId: UUID
+  customerId: UUID
+  "Adds to usage, within limitUsage."
+  incrementUsage: Int
+  "Compared with the activation's conditions, when an activation is named and has any."
+  conditions: Metadata
+}
+
+input LicenseKeyActivateInput {
+  key: String!
+  organizationId: UUID!
+  label: String!
+  "Kept secret: a later validation of this activation must present the same conditions."
+  conditions: Metadata
+  meta: Metadata
+}
+
+input LicenseKeyDeactivateInput {
+  key: String!
+  organizationId: UUID!
+  activationId: UUID!
+}
+
+"A partial update: only the fields given are written; null clears limits and expiry."
+input LicenseKeyUpdateInput {
+  "granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again."
+  status: LicenseKeyStatus @goField(omittable: true)
+  usage: Int @goField(omittable: true)
+  limitActivations: Int @goField(omittable: true)
+  limitUsage: Int @goField(omittable: true)
+  expiresAt: DateTime @goField(omittable: true)
+}
+
+extend type Query {
+  "License keys issued by the organization's benefits, oldest first."
+  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
+    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+  "One license key with its live activations."
+  licenseKey(id: UUID!): LicenseKey! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+}
+
+extend type Me {
   "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
   licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10): LicenseKeyPage! @goField(forceResolver: true)
+  "One of the session's license keys."
+  licenseKey(id: UUID!): LicenseKey! @goField(forceResolver: true)
+}
+
+extend type Mutation {
+  """
+  Validates a key of an organization the token may see: each successful call counts in
+  validations and may add usage. Failures change nothing and say why in code.
+  """
+  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation! @hasScope(any: [LICENSE_KEYS_WRITE])
+  "Activates a key, up to its limitActivations live activations."
+  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation! @hasScope(any: [LICENSE_KEYS_WRITE])
+  "Deactivates an activation, freeing its slot; a second deactivation is not found."
+  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean! @hasScope(any: [LICENSE_KEYS_WRITE])
+  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+  """
+  Gives the key new text (same id, limits, usage and activations): the old text stops
+  validating at once. For a leaked key.
+  """
+  regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+  "validateLicenseKey for applications: needs no token and works for any organization's key."
+  portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation!
+  "activateLicenseKey for applications: needs no token."
+  portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation!
+  "deactivateLicenseKey for applications: needs no token."
+  portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
@@ -7386,8 +7778,30 @@ func (ec *executionContext) childFields_LicenseKey(ctx context.Context, field gr
 		return ec.fieldContext_LicenseKey_expiresAt(ctx, field)
 	case "customer":
 		return ec.fieldContext_LicenseKey_customer(ctx, field)
+	case "activations":
+		return ec.fieldContext_LicenseKey_activations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKey", field.Name)
+}
+
+func (ec *executionContext) childFields_LicenseKeyActivation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LicenseKeyActivation_id(ctx, field)
+	case "licenseKeyId":
+		return ec.fieldContext_LicenseKeyActivation_licenseKeyId(ctx, field)
+	case "label":
+		return ec.fieldContext_LicenseKeyActivation_label(ctx, field)
+	case "meta":
+		return ec.fieldContext_LicenseKeyActivation_meta(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LicenseKeyActivation_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_LicenseKeyActivation_modifiedAt(ctx, field)
+	case "licenseKey":
+		return ec.fieldContext_LicenseKeyActivation_licenseKey(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyActivation", field.Name)
 }
 
 func (ec *executionContext) childFields_LicenseKeyActivations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7420,6 +7834,24 @@ func (ec *executionContext) childFields_LicenseKeyPage(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyPage", field.Name)
 }
 
+func (ec *executionContext) childFields_LicenseKeyValidation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_LicenseKeyValidation_code(ctx, field)
+	case "valid":
+		return ec.fieldContext_LicenseKeyValidation_valid(ctx, field)
+	case "error":
+		return ec.fieldContext_LicenseKeyValidation_error(ctx, field)
+	case "licenseKey":
+		return ec.fieldContext_LicenseKeyValidation_licenseKey(ctx, field)
+	case "activation":
+		return ec.fieldContext_LicenseKeyValidation_activation(ctx, field)
+	case "remainingUsage":
+		return ec.fieldContext_LicenseKeyValidation_remainingUsage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyValidation", field.Name)
+}
+
 func (ec *executionContext) childFields_LicenseKeysProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "prefix":
@@ -7448,6 +7880,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_benefitGrants(ctx, field)
 	case "licenseKeys":
 		return ec.fieldContext_Me_licenseKeys(ctx, field)
+	case "licenseKey":
+		return ec.fieldContext_Me_licenseKey(ctx, field)
 	case "orders":
 		return ec.fieldContext_Me_orders(ctx, field)
 	case "subscriptions":
@@ -7692,6 +8126,18 @@ func (ec *executionContext) childFields_PendingSubscriptionUpdate(ctx context.Co
 		return ec.fieldContext_PendingSubscriptionUpdate_seats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PendingSubscriptionUpdate", field.Name)
+}
+
+func (ec *executionContext) childFields_Problem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "code":
+		return ec.fieldContext_Problem_code(ctx, field)
+	case "status":
+		return ec.fieldContext_Problem_status(ctx, field)
+	case "detail":
+		return ec.fieldContext_Problem_detail(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Problem", field.Name)
 }
 
 func (ec *executionContext) childFields_Product(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -26,6 +26,9 @@ type Error struct {
 	Errors []FieldError
 	// Scopes are the scopes that would have satisfied an insufficient_scope error.
 	Scopes []string
+	// Reason is a machine-readable cause finer than Code (EXPIRED, ACTIVATION_LIMIT_REACHED),
+	// for clients that act on it; GraphQL shows it as extensions.reason, /v1 does not.
+	Reason string
 }
 
 // FieldError is one validation failure, shaped as upstream's ValidationError item.
@@ -149,6 +152,9 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			if len(te.Scopes) > 0 {
 				gqlErr.Extensions["scopes"] = te.Scopes
+			}
+			if te.Reason != "" {
+				gqlErr.Extensions["reason"] = te.Reason
 			}
 			return gqlErr
 		}

@@ -38,20 +38,12 @@ func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.C
 	return seatCustomerEmail(ctx, obj)
 }
 
-func (r *licenseKeyResolver) Customer(ctx context.Context, obj *storage.LicenseKey) (*storage.Customer, error) {
-	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
-}
-
 func (r *meResolver) Seats(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.CustomerSeatPage, error) {
 	return r.portalSeats(ctx, page, limit)
 }
 
 func (r *meResolver) BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error) {
 	return r.portalBenefitGrants(ctx, benefitID, page, limit)
-}
-
-func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.LicenseKeyPage, error) {
-	return r.portalLicenseKeys(ctx, benefitID, page, limit)
 }
 
 func (r *mutationResolver) AssignSeat(ctx context.Context, input model.CustomerSeatAssignInput) (*model.CustomerSeatAssignment, error) {
@@ -74,10 +66,6 @@ func (r *queryResolver) BenefitGrant(ctx context.Context, id uuid.UUID) (*storag
 	return r.benefitGrant(ctx, id)
 }
 
-func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error) {
-	return r.licenseKeysPage(ctx, organizationID, benefitID, status, page, limit)
-}
-
 func (r *queryResolver) Seats(ctx context.Context, subscriptionID *uuid.UUID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
 	return r.seatList(ctx, subscriptionID, orderID)
 }
@@ -90,10 +78,7 @@ func (r *Resolver) BenefitGrant() graph.BenefitGrantResolver { return &benefitGr
 
 func (r *Resolver) CustomerSeat() graph.CustomerSeatResolver { return &customerSeatResolver{r} }
 
-func (r *Resolver) LicenseKey() graph.LicenseKeyResolver { return &licenseKeyResolver{r} }
-
 type (
 	benefitGrantResolver struct{ *Resolver }
 	customerSeatResolver struct{ *Resolver }
-	licenseKeyResolver   struct{ *Resolver }
 )

@@ -12,8 +12,8 @@ import (
 	"till/resolvers"
 )
 
-// upperUUID4 is an upper-case UUID v4, the body of every issued license key.
-const upperUUID4 = `[0-9A-F]{8}-[0-9A-F]{4}-4[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}`
+// keyBody is 128 random bits in upper-case UUID groups, the body of every issued license key.
+const keyBody = `[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}`
 
 func TestGrantAndRevokeBenefits(t *testing.T) {
 	t.Parallel()
@@ -53,8 +53,8 @@ func TestGrantAndRevokeBenefits(t *testing.T) {
 		}
 		k := keys[0]
 		keyID = k.ID
-		if !regexp.MustCompile(`^MYAPP-` + upperUUID4 + `$`).MatchString(k.Key) {
-			t.Errorf("key = %q, want MYAPP- and an upper-case UUID v4", k.Key)
+		if !regexp.MustCompile(`^MYAPP-` + keyBody + `$`).MatchString(k.Key) {
+			t.Errorf("key = %q, want MYAPP- and 128 bits in UUID groups", k.Key)
 		}
 		want := licenseKey{ID: k.ID, OrganizationID: w.org.ID, CustomerID: c.ID, BenefitID: lk.ID, Key: k.Key,
 			DisplayKey: "****-" + k.Key[len(k.Key)-6:], Status: "granted", LimitActivations: ptr(3), LimitUsage: ptr(100),
@@ -167,19 +167,19 @@ func TestLicenseKeyTerms(t *testing.T) {
 		limitUse  *int
 	}{
 		{name: "a benefit without prefix, expiry or limits issues a bare key without limits",
-			props: vars{}, key: `^` + upperUUID4 + `$`},
+			props: vars{}, key: `^` + keyBody + `$`},
 		{name: "a month from January 31st is the last day of February",
-			props: vars{"prefix": "ab", "expires": vars{"ttl": 1, "timeframe": "month"}}, key: `^AB-` + upperUUID4 + `$`,
+			props: vars{"prefix": "ab", "expires": vars{"ttl": 1, "timeframe": "month"}}, key: `^AB-` + keyBody + `$`,
 			expiresAt: ptr("2028-02-29T23:59:59.123456Z")},
 		{name: "years count calendar years",
-			props: vars{"expires": vars{"ttl": 2, "timeframe": "year"}}, key: `^` + upperUUID4 + `$`,
+			props: vars{"expires": vars{"ttl": 2, "timeframe": "year"}}, key: `^` + keyBody + `$`,
 			expiresAt: ptr("2030-01-31T23:59:59.123456Z")},
 		{name: "days count days",
-			props: vars{"expires": vars{"ttl": 30, "timeframe": "day"}}, key: `^` + upperUUID4 + `$`,
+			props: vars{"expires": vars{"ttl": 30, "timeframe": "day"}}, key: `^` + keyBody + `$`,
 			expiresAt: ptr("2028-03-01T23:59:59.123456Z")},
 		{name: "activation and usage limits come from the benefit",
 			props: vars{"activations": vars{"limit": 50, "enable_customer_admin": false}, "limit_usage": 7},
-			key:   `^` + upperUUID4 + `$`, limitAct: ptr(50), limitUse: ptr(7)},
+			key:   `^` + keyBody + `$`, limitAct: ptr(50), limitUse: ptr(7)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := w.licenseBenefit(t, tc.props)

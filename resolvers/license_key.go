@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,16 +17,6 @@ import (
 
 // License keys are issued and revoked here, by their benefit grants; validating, activating
 // and updating them is the license-key API's.
-
-// licenseKeyOf draws a key as upstream does: an optional "<PREFIX>-" (the benefit's prefix,
-// trimmed and upper-cased) before an upper-case UUID v4.
-func licenseKeyOf(prefix *string) string {
-	key := strings.ToUpper(uuid.NewString())
-	if prefix == nil {
-		return key
-	}
-	return strings.ToUpper(strings.TrimSpace(*prefix)) + "-" + key
-}
 
 // licenseKeyTerms reads a benefit's limits and turns its expiry (ttl × timeframe) into a
 // date counted from now, the grant time.

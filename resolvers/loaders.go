@@ -34,6 +34,8 @@ type Loaders struct {
 	ProductsByCheckout       *dataloader.Loader[uuid.UUID, []*storage.Product]
 	Price                    *dataloader.Loader[uuid.UUID, *storage.ProductPrice]
 	PriceMeter               *dataloader.Loader[uuid.UUID, *storage.PriceMeter]
+	LicenseKey               *dataloader.Loader[uuid.UUID, *storage.LicenseKey]
+	ActivationsByLicenseKey  *dataloader.Loader[uuid.UUID, []*storage.LicenseKeyActivation]
 }
 
 type loadersKey struct{}
@@ -61,6 +63,8 @@ func newLoaders(db *sqlx.DB) *Loaders {
 		ProductsByCheckout:       many(db, storage.ProductsByCheckouts),
 		Price:                    one(db, storage.PricesByIDs, "Price not found"),
 		PriceMeter:               one(db, storage.PriceMetersByIDs, "Meter not found"),
+		LicenseKey:               one(db, storage.LicenseKeysByIDs, "License key not found"),
+		ActivationsByLicenseKey:  many(db, storage.ActivationsByLicenseKeys),
 	}
 }
 

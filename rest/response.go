@@ -34,13 +34,60 @@ func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route 
 		writeJSON(w, http.StatusAccepted, []byte("null"))
 		return
 	}
+	if route.Problem != "" {
+		if p, err := dataField(resp.Data, route.Problem); err == nil && string(p) != "null" {
+			rt.writeProblem(ctx, w, route, p)
+			return
+		}
+	}
 	body, err := dataField(resp.Data, route.Field)
+	for _, name := range route.Append {
+		if err != nil {
+			break
+		}
+		var extra json.RawMessage
+		if extra, err = dataField(resp.Data, name); err == nil {
+			body, err = appendKey(body, name[strings.LastIndex(name, ".")+1:], extra)
+		}
+	}
 	if err != nil {
 		rt.logger.ErrorContext(ctx, "rest: unusable data", "operation", route.Operation, "error", err)
 		writeInternal(w)
 		return
 	}
 	writeJSON(w, route.status(), body)
+}
+
+// appendKey adds "key": value as the last member of a JSON object, keeping its bytes.
+func appendKey(object json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	object = bytes.TrimSpace(object)
+	if len(object) < 2 || object[0] != '{' || object[len(object)-1] != '}' {
+		return nil, fmt.Errorf("cannot add %q to a non-object", key)
+	}
+	name, _ := json.Marshal(key)
+	out := append([]byte{}, object[:len(object)-1]...)
+	if len(bytes.TrimSpace(out)) > 1 {
+		out = append(out, ',')
+	}
+	out = append(append(append(out, name...), ':'), value...)
+	return append(out, '}'), nil
+}
+
+// writeProblem answers with an error reported as data: the same envelope as the error
+// would get from extensions.
+func (rt *router) writeProblem(ctx context.Context, w http.ResponseWriter, route Route, raw json.RawMessage) {
+	var p struct {
+		Code   string `json:"code"`
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" {
+		rt.logger.ErrorContext(ctx, "rest: unusable problem", "operation", route.Operation, "problem", string(raw))
+		writeInternal(w)
+		return
+	}
+	rt.writeGraphQLError(ctx, w, route, &gqlerror.Error{Message: p.Detail,
+		Extensions: map[string]any{"code": p.Code, "status": p.Status, "detail": p.Detail}})
 }
 
 // dataField returns data[field] byte for byte: GraphQL's field order stays,

@@ -49,6 +49,17 @@ type Route struct {
 	// Field is the key of data whose value is the response body.
 	Field string
 
+	// Append names fields of data (dotted like Field) added in order as the last keys of
+	// the body, each under its last segment's name. It folds a GraphQL payload's sibling
+	// fields into one upstream shape: a validated key and the activation it matched.
+	Append []string
+
+	// Problem, when set, names a field of data (dotted like Field) that holds a Till error
+	// as data ({code, status, detail}, GraphQL's Problem type). When it is not null the
+	// route answers with that error instead of the body: operations that report failures
+	// as results in GraphQL still fail as upstream does on /v1.
+	Problem string
+
 	// Status is the success status: 200 (default), 201, 202 (body "null")
 	// or 204 (no body).
 	Status int

@@ -9,7 +9,6 @@ import (
 
 	"till/internal/payment"
 	"till/resolvers"
-	"till/storage"
 )
 
 // purchase is what a confirmed demo checkout produced.
@@ -68,20 +67,21 @@ func demoStates(ctx context.Context, r *resolvers.Resolver, s demoSession, orgID
 		LicenseKeys struct {
 			Items []struct {
 				ID         uuid.UUID
-				DisplayKey string
+				Key        string
 				CustomerID uuid.UUID
 			}
 		}
 	}
-	if err := s.run(`{ licenseKeys(limit: 100) { items { id displayKey customerId } } }`, nil, &keys); err != nil {
+	if err := s.run(`{ licenseKeys(limit: 100) { items { id key customerId } } }`, nil, &keys); err != nil {
 		return err
 	}
 	for _, k := range keys.LicenseKeys.Items {
 		if k.CustomerID == bought["alice"].CustomerID {
 			out.LicenseKeys["alice"] = k.ID.String()
 			for _, machine := range []string{"alice-laptop", "alice-desktop"} {
-				if _, err := storage.CreateLicenseKeyActivation(ctx, r.DB, orgID, k.ID, machine,
-					storage.JSONMap{"os": "linux"}); err != nil {
+				if err := s.run(`mutation($in: LicenseKeyActivateInput!) { activateLicenseKey(input: $in) { id } }`,
+					map[string]any{"in": map[string]any{"key": k.Key, "organizationId": orgID, "label": machine,
+						"meta": map[string]any{"os": "linux"}}}, nil); err != nil {
 					return err
 				}
 			}

@@ -611,9 +611,24 @@ type DomainEventPage struct {
 	Pagination *Pagination            `json:"pagination"`
 }
 
+type LicenseKeyActivateInput struct {
+	Key            string    `json:"key"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	Label          string    `json:"label"`
+	// Kept secret: a later validation of this activation must present the same conditions.
+	Conditions storage.JSONMap `json:"conditions,omitempty"`
+	Meta       storage.JSONMap `json:"meta,omitempty"`
+}
+
 type LicenseKeyActivations struct {
 	Limit               int  `json:"limit"`
 	EnableCustomerAdmin bool `json:"enableCustomerAdmin"`
+}
+
+type LicenseKeyDeactivateInput struct {
+	Key            string    `json:"key"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	ActivationID   uuid.UUID `json:"activationId"`
 }
 
 type LicenseKeyExpiration struct {
@@ -624,6 +639,43 @@ type LicenseKeyExpiration struct {
 type LicenseKeyPage struct {
 	Items      []*storage.LicenseKey `json:"items"`
 	Pagination *Pagination           `json:"pagination"`
+}
+
+// A partial update: only the fields given are written; null clears limits and expiry.
+type LicenseKeyUpdateInput struct {
+	// granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again.
+	Status           graphql.Omittable[*string]    `json:"status,omitempty"`
+	Usage            graphql.Omittable[*int]       `json:"usage,omitempty"`
+	LimitActivations graphql.Omittable[*int]       `json:"limitActivations,omitempty"`
+	LimitUsage       graphql.Omittable[*int]       `json:"limitUsage,omitempty"`
+	ExpiresAt        graphql.Omittable[*time.Time] `json:"expiresAt,omitempty"`
+}
+
+type LicenseKeyValidateInput struct {
+	Key            string    `json:"key"`
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// Validates an activation of the key; its conditions must then match.
+	ActivationID *uuid.UUID `json:"activationId,omitempty"`
+	BenefitID    *uuid.UUID `json:"benefitId,omitempty"`
+	CustomerID   *uuid.UUID `json:"customerId,omitempty"`
+	// Adds to usage, within limitUsage.
+	IncrementUsage *int `json:"incrementUsage,omitempty"`
+	// Compared with the activation's conditions, when an activation is named and has any.
+	Conditions storage.JSONMap `json:"conditions,omitempty"`
+}
+
+// The outcome of a validation. Nothing is written unless it is valid.
+type LicenseKeyValidation struct {
+	Code  string `json:"code"`
+	Valid bool   `json:"valid"`
+	// The failure as /v1 reports it; null when valid.
+	Error *Problem `json:"error,omitempty"`
+	// The key after the validation (validations, usage and lastValidatedAt updated); null unless valid.
+	LicenseKey *storage.LicenseKey `json:"licenseKey,omitempty"`
+	// The activation named by activationId; null unless valid and one was named.
+	Activation *storage.LicenseKeyActivation `json:"activation,omitempty"`
+	// How many more usages limitUsage allows after this validation; null without a limit.
+	RemainingUsage *int `json:"remainingUsage,omitempty"`
 }
 
 type LicenseKeysProperties struct {
@@ -648,6 +700,8 @@ type Me struct {
 	BenefitGrants *BenefitGrantPage `json:"benefitGrants"`
 	// License keys: all of the customer's for a customer session, its own for a member session. Oldest first.
 	LicenseKeys *LicenseKeyPage `json:"licenseKeys"`
+	// One of the session's license keys.
+	LicenseKey *storage.LicenseKey `json:"licenseKey"`
 	// The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
 	// owner or billing_manager role. sorting: created_at, amount, net_amount, product,
 	// subscription; default -created_at.
@@ -764,6 +818,14 @@ type PriceInput struct {
 	UnitAmount    *string         `json:"unitAmount,omitempty"`
 	CapAmount     *int            `json:"capAmount,omitempty"`
 	MeterID       *uuid.UUID      `json:"meterId,omitempty"`
+}
+
+// A Till error as data: what /v1 answers for the same request (error name, HTTP status and
+// detail).
+type Problem struct {
+	Code   string `json:"code"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
 }
 
 type ProductBenefitsInput struct {

@@ -31,6 +31,7 @@ type Extensions struct {
 	Detail string       `json:"detail"`
 	Errors []FieldError `json:"errors"`
 	Scopes []string     `json:"scopes"`
+	Reason string       `json:"reason"`
 }
 
 // FieldError is one validation item; numeric loc parts decode as int so tests can write

@@ -1,0 +1,150 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/google/uuid"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// Validation codes: VALID or the first check a key failed, in upstream's order (contract
+// §4.1). Each failure has the error /v1 answers with.
+const (
+	codeValid               = "VALID"
+	codeNotFound            = "NOT_FOUND"
+	codeRevoked             = "REVOKED"
+	codeDisabled            = "DISABLED"
+	codeExpired             = "EXPIRED"
+	codeActivationNotFound  = "ACTIVATION_NOT_FOUND"
+	codeConditionsMismatch  = "CONDITIONS_MISMATCH"
+	codeBenefitMismatch     = "BENEFIT_MISMATCH"
+	codeCustomerMismatch    = "CUSTOMER_MISMATCH"
+	codeUsageLimitExceeded  = "USAGE_LIMIT_EXCEEDED"
+	codeActivationsDisabled = "ACTIVATIONS_NOT_SUPPORTED"
+	codeActivationLimit     = "ACTIVATION_LIMIT_REACHED"
+)
+
+// validateLicenseKey validates a key. orgs limits it to keys of those organizations; nil
+// (the public operation) allows any. The happy path is one statement; only a failure reads
+// the key again to say which check failed.
+func (r *Resolver) validateLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, error) {
+	c, err := licenseKeyCheckOf(in, orgs)
+	if err != nil {
+		return nil, err
+	}
+	for range 3 { // a diagnosis that finds no failure saw a concurrent change: validate again
+		c.Now = r.Now()
+		v, err := storage.ValidateLicenseKey(ctx, r.DB, c)
+		if err == nil {
+			return r.validated(ctx, v), nil
+		}
+		if !errors.Is(err, storage.ErrNotFound) {
+			return nil, err
+		}
+		s, err := storage.DiagnoseLicenseKey(ctx, r.DB, c)
+		if errors.Is(err, storage.ErrNotFound) {
+			return invalidation(codeNotFound, NotFound("")), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if code, fail := firstFailure(s, c); code != codeValid {
+			return invalidation(code, fail), nil
+		}
+	}
+	return nil, fmt.Errorf("license key %s changed during three validations", c.Key)
+}
+
+// licenseKeyCheckOf checks the request's own limits (the ones a schema cannot state) and
+// builds the storage check.
+func licenseKeyCheckOf(in model.LicenseKeyValidateInput, orgs []uuid.UUID) (storage.LicenseKeyCheck, error) {
+	c := storage.LicenseKeyCheck{Organizations: orgs, OrganizationID: in.OrganizationID, Key: in.Key,
+		ActivationID: in.ActivationID, BenefitID: in.BenefitID, CustomerID: in.CustomerID}
+	if in.IncrementUsage != nil {
+		if *in.IncrementUsage < 0 {
+			return c, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "greater_than_equal",
+				Loc: []any{"input", "incrementUsage"}, Msg: "Input should be greater than or equal to 0",
+				Input: *in.IncrementUsage, Ctx: map[string]any{"ge": 0}}}}
+		}
+		c.IncrementUsage = *in.IncrementUsage
+	}
+	if err := checkMetadata(in.Conditions, "input", "conditions"); err != nil {
+		return c, err
+	}
+	c.Conditions = conditionsForComparison(in.Conditions)
+	return c, nil
+}
+
+// firstFailure applies upstream's checks in order to a key a validation did not match and
+// returns the first that fails, or VALID when none does.
+func firstFailure(s *storage.LicenseKeyState, c storage.LicenseKeyCheck) (string, *Error) {
+	switch {
+	case s.Status == "revoked":
+		return codeRevoked, NotFound("License key is no longer active.")
+	case s.Status != "granted":
+		return codeDisabled, NotFound("License key is no longer active.")
+	case s.ExpiresAt != nil && !c.Now.Before(*s.ExpiresAt):
+		return codeExpired, NotFound("License key has expired.")
+	case c.ActivationID != nil && !s.ActivationFound:
+		return codeActivationNotFound, NotFound("")
+	case c.ActivationID != nil && !s.ActivationConditionsMatch:
+		return codeConditionsMismatch, NotFound("License key does not match required conditions")
+	case c.BenefitID != nil && *c.BenefitID != s.BenefitID:
+		return codeBenefitMismatch, NotFound("License key does not match given benefit.")
+	case c.CustomerID != nil && *c.CustomerID != s.CustomerID:
+		return codeCustomerMismatch, NotFound("License key does not match given user.")
+	}
+	if c.IncrementUsage > 0 {
+		remaining := int64(math.MaxInt32) - int64(s.Usage) // usage is a 32-bit counter
+		if s.LimitUsage != nil {
+			remaining = min(remaining, int64(*s.LimitUsage)-int64(s.Usage))
+		}
+		if int64(c.IncrementUsage) > remaining {
+			return codeUsageLimitExceeded, BadRequest(fmt.Sprintf("License key only has %d more usages.", remaining))
+		}
+	}
+	return codeValid, nil
+}
+
+// validated turns a validated key into the result, handing its customer to the loader so
+// rendering it costs no query.
+func (r *Resolver) validated(ctx context.Context, v *storage.ValidatedLicenseKey) *model.LicenseKeyValidation {
+	loaders(ctx).Customer.Prime(ctx, v.CustomerID, v.Customer)
+	key := v.LicenseKey
+	loaders(ctx).LicenseKey.Prime(ctx, key.ID, &key)
+	res := &model.LicenseKeyValidation{Code: codeValid, Valid: true, LicenseKey: &key, Activation: v.Activation}
+	if key.LimitUsage != nil {
+		remaining := *key.LimitUsage - key.Usage
+		res.RemainingUsage = &remaining
+	}
+	return res
+}
+
+// invalidation is a failed validation's result: its code and the error /v1 answers with.
+func invalidation(code string, e *Error) *model.LicenseKeyValidation {
+	return &model.LicenseKeyValidation{Code: code,
+		Error: &model.Problem{Code: e.Code, Status: e.Status(), Detail: e.Detail}}
+}
+
+// conditionsForComparison prepares conditions for comparison as jsonb the way upstream compares them in
+// Python: jsonb already holds 1 and 1.0 equal, and booleans become 1 and 0 because True == 1.
+// Stored activation conditions go through the same function; they are never shown.
+func conditionsForComparison(m storage.JSONMap) storage.JSONMap {
+	out := make(storage.JSONMap, len(m))
+	for k, v := range m {
+		if b, isBool := v.(bool); isBool {
+			if b {
+				v = 1
+			} else {
+				v = 0
+			}
+		}
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package storage
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// LicenseKeyCheck is one validation of a key: what the caller claims about it and the usage
+// to add when the claims hold.
+type LicenseKeyCheck struct {
+	// Organizations limits the lookup to keys of these organizations; nil means any (the
+	// public endpoints).
+	Organizations  []uuid.UUID
+	OrganizationID uuid.UUID
+	Key            string
+	ActivationID   *uuid.UUID
+	// Conditions must equal the activation's when it has any; compared as jsonb, so both
+	// sides are normalised by the caller the same way.
+	Conditions     JSONMap
+	BenefitID      *uuid.UUID
+	CustomerID     *uuid.UUID
+	IncrementUsage int
+	Now            time.Time
+}
+
+// ValidatedLicenseKey is a key that passed a validation, as it is after the validation,
+// with its customer and the activation the validation named.
+type ValidatedLicenseKey struct {
+	LicenseKey
+	Activation *LicenseKeyActivation
+	Customer   *Customer
+}
+
+// validatedRow is ValidatedLicenseKey as one joined row: the activation columns are NULL
+// when no activation was named.
+type validatedRow struct {
+	LicenseKey
+	ActivationID         *uuid.UUID `db:"activation_id"`
+	ActivationLabel      *string    `db:"activation_label"`
+	ActivationMeta       JSONMap    `db:"activation_meta"`
+	ActivationCreatedAt  *time.Time `db:"activation_created_at"`
+	ActivationModifiedAt *time.Time `db:"activation_modified_at"`
+	Customer             Customer   `db:"customer"`
+}
+
+// validateLicenseKeySQL is the whole validation in one statement: every check is in the
+// UPDATE's WHERE, so PostgreSQL re-checks them on the newest row version when concurrent
+// validations race (no lost usage increment, no usage past the limit), and a key that
+// fails them is left untouched. The caller finds out which check failed only on that path.
+var validateLicenseKeySQL = `WITH k AS (
+	UPDATE license_keys SET validations = validations + 1, last_validated_at = $8,
+		usage = usage + $7, modified_at = $8
+	WHERE organization_id = $1 AND key = $2 AND deleted_at IS NULL
+		AND ($9::uuid[] IS NULL OR organization_id = ANY($9))
+		AND status = 'granted' AND (expires_at IS NULL OR expires_at > $8)
+		AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM license_key_activations a
+			WHERE a.id = $3 AND a.license_key_id = license_keys.id AND a.deleted_at IS NULL
+				AND (a.conditions = '{}' OR a.conditions = $4::jsonb)))
+		AND ($5::uuid IS NULL OR benefit_id = $5)
+		AND ($6::uuid IS NULL OR customer_id = $6)
+		AND ($7 = 0 OR limit_usage IS NULL OR $7::bigint <= limit_usage::bigint - usage)
+		AND usage::bigint + $7 <= 2147483647
+	RETURNING ` + licenseKeyColumns + `)
+SELECT k.*, a.id AS activation_id, a.label AS activation_label, a.meta AS activation_meta,
+	a.created_at AS activation_created_at, a.modified_at AS activation_modified_at,
+	` + prefixed("c", "customer", customerColumns) + `
+FROM k JOIN customers c ON c.id = k.customer_id
+	LEFT JOIN license_key_activations a ON a.id = $3 AND a.license_key_id = k.id`
+
+// ValidateLicenseKey records a successful validation (validations + 1, last_validated_at,
+// usage + increment) and returns the key, or ErrNotFound when the key does not exist or a
+// check failed; [DiagnoseLicenseKey] then tells which.
+func ValidateLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*ValidatedLicenseKey, error) {
+	var orgs any
+	if c.Organizations != nil {
+		orgs = pq.Array(c.Organizations)
+	}
+	var row validatedRow
+	err := sqlx.GetContext(ctx, q, &row, validateLicenseKeySQL, c.OrganizationID, c.Key, c.ActivationID,
+		c.Conditions, c.BenefitID, c.CustomerID, c.IncrementUsage, c.Now, orgs)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	v := &ValidatedLicenseKey{LicenseKey: row.LicenseKey, Customer: &row.Customer}
+	if row.ActivationID != nil {
+		v.Activation = &LicenseKeyActivation{ID: *row.ActivationID, LicenseKeyID: row.ID,
+			OrganizationID: row.OrganizationID, Label: *row.ActivationLabel, Meta: row.ActivationMeta,
+			CreatedAt: *row.ActivationCreatedAt, ModifiedAt: row.ActivationModifiedAt}
+	}
+	return v, nil
+}
+
+// LicenseKeyState is what the validation checks read, for telling why a validation failed.
+type LicenseKeyState struct {
+	LicenseKey
+	// ActivationFound is set when the named activation exists, belongs to the key and is
+	// live; ActivationConditionsMatch when its conditions are empty or equal the request's.
+	ActivationFound           bool `db:"activation_found"`
+	ActivationConditionsMatch bool `db:"activation_conditions_match"`
+}
+
+// DiagnoseLicenseKey reads the key a failed [ValidateLicenseKey] named, without locking it;
+// ErrNotFound when no such key is visible.
+func DiagnoseLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*LicenseKeyState, error) {
+	var orgs any
+	if c.Organizations != nil {
+		orgs = pq.Array(c.Organizations)
+	}
+	var s LicenseKeyState
+	err := sqlx.GetContext(ctx, q, &s, `SELECT `+prefixed("k", "", licenseKeyColumns)+`,
+			a.id IS NOT NULL AS activation_found,
+			coalesce(a.conditions = '{}' OR a.conditions = $4::jsonb, false) AS activation_conditions_match
+		FROM license_keys k LEFT JOIN license_key_activations a
+			ON a.id = $3 AND a.license_key_id = k.id AND a.deleted_at IS NULL
+		WHERE k.organization_id = $1 AND k.key = $2 AND k.deleted_at IS NULL
+			AND ($5::uuid[] IS NULL OR k.organization_id = ANY($5))`,
+		c.OrganizationID, c.Key, c.ActivationID, c.Conditions, orgs)
+	return &s, mapErr(err)
+}
+
+// prefixed qualifies a column list with a table alias and, when as is set, names each
+// column "as.column" so sqlx scans it into the struct field tagged as.
+func prefixed(alias, as, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, p := range parts {
+		col := strings.TrimSpace(p)
+		if as == "" {
+			parts[i] = alias + "." + col
+		} else {
+			parts[i] = alias + "." + col + ` AS "` + as + "." + col + `"`
+		}
+	}
+	return strings.Join(parts, ", ")
+}
