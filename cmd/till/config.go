@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	env "github.com/caarlos0/env/v11"
 )
@@ -25,6 +26,15 @@ type config struct {
 	PGPort      int    `env:"TILL_PG_PORT" envDefault:"0"`
 	LogLevel    string `env:"TILL_LOG_LEVEL" envDefault:"info"`
 	MaxConns    int    `env:"TILL_DB_MAX_CONNS" envDefault:"20"`
+
+	// The public license endpoints' limits: requests per second per client IP (upstream:
+	// 3, blocked 60 s) and per license key; 0 turns a limit off.
+	LicenseRatePerIP    int           `env:"TILL_LICENSE_RATE_PER_IP" envDefault:"3"`
+	LicenseRateIPBlock  time.Duration `env:"TILL_LICENSE_RATE_IP_BLOCK" envDefault:"60s"`
+	LicenseRatePerKey   int           `env:"TILL_LICENSE_RATE_PER_KEY" envDefault:"30"`
+	LicenseRateKeyBlock time.Duration `env:"TILL_LICENSE_RATE_KEY_BLOCK" envDefault:"10s"`
+	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client (comma-separated).
+	TrustedProxies []string `env:"TILL_TRUSTED_PROXIES" envSeparator:","`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -32,7 +42,8 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	vars := map[string]string{}
 	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
-		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS"} {
+		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
+		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -89,6 +100,8 @@ func (c config) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "configuration:\n  TILL_ADDR=%s\n  TILL_PUBLIC_URL=%s\n  DATABASE_URL=%s\n  TILL_DATA_DIR=%s\n  TILL_SECRET=%s\n  TILL_PG_PORT=%d\n  TILL_DB_MAX_CONNS=%d\n  TILL_LOG_LEVEL=%s\n",
 		c.Addr, c.PublicURL, db, c.DataDir, secret, c.PGPort, c.MaxConns, c.LogLevel)
+	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
+		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
 }
 
 // maskURL hides the password of a database URL.

@@ -71,7 +71,7 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 }
 
 // newHTTPHandler mounts every endpoint: /graphql, /v1, health and metrics.
-func newHTTPHandler(r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, logger *slog.Logger) (http.Handler, error) {
+func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, logger *slog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db.DB.DB, "till"))
@@ -97,7 +97,11 @@ func newHTTPHandler(r *resolvers.Resolver, authn func(http.Handler) http.Handler
 	graphqlHandler := authn(r.Handler())
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
-	mux.Mount("/", v1)
+	limit, err := licenseRateLimit(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mux.Mount("/", limit(v1))
 	return mux, nil
 }
 

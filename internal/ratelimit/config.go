@@ -54,11 +54,14 @@ type Config struct {
 }
 
 // DefaultConfig is upstream's per-IP rule (3 per second, 60-second block)
-// plus a per-key rule of 10 per second with the same block.
+// plus a per-key rule of 30 per second with a 10-second block: loose enough
+// that a fleet of machines starting one app together is not refused, and
+// short enough that whoever floods a key they learnt cannot lock its owner
+// out for long.
 func DefaultConfig() Config {
 	return Config{
 		PerIP:       Limit{Rate: 3, Interval: time.Second, Block: time.Minute},
-		PerKey:      Limit{Rate: 10, Interval: time.Second, Block: time.Minute},
+		PerKey:      Limit{Rate: 30, Interval: time.Second, Block: 10 * time.Second},
 		MaxBodyPeek: DefaultMaxBodyPeek,
 	}
 }

@@ -93,7 +93,7 @@ func ipOnly() Config {
 func keyOnly(rate int) Config {
 	cfg := DefaultConfig()
 	cfg.PerIP = Limit{}
-	cfg.PerKey.Rate = rate
+	cfg.PerKey = Limit{Rate: rate, Interval: time.Second, Block: time.Minute}
 	return cfg
 }
 
