@@ -40,27 +40,29 @@ type ResolvedToken struct {
 	MemberRole     string      `db:"member_role"`
 	Scope          string      `db:"scope"`
 	Organizations  []uuid.UUID `db:"-"`
+	ExpiresAt      *time.Time  `db:"expires_at"`
 }
 
 // The token lookups run on every authenticated request; each is one indexed statement that
 // also checks expiry and that the owner is not deleted.
 const (
-	resolveOrganizationTokenSQL = `SELECT t.id, t.organization_id, t.scope
+	resolveOrganizationTokenSQL = `SELECT t.id, t.organization_id, t.scope, t.expires_at
 		FROM organization_access_tokens t JOIN organizations o ON o.id = t.organization_id
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND o.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())`
-	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope,
+	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope, t.expires_at,
 		  coalesce(array_agg(uo.organization_id) FILTER (WHERE uo.organization_id IS NOT NULL), '{}') AS orgs
 		FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
 		LEFT JOIN user_organizations uo ON uo.user_id = u.id AND uo.deleted_at IS NULL
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND u.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())
-		GROUP BY t.id, t.user_id, t.scope`
-	resolveCustomerSessionSQL = `SELECT s.id, s.organization_id, s.customer_id
+		GROUP BY t.id, t.user_id, t.scope, t.expires_at`
+	resolveCustomerSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.expires_at
 		FROM customer_sessions s JOIN customers c ON c.id = s.customer_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND o.deleted_at IS NULL`
-	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id, m.role AS member_role
+	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id, m.role AS member_role,
+		s.expires_at
 		FROM member_sessions s JOIN customers c ON c.id = s.customer_id JOIN members m ON m.id = s.member_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND m.deleted_at IS NULL
@@ -78,7 +80,7 @@ func ResolvePersonalToken(ctx context.Context, q sqlx.ExtContext, hash string) (
 	var t ResolvedToken
 	var orgs pq.StringArray
 	row := q.QueryRowxContext(ctx, resolvePersonalTokenSQL, hash)
-	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &t.ExpiresAt, &orgs); err != nil {
 		return nil, mapErr(err)
 	}
 	for _, s := range orgs {

@@ -49,7 +49,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	r.RenderEvent = rest.EventRenderer(r.Executor(), docs)
-	handler, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, logger)
+	handler, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db, logger)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -75,6 +76,9 @@ type Principal struct {
 	// need no further lookup; empty means none, so a forgetful resolver fails
 	// closed.
 	Organizations []uuid.UUID
+	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
+	// principals never keeps one past it.
+	ExpiresAt *time.Time
 }
 
 // Anonymous reports whether the principal carries no identity, the case that
