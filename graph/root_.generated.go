@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	DomainEvent() DomainEventResolver
 	LicenseKey() LicenseKeyResolver
 	LicenseKeyActivation() LicenseKeyActivationResolver
+	LicenseKeyValidation() LicenseKeyValidationResolver
 	Me() MeResolver
 	Mutation() MutationResolver
 	Order() OrderResolver
@@ -460,6 +461,14 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	LicenseCertificate struct {
+		Certificate func(childComplexity int) int
+		ExpiresAt   func(childComplexity int) int
+		IssuedAt    func(childComplexity int) int
+		JwksURL     func(childComplexity int) int
+		KeyID       func(childComplexity int) int
+	}
+
 	LicenseKey struct {
 		Activations      func(childComplexity int) int
 		BenefitID        func(childComplexity int) int
@@ -508,6 +517,7 @@ type ComplexityRoot struct {
 
 	LicenseKeyValidation struct {
 		Activation     func(childComplexity int) int
+		Certificate    func(childComplexity int, validForHours *int) int
 		Code           func(childComplexity int) int
 		Error          func(childComplexity int) int
 		LicenseKey     func(childComplexity int) int
@@ -520,6 +530,13 @@ type ComplexityRoot struct {
 		Expires     func(childComplexity int) int
 		LimitUsage  func(childComplexity int) int
 		Prefix      func(childComplexity int) int
+	}
+
+	LicenseSigningKey struct {
+		CreatedAt  func(childComplexity int) int
+		KeyID      func(childComplexity int) int
+		RetiredAt  func(childComplexity int) int
+		ValidUntil func(childComplexity int) int
 	}
 
 	Me struct {
@@ -581,6 +598,7 @@ type ComplexityRoot struct {
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
+		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
 		SavePaymentMethod               func(childComplexity int, input model.PaymentMethodSaveInput) int
 		UncancelSubscription            func(childComplexity int, input model.SubscriptionRefInput) int
 		UpdateBenefit                   func(childComplexity int, input model.BenefitUpdateInput) int
@@ -775,6 +793,7 @@ type ComplexityRoot struct {
 		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
+		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Order                  func(childComplexity int, id uuid.UUID) int
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter) int
@@ -2807,6 +2826,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainEventPage.Pagination(childComplexity), true
 
+	case "LicenseCertificate.certificate":
+		if e.ComplexityRoot.LicenseCertificate.Certificate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseCertificate.Certificate(childComplexity), true
+	case "LicenseCertificate.expiresAt":
+		if e.ComplexityRoot.LicenseCertificate.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseCertificate.ExpiresAt(childComplexity), true
+	case "LicenseCertificate.issuedAt":
+		if e.ComplexityRoot.LicenseCertificate.IssuedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseCertificate.IssuedAt(childComplexity), true
+	case "LicenseCertificate.jwksUrl":
+		if e.ComplexityRoot.LicenseCertificate.JwksURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseCertificate.JwksURL(childComplexity), true
+	case "LicenseCertificate.keyId":
+		if e.ComplexityRoot.LicenseCertificate.KeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseCertificate.KeyID(childComplexity), true
+
 	case "LicenseKey.activations":
 		if e.ComplexityRoot.LicenseKey.Activations == nil {
 			break
@@ -3004,6 +3054,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKeyValidation.Activation(childComplexity), true
+	case "LicenseKeyValidation.certificate":
+		if e.ComplexityRoot.LicenseKeyValidation.Certificate == nil {
+			break
+		}
+
+		args, err := ec.field_LicenseKeyValidation_certificate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.LicenseKeyValidation.Certificate(childComplexity, args["validForHours"].(*int)), true
 	case "LicenseKeyValidation.code":
 		if e.ComplexityRoot.LicenseKeyValidation.Code == nil {
 			break
@@ -3059,6 +3120,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKeysProperties.Prefix(childComplexity), true
+
+	case "LicenseSigningKey.createdAt":
+		if e.ComplexityRoot.LicenseSigningKey.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseSigningKey.CreatedAt(childComplexity), true
+	case "LicenseSigningKey.keyId":
+		if e.ComplexityRoot.LicenseSigningKey.KeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseSigningKey.KeyID(childComplexity), true
+	case "LicenseSigningKey.retiredAt":
+		if e.ComplexityRoot.LicenseSigningKey.RetiredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseSigningKey.RetiredAt(childComplexity), true
+	case "LicenseSigningKey.validUntil":
+		if e.ComplexityRoot.LicenseSigningKey.ValidUntil == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseSigningKey.ValidUntil(childComplexity), true
 
 	case "Me.benefitGrants":
 		if e.ComplexityRoot.Me.BenefitGrants == nil {
@@ -3584,6 +3670,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeSubscription(childComplexity, args["input"].(model.SubscriptionRevokeInput)), true
+	case "Mutation.rotateLicenseSigningKey":
+		if e.ComplexityRoot.Mutation.RotateLicenseSigningKey == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateLicenseSigningKey_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateLicenseSigningKey(childComplexity, args["organizationId"].(*uuid.UUID)), true
 	case "Mutation.savePaymentMethod":
 		if e.ComplexityRoot.Mutation.SavePaymentMethod == nil {
 			break
@@ -4668,6 +4765,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int)), true
+	case "Query.licenseSigningKeys":
+		if e.ComplexityRoot.Query.LicenseSigningKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Query_licenseSigningKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.LicenseSigningKeys(childComplexity, args["organizationId"].(*uuid.UUID)), true
 	case "Query.me":
 		if e.ComplexityRoot.Query.Me == nil {
 			break
@@ -6215,6 +6323,47 @@ extend type Mutation {
   "deactivateLicenseKey for applications: needs no token."
   portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean!
 }
+
+"""
+A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
+Ed25519) whose claims hold the key id, display key, customer, benefit, status, limits,
+usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it with the
+organization's published keys (jwksUrl) or ` + "`" + `till license verify` + "`" + `.
+"""
+type LicenseCertificate {
+  certificate: String!
+  "The signing key's id (the JWS kid)."
+  keyId: String!
+  issuedAt: DateTime!
+  "The end of the validity window: validForHours after issue, or the key's own expiry if sooner."
+  expiresAt: DateTime!
+  "Where the organization's verification keys are published (JWKS)."
+  jwksUrl: String!
+}
+
+"An organization's license-certificate signing key. Only its public half ever leaves Till."
+type LicenseSigningKey {
+  keyId: String! @goField(name: "KeyID")
+  createdAt: DateTime!
+  "Set once rotated away: it signs no more, but stays published until validUntil."
+  retiredAt: DateTime
+  validUntil: DateTime
+}
+
+extend type LicenseKeyValidation {
+  "A certificate of this validation for offline checks; null unless valid. validForHours: 1–8760, default 720."
+  certificate(validForHours: Int): LicenseCertificate @goField(forceResolver: true)
+}
+
+extend type Query {
+  "The signing keys verifiers must know: the active one and retired ones still within their window."
+  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+}
+
+extend type Mutation {
+  "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
+  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+}
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
 type Order {
@@ -7742,6 +7891,22 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_LicenseCertificate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "certificate":
+		return ec.fieldContext_LicenseCertificate_certificate(ctx, field)
+	case "keyId":
+		return ec.fieldContext_LicenseCertificate_keyId(ctx, field)
+	case "issuedAt":
+		return ec.fieldContext_LicenseCertificate_issuedAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_LicenseCertificate_expiresAt(ctx, field)
+	case "jwksUrl":
+		return ec.fieldContext_LicenseCertificate_jwksUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseCertificate", field.Name)
+}
+
 func (ec *executionContext) childFields_LicenseKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7848,6 +8013,8 @@ func (ec *executionContext) childFields_LicenseKeyValidation(ctx context.Context
 		return ec.fieldContext_LicenseKeyValidation_activation(ctx, field)
 	case "remainingUsage":
 		return ec.fieldContext_LicenseKeyValidation_remainingUsage(ctx, field)
+	case "certificate":
+		return ec.fieldContext_LicenseKeyValidation_certificate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyValidation", field.Name)
 }
@@ -7864,6 +8031,20 @@ func (ec *executionContext) childFields_LicenseKeysProperties(ctx context.Contex
 		return ec.fieldContext_LicenseKeysProperties_limitUsage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeysProperties", field.Name)
+}
+
+func (ec *executionContext) childFields_LicenseSigningKey(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "keyId":
+		return ec.fieldContext_LicenseSigningKey_keyId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LicenseSigningKey_createdAt(ctx, field)
+	case "retiredAt":
+		return ec.fieldContext_LicenseSigningKey_retiredAt(ctx, field)
+	case "validUntil":
+		return ec.fieldContext_LicenseSigningKey_validUntil(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LicenseSigningKey", field.Name)
 }
 
 func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -47,6 +47,7 @@ type MutationResolver interface {
 	PortalValidateLicenseKey(ctx context.Context, input model.LicenseKeyValidateInput) (*model.LicenseKeyValidation, error)
 	PortalActivateLicenseKey(ctx context.Context, input model.LicenseKeyActivateInput) (*storage.LicenseKeyActivation, error)
 	PortalDeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (bool, error)
+	RotateLicenseSigningKey(ctx context.Context, organizationID *uuid.UUID) (*storage.LicenseSigningKey, error)
 	UpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error)
 	PortalUpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error)
 	SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error)
@@ -88,6 +89,7 @@ type QueryResolver interface {
 	Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error)
 	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error)
+	LicenseSigningKeys(ctx context.Context, organizationID *uuid.UUID) ([]*storage.LicenseSigningKey, error)
 	Order(ctx context.Context, id uuid.UUID) (*storage.Order, error)
 	Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter) (*model.OrderPage, error)
 	Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error)
@@ -599,6 +601,20 @@ func (ec *executionContext) field_Mutation_revokeSubscription_args(ctx context.C
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateLicenseSigningKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
 	return args, nil
 }
 
@@ -1213,6 +1229,20 @@ func (ec *executionContext) field_Query_licenseKeys_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_licenseSigningKeys_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
 	return args, nil
 }
 
@@ -3065,6 +3095,68 @@ func (ec *executionContext) fieldContext_Mutation_portalDeactivateLicenseKey(ctx
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_portalDeactivateLicenseKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateLicenseSigningKey(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateLicenseSigningKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateLicenseSigningKey(ctx, fc.Args["organizationId"].(*uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				if err != nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseSigningKey) graphql.Marshaler {
+			return ec.marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateLicenseSigningKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseSigningKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateLicenseSigningKey_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5482,6 +5574,68 @@ func (ec *executionContext) fieldContext_Query_licenseKey(ctx context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_licenseSigningKeys(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_licenseSigningKeys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().LicenseSigningKeys(ctx, fc.Args["organizationId"].(*uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_READ", "LICENSE_KEYS_WRITE"})
+				if err != nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.LicenseSigningKey) graphql.Marshaler {
+			return ec.marshalNLicenseSigningKey2ᚕᚖtillᚋstorageᚐLicenseSigningKeyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_licenseSigningKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseSigningKey(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_licenseSigningKeys_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_order(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6533,6 +6687,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "rotateLicenseSigningKey":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateLicenseSigningKey(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "updateOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateOrder(ctx, field)
@@ -7133,6 +7294,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_licenseKey(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "licenseSigningKeys":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_licenseSigningKeys(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

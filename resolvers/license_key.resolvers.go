@@ -26,6 +26,10 @@ func (r *licenseKeyActivationResolver) LicenseKey(ctx context.Context, obj *stor
 	return loaders(ctx).LicenseKey.Load(ctx, obj.LicenseKeyID)()
 }
 
+func (r *licenseKeyValidationResolver) Certificate(ctx context.Context, obj *model.LicenseKeyValidation, validForHours *int) (*model.LicenseCertificate, error) {
+	return r.licenseCertificate(ctx, obj, validForHours)
+}
+
 func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.LicenseKeyPage, error) {
 	return r.portalLicenseKeys(ctx, benefitID, page, limit)
 }
@@ -66,6 +70,10 @@ func (r *mutationResolver) PortalDeactivateLicenseKey(ctx context.Context, input
 	return r.deactivateLicenseKey(ctx, input, nil)
 }
 
+func (r *mutationResolver) RotateLicenseSigningKey(ctx context.Context, organizationID *uuid.UUID) (*storage.LicenseSigningKey, error) {
+	return r.rotateLicenseSigningKey(ctx, organizationID)
+}
+
 func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error) {
 	return r.licenseKeysPage(ctx, organizationID, benefitID, status, page, limit)
 }
@@ -74,13 +82,22 @@ func (r *queryResolver) LicenseKey(ctx context.Context, id uuid.UUID) (*storage.
 	return r.licenseKey(ctx, id)
 }
 
+func (r *queryResolver) LicenseSigningKeys(ctx context.Context, organizationID *uuid.UUID) ([]*storage.LicenseSigningKey, error) {
+	return r.licenseSigningKeys(ctx, organizationID)
+}
+
 func (r *Resolver) LicenseKey() graph.LicenseKeyResolver { return &licenseKeyResolver{r} }
 
 func (r *Resolver) LicenseKeyActivation() graph.LicenseKeyActivationResolver {
 	return &licenseKeyActivationResolver{r}
 }
 
+func (r *Resolver) LicenseKeyValidation() graph.LicenseKeyValidationResolver {
+	return &licenseKeyValidationResolver{r}
+}
+
 type (
 	licenseKeyResolver           struct{ *Resolver }
 	licenseKeyActivationResolver struct{ *Resolver }
+	licenseKeyValidationResolver struct{ *Resolver }
 )

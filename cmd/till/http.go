@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"till/internal/licensecert"
 	"till/resolvers"
 	"till/rest"
 )
@@ -97,6 +98,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	graphqlHandler := authn(r.Handler())
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
+	mux.Handle("/.well-known/till/organizations/*", licensecert.JWKSHandler(r.PublishedLicenseKeys))
 	limit, err := licenseRateLimit(cfg)
 	if err != nil {
 		return nil, err

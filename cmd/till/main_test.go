@@ -134,6 +134,15 @@ func TestServeFromScratch(t *testing.T) {
 	if !strings.Contains(body, `"slug":"demo"`) {
 		t.Fatalf("organization query answered %s", body)
 	}
+	rotated := postGraphQL(t, base, token, `{"query":"mutation { rotateLicenseSigningKey { keyId } }"}`)
+	kid := regexp.MustCompile(`"keyId":"([^"]+)"`).FindStringSubmatch(rotated)
+	orgID := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(postGraphQL(t, base, token, `{"query":"{ organization { id } }"}`))
+	if kid == nil || orgID == nil {
+		t.Fatalf("rotateLicenseSigningKey answered %s", rotated)
+	}
+	if jwks := get(t, base+"/.well-known/till/organizations/"+orgID[1]+"/license-keys.json"); !strings.Contains(jwks, `"kid":"`+kid[1]+`"`) {
+		t.Errorf("published license keys lack %s: %s", kid[1], jwks)
+	}
 	created := postGraphQL(t, base, token, `{"query":"mutation { createCustomer(input: {email: \"ev@example.com\"}) { id } }"}`)
 	if !strings.Contains(created, `"createCustomer":{"id"`) {
 		t.Fatalf("createCustomer answered %s", created)

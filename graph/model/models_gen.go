@@ -611,6 +611,21 @@ type DomainEventPage struct {
 	Pagination *Pagination            `json:"pagination"`
 }
 
+// A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
+// Ed25519) whose claims hold the key id, display key, customer, benefit, status, limits,
+// usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it with the
+// organization's published keys (jwksUrl) or `till license verify`.
+type LicenseCertificate struct {
+	Certificate string `json:"certificate"`
+	// The signing key's id (the JWS kid).
+	KeyID    string    `json:"keyId"`
+	IssuedAt time.Time `json:"issuedAt"`
+	// The end of the validity window: validForHours after issue, or the key's own expiry if sooner.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// Where the organization's verification keys are published (JWKS).
+	JwksURL string `json:"jwksUrl"`
+}
+
 type LicenseKeyActivateInput struct {
 	Key            string    `json:"key"`
 	OrganizationID uuid.UUID `json:"organizationId"`
@@ -676,6 +691,8 @@ type LicenseKeyValidation struct {
 	Activation *storage.LicenseKeyActivation `json:"activation,omitempty"`
 	// How many more usages limitUsage allows after this validation; null without a limit.
 	RemainingUsage *int `json:"remainingUsage,omitempty"`
+	// A certificate of this validation for offline checks; null unless valid. validForHours: 1–8760, default 720.
+	Certificate *LicenseCertificate `json:"certificate,omitempty"`
 }
 
 type LicenseKeysProperties struct {
