@@ -88,7 +88,7 @@ func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID 
 		}
 	}
 	var benefit struct{ CreateBenefit struct{ ID uuid.UUID } }
-	run(`mutation { createBenefit(input: {type: license_keys, description: "SDK key", properties: {prefix: "SDK"}}) { id } }`, nil, &benefit)
+	run(`mutation { createBenefit(input: {type: license_keys, description: "SDK key", properties: {prefix: "SDK", activations: {limit: 2, enable_customer_admin: false}}}) { id } }`, nil, &benefit)
 	meter, err := storage.CreateMeter(ctx, s.db, orgID, "Calls", storage.RawJSON(`{"conjunction": "and", "clauses": []}`),
 		storage.RawJSON(`{"func": "count"}`))
 	if err != nil {

@@ -74,6 +74,36 @@ const mySubs = await portal.customerPortal.subscriptions.list(auth, {});
 assert.equal(mySubs.result.pagination.totalCount, 3);
 await portal.customerPortal.seats.listClaimedSubscriptions(auth, {});
 
+// License keys: the key the one-time purchase granted, through every license operation.
+const keys = await org.licenseKeys.list({ benefitId: process.env.BENEFIT_ID });
+assert.equal(keys.result.pagination.totalCount, 1);
+const lk = keys.result.items[0];
+assert.match(lk.key, /^SDK-/);
+assert.equal(lk.customer.id, customerId);
+const organizationId = lk.organizationId;
+const activation = await org.licenseKeys.activate({ key: lk.key, organizationId, label: "ci", meta: { os: "linux" } });
+assert.equal(activation.licenseKey.id, lk.id);
+const validated = await org.licenseKeys.validate({ key: lk.key, organizationId, activationId: activation.id, incrementUsage: 1 });
+assert.equal(validated.activation.id, activation.id);
+assert.equal(validated.usage, 1);
+assert.ok(validated.lastValidatedAt instanceof Date);
+const publicCheck = await portal.customerPortal.licenseKeys.validate({ key: lk.key, organizationId });
+assert.equal(publicCheck.validations, 2);
+const withActivations = await org.licenseKeys.get({ id: lk.id });
+assert.equal(withActivations.activations.length, 1);
+const limited = await org.licenseKeys.update({ id: lk.id, licenseKeyUpdate: { limitUsage: 10, expiresAt: null } });
+assert.equal(limited.limitUsage, 10);
+await org.licenseKeys.deactivate({ key: lk.key, organizationId, activationId: activation.id });
+const second = await portal.customerPortal.licenseKeys.activate({ key: lk.key, organizationId, label: "laptop" });
+await portal.customerPortal.licenseKeys.deactivate({ key: lk.key, organizationId, activationId: second.id });
+const myKeys = await portal.customerPortal.licenseKeys.list(auth, {});
+assert.equal(myKeys.result.items[0].id, lk.id);
+const myKey = await portal.customerPortal.licenseKeys.get(auth, { id: lk.id });
+assert.deepEqual(myKey.activations, []);
+await rejects(org.licenseKeys.validate({ key: lk.key, organizationId, incrementUsage: 100 }), "SDKError",
+  (e) => assert.equal(e.statusCode, 400));
+await rejects(portal.customerPortal.licenseKeys.validate({ key: "NOPE", organizationId }), "ResourceNotFound");
+
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
   (e) => assert.equal(e.detail[0].msg, "Customer does not exist."));
@@ -82,4 +112,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 17 operations and 4 error paths decoded by @polar-sh/sdk");
+console.log("ok: 28 operations and 6 error paths decoded by @polar-sh/sdk");
