@@ -1,0 +1,58 @@
+package resolvers_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"till/resolvers/resolverstest"
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// TestLicenseValidationCostsOneStatement pins the hot path's cost: a successful validation,
+// with its customer and activation rendered, is one statement; only a failed one reads the
+// key a second time to say why. Counted at the driver, so a regression to
+// SELECT-then-UPDATE or a loader query for the customer shows. Not parallel, like the
+// other statement counts.
+func TestLicenseValidationCostsOneStatement(t *testing.T) {
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	c := newCustomer(t, s, org.Token, "")
+	var benefitID uuid.UUID
+	s.Get(t, &benefitID, `INSERT INTO benefits (organization_id, type, description, properties)
+		VALUES ($1, 'license_keys', 'Key', '{}') RETURNING id`, org.ID)
+	limit := 3
+	k, err := storage.IssueLicenseKey(context.Background(), db, org.ID, benefitID, c.ID, nil, "COST-KEY",
+		storage.LicenseKeyTerms{LimitActivations: &limit}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &keyWorld{grantWorld: &grantWorld{s: s, org: org}, key: licenseKey{ID: k.ID, Key: k.Key}}
+	activation, gqlErr := w.activate(t, vars{"label": "m"})
+	if gqlErr != nil {
+		t.Fatal(gqlErr)
+	}
+	for _, tc := range []struct {
+		name  string
+		token string
+		in    vars
+		valid bool
+		want  int64
+	}{
+		{"public, valid, with the activation", "", vars{"activationId": activation, "incrementUsage": 1}, true, 1},
+		{"public, failed", "", vars{"benefitId": uuid.New()}, false, 2},
+		{"organization token, valid (token looked up once)", org.Token, vars{}, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counter.Reset()
+			got := w.validate(t, tc.token, tc.in)
+			if n := counter.Snapshot().Statements(); got.Valid != tc.valid || n != tc.want {
+				t.Errorf("valid %v with %d statements (%s), want %v with %d", got.Valid, n, counter.Snapshot(), tc.valid, tc.want)
+			}
+		})
+	}
+}
