@@ -37,9 +37,13 @@ func (r *Resolver) validateLicenseKey(ctx context.Context, in model.LicenseKeyVa
 	if err != nil {
 		return nil, err
 	}
+	validator, err := r.licenseKeyValidator(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for range 3 { // a diagnosis that finds no failure saw a concurrent change: validate again
 		c.Now = r.Now()
-		v, err := storage.ValidateLicenseKey(ctx, r.DB, c)
+		v, err := validator.Validate(ctx, c)
 		if err == nil {
 			return r.validated(ctx, v), nil
 		}

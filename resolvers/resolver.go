@@ -6,12 +6,15 @@ package resolvers
 //go:generate sh -c "cd .. && go tool gqlgen generate"
 
 import (
+	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/payment"
+	"till/storage"
 )
 
 // Resolver is the dependency-injection root; run() in cmd/till builds it.
@@ -27,4 +30,17 @@ type Resolver struct {
 	Payments payment.Processor
 	// RenderEvent renders webhook payloads; nil leaves events unrendered.
 	RenderEvent EventRenderer
+
+	// validator is the prepared license validation, made on first use.
+	validator     *storage.LicenseKeyValidator
+	validatorOnce sync.Once
+	validatorErr  error
+}
+
+// licenseKeyValidator prepares the validation statement once for the resolver's pool.
+func (r *Resolver) licenseKeyValidator(ctx context.Context) (*storage.LicenseKeyValidator, error) {
+	r.validatorOnce.Do(func() {
+		r.validator, r.validatorErr = storage.PrepareLicenseKeyValidator(context.WithoutCancel(ctx), r.DB)
+	})
+	return r.validator, r.validatorErr
 }

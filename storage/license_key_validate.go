@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -52,47 +53,94 @@ type validatedRow struct {
 // UPDATE's WHERE, so PostgreSQL re-checks them on the newest row version when concurrent
 // validations race (no lost usage increment, no usage past the limit), and a key that
 // fails them is left untouched. The caller finds out which check failed only on that path.
-var validateLicenseKeySQL = `WITH k AS (
-	UPDATE license_keys SET validations = validations + 1, last_validated_at = $8,
-		usage = usage + $7, modified_at = $8
+// The parts that test an activation ($3, $4) and the caller's organizations ($9) are
+// present only in the variants that use them: the common validation, a public one without
+// an activation, plans and runs as the plain keyed update it is.
+func validateLicenseKeySQL(activation, organizations bool) string {
+	var where, join string
+	next := 7 // $1–$6 are every variant's: organization, key, benefit, customer, increment, now
+	if activation {
+		act, cond := fmt.Sprintf("$%d", next), fmt.Sprintf("$%d", next+1)
+		next += 2
+		where += `
+		AND EXISTS (SELECT 1 FROM license_key_activations a
+			WHERE a.id = ` + act + ` AND a.license_key_id = license_keys.id AND a.deleted_at IS NULL
+				AND (a.conditions = '{}' OR a.conditions = ` + cond + `::jsonb))`
+		join = `
+	LEFT JOIN license_key_activations a ON a.id = ` + act + ` AND a.license_key_id = k.id`
+	} else {
+		join = `
+	LEFT JOIN license_key_activations a ON false`
+	}
+	if organizations {
+		where += fmt.Sprintf(`
+		AND organization_id = ANY($%d)`, next)
+	}
+	return `WITH k AS (
+	UPDATE license_keys SET validations = validations + 1, last_validated_at = $6,
+		usage = usage + $5, modified_at = $6
 	WHERE organization_id = $1 AND key = $2 AND deleted_at IS NULL
-		AND ($9::uuid[] IS NULL OR organization_id = ANY($9))
-		AND status = 'granted' AND (expires_at IS NULL OR expires_at > $8)
-		AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM license_key_activations a
-			WHERE a.id = $3 AND a.license_key_id = license_keys.id AND a.deleted_at IS NULL
-				AND (a.conditions = '{}' OR a.conditions = $4::jsonb)))
-		AND ($5::uuid IS NULL OR benefit_id = $5)
-		AND ($6::uuid IS NULL OR customer_id = $6)
-		AND ($7 = 0 OR limit_usage IS NULL OR $7::bigint <= limit_usage::bigint - usage)
-		AND usage::bigint + $7 <= 2147483647
+		AND status = 'granted' AND (expires_at IS NULL OR expires_at > $6)
+		AND ($3::uuid IS NULL OR benefit_id = $3)
+		AND ($4::uuid IS NULL OR customer_id = $4)
+		AND ($5 = 0 OR limit_usage IS NULL OR $5::bigint <= limit_usage::bigint - usage)
+		AND usage::bigint + $5 <= 2147483647` + where + `
 	RETURNING ` + licenseKeyColumns + `)
 SELECT k.*, a.id AS activation_id, a.label AS activation_label, a.meta AS activation_meta,
 	a.created_at AS activation_created_at, a.modified_at AS activation_modified_at,
 	` + prefixed("c", "customer", customerColumns) + `
-FROM k JOIN customers c ON c.id = k.customer_id
-	LEFT JOIN license_key_activations a ON a.id = $3 AND a.license_key_id = k.id`
+FROM k JOIN customers c ON c.id = k.customer_id` + join
+}
 
-// ValidateLicenseKey records a successful validation (validations + 1, last_validated_at,
-// usage + increment) and returns the key, or ErrNotFound when the key does not exist or a
-// check failed; [DiagnoseLicenseKey] then tells which.
-func ValidateLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*ValidatedLicenseKey, error) {
-	var orgs any
+// LicenseKeyValidator runs validations through a prepared statement, so PostgreSQL parses
+// and plans the validation once per connection instead of on every call: on the hottest
+// path, planning cost more than running it.
+type LicenseKeyValidator struct {
+	stmts [2][2]*sqlx.Stmt // by [activation named][organizations limited]
+}
+
+// PrepareLicenseKeyValidator prepares the validation's variants on the pool; database/sql
+// prepares each again on every connection that runs it.
+func PrepareLicenseKeyValidator(ctx context.Context, db *sqlx.DB) (*LicenseKeyValidator, error) {
+	var v LicenseKeyValidator
+	for a, activation := range []bool{false, true} {
+		for o, orgs := range []bool{false, true} {
+			stmt, err := db.PreparexContext(ctx, validateLicenseKeySQL(activation, orgs))
+			if err != nil {
+				return nil, err
+			}
+			v.stmts[a][o] = stmt
+		}
+	}
+	return &v, nil
+}
+
+// Validate records a successful validation (validations + 1, last_validated_at, usage +
+// increment) and returns the key, or ErrNotFound when the key does not exist or a check
+// failed; [DiagnoseLicenseKey] then tells which.
+func (v *LicenseKeyValidator) Validate(ctx context.Context, c LicenseKeyCheck) (*ValidatedLicenseKey, error) {
+	args := []any{c.OrganizationID, c.Key, c.BenefitID, c.CustomerID, c.IncrementUsage, c.Now}
+	a, o := 0, 0
+	if c.ActivationID != nil {
+		a = 1
+		args = append(args, c.ActivationID, c.Conditions)
+	}
 	if c.Organizations != nil {
-		orgs = pq.Array(c.Organizations)
+		o = 1
+		args = append(args, pq.Array(c.Organizations))
 	}
 	var row validatedRow
-	err := sqlx.GetContext(ctx, q, &row, validateLicenseKeySQL, c.OrganizationID, c.Key, c.ActivationID,
-		c.Conditions, c.BenefitID, c.CustomerID, c.IncrementUsage, c.Now, orgs)
+	err := v.stmts[a][o].GetContext(ctx, &row, args...)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	v := &ValidatedLicenseKey{LicenseKey: row.LicenseKey, Customer: &row.Customer}
+	out := &ValidatedLicenseKey{LicenseKey: row.LicenseKey, Customer: &row.Customer}
 	if row.ActivationID != nil {
-		v.Activation = &LicenseKeyActivation{ID: *row.ActivationID, LicenseKeyID: row.ID,
+		out.Activation = &LicenseKeyActivation{ID: *row.ActivationID, LicenseKeyID: row.ID,
 			OrganizationID: row.OrganizationID, Label: *row.ActivationLabel, Meta: row.ActivationMeta,
 			CreatedAt: *row.ActivationCreatedAt, ModifiedAt: row.ActivationModifiedAt}
 	}
-	return v, nil
+	return out, nil
 }
 
 // LicenseKeyState is what the validation checks read, for telling why a validation failed.
