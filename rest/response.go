@@ -34,19 +34,20 @@ func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route 
 		writeJSON(w, http.StatusAccepted, []byte("null"))
 		return
 	}
+	data := dataReader{data: resp.Data}
 	if route.Problem != "" {
-		if p, err := dataField(resp.Data, route.Problem); err == nil && string(p) != "null" {
+		if p, err := data.field(route.Problem); err == nil && string(p) != "null" {
 			rt.writeProblem(ctx, w, route, p)
 			return
 		}
 	}
-	body, err := dataField(resp.Data, route.Field)
+	body, err := data.field(route.Field)
 	for _, name := range route.Append {
 		if err != nil {
 			break
 		}
 		var extra json.RawMessage
-		if extra, err = dataField(resp.Data, name); err == nil {
+		if extra, err = data.field(name); err == nil {
 			body, err = appendKey(body, name[strings.LastIndex(name, ".")+1:], extra)
 		}
 	}
@@ -56,6 +57,39 @@ func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route 
 		return
 	}
 	writeJSON(w, route.status(), body)
+}
+
+// dataReader reads dotted fields of one response's data, decoding each object on the way
+// only once however many fields a route takes from it (body, problem, appended fields).
+type dataReader struct {
+	data    json.RawMessage
+	objects map[string]map[string]json.RawMessage // by dotted path; "" is data itself
+}
+
+func (d *dataReader) field(path string) (json.RawMessage, error) {
+	value, at := d.data, ""
+	for _, name := range strings.Split(path, ".") {
+		fields, decoded := d.objects[at]
+		if !decoded {
+			if err := json.Unmarshal(value, &fields); err != nil {
+				return nil, fmt.Errorf("decode data: %w", err)
+			}
+			if d.objects == nil {
+				d.objects = map[string]map[string]json.RawMessage{}
+			}
+			d.objects[at] = fields
+		}
+		next, found := fields[name]
+		if !found {
+			return nil, fmt.Errorf("data has no %q", path)
+		}
+		value = next
+		if at != "" {
+			at += "."
+		}
+		at += name
+	}
+	return value, nil
 }
 
 // appendKey adds "key": value as the last member of a JSON object, keeping its bytes.
@@ -94,19 +128,8 @@ func (rt *router) writeProblem(ctx context.Context, w http.ResponseWriter, route
 // and integers are never re-encoded as floats. A dotted field ("me.paymentMethods")
 // walks into nested objects, for portal routes rooted at Query.me.
 func dataField(data json.RawMessage, field string) (json.RawMessage, error) {
-	value := data
-	for _, name := range strings.Split(field, ".") {
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(value, &fields); err != nil {
-			return nil, fmt.Errorf("decode data: %w", err)
-		}
-		next, found := fields[name]
-		if !found {
-			return nil, fmt.Errorf("data has no %q", field)
-		}
-		value = next
-	}
-	return value, nil
+	r := dataReader{data: data}
+	return r.field(field)
 }
 
 // writeGraphQLErrors answers with the first error that carries a code (the
