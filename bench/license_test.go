@@ -41,33 +41,39 @@ func benchDuration(b *testing.B) time.Duration {
 }
 
 // BenchmarkLicenseValidate drives the organization's and the public license-key validation
-// of a running `till serve` at 64 connections, between two runs of the ceiling: a bare
-// endpoint doing one prepared single-row UPDATE … RETURNING on the same database. It reports
+// of a running `till serve` at 64 connections, each validating a key of its own, between
+// two runs of the ceiling: a bare endpoint doing one prepared single-row UPDATE … RETURNING
+// on the same database for the same keys. It reports
 // req/s, p50 and p99 per target and each validation's ratio to the mean of the two ceilings.
 // Every request must succeed, and every success must have been written to the key.
 func BenchmarkLicenseValidate(b *testing.B) {
 	duration := benchDuration(b)
 	srv := startTill(b)
 	seed := srv.demo(b)
-	key := srv.pickKey(b, seed)
-	ceil := startCeiling(b, srv.dsn(b), key.ID, serverPoolSize)
+	ceil := startCeiling(b, srv.dsn(b), serverPoolSize)
+	keys := ceil.cloneKeys(b, srv.pickKey(b, seed), benchConns)
 
-	body, _ := json.Marshal(map[string]string{"key": key.Key, "organization_id": seed.Organization.ID})
 	jsonHeader := http.Header{"Content-Type": {"application/json"}}
 	orgHeader := jsonHeader.Clone()
 	orgHeader.Set("Authorization", "Bearer "+seed.OrganizationToken)
-	ceilingTarget := target{name: "ceiling", url: ceil.url, body: body, header: jsonHeader}
+	var ceilingReqs, orgReqs, publicReqs []request
+	for _, k := range keys {
+		body, _ := json.Marshal(map[string]string{"key": k.Key, "organization_id": seed.Organization.ID})
+		ceilingReqs = append(ceilingReqs, request{url: ceil.url + "?id=" + k.ID, body: body})
+		orgReqs = append(orgReqs, request{url: srv.baseURL + "/v1/license-keys/validate", body: body})
+		publicReqs = append(publicReqs, request{url: srv.baseURL + "/v1/customer-portal/license-keys/validate", body: body})
+	}
 	targets := []target{
-		ceilingTarget,
-		{name: "org", url: srv.baseURL + "/v1/license-keys/validate", body: body, header: orgHeader},
-		{name: "public", url: srv.baseURL + "/v1/customer-portal/license-keys/validate", body: body, header: jsonHeader},
-		{name: "ceiling-again", url: ceil.url, body: body, header: jsonHeader},
+		{name: "ceiling", requests: ceilingReqs, header: jsonHeader},
+		{name: "org", requests: orgReqs, header: orgHeader},
+		{name: "public", requests: publicReqs, header: jsonHeader},
+		{name: "ceiling-again", requests: ceilingReqs, header: jsonHeader},
 	}
 	ctx := context.Background()
 	for _, t := range targets[1:3] {
-		preflight(b, ctx, t, key.ID)
+		preflight(b, ctx, t, keys[0].ID)
 	}
-	before := ceil.validations(b, key.ID)
+	before := ceil.validations(b, keys)
 
 	plan := loadPlan{conns: benchConns, warmup: benchWarmup, duration: duration}
 	procs := processes{till: srv.cmd.Process.Pid}
@@ -79,9 +85,9 @@ func BenchmarkLicenseValidate(b *testing.B) {
 	b.StopTimer()
 
 	ceilingRate := (results[0].rate() + results[3].rate()) / 2
-	b.Log("\n" + table(results, ceilingRate, plan, key.ID))
+	b.Log("\n" + table(results, ceilingRate, plan, len(keys)))
 	report(b, results, ceilingRate)
-	checkOutcome(b, results, ceil.validations(b, key.ID)-before)
+	checkOutcome(b, results, ceil.validations(b, keys)-before)
 }
 
 // preflight sends one request to a validation endpoint and checks that it validated the
@@ -90,7 +96,8 @@ func preflight(b *testing.B, ctx context.Context, t target, keyID string) {
 	b.Helper()
 	client := newClient(1)
 	defer client.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, strings.NewReader(string(t.body)))
+	r := t.requests[0]
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, strings.NewReader(string(r.body)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -106,15 +113,15 @@ func preflight(b *testing.B, ctx context.Context, t target, keyID string) {
 		Validations int64  `json:"validations"`
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(raw, &got) != nil || got.ID != keyID || got.Validations < 1 {
-		b.Fatalf("%s: POST %s answered %d: %s", t.name, t.url, resp.StatusCode, raw)
+		b.Fatalf("%s: POST %s answered %d: %s", t.name, r.url, resp.StatusCode, raw)
 	}
 }
 
 // table renders the results for people: one row per target in run order.
-func table(results []result, ceilingRate float64, plan loadPlan, keyID string) string {
+func table(results []result, ceilingRate float64, plan loadPlan, keys int) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%d connections, %s warm-up, %s measured per target, key %s\n",
-		plan.conns, plan.warmup, plan.duration, keyID)
+	fmt.Fprintf(&sb, "%d connections, %s warm-up, %s measured per target, %d keys (one per connection)\n",
+		plan.conns, plan.warmup, plan.duration, keys)
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\treq/s\tp50 ms\tp99 ms\tratio\tnon-200\tcpu bench\tcpu till\tcpu pg\tmachine busy\t")
 	for _, r := range results {

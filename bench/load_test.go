@@ -13,12 +13,19 @@ import (
 	"time"
 )
 
-// target is one endpoint under load: every request is the same POST.
+// target is one endpoint under load. Connection i sends requests[i % len(requests)] over
+// and over: each connection validates its own key, as the many installs of an application
+// do, so the load measures the endpoint rather than lock waits on one hot row.
 type target struct {
-	name   string
-	url    string
-	body   []byte
-	header http.Header
+	name     string
+	requests []request
+	header   http.Header
+}
+
+// request is one connection's POST.
+type request struct {
+	url  string
+	body []byte
 }
 
 // loadPlan is how hard and how long a target is driven.
@@ -73,8 +80,8 @@ func newClient(conns int) *http.Client {
 }
 
 // do sends one request and reads the whole response so the connection is reused.
-func (t target) do(ctx context.Context, client *http.Client) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.url, bytes.NewReader(t.body))
+func (t target) do(ctx context.Context, client *http.Client, r request) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.body))
 	if err != nil {
 		return 0, err
 	}
@@ -90,13 +97,13 @@ func (t target) do(ctx context.Context, client *http.Client) (int, error) {
 
 // run sends requests back to back until end, keeping the latency of those that start after
 // warmEnd.
-func (w *worker) run(ctx context.Context, client *http.Client, t target, warmEnd, end time.Time) {
+func (w *worker) run(ctx context.Context, client *http.Client, t target, r request, warmEnd, end time.Time) {
 	for {
 		start := time.Now()
 		if !start.Before(end) || ctx.Err() != nil {
 			return
 		}
-		status, err := t.do(ctx, client)
+		status, err := t.do(ctx, client, r)
 		w.lastDone = time.Now()
 		if err != nil || status != http.StatusOK {
 			w.failed++
@@ -126,7 +133,8 @@ func runLoad(ctx context.Context, t target, plan loadPlan, procs processes) resu
 	for i := range workers {
 		w := &worker{latencies: make([]time.Duration, 0, perWorker)}
 		workers[i] = w
-		wg.Go(func() { w.run(ctx, client, t, warmEnd, end) })
+		r := t.requests[i%len(t.requests)]
+		wg.Go(func() { w.run(ctx, client, t, r, warmEnd, end) })
 	}
 	time.Sleep(time.Until(warmEnd))
 	before := procs.sample()
