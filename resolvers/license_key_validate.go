@@ -29,39 +29,62 @@ const (
 	codeActivationLimit     = "ACTIVATION_LIMIT_REACHED"
 )
 
-// validateLicenseKey validates a key. orgs limits it to keys of those organizations; nil
-// (the public operation) allows any. The happy path is one statement; only a failure reads
-// the key again to say which check failed.
+// validateLicenseKey validates a key for GraphQL, handing the validated key and its customer
+// to the loaders so rendering them costs no query.
 func (r *Resolver) validateLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, error) {
+	v, customer, err := r.checkLicenseKey(ctx, in, orgs)
+	if err == nil && v.LicenseKey != nil {
+		loaders(ctx).Customer.Prime(ctx, customer.ID, customer)
+		loaders(ctx).LicenseKey.Prime(ctx, v.LicenseKey.ID, v.LicenseKey)
+	}
+	return v, err
+}
+
+// ValidateLicenseKeyForV1 validates a key for /v1's validate routes, which render the result
+// without a GraphQL operation: it returns the validated key's customer along with the
+// result. public is the customer-portal route, open to any organization's keys; otherwise
+// the key must be in an organization the principal may see.
+func (r *Resolver) ValidateLicenseKeyForV1(ctx context.Context, in model.LicenseKeyValidateInput, public bool) (*model.LicenseKeyValidation, *storage.Customer, error) {
+	var orgs []uuid.UUID
+	if !public {
+		orgs = licenseKeyOrganizations(ctx)
+	}
+	return r.checkLicenseKey(ctx, in, orgs)
+}
+
+// checkLicenseKey validates a key. orgs limits it to keys of those organizations; nil (the
+// public operations) allows any. The happy path is one statement; only a failure reads the
+// key again to say which check failed.
+func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, *storage.Customer, error) {
 	c, err := licenseKeyCheckOf(in, orgs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	validator, err := r.licenseKeyValidator(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for range 3 { // a diagnosis that finds no failure saw a concurrent change: validate again
 		c.Now = r.Now()
 		v, err := validator.Validate(ctx, c)
 		if err == nil {
-			return r.validated(ctx, v), nil
+			return validated(v), v.Customer, nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {
-			return nil, err
+			return nil, nil, err
 		}
 		s, err := storage.DiagnoseLicenseKey(ctx, r.DB, c)
 		if errors.Is(err, storage.ErrNotFound) {
-			return invalidation(codeNotFound, NotFound("")), nil
+			return invalidation(codeNotFound, NotFound("")), nil, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if code, fail := firstFailure(s, c); code != codeValid {
-			return invalidation(code, fail), nil
+			return invalidation(code, fail), nil, nil
 		}
 	}
-	return nil, fmt.Errorf("license key %s changed during three validations", c.Key)
+	return nil, nil, fmt.Errorf("license key %s changed during three validations", c.Key)
 }
 
 // licenseKeyCheckOf checks the request's own limits (the ones a schema cannot state) and
@@ -115,12 +138,9 @@ func firstFailure(s *storage.LicenseKeyState, c storage.LicenseKeyCheck) (string
 	return codeValid, nil
 }
 
-// validated turns a validated key into the result, handing its customer to the loader so
-// rendering it costs no query.
-func (r *Resolver) validated(ctx context.Context, v *storage.ValidatedLicenseKey) *model.LicenseKeyValidation {
-	loaders(ctx).Customer.Prime(ctx, v.CustomerID, v.Customer)
+// validated turns a validated key into the result.
+func validated(v *storage.ValidatedLicenseKey) *model.LicenseKeyValidation {
 	key := v.LicenseKey
-	loaders(ctx).LicenseKey.Prime(ctx, key.ID, &key)
 	res := &model.LicenseKeyValidation{Code: codeValid, Valid: true, LicenseKey: &key, Activation: v.Activation}
 	if key.LimitUsage != nil {
 		remaining := *key.LimitUsage - key.Usage

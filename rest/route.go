@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"encoding/json"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -64,11 +65,20 @@ type Route struct {
 	// or 204 (no body).
 	Status int
 
+	// Direct, when set, answers the route instead of executing Operation, which still
+	// authorizes it (its directives) and defines the shape Direct must render byte for byte.
+	// It is for the few routes whose volume makes the operation's execution the cost.
+	Direct DirectFunc
+
 	// Handler, when set, serves the route instead of a GraphQL operation,
 	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
 	// files). The global middleware and routing rules still apply.
 	Handler http.Handler
 }
+
+// DirectFunc answers a route from its validated variables with the body, or with an error
+// already presented as GraphQL presents it.
+type DirectFunc func(ctx context.Context, vars map[string]any) (json.RawMessage, *gqlerror.Error)
 
 func (r Route) status() int {
 	if r.Status == 0 {

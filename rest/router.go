@@ -236,6 +236,15 @@ func (rt *router) serve(route Route) http.Handler {
 			writeValidation(w, http.StatusUnprocessableEntity, "RequestValidationError", errs)
 			return
 		}
+		if route.Direct != nil {
+			body, gerr := route.Direct(r.Context(), vars)
+			if gerr != nil {
+				rt.writeGraphQLErrors(r.Context(), w, route, gqlerror.List{gerr})
+				return
+			}
+			writeJSON(w, route.status(), body)
+			return
+		}
 		rt.writeResult(r.Context(), w, route, rt.exec.Execute(r.Context(), document, route.Operation, vars))
 	})
 }

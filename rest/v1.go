@@ -30,9 +30,17 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		parsed[name] = doc
 	}
 	present := resolvers.ErrorPresenter(logger)
+	routes := Routes()
+	direct := map[string]DirectFunc{
+		"ValidateLicenseKey":       validateDirect(r, present, false),
+		"PortalValidateLicenseKey": validateDirect(r, present, true),
+	}
+	for i := range routes {
+		routes[i].Direct = direct[routes[i].Operation]
+	}
 	return NewRouter(Config{
 		Executor:     r.Executor(),
-		Routes:       Routes(),
+		Routes:       routes,
 		Schema:       schema,
 		Logger:       logger,
 		Authenticate: authn,

@@ -118,6 +118,7 @@ type v1 struct {
 	h      http.Handler
 	db     *sqlx.DB
 	secret []byte
+	r      *resolvers.Resolver
 }
 
 // newV1 builds the production /v1 stack (bearer middleware, route table, persisted
@@ -134,7 +135,7 @@ func newV1(tb testing.TB) *v1 {
 	if err != nil {
 		tb.Fatalf("rest.New: %v", err)
 	}
-	return &v1{h: h, db: db, secret: secret}
+	return &v1{h: h, db: db, secret: secret, r: r}
 }
 
 // org is an organization with an organization access token.

@@ -37,18 +37,6 @@ type ValidatedLicenseKey struct {
 	Customer   *Customer
 }
 
-// validatedRow is ValidatedLicenseKey as one joined row: the activation columns are NULL
-// when no activation was named.
-type validatedRow struct {
-	LicenseKey
-	ActivationID         *uuid.UUID `db:"activation_id"`
-	ActivationLabel      *string    `db:"activation_label"`
-	ActivationMeta       JSONMap    `db:"activation_meta"`
-	ActivationCreatedAt  *time.Time `db:"activation_created_at"`
-	ActivationModifiedAt *time.Time `db:"activation_modified_at"`
-	Customer             Customer   `db:"customer"`
-}
-
 // validateLicenseKeySQL is the whole validation in one statement: every check is in the
 // UPDATE's WHERE, so PostgreSQL re-checks them on the newest row version when concurrent
 // validations race (no lost usage increment, no usage past the limit), and a key that
@@ -129,18 +117,35 @@ func (v *LicenseKeyValidator) Validate(ctx context.Context, c LicenseKeyCheck) (
 		o = 1
 		args = append(args, pq.Array(c.Organizations))
 	}
-	var row validatedRow
-	err := v.stmts[a][o].GetContext(ctx, &row, args...)
+	var (
+		out        ValidatedLicenseKey
+		customer   Customer
+		activation LicenseKeyActivation
+		actID      *uuid.UUID
+		actLabel   *string
+		actCreated *time.Time
+	)
+	k, cu := &out.LicenseKey, &customer
+	// Scanned by hand, in the statement's column order (licenseKeyColumns, the activation,
+	// customerColumns): on this path sqlx's reflective mapping cost more than the scan.
+	err := v.stmts[a][o].QueryRowContext(ctx, args...).Scan(
+		&k.ID, &k.CreatedAt, &k.ModifiedAt, &k.OrganizationID, &k.BenefitID, &k.CustomerID, &k.MemberID,
+		&k.Key, &k.DisplayKey, &k.Status, &k.LimitActivations, &k.Usage, &k.LimitUsage, &k.Validations,
+		&k.LastValidatedAt, &k.ExpiresAt,
+		&actID, &actLabel, &activation.Meta, &actCreated, &activation.ModifiedAt,
+		&cu.ID, &cu.CreatedAt, &cu.ModifiedAt, &cu.DeletedAt, &cu.OrganizationID, &cu.Type, &cu.ExternalID,
+		&cu.Email, &cu.EmailVerified, &cu.Name, &cu.BillingName, &cu.BillingAddress, &cu.TaxIDValue, &cu.TaxIDFormat,
+		&cu.Locale, &cu.Metadata, &cu.AvatarURL, &cu.FirstUserEventAt, &cu.DefaultPaymentMethodID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := &ValidatedLicenseKey{LicenseKey: row.LicenseKey, Customer: &row.Customer}
-	if row.ActivationID != nil {
-		out.Activation = &LicenseKeyActivation{ID: *row.ActivationID, LicenseKeyID: row.ID,
-			OrganizationID: row.OrganizationID, Label: *row.ActivationLabel, Meta: row.ActivationMeta,
-			CreatedAt: *row.ActivationCreatedAt, ModifiedAt: row.ActivationModifiedAt}
+	out.Customer = &customer
+	if actID != nil {
+		activation.ID, activation.LicenseKeyID, activation.OrganizationID = *actID, k.ID, k.OrganizationID
+		activation.Label, activation.CreatedAt = *actLabel, *actCreated
+		out.Activation = &activation
 	}
-	return out, nil
+	return &out, nil
 }
 
 // LicenseKeyState is what the validation checks read, for telling why a validation failed.

@@ -1,0 +1,59 @@
+package rest_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"till/internal/auth"
+	"till/rest"
+)
+
+// The validate routes render their answer without executing their persisted operation.
+// The operation still defines the shape: the same validations answered both ways must be
+// the same bytes, the validation counter aside (each answer is one more validation).
+func TestValidateRoutesRenderExactlyTheirOperation(t *testing.T) {
+	t.Parallel()
+	f := newKeysFixture(t)
+	now := time.Date(2027, 3, 4, 5, 6, 7, 891011000, time.UTC)
+	f.s.r.Now = func() time.Time { return now }
+	f.s.exec(t, `UPDATE customers SET name = 'Ada <Lovelace> & "Co"', billing_name = 'Ada Ltd', locale = 'de-DE',
+		billing_address = '{"line1": "Main St 1", "line2": null, "postal_code": "10115", "city": "Berlin", "state": null, "country": "DE"}',
+		tax_id = 'DE123456789', tax_id_format = 'eu_vat', metadata = '{"tier": "gold", "n": 1, "ok": true, "x": 1.5}' WHERE id = $1`, f.customer)
+	activation := f.activate(t, "KEY-A", `,"meta":{"os":"linux","cores":8}`)
+	operationOnly, err := rest.NewRouter(rest.Config{Executor: f.s.r.Executor(), Routes: rest.Routes(),
+		Schema: f.s.r.Schema().Schema(), Authenticate: auth.Middleware(f.s.r, f.s.secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := regexp.MustCompile(`"validations":(\d+)`)
+	for _, tc := range []struct {
+		name, path, token, body string
+	}{
+		{"organization route with an activation", "/v1/license-keys/validate", f.org.Token,
+			f.body("KEY-A", fmt.Sprintf(`"activation_id":%q,"increment_usage":0`, activation))},
+		{"public route, key with limits", "/v1/customer-portal/license-keys/validate", "", f.body("KEY-A", "")},
+		{"public route, key without limits", "/v1/customer-portal/license-keys/validate", "", f.body("KEY-D", "")},
+		{"a failure", "/v1/customer-portal/license-keys/validate", "", f.body("KEY-C", "")},
+		{"a usage failure", "/v1/license-keys/validate", f.org.Token, f.body("KEY-A", `"increment_usage":100`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			answer := func(h http.Handler) *httptest.ResponseRecorder {
+				return f.s.serve(t, call{method: http.MethodPost, target: tc.path, token: tc.token, body: tc.body}.request())
+			}
+			viaOperation := answer(operationOnly)
+			direct := answer(f.s.h)
+			want := counter.ReplaceAllStringFunc(viaOperation.Body.String(), func(m string) string {
+				n, _ := strconv.Atoi(counter.FindStringSubmatch(m)[1])
+				return `"validations":` + strconv.Itoa(n+1)
+			})
+			if viaOperation.Code != direct.Code || want != direct.Body.String() {
+				t.Errorf("operation answered %d %s\ndirect answered    %d %s", viaOperation.Code, want, direct.Code, direct.Body)
+			}
+		})
+	}
+}
