@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/google/uuid"
 
@@ -56,9 +57,12 @@ func (r *Resolver) ValidateLicenseKeyForV1(ctx context.Context, in model.License
 // public operations) allows any. The happy path is one statement; only a failure reads the
 // key again to say which check failed.
 func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, *storage.Customer, error) {
-	c, err := licenseKeyCheckOf(in, orgs)
+	c, err := licenseKeyCheckOf(in)
 	if err != nil {
 		return nil, nil, err
+	}
+	if orgs != nil && !slices.Contains(orgs, c.OrganizationID) {
+		return invalidation(codeNotFound, NotFound("")), nil, nil
 	}
 	validator, err := r.licenseKeyValidator(ctx)
 	if err != nil {
@@ -89,8 +93,8 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 
 // licenseKeyCheckOf checks the request's own limits (the ones a schema cannot state) and
 // builds the storage check.
-func licenseKeyCheckOf(in model.LicenseKeyValidateInput, orgs []uuid.UUID) (storage.LicenseKeyCheck, error) {
-	c := storage.LicenseKeyCheck{Organizations: orgs, OrganizationID: in.OrganizationID, Key: in.Key,
+func licenseKeyCheckOf(in model.LicenseKeyValidateInput) (storage.LicenseKeyCheck, error) {
+	c := storage.LicenseKeyCheck{OrganizationID: in.OrganizationID, Key: in.Key,
 		ActivationID: in.ActivationID, BenefitID: in.BenefitID, CustomerID: in.CustomerID}
 	if in.IncrementUsage != nil {
 		if *in.IncrementUsage < 0 {

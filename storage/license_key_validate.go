@@ -2,21 +2,17 @@ package storage
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // LicenseKeyCheck is one validation of a key: what the caller claims about it and the usage
-// to add when the claims hold.
+// to add when the claims hold. Whether the caller may see OrganizationID is the use case's
+// to decide before it asks.
 type LicenseKeyCheck struct {
-	// Organizations limits the lookup to keys of these organizations; nil means any (the
-	// public endpoints).
-	Organizations  []uuid.UUID
 	OrganizationID uuid.UUID
 	Key            string
 	ActivationID   *uuid.UUID
@@ -41,15 +37,12 @@ type ValidatedLicenseKey struct {
 // UPDATE's WHERE, so PostgreSQL re-checks them on the newest row version when concurrent
 // validations race (no lost usage increment, no usage past the limit), and a key that
 // fails them is left untouched. The caller finds out which check failed only on that path.
-// The parts that test an activation ($3, $4) and the caller's organizations ($9) are
-// present only in the variants that use them: the common validation, a public one without
-// an activation, plans and runs as the plain keyed update it is.
-func validateLicenseKeySQL(activation, organizations bool) string {
+// The activation's part ($7, $8) is present only in the variant that uses it: the common
+// validation, without an activation, plans and runs as the plain keyed update it is.
+func validateLicenseKeySQL(activation bool) string {
 	var where, join string
-	next := 7 // $1–$6 are every variant's: organization, key, benefit, customer, increment, now
 	if activation {
-		act, cond := fmt.Sprintf("$%d", next), fmt.Sprintf("$%d", next+1)
-		next += 2
+		act, cond := "$7", "$8"
 		where += `
 		AND EXISTS (SELECT 1 FROM license_key_activations a
 			WHERE a.id = ` + act + ` AND a.license_key_id = license_keys.id AND a.deleted_at IS NULL
@@ -59,10 +52,6 @@ func validateLicenseKeySQL(activation, organizations bool) string {
 	} else {
 		join = `
 	LEFT JOIN license_key_activations a ON false`
-	}
-	if organizations {
-		where += fmt.Sprintf(`
-		AND organization_id = ANY($%d)`, next)
 	}
 	return `WITH k AS (
 	UPDATE license_keys SET validations = validations + 1, last_validated_at = $6,
@@ -84,21 +73,19 @@ FROM k JOIN customers c ON c.id = k.customer_id` + join
 // and plans the validation once per connection instead of on every call: on the hottest
 // path, planning cost more than running it.
 type LicenseKeyValidator struct {
-	stmts [2][2]*sqlx.Stmt // by [activation named][organizations limited]
+	plain, activation *sqlx.Stmt // without and with an activation named
 }
 
 // PrepareLicenseKeyValidator prepares the validation's variants on the pool; database/sql
 // prepares each again on every connection that runs it.
 func PrepareLicenseKeyValidator(ctx context.Context, db *sqlx.DB) (*LicenseKeyValidator, error) {
 	var v LicenseKeyValidator
-	for a, activation := range []bool{false, true} {
-		for o, orgs := range []bool{false, true} {
-			stmt, err := db.PreparexContext(ctx, validateLicenseKeySQL(activation, orgs))
-			if err != nil {
-				return nil, err
-			}
-			v.stmts[a][o] = stmt
-		}
+	var err error
+	if v.plain, err = db.PreparexContext(ctx, validateLicenseKeySQL(false)); err != nil {
+		return nil, err
+	}
+	if v.activation, err = db.PreparexContext(ctx, validateLicenseKeySQL(true)); err != nil {
+		return nil, err
 	}
 	return &v, nil
 }
@@ -108,14 +95,10 @@ func PrepareLicenseKeyValidator(ctx context.Context, db *sqlx.DB) (*LicenseKeyVa
 // failed; [DiagnoseLicenseKey] then tells which.
 func (v *LicenseKeyValidator) Validate(ctx context.Context, c LicenseKeyCheck) (*ValidatedLicenseKey, error) {
 	args := []any{c.OrganizationID, c.Key, c.BenefitID, c.CustomerID, c.IncrementUsage, c.Now}
-	a, o := 0, 0
+	stmt := v.plain
 	if c.ActivationID != nil {
-		a = 1
+		stmt = v.activation
 		args = append(args, c.ActivationID, c.Conditions)
-	}
-	if c.Organizations != nil {
-		o = 1
-		args = append(args, pq.Array(c.Organizations))
 	}
 	var (
 		out        ValidatedLicenseKey
@@ -128,7 +111,7 @@ func (v *LicenseKeyValidator) Validate(ctx context.Context, c LicenseKeyCheck) (
 	k, cu := &out.LicenseKey, &customer
 	// Scanned by hand, in the statement's column order (licenseKeyColumns, the activation,
 	// customerColumns): on this path sqlx's reflective mapping cost more than the scan.
-	err := v.stmts[a][o].QueryRowContext(ctx, args...).Scan(
+	err := stmt.QueryRowContext(ctx, args...).Scan(
 		&k.ID, &k.CreatedAt, &k.ModifiedAt, &k.OrganizationID, &k.BenefitID, &k.CustomerID, &k.MemberID,
 		&k.Key, &k.DisplayKey, &k.Status, &k.LimitActivations, &k.Usage, &k.LimitUsage, &k.Validations,
 		&k.LastValidatedAt, &k.ExpiresAt,
@@ -160,19 +143,14 @@ type LicenseKeyState struct {
 // DiagnoseLicenseKey reads the key a failed [ValidateLicenseKey] named, without locking it;
 // ErrNotFound when no such key is visible.
 func DiagnoseLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*LicenseKeyState, error) {
-	var orgs any
-	if c.Organizations != nil {
-		orgs = pq.Array(c.Organizations)
-	}
 	var s LicenseKeyState
 	err := sqlx.GetContext(ctx, q, &s, `SELECT `+prefixed("k", "", licenseKeyColumns)+`,
 			a.id IS NOT NULL AS activation_found,
 			coalesce(a.conditions = '{}' OR a.conditions = $4::jsonb, false) AS activation_conditions_match
 		FROM license_keys k LEFT JOIN license_key_activations a
 			ON a.id = $3 AND a.license_key_id = k.id AND a.deleted_at IS NULL
-		WHERE k.organization_id = $1 AND k.key = $2 AND k.deleted_at IS NULL
-			AND ($5::uuid[] IS NULL OR k.organization_id = ANY($5))`,
-		c.OrganizationID, c.Key, c.ActivationID, c.Conditions, orgs)
+		WHERE k.organization_id = $1 AND k.key = $2 AND k.deleted_at IS NULL`,
+		c.OrganizationID, c.Key, c.ActivationID, c.Conditions)
 	return &s, mapErr(err)
 }
 
