@@ -37,36 +37,30 @@ type ValidatedLicenseKey struct {
 // UPDATE's WHERE, so PostgreSQL re-checks them on the newest row version when concurrent
 // validations race (no lost usage increment, no usage past the limit), and a key that
 // fails them is left untouched. The caller finds out which check failed only on that path.
-// The activation's part ($7, $8) is present only in the variant that uses it: the common
-// validation, without an activation, plans and runs as the plain keyed update it is.
+// The key's customer (and the named activation) are joined in the UPDATE itself and come
+// back with the key. The activation's part ($7, $8) is present only in the variant that
+// uses it: the common validation plans and runs as the plain keyed update it is.
 func validateLicenseKeySQL(activation bool) string {
-	var where, join string
+	from, where, returning := "customers c", "", `NULL::uuid, NULL::text, NULL::jsonb, NULL::timestamptz, NULL::timestamptz`
 	if activation {
-		act, cond := "$7", "$8"
-		where += `
-		AND EXISTS (SELECT 1 FROM license_key_activations a
-			WHERE a.id = ` + act + ` AND a.license_key_id = license_keys.id AND a.deleted_at IS NULL
-				AND (a.conditions = '{}' OR a.conditions = ` + cond + `::jsonb))`
-		join = `
-	LEFT JOIN license_key_activations a ON a.id = ` + act + ` AND a.license_key_id = k.id`
-	} else {
-		join = `
-	LEFT JOIN license_key_activations a ON false`
+		from += ", license_key_activations a"
+		where = `
+		AND a.id = $7 AND a.license_key_id = k.id AND a.deleted_at IS NULL
+		AND (a.conditions = '{}' OR a.conditions = $8::jsonb)`
+		returning = `a.id, a.label, a.meta, a.created_at, a.modified_at`
 	}
-	return `WITH k AS (
-	UPDATE license_keys SET validations = validations + 1, last_validated_at = $6,
-		usage = usage + $5, modified_at = $6
-	WHERE organization_id = $1 AND key = $2 AND deleted_at IS NULL
-		AND status = 'granted' AND (expires_at IS NULL OR expires_at > $6)
-		AND ($3::uuid IS NULL OR benefit_id = $3)
-		AND ($4::uuid IS NULL OR customer_id = $4)
-		AND ($5 = 0 OR limit_usage IS NULL OR $5::bigint <= limit_usage::bigint - usage)
-		AND usage::bigint + $5 <= 2147483647` + where + `
-	RETURNING ` + licenseKeyColumns + `)
-SELECT k.*, a.id AS activation_id, a.label AS activation_label, a.meta AS activation_meta,
-	a.created_at AS activation_created_at, a.modified_at AS activation_modified_at,
-	` + prefixed("c", "customer", customerColumns) + `
-FROM k JOIN customers c ON c.id = k.customer_id` + join
+	return `UPDATE license_keys k SET validations = k.validations + 1, last_validated_at = $6,
+		usage = k.usage + $5, modified_at = $6
+	FROM ` + from + `
+	WHERE k.organization_id = $1 AND k.key = $2 AND k.deleted_at IS NULL
+		AND k.status = 'granted' AND (k.expires_at IS NULL OR k.expires_at > $6)
+		AND ($3::uuid IS NULL OR k.benefit_id = $3)
+		AND ($4::uuid IS NULL OR k.customer_id = $4)
+		AND ($5 = 0 OR k.limit_usage IS NULL OR $5::bigint <= k.limit_usage::bigint - k.usage)
+		AND k.usage::bigint + $5 <= 2147483647
+		AND c.id = k.customer_id` + where + `
+	RETURNING ` + prefixed("k", licenseKeyColumns) + `, ` + returning + `,
+		` + prefixed("c", customerColumns)
 }
 
 // LicenseKeyValidator runs validations through a prepared statement, so PostgreSQL parses
@@ -144,7 +138,7 @@ type LicenseKeyState struct {
 // ErrNotFound when no such key is visible.
 func DiagnoseLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*LicenseKeyState, error) {
 	var s LicenseKeyState
-	err := sqlx.GetContext(ctx, q, &s, `SELECT `+prefixed("k", "", licenseKeyColumns)+`,
+	err := sqlx.GetContext(ctx, q, &s, `SELECT `+prefixed("k", licenseKeyColumns)+`,
 			a.id IS NOT NULL AS activation_found,
 			coalesce(a.conditions = '{}' OR a.conditions = $4::jsonb, false) AS activation_conditions_match
 		FROM license_keys k LEFT JOIN license_key_activations a
@@ -154,17 +148,12 @@ func DiagnoseLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyChec
 	return &s, mapErr(err)
 }
 
-// prefixed qualifies a column list with a table alias and, when as is set, names each
-// column "as.column" so sqlx scans it into the struct field tagged as.
-func prefixed(alias, as, columns string) string {
+// prefixed qualifies a column list with a table alias, for statements that join tables
+// sharing column names.
+func prefixed(alias, columns string) string {
 	parts := strings.Split(columns, ",")
 	for i, p := range parts {
-		col := strings.TrimSpace(p)
-		if as == "" {
-			parts[i] = alias + "." + col
-		} else {
-			parts[i] = alias + "." + col + ` AS "` + as + "." + col + `"`
-		}
+		parts[i] = alias + "." + strings.TrimSpace(p)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -133,7 +133,7 @@ func UpdateLicenseKey(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, 
 			modified_at = $11
 		FROM (SELECT id, status FROM license_keys WHERE id = $1 AND organization_id = ANY($2) FOR UPDATE) old
 		WHERE k.id = old.id AND k.organization_id = ANY($2) AND k.deleted_at IS NULL
-		RETURNING `+prefixed("k", "", licenseKeyColumns)+`, old.status AS previous_status`,
+		RETURNING `+prefixed("k", licenseKeyColumns)+`, old.status AS previous_status`,
 		id, pq.Array(orgs), u.Status, u.Usage, u.SetLimitActivations, u.LimitActivations,
 		u.SetLimitUsage, u.LimitUsage, u.SetExpires, u.ExpiresAt, now)
 	if err != nil {
