@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,7 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 		detail string
 	}{
 		{"unknown key", vars{"key": "NOPE"}, "NOT_FOUND", 404, "Not found"},
-		{"key text is case-sensitive", vars{"key": lower(w.key.Key)}, "NOT_FOUND", 404, "Not found"},
+		{"key text is case-sensitive", vars{"key": strings.ToLower(w.key.Key)}, "NOT_FOUND", 404, "Not found"},
 		{"key under another organization", vars{"organizationId": other.ID}, "NOT_FOUND", 404, "Not found"},
 		{"unknown activation", vars{"activationId": uuid.New()}, "ACTIVATION_NOT_FOUND", 404, "Not found"},
 		{"conditions missing", vars{"activationId": withConditions}, "CONDITIONS_MISMATCH", 404,
@@ -128,14 +129,4 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 			t.Errorf("validation = %+v", got)
 		}
 	})
-}
-
-func lower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
