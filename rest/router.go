@@ -237,6 +237,12 @@ func (rt *router) serve(route Route) http.Handler {
 			return
 		}
 		if route.Direct != nil {
+			defer func() { // as the executor's recover does for operations: a 500, not a dropped connection
+				if p := recover(); p != nil {
+					rt.logger.ErrorContext(r.Context(), "rest: route panicked", "operation", route.Operation, "panic", fmt.Sprint(p))
+					writeInternal(w)
+				}
+			}()
 			body, gerr := route.Direct(r.Context(), vars)
 			if gerr != nil {
 				rt.writeGraphQLErrors(r.Context(), w, route, gqlerror.List{gerr})

@@ -1,6 +1,8 @@
 package rest_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/internal/auth"
 	"till/rest"
@@ -55,5 +59,22 @@ func TestValidateRoutesRenderExactlyTheirOperation(t *testing.T) {
 				t.Errorf("operation answered %d %s\ndirect answered    %d %s", viaOperation.Code, want, direct.Code, direct.Body)
 			}
 		})
+	}
+}
+
+func TestDirectRoutePanicIsAnInternalError(t *testing.T) {
+	t.Parallel()
+	h, err := rest.NewRouter(rest.Config{Executor: rest.ExecutorFunc(nil), Routes: []rest.Route{{
+		Method: http.MethodPost, Path: "/v1/license-keys/validate", Operation: "ValidateLicenseKey",
+		Field: "validateLicenseKey.licenseKey", Body: &rest.Body{Var: "input", Schema: rest.Object{Name: "B"}},
+		Direct: func(context.Context, map[string]any) (json.RawMessage, *gqlerror.Error) { panic("boom") },
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, call{method: http.MethodPost, target: "/v1/license-keys/validate", body: `{}`}.request())
+	if rec.Code != http.StatusInternalServerError {
+		t.Errorf("a panicking route answered %d %s, want 500", rec.Code, rec.Body)
 	}
 }
