@@ -9,6 +9,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -32,15 +33,26 @@ type Resolver struct {
 	RenderEvent EventRenderer
 
 	// validator is the prepared license validation, made on first use.
-	validator     *storage.LicenseKeyValidator
-	validatorOnce sync.Once
-	validatorErr  error
+	validator   atomic.Pointer[storage.LicenseKeyValidator]
+	validatorMu sync.Mutex
 }
 
-// licenseKeyValidator prepares the validation statement once for the resolver's pool.
+// licenseKeyValidator prepares the validation statement once for the resolver's pool. A
+// failed preparation (the database briefly unreachable) is not kept: the next validation
+// tries again.
 func (r *Resolver) licenseKeyValidator(ctx context.Context) (*storage.LicenseKeyValidator, error) {
-	r.validatorOnce.Do(func() {
-		r.validator, r.validatorErr = storage.PrepareLicenseKeyValidator(context.WithoutCancel(ctx), r.DB)
-	})
-	return r.validator, r.validatorErr
+	if v := r.validator.Load(); v != nil {
+		return v, nil
+	}
+	r.validatorMu.Lock()
+	defer r.validatorMu.Unlock()
+	if v := r.validator.Load(); v != nil {
+		return v, nil
+	}
+	v, err := storage.PrepareLicenseKeyValidator(context.WithoutCancel(ctx), r.DB)
+	if err != nil {
+		return nil, err
+	}
+	r.validator.Store(v)
+	return v, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -179,33 +178,30 @@ func (o *jsonObject) close() {
 	o.w.WriteByte('}')
 }
 
-// null is GraphQL's null for an absent optional value.
-var null = graphql.WriterFunc(func(w io.Writer) { _, _ = io.WriteString(w, "null") })
-
 func dateTime(t *time.Time) graphql.Marshaler {
 	if t == nil {
-		return null
+		return graphql.Null
 	}
 	return scalar.MarshalDateTime(*t)
 }
 
 func integer(n *int) graphql.Marshaler {
 	if n == nil {
-		return null
+		return graphql.Null
 	}
 	return graphql.MarshalInt(*n)
 }
 
 func text(s *string) graphql.Marshaler {
 	if s == nil {
-		return null
+		return graphql.Null
 	}
 	return graphql.MarshalString(*s)
 }
 
 func optionalUUID(id *uuid.UUID) graphql.Marshaler {
 	if id == nil {
-		return null
+		return graphql.Null
 	}
 	return graphql.MarshalUUID(*id)
 }
