@@ -201,6 +201,14 @@ func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting [
 	return &model.BenefitPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 
+// licenseKeyProperties decodes a stored license_keys benefit's properties; they were
+// validated when the benefit was stored, so a decoding failure leaves the zero value.
+func licenseKeyProperties(b *storage.Benefit) licenseKeysProperties {
+	var p licenseKeysProperties
+	_ = json.Unmarshal(b.Properties, &p)
+	return p
+}
+
 // licenseKeysOf decodes the typed license-key properties of a license_keys benefit.
 func licenseKeysOf(b *storage.Benefit) *model.LicenseKeysProperties {
 	if b.Type != "license_keys" {

@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,8 +20,7 @@ import (
 // licenseKeyTerms reads a benefit's limits and turns its expiry (ttl × timeframe) into a
 // date counted from now, the grant time.
 func licenseKeyTerms(b *storage.Benefit, now time.Time) (licenseKeysProperties, storage.LicenseKeyTerms) {
-	var p licenseKeysProperties
-	_ = json.Unmarshal(b.Properties, &p) // validated when the benefit was stored
+	p := licenseKeyProperties(b)
 	t := storage.LicenseKeyTerms{LimitUsage: p.LimitUsage}
 	if p.Activations != nil {
 		t.LimitActivations = &p.Activations.Limit

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -22,7 +23,10 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 	if err := checkMetadata(in.Meta, "input", "meta"); err != nil {
 		return nil, err
 	}
-	ref := storage.LicenseKeyRef{Organizations: orgs, OrganizationID: in.OrganizationID, Key: in.Key}
+	if !visibleTo(orgs, in.OrganizationID) {
+		return nil, NotFound("")
+	}
+	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
 	var (
 		a *storage.LicenseKeyActivation
 		k *storage.LicenseKey
@@ -73,7 +77,10 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 // deactivateLicenseKey frees an activation's slot. Upstream checks neither status nor
 // expiry here: a revoked or expired key can still be deactivated.
 func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) (bool, error) {
-	ref := storage.LicenseKeyRef{Organizations: orgs, OrganizationID: in.OrganizationID, Key: in.Key}
+	if !visibleTo(orgs, in.OrganizationID) {
+		return false, NotFound("")
+	}
+	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
 	if err := storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()); err != nil {
 		return false, notFoundOr(err, "")
 	}
@@ -81,10 +88,17 @@ func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKey
 }
 
 // licenseKeyOrganizations is the organizations an organization-side license operation may
-// touch: never nil, so storage does not read it as "any".
+// touch: never nil, which [visibleTo] reads as "any".
 func licenseKeyOrganizations(ctx context.Context) []uuid.UUID {
 	if orgs := organizations(ctx); orgs != nil {
 		return orgs
 	}
 	return []uuid.UUID{}
+}
+
+// visibleTo reports whether a license operation limited to orgs may name a key of orgID;
+// nil orgs is the public operations', open to every organization. An invisible
+// organization is answered like an unknown key, as upstream does.
+func visibleTo(orgs []uuid.UUID, orgID uuid.UUID) bool {
+	return orgs == nil || slices.Contains(orgs, orgID)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,8 +40,7 @@ func (r *Resolver) licenseKeyActivations(ctx context.Context, k *storage.License
 		if err != nil {
 			return nil, err
 		}
-		var p licenseKeysProperties
-		if json.Unmarshal(b.Properties, &p) != nil || p.Activations == nil || !p.Activations.EnableCustomerAdmin {
+		if p := licenseKeyProperties(b); p.Activations == nil || !p.Activations.EnableCustomerAdmin {
 			return []*storage.LicenseKeyActivation{}, nil
 		}
 	}
@@ -114,10 +112,9 @@ func (r *Resolver) regenerateLicenseKey(ctx context.Context, id uuid.UUID) (*sto
 	if err != nil {
 		return nil, err
 	}
-	var p licenseKeysProperties
-	_ = json.Unmarshal(b.Properties, &p) // validated when the benefit was stored
+	prefix := licenseKeyProperties(b).Prefix
 	for range 3 {
-		k, err := storage.ReplaceLicenseKey(ctx, r.DB, organizations(ctx), id, licenseKeyOf(p.Prefix), r.Now())
+		k, err := storage.ReplaceLicenseKey(ctx, r.DB, organizations(ctx), id, licenseKeyOf(prefix), r.Now())
 		if !errors.Is(err, storage.ErrConflict) {
 			return k, notFoundOr(err, "")
 		}

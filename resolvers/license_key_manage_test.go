@@ -170,6 +170,16 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 				t.Errorf("%s: %+v", q, e)
 			}
 		}
+		ref := vars{"key": w.licenseKeys(t, w.benefit.ID)[0].Key, "organizationId": w.org.ID}
+		for q, in := range map[string]vars{
+			`mutation($in: LicenseKeyActivateInput!) { activateLicenseKey(input: $in) { id } }`: {"label": "m"},
+			`mutation($in: LicenseKeyDeactivateInput!) { deactivateLicenseKey(input: $in) }`:    {"activationId": uuid.New()},
+		} {
+			in["key"], in["organizationId"] = ref["key"], ref["organizationId"]
+			if e := w.s.QueryError(t, other.Token, q, vars{"in": in}); e.Extensions.Code != "ResourceNotFound" || e.Extensions.Detail != "Not found" {
+				t.Errorf("%s with another organization's token: %+v", q, e)
+			}
+		}
 		if got := w.validate(t, other.Token, vars{}); got.Code != "NOT_FOUND" {
 			t.Errorf("validating another organization's key with a token: %+v", got)
 		}

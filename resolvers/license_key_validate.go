@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/google/uuid"
 
@@ -61,7 +60,7 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 	if err != nil {
 		return nil, nil, err
 	}
-	if orgs != nil && !slices.Contains(orgs, c.OrganizationID) {
+	if !visibleTo(orgs, c.OrganizationID) {
 		return invalidation(codeNotFound, NotFound("")), nil, nil
 	}
 	validator, err := r.licenseKeyValidator(ctx)

@@ -24,18 +24,10 @@ type LicenseKeyActivation struct {
 const activationColumns = `id, created_at, modified_at, organization_id, license_key_id, label, meta`
 
 // LicenseKeyRef names a key the way the license API does: by its text within an
-// organization, optionally limited to the organizations a caller may see.
+// organization. Whether the caller may see that organization is the use case's to decide.
 type LicenseKeyRef struct {
-	Organizations  []uuid.UUID // nil means any organization (the public endpoints)
 	OrganizationID uuid.UUID
 	Key            string
-}
-
-func (r LicenseKeyRef) organizations() any {
-	if r.Organizations == nil {
-		return nil
-	}
-	return pq.Array(r.Organizations)
 }
 
 // LockLicenseKey reads a live key and locks it until the transaction ends, so activations
@@ -44,8 +36,7 @@ func LockLicenseKey(ctx context.Context, tx *sqlx.Tx, ref LicenseKeyRef) (*Licen
 	var k LicenseKey
 	err := sqlx.GetContext(ctx, tx, &k, `SELECT `+licenseKeyColumns+` FROM license_keys
 		WHERE organization_id = $1 AND key = $2 AND deleted_at IS NULL
-			AND ($3::uuid[] IS NULL OR organization_id = ANY($3))
-		FOR UPDATE`, ref.OrganizationID, ref.Key, ref.organizations())
+		FOR UPDATE`, ref.OrganizationID, ref.Key)
 	return &k, mapErr(err)
 }
 
@@ -75,8 +66,7 @@ func DeactivateLicenseKeyActivation(ctx context.Context, q sqlx.ExtContext, ref 
 		FROM license_keys k
 		WHERE a.id = $3 AND a.license_key_id = k.id AND a.deleted_at IS NULL
 			AND k.organization_id = $1 AND k.key = $2 AND k.deleted_at IS NULL
-			AND ($5::uuid[] IS NULL OR k.organization_id = ANY($5))
-		RETURNING a.id`, ref.OrganizationID, ref.Key, activationID, now, ref.organizations())
+		RETURNING a.id`, ref.OrganizationID, ref.Key, activationID, now)
 	return mapErr(err)
 }
 

@@ -134,7 +134,7 @@ type LicenseKeyState struct {
 	ActivationConditionsMatch bool `db:"activation_conditions_match"`
 }
 
-// DiagnoseLicenseKey reads the key a failed [ValidateLicenseKey] named, without locking it;
+// DiagnoseLicenseKey reads the key a failed [LicenseKeyValidator.Validate] named, without locking it;
 // ErrNotFound when no such key is visible.
 func DiagnoseLicenseKey(ctx context.Context, q sqlx.ExtContext, c LicenseKeyCheck) (*LicenseKeyState, error) {
 	var s LicenseKeyState
