@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -14,8 +15,12 @@ import (
 )
 
 // emit records a domain event in the caller's transaction, so the event exists exactly when
-// the change does. Its payload is rendered after commit (RenderEvents).
+// the change does. Its payload is rendered after commit (RenderEvents). A customer.* event
+// also drops the customer from r.Customers.
 func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID, typ string, objectID uuid.UUID) error {
+	if strings.HasPrefix(typ, "customer.") { // every change to a customer is announced
+		r.Customers.Forget(objectID)
+	}
 	_, err := storage.InsertDomainEvent(ctx, tx, orgID, typ, objectID)
 	return err
 }

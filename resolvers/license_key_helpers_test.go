@@ -49,7 +49,8 @@ type validation struct {
 		Validations     int       `json:"validations"`
 		LastValidatedAt *string   `json:"lastValidatedAt"`
 		Customer        struct {
-			ID uuid.UUID `json:"id"`
+			ID   uuid.UUID `json:"id"`
+			Name *string   `json:"name"`
 		} `json:"customer"`
 	} `json:"licenseKey"`
 	Activation *struct {
@@ -61,7 +62,7 @@ type validation struct {
 }
 
 const validationFields = `code valid error { code status detail }
-	licenseKey { id usage validations lastValidatedAt customer { id } } activation { id label meta } remainingUsage`
+	licenseKey { id usage validations lastValidatedAt customer { id name } } activation { id label meta } remainingUsage`
 
 // validate runs validateLicenseKey (or the public twin when token is "") for this key.
 func (w *keyWorld) validate(tb testing.TB, token string, in vars) validation {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -71,7 +72,11 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 		c.Now = r.Now()
 		v, err := validator.Validate(ctx, c)
 		if err == nil {
-			return validated(v), v.Customer, nil
+			customer, err := r.licenseKeyCustomer(ctx, v.CustomerID)
+			if err != nil {
+				return nil, nil, err
+			}
+			return validated(v), customer, nil
 		}
 		if !errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, err
@@ -88,6 +93,23 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 		}
 	}
 	return nil, nil, fmt.Errorf("license key %s changed during three validations", c.Key)
+}
+
+// licenseKeyCustomer returns a validated key's customer, from r.Customers when it holds it.
+// Deleted customers are returned too: their keys are still the keys they were.
+func (r *Resolver) licenseKeyCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
+	if c, ok := r.Customers.Get(id); ok {
+		return c, nil
+	}
+	cs, err := storage.CustomersByIDs(ctx, r.DB, []uuid.UUID{id})
+	if err != nil {
+		return nil, err
+	}
+	if cs[0] == nil {
+		return nil, fmt.Errorf("license key customer %s: %w", id, storage.ErrNotFound)
+	}
+	r.Customers.Put(id, cs[0], time.Time{})
+	return cs[0], nil
 }
 
 // licenseKeyCheckOf checks the request's own limits (the ones a schema cannot state) and

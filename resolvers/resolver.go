@@ -12,9 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/payment"
+	"till/internal/ttlcache"
 	"till/storage"
 )
 
@@ -31,6 +33,10 @@ type Resolver struct {
 	Payments payment.Processor
 	// RenderEvent renders webhook payloads; nil leaves events unrendered.
 	RenderEvent EventRenderer
+	// Customers caches the customers license validations return, so the hottest path does
+	// not read its key's customer every time. Customers this process changes are forgotten
+	// at once; other processes' changes show within the cache's ttl. Nil caches nothing.
+	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

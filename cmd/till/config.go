@@ -30,6 +30,10 @@ type config struct {
 	// TokenCacheTTL is how long an organization or personal token's principal is reused
 	// without a lookup; a revoked token works at most this long in a process that saw it.
 	TokenCacheTTL time.Duration `env:"TILL_TOKEN_CACHE_TTL" envDefault:"5s"`
+	// CustomerCacheTTL is how long license validations reuse a key's customer without a
+	// read; another Till process's change to the customer shows within it (this process's
+	// own changes show at once).
+	CustomerCacheTTL time.Duration `env:"TILL_CUSTOMER_CACHE_TTL" envDefault:"5s"`
 
 	// The public license endpoints' limits: requests per second per client IP (upstream:
 	// 3, blocked 60 s) and per license key; 0 turns a limit off.
@@ -48,7 +52,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
 		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
 		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
-		"TILL_TOKEN_CACHE_TTL"} {
+		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -105,7 +109,7 @@ func (c config) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "configuration:\n  TILL_ADDR=%s\n  TILL_PUBLIC_URL=%s\n  DATABASE_URL=%s\n  TILL_DATA_DIR=%s\n  TILL_SECRET=%s\n  TILL_PG_PORT=%d\n  TILL_DB_MAX_CONNS=%d\n  TILL_LOG_LEVEL=%s\n",
 		c.Addr, c.PublicURL, db, c.DataDir, secret, c.PGPort, c.MaxConns, c.LogLevel)
-	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n", c.TokenCacheTTL)
+	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
 }

@@ -12,12 +12,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"till/internal/auth"
 	"till/internal/payment"
+	"till/internal/ttlcache"
 	"till/resolvers"
 	"till/rest"
 	"till/storage"
 )
+
+// customerCacheLimit bounds the customers license validations keep: one per paying
+// customer with keys in use is plenty, and the cache empties itself rather than grow.
+const customerCacheLimit = 50_000
 
 // shutdownGrace bounds how long in-flight requests may take after Ctrl-C.
 const shutdownGrace = 15 * time.Second
@@ -44,6 +51,9 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	}
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
 		Payments: payment.NewTestProcessor()}
+	if cfg.CustomerCacheTTL > 0 {
+		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
+	}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		return err

@@ -2,13 +2,12 @@ package auth
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"till/internal/ttlcache"
 )
 
-// cacheLimit bounds how many principals a cache holds; past it, expired entries are dropped
-// and, if that is not enough, the whole cache is, so a flood of distinct tokens costs
-// lookups, never memory.
+// cacheLimit bounds how many principals a cache holds.
 const cacheLimit = 10_000
 
 // Cache wraps a Resolver so that organization and personal tokens, the credentials of
@@ -21,53 +20,29 @@ func Cache(resolve Resolver, ttl time.Duration, now func() time.Time) Resolver {
 	if ttl <= 0 {
 		return resolve
 	}
-	return &cache{next: resolve, ttl: ttl, now: now, entries: map[string]cached{}}
+	return &cache{next: resolve, principals: ttlcache.New[string, Principal](ttl, cacheLimit, now)}
 }
 
 type cache struct {
-	next    Resolver
-	ttl     time.Duration
-	now     func() time.Time
-	mu      sync.RWMutex
-	entries map[string]cached
-}
-
-type cached struct {
-	p     Principal
-	until time.Time
+	next       Resolver
+	principals *ttlcache.Cache[string, Principal]
 }
 
 func (c *cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
 	if kind != TokenOrganization && kind != TokenPersonal {
 		return c.next.ResolveToken(ctx, kind, hash)
 	}
-	now := c.now()
-	c.mu.RLock()
-	e, found := c.entries[hash]
-	c.mu.RUnlock()
-	if found && now.Before(e.until) {
-		return e.p, nil
+	if p, found := c.principals.Get(hash); found {
+		return p, nil
 	}
 	p, err := c.next.ResolveToken(ctx, kind, hash)
 	if err != nil {
 		return p, err
 	}
-	until := now.Add(c.ttl)
-	if p.ExpiresAt != nil && p.ExpiresAt.Before(until) {
-		until = *p.ExpiresAt
+	var notAfter time.Time
+	if p.ExpiresAt != nil {
+		notAfter = *p.ExpiresAt
 	}
-	c.mu.Lock()
-	if len(c.entries) >= cacheLimit {
-		for h, e := range c.entries {
-			if !now.Before(e.until) {
-				delete(c.entries, h)
-			}
-		}
-		if len(c.entries) >= cacheLimit {
-			c.entries = map[string]cached{}
-		}
-	}
-	c.entries[hash] = cached{p: p, until: until}
-	c.mu.Unlock()
+	c.principals.Put(hash, p, notAfter)
 	return p, nil
 }

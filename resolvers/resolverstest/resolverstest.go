@@ -21,6 +21,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/payment"
+	"till/internal/ttlcache"
 	"till/resolvers"
 	"till/storage"
 	"till/storage/storagetest"
@@ -62,6 +63,7 @@ func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
 		PortalURL: PortalURL,
 		Now:       time.Now,
 		Payments:  payment.NewTestProcessor(),
+		Customers: ttlcache.New[uuid.UUID, *storage.Customer](time.Minute, 1000, time.Now),
 	}
 	mux := http.NewServeMux()
 	h := auth.Middleware(r, secret)(r.Handler())
