@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,4 +138,22 @@ func machineTicks() (busy, total float64, ok bool) {
 		}
 	}
 	return busy, total, true
+}
+
+// peakRSSLine reports a process's peak resident memory (VmHWM in /proc/PID/status), the
+// price of the server's garbage-collection setting; empty where /proc is unavailable.
+func peakRSSLine(pid int) string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb int
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err == nil {
+				return fmt.Sprintf("\ntill serve peak RSS: %d MiB", kb/1024)
+			}
+		}
+	}
+	return ""
 }

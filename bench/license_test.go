@@ -85,7 +85,7 @@ func BenchmarkLicenseValidate(b *testing.B) {
 	b.StopTimer()
 
 	ceilingRate := (results[0].rate() + results[3].rate()) / 2
-	b.Log("\n" + table(results, ceilingRate, plan, len(keys)))
+	b.Log("\n" + table(results, ceilingRate, plan, len(keys)) + peakRSSLine(procs.till))
 	report(b, results, ceilingRate)
 	checkOutcome(b, results, ceil.validations(b, keys)-before)
 }

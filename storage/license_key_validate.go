@@ -64,14 +64,24 @@ func validateLicenseKeySQL(activation bool) string {
 // LicenseKeyValidator runs validations through a prepared statement, so PostgreSQL parses
 // and plans the validation once per connection instead of on every call: on the hottest
 // path, planning cost more than running it.
+//
+// Validations also queue for the pool in arrival order. When every connection is busy,
+// database/sql hands a freed connection to a random waiter, so under load some validations
+// waited many turns and the slowest percent took several times the median; slots, one per
+// pool connection, make them wait first come, first served (a channel's blocked senders
+// are woken in order) and leave database/sql nothing to pick among.
 type LicenseKeyValidator struct {
-	plain, activation *sqlx.Stmt // without and with an activation named
+	plain, activation *sqlx.Stmt    // without and with an activation named
+	slots             chan struct{} // nil when the pool is unbounded
 }
 
 // PrepareLicenseKeyValidator prepares the validation's variants on the pool; database/sql
 // prepares each again on every connection that runs it.
 func PrepareLicenseKeyValidator(ctx context.Context, db *sqlx.DB) (*LicenseKeyValidator, error) {
 	var v LicenseKeyValidator
+	if n := db.Stats().MaxOpenConnections; n > 0 {
+		v.slots = make(chan struct{}, n)
+	}
 	var err error
 	if v.plain, err = db.PreparexContext(ctx, validateLicenseKeySQL(false)); err != nil {
 		return nil, err
@@ -100,6 +110,14 @@ func (v *LicenseKeyValidator) Validate(ctx context.Context, c LicenseKeyCheck) (
 		actCreated *time.Time
 	)
 	k := &out.LicenseKey
+	if v.slots != nil {
+		select {
+		case v.slots <- struct{}{}:
+			defer func() { <-v.slots }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	// Scanned by hand, in the statement's column order (licenseKeyColumns, then the
 	// activation): on this path sqlx's reflective mapping cost more than the scan.
 	err := stmt.QueryRowContext(ctx, args...).Scan(

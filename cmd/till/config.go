@@ -34,6 +34,9 @@ type config struct {
 	// read; another Till process's change to the customer shows within it (this process's
 	// own changes show at once).
 	CustomerCacheTTL time.Duration `env:"TILL_CUSTOMER_CACHE_TTL" envDefault:"5s"`
+	// GOGC is the Go runtime's own setting, read here only to tell whether the operator
+	// chose one; serve picks its own default otherwise.
+	GOGC string `env:"GOGC"`
 
 	// The public license endpoints' limits: requests per second per client IP (upstream:
 	// 3, blocked 60 s) and per license key; 0 turns a limit off.
@@ -52,7 +55,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
 		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
 		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
-		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL"} {
+		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -26,6 +27,12 @@ import (
 // customer with keys in use is plenty, and the cache empties itself rather than grow.
 const customerCacheLimit = 50_000
 
+// serveGCPercent is serve's garbage-collection target when GOGC is unset. A request
+// allocates short-lived garbage around a small live heap, so the default of 100 collects
+// very often: on license validation, 400 cut the server's CPU per request by about a sixth
+// for a few tens of megabytes more memory.
+const serveGCPercent = 400
+
 // shutdownGrace bounds how long in-flight requests may take after Ctrl-C.
 const shutdownGrace = 15 * time.Second
 
@@ -35,6 +42,9 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	logger := newLogger(cfg.LogLevel, os.Stderr)
+	if cfg.GOGC == "" {
+		debug.SetGCPercent(serveGCPercent)
+	}
 	cfg.print(stdout)
 	started := time.Now()
 	secret, err := cfg.secret()
