@@ -15,6 +15,7 @@ import (
 
 	"till/internal/auth"
 	"till/rest"
+	"till/rest/resttest"
 )
 
 // The validate routes render their answer without executing their persisted operation.
@@ -47,7 +48,7 @@ func TestValidateRoutesRenderExactlyTheirOperation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answer := func(h http.Handler) *httptest.ResponseRecorder {
-				return f.s.serve(t, call{method: http.MethodPost, target: tc.path, token: tc.token, body: tc.body}.request())
+				return resttest.Serve(t, h, call{method: http.MethodPost, target: tc.path, token: tc.token, body: tc.body}.request())
 			}
 			viaOperation := answer(operationOnly)
 			direct := answer(f.s.h)
