@@ -1251,6 +1251,13 @@ func (ec *executionContext) unmarshalNPortalCustomerUpdateInput2tillᚋgraphᚋm
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Customer(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCustomerFilter2ᚖtillᚋgraphᚋmodelᚐCustomerFilter(ctx context.Context, v any) (*model.CustomerFilter, error) {
 	if v == nil {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"till/graph/model"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
@@ -31,6 +32,7 @@ type ResolverRoot interface {
 	CustomerSeat() CustomerSeatResolver
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
+	Event() EventResolver
 	LicenseKey() LicenseKeyResolver
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
@@ -263,6 +265,11 @@ type ComplexityRoot struct {
 		Visibility             func(childComplexity int) int
 	}
 
+	CursorPageInfo struct {
+		EndCursor   func(childComplexity int) int
+		HasNextPage func(childComplexity int) int
+	}
+
 	Customer struct {
 		AvatarURL              func(childComplexity int) int
 		BillingAddress         func(childComplexity int) int
@@ -461,6 +468,34 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	Event struct {
+		CreatedAt          func(childComplexity int) int
+		Customer           func(childComplexity int) int
+		CustomerID         func(childComplexity int) int
+		ExternalCustomerID func(childComplexity int) int
+		ExternalID         func(childComplexity int) int
+		ExternalMemberID   func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Label              func(childComplexity int) int
+		MemberID           func(childComplexity int) int
+		Metadata           func(childComplexity int) int
+		Name               func(childComplexity int) int
+		OrganizationID     func(childComplexity int) int
+		ParentID           func(childComplexity int) int
+		Source             func(childComplexity int) int
+		Timestamp          func(childComplexity int) int
+	}
+
+	EventPage struct {
+		Items    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	EventsIngestResult struct {
+		Duplicates func(childComplexity int) int
+		Inserted   func(childComplexity int) int
+	}
+
 	LicenseCertificate struct {
 		Certificate func(childComplexity int) int
 		ExpiresAt   func(childComplexity int) int
@@ -563,9 +598,40 @@ type ComplexityRoot struct {
 		Role       func(childComplexity int) int
 	}
 
+	Meter struct {
+		Aggregation      func(childComplexity int) int
+		ArchivedAt       func(childComplexity int) int
+		CreatedAt        func(childComplexity int) int
+		CustomLabel      func(childComplexity int) int
+		CustomMultiplier func(childComplexity int) int
+		Filter           func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Metadata         func(childComplexity int) int
+		ModifiedAt       func(childComplexity int) int
+		Name             func(childComplexity int) int
+		OrganizationID   func(childComplexity int) int
+		Unit             func(childComplexity int) int
+	}
+
+	MeterPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	MeterQuantities struct {
+		Quantities func(childComplexity int) int
+		Total      func(childComplexity int) int
+	}
+
+	MeterQuantityAt struct {
+		Quantity  func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+	}
+
 	Mutation struct {
 		ActivateLicenseKey              func(childComplexity int, input model.LicenseKeyActivateInput) int
 		AdvanceTestClock                func(childComplexity int, input model.AdvanceTestClockInput) int
+		ArchiveMeter                    func(childComplexity int, id uuid.UUID) int
 		ArchiveProduct                  func(childComplexity int, id uuid.UUID) int
 		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
 		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
@@ -576,12 +642,14 @@ type ComplexityRoot struct {
 		CreateCustomer                  func(childComplexity int, input model.CustomerCreateInput) int
 		CreateCustomerSession           func(childComplexity int, input model.CustomerSessionCreateInput) int
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
+		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
 		DeactivateLicenseKey            func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
+		IngestEvents                    func(childComplexity int, input model.EventsIngestInput) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
@@ -606,6 +674,7 @@ type ComplexityRoot struct {
 		UpdateCustomer                  func(childComplexity int, input model.CustomerUpdateInput) int
 		UpdateDiscount                  func(childComplexity int, input model.DiscountUpdateInput) int
 		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
+		UpdateMeter                     func(childComplexity int, input model.MeterUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		UpdateProduct                   func(childComplexity int, input model.ProductUpdateInput) int
 		UpdateProductBenefits           func(childComplexity int, input model.ProductBenefitsInput) int
@@ -795,6 +864,9 @@ type ComplexityRoot struct {
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
+		Meter                  func(childComplexity int, id uuid.UUID) int
+		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
+		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter) int
 		Order                  func(childComplexity int, id uuid.UUID) int
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
@@ -806,6 +878,8 @@ type ComplexityRoot struct {
 		Subscription           func(childComplexity int, id uuid.UUID) int
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) int
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
+		UsageEvent             func(childComplexity int, id uuid.UUID) int
+		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.EventFilter) int
 	}
 
 	Subscription struct {
@@ -856,6 +930,7 @@ type ComplexityRoot struct {
 		CreatedAt     func(childComplexity int) int
 		CreditedUnits func(childComplexity int) int
 		ID            func(childComplexity int) int
+		Meter         func(childComplexity int) int
 		MeterID       func(childComplexity int) int
 		ModifiedAt    func(childComplexity int) int
 	}
@@ -1910,6 +1985,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckoutProduct.Visibility(childComplexity), true
 
+	case "CursorPageInfo.endCursor":
+		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.EndCursor(childComplexity), true
+	case "CursorPageInfo.hasNextPage":
+		if e.ComplexityRoot.CursorPageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CursorPageInfo.HasNextPage(childComplexity), true
+
 	case "Customer.avatarUrl":
 		if e.ComplexityRoot.Customer.AvatarURL == nil {
 			break
@@ -2826,6 +2914,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainEventPage.Pagination(childComplexity), true
 
+	case "Event.createdAt":
+		if e.ComplexityRoot.Event.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
+	case "Event.customer":
+		if e.ComplexityRoot.Event.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Customer(childComplexity), true
+	case "Event.customerId":
+		if e.ComplexityRoot.Event.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.CustomerID(childComplexity), true
+	case "Event.externalCustomerId":
+		if e.ComplexityRoot.Event.ExternalCustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ExternalCustomerID(childComplexity), true
+	case "Event.externalId":
+		if e.ComplexityRoot.Event.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ExternalID(childComplexity), true
+	case "Event.externalMemberId":
+		if e.ComplexityRoot.Event.ExternalMemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ExternalMemberID(childComplexity), true
+	case "Event.id":
+		if e.ComplexityRoot.Event.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ID(childComplexity), true
+	case "Event.label":
+		if e.ComplexityRoot.Event.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Label(childComplexity), true
+	case "Event.memberId":
+		if e.ComplexityRoot.Event.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.MemberID(childComplexity), true
+	case "Event.metadata":
+		if e.ComplexityRoot.Event.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Metadata(childComplexity), true
+	case "Event.name":
+		if e.ComplexityRoot.Event.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Name(childComplexity), true
+	case "Event.organizationId":
+		if e.ComplexityRoot.Event.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.OrganizationID(childComplexity), true
+	case "Event.parentId":
+		if e.ComplexityRoot.Event.ParentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.ParentID(childComplexity), true
+	case "Event.source":
+		if e.ComplexityRoot.Event.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Source(childComplexity), true
+	case "Event.timestamp":
+		if e.ComplexityRoot.Event.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Event.Timestamp(childComplexity), true
+
+	case "EventPage.items":
+		if e.ComplexityRoot.EventPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventPage.Items(childComplexity), true
+	case "EventPage.pageInfo":
+		if e.ComplexityRoot.EventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventPage.PageInfo(childComplexity), true
+
+	case "EventsIngestResult.duplicates":
+		if e.ComplexityRoot.EventsIngestResult.Duplicates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventsIngestResult.Duplicates(childComplexity), true
+	case "EventsIngestResult.inserted":
+		if e.ComplexityRoot.EventsIngestResult.Inserted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EventsIngestResult.Inserted(childComplexity), true
+
 	case "LicenseCertificate.certificate":
 		if e.ComplexityRoot.LicenseCertificate.Certificate == nil {
 			break
@@ -3296,6 +3501,118 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Member.Role(childComplexity), true
 
+	case "Meter.aggregation":
+		if e.ComplexityRoot.Meter.Aggregation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.Aggregation(childComplexity), true
+	case "Meter.archivedAt":
+		if e.ComplexityRoot.Meter.ArchivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.ArchivedAt(childComplexity), true
+	case "Meter.createdAt":
+		if e.ComplexityRoot.Meter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.CreatedAt(childComplexity), true
+	case "Meter.customLabel":
+		if e.ComplexityRoot.Meter.CustomLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.CustomLabel(childComplexity), true
+	case "Meter.customMultiplier":
+		if e.ComplexityRoot.Meter.CustomMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.CustomMultiplier(childComplexity), true
+	case "Meter.filter":
+		if e.ComplexityRoot.Meter.Filter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.Filter(childComplexity), true
+	case "Meter.id":
+		if e.ComplexityRoot.Meter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.ID(childComplexity), true
+	case "Meter.metadata":
+		if e.ComplexityRoot.Meter.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.Metadata(childComplexity), true
+	case "Meter.modifiedAt":
+		if e.ComplexityRoot.Meter.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.ModifiedAt(childComplexity), true
+	case "Meter.name":
+		if e.ComplexityRoot.Meter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.Name(childComplexity), true
+	case "Meter.organizationId":
+		if e.ComplexityRoot.Meter.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.OrganizationID(childComplexity), true
+	case "Meter.unit":
+		if e.ComplexityRoot.Meter.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Meter.Unit(childComplexity), true
+
+	case "MeterPage.items":
+		if e.ComplexityRoot.MeterPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPage.Items(childComplexity), true
+	case "MeterPage.pagination":
+		if e.ComplexityRoot.MeterPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPage.Pagination(childComplexity), true
+
+	case "MeterQuantities.quantities":
+		if e.ComplexityRoot.MeterQuantities.Quantities == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterQuantities.Quantities(childComplexity), true
+	case "MeterQuantities.total":
+		if e.ComplexityRoot.MeterQuantities.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterQuantities.Total(childComplexity), true
+
+	case "MeterQuantityAt.quantity":
+		if e.ComplexityRoot.MeterQuantityAt.Quantity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterQuantityAt.Quantity(childComplexity), true
+	case "MeterQuantityAt.timestamp":
+		if e.ComplexityRoot.MeterQuantityAt.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterQuantityAt.Timestamp(childComplexity), true
+
 	case "Mutation.activateLicenseKey":
 		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
 			break
@@ -3318,6 +3635,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AdvanceTestClock(childComplexity, args["input"].(model.AdvanceTestClockInput)), true
+	case "Mutation.archiveMeter":
+		if e.ComplexityRoot.Mutation.ArchiveMeter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_archiveMeter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ArchiveMeter(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.archiveProduct":
 		if e.ComplexityRoot.Mutation.ArchiveProduct == nil {
 			break
@@ -3428,6 +3756,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateDiscount(childComplexity, args["input"].(model.DiscountCreateInput)), true
+	case "Mutation.createMeter":
+		if e.ComplexityRoot.Mutation.CreateMeter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMeter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMeter(childComplexity, args["input"].(model.MeterCreateInput)), true
 	case "Mutation.createProduct":
 		if e.ComplexityRoot.Mutation.CreateProduct == nil {
 			break
@@ -3494,6 +3833,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePaymentMethod(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.ingestEvents":
+		if e.ComplexityRoot.Mutation.IngestEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ingestEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IngestEvents(childComplexity, args["input"].(model.EventsIngestInput)), true
 	case "Mutation.pauseSubscription":
 		if e.ComplexityRoot.Mutation.PauseSubscription == nil {
 			break
@@ -3758,6 +4108,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateLicenseKey(childComplexity, args["id"].(uuid.UUID), args["input"].(model.LicenseKeyUpdateInput)), true
+	case "Mutation.updateMeter":
+		if e.ComplexityRoot.Mutation.UpdateMeter == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMeter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMeter(childComplexity, args["input"].(model.MeterUpdateInput)), true
 	case "Mutation.updateOrder":
 		if e.ComplexityRoot.Mutation.UpdateOrder == nil {
 			break
@@ -4782,6 +5143,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.meter":
+		if e.ComplexityRoot.Query.Meter == nil {
+			break
+		}
+
+		args, err := ec.field_Query_meter_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Meter(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.meterQuantities":
+		if e.ComplexityRoot.Query.MeterQuantities == nil {
+			break
+		}
+
+		args, err := ec.field_Query_meterQuantities_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeterQuantities(childComplexity, args["id"].(uuid.UUID), args["startTimestamp"].(time.Time), args["endTimestamp"].(time.Time), args["interval"].(model.MeterQuantityInterval), args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string)), true
+	case "Query.meters":
+		if e.ComplexityRoot.Query.Meters == nil {
+			break
+		}
+
+		args, err := ec.field_Query_meters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter)), true
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
 			break
@@ -4903,6 +5297,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.TestClock(childComplexity, args["organizationId"].(*uuid.UUID)), true
+	case "Query.usageEvent":
+		if e.ComplexityRoot.Query.UsageEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_usageEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UsageEvent(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.usageEvents":
+		if e.ComplexityRoot.Query.UsageEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_usageEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.EventFilter)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -5169,6 +5585,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SubscriptionMeter.ID(childComplexity), true
+	case "SubscriptionMeter.meter":
+		if e.ComplexityRoot.SubscriptionMeter.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionMeter.Meter(childComplexity), true
 	case "SubscriptionMeter.meterId":
 		if e.ComplexityRoot.SubscriptionMeter.MeterID == nil {
 			break
@@ -5247,11 +5669,20 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDiscountCreateInput,
 		ec.unmarshalInputDiscountFilter,
 		ec.unmarshalInputDiscountUpdateInput,
+		ec.unmarshalInputEventFilter,
+		ec.unmarshalInputEventIngestInput,
+		ec.unmarshalInputEventsIngestInput,
 		ec.unmarshalInputLicenseKeyActivateInput,
 		ec.unmarshalInputLicenseKeyDeactivateInput,
 		ec.unmarshalInputLicenseKeyUpdateInput,
 		ec.unmarshalInputLicenseKeyValidateInput,
 		ec.unmarshalInputMetadataFilter,
+		ec.unmarshalInputMeterAggregationInput,
+		ec.unmarshalInputMeterCreateInput,
+		ec.unmarshalInputMeterFilterClauseInput,
+		ec.unmarshalInputMeterFilterInput,
+		ec.unmarshalInputMeterListFilter,
+		ec.unmarshalInputMeterUpdateInput,
 		ec.unmarshalInputOrderFilter,
 		ec.unmarshalInputOrderUpdateInput,
 		ec.unmarshalInputPaymentMethodSaveInput,
@@ -6006,6 +6437,137 @@ extend type Query {
     @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
 }
 `, BuiltIn: false},
+	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
+enum EventSource {
+  system
+  user
+}
+
+"A usage event (GET /v1/events/{id}); meters aggregate them."
+type Event {
+  id: UUID!
+  "When the event happened."
+  timestamp: DateTime!
+  "When Till stored the event (upstream ingested_at)."
+  createdAt: DateTime!
+  organizationId: UUID!
+  name: String!
+  source: EventSource!
+  "The customer id the event was sent with; null for events sent with an external customer id."
+  customerId: UUID
+  """
+  The event's customer: the one it was sent with, or for an event sent with an external
+  customer id the organization's live customer with that external id, once one exists.
+  """
+  customer: Customer
+  externalCustomerId: String
+  memberId: UUID
+  externalMemberId: String
+  "The deduplication key the event was ingested with."
+  externalId: String
+  "The parent event, once the parent reference the event was ingested with is resolved."
+  parentId: UUID
+  "The event's properties; the reserved keys _cost and _llm hold objects."
+  metadata: Metadata!
+  """
+  The display name: for system events a fixed label, for user events the label of the event
+  type (or the metadata property its label selector names), else the name.
+  """
+  label: String!
+}
+
+"Where a cursor page ends and whether another follows."
+type CursorPageInfo {
+  hasNextPage: Boolean!
+  "Pass as after to read the next page; null on an empty page."
+  endCursor: String
+}
+
+"A page of usage events, read by cursor so that deep pages cost what the first does."
+type EventPage {
+  items: [Event!]!
+  pageInfo: CursorPageInfo!
+}
+
+"""
+The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
+externalCustomerId match events sent with either the customer's id or its external id (live
+customers only); startTimestamp and endTimestamp are strict.
+"""
+input EventFilter {
+  organizationId: [UUID!]
+  customerId: [UUID!]
+  externalCustomerId: [String!]
+  name: [String!]
+  source: [EventSource!]
+  startTimestamp: DateTime
+  endTimestamp: DateTime
+  metadata: [MetadataFilter!]
+  "The children of this event."
+  parentId: UUID
+}
+
+extend type Query {
+  "One usage event of the caller's organizations (GET /v1/events/{id})."
+  usageEvent(id: UUID!): Event! @hasScope(any: [EVENTS_READ, EVENTS_WRITE])
+  """
+  Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
+  sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
+  clamped to 1000; after is the endCursor of the previous page.
+  """
+  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: EventFilter): EventPage!
+    @hasScope(any: [EVENTS_READ, EVENTS_WRITE])
+}
+`, BuiltIn: false},
+	{Name: "../schema/event_ingest.graphqls", Input: `"""
+One usage event to ingest. Name its customer either by Till id (customerId, and optionally
+memberId) or by your own id (externalCustomerId, and optionally externalMemberId): exactly
+one of the two. An external customer need not exist yet; events link to it by external id
+when it does.
+"""
+input EventIngestInput {
+  "At most 128 characters; each name becomes an event type of the organization."
+  name: String!
+  "When the event happened; not in the future. Defaults to the time of ingestion."
+  timestamp: DateTime
+  "Required with a user token (an organization the user belongs to); omitted with an organization token."
+  organizationId: UUID
+  "Your id of the event: an organization ingests each external id once, later ones are duplicates."
+  externalId: String
+  "The parent event: its Till id or its external id. A parent not found yet stays pending."
+  parentId: String
+  """
+  Values are strings of 1–500 characters, numbers or booleans; the keys ` + "`" + `_cost` + "`" + `
+  ({amount, currency: "usd"}) and ` + "`" + `_llm` + "`" + ` ({vendor, model, input_tokens, output_tokens,
+  total_tokens, …}) hold structured objects.
+  """
+  metadata: JSON
+  customerId: UUID
+  memberId: UUID
+  externalCustomerId: String
+  externalMemberId: String
+}
+
+input EventsIngestInput {
+  events: [EventIngestInput!]!
+}
+
+"What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped."
+type EventsIngestResult {
+  inserted: Int!
+  duplicates: Int!
+}
+
+extend type Mutation {
+  """
+  Ingests a batch of usage events, all or nothing: when any event is invalid, none is stored
+  and every invalid event is reported. Each external id is stored once per organization,
+  also when batches are retried or sent concurrently. A GraphQL request body holds at most
+  64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
+  """
+  ingestEvents(input: EventsIngestInput!): EventsIngestResult! @hasScope(any: [EVENTS_WRITE])
+}
+`, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
 type BenefitGrant {
   id: UUID!
@@ -6363,6 +6925,178 @@ extend type Query {
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
   rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+}
+`, BuiltIn: false},
+	{Name: "../schema/meter.graphqls", Input: `"""
+A meter turns usage events into a billable quantity: the events its filter selects, reduced
+by its aggregation. filter and aggregation are upstream's JSON shapes, e.g.
+{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]}
+and {"func": "sum", "property": "tokens"}; they are JSON here because a filter nests to any depth.
+"""
+type Meter {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  organizationId: UUID!
+  name: String!
+  "scalar, token or custom."
+  unit: String!
+  "The unit's name when unit is custom."
+  customLabel: String
+  "What a quantity is divided by for display when unit is custom."
+  customMultiplier: Int
+  filter: JSON!
+  aggregation: JSON!
+  archivedAt: DateTime
+  metadata: Metadata!
+}
+
+type MeterPage {
+  items: [Meter!]!
+  pagination: Pagination!
+}
+
+input MeterListFilter {
+  "Matches the name, case-insensitively (substring)."
+  query: String
+  "true: archived meters only; false: live ones only; absent: both."
+  isArchived: Boolean
+  metadata: [MetadataFilter!]
+}
+
+enum MeterUnit {
+  scalar
+  token
+  custom
+}
+
+enum MeterFilterConjunction {
+  and
+  or
+}
+
+"like and not_like mean contains and does not contain."
+enum MeterFilterOperator {
+  eq
+  ne
+  gt
+  gte
+  lt
+  lte
+  like
+  not_like
+}
+
+enum MeterAggregationFunction {
+  count
+  sum
+  max
+  min
+  avg
+  unique
+}
+
+enum MeterQuantityInterval {
+  hour
+  day
+  week
+  month
+}
+
+"Clauses combined with and or or; no clauses matches every event."
+input MeterFilterInput {
+  conjunction: MeterFilterConjunction!
+  clauses: [MeterFilterClauseInput!]!
+}
+
+"""
+One clause: either a comparison (property, operator and value) or a nested group
+(conjunction and clauses), never both.
+property is name, source, timestamp (epoch seconds, integer values) or a metadata key,
+optionally written metadata.<key>. A metadata value compares by its JSON type: strings as
+text, numbers with integer values, booleans with boolean values.
+"""
+input MeterFilterClauseInput {
+  property: String
+  operator: MeterFilterOperator
+  "A string, a 32-bit integer or a boolean."
+  value: JSON
+  conjunction: MeterFilterConjunction
+  clauses: [MeterFilterClauseInput!]
+}
+
+"count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property."
+input MeterAggregationInput {
+  func: MeterAggregationFunction!
+  property: String
+}
+
+input MeterCreateInput {
+  "Required for user tokens that belong to several organizations."
+  organizationId: UUID
+  "At least 3 characters; shown on invoices and usage."
+  name: String!
+  "Default scalar; custom needs customLabel and customMultiplier."
+  unit: MeterUnit
+  customLabel: String
+  customMultiplier: Int
+  filter: MeterFilterInput!
+  aggregation: MeterAggregationInput!
+  metadata: Metadata
+}
+
+"""
+Fields present are changed. filter and aggregation cannot change once the meter's usage has
+been billed. isArchived archives (refused while live prices or meter credit benefits use the
+meter) or unarchives.
+"""
+input MeterUpdateInput {
+  id: UUID!
+  name: String
+  unit: MeterUnit
+  customLabel: String @goField(omittable: true)
+  customMultiplier: Int @goField(omittable: true)
+  filter: MeterFilterInput
+  aggregation: MeterAggregationInput
+  metadata: Metadata
+  isArchived: Boolean
+}
+
+"A meter's quantity in one interval."
+type MeterQuantityAt {
+  "The interval's start."
+  timestamp: DateTime!
+  quantity: Float!
+}
+
+"A meter's quantity per interval and over the whole window."
+type MeterQuantities {
+  quantities: [MeterQuantityAt!]!
+  "The aggregation over the whole window (for avg and unique, not a sum of the intervals)."
+  total: Float!
+}
+
+extend type Query {
+  meter(id: UUID!): Meter! @hasScope(any: [METERS_READ, METERS_WRITE])
+  "Sorting: name, created_at (prefix - for descending); default name."
+  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage!
+    @hasScope(any: [METERS_READ, METERS_WRITE])
+  """
+  The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
+  calendar hours, days, weeks (from Monday) or months, from the one holding startTimestamp;
+  empty ones are 0. An event counts in the interval of its own timestamp. customerId or
+  externalCustomerId restricts to one customer's events (sent with its id or its external id);
+  neither means all the organization's events.
+  """
+  meterQuantities(id: UUID!, startTimestamp: DateTime!, endTimestamp: DateTime!, interval: MeterQuantityInterval!,
+    customerId: UUID, externalCustomerId: String): MeterQuantities! @hasScope(any: [METERS_READ, METERS_WRITE])
+}
+
+extend type Mutation {
+  createMeter(input: MeterCreateInput!): Meter! @hasScope(any: [METERS_WRITE])
+  updateMeter(input: MeterUpdateInput!): Meter! @hasScope(any: [METERS_WRITE])
+  "Archives the meter (updateMeter with isArchived: false unarchives it)."
+  archiveMeter(id: UUID!): Meter! @hasScope(any: [METERS_WRITE])
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
@@ -7065,7 +7799,7 @@ type Subscription {
   prices: [ProductPrice!]!
   "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
   wirePrices: [JSON!]!
-  "Metered usage of the current meter period (filled by the usage-billing work)."
+  "Metered usage of the current meter period, one per meter of the metered prices."
   meters: [SubscriptionMeter!]!
   "A change that applies at the next period, if any."
   pendingUpdate: PendingSubscriptionUpdate
@@ -7093,15 +7827,22 @@ enum CustomerCancellationReason {
   other
 }
 
-"Usage of one meter in the current meter period."
+"""
+Usage of one meter in the current meter period, as last counted (counts are refreshed in the
+background and at each renewal, so they may trail the latest events by a little).
+"""
 type SubscriptionMeter {
   id: UUID!
   createdAt: DateTime!
   modifiedAt: DateTime
+  "Units consumed in the period, the meter's aggregate of the customer's events."
   consumedUnits: Float!
+  "Units credited in the period by the customer's meter_credit benefits."
   creditedUnits: Int!
+  "Amount due so far in cents: consumed less credited units, times the unit amount, capped."
   amount: Int!
   meterId: UUID!
+  meter: Meter!
 }
 
 "A product or seat change waiting for the next period."
@@ -7651,6 +8392,16 @@ func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutProduct", field.Name)
 }
 
+func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CursorPageInfo", field.Name)
+}
+
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7891,6 +8642,62 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Event_id(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_Event_timestamp(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Event_createdAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Event_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_Event_name(ctx, field)
+	case "source":
+		return ec.fieldContext_Event_source(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Event_customerId(ctx, field)
+	case "customer":
+		return ec.fieldContext_Event_customer(ctx, field)
+	case "externalCustomerId":
+		return ec.fieldContext_Event_externalCustomerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_Event_memberId(ctx, field)
+	case "externalMemberId":
+		return ec.fieldContext_Event_externalMemberId(ctx, field)
+	case "externalId":
+		return ec.fieldContext_Event_externalId(ctx, field)
+	case "parentId":
+		return ec.fieldContext_Event_parentId(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Event_metadata(ctx, field)
+	case "label":
+		return ec.fieldContext_Event_label(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
+}
+
+func (ec *executionContext) childFields_EventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_EventPage_items(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_EventPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventPage", field.Name)
+}
+
+func (ec *executionContext) childFields_EventsIngestResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inserted":
+		return ec.fieldContext_EventsIngestResult_inserted(ctx, field)
+	case "duplicates":
+		return ec.fieldContext_EventsIngestResult_duplicates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EventsIngestResult", field.Name)
+}
+
 func (ec *executionContext) childFields_LicenseCertificate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "certificate":
@@ -8093,6 +8900,66 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
+}
+
+func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Meter_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Meter_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Meter_modifiedAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Meter_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_Meter_name(ctx, field)
+	case "unit":
+		return ec.fieldContext_Meter_unit(ctx, field)
+	case "customLabel":
+		return ec.fieldContext_Meter_customLabel(ctx, field)
+	case "customMultiplier":
+		return ec.fieldContext_Meter_customMultiplier(ctx, field)
+	case "filter":
+		return ec.fieldContext_Meter_filter(ctx, field)
+	case "aggregation":
+		return ec.fieldContext_Meter_aggregation(ctx, field)
+	case "archivedAt":
+		return ec.fieldContext_Meter_archivedAt(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Meter_metadata(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Meter", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_MeterPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_MeterPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterPage", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterQuantities(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "quantities":
+		return ec.fieldContext_MeterQuantities_quantities(ctx, field)
+	case "total":
+		return ec.fieldContext_MeterQuantities_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterQuantities", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterQuantityAt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_MeterQuantityAt_timestamp(ctx, field)
+	case "quantity":
+		return ec.fieldContext_MeterQuantityAt_quantity(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterQuantityAt", field.Name)
 }
 
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8521,6 +9388,8 @@ func (ec *executionContext) childFields_SubscriptionMeter(ctx context.Context, f
 		return ec.fieldContext_SubscriptionMeter_amount(ctx, field)
 	case "meterId":
 		return ec.fieldContext_SubscriptionMeter_meterId(ctx, field)
+	case "meter":
+		return ec.fieldContext_SubscriptionMeter_meter(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SubscriptionMeter", field.Name)
 }

@@ -25,7 +25,7 @@ type SubscriptionResolver interface {
 	Discount(ctx context.Context, obj *storage.Subscription) (model.DiscountBase, error)
 	Prices(ctx context.Context, obj *storage.Subscription) ([]*storage.ProductPrice, error)
 	WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error)
-	Meters(ctx context.Context, obj *storage.Subscription) ([]*model.SubscriptionMeter, error)
+	Meters(ctx context.Context, obj *storage.Subscription) ([]*storage.SubscriptionMeter, error)
 	PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error)
 }
 
@@ -1129,8 +1129,8 @@ func (ec *executionContext) _Subscription_meters(ctx context.Context, field grap
 			return ec.Resolvers.Subscription().Meters(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*model.SubscriptionMeter) graphql.Marshaler {
-			return ec.marshalNSubscriptionMeter2ᚕᚖtillᚋgraphᚋmodelᚐSubscriptionMeterᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.SubscriptionMeter) graphql.Marshaler {
+			return ec.marshalNSubscriptionMeter2ᚕᚖtillᚋstorageᚐSubscriptionMeterᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1181,7 +1181,7 @@ func (ec *executionContext) fieldContext_Subscription_pendingUpdate(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SubscriptionMeter_id(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_id(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1204,7 +1204,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_id(_ context.Context,
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1227,7 +1227,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_createdAt(_ context.C
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_modifiedAt(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1250,7 +1250,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_modifiedAt(_ context.
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_consumedUnits(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_consumedUnits(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1273,7 +1273,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_consumedUnits(_ conte
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_creditedUnits(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_creditedUnits(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1285,8 +1285,8 @@ func (ec *executionContext) _SubscriptionMeter_creditedUnits(ctx context.Context
 			return obj.CreditedUnits, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1296,7 +1296,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_creditedUnits(_ conte
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_amount(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_amount(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1308,8 +1308,8 @@ func (ec *executionContext) _SubscriptionMeter_amount(ctx context.Context, field
 			return obj.Amount, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1319,7 +1319,7 @@ func (ec *executionContext) fieldContext_SubscriptionMeter_amount(_ context.Cont
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SubscriptionMeter_meterId(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionMeter) (ret graphql.Marshaler) {
+func (ec *executionContext) _SubscriptionMeter_meterId(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1340,6 +1340,38 @@ func (ec *executionContext) _SubscriptionMeter_meterId(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_SubscriptionMeter_meterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SubscriptionMeter", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _SubscriptionMeter_meter(ctx context.Context, field graphql.CollectedField, obj *storage.SubscriptionMeter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SubscriptionMeter_meter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
+			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SubscriptionMeter_meter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SubscriptionMeter",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Meter(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SubscriptionPage_items(ctx context.Context, field graphql.CollectedField, obj *model.SubscriptionPage) (ret graphql.Marshaler) {
@@ -2485,7 +2517,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 
 var subscriptionMeterImplementors = []string{"SubscriptionMeter"}
 
-func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.SelectionSet, obj *model.SubscriptionMeter) graphql.Marshaler {
+func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.SelectionSet, obj *storage.SubscriptionMeter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionMeterImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2527,6 +2559,11 @@ func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.Sele
 			}
 		case "meterId":
 			out.Values[i] = ec._SubscriptionMeter_meterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meter":
+			out.Values[i] = ec._SubscriptionMeter_meter(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2713,11 +2750,11 @@ func (ec *executionContext) unmarshalNSubscriptionCancelInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSubscriptionMeter2ᚕᚖtillᚋgraphᚋmodelᚐSubscriptionMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SubscriptionMeter) graphql.Marshaler {
+func (ec *executionContext) marshalNSubscriptionMeter2ᚕᚖtillᚋstorageᚐSubscriptionMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.SubscriptionMeter) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSubscriptionMeter2ᚖtillᚋgraphᚋmodelᚐSubscriptionMeter(ctx, sel, v[i])
+		return ec.marshalNSubscriptionMeter2ᚖtillᚋstorageᚐSubscriptionMeter(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -2729,7 +2766,7 @@ func (ec *executionContext) marshalNSubscriptionMeter2ᚕᚖtillᚋgraphᚋmodel
 	return ret
 }
 
-func (ec *executionContext) marshalNSubscriptionMeter2ᚖtillᚋgraphᚋmodelᚐSubscriptionMeter(ctx context.Context, sel ast.SelectionSet, v *model.SubscriptionMeter) graphql.Marshaler {
+func (ec *executionContext) marshalNSubscriptionMeter2ᚖtillᚋstorageᚐSubscriptionMeter(ctx context.Context, sel ast.SelectionSet, v *storage.SubscriptionMeter) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

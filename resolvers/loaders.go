@@ -36,6 +36,7 @@ type Loaders struct {
 	PriceMeter               *dataloader.Loader[uuid.UUID, *storage.PriceMeter]
 	LicenseKey               *dataloader.Loader[uuid.UUID, *storage.LicenseKey]
 	ActivationsByLicenseKey  *dataloader.Loader[uuid.UUID, []*storage.LicenseKeyActivation]
+	SubscriptionMeters       *dataloader.Loader[uuid.UUID, []*storage.SubscriptionMeter]
 }
 
 type loadersKey struct{}
@@ -65,6 +66,7 @@ func newLoaders(db *sqlx.DB) *Loaders {
 		PriceMeter:               one(db, storage.PriceMetersByIDs, "Meter not found"),
 		LicenseKey:               one(db, storage.LicenseKeysByIDs, "License key not found"),
 		ActivationsByLicenseKey:  many(db, storage.ActivationsByLicenseKeys),
+		SubscriptionMeters:       many(db, storage.SubscriptionMetersBySubscriptions),
 	}
 }
 

@@ -187,7 +187,8 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 }
 
 // createCycleOrder creates the pending subscription_cycle order of the period starting at
-// start: one line for the subscription's amount, less its discount when it still applies.
+// start: one line for the subscription's amount, less its discount when it still applies,
+// and one per metered price for its usage in the meter period that ends at start.
 func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, start time.Time) (*storage.Order, error) {
 	products, err := storage.ProductsByIDs(ctx, tx, []uuid.UUID{s.ProductID})
 	if err != nil {
@@ -212,10 +213,14 @@ func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage
 	if err != nil {
 		return nil, err
 	}
+	metered, err := r.meteredOrderItems(ctx, tx, s, prices[0], start)
+	if err != nil {
+		return nil, err
+	}
 	spec := orderSpec{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, ProductID: &s.ProductID,
 		SubscriptionID: &s.ID, BillingReason: "subscription_cycle", Status: "pending", Currency: s.Currency,
-		Items: []orderItemSpec{{Label: label, Amount: s.Amount, ProductPriceID: priceID}}, Seats: s.Seats,
-		Description: label}
+		Items: append([]orderItemSpec{{Label: label, Amount: s.Amount, ProductPriceID: priceID}}, metered...),
+		Seats: s.Seats, Description: label}
 	if discount > 0 {
 		spec.DiscountID, spec.DiscountAmount = s.DiscountID, discount
 	}

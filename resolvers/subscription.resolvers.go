@@ -114,8 +114,8 @@ func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subs
 	return r.subscriptionWirePrices(ctx, obj)
 }
 
-func (r *subscriptionResolver) Meters(ctx context.Context, obj *storage.Subscription) ([]*model.SubscriptionMeter, error) {
-	return []*model.SubscriptionMeter{}, nil
+func (r *subscriptionResolver) Meters(ctx context.Context, obj *storage.Subscription) ([]*storage.SubscriptionMeter, error) {
+	return loaders(ctx).SubscriptionMeters.Load(ctx, obj.ID)()
 }
 
 func (r *subscriptionResolver) PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error) {

@@ -135,6 +135,9 @@ func (r *Resolver) subscriptionPage(ctx context.Context, items []*storage.Subscr
 			return prime(ctx, r.DB, l.PendingUpdates, storage.PendingUpdatesBySubscriptions, ids, item("pendingUpdate")...)
 		},
 		func() error {
+			return prime(ctx, r.DB, l.SubscriptionMeters, storage.SubscriptionMetersBySubscriptions, ids, item("meters")...)
+		},
+		func() error {
 			return prime(ctx, r.DB, l.PricesByProduct, storage.PricesByProducts, products, productPrices...)
 		},
 		func() error {

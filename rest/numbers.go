@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -280,4 +281,86 @@ func asciiLower(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// Decimal is pydantic's Decimal with max_digits and decimal_places: integers, floats and
+// numeric strings; trailing zeros of the fraction do not count. The variable keeps the
+// input's JSON type (a number stays a number, a string a string).
+type Decimal struct {
+	MaxDigits     int
+	DecimalPlaces int
+}
+
+func (Decimal) validatorName() string { return "decimal" }
+
+func (d Decimal) validate(in any, loc []any) (outcome, []ValidationError) {
+	var text string
+	switch v := in.(type) {
+	case *big.Int:
+		text = v.String()
+	case float64:
+		text = strconv.FormatFloat(v, 'f', -1, 64)
+	case string:
+		text = strings.TrimFunc(v, unicode.IsSpace)
+	default:
+		return fail(newError("decimal_type", loc, "Decimal input should be an integer, float, string or Decimal object", in))
+	}
+	digits, places, good := decimalDigits(text)
+	if !good {
+		return fail(newError("decimal_parsing", loc, "Input should be a valid decimal", in))
+	}
+	if d.MaxDigits > 0 && digits > d.MaxDigits {
+		return fail(newError("decimal_max_digits", loc, fmt.Sprintf("Decimal input should have no more than %d digit%s in total", d.MaxDigits, plural(d.MaxDigits)), in, "max_digits", d.MaxDigits))
+	}
+	if d.DecimalPlaces > 0 && places > d.DecimalPlaces {
+		return fail(newError("decimal_max_places", loc, fmt.Sprintf("Decimal input should have no more than %d decimal place%s", d.DecimalPlaces, plural(d.DecimalPlaces)), in, "decimal_places", d.DecimalPlaces))
+	}
+	if n, isInt := in.(*big.Int); isInt && n.IsInt64() {
+		return ok(n.Int64(), lax)
+	}
+	return ok(in, lax)
+}
+
+// decimalDigits counts a plain decimal's digits and decimal places the way pydantic checks
+// a normalised Decimal: trailing zeros dropped, and a fraction's places counted as digits
+// when they are more (0.0012 has 4).
+func decimalDigits(s string) (digits, places int, good bool) {
+	s = strings.TrimLeft(s, "+-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" {
+		return 0, 0, false
+	}
+	for _, part := range []string{whole, frac} {
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return 0, 0, false
+			}
+		}
+	}
+	whole = strings.TrimLeft(whole, "0")
+	frac = strings.TrimRight(frac, "0")
+	digits = len(whole) + len(frac)
+	if whole == "" {
+		digits = len(strings.TrimLeft(frac, "0"))
+	}
+	return max(digits, len(frac)), len(frac), true
+}
+
+// Pattern is a str matching a regular expression that is a plain literal, as pydantic
+// matches patterns: anywhere in the string.
+type Pattern struct {
+	Literal string
+}
+
+func (Pattern) validatorName() string { return "constrained-str" }
+
+func (p Pattern) validate(in any, loc []any) (outcome, []ValidationError) {
+	v, isStr := in.(string)
+	if !isStr {
+		return fail(errStringType(loc, in))
+	}
+	if !strings.Contains(v, p.Literal) {
+		return fail(newError("string_pattern_mismatch", loc, "String should match pattern '"+p.Literal+"'", in, "pattern", p.Literal))
+	}
+	return ok(v, exact)
 }

@@ -198,6 +198,9 @@ type Map struct {
 	Keys      String // constraints on keys
 	Values    Schema // nil: Any
 	MaxLength int    // 0: none
+	// Known are keys with a schema of their own, as a TypedDict's declared keys beside its
+	// extra items (event metadata's _cost and _llm); the other keys take Values.
+	Known []Field
 }
 
 func (m Map) values() Schema {
@@ -222,7 +225,13 @@ func (m Map) validate(in any, loc []any) (outcome, []ValidationError) {
 	for _, k := range obj.keys {
 		_, kerrs := m.Keys.validate(k, at(loc, k, "[key]"))
 		errs = append(errs, kerrs...)
-		oc, verrs := m.values().validate(obj.vals[k], at(loc, k))
+		values := m.values()
+		for _, f := range m.Known {
+			if f.Name == k {
+				values = f.Schema
+			}
+		}
+		oc, verrs := values.validate(obj.vals[k], at(loc, k))
 		if len(verrs) > 0 {
 			errs = append(errs, verrs...)
 			continue

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"math/big"
+	"time"
 	"unicode/utf8"
 )
 
@@ -118,6 +119,9 @@ func (e Enum) validate(in any, loc []any) (outcome, []ValidationError) {
 // in UTC; a naive input is taken as UTC.
 type DateTime struct {
 	Aware bool
+	// Past rejects times after now, as an after-validator raising "Timestamp must be in the
+	// past." does upstream; now is the server's clock.
+	Past bool
 }
 
 func (DateTime) validatorName() string { return "datetime" }
@@ -144,6 +148,9 @@ func (d DateTime) validate(in any, loc []any) (outcome, []ValidationError) {
 	}
 	if d.Aware && !pt.aware {
 		return fail(newError("timezone_aware", loc, "Input should have timezone info", in))
+	}
+	if d.Past && pt.t.After(time.Now()) {
+		return fail(errValue(loc, in, "Timestamp must be in the past."))
 	}
 	return ok(formatTime(pt.t), lax)
 }

@@ -34,6 +34,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 	direct := map[string]DirectFunc{
 		"ValidateLicenseKey":       validateDirect(r, present, false),
 		"PortalValidateLicenseKey": validateDirect(r, present, true),
+		"IngestEvents":             ingestDirect(r, present),
 	}
 	for i := range routes {
 		routes[i].Direct = direct[routes[i].Operation]

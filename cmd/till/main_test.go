@@ -278,7 +278,13 @@ func get(t *testing.T, url string) string {
 	return sb.String()
 }
 
-func TestMain(m *testing.M) { os.Exit(storagetest.Main(m)) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsTill) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(storagetest.Main(m))
+}
 
 // TestServeWithDatabaseURL uses the given server and starts no cluster of its own.
 func TestServeWithDatabaseURL(t *testing.T) {

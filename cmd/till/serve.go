@@ -81,6 +81,12 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	work.every(workCtx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
 		return r.RenewDue(ctx, nil, r.Now(), 100)
 	})
+	work.every(workCtx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
+		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
+	})
+	work.every(workCtx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
+		return r.EnsureEventPartitions(ctx)
+	})
 	work.every(workCtx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
 		expired, err := r.ExpireCheckouts(ctx, r.Now())
 		if err != nil {

@@ -267,6 +267,13 @@ type CheckoutUpdateInput struct {
 	CustomFieldData        storage.JSONMap                  `json:"customFieldData,omitempty"`
 }
 
+// Where a cursor page ends and whether another follows.
+type CursorPageInfo struct {
+	HasNextPage bool `json:"hasNextPage"`
+	// Pass as after to read the next page; null on an empty page.
+	EndCursor *string `json:"endCursor,omitempty"`
+}
+
 type CustomerCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID      `json:"organizationId,omitempty"`
@@ -611,6 +618,63 @@ type DomainEventPage struct {
 	Pagination *Pagination            `json:"pagination"`
 }
 
+// The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
+// externalCustomerId match events sent with either the customer's id or its external id (live
+// customers only); startTimestamp and endTimestamp are strict.
+type EventFilter struct {
+	OrganizationID     []uuid.UUID       `json:"organizationId,omitempty"`
+	CustomerID         []uuid.UUID       `json:"customerId,omitempty"`
+	ExternalCustomerID []string          `json:"externalCustomerId,omitempty"`
+	Name               []string          `json:"name,omitempty"`
+	Source             []EventSource     `json:"source,omitempty"`
+	StartTimestamp     *time.Time        `json:"startTimestamp,omitempty"`
+	EndTimestamp       *time.Time        `json:"endTimestamp,omitempty"`
+	Metadata           []*MetadataFilter `json:"metadata,omitempty"`
+	// The children of this event.
+	ParentID *uuid.UUID `json:"parentId,omitempty"`
+}
+
+// One usage event to ingest. Name its customer either by Till id (customerId, and optionally
+// memberId) or by your own id (externalCustomerId, and optionally externalMemberId): exactly
+// one of the two. An external customer need not exist yet; events link to it by external id
+// when it does.
+type EventIngestInput struct {
+	// At most 128 characters; each name becomes an event type of the organization.
+	Name string `json:"name"`
+	// When the event happened; not in the future. Defaults to the time of ingestion.
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+	// Required with a user token (an organization the user belongs to); omitted with an organization token.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// Your id of the event: an organization ingests each external id once, later ones are duplicates.
+	ExternalID *string `json:"externalId,omitempty"`
+	// The parent event: its Till id or its external id. A parent not found yet stays pending.
+	ParentID *string `json:"parentId,omitempty"`
+	// Values are strings of 1–500 characters, numbers or booleans; the keys `_cost`
+	// ({amount, currency: "usd"}) and `_llm` ({vendor, model, input_tokens, output_tokens,
+	// total_tokens, …}) hold structured objects.
+	Metadata           storage.RawJSON `json:"metadata,omitempty"`
+	CustomerID         *uuid.UUID      `json:"customerId,omitempty"`
+	MemberID           *uuid.UUID      `json:"memberId,omitempty"`
+	ExternalCustomerID *string         `json:"externalCustomerId,omitempty"`
+	ExternalMemberID   *string         `json:"externalMemberId,omitempty"`
+}
+
+// A page of usage events, read by cursor so that deep pages cost what the first does.
+type EventPage struct {
+	Items    []*storage.Event `json:"items"`
+	PageInfo *CursorPageInfo  `json:"pageInfo"`
+}
+
+type EventsIngestInput struct {
+	Events []*EventIngestInput `json:"events"`
+}
+
+// What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped.
+type EventsIngestResult struct {
+	Inserted   int `json:"inserted"`
+	Duplicates int `json:"duplicates"`
+}
+
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
 // Ed25519) whose claims hold the key id, display key, customer, benefit, status, limits,
 // usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it with the
@@ -734,6 +798,74 @@ type Me struct {
 type MetadataFilter struct {
 	Key    string   `json:"key"`
 	Values []string `json:"values"`
+}
+
+// count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property.
+type MeterAggregationInput struct {
+	Func     MeterAggregationFunction `json:"func"`
+	Property *string                  `json:"property,omitempty"`
+}
+
+type MeterCreateInput struct {
+	// Required for user tokens that belong to several organizations.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// At least 3 characters; shown on invoices and usage.
+	Name string `json:"name"`
+	// Default scalar; custom needs customLabel and customMultiplier.
+	Unit             *MeterUnit             `json:"unit,omitempty"`
+	CustomLabel      *string                `json:"customLabel,omitempty"`
+	CustomMultiplier *int                   `json:"customMultiplier,omitempty"`
+	Filter           *MeterFilterInput      `json:"filter"`
+	Aggregation      *MeterAggregationInput `json:"aggregation"`
+	Metadata         storage.JSONMap        `json:"metadata,omitempty"`
+}
+
+// One clause: either a comparison (property, operator and value) or a nested group
+// (conjunction and clauses), never both.
+// property is name, source, timestamp (epoch seconds, integer values) or a metadata key,
+// optionally written metadata.<key>. A metadata value compares by its JSON type: strings as
+// text, numbers with integer values, booleans with boolean values.
+type MeterFilterClauseInput struct {
+	Property *string              `json:"property,omitempty"`
+	Operator *MeterFilterOperator `json:"operator,omitempty"`
+	// A string, a 32-bit integer or a boolean.
+	Value       storage.RawJSON           `json:"value,omitempty"`
+	Conjunction *MeterFilterConjunction   `json:"conjunction,omitempty"`
+	Clauses     []*MeterFilterClauseInput `json:"clauses,omitempty"`
+}
+
+// Clauses combined with and or or; no clauses matches every event.
+type MeterFilterInput struct {
+	Conjunction MeterFilterConjunction    `json:"conjunction"`
+	Clauses     []*MeterFilterClauseInput `json:"clauses"`
+}
+
+type MeterListFilter struct {
+	// Matches the name, case-insensitively (substring).
+	Query *string `json:"query,omitempty"`
+	// true: archived meters only; false: live ones only; absent: both.
+	IsArchived *bool             `json:"isArchived,omitempty"`
+	Metadata   []*MetadataFilter `json:"metadata,omitempty"`
+}
+
+type MeterPage struct {
+	Items      []*storage.Meter `json:"items"`
+	Pagination *Pagination      `json:"pagination"`
+}
+
+// Fields present are changed. filter and aggregation cannot change once the meter's usage has
+// been billed. isArchived archives (refused while live prices or meter credit benefits use the
+// meter) or unarchives.
+type MeterUpdateInput struct {
+	ID               uuid.UUID                  `json:"id"`
+	Name             *string                    `json:"name,omitempty"`
+	Unit             *MeterUnit                 `json:"unit,omitempty"`
+	CustomLabel      graphql.Omittable[*string] `json:"customLabel,omitempty"`
+	CustomMultiplier graphql.Omittable[*int]    `json:"customMultiplier,omitempty"`
+	Filter           *MeterFilterInput          `json:"filter,omitempty"`
+	Aggregation      *MeterAggregationInput     `json:"aggregation,omitempty"`
+	Metadata         storage.JSONMap            `json:"metadata,omitempty"`
+	IsArchived       *bool                      `json:"isArchived,omitempty"`
 }
 
 type Mutation struct {
@@ -926,17 +1058,6 @@ type SubscriptionFilter struct {
 	Metadata      []*MetadataFilter `json:"metadata,omitempty"`
 }
 
-// Usage of one meter in the current meter period.
-type SubscriptionMeter struct {
-	ID            uuid.UUID  `json:"id"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	ModifiedAt    *time.Time `json:"modifiedAt,omitempty"`
-	ConsumedUnits float64    `json:"consumedUnits"`
-	CreditedUnits int        `json:"creditedUnits"`
-	Amount        int        `json:"amount"`
-	MeterID       uuid.UUID  `json:"meterId"`
-}
-
 type SubscriptionPage struct {
 	Items      []*storage.Subscription `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
@@ -1021,6 +1142,364 @@ func (e *BillingAddressFieldMode) UnmarshalJSON(b []byte) error {
 }
 
 func (e BillingAddressFieldMode) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a usage event comes from: user events are ingested, system events are recorded by Till.
+type EventSource string
+
+const (
+	EventSourceSystem EventSource = "system"
+	EventSourceUser   EventSource = "user"
+)
+
+var AllEventSource = []EventSource{
+	EventSourceSystem,
+	EventSourceUser,
+}
+
+func (e EventSource) IsValid() bool {
+	switch e {
+	case EventSourceSystem, EventSourceUser:
+		return true
+	}
+	return false
+}
+
+func (e EventSource) String() string {
+	return string(e)
+}
+
+func (e *EventSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = EventSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid EventSource", str)
+	}
+	return nil
+}
+
+func (e EventSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *EventSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e EventSource) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type MeterAggregationFunction string
+
+const (
+	MeterAggregationFunctionCount  MeterAggregationFunction = "count"
+	MeterAggregationFunctionSum    MeterAggregationFunction = "sum"
+	MeterAggregationFunctionMax    MeterAggregationFunction = "max"
+	MeterAggregationFunctionMin    MeterAggregationFunction = "min"
+	MeterAggregationFunctionAvg    MeterAggregationFunction = "avg"
+	MeterAggregationFunctionUnique MeterAggregationFunction = "unique"
+)
+
+var AllMeterAggregationFunction = []MeterAggregationFunction{
+	MeterAggregationFunctionCount,
+	MeterAggregationFunctionSum,
+	MeterAggregationFunctionMax,
+	MeterAggregationFunctionMin,
+	MeterAggregationFunctionAvg,
+	MeterAggregationFunctionUnique,
+}
+
+func (e MeterAggregationFunction) IsValid() bool {
+	switch e {
+	case MeterAggregationFunctionCount, MeterAggregationFunctionSum, MeterAggregationFunctionMax, MeterAggregationFunctionMin, MeterAggregationFunctionAvg, MeterAggregationFunctionUnique:
+		return true
+	}
+	return false
+}
+
+func (e MeterAggregationFunction) String() string {
+	return string(e)
+}
+
+func (e *MeterAggregationFunction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeterAggregationFunction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeterAggregationFunction", str)
+	}
+	return nil
+}
+
+func (e MeterAggregationFunction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeterAggregationFunction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeterAggregationFunction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type MeterFilterConjunction string
+
+const (
+	MeterFilterConjunctionAnd MeterFilterConjunction = "and"
+	MeterFilterConjunctionOr  MeterFilterConjunction = "or"
+)
+
+var AllMeterFilterConjunction = []MeterFilterConjunction{
+	MeterFilterConjunctionAnd,
+	MeterFilterConjunctionOr,
+}
+
+func (e MeterFilterConjunction) IsValid() bool {
+	switch e {
+	case MeterFilterConjunctionAnd, MeterFilterConjunctionOr:
+		return true
+	}
+	return false
+}
+
+func (e MeterFilterConjunction) String() string {
+	return string(e)
+}
+
+func (e *MeterFilterConjunction) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeterFilterConjunction(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeterFilterConjunction", str)
+	}
+	return nil
+}
+
+func (e MeterFilterConjunction) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeterFilterConjunction) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeterFilterConjunction) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// like and not_like mean contains and does not contain.
+type MeterFilterOperator string
+
+const (
+	MeterFilterOperatorEq      MeterFilterOperator = "eq"
+	MeterFilterOperatorNe      MeterFilterOperator = "ne"
+	MeterFilterOperatorGt      MeterFilterOperator = "gt"
+	MeterFilterOperatorGte     MeterFilterOperator = "gte"
+	MeterFilterOperatorLt      MeterFilterOperator = "lt"
+	MeterFilterOperatorLte     MeterFilterOperator = "lte"
+	MeterFilterOperatorLike    MeterFilterOperator = "like"
+	MeterFilterOperatorNotLike MeterFilterOperator = "not_like"
+)
+
+var AllMeterFilterOperator = []MeterFilterOperator{
+	MeterFilterOperatorEq,
+	MeterFilterOperatorNe,
+	MeterFilterOperatorGt,
+	MeterFilterOperatorGte,
+	MeterFilterOperatorLt,
+	MeterFilterOperatorLte,
+	MeterFilterOperatorLike,
+	MeterFilterOperatorNotLike,
+}
+
+func (e MeterFilterOperator) IsValid() bool {
+	switch e {
+	case MeterFilterOperatorEq, MeterFilterOperatorNe, MeterFilterOperatorGt, MeterFilterOperatorGte, MeterFilterOperatorLt, MeterFilterOperatorLte, MeterFilterOperatorLike, MeterFilterOperatorNotLike:
+		return true
+	}
+	return false
+}
+
+func (e MeterFilterOperator) String() string {
+	return string(e)
+}
+
+func (e *MeterFilterOperator) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeterFilterOperator(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeterFilterOperator", str)
+	}
+	return nil
+}
+
+func (e MeterFilterOperator) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeterFilterOperator) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeterFilterOperator) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type MeterQuantityInterval string
+
+const (
+	MeterQuantityIntervalHour  MeterQuantityInterval = "hour"
+	MeterQuantityIntervalDay   MeterQuantityInterval = "day"
+	MeterQuantityIntervalWeek  MeterQuantityInterval = "week"
+	MeterQuantityIntervalMonth MeterQuantityInterval = "month"
+)
+
+var AllMeterQuantityInterval = []MeterQuantityInterval{
+	MeterQuantityIntervalHour,
+	MeterQuantityIntervalDay,
+	MeterQuantityIntervalWeek,
+	MeterQuantityIntervalMonth,
+}
+
+func (e MeterQuantityInterval) IsValid() bool {
+	switch e {
+	case MeterQuantityIntervalHour, MeterQuantityIntervalDay, MeterQuantityIntervalWeek, MeterQuantityIntervalMonth:
+		return true
+	}
+	return false
+}
+
+func (e MeterQuantityInterval) String() string {
+	return string(e)
+}
+
+func (e *MeterQuantityInterval) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeterQuantityInterval(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeterQuantityInterval", str)
+	}
+	return nil
+}
+
+func (e MeterQuantityInterval) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeterQuantityInterval) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeterQuantityInterval) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type MeterUnit string
+
+const (
+	MeterUnitScalar MeterUnit = "scalar"
+	MeterUnitToken  MeterUnit = "token"
+	MeterUnitCustom MeterUnit = "custom"
+)
+
+var AllMeterUnit = []MeterUnit{
+	MeterUnitScalar,
+	MeterUnitToken,
+	MeterUnitCustom,
+}
+
+func (e MeterUnit) IsValid() bool {
+	switch e {
+	case MeterUnitScalar, MeterUnitToken, MeterUnitCustom:
+		return true
+	}
+	return false
+}
+
+func (e MeterUnit) String() string {
+	return string(e)
+}
+
+func (e *MeterUnit) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MeterUnit(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MeterUnit", str)
+	}
+	return nil
+}
+
+func (e MeterUnit) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MeterUnit) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MeterUnit) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,216 @@
+package rest_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"till/rest/resttest"
+	"till/storage"
+)
+
+// meteredWorld is an organization with one active subscription billing a fixed price and a
+// capped metered price on an "API calls" meter, in a period that holds now, and usage of its
+// customer (by id and by external id) counted.
+type meteredWorld struct {
+	s     *v1
+	org   org
+	buyer *storage.Customer
+	meter *storage.Meter
+	sub   *storage.Subscription
+}
+
+func newMeteredWorld(t *testing.T) meteredWorld {
+	t.Helper()
+	ctx := context.Background()
+	s := newV1(t)
+	w := meteredWorld{s: s, org: s.newOrg(t, "subscriptions:read customer_sessions:write")}
+	w.buyer = s.newCustomer(t, w.org.ID, "ext-"+randomHex(4))
+	var err error
+	if w.meter, err = storage.CreateMeter(ctx, s.db, w.org.ID, "API calls",
+		storage.RawJSON(`{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]}`),
+		storage.RawJSON(`{"func": "count"}`)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
+		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed, err := storage.CreatePrice(ctx, s.db, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
+		PriceCurrency: "usd", PriceAmount: ptr(int64(900))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metered, err := storage.CreatePrice(ctx, s.db, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "metered_unit",
+		PriceCurrency: "usd", UnitAmount: ptr("12.5"), CapAmount: ptr(int64(10000)), MeterID: &w.meter.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	start, end := now.Add(-24*time.Hour), now.AddDate(0, 1, 0)
+	if w.sub, err = storage.CreateSubscription(ctx, s.db, w.org.ID, start, storage.SubscriptionWrite{CustomerID: w.buyer.ID,
+		ProductID: p.ID, Status: "active", Amount: 900, Currency: "usd", RecurringInterval: "month",
+		RecurringIntervalCount: 1, CurrentPeriodStart: start, CurrentPeriodEnd: end, CurrentMeterPeriodStart: &start,
+		CurrentMeterPeriodEnd: &end, StartedAt: &start}); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.SetSubscriptionPrices(ctx, s.db, w.org.ID, w.sub.ID, []uuid.UUID{fixed.ID, metered.ID}); err != nil {
+		t.Fatal(err)
+	}
+	s.exec(t, `SELECT ensure_event_partitions(now() - interval '3 months', 6)`)
+	for _, e := range []struct {
+		customer *uuid.UUID
+		external *string
+		name     string
+		at       time.Time
+	}{
+		{&w.buyer.ID, nil, "api_call", now.Add(-time.Hour)},
+		{&w.buyer.ID, nil, "api_call", now.Add(-2 * time.Hour)},
+		{nil, w.buyer.ExternalID, "api_call", now.Add(-3 * time.Hour)},
+		{&w.buyer.ID, nil, "api_call", start.Add(-time.Hour)},       // before the period
+		{&w.buyer.ID, nil, "page_view", now.Add(-time.Hour)},        // another meter's
+		{nil, ptr("someone-else"), "api_call", now.Add(-time.Hour)}, // another customer's
+	} {
+		s.exec(t, `INSERT INTO events (organization_id, name, customer_id, external_customer_id, "timestamp")
+			VALUES ($1, $2, $3, $4, $5)`, w.org.ID, e.name, e.customer, e.external, e.at)
+	}
+	if n, err := s.r.RefreshSubscriptionMeters(ctx, &w.org.ID, 0, 10); err != nil || n != 1 {
+		t.Fatalf("refreshing meters: %d, %v", n, err)
+	}
+	return w
+}
+
+// meteredItem is the part of a subscription item these tests read.
+type meteredItem struct {
+	ID     uuid.UUID                    `json:"id"`
+	Meters []map[string]json.RawMessage `json:"meters"`
+}
+
+// meterFigures are a rendered subscription meter's figures.
+type meterFigures struct {
+	ConsumedUnits float64   `json:"consumed_units"`
+	CreditedUnits int64     `json:"credited_units"`
+	Amount        int64     `json:"amount"`
+	MeterID       uuid.UUID `json:"meter_id"`
+}
+
+func TestSubscriptionMetersRenderTheContract(t *testing.T) {
+	t.Parallel()
+	w := newMeteredWorld(t)
+	subscriptionMeterKeys := []string{"amount", "consumed_units", "created_at", "credited_units", "id", "meter", "meter_id", "modified_at"}
+	// 3 calls at 12.5 cents: 37.5, rounded half up.
+	figures := meterFigures{ConsumedUnits: 3, CreditedUnits: 0, Amount: 38, MeterID: w.meter.ID}
+	tests := []struct {
+		name      string
+		target    string
+		schema    string // the contract's schema of the body
+		token     func(t *testing.T) string
+		meterKeys []string
+	}{
+		{"the organization's list renders the meter in full", "/v1/subscriptions/", "ListResource_Subscription_",
+			func(*testing.T) string { return w.org.Token },
+			[]string{"aggregation", "archived_at", "created_at", "custom_label", "custom_multiplier", "filter", "id",
+				"metadata", "modified_at", "name", "organization_id", "unit"}},
+		{"the portal shows the customer the meter's name only", "/v1/customer-portal/subscriptions/",
+			"ListResource_CustomerSubscription_", func(t *testing.T) string { return w.s.session(t, w.org.Token, w.buyer.ID) },
+			[]string{"created_at", "id", "modified_at", "name"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := serveMetered(t, w.s, call{target: tc.target, token: tc.token(t)}, tc.schema)
+			want{status: http.StatusOK}.check(t, rec)
+			var page struct{ Items []meteredItem }
+			decodeJSON(t, rec.Body.Bytes(), &page)
+			if len(page.Items) != 1 || page.Items[0].ID != w.sub.ID || len(page.Items[0].Meters) != 1 {
+				t.Fatalf("items: %s", rec.Body)
+			}
+			m := page.Items[0].Meters[0]
+			if diff := cmp.Diff(subscriptionMeterKeys, keysOf(t, mustJSON(t, m))); diff != "" {
+				t.Errorf("SubscriptionMeter keys (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.meterKeys, keysOf(t, m["meter"])); diff != "" {
+				t.Errorf("meter keys (-want +got):\n%s", diff)
+			}
+			var got meterFigures
+			decodeJSON(t, mustJSON(t, m), &got)
+			if diff := cmp.Diff(figures, got); diff != "" {
+				t.Errorf("figures (-want +got):\n%s", diff)
+			}
+			var meter struct {
+				ID   uuid.UUID `json:"id"`
+				Name string    `json:"name"`
+			}
+			decodeJSON(t, m["meter"], &meter)
+			if meter.ID != w.meter.ID || meter.Name != "API calls" {
+				t.Errorf("meter = %+v", meter)
+			}
+		})
+	}
+}
+
+// serveMetered sends a call whose answer holds a metered price and validates the body
+// against the contract's schema with ecmaPattern. The shared validation (s.do) compiles
+// patterns with Go's regexp, which rejects the lookahead in ProductPriceMeteredUnit's
+// unit_amount pattern, so it cannot pass any body with a metered price.
+func serveMetered(t *testing.T, s *v1, c call, schema string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.h.ServeHTTP(rec, c.request())
+	if rec.Code != http.StatusOK {
+		return rec
+	}
+	ref := resttest.Contract(t).Components.Schemas[schema]
+	if ref == nil {
+		t.Fatalf("no schema %s in the contract", schema)
+	}
+	var body any
+	decodeJSON(t, rec.Body.Bytes(), &body)
+	if err := ref.Value.VisitJSON(body, openapi3.MultiErrors(), openapi3.SetSchemaRegexCompiler(ecmaPattern)); err != nil {
+		t.Errorf("%s does not conform to %s: %v\nbody: %s", c.target, schema, err, rec.Body)
+	}
+	return rec
+}
+
+// ecmaPattern compiles a contract pattern (ECMA-262) for Go, whose RE2 has no lookahead: a
+// leading negative lookahead "^(?!A)B" matches what A does not match and "^B" does.
+func ecmaPattern(expr string) (openapi3.RegexMatcher, error) {
+	rest, ok := strings.CutPrefix(expr, "^(?!")
+	if !ok {
+		return regexp.Compile(expr)
+	}
+	depth := 1
+	for i, r := range rest {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				not, err := regexp.Compile(rest[:i])
+				if err != nil {
+					return nil, err
+				}
+				yes, err := regexp.Compile("^" + rest[i+1:])
+				if err != nil {
+					return nil, err
+				}
+				return lookahead{not: not, yes: yes}, nil
+			}
+		}
+	}
+	return regexp.Compile(expr)
+}
+
+// lookahead matches a string that yes matches and not does not.
+type lookahead struct{ not, yes *regexp.Regexp }
+
+func (l lookahead) MatchString(s string) bool { return !l.not.MatchString(s) && l.yes.MatchString(s) }
