@@ -247,3 +247,24 @@ func TestIngestEventsConcurrentIdenticalBatches(t *testing.T) {
 		t.Errorf("%d events stored, want %d", n, distinct)
 	}
 }
+
+// TestEventPartitionsStayAhead runs the hourly partition task at a clock months ahead: it
+// creates the partitions from that month on, once, so a month's events never land in the
+// default partition.
+func TestEventPartitionsStayAhead(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	future := time.Date(2031, 7, 15, 0, 0, 0, 0, time.UTC)
+	s.Resolver.Now = func() time.Time { return future }
+	for _, want := range []int{4, 0} { // the second run finds them all
+		got, err := s.Resolver.EnsureEventPartitions(t.Context())
+		if err != nil || got != want {
+			t.Fatalf("EnsureEventPartitions = %d, %v; want %d", got, err, want)
+		}
+	}
+	var partitions string
+	s.Get(t, &partitions, `SELECT string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relname LIKE 'events_p2031%' AND relkind = 'r'`)
+	if want := "events_p203107 events_p203108 events_p203109 events_p203110"; partitions != want {
+		t.Errorf("partitions = %v, want %v", partitions, want)
+	}
+}

@@ -123,18 +123,37 @@ func (u Union) validatorName() string {
 }
 
 func (u Union) validate(in any, loc []any) (outcome, []ValidationError) {
-	var best *outcome
+	// A model that lacks one of its required fields cannot match, and when another member
+	// matches, the errors it would have made are dropped. Building them (each carries its
+	// input) was most of the cost of a large batch of union items, so such members are
+	// tried only when no other member matches, to report their errors.
+	if oc, found := u.best(in, loc, true); found {
+		return oc, nil
+	}
 	var errs []ValidationError
 	for _, m := range u.Members {
+		if _, merrs := m.validate(in, loc); len(merrs) > 0 {
+			errs = append(errs, prefixed(merrs, len(loc), m.validatorName())...)
+		}
+	}
+	return fail(errs...)
+}
+
+// best is the member smart mode picks among those that validate in: the exact type match,
+// then the model with most fields set, then the first. skipIncomplete leaves out models
+// missing a required field.
+func (u Union) best(in any, loc []any, skipIncomplete bool) (outcome, bool) {
+	var best *outcome
+	for _, m := range u.Members {
+		if o, isObj := m.(Object); isObj && skipIncomplete && o.lacksRequired(in) {
+			continue
+		}
 		oc, merrs := m.validate(in, loc)
 		if len(merrs) > 0 {
-			if best == nil {
-				errs = append(errs, prefixed(merrs, len(loc), m.validatorName())...)
-			}
 			continue
 		}
 		if oc.exactness == exact && oc.fieldsSet < 0 {
-			return oc, nil
+			return oc, true
 		}
 		switch {
 		case best == nil:
@@ -147,10 +166,25 @@ func (u Union) validate(in any, loc []any) (outcome, []ValidationError) {
 		}
 		best = &oc
 	}
-	if best != nil {
-		return *best, nil
+	if best == nil {
+		return outcome{}, false
 	}
-	return fail(errs...)
+	return *best, true
+}
+
+// lacksRequired reports whether in is not an object or misses a required field, so that
+// validating it must fail.
+func (o Object) lacksRequired(in any) bool {
+	obj, isObj := in.(*pyObject)
+	if !isObj {
+		return true
+	}
+	for _, f := range o.Fields {
+		if _, _, present := lookupField(obj, f); f.Required && !present {
+			return true
+		}
+	}
+	return false
 }
 
 // List is a list[T].

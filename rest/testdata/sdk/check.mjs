@@ -104,6 +104,16 @@ await rejects(org.licenseKeys.validate({ key: lk.key, organizationId, incrementU
   (e) => assert.equal(e.statusCode, 400));
 await rejects(portal.customerPortal.licenseKeys.validate({ key: "NOPE", organizationId }), "ResourceNotFound");
 
+// Usage events: both customer variants, a repeated external id, and a bad item.
+const ingested = await org.events.ingest({ events: [
+  { name: "sdk_call", customerId, externalId: "sdk-ev-1", metadata: { tokens: 3, model: "m" } },
+  { name: "sdk_call", externalCustomerId: externalId, externalId: "sdk-ev-1", timestamp: new Date(Date.now() - 1000) },
+  { name: "sdk_call", externalCustomerId: "not-yet-a-customer" },
+] });
+assert.deepEqual({ inserted: ingested.inserted, duplicates: ingested.duplicates }, { inserted: 2, duplicates: 1 });
+await rejects(org.events.ingest({ events: [{ name: "sdk_call", customerId: "00000000-0000-4000-8000-000000000000" }] }),
+  "HTTPValidationError", (e) => assert.deepEqual(e.detail[0].loc, ["body", "events", 0, "customer_id"]));
+
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
   (e) => assert.equal(e.detail[0].msg, "Customer does not exist."));
@@ -112,4 +122,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 28 operations and 6 error paths decoded by @polar-sh/sdk");
+console.log("ok: 29 operations and 7 error paths decoded by @polar-sh/sdk");
