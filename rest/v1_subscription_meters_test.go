@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,14 +156,13 @@ func TestSubscriptionMetersRenderTheContract(t *testing.T) {
 	}
 }
 
-// serveMetered sends a call whose answer holds a metered price and validates the body
-// against the contract's schema with ecmaPattern. The shared validation (s.do) compiles
-// patterns with Go's regexp, which rejects the lookahead in ProductPriceMeteredUnit's
-// unit_amount pattern, so it cannot pass any body with a metered price.
+// serveMetered sends a call whose answer holds a metered price through the shared
+// contract check (which reads the lookahead in ProductPriceMeteredUnit's unit_amount
+// pattern with resttest.ECMAPattern) and, on success, also validates the body against the
+// named contract schema.
 func serveMetered(t *testing.T, s *v1, c call, schema string) *httptest.ResponseRecorder {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	s.h.ServeHTTP(rec, c.request())
+	rec := s.do(t, c)
 	if rec.Code != http.StatusOK {
 		return rec
 	}
@@ -175,42 +172,8 @@ func serveMetered(t *testing.T, s *v1, c call, schema string) *httptest.Response
 	}
 	var body any
 	decodeJSON(t, rec.Body.Bytes(), &body)
-	if err := ref.Value.VisitJSON(body, openapi3.MultiErrors(), openapi3.SetSchemaRegexCompiler(ecmaPattern)); err != nil {
+	if err := ref.Value.VisitJSON(body, openapi3.MultiErrors(), openapi3.SetSchemaRegexCompiler(resttest.ECMAPattern)); err != nil {
 		t.Errorf("%s does not conform to %s: %v\nbody: %s", c.target, schema, err, rec.Body)
 	}
 	return rec
 }
-
-// ecmaPattern compiles a contract pattern (ECMA-262) for Go, whose RE2 has no lookahead: a
-// leading negative lookahead "^(?!A)B" matches what A does not match and "^B" does.
-func ecmaPattern(expr string) (openapi3.RegexMatcher, error) {
-	rest, ok := strings.CutPrefix(expr, "^(?!")
-	if !ok {
-		return regexp.Compile(expr)
-	}
-	depth := 1
-	for i, r := range rest {
-		switch r {
-		case '(':
-			depth++
-		case ')':
-			if depth--; depth == 0 {
-				not, err := regexp.Compile(rest[:i])
-				if err != nil {
-					return nil, err
-				}
-				yes, err := regexp.Compile("^" + rest[i+1:])
-				if err != nil {
-					return nil, err
-				}
-				return lookahead{not: not, yes: yes}, nil
-			}
-		}
-	}
-	return regexp.Compile(expr)
-}
-
-// lookahead matches a string that yes matches and not does not.
-type lookahead struct{ not, yes *regexp.Regexp }
-
-func (l lookahead) MatchString(s string) bool { return !l.not.MatchString(s) && l.yes.MatchString(s) }

@@ -125,7 +125,8 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, Route: route},
 		Status:                 status,
 		Header:                 header,
-		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true, RegexCompiler: ECMAPattern,
+			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.SetSchemaRegexCompiler(ECMAPattern)}},
 	}
 	input.SetBodyBytes(body)
 	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
