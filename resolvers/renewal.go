@@ -89,6 +89,9 @@ func (r *Resolver) endPeriod(ctx context.Context, tx *sqlx.Tx, s *storage.Subscr
 	at := s.CurrentPeriodEnd
 	switch {
 	case s.CancelAtPeriodEnd:
+		if err := r.billFinalUsage(ctx, tx, s, at); err != nil {
+			return err
+		}
 		_, err := r.endSubscription(ctx, tx, s, at, now, nil, nil)
 		return err
 	case s.PauseAtPeriodEnd:
@@ -225,6 +228,34 @@ func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage
 		spec.DiscountID, spec.DiscountAmount = s.DiscountID, discount
 	}
 	return r.createOrder(ctx, tx, spec)
+}
+
+// billFinalUsage bills the metered usage of the period ending at end when the subscription
+// ends with it (canceled at period end), as upstream does: no renewal order follows, so
+// without this last order the period's usage would never be billed. The order holds only
+// the metered lines and is charged like a renewal; a decline leaves it pending, its payment
+// retried on the renewal schedule.
+func (r *Resolver) billFinalUsage(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, end time.Time) error {
+	prices, err := storage.SubscriptionPricesBySubscriptions(ctx, tx, []uuid.UUID{s.ID})
+	if err != nil {
+		return err
+	}
+	items, err := r.meteredOrderItems(ctx, tx, s, prices[0], end)
+	if err != nil || len(items) == 0 {
+		return err
+	}
+	order, err := r.createOrder(ctx, tx, orderSpec{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID,
+		ProductID: &s.ProductID, SubscriptionID: &s.ID, BillingReason: "subscription_cycle", Status: "pending",
+		Currency: s.Currency, Items: items, Seats: s.Seats, Description: "Final usage"})
+	if err != nil {
+		return err
+	}
+	key := fmt.Sprintf("subscription:%s:final-usage:%s", s.ID, end.UTC().Format(time.RFC3339Nano))
+	paid, err := r.chargeRenewal(ctx, tx, s, order, key, end)
+	if err != nil || paid {
+		return err
+	}
+	return r.scheduleOrderPayment(ctx, tx, order.ID, renewalPtr(end.Add(dunningRetries[0])))
 }
 
 // renewalDiscount is what the subscription's discount takes off a renewal starting at start:

@@ -410,3 +410,34 @@ func seedMeteredSubscriptions(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int
 		tb.Fatal(err)
 	}
 }
+
+// TestCanceledSubscriptionBillsItsLastUsage ends a subscription at its period end: no
+// renewal follows, so the period's usage is billed in a last order of metered lines only.
+func TestCanceledSubscriptionBillsItsLastUsage(t *testing.T) {
+	t.Parallel()
+	w := newSubWorld(t, payment.TokenVisa)
+	end := at(2, 28)
+	meter := w.newMeter(t, "API calls", "api", `{"func": "count"}`)
+	plan := w.usagePlan(t, meter, "25", nil)
+	c := newCustomer(t, w.s, w.org.Token, "")
+	card := w.saveCard(t, c.ID, payment.TokenVisa)
+	sub := w.subscribe(t, plan.ID, c.ID, &card, 500, 0, nil)
+	var events []usage
+	for j := range 4 {
+		events = append(events, usage{customer: &c.ID, name: "api", at: subBase.Add(time.Duration(j+1) * time.Hour)})
+	}
+	w.ingest(t, events...)
+	w.mutate(t, w.org.Token, "cancelSubscription", vars{"id": sub.ID})
+	w.advance(t, end)
+	if got := w.get(t, sub.ID); got.Status != "canceled" {
+		t.Fatalf("subscription after its last period: %+v", got)
+	}
+	want := []cycleItem{{Label: "API calls — (4 consumed units) × $0.25", Amount: 100, PriceID: &plan.Prices[1].ID}}
+	if diff := cmp.Diff(want, w.cycleItems(t, sub.ID)); diff != "" {
+		t.Errorf("final order lines (-want +got):\n%s", diff)
+	}
+	orders := w.orders(t, sub.ID)
+	if last := orders[len(orders)-1]; last.TotalAmount != 100 || last.Status != "paid" {
+		t.Errorf("final usage order: %+v", last)
+	}
+}
