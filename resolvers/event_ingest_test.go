@@ -95,6 +95,20 @@ func TestIngestEventsStoresWhatWasSent(t *testing.T) {
 	if !child.ParentLinked || child.ExtCustomer == nil || *child.ExtCustomer != "later" || !child.Recent {
 		t.Errorf("child event = %+v (parent linked, external customer kept, timestamp defaults to now)", child)
 	}
+	var parentID uuid.UUID
+	w.s.Get(t, &parentID, `SELECT id FROM events WHERE external_id = 'e-1'`)
+	for _, ref := range []string{parentID.String(), "unknown-parent"} {
+		w.ingest(t, w.org.Token, ev("api_call", "externalCustomerId", "later", "externalId", "by-"+ref, "parentId", ref))
+	}
+	var byID, pending struct {
+		Parent *uuid.UUID `db:"parent_id"`
+		Root   *uuid.UUID `db:"root_id"`
+	}
+	w.s.Get(t, &byID, `SELECT parent_id, root_id FROM events WHERE external_id = $1`, "by-"+parentID.String())
+	w.s.Get(t, &pending, `SELECT parent_id, root_id FROM events WHERE external_id = 'by-unknown-parent'`)
+	if byID.Parent == nil || *byID.Parent != parentID || byID.Root == nil || *byID.Root != parentID || pending.Parent != nil {
+		t.Errorf("parent by id = %+v, unknown parent = %+v (want linked, and pending)", byID, pending)
+	}
 }
 
 func TestIngestEventsDeduplicatesExternalIDs(t *testing.T) {

@@ -73,21 +73,26 @@ const insertEventsSQL = `WITH fresh AS (
 	WHERE s.external_id IS NULL OR s.id IN (SELECT event_id FROM fresh)`
 
 // resolveParentsSQL links the batch's new events to their parents: parent_reference names
-// an event by its id or by its external id in the same organization. A reference to
-// nothing stays pending (upstream does not reject it). The root is the parent's root, or
-// the parent itself.
+// an event by its external id or its id in the same organization, in that order of
+// preference. Each is one index lookup (event_external_ids' key, then events' primary key
+// by id); the id branch runs only for a reference that is a UUID. A reference to nothing
+// stays pending (upstream does not reject it). The root is the parent's root, or the parent
+// itself.
 const resolveParentsSQL = `WITH refs AS (
-		SELECT s.id, s."timestamp", s.organization_id, s.parent_reference FROM event_staging s
-		WHERE s.parent_reference IS NOT NULL),
+		SELECT s.id, s."timestamp", s.organization_id, s.parent_reference,
+			CASE WHEN s.parent_reference ~* '^[{]?[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}[}]?$'
+				THEN s.parent_reference::uuid END AS parent_uuid
+		FROM event_staging s WHERE s.parent_reference IS NOT NULL),
 	parents AS (
 		SELECT r.id, r."timestamp", p.id AS parent_id, coalesce(p.root_id, p.id) AS root_id
 		FROM refs r
 		JOIN LATERAL (
-			SELECT e.id, e.root_id FROM events e
-			WHERE e.organization_id = r.organization_id AND (
-				e.id::text = r.parent_reference
-				OR (e.id, e."timestamp") = (SELECT x.event_id, x.event_timestamp FROM event_external_ids x
-					WHERE x.organization_id = r.organization_id AND x.external_id = r.parent_reference))
+			(SELECT e.id, e.root_id FROM event_external_ids x
+				JOIN events e ON e.id = x.event_id AND e."timestamp" = x.event_timestamp
+				WHERE x.organization_id = r.organization_id AND x.external_id = r.parent_reference)
+			UNION ALL
+			(SELECT e.id, e.root_id FROM events e
+				WHERE r.parent_uuid IS NOT NULL AND e.id = r.parent_uuid AND e.organization_id = r.organization_id)
 			LIMIT 1) p ON true)
 	UPDATE events e SET parent_id = p.parent_id, root_id = p.root_id
 	FROM parents p WHERE e.id = p.id AND e."timestamp" = p."timestamp" AND e.id <> p.parent_id`
