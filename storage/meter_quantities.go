@@ -170,20 +170,6 @@ func meterTotalSQL(m *Meter, c *MeterCustomer, from, to time.Time) (string, []an
 	return "SELECT coalesce((" + agg + ")::float8, 0) FROM " + src + " WHERE " + where, p.args, nil
 }
 
-// ExplainMeterQuantity runs MeterQuantity's statement under EXPLAIN (ANALYZE, BUFFERS) and
-// returns the plan, to check on a real database that each customer branch uses its index.
-func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, customer MeterCustomer, from, to time.Time) (string, error) {
-	query, args, err := meterTotalSQL(m, &customer, from, to)
-	if err != nil {
-		return "", err
-	}
-	var lines []string
-	if err := sqlx.SelectContext(ctx, q, &lines, "EXPLAIN (ANALYZE, BUFFERS) "+query, args...); err != nil {
-		return "", mapErr(err)
-	}
-	return strings.Join(lines, "\n"), nil
-}
-
 // MeterQuantityAt is one bucket of a meter's quantities.
 type MeterQuantityAt struct {
 	Timestamp time.Time `db:"timestamp"`
