@@ -44,8 +44,15 @@ const eventStagingSQL = `CREATE TEMPORARY TABLE IF NOT EXISTS event_staging (
 ) ON COMMIT DELETE ROWS`
 
 // eventTypesSQL gives every (organization, name) of the batch its event type, in name order
-// so that concurrent batches creating the same new types cannot deadlock.
-const eventTypesSQL = `INSERT INTO event_types (organization_id, name, label)
+// so that concurrent batches creating the same new types cannot deadlock. In the same
+// statement it marks the UTC days the batch touches as changed, for the meter rollups (see
+// RefreshMeterRollups); a day of duplicates only is marked too, which costs one needless
+// recount of that day and saves a round trip per batch.
+const eventTypesSQL = `WITH days AS (
+		INSERT INTO event_day_changes (organization_id, day)
+		SELECT DISTINCT organization_id, date_trunc('day', "timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
+		FROM event_staging)
+	INSERT INTO event_types (organization_id, name, label)
 	SELECT DISTINCT organization_id, name, name FROM event_staging ORDER BY organization_id, name
 	ON CONFLICT (organization_id, name) DO NOTHING`
 

@@ -11,7 +11,7 @@ import (
 // ExplainMeterQuantity runs MeterQuantity's statement under EXPLAIN (ANALYZE, BUFFERS) and
 // returns the plan, to check on a real database that each customer branch uses its index.
 func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, customer MeterCustomer, from, to time.Time) (string, error) {
-	query, args, err := meterTotalSQL(m, &customer, from, to)
+	query, args, err := meterTotalSQL(ctx, q, m, &customer, from, to)
 	if err != nil {
 		return "", err
 	}
@@ -20,4 +20,33 @@ func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, cust
 		return "", mapErr(err)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// MeterQuantityFromEvents is MeterQuantity read from the events alone, never from rollups:
+// the reference the rollup path must equal.
+func MeterQuantityFromEvents(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time) (float64, error) {
+	p := &sqlParams{}
+	src, agg, err := quantitySource(ctx, q, p, m, c, from, to, false)
+	if err != nil {
+		return 0, err
+	}
+	var v float64
+	err = sqlx.GetContext(ctx, q, &v, "SELECT coalesce(("+agg+")::float8, 0) FROM "+src, p.args...)
+	return v, mapErr(err)
+}
+
+// MeterQuantitySeriesFromEvents is MeterQuantitySeries read from the events alone.
+func MeterQuantitySeriesFromEvents(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time, interval string) (*MeterQuantities, error) {
+	return meterQuantitySeries(ctx, q, m, c, from, to, interval, false)
+}
+
+// MeterRollupPlan tells which whole days [first, end) of a window a quantity reads from the
+// meter's rollups, and which of them it reads from events instead because they changed;
+// ok is false when it reads no rollups at all.
+func MeterRollupPlan(ctx context.Context, q sqlx.QueryerContext, m *Meter, from, to time.Time) (first, end time.Time, changed []int64, ok bool, err error) {
+	plan, err := planRollups(ctx, q, m, from, to)
+	if err != nil || plan == nil {
+		return time.Time{}, time.Time{}, nil, false, err
+	}
+	return plan.first, plan.end, plan.changed, true, nil
 }

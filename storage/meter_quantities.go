@@ -59,38 +59,69 @@ func (a *MeterAggregation) Validate() error {
 	return nil
 }
 
-// sql compiles the aggregate over events aliased e and the condition rows must meet to
-// enter it, as upstream's get_sql_column and get_sql_clause: numeric functions read a
-// metadata number (rows where it is not a number are left out) or the timestamp as epoch
-// seconds, never name or source; unique counts distinct metadata values.
-func (a MeterAggregation) sql(p *sqlParams) (agg, where string, err error) {
+// value compiles the number an event contributes to the aggregate (NULL for count) and the
+// condition rows must meet to enter it, as upstream's get_sql_column and get_sql_clause:
+// numeric functions read a metadata number (rows where it is not a number are left out) or
+// the timestamp as epoch seconds, never name or source. Unique has no value of its own; it
+// counts distinct metadata values (see sql).
+func (a MeterAggregation) value(p *sqlParams) (value, where string, err error) {
 	switch a.Func {
 	case AggregationCount:
-		return "count(*)", "true", nil
-	case AggregationUnique:
-		return "count(DISTINCT e.metadata -> " + p.add(a.Property, "text") + ")", "true", nil
+		return "NULL::float8", "true", nil
 	case AggregationSum, AggregationMax, AggregationMin, AggregationAvg:
 	default:
 		return "", "", errors.New("storage: meter aggregation " + strconv.Quote(a.Func))
 	}
 	switch a.Property {
 	case "name", "source":
-		return a.Func + "(NULL::float8)", "false", nil
+		return "NULL::float8", "false", nil
 	case "timestamp":
-		return a.Func + `(extract(epoch FROM e."timestamp")::bigint::float8)`, "true", nil
+		return `extract(epoch FROM e."timestamp")::bigint::float8`, "true", nil
 	}
 	k := p.add(a.Property, "text")
-	return a.Func + "((e.metadata ->> " + k + ")::float8)", "jsonb_typeof(e.metadata -> " + k + ") = 'number'", nil
+	return "(e.metadata ->> " + k + ")::float8", "jsonb_typeof(e.metadata -> " + k + ") = 'number'", nil
+}
+
+// sql compiles the aggregate over events aliased e and the condition rows must meet to
+// enter it.
+func (a MeterAggregation) sql(p *sqlParams) (agg, where string, err error) {
+	if a.Func == AggregationUnique {
+		return "count(DISTINCT e.metadata -> " + p.add(a.Property, "text") + ")", "true", nil
+	}
+	v, where, err := a.value(p)
+	if err != nil {
+		return "", "", err
+	}
+	if a.Func == AggregationCount {
+		return "count(*)", where, nil
+	}
+	return a.Func + "(" + v + ")", where, nil
+}
+
+// rollable tells whether the aggregate combines from partial aggregates (see
+// meter_rollups); unique does not, since distinct values of two days may repeat.
+func (a MeterAggregation) rollable() bool { return a.Func != AggregationUnique }
+
+// combine is the aggregate over partial rows aliased e (n events, total, minimum, maximum
+// of their values), equal to the aggregate over the events themselves.
+func (a MeterAggregation) combine() string {
+	switch a.Func {
+	case AggregationCount:
+		return "sum(e.n)"
+	case AggregationSum:
+		return "sum(e.total)"
+	case AggregationMax:
+		return "max(e.maximum)"
+	case AggregationMin:
+		return "min(e.minimum)"
+	}
+	return "sum(e.total) / nullif(sum(e.n), 0)"
 }
 
 // meterSQL compiles a meter's aggregate and the predicate (filter and aggregation
 // condition) its events must meet.
 func meterSQL(m *Meter, p *sqlParams) (agg, where string, err error) {
-	f, err := ParseMeterFilter(m.Filter)
-	if err != nil {
-		return "", "", err
-	}
-	a, err := ParseMeterAggregation(m.Aggregation)
+	f, a, err := meterDefinition(m)
 	if err != nil {
 		return "", "", err
 	}
@@ -105,6 +136,32 @@ func meterSQL(m *Meter, p *sqlParams) (agg, where string, err error) {
 	return agg, pred + " AND " + cond, nil
 }
 
+// meterValueSQL compiles the value each event of the meter contributes and the predicate
+// (filter and aggregation condition) its events must meet.
+func meterValueSQL(f *MeterFilter, a *MeterAggregation, p *sqlParams) (value, where string, err error) {
+	pred, err := f.SQL(p)
+	if err != nil {
+		return "", "", err
+	}
+	value, cond, err := a.value(p)
+	if err != nil {
+		return "", "", err
+	}
+	return value, pred + " AND " + cond, nil
+}
+
+func meterDefinition(m *Meter) (*MeterFilter, *MeterAggregation, error) {
+	f, err := ParseMeterFilter(m.Filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := ParseMeterAggregation(m.Aggregation)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, a, nil
+}
+
 // MeterCustomer names whose events a quantity covers: events sent with the customer's id,
 // and events sent with its external id in its organization (which may arrive before the
 // customer exists, so ID may be uuid.Nil when only the external id is known).
@@ -114,14 +171,14 @@ type MeterCustomer struct {
 }
 
 // eventsSource renders the events a quantity reads, aliased e, restricted to the meter's
-// organization and to [from, to). For a customer it is a UNION ALL of two branches, one per
-// way an event names its customer, each served by its own index ((customer_id, "timestamp")
-// and (organization_id, external_customer_id, "timestamp")); the second branch leaves out
-// events the first already holds, so every event appears once and any aggregate over the
-// union (avg, unique, min, max included) is exact.
-func eventsSource(p *sqlParams, orgID uuid.UUID, c *MeterCustomer, from, to time.Time) string {
+// organization and to [lo, hi) (SQL expressions). For a customer it is a UNION ALL of two
+// branches, one per way an event names its customer, each served by its own index
+// ((customer_id, "timestamp") and (organization_id, external_customer_id, "timestamp"));
+// the second branch leaves out events the first already holds, so every event appears once
+// and any aggregate over the union (avg, unique, min, max included) is exact.
+func eventsSource(p *sqlParams, orgID uuid.UUID, c *MeterCustomer, lo, hi string) string {
 	org := p.add(orgID, "uuid")
-	window := `"timestamp" >= ` + p.add(from, "timestamptz") + ` AND "timestamp" < ` + p.add(to, "timestamptz")
+	window := `"timestamp" >= ` + lo + ` AND "timestamp" < ` + hi
 	if c == nil {
 		return "(SELECT * FROM events WHERE organization_id = " + org + " AND " + window + ") e"
 	}
@@ -147,11 +204,7 @@ func eventsSource(p *sqlParams, orgID uuid.UUID, c *MeterCustomer, from, to time
 // MeterQuantity is the meter's aggregate over the customer's events with a timestamp in
 // [from, to), 0 when none match. Subscription billing calls it for each metered price.
 func MeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, customer MeterCustomer, from, to time.Time) (float64, error) {
-	return meterTotal(ctx, q, m, &customer, from, to)
-}
-
-func meterTotal(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time) (float64, error) {
-	query, args, err := meterTotalSQL(m, c, from, to)
+	query, args, err := meterTotalSQL(ctx, q, m, &customer, from, to)
 	if err != nil {
 		return 0, err
 	}
@@ -160,14 +213,40 @@ func meterTotal(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustom
 	return v, mapErr(err)
 }
 
-func meterTotalSQL(m *Meter, c *MeterCustomer, from, to time.Time) (string, []any, error) {
+func meterTotalSQL(ctx context.Context, q sqlx.QueryerContext, m *Meter, c *MeterCustomer, from, to time.Time) (string, []any, error) {
 	p := &sqlParams{}
-	src := eventsSource(p, m.OrganizationID, c, from, to)
-	agg, where, err := meterSQL(m, p)
+	src, agg, err := quantitySource(ctx, q, p, m, c, from, to, true)
 	if err != nil {
 		return "", nil, err
 	}
-	return "SELECT coalesce((" + agg + ")::float8, 0) FROM " + src + " WHERE " + where, p.args, nil
+	return "SELECT coalesce((" + agg + ")::float8, 0) FROM " + src, p.args, nil
+}
+
+// quantitySource renders the rows a quantity aggregates, aliased e with a "timestamp"
+// column, and the aggregate over them. With daily true, whole UTC days the meter's rollups
+// hold (see planRollups) come from meter_rollups and the rest of the window from the
+// events, as partial aggregates combined at the end; otherwise every row is an event.
+func quantitySource(ctx context.Context, q sqlx.QueryerContext, p *sqlParams, m *Meter, c *MeterCustomer, from, to time.Time, daily bool) (src, agg string, err error) {
+	f, a, err := meterDefinition(m)
+	if err != nil {
+		return "", "", err
+	}
+	if daily && a.rollable() {
+		plan, err := planRollups(ctx, q, m, from, to)
+		if err != nil {
+			return "", "", err
+		}
+		if plan != nil {
+			src, err := rollupSource(p, m, f, a, c, plan)
+			return src, a.combine(), err
+		}
+	}
+	events := eventsSource(p, m.OrganizationID, c, p.add(from, "timestamptz"), p.add(to, "timestamptz"))
+	agg, where, err := meterSQL(m, p)
+	if err != nil {
+		return "", "", err
+	}
+	return "(SELECT e.* FROM " + events + " WHERE " + where + ") e", agg, nil
 }
 
 // MeterQuantityAt is one bucket of a meter's quantities.
@@ -190,14 +269,18 @@ var MeterIntervals = []string{"hour", "day", "week", "month"}
 // starting with the one holding from; empty buckets are 0. An event counts in the bucket of
 // its own timestamp, whenever it was ingested. c nil means all the organization's events.
 // Total aggregates the whole window at once (not a sum of buckets), so it is right for avg
-// and unique too. Buckets and total come from one scan, through GROUPING SETS.
+// and unique too. Buckets and total come from one scan, through GROUPING SETS. Day, week
+// and month buckets read whole days from the meter's rollups where they can.
 func MeterQuantitySeries(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time, interval string) (*MeterQuantities, error) {
+	return meterQuantitySeries(ctx, q, m, c, from, to, interval, interval != "hour")
+}
+
+func meterQuantitySeries(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time, interval string, daily bool) (*MeterQuantities, error) {
 	if !validInterval(interval) {
 		return nil, errors.New("storage: meter interval " + strconv.Quote(interval))
 	}
 	p := &sqlParams{}
-	src := eventsSource(p, m.OrganizationID, c, from, to)
-	agg, where, err := meterSQL(m, p)
+	src, agg, err := quantitySource(ctx, q, p, m, c, from, to, daily)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +293,7 @@ func MeterQuantitySeries(ctx context.Context, q sqlx.ExtContext, m *Meter, c *Me
 	sums AS (
 		SELECT date_trunc(` + unit + `, e."timestamp" AT TIME ZONE 'UTC') AS g, (` + agg + `)::float8 AS quantity,
 			grouping(date_trunc(` + unit + `, e."timestamp" AT TIME ZONE 'UTC')) = 1 AS total
-		FROM ` + src + ` WHERE ` + where + `
+		FROM ` + src + `
 		GROUP BY GROUPING SETS ((date_trunc(` + unit + `, e."timestamp" AT TIME ZONE 'UTC')), ()))
 	SELECT b.g AT TIME ZONE 'UTC' AS "timestamp", coalesce(s.quantity, 0) AS quantity
 	FROM buckets b LEFT JOIN sums s ON s.g = b.g AND NOT s.total

@@ -84,6 +84,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	work.every(workCtx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
 		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
 	})
+	work.every(workCtx, "meter rollups", time.Minute, r.RefreshMeterRollups)
 	work.every(workCtx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
 		return r.EnsureEventPartitions(ctx)
 	})
