@@ -111,6 +111,25 @@ func TestIngestEventsStoresWhatWasSent(t *testing.T) {
 	}
 }
 
+// TestIngestEventsChainsRootInOneBatch: a chain of parents sent in one batch, in any order,
+// gives every event the chain's first event as its root.
+func TestIngestEventsChainsRootInOneBatch(t *testing.T) {
+	t.Parallel()
+	w := newIngestWorld(t)
+	w.ingest(t, w.org.Token, ev("api_call", "externalCustomerId", "c", "externalId", "root"))
+	w.ingest(t, w.org.Token,
+		ev("api_call", "externalCustomerId", "c", "externalId", "d", "parentId", "c3"),
+		ev("api_call", "externalCustomerId", "c", "externalId", "c1", "parentId", "root"),
+		ev("api_call", "externalCustomerId", "c", "externalId", "c2", "parentId", "c1"),
+		ev("api_call", "externalCustomerId", "c", "externalId", "c3", "parentId", "c2"))
+	var rooted string
+	w.s.Get(t, &rooted, `SELECT coalesce(string_agg(e.external_id, ',' ORDER BY e.external_id), '') FROM events e, events r
+		WHERE r.external_id = 'root' AND e.root_id = r.id`)
+	if rooted != "c1,c2,c3,d" {
+		t.Errorf("events rooted at the chain's first event: %q, want c1,c2,c3,d (d names c3, later in its batch)", rooted)
+	}
+}
+
 func TestIngestEventsDeduplicatesExternalIDs(t *testing.T) {
 	t.Parallel()
 	w := newIngestWorld(t)

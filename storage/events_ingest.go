@@ -104,6 +104,16 @@ const resolveParentsSQL = `WITH refs AS (
 	UPDATE events e SET parent_id = p.parent_id, root_id = p.root_id
 	FROM parents p WHERE e.id = p.id AND e."timestamp" = p."timestamp" AND e.id <> p.parent_id`
 
+// rootJumpSQL moves the batch's roots one step up where the root found by resolveParentsSQL
+// is itself a child: that happens when a parent is earlier in the same batch, as one
+// statement saw it before it was linked. Repeating it until nothing changes ends at the
+// chains' true roots (each pass jumps to the root's root, halving the distance left).
+const rootJumpSQL = `UPDATE events e SET root_id = r.root_id
+	FROM event_staging s, events r
+	WHERE s.parent_reference IS NOT NULL AND e.id = s.id AND e."timestamp" = s."timestamp"
+		AND r.id = e.root_id AND r.organization_id = e.organization_id AND r.root_id IS NOT NULL
+		AND r.root_id <> e.id`
+
 // IngestEvents stores a validated batch in one transaction and returns how many events were
 // new; the rest were duplicates. The rows go to the staging table with COPY, the database's
 // bulk path, and from there into events with one INSERT that drops duplicates. A failure
@@ -131,11 +141,29 @@ func IngestEvents(ctx context.Context, db *sqlx.DB, events []EventWrite, now tim
 			return err
 		}
 		if hasParents(events) {
-			_, err = tx.ExecContext(ctx, resolveParentsSQL)
+			err = linkParents(ctx, tx, len(events))
 		}
 		return err
 	})
 	return int(inserted), mapErr(err)
+}
+
+// linkParents links the batch's events to their parents and roots; n bounds the passes,
+// since no chain inside a batch is longer than the batch.
+func linkParents(ctx context.Context, tx *sqlx.Tx, n int) error {
+	if _, err := tx.ExecContext(ctx, resolveParentsSQL); err != nil {
+		return err
+	}
+	for range n {
+		res, err := tx.ExecContext(ctx, rootJumpSQL)
+		if err != nil {
+			return err
+		}
+		if moved, err := res.RowsAffected(); err != nil || moved == 0 {
+			return err
+		}
+	}
+	return nil
 }
 
 // copyEvents streams the batch into event_staging. lib/pq buffers the rows and sends them
