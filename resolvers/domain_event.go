@@ -74,7 +74,7 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	for _, e := range events {
 		payload, err := r.RenderEvent.Render(ctx, e)
 		if err == nil {
-			err = storage.SetDomainEventPayload(ctx, r.DB, e.ID, payload)
+			err = r.publishEvent(ctx, e, payload)
 		} else {
 			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
 				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))

@@ -37,6 +37,8 @@ type Resolver struct {
 	// not read its key's customer every time. Customers this process changes are forgotten
 	// at once; other processes' changes show within the cache's ttl. Nil caches nothing.
 	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
+	// Webhooks sends queued webhook events; nil queues them but sends nothing.
+	Webhooks *WebhookDelivery
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

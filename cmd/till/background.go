@@ -38,5 +38,10 @@ func (b *background) every(ctx context.Context, name string, interval time.Durat
 	}()
 }
 
+// run runs fn until ctx is done, for work that keeps its own loop.
+func (b *background) run(ctx context.Context, fn func(context.Context)) {
+	b.wg.Go(func() { fn(ctx) })
+}
+
 // wait blocks until every task has returned.
 func (b *background) wait() { b.wg.Wait() }

@@ -46,6 +46,15 @@ type config struct {
 	LicenseRateKeyBlock time.Duration `env:"TILL_LICENSE_RATE_KEY_BLOCK" envDefault:"10s"`
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client (comma-separated).
 	TrustedProxies []string `env:"TILL_TRUSTED_PROXIES" envSeparator:","`
+
+	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
+	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`
+	// WebhookConcurrency is how many deliveries may be in flight at once, each to a different
+	// endpoint (an endpoint receives its events one at a time, in order).
+	WebhookConcurrency int `env:"TILL_WEBHOOK_CONCURRENCY" envDefault:"32"`
+	// WebhookAllowPrivate lets deliveries reach loopback and private addresses, for receivers
+	// on the operator's own network; off, such addresses are refused at connect time.
+	WebhookAllowPrivate bool `env:"TILL_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -55,7 +64,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
 		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
 		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
-		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC"} {
+		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC", "TILL_WEBHOOK_TIMEOUT", "TILL_WEBHOOK_CONCURRENCY",
+		"TILL_WEBHOOK_ALLOW_PRIVATE"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -115,6 +125,8 @@ func (c config) print(w io.Writer) {
 	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
+	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
+		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
 }
 
 // maskURL hides the password of a database URL.

@@ -18,6 +18,7 @@ import (
 	"till/internal/auth"
 	"till/internal/payment"
 	"till/internal/ttlcache"
+	"till/internal/webhook"
 	"till/resolvers"
 	"till/rest"
 	"till/storage"
@@ -60,7 +61,8 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
-		Payments: payment.NewTestProcessor()}
+		Payments: payment.NewTestProcessor(),
+		Webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})}
 	if cfg.CustomerCacheTTL > 0 {
 		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
 	}
@@ -75,9 +77,11 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	work := &background{logger: logger}
-	work.every(workCtx, "render events", 250*time.Millisecond, func(ctx context.Context) (int, error) {
+	work.every(workCtx, "render events", 100*time.Millisecond, func(ctx context.Context) (int, error) {
 		return r.RenderEvents(ctx, 500)
 	})
+	work.run(workCtx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
+	work.every(workCtx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
 	work.every(workCtx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
 		return r.RenewDue(ctx, nil, r.Now(), 100)
 	})

@@ -1,0 +1,198 @@
+package resolvers
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/internal/webhook"
+	"till/storage"
+)
+
+// Upstream's delivery settings (contract §4.10): ten attempts, backoff from 2 s doubling up
+// to 20 minutes, and an endpoint that fails ten attempts in a row is disabled.
+const (
+	webhookMaxAttempts      = 10
+	webhookFailureThreshold = 10
+	webhookBackoffBase      = 2 * time.Second
+	webhookBackoffCap       = 20 * time.Minute
+)
+
+// WebhookDelivery sends queued webhook events. Each endpoint receives its events one at a
+// time in the order they happened; different endpoints are served in parallel.
+type WebhookDelivery struct {
+	Sender *webhook.Sender
+	// Backoff is the wait before attempt+1 after attempt failed; nil is upstream's
+	// exponential backoff with jitter.
+	Backoff func(attempt int) time.Duration
+
+	wakeOnce sync.Once
+	wake     chan struct{}
+}
+
+// NewWebhookDelivery delivers with sender and upstream's retry settings.
+func NewWebhookDelivery(sender *webhook.Sender) *WebhookDelivery {
+	return &WebhookDelivery{Sender: sender}
+}
+
+// Wake tells a running dispatcher that new events may be due, so a delivery need not wait
+// for its next poll. It never blocks.
+func (d *WebhookDelivery) Wake() {
+	select {
+	case d.wakeChan() <- struct{}{}:
+	default:
+	}
+}
+
+func (d *WebhookDelivery) wakeChan() chan struct{} {
+	d.wakeOnce.Do(func() { d.wake = make(chan struct{}, 1) })
+	return d.wake
+}
+
+// backoff is the wait after a failed attempt: 2 s doubling per attempt, capped at 20 minutes,
+// between 80 % and 100 % of that so endpoints that failed together do not retry together.
+func (d *WebhookDelivery) backoff(attempt int) time.Duration {
+	if d.Backoff != nil {
+		return d.Backoff(attempt)
+	}
+	wait := webhookBackoffCap
+	if attempt < 20 {
+		wait = min(webhookBackoffCap, webhookBackoffBase<<(attempt-1))
+	}
+	return wait - time.Duration(rand.Int64N(int64(wait)/5+1))
+}
+
+// lease is how long a claimed event stays with its dispatcher: past it, the event is claimed
+// again (the dispatcher died). It outlasts any attempt several times over.
+func (d *WebhookDelivery) lease() time.Duration {
+	t := d.Sender.Timeout
+	if t == 0 {
+		t = webhook.DefaultTimeout
+	}
+	return 3*t + 5*time.Second
+}
+
+// DispatchWebhooks delivers queued webhook events until ctx ends, with up to slots attempts in
+// flight, checking for due events every idle or as soon as something wakes it (a new event
+// queued, an attempt finished). Attempts in flight when ctx ends are finished and recorded.
+func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Duration) {
+	d := r.Webhooks
+	free := make(chan struct{}, slots)
+	for range slots {
+		free <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		want := len(free)
+		claimed, err := storage.ClaimWebhookHeads(ctx, r.DB, want, d.lease())
+		if err != nil && ctx.Err() == nil {
+			r.Logger.Error("claiming webhook events", "err", err)
+		}
+		for _, ev := range claimed {
+			<-free
+			wg.Go(func() {
+				defer func() { free <- struct{}{}; d.Wake() }()
+				r.deliverWebhook(context.WithoutCancel(ctx), ev)
+			})
+		}
+		if len(claimed) == want && len(free) > 0 {
+			continue // there may be more due heads than slots asked for
+		}
+		select {
+		case <-ctx.Done():
+		case <-d.wakeChan():
+		case <-time.After(idle):
+		}
+	}
+}
+
+// deliverWebhook makes one attempt of a claimed event and records it. A failure is retried
+// after the backoff until the attempts run out; the endpoint is disabled once it has failed
+// webhookFailureThreshold attempts in a row.
+func (r *Resolver) deliverWebhook(ctx context.Context, ev *storage.WebhookDispatch) {
+	d := r.Webhooks
+	var body []byte
+	if ev.Payload != nil {
+		body = []byte(*ev.Payload)
+	}
+	res := d.Sender.Send(ctx, webhook.Delivery{URL: ev.URL, Secret: ev.Secret, MsgID: ev.ID.String(), Body: body})
+	attempt := storage.WebhookAttempt{Succeeded: res.Success, Response: res.Response}
+	if res.StatusCode != 0 {
+		attempt.HTTPCode = &res.StatusCode
+	}
+	var retryIn *time.Duration
+	if !res.Success && ev.Attempts < webhookMaxAttempts {
+		wait := d.backoff(ev.Attempts)
+		retryIn = &wait
+	}
+	recorded, failures, err := storage.RecordWebhookAttempt(ctx, r.DB, &ev.WebhookEvent, attempt, retryIn)
+	switch {
+	case err != nil:
+		r.Logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)
+	case !recorded:
+		r.Logger.Warn("webhook attempt outlived its lease; the event was claimed again",
+			"webhook_event_id", ev.ID, "attempt", ev.Attempts)
+	case failures >= webhookFailureThreshold:
+		r.disableFailingEndpoint(ctx, r.DB, ev, failures)
+	}
+}
+
+// disableFailingEndpoint turns off an endpoint that keeps failing and records why on it.
+func (r *Resolver) disableFailingEndpoint(ctx context.Context, q sqlx.QueryerContext, ev *storage.WebhookDispatch, failures int) {
+	reason := "Disabled after " + strconv.Itoa(failures) + " failed delivery attempts in a row."
+	disabled, skipped, err := storage.DisableWebhookEndpoint(ctx, q, ev.WebhookEndpointID, reason)
+	if err != nil {
+		r.Logger.Error("disabling a failing webhook endpoint", "webhook_endpoint_id", ev.WebhookEndpointID, "err", err)
+		return
+	}
+	if disabled {
+		r.Logger.Warn("webhook endpoint disabled", "webhook_endpoint_id", ev.WebhookEndpointID,
+			"organization_id", ev.OrganizationID, "failures", failures, "skipped_events", skipped)
+	}
+}
+
+// publishEvent stores a rendered event's payload and queues it, in the same transaction, for
+// every endpoint that takes its type, each in the endpoint's format; then it wakes the
+// dispatcher. Queuing is idempotent, so a second renderer of the same event adds nothing.
+func (r *Resolver) publishEvent(ctx context.Context, e *storage.DomainEvent, payload string) error {
+	queued := 0
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if err := storage.SetDomainEventPayload(ctx, tx, e.ID, payload); err != nil {
+			return err
+		}
+		targets, err := storage.WebhookTargets(ctx, tx, e.OrganizationID, e.Type)
+		if err != nil || len(targets) == 0 {
+			return err
+		}
+		bodies := make(map[uuid.UUID]string, len(targets))
+		for _, t := range targets {
+			body, err := webhook.Payload(t.Format, e.Type, []byte(payload))
+			if err != nil {
+				return err
+			}
+			bodies[t.ID] = string(body)
+		}
+		queued, err = storage.QueueWebhookEvents(ctx, tx, e, bodies)
+		return err
+	})
+	if err == nil && queued > 0 && r.Webhooks != nil {
+		r.Webhooks.Wake()
+	}
+	return err
+}
+
+// webhookRetention is how long webhook events keep their payload and attempt log (upstream
+// archives after 90 days).
+const webhookRetention = 90 * 24 * time.Hour
+
+// ArchiveWebhookEvents drops the payloads and attempt logs older than the retention window;
+// serve runs it hourly.
+func (r *Resolver) ArchiveWebhookEvents(ctx context.Context) (int, error) {
+	return storage.ArchiveWebhookEvents(ctx, r.DB, r.Now().Add(-webhookRetention))
+}

@@ -1,0 +1,217 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// WebhookEvent is one event queued for one endpoint: the exact bytes to send (Payload, nil
+// once archived) and its delivery state. Its id is the webhook-id header of every attempt.
+type WebhookEvent struct {
+	ID                uuid.UUID  `db:"id"`
+	CreatedAt         time.Time  `db:"created_at"`
+	ModifiedAt        *time.Time `db:"modified_at"`
+	OrganizationID    uuid.UUID  `db:"organization_id"`
+	WebhookEndpointID uuid.UUID  `db:"webhook_endpoint_id"`
+	Type              string     `db:"type"`
+	Payload           *string    `db:"payload"`
+	Succeeded         *bool      `db:"succeeded"`
+	Skipped           bool       `db:"skipped"`
+	LastHTTPCode      *int       `db:"last_http_code"`
+	IsArchived        bool       `db:"is_archived"`
+	DomainEventID     *uuid.UUID `db:"domain_event_id"`
+	Attempts          int        `db:"attempts"`
+	NextAttemptAt     time.Time  `db:"next_attempt_at"`
+	ClaimedUntil      *time.Time `db:"claimed_until"`
+	DeliveredAt       *time.Time `db:"delivered_at"`
+}
+
+const webhookEventColumns = `id, created_at, modified_at, organization_id, webhook_endpoint_id, type, payload,
+	succeeded, skipped, last_http_code, is_archived, domain_event_id, attempts, next_attempt_at, claimed_until,
+	delivered_at`
+
+// WebhookTarget is an endpoint a new event goes to, with the format its payload takes.
+type WebhookTarget struct {
+	ID     uuid.UUID `db:"id"`
+	Format string    `db:"format"`
+}
+
+// WebhookTargets lists the endpoints of an organization that take events of a type now:
+// live, enabled and subscribed to it.
+func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, orgID uuid.UUID, typ string) ([]WebhookTarget, error) {
+	var out []WebhookTarget
+	err := sqlx.SelectContext(ctx, q, &out, `SELECT id, format FROM webhook_endpoints
+		WHERE organization_id = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events)
+		ORDER BY created_at, id`, orgID, typ)
+	return out, mapErr(err)
+}
+
+// QueueWebhookEvents queues a rendered domain event for each endpoint in payloads (endpoint
+// id to the bytes it receives), stamped with the domain event's creation time so each
+// endpoint receives events in the order they happened. Queuing the same domain event again
+// for an endpoint is a no-op. It returns how many were queued.
+func QueueWebhookEvents(ctx context.Context, q sqlx.ExtContext, e *DomainEvent, payloads map[uuid.UUID]string) (int, error) {
+	if len(payloads) == 0 {
+		return 0, nil
+	}
+	endpoints := make([]uuid.UUID, 0, len(payloads))
+	bodies := make([]string, 0, len(payloads))
+	for id, body := range payloads {
+		endpoints = append(endpoints, id)
+		bodies = append(bodies, body)
+	}
+	res, err := q.ExecContext(ctx, `INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload,
+			created_at, domain_event_id)
+		SELECT $1, t.endpoint, $2, t.body, $3, $4
+		FROM unnest($5::uuid[], $6::text[]) AS t(endpoint, body)
+		ON CONFLICT (domain_event_id, webhook_endpoint_id) WHERE domain_event_id IS NOT NULL DO NOTHING`,
+		e.OrganizationID, e.Type, e.CreatedAt, e.ID, pq.Array(endpoints), pq.Array(bodies))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// WebhookDispatch is a claimed event with what sending it needs.
+type WebhookDispatch struct {
+	WebhookEvent
+	URL    string `db:"url"`
+	Secret string `db:"secret"`
+}
+
+// claimHeadsSQL finds the endpoints with pending events by a loose index scan of the
+// pending-head index (one probe per such endpoint, however many events wait), takes each
+// enabled endpoint's oldest pending event, and claims those that are due and not leased. The
+// UPDATE re-checks the lease under the row lock, so two dispatchers never claim one event.
+var claimHeadsSQL = `WITH RECURSIVE pending(endpoint) AS (
+		(SELECT webhook_endpoint_id FROM webhook_events WHERE succeeded IS NULL AND NOT skipped
+			ORDER BY webhook_endpoint_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT webhook_endpoint_id FROM webhook_events
+				WHERE succeeded IS NULL AND NOT skipped AND webhook_endpoint_id > p.endpoint
+				ORDER BY webhook_endpoint_id LIMIT 1)
+		FROM pending p WHERE p.endpoint IS NOT NULL),
+	heads AS MATERIALIZED (
+		SELECT h.id FROM pending p
+		JOIN webhook_endpoints w ON w.id = p.endpoint AND w.enabled
+		CROSS JOIN LATERAL (
+			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
+			WHERE e.webhook_endpoint_id = p.endpoint AND e.succeeded IS NULL AND NOT e.skipped
+			ORDER BY e.created_at, e.id LIMIT 1) h
+		WHERE h.next_attempt_at <= now() AND (h.claimed_until IS NULL OR h.claimed_until < now())
+		LIMIT $1),
+	claimed AS (
+		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $2), attempts = e.attempts + 1, modified_at = now()
+		FROM heads
+		WHERE e.id = heads.id AND e.succeeded IS NULL AND NOT e.skipped
+			AND (e.claimed_until IS NULL OR e.claimed_until < now())
+		RETURNING e.*)
+	SELECT ` + prefixed("c", webhookEventColumns) + `, w.url, w.secret
+	FROM claimed c JOIN webhook_endpoints w ON w.id = c.webhook_endpoint_id`
+
+// ClaimWebhookHeads leases, for up to limit endpoints, the oldest pending event if it is due.
+// Each claim counts as an attempt.
+func ClaimWebhookHeads(ctx context.Context, q sqlx.QueryerContext, limit int, lease time.Duration) ([]*WebhookDispatch, error) {
+	var out []*WebhookDispatch
+	err := sqlx.SelectContext(ctx, q, &out, claimHeadsSQL, limit, lease.Seconds())
+	return out, mapErr(err)
+}
+
+// WebhookAttempt is the outcome of one send.
+type WebhookAttempt struct {
+	HTTPCode  *int
+	Response  string
+	Succeeded bool
+}
+
+// recordAttemptSQL settles a claimed event and logs the attempt in one statement, only while
+// the claim ($2, the attempt number) is still the event's: a dispatcher whose lease ended
+// and whose event was claimed again records nothing. A failure either schedules the next
+// attempt $6 seconds from now or, with $6 null, fails the event for good. The endpoint's count of failures
+// in a row is reset by a success and grows with each failure.
+const recordAttemptSQL = `WITH ev AS (
+		UPDATE webhook_events SET modified_at = now(), claimed_until = NULL, last_http_code = $3,
+			succeeded = CASE WHEN $5 THEN true WHEN $6::float8 IS NULL THEN false END,
+			delivered_at = CASE WHEN $5 THEN now() END,
+			next_attempt_at = coalesce(now() + make_interval(secs => $6), next_attempt_at)
+		WHERE id = $1 AND attempts = $2 AND claimed_until IS NOT NULL AND succeeded IS NULL AND NOT skipped
+		RETURNING id, organization_id, webhook_endpoint_id, attempts),
+	log AS (
+		INSERT INTO webhook_deliveries (organization_id, webhook_endpoint_id, webhook_event_id, attempt, http_code,
+			response, succeeded)
+		SELECT organization_id, webhook_endpoint_id, id, attempts, $3, $4, $5 FROM ev),
+	endpoint AS (
+		UPDATE webhook_endpoints w SET consecutive_failures = CASE WHEN $5 THEN 0 ELSE w.consecutive_failures + 1 END
+		FROM ev WHERE w.id = ev.webhook_endpoint_id AND (NOT $5 OR w.consecutive_failures <> 0)
+		RETURNING w.consecutive_failures)
+	SELECT EXISTS (SELECT 1 FROM ev) AS recorded, coalesce((SELECT consecutive_failures FROM endpoint), 0) AS failures`
+
+// RecordWebhookAttempt logs an attempt of a claimed event and settles the event: delivered,
+// retried after retryIn (on the database's clock, like the leases), or failed for good when
+// retryIn is nil. It reports whether the claim still held and how many attempts in a row the
+// endpoint has now failed.
+func RecordWebhookAttempt(ctx context.Context, q sqlx.QueryerContext, ev *WebhookEvent, a WebhookAttempt, retryIn *time.Duration) (recorded bool, failures int, err error) {
+	var retry *float64
+	if retryIn != nil {
+		s := retryIn.Seconds()
+		retry = &s
+	}
+	var out struct {
+		Recorded bool `db:"recorded"`
+		Failures int  `db:"failures"`
+	}
+	err = sqlx.GetContext(ctx, q, &out, recordAttemptSQL, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded, retry)
+	return out.Recorded, out.Failures, mapErr(err)
+}
+
+// DisableWebhookEndpoint turns an enabled endpoint off, saying why, and skips its pending
+// events, so a receiver that keeps failing stops being called. It returns whether the
+// endpoint was enabled and how many events it skipped.
+func DisableWebhookEndpoint(ctx context.Context, q sqlx.QueryerContext, id uuid.UUID, reason string) (bool, int, error) {
+	var out struct {
+		Disabled bool `db:"disabled"`
+		Skipped  int  `db:"skipped"`
+	}
+	err := sqlx.GetContext(ctx, q, &out, `WITH w AS (
+			UPDATE webhook_endpoints SET enabled = false, disabled_at = now(), disabled_reason = $2, modified_at = now()
+			WHERE id = $1 AND enabled RETURNING id),
+		skipped AS (
+			UPDATE webhook_events e SET skipped = true, claimed_until = NULL, modified_at = now()
+			FROM w WHERE e.webhook_endpoint_id = w.id AND e.succeeded IS NULL AND NOT e.skipped RETURNING e.id)
+		SELECT EXISTS (SELECT 1 FROM w) AS disabled, (SELECT count(*) FROM skipped) AS skipped`, id, reason)
+	return out.Disabled, out.Skipped, mapErr(err)
+}
+
+// RedeliverWebhookEvent queues a delivered, failed or skipped event of the organizations
+// again, with the same id and payload and a fresh attempt budget. An archived event (no
+// payload left) or one being sent right now is not found.
+func RedeliverWebhookEvent(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*WebhookEvent, error) {
+	var e WebhookEvent
+	err := sqlx.GetContext(ctx, q, &e, `UPDATE webhook_events SET succeeded = NULL, skipped = false, attempts = 0,
+			next_attempt_at = now(), claimed_until = NULL, modified_at = now()
+		WHERE id = $1 AND organization_id = ANY($2) AND NOT is_archived
+			AND (claimed_until IS NULL OR claimed_until < now())
+		RETURNING `+webhookEventColumns, id, pq.Array(orgs))
+	return &e, mapErr(err)
+}
+
+// ArchiveWebhookEvents drops the payloads of events created before cutoff (pending ones are
+// skipped: they are too old to matter) and the attempt log of the same age, returning how
+// many events it archived.
+func ArchiveWebhookEvents(ctx context.Context, q sqlx.ExtContext, cutoff time.Time) (int, error) {
+	res, err := q.ExecContext(ctx, `WITH gone AS (
+			DELETE FROM webhook_deliveries WHERE created_at < $1)
+		UPDATE webhook_events SET payload = NULL, is_archived = true, modified_at = now(),
+			skipped = skipped OR succeeded IS NULL, claimed_until = NULL
+		WHERE created_at < $1 AND NOT is_archived`, cutoff)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
