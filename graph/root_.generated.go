@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	Product() ProductResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	WebhookEndpoint() WebhookEndpointResolver
 }
 
 type DirectiveRoot struct {
@@ -644,11 +645,13 @@ type ComplexityRoot struct {
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
+		CreateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointCreateInput) int
 		DeactivateLicenseKey            func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
+		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
 		IngestEvents                    func(childComplexity int, input model.EventsIngestInput) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
@@ -667,6 +670,7 @@ type ComplexityRoot struct {
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
 		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
+		RotateWebhookEndpointSecret     func(childComplexity int, id uuid.UUID) int
 		SavePaymentMethod               func(childComplexity int, input model.PaymentMethodSaveInput) int
 		UncancelSubscription            func(childComplexity int, input model.SubscriptionRefInput) int
 		UpdateBenefit                   func(childComplexity int, input model.BenefitUpdateInput) int
@@ -680,6 +684,7 @@ type ComplexityRoot struct {
 		UpdateProductBenefits           func(childComplexity int, input model.ProductBenefitsInput) int
 		UpdateSubscriptionProduct       func(childComplexity int, input model.SubscriptionProductChangeInput) int
 		UpdateSubscriptionSeats         func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
+		UpdateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointUpdateInput) int
 		ValidateLicenseKey              func(childComplexity int, input model.LicenseKeyValidateInput) int
 	}
 
@@ -880,6 +885,8 @@ type ComplexityRoot struct {
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
 		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.EventFilter) int
+		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
+		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int) int
 	}
 
 	Subscription struct {
@@ -945,6 +952,24 @@ type ComplexityRoot struct {
 		FrozenAt       func(childComplexity int) int
 		ModifiedAt     func(childComplexity int) int
 		OrganizationID func(childComplexity int) int
+	}
+
+	WebhookEndpoint struct {
+		CreatedAt      func(childComplexity int) int
+		Enabled        func(childComplexity int) int
+		Events         func(childComplexity int) int
+		Format         func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		Name           func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Secret         func(childComplexity int) int
+		URL            func(childComplexity int) int
+	}
+
+	WebhookEndpointPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 }
 
@@ -3778,6 +3803,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProduct(childComplexity, args["input"].(model.ProductCreateInput)), true
+	case "Mutation.createWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.CreateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhookEndpoint(childComplexity, args["input"].(model.WebhookEndpointCreateInput)), true
 	case "Mutation.deactivateLicenseKey":
 		if e.ComplexityRoot.Mutation.DeactivateLicenseKey == nil {
 			break
@@ -3833,6 +3869,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePaymentMethod(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deleteWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.DeleteWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.ingestEvents":
 		if e.ComplexityRoot.Mutation.IngestEvents == nil {
 			break
@@ -4031,6 +4078,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateLicenseSigningKey(childComplexity, args["organizationId"].(*uuid.UUID)), true
+	case "Mutation.rotateWebhookEndpointSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookEndpointSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.savePaymentMethod":
 		if e.ComplexityRoot.Mutation.SavePaymentMethod == nil {
 			break
@@ -4174,6 +4232,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSubscriptionSeats(childComplexity, args["input"].(model.SubscriptionSeatsChangeInput)), true
+	case "Mutation.updateWebhookEndpoint":
+		if e.ComplexityRoot.Mutation.UpdateWebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhookEndpoint(childComplexity, args["input"].(model.WebhookEndpointUpdateInput)), true
 	case "Mutation.validateLicenseKey":
 		if e.ComplexityRoot.Mutation.ValidateLicenseKey == nil {
 			break
@@ -5319,6 +5388,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.EventFilter)), true
+	case "Query.webhookEndpoint":
+		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEndpoint_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEndpoint(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.webhookEndpoints":
+		if e.ComplexityRoot.Query.WebhookEndpoints == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEndpoints_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -5642,6 +5733,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TestClock.OrganizationID(childComplexity), true
 
+	case "WebhookEndpoint.createdAt":
+		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.CreatedAt(childComplexity), true
+	case "WebhookEndpoint.enabled":
+		if e.ComplexityRoot.WebhookEndpoint.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Enabled(childComplexity), true
+	case "WebhookEndpoint.events":
+		if e.ComplexityRoot.WebhookEndpoint.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Events(childComplexity), true
+	case "WebhookEndpoint.format":
+		if e.ComplexityRoot.WebhookEndpoint.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Format(childComplexity), true
+	case "WebhookEndpoint.id":
+		if e.ComplexityRoot.WebhookEndpoint.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ID(childComplexity), true
+	case "WebhookEndpoint.modifiedAt":
+		if e.ComplexityRoot.WebhookEndpoint.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ModifiedAt(childComplexity), true
+	case "WebhookEndpoint.name":
+		if e.ComplexityRoot.WebhookEndpoint.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Name(childComplexity), true
+	case "WebhookEndpoint.organizationId":
+		if e.ComplexityRoot.WebhookEndpoint.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.OrganizationID(childComplexity), true
+	case "WebhookEndpoint.secret":
+		if e.ComplexityRoot.WebhookEndpoint.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.Secret(childComplexity), true
+	case "WebhookEndpoint.url":
+		if e.ComplexityRoot.WebhookEndpoint.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.URL(childComplexity), true
+
+	case "WebhookEndpointPage.items":
+		if e.ComplexityRoot.WebhookEndpointPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPage.Items(childComplexity), true
+	case "WebhookEndpointPage.pagination":
+		if e.ComplexityRoot.WebhookEndpointPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPage.Pagination(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -5701,6 +5866,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSubscriptionRefInput,
 		ec.unmarshalInputSubscriptionRevokeInput,
 		ec.unmarshalInputSubscriptionSeatsChangeInput,
+		ec.unmarshalInputWebhookEndpointCreateInput,
+		ec.unmarshalInputWebhookEndpointUpdateInput,
 	)
 	first := true
 
@@ -8043,6 +8210,92 @@ extend type Organization {
   organizationFeatures: JSON!
 }
 `, BuiltIn: false},
+	{Name: "../schema/webhook.graphqls", Input: `"""
+A URL that receives the organization's events of the listed types, as Standard Webhooks
+requests signed with secret.
+"""
+type WebhookEndpoint {
+  id: UUID!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  url: String!
+  "An optional name to tell endpoints apart."
+  name: String
+  format: WebhookFormat!
+  """
+  Signs every delivery. Upstream keys the signature with the whole string, whsec_ prefix
+  included, so receivers give their Standard Webhooks library base64(secret).
+  """
+  secret: String!
+  organizationId: UUID!
+  """
+  The event types delivered, as their wire values (order.updated, subscription.active, …):
+  GraphQL enum values cannot contain dots, so they are strings here, checked against
+  upstream's WebhookEventType list.
+  """
+  events: [String!]!
+  "false once repeated deliveries failed, or when turned off; no new events are sent then."
+  enabled: Boolean!
+}
+
+"What a delivery's body is: the event envelope itself, or a chat message for Discord or Slack."
+enum WebhookFormat {
+  raw
+  discord
+  slack
+}
+
+type WebhookEndpointPage {
+  items: [WebhookEndpoint!]!
+  pagination: Pagination!
+}
+
+input WebhookEndpointCreateInput {
+  """
+  https only, with a public host: not localhost and not a private, loopback or otherwise
+  non-global IP address; a server that delivers to private addresses
+  (TILL_WEBHOOK_ALLOW_PRIVATE) accepts those hosts and http too. At most 2083 characters;
+  surrounding whitespace is dropped.
+  """
+  url: String!
+  name: String
+  format: WebhookFormat!
+  "Event types as wire values (order.updated, …)."
+  events: [String!]!
+  "Required for user tokens that belong to several organizations; refused with an organization token."
+  organizationId: UUID
+  "A secret of your own of at least 32 characters, instead of a generated whsec_ one."
+  secret: String @deprecated(reason: "Secrets are generated by the server; rotate them with rotateWebhookEndpointSecret.")
+}
+
+"Fields present are changed; name: null clears the name."
+input WebhookEndpointUpdateInput {
+  id: UUID!
+  "The same rules as at creation."
+  url: String
+  name: String @goField(omittable: true)
+  format: WebhookFormat
+  events: [String!]
+  enabled: Boolean
+}
+
+extend type Query {
+  "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
+  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage!
+    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+  webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+}
+
+extend type Mutation {
+  "Creates an enabled endpoint with a fresh whsec_ secret."
+  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
+  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
+  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -9416,6 +9669,42 @@ func (ec *executionContext) childFields_TestClock(ctx context.Context, field gra
 		return ec.fieldContext_TestClock_frozenAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TestClock", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEndpoint_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEndpoint_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_WebhookEndpoint_modifiedAt(ctx, field)
+	case "url":
+		return ec.fieldContext_WebhookEndpoint_url(ctx, field)
+	case "name":
+		return ec.fieldContext_WebhookEndpoint_name(ctx, field)
+	case "format":
+		return ec.fieldContext_WebhookEndpoint_format(ctx, field)
+	case "secret":
+		return ec.fieldContext_WebhookEndpoint_secret(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_WebhookEndpoint_organizationId(ctx, field)
+	case "events":
+		return ec.fieldContext_WebhookEndpoint_events(ctx, field)
+	case "enabled":
+		return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEndpointPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_WebhookEndpointPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_WebhookEndpointPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPage", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

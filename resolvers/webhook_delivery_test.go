@@ -225,6 +225,15 @@ func TestWebhookFailures(t *testing.T) {
 			if longest > webhook.ResponseLimit {
 				t.Errorf("a logged response holds %d bytes, want at most %d", longest, webhook.ResponseLimit)
 			}
+			if c.wantDisabled {
+				var out struct{ UpdateWebhookEndpoint struct{ Enabled bool } }
+				w.s.Query(t, w.org.Token, `mutation($id: UUID!) { updateWebhookEndpoint(input: {id: $id, enabled: true}) { enabled } }`,
+					vars{"id": w.endpoint}, &out)
+				w.s.Get(t, &endpoint, `SELECT enabled, consecutive_failures, disabled_reason FROM webhook_endpoints WHERE id = $1`, w.endpoint)
+				if !endpoint.Enabled || endpoint.Failures != 0 || endpoint.Reason != nil {
+					t.Errorf("endpoint turned back on = %+v, want enabled with a clean record", endpoint)
+				}
+			}
 		})
 	}
 }
