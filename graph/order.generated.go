@@ -2534,6 +2534,29 @@ func (ec *executionContext) fieldContext_Order_items(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _OrderDocument_url(ctx context.Context, field graphql.CollectedField, obj *model.OrderDocument) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderDocument_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderDocument_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrderDocument", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _OrderItem_id(ctx context.Context, field graphql.CollectedField, obj *storage.OrderItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4022,6 +4045,44 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var orderDocumentImplementors = []string{"OrderDocument"}
+
+func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.SelectionSet, obj *model.OrderDocument) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, orderDocumentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrderDocument")
+		case "url":
+			out.Values[i] = ec._OrderDocument_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var orderItemImplementors = []string{"OrderItem"}
 
 func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet, obj *storage.OrderItem) graphql.Marshaler {
@@ -4182,6 +4243,16 @@ func (ec *executionContext) marshalNOrderBillingReason2string(ctx context.Contex
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx context.Context, sel ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrderDocument(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOrderItem2ᚕᚖtillᚋstorageᚐOrderItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.OrderItem) graphql.Marshaler {

@@ -582,6 +582,7 @@ type ComplexityRoot struct {
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		Member                   func(childComplexity int) int
+		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int) int
 		Seats                    func(childComplexity int, page *int, limit *int) int
@@ -652,12 +653,14 @@ type ComplexityRoot struct {
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
+		GenerateOrderInvoice            func(childComplexity int, id uuid.UUID) int
 		IngestEvents                    func(childComplexity int, input model.EventsIngestInput) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
 		PortalDeactivateLicenseKey      func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		PortalDeletePaymentMethod       func(childComplexity int, id uuid.UUID) int
+		PortalGenerateOrderInvoice      func(childComplexity int, id uuid.UUID) int
 		PortalSavePaymentMethod         func(childComplexity int, input model.PortalPaymentMethodSaveInput) int
 		PortalUncancelSubscription      func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalUpdateCustomer            func(childComplexity int, input model.PortalCustomerUpdateInput) int
@@ -729,6 +732,10 @@ type ComplexityRoot struct {
 		SubtotalAmount       func(childComplexity int) int
 		TaxAmount            func(childComplexity int) int
 		TotalAmount          func(childComplexity int) int
+	}
+
+	OrderDocument struct {
+		URL func(childComplexity int) int
 	}
 
 	OrderItem struct {
@@ -873,6 +880,8 @@ type ComplexityRoot struct {
 		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter) int
 		Order                  func(childComplexity int, id uuid.UUID) int
+		OrderInvoice           func(childComplexity int, id uuid.UUID) int
+		OrderReceipt           func(childComplexity int, id uuid.UUID) int
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
 		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
@@ -3432,6 +3441,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Member(childComplexity), true
+	case "Me.orderInvoice":
+		if e.ComplexityRoot.Me.OrderInvoice == nil {
+			break
+		}
+
+		args, err := ec.field_Me_orderInvoice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.OrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
 	case "Me.orders":
 		if e.ComplexityRoot.Me.Orders == nil {
 			break
@@ -3880,6 +3900,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.generateOrderInvoice":
+		if e.ComplexityRoot.Mutation.GenerateOrderInvoice == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_generateOrderInvoice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.GenerateOrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.ingestEvents":
 		if e.ComplexityRoot.Mutation.IngestEvents == nil {
 			break
@@ -3946,6 +3977,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalDeletePaymentMethod(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.portalGenerateOrderInvoice":
+		if e.ComplexityRoot.Mutation.PortalGenerateOrderInvoice == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalGenerateOrderInvoice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalGenerateOrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.portalSavePaymentMethod":
 		if e.ComplexityRoot.Mutation.PortalSavePaymentMethod == nil {
 			break
@@ -4495,6 +4537,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.TotalAmount(childComplexity), true
+
+	case "OrderDocument.url":
+		if e.ComplexityRoot.OrderDocument.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderDocument.URL(childComplexity), true
 
 	case "OrderItem.amount":
 		if e.ComplexityRoot.OrderItem.Amount == nil {
@@ -5256,6 +5305,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Order(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.orderInvoice":
+		if e.ComplexityRoot.Query.OrderInvoice == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orderInvoice_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.orderReceipt":
+		if e.ComplexityRoot.Query.OrderReceipt == nil {
+			break
+		}
+
+		args, err := ec.field_Query_orderReceipt_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrderReceipt(childComplexity, args["id"].(uuid.UUID)), true
 	case "Query.orders":
 		if e.ComplexityRoot.Query.Orders == nil {
 			break
@@ -7524,6 +7595,41 @@ extend type Me {
   orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage! @billing
     @goField(forceResolver: true)
 }
+
+"A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt)."
+type OrderDocument {
+  url: String!
+}
+
+extend type Query {
+  """
+  The link to an order's invoice (GET /v1/orders/{id}/invoice); InvoiceDoesNotExist until
+  generateOrderInvoice has rendered it.
+  """
+  orderInvoice(id: UUID!): OrderDocument! @hasScope(any: [ORDERS_READ])
+  """
+  The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
+  unpaid; DocumentPending (status 202) while it is first rendered.
+  """
+  orderReceipt(id: UUID!): OrderDocument! @hasScope(any: [ORDERS_READ])
+}
+
+extend type Mutation {
+  """
+  Schedules the rendering of an order's invoice (POST /v1/orders/{id}/invoice) and answers
+  true: draft and void orders are refused (OrderNotEligibleForInvoice), billing name and
+  address are required (MissingInvoiceBillingDetails); an invoice that already shows the
+  current billing details is not rendered again. Rendering records order.updated.
+  """
+  generateOrderInvoice(id: UUID!): Boolean! @hasScope(any: [ORDERS_READ])
+  "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
+  portalGenerateOrderInvoice(id: UUID!): Boolean! @billing
+}
+
+extend type Me {
+  "The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice)."
+  orderInvoice(id: UUID!): OrderDocument! @billing @goField(forceResolver: true)
+}
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
 type Organization {
@@ -9125,6 +9231,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_licenseKey(ctx, field)
 	case "orders":
 		return ec.fieldContext_Me_orders(ctx, field)
+	case "orderInvoice":
+		return ec.fieldContext_Me_orderInvoice(ctx, field)
 	case "subscriptions":
 		return ec.fieldContext_Me_subscriptions(ctx, field)
 	case "claimedSeatSubscriptions":
@@ -9299,6 +9407,14 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_items(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderDocument(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_OrderDocument_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderDocument", field.Name)
 }
 
 func (ec *executionContext) childFields_OrderItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

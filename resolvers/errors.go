@@ -66,6 +66,14 @@ const (
 	CodeNotOpenCheckout = "NotOpenCheckout"
 	CodeExpiredCheckout = "ExpiredCheckoutError"
 	CodePaymentError    = "PaymentError"
+	// Order documents (server/polar/order/service.py, receipt/service.py).
+	CodeOrderNotEligibleForInvoice   = "OrderNotEligibleForInvoice"
+	CodeMissingInvoiceBillingDetails = "MissingInvoiceBillingDetails"
+	CodeInvoiceDoesNotExist          = "InvoiceDoesNotExist"
+	CodeReceiptNotAllocated          = "ReceiptNotAllocated"
+	// CodeDocumentPending is no failure: the document is being rendered. GraphQL reports it
+	// as an error because the field has no value yet; /v1 answers 202 with an empty body.
+	CodeDocumentPending = "DocumentPending"
 )
 
 // statusByCode is the single table from error code to HTTP status.
@@ -80,6 +88,12 @@ var statusByCode = map[string]int{
 	CodeInternal:          http.StatusInternalServerError,
 	CodeNotOpenCheckout:   http.StatusForbidden,
 	CodeExpiredCheckout:   http.StatusGone,
+
+	CodeOrderNotEligibleForInvoice:   http.StatusConflict,
+	CodeMissingInvoiceBillingDetails: http.StatusUnprocessableEntity,
+	CodeInvoiceDoesNotExist:          http.StatusNotFound,
+	CodeReceiptNotAllocated:          http.StatusNotFound,
+	CodeDocumentPending:              http.StatusAccepted,
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain

@@ -18,12 +18,24 @@ func (r *meResolver) Orders(ctx context.Context, obj *model.Me, page *int, limit
 	return r.portalOrdersPage(ctx, obj, page, limit, sorting, filter)
 }
 
+func (r *meResolver) OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error) {
+	return r.orderInvoice(ctx, portalCustomer(ctx), id)
+}
+
 func (r *mutationResolver) UpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error) {
 	return r.updateOrder(ctx, id, input)
 }
 
 func (r *mutationResolver) PortalUpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error) {
 	return r.portalUpdateOrder(ctx, id, input)
+}
+
+func (r *mutationResolver) GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error) {
+	return r.generateOrderInvoice(ctx, nil, id)
+}
+
+func (r *mutationResolver) PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error) {
+	return r.generateOrderInvoice(ctx, portalCustomer(ctx), id)
 }
 
 func (r *orderResolver) Paid(ctx context.Context, obj *storage.Order) (bool, error) {
@@ -74,6 +86,14 @@ func (r *queryResolver) Order(ctx context.Context, id uuid.UUID) (*storage.Order
 
 func (r *queryResolver) Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter) (*model.OrderPage, error) {
 	return r.ordersPage(ctx, page, limit, sorting, filter)
+}
+
+func (r *queryResolver) OrderInvoice(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error) {
+	return r.orderInvoice(ctx, nil, id)
+}
+
+func (r *queryResolver) OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error) {
+	return r.orderReceipt(ctx, id)
 }
 
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }

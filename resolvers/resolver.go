@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/blob"
 	"till/internal/payment"
 	"till/internal/ttlcache"
 	"till/storage"
@@ -39,6 +40,8 @@ type Resolver struct {
 	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
 	// Webhooks sends queued webhook events; nil queues them but sends nothing.
 	Webhooks *WebhookDelivery
+	// Blobs stores rendered documents (invoices, receipts) and signs their download links.
+	Blobs blob.Store
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

@@ -192,6 +192,12 @@ func (rt *router) writeGraphQLError(ctx context.Context, w http.ResponseWriter, 
 		writeValidation(w, status, code, items)
 		return
 	}
+	if status == http.StatusAccepted {
+		// Work the caller started is not finished (a receipt being rendered): upstream
+		// answers 202 with an empty body.
+		w.WriteHeader(status)
+		return
+	}
 	if status < 400 || status > 599 {
 		rt.logger.ErrorContext(ctx, "rest: error without a status", "operation", route.Operation, "code", code, "message", e.Message)
 		writeInternal(w)

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// orderRoutes serve orders: organization and portal lists, get and billing-details updates.
-// Invoices and receipts are a later issue.
+// orderRoutes serve orders: organization and portal lists, get, billing-details updates,
+// and the invoice and receipt documents.
 func orderRoutes() []Route {
 	idParam := PathUUID4("id", "id")
 	return []Route{
@@ -32,6 +32,16 @@ func orderRoutes() []Route {
 			Params: []Param{idParam}},
 		{Method: http.MethodPatch, Path: "/v1/orders/{id}", Operation: "UpdateOrder", Field: "updateOrder",
 			Params: []Param{idParam}, Body: &Body{Var: "input", Schema: orderUpdate("OrderUpdate")}},
+		{Method: http.MethodPost, Path: "/v1/orders/{id}/invoice", Operation: "GenerateOrderInvoice",
+			Params: []Param{idParam}, Status: http.StatusAccepted},
+		{Method: http.MethodGet, Path: "/v1/orders/{id}/invoice", Operation: "OrderInvoice", Field: "orderInvoice",
+			Params: []Param{idParam}},
+		{Method: http.MethodGet, Path: "/v1/orders/{id}/receipt", Operation: "OrderReceipt", Field: "orderReceipt",
+			Params: []Param{idParam}},
+		{Method: http.MethodPost, Path: "/v1/customer-portal/orders/{id}/invoice", Operation: "PortalGenerateOrderInvoice",
+			Params: []Param{idParam}, Status: http.StatusAccepted},
+		{Method: http.MethodGet, Path: "/v1/customer-portal/orders/{id}/invoice", Operation: "PortalOrderInvoice",
+			Field: "me.orderInvoice", Params: []Param{idParam}},
 		{Method: http.MethodGet, Path: "/v1/customer-portal/orders/", Operation: "PortalListOrders", Field: "me.orders",
 			Params: []Param{
 				Page(), Limit(),

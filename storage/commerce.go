@@ -41,7 +41,9 @@ type Order struct {
 	Seats                *int       `db:"seats"`
 	InvoiceNumber        *string    `db:"invoice_number"`
 	InvoicePath          *string    `db:"invoice_path"`
+	InvoiceChecksum      *string    `db:"invoice_checksum"`
 	ReceiptNumber        *string    `db:"receipt_number"`
+	ReceiptPath          *string    `db:"receipt_path"`
 	NextPaymentAttemptAt *time.Time `db:"next_payment_attempt_at"`
 	CustomFieldData      JSONMap    `db:"custom_field_data"`
 	Metadata             JSONMap    `db:"metadata"`

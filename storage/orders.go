@@ -16,8 +16,8 @@ const orderColumns = `id, created_at, modified_at, organization_id, customer_id,
 	discount_id, subscription_id, checkout_id, status, billing_reason, currency, subtotal_amount,
 	discount_amount, net_amount, tax_amount, total_amount, applied_balance_amount, due_amount,
 	refunded_amount, refunded_tax_amount, platform_fee_amount, platform_fee_currency, billing_name,
-	billing_address, description, seats, invoice_number, invoice_path, receipt_number,
-	next_payment_attempt_at, custom_field_data, metadata`
+	billing_address, description, seats, invoice_number, invoice_path, invoice_checksum, receipt_number,
+	receipt_path, next_payment_attempt_at, custom_field_data, metadata`
 
 // orderColumnsO is orderColumns for queries that join other tables as o.
 var orderColumnsO = qualify("o", orderColumns)

@@ -55,6 +55,18 @@ type config struct {
 	// WebhookAllowPrivate lets deliveries reach loopback and private addresses, for receivers
 	// on the operator's own network; off, such addresses are refused at connect time.
 	WebhookAllowPrivate bool `env:"TILL_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+
+	// BlobDir holds stored documents (invoices, receipts) when no bucket is configured;
+	// empty means <TILL_DATA_DIR>/blobs.
+	BlobDir string `env:"TILL_BLOB_DIR"`
+	// An S3-compatible bucket replaces the directory when S3Bucket is set.
+	S3Endpoint  string `env:"TILL_S3_ENDPOINT"`
+	S3Region    string `env:"TILL_S3_REGION"`
+	S3Bucket    string `env:"TILL_S3_BUCKET"`
+	S3AccessKey string `env:"TILL_S3_ACCESS_KEY"`
+	S3SecretKey string `env:"TILL_S3_SECRET_KEY"`
+	S3UseSSL    bool   `env:"TILL_S3_USE_SSL" envDefault:"true"`
+	S3PathStyle bool   `env:"TILL_S3_PATH_STYLE" envDefault:"false"`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -65,7 +77,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
 		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
 		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC", "TILL_WEBHOOK_TIMEOUT", "TILL_WEBHOOK_CONCURRENCY",
-		"TILL_WEBHOOK_ALLOW_PRIVATE"} {
+		"TILL_WEBHOOK_ALLOW_PRIVATE", "TILL_BLOB_DIR", "TILL_S3_ENDPOINT", "TILL_S3_REGION", "TILL_S3_BUCKET",
+		"TILL_S3_ACCESS_KEY", "TILL_S3_SECRET_KEY", "TILL_S3_USE_SSL", "TILL_S3_PATH_STYLE"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -127,6 +140,16 @@ func (c config) print(w io.Writer) {
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
+	if c.S3Bucket != "" {
+		fmt.Fprintf(w, "  TILL_S3_ENDPOINT=%s\n  TILL_S3_BUCKET=%s\n  TILL_S3_ACCESS_KEY=%s\n  TILL_S3_SECRET_KEY=(set: %t)\n",
+			c.S3Endpoint, c.S3Bucket, c.S3AccessKey, c.S3SecretKey != "")
+	} else {
+		dir := c.BlobDir
+		if dir == "" {
+			dir = filepath.Join(c.DataDir, "blobs")
+		}
+		fmt.Fprintf(w, "  TILL_BLOB_DIR=%s\n", dir)
+	}
 }
 
 // maskURL hides the password of a database URL.

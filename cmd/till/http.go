@@ -72,7 +72,8 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 }
 
 // newHTTPHandler mounts every endpoint: /graphql, /v1, health and metrics.
-func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, logger *slog.Logger) (http.Handler, error) {
+func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, blobs http.Handler,
+	logger *slog.Logger) (http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db.DB.DB, "till"))
@@ -99,6 +100,9 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
 	mux.Handle("/.well-known/till/organizations/*", licensecert.JWKSHandler(r.PublishedLicenseKeys))
+	if blobs != nil {
+		mux.Handle(blobURLPath+"*", blobs)
+	}
 	limit, err := licenseRateLimit(cfg)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/auth"
+	"till/internal/jobs"
 	"till/internal/payment"
 	"till/internal/ttlcache"
 	"till/internal/webhook"
@@ -71,7 +72,13 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	r.RenderEvent = rest.EventRenderer(r.Executor(), docs)
-	handler, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db, logger)
+	blobs, blobHandler, err := openBlobStore(cfg, secret)
+	if err != nil {
+		return err
+	}
+	r.Blobs = blobs
+	handler, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db,
+		blobHandler, logger)
 	if err != nil {
 		return err
 	}
@@ -82,6 +89,12 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	})
 	work.run(workCtx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
 	work.every(workCtx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
+	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, PollInterval: 250 * time.Millisecond}
+	work.run(workCtx, func(ctx context.Context) {
+		if err := worker.Run(ctx); err != nil {
+			logger.Error("job worker stopped", "err", err)
+		}
+	})
 	work.every(workCtx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
 		return r.RenewDue(ctx, nil, r.Now(), 100)
 	})

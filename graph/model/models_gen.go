@@ -787,6 +787,8 @@ type Me struct {
 	// owner or billing_manager role. sorting: created_at, amount, net_amount, product,
 	// subscription; default -created_at.
 	Orders *OrderPage `json:"orders"`
+	// The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice).
+	OrderInvoice *OrderDocument `json:"orderInvoice"`
 	// The customer's started subscriptions. Sorting (prefix - for descending; default
 	// -started_at): started_at, amount, status, organization (slug), product (name).
 	Subscriptions *SubscriptionPage `json:"subscriptions"`
@@ -869,6 +871,11 @@ type MeterUpdateInput struct {
 }
 
 type Mutation struct {
+}
+
+// A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt).
+type OrderDocument struct {
+	URL string `json:"url"`
 }
 
 // The filters of GET /v1/orders/. Values of one field are OR-ed, fields AND-ed. productBillingType
