@@ -166,7 +166,7 @@ func (r *Resolver) publishEvent(ctx context.Context, e *storage.DomainEvent, pay
 		if err := storage.SetDomainEventPayload(ctx, tx, e.ID, payload); err != nil {
 			return err
 		}
-		targets, err := storage.WebhookTargets(ctx, tx, e.OrganizationID, e.Type)
+		targets, err := storage.WebhookTargets(ctx, tx, e)
 		if err != nil || len(targets) == 0 {
 			return err
 		}

@@ -274,3 +274,30 @@ func TestWebhookSentButNotRecordedIsSentAgain(t *testing.T) {
 		t.Errorf("the first claim recorded late = %v, %v; want refused", recorded, err)
 	}
 }
+
+// TestWebhookEventsGoOnlyToEndpointsThatExisted: an event rendered after an endpoint was
+// created, but that happened before it, is not sent there.
+func TestWebhookEventsGoOnlyToEndpointsThatExisted(t *testing.T) {
+	w, _ := newDeliveryWorld(t, answerStatus(http.StatusOK))
+	ctx := t.Context()
+	id, err := storage.InsertDomainEvent(ctx, w.s.DB, w.org.ID, "order.updated", uuid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e storage.DomainEvent
+	w.s.Get(t, &e, `UPDATE domain_events SET created_at = now() - interval '1 minute' WHERE id = $1
+		RETURNING id, created_at, organization_id, type, object_id`, id)
+	if err := w.s.Resolver.PublishEvent(ctx, &e, `{"type":"order.updated"}`); err != nil {
+		t.Fatal(err)
+	}
+	var queued int
+	w.s.Get(t, &queued, `SELECT count(*) FROM webhook_events`)
+	if queued != 0 {
+		t.Errorf("%d webhook events queued for an endpoint created after the event", queued)
+	}
+	w.publish(t, 1)
+	w.s.Get(t, &queued, `SELECT count(*) FROM webhook_events`)
+	if queued != 1 {
+		t.Errorf("%d webhook events queued for a later event, want 1", queued)
+	}
+}

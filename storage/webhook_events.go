@@ -40,13 +40,14 @@ type WebhookTarget struct {
 	Format string    `db:"format"`
 }
 
-// WebhookTargets lists the endpoints of an organization that take events of a type now:
-// live, enabled and subscribed to it.
-func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, orgID uuid.UUID, typ string) ([]WebhookTarget, error) {
+// WebhookTargets lists the endpoints an event goes to: live, enabled endpoints of its
+// organization subscribed to its type that existed when it happened (an event rendered
+// late is never sent to an endpoint created after it).
+func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, e *DomainEvent) ([]WebhookTarget, error) {
 	var out []WebhookTarget
 	err := sqlx.SelectContext(ctx, q, &out, `SELECT id, format FROM webhook_endpoints
-		WHERE organization_id = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events)
-		ORDER BY created_at, id`, orgID, typ)
+		WHERE organization_id = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events) AND created_at <= $3
+		ORDER BY created_at, id`, e.OrganizationID, e.Type, e.CreatedAt)
 	return out, mapErr(err)
 }
 
