@@ -140,15 +140,16 @@ func freeAddr(b *testing.B) string {
 	return ln.Addr().String()
 }
 
-// startTill builds and starts `till serve`, waits until /readyz answers 200 and stops the
-// server (and with it PostgreSQL) when the benchmark ends.
-func startTill(b *testing.B) *tillServer {
+// startTill builds and starts `till serve` with the benchmark's environment plus env
+// (NAME=value), waits until /readyz answers 200 and stops the server (and with it
+// PostgreSQL) when the benchmark ends.
+func startTill(b *testing.B, env ...string) *tillServer {
 	b.Helper()
 	requirePostgres(b)
 	dataDir := benchDataDir(b)
 	addr := freeAddr(b)
 	s := &tillServer{bin: buildTill(b, dataDir), dataDir: dataDir, baseURL: "http://" + addr,
-		env: serverEnv(dataDir, addr), exited: make(chan struct{}), logPath: filepath.Join(dataDir, "till.log")}
+		env: append(serverEnv(dataDir, addr), env...), exited: make(chan struct{}), logPath: filepath.Join(dataDir, "till.log")}
 	logf, err := os.Create(s.logPath)
 	if err != nil {
 		b.Fatal(err)

@@ -57,10 +57,17 @@ type EventRenderer interface {
 	Render(ctx context.Context, e *storage.DomainEvent) (string, error)
 }
 
+// renderParallelism is how many events RenderEvents renders at once. Rendering reads the
+// committed state through the executor and waits on the database, so a few in flight keep
+// the processor busy; queuing for webhooks stays in event order.
+const renderParallelism = 4
+
 // RenderEvents renders up to limit events still missing their payload, oldest first. The
 // serve loop calls it continuously; it is safe to run in several processes (a payload is
-// stored once). An event that fails is retried a few times, then left with its error, so
-// one unreadable object never holds up the others. It returns how many it rendered.
+// stored once). Events render concurrently but are published (stored and queued for
+// webhooks) one at a time in their order, each as soon as it and those before it are
+// rendered. An event that fails is retried a few times, then left with its error, so one
+// unreadable object never holds up the others. It returns how many it rendered.
 func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	if r.RenderEvent == nil {
 		return 0, nil
@@ -69,12 +76,32 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	type rendering struct {
+		payload string
+		err     error
+		done    chan struct{}
+	}
+	out := make([]rendering, len(events))
+	for i := range out {
+		out[i].done = make(chan struct{})
+	}
+	slots := make(chan struct{}, renderParallelism)
+	go func() {
+		for i, e := range events {
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; close(out[i].done) }()
+				out[i].payload, out[i].err = r.RenderEvent.Render(ctx, e)
+			}()
+		}
+	}()
 	n := 0
 	var firstErr error
-	for _, e := range events {
-		payload, err := r.RenderEvent.Render(ctx, e)
+	for i, e := range events {
+		<-out[i].done
+		err := out[i].err
 		if err == nil {
-			err = r.publishEvent(ctx, e, payload)
+			err = r.publishEvent(ctx, e, out[i].payload)
 		} else {
 			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
 				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))

@@ -65,7 +65,17 @@ func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UU
 		}
 		return r.enqueueDocument(ctx, tx, JobOrderInvoice, o)
 	})
+	if err == nil {
+		r.jobsQueued()
+	}
 	return err == nil, err
+}
+
+// jobsQueued tells the worker that committed jobs wait.
+func (r *Resolver) jobsQueued() {
+	if r.JobsQueued != nil {
+		r.JobsQueued()
+	}
 }
 
 // enqueueDocument schedules a document job for the order, once: a request while one is
@@ -105,6 +115,7 @@ func (r *Resolver) orderReceipt(ctx context.Context, id uuid.UUID) (*model.Order
 		if err := r.enqueueDocument(ctx, r.DB, JobOrderReceipt, o); err != nil {
 			return nil, err
 		}
+		r.jobsQueued()
 		return nil, &Error{Code: CodeDocumentPending, Detail: "The receipt of order " + o.ID.String() + " is being generated."}
 	}
 	return r.documentLink(ctx, *o.ReceiptPath)

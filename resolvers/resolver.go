@@ -42,6 +42,9 @@ type Resolver struct {
 	Webhooks *WebhookDelivery
 	// Blobs stores rendered documents (invoices, receipts) and signs their download links.
 	Blobs blob.Store
+	// JobsQueued, when set, is called after a transaction that enqueued jobs commits, so the
+	// worker starts them at once; it must not block.
+	JobsQueued func()
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

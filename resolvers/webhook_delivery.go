@@ -82,6 +82,14 @@ func (d *WebhookDelivery) lease() time.Duration {
 // queued, an attempt finished). Attempts in flight when ctx ends are finished and recorded.
 func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Duration) {
 	d := r.Webhooks
+	var queue *storage.WebhookQueue
+	for queue == nil && ctx.Err() == nil {
+		var err error
+		if queue, err = storage.PrepareWebhookQueue(ctx, r.DB); err != nil {
+			r.Logger.Error("preparing webhook delivery", "err", err)
+			sleep(ctx, idle)
+		}
+	}
 	free := make(chan struct{}, slots)
 	for range slots {
 		free <- struct{}{}
@@ -90,7 +98,7 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		want := len(free)
-		claimed, err := storage.ClaimWebhookHeads(ctx, r.DB, want, d.lease())
+		claimed, err := queue.Claim(ctx, want, d.lease())
 		if err != nil && ctx.Err() == nil {
 			r.Logger.Error("claiming webhook events", "err", err)
 		}
@@ -98,7 +106,7 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 			<-free
 			wg.Go(func() {
 				defer func() { free <- struct{}{}; d.Wake() }()
-				r.deliverWebhook(context.WithoutCancel(ctx), ev)
+				r.deliverWebhook(context.WithoutCancel(ctx), queue, ev)
 			})
 		}
 		if len(claimed) == want && len(free) > 0 {
@@ -112,34 +120,47 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 	}
 }
 
-// deliverWebhook makes one attempt of a claimed event and records it. A failure is retried
-// after the backoff until the attempts run out; the endpoint is disabled once it has failed
+// webhookStreak bounds how many events of one endpoint a slot sends in a row before it lets
+// the dispatcher choose again, so a busy endpoint cannot hold a slot for ever.
+const webhookStreak = 100
+
+// deliverWebhook makes one attempt of a claimed event and records it, then goes on with the
+// endpoint's next event when recording handed the lease on to it. A failure is retried after
+// the backoff until the attempts run out; the endpoint is disabled once it has failed
 // webhookFailureThreshold attempts in a row.
-func (r *Resolver) deliverWebhook(ctx context.Context, ev *storage.WebhookDispatch) {
+func (r *Resolver) deliverWebhook(ctx context.Context, queue *storage.WebhookQueue, ev *storage.WebhookDispatch) {
 	d := r.Webhooks
-	var body []byte
-	if ev.Payload != nil {
-		body = []byte(*ev.Payload)
-	}
-	res := d.Sender.Send(ctx, webhook.Delivery{URL: ev.URL, Secret: ev.Secret, MsgID: ev.ID.String(), Body: body})
-	attempt := storage.WebhookAttempt{Succeeded: res.Success, Response: res.Response}
-	if res.StatusCode != 0 {
-		attempt.HTTPCode = &res.StatusCode
-	}
-	var retryIn *time.Duration
-	if !res.Success && ev.Attempts < webhookMaxAttempts {
-		wait := d.backoff(ev.Attempts)
-		retryIn = &wait
-	}
-	recorded, failures, err := storage.RecordWebhookAttempt(ctx, r.DB, &ev.WebhookEvent, attempt, retryIn)
-	switch {
-	case err != nil:
-		r.Logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)
-	case !recorded:
-		r.Logger.Warn("webhook attempt outlived its lease; the event was claimed again",
-			"webhook_event_id", ev.ID, "attempt", ev.Attempts)
-	case failures >= webhookFailureThreshold:
-		r.disableFailingEndpoint(ctx, r.DB, ev, failures)
+	for streak := 1; ev != nil; streak++ {
+		var body []byte
+		if ev.Payload != nil {
+			body = []byte(*ev.Payload)
+		}
+		res := d.Sender.Send(ctx, webhook.Delivery{URL: ev.URL, Secret: ev.Secret, MsgID: ev.ID.String(), Body: body})
+		attempt := storage.WebhookAttempt{Succeeded: res.Success, Response: res.Response}
+		if res.StatusCode != 0 {
+			attempt.HTTPCode = &res.StatusCode
+		}
+		var retryIn, lease *time.Duration
+		if !res.Success && ev.Attempts < webhookMaxAttempts {
+			wait := d.backoff(ev.Attempts)
+			retryIn = &wait
+		}
+		if streak < webhookStreak {
+			l := d.lease()
+			lease = &l
+		}
+		out, err := queue.Record(ctx, &ev.WebhookEvent, attempt, retryIn, lease)
+		switch {
+		case err != nil:
+			r.Logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)
+		case !out.Recorded:
+			r.Logger.Warn("webhook attempt outlived its lease; the event was claimed again",
+				"webhook_event_id", ev.ID, "attempt", ev.Attempts)
+		case out.Failures >= webhookFailureThreshold:
+			r.disableFailingEndpoint(ctx, r.DB, ev, out.Failures)
+			out.Next = nil // skipped with the endpoint's other pending events
+		}
+		ev = out.Next
 	}
 }
 
@@ -157,30 +178,23 @@ func (r *Resolver) disableFailingEndpoint(ctx context.Context, q sqlx.QueryerCon
 	}
 }
 
-// publishEvent stores a rendered event's payload and queues it, in the same transaction, for
+// publishEvent stores a rendered event's payload and queues it, in the same statement, for
 // every endpoint that takes its type, each in the endpoint's format; then it wakes the
 // dispatcher. Queuing is idempotent, so a second renderer of the same event adds nothing.
 func (r *Resolver) publishEvent(ctx context.Context, e *storage.DomainEvent, payload string) error {
-	queued := 0
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		if err := storage.SetDomainEventPayload(ctx, tx, e.ID, payload); err != nil {
-			return err
-		}
-		targets, err := storage.WebhookTargets(ctx, tx, e)
-		if err != nil || len(targets) == 0 {
-			return err
-		}
-		bodies := make(map[uuid.UUID]string, len(targets))
-		for _, t := range targets {
-			body, err := webhook.Payload(t.Format, e.Type, []byte(payload))
-			if err != nil {
-				return err
-			}
-			bodies[t.ID] = string(body)
-		}
-		queued, err = storage.QueueWebhookEvents(ctx, tx, e, bodies)
+	targets, err := storage.WebhookTargets(ctx, r.DB, e)
+	if err != nil {
 		return err
-	})
+	}
+	bodies := make(map[uuid.UUID]string, len(targets))
+	for _, t := range targets {
+		body, err := webhook.Payload(t.Format, e.Type, []byte(payload))
+		if err != nil {
+			return err
+		}
+		bodies[t.ID] = string(body)
+	}
+	queued, err := storage.PublishDomainEvent(ctx, r.DB, e, payload, bodies)
 	if err == nil && queued > 0 && r.Webhooks != nil {
 		r.Webhooks.Wake()
 	}
@@ -195,4 +209,12 @@ const webhookRetention = 90 * 24 * time.Hour
 // serve runs it hourly.
 func (r *Resolver) ArchiveWebhookEvents(ctx context.Context) (int, error) {
 	return storage.ArchiveWebhookEvents(ctx, r.DB, r.Now().Add(-webhookRetention))
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }

@@ -270,8 +270,8 @@ func TestWebhookSentButNotRecordedIsSentAgain(t *testing.T) {
 	if attempts != 2 || logged != 1 {
 		t.Errorf("attempts = %d and %d logged, want 2 claims and the one recorded attempt", attempts, logged)
 	}
-	if recorded, _, err := storage.RecordWebhookAttempt(ctx, w.s.DB, &ev.WebhookEvent, storage.WebhookAttempt{Succeeded: true}, nil); err != nil || recorded {
-		t.Errorf("the first claim recorded late = %v, %v; want refused", recorded, err)
+	if out, err := storage.RecordWebhookAttempt(ctx, w.s.DB, &ev.WebhookEvent, storage.WebhookAttempt{Succeeded: true}, nil, nil); err != nil || out.Recorded {
+		t.Errorf("the first claim recorded late = %+v, %v; want refused", out, err)
 	}
 }
 

@@ -51,26 +51,26 @@ func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, e *DomainEvent) 
 	return out, mapErr(err)
 }
 
-// QueueWebhookEvents queues a rendered domain event for each endpoint in payloads (endpoint
-// id to the bytes it receives), stamped with the domain event's creation time so each
-// endpoint receives events in the order they happened. Queuing the same domain event again
-// for an endpoint is a no-op. It returns how many were queued.
-func QueueWebhookEvents(ctx context.Context, q sqlx.ExtContext, e *DomainEvent, payloads map[uuid.UUID]string) (int, error) {
-	if len(payloads) == 0 {
-		return 0, nil
-	}
-	endpoints := make([]uuid.UUID, 0, len(payloads))
-	bodies := make([]string, 0, len(payloads))
-	for id, body := range payloads {
+// PublishDomainEvent stores a rendered domain event's payload (once: a second renderer
+// changes nothing) and, in the same statement, queues it for each endpoint in bodies
+// (endpoint id to the bytes it receives), stamped with the domain event's creation time so
+// each endpoint receives events in the order they happened. Queuing the same domain event
+// again for an endpoint is a no-op. It returns how many were queued.
+func PublishDomainEvent(ctx context.Context, q sqlx.ExtContext, e *DomainEvent, payload string, bodies map[uuid.UUID]string) (int, error) {
+	endpoints := make([]uuid.UUID, 0, len(bodies))
+	texts := make([]string, 0, len(bodies))
+	for id, body := range bodies {
 		endpoints = append(endpoints, id)
-		bodies = append(bodies, body)
+		texts = append(texts, body)
 	}
-	res, err := q.ExecContext(ctx, `INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload,
-			created_at, domain_event_id)
+	res, err := q.ExecContext(ctx, `WITH rendered AS (
+			UPDATE domain_events SET payload = $7, rendered_at = now(), render_error = NULL
+			WHERE id = $4 AND payload IS NULL)
+		INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload, created_at, domain_event_id)
 		SELECT $1, t.endpoint, $2, t.body, $3, $4
 		FROM unnest($5::uuid[], $6::text[]) AS t(endpoint, body)
 		ON CONFLICT (domain_event_id, webhook_endpoint_id) WHERE domain_event_id IS NOT NULL DO NOTHING`,
-		e.OrganizationID, e.Type, e.CreatedAt, e.ID, pq.Array(endpoints), pq.Array(bodies))
+		e.OrganizationID, e.Type, e.CreatedAt, e.ID, pq.Array(endpoints), pq.Array(texts), payload)
 	if err != nil {
 		return 0, mapErr(err)
 	}
@@ -123,6 +123,38 @@ func ClaimWebhookHeads(ctx context.Context, q sqlx.QueryerContext, limit int, le
 	return out, mapErr(err)
 }
 
+// WebhookQueue is the dispatcher's two statements prepared on the pool: they run for every
+// delivery, and planning them each time cost about as much as running them.
+type WebhookQueue struct{ claim, record *sqlx.Stmt }
+
+// PrepareWebhookQueue prepares the claim and record statements; database/sql prepares them
+// again on each connection as needed.
+func PrepareWebhookQueue(ctx context.Context, db *sqlx.DB) (*WebhookQueue, error) {
+	var w WebhookQueue
+	var err error
+	if w.claim, err = db.PreparexContext(ctx, claimHeadsSQL); err != nil {
+		return nil, mapErr(err)
+	}
+	if w.record, err = db.PreparexContext(ctx, recordAttemptSQL); err != nil {
+		return nil, mapErr(err)
+	}
+	return &w, nil
+}
+
+// Claim is ClaimWebhookHeads on the prepared statement.
+func (w *WebhookQueue) Claim(ctx context.Context, limit int, lease time.Duration) ([]*WebhookDispatch, error) {
+	var out []*WebhookDispatch
+	err := w.claim.SelectContext(ctx, &out, limit, lease.Seconds())
+	return out, mapErr(err)
+}
+
+// Record is RecordWebhookAttempt on the prepared statement.
+func (w *WebhookQueue) Record(ctx context.Context, ev *WebhookEvent, a WebhookAttempt, retryIn, lease *time.Duration) (WebhookOutcome, error) {
+	var row outcomeRow
+	err := w.record.GetContext(ctx, &row, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded, seconds(retryIn), seconds(lease))
+	return row.outcome(), mapErr(err)
+}
+
 // WebhookAttempt is the outcome of one send.
 type WebhookAttempt struct {
 	HTTPCode  *int
@@ -133,15 +165,19 @@ type WebhookAttempt struct {
 // recordAttemptSQL settles a claimed event and logs the attempt in one statement, only while
 // the claim ($2, the attempt number) is still the event's: a dispatcher whose lease ended
 // and whose event was claimed again records nothing. A failure either schedules the next
-// attempt $6 seconds from now or, with $6 null, fails the event for good. The endpoint's count of failures
-// in a row is reset by a success and grows with each failure.
+// attempt $6 seconds from now or, with $6 null, fails the event for good. The endpoint's
+// count of failures in a row is reset by a success and grows with each failure. With a
+// lease ($7), an event that is settled (delivered or failed for good) hands its lease on in
+// the same statement to the endpoint's next event, if that one is due: an endpoint's stream
+// costs one statement per event. The next head is found in the statement's snapshot, in
+// which the settled event is still pending, hence the id <> ev.id.
 const recordAttemptSQL = `WITH ev AS (
 		UPDATE webhook_events SET modified_at = now(), claimed_until = NULL, last_http_code = $3,
 			succeeded = CASE WHEN $5 THEN true WHEN $6::float8 IS NULL THEN false END,
 			delivered_at = CASE WHEN $5 THEN now() END,
 			next_attempt_at = coalesce(now() + make_interval(secs => $6), next_attempt_at)
 		WHERE id = $1 AND attempts = $2 AND claimed_until IS NOT NULL AND succeeded IS NULL AND NOT skipped
-		RETURNING id, organization_id, webhook_endpoint_id, attempts),
+		RETURNING id, organization_id, webhook_endpoint_id, attempts, created_at),
 	log AS (
 		INSERT INTO webhook_deliveries (organization_id, webhook_endpoint_id, webhook_event_id, attempt, http_code,
 			response, succeeded)
@@ -149,25 +185,81 @@ const recordAttemptSQL = `WITH ev AS (
 	endpoint AS (
 		UPDATE webhook_endpoints w SET consecutive_failures = CASE WHEN $5 THEN 0 ELSE w.consecutive_failures + 1 END
 		FROM ev WHERE w.id = ev.webhook_endpoint_id AND (NOT $5 OR w.consecutive_failures <> 0)
-		RETURNING w.consecutive_failures)
-	SELECT EXISTS (SELECT 1 FROM ev) AS recorded, coalesce((SELECT consecutive_failures FROM endpoint), 0) AS failures`
+		RETURNING w.consecutive_failures),
+	head AS (
+		SELECT n.id, w.url, w.secret FROM ev
+		JOIN webhook_endpoints w ON w.id = ev.webhook_endpoint_id AND w.enabled
+		CROSS JOIN LATERAL (
+			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
+			WHERE e.webhook_endpoint_id = ev.webhook_endpoint_id AND e.succeeded IS NULL AND NOT e.skipped
+				AND e.id <> ev.id
+			ORDER BY e.created_at, e.id LIMIT 1) n
+		WHERE $7::float8 IS NOT NULL AND ($5 OR $6::float8 IS NULL)
+			AND n.next_attempt_at <= now() AND (n.claimed_until IS NULL OR n.claimed_until < now())),
+	next AS (
+		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $7), attempts = e.attempts + 1,
+			modified_at = now()
+		FROM head WHERE e.id = head.id AND e.succeeded IS NULL AND NOT e.skipped
+			AND (e.claimed_until IS NULL OR e.claimed_until < now())
+		RETURNING e.id, e.organization_id, e.webhook_endpoint_id, e.type, e.payload, e.attempts, head.url, head.secret)
+	SELECT EXISTS (SELECT 1 FROM ev) AS recorded, coalesce((SELECT consecutive_failures FROM endpoint), 0) AS failures,
+		next.id AS next_id, next.organization_id AS next_organization_id, next.webhook_endpoint_id AS next_endpoint_id,
+		next.type AS next_type, next.payload AS next_payload, next.attempts AS next_attempts, next.url AS next_url,
+		next.secret AS next_secret
+	FROM (SELECT 1) one LEFT JOIN next ON true`
+
+// WebhookOutcome is what recording an attempt did: whether the claim still held, how many
+// attempts in a row the endpoint has now failed, and the endpoint's next event when the
+// lease passed on to it.
+type WebhookOutcome struct {
+	Recorded bool
+	Failures int
+	Next     *WebhookDispatch
+}
 
 // RecordWebhookAttempt logs an attempt of a claimed event and settles the event: delivered,
 // retried after retryIn (on the database's clock, like the leases), or failed for good when
-// retryIn is nil. It reports whether the claim still held and how many attempts in a row the
-// endpoint has now failed.
-func RecordWebhookAttempt(ctx context.Context, q sqlx.QueryerContext, ev *WebhookEvent, a WebhookAttempt, retryIn *time.Duration) (recorded bool, failures int, err error) {
-	var retry *float64
-	if retryIn != nil {
-		s := retryIn.Seconds()
-		retry = &s
+// retryIn is nil. With lease set, a settled event's endpoint's next due event is claimed for
+// it and returned.
+func RecordWebhookAttempt(ctx context.Context, q sqlx.QueryerContext, ev *WebhookEvent, a WebhookAttempt,
+	retryIn, lease *time.Duration) (WebhookOutcome, error) {
+	var row outcomeRow
+	err := sqlx.GetContext(ctx, q, &row, recordAttemptSQL, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded,
+		seconds(retryIn), seconds(lease))
+	return row.outcome(), mapErr(err)
+}
+
+// outcomeRow is recordAttemptSQL's row: the outcome, and the next event's columns, all null
+// when the lease passed to none.
+type outcomeRow struct {
+	Recorded   bool       `db:"recorded"`
+	Failures   int        `db:"failures"`
+	ID         *uuid.UUID `db:"next_id"`
+	OrgID      *uuid.UUID `db:"next_organization_id"`
+	EndpointID *uuid.UUID `db:"next_endpoint_id"`
+	Type       *string    `db:"next_type"`
+	Payload    *string    `db:"next_payload"`
+	Attempts   *int       `db:"next_attempts"`
+	URL        *string    `db:"next_url"`
+	Secret     *string    `db:"next_secret"`
+}
+
+func (row outcomeRow) outcome() WebhookOutcome {
+	out := WebhookOutcome{Recorded: row.Recorded, Failures: row.Failures}
+	if row.ID != nil {
+		out.Next = &WebhookDispatch{WebhookEvent: WebhookEvent{ID: *row.ID, OrganizationID: *row.OrgID,
+			WebhookEndpointID: *row.EndpointID, Type: *row.Type, Payload: row.Payload, Attempts: *row.Attempts},
+			URL: *row.URL, Secret: *row.Secret}
 	}
-	var out struct {
-		Recorded bool `db:"recorded"`
-		Failures int  `db:"failures"`
+	return out
+}
+
+func seconds(d *time.Duration) *float64 {
+	if d == nil {
+		return nil
 	}
-	err = sqlx.GetContext(ctx, q, &out, recordAttemptSQL, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded, retry)
-	return out.Recorded, out.Failures, mapErr(err)
+	s := d.Seconds()
+	return &s
 }
 
 // DisableWebhookEndpoint turns an enabled endpoint off, saying why, and skips its pending

@@ -89,7 +89,14 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	})
 	work.run(workCtx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
 	work.every(workCtx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
-	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, PollInterval: 250 * time.Millisecond}
+	jobsQueued := make(chan struct{}, 1)
+	r.JobsQueued = func() {
+		select {
+		case jobsQueued <- struct{}{}:
+		default:
+		}
+	}
+	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, Wake: jobsQueued}
 	work.run(workCtx, func(ctx context.Context) {
 		if err := worker.Run(ctx); err != nil {
 			logger.Error("job worker stopped", "err", err)

@@ -33,6 +33,9 @@ type Worker struct {
 	Handlers map[string]Handler
 	// Backoff is the wait before retrying a failed attempt; default DefaultBackoff.
 	Backoff func(attempt int) time.Duration
+	// Wake, when set, makes Run look for jobs at once instead of at its next poll: send on
+	// it (without blocking) after committing a job, so the job starts without waiting.
+	Wake <-chan struct{}
 	// PollInterval is how long Run waits to look for jobs again when the queue ran dry;
 	// default 1 s.
 	PollInterval time.Duration
@@ -171,6 +174,8 @@ func (s *settled) wait(ctx context.Context, done <-chan struct{}, busy bool) int
 			return finished
 		case <-done:
 			finished++
+		case <-s.Wake:
+			return finished
 		case <-timer.C:
 			return finished
 		}

@@ -160,3 +160,21 @@ func TestWorkerRefusesUnsafeSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestWakeStartsAJobBeforeThePoll: with a poll interval of a minute, a job enqueued after the
+// queue ran dry starts as soon as the worker is woken.
+func TestWakeStartsAJobBeforeThePoll(t *testing.T) {
+	db, _ := newDB(t)
+	wake := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &jobs.Worker{DB: db, Handlers: map[string]jobs.Handler{"test": func(_ context.Context, tx *sqlx.Tx, job *storage.Job) error {
+		return writeEffect(tx, job)
+	}}, PollInterval: time.Minute, Wake: wake, Logger: quiet()}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	time.Sleep(200 * time.Millisecond) // the first claim finds nothing: the worker now waits a minute
+	job := enqueue(t, db, storage.JobInsert{Kind: "test"})
+	wake <- struct{}{}
+	waitFor(t, db, 10*time.Second, `SELECT state = 'completed' FROM jobs WHERE id = $1`, job.ID)
+}
