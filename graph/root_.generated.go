@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
 	Event() EventResolver
+	Job() JobResolver
 	LicenseKey() LicenseKeyResolver
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
@@ -44,6 +45,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	WebhookEndpoint() WebhookEndpointResolver
+	WebhookEvent() WebhookEventResolver
 }
 
 type DirectiveRoot struct {
@@ -497,6 +499,31 @@ type ComplexityRoot struct {
 		Inserted   func(childComplexity int) int
 	}
 
+	Job struct {
+		Args        func(childComplexity int) int
+		Attempt     func(childComplexity int) int
+		AttemptedAt func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		Errors      func(childComplexity int) int
+		FinishedAt  func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		MaxAttempts func(childComplexity int) int
+		ScheduledAt func(childComplexity int) int
+		State       func(childComplexity int) int
+	}
+
+	JobError struct {
+		At      func(childComplexity int) int
+		Attempt func(childComplexity int) int
+		Error   func(childComplexity int) int
+	}
+
+	JobPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	LicenseCertificate struct {
 		Certificate func(childComplexity int) int
 		ExpiresAt   func(childComplexity int) int
@@ -636,6 +663,7 @@ type ComplexityRoot struct {
 		ArchiveMeter                    func(childComplexity int, id uuid.UUID) int
 		ArchiveProduct                  func(childComplexity int, id uuid.UUID) int
 		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
+		CancelJob                       func(childComplexity int, id uuid.UUID) int
 		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
 		ClaimSeat                       func(childComplexity int, input model.CustomerSeatClaimInput) int
 		ConfirmCheckout                 func(childComplexity int, input model.CheckoutConfirmInput) int
@@ -668,8 +696,10 @@ type ComplexityRoot struct {
 		PortalUpdateSubscriptionProduct func(childComplexity int, input model.SubscriptionProductChangeInput) int
 		PortalUpdateSubscriptionSeats   func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
 		PortalValidateLicenseKey        func(childComplexity int, input model.LicenseKeyValidateInput) int
+		RedeliverWebhookEvent           func(childComplexity int, id uuid.UUID) int
 		RegenerateLicenseKey            func(childComplexity int, id uuid.UUID) int
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
+		RetryJob                        func(childComplexity int, id uuid.UUID) int
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
 		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
@@ -872,6 +902,8 @@ type ComplexityRoot struct {
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
 		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		Job                    func(childComplexity int, id uuid.UUID) int
+		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
@@ -896,6 +928,8 @@ type ComplexityRoot struct {
 		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.EventFilter) int
 		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
 		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int) int
+		WebhookEvent           func(childComplexity int, id uuid.UUID) int
+		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int) int
 	}
 
 	Subscription struct {
@@ -963,6 +997,15 @@ type ComplexityRoot struct {
 		OrganizationID func(childComplexity int) int
 	}
 
+	WebhookDelivery struct {
+		Attempt   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		HTTPCode  func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Response  func(childComplexity int) int
+		Succeeded func(childComplexity int) int
+	}
+
 	WebhookEndpoint struct {
 		CreatedAt      func(childComplexity int) int
 		Enabled        func(childComplexity int) int
@@ -977,6 +1020,27 @@ type ComplexityRoot struct {
 	}
 
 	WebhookEndpointPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	WebhookEvent struct {
+		Attempts          func(childComplexity int) int
+		CreatedAt         func(childComplexity int) int
+		DeliveredAt       func(childComplexity int) int
+		Deliveries        func(childComplexity int) int
+		ID                func(childComplexity int) int
+		IsArchived        func(childComplexity int) int
+		LastHTTPCode      func(childComplexity int) int
+		NextAttemptAt     func(childComplexity int) int
+		Payload           func(childComplexity int) int
+		Skipped           func(childComplexity int) int
+		Succeeded         func(childComplexity int) int
+		Type              func(childComplexity int) int
+		WebhookEndpointID func(childComplexity int) int
+	}
+
+	WebhookEventPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
@@ -3065,6 +3129,105 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EventsIngestResult.Inserted(childComplexity), true
 
+	case "Job.args":
+		if e.ComplexityRoot.Job.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Args(childComplexity), true
+	case "Job.attempt":
+		if e.ComplexityRoot.Job.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Attempt(childComplexity), true
+	case "Job.attemptedAt":
+		if e.ComplexityRoot.Job.AttemptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.AttemptedAt(childComplexity), true
+	case "Job.createdAt":
+		if e.ComplexityRoot.Job.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.CreatedAt(childComplexity), true
+	case "Job.errors":
+		if e.ComplexityRoot.Job.Errors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Errors(childComplexity), true
+	case "Job.finishedAt":
+		if e.ComplexityRoot.Job.FinishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.FinishedAt(childComplexity), true
+	case "Job.id":
+		if e.ComplexityRoot.Job.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.ID(childComplexity), true
+	case "Job.kind":
+		if e.ComplexityRoot.Job.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.Kind(childComplexity), true
+	case "Job.maxAttempts":
+		if e.ComplexityRoot.Job.MaxAttempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.MaxAttempts(childComplexity), true
+	case "Job.scheduledAt":
+		if e.ComplexityRoot.Job.ScheduledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.ScheduledAt(childComplexity), true
+	case "Job.state":
+		if e.ComplexityRoot.Job.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Job.State(childComplexity), true
+
+	case "JobError.at":
+		if e.ComplexityRoot.JobError.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobError.At(childComplexity), true
+	case "JobError.attempt":
+		if e.ComplexityRoot.JobError.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobError.Attempt(childComplexity), true
+	case "JobError.error":
+		if e.ComplexityRoot.JobError.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobError.Error(childComplexity), true
+
+	case "JobPage.items":
+		if e.ComplexityRoot.JobPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobPage.Items(childComplexity), true
+	case "JobPage.pagination":
+		if e.ComplexityRoot.JobPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobPage.Pagination(childComplexity), true
+
 	case "LicenseCertificate.certificate":
 		if e.ComplexityRoot.LicenseCertificate.Certificate == nil {
 			break
@@ -3713,6 +3876,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignSeat(childComplexity, args["input"].(model.CustomerSeatAssignInput)), true
+	case "Mutation.cancelJob":
+		if e.ComplexityRoot.Mutation.CancelJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelJob(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.cancelSubscription":
 		if e.ComplexityRoot.Mutation.CancelSubscription == nil {
 			break
@@ -4065,6 +4239,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalValidateLicenseKey(childComplexity, args["input"].(model.LicenseKeyValidateInput)), true
+	case "Mutation.redeliverWebhookEvent":
+		if e.ComplexityRoot.Mutation.RedeliverWebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhookEvent(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.regenerateLicenseKey":
 		if e.ComplexityRoot.Mutation.RegenerateLicenseKey == nil {
 			break
@@ -4087,6 +4272,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ResumeSubscription(childComplexity, args["input"].(model.SubscriptionRefInput)), true
+	case "Mutation.retryJob":
+		if e.ComplexityRoot.Mutation.RetryJob == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_retryJob_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RetryJob(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.revokeSeat":
 		if e.ComplexityRoot.Mutation.RevokeSeat == nil {
 			break
@@ -5222,6 +5418,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
 
+	case "Query.job":
+		if e.ComplexityRoot.Query.Job == nil {
+			break
+		}
+
+		args, err := ec.field_Query_job_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Job(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.jobs":
+		if e.ComplexityRoot.Query.Jobs == nil {
+			break
+		}
+
+		args, err := ec.field_Query_jobs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Jobs(childComplexity, args["kind"].([]string), args["state"].([]model.JobState), args["page"].(*int), args["limit"].(*int)), true
 	case "Query.licenseKey":
 		if e.ComplexityRoot.Query.LicenseKey == nil {
 			break
@@ -5481,6 +5699,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+	case "Query.webhookEvent":
+		if e.ComplexityRoot.Query.WebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEvent(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.webhookEvents":
+		if e.ComplexityRoot.Query.WebhookEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_webhookEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -5804,6 +6044,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TestClock.OrganizationID(childComplexity), true
 
+	case "WebhookDelivery.attempt":
+		if e.ComplexityRoot.WebhookDelivery.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Attempt(childComplexity), true
+	case "WebhookDelivery.createdAt":
+		if e.ComplexityRoot.WebhookDelivery.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.CreatedAt(childComplexity), true
+	case "WebhookDelivery.httpCode":
+		if e.ComplexityRoot.WebhookDelivery.HTTPCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.HTTPCode(childComplexity), true
+	case "WebhookDelivery.id":
+		if e.ComplexityRoot.WebhookDelivery.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.ID(childComplexity), true
+	case "WebhookDelivery.response":
+		if e.ComplexityRoot.WebhookDelivery.Response == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Response(childComplexity), true
+	case "WebhookDelivery.succeeded":
+		if e.ComplexityRoot.WebhookDelivery.Succeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Succeeded(childComplexity), true
+
 	case "WebhookEndpoint.createdAt":
 		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
 			break
@@ -5877,6 +6154,98 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEndpointPage.Pagination(childComplexity), true
+
+	case "WebhookEvent.attempts":
+		if e.ComplexityRoot.WebhookEvent.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Attempts(childComplexity), true
+	case "WebhookEvent.createdAt":
+		if e.ComplexityRoot.WebhookEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.CreatedAt(childComplexity), true
+	case "WebhookEvent.deliveredAt":
+		if e.ComplexityRoot.WebhookEvent.DeliveredAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.DeliveredAt(childComplexity), true
+	case "WebhookEvent.deliveries":
+		if e.ComplexityRoot.WebhookEvent.Deliveries == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Deliveries(childComplexity), true
+	case "WebhookEvent.id":
+		if e.ComplexityRoot.WebhookEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.ID(childComplexity), true
+	case "WebhookEvent.isArchived":
+		if e.ComplexityRoot.WebhookEvent.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.IsArchived(childComplexity), true
+	case "WebhookEvent.lastHttpCode":
+		if e.ComplexityRoot.WebhookEvent.LastHTTPCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.LastHTTPCode(childComplexity), true
+	case "WebhookEvent.nextAttemptAt":
+		if e.ComplexityRoot.WebhookEvent.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.NextAttemptAt(childComplexity), true
+	case "WebhookEvent.payload":
+		if e.ComplexityRoot.WebhookEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Payload(childComplexity), true
+	case "WebhookEvent.skipped":
+		if e.ComplexityRoot.WebhookEvent.Skipped == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Skipped(childComplexity), true
+	case "WebhookEvent.succeeded":
+		if e.ComplexityRoot.WebhookEvent.Succeeded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Succeeded(childComplexity), true
+	case "WebhookEvent.type":
+		if e.ComplexityRoot.WebhookEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.Type(childComplexity), true
+	case "WebhookEvent.endpointId":
+		if e.ComplexityRoot.WebhookEvent.WebhookEndpointID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEvent.WebhookEndpointID(childComplexity), true
+
+	case "WebhookEventPage.items":
+		if e.ComplexityRoot.WebhookEventPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventPage.Items(childComplexity), true
+	case "WebhookEventPage.pagination":
+		if e.ComplexityRoot.WebhookEventPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventPage.Pagination(childComplexity), true
 
 	}
 	return 0, false
@@ -6948,6 +7317,79 @@ extend type Me {
   seats(page: Int = 1, limit: Int = 10): CustomerSeatPage! @goField(forceResolver: true)
   "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
   benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10): BenefitGrantPage! @goField(forceResolver: true)
+}
+`, BuiltIn: false},
+	{Name: "../schema/job.graphqls", Input: `"""
+A unit of the organization's background work (rendering an invoice, renewing a
+subscription, …), run by the workers with retries and backoff.
+"""
+type Job {
+  id: UUID!
+  createdAt: DateTime!
+  "What the job does (invoice.render, subscription.renew, …); args is its input."
+  kind: String!
+  state: JobState! @goField(forceResolver: true)
+  "Attempts started so far, the running one included."
+  attempt: Int!
+  "Attempts allowed before the job is discarded."
+  maxAttempts: Int!
+  "When the job runs next, or last ran once it has finished."
+  scheduledAt: DateTime!
+  "When the latest attempt started; null before the first."
+  attemptedAt: DateTime
+  "When the job completed, was discarded or was cancelled; null while it may still run."
+  finishedAt: DateTime
+  "Why attempts failed, oldest first."
+  errors: [JobError!]! @goField(forceResolver: true)
+  "The job's input, in the kind's own shape."
+  args: JSON!
+}
+
+"""
+Where a job is in its life: available and retryable jobs wait for a worker, running ones
+have one, and completed, discarded (out of attempts, or failing in a way retrying cannot
+fix) and cancelled jobs are finished.
+"""
+enum JobState {
+  available
+  running
+  completed
+  retryable
+  discarded
+  cancelled
+}
+
+"Why one attempt of a job failed."
+type JobError {
+  at: DateTime!
+  attempt: Int!
+  error: String!
+}
+
+type JobPage {
+  items: [Job!]!
+  pagination: Pagination!
+}
+
+extend type Query {
+  "The organization's jobs, newest first; kind and state narrow the list (values OR-ed)."
+  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage!
+    @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+  job(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+}
+
+extend type Mutation {
+  """
+  Runs a discarded, cancelled or retryable job again now, allowing one more attempt if it
+  had used them all. Running and completed jobs are refused (InvalidJobState, 409), as is a
+  job whose equal (same unique key) is pending already.
+  """
+  retryJob(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_WRITE])
+  """
+  Cancels a job that is waiting (available or retryable) so it never runs. Running and
+  finished jobs are refused (InvalidJobState, 409): a running attempt cannot be recalled.
+  """
+  cancelJob(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_WRITE])
 }
 `, BuiltIn: false},
 	{Name: "../schema/license_key.graphqls", Input: `"""
@@ -8402,6 +8844,72 @@ extend type Mutation {
   rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
 }
 `, BuiltIn: false},
+	{Name: "../schema/webhook_event.graphqls", Input: `"""
+One event queued for one webhook endpoint, and how its delivery went. Its id is the
+webhook-id header of every attempt, so a receiver's logs can be matched against it.
+"""
+type WebhookEvent {
+  id: UUID!
+  createdAt: DateTime!
+  "The event type's wire value (order.updated, subscription.active, …), as in WebhookEndpoint.events."
+  type: String!
+  endpointId: UUID! @goField(name: "WebhookEndpointID")
+  "The exact body sent (and signed); null once the event is archived."
+  payload: String
+  "true once delivered, false once it failed for good; null while pending."
+  succeeded: Boolean
+  "true when the event was dropped because its endpoint was disabled, or archived before it was sent."
+  skipped: Boolean!
+  "Attempts of the current delivery; redelivering starts again from zero."
+  attempts: Int!
+  "The HTTP status of the latest answer; null before the first or when the endpoint did not answer."
+  lastHttpCode: Int
+  deliveredAt: DateTime
+  "When a pending event is attempted next."
+  nextAttemptAt: DateTime!
+  "Archived events keep their outcome but no longer their payload or delivery log."
+  isArchived: Boolean!
+  "Every attempt, oldest first, across redeliveries."
+  deliveries: [WebhookDelivery!]! @goField(forceResolver: true)
+}
+
+"One HTTP attempt of a webhook event."
+type WebhookDelivery {
+  id: UUID!
+  createdAt: DateTime!
+  attempt: Int!
+  "The answer's HTTP status; null when the endpoint did not answer."
+  httpCode: Int
+  "The start of the answer's body, or the network error."
+  response: String
+  succeeded: Boolean!
+}
+
+type WebhookEventPage {
+  items: [WebhookEvent!]!
+  pagination: Pagination!
+}
+
+extend type Query {
+  """
+  The organization's webhook events, newest first. endpointId and type narrow the list;
+  succeeded: true lists delivered events, false those that failed for good (pending events
+  match neither).
+  """
+  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage!
+    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+  webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+}
+
+extend type Mutation {
+  """
+  Sends the event again, with the same id and payload and a fresh attempt budget, in its
+  place in the endpoint's order. Archived events and one being sent right now are refused
+  (BadRequest).
+  """
+  redeliverWebhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [WEBHOOKS_WRITE])
+}
+`, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
 
@@ -9055,6 +9563,56 @@ func (ec *executionContext) childFields_EventsIngestResult(ctx context.Context, 
 		return ec.fieldContext_EventsIngestResult_duplicates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventsIngestResult", field.Name)
+}
+
+func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Job_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Job_createdAt(ctx, field)
+	case "kind":
+		return ec.fieldContext_Job_kind(ctx, field)
+	case "state":
+		return ec.fieldContext_Job_state(ctx, field)
+	case "attempt":
+		return ec.fieldContext_Job_attempt(ctx, field)
+	case "maxAttempts":
+		return ec.fieldContext_Job_maxAttempts(ctx, field)
+	case "scheduledAt":
+		return ec.fieldContext_Job_scheduledAt(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_Job_attemptedAt(ctx, field)
+	case "finishedAt":
+		return ec.fieldContext_Job_finishedAt(ctx, field)
+	case "errors":
+		return ec.fieldContext_Job_errors(ctx, field)
+	case "args":
+		return ec.fieldContext_Job_args(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Job", field.Name)
+}
+
+func (ec *executionContext) childFields_JobError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "at":
+		return ec.fieldContext_JobError_at(ctx, field)
+	case "attempt":
+		return ec.fieldContext_JobError_attempt(ctx, field)
+	case "error":
+		return ec.fieldContext_JobError_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobError", field.Name)
+}
+
+func (ec *executionContext) childFields_JobPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_JobPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_JobPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JobPage", field.Name)
 }
 
 func (ec *executionContext) childFields_LicenseCertificate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9787,6 +10345,24 @@ func (ec *executionContext) childFields_TestClock(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type TestClock", field.Name)
 }
 
+func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookDelivery_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookDelivery_createdAt(ctx, field)
+	case "attempt":
+		return ec.fieldContext_WebhookDelivery_attempt(ctx, field)
+	case "httpCode":
+		return ec.fieldContext_WebhookDelivery_httpCode(ctx, field)
+	case "response":
+		return ec.fieldContext_WebhookDelivery_response(ctx, field)
+	case "succeeded":
+		return ec.fieldContext_WebhookDelivery_succeeded(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
+}
+
 func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -9821,6 +10397,48 @@ func (ec *executionContext) childFields_WebhookEndpointPage(ctx context.Context,
 		return ec.fieldContext_WebhookEndpointPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPage", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_WebhookEvent_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_WebhookEvent_createdAt(ctx, field)
+	case "type":
+		return ec.fieldContext_WebhookEvent_type(ctx, field)
+	case "endpointId":
+		return ec.fieldContext_WebhookEvent_endpointId(ctx, field)
+	case "payload":
+		return ec.fieldContext_WebhookEvent_payload(ctx, field)
+	case "succeeded":
+		return ec.fieldContext_WebhookEvent_succeeded(ctx, field)
+	case "skipped":
+		return ec.fieldContext_WebhookEvent_skipped(ctx, field)
+	case "attempts":
+		return ec.fieldContext_WebhookEvent_attempts(ctx, field)
+	case "lastHttpCode":
+		return ec.fieldContext_WebhookEvent_lastHttpCode(ctx, field)
+	case "deliveredAt":
+		return ec.fieldContext_WebhookEvent_deliveredAt(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_WebhookEvent_nextAttemptAt(ctx, field)
+	case "isArchived":
+		return ec.fieldContext_WebhookEvent_isArchived(ctx, field)
+	case "deliveries":
+		return ec.fieldContext_WebhookEvent_deliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_WebhookEventPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_WebhookEventPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookEventPage", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -74,6 +74,8 @@ const (
 	// CodeDocumentPending is no failure: the document is being rendered. GraphQL reports it
 	// as an error because the field has no value yet; /v1 answers 202 with an empty body.
 	CodeDocumentPending = "DocumentPending"
+	// CodeInvalidJobState refuses retrying or cancelling a job whose state does not allow it.
+	CodeInvalidJobState = "InvalidJobState"
 )
 
 // statusByCode is the single table from error code to HTTP status.
@@ -94,6 +96,7 @@ var statusByCode = map[string]int{
 	CodeInvoiceDoesNotExist:          http.StatusNotFound,
 	CodeReceiptNotAllocated:          http.StatusNotFound,
 	CodeDocumentPending:              http.StatusAccepted,
+	CodeInvalidJobState:              http.StatusConflict,
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain

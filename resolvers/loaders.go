@@ -37,6 +37,7 @@ type Loaders struct {
 	LicenseKey               *dataloader.Loader[uuid.UUID, *storage.LicenseKey]
 	ActivationsByLicenseKey  *dataloader.Loader[uuid.UUID, []*storage.LicenseKeyActivation]
 	SubscriptionMeters       *dataloader.Loader[uuid.UUID, []*storage.SubscriptionMeter]
+	DeliveriesByWebhookEvent *dataloader.Loader[uuid.UUID, []*storage.WebhookDelivery]
 }
 
 type loadersKey struct{}
@@ -67,6 +68,7 @@ func newLoaders(db *sqlx.DB) *Loaders {
 		LicenseKey:               one(db, storage.LicenseKeysByIDs, "License key not found"),
 		ActivationsByLicenseKey:  many(db, storage.ActivationsByLicenseKeys),
 		SubscriptionMeters:       many(db, storage.SubscriptionMetersBySubscriptions),
+		DeliveriesByWebhookEvent: many(db, storage.WebhookDeliveriesByEvents),
 	}
 }
 

@@ -26,6 +26,7 @@ const usage = `Till: a self-hostable billing backend (GraphQL API and /v1 REST c
 
 Usage:
   till serve                                  run the API and workers (embedded PostgreSQL unless DATABASE_URL is set)
+  till worker                                 run the background work alone, next to till serve
   till migrate                                apply database migrations and exit
   till org create --name NAME --slug SLUG     create an organization
   till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	switch args[0] {
 	case "serve":
 		return serve(ctx, cfg, args[1:], stdout)
+	case "worker":
+		return workerCmd(ctx, cfg, args[1:], stdout)
 	case "migrate":
 		return migrateCmd(ctx, cfg, args[1:], stdout)
 	case "org":

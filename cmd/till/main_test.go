@@ -60,6 +60,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		{"till --help lists the commands", []string{"--help"}, "till token create"},
 		{"serve --help describes serve", []string{"serve", "--help"}, "Usage: till serve"},
 		{"migrate --help describes migrate", []string{"migrate", "--help"}, "Usage: till migrate"},
+		{"worker --help describes worker", []string{"worker", "--help"}, "Usage: till worker"},
 		{"org create --help lists its flags", []string{"org", "create", "--help"}, "-slug"},
 		{"token create --help lists its flags", []string{"token", "create", "--help"}, "-expires-in"},
 	}

@@ -13,15 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"till/internal/auth"
-	"till/internal/jobs"
-	"till/internal/payment"
-	"till/internal/ttlcache"
-	"till/internal/webhook"
-	"till/resolvers"
-	"till/rest"
 	"till/storage"
 )
 
@@ -61,65 +53,17 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err := bootstrap(ctx, cfg, db, secret, stdout); err != nil {
 		return err
 	}
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
-		Payments: payment.NewTestProcessor(),
-		Webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})}
-	if cfg.CustomerCacheTTL > 0 {
-		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
-	}
-	docs, err := rest.LoadDocuments(rest.Operations())
+	r, blobHandler, err := newResolver(cfg, db, secret, logger)
 	if err != nil {
 		return err
 	}
-	r.RenderEvent = rest.EventRenderer(r.Executor(), docs)
-	blobs, blobHandler, err := openBlobStore(cfg, secret)
-	if err != nil {
-		return err
-	}
-	r.Blobs = blobs
 	handler, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db,
 		blobHandler, logger)
 	if err != nil {
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	work := &background{logger: logger}
-	work.every(workCtx, "render events", 100*time.Millisecond, func(ctx context.Context) (int, error) {
-		return r.RenderEvents(ctx, 500)
-	})
-	work.run(workCtx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
-	work.every(workCtx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
-	jobsQueued := make(chan struct{}, 1)
-	r.JobsQueued = func() {
-		select {
-		case jobsQueued <- struct{}{}:
-		default:
-		}
-	}
-	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, Wake: jobsQueued}
-	work.run(workCtx, func(ctx context.Context) {
-		if err := worker.Run(ctx); err != nil {
-			logger.Error("job worker stopped", "err", err)
-		}
-	})
-	work.every(workCtx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
-		return r.RenewDue(ctx, nil, r.Now(), 100)
-	})
-	work.every(workCtx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
-		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
-	})
-	work.every(workCtx, "meter rollups", time.Minute, r.RefreshMeterRollups)
-	work.every(workCtx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
-		return r.EnsureEventPartitions(ctx)
-	})
-	work.every(workCtx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
-		expired, err := r.ExpireCheckouts(ctx, r.Now())
-		if err != nil {
-			return expired, err
-		}
-		reopened, err := r.ReopenStaleCheckouts(ctx, r.Now())
-		return expired + reopened, err
-	})
+	work := startWork(workCtx, cfg, r, db, logger)
 	defer func() {
 		stopWork()
 		work.wait()

@@ -675,6 +675,11 @@ type EventsIngestResult struct {
 	Duplicates int `json:"duplicates"`
 }
 
+type JobPage struct {
+	Items      []*storage.Job `json:"items"`
+	Pagination *Pagination    `json:"pagination"`
+}
+
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
 // Ed25519) whose claims hold the key id, display key, customer, benefit, status, limits,
 // usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it with the
@@ -1129,6 +1134,11 @@ type WebhookEndpointUpdateInput struct {
 	Enabled *bool                      `json:"enabled,omitempty"`
 }
 
+type WebhookEventPage struct {
+	Items      []*storage.WebhookEvent `json:"items"`
+	Pagination *Pagination             `json:"pagination"`
+}
+
 type BillingAddressFieldMode string
 
 const (
@@ -1237,6 +1247,72 @@ func (e *EventSource) UnmarshalJSON(b []byte) error {
 }
 
 func (e EventSource) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a job is in its life: available and retryable jobs wait for a worker, running ones
+// have one, and completed, discarded (out of attempts, or failing in a way retrying cannot
+// fix) and cancelled jobs are finished.
+type JobState string
+
+const (
+	JobStateAvailable JobState = "available"
+	JobStateRunning   JobState = "running"
+	JobStateCompleted JobState = "completed"
+	JobStateRetryable JobState = "retryable"
+	JobStateDiscarded JobState = "discarded"
+	JobStateCancelled JobState = "cancelled"
+)
+
+var AllJobState = []JobState{
+	JobStateAvailable,
+	JobStateRunning,
+	JobStateCompleted,
+	JobStateRetryable,
+	JobStateDiscarded,
+	JobStateCancelled,
+}
+
+func (e JobState) IsValid() bool {
+	switch e {
+	case JobStateAvailable, JobStateRunning, JobStateCompleted, JobStateRetryable, JobStateDiscarded, JobStateCancelled:
+		return true
+	}
+	return false
+}
+
+func (e JobState) String() string {
+	return string(e)
+}
+
+func (e *JobState) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = JobState(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid JobState", str)
+	}
+	return nil
+}
+
+func (e JobState) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *JobState) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e JobState) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

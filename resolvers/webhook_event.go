@@ -1,0 +1,83 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+const webhookEventNotFound = "Webhook event not found"
+
+// webhookEventsPage lists the organization's webhook events, newest first. When the
+// operation selects the events' deliveries, they are loaded for the whole page at once.
+func (r *Resolver) webhookEventsPage(ctx context.Context, endpointID *uuid.UUID, types []string, succeeded *bool,
+	page, limit *int) (*model.WebhookEventPage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	items, total, err := storage.ListWebhookEvents(ctx, r.DB, organizations(ctx),
+		storage.WebhookEventFilter{EndpointID: endpointID, Types: types, Succeeded: succeeded}, p)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]uuid.UUID, len(items))
+	for i, e := range items {
+		ids[i] = e.ID
+	}
+	if err := prime(ctx, r.DB, loaders(ctx).DeliveriesByWebhookEvent, storage.WebhookDeliveriesByEvents, ids,
+		selection{"WebhookEventPage", "items"}, selection{"WebhookEvent", "deliveries"}); err != nil {
+		return nil, err
+	}
+	return &model.WebhookEventPage{Items: items, Pagination: pagination(total, p)}, nil
+}
+
+// webhookEvent reads one of the organization's webhook events.
+func (r *Resolver) webhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {
+	e, err := storage.GetWebhookEvent(ctx, r.DB, organizations(ctx), id)
+	if err != nil {
+		return nil, notFoundOr(err, webhookEventNotFound)
+	}
+	return e, nil
+}
+
+// webhookDeliveries lists an event's attempts through the operation's loader.
+func (r *Resolver) webhookDeliveries(ctx context.Context, e *storage.WebhookEvent) ([]*storage.WebhookDelivery, error) {
+	return loaders(ctx).DeliveriesByWebhookEvent.Load(ctx, e.ID)()
+}
+
+// redeliverWebhookEvent queues an event again and wakes the dispatcher so it goes out now
+// rather than at the next poll. When the queue refuses, the event is read again to tell the
+// caller why: an event it cannot see is not found, but an archived event or one being sent
+// right now exists, and saying so is more useful than pretending it does not.
+func (r *Resolver) redeliverWebhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {
+	orgs := organizations(ctx)
+	e, err := storage.RedeliverWebhookEvent(ctx, r.DB, orgs, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, r.redeliveryRefusal(ctx, orgs, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Webhooks != nil {
+		r.Webhooks.Wake()
+	}
+	return e, nil
+}
+
+// redeliveryRefusal explains why an event of the organizations could not be queued again.
+func (r *Resolver) redeliveryRefusal(ctx context.Context, orgs []uuid.UUID, id uuid.UUID) error {
+	e, err := storage.GetWebhookEvent(ctx, r.DB, orgs, id)
+	switch {
+	case err != nil:
+		return notFoundOr(err, webhookEventNotFound)
+	case e.IsArchived:
+		return BadRequest("The webhook event is archived: its payload is no longer kept.")
+	default:
+		return BadRequest("The webhook event is being delivered right now; redeliver it once the attempt ends.")
+	}
+}
