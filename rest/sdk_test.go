@@ -2,19 +2,28 @@ package rest_test
 
 import (
 	"context"
-	"github.com/google/uuid"
+	"crypto/rand"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
-	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
-	"till/storage"
 	"time"
+
+	"github.com/google/uuid"
+
+	"till/internal/auth"
+	"till/internal/blob"
+	"till/internal/jobs"
+	"till/internal/payment"
+	"till/internal/webhook"
+	"till/resolvers"
+	"till/rest"
+	"till/storage"
 )
 
 // TestPublishedSDKWorksUnchanged runs the upstream TypeScript SDK (@polar-sh/sdk, pinned in
@@ -50,8 +59,10 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	}
 
 	s := newV1(t)
-	srv := httptest.NewServer(s.h)
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
 	defer srv.Close()
+	runBackground(t, s, mux, srv.URL)
 	o := s.newOrg(t, "all")
 	c := s.newCustomer(t, o.ID, "sdk-customer")
 	s.addCard(t, o.ID, c.ID, "4242", 0)
@@ -113,4 +124,46 @@ func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID 
 			map[string]any{"id": ck.CreateCheckout.ID}, nil)
 	}
 	return benefit.CreateBenefit.ID
+}
+
+// runBackground gives the test server what `till serve` runs beside the API: a blob store whose
+// links it serves, event rendering, webhook delivery (to loopback, where the check listens)
+// and the job worker, until the test ends.
+func runBackground(t *testing.T, s *v1, mux *http.ServeMux, baseURL string) {
+	t.Helper()
+	secret := make([]byte, 32)
+	_, _ = rand.Read(secret)
+	blobs, err := blob.NewLocal(blob.LocalConfig{Dir: t.TempDir(), BaseURL: baseURL + "/blob/", Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux.Handle("/blob/", blobs.Handler())
+	mux.Handle("/", s.h)
+	docs, err := rest.LoadDocuments(rest.Operations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.r.Blobs = blobs
+	s.r.RenderEvent = rest.EventRenderer(s.r.Executor(), docs)
+	s.r.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	worker := &jobs.Worker{DB: s.db, Handlers: s.r.JobHandlers(), PollInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler)}
+	wg.Go(func() { _ = worker.Run(ctx) })
+	wg.Go(func() { s.r.DispatchWebhooks(ctx, 4, 50*time.Millisecond) })
+	wg.Go(func() {
+		for ctx.Err() == nil {
+			_, _ = s.r.RenderEvents(ctx, 100)
+			sleepCtx(ctx, 50*time.Millisecond)
+		}
+	})
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
 }

@@ -1,9 +1,12 @@
 // Drives Till's /v1 with the published upstream SDK, unchanged, and fails on the first
 // answer the SDK cannot decode or that differs from what the contract promises.
 // Environment: TILL_URL, TILL_TOKEN (organization token), CUSTOMER_ID, EXTERNAL_ID, BENEFIT_ID
-// (a license-key benefit the customer was granted by a purchase).
+// (a license-key benefit the customer was granted by a purchase). The server renders events,
+// delivers webhooks and runs jobs while the check runs.
 import assert from "node:assert/strict";
+import http from "node:http";
 import { Polar } from "@polar-sh/sdk";
+import { validateEvent } from "@polar-sh/sdk/webhooks";
 
 const serverURL = process.env.TILL_URL;
 const org = new Polar({ accessToken: process.env.TILL_TOKEN, serverURL });
@@ -114,6 +117,50 @@ assert.deepEqual({ inserted: ingested.inserted, duplicates: ingested.duplicates 
 await rejects(org.events.ingest({ events: [{ name: "sdk_call", customerId: "00000000-0000-4000-8000-000000000000" }] }),
   "HTTPValidationError", (e) => assert.deepEqual(e.detail[0].loc, ["body", "events", 0, "customer_id"]));
 
+// Webhooks: an endpoint on a local receiver gets the order.updated of a change, and the SDK's
+// own validateEvent checks its signature and parses it.
+const deliveries = [];
+const receiver = http.createServer((req, res) => {
+  let body = "";
+  req.on("data", (chunk) => { body += chunk; });
+  req.on("end", () => { deliveries.push({ body, headers: req.headers }); res.writeHead(204).end(); });
+});
+await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const endpoint = await org.webhooks.createWebhookEndpoint({
+  url: `http://127.0.0.1:${receiver.address().port}/hook`, format: "raw", events: ["order.updated"] });
+assert.match(endpoint.secret, /^whsec_/);
+const endpoints = await org.webhooks.listWebhookEndpoints({});
+assert.ok(endpoints.result.items.some((e) => e.id === endpoint.id));
+await org.orders.update({ id: order.id, orderUpdate: { billingName: "Hooked Ltd" } });
+const until = (done) => new Promise((resolve, reject) => {
+  const deadline = Date.now() + 20000;
+  const tick = async () => {
+    const value = await done();
+    if (value) return resolve(value);
+    if (Date.now() > deadline) return reject(new Error("timed out"));
+    setTimeout(tick, 50);
+  };
+  tick();
+});
+await until(() => deliveries.length > 0);
+const hook = validateEvent(deliveries[0].body, deliveries[0].headers, endpoint.secret);
+assert.equal(hook.type, "order.updated");
+assert.equal(hook.data.id, order.id);
+assert.equal(hook.data.billingName, "Hooked Ltd");
+receiver.close();
+await org.webhooks.deleteWebhookEndpoint({ id: endpoint.id });
+await rejects(org.webhooks.deleteWebhookEndpoint({ id: endpoint.id }), "ResourceNotFound");
+
+// Invoices and receipts: scheduled, rendered by the job worker, then linked.
+await org.orders.generateInvoice({ id: order.id });
+const invoice = await until(() => org.orders.invoice({ id: order.id }).catch(() => null));
+const pdf = await fetch(invoice.url);
+assert.equal(pdf.headers.get("content-type"), "application/pdf");
+assert.equal((await pdf.text()).slice(0, 5), "%PDF-");
+assert.equal((await org.orders.get({ id: order.id })).isInvoiceGenerated, true);
+const receipt = await until(() => org.orders.receipt({ id: order.id }));
+assert.match(receipt.url, /^http/);
+
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
   (e) => assert.equal(e.detail[0].msg, "Customer does not exist."));
@@ -122,4 +169,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 29 operations and 7 error paths decoded by @polar-sh/sdk");
+console.log("ok: 37 operations, 8 error paths and a webhook decoded by @polar-sh/sdk");
