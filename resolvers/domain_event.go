@@ -97,11 +97,12 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	}()
 	n := 0
 	var firstErr error
+	targets := webhookTargets{}
 	for i, e := range events {
 		<-out[i].done
 		err := out[i].err
 		if err == nil {
-			err = r.publishEvent(ctx, e, out[i].payload)
+			err = r.publishEvent(ctx, targets, e, out[i].payload)
 		} else {
 			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
 				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))

@@ -178,16 +178,41 @@ func (r *Resolver) disableFailingEndpoint(ctx context.Context, q sqlx.QueryerCon
 	}
 }
 
+// webhookTargets remembers, for one batch of events, which endpoints take each
+// organization's events of each type, so a burst of events reads them once.
+type webhookTargets map[[2]string][]storage.WebhookTarget
+
+// of lists the endpoints the event goes to: subscribed ones that existed when it happened (an
+// event rendered late is never sent to an endpoint created after it).
+func (c webhookTargets) of(ctx context.Context, q sqlx.QueryerContext, e *storage.DomainEvent) ([]storage.WebhookTarget, error) {
+	key := [2]string{e.OrganizationID.String(), e.Type}
+	all, seen := c[key]
+	if !seen {
+		var err error
+		if all, err = storage.WebhookTargets(ctx, q, e.OrganizationID, e.Type); err != nil {
+			return nil, err
+		}
+		c[key] = all
+	}
+	var out []storage.WebhookTarget
+	for _, t := range all {
+		if !t.CreatedAt.After(e.CreatedAt) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
 // publishEvent stores a rendered event's payload and queues it, in the same statement, for
-// every endpoint that takes its type, each in the endpoint's format; then it wakes the
-// dispatcher. Queuing is idempotent, so a second renderer of the same event adds nothing.
-func (r *Resolver) publishEvent(ctx context.Context, e *storage.DomainEvent, payload string) error {
-	targets, err := storage.WebhookTargets(ctx, r.DB, e)
+// every endpoint that takes it, each in the endpoint's format; then it wakes the dispatcher.
+// Queuing is idempotent, so a second renderer of the same event adds nothing.
+func (r *Resolver) publishEvent(ctx context.Context, targets webhookTargets, e *storage.DomainEvent, payload string) error {
+	to, err := targets.of(ctx, r.DB, e)
 	if err != nil {
 		return err
 	}
-	bodies := make(map[uuid.UUID]string, len(targets))
-	for _, t := range targets {
+	bodies := make(map[uuid.UUID]string, len(to))
+	for _, t := range to {
 		body, err := webhook.Payload(t.Format, e.Type, []byte(payload))
 		if err != nil {
 			return err

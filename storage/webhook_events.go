@@ -34,20 +34,21 @@ const webhookEventColumns = `id, created_at, modified_at, organization_id, webho
 	succeeded, skipped, last_http_code, is_archived, domain_event_id, attempts, next_attempt_at, claimed_until,
 	delivered_at`
 
-// WebhookTarget is an endpoint a new event goes to, with the format its payload takes.
+// WebhookTarget is an endpoint new events of a type go to, with the format their payload
+// takes and when it was created (it takes only events from then on).
 type WebhookTarget struct {
-	ID     uuid.UUID `db:"id"`
-	Format string    `db:"format"`
+	ID        uuid.UUID `db:"id"`
+	Format    string    `db:"format"`
+	CreatedAt time.Time `db:"created_at"`
 }
 
-// WebhookTargets lists the endpoints an event goes to: live, enabled endpoints of its
-// organization subscribed to its type that existed when it happened (an event rendered
-// late is never sent to an endpoint created after it).
-func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, e *DomainEvent) ([]WebhookTarget, error) {
+// WebhookTargets lists the live, enabled endpoints of an organization subscribed to an event
+// type, oldest first.
+func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, orgID uuid.UUID, typ string) ([]WebhookTarget, error) {
 	var out []WebhookTarget
-	err := sqlx.SelectContext(ctx, q, &out, `SELECT id, format FROM webhook_endpoints
-		WHERE organization_id = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events) AND created_at <= $3
-		ORDER BY created_at, id`, e.OrganizationID, e.Type, e.CreatedAt)
+	err := sqlx.SelectContext(ctx, q, &out, `SELECT id, format, created_at FROM webhook_endpoints
+		WHERE organization_id = $1 AND enabled AND deleted_at IS NULL AND $2 = ANY(events)
+		ORDER BY created_at, id`, orgID, typ)
 	return out, mapErr(err)
 }
 
