@@ -90,6 +90,18 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 			sleep(ctx, idle)
 		}
 	}
+	records := make(chan recordRequest)
+	var recorders sync.WaitGroup
+	for range webhookRecorders {
+		recorders.Go(func() { r.recordWebhooks(context.WithoutCancel(ctx), queue, records) })
+	}
+	defer func() { close(records); recorders.Wait() }()
+	record := func(rec storage.WebhookRecord) (storage.WebhookOutcome, error) {
+		reply := make(chan recordReply, 1)
+		records <- recordRequest{rec: rec, reply: reply}
+		out := <-reply
+		return out.out, out.err
+	}
 	free := make(chan struct{}, slots)
 	for range slots {
 		free <- struct{}{}
@@ -106,7 +118,7 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 			<-free
 			wg.Go(func() {
 				defer func() { free <- struct{}{}; d.Wake() }()
-				r.deliverWebhook(context.WithoutCancel(ctx), queue, ev)
+				r.deliverWebhook(context.WithoutCancel(ctx), record, ev)
 			})
 		}
 		if len(claimed) == want && len(free) > 0 {
@@ -120,6 +132,55 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 	}
 }
 
+// Attempts are recorded in batches by webhookRecorders goroutines, each taking up to
+// webhookRecordBatch attempts that wait when it is free: under load many attempts share one
+// statement and one commit, and an attempt alone waits for nothing.
+const (
+	webhookRecorders   = 2
+	webhookRecordBatch = 64
+)
+
+type recordRequest struct {
+	rec   storage.WebhookRecord
+	reply chan<- recordReply
+}
+
+type recordReply struct {
+	out storage.WebhookOutcome
+	err error
+}
+
+// recordWebhooks records the attempts sent on in until it is closed.
+func (r *Resolver) recordWebhooks(ctx context.Context, queue *storage.WebhookQueue, in <-chan recordRequest) {
+	for first := range in {
+		batch := []recordRequest{first}
+	more:
+		for len(batch) < webhookRecordBatch {
+			select {
+			case req, open := <-in:
+				if !open {
+					break more
+				}
+				batch = append(batch, req)
+			default:
+				break more
+			}
+		}
+		records := make([]storage.WebhookRecord, len(batch))
+		for i, req := range batch {
+			records[i] = req.rec
+		}
+		outs, err := queue.Record(ctx, records)
+		for i, req := range batch {
+			if err != nil {
+				req.reply <- recordReply{err: err}
+				continue
+			}
+			req.reply <- recordReply{out: outs[i]}
+		}
+	}
+}
+
 // webhookStreak bounds how many events of one endpoint a slot sends in a row before it lets
 // the dispatcher choose again, so a busy endpoint cannot hold a slot for ever.
 const webhookStreak = 100
@@ -128,7 +189,8 @@ const webhookStreak = 100
 // endpoint's next event when recording handed the lease on to it. A failure is retried after
 // the backoff until the attempts run out; the endpoint is disabled once it has failed
 // webhookFailureThreshold attempts in a row.
-func (r *Resolver) deliverWebhook(ctx context.Context, queue *storage.WebhookQueue, ev *storage.WebhookDispatch) {
+func (r *Resolver) deliverWebhook(ctx context.Context, record func(storage.WebhookRecord) (storage.WebhookOutcome, error),
+	ev *storage.WebhookDispatch) {
 	d := r.Webhooks
 	for streak := 1; ev != nil; streak++ {
 		var body []byte
@@ -149,7 +211,7 @@ func (r *Resolver) deliverWebhook(ctx context.Context, queue *storage.WebhookQue
 			l := d.lease()
 			lease = &l
 		}
-		out, err := queue.Record(ctx, &ev.WebhookEvent, attempt, retryIn, lease)
+		out, err := record(storage.WebhookRecord{Event: &ev.WebhookEvent, Attempt: attempt, RetryIn: retryIn, LeaseOn: lease})
 		switch {
 		case err != nil:
 			r.Logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)

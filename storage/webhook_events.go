@@ -136,7 +136,7 @@ func PrepareWebhookQueue(ctx context.Context, db *sqlx.DB) (*WebhookQueue, error
 	if w.claim, err = db.PreparexContext(ctx, claimHeadsSQL); err != nil {
 		return nil, mapErr(err)
 	}
-	if w.record, err = db.PreparexContext(ctx, recordAttemptSQL); err != nil {
+	if w.record, err = db.PreparexContext(ctx, recordAttemptsSQL); err != nil {
 		return nil, mapErr(err)
 	}
 	return &w, nil
@@ -149,11 +149,13 @@ func (w *WebhookQueue) Claim(ctx context.Context, limit int, lease time.Duration
 	return out, mapErr(err)
 }
 
-// Record is RecordWebhookAttempt on the prepared statement.
-func (w *WebhookQueue) Record(ctx context.Context, ev *WebhookEvent, a WebhookAttempt, retryIn, lease *time.Duration) (WebhookOutcome, error) {
-	var row outcomeRow
-	err := w.record.GetContext(ctx, &row, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded, seconds(retryIn), seconds(lease))
-	return row.outcome(), mapErr(err)
+// Record is RecordWebhookAttempts on the prepared statement.
+func (w *WebhookQueue) Record(ctx context.Context, records []WebhookRecord) ([]WebhookOutcome, error) {
+	var rows []outcomeRow
+	if err := w.record.SelectContext(ctx, &rows, recordArgs(records)...); err != nil {
+		return nil, mapErr(err)
+	}
+	return outcomesInOrder(records, rows), nil
 }
 
 // WebhookAttempt is the outcome of one send.
@@ -163,51 +165,61 @@ type WebhookAttempt struct {
 	Succeeded bool
 }
 
-// recordAttemptSQL settles a claimed event and logs the attempt in one statement, only while
-// the claim ($2, the attempt number) is still the event's: a dispatcher whose lease ended
-// and whose event was claimed again records nothing. A failure either schedules the next
-// attempt $6 seconds from now or, with $6 null, fails the event for good. The endpoint's
-// count of failures in a row is reset by a success and grows with each failure. With a
-// lease ($7), an event that is settled (delivered or failed for good) hands its lease on in
-// the same statement to the endpoint's next event, if that one is due: an endpoint's stream
-// costs one statement per event. The next head is found in the statement's snapshot, in
-// which the settled event is still pending, hence the id <> ev.id.
-const recordAttemptSQL = `WITH ev AS (
-		UPDATE webhook_events SET modified_at = now(), claimed_until = NULL, last_http_code = $3,
-			succeeded = CASE WHEN $5 THEN true WHEN $6::float8 IS NULL THEN false END,
-			delivered_at = CASE WHEN $5 THEN now() END,
-			next_attempt_at = coalesce(now() + make_interval(secs => $6), next_attempt_at)
-		WHERE id = $1 AND attempts = $2 AND claimed_until IS NOT NULL AND succeeded IS NULL AND NOT skipped
-		RETURNING id, organization_id, webhook_endpoint_id, attempts, created_at),
+// recordAttemptsSQL settles claimed events and logs their attempts, a batch in one
+// statement, each only while its claim (the attempt number) is still the event's: a
+// dispatcher whose lease ended and whose event was claimed again records nothing. A failure
+// either schedules the next attempt retry seconds from now or, with retry null, fails the
+// event for good. An endpoint's count of failures in a row is reset by a success and grows
+// with each failure (a batch holds at most one event per endpoint: only an endpoint's oldest
+// pending event is ever leased). With a lease, a settled event (delivered or failed for good)
+// hands the lease on to its endpoint's next event, if that one is due, so a stream costs no
+// claim of its own. The next head is found in the statement's snapshot, in which the settled
+// event is still pending, hence the id <> ev.id.
+const recordAttemptsSQL = `WITH input AS (
+		SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[], $5::bool[], $6::float8[], $7::float8[])
+			AS i(id, attempt, code, response, ok, retry, lease)),
+	ev AS (
+		UPDATE webhook_events e SET modified_at = now(), claimed_until = NULL, last_http_code = i.code,
+			succeeded = CASE WHEN i.ok THEN true WHEN i.retry IS NULL THEN false END,
+			delivered_at = CASE WHEN i.ok THEN now() END,
+			next_attempt_at = coalesce(now() + make_interval(secs => i.retry), e.next_attempt_at)
+		FROM input i
+		WHERE e.id = i.id AND e.attempts = i.attempt AND e.claimed_until IS NOT NULL AND e.succeeded IS NULL
+			AND NOT e.skipped
+		RETURNING e.id, e.organization_id, e.webhook_endpoint_id, e.attempts, i.code, i.response, i.ok, i.retry, i.lease),
 	log AS (
 		INSERT INTO webhook_deliveries (organization_id, webhook_endpoint_id, webhook_event_id, attempt, http_code,
 			response, succeeded)
-		SELECT organization_id, webhook_endpoint_id, id, attempts, $3, $4, $5 FROM ev),
+		SELECT organization_id, webhook_endpoint_id, id, attempts, code, response, ok FROM ev),
 	endpoint AS (
-		UPDATE webhook_endpoints w SET consecutive_failures = CASE WHEN $5 THEN 0 ELSE w.consecutive_failures + 1 END
-		FROM ev WHERE w.id = ev.webhook_endpoint_id AND (NOT $5 OR w.consecutive_failures <> 0)
-		RETURNING w.consecutive_failures),
+		UPDATE webhook_endpoints w SET consecutive_failures = CASE WHEN ev.ok THEN 0 ELSE w.consecutive_failures + 1 END
+		FROM ev WHERE w.id = ev.webhook_endpoint_id AND (NOT ev.ok OR w.consecutive_failures <> 0)
+		RETURNING w.id, w.consecutive_failures),
 	head AS (
-		SELECT n.id, w.url, w.secret FROM ev
+		SELECT ev.id AS prev, n.id, w.url, w.secret, ev.lease FROM ev
 		JOIN webhook_endpoints w ON w.id = ev.webhook_endpoint_id AND w.enabled
 		CROSS JOIN LATERAL (
 			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
 			WHERE e.webhook_endpoint_id = ev.webhook_endpoint_id AND e.succeeded IS NULL AND NOT e.skipped
 				AND e.id <> ev.id
 			ORDER BY e.created_at, e.id LIMIT 1) n
-		WHERE $7::float8 IS NOT NULL AND ($5 OR $6::float8 IS NULL)
+		WHERE ev.lease IS NOT NULL AND (ev.ok OR ev.retry IS NULL)
 			AND n.next_attempt_at <= now() AND (n.claimed_until IS NULL OR n.claimed_until < now())),
 	next AS (
-		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $7), attempts = e.attempts + 1,
-			modified_at = now()
+		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => head.lease),
+			attempts = e.attempts + 1, modified_at = now()
 		FROM head WHERE e.id = head.id AND e.succeeded IS NULL AND NOT e.skipped
 			AND (e.claimed_until IS NULL OR e.claimed_until < now())
-		RETURNING e.id, e.organization_id, e.webhook_endpoint_id, e.type, e.payload, e.attempts, head.url, head.secret)
-	SELECT EXISTS (SELECT 1 FROM ev) AS recorded, coalesce((SELECT consecutive_failures FROM endpoint), 0) AS failures,
+		RETURNING head.prev, e.id, e.organization_id, e.webhook_endpoint_id, e.type, e.payload, e.attempts,
+			head.url, head.secret)
+	SELECT i.id, ev.id IS NOT NULL AS recorded, coalesce(endpoint.consecutive_failures, 0) AS failures,
 		next.id AS next_id, next.organization_id AS next_organization_id, next.webhook_endpoint_id AS next_endpoint_id,
 		next.type AS next_type, next.payload AS next_payload, next.attempts AS next_attempts, next.url AS next_url,
 		next.secret AS next_secret
-	FROM (SELECT 1) one LEFT JOIN next ON true`
+	FROM input i
+	LEFT JOIN ev ON ev.id = i.id
+	LEFT JOIN endpoint ON endpoint.id = ev.webhook_endpoint_id
+	LEFT JOIN next ON next.prev = i.id`
 
 // WebhookOutcome is what recording an attempt did: whether the claim still held, how many
 // attempts in a row the endpoint has now failed, and the endpoint's next event when the
@@ -218,21 +230,69 @@ type WebhookOutcome struct {
 	Next     *WebhookDispatch
 }
 
-// RecordWebhookAttempt logs an attempt of a claimed event and settles the event: delivered,
-// retried after retryIn (on the database's clock, like the leases), or failed for good when
-// retryIn is nil. With lease set, a settled event's endpoint's next due event is claimed for
-// it and returned.
-func RecordWebhookAttempt(ctx context.Context, q sqlx.QueryerContext, ev *WebhookEvent, a WebhookAttempt,
-	retryIn, lease *time.Duration) (WebhookOutcome, error) {
-	var row outcomeRow
-	err := sqlx.GetContext(ctx, q, &row, recordAttemptSQL, ev.ID, ev.Attempts, a.HTTPCode, a.Response, a.Succeeded,
-		seconds(retryIn), seconds(lease))
-	return row.outcome(), mapErr(err)
+// WebhookRecord is one attempt to record: the claimed event, how it went, the wait before
+// a retry (nil: delivered, or failed for good), and the lease to pass on to the endpoint's
+// next event (nil: none).
+type WebhookRecord struct {
+	Event            *WebhookEvent
+	Attempt          WebhookAttempt
+	RetryIn, LeaseOn *time.Duration
 }
 
-// outcomeRow is recordAttemptSQL's row: the outcome, and the next event's columns, all null
+// RecordWebhookAttempts records a batch of attempts (see recordAttemptsSQL) and returns
+// their outcomes in order.
+func RecordWebhookAttempts(ctx context.Context, q sqlx.QueryerContext, records []WebhookRecord) ([]WebhookOutcome, error) {
+	var rows []outcomeRow
+	if err := sqlx.SelectContext(ctx, q, &rows, recordAttemptsSQL, recordArgs(records)...); err != nil {
+		return nil, mapErr(err)
+	}
+	return outcomesInOrder(records, rows), nil
+}
+
+// RecordWebhookAttempt records one attempt.
+func RecordWebhookAttempt(ctx context.Context, q sqlx.QueryerContext, ev *WebhookEvent, a WebhookAttempt,
+	retryIn, lease *time.Duration) (WebhookOutcome, error) {
+	out, err := RecordWebhookAttempts(ctx, q, []WebhookRecord{{Event: ev, Attempt: a, RetryIn: retryIn, LeaseOn: lease}})
+	if err != nil {
+		return WebhookOutcome{}, err
+	}
+	return out[0], nil
+}
+
+func recordArgs(records []WebhookRecord) []any {
+	n := len(records)
+	ids, attempts, codes := make([]uuid.UUID, n), make([]int64, n), make([]*int64, n)
+	responses, ok := make([]string, n), make([]bool, n)
+	retries, leases := make([]*float64, n), make([]*float64, n)
+	for i, r := range records {
+		ids[i], attempts[i], responses[i], ok[i] = r.Event.ID, int64(r.Event.Attempts), r.Attempt.Response, r.Attempt.Succeeded
+		if r.Attempt.HTTPCode != nil {
+			c := int64(*r.Attempt.HTTPCode)
+			codes[i] = &c
+		}
+		retries[i], leases[i] = seconds(r.RetryIn), seconds(r.LeaseOn)
+	}
+	return []any{pq.Array(ids), pq.Array(attempts), pq.Array(codes), pq.Array(responses), pq.Array(ok),
+		pq.Array(retries), pq.Array(leases)}
+}
+
+// outcomesInOrder matches the statement's rows to the records by event id.
+func outcomesInOrder(records []WebhookRecord, rows []outcomeRow) []WebhookOutcome {
+	byID := make(map[uuid.UUID]outcomeRow, len(rows))
+	for _, r := range rows {
+		byID[r.EventID] = r
+	}
+	out := make([]WebhookOutcome, len(records))
+	for i, r := range records {
+		out[i] = byID[r.Event.ID].outcome()
+	}
+	return out
+}
+
+// outcomeRow is recordAttemptsSQL's row: the outcome, and the next event's columns, all null
 // when the lease passed to none.
 type outcomeRow struct {
+	EventID    uuid.UUID  `db:"id"`
 	Recorded   bool       `db:"recorded"`
 	Failures   int        `db:"failures"`
 	ID         *uuid.UUID `db:"next_id"`
