@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"till/internal/punycode"
 )
 
 // URL is pydantic's AnyUrl with UrlConstraints (HttpUrl is Schemes http and
@@ -276,13 +278,13 @@ func domainToASCII(d string) (string, string) {
 		}
 		label = strings.Map(unicode.ToLower, label)
 		if strings.HasPrefix(label, "xn--") {
-			decoded, ok := punycodeDecode(label[4:])
+			decoded, ok := punycode.Decode(label[4:])
 			if !ok || isASCII(decoded) || strings.IndexFunc(decoded, unicode.IsControl) >= 0 {
 				return "", "invalid international domain name"
 			}
 		}
 		if !isASCII(label) {
-			label = "xn--" + punycodeEncode(label)
+			label = "xn--" + punycode.Encode(label)
 		}
 		labels[i] = label
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"till/internal/punycode"
 )
 
 // MaxURLLength is the longest endpoint URL upstream accepts (its HttpsUrl max_length).
@@ -228,7 +230,7 @@ func validLabel(label string) bool {
 		return validUnicodeLabel(label)
 	}
 	if strings.HasPrefix(label, "xn--") {
-		decoded, ok := decodePunycode(label[4:])
+		decoded, ok := punycode.Decode(label[4:])
 		return ok && !strings.HasSuffix(label, "-") && !isASCII(decoded) && validUnicodeLabel(decoded)
 	}
 	return hyphensAllowed(label) && strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
@@ -276,85 +278,4 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// Punycode parameters (RFC 3492 §5).
-const (
-	punyBase        = 36
-	punyTMin        = 1
-	punyTMax        = 26
-	punySkew        = 38
-	punyDamp        = 700
-	punyInitialBias = 72
-	punyInitialN    = 128
-	punyMaxInt      = 1<<31 - 1
-)
-
-// decodePunycode decodes the part of an A-label after "xn--" (RFC 3492 §6.2), refusing
-// malformed input and overflow.
-func decodePunycode(s string) (string, bool) {
-	var out []rune
-	if i := strings.LastIndexByte(s, '-'); i >= 0 {
-		out = []rune(s[:i])
-		s = s[i+1:]
-	}
-	n, bias, i := punyInitialN, punyInitialBias, 0
-	for s != "" {
-		oldi, w := i, 1
-		for k := punyBase; ; k += punyBase {
-			if s == "" {
-				return "", false
-			}
-			d := punyDigit(s[0])
-			s = s[1:]
-			if d < 0 || d > (punyMaxInt-i)/w {
-				return "", false
-			}
-			i += d * w
-			t := min(max(k-bias, punyTMin), punyTMax)
-			if d < t {
-				break
-			}
-			if w > punyMaxInt/(punyBase-t) {
-				return "", false
-			}
-			w *= punyBase - t
-		}
-		bias = punyAdapt(i-oldi, len(out)+1, oldi == 0)
-		n += i / (len(out) + 1)
-		if n > unicode.MaxRune || 0xd800 <= n && n <= 0xdfff {
-			return "", false
-		}
-		i %= len(out) + 1
-		out = append(out[:i], append([]rune{rune(n)}, out[i:]...)...)
-		i++
-	}
-	return string(out), true
-}
-
-func punyDigit(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c-'0') + 26
-	case 'a' <= c && c <= 'z':
-		return int(c - 'a')
-	case 'A' <= c && c <= 'Z':
-		return int(c - 'A')
-	}
-	return -1
-}
-
-func punyAdapt(delta, points int, first bool) int {
-	if first {
-		delta /= punyDamp
-	} else {
-		delta /= 2
-	}
-	delta += delta / points
-	k := 0
-	for delta > (punyBase-punyTMin)*punyTMax/2 {
-		delta /= punyBase - punyTMin
-		k += punyBase
-	}
-	return k + (punyBase-punyTMin+1)*delta/(delta+punySkew)
 }

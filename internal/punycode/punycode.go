@@ -1,12 +1,12 @@
-package rest
+// Package punycode encodes and decodes the labels of internationalised host names (RFC 3492),
+// which URLs carry as xn--... ASCII: the /v1 URL rules normalise hosts with it and webhook
+// endpoint checks use it to validate them.
+package punycode
 
 import (
 	"strings"
 	"unicode/utf8"
 )
-
-// Punycode (RFC 3492) for internationalised host labels, which the URL
-// Standard serialises as xn--... ASCII.
 
 const (
 	pcBase        = 36
@@ -16,6 +16,7 @@ const (
 	pcDamp        = 700
 	pcInitialBias = 72
 	pcInitialN    = 128
+	maxInt        = 1<<31 - 1
 )
 
 func pcAdapt(delta, numPoints int, first bool) int {
@@ -50,8 +51,8 @@ func pcThreshold(k, bias int) int {
 	return k - bias
 }
 
-// punycodeEncode encodes one label (without the xn-- prefix).
-func punycodeEncode(label string) string {
+// Encode encodes one label (without the xn-- prefix).
+func Encode(label string) string {
 	runes := []rune(label)
 	var out strings.Builder
 	for _, r := range runes {
@@ -101,8 +102,10 @@ func punycodeEncode(label string) string {
 	return out.String()
 }
 
-// punycodeDecode decodes one label (without the xn-- prefix).
-func punycodeDecode(s string) (string, bool) {
+// Decode decodes one label (without the xn-- prefix), refusing malformed input: non-ASCII
+// basic code points, nothing encoded, bad digits, overflow, surrogates and code points that
+// needed no encoding.
+func Decode(s string) (string, bool) {
 	var out []rune
 	pos := 0
 	if i := strings.LastIndexByte(s, '-'); i >= 0 {
@@ -137,6 +140,9 @@ func punycodeDecode(s string) (string, bool) {
 			default:
 				return "", false
 			}
+			if d > (maxInt-i)/w {
+				return "", false
+			}
 			i += d * w
 			t := pcThreshold(k, bias)
 			if d < t {
@@ -150,7 +156,7 @@ func punycodeDecode(s string) (string, bool) {
 		bias = pcAdapt(i-oldi, len(out)+1, oldi == 0)
 		n += i / (len(out) + 1)
 		i %= len(out) + 1
-		if n > utf8.MaxRune || n < 0x80 {
+		if n > utf8.MaxRune || n < 0x80 || 0xd800 <= n && n <= 0xdfff {
 			return "", false
 		}
 		out = append(out[:i], append([]rune{rune(n)}, out[i:]...)...)
