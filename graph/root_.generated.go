@@ -1007,16 +1007,19 @@ type ComplexityRoot struct {
 	}
 
 	WebhookEndpoint struct {
-		CreatedAt      func(childComplexity int) int
-		Enabled        func(childComplexity int) int
-		Events         func(childComplexity int) int
-		Format         func(childComplexity int) int
-		ID             func(childComplexity int) int
-		ModifiedAt     func(childComplexity int) int
-		Name           func(childComplexity int) int
-		OrganizationID func(childComplexity int) int
-		Secret         func(childComplexity int) int
-		URL            func(childComplexity int) int
+		ConsecutiveFailures func(childComplexity int) int
+		CreatedAt           func(childComplexity int) int
+		DisabledAt          func(childComplexity int) int
+		DisabledReason      func(childComplexity int) int
+		Enabled             func(childComplexity int) int
+		Events              func(childComplexity int) int
+		Format              func(childComplexity int) int
+		ID                  func(childComplexity int) int
+		ModifiedAt          func(childComplexity int) int
+		Name                func(childComplexity int) int
+		OrganizationID      func(childComplexity int) int
+		Secret              func(childComplexity int) int
+		URL                 func(childComplexity int) int
 	}
 
 	WebhookEndpointPage struct {
@@ -6081,12 +6084,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WebhookDelivery.Succeeded(childComplexity), true
 
+	case "WebhookEndpoint.consecutiveFailures":
+		if e.ComplexityRoot.WebhookEndpoint.ConsecutiveFailures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.ConsecutiveFailures(childComplexity), true
 	case "WebhookEndpoint.createdAt":
 		if e.ComplexityRoot.WebhookEndpoint.CreatedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.WebhookEndpoint.CreatedAt(childComplexity), true
+	case "WebhookEndpoint.disabledAt":
+		if e.ComplexityRoot.WebhookEndpoint.DisabledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.DisabledAt(childComplexity), true
+	case "WebhookEndpoint.disabledReason":
+		if e.ComplexityRoot.WebhookEndpoint.DisabledReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpoint.DisabledReason(childComplexity), true
 	case "WebhookEndpoint.enabled":
 		if e.ComplexityRoot.WebhookEndpoint.Enabled == nil {
 			break
@@ -8784,6 +8805,11 @@ type WebhookEndpoint {
   events: [String!]!
   "false once repeated deliveries failed, or when turned off; no new events are sent then."
   enabled: Boolean!
+  "Delivery attempts failed in a row; 10 turn the endpoint off."
+  consecutiveFailures: Int!
+  "When delivery turned the endpoint off, and why; null while enabled."
+  disabledAt: DateTime
+  disabledReason: String
 }
 
 "What a delivery's body is: the event envelope itself, or a chat message for Discord or Slack."
@@ -10385,6 +10411,12 @@ func (ec *executionContext) childFields_WebhookEndpoint(ctx context.Context, fie
 		return ec.fieldContext_WebhookEndpoint_events(ctx, field)
 	case "enabled":
 		return ec.fieldContext_WebhookEndpoint_enabled(ctx, field)
+	case "consecutiveFailures":
+		return ec.fieldContext_WebhookEndpoint_consecutiveFailures(ctx, field)
+	case "disabledAt":
+		return ec.fieldContext_WebhookEndpoint_disabledAt(ctx, field)
+	case "disabledReason":
+		return ec.fieldContext_WebhookEndpoint_disabledReason(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpoint", field.Name)
 }

@@ -226,6 +226,18 @@ func TestWebhookFailures(t *testing.T) {
 				t.Errorf("a logged response holds %d bytes, want at most %d", longest, webhook.ResponseLimit)
 			}
 			if c.wantDisabled {
+				var seen struct {
+					WebhookEndpoint struct {
+						Enabled             bool
+						ConsecutiveFailures int
+						DisabledReason      *string
+					}
+				}
+				w.s.Query(t, w.org.Token, `query($id: UUID!) { webhookEndpoint(id: $id) { enabled consecutiveFailures disabledReason } }`,
+					vars{"id": w.endpoint}, &seen)
+				if e := seen.WebhookEndpoint; e.Enabled || e.ConsecutiveFailures < 10 || e.DisabledReason == nil {
+					t.Errorf("the disabled endpoint in GraphQL = %+v, want disabled with its failures and reason", e)
+				}
 				var out struct{ UpdateWebhookEndpoint struct{ Enabled bool } }
 				w.s.Query(t, w.org.Token, `mutation($id: UUID!) { updateWebhookEndpoint(input: {id: $id, enabled: true}) { enabled } }`,
 					vars{"id": w.endpoint}, &out)

@@ -24,9 +24,15 @@ type WebhookEndpoint struct {
 	Secret         string         `db:"secret"`
 	Events         pq.StringArray `db:"events"`
 	Enabled        bool           `db:"enabled"`
+	// ConsecutiveFailures, DisabledAt and DisabledReason record why delivery turned the
+	// endpoint off (failed attempts in a row); enabling it again clears them.
+	ConsecutiveFailures int        `db:"consecutive_failures"`
+	DisabledAt          *time.Time `db:"disabled_at"`
+	DisabledReason      *string    `db:"disabled_reason"`
 }
 
-const webhookEndpointColumns = `id, created_at, modified_at, organization_id, url, name, format, secret, events, enabled`
+const webhookEndpointColumns = `id, created_at, modified_at, organization_id, url, name, format, secret, events, enabled,
+	consecutive_failures, disabled_at, disabled_reason`
 
 // webhookEventTypes mirrors the SQL function webhook_event_types(), which the endpoint and
 // event tables check against: upstream's WebhookEventType values, in its order.
