@@ -118,7 +118,7 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 			<-free
 			wg.Go(func() {
 				defer func() { free <- struct{}{}; d.Wake() }()
-				r.deliverWebhook(context.WithoutCancel(ctx), record, ev)
+				r.deliverWebhook(context.WithoutCancel(ctx), ctx.Done(), record, ev)
 			})
 		}
 		if len(claimed) == want && len(free) > 0 {
@@ -186,11 +186,11 @@ func (r *Resolver) recordWebhooks(ctx context.Context, queue *storage.WebhookQue
 const webhookStreak = 100
 
 // deliverWebhook makes one attempt of a claimed event and records it, then goes on with the
-// endpoint's next event when recording handed the lease on to it. A failure is retried after
+// endpoint's next event when recording handed the lease on to it (not once stopping closes). A failure is retried after
 // the backoff until the attempts run out; the endpoint is disabled once it has failed
 // webhookFailureThreshold attempts in a row.
-func (r *Resolver) deliverWebhook(ctx context.Context, record func(storage.WebhookRecord) (storage.WebhookOutcome, error),
-	ev *storage.WebhookDispatch) {
+func (r *Resolver) deliverWebhook(ctx context.Context, stopping <-chan struct{},
+	record func(storage.WebhookRecord) (storage.WebhookOutcome, error), ev *storage.WebhookDispatch) {
 	d := r.Webhooks
 	for streak := 1; ev != nil; streak++ {
 		var body []byte
@@ -207,7 +207,7 @@ func (r *Resolver) deliverWebhook(ctx context.Context, record func(storage.Webho
 			wait := d.backoff(ev.Attempts)
 			retryIn = &wait
 		}
-		if streak < webhookStreak {
+		if streak < webhookStreak && !closed(stopping) { // a stopping dispatcher finishes what it holds, no more
 			l := d.lease()
 			lease = &l
 		}
@@ -303,5 +303,14 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-time.After(d):
+	}
+}
+
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }
