@@ -35,6 +35,8 @@ type Store interface {
 	// attachment named filename (the key's last segment when empty). Signing does not
 	// check that the object exists: a URL to a missing object answers 404.
 	SignedURL(ctx context.Context, key string, ttl time.Duration, filename string) (string, error)
+	// Multipart uploads let clients send large objects straight to the store.
+	Multipart
 }
 
 // Object describes a stored object.
@@ -50,6 +52,10 @@ type Object struct {
 	LastModified time.Time
 	// Version is the bucket's version id when versioning is on, else empty (always for Local).
 	Version string
+	// ChecksumSHA256 is S3's composite checksum of an object assembled from parts that
+	// carried SHA-256 digests ("<base64>-<parts>", see CompositeSHA256), else empty. S3
+	// reports it only in CompleteMultipart's result; Local keeps it with the object.
+	ChecksumSHA256 string
 }
 
 // DefaultContentType is stored when Put is given no content type.

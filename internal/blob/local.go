@@ -51,6 +51,7 @@ type Local struct {
 	now    func() time.Time
 
 	stripes [64]sync.Mutex // per-key locks pairing each object's two files
+	uploads uploadLocks    // multipart uploads' locks
 }
 
 var _ Store = (*Local)(nil)

@@ -19,13 +19,16 @@ type meta struct {
 	ETag        string `json:"etag"`
 	Size        int64  `json:"size"`
 	ModTime     int64  `json:"mod_time_ns"`
+	// ChecksumSHA256 is the composite checksum of an object completed from parts with
+	// SHA-256 digests; absent for everything else, so older metadata reads unchanged.
+	ChecksumSHA256 string `json:"checksum_sha256,omitempty"`
 }
 
 // maxMetaLen bounds what readMeta loads; real metadata is a few hundred bytes.
 const maxMetaLen = 64 << 10
 
 func (m meta) object(key string) Object {
-	return Object{Key: key, Size: m.Size, ContentType: m.ContentType, ETag: m.ETag}
+	return Object{Key: key, Size: m.Size, ContentType: m.ContentType, ETag: m.ETag, ChecksumSHA256: m.ChecksumSHA256}
 }
 
 // writeMetaTemp writes m to a new temporary file, fsynced, and returns its name.

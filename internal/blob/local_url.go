@@ -58,21 +58,30 @@ func (l *Local) sign(key string, expires int64, filename string) []byte {
 // full: mount it there without stripping the prefix (http.ServeMux and chi's Mount both
 // keep it). It answers 403 for a missing, tampered or expired signature, 404 for a missing
 // object, and otherwise streams the file with its type, length, ETag and an attachment
-// Content-Disposition, honouring Range and conditional requests.
+// Content-Disposition, honouring Range and conditional requests. It also takes the PUTs
+// of PresignPart's URLs and their CORS preflights.
 func (l *Local) Handler() http.Handler { return http.HandlerFunc(l.serve) }
 
 func (l *Local) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-		return
-	}
 	key, ok := strings.CutPrefix(r.URL.Path, l.base.Path)
 	if !ok {
 		http.NotFound(w, r)
 		return
 	}
+	setCORS(w.Header())
 	q := r.URL.Query()
+	switch {
+	case r.Method == http.MethodPut:
+		l.servePart(w, r, key)
+		return
+	case r.Method == http.MethodOptions && q.Has("upload_id"):
+		servePreflight(w)
+		return
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		w.Header().Set("Allow", "GET, HEAD, PUT")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
 	filename := q.Get("filename")
 	if msg := l.checkSignature(key, q.Get("expires"), q.Get("signature"), filename); msg != "" {
 		http.Error(w, msg, http.StatusForbidden)

@@ -188,3 +188,25 @@ func CompositeSHA256(parts []CompletedPart) (string, error) {
 func NormalizeETag(etag string) string {
 	return strings.Trim(strings.TrimSpace(etag), `"`)
 }
+
+// checkPartList applies the rules of a completion list that need no knowledge of the
+// upload, the same for every store: part numbers strictly ascending from 1, without
+// duplicates or gaps.
+func checkPartList(parts []CompletedPart) error {
+	for i, p := range parts {
+		switch {
+		case p.Number < 1 || p.Number > MaxParts:
+			return &PartError{p.Number, "not part of the upload"}
+		case i > 0 && p.Number == parts[i-1].Number:
+			return &PartError{p.Number, "duplicated"}
+		case i > 0 && p.Number < parts[i-1].Number:
+			return &PartError{p.Number, "not in ascending order"}
+		}
+	}
+	for i, p := range parts {
+		if p.Number != i+1 {
+			return &PartError{i + 1, "missing"}
+		}
+	}
+	return nil
+}
