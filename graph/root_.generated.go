@@ -32,7 +32,9 @@ type ResolverRoot interface {
 	CustomerSeat() CustomerSeatResolver
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
+	Downloadable() DownloadableResolver
 	Event() EventResolver
+	FileDownload() FileDownloadResolver
 	Job() JobResolver
 	LicenseKey() LicenseKeyResolver
 	LicenseKeyActivation() LicenseKeyActivationResolver
@@ -471,6 +473,42 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	Downloadable struct {
+		Benefit          func(childComplexity int) int
+		BenefitID        func(childComplexity int) int
+		DownloadURL      func(childComplexity int) int
+		Downloaded       func(childComplexity int) int
+		ExpiresAt        func(childComplexity int) int
+		File             func(childComplexity int) int
+		ID               func(childComplexity int) int
+		LastDownloadedAt func(childComplexity int) int
+	}
+
+	DownloadableFile struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		FlaggedMaliciousAt   func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		Path                 func(childComplexity int) int
+		Service              func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		StorageVersion       func(childComplexity int) int
+		Version              func(childComplexity int) int
+	}
+
+	DownloadablePage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	Event struct {
 		CreatedAt          func(childComplexity int) int
 		Customer           func(childComplexity int) int
@@ -497,6 +535,60 @@ type ComplexityRoot struct {
 	EventsIngestResult struct {
 		Duplicates func(childComplexity int) int
 		Inserted   func(childComplexity int) int
+	}
+
+	FileDownload struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		Version              func(childComplexity int) int
+	}
+
+	FilePage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	FileUpload struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		Path                 func(childComplexity int) int
+		Service              func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		StorageVersion       func(childComplexity int) int
+		Upload               func(childComplexity int) int
+		Version              func(childComplexity int) int
+	}
+
+	FileUploadMultipart struct {
+		ID    func(childComplexity int) int
+		Parts func(childComplexity int) int
+		Path  func(childComplexity int) int
+	}
+
+	FileUploadPart struct {
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChunkEnd             func(childComplexity int) int
+		ChunkStart           func(childComplexity int) int
+		ExpiresAt            func(childComplexity int) int
+		Headers              func(childComplexity int) int
+		Number               func(childComplexity int) int
+		URL                  func(childComplexity int) int
 	}
 
 	Job struct {
@@ -606,6 +698,7 @@ type ComplexityRoot struct {
 		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int) int
 		Customer                 func(childComplexity int) int
+		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		Member                   func(childComplexity int) int
@@ -666,12 +759,14 @@ type ComplexityRoot struct {
 		CancelJob                       func(childComplexity int, id uuid.UUID) int
 		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
 		ClaimSeat                       func(childComplexity int, input model.CustomerSeatClaimInput) int
+		CompleteFileUpload              func(childComplexity int, id uuid.UUID, input model.FileUploadCompletedInput) int
 		ConfirmCheckout                 func(childComplexity int, input model.CheckoutConfirmInput) int
 		CreateBenefit                   func(childComplexity int, input model.BenefitCreateInput) int
 		CreateCheckout                  func(childComplexity int, input model.CheckoutCreateInput) int
 		CreateCustomer                  func(childComplexity int, input model.CustomerCreateInput) int
 		CreateCustomerSession           func(childComplexity int, input model.CustomerSessionCreateInput) int
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
+		CreateFile                      func(childComplexity int, input model.FileCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
 		CreateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointCreateInput) int
@@ -679,6 +774,7 @@ type ComplexityRoot struct {
 		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
+		DeleteFile                      func(childComplexity int, id uuid.UUID) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
 		GenerateOrderInvoice            func(childComplexity int, id uuid.UUID) int
@@ -710,6 +806,7 @@ type ComplexityRoot struct {
 		UpdateCheckout                  func(childComplexity int, input model.CheckoutUpdateInput) int
 		UpdateCustomer                  func(childComplexity int, input model.CustomerUpdateInput) int
 		UpdateDiscount                  func(childComplexity int, input model.DiscountUpdateInput) int
+		UpdateFile                      func(childComplexity int, id uuid.UUID, input model.FileUpdateInput) int
 		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
 		UpdateMeter                     func(childComplexity int, input model.MeterUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
@@ -802,6 +899,26 @@ type ComplexityRoot struct {
 		Website                    func(childComplexity int) int
 	}
 
+	OrganizationAvatarFile struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		Path                 func(childComplexity int) int
+		PublicURL            func(childComplexity int) int
+		Service              func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		StorageVersion       func(childComplexity int) int
+		Version              func(childComplexity int) int
+	}
+
 	Pagination struct {
 		MaxPage    func(childComplexity int) int
 		TotalCount func(childComplexity int) int
@@ -863,6 +980,26 @@ type ComplexityRoot struct {
 		WirePrices             func(childComplexity int) int
 	}
 
+	ProductMediaFile struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		Path                 func(childComplexity int) int
+		PublicURL            func(childComplexity int) int
+		Service              func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		StorageVersion       func(childComplexity int) int
+		Version              func(childComplexity int) int
+	}
+
 	ProductPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
@@ -902,6 +1039,8 @@ type ComplexityRoot struct {
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
 		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		File                   func(childComplexity int, id uuid.UUID) int
+		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) int
 		Job                    func(childComplexity int, id uuid.UUID) int
 		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
@@ -988,6 +1127,25 @@ type ComplexityRoot struct {
 	SubscriptionPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	SupportCaseAttachmentFile struct {
+		ChecksumEtag         func(childComplexity int) int
+		ChecksumSha256Base64 func(childComplexity int) int
+		ChecksumSha256Hex    func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		IsUploaded           func(childComplexity int) int
+		LastModifiedAt       func(childComplexity int) int
+		MimeType             func(childComplexity int) int
+		Name                 func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		Path                 func(childComplexity int) int
+		Service              func(childComplexity int) int
+		Size                 func(childComplexity int) int
+		SizeReadable         func(childComplexity int) int
+		StorageVersion       func(childComplexity int) int
+		Version              func(childComplexity int) int
 	}
 
 	TestClock struct {
@@ -3015,6 +3173,171 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DomainEventPage.Pagination(childComplexity), true
 
+	case "Downloadable.benefit":
+		if e.ComplexityRoot.Downloadable.Benefit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.Benefit(childComplexity), true
+	case "Downloadable.benefitId":
+		if e.ComplexityRoot.Downloadable.BenefitID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.BenefitID(childComplexity), true
+	case "Downloadable.downloadUrl":
+		if e.ComplexityRoot.Downloadable.DownloadURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.DownloadURL(childComplexity), true
+	case "Downloadable.downloaded":
+		if e.ComplexityRoot.Downloadable.Downloaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.Downloaded(childComplexity), true
+	case "Downloadable.expiresAt":
+		if e.ComplexityRoot.Downloadable.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.ExpiresAt(childComplexity), true
+	case "Downloadable.file":
+		if e.ComplexityRoot.Downloadable.File == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.File(childComplexity), true
+	case "Downloadable.id":
+		if e.ComplexityRoot.Downloadable.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.ID(childComplexity), true
+	case "Downloadable.lastDownloadedAt":
+		if e.ComplexityRoot.Downloadable.LastDownloadedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Downloadable.LastDownloadedAt(childComplexity), true
+
+	case "DownloadableFile.checksumEtag":
+		if e.ComplexityRoot.DownloadableFile.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.ChecksumEtag(childComplexity), true
+	case "DownloadableFile.checksumSha256Base64":
+		if e.ComplexityRoot.DownloadableFile.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.ChecksumSha256Base64(childComplexity), true
+	case "DownloadableFile.checksumSha256Hex":
+		if e.ComplexityRoot.DownloadableFile.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.ChecksumSha256Hex(childComplexity), true
+	case "DownloadableFile.createdAt":
+		if e.ComplexityRoot.DownloadableFile.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.CreatedAt(childComplexity), true
+	case "DownloadableFile.flaggedMaliciousAt":
+		if e.ComplexityRoot.DownloadableFile.FlaggedMaliciousAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.FlaggedMaliciousAt(childComplexity), true
+	case "DownloadableFile.id":
+		if e.ComplexityRoot.DownloadableFile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.ID(childComplexity), true
+	case "DownloadableFile.isUploaded":
+		if e.ComplexityRoot.DownloadableFile.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.IsUploaded(childComplexity), true
+	case "DownloadableFile.lastModifiedAt":
+		if e.ComplexityRoot.DownloadableFile.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.LastModifiedAt(childComplexity), true
+	case "DownloadableFile.mimeType":
+		if e.ComplexityRoot.DownloadableFile.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.MimeType(childComplexity), true
+	case "DownloadableFile.name":
+		if e.ComplexityRoot.DownloadableFile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.Name(childComplexity), true
+	case "DownloadableFile.organizationId":
+		if e.ComplexityRoot.DownloadableFile.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.OrganizationID(childComplexity), true
+	case "DownloadableFile.path":
+		if e.ComplexityRoot.DownloadableFile.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.Path(childComplexity), true
+	case "DownloadableFile.service":
+		if e.ComplexityRoot.DownloadableFile.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.Service(childComplexity), true
+	case "DownloadableFile.size":
+		if e.ComplexityRoot.DownloadableFile.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.Size(childComplexity), true
+	case "DownloadableFile.sizeReadable":
+		if e.ComplexityRoot.DownloadableFile.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.SizeReadable(childComplexity), true
+	case "DownloadableFile.storageVersion":
+		if e.ComplexityRoot.DownloadableFile.StorageVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.StorageVersion(childComplexity), true
+	case "DownloadableFile.version":
+		if e.ComplexityRoot.DownloadableFile.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadableFile.Version(childComplexity), true
+
+	case "DownloadablePage.items":
+		if e.ComplexityRoot.DownloadablePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadablePage.Items(childComplexity), true
+	case "DownloadablePage.pagination":
+		if e.ComplexityRoot.DownloadablePage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadablePage.Pagination(childComplexity), true
+
 	case "Event.createdAt":
 		if e.ComplexityRoot.Event.CreatedAt == nil {
 			break
@@ -3131,6 +3454,245 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.EventsIngestResult.Inserted(childComplexity), true
+
+	case "FileDownload.checksumEtag":
+		if e.ComplexityRoot.FileDownload.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.ChecksumEtag(childComplexity), true
+	case "FileDownload.checksumSha256Base64":
+		if e.ComplexityRoot.FileDownload.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.ChecksumSha256Base64(childComplexity), true
+	case "FileDownload.checksumSha256Hex":
+		if e.ComplexityRoot.FileDownload.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.ChecksumSha256Hex(childComplexity), true
+	case "FileDownload.id":
+		if e.ComplexityRoot.FileDownload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.ID(childComplexity), true
+	case "FileDownload.isUploaded":
+		if e.ComplexityRoot.FileDownload.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.IsUploaded(childComplexity), true
+	case "FileDownload.lastModifiedAt":
+		if e.ComplexityRoot.FileDownload.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.LastModifiedAt(childComplexity), true
+	case "FileDownload.mimeType":
+		if e.ComplexityRoot.FileDownload.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.MimeType(childComplexity), true
+	case "FileDownload.name":
+		if e.ComplexityRoot.FileDownload.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.Name(childComplexity), true
+	case "FileDownload.size":
+		if e.ComplexityRoot.FileDownload.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.Size(childComplexity), true
+	case "FileDownload.sizeReadable":
+		if e.ComplexityRoot.FileDownload.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.SizeReadable(childComplexity), true
+	case "FileDownload.version":
+		if e.ComplexityRoot.FileDownload.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDownload.Version(childComplexity), true
+
+	case "FilePage.items":
+		if e.ComplexityRoot.FilePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilePage.Items(childComplexity), true
+	case "FilePage.pagination":
+		if e.ComplexityRoot.FilePage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilePage.Pagination(childComplexity), true
+
+	case "FileUpload.checksumEtag":
+		if e.ComplexityRoot.FileUpload.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.ChecksumEtag(childComplexity), true
+	case "FileUpload.checksumSha256Base64":
+		if e.ComplexityRoot.FileUpload.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.ChecksumSha256Base64(childComplexity), true
+	case "FileUpload.checksumSha256Hex":
+		if e.ComplexityRoot.FileUpload.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.ChecksumSha256Hex(childComplexity), true
+	case "FileUpload.id":
+		if e.ComplexityRoot.FileUpload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.ID(childComplexity), true
+	case "FileUpload.isUploaded":
+		if e.ComplexityRoot.FileUpload.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.IsUploaded(childComplexity), true
+	case "FileUpload.lastModifiedAt":
+		if e.ComplexityRoot.FileUpload.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.LastModifiedAt(childComplexity), true
+	case "FileUpload.mimeType":
+		if e.ComplexityRoot.FileUpload.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.MimeType(childComplexity), true
+	case "FileUpload.name":
+		if e.ComplexityRoot.FileUpload.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Name(childComplexity), true
+	case "FileUpload.organizationId":
+		if e.ComplexityRoot.FileUpload.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.OrganizationID(childComplexity), true
+	case "FileUpload.path":
+		if e.ComplexityRoot.FileUpload.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Path(childComplexity), true
+	case "FileUpload.service":
+		if e.ComplexityRoot.FileUpload.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Service(childComplexity), true
+	case "FileUpload.size":
+		if e.ComplexityRoot.FileUpload.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Size(childComplexity), true
+	case "FileUpload.sizeReadable":
+		if e.ComplexityRoot.FileUpload.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.SizeReadable(childComplexity), true
+	case "FileUpload.storageVersion":
+		if e.ComplexityRoot.FileUpload.StorageVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.StorageVersion(childComplexity), true
+	case "FileUpload.upload":
+		if e.ComplexityRoot.FileUpload.Upload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Upload(childComplexity), true
+	case "FileUpload.version":
+		if e.ComplexityRoot.FileUpload.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUpload.Version(childComplexity), true
+
+	case "FileUploadMultipart.id":
+		if e.ComplexityRoot.FileUploadMultipart.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadMultipart.ID(childComplexity), true
+	case "FileUploadMultipart.parts":
+		if e.ComplexityRoot.FileUploadMultipart.Parts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadMultipart.Parts(childComplexity), true
+	case "FileUploadMultipart.path":
+		if e.ComplexityRoot.FileUploadMultipart.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadMultipart.Path(childComplexity), true
+
+	case "FileUploadPart.checksumSha256Base64":
+		if e.ComplexityRoot.FileUploadPart.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.ChecksumSha256Base64(childComplexity), true
+	case "FileUploadPart.chunkEnd":
+		if e.ComplexityRoot.FileUploadPart.ChunkEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.ChunkEnd(childComplexity), true
+	case "FileUploadPart.chunkStart":
+		if e.ComplexityRoot.FileUploadPart.ChunkStart == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.ChunkStart(childComplexity), true
+	case "FileUploadPart.expiresAt":
+		if e.ComplexityRoot.FileUploadPart.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.ExpiresAt(childComplexity), true
+	case "FileUploadPart.headers":
+		if e.ComplexityRoot.FileUploadPart.Headers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.Headers(childComplexity), true
+	case "FileUploadPart.number":
+		if e.ComplexityRoot.FileUploadPart.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.Number(childComplexity), true
+	case "FileUploadPart.url":
+		if e.ComplexityRoot.FileUploadPart.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileUploadPart.URL(childComplexity), true
 
 	case "Job.args":
 		if e.ComplexityRoot.Job.Args == nil {
@@ -3579,6 +4141,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Customer(childComplexity), true
+	case "Me.downloadables":
+		if e.ComplexityRoot.Me.Downloadables == nil {
+			break
+		}
+
+		args, err := ec.field_Me_downloadables_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
 	case "Me.licenseKey":
 		if e.ComplexityRoot.Me.LicenseKey == nil {
 			break
@@ -3912,6 +4485,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ClaimSeat(childComplexity, args["input"].(model.CustomerSeatClaimInput)), true
+	case "Mutation.completeFileUpload":
+		if e.ComplexityRoot.Mutation.CompleteFileUpload == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeFileUpload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteFileUpload(childComplexity, args["id"].(uuid.UUID), args["input"].(model.FileUploadCompletedInput)), true
 	case "Mutation.confirmCheckout":
 		if e.ComplexityRoot.Mutation.ConfirmCheckout == nil {
 			break
@@ -3978,6 +4562,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateDiscount(childComplexity, args["input"].(model.DiscountCreateInput)), true
+	case "Mutation.createFile":
+		if e.ComplexityRoot.Mutation.CreateFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateFile(childComplexity, args["input"].(model.FileCreateInput)), true
 	case "Mutation.createMeter":
 		if e.ComplexityRoot.Mutation.CreateMeter == nil {
 			break
@@ -4055,6 +4650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteDiscount(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deleteFile":
+		if e.ComplexityRoot.Mutation.DeleteFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.deletePaymentMethod":
 		if e.ComplexityRoot.Mutation.DeletePaymentMethod == nil {
 			break
@@ -4396,6 +5002,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateDiscount(childComplexity, args["input"].(model.DiscountUpdateInput)), true
+	case "Mutation.updateFile":
+		if e.ComplexityRoot.Mutation.UpdateFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateFile(childComplexity, args["id"].(uuid.UUID), args["input"].(model.FileUpdateInput)), true
 	case "Mutation.updateLicenseKey":
 		if e.ComplexityRoot.Mutation.UpdateLicenseKey == nil {
 			break
@@ -4897,6 +5514,109 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Organization.Website(childComplexity), true
 
+	case "OrganizationAvatarFile.checksumEtag":
+		if e.ComplexityRoot.OrganizationAvatarFile.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.ChecksumEtag(childComplexity), true
+	case "OrganizationAvatarFile.checksumSha256Base64":
+		if e.ComplexityRoot.OrganizationAvatarFile.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.ChecksumSha256Base64(childComplexity), true
+	case "OrganizationAvatarFile.checksumSha256Hex":
+		if e.ComplexityRoot.OrganizationAvatarFile.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.ChecksumSha256Hex(childComplexity), true
+	case "OrganizationAvatarFile.createdAt":
+		if e.ComplexityRoot.OrganizationAvatarFile.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.CreatedAt(childComplexity), true
+	case "OrganizationAvatarFile.id":
+		if e.ComplexityRoot.OrganizationAvatarFile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.ID(childComplexity), true
+	case "OrganizationAvatarFile.isUploaded":
+		if e.ComplexityRoot.OrganizationAvatarFile.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.IsUploaded(childComplexity), true
+	case "OrganizationAvatarFile.lastModifiedAt":
+		if e.ComplexityRoot.OrganizationAvatarFile.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.LastModifiedAt(childComplexity), true
+	case "OrganizationAvatarFile.mimeType":
+		if e.ComplexityRoot.OrganizationAvatarFile.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.MimeType(childComplexity), true
+	case "OrganizationAvatarFile.name":
+		if e.ComplexityRoot.OrganizationAvatarFile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.Name(childComplexity), true
+	case "OrganizationAvatarFile.organizationId":
+		if e.ComplexityRoot.OrganizationAvatarFile.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.OrganizationID(childComplexity), true
+	case "OrganizationAvatarFile.path":
+		if e.ComplexityRoot.OrganizationAvatarFile.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.Path(childComplexity), true
+	case "OrganizationAvatarFile.publicUrl":
+		if e.ComplexityRoot.OrganizationAvatarFile.PublicURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.PublicURL(childComplexity), true
+	case "OrganizationAvatarFile.service":
+		if e.ComplexityRoot.OrganizationAvatarFile.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.Service(childComplexity), true
+	case "OrganizationAvatarFile.size":
+		if e.ComplexityRoot.OrganizationAvatarFile.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.Size(childComplexity), true
+	case "OrganizationAvatarFile.sizeReadable":
+		if e.ComplexityRoot.OrganizationAvatarFile.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.SizeReadable(childComplexity), true
+	case "OrganizationAvatarFile.storageVersion":
+		if e.ComplexityRoot.OrganizationAvatarFile.StorageVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.StorageVersion(childComplexity), true
+	case "OrganizationAvatarFile.version":
+		if e.ComplexityRoot.OrganizationAvatarFile.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationAvatarFile.Version(childComplexity), true
+
 	case "Pagination.maxPage":
 		if e.ComplexityRoot.Pagination.MaxPage == nil {
 			break
@@ -5161,6 +5881,109 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Product.WirePrices(childComplexity), true
 
+	case "ProductMediaFile.checksumEtag":
+		if e.ComplexityRoot.ProductMediaFile.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.ChecksumEtag(childComplexity), true
+	case "ProductMediaFile.checksumSha256Base64":
+		if e.ComplexityRoot.ProductMediaFile.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.ChecksumSha256Base64(childComplexity), true
+	case "ProductMediaFile.checksumSha256Hex":
+		if e.ComplexityRoot.ProductMediaFile.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.ChecksumSha256Hex(childComplexity), true
+	case "ProductMediaFile.createdAt":
+		if e.ComplexityRoot.ProductMediaFile.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.CreatedAt(childComplexity), true
+	case "ProductMediaFile.id":
+		if e.ComplexityRoot.ProductMediaFile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.ID(childComplexity), true
+	case "ProductMediaFile.isUploaded":
+		if e.ComplexityRoot.ProductMediaFile.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.IsUploaded(childComplexity), true
+	case "ProductMediaFile.lastModifiedAt":
+		if e.ComplexityRoot.ProductMediaFile.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.LastModifiedAt(childComplexity), true
+	case "ProductMediaFile.mimeType":
+		if e.ComplexityRoot.ProductMediaFile.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.MimeType(childComplexity), true
+	case "ProductMediaFile.name":
+		if e.ComplexityRoot.ProductMediaFile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.Name(childComplexity), true
+	case "ProductMediaFile.organizationId":
+		if e.ComplexityRoot.ProductMediaFile.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.OrganizationID(childComplexity), true
+	case "ProductMediaFile.path":
+		if e.ComplexityRoot.ProductMediaFile.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.Path(childComplexity), true
+	case "ProductMediaFile.publicUrl":
+		if e.ComplexityRoot.ProductMediaFile.PublicURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.PublicURL(childComplexity), true
+	case "ProductMediaFile.service":
+		if e.ComplexityRoot.ProductMediaFile.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.Service(childComplexity), true
+	case "ProductMediaFile.size":
+		if e.ComplexityRoot.ProductMediaFile.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.Size(childComplexity), true
+	case "ProductMediaFile.sizeReadable":
+		if e.ComplexityRoot.ProductMediaFile.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.SizeReadable(childComplexity), true
+	case "ProductMediaFile.storageVersion":
+		if e.ComplexityRoot.ProductMediaFile.StorageVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.StorageVersion(childComplexity), true
+	case "ProductMediaFile.version":
+		if e.ComplexityRoot.ProductMediaFile.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductMediaFile.Version(childComplexity), true
+
 	case "ProductPage.items":
 		if e.ComplexityRoot.ProductPage.Items == nil {
 			break
@@ -5420,6 +6243,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
+	case "Query.file":
+		if e.ComplexityRoot.Query.File == nil {
+			break
+		}
+
+		args, err := ec.field_Query_file_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.File(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.files":
+		if e.ComplexityRoot.Query.Files == nil {
+			break
+		}
+
+		args, err := ec.field_Query_files_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Files(childComplexity, args["organizationId"].([]uuid.UUID), args["ids"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -6022,6 +6867,103 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubscriptionPage.Pagination(childComplexity), true
 
+	case "SupportCaseAttachmentFile.checksumEtag":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumEtag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumEtag(childComplexity), true
+	case "SupportCaseAttachmentFile.checksumSha256Base64":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumSha256Base64 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumSha256Base64(childComplexity), true
+	case "SupportCaseAttachmentFile.checksumSha256Hex":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumSha256Hex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumSha256Hex(childComplexity), true
+	case "SupportCaseAttachmentFile.createdAt":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.CreatedAt(childComplexity), true
+	case "SupportCaseAttachmentFile.id":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.ID(childComplexity), true
+	case "SupportCaseAttachmentFile.isUploaded":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.IsUploaded == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.IsUploaded(childComplexity), true
+	case "SupportCaseAttachmentFile.lastModifiedAt":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.LastModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.LastModifiedAt(childComplexity), true
+	case "SupportCaseAttachmentFile.mimeType":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.MimeType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.MimeType(childComplexity), true
+	case "SupportCaseAttachmentFile.name":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.Name(childComplexity), true
+	case "SupportCaseAttachmentFile.organizationId":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.OrganizationID(childComplexity), true
+	case "SupportCaseAttachmentFile.path":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.Path(childComplexity), true
+	case "SupportCaseAttachmentFile.service":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.Service(childComplexity), true
+	case "SupportCaseAttachmentFile.size":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.Size(childComplexity), true
+	case "SupportCaseAttachmentFile.sizeReadable":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.SizeReadable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.SizeReadable(childComplexity), true
+	case "SupportCaseAttachmentFile.storageVersion":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.StorageVersion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.StorageVersion(childComplexity), true
+	case "SupportCaseAttachmentFile.version":
+		if e.ComplexityRoot.SupportCaseAttachmentFile.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SupportCaseAttachmentFile.Version(childComplexity), true
+
 	case "TestClock.createdAt":
 		if e.ComplexityRoot.TestClock.CreatedAt == nil {
 			break
@@ -6298,6 +7240,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputEventFilter,
 		ec.unmarshalInputEventIngestInput,
 		ec.unmarshalInputEventsIngestInput,
+		ec.unmarshalInputFileCreateInput,
+		ec.unmarshalInputFileCreateMultipartInput,
+		ec.unmarshalInputFileCreatePartInput,
+		ec.unmarshalInputFileUpdateInput,
+		ec.unmarshalInputFileUploadCompletedInput,
+		ec.unmarshalInputFileUploadCompletedPartInput,
 		ec.unmarshalInputLicenseKeyActivateInput,
 		ec.unmarshalInputLicenseKeyDeactivateInput,
 		ec.unmarshalInputLicenseKeyUpdateInput,
@@ -7065,6 +8013,57 @@ extend type Query {
     @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
 }
 `, BuiltIn: false},
+	{Name: "../schema/downloadable.graphqls", Input: `"""
+One file of a downloadables benefit held by the session's customer or member
+(upstream's DownloadableRead), with a link that downloads it.
+"""
+type Downloadable {
+  id: UUID!
+  benefitId: UUID!
+  benefit: Benefit! @goField(forceResolver: true)
+  file: FileDownload!
+  """
+  A Till link that counts the download and redirects to the file; it works until expiresAt
+  and needs no token, so it can be handed to a browser or a download manager.
+  """
+  downloadUrl: String!
+  expiresAt: DateTime!
+  "How many times the file was downloaded through its links."
+  downloaded: Int!
+  lastDownloadedAt: DateTime
+}
+
+"The file of a downloadable, as its holder sees it."
+type FileDownload {
+  id: UUID!
+  name: String!
+  mimeType: String!
+  "Bytes."
+  size: Int!
+  "The size for people, e.g. 1.5 KB (1024 steps)."
+  sizeReadable: String! @goField(forceResolver: true)
+  version: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  checksumEtag: String
+  lastModifiedAt: DateTime
+  isUploaded: Boolean!
+}
+
+type DownloadablePage {
+  items: [Downloadable!]!
+  pagination: Pagination!
+}
+
+extend type Me {
+  """
+  Files of the session's downloadables benefits: all of the customer's for a customer
+  session, its own for a member session. Only files of granted grants that are uploaded,
+  enabled and not deleted are listed. Newest first.
+  """
+  downloadables(benefitId: UUID, page: Int = 1, limit: Int = 10): DownloadablePage! @goField(forceResolver: true)
+}
+`, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
 enum EventSource {
   system
@@ -7194,6 +8193,273 @@ extend type Mutation {
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
   ingestEvents(input: EventsIngestInput!): EventsIngestResult! @hasScope(any: [EVENTS_WRITE])
+}
+`, BuiltIn: false},
+	{Name: "../schema/file.graphqls", Input: `"""
+What a file is for. It decides the rules at creation (product media and avatars are images
+of at most 10 MB and 1 MB) and which variant of File it is read as.
+"""
+enum FileService {
+  downloadable
+  product_media
+  organization_avatar
+  support_case_attachment
+}
+
+"""
+The fields every shape of a file shares, whether stored or being uploaded (upstream's
+S3File).
+"""
+interface FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+}
+
+"""
+A file of an organization, stored on Till's object storage. The variants are upstream's
+FileRead members: their fields differ (flaggedMaliciousAt for downloadables, publicUrl for
+public images), so clients select them with inline fragments.
+"""
+interface File {
+  id: UUID!
+  organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
+  name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
+  path: String!
+  mimeType: String!
+  "Bytes."
+  size: Int!
+  "The storage's version id of the object, when the bucket keeps versions."
+  storageVersion: String
+  "The object's ETag, set when the upload completes."
+  checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, not recomputed."
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  version: String
+  service: FileService!
+  "true once the upload is completed; only uploaded files can be downloaded."
+  isUploaded: Boolean!
+  createdAt: DateTime!
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
+  sizeReadable: String!
+}
+
+"A file offered by downloadables benefits."
+type DownloadableFile implements File & FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  version: String
+  service: FileService!
+  isUploaded: Boolean!
+  createdAt: DateTime!
+  "When the file was found to be malicious; it is not served to customers then."
+  flaggedMaliciousAt: DateTime
+  sizeReadable: String!
+}
+
+"An image shown with products."
+type ProductMediaFile implements File & FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  version: String
+  service: FileService!
+  isUploaded: Boolean!
+  createdAt: DateTime!
+  sizeReadable: String!
+  "Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded."
+  publicUrl: String!
+}
+
+"An organization's avatar image."
+type OrganizationAvatarFile implements File & FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  version: String
+  service: FileService!
+  isUploaded: Boolean!
+  createdAt: DateTime!
+  sizeReadable: String!
+  publicUrl: String!
+}
+
+"A file attached to a support case; private."
+type SupportCaseAttachmentFile implements File & FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  version: String
+  service: FileService!
+  isUploaded: Boolean!
+  createdAt: DateTime!
+  sizeReadable: String!
+}
+
+type FilePage {
+  items: [File!]!
+  pagination: Pagination!
+}
+
+"""
+A file whose upload has started: the client PUTs each part's bytes to its url with its
+headers, keeps each answer's ETag, and then calls completeFileUpload.
+"""
+type FileUpload implements FileBase {
+  id: UUID!
+  organizationId: UUID!
+  name: String!
+  path: String!
+  mimeType: String!
+  size: Int!
+  storageVersion: String
+  checksumEtag: String
+  checksumSha256Base64: String
+  checksumSha256Hex: String
+  lastModifiedAt: DateTime
+  upload: FileUploadMultipart!
+  version: String
+  isUploaded: Boolean!
+  service: FileService!
+  sizeReadable: String!
+}
+
+"The multipart upload: its id and object key, which completion must repeat, and its parts."
+type FileUploadMultipart {
+  id: String!
+  path: String!
+  parts: [FileUploadPart!]!
+}
+
+"One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt."
+type FileUploadPart {
+  number: Int!
+  chunkStart: Int!
+  chunkEnd: Int!
+  checksumSha256Base64: String
+  url: String!
+  expiresAt: DateTime!
+  "Headers the PUT must carry (the part's SHA-256 when it has one), name to value."
+  headers: JSON!
+}
+
+"""
+A file to upload. name must be a plain file name (no slash, backslash, control character,
+leading dot, nor . or ..; at most 200 bytes), and so must version. Product media and avatars
+must be JPEG, PNG, GIF, WebP or SVG images of at most 10 MB and 1 MB.
+"""
+input FileCreateInput {
+  "Required for user tokens that belong to several organizations; refused with an organization token."
+  organizationId: UUID
+  name: String!
+  mimeType: String!
+  size: Int!
+  "The whole file's SHA-256, standard base64."
+  checksumSha256Base64: String
+  upload: FileCreateMultipartInput!
+  service: FileService!
+  version: String
+}
+
+"How the file is split: parts numbered from 1, covering the file without gaps or overlaps."
+input FileCreateMultipartInput {
+  parts: [FileCreatePartInput!]!
+}
+
+input FileCreatePartInput {
+  number: Int!
+  "The first byte of the part."
+  chunkStart: Int!
+  "The byte after the part's last one."
+  chunkEnd: Int!
+  "The part's SHA-256, standard base64: on every part or on none."
+  checksumSha256Base64: String
+}
+
+"Completes an upload: id and path as createFile returned them, and every part with its ETag."
+input FileUploadCompletedInput {
+  id: String!
+  path: String!
+  parts: [FileUploadCompletedPartInput!]!
+}
+
+input FileUploadCompletedPartInput {
+  number: Int!
+  "The ETag header the part's PUT answered."
+  checksumEtag: String!
+  checksumSha256Base64: String
+}
+
+"Null or empty fields are left as they are; the stored object does not move."
+input FileUpdateInput {
+  name: String
+  version: String
+}
+
+extend type Query {
+  "The uploaded live files, newest first; organizationId and ids narrow the list."
+  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage!
+    @hasScope(any: [FILES_READ, FILES_WRITE])
+  "A live file of the caller's organizations, uploaded or not."
+  file(id: UUID!): File! @hasScope(any: [FILES_READ, FILES_WRITE])
+}
+
+extend type Mutation {
+  "Starts the upload of a file and returns where to send each part."
+  createFile(input: FileCreateInput!): FileUpload! @hasScope(any: [FILES_WRITE])
+  "Assembles the uploaded parts; the file is then uploaded. A file completes once."
+  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File! @hasScope(any: [FILES_WRITE])
+  updateFile(id: UUID!, input: FileUpdateInput!): File! @hasScope(any: [FILES_WRITE])
+  """
+  Deletes the file and its object and returns it as it was. A file that a downloadables
+  benefit still offers cannot be deleted.
+  """
+  deleteFile(id: UUID!): File! @hasScope(any: [FILES_WRITE])
 }
 `, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
@@ -9535,6 +10801,38 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Downloadable(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Downloadable_id(ctx, field)
+	case "benefitId":
+		return ec.fieldContext_Downloadable_benefitId(ctx, field)
+	case "benefit":
+		return ec.fieldContext_Downloadable_benefit(ctx, field)
+	case "file":
+		return ec.fieldContext_Downloadable_file(ctx, field)
+	case "downloadUrl":
+		return ec.fieldContext_Downloadable_downloadUrl(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Downloadable_expiresAt(ctx, field)
+	case "downloaded":
+		return ec.fieldContext_Downloadable_downloaded(ctx, field)
+	case "lastDownloadedAt":
+		return ec.fieldContext_Downloadable_lastDownloadedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Downloadable", field.Name)
+}
+
+func (ec *executionContext) childFields_DownloadablePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DownloadablePage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_DownloadablePage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DownloadablePage", field.Name)
+}
+
 func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -9589,6 +10887,114 @@ func (ec *executionContext) childFields_EventsIngestResult(ctx context.Context, 
 		return ec.fieldContext_EventsIngestResult_duplicates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EventsIngestResult", field.Name)
+}
+
+func (ec *executionContext) childFields_FileDownload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FileDownload_id(ctx, field)
+	case "name":
+		return ec.fieldContext_FileDownload_name(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_FileDownload_mimeType(ctx, field)
+	case "size":
+		return ec.fieldContext_FileDownload_size(ctx, field)
+	case "sizeReadable":
+		return ec.fieldContext_FileDownload_sizeReadable(ctx, field)
+	case "version":
+		return ec.fieldContext_FileDownload_version(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_FileDownload_checksumSha256Base64(ctx, field)
+	case "checksumSha256Hex":
+		return ec.fieldContext_FileDownload_checksumSha256Hex(ctx, field)
+	case "checksumEtag":
+		return ec.fieldContext_FileDownload_checksumEtag(ctx, field)
+	case "lastModifiedAt":
+		return ec.fieldContext_FileDownload_lastModifiedAt(ctx, field)
+	case "isUploaded":
+		return ec.fieldContext_FileDownload_isUploaded(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileDownload", field.Name)
+}
+
+func (ec *executionContext) childFields_FilePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_FilePage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_FilePage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FilePage", field.Name)
+}
+
+func (ec *executionContext) childFields_FileUpload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FileUpload_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_FileUpload_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_FileUpload_name(ctx, field)
+	case "path":
+		return ec.fieldContext_FileUpload_path(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_FileUpload_mimeType(ctx, field)
+	case "size":
+		return ec.fieldContext_FileUpload_size(ctx, field)
+	case "storageVersion":
+		return ec.fieldContext_FileUpload_storageVersion(ctx, field)
+	case "checksumEtag":
+		return ec.fieldContext_FileUpload_checksumEtag(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_FileUpload_checksumSha256Base64(ctx, field)
+	case "checksumSha256Hex":
+		return ec.fieldContext_FileUpload_checksumSha256Hex(ctx, field)
+	case "lastModifiedAt":
+		return ec.fieldContext_FileUpload_lastModifiedAt(ctx, field)
+	case "upload":
+		return ec.fieldContext_FileUpload_upload(ctx, field)
+	case "version":
+		return ec.fieldContext_FileUpload_version(ctx, field)
+	case "isUploaded":
+		return ec.fieldContext_FileUpload_isUploaded(ctx, field)
+	case "service":
+		return ec.fieldContext_FileUpload_service(ctx, field)
+	case "sizeReadable":
+		return ec.fieldContext_FileUpload_sizeReadable(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileUpload", field.Name)
+}
+
+func (ec *executionContext) childFields_FileUploadMultipart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_FileUploadMultipart_id(ctx, field)
+	case "path":
+		return ec.fieldContext_FileUploadMultipart_path(ctx, field)
+	case "parts":
+		return ec.fieldContext_FileUploadMultipart_parts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileUploadMultipart", field.Name)
+}
+
+func (ec *executionContext) childFields_FileUploadPart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_FileUploadPart_number(ctx, field)
+	case "chunkStart":
+		return ec.fieldContext_FileUploadPart_chunkStart(ctx, field)
+	case "chunkEnd":
+		return ec.fieldContext_FileUploadPart_chunkEnd(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_FileUploadPart_checksumSha256Base64(ctx, field)
+	case "url":
+		return ec.fieldContext_FileUploadPart_url(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_FileUploadPart_expiresAt(ctx, field)
+	case "headers":
+		return ec.fieldContext_FileUploadPart_headers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileUploadPart", field.Name)
 }
 
 func (ec *executionContext) childFields_Job(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9805,6 +11211,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_member(ctx, field)
 	case "paymentMethods":
 		return ec.fieldContext_Me_paymentMethods(ctx, field)
+	case "downloadables":
+		return ec.fieldContext_Me_downloadables(ctx, field)
 	case "seats":
 		return ec.fieldContext_Me_seats(ctx, field)
 	case "benefitGrants":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/storage"
@@ -132,7 +133,8 @@ func checkDescription(d string) error {
 	return nil
 }
 
-// updateBenefit applies the fields present in the input.
+// updateBenefit applies the fields present in the input; a downloadables benefit's holders
+// get its new files in the same transaction.
 func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInput) (*storage.Benefit, error) {
 	cur, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), in.ID)
 	if err != nil {
@@ -159,7 +161,16 @@ func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInpu
 		}
 		patch["metadata"] = v
 	}
-	b, err := storage.UpdateBenefit(ctx, r.DB, organizations(ctx), in.ID, patch)
+	var b *storage.Benefit
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if b, err = storage.UpdateBenefit(ctx, tx, organizations(ctx), in.ID, patch); err != nil {
+			return err
+		}
+		if _, ok := patch["properties"]; ok {
+			return r.refreshDownloadables(ctx, tx, b)
+		}
+		return nil
+	})
 	return b, notFoundOr(err, "")
 }
 

@@ -138,9 +138,12 @@ func (r *Resolver) grantBenefit(ctx context.Context, tx *sqlx.Tx, scope grantSco
 }
 
 // grantProperties does the type's granting work and returns the grant's properties, spelled
-// as the contract's BenefitGrant*Properties. Only license keys produce something here; the
-// other types record an empty object.
+// as the contract's BenefitGrant*Properties. License keys and downloadables produce something
+// here; the other types record an empty object.
 func (r *Resolver) grantProperties(ctx context.Context, tx *sqlx.Tx, g *storage.BenefitGrant, b *storage.Benefit, now time.Time) (storage.RawJSON, error) {
+	if b.Type == "downloadables" {
+		return r.grantDownloadables(ctx, tx, g, b, now)
+	}
 	if b.Type != "license_keys" {
 		return storage.RawJSON("{}"), nil
 	}
@@ -157,7 +160,7 @@ func (r *Resolver) grantProperties(ctx context.Context, tx *sqlx.Tx, g *storage.
 	return json.Marshal(map[string]string{"license_key_id": k.ID.String(), "display_key": k.DisplayKey})
 }
 
-// revokeGrants revokes the selected grants, revokes their license keys and emits
+// revokeGrants revokes the selected grants, revokes their license keys and downloadables and emits
 // benefit_grant.revoked for each.
 func (r *Resolver) revokeGrants(ctx context.Context, tx *sqlx.Tx, sel storage.GrantRevocation, now time.Time) error {
 	revoked, err := storage.RevokeGrants(ctx, tx, sel, now)
@@ -174,6 +177,9 @@ func (r *Resolver) revokeGrants(ctx context.Context, tx *sqlx.Tx, sel storage.Gr
 		}
 	}
 	if err := storage.RevokeLicenseKeys(ctx, tx, sel.OrganizationID, keys, now); err != nil {
+		return err
+	}
+	if err := storage.RevokeDownloadables(ctx, tx, revoked, now); err != nil {
 		return err
 	}
 	for _, g := range revoked {

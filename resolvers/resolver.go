@@ -42,6 +42,8 @@ type Resolver struct {
 	Webhooks *WebhookDelivery
 	// Blobs stores rendered documents (invoices, receipts) and signs their download links.
 	Blobs blob.Store
+	// Files tunes file uploads (part size cap, URL lifetimes); the zero value is upstream's.
+	Files FileSettings
 	// JobsQueued, when set, is called after a transaction that enqueued jobs commits, so the
 	// worker starts them at once; it must not block.
 	JobsQueued func()

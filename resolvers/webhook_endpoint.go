@@ -47,7 +47,7 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.WebhookEn
 	if err := checkWebhookEvents(in.Events); err != nil {
 		return nil, err
 	}
-	orgID, err := webhookOrganization(ctx, in.OrganizationID)
+	orgID, err := creationOrganization(ctx, in.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -55,10 +55,10 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.WebhookEn
 		Format: string(in.Format), Secret: secret, Events: in.Events})
 }
 
-// webhookOrganization is the organization an endpoint is created in. An organization
+// creationOrganization is the organization a webhook endpoint or file is created in. An organization
 // token acts in its own and must not name one, as upstream refuses; user tokens follow
 // targetOrganization.
-func webhookOrganization(ctx context.Context, requested *uuid.UUID) (uuid.UUID, error) {
+func creationOrganization(ctx context.Context, requested *uuid.UUID) (uuid.UUID, error) {
 	if auth.FromContext(ctx).Kind == auth.KindOrganization && requested != nil {
 		return uuid.Nil, Invalid("organization_token", "Setting organization_id is disallowed when using an organization token.",
 			requested.String(), "input", "organizationId")

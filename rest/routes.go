@@ -7,7 +7,7 @@ import "net/http"
 // header of a 405).
 func Routes() []Route {
 	var all []Route
-	for _, group := range [][]Route{customerRoutes(), orderRoutes(), subscriptionRoutes(), checkoutRoutes(), grantRoutes(), licenseKeyRoutes(), eventRoutes(), webhookRoutes()} {
+	for _, group := range [][]Route{customerRoutes(), orderRoutes(), subscriptionRoutes(), checkoutRoutes(), grantRoutes(), licenseKeyRoutes(), eventRoutes(), webhookRoutes(), fileRoutes()} {
 		all = append(all, group...)
 	}
 	return all

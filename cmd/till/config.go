@@ -67,6 +67,11 @@ type config struct {
 	S3SecretKey string `env:"TILL_S3_SECRET_KEY"`
 	S3UseSSL    bool   `env:"TILL_S3_USE_SSL" envDefault:"true"`
 	S3PathStyle bool   `env:"TILL_S3_PATH_STYLE" envDefault:"false"`
+
+	// FilesMaxPartSize caps one part of a file upload in bytes; 0 means S3's 5 GiB.
+	FilesMaxPartSize int64 `env:"TILL_FILES_MAX_PART_SIZE" envDefault:"0"`
+	// FilesPresignTTL is how long part upload links work (upstream: 10 minutes).
+	FilesPresignTTL time.Duration `env:"TILL_FILES_PRESIGN_TTL" envDefault:"10m"`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -150,6 +155,7 @@ func (c config) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  TILL_BLOB_DIR=%s\n", dir)
 	}
+	fmt.Fprintf(w, "  TILL_FILES_MAX_PART_SIZE=%d\n  TILL_FILES_PRESIGN_TTL=%s\n", c.FilesMaxPartSize, c.FilesPresignTTL)
 }
 
 // maskURL hides the password of a database URL.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/internal/blob"
 	"till/internal/jobs"
 	"till/internal/payment"
 	"till/internal/ttlcache"
@@ -37,8 +38,13 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 		return nil, nil, err
 	}
 	r.Blobs = blobs
+	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
 	return r, blobHandler, nil
 }
+
+// abandonedUploadAge is when the local store forgets a multipart upload that was never
+// completed: its part links live minutes, so a day leaves slow clients ample time.
+const abandonedUploadAge = 24 * time.Hour
 
 // startWork starts the background work of a Till process until ctx ends: rendering and
 // delivering webhooks, running jobs, renewals, meter upkeep and checkout expiry. Every task
@@ -73,6 +79,11 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, db *datab
 	work.every(ctx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
 		return r.EnsureEventPartitions(ctx)
 	})
+	if l, ok := r.Blobs.(*blob.Local); ok {
+		work.every(ctx, "sweep abandoned uploads", time.Hour, func(ctx context.Context) (int, error) {
+			return l.SweepUploads(ctx, abandonedUploadAge)
+		})
+	}
 	work.every(ctx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
 		expired, err := r.ExpireCheckouts(ctx, r.Now())
 		if err != nil {

@@ -38,6 +38,54 @@ type DiscountBase interface {
 	GetOrganizationID() uuid.UUID
 }
 
+// A file of an organization, stored on Till's object storage. The variants are upstream's
+// FileRead members: their fields differ (flaggedMaliciousAt for downloadables, publicUrl for
+// public images), so clients select them with inline fragments.
+type File interface {
+	IsFile()
+	GetID() uuid.UUID
+	GetOrganizationID() uuid.UUID
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	GetName() string
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	GetPath() string
+	GetMimeType() string
+	// Bytes.
+	GetSize() int
+	// The storage's version id of the object, when the bucket keeps versions.
+	GetStorageVersion() *string
+	// The object's ETag, set when the upload completes.
+	GetChecksumEtag() *string
+	// The whole-file SHA-256 the client declared at creation, not recomputed.
+	GetChecksumSha256Base64() *string
+	GetChecksumSha256Hex() *string
+	GetLastModifiedAt() *time.Time
+	GetVersion() *string
+	GetService() string
+	// true once the upload is completed; only uploaded files can be downloaded.
+	GetIsUploaded() bool
+	GetCreatedAt() time.Time
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	GetSizeReadable() string
+}
+
+// The fields every shape of a file shares, whether stored or being uploaded (upstream's
+// S3File).
+type FileBase interface {
+	IsFileBase()
+	GetID() uuid.UUID
+	GetOrganizationID() uuid.UUID
+	GetName() string
+	GetPath() string
+	GetMimeType() string
+	GetSize() int
+	GetStorageVersion() *string
+	GetChecksumEtag() *string
+	GetChecksumSha256Base64() *string
+	GetChecksumSha256Hex() *string
+	GetLastModifiedAt() *time.Time
+}
+
 // A postal address to store; country is an ISO 3166-1 alpha-2 code.
 type AddressInput struct {
 	Line1      *string `json:"line1,omitempty"`
@@ -618,6 +666,85 @@ type DomainEventPage struct {
 	Pagination *Pagination            `json:"pagination"`
 }
 
+// One file of a downloadables benefit held by the session's customer or member
+// (upstream's DownloadableRead), with a link that downloads it.
+type Downloadable struct {
+	ID        uuid.UUID             `json:"id"`
+	BenefitID uuid.UUID             `json:"benefitId"`
+	Benefit   *storage.Benefit      `json:"benefit"`
+	File      *storage.FileDownload `json:"file"`
+	// A Till link that counts the download and redirects to the file; it works until expiresAt
+	// and needs no token, so it can be handed to a browser or a download manager.
+	DownloadURL string    `json:"downloadUrl"`
+	ExpiresAt   time.Time `json:"expiresAt"`
+	// How many times the file was downloaded through its links.
+	Downloaded       int        `json:"downloaded"`
+	LastDownloadedAt *time.Time `json:"lastDownloadedAt,omitempty"`
+}
+
+// A file offered by downloadables benefits.
+type DownloadableFile struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrganizationID       uuid.UUID  `json:"organizationId"`
+	Name                 string     `json:"name"`
+	Path                 string     `json:"path"`
+	MimeType             string     `json:"mimeType"`
+	Size                 int        `json:"size"`
+	StorageVersion       *string    `json:"storageVersion,omitempty"`
+	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
+	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
+	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
+	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
+	Version              *string    `json:"version,omitempty"`
+	Service              string     `json:"service"`
+	IsUploaded           bool       `json:"isUploaded"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	// When the file was found to be malicious; it is not served to customers then.
+	FlaggedMaliciousAt *time.Time `json:"flaggedMaliciousAt,omitempty"`
+	SizeReadable       string     `json:"sizeReadable"`
+}
+
+func (DownloadableFile) IsFile()                           {}
+func (this DownloadableFile) GetID() uuid.UUID             { return this.ID }
+func (this DownloadableFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+func (this DownloadableFile) GetName() string { return this.Name }
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+func (this DownloadableFile) GetPath() string     { return this.Path }
+func (this DownloadableFile) GetMimeType() string { return this.MimeType }
+
+// Bytes.
+func (this DownloadableFile) GetSize() int { return this.Size }
+
+// The storage's version id of the object, when the bucket keeps versions.
+func (this DownloadableFile) GetStorageVersion() *string { return this.StorageVersion }
+
+// The object's ETag, set when the upload completes.
+func (this DownloadableFile) GetChecksumEtag() *string { return this.ChecksumEtag }
+
+// The whole-file SHA-256 the client declared at creation, not recomputed.
+func (this DownloadableFile) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
+func (this DownloadableFile) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
+func (this DownloadableFile) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
+func (this DownloadableFile) GetVersion() *string              { return this.Version }
+func (this DownloadableFile) GetService() string               { return this.Service }
+
+// true once the upload is completed; only uploaded files can be downloaded.
+func (this DownloadableFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this DownloadableFile) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+func (this DownloadableFile) GetSizeReadable() string { return this.SizeReadable }
+
+func (DownloadableFile) IsFileBase() {}
+
+type DownloadablePage struct {
+	Items      []*Downloadable `json:"items"`
+	Pagination *Pagination     `json:"pagination"`
+}
+
 // The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
 // externalCustomerId match events sent with either the customer's id or its external id (live
 // customers only); startTimestamp and endTimestamp are strict.
@@ -673,6 +800,115 @@ type EventsIngestInput struct {
 type EventsIngestResult struct {
 	Inserted   int `json:"inserted"`
 	Duplicates int `json:"duplicates"`
+}
+
+// A file to upload. name must be a plain file name (no slash, backslash, control character,
+// leading dot, nor . or ..; at most 200 bytes), and so must version. Product media and avatars
+// must be JPEG, PNG, GIF, WebP or SVG images of at most 10 MB and 1 MB.
+type FileCreateInput struct {
+	// Required for user tokens that belong to several organizations; refused with an organization token.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	Name           string     `json:"name"`
+	MimeType       string     `json:"mimeType"`
+	Size           int        `json:"size"`
+	// The whole file's SHA-256, standard base64.
+	ChecksumSha256Base64 *string                   `json:"checksumSha256Base64,omitempty"`
+	Upload               *FileCreateMultipartInput `json:"upload"`
+	Service              string                    `json:"service"`
+	Version              *string                   `json:"version,omitempty"`
+}
+
+// How the file is split: parts numbered from 1, covering the file without gaps or overlaps.
+type FileCreateMultipartInput struct {
+	Parts []*FileCreatePartInput `json:"parts"`
+}
+
+type FileCreatePartInput struct {
+	Number int `json:"number"`
+	// The first byte of the part.
+	ChunkStart int `json:"chunkStart"`
+	// The byte after the part's last one.
+	ChunkEnd int `json:"chunkEnd"`
+	// The part's SHA-256, standard base64: on every part or on none.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+}
+
+type FilePage struct {
+	Items      []File      `json:"items"`
+	Pagination *Pagination `json:"pagination"`
+}
+
+// Null or empty fields are left as they are; the stored object does not move.
+type FileUpdateInput struct {
+	Name    *string `json:"name,omitempty"`
+	Version *string `json:"version,omitempty"`
+}
+
+// A file whose upload has started: the client PUTs each part's bytes to its url with its
+// headers, keeps each answer's ETag, and then calls completeFileUpload.
+type FileUpload struct {
+	ID                   uuid.UUID            `json:"id"`
+	OrganizationID       uuid.UUID            `json:"organizationId"`
+	Name                 string               `json:"name"`
+	Path                 string               `json:"path"`
+	MimeType             string               `json:"mimeType"`
+	Size                 int                  `json:"size"`
+	StorageVersion       *string              `json:"storageVersion,omitempty"`
+	ChecksumEtag         *string              `json:"checksumEtag,omitempty"`
+	ChecksumSha256Base64 *string              `json:"checksumSha256Base64,omitempty"`
+	ChecksumSha256Hex    *string              `json:"checksumSha256Hex,omitempty"`
+	LastModifiedAt       *time.Time           `json:"lastModifiedAt,omitempty"`
+	Upload               *FileUploadMultipart `json:"upload"`
+	Version              *string              `json:"version,omitempty"`
+	IsUploaded           bool                 `json:"isUploaded"`
+	Service              string               `json:"service"`
+	SizeReadable         string               `json:"sizeReadable"`
+}
+
+func (FileUpload) IsFileBase()                           {}
+func (this FileUpload) GetID() uuid.UUID                 { return this.ID }
+func (this FileUpload) GetOrganizationID() uuid.UUID     { return this.OrganizationID }
+func (this FileUpload) GetName() string                  { return this.Name }
+func (this FileUpload) GetPath() string                  { return this.Path }
+func (this FileUpload) GetMimeType() string              { return this.MimeType }
+func (this FileUpload) GetSize() int                     { return this.Size }
+func (this FileUpload) GetStorageVersion() *string       { return this.StorageVersion }
+func (this FileUpload) GetChecksumEtag() *string         { return this.ChecksumEtag }
+func (this FileUpload) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
+func (this FileUpload) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
+func (this FileUpload) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
+
+// Completes an upload: id and path as createFile returned them, and every part with its ETag.
+type FileUploadCompletedInput struct {
+	ID    string                          `json:"id"`
+	Path  string                          `json:"path"`
+	Parts []*FileUploadCompletedPartInput `json:"parts"`
+}
+
+type FileUploadCompletedPartInput struct {
+	Number int `json:"number"`
+	// The ETag header the part's PUT answered.
+	ChecksumEtag         string  `json:"checksumEtag"`
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+}
+
+// The multipart upload: its id and object key, which completion must repeat, and its parts.
+type FileUploadMultipart struct {
+	ID    string            `json:"id"`
+	Path  string            `json:"path"`
+	Parts []*FileUploadPart `json:"parts"`
+}
+
+// One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt.
+type FileUploadPart struct {
+	Number               int       `json:"number"`
+	ChunkStart           int       `json:"chunkStart"`
+	ChunkEnd             int       `json:"chunkEnd"`
+	ChecksumSha256Base64 *string   `json:"checksumSha256Base64,omitempty"`
+	URL                  string    `json:"url"`
+	ExpiresAt            time.Time `json:"expiresAt"`
+	// Headers the PUT must carry (the part's SHA-256 when it has one), name to value.
+	Headers storage.RawJSON `json:"headers"`
 }
 
 type JobPage struct {
@@ -779,6 +1015,10 @@ type Me struct {
 	// The member of a member session; null for customer sessions.
 	Member         *storage.Member    `json:"member,omitempty"`
 	PaymentMethods *PaymentMethodPage `json:"paymentMethods"`
+	// Files of the session's downloadables benefits: all of the customer's for a customer
+	// session, its own for a member session. Only files of granted grants that are uploaded,
+	// enabled and not deleted are listed. Newest first.
+	Downloadables *DownloadablePage `json:"downloadables"`
 	// Seats: a customer session sees every seat of its subscriptions and orders, a member session
 	// the seats it holds. Oldest first.
 	Seats *CustomerSeatPage `json:"seats"`
@@ -914,6 +1154,65 @@ type OrderUpdateInput struct {
 	BillingAddress graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
 }
 
+// An organization's avatar image.
+type OrganizationAvatarFile struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrganizationID       uuid.UUID  `json:"organizationId"`
+	Name                 string     `json:"name"`
+	Path                 string     `json:"path"`
+	MimeType             string     `json:"mimeType"`
+	Size                 int        `json:"size"`
+	StorageVersion       *string    `json:"storageVersion,omitempty"`
+	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
+	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
+	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
+	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
+	Version              *string    `json:"version,omitempty"`
+	Service              string     `json:"service"`
+	IsUploaded           bool       `json:"isUploaded"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	SizeReadable         string     `json:"sizeReadable"`
+	PublicURL            string     `json:"publicUrl"`
+}
+
+func (OrganizationAvatarFile) IsFile()                           {}
+func (this OrganizationAvatarFile) GetID() uuid.UUID             { return this.ID }
+func (this OrganizationAvatarFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+func (this OrganizationAvatarFile) GetName() string { return this.Name }
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+func (this OrganizationAvatarFile) GetPath() string     { return this.Path }
+func (this OrganizationAvatarFile) GetMimeType() string { return this.MimeType }
+
+// Bytes.
+func (this OrganizationAvatarFile) GetSize() int { return this.Size }
+
+// The storage's version id of the object, when the bucket keeps versions.
+func (this OrganizationAvatarFile) GetStorageVersion() *string { return this.StorageVersion }
+
+// The object's ETag, set when the upload completes.
+func (this OrganizationAvatarFile) GetChecksumEtag() *string { return this.ChecksumEtag }
+
+// The whole-file SHA-256 the client declared at creation, not recomputed.
+func (this OrganizationAvatarFile) GetChecksumSha256Base64() *string {
+	return this.ChecksumSha256Base64
+}
+func (this OrganizationAvatarFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+func (this OrganizationAvatarFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
+func (this OrganizationAvatarFile) GetVersion() *string           { return this.Version }
+func (this OrganizationAvatarFile) GetService() string            { return this.Service }
+
+// true once the upload is completed; only uploaded files can be downloaded.
+func (this OrganizationAvatarFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this OrganizationAvatarFile) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+func (this OrganizationAvatarFile) GetSizeReadable() string { return this.SizeReadable }
+
+func (OrganizationAvatarFile) IsFileBase() {}
+
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
 	TotalCount int `json:"totalCount"`
@@ -1018,6 +1317,64 @@ type ProductFilter struct {
 	Metadata    []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// An image shown with products.
+type ProductMediaFile struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrganizationID       uuid.UUID  `json:"organizationId"`
+	Name                 string     `json:"name"`
+	Path                 string     `json:"path"`
+	MimeType             string     `json:"mimeType"`
+	Size                 int        `json:"size"`
+	StorageVersion       *string    `json:"storageVersion,omitempty"`
+	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
+	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
+	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
+	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
+	Version              *string    `json:"version,omitempty"`
+	Service              string     `json:"service"`
+	IsUploaded           bool       `json:"isUploaded"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	SizeReadable         string     `json:"sizeReadable"`
+	// Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded.
+	PublicURL string `json:"publicUrl"`
+}
+
+func (ProductMediaFile) IsFile()                           {}
+func (this ProductMediaFile) GetID() uuid.UUID             { return this.ID }
+func (this ProductMediaFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+func (this ProductMediaFile) GetName() string { return this.Name }
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+func (this ProductMediaFile) GetPath() string     { return this.Path }
+func (this ProductMediaFile) GetMimeType() string { return this.MimeType }
+
+// Bytes.
+func (this ProductMediaFile) GetSize() int { return this.Size }
+
+// The storage's version id of the object, when the bucket keeps versions.
+func (this ProductMediaFile) GetStorageVersion() *string { return this.StorageVersion }
+
+// The object's ETag, set when the upload completes.
+func (this ProductMediaFile) GetChecksumEtag() *string { return this.ChecksumEtag }
+
+// The whole-file SHA-256 the client declared at creation, not recomputed.
+func (this ProductMediaFile) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
+func (this ProductMediaFile) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
+func (this ProductMediaFile) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
+func (this ProductMediaFile) GetVersion() *string              { return this.Version }
+func (this ProductMediaFile) GetService() string               { return this.Service }
+
+// true once the upload is completed; only uploaded files can be downloaded.
+func (this ProductMediaFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this ProductMediaFile) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+func (this ProductMediaFile) GetSizeReadable() string { return this.SizeReadable }
+
+func (ProductMediaFile) IsFileBase() {}
+
 type ProductPage struct {
 	Items      []*storage.Product `json:"items"`
 	Pagination *Pagination        `json:"pagination"`
@@ -1101,6 +1458,64 @@ type SubscriptionSeatsChangeInput struct {
 	// Default: the organization's proration behavior.
 	ProrationBehavior *SubscriptionProrationBehavior `json:"prorationBehavior,omitempty"`
 }
+
+// A file attached to a support case; private.
+type SupportCaseAttachmentFile struct {
+	ID                   uuid.UUID  `json:"id"`
+	OrganizationID       uuid.UUID  `json:"organizationId"`
+	Name                 string     `json:"name"`
+	Path                 string     `json:"path"`
+	MimeType             string     `json:"mimeType"`
+	Size                 int        `json:"size"`
+	StorageVersion       *string    `json:"storageVersion,omitempty"`
+	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
+	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
+	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
+	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
+	Version              *string    `json:"version,omitempty"`
+	Service              string     `json:"service"`
+	IsUploaded           bool       `json:"isUploaded"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	SizeReadable         string     `json:"sizeReadable"`
+}
+
+func (SupportCaseAttachmentFile) IsFile()                           {}
+func (this SupportCaseAttachmentFile) GetID() uuid.UUID             { return this.ID }
+func (this SupportCaseAttachmentFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+func (this SupportCaseAttachmentFile) GetName() string { return this.Name }
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+func (this SupportCaseAttachmentFile) GetPath() string     { return this.Path }
+func (this SupportCaseAttachmentFile) GetMimeType() string { return this.MimeType }
+
+// Bytes.
+func (this SupportCaseAttachmentFile) GetSize() int { return this.Size }
+
+// The storage's version id of the object, when the bucket keeps versions.
+func (this SupportCaseAttachmentFile) GetStorageVersion() *string { return this.StorageVersion }
+
+// The object's ETag, set when the upload completes.
+func (this SupportCaseAttachmentFile) GetChecksumEtag() *string { return this.ChecksumEtag }
+
+// The whole-file SHA-256 the client declared at creation, not recomputed.
+func (this SupportCaseAttachmentFile) GetChecksumSha256Base64() *string {
+	return this.ChecksumSha256Base64
+}
+func (this SupportCaseAttachmentFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+func (this SupportCaseAttachmentFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
+func (this SupportCaseAttachmentFile) GetVersion() *string           { return this.Version }
+func (this SupportCaseAttachmentFile) GetService() string            { return this.Service }
+
+// true once the upload is completed; only uploaded files can be downloaded.
+func (this SupportCaseAttachmentFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this SupportCaseAttachmentFile) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+func (this SupportCaseAttachmentFile) GetSizeReadable() string { return this.SizeReadable }
+
+func (SupportCaseAttachmentFile) IsFileBase() {}
 
 type WebhookEndpointCreateInput struct {
 	// https only, with a public host: not localhost and not a private, loopback or otherwise

@@ -4,6 +4,7 @@
 // (a license-key benefit the customer was granted by a purchase). The server renders events,
 // delivers webhooks and runs jobs while the check runs.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import http from "node:http";
 import { Polar } from "@polar-sh/sdk";
 import { validateEvent } from "@polar-sh/sdk/webhooks";
@@ -161,6 +162,46 @@ assert.equal((await org.orders.get({ id: order.id })).isInvoiceGenerated, true);
 const receipt = await until(() => org.orders.receipt({ id: order.id }));
 assert.match(receipt.url, /^http/);
 
+// Files: created with parts split and digested as upstream's upload helper does (10 MB
+// chunks), each part PUT to its presigned URL with the headers it came with (less
+// Content-Length, which browsers set themselves), then completed, listed, renamed, deleted.
+const CHUNK = 10_000_000;
+const content = Buffer.alloc(CHUNK + 4321);
+for (let i = 0; i < content.length; i++) content[i] = (i * 31) & 0xff;
+const sha256 = (buf) => createHash("sha256").update(buf).digest("base64");
+const fileParts = [];
+for (let i = 1; i <= Math.floor(content.length / CHUNK) + 1; i++) {
+  const chunkStart = (i - 1) * CHUNK;
+  const chunkEnd = Math.min(i * CHUNK, content.length);
+  fileParts.push({ number: i, chunkStart, chunkEnd, checksumSha256Base64: sha256(content.subarray(chunkStart, chunkEnd)) });
+}
+const created = await org.files.create({ service: "downloadable", name: "app-1.0.zip", mimeType: "application/zip",
+  size: content.length, checksumSha256Base64: sha256(content), upload: { parts: fileParts } });
+assert.equal(created.upload.parts.length, 2);
+assert.equal(created.isUploaded, false);
+const completedParts = [];
+for (const part of created.upload.parts) {
+  const headers = Object.fromEntries(Object.entries(part.headers).filter(([k]) => k.toLowerCase() !== "content-length"));
+  const res = await fetch(part.url, { method: "PUT", headers, body: content.subarray(part.chunkStart, part.chunkEnd) });
+  assert.equal(res.status, 200, await res.text());
+  completedParts.push({ number: part.number, checksumEtag: res.headers.get("etag"), checksumSha256Base64: part.checksumSha256Base64 });
+}
+await rejects(org.files.uploaded({ id: created.id, fileUploadCompleted: { id: created.upload.id,
+  path: "downloadable/elsewhere/app-1.0.zip", parts: completedParts } }), "HTTPValidationError",
+  (e) => assert.deepEqual(e.detail[0].loc, ["body", "path"]));
+const file = await org.files.uploaded({ id: created.id, fileUploadCompleted: { id: created.upload.id,
+  path: created.upload.path, parts: completedParts } });
+assert.equal(file.service, "downloadable");
+assert.equal(file.isUploaded, true);
+assert.equal(file.sizeReadable, "9.5 MB");
+assert.match(file.checksumEtag, /-2"?$/);
+const listed = await org.files.list({ ids: [file.id] });
+assert.deepEqual(listed.result.items.map((f) => f.id), [file.id]);
+const renamed = await org.files.update({ id: file.id, filePatch: { name: "app-1.0.1.zip", version: "1.0.1" } });
+assert.equal(renamed.name, "app-1.0.1.zip");
+await org.files.delete({ id: file.id });
+await rejects(org.files.delete({ id: file.id }), "ResourceNotFound");
+
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
   (e) => assert.equal(e.detail[0].msg, "Customer does not exist."));
@@ -169,4 +210,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 37 operations, 8 error paths and a webhook decoded by @polar-sh/sdk");
+console.log("ok: 42 operations, 10 error paths and a webhook decoded by @polar-sh/sdk");

@@ -1,0 +1,194 @@
+package resolvers
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// fileVariant presents a file as the File variant of its service, so that a document
+// selecting each variant's own fields with inline fragments emits exactly the keys of
+// upstream's *FileRead schemas: flagged_malicious_at for downloadables, public_url for
+// product media and avatars.
+func (r *Resolver) fileVariant(f *storage.StoredFile) model.File {
+	size := humanReadableSize(f.Size)
+	switch f.Service {
+	case "product_media":
+		return &model.ProductMediaFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
+			MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
+			ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
+			LastModifiedAt: f.LastModifiedAt, Version: f.Version, Service: f.Service, IsUploaded: f.IsUploaded,
+			CreatedAt: f.CreatedAt, SizeReadable: size, PublicURL: r.filePublicURL(f)}
+	case "organization_avatar":
+		return &model.OrganizationAvatarFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
+			MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
+			ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
+			LastModifiedAt: f.LastModifiedAt, Version: f.Version, Service: f.Service, IsUploaded: f.IsUploaded,
+			CreatedAt: f.CreatedAt, SizeReadable: size, PublicURL: r.filePublicURL(f)}
+	case "support_case_attachment":
+		return &model.SupportCaseAttachmentFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name,
+			Path: f.Path, MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion,
+			ChecksumEtag: f.ChecksumETag, ChecksumSha256Base64: f.ChecksumSHA256Base64,
+			ChecksumSha256Hex: f.ChecksumSHA256Hex, LastModifiedAt: f.LastModifiedAt, Version: f.Version,
+			Service: f.Service, IsUploaded: f.IsUploaded, CreatedAt: f.CreatedAt, SizeReadable: size}
+	}
+	return &model.DownloadableFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
+		MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
+		ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
+		LastModifiedAt: f.LastModifiedAt, Version: f.Version, Service: f.Service, IsUploaded: f.IsUploaded,
+		CreatedAt: f.CreatedAt, FlaggedMaliciousAt: f.FlaggedMaliciousAt, SizeReadable: size}
+}
+
+// filePublicURL is the public link of a product image or avatar: Till's media route, which
+// redirects to a short-lived storage URL. It names the file by id (the name is only there
+// for people and download tools), so a renamed file keeps its old links working.
+func (r *Resolver) filePublicURL(f *storage.StoredFile) string {
+	return strings.TrimRight(r.PortalURL, "/") + "/media/" + f.ID.String() + "/" + url.PathEscape(f.Name)
+}
+
+// humanReadableSize prints a byte count as upstream's human_readable_size does
+// (f"{num:3.1f} {unit}B" in steps of 1024): "512.0 B", "1.5 KB", "10.0 MB".
+func humanReadableSize(size int64) string {
+	num := float64(size)
+	for _, unit := range []string{"", "K", "M", "G", "T", "P", "E", "Z"} {
+		if num > -1024 && num < 1024 {
+			return fmt.Sprintf("%3.1f %sB", num, unit)
+		}
+		num /= 1024
+	}
+	return fmt.Sprintf("%.1f YiB", num)
+}
+
+// file reads a live file of the caller's organizations, uploaded or not.
+func (r *Resolver) file(ctx context.Context, id uuid.UUID) (model.File, error) {
+	f, err := storage.GetFile(ctx, r.DB, organizations(ctx), id)
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	return r.fileVariant(f), nil
+}
+
+// filesPage lists the caller's uploaded files, newest first (GET /v1/files/).
+func (r *Resolver) filesPage(ctx context.Context, orgIDs, ids []uuid.UUID, page, limit *int) (*model.FilePage, error) {
+	p, err := pageOf(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, total, err := storage.ListFiles(ctx, r.DB, organizations(ctx), orgIDs, ids, p)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]model.File, len(rows))
+	for i, f := range rows {
+		items[i] = r.fileVariant(f)
+	}
+	return &model.FilePage{Items: items, Pagination: pagination(total, p)}, nil
+}
+
+// updateFile renames a file or changes its version. As upstream, a null or empty field is
+// left alone; the object keeps its key, so only what clients see and downloads are named
+// after changes.
+func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUpdateInput) (model.File, error) {
+	patch := storage.Patch{}
+	if in.Name != nil && *in.Name != "" {
+		if msg := plainNameProblem("file name", *in.Name); msg != "" {
+			return nil, Invalid("value_error", msg, *in.Name, "input", "name")
+		}
+		patch["name"] = *in.Name
+	}
+	if in.Version != nil && *in.Version != "" {
+		if msg := plainNameProblem("version", *in.Version); msg != "" {
+			return nil, Invalid("value_error", msg, *in.Version, "input", "version")
+		}
+		patch["version"] = *in.Version
+	}
+	f, err := storage.GetFile(ctx, r.DB, organizations(ctx), id)
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	if err := r.checkFileWrite(ctx, f.OrganizationID, "You don't have the permission to update this file."); err != nil {
+		return nil, err
+	}
+	if len(patch) > 0 {
+		if f, err = storage.UpdateFile(ctx, r.DB, []uuid.UUID{f.OrganizationID}, id, patch); err != nil {
+			return nil, notFoundOr(err, "")
+		}
+	}
+	return r.fileVariant(f), nil
+}
+
+// deleteFile soft-deletes a file and then removes its object, or discards its unfinished
+// upload. A file that a downloadables benefit offers is refused: deleting it would take it
+// away from the customers granted that benefit without anyone deciding so.
+func (r *Resolver) deleteFile(ctx context.Context, id uuid.UUID) (model.File, error) {
+	var f *storage.StoredFile
+	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		locked, err := storage.LockFile(ctx, tx, organizations(ctx), id)
+		if err != nil {
+			return notFoundOr(err, "")
+		}
+		if err := r.checkFileWrite(ctx, locked.OrganizationID, "You don't have the permission to delete this file."); err != nil {
+			return err
+		}
+		benefits, err := storage.DownloadablesUsingFile(ctx, tx, locked.OrganizationID, id)
+		if err != nil {
+			return err
+		}
+		if len(benefits) > 0 {
+			names := make([]string, len(benefits))
+			for i, b := range benefits {
+				names[i] = b.String()
+			}
+			return Invalid("value_error", fmt.Sprintf("The file is used by downloadables benefit(s) %s; remove it from them first.",
+				strings.Join(names, ", ")), id.String(), "id")
+		}
+		f, err = storage.DeleteFile(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.discardFileObject(ctx, f)
+	return r.fileVariant(f), nil
+}
+
+// discardFileObject removes a deleted file's bytes. The row is already deleted, so nothing
+// serves them any more; a storage failure is logged rather than failing the delete, and
+// leaves an unreachable object behind.
+func (r *Resolver) discardFileObject(ctx context.Context, f *storage.StoredFile) {
+	if r.Blobs == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	var err error
+	if !f.IsUploaded && f.UploadID != nil {
+		err = r.Blobs.AbortMultipart(ctx, f.Path, *f.UploadID)
+	}
+	if derr := r.Blobs.Delete(ctx, f.Path); derr != nil && err == nil {
+		err = derr
+	}
+	if err != nil {
+		r.Logger.ErrorContext(ctx, "files: discard object", "file_id", f.ID, "path", f.Path, "error", err)
+	}
+}
+
+// PublicMediaURL is where a public media link redirects: a short-lived storage URL of an
+// uploaded, enabled, live product image or avatar, downloaded under its current name.
+// Other files, and unknown ids, are not found.
+func (r *Resolver) PublicMediaURL(ctx context.Context, id uuid.UUID) (string, error) {
+	f, err := storage.PublicFile(ctx, r.DB, id)
+	if err != nil {
+		return "", notFoundOr(err, "")
+	}
+	if r.Blobs == nil {
+		return "", NotFound("")
+	}
+	return r.Blobs.SignedURL(ctx, f.Path, r.Files.mediaURLTTL(), f.Name)
+}
