@@ -52,6 +52,8 @@ type Local struct {
 
 	stripes [64]sync.Mutex // per-key locks pairing each object's two files
 	uploads uploadLocks    // multipart uploads' locks
+	// boot is the kernel boot id that part records are bound to (bootID), or empty.
+	boot string
 }
 
 var _ Store = (*Local)(nil)
@@ -90,7 +92,7 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Local{root: root, dir: dir, base: base, secret: cfg.Secret, now: now}, nil
+	return &Local{root: root, dir: dir, base: base, secret: cfg.Secret, now: now, boot: bootID()}, nil
 }
 
 // Close releases the root directory handle.

@@ -121,6 +121,8 @@ func (l *Local) checkCompletion(u uploadNames, spec uploadSpec, parts []Complete
 			return nil, &PartError{p.Number, "not uploaded"}
 		case err != nil:
 			return nil, fmt.Errorf("blob: read part %d: %w", p.Number, err)
+		case rec.Boot != "" && rec.Boot != l.boot:
+			return nil, &PartError{p.Number, "not uploaded: received before the server's machine restarted, upload it again"}
 		case rec.Start != sp.Start || rec.End != sp.End:
 			return nil, &PartError{p.Number, "uploaded with another byte range"}
 		case NormalizeETag(p.ETag) != rec.ETag:

@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"os"
 	"strconv"
-	"sync"
 	"time"
 )
 
@@ -201,7 +200,11 @@ func (l *Local) receivePart(id string, p Part, body io.Reader, want [][]byte) (p
 	if err := l.root.Remove(u.part(p.Number)); err != nil && !isMissing(err) {
 		return partRecord{}, err
 	}
-	sum, err := writePart(f, body, p)
+	pf := partFile{buffered: f, direct: openDirect(l.root, u.data)}
+	if pf.direct != nil {
+		defer pf.direct.Close()
+	}
+	sum, err := pf.writePart(body, p)
 	if err != nil {
 		return partRecord{}, err
 	}
@@ -210,10 +213,10 @@ func (l *Local) receivePart(id string, p Part, body io.Reader, want [][]byte) (p
 			return partRecord{}, errBadDigest
 		}
 	}
-	if err := f.Sync(); err != nil {
+	if err := l.secure(f, p); err != nil {
 		return partRecord{}, err
 	}
-	rec := partRecord{Number: p.Number, Start: p.Start, End: p.End,
+	rec := partRecord{Number: p.Number, Start: p.Start, End: p.End, Boot: l.boot,
 		SHA256: base64.StdEncoding.EncodeToString(sum), ETag: hex.EncodeToString(sum[:16])}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -228,44 +231,19 @@ func (l *Local) receivePart(id string, p Part, body io.Reader, want [][]byte) (p
 	return rec, nil
 }
 
+// secure makes a received part safe to record. With a boot id the part is recorded
+// under it and only its writeback is started: until the machine restarts the page cache
+// holds the bytes whatever happens to this process, completion refuses parts recorded
+// under another boot, and completion's fsync makes the whole object durable. An fsync
+// per part would make every PUT wait for the disk, and with it every other part's dirty
+// pages of the same file. Without a boot id each part is fsynced before it is recorded.
+func (l *Local) secure(f *os.File, p Part) error {
+	if l.boot == "" {
+		return f.Sync()
+	}
+	startWriteback(f, p.Start, p.Size())
+	return nil
+}
+
 // errReadBody wraps a failure to read the request body, a client problem.
 var errReadBody = errors.New("reading the body failed")
-
-// partBuffers recycle the copy buffers of part PUTs: large enough for few syscalls, and
-// bounded memory however large the part.
-var partBuffers = sync.Pool{New: func() any { b := make([]byte, 1<<20); return &b }}
-
-// writePart streams body to f at p's offsets, hashing it on the way, and returns the
-// SHA-256. It reads at most one byte past the part and never writes outside the range.
-func writePart(f *os.File, body io.Reader, p Part) ([]byte, error) {
-	bp := partBuffers.Get().(*[]byte)
-	defer partBuffers.Put(bp)
-	buf := *bp
-	h := sha256.New()
-	limit := p.Size()
-	r := io.LimitReader(body, limit+1)
-	var n int64
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			if n+int64(k) > limit {
-				return nil, errPartTooLarge
-			}
-			if _, werr := f.WriteAt(buf[:k], p.Start+n); werr != nil {
-				return nil, werr
-			}
-			h.Write(buf[:k])
-			n += int64(k)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errReadBody, err)
-		}
-	}
-	if n < limit {
-		return nil, fmt.Errorf("%w: %d of %d bytes", errPartTooShort, n, limit)
-	}
-	return h.Sum(nil), nil
-}

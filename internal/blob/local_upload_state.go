@@ -36,6 +36,9 @@ type partRecord struct {
 	End    int64  `json:"end"`
 	SHA256 string `json:"sha256"`
 	ETag   string `json:"etag"`
+	// Boot is the boot id the part was received under, when its bytes were left to the
+	// page cache rather than fsynced; empty for a fsynced part.
+	Boot string `json:"boot,omitempty"`
 }
 
 // uploadNames are the root-relative files of one upload: spec.json, the data file that
