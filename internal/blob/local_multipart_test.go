@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -308,4 +309,26 @@ func TestLocalLargeUnalignedPartsAssembleExactly(t *testing.T) {
 		return
 	}
 	complete(t, mpHarness{harness: f.harness()}, up, parts)
+}
+
+// A part left to the page cache is recorded under the kernel's boot id; after the machine
+// restarts its bytes may be gone, so completion refuses it until it is sent again.
+func TestLocalPartsFromAnotherBootMustBeSentAgain(t *testing.T) {
+	f := newLocal(t)
+	up := startUpload(t, f.store, "uploads/lp/boot.bin", []int64{4096 + 7}, false)
+	parts := uploadParts(t, f.harness(), up, 1)
+	record := filepath.Join(f.root, ".uploads", up.id, "part-1.json")
+	raw, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte(`"boot":"`)) {
+		t.Skip("this kernel has no boot id: parts are fsynced instead")
+	}
+	stale := regexp.MustCompile(`"boot":"[^"]*"`).ReplaceAll(raw, []byte(`"boot":"another-boot"`))
+	if err := os.WriteFile(record, stale, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantPartError(t, f.store, up, parts, 1, "not uploaded: received before the server's machine restarted, upload it again")
+	complete(t, mpHarness{harness: f.harness()}, up, uploadParts(t, f.harness(), up, 1))
 }
