@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -248,18 +247,8 @@ func timeUpload(b *testing.B, srv *tillServer, token, src string, parts []upload
 // deleteFile deletes an uploaded file, so the rounds do not fill the disk.
 func deleteFile(b *testing.B, srv *tillServer, token, id string) {
 	b.Helper()
-	req, err := http.NewRequest(http.MethodDelete, srv.baseURL+"/v1/files/"+id, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		b.Fatalf("DELETE /v1/files/%s: status %d", id, resp.StatusCode)
+	if status, answer := srv.send(b, token, http.MethodDelete, "/v1/files/"+id, nil); status != http.StatusNoContent {
+		b.Fatalf("DELETE /v1/files/%s: status %d: %s", id, status, answer)
 	}
 }
 
@@ -267,21 +256,9 @@ func deleteFile(b *testing.B, srv *tillServer, token, id string) {
 // status want.
 func v1JSON(b *testing.B, srv *tillServer, token, method, path string, body any, want int, out any) {
 	b.Helper()
-	raw, _ := json.Marshal(body)
-	req, err := http.NewRequest(method, srv.baseURL+path, bytes.NewReader(raw))
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	answer, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != want {
-		b.Fatalf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, answer)
+	status, answer := srv.send(b, token, method, path, body)
+	if status != want {
+		b.Fatalf("%s %s: status %d, want %d: %s", method, path, status, want, answer)
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
 		b.Fatalf("%s %s: %v: %s", method, path, err, answer)

@@ -284,8 +284,24 @@ func (s *tillServer) pickKey(b *testing.B, seed demoSeed) benchKey {
 // graphql runs one query as the organization token and decodes its data into out.
 func (s *tillServer) graphql(b *testing.B, token, query string, out any) {
 	b.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query})
-	req, err := http.NewRequest(http.MethodPost, s.baseURL+"/graphql", bytes.NewReader(body))
+	status, raw := s.send(b, token, http.MethodPost, "/graphql", map[string]any{"query": query})
+	var env struct {
+		Data   json.RawMessage `json:"data"`
+		Errors []any           `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &env); err != nil || status != http.StatusOK || len(env.Errors) > 0 {
+		b.Fatalf("graphql %s: status %d: %s", query, status, raw)
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		b.Fatalf("graphql data: %v: %s", err, raw)
+	}
+}
+
+// send sends body as JSON to path with the token and returns the status and the answer.
+func (s *tillServer) send(b *testing.B, token, method, path string, body any) (int, []byte) {
+	b.Helper()
+	raw, _ := json.Marshal(body)
+	req, err := http.NewRequest(method, s.baseURL+path, bytes.NewReader(raw))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -296,17 +312,8 @@ func (s *tillServer) graphql(b *testing.B, token, query string, out any) {
 		b.Fatal(err)
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var env struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []any           `json:"errors"`
-	}
-	if err := json.Unmarshal(raw, &env); err != nil || resp.StatusCode != http.StatusOK || len(env.Errors) > 0 {
-		b.Fatalf("graphql %s: status %d: %s", query, resp.StatusCode, raw)
-	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		b.Fatalf("graphql data: %v: %s", err, raw)
-	}
+	answer, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, answer
 }
 
 // dsn attaches to the PostgreSQL cluster the server started (never starting or stopping it)
