@@ -41,6 +41,7 @@ type ResolverRoot interface {
 	LicenseKeyValidation() LicenseKeyValidationResolver
 	Me() MeResolver
 	Mutation() MutationResolver
+	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
 	Organization() OrganizationResolver
 	Product() ProductResolver
@@ -69,6 +70,11 @@ type ComplexityRoot struct {
 	AdvanceTestClockPayload struct {
 		Renewals  func(childComplexity int) int
 		TestClock func(childComplexity int) int
+	}
+
+	AuthorizeOAuth2Payload struct {
+		Code        func(childComplexity int) int
+		RedirectURL func(childComplexity int) int
 	}
 
 	Benefit struct {
@@ -756,6 +762,7 @@ type ComplexityRoot struct {
 		ArchiveMeter                    func(childComplexity int, id uuid.UUID) int
 		ArchiveProduct                  func(childComplexity int, id uuid.UUID) int
 		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
+		AuthorizeOAuth2                 func(childComplexity int, input model.AuthorizeOAuth2Input) int
 		CancelJob                       func(childComplexity int, id uuid.UUID) int
 		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
 		ClaimSeat                       func(childComplexity int, input model.CustomerSeatClaimInput) int
@@ -768,6 +775,7 @@ type ComplexityRoot struct {
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
 		CreateFile                      func(childComplexity int, input model.FileCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
+		CreateOAuth2Client              func(childComplexity int, input model.OAuth2ClientCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
 		CreateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointCreateInput) int
 		DeactivateLicenseKey            func(childComplexity int, input model.LicenseKeyDeactivateInput) int
@@ -775,8 +783,10 @@ type ComplexityRoot struct {
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeleteFile                      func(childComplexity int, id uuid.UUID) int
+		DeleteOAuth2Client              func(childComplexity int, clientID string) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
+		DenyOAuth2                      func(childComplexity int, input model.AuthorizeOAuth2Input) int
 		GenerateOrderInvoice            func(childComplexity int, id uuid.UUID) int
 		IngestEvents                    func(childComplexity int, input model.EventsIngestInput) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
@@ -799,6 +809,7 @@ type ComplexityRoot struct {
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
 		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
+		RotateOAuth2ClientSecret        func(childComplexity int, clientID string) int
 		RotateWebhookEndpointSecret     func(childComplexity int, id uuid.UUID) int
 		SavePaymentMethod               func(childComplexity int, input model.PaymentMethodSaveInput) int
 		UncancelSubscription            func(childComplexity int, input model.SubscriptionRefInput) int
@@ -809,6 +820,7 @@ type ComplexityRoot struct {
 		UpdateFile                      func(childComplexity int, id uuid.UUID, input model.FileUpdateInput) int
 		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
 		UpdateMeter                     func(childComplexity int, input model.MeterUpdateInput) int
+		UpdateOAuth2Client              func(childComplexity int, clientID string, input model.OAuth2ClientUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		UpdateProduct                   func(childComplexity int, input model.ProductUpdateInput) int
 		UpdateProductBenefits           func(childComplexity int, input model.ProductBenefitsInput) int
@@ -816,6 +828,34 @@ type ComplexityRoot struct {
 		UpdateSubscriptionSeats         func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
 		UpdateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointUpdateInput) int
 		ValidateLicenseKey              func(childComplexity int, input model.LicenseKeyValidateInput) int
+	}
+
+	OAuth2Client struct {
+		ClientID                func(childComplexity int) int
+		ClientName              func(childComplexity int) int
+		ClientURI               func(childComplexity int) int
+		CreatedAt               func(childComplexity int) int
+		DefaultSubType          func(childComplexity int) int
+		GrantTypes              func(childComplexity int) int
+		LogoURI                 func(childComplexity int) int
+		ModifiedAt              func(childComplexity int) int
+		PolicyURI               func(childComplexity int) int
+		RedirectUris            func(childComplexity int) int
+		ResponseTypes           func(childComplexity int) int
+		Scope                   func(childComplexity int) int
+		Scopes                  func(childComplexity int) int
+		TokenEndpointAuthMethod func(childComplexity int) int
+		TosURI                  func(childComplexity int) int
+	}
+
+	OAuth2ClientPage struct {
+		Items      func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	OAuth2ClientSecretPayload struct {
+		Client       func(childComplexity int) int
+		ClientSecret func(childComplexity int) int
 	}
 
 	Order struct {
@@ -1050,6 +1090,8 @@ type ComplexityRoot struct {
 		Meter                  func(childComplexity int, id uuid.UUID) int
 		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter) int
+		Oauth2Client           func(childComplexity int, clientID string) int
+		Oauth2Clients          func(childComplexity int, page *int, limit *int) int
 		Order                  func(childComplexity int, id uuid.UUID) int
 		OrderInvoice           func(childComplexity int, id uuid.UUID) int
 		OrderReceipt           func(childComplexity int, id uuid.UUID) int
@@ -1270,6 +1312,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AdvanceTestClockPayload.TestClock(childComplexity), true
+
+	case "AuthorizeOAuth2Payload.code":
+		if e.ComplexityRoot.AuthorizeOAuth2Payload.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuthorizeOAuth2Payload.Code(childComplexity), true
+	case "AuthorizeOAuth2Payload.redirectUrl":
+		if e.ComplexityRoot.AuthorizeOAuth2Payload.RedirectURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuthorizeOAuth2Payload.RedirectURL(childComplexity), true
 
 	case "Benefit.createdAt":
 		if e.ComplexityRoot.Benefit.CreatedAt == nil {
@@ -4452,6 +4507,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AssignSeat(childComplexity, args["input"].(model.CustomerSeatAssignInput)), true
+	case "Mutation.authorizeOAuth2":
+		if e.ComplexityRoot.Mutation.AuthorizeOAuth2 == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_authorizeOAuth2_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AuthorizeOAuth2(childComplexity, args["input"].(model.AuthorizeOAuth2Input)), true
 	case "Mutation.cancelJob":
 		if e.ComplexityRoot.Mutation.CancelJob == nil {
 			break
@@ -4584,6 +4650,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateMeter(childComplexity, args["input"].(model.MeterCreateInput)), true
+	case "Mutation.createOAuth2Client":
+		if e.ComplexityRoot.Mutation.CreateOAuth2Client == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createOAuth2Client_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateOAuth2Client(childComplexity, args["input"].(model.OAuth2ClientCreateInput)), true
 	case "Mutation.createProduct":
 		if e.ComplexityRoot.Mutation.CreateProduct == nil {
 			break
@@ -4661,6 +4738,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deleteOAuth2Client":
+		if e.ComplexityRoot.Mutation.DeleteOAuth2Client == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteOAuth2Client_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteOAuth2Client(childComplexity, args["clientId"].(string)), true
 	case "Mutation.deletePaymentMethod":
 		if e.ComplexityRoot.Mutation.DeletePaymentMethod == nil {
 			break
@@ -4683,6 +4771,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhookEndpoint(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.denyOAuth2":
+		if e.ComplexityRoot.Mutation.DenyOAuth2 == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_denyOAuth2_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DenyOAuth2(childComplexity, args["input"].(model.AuthorizeOAuth2Input)), true
 	case "Mutation.generateOrderInvoice":
 		if e.ComplexityRoot.Mutation.GenerateOrderInvoice == nil {
 			break
@@ -4925,6 +5024,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateLicenseSigningKey(childComplexity, args["organizationId"].(*uuid.UUID)), true
+	case "Mutation.rotateOAuth2ClientSecret":
+		if e.ComplexityRoot.Mutation.RotateOAuth2ClientSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateOAuth2ClientSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateOAuth2ClientSecret(childComplexity, args["clientId"].(string)), true
 	case "Mutation.rotateWebhookEndpointSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookEndpointSecret == nil {
 			break
@@ -5035,6 +5145,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateMeter(childComplexity, args["input"].(model.MeterUpdateInput)), true
+	case "Mutation.updateOAuth2Client":
+		if e.ComplexityRoot.Mutation.UpdateOAuth2Client == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateOAuth2Client_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateOAuth2Client(childComplexity, args["clientId"].(string), args["input"].(model.OAuth2ClientUpdateInput)), true
 	case "Mutation.updateOrder":
 		if e.ComplexityRoot.Mutation.UpdateOrder == nil {
 			break
@@ -5112,6 +5233,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ValidateLicenseKey(childComplexity, args["input"].(model.LicenseKeyValidateInput)), true
+
+	case "OAuth2Client.clientId":
+		if e.ComplexityRoot.OAuth2Client.ClientID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.ClientID(childComplexity), true
+	case "OAuth2Client.clientName":
+		if e.ComplexityRoot.OAuth2Client.ClientName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.ClientName(childComplexity), true
+	case "OAuth2Client.clientUri":
+		if e.ComplexityRoot.OAuth2Client.ClientURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.ClientURI(childComplexity), true
+	case "OAuth2Client.createdAt":
+		if e.ComplexityRoot.OAuth2Client.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.CreatedAt(childComplexity), true
+	case "OAuth2Client.defaultSubType":
+		if e.ComplexityRoot.OAuth2Client.DefaultSubType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.DefaultSubType(childComplexity), true
+	case "OAuth2Client.grantTypes":
+		if e.ComplexityRoot.OAuth2Client.GrantTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.GrantTypes(childComplexity), true
+	case "OAuth2Client.logoUri":
+		if e.ComplexityRoot.OAuth2Client.LogoURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.LogoURI(childComplexity), true
+	case "OAuth2Client.modifiedAt":
+		if e.ComplexityRoot.OAuth2Client.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.ModifiedAt(childComplexity), true
+	case "OAuth2Client.policyUri":
+		if e.ComplexityRoot.OAuth2Client.PolicyURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.PolicyURI(childComplexity), true
+	case "OAuth2Client.redirectUris":
+		if e.ComplexityRoot.OAuth2Client.RedirectUris == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.RedirectUris(childComplexity), true
+	case "OAuth2Client.responseTypes":
+		if e.ComplexityRoot.OAuth2Client.ResponseTypes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.ResponseTypes(childComplexity), true
+	case "OAuth2Client.scope":
+		if e.ComplexityRoot.OAuth2Client.Scope == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.Scope(childComplexity), true
+	case "OAuth2Client.scopes":
+		if e.ComplexityRoot.OAuth2Client.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.Scopes(childComplexity), true
+	case "OAuth2Client.tokenEndpointAuthMethod":
+		if e.ComplexityRoot.OAuth2Client.TokenEndpointAuthMethod == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.TokenEndpointAuthMethod(childComplexity), true
+	case "OAuth2Client.tosUri":
+		if e.ComplexityRoot.OAuth2Client.TosURI == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2Client.TosURI(childComplexity), true
+
+	case "OAuth2ClientPage.items":
+		if e.ComplexityRoot.OAuth2ClientPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientPage.Items(childComplexity), true
+	case "OAuth2ClientPage.pagination":
+		if e.ComplexityRoot.OAuth2ClientPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientPage.Pagination(childComplexity), true
+
+	case "OAuth2ClientSecretPayload.client":
+		if e.ComplexityRoot.OAuth2ClientSecretPayload.Client == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientSecretPayload.Client(childComplexity), true
+	case "OAuth2ClientSecretPayload.clientSecret":
+		if e.ComplexityRoot.OAuth2ClientSecretPayload.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientSecretPayload.ClientSecret(childComplexity), true
 
 	case "Order.appliedBalanceAmount":
 		if e.ComplexityRoot.Order.AppliedBalanceAmount == nil {
@@ -6360,6 +6598,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter)), true
+	case "Query.oauth2Client":
+		if e.ComplexityRoot.Query.Oauth2Client == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauth2Client_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Oauth2Client(childComplexity, args["clientId"].(string)), true
+	case "Query.oauth2Clients":
+		if e.ComplexityRoot.Query.Oauth2Clients == nil {
+			break
+		}
+
+		args, err := ec.field_Query_oauth2Clients_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Oauth2Clients(childComplexity, args["page"].(*int), args["limit"].(*int)), true
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
 			break
@@ -7220,6 +7480,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddressInput,
 		ec.unmarshalInputAdvanceTestClockInput,
+		ec.unmarshalInputAuthorizeOAuth2Input,
 		ec.unmarshalInputBenefitCreateInput,
 		ec.unmarshalInputBenefitFilter,
 		ec.unmarshalInputBenefitUpdateInput,
@@ -7257,6 +7518,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMeterFilterInput,
 		ec.unmarshalInputMeterListFilter,
 		ec.unmarshalInputMeterUpdateInput,
+		ec.unmarshalInputOAuth2ClientCreateInput,
+		ec.unmarshalInputOAuth2ClientUpdateInput,
 		ec.unmarshalInputOrderFilter,
 		ec.unmarshalInputOrderUpdateInput,
 		ec.unmarshalInputPaymentMethodSaveInput,
@@ -9066,6 +9329,189 @@ extend type Mutation {
   archiveMeter(id: UUID!): Meter! @hasScope(any: [METERS_WRITE])
 }
 `, BuiltIn: false},
+	{Name: "../schema/oauth2.graphqls", Input: `"""
+What the consent screen sends when the signed-in user allows (or denies) an application's
+authorization request. The fields are the query parameters of GET /v1/oauth2/authorize, which
+are validated again here, so a tampered consent form cannot widen what was shown.
+"""
+input AuthorizeOAuth2Input {
+  clientId: String!
+  "Must be one of the client's redirect URIs; may be left out when the client has exactly one."
+  redirectUri: String
+  "Space-separated; defaults to every scope the client may request."
+  scope: String
+  state: String
+  "Echoed in the id token (OpenID Connect)."
+  nonce: String
+  "PKCE (RFC 7636); required for public clients."
+  codeChallenge: String
+  "S256 or plain; plain when a challenge comes without a method."
+  codeChallengeMethod: String
+  "Whom the tokens act for; defaults to the client's default subject type."
+  subType: OAuth2SubType
+  """
+  For subType organization, the organization (one the user belongs to) the tokens act for;
+  for subType user, an optional down-scope of the user's tokens to that one organization.
+  """
+  organizationId: UUID
+}
+
+"""
+Where the consent screen sends the browser next: the client's redirect URI with code and state
+(and iss, RFC 9207), or with error=access_denied after a denial.
+"""
+type AuthorizeOAuth2Payload {
+  redirectUrl: String!
+  "The single-use authorization code (300 s); null after a denial."
+  code: String
+}
+
+extend type Mutation {
+  """
+  Gives the signed-in user's consent (personal access token only): issues an authorization
+  code for the client and remembers the consent.
+  """
+  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload!
+  "Refuses the authorization request: the redirect carries error=access_denied."
+  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload!
+}
+`, BuiltIn: false},
+	{Name: "../schema/oauth2_client.graphqls", Input: `"""
+An application that obtains OAuth2 tokens from Till users and organizations (RFC 7591 client
+metadata). It belongs to the user or the organization whose token registered it. The client
+secret is shown once, at creation or rotation; Till keeps only its hash.
+"""
+type OAuth2Client {
+  "The public till_ci_ identifier the application sends to the OAuth2 endpoints."
+  clientId: String!
+  clientName: String!
+  clientUri: String
+  logoUri: String
+  tosUri: String
+  policyUri: String
+  "Exact redirect URIs; authorization requests must name one of them byte for byte."
+  redirectUris: [String!]!
+  "The scopes the client may request, space-separated as in RFC 7591."
+  scope: String!
+  "scope as a list, in Till's canonical scope order."
+  scopes: [String!]!
+  "How the client authenticates at the token endpoint; none is a public client without a secret."
+  tokenEndpointAuthMethod: OAuth2TokenEndpointAuthMethod!
+  grantTypes: [OAuth2GrantType!]!
+  responseTypes: [OAuth2ResponseType!]!
+  "Whom a token is issued for when an authorization request names no sub_type."
+  defaultSubType: OAuth2SubType!
+  createdAt: DateTime!
+  modifiedAt: DateTime
+}
+
+"RFC 7591 token_endpoint_auth_method values Till accepts."
+enum OAuth2TokenEndpointAuthMethod {
+  client_secret_basic
+  client_secret_post
+  none
+}
+
+"OAuth2 grant types a client may use."
+enum OAuth2GrantType {
+  authorization_code
+  refresh_token
+}
+
+"OAuth2 response types a client may use; only the authorization code flow exists."
+enum OAuth2ResponseType {
+  code
+}
+
+"Whom an OAuth2 token acts for: a user, or one organization."
+enum OAuth2SubType {
+  user
+  organization
+}
+
+type OAuth2ClientPage {
+  items: [OAuth2Client!]!
+  pagination: Pagination!
+}
+
+"""
+A client with the secret that was just generated for it. clientSecret is shown only here, once;
+it is null for public clients and for updates that did not create a secret.
+"""
+type OAuth2ClientSecretPayload {
+  client: OAuth2Client!
+  clientSecret: String
+}
+
+"""
+A new client. Enumerated fields take their wire values as strings (client_secret_post, …) so a
+wrong value is a field error like any other.
+"""
+input OAuth2ClientCreateInput {
+  "1 to 255 characters, shown on the consent screen."
+  clientName: String!
+  "Absolute http(s) URLs of at most 2083 characters."
+  clientUri: String
+  logoUri: String
+  tosUri: String
+  policyUri: String
+  """
+  1 to 20 absolute URIs without fragment or wildcard: https, or http on a loopback host
+  (localhost, 127.0.0.1, [::1]) for native apps (RFC 8252).
+  """
+  redirectUris: [String!]!
+  "Space-separated scopes the client may request; absent means every grantable scope, as upstream."
+  scope: String
+  "client_secret_basic, client_secret_post (the default) or none (a public client, which must use PKCE)."
+  tokenEndpointAuthMethod: String
+  "authorization_code and/or refresh_token; absent means both."
+  grantTypes: [String!]
+  "Only code; absent means [code]."
+  responseTypes: [String!]
+  "user (the default) or organization."
+  defaultSubType: String
+}
+
+"""
+Fields present are changed, by the same rules as at creation; URI fields set to null are
+cleared. Turning a public client confidential generates its first secret; turning a
+confidential client public drops its secret.
+"""
+input OAuth2ClientUpdateInput {
+  clientName: String
+  clientUri: String @goField(omittable: true)
+  logoUri: String @goField(omittable: true)
+  tosUri: String @goField(omittable: true)
+  policyUri: String @goField(omittable: true)
+  redirectUris: [String!]
+  scope: String
+  tokenEndpointAuthMethod: String
+  grantTypes: [String!]
+  responseTypes: [String!]
+  defaultSubType: String
+}
+
+extend type Query {
+  "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
+  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage!
+    @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+  oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+}
+
+extend type Mutation {
+  "Registers a client with a fresh till_ci_ id and, unless it is public, a till_cs_ secret shown once."
+  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload! @hasScope(any: [ORGANIZATIONS_WRITE])
+  updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload!
+    @hasScope(any: [ORGANIZATIONS_WRITE])
+  """
+  Deletes the client and returns it as it was: its tokens stop working at once, its pending
+  authorization codes and remembered consents are discarded.
+  """
+  deleteOAuth2Client(clientId: String!): OAuth2Client! @hasScope(any: [ORGANIZATIONS_WRITE])
+  "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
+  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload! @hasScope(any: [ORGANIZATIONS_WRITE])
+}
+`, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
 type Order {
   id: UUID!
@@ -10237,6 +10683,16 @@ func (ec *executionContext) childFields_AdvanceTestClockPayload(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type AdvanceTestClockPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_AuthorizeOAuth2Payload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "redirectUrl":
+		return ec.fieldContext_AuthorizeOAuth2Payload_redirectUrl(ctx, field)
+	case "code":
+		return ec.fieldContext_AuthorizeOAuth2Payload_code(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuthorizeOAuth2Payload", field.Name)
+}
+
 func (ec *executionContext) childFields_Benefit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -11313,6 +11769,62 @@ func (ec *executionContext) childFields_MeterQuantityAt(ctx context.Context, fie
 		return ec.fieldContext_MeterQuantityAt_quantity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MeterQuantityAt", field.Name)
+}
+
+func (ec *executionContext) childFields_OAuth2Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "clientId":
+		return ec.fieldContext_OAuth2Client_clientId(ctx, field)
+	case "clientName":
+		return ec.fieldContext_OAuth2Client_clientName(ctx, field)
+	case "clientUri":
+		return ec.fieldContext_OAuth2Client_clientUri(ctx, field)
+	case "logoUri":
+		return ec.fieldContext_OAuth2Client_logoUri(ctx, field)
+	case "tosUri":
+		return ec.fieldContext_OAuth2Client_tosUri(ctx, field)
+	case "policyUri":
+		return ec.fieldContext_OAuth2Client_policyUri(ctx, field)
+	case "redirectUris":
+		return ec.fieldContext_OAuth2Client_redirectUris(ctx, field)
+	case "scope":
+		return ec.fieldContext_OAuth2Client_scope(ctx, field)
+	case "scopes":
+		return ec.fieldContext_OAuth2Client_scopes(ctx, field)
+	case "tokenEndpointAuthMethod":
+		return ec.fieldContext_OAuth2Client_tokenEndpointAuthMethod(ctx, field)
+	case "grantTypes":
+		return ec.fieldContext_OAuth2Client_grantTypes(ctx, field)
+	case "responseTypes":
+		return ec.fieldContext_OAuth2Client_responseTypes(ctx, field)
+	case "defaultSubType":
+		return ec.fieldContext_OAuth2Client_defaultSubType(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OAuth2Client_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_OAuth2Client_modifiedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OAuth2Client", field.Name)
+}
+
+func (ec *executionContext) childFields_OAuth2ClientPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OAuth2ClientPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_OAuth2ClientPage_pagination(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OAuth2ClientPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OAuth2ClientSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "client":
+		return ec.fieldContext_OAuth2ClientSecretPayload_client(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_OAuth2ClientSecretPayload_clientSecret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OAuth2ClientSecretPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Order(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -197,6 +197,8 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	case auth.TokenMemberSession:
 		t, err = storage.ResolveMemberSession(ctx, r.DB, hash)
 		p.Kind = auth.KindMemberSession
+	case auth.TokenOAuthAccess:
+		return r.resolveOAuthToken(ctx, hash)
 	default:
 		return auth.Principal{}, auth.ErrInvalidToken
 	}

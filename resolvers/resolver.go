@@ -47,6 +47,8 @@ type Resolver struct {
 	// JobsQueued, when set, is called after a transaction that enqueued jobs commits, so the
 	// worker starts them at once; it must not block.
 	JobsQueued func()
+	// OIDC tunes the OpenID Connect provider (signing-key rotation); the zero value is the default.
+	OIDC OIDCSettings
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

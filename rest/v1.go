@@ -30,7 +30,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		parsed[name] = doc
 	}
 	present := resolvers.ErrorPresenter(logger)
-	routes := Routes()
+	routes := append(Routes(), oauth2Routes(r)...)
 	direct := map[string]DirectFunc{
 		"ValidateLicenseKey":       validateDirect(r, present, false),
 		"PortalValidateLicenseKey": validateDirect(r, present, true),

@@ -72,6 +72,10 @@ type config struct {
 	FilesMaxPartSize int64 `env:"TILL_FILES_MAX_PART_SIZE" envDefault:"0"`
 	// FilesPresignTTL is how long part upload links work (upstream: 10 minutes).
 	FilesPresignTTL time.Duration `env:"TILL_FILES_PRESIGN_TTL" envDefault:"10m"`
+
+	// OIDCKeyRotation is how long an OpenID signing key signs id tokens before a new one
+	// replaces it.
+	OIDCKeyRotation time.Duration `env:"TILL_OIDC_KEY_ROTATION" envDefault:"720h"`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -155,7 +159,8 @@ func (c config) print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  TILL_BLOB_DIR=%s\n", dir)
 	}
-	fmt.Fprintf(w, "  TILL_FILES_MAX_PART_SIZE=%d\n  TILL_FILES_PRESIGN_TTL=%s\n", c.FilesMaxPartSize, c.FilesPresignTTL)
+	fmt.Fprintf(w, "  TILL_FILES_MAX_PART_SIZE=%d\n  TILL_FILES_PRESIGN_TTL=%s\n  TILL_OIDC_KEY_ROTATION=%s\n",
+		c.FilesMaxPartSize, c.FilesPresignTTL, c.OIDCKeyRotation)
 }
 
 // maskURL hides the password of a database URL.

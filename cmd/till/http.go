@@ -100,6 +100,8 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
 	mux.Handle("/.well-known/till/organizations/*", licensecert.JWKSHandler(r.PublishedLicenseKeys))
+	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(r))
+	mux.Handle(rest.JWKSPath, rest.JWKSHandler(r))
 	mux.Handle("/downloads/{token}", r.DownloadHandler())
 	mux.Handle(rest.MediaPath+"*", rest.MediaHandler(r))
 	if blobs != nil {

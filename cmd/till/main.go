@@ -33,6 +33,7 @@ Usage:
                                               create an organization access token (printed once)
   till demo                                   seed a demo organization and print its tokens and ids
   till license verify [--keys FILE|URL] CERT  verify an offline license certificate and print its claims
+  till oidc rotate-key                        replace the OpenID Connect id-token signing key now
 
 Run "till COMMAND --help" for a command's flags. Configuration comes from environment
 variables; "till serve" prints the effective values at start.
@@ -67,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return demoCmd(ctx, cfg, args[1:], stdout)
 	case "license":
 		return licenseCmd(ctx, cfg, args[1:], stdout)
+	case "oidc":
+		return oidcCmd(ctx, cfg, args[1:], stdout)
 	}
 	_, _ = io.WriteString(stdout, usage)
 	return fmt.Errorf("unknown command %q", args[0])

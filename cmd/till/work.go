@@ -39,6 +39,7 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 	}
 	r.Blobs = blobs
 	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
+	r.OIDC = resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}
 	return r, blobHandler, nil
 }
 

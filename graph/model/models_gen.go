@@ -109,6 +109,37 @@ type AdvanceTestClockPayload struct {
 	Renewals int `json:"renewals"`
 }
 
+// What the consent screen sends when the signed-in user allows (or denies) an application's
+// authorization request. The fields are the query parameters of GET /v1/oauth2/authorize, which
+// are validated again here, so a tampered consent form cannot widen what was shown.
+type AuthorizeOAuth2Input struct {
+	ClientID string `json:"clientId"`
+	// Must be one of the client's redirect URIs; may be left out when the client has exactly one.
+	RedirectURI *string `json:"redirectUri,omitempty"`
+	// Space-separated; defaults to every scope the client may request.
+	Scope *string `json:"scope,omitempty"`
+	State *string `json:"state,omitempty"`
+	// Echoed in the id token (OpenID Connect).
+	Nonce *string `json:"nonce,omitempty"`
+	// PKCE (RFC 7636); required for public clients.
+	CodeChallenge *string `json:"codeChallenge,omitempty"`
+	// S256 or plain; plain when a challenge comes without a method.
+	CodeChallengeMethod *string `json:"codeChallengeMethod,omitempty"`
+	// Whom the tokens act for; defaults to the client's default subject type.
+	SubType *OAuth2SubType `json:"subType,omitempty"`
+	// For subType organization, the organization (one the user belongs to) the tokens act for;
+	// for subType user, an optional down-scope of the user's tokens to that one organization.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+}
+
+// Where the consent screen sends the browser next: the client's redirect URI with code and state
+// (and iss, RFC 9207), or with error=access_denied after a denial.
+type AuthorizeOAuth2Payload struct {
+	RedirectURL string `json:"redirectUrl"`
+	// The single-use authorization code (300 s); null after a denial.
+	Code *string `json:"code,omitempty"`
+}
+
 type BenefitCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
@@ -1118,6 +1149,60 @@ type MeterUpdateInput struct {
 type Mutation struct {
 }
 
+// A new client. Enumerated fields take their wire values as strings (client_secret_post, …) so a
+// wrong value is a field error like any other.
+type OAuth2ClientCreateInput struct {
+	// 1 to 255 characters, shown on the consent screen.
+	ClientName string `json:"clientName"`
+	// Absolute http(s) URLs of at most 2083 characters.
+	ClientURI *string `json:"clientUri,omitempty"`
+	LogoURI   *string `json:"logoUri,omitempty"`
+	TosURI    *string `json:"tosUri,omitempty"`
+	PolicyURI *string `json:"policyUri,omitempty"`
+	// 1 to 20 absolute URIs without fragment or wildcard: https, or http on a loopback host
+	// (localhost, 127.0.0.1, [::1]) for native apps (RFC 8252).
+	RedirectUris []string `json:"redirectUris"`
+	// Space-separated scopes the client may request; absent means every grantable scope, as upstream.
+	Scope *string `json:"scope,omitempty"`
+	// client_secret_basic, client_secret_post (the default) or none (a public client, which must use PKCE).
+	TokenEndpointAuthMethod *string `json:"tokenEndpointAuthMethod,omitempty"`
+	// authorization_code and/or refresh_token; absent means both.
+	GrantTypes []string `json:"grantTypes,omitempty"`
+	// Only code; absent means [code].
+	ResponseTypes []string `json:"responseTypes,omitempty"`
+	// user (the default) or organization.
+	DefaultSubType *string `json:"defaultSubType,omitempty"`
+}
+
+type OAuth2ClientPage struct {
+	Items      []*storage.OAuth2Client `json:"items"`
+	Pagination *Pagination             `json:"pagination"`
+}
+
+// A client with the secret that was just generated for it. clientSecret is shown only here, once;
+// it is null for public clients and for updates that did not create a secret.
+type OAuth2ClientSecretPayload struct {
+	Client       *storage.OAuth2Client `json:"client"`
+	ClientSecret *string               `json:"clientSecret,omitempty"`
+}
+
+// Fields present are changed, by the same rules as at creation; URI fields set to null are
+// cleared. Turning a public client confidential generates its first secret; turning a
+// confidential client public drops its secret.
+type OAuth2ClientUpdateInput struct {
+	ClientName              *string                    `json:"clientName,omitempty"`
+	ClientURI               graphql.Omittable[*string] `json:"clientUri,omitempty"`
+	LogoURI                 graphql.Omittable[*string] `json:"logoUri,omitempty"`
+	TosURI                  graphql.Omittable[*string] `json:"tosUri,omitempty"`
+	PolicyURI               graphql.Omittable[*string] `json:"policyUri,omitempty"`
+	RedirectUris            []string                   `json:"redirectUris,omitempty"`
+	Scope                   *string                    `json:"scope,omitempty"`
+	TokenEndpointAuthMethod *string                    `json:"tokenEndpointAuthMethod,omitempty"`
+	GrantTypes              []string                   `json:"grantTypes,omitempty"`
+	ResponseTypes           []string                   `json:"responseTypes,omitempty"`
+	DefaultSubType          *string                    `json:"defaultSubType,omitempty"`
+}
+
 // A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt).
 type OrderDocument struct {
 	URL string `json:"url"`
@@ -2030,6 +2115,230 @@ func (e *MeterUnit) UnmarshalJSON(b []byte) error {
 }
 
 func (e MeterUnit) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// OAuth2 grant types a client may use.
+type OAuth2GrantType string
+
+const (
+	OAuth2GrantTypeAuthorizationCode OAuth2GrantType = "authorization_code"
+	OAuth2GrantTypeRefreshToken      OAuth2GrantType = "refresh_token"
+)
+
+var AllOAuth2GrantType = []OAuth2GrantType{
+	OAuth2GrantTypeAuthorizationCode,
+	OAuth2GrantTypeRefreshToken,
+}
+
+func (e OAuth2GrantType) IsValid() bool {
+	switch e {
+	case OAuth2GrantTypeAuthorizationCode, OAuth2GrantTypeRefreshToken:
+		return true
+	}
+	return false
+}
+
+func (e OAuth2GrantType) String() string {
+	return string(e)
+}
+
+func (e *OAuth2GrantType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OAuth2GrantType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OAuth2GrantType", str)
+	}
+	return nil
+}
+
+func (e OAuth2GrantType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OAuth2GrantType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OAuth2GrantType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// OAuth2 response types a client may use; only the authorization code flow exists.
+type OAuth2ResponseType string
+
+const (
+	OAuth2ResponseTypeCode OAuth2ResponseType = "code"
+)
+
+var AllOAuth2ResponseType = []OAuth2ResponseType{
+	OAuth2ResponseTypeCode,
+}
+
+func (e OAuth2ResponseType) IsValid() bool {
+	switch e {
+	case OAuth2ResponseTypeCode:
+		return true
+	}
+	return false
+}
+
+func (e OAuth2ResponseType) String() string {
+	return string(e)
+}
+
+func (e *OAuth2ResponseType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OAuth2ResponseType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OAuth2ResponseType", str)
+	}
+	return nil
+}
+
+func (e OAuth2ResponseType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OAuth2ResponseType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OAuth2ResponseType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whom an OAuth2 token acts for: a user, or one organization.
+type OAuth2SubType string
+
+const (
+	OAuth2SubTypeUser         OAuth2SubType = "user"
+	OAuth2SubTypeOrganization OAuth2SubType = "organization"
+)
+
+var AllOAuth2SubType = []OAuth2SubType{
+	OAuth2SubTypeUser,
+	OAuth2SubTypeOrganization,
+}
+
+func (e OAuth2SubType) IsValid() bool {
+	switch e {
+	case OAuth2SubTypeUser, OAuth2SubTypeOrganization:
+		return true
+	}
+	return false
+}
+
+func (e OAuth2SubType) String() string {
+	return string(e)
+}
+
+func (e *OAuth2SubType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OAuth2SubType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OAuth2SubType", str)
+	}
+	return nil
+}
+
+func (e OAuth2SubType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OAuth2SubType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OAuth2SubType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// RFC 7591 token_endpoint_auth_method values Till accepts.
+type OAuth2TokenEndpointAuthMethod string
+
+const (
+	OAuth2TokenEndpointAuthMethodClientSecretBasic OAuth2TokenEndpointAuthMethod = "client_secret_basic"
+	OAuth2TokenEndpointAuthMethodClientSecretPost  OAuth2TokenEndpointAuthMethod = "client_secret_post"
+	OAuth2TokenEndpointAuthMethodNone              OAuth2TokenEndpointAuthMethod = "none"
+)
+
+var AllOAuth2TokenEndpointAuthMethod = []OAuth2TokenEndpointAuthMethod{
+	OAuth2TokenEndpointAuthMethodClientSecretBasic,
+	OAuth2TokenEndpointAuthMethodClientSecretPost,
+	OAuth2TokenEndpointAuthMethodNone,
+}
+
+func (e OAuth2TokenEndpointAuthMethod) IsValid() bool {
+	switch e {
+	case OAuth2TokenEndpointAuthMethodClientSecretBasic, OAuth2TokenEndpointAuthMethodClientSecretPost, OAuth2TokenEndpointAuthMethodNone:
+		return true
+	}
+	return false
+}
+
+func (e OAuth2TokenEndpointAuthMethod) String() string {
+	return string(e)
+}
+
+func (e *OAuth2TokenEndpointAuthMethod) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OAuth2TokenEndpointAuthMethod(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OAuth2TokenEndpointAuthMethod", str)
+	}
+	return nil
+}
+
+func (e OAuth2TokenEndpointAuthMethod) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OAuth2TokenEndpointAuthMethod) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OAuth2TokenEndpointAuthMethod) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

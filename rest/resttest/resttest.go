@@ -107,6 +107,9 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 	if status >= 500 {
 		return fmt.Errorf("server error")
 	}
+	if handled, err := checkOAuth(doc, req, status, header, body); handled {
+		return err
+	}
 	route := findRoute(doc, req)
 	if route == nil {
 		return checkFramework(status, body)

@@ -1,0 +1,279 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/graph/model"
+	"till/internal/auth"
+	"till/storage"
+)
+
+// codeTTL is how long an authorization code can be exchanged (authlib's 300 s).
+const codeTTL = 300 * time.Second
+
+// OAuth2Error is an OAuth 2.0 protocol error (RFC 6749 §4.1.2.1, §5.2). The OAuth endpoints
+// render it as {"error", "error_description"} — or, when Redirect is set, as a redirect to the
+// client, because the request named a valid client and redirect URI that may receive it.
+type OAuth2Error struct {
+	// Code is the RFC 6749 error code: invalid_request, invalid_client, invalid_grant, …
+	Code        string
+	Description string
+	// Status is the HTTP status when the error is shown: 400, or 401 for invalid_client.
+	Status int
+	// Redirect, when set, is the client's redirect URI that receives the error with State.
+	Redirect string
+	State    string
+}
+
+// Error reads as the wire code and description.
+func (e *OAuth2Error) Error() string { return e.Code + ": " + e.Description }
+
+// RedirectURL is Redirect with error, error_description and state added.
+func (e *OAuth2Error) RedirectURL(issuer string) string {
+	params := url.Values{"error": {e.Code}}
+	if e.Description != "" {
+		params.Set("error_description", e.Description)
+	}
+	return withQuery(e.Redirect, params, e.State, issuer)
+}
+
+func oauthError(status int, code, description string) *OAuth2Error {
+	return &OAuth2Error{Code: code, Description: description, Status: status}
+}
+
+// AuthorizeRequest carries the parameters of an authorization request (the query string of
+// GET /v1/oauth2/authorize, or the consent mutation's input).
+type AuthorizeRequest struct {
+	ResponseType        string
+	ClientID            string
+	RedirectURI         string
+	Scope               string
+	State               string
+	Nonce               string
+	CodeChallenge       string
+	CodeChallengeMethod string
+	Prompt              string
+	SubType             string
+	OrganizationID      *uuid.UUID
+}
+
+// ValidAuthorization is an authorization request that passed validation: the client, the
+// redirect URI actually used and the scopes granted.
+type ValidAuthorization struct {
+	Request     AuthorizeRequest
+	Client      *storage.OAuth2Client
+	RedirectURI string
+	Scopes      auth.ScopeSet
+	SubType     string
+}
+
+// codeChallengePattern is RFC 7636's code_challenge and code_verifier syntax.
+var codeChallengePattern = regexp.MustCompile(`^[A-Za-z0-9\-._~]{43,128}$`)
+
+// ValidateAuthorization checks a request as authlib's authorization-code grant does. Errors
+// about the client or the redirect URI are shown to the user; the rest go to the redirect URI.
+func (r *Resolver) ValidateAuthorization(ctx context.Context, req AuthorizeRequest) (*ValidAuthorization, error) {
+	if req.ClientID == "" {
+		return nil, oauthError(400, "invalid_client", "")
+	}
+	client, err := storage.GetOAuth2ClientByClientID(ctx, r.DB, req.ClientID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, oauthError(400, "invalid_client", "")
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &ValidAuthorization{Request: req, Client: client, RedirectURI: req.RedirectURI}
+	switch {
+	case req.RedirectURI == "" && len(client.RedirectURIs) == 1:
+		v.RedirectURI = client.RedirectURIs[0]
+	case req.RedirectURI == "":
+		return nil, oauthError(400, "invalid_request", `Missing "redirect_uri" in request.`)
+	case !slices.Contains(client.RedirectURIs, req.RedirectURI):
+		return nil, oauthError(400, "invalid_request", `Redirect URI `+req.RedirectURI+` is not supported by client.`)
+	}
+	redirect := func(code, description string) error {
+		return &OAuth2Error{Code: code, Description: description, Status: 400, Redirect: v.RedirectURI, State: req.State}
+	}
+	if req.ResponseType != "code" {
+		return nil, redirect("unsupported_response_type", `response_type="`+req.ResponseType+`" is not supported`)
+	}
+	if !slices.Contains(client.ResponseTypes, "code") || !slices.Contains(client.GrantTypes, "authorization_code") {
+		return nil, redirect("unauthorized_client", `The client is not authorized to use "response_type=code"`)
+	}
+	allowed, err := auth.ParseScopes(client.Scope)
+	if err != nil {
+		return nil, redirect("invalid_scope", "")
+	}
+	v.Scopes = allowed
+	if req.Scope != "" {
+		requested, err := auth.ParseScopes(req.Scope)
+		if err != nil || !subset(requested, allowed) {
+			return nil, redirect("invalid_scope", "")
+		}
+		v.Scopes = requested
+	}
+	switch req.CodeChallengeMethod {
+	case "", "plain", "S256":
+	default:
+		return nil, redirect("invalid_request", "Unsupported code_challenge_method")
+	}
+	if req.CodeChallenge == "" && req.CodeChallengeMethod != "" {
+		return nil, redirect("invalid_request", `Missing "code_challenge"`)
+	}
+	if req.CodeChallenge == "" && client.ClientSecretHash == nil {
+		return nil, redirect("invalid_request", `Missing "code_challenge"`)
+	}
+	if req.CodeChallenge != "" && !codeChallengePattern.MatchString(req.CodeChallenge) {
+		return nil, redirect("invalid_request", `Invalid "code_challenge"`)
+	}
+	switch req.Prompt {
+	case "", "none", "login", "consent":
+	default:
+		return nil, redirect("invalid_request", `Invalid "prompt" parameter`)
+	}
+	v.SubType = req.SubType
+	if v.SubType == "" {
+		v.SubType = client.DefaultSubType
+	}
+	if v.SubType != "user" && v.SubType != "organization" {
+		return nil, redirect("invalid_request", `Invalid "sub_type" parameter`)
+	}
+	return v, nil
+}
+
+// subset reports whether every scope of a is in b.
+func subset(a, b auth.ScopeSet) bool {
+	for s := range a {
+		if !b.Has(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// AuthorizeOAuth2 gives the signed-in user's consent: it issues an authorization code bound
+// to everything the token endpoint will check and remembers the consent. Only a user's
+// personal access token may consent, never an OAuth token, so an application cannot grant
+// itself (or another application) more than the user did.
+func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
+	v, userID, err := r.consentRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	c := storage.OAuth2AuthorizationCode{ClientID: v.Client.ClientID, SubType: v.SubType,
+		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce)}
+	grantUser, grantOrg := &userID, (*uuid.UUID)(nil)
+	switch {
+	case v.SubType == "organization":
+		c.OrganizationID, grantUser, grantOrg = v.Request.OrganizationID, nil, v.Request.OrganizationID
+	case v.Request.OrganizationID != nil:
+		c.UserID, c.OrganizationIDs = &userID, []string{v.Request.OrganizationID.String()}
+	default:
+		c.UserID = &userID
+	}
+	if v.Request.CodeChallenge != "" {
+		method := v.Request.CodeChallengeMethod
+		if method == "" {
+			method = "plain"
+		}
+		c.CodeChallenge, c.CodeChallengeMethod = &v.Request.CodeChallenge, &method
+	}
+	code := auth.Generate(auth.PrefixAuthorizationCode)
+	c.Code = auth.Hash(r.Secret, code)
+	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		if _, err := storage.CreateOAuth2AuthorizationCode(ctx, tx, c, codeTTL); err != nil {
+			return err
+		}
+		return storage.UpsertOAuth2Grant(ctx, tx, c.ClientID, c.Scope, grantUser, grantOrg)
+	})
+	if err != nil {
+		return nil, err
+	}
+	redirect := withQuery(v.RedirectURI, url.Values{"code": {code}}, v.Request.State, r.Issuer())
+	return &model.AuthorizeOAuth2Payload{RedirectURL: redirect, Code: &code}, nil
+}
+
+// DenyOAuth2 refuses an authorization request after validating it like a consent, so only a
+// registered redirect URI ever receives the answer.
+func (r *Resolver) DenyOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
+	v, _, err := r.consentRequest(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	denied := &OAuth2Error{Code: "access_denied", Redirect: v.RedirectURI, State: v.Request.State}
+	return &model.AuthorizeOAuth2Payload{RedirectURL: denied.RedirectURL(r.Issuer())}, nil
+}
+
+// consentRequest authenticates the consenting user and validates their request; OAuth
+// protocol errors become BadRequest with the OAuth description, for the dashboard to show.
+func (r *Resolver) consentRequest(ctx context.Context, in model.AuthorizeOAuth2Input) (*ValidAuthorization, uuid.UUID, error) {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindUser {
+		return nil, uuid.Nil, Unauthorized()
+	}
+	var isOAuth bool
+	if err := sqlx.GetContext(ctx, r.DB, &isOAuth, `SELECT EXISTS (SELECT 1 FROM oauth2_tokens WHERE id = $1)`, p.TokenID); err != nil {
+		return nil, uuid.Nil, err
+	}
+	if isOAuth {
+		return nil, uuid.Nil, NotPermitted("OAuth2 access tokens cannot give consent.")
+	}
+	req := AuthorizeRequest{ResponseType: "code", ClientID: in.ClientID, RedirectURI: deref(in.RedirectURI),
+		Scope: deref(in.Scope), State: deref(in.State), Nonce: deref(in.Nonce), CodeChallenge: deref(in.CodeChallenge),
+		CodeChallengeMethod: deref(in.CodeChallengeMethod), OrganizationID: in.OrganizationID}
+	if in.SubType != nil {
+		req.SubType = string(*in.SubType)
+	}
+	v, err := r.ValidateAuthorization(ctx, req)
+	var oe *OAuth2Error
+	if errors.As(err, &oe) {
+		return nil, uuid.Nil, BadRequest(oe.Code + ": " + oe.Description)
+	}
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	if v.SubType == "organization" && in.OrganizationID == nil {
+		return nil, uuid.Nil, Invalid("missing", "organizationId is required for subType organization.", nil, "input", "organizationId")
+	}
+	if in.OrganizationID != nil && !slices.Contains(p.Organizations, *in.OrganizationID) {
+		return nil, uuid.Nil, Invalid("value_error", "Organization not found.", in.OrganizationID.String(), "input", "organizationId")
+	}
+	return v, p.UserID, nil
+}
+
+// withQuery adds params, state (when set) and iss (RFC 9207, when set) to a redirect URI,
+// keeping its own query.
+func withQuery(base string, params url.Values, state, issuer string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	if state != "" {
+		q.Set("state", state)
+	}
+	if issuer != "" {
+		q.Set("iss", issuer)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

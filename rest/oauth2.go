@@ -1,0 +1,164 @@
+package rest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"till/internal/auth"
+	"till/resolvers"
+)
+
+// oauth2Routes are the OAuth 2.0 / OpenID Connect endpoints (contract §3.1). They are
+// hand-written: their bodies are forms, their answers RFC 6749 JSON or redirects, not
+// GraphQL-shaped. POST userinfo is upstream's hidden twin of GET.
+func oauth2Routes(r *resolvers.Resolver) []Route {
+	userinfo := oauth2UserInfo(r)
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/oauth2/authorize", Handler: oauth2Authorize(r)},
+		{Method: http.MethodPost, Path: "/v1/oauth2/token", Handler: oauth2Token(r)},
+		{Method: http.MethodPost, Path: "/v1/oauth2/revoke", Handler: oauth2Revoke(r)},
+		{Method: http.MethodPost, Path: "/v1/oauth2/introspect", Handler: oauth2Introspect(r)},
+		{Method: http.MethodGet, Path: "/v1/oauth2/userinfo", Handler: userinfo},
+		{Method: http.MethodPost, Path: "/v1/oauth2/userinfo", Handler: userinfo},
+	}
+}
+
+// oauth2Token serves POST /v1/oauth2/token.
+func oauth2Token(r *resolvers.Resolver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		creds, form, ok := clientForm(w, req)
+		if !ok {
+			return
+		}
+		resp, err := r.ExchangeOAuth2Token(req.Context(), resolvers.TokenRequest{Client: creds,
+			GrantType: form.Get("grant_type"), Code: form.Get("code"), RedirectURI: form.Get("redirect_uri"),
+			CodeVerifier: form.Get("code_verifier"), RefreshToken: form.Get("refresh_token"), Scope: form.Get("scope")})
+		if err != nil {
+			writeOAuthFailure(w, req, r, creds, err)
+			return
+		}
+		writeOAuthJSON(w, http.StatusOK, resp)
+	})
+}
+
+// oauth2Introspect serves POST /v1/oauth2/introspect (RFC 7662).
+func oauth2Introspect(r *resolvers.Resolver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		creds, form, ok := clientForm(w, req)
+		if !ok {
+			return
+		}
+		info, err := r.IntrospectOAuth2Token(req.Context(), creds, form.Get("token"), form.Get("token_type_hint"))
+		switch {
+		case err != nil:
+			writeOAuthFailure(w, req, r, creds, err)
+		case info == nil:
+			writeOAuthJSON(w, http.StatusOK, map[string]bool{"active": false})
+		default:
+			writeOAuthJSON(w, http.StatusOK, info)
+		}
+	})
+}
+
+// oauth2Revoke serves POST /v1/oauth2/revoke (RFC 7009).
+func oauth2Revoke(r *resolvers.Resolver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		creds, form, ok := clientForm(w, req)
+		if !ok {
+			return
+		}
+		if err := r.RevokeOAuth2Token(req.Context(), creds, form.Get("token"), form.Get("token_type_hint")); err != nil {
+			writeOAuthFailure(w, req, r, creds, err)
+			return
+		}
+		writeOAuthJSON(w, http.StatusOK, struct{}{})
+	})
+}
+
+// oauth2UserInfo serves GET and POST /v1/oauth2/userinfo. The bearer middleware has already
+// refused dead tokens; this refuses live tokens that are not OAuth2 access tokens.
+func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		token, ok := auth.BearerToken(req.Header.Get("Authorization"))
+		if !ok {
+			auth.WriteUnauthorized(w)
+			return
+		}
+		info, err := r.OAuth2UserInfo(req.Context(), token)
+		switch {
+		case errors.Is(err, auth.ErrInvalidToken):
+			auth.WriteInvalidToken(w)
+		case err != nil:
+			writeOAuthFailure(w, req, r, resolvers.ClientCredentials{}, err)
+		default:
+			writeOAuthJSON(w, http.StatusOK, info)
+		}
+	})
+}
+
+// clientForm parses the form body and reads the client credentials: HTTP Basic first, whose
+// id and secret are form-urlencoded before base64 (RFC 6749 §2.3.1), else the form fields.
+func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
+	if err := req.ParseForm(); err != nil {
+		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
+		return resolvers.ClientCredentials{}, nil, false
+	}
+	form := req.PostForm
+	scheme, value, _ := strings.Cut(req.Header.Get("Authorization"), " ")
+	if strings.EqualFold(scheme, "basic") {
+		creds := resolvers.ClientCredentials{Basic: true}
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
+		id, secret, found := strings.Cut(string(raw), ":")
+		if err == nil && found {
+			creds.ID, _ = url.QueryUnescape(id)
+			creds.Secret, _ = url.QueryUnescape(secret)
+		}
+		return creds, form, true
+	}
+	return resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}, form, true
+}
+
+// writeOAuthFailure renders a use-case error: OAuth errors as RFC 6749 JSON (with a Basic
+// challenge for a client that authenticated with Basic), anything else as server_error.
+func writeOAuthFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, creds resolvers.ClientCredentials, err error) {
+	var oe *resolvers.OAuth2Error
+	if !errors.As(err, &oe) {
+		if r.Logger != nil {
+			r.Logger.ErrorContext(req.Context(), "oauth2 endpoint failed", "path", req.URL.Path, "error", err)
+		}
+		writeOAuth2Error(w, http.StatusInternalServerError, "server_error", "", nil)
+		return
+	}
+	var header map[string]string
+	if oe.Code == "invalid_client" && creds.Basic {
+		header = map[string]string{"WWW-Authenticate": `Basic error="invalid_client"`}
+	}
+	writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, header)
+}
+
+// writeOAuthError writes {"error", "error_description"?} with authlib's no-store headers.
+func writeOAuth2Error(w http.ResponseWriter, status int, code, description string, header map[string]string) {
+	for k, v := range header {
+		w.Header().Set(k, v)
+	}
+	body := struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description,omitempty"`
+	}{code, description}
+	writeOAuthJSON(w, status, body)
+}
+
+// writeOAuthJSON writes an OAuth answer; tokens must never be cached (RFC 6749 §5.1).
+func writeOAuthJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := json.Marshal(v)
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

@@ -1,0 +1,155 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/google/go-cmp/cmp"
+
+	"till/internal/auth"
+	"till/resolvers"
+	"till/rest"
+)
+
+// serveOIDC answers one request to h and returns the response and its decoded JSON body.
+func serveOIDC(t *testing.T, h http.Handler, method, path string) (*http.Response, map[string]any) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), method, path, nil))
+	res := rec.Result()
+	var body map[string]any
+	if method != http.MethodHead {
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			t.Fatalf("%s %s: decoding body: %v", method, path, err)
+		}
+	}
+	return res, body
+}
+
+func TestOpenIDConfiguration(t *testing.T) {
+	t.Parallel()
+	s := newV1(t)
+	h := rest.OpenIDConfigurationHandler(s.r)
+	res, body := serveOIDC(t, h, http.MethodGet, rest.OpenIDConfigurationPath)
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" ||
+		res.Header.Get("Cache-Control") != "public, max-age=3600" || res.Header.Get("Access-Control-Allow-Origin") != "*" {
+		t.Errorf("status %d, headers %v", res.StatusCode, res.Header)
+	}
+	var scopes []any
+	for _, s := range auth.AllScopes() {
+		scopes = append(scopes, string(s))
+	}
+	want := map[string]any{
+		"issuer":                                         portalURL,
+		"authorization_endpoint":                         portalURL + "/v1/oauth2/authorize",
+		"token_endpoint":                                 portalURL + "/v1/oauth2/token",
+		"userinfo_endpoint":                              portalURL + "/v1/oauth2/userinfo",
+		"jwks_uri":                                       portalURL + "/.well-known/jwks.json",
+		"revocation_endpoint":                            portalURL + "/v1/oauth2/revoke",
+		"introspection_endpoint":                         portalURL + "/v1/oauth2/introspect",
+		"scopes_supported":                               scopes,
+		"response_types_supported":                       []any{"code"},
+		"response_modes_supported":                       []any{"query"},
+		"grant_types_supported":                          []any{"authorization_code", "refresh_token"},
+		"subject_types_supported":                        []any{"public"},
+		"id_token_signing_alg_values_supported":          []any{"RS256"},
+		"token_endpoint_auth_methods_supported":          []any{"client_secret_basic", "client_secret_post", "none"},
+		"revocation_endpoint_auth_methods_supported":     []any{"client_secret_basic", "client_secret_post"},
+		"introspection_endpoint_auth_methods_supported":  []any{"client_secret_basic", "client_secret_post"},
+		"code_challenge_methods_supported":               []any{"S256", "plain"},
+		"claims_supported":                               []any{"iss", "sub", "aud", "exp", "iat", "auth_time", "nonce", "email", "email_verified", "name"},
+		"authorization_response_iss_parameter_supported": true,
+	}
+	if diff := cmp.Diff(want, body); diff != "" {
+		t.Errorf("discovery document (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(scopes, any("openid")) {
+		t.Error("scopes_supported lacks openid")
+	}
+
+	// A trailing slash on the public URL does not leak into the issuer: relying parties
+	// compare it byte for byte with the id tokens' iss.
+	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Logger: s.r.Logger, PortalURL: portalURL + "/", Now: s.r.Now}
+	if _, body := serveOIDC(t, rest.OpenIDConfigurationHandler(r), http.MethodGet, rest.OpenIDConfigurationPath); body["issuer"] != portalURL {
+		t.Errorf("issuer with a trailing-slash portal URL = %v, want %s", body["issuer"], portalURL)
+	}
+	if res, body := serveOIDC(t, h, http.MethodPost, rest.OpenIDConfigurationPath); res.StatusCode != http.StatusMethodNotAllowed ||
+		res.Header.Get("Allow") != "GET, HEAD" || body["detail"] != "Method Not Allowed" {
+		t.Errorf("POST: status %d, Allow %q, body %v", res.StatusCode, res.Header.Get("Allow"), body)
+	}
+}
+
+func TestJWKS(t *testing.T) {
+	t.Parallel()
+	s := newV1(t)
+	h := rest.JWKSHandler(s.r)
+	fetch := func() []map[string]any {
+		t.Helper()
+		res, body := serveOIDC(t, h, http.MethodGet, rest.JWKSPath)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/jwk-set+json" ||
+			res.Header.Get("Cache-Control") != "public, max-age=300" {
+			t.Fatalf("status %d, headers %v", res.StatusCode, res.Header)
+		}
+		var keys []map[string]any
+		for _, k := range body["keys"].([]any) {
+			keys = append(keys, k.(map[string]any))
+		}
+		return keys
+	}
+	// The first fetch already publishes the key the first id token will be signed with.
+	keys := fetch()
+	if len(keys) != 1 {
+		t.Fatalf("keys = %v, want one", keys)
+	}
+	k := keys[0]
+	var members []string
+	for m := range k {
+		members = append(members, m)
+	}
+	slices.Sort(members)
+	if want := []string{"alg", "e", "kid", "kty", "n", "use"}; !slices.Equal(members, want) {
+		t.Errorf("key members = %v, want exactly %v (no private parts)", members, want)
+	}
+	if k["kty"] != "RSA" || k["use"] != "sig" || k["alg"] != "RS256" || k["e"] != "AQAB" || k["kid"] == "" {
+		t.Errorf("key = %v", k)
+	}
+
+	token, err := s.r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := httptest.NewRecorder()
+	h.ServeHTTP(res, httptest.NewRequestWithContext(t.Context(), http.MethodGet, rest.JWKSPath, nil))
+	var set jose.JSONWebKeySet
+	if err := json.Unmarshal(res.Body.Bytes(), &set); err != nil {
+		t.Fatal(err)
+	}
+	published := set.Key(jws.Signatures[0].Header.KeyID)
+	if len(published) != 1 {
+		t.Fatalf("the token's kid %s is not published", jws.Signatures[0].Header.KeyID)
+	}
+	if _, err := jws.Verify(published[0].Key); err != nil {
+		t.Errorf("token does not verify with the published key: %v", err)
+	}
+
+	// After a rotation both keys are listed, the new one first.
+	next, err := s.r.RotateOIDCSigningKey(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys = fetch()
+	if len(keys) != 2 || keys[0]["kid"] != next.KeyID || keys[1]["kid"] != k["kid"] {
+		t.Errorf("after rotation keys = %v, want [%s %s]", keys, next.KeyID, k["kid"])
+	}
+	if res, _ := serveOIDC(t, h, http.MethodDelete, rest.JWKSPath); res.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("DELETE: status %d, want 405", res.StatusCode)
+	}
+}

@@ -1,0 +1,71 @@
+package resttest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// oauthErrorCodes are the RFC 6749/7009/7662 error codes the OAuth2 endpoints answer with.
+var oauthErrorCodes = []string{"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
+	"unsupported_grant_type", "invalid_scope", "unsupported_response_type", "unsupported_token_type", "server_error"}
+
+// checkOAuth judges the answers of the OAuth2 endpoints where upstream's authlib bodies differ
+// from the published document (contract §3.1): RFC 6749 error bodies, the redirects of
+// /authorize, 401 {"detail"} for prompt=login, {"active": false} alone and token_type "Bearer"
+// in introspection, and the hidden POST /userinfo. handled is false for every other answer,
+// which the document then judges.
+func checkOAuth(doc *openapi3.T, req *http.Request, status int, header http.Header, body []byte) (handled bool, err error) {
+	path := strings.TrimPrefix(req.URL.Path, "/api")
+	if !strings.HasPrefix(path, "/v1/oauth2/") {
+		return false, nil
+	}
+	if path == "/v1/oauth2/userinfo" && req.Method == http.MethodPost {
+		get := req.Clone(req.Context())
+		get.Method = http.MethodGet
+		return true, Check(doc, get, status, header, body)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(body, &m)
+	switch {
+	case status == http.StatusFound && path == "/v1/oauth2/authorize":
+		if header.Get("Location") == "" || len(body) > 0 {
+			return true, fmt.Errorf("redirect without Location or with a body")
+		}
+		return true, nil
+	case status == http.StatusUnauthorized && path == "/v1/oauth2/authorize" && len(m) == 1 && m["detail"] == "Unauthorized":
+		return true, nil
+	case status == http.StatusBadRequest || status == http.StatusUnauthorized:
+		code, _ := m["error"].(string)
+		if !slices.Contains(oauthErrorCodes, code) {
+			return false, nil
+		}
+		if _, hasDesc := m["error_description"]; len(m) > 2 || (len(m) == 2 && !hasDesc) {
+			return true, fmt.Errorf("OAuth error body with extra keys")
+		}
+		if header.Get("Cache-Control") != "no-store" || header.Get("Pragma") != "no-cache" {
+			return true, fmt.Errorf("OAuth error without Cache-Control: no-store and Pragma: no-cache")
+		}
+		return true, nil
+	case status == http.StatusOK && path == "/v1/oauth2/introspect":
+		if len(m) == 1 && m["active"] == false {
+			return true, nil
+		}
+		var keys []string
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		want := "active aud client_id exp iat iss organizations scope sub sub_type token_type"
+		if strings.Join(keys, " ") != want || m["token_type"] != "Bearer" || m["active"] != true {
+			return true, fmt.Errorf("introspection keys %v, want %s with token_type Bearer", keys, want)
+		}
+		return true, nil
+	}
+	return false, nil
+}
