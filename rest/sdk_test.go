@@ -67,11 +67,16 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	c := s.newCustomer(t, o.ID, "sdk-customer")
 	s.addCard(t, o.ID, c.ID, "4242", 0)
 	benefitID := s.buyEverything(t, o.ID, c.ID)
+	user := s.oauthUser(t, o, s.newOrg(t, "webhooks:read"))
+	client := user.client(t, "client_secret_post", "openid email")
+	code, _ := user.consent(t, map[string]any{"clientId": client.ID, "redirectUri": redirectURI, "scope": "openid email"})
 
 	run := exec.CommandContext(ctx, node, "check.mjs")
 	run.Dir = dir
 	run.Env = append(os.Environ(), "TILL_URL="+srv.URL, "TILL_TOKEN="+o.Token,
-		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer", "BENEFIT_ID="+benefitID.String())
+		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer", "BENEFIT_ID="+benefitID.String(),
+		"OAUTH_CLIENT_ID="+client.ID, "OAUTH_CLIENT_SECRET="+client.Secret, "OAUTH_CODE="+code,
+		"OAUTH_REDIRECT_URI="+redirectURI, "OAUTH_USER_ID="+user.user.String(), "OAUTH_USER_EMAIL="+user.email)
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the SDK check failed: %v\n%s", err, out)

@@ -35,10 +35,15 @@ const redirectURI = "https://app.example/callback"
 func newOAuthFixture(t *testing.T) *oauthFixture {
 	t.Helper()
 	s := newV1(t)
-	f := &oauthFixture{s: s, gql: auth.Middleware(s.r, s.secret)(s.r.Handler()), user: uuid.New()}
+	return s.oauthUser(t, s.newOrg(t, "webhooks:read"), s.newOrg(t, "webhooks:read"))
+}
+
+// oauthUser is a new user with a personal access token who belongs to orgA and orgB.
+func (s *v1) oauthUser(t *testing.T, orgA, orgB org) *oauthFixture {
+	t.Helper()
+	f := &oauthFixture{s: s, gql: auth.Middleware(s.r, s.secret)(s.r.Handler()), user: uuid.New(), orgA: orgA, orgB: orgB}
 	f.email = "u-" + randomHex(4) + "@example.com"
 	s.exec(t, `INSERT INTO users (id, email, email_verified) VALUES ($1, $2, true)`, f.user, f.email)
-	f.orgA, f.orgB = s.newOrg(t, "webhooks:read"), s.newOrg(t, "webhooks:read")
 	for _, o := range []uuid.UUID{f.orgA.ID, f.orgB.ID} {
 		s.exec(t, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, f.user, o)
 	}

@@ -202,6 +202,28 @@ assert.equal(renamed.name, "app-1.0.1.zip");
 await org.files.delete({ id: file.id });
 await rejects(org.files.delete({ id: file.id }), "ResourceNotFound");
 
+// OAuth2: the code the user consented to (in the test, through GraphQL) exchanged, checked,
+// used, refreshed and revoked through the SDK's oauth2 operations.
+const oauth = { clientId: process.env.OAUTH_CLIENT_ID, clientSecret: process.env.OAUTH_CLIENT_SECRET };
+const tokens = await portal.oauth2.token({ grantType: "authorization_code", ...oauth, code: process.env.OAUTH_CODE,
+  redirectUri: process.env.OAUTH_REDIRECT_URI });
+assert.equal(tokens.tokenType, "Bearer");
+assert.match(tokens.accessToken, /^till_at_u_/);
+assert.equal(tokens.scope, "openid email");
+assert.ok(tokens.idToken, "an id token for the openid scope");
+const introspected = await portal.oauth2.introspect({ token: tokens.accessToken, ...oauth });
+assert.equal(introspected.active, true);
+assert.equal(introspected.sub, process.env.OAUTH_USER_ID);
+const userinfo = await new Polar({ accessToken: tokens.accessToken, serverURL }).oauth2.userinfo();
+assert.equal(userinfo.email, process.env.OAUTH_USER_EMAIL);
+const rotated = await portal.oauth2.token({ grantType: "refresh_token", ...oauth, refreshToken: tokens.refreshToken });
+assert.notEqual(rotated.refreshToken, tokens.refreshToken);
+assert.deepEqual(await portal.oauth2.revoke({ token: rotated.accessToken, ...oauth }), {});
+await rejects(portal.oauth2.token({ grantType: "refresh_token", ...oauth, refreshToken: tokens.refreshToken }), "SDKError",
+  (e) => assert.equal(e.statusCode, 400));
+await rejects(portal.oauth2.introspect({ token: tokens.accessToken, clientId: oauth.clientId, clientSecret: "wrong" }), "SDKError",
+  (e) => assert.equal(e.statusCode, 401));
+
 await rejects(org.customers.listPaymentMethods({ id: "00000000-0000-4000-8000-000000000000" }), "ResourceNotFound");
 await rejects(org.customerSessions.create({ customerId: "00000000-0000-4000-8000-000000000000" }), "HTTPValidationError",
   (e) => assert.equal(e.detail[0].msg, "Customer does not exist."));
@@ -210,4 +232,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 42 operations, 10 error paths and a webhook decoded by @polar-sh/sdk");
+console.log("ok: 48 operations, 12 error paths and a webhook decoded by @polar-sh/sdk");
