@@ -17,14 +17,14 @@ import (
 // GraphQL-shaped. POST userinfo is upstream's hidden twin of GET.
 func oauth2Routes(r *resolvers.Resolver) []Route {
 	userinfo := oauth2UserInfo(r)
-	return []Route{
+	return append(oauth2RegisterRoutes(r), []Route{
 		{Method: http.MethodGet, Path: "/v1/oauth2/authorize", Handler: oauth2Authorize(r)},
 		{Method: http.MethodPost, Path: "/v1/oauth2/token", Handler: oauth2Token(r)},
 		{Method: http.MethodPost, Path: "/v1/oauth2/revoke", Handler: oauth2Revoke(r)},
 		{Method: http.MethodPost, Path: "/v1/oauth2/introspect", Handler: oauth2Introspect(r)},
 		{Method: http.MethodGet, Path: "/v1/oauth2/userinfo", Handler: userinfo},
 		{Method: http.MethodPost, Path: "/v1/oauth2/userinfo", Handler: userinfo},
-	}
+	}...)
 }
 
 // oauth2Token serves POST /v1/oauth2/token.
@@ -140,7 +140,8 @@ func writeOAuthFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Re
 	writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, header)
 }
 
-// writeOAuthError writes {"error", "error_description"?} with authlib's no-store headers.
+// writeOAuth2Error writes {"error", "error_description"?} with authlib's no-store headers; the
+// description is left out when empty, as authlib does (RFC 6749 §5.2 makes it optional).
 func writeOAuth2Error(w http.ResponseWriter, status int, code, description string, header map[string]string) {
 	for k, v := range header {
 		w.Header().Set(k, v)

@@ -76,7 +76,8 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	run.Env = append(os.Environ(), "TILL_URL="+srv.URL, "TILL_TOKEN="+o.Token,
 		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer", "BENEFIT_ID="+benefitID.String(),
 		"OAUTH_CLIENT_ID="+client.ID, "OAUTH_CLIENT_SECRET="+client.Secret, "OAUTH_CODE="+code,
-		"OAUTH_REDIRECT_URI="+redirectURI, "OAUTH_USER_ID="+user.user.String(), "OAUTH_USER_EMAIL="+user.email)
+		"OAUTH_REDIRECT_URI="+redirectURI, "OAUTH_USER_ID="+user.user.String(), "OAUTH_USER_EMAIL="+user.email,
+		"OAUTH_USER_PAT="+user.patWith(t, "organizations:write"))
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the SDK check failed: %v\n%s", err, out)

@@ -13,7 +13,8 @@ import (
 
 // oauthErrorCodes are the RFC 6749/7009/7662 error codes the OAuth2 endpoints answer with.
 var oauthErrorCodes = []string{"invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
-	"unsupported_grant_type", "invalid_scope", "unsupported_response_type", "unsupported_token_type", "server_error"}
+	"unsupported_grant_type", "invalid_scope", "unsupported_response_type", "unsupported_token_type", "server_error",
+	"invalid_client_metadata"}
 
 // checkOAuth judges the answers of the OAuth2 endpoints where upstream's authlib bodies differ
 // from the published document (contract §3.1): RFC 6749 error bodies, the redirects of
@@ -50,6 +51,12 @@ func checkOAuth(doc *openapi3.T, req *http.Request, status int, header http.Head
 		}
 		if header.Get("Cache-Control") != "no-store" || header.Get("Pragma") != "no-cache" {
 			return true, fmt.Errorf("OAuth error without Cache-Control: no-store and Pragma: no-cache")
+		}
+		return true, nil
+	case status == http.StatusCreated && path == "/v1/oauth2/register" && req.Method == http.MethodPost:
+		// authlib answers a registration 201 (RFC 7591 §3.2.1) where the document says 200.
+		if _, hasID := m["client_id"].(string); !hasID || m["client_id_issued_at"] == nil || m["redirect_uris"] == nil {
+			return true, fmt.Errorf("client information without client_id, client_id_issued_at or redirect_uris")
 		}
 		return true, nil
 	case status == http.StatusOK && path == "/v1/oauth2/introspect":
