@@ -3,12 +3,8 @@ package resolvers
 import (
 	"context"
 	"crypto"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +16,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/seal"
 	"till/storage"
 )
 
@@ -241,39 +238,23 @@ func oidcKeyID(pub *rsa.PublicKey) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(sum), nil
 }
 
-// sealOIDCKey encrypts priv (PKCS #8) for storage: AES-256-GCM under a key derived from the
-// server secret with HKDF-SHA256, bound to kid as additional data so a sealed key cannot be
-// moved to another row, the random nonce prefixed. A database dump alone then cannot sign.
+// sealOIDCKey encrypts priv (PKCS #8) for storage (seal.Seal), bound to kid as additional
+// data so a sealed key cannot be moved to another row. A database dump alone then cannot
+// sign.
 func sealOIDCKey(secret []byte, kid string, priv *rsa.PrivateKey) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(priv)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := oidcSealingAEAD(secret)
-	if err != nil {
-		return nil, err
-	}
-	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(der)+aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return aead.Seal(nonce, nonce, der, []byte(kid)), nil
+	return seal.Seal(secret, oidcSealInfo, der, []byte(kid))
 }
 
 // openOIDCKey decrypts what sealOIDCKey sealed. It fails, rather than returning a wrong key,
 // when the secret differs or the sealed bytes or kid were altered.
 func openOIDCKey(secret []byte, kid string, sealed []byte) (*rsa.PrivateKey, error) {
-	aead, err := oidcSealingAEAD(secret)
+	der, err := seal.Open(secret, oidcSealInfo, sealed, []byte(kid))
 	if err != nil {
-		return nil, err
-	}
-	n := aead.NonceSize()
-	if len(sealed) < n+aead.Overhead() {
-		return nil, errors.New("oidc: sealed key too short")
-	}
-	der, err := aead.Open(nil, sealed[:n], sealed[n:], []byte(kid))
-	if err != nil {
-		return nil, errors.New("oidc: cannot open the sealed signing key (wrong server secret or altered data)")
+		return nil, fmt.Errorf("oidc: signing key %s: %w", kid, err)
 	}
 	key, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
@@ -284,19 +265,4 @@ func openOIDCKey(secret []byte, kid string, sealed []byte) (*rsa.PrivateKey, err
 		return nil, errors.New("oidc: sealed signing key is not an RSA key")
 	}
 	return priv, nil
-}
-
-func oidcSealingAEAD(secret []byte) (cipher.AEAD, error) {
-	if len(secret) == 0 {
-		return nil, errors.New("oidc: the server secret is empty")
-	}
-	key, err := hkdf.Key(sha256.New, secret, nil, oidcSealInfo, 32)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
 }
