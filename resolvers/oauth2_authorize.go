@@ -277,3 +277,12 @@ func optional(s string) *string {
 	}
 	return &s
 }
+
+// oauth2CodeRetention is how long a code is kept after it expires: long enough that a
+// replay of a stolen code is recognised, and what it issued revoked, for a day.
+const oauth2CodeRetention = 24 * time.Hour
+
+// PurgeOAuth2Codes deletes authorization codes past their retention; serve runs it hourly.
+func (r *Resolver) PurgeOAuth2Codes(ctx context.Context) (int, error) {
+	return storage.PurgeOAuth2AuthorizationCodes(ctx, r.DB, r.Now().Add(-oauth2CodeRetention))
+}

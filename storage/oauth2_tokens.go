@@ -186,6 +186,19 @@ func RevokeOAuth2Token(ctx context.Context, q sqlx.ExecerContext, id uuid.UUID, 
 	return mapErr(err)
 }
 
+// PurgeOAuth2AuthorizationCodes deletes the codes that expired before before, used or not.
+// Used codes are kept until then so a replay is still recognised, and the tokens they
+// issued revoked, well after the code's own 300 seconds; their tokens keep working (their
+// authorization_code_id becomes null).
+func PurgeOAuth2AuthorizationCodes(ctx context.Context, q sqlx.ExecerContext, before time.Time) (int, error) {
+	res, err := q.ExecContext(ctx, `DELETE FROM oauth2_authorization_codes WHERE expires_at < $1`, before)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
 // RevokeOAuth2TokensOfCode revokes every pair issued from an authorization code and from
 // refreshes of those pairs: the answer to a replayed code (RFC 6749 §4.1.2).
 func RevokeOAuth2TokensOfCode(ctx context.Context, q sqlx.ExecerContext, codeID uuid.UUID) (int64, error) {

@@ -96,6 +96,32 @@ func TestAuthorizationCodeIsUsedOnce(t *testing.T) {
 	}
 }
 
+func TestPurgeKeepsCodesUntilTheirReplayWindowEnds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newOAuth2Fixture(t)
+	used := f.code(t, "used")
+	if _, err := storage.UseOAuth2AuthorizationCode(ctx, f.db, "used", f.client); err != nil {
+		t.Fatal(err)
+	}
+	tok := f.token(t, "issued-from-used", &used.ID)
+	f.code(t, "fresh")
+	f.db.MustExec(`UPDATE oauth2_authorization_codes SET expires_at = now() - interval '2 days' WHERE code = 'used'`)
+
+	n, err := storage.PurgeOAuth2AuthorizationCodes(ctx, f.db, time.Now().Add(-24*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("purge = %d, %v; want the one code expired two days ago", n, err)
+	}
+	var left []string
+	f.db.Select(&left, `SELECT rtrim(code) FROM oauth2_authorization_codes WHERE client_id = $1`, f.client)
+	if diff := cmp.Diff([]string{"fresh"}, left); diff != "" {
+		t.Errorf("codes left (-want +got):\n%s", diff)
+	}
+	if _, err := storage.ResolveOAuth2AccessToken(ctx, f.db, "issued-from-used"); err != nil {
+		t.Errorf("the purged code's token %s stopped working: %v", tok.ID, err)
+	}
+}
+
 func TestConcurrentCodeUsesHaveOneWinner(t *testing.T) {
 	t.Parallel()
 	f := newOAuth2Fixture(t)

@@ -57,6 +57,7 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, db *datab
 	})
 	work.run(ctx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
 	work.every(ctx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
+	work.every(ctx, "purge oauth2 codes", time.Hour, r.PurgeOAuth2Codes)
 	jobsQueued := make(chan struct{}, 1)
 	r.JobsQueued = func() {
 		select {
