@@ -108,7 +108,7 @@ func (r *Resolver) portalDownloadables(ctx context.Context, benefitID *uuid.UUID
 	benefits := make([]uuid.UUID, len(rows))
 	for i, d := range rows {
 		items[i] = &model.Downloadable{ID: d.ID, BenefitID: d.BenefitID, File: &d.File,
-			DownloadURL: r.PortalURL + "/downloads/" + downloadToken(key, d.ID, expires), ExpiresAt: expires,
+			DownloadURL: r.publicLink(DownloadsPath + downloadToken(key, d.ID, expires)), ExpiresAt: expires,
 			Downloaded: d.Downloaded, LastDownloadedAt: d.LastDownloadedAt}
 		benefits[i] = d.BenefitID
 	}

@@ -46,11 +46,23 @@ func (r *Resolver) fileVariant(f *storage.StoredFile) model.File {
 		CreatedAt: f.CreatedAt, FlaggedMaliciousAt: f.FlaggedMaliciousAt, SizeReadable: size}
 }
 
+// The public, token-less paths Till serves outside /v1, where the links resolvers hand out
+// point: product media and avatars, and portal downloads.
+const (
+	MediaPath     = "/media/"
+	DownloadsPath = "/downloads/"
+)
+
+// publicLink is Till's public URL followed by path.
+func (r *Resolver) publicLink(path string) string {
+	return strings.TrimRight(r.PortalURL, "/") + path
+}
+
 // filePublicURL is the public link of a product image or avatar: Till's media route, which
 // redirects to a short-lived storage URL. It names the file by id (the name is only there
 // for people and download tools), so a renamed file keeps its old links working.
 func (r *Resolver) filePublicURL(f *storage.StoredFile) string {
-	return strings.TrimRight(r.PortalURL, "/") + "/media/" + f.ID.String() + "/" + url.PathEscape(f.Name)
+	return r.publicLink(MediaPath + f.ID.String() + "/" + url.PathEscape(f.Name))
 }
 
 // humanReadableSize prints a byte count as upstream's human_readable_size does

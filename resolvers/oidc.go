@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -112,7 +111,7 @@ func (r *Resolver) SignIDToken(ctx context.Context, c IDTokenClaims) (string, er
 
 // Issuer is the OpenID issuer identifier: Till's public URL, without a trailing slash, so
 // the discovery document, id tokens and introspection all spell it the same way.
-func (r *Resolver) Issuer() string { return strings.TrimRight(r.PortalURL, "/") }
+func (r *Resolver) Issuer() string { return r.publicLink("") }
 
 // OIDCKeySet is the JWK Set verifiers check id tokens against: the current key and the
 // retired keys whose tokens may still be live. It makes the first key when there is none

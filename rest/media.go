@@ -12,7 +12,7 @@ import (
 
 // MediaPath is where public media links point: MediaPath + "<file id>/<name>", the
 // public_url of product images and avatars.
-const MediaPath = "/media/"
+const MediaPath = resolvers.MediaPath
 
 // MediaHandler serves public media links without a token, as upstream serves product
 // images from a public bucket: an uploaded, enabled, live product image or avatar redirects

@@ -102,7 +102,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	mux.Handle("/.well-known/till/organizations/*", licensecert.JWKSHandler(r.PublishedLicenseKeys))
 	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(r))
 	mux.Handle(rest.JWKSPath, rest.JWKSHandler(r))
-	mux.Handle("/downloads/{token}", r.DownloadHandler())
+	mux.Handle(resolvers.DownloadsPath+"{token}", r.DownloadHandler())
 	mux.Handle(rest.MediaPath+"*", rest.MediaHandler(r))
 	if blobs != nil {
 		mux.Handle(blobURLPath+"*", blobs)
