@@ -52,9 +52,11 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
-	Billing  func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
-	HasScope func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope) (res any, err error)
-	Portal   func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	Billing    func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	FirstParty func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	HasScope   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope) (res any, err error)
+	Portal     func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	Public     func(ctx context.Context, obj any, next graphql.Resolver, reason string) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -8011,14 +8013,14 @@ extend type Query {
   checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage!
     @hasScope(any: [CHECKOUTS_READ, CHECKOUTS_WRITE])
   "A checkout by its client secret, for the buyer's page; needs no token."
-  checkoutByClientSecret(clientSecret: String!): Checkout!
+  checkoutByClientSecret(clientSecret: String!): Checkout! @public(reason: "the client secret")
 }
 
 extend type Mutation {
   createCheckout(input: CheckoutCreateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
   updateCheckout(input: CheckoutUpdateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
-  confirmCheckout(input: CheckoutConfirmInput!): Checkout!
+  confirmCheckout(input: CheckoutConfirmInput!): Checkout! @public(reason: "the client secret")
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
@@ -8854,7 +8856,7 @@ extend type Mutation {
   becomes a member of the billing customer and receives the product's benefits
   (customer_seat.claimed).
   """
-  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim!
+  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim! @public(reason: "the invitation token")
   "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
   revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat! @hasScope(any: [CUSTOMER_SEATS_WRITE])
 }
@@ -9110,10 +9112,13 @@ extend type Mutation {
   regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [LICENSE_KEYS_WRITE])
   "validateLicenseKey for applications: needs no token and works for any organization's key."
   portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation!
+    @public(reason: "the license key; rate-limited per client and per key")
   "activateLicenseKey for applications: needs no token."
   portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation!
+    @public(reason: "the license key; rate-limited per client and per key")
   "deactivateLicenseKey for applications: needs no token."
   portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean!
+    @public(reason: "the license key; rate-limited per client and per key")
 }
 
 """
@@ -9371,9 +9376,9 @@ extend type Mutation {
   Gives the signed-in user's consent (personal access token only): issues an authorization
   code for the client and remembers the consent.
   """
-  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload!
+  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
   "Refuses the authorization request: the redirect carries error=access_denied."
-  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload!
+  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2_client.graphqls", Input: `"""
@@ -10087,6 +10092,21 @@ Requires an organization or user token carrying at least one of the scopes. Cust
 member sessions are treated as anonymous here.
 """
 directive @hasScope(any: [Scope!]!) on FIELD_DEFINITION
+
+"""
+Needs no credential: anyone may call the field, which authenticates by what its input holds
+(a checkout's client secret, a seat's invitation token, a license key). The reason says which.
+Every root field declares exactly one guard, this or one of the directives below, so the
+security tests can enumerate who may call what.
+"""
+directive @public(reason: String!) on FIELD_DEFINITION
+
+"""
+Requires a user's own personal access token: a first-party credential. Tokens that OAuth2
+applications hold for a user are refused, so an application can never consent or act as the
+user's own dashboard.
+"""
+directive @firstParty on FIELD_DEFINITION
 
 "Requires a customer or member session (the customer portal)."
 directive @portal on FIELD_DEFINITION

@@ -160,6 +160,20 @@ func (ec *executionContext) dir_hasScope_args(ctx context.Context, rawArgs map[s
 	return args, nil
 }
 
+func (ec *executionContext) dir_public_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "reason",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["reason"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_activateLicenseKey_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2784,7 +2798,25 @@ func (ec *executionContext) _Mutation_confirmCheckout(ctx context.Context, field
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().ConfirmCheckout(ctx, fc.Args["input"].(model.CheckoutConfirmInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the client secret")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
 			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
@@ -3691,7 +3723,25 @@ func (ec *executionContext) _Mutation_claimSeat(ctx context.Context, field graph
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().ClaimSeat(ctx, fc.Args["input"].(model.CustomerSeatClaimInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the invitation token")
+				if err != nil {
+					var zeroVal *model.CustomerSeatClaim
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal *model.CustomerSeatClaim
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSeatClaim) graphql.Marshaler {
 			return ec.marshalNCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx, selections, v)
 		},
@@ -4231,7 +4281,25 @@ func (ec *executionContext) _Mutation_portalValidateLicenseKey(ctx context.Conte
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().PortalValidateLicenseKey(ctx, fc.Args["input"].(model.LicenseKeyValidateInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the license key; rate-limited per client and per key")
+				if err != nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LicenseKeyValidation) graphql.Marshaler {
 			return ec.marshalNLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx, selections, v)
 		},
@@ -4275,7 +4343,25 @@ func (ec *executionContext) _Mutation_portalActivateLicenseKey(ctx context.Conte
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().PortalActivateLicenseKey(ctx, fc.Args["input"].(model.LicenseKeyActivateInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the license key; rate-limited per client and per key")
+				if err != nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKeyActivation) graphql.Marshaler {
 			return ec.marshalNLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, selections, v)
 		},
@@ -4319,7 +4405,25 @@ func (ec *executionContext) _Mutation_portalDeactivateLicenseKey(ctx context.Con
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().PortalDeactivateLicenseKey(ctx, fc.Args["input"].(model.LicenseKeyDeactivateInput))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the license key; rate-limited per client and per key")
+				if err != nil {
+					var zeroVal bool
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal bool
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
 			return ec.marshalNBoolean2bool(ctx, selections, v)
 		},
@@ -4611,7 +4715,20 @@ func (ec *executionContext) _Mutation_authorizeOAuth2(ctx context.Context, field
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().AuthorizeOAuth2(ctx, fc.Args["input"].(model.AuthorizeOAuth2Input))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.FirstParty == nil {
+					var zeroVal *model.AuthorizeOAuth2Payload
+					return zeroVal, errors.New("directive firstParty is not implemented")
+				}
+				return ec.Directives.FirstParty(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
 			return ec.marshalNAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
 		},
@@ -4655,7 +4772,20 @@ func (ec *executionContext) _Mutation_denyOAuth2(ctx context.Context, field grap
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Mutation().DenyOAuth2(ctx, fc.Args["input"].(model.AuthorizeOAuth2Input))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.FirstParty == nil {
+					var zeroVal *model.AuthorizeOAuth2Payload
+					return zeroVal, errors.New("directive firstParty is not implemented")
+				}
+				return ec.Directives.FirstParty(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
 			return ec.marshalNAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
 		},
@@ -6999,7 +7129,25 @@ func (ec *executionContext) _Query_checkoutByClientSecret(ctx context.Context, f
 			fc := graphql.GetFieldContext(ctx)
 			return ec.Resolvers.Query().CheckoutByClientSecret(ctx, fc.Args["clientSecret"].(string))
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				reason, err := ec.unmarshalNString2string(ctx, "the client secret")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				if ec.Directives.Public == nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, errors.New("directive public is not implemented")
+				}
+				return ec.Directives.Public(ctx, nil, directive0, reason)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
 			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},

@@ -23,6 +23,32 @@ func HasScope(ctx context.Context, _ any, next graphql.Resolver, anyOf []model.S
 	return next(ctx)
 }
 
+// Public is @public: the field needs no credential, so there is nothing to check here. The
+// directive exists so that every root field declares its guard where tests can read it.
+func Public(ctx context.Context, _ any, next graphql.Resolver, _ string) (any, error) {
+	return next(ctx)
+}
+
+// FirstParty enforces @firstParty: a user acting through their own personal access token,
+// never through a token an OAuth2 application holds for them.
+func FirstParty(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	if err := checkFirstParty(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+func checkFirstParty(ctx context.Context) error {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindUser {
+		return Unauthorized()
+	}
+	if p.OAuthClientID != "" {
+		return NotPermitted("OAuth2 access tokens cannot act as the user in person.")
+	}
+	return nil
+}
+
 // Portal enforces @portal: customer and member sessions only.
 func Portal(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
 	if err := checkPortal(ctx); err != nil {
@@ -118,6 +144,11 @@ func (r *Resolver) authorizeField(ctx context.Context, f *ast.Field) error {
 	}
 	if f.Definition.Directives.ForName("portal") != nil {
 		if err := checkPortal(ctx); err != nil {
+			return err
+		}
+	}
+	if f.Definition.Directives.ForName("firstParty") != nil {
+		if err := checkFirstParty(ctx); err != nil {
 			return err
 		}
 	}

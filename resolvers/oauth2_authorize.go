@@ -217,15 +217,8 @@ func (r *Resolver) DenyOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input
 // protocol errors become BadRequest with the OAuth description, for the dashboard to show.
 func (r *Resolver) consentRequest(ctx context.Context, in model.AuthorizeOAuth2Input) (*ValidAuthorization, uuid.UUID, error) {
 	p := auth.FromContext(ctx)
-	if p.Kind != auth.KindUser {
-		return nil, uuid.Nil, Unauthorized()
-	}
-	var isOAuth bool
-	if err := sqlx.GetContext(ctx, r.DB, &isOAuth, `SELECT EXISTS (SELECT 1 FROM oauth2_tokens WHERE id = $1)`, p.TokenID); err != nil {
+	if err := checkFirstParty(ctx); err != nil {
 		return nil, uuid.Nil, err
-	}
-	if isOAuth {
-		return nil, uuid.Nil, NotPermitted("OAuth2 access tokens cannot give consent.")
 	}
 	req := AuthorizeRequest{ResponseType: "code", ClientID: in.ClientID, RedirectURI: deref(in.RedirectURI),
 		Scope: deref(in.Scope), State: deref(in.State), Nonce: deref(in.Nonce), CodeChallenge: deref(in.CodeChallenge),

@@ -282,6 +282,7 @@ func (r *Resolver) resolveOAuthToken(ctx context.Context, hash string) (auth.Pri
 	if t.SubType == "organization" {
 		p = auth.Principal{Kind: auth.KindOrganization, TokenID: t.ID, OrganizationID: t.OrganizationID}
 	}
+	p.OAuthClientID = t.ClientID
 	expires := t.ExpiresAt
 	p.ExpiresAt = &expires
 	if p.Scopes, err = auth.ParseScopes(t.Scope); err != nil {

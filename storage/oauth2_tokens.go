@@ -215,6 +215,7 @@ func RevokeOAuth2TokensOfCode(ctx context.Context, q sqlx.ExecerContext, codeID 
 // ResolvedOAuth2Token is a live access token as the bearer middleware needs it.
 type ResolvedOAuth2Token struct {
 	ID             uuid.UUID
+	ClientID       string
 	SubType        string
 	UserID         uuid.UUID
 	OrganizationID uuid.UUID
@@ -227,7 +228,7 @@ type ResolvedOAuth2Token struct {
 
 // resolveOAuth2TokenSQL runs on every request made with an OAuth token: one indexed statement
 // that checks expiry, revocation, the client and the subject, and computes the organizations.
-const resolveOAuth2TokenSQL = `SELECT t.id, t.sub_type, t.user_id, t.organization_id, t.scope, t.expires_at,
+const resolveOAuth2TokenSQL = `SELECT t.id, t.client_id, t.sub_type, t.user_id, t.organization_id, t.scope, t.expires_at,
 	  CASE WHEN t.sub_type = 'user' THEN coalesce((SELECT array_agg(uo.organization_id)
 	    FROM user_organizations uo JOIN organizations uoo ON uoo.id = uo.organization_id AND uoo.deleted_at IS NULL
 	    WHERE uo.user_id = t.user_id AND uo.deleted_at IS NULL
@@ -249,7 +250,7 @@ func ResolveOAuth2AccessToken(ctx context.Context, q sqlx.QueryerContext, hash s
 		orgs        pq.StringArray
 	)
 	row := q.QueryRowxContext(ctx, resolveOAuth2TokenSQL, hash)
-	if err := row.Scan(&t.ID, &t.SubType, &user, &orgID, &t.Scope, &t.ExpiresAt, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.ClientID, &t.SubType, &user, &orgID, &t.Scope, &t.ExpiresAt, &orgs); err != nil {
 		return nil, mapErr(err)
 	}
 	t.UserID, t.OrganizationID = user.UUID, orgID.UUID

@@ -76,6 +76,11 @@ type Principal struct {
 	// need no further lookup; empty means none, so a forgetful resolver fails
 	// closed.
 	Organizations []uuid.UUID
+	// OAuthClientID is the client_id of the OAuth2 application whose access token this is;
+	// empty for first-party credentials (organization and personal tokens, sessions). Rules
+	// that only the user in person may exercise, such as consenting to another application,
+	// refuse delegated principals by it.
+	OAuthClientID string
 	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
 	// principals never keeps one past it.
 	ExpiresAt *time.Time
