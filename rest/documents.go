@@ -299,6 +299,9 @@ func checkRoutes(routes []Route, docs Documents) error {
 		if seen[id] {
 			report("duplicate route")
 		}
+		if err := guardProblem(r); err != nil {
+			report("%v", err)
+		}
 		seen[id] = true
 		if !strings.HasPrefix(r.Path, "/") || path.Clean(r.Path) == "." {
 			report("path must start with /")

@@ -15,15 +15,28 @@ import (
 // oauth2Routes are the OAuth 2.0 / OpenID Connect endpoints (contract §3.1). They are
 // hand-written: their bodies are forms, their answers RFC 6749 JSON or redirects, not
 // GraphQL-shaped. POST userinfo is upstream's hidden twin of GET.
+// The guards of the OAuth2 endpoints. The authorization endpoint answers consent data to
+// anonymous callers only, as upstream's (which expects a browser session) refuses every bearer
+// token with 403; the client endpoints authenticate the client from the form; userinfo reads
+// an OAuth2 access token itself.
+var (
+	consentRequest = Guard{Public: "an authorization request; only a registered redirect URI receives its answer",
+		Kinds: []auth.Kind{auth.KindAnonymous}, Refusal: http.StatusForbidden}
+	clientAuthenticated = Guard{Public: "the OAuth2 client's credentials in the form", Kinds: allKinds}
+	delegatedToken      = Guard{Kinds: []auth.Kind{auth.KindUser, auth.KindOrganization}, Delegated: true}
+	allKinds            = []auth.Kind{auth.KindAnonymous, auth.KindOrganization, auth.KindUser,
+		auth.KindCustomerSession, auth.KindMemberSession}
+)
+
 func oauth2Routes(r *resolvers.Resolver) []Route {
 	userinfo := oauth2UserInfo(r)
 	return append(oauth2RegisterRoutes(r), []Route{
-		{Method: http.MethodGet, Path: "/v1/oauth2/authorize", Handler: oauth2Authorize(r)},
-		{Method: http.MethodPost, Path: "/v1/oauth2/token", Handler: oauth2Token(r)},
-		{Method: http.MethodPost, Path: "/v1/oauth2/revoke", Handler: oauth2Revoke(r)},
-		{Method: http.MethodPost, Path: "/v1/oauth2/introspect", Handler: oauth2Introspect(r)},
-		{Method: http.MethodGet, Path: "/v1/oauth2/userinfo", Handler: userinfo},
-		{Method: http.MethodPost, Path: "/v1/oauth2/userinfo", Handler: userinfo},
+		{Method: http.MethodGet, Path: "/v1/oauth2/authorize", Handler: oauth2Authorize(r), Guard: consentRequest},
+		{Method: http.MethodPost, Path: "/v1/oauth2/token", Handler: oauth2Token(r), Guard: clientAuthenticated},
+		{Method: http.MethodPost, Path: "/v1/oauth2/revoke", Handler: oauth2Revoke(r), Guard: clientAuthenticated},
+		{Method: http.MethodPost, Path: "/v1/oauth2/introspect", Handler: oauth2Introspect(r), Guard: clientAuthenticated},
+		{Method: http.MethodGet, Path: "/v1/oauth2/userinfo", Handler: userinfo, Guard: delegatedToken},
+		{Method: http.MethodPost, Path: "/v1/oauth2/userinfo", Handler: userinfo, Guard: delegatedToken},
 	}...)
 }
 

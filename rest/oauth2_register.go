@@ -50,11 +50,14 @@ func clientConfiguration(name string, extra ...Field) Object {
 func oauth2RegisterRoutes(r *resolvers.Resolver) []Route {
 	const configure = "/v1/oauth2/register/{client_id}"
 	id := []Param{PathString("client_id", "clientId")}
+	users := []auth.Kind{auth.KindUser}
+	write := Guard{Kinds: users, Scopes: []auth.Scope{auth.ScopeOrganizationsWrite}}
+	read := Guard{Kinds: users, Scopes: []auth.Scope{auth.ScopeOrganizationsRead, auth.ScopeOrganizationsWrite}}
 	return []Route{
-		{Method: http.MethodPost, Path: "/v1/oauth2/register", Handler: oauth2RegisterClient(r)},
-		{Method: http.MethodGet, Path: configure, Params: id, Handler: oauth2ReadClient(r)},
-		{Method: http.MethodPut, Path: configure, Params: id, Handler: oauth2ReplaceClient(r)},
-		{Method: http.MethodDelete, Path: configure, Params: id, Handler: oauth2DeleteClient(r)},
+		{Method: http.MethodPost, Path: "/v1/oauth2/register", Handler: oauth2RegisterClient(r), Guard: write},
+		{Method: http.MethodGet, Path: configure, Params: id, Handler: oauth2ReadClient(r), Guard: read},
+		{Method: http.MethodPut, Path: configure, Params: id, Handler: oauth2ReplaceClient(r), Guard: write},
+		{Method: http.MethodDelete, Path: configure, Params: id, Handler: oauth2DeleteClient(r), Guard: write},
 	}
 }
 

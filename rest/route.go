@@ -74,6 +74,10 @@ type Route struct {
 	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
 	// files). The global middleware and routing rules still apply.
 	Handler http.Handler
+
+	// Guard declares who may call a Handler route; it is required there and unused on
+	// routes that run an operation, whose schema directives guard them.
+	Guard Guard
 }
 
 // DirectFunc answers a route from its validated variables with the body, or with an error

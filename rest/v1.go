@@ -12,6 +12,12 @@ import (
 	"till/resolvers"
 )
 
+// Table is every /v1 route New serves: the operation routes and the hand-written protocol
+// endpoints over r. The security tests enumerate it.
+func Table(r *resolvers.Resolver) []Route {
+	return append(Routes(), oauth2Routes(r)...)
+}
+
 // New builds the /v1 compatibility layer over the same executable schema as /graphql.
 // Its guard checks a route's root-field directives before the request is validated, so the
 // authorization order is upstream's while the rules stay in the schema.
@@ -30,7 +36,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		parsed[name] = doc
 	}
 	present := resolvers.ErrorPresenter(logger)
-	routes := append(Routes(), oauth2Routes(r)...)
+	routes := Table(r)
 	direct := map[string]DirectFunc{
 		"ValidateLicenseKey":       validateDirect(r, present, false),
 		"PortalValidateLicenseKey": validateDirect(r, present, true),

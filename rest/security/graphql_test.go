@@ -1,0 +1,223 @@
+package security_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"till/internal/auth"
+	"till/rest"
+)
+
+// rootFields lists every field of the schema's root types, introspection aside.
+func rootFields(schema *ast.Schema) []*ast.FieldDefinition {
+	var out []*ast.FieldDefinition
+	for _, root := range []*ast.Definition{schema.Query, schema.Mutation, schema.Subscription} {
+		if root == nil {
+			continue
+		}
+		for _, f := range root.Fields {
+			if !strings.HasPrefix(f.Name, "__") {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// operationFor writes a document calling one root field with placeholder values for its
+// required arguments (as variables, so each is coerced exactly as a client's would be).
+func operationFor(schema *ast.Schema, f *ast.FieldDefinition) (string, map[string]any) {
+	kind := "query"
+	if schema.Mutation != nil && schema.Mutation.Fields.ForName(f.Name) == f {
+		kind = "mutation"
+	}
+	var decls, args []string
+	vars := map[string]any{}
+	for i, a := range f.Arguments {
+		if !a.Type.NonNull || a.DefaultValue != nil {
+			continue
+		}
+		name := fmt.Sprintf("a%d", i)
+		decls = append(decls, "$"+name+": "+a.Type.String())
+		args = append(args, a.Name+": $"+name)
+		vars[name] = placeholder(schema, a.Type, 0)
+	}
+	doc := kind
+	if len(decls) > 0 {
+		doc += "(" + strings.Join(decls, ", ") + ")"
+	}
+	doc += " { " + f.Name
+	if len(args) > 0 {
+		doc += "(" + strings.Join(args, ", ") + ")"
+	}
+	if def := schema.Types[f.Type.Name()]; def != nil && def.Kind != ast.Scalar && def.Kind != ast.Enum {
+		doc += " { __typename }"
+	}
+	return doc + " }", vars
+}
+
+// placeholder is a well-typed value for t: required input fields filled in, lists of one.
+func placeholder(schema *ast.Schema, t *ast.Type, depth int) any {
+	if t.Elem != nil {
+		return []any{placeholder(schema, t.Elem, depth)}
+	}
+	def := schema.Types[t.NamedType]
+	switch {
+	case def == nil:
+		return nil
+	case def.Kind == ast.Enum:
+		return def.EnumValues[0].Name
+	case def.Kind == ast.InputObject:
+		obj := map[string]any{}
+		if depth > 6 {
+			return obj
+		}
+		for _, f := range def.Fields {
+			if f.Type.NonNull && f.DefaultValue == nil {
+				obj[f.Name] = placeholder(schema, f.Type, depth+1)
+			}
+		}
+		if len(obj) == 0 && def.Directives.ForName("oneOf") != nil && len(def.Fields) > 0 {
+			obj[def.Fields[0].Name] = placeholder(schema, def.Fields[0].Type, depth+1)
+		}
+		return obj
+	}
+	switch t.NamedType {
+	case "UUID":
+		return "0f8d6a51-3c1e-4b7a-9d2e-5a6b7c8d9e0f"
+	case "Int":
+		return 1
+	case "Float":
+		return 1.5
+	case "Boolean":
+		return false
+	case "DateTime":
+		return "2026-01-01T00:00:00Z"
+	case "Metadata", "JSON":
+		return map[string]any{}
+	}
+	return "x"
+}
+
+// gqlAnswer is what the suite reads from a GraphQL response.
+type gqlAnswer struct {
+	status int
+	body   []byte
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code   string `json:"code"`
+			Status int    `json:"status"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+// outcome classifies the answer: refusals are recognised by their error codes, whatever
+// else the field may have said about the placeholder arguments.
+func (a gqlAnswer) outcome() (outcome, string) {
+	if a.status == http.StatusUnauthorized && bytes.Contains(a.body, []byte("invalid_token")) {
+		return invalidToken, ""
+	}
+	if a.status >= 500 {
+		return "", fmt.Sprintf("HTTP %d", a.status)
+	}
+	for _, e := range a.Errors {
+		switch e.Extensions.Code {
+		case "Unauthorized":
+			return unauthenticated, ""
+		case "insufficient_scope", "NotPermitted":
+			return forbidden, ""
+		case "InternalServerError", "INTERNAL_SERVER_ERROR":
+			return "", "internal error: " + e.Message
+		}
+		if e.Extensions.Status >= 500 {
+			return "", fmt.Sprintf("status %d: %s", e.Extensions.Status, e.Message)
+		}
+	}
+	return admitted, ""
+}
+
+func (w *world) graphql(t *testing.T, token, doc string, vars map[string]any) gqlAnswer {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	w.h.ServeHTTP(rec, req)
+	a := gqlAnswer{status: rec.Code, body: rec.Body.Bytes()}
+	if rec.Code != http.StatusUnauthorized {
+		if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil {
+			t.Fatalf("not a GraphQL response (%d): %s", rec.Code, rec.Body)
+		}
+	}
+	return a
+}
+
+// TestEveryRootFieldDeclaresOneGuard: the schema says who may call each root field, once.
+func TestEveryRootFieldDeclaresOneGuard(t *testing.T) {
+	w := newWorld(t)
+	for _, f := range rootFields(w.schema.Schema().Schema()) {
+		if n := len(guardsOf(f)); n != 1 {
+			t.Errorf("root field %s declares %d guards (%s); each needs exactly one of @%s", f.Name, n,
+				directivesText(guardsOf(f)), strings.Join(guardDirectives, ", @"))
+		}
+	}
+}
+
+// TestGraphQLGuardMatrix calls every root field as every principal and checks the answer
+// against what the field's declared guard promises.
+func TestGraphQLGuardMatrix(t *testing.T) {
+	w := newWorld(t)
+	schema := w.schema.Schema().Schema()
+	for _, f := range rootFields(schema) {
+		doc, vars := operationFor(schema, f)
+		t.Run(f.Name, func(t *testing.T) {
+			for _, p := range w.principals {
+				want := expectField(guardsOf(f), p)
+				got, fault := w.graphql(t, p.token, doc, vars).outcome()
+				if fault != "" {
+					t.Errorf("%s as %s: %s", f.Name, p.name, fault)
+					continue
+				}
+				if got != want {
+					t.Errorf("%s as %s: %s, want %s (guard %s)", f.Name, p.name, got, want, directivesText(guardsOf(f)))
+				}
+			}
+		})
+	}
+}
+
+// unusedScope is a scope no guard asks for, so a token holding only it holds nothing.
+func unusedScope(t *testing.T, schema *ast.Schema, routes []rest.Route) auth.Scope {
+	t.Helper()
+	used := map[auth.Scope]bool{}
+	for _, f := range rootFields(schema) {
+		for _, d := range guardsOf(f) {
+			for _, s := range directiveScopes(d) {
+				used[s] = true
+			}
+		}
+	}
+	for _, r := range routes {
+		for _, s := range r.Guard.Scopes {
+			used[s] = true
+		}
+	}
+	for _, s := range auth.AllScopes() {
+		if !used[s] && s != auth.ScopeCustomerPortalRead && s != auth.ScopeCustomerPortalWrite {
+			return s
+		}
+	}
+	t.Fatal("every scope is asked for by some guard; the matrix needs one that is not")
+	return ""
+}
