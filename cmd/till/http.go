@@ -50,7 +50,8 @@ func (s *statusRecorder) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// middleware records metrics and an access log line per request.
+// middleware records metrics and an access log line per request, naming the route pattern
+// and the path with its credentials redacted (loggedPath).
 func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,7 +66,7 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 			m.requests.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Inc()
 			m.latency.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-				slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", rec.status),
+				slog.String("path", loggedPath(r)), slog.String("route", route), slog.Int("status", rec.status),
 				slog.Duration("duration", elapsed))
 		})
 	}

@@ -4,7 +4,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"till/internal/auth"
 	"till/storage/storagetest"
@@ -69,4 +73,60 @@ func TestMetricsAreNotPublicByDefault(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestAccessLogRedactsCredentials(t *testing.T) {
+	const secret = "SeCrEtVaLuE42"
+	var log syncBuffer
+	h, _ := testHandler(t, map[string]string{}, &log)
+	cases := []struct {
+		name, target, path, route string
+	}{
+		{"a download token", "/downloads/till_dl_" + secret, "/downloads/{token}", "/downloads/{token}"},
+		{"a download token with a stray segment", "/downloads/till_dl_" + secret + "/x", "/downloads/{token}/x", ""},
+		{"a checkout client secret", "/v1/checkouts/client/" + secret, "/v1/checkouts/client/{client_secret}", ""},
+		{"a signed blob link's query", "/blob/files/a.pdf?expires=1&signature=" + secret, "/blob/files/a.pdf", "/blob/*"},
+		{"an id, which is no credential, stays", "/v1/orders/0190b3c5-3e4b-7c8d-9e0f-1a2b3c4d5e6f",
+			"/v1/orders/0190b3c5-3e4b-7c8d-9e0f-1a2b3c4d5e6f", "/v1/orders/{id}"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(log.String())
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, c.target, nil))
+			line := lastRequestLine(t, log.String()[before:])
+			if strings.Contains(line, secret) {
+				t.Errorf("access log line holds the credential: %s", line)
+			}
+			if !strings.Contains(line, `"path":"`+c.path+`"`) {
+				t.Errorf("access log line %s, want path %s", line, c.path)
+			}
+			if c.route != "" && !strings.Contains(line, `"route":"`+c.route+`"`) {
+				t.Errorf("access log line %s, want route %s", line, c.route)
+			}
+		})
+	}
+	t.Run("any route parameter named for a credential", func(t *testing.T) {
+		var log syncBuffer
+		mux := chi.NewRouter()
+		mux.Use(newHTTPMetrics(prometheus.NewRegistry()).middleware(slog.New(slog.NewJSONHandler(&log, nil))))
+		mux.Get("/seats/claim/{invitation_token}", func(http.ResponseWriter, *http.Request) {})
+		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/seats/claim/"+secret, nil))
+		if line := lastRequestLine(t, log.String()); strings.Contains(line, secret) ||
+			!strings.Contains(line, `"path":"/seats/claim/{invitation_token}"`) {
+			t.Errorf("access log line %s, want the invitation token redacted", line)
+		}
+	})
+}
+
+// lastRequestLine is the last access log line in log.
+func lastRequestLine(t *testing.T, log string) string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], `"msg":"request"`) {
+			return lines[i]
+		}
+	}
+	t.Fatalf("no access log line in %q", log)
+	return ""
 }
