@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -198,6 +199,7 @@ func (r *Resolver) deliverWebhook(ctx context.Context, stopping <-chan struct{},
 			body = []byte(*ev.Payload)
 		}
 		res := d.Sender.Send(ctx, webhook.Delivery{URL: ev.URL, Secret: ev.Secret, MsgID: ev.ID.String(), Body: body})
+		r.logAttemptFailure(ev, res.Err)
 		attempt := storage.WebhookAttempt{Succeeded: res.Success, Response: res.Response}
 		if res.StatusCode != 0 {
 			attempt.HTTPCode = &res.StatusCode
@@ -224,6 +226,19 @@ func (r *Resolver) deliverWebhook(ctx context.Context, stopping <-chan struct{},
 		}
 		ev = out.Next
 	}
+}
+
+// logAttemptFailure gives the operator the network error of an attempt that got no answer.
+// The organization's delivery log holds only a generic reason (webhook.Reason): the error
+// names the server's resolver and the addresses the endpoint's host resolved to. Answers
+// outside 2xx are the endpoint's own doing and fully in the delivery log already.
+func (r *Resolver) logAttemptFailure(ev *storage.WebhookDispatch, err error) {
+	var status *webhook.StatusError
+	if err == nil || errors.As(err, &status) || errors.Is(err, context.Canceled) {
+		return
+	}
+	r.Logger.Warn("webhook attempt got no answer", "webhook_event_id", ev.ID, "webhook_endpoint_id", ev.WebhookEndpointID,
+		"organization_id", ev.OrganizationID, "attempt", ev.Attempts, "err", err)
 }
 
 // disableFailingEndpoint turns off an endpoint that keeps failing and records why on it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -279,13 +280,24 @@ func TestRedeliverWebhookEventRefusals(t *testing.T) {
 // look for an hour, and its history keeps the earlier attempts.
 func TestRedeliverWebhookEventSendsItAgain(t *testing.T) {
 	t.Parallel()
-	dw, rc := newDeliveryWorld(t, answerStatus(http.StatusOK))
+	// The endpoint holds its answer until the mutation's result has been read: the woken
+	// dispatcher may send at once, and recording that attempt first would change the
+	// deliveries the result shows.
+	answered := make(chan struct{})
+	dw, rc := newDeliveryWorld(t, func(_ int, w http.ResponseWriter) {
+		<-answered
+		w.WriteHeader(http.StatusOK)
+	})
+	dw.s.Resolver.Webhooks.Sender.Timeout = time.Minute // however long the mutation takes here
+	var once sync.Once
+	answer := func() { once.Do(func() { close(answered) }) }
 	id := insertHookEvents(t, dw.s, dw.org.ID,
 		hookEvent{endpoint: dw.endpoint, typ: "order.updated", succeeded: ptr(false), attempts: []int{500, 500}})[0]
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { dw.s.Resolver.DispatchWebhooks(ctx, 2, time.Hour); close(done) }()
 	defer func() { cancel(); <-done }()
+	defer answer() // before the dispatcher stops: it finishes the attempt it holds
 
 	var out struct{ RedeliverWebhookEvent hookEventOut }
 	dw.s.Query(t, dw.org.Token, `mutation($id: UUID!) { redeliverWebhookEvent(id: $id) { `+hookEventFields+` } }`,
@@ -293,6 +305,7 @@ func TestRedeliverWebhookEventSendsItAgain(t *testing.T) {
 	if e := out.RedeliverWebhookEvent; e.ID != id || e.Succeeded != nil || e.Attempts != 0 || len(e.Deliveries) != 2 {
 		t.Errorf("redelivered event = %+v, want it pending with no attempts yet and its history kept", e)
 	}
+	answer()
 	select {
 	case <-rc.got:
 	case <-time.After(30 * time.Second):

@@ -38,19 +38,20 @@ func TestGlobalBehaviour(t *testing.T) {
 			http.StatusMethodNotAllowed, `{"detail":"Method Not Allowed"}`, map[string]string{"Allow": "POST"}, false},
 		{"a missing trailing slash redirects with 307",
 			func() *http.Request { return request(http.MethodPost, "/v1/customer-sessions", "{}") },
-			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "http://example.com/v1/customer-sessions/"}, false},
+			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/customer-sessions/"}, false},
 		{"an extra trailing slash redirects and keeps the query",
 			func() *http.Request {
 				return request(http.MethodGet, "/v1/customers/"+uuid4+"/payment-methods/?page=2&limit=5", "")
 			},
-			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "http://example.com/v1/customers/" + uuid4 + "/payment-methods?page=2&limit=5"}, false},
-		{"a redirect behind a TLS proxy stays on https",
+			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/customers/" + uuid4 + "/payment-methods?page=2&limit=5"}, false},
+		{"a redirect never points at the request's Host",
 			func() *http.Request {
 				r := request(http.MethodGet, "/v1/orders", "")
+				r.Host = "attacker.example"
 				r.Header.Set("X-Forwarded-Proto", "https")
 				return r
 			},
-			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "https://example.com/v1/orders/"}, false},
+			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/orders/"}, false},
 		{"/api/v1 is served as /v1",
 			func() *http.Request { return request(http.MethodGet, "/api/v1/orders/", "") },
 			http.StatusOK, `{"items":[]}`, nil, true},
@@ -147,6 +148,26 @@ func TestGlobalBehaviour(t *testing.T) {
 			}
 			if got := exec.calls > 0; got != tt.executed {
 				t.Errorf("executed = %v, want %v", got, tt.executed)
+			}
+		})
+	}
+}
+
+func TestSlashRedirectsPointAtThePublicURL(t *testing.T) {
+	h := newTestRouter(t, &fakeExecutor{}, func(c *rest.Config) { c.PublicURL = "https://till.example.com/" })
+	tests := []struct{ name, host, target, location string }{
+		{"a request to the public host", "till.example.com", "/v1/orders?page=2",
+			"https://till.example.com/v1/orders/?page=2"},
+		{"a request naming another host", "attacker.example", "/api/v1/orders",
+			"https://till.example.com/v1/orders/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := request(http.MethodGet, tt.target, "")
+			r.Host = tt.host
+			rec := serve(h, r)
+			if rec.Code != http.StatusTemporaryRedirect || rec.Header().Get("Location") != tt.location {
+				t.Errorf("answered %d to %q, want 307 to %q", rec.Code, rec.Header().Get("Location"), tt.location)
 			}
 		})
 	}

@@ -234,4 +234,8 @@ type Config struct {
 
 	// Realm is the WWW-Authenticate realm; "" means "till".
 	Realm string
+
+	// PublicURL is the origin the trailing-slash redirects point at (e.g.
+	// https://till.example.com); "" makes them relative. Never the request's Host.
+	PublicURL string
 }

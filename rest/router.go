@@ -22,6 +22,8 @@ type router struct {
 	logger *slog.Logger
 	realm  string
 	mux    *chi.Mux
+
+	publicURL string // without a trailing slash; "" for relative redirects
 }
 
 // NewRouter builds the /v1 handler. Mount it at the root of the origin for
@@ -60,6 +62,8 @@ func NewRouter(cfg Config) (http.Handler, error) {
 		logger: cfg.Logger,
 		realm:  cfg.Realm,
 		mux:    chi.NewMux(),
+
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 	}
 	if rt.logger == nil {
 		rt.logger = slog.New(slog.DiscardHandler)
@@ -139,7 +143,7 @@ func (rt *router) fallback(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, route := range rt.routes {
 			if other != "" && rt.matches(route, other) {
-				redirect(w, r, other)
+				rt.redirect(w, r, other)
 				return
 			}
 		}
@@ -147,16 +151,12 @@ func (rt *router) fallback(w http.ResponseWriter, r *http.Request) {
 	writeDetail(w, http.StatusNotFound, "Not Found")
 }
 
-// redirect is Starlette's RedirectResponse to an absolute URL on the same host.
-func redirect(w http.ResponseWriter, r *http.Request, path string) {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
-	target := scheme + "://" + r.Host + path
+// redirect is Starlette's RedirectResponse (307) to the other spelling of the path. Upstream
+// builds an absolute URL from the request's Host header, so anyone who can set that header
+// (a shared cache in front, a proxy passing it through) chooses where clients are sent; the
+// target here is on the configured public URL, or relative when none is configured.
+func (rt *router) redirect(w http.ResponseWriter, r *http.Request, path string) {
+	target := rt.publicURL + path
 	if r.URL.RawQuery != "" {
 		target += "?" + r.URL.RawQuery
 	}

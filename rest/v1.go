@@ -51,6 +51,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		Schema:       schema,
 		Logger:       logger,
 		Authenticate: authn,
+		PublicURL:    r.Issuer(),
 		Guard: func(req *http.Request, route Route) *gqlerror.Error {
 			if err := r.Authorize(req.Context(), parsed[route.Operation]); err != nil {
 				return present(req.Context(), err)

@@ -163,7 +163,7 @@ func TestCreateCustomerSessionServesTheContract(t *testing.T) {
 			call: call{method: http.MethodGet}, want: want{status: 405, body: methodNotAllowedBody, headers: map[string]string{"Allow": "POST"}}},
 		{name: "the path without its trailing slash redirects with 307",
 			call: call{target: "/v1/customer-sessions", body: byID(c.ID)},
-			want: want{status: 307, headers: map[string]string{"Location": "http://example.com/v1/customer-sessions/"}}},
+			want: want{status: 307, headers: map[string]string{"Location": portalURL + "/v1/customer-sessions/"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -213,7 +213,7 @@ func TestListBenefitGrantsServesTheContract(t *testing.T) {
 			want: unauthorized()},
 		{name: "a trailing slash redirects with 307",
 			call: call{target: path(f.benefit, "/")},
-			want: want{status: 307, headers: map[string]string{"Location": "http://example.com" + path(f.benefit, "")}}},
+			want: want{status: 307, headers: map[string]string{"Location": portalURL + path(f.benefit, "")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

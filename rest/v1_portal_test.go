@@ -268,7 +268,7 @@ func TestPortalListPaymentMethodsServesTheContract(t *testing.T) {
 		{name: "a garbage token is 401 invalid_token", call: call{target: path, token: "till_cst_nope"}, want: invalidToken()},
 		{name: "an expired session is 401 invalid_token", call: call{target: path, token: expiredSession(t, f)}, want: invalidToken()},
 		{name: "a trailing slash redirects with 307",
-			call: call{target: path + "/"}, want: want{status: 307, headers: map[string]string{"Location": "http://example.com" + path}}},
+			call: call{target: path + "/"}, want: want{status: 307, headers: map[string]string{"Location": portalURL + path}}},
 		{name: "DELETE is 405", call: call{method: http.MethodDelete, target: path},
 			want: want{status: 405, body: methodNotAllowedBody, headers: map[string]string{"Allow": "GET, HEAD"}}},
 	}

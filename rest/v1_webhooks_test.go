@@ -135,7 +135,7 @@ func TestWebhookEndpointCreateServesTheContract(t *testing.T) {
 		{"no token is 401", call{method: http.MethodPost, target: "/v1/webhooks/endpoints", token: "-", body: webhookBody("https://example.com/", "")},
 			unauthorized()},
 		{"the trailing-slash spelling redirects with 307", call{method: http.MethodPost, target: "/v1/webhooks/endpoints/", body: `{}`},
-			want{status: http.StatusTemporaryRedirect, headers: map[string]string{"Location": "http://example.com/v1/webhooks/endpoints"}}},
+			want{status: http.StatusTemporaryRedirect, headers: map[string]string{"Location": portalURL + "/v1/webhooks/endpoints"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,7 +187,7 @@ func TestWebhookEndpointListAndDeleteServeTheContract(t *testing.T) {
 		{"another scope is 403", list("", f.wrongScope), insufficientScope("webhooks:read webhooks:write")},
 		{"no token is 401", list("", ""), unauthorized()},
 		{"the trailing-slash spelling redirects with 307", list("/?page=2", f.org.Token),
-			want{status: http.StatusTemporaryRedirect, headers: map[string]string{"Location": "http://example.com/v1/webhooks/endpoints?page=2"}}},
+			want{status: http.StatusTemporaryRedirect, headers: map[string]string{"Location": portalURL + "/v1/webhooks/endpoints?page=2"}}},
 		{"delete: a read token is 403", call{method: http.MethodDelete, target: "/v1/webhooks/endpoints/" + first.String(), token: f.read},
 			insufficientScope("webhooks:write")},
 		{"delete: another organization's endpoint is 404", call{method: http.MethodDelete, target: "/v1/webhooks/endpoints/" + foreign.String(), token: f.org.Token},

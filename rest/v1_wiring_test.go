@@ -49,9 +49,9 @@ func TestV1WorksMountedAsCmdTillMountsIt(t *testing.T) {
 		{"an /api/v1 path with the wrong method is 405",
 			call{method: http.MethodDelete, target: "/api" + list}, want{status: 405, body: methodNotAllowedBody}, ""},
 		{"an /api/v1 path with a trailing slash redirects to /v1",
-			call{target: "/api" + list + "/"}, want{status: 307, headers: map[string]string{"Location": "http://example.com" + list}}, ""},
+			call{target: "/api" + list + "/"}, want{status: 307, headers: map[string]string{"Location": portalURL + list}}, ""},
 		{"GET on a POST path without its slash redirects, as Starlette does",
-			call{target: "/api/v1/customer-sessions"}, want{status: 307, headers: map[string]string{"Location": "http://example.com/v1/customer-sessions/"}}, ""},
+			call{target: "/api/v1/customer-sessions"}, want{status: 307, headers: map[string]string{"Location": portalURL + "/v1/customer-sessions/"}}, ""},
 		{"an unknown /api/v1 path is 404", call{target: "/api/v1/nothing"}, want{status: 404, body: notFoundBody}, ""},
 	}
 	for _, tt := range tests {

@@ -35,7 +35,8 @@ func openBlobStore(cfg config, secret []byte) (blob.Store, http.Handler, error) 
 	if dir == "" {
 		dir = filepath.Join(cfg.DataDir, "blobs")
 	}
-	l, err := blob.NewLocal(blob.LocalConfig{Dir: dir, BaseURL: cfg.PublicURL + blobURLPath, Secret: key})
+	l, err := blob.NewLocal(blob.LocalConfig{Dir: dir, BaseURL: cfg.PublicURL + blobURLPath, Secret: key,
+		TransferTime: cfg.transferTime})
 	if err != nil {
 		return nil, nil, err
 	}

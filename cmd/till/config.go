@@ -76,6 +76,28 @@ type config struct {
 	// OIDCKeyRotation is how long an OpenID signing key signs id tokens before a new one
 	// replaces it.
 	OIDCKeyRotation time.Duration `env:"TILL_OIDC_KEY_ROTATION" envDefault:"720h"`
+
+	// HTTPReadTimeout bounds how long a request's headers and body may take to arrive, so a
+	// client that stalls mid-body lets go of its connection; part uploads get longer (see
+	// HTTPMinRate). HTTPWriteTimeout bounds writing an answer, HTTPIdleTimeout a kept-alive
+	// connection waiting for its next request.
+	HTTPReadTimeout  time.Duration `env:"TILL_HTTP_READ_TIMEOUT" envDefault:"30s"`
+	HTTPWriteTimeout time.Duration `env:"TILL_HTTP_WRITE_TIMEOUT" envDefault:"60s"`
+	HTTPIdleTimeout  time.Duration `env:"TILL_HTTP_IDLE_TIMEOUT" envDefault:"120s"`
+	// HTTPMinRate is the slowest transfer, in bytes per second, a part upload or a download of
+	// the local blob store is allowed: such a transfer of n bytes gets the ordinary deadline
+	// plus n/HTTPMinRate, enough for a 5 GiB part over a slow line yet finite.
+	HTTPMinRate int64 `env:"TILL_HTTP_MIN_RATE" envDefault:"131072"`
+	// MaxConnsPerIP caps the connections one client address (an IPv6 /64) holds open at once;
+	// further ones are closed as soon as they are accepted. 0 turns the cap off.
+	MaxConnsPerIP int `env:"TILL_MAX_CONNS_PER_IP" envDefault:"256"`
+
+	// MetricsAddr, when set, serves /metrics on a listener of its own, for a network only
+	// the operator reaches. MetricsToken, when set, also serves it on the public listener to
+	// requests bearing that token. Neither set: no metrics are served, since they reveal
+	// traffic, routes and resource use to anyone.
+	MetricsAddr  string `env:"TILL_METRICS_ADDR"`
+	MetricsToken string `env:"TILL_METRICS_TOKEN"`
 }
 
 // loadConfig reads the configuration through getenv so tests need not touch the process
@@ -87,7 +109,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
 		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC", "TILL_WEBHOOK_TIMEOUT", "TILL_WEBHOOK_CONCURRENCY",
 		"TILL_WEBHOOK_ALLOW_PRIVATE", "TILL_BLOB_DIR", "TILL_S3_ENDPOINT", "TILL_S3_REGION", "TILL_S3_BUCKET",
-		"TILL_S3_ACCESS_KEY", "TILL_S3_SECRET_KEY", "TILL_S3_USE_SSL", "TILL_S3_PATH_STYLE"} {
+		"TILL_S3_ACCESS_KEY", "TILL_S3_SECRET_KEY", "TILL_S3_USE_SSL", "TILL_S3_PATH_STYLE",
+		"TILL_HTTP_READ_TIMEOUT", "TILL_HTTP_WRITE_TIMEOUT", "TILL_HTTP_IDLE_TIMEOUT", "TILL_HTTP_MIN_RATE",
+		"TILL_MAX_CONNS_PER_IP", "TILL_METRICS_ADDR", "TILL_METRICS_TOKEN"} {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -95,6 +119,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 	var c config
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.HTTPReadTimeout <= 0 || c.HTTPWriteTimeout <= 0 || c.HTTPIdleTimeout <= 0 || c.HTTPMinRate <= 0 {
+		return c, errors.New("configuration: TILL_HTTP_READ_TIMEOUT, TILL_HTTP_WRITE_TIMEOUT, TILL_HTTP_IDLE_TIMEOUT " +
+			"and TILL_HTTP_MIN_RATE must be positive")
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
@@ -161,6 +189,9 @@ func (c config) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  TILL_FILES_MAX_PART_SIZE=%d\n  TILL_FILES_PRESIGN_TTL=%s\n  TILL_OIDC_KEY_ROTATION=%s\n",
 		c.FilesMaxPartSize, c.FilesPresignTTL, c.OIDCKeyRotation)
+	fmt.Fprintf(w, "  TILL_HTTP_READ_TIMEOUT=%s\n  TILL_HTTP_WRITE_TIMEOUT=%s\n  TILL_HTTP_IDLE_TIMEOUT=%s\n  TILL_HTTP_MIN_RATE=%d\n  TILL_MAX_CONNS_PER_IP=%d\n",
+		c.HTTPReadTimeout, c.HTTPWriteTimeout, c.HTTPIdleTimeout, c.HTTPMinRate, c.MaxConnsPerIP)
+	fmt.Fprintf(w, "  TILL_METRICS_ADDR=%s\n  TILL_METRICS_TOKEN=(set: %t)\n", c.MetricsAddr, c.MetricsToken != "")
 }
 
 // maskURL hides the password of a database URL.

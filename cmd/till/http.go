@@ -50,7 +50,8 @@ func (s *statusRecorder) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// middleware records metrics and an access log line per request.
+// middleware records metrics and an access log line per request, naming the route pattern
+// and the path with its credentials redacted (loggedPath).
 func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,15 +66,17 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 			m.requests.WithLabelValues(r.Method, route, strconv.Itoa(rec.status)).Inc()
 			m.latency.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
 			logger.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("method", r.Method),
-				slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", rec.status),
+				slog.String("path", loggedPath(r)), slog.String("route", route), slog.Int("status", rec.status),
 				slog.Duration("duration", elapsed))
 		})
 	}
 }
 
-// newHTTPHandler mounts every endpoint: /graphql, /v1, health and metrics.
+// newHTTPHandler mounts every endpoint: /graphql, /v1, health, and metrics when
+// TILL_METRICS_TOKEN guards them. It also returns the bare metrics handler, for
+// TILL_METRICS_ADDR.
 func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, blobs http.Handler,
-	logger *slog.Logger) (http.Handler, error) {
+	logger *slog.Logger) (http.Handler, http.Handler, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db.DB.DB, "till"))
@@ -81,7 +84,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 
 	v1, err := rest.New(r, authn, logger)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux := chi.NewRouter()
 	mux.Use(metrics.middleware(logger))
@@ -95,7 +98,10 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 		}
 		writePlain(w, http.StatusOK, "ready")
 	})
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if cfg.MetricsToken != "" {
+		mux.Handle("/metrics", metricsGuard(cfg.MetricsToken, metricsHandler))
+	}
 	graphqlHandler := authn(r.Handler())
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
@@ -109,10 +115,10 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	}
 	limit, err := licenseRateLimit(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mux.Mount("/", limit(v1))
-	return mux, nil
+	return mux, metricsHandler, nil
 }
 
 func writePlain(w http.ResponseWriter, status int, body string) {

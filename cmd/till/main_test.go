@@ -111,7 +111,9 @@ func TestServeFromScratch(t *testing.T) {
 	}
 	dataDir := t.TempDir()
 	addr := freeAddr(t)
-	vars := map[string]string{"TILL_DATA_DIR": dataDir, "TILL_ADDR": addr, "TILL_LOG_LEVEL": "error"}
+	metricsAddr := freeAddr(t)
+	vars := map[string]string{"TILL_DATA_DIR": dataDir, "TILL_ADDR": addr, "TILL_LOG_LEVEL": "error",
+		"TILL_METRICS_ADDR": metricsAddr}
 
 	out, stop := startServe(t, vars)
 	m := tokenLine.FindStringSubmatch(out.String())
@@ -121,8 +123,12 @@ func TestServeFromScratch(t *testing.T) {
 	token := m[1]
 	base := "http://" + addr
 
-	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 200} {
-		resp, err := http.Get(base + path)
+	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 404,
+		"http://" + metricsAddr + "/metrics": 200} {
+		if !strings.HasPrefix(path, "http:") {
+			path = base + path
+		}
+		resp, err := http.Get(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +168,7 @@ func TestServeFromScratch(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	metrics := get(t, base+"/metrics")
+	metrics := get(t, "http://"+metricsAddr+"/metrics")
 	if !strings.Contains(metrics, `till_http_requests_total{method="POST",route="/graphql",status="200"}`) ||
 		!strings.Contains(metrics, "go_sql_open_connections") {
 		t.Errorf("metrics lack route or pool series:\n%.2000s", metrics)

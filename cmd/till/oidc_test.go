@@ -64,7 +64,7 @@ func TestOpenIDDocumentsAreMounted(t *testing.T) {
 	defer db.close()
 	secret := []byte("oidc-secret")
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: slog.New(slog.DiscardHandler), PortalURL: cfg.PublicURL, Now: time.Now}
-	h, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, nil, slog.New(slog.DiscardHandler))
+	h, _, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"runtime/debug"
@@ -57,7 +56,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
-	handler, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db,
+	handler, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db,
 		blobHandler, logger)
 	if err != nil {
 		return err
@@ -68,12 +67,17 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		stopWork()
 		work.wait()
 	}()
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := listen(cfg)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) }}
+	stopMetrics, err := serveMetrics(ctx, cfg, metrics, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer stopMetrics()
+	srv := newHTTPServer(ctx, cfg, handler)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	logger.Info("till ready", "addr", ln.Addr().String(), "startup", time.Since(started).String())

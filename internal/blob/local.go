@@ -34,6 +34,12 @@ type LocalConfig struct {
 	Secret []byte
 	// Now is the clock for signing and expiry; nil means time.Now.
 	Now func() time.Time
+	// TransferTime, when set, is how long Handler lets a part upload or a download of n
+	// bytes take: it moves the connection's read and write deadlines that far once a
+	// request's signature is valid. A server's ordinary deadlines suit small requests and
+	// would cut a large part off midway; an invalid request never gets the longer ones.
+	// nil leaves the server's deadlines alone.
+	TransferTime func(n int64) time.Duration
 }
 
 // Local stores objects as files under a directory: the embedded default, needing nothing
@@ -49,6 +55,8 @@ type Local struct {
 	base   *url.URL
 	secret []byte
 	now    func() time.Time
+
+	transferTime func(n int64) time.Duration
 
 	stripes [64]sync.Mutex // per-key locks pairing each object's two files
 	uploads uploadLocks    // multipart uploads' locks
@@ -92,7 +100,8 @@ func NewLocal(cfg LocalConfig) (*Local, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Local{root: root, dir: dir, base: base, secret: cfg.Secret, now: now, boot: bootID()}, nil
+	return &Local{root: root, dir: dir, base: base, secret: cfg.Secret, now: now, boot: bootID(),
+		transferTime: cfg.TransferTime}, nil
 }
 
 // Close releases the root directory handle.

@@ -148,6 +148,7 @@ func (l *Local) servePart(w http.ResponseWriter, r *http.Request, key string) {
 		http.Error(w, fmt.Sprintf("Content-Length must be the part size, %d", p.Size()), http.StatusBadRequest)
 		return
 	}
+	l.allowTransfer(w, true, p.Size())
 	want := [][]byte{}
 	for _, b64 := range []string{p.SHA256Base64, r.Header.Get(headerChecksumSHA256)} {
 		if b64 == "" {

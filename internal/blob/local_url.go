@@ -97,6 +97,7 @@ func (l *Local) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
+	l.allowTransfer(w, false, obj.Size)
 	h := w.Header()
 	h.Set("Content-Type", obj.ContentType)
 	h.Set("ETag", `"`+obj.ETag+`"`)
@@ -123,4 +124,20 @@ func (l *Local) checkSignature(key, expiresParam, sigParam, filename string) str
 		return "link expired"
 	}
 	return ""
+}
+
+// allowTransfer gives a signed request the time its transfer of n bytes needs: the write
+// deadline always (a download's body, or an upload's answer once its body arrived) and the
+// read deadline for an upload. It uses the wall clock, not l.now, which only decides link
+// expiry. A writer that cannot move deadlines (a test recorder) is left as is.
+func (l *Local) allowTransfer(w http.ResponseWriter, upload bool, n int64) {
+	if l.transferTime == nil {
+		return
+	}
+	deadline := time.Now().Add(l.transferTime(n))
+	rc := http.NewResponseController(w)
+	if upload {
+		_ = rc.SetReadDeadline(deadline)
+	}
+	_ = rc.SetWriteDeadline(deadline)
 }

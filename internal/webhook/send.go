@@ -39,13 +39,15 @@ type Result struct {
 	StatusCode int
 	// Response is the start of the answer's body (at most [ResponseLimit]
 	// bytes, valid UTF-8, NUL bytes removed so PostgreSQL text accepts it),
-	// or the reason of the failure when the endpoint sent no body.
+	// or, when the endpoint sent no body, the failure's [Reason]: the
+	// organization reads it, so it never carries Err's details.
 	Response string
 	// Success is true exactly when the endpoint answered 2xx.
 	Success bool
 	// Err explains a failure: a *[StatusError] for a non-2xx answer, a
 	// *[BlockedAddrError] for a refused address, or the network error. It is
-	// nil on success.
+	// nil on success. It may name the server's resolver and the addresses a
+	// host resolved to: it is for the operator's log, not the organization.
 	Err error
 	// Duration is the wall time of the attempt.
 	Duration time.Duration
@@ -102,7 +104,10 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Result {
 		res.Err = fmt.Errorf("webhook: no complete answer within %s: %w", s.timeout(), res.Err)
 	}
 	if res.Response == "" && res.Err != nil {
-		res.Response = res.Err.Error()
+		res.Response = Reason(res.Err)
+		if res.Response == ReasonTimeout {
+			res.Response += ": no complete answer within " + s.timeout().String()
+		}
 	}
 	res.Duration = time.Since(start)
 	return res
@@ -112,7 +117,7 @@ func (s *Sender) Send(ctx context.Context, d Delivery) Result {
 func (s *Sender) attempt(ctx context.Context, client *http.Client, d Delivery) Result {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Body))
 	if err != nil {
-		return Result{Err: fmt.Errorf("webhook: invalid endpoint URL: %w", err)}
+		return Result{Err: fmt.Errorf("%w: %w", errInvalidURL, err)}
 	}
 	req.Header = Headers(d.Secret, d.MsgID, s.now(), d.Body)
 	resp, err := client.Do(req)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -138,7 +139,7 @@ func TestSendFailures(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, 0, "webhook: ", "EOF"},
+		}, 0, webhook.ReasonClosed, "EOF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,6 +166,41 @@ func TestSendFailures(t *testing.T) {
 	}
 	if n := len(targetRec.requests()); n != 0 {
 		t.Errorf("redirect target saw %d requests; redirects must not be followed", n)
+	}
+}
+
+// TestSendReasonsNameNothingOfTheServersNetwork: the organization reads Response, so a
+// failure without an answer is a fixed reason there, while Err keeps the details (resolver,
+// addresses, host names) for the operator's log.
+func TestSendReasonsNameNothingOfTheServersNetwork(t *testing.T) {
+	srv, _ := receive(t, answer(http.StatusOK, ""))
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/hook"
+	closed.Close()
+	tests := []struct {
+		name, url    string
+		allowPrivate bool
+		response     string
+		detail       string // in Err, never in Response
+	}{
+		{"a host that does not resolve", "http://no-such-host.invalid/hook", true, webhook.ReasonUnresolved, "no-such-host.invalid"},
+		{"a host that resolves to a refused address", srv.URL, false, webhook.ReasonUnresolved, "127.0.0.1"},
+		{"a port nothing listens on", closedURL, true, webhook.ReasonRefused, "127.0.0.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &webhook.Sender{AllowPrivate: tt.allowPrivate, Timeout: 5 * time.Second}
+			res := s.Send(t.Context(), webhook.Delivery{URL: tt.url, Secret: testSecret, MsgID: "m", Body: []byte("{}")})
+			if res.Success || res.Response != tt.response {
+				t.Errorf("Response = %q, want %q", res.Response, tt.response)
+			}
+			if res.Err == nil || !strings.Contains(res.Err.Error(), tt.detail) {
+				t.Errorf("Err = %v, want the detail %q kept for the operator", res.Err, tt.detail)
+			}
+		})
 	}
 }
 
