@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -104,14 +105,7 @@ type config struct {
 // environment.
 func loadConfig(getenv func(string) string) (config, error) {
 	vars := map[string]string{}
-	for _, k := range []string{"TILL_ADDR", "DATABASE_URL", "TILL_DATA_DIR", "TILL_SECRET", "TILL_PUBLIC_URL",
-		"TILL_PG_BINDIR", "TILL_PG_PORT", "TILL_LOG_LEVEL", "TILL_DB_MAX_CONNS", "TILL_LICENSE_RATE_PER_IP",
-		"TILL_LICENSE_RATE_IP_BLOCK", "TILL_LICENSE_RATE_PER_KEY", "TILL_LICENSE_RATE_KEY_BLOCK", "TILL_TRUSTED_PROXIES",
-		"TILL_TOKEN_CACHE_TTL", "TILL_CUSTOMER_CACHE_TTL", "GOGC", "TILL_WEBHOOK_TIMEOUT", "TILL_WEBHOOK_CONCURRENCY",
-		"TILL_WEBHOOK_ALLOW_PRIVATE", "TILL_BLOB_DIR", "TILL_S3_ENDPOINT", "TILL_S3_REGION", "TILL_S3_BUCKET",
-		"TILL_S3_ACCESS_KEY", "TILL_S3_SECRET_KEY", "TILL_S3_USE_SSL", "TILL_S3_PATH_STYLE",
-		"TILL_HTTP_READ_TIMEOUT", "TILL_HTTP_WRITE_TIMEOUT", "TILL_HTTP_IDLE_TIMEOUT", "TILL_HTTP_MIN_RATE",
-		"TILL_MAX_CONNS_PER_IP", "TILL_METRICS_ADDR", "TILL_METRICS_TOKEN"} {
+	for _, k := range configVariables() {
 		if v := getenv(k); v != "" {
 			vars[k] = v
 		}
@@ -132,6 +126,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.DataDir = abs
 	}
 	return c, nil
+}
+
+// configVariables names every variable config reads, from its env tags, so a new field can
+// never be left out of what loadConfig passes to the parser.
+func configVariables() []string {
+	t := reflect.TypeFor[config]()
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		if name := t.Field(i).Tag.Get("env"); name != "" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // secret returns TILL_SECRET, or a random secret kept in the data directory so token hashes

@@ -339,3 +339,31 @@ func TestConfigurationPrintsSecretsMasked(t *testing.T) {
 		t.Errorf("masked URL missing:\n%s", out.String())
 	}
 }
+
+// TestEveryVariableIsRead: a value set for each documented variable reaches the
+// configuration, so none is silently ignored.
+func TestEveryVariableIsRead(t *testing.T) {
+	cases := []struct {
+		name  string
+		value string
+		got   func(config) any
+		want  any
+	}{
+		{"TILL_FILES_MAX_PART_SIZE", "1048576", func(c config) any { return c.FilesMaxPartSize }, int64(1 << 20)},
+		{"TILL_FILES_PRESIGN_TTL", "3m", func(c config) any { return c.FilesPresignTTL }, 3 * time.Minute},
+		{"TILL_OIDC_KEY_ROTATION", "48h", func(c config) any { return c.OIDCKeyRotation }, 48 * time.Hour},
+		{"TILL_WEBHOOK_CONCURRENCY", "7", func(c config) any { return c.WebhookConcurrency }, 7},
+		{"TILL_MAX_CONNS_PER_IP", "9", func(c config) any { return c.MaxConnsPerIP }, 9},
+	}
+	for _, c := range cases {
+		t.Run(c.name+" is read", func(t *testing.T) {
+			cfg, err := loadConfig(getenvOf(map[string]string{c.name: c.value}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.got(cfg); got != c.want {
+				t.Errorf("%s=%s gave %v, want %v", c.name, c.value, got, c.want)
+			}
+		})
+	}
+}
