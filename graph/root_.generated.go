@@ -7773,10 +7773,13 @@ type Checkout {
   paymentProcessorMetadata: Metadata!
   trialInterval: Interval
   trialIntervalCount: Int
-  metadata: Metadata!
+  "The seller's metadata; empty unless read with a token of the checkout's organization, as upstream's public checkout omits it."
+  metadata: Metadata! @goField(forceResolver: true)
   customFieldData: Metadata!
-  customerMetadata: Metadata!
-  externalCustomerId: String
+  "Copied onto the customer when the checkout succeeds; empty unless read with a token of the checkout's organization."
+  customerMetadata: Metadata! @goField(forceResolver: true)
+  "The seller's id for the customer; null unless read with a token of the checkout's organization."
+  externalCustomerId: String @goField(forceResolver: true)
   subscriptionId: UUID
   "The products the customer may choose from, in the seller's order."
   products: [CheckoutProduct!]!

@@ -225,3 +225,60 @@ func TestConfirmCheckoutRefusesBeforeTheProcessor(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	ebook := ckProduct(t, s, org.Token, "Ebook", "", ckFixed(0))
+	cust := newCustomer(t, s, org.Token, "crm-42")
+	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{ebook.ID}, "externalCustomerId": "crm-42",
+		"metadata": vars{"margin": "thin"}, "customerMetadata": vars{"segment": "whale"}})
+	const fields = `id metadata customerMetadata externalCustomerId`
+	type view struct {
+		ID                 uuid.UUID      `json:"id"`
+		Metadata           map[string]any `json:"metadata"`
+		CustomerMetadata   map[string]any `json:"customerMetadata"`
+		ExternalCustomerID *string        `json:"externalCustomerId"`
+	}
+	hidden := func(v view) bool {
+		return v.ID == c.ID && len(v.Metadata) == 0 && len(v.CustomerMetadata) == 0 && v.ExternalCustomerID == nil
+	}
+	bySecret := `query($s: String!) { checkoutByClientSecret(clientSecret: $s) { ` + fields + ` } }`
+	otherOrg := s.NewOrg(t, resolverstest.AllScopes)
+
+	for _, tc := range []struct{ name, token string }{
+		{"an anonymous buyer", ""},
+		{"the customer's own portal session", newCustomerSession(t, s, org.Token, cust.ID)},
+		{"another organization's token", otherOrg.Token},
+	} {
+		t.Run(tc.name+" reading by client secret sees none of the seller's metadata or ids", func(t *testing.T) {
+			var out struct{ CheckoutByClientSecret view }
+			s.Query(t, tc.token, bySecret, vars{"s": c.ClientSecret}, &out)
+			if !hidden(out.CheckoutByClientSecret) {
+				t.Errorf("read %+v, want the seller's fields empty", out.CheckoutByClientSecret)
+			}
+		})
+	}
+
+	t.Run("the seller reads them by id and by client secret", func(t *testing.T) {
+		var byID struct{ Checkout view }
+		s.Query(t, org.Token, `query($id: UUID!) { checkout(id: $id) { `+fields+` } }`, vars{"id": c.ID}, &byID)
+		var bySec struct{ CheckoutByClientSecret view }
+		s.Query(t, org.Token, bySecret, vars{"s": c.ClientSecret}, &bySec)
+		for _, v := range []view{byID.Checkout, bySec.CheckoutByClientSecret} {
+			if v.Metadata["margin"] != "thin" || v.CustomerMetadata["segment"] != "whale" || v.ExternalCustomerID == nil || *v.ExternalCustomerID != "crm-42" {
+				t.Errorf("seller read %+v, want the metadata and external id", v)
+			}
+		}
+	})
+
+	t.Run("the buyer's confirmation answer hides them too", func(t *testing.T) {
+		var out struct{ ConfirmCheckout view }
+		s.Query(t, "", `mutation($in: CheckoutConfirmInput!) { confirmCheckout(input: $in) { `+fields+` } }`,
+			vars{"in": vars{"clientSecret": c.ClientSecret}}, &out)
+		if !hidden(out.ConfirmCheckout) {
+			t.Errorf("confirmation %+v, want the seller's fields empty", out.ConfirmCheckout)
+		}
+	})
+}
