@@ -7994,7 +7994,12 @@ input CheckoutConfirmInput {
   clientSecret: String
   "A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …)."
   paymentToken: String
-  "A payment method already saved for the checkout's customer."
+  """
+  A payment method already saved for the checkout's customer: the one the seller named
+  (customerId, or externalCustomerId) or whose portal session confirms. A customer matched only
+  by customerEmail receives the purchase, but its saved methods and billing details are not the
+  buyer's to use or change.
+  """
   paymentMethodId: UUID
   productId: UUID
   productPriceId: UUID
