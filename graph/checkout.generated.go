@@ -32,6 +32,11 @@ type CheckoutResolver interface {
 	IsPaymentSetupRequired(ctx context.Context, obj *storage.Checkout) (bool, error)
 	IsPaymentFormRequired(ctx context.Context, obj *storage.Checkout) (bool, error)
 
+	Metadata(ctx context.Context, obj *storage.Checkout) (storage.JSONMap, error)
+
+	CustomerMetadata(ctx context.Context, obj *storage.Checkout) (storage.JSONMap, error)
+	ExternalCustomerID(ctx context.Context, obj *storage.Checkout) (*string, error)
+
 	Products(ctx context.Context, obj *storage.Checkout) ([]*storage.Product, error)
 	Product(ctx context.Context, obj *storage.Checkout) (*storage.Product, error)
 	ProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error)
@@ -1199,7 +1204,7 @@ func (ec *executionContext) _Checkout_metadata(ctx context.Context, field graphq
 			return ec.fieldContext_Checkout_metadata(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Metadata, nil
+			return ec.Resolvers.Checkout().Metadata(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
@@ -1210,7 +1215,7 @@ func (ec *executionContext) _Checkout_metadata(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Checkout_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Checkout", field, false, false, errors.New("field of type Metadata does not have child fields"))
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type Metadata does not have child fields"))
 }
 
 func (ec *executionContext) _Checkout_customFieldData(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
@@ -1245,7 +1250,7 @@ func (ec *executionContext) _Checkout_customerMetadata(ctx context.Context, fiel
 			return ec.fieldContext_Checkout_customerMetadata(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CustomerMetadata, nil
+			return ec.Resolvers.Checkout().CustomerMetadata(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v storage.JSONMap) graphql.Marshaler {
@@ -1256,7 +1261,7 @@ func (ec *executionContext) _Checkout_customerMetadata(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Checkout_customerMetadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Checkout", field, false, false, errors.New("field of type Metadata does not have child fields"))
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type Metadata does not have child fields"))
 }
 
 func (ec *executionContext) _Checkout_externalCustomerId(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
@@ -1268,7 +1273,7 @@ func (ec *executionContext) _Checkout_externalCustomerId(ctx context.Context, fi
 			return ec.fieldContext_Checkout_externalCustomerId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ExternalCustomerID, nil
+			return ec.Resolvers.Checkout().ExternalCustomerID(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -1279,7 +1284,7 @@ func (ec *executionContext) _Checkout_externalCustomerId(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_Checkout_externalCustomerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Checkout", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("Checkout", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Checkout_subscriptionId(ctx context.Context, field graphql.CollectedField, obj *storage.Checkout) (ret graphql.Marshaler) {
@@ -4023,25 +4028,124 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Checkout_metadata(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_metadata(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customFieldData":
 			out.Values[i] = ec._Checkout_customFieldData(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerMetadata":
-			out.Values[i] = ec._Checkout_customerMetadata(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_customerMetadata(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "externalCustomerId":
-			out.Values[i] = ec._Checkout_externalCustomerId(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Checkout_externalCustomerId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "subscriptionId":
 			out.Values[i] = ec._Checkout_subscriptionId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {

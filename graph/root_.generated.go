@@ -7773,10 +7773,13 @@ type Checkout {
   paymentProcessorMetadata: Metadata!
   trialInterval: Interval
   trialIntervalCount: Int
-  metadata: Metadata!
+  "The seller's metadata; empty unless read with a token of the checkout's organization, as upstream's public checkout omits it."
+  metadata: Metadata! @goField(forceResolver: true)
   customFieldData: Metadata!
-  customerMetadata: Metadata!
-  externalCustomerId: String
+  "Copied onto the customer when the checkout succeeds; empty unless read with a token of the checkout's organization."
+  customerMetadata: Metadata! @goField(forceResolver: true)
+  "The seller's id for the customer; null unless read with a token of the checkout's organization."
+  externalCustomerId: String @goField(forceResolver: true)
   subscriptionId: UUID
   "The products the customer may choose from, in the seller's order."
   products: [CheckoutProduct!]!
@@ -7991,7 +7994,12 @@ input CheckoutConfirmInput {
   clientSecret: String
   "A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …)."
   paymentToken: String
-  "A payment method already saved for the checkout's customer."
+  """
+  A payment method already saved for the checkout's customer: the one the seller named
+  (customerId, or externalCustomerId) or whose portal session confirms. A customer matched only
+  by customerEmail receives the purchase, but its saved methods and billing details are not the
+  buyer's to use or change.
+  """
   paymentMethodId: UUID
   productId: UUID
   productPriceId: UUID

@@ -53,6 +53,18 @@ func (r *checkoutResolver) IsPaymentFormRequired(ctx context.Context, obj *stora
 	return f.formRequired(), err
 }
 
+func (r *checkoutResolver) Metadata(ctx context.Context, obj *storage.Checkout) (storage.JSONMap, error) {
+	return sellerOnly(ctx, obj, obj.Metadata, storage.JSONMap{}), nil
+}
+
+func (r *checkoutResolver) CustomerMetadata(ctx context.Context, obj *storage.Checkout) (storage.JSONMap, error) {
+	return sellerOnly(ctx, obj, obj.CustomerMetadata, storage.JSONMap{}), nil
+}
+
+func (r *checkoutResolver) ExternalCustomerID(ctx context.Context, obj *storage.Checkout) (*string, error) {
+	return sellerOnly(ctx, obj, obj.ExternalCustomerID, nil), nil
+}
+
 func (r *checkoutResolver) Products(ctx context.Context, obj *storage.Checkout) ([]*storage.Product, error) {
 	return loaders(ctx).ProductsByCheckout.Load(ctx, obj.ID)()
 }

@@ -47,6 +47,12 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	}
 	conf := &confirmation{methodID: in.PaymentMethodID}
 	if in.PaymentToken != nil {
+		// Saving the token is a call to the processor: a request for no open checkout is
+		// refused before it costs one. Step 1 checks again under the row lock, which is not
+		// held across the processor call.
+		if _, err := r.openCheckout(ctx, in.ID, in.ClientSecret); err != nil {
+			return nil, err
+		}
 		m, err := r.Payments.SavePaymentMethod(ctx, *in.PaymentToken)
 		if errors.Is(err, payment.ErrInvalidToken) {
 			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
@@ -136,17 +142,11 @@ func (r *Resolver) checkConfirmable(ctx context.Context, tx *sqlx.Tx, c *storage
 		return Invalid("missing", "Field is required.", nil, "input", "customerBillingName")
 	}
 	if conf.methodID != nil {
-		cust, err := r.findCheckoutCustomer(ctx, tx, c)
+		b, err := r.findCheckoutCustomer(ctx, tx, c)
 		if err != nil {
 			return err
 		}
-		if cust == nil {
-			return Invalid("value_error", "Payment method does not exist.", conf.methodID.String(), "input", "paymentMethodId")
-		}
-		if _, err := storage.GetCustomerPaymentMethod(ctx, tx, cust.ID, *conf.methodID); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return Invalid("value_error", "Payment method does not exist.", conf.methodID.String(), "input", "paymentMethodId")
-			}
+		if _, err := boundMethod(ctx, tx, b, *conf.methodID); err != nil {
 			return err
 		}
 	}
@@ -169,11 +169,12 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 		if err != nil {
 			return err
 		}
-		cust, err := r.checkoutCustomer(ctx, tx, c)
+		buyer, err := r.checkoutCustomer(ctx, tx, c)
 		if err != nil {
 			return err
 		}
-		pm, err := r.checkoutPaymentMethod(ctx, tx, cust, conf)
+		cust := buyer.customer
+		pm, err := r.checkoutPaymentMethod(ctx, tx, buyer, conf)
 		if err != nil {
 			return err
 		}

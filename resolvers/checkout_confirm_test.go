@@ -13,10 +13,15 @@ import (
 	"till/resolvers/resolverstest"
 )
 
-// ckProcessor counts the charges that reach the processor.
+// ckProcessor counts the charges and the payment-token saves that reach the processor.
 type ckProcessor struct {
 	payment.Processor
-	charges atomic.Int64
+	charges, saves atomic.Int64
+}
+
+func (p *ckProcessor) SavePaymentMethod(ctx context.Context, token string) (payment.Method, error) {
+	p.saves.Add(1)
+	return p.Processor.SavePaymentMethod(ctx, token)
 }
 
 func (p *ckProcessor) Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error) {

@@ -7,13 +7,29 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/auth"
 	"till/internal/payment"
 	"till/storage"
 )
 
+// checkoutBuyer is the customer a checkout is for, and whether the checkout may act for it.
+//
+// A checkout is bound to its customer when the seller named it (customerId, or an
+// externalCustomerId the customer carries, both set with an organization token) or when a
+// portal session of that very customer confirms it. A customer found only because the buyer
+// typed its email is not bound: the purchase is recorded for it, as upstream links such
+// checkouts, but whoever holds a client secret and knows an email is not that customer. So
+// an unbound checkout may not use the customer's saved payment methods and writes nothing
+// the buyer typed onto the customer: billing name, address and tax id stay on the checkout
+// and its order.
+type checkoutBuyer struct {
+	customer *storage.Customer // nil when none exists yet: confirming creates it
+	bound    bool
+}
+
 // findCheckoutCustomer finds the customer a checkout is for without creating one: the linked
-// customer, else the one with its external id, else the one with its email; nil when none.
-func (r *Resolver) findCheckoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (*storage.Customer, error) {
+// customer, else the one with its external id, else the one with its email.
+func (r *Resolver) findCheckoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (checkoutBuyer, error) {
 	orgs := []uuid.UUID{c.OrganizationID}
 	var (
 		cust *storage.Customer
@@ -23,61 +39,83 @@ func (r *Resolver) findCheckoutCustomer(ctx context.Context, tx *sqlx.Tx, c *sto
 	case c.CustomerID != nil:
 		cust, err = storage.GetCustomer(ctx, tx, orgs, *c.CustomerID)
 		if errors.Is(err, storage.ErrNotFound) {
-			return nil, Invalid("value_error", "Customer does not exist.", c.CustomerID.String(), "input", "customerId")
+			return checkoutBuyer{}, Invalid("value_error", "Customer does not exist.", c.CustomerID.String(), "input", "customerId")
 		}
-		return cust, err
+		return checkoutBuyer{customer: cust, bound: true}, err
 	case c.ExternalCustomerID != nil:
 		cust, err = storage.GetCustomerByExternalID(ctx, tx, orgs, *c.ExternalCustomerID)
+		if err == nil {
+			return checkoutBuyer{customer: cust, bound: true}, nil
+		}
 	}
 	if errors.Is(err, storage.ErrNotFound) && c.CustomerEmail != nil {
 		cust, err = storage.FindCustomerByEmail(ctx, tx, c.OrganizationID, *c.CustomerEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
+		return checkoutBuyer{}, nil
 	}
-	return cust, err
+	if err != nil {
+		return checkoutBuyer{}, err
+	}
+	return checkoutBuyer{customer: cust, bound: r.sessionOf(ctx, cust)}, nil
 }
 
-// checkoutCustomer resolves or creates the buyer and records the checkout's details on it:
-// name, billing name and address, tax id, and customer_metadata merged over its metadata.
-func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (*storage.Customer, error) {
-	cust, err := r.findCheckoutCustomer(ctx, tx, c)
+// sessionOf reports whether the request comes from a portal session of the customer allowed
+// to use its billing features (a customer session, or a member session of an owner or
+// billing manager).
+func (r *Resolver) sessionOf(ctx context.Context, cust *storage.Customer) bool {
+	p := auth.FromContext(ctx)
+	return (p.Kind == auth.KindCustomerSession || p.Kind == auth.KindMemberSession) &&
+		p.OrganizationID == cust.OrganizationID && p.CustomerID == cust.ID && r.requireBillingRole(ctx) == nil
+}
+
+// checkoutCustomer resolves or creates the buyer and records the checkout's details on it,
+// as upstream does: a new customer gets them all; a bound one gets the billing name, address
+// and tax id, and a name only when it has none (the name typed at checkout may be a
+// cardholder paying for someone else). A customer matched by email alone gets none of them
+// (see checkoutBuyer). The seller's customer_metadata is merged over the metadata in every case.
+func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (checkoutBuyer, error) {
+	b, err := r.findCheckoutCustomer(ctx, tx, c)
 	if err != nil {
-		return nil, err
+		return b, err
 	}
 	var taxID, taxFormat *string
 	if c.CustomerTaxID != nil && c.CustomerBillingAddress != nil {
 		v, f, err := taxIDOf(*c.CustomerTaxID, c.CustomerBillingAddress.Country, "input", "customerTaxId")
 		if err != nil {
-			return nil, err
+			return b, err
 		}
 		taxID, taxFormat = &v, &f
 	}
-	if cust == nil {
+	if b.customer == nil {
 		w := storage.CustomerWrite{Type: "individual", ExternalID: c.ExternalCustomerID, Email: c.CustomerEmail,
 			Name: c.CustomerName, BillingName: c.CustomerBillingName, BillingAddress: c.CustomerBillingAddress,
 			TaxID: taxID, TaxIDFormat: taxFormat, Locale: c.Locale, Metadata: c.CustomerMetadata}
-		if cust, err = storage.CreateCustomer(ctx, tx, c.OrganizationID, w); err != nil {
+		cust, err := storage.CreateCustomer(ctx, tx, c.OrganizationID, w)
+		if err != nil {
 			if errors.Is(err, storage.ErrConflict) {
-				return nil, BadRequest("A customer with this email or external ID was created meanwhile; please retry.")
+				return b, BadRequest("A customer with this email or external ID was created meanwhile; please retry.")
 			}
-			return nil, err
+			return b, err
 		}
-		return cust, r.emit(ctx, tx, c.OrganizationID, "customer.created", cust.ID)
+		// The buyer gave these details for a customer that did not exist: it is theirs.
+		return checkoutBuyer{customer: cust, bound: true}, r.emit(ctx, tx, c.OrganizationID, "customer.created", cust.ID)
 	}
+	cust := b.customer
 	patch := storage.CustomerPatch{}
-	setIf := func(col string, v *string, cur *string) {
-		if v != nil && (cur == nil || *cur != *v) {
-			patch[col] = *v
+	if b.bound {
+		if cust.Name == nil && c.CustomerName != nil {
+			patch["name"] = *c.CustomerName
 		}
-	}
-	setIf("name", c.CustomerName, cust.Name)
-	setIf("billing_name", c.CustomerBillingName, cust.BillingName)
-	if c.CustomerBillingAddress != nil {
-		patch["billing_address"] = c.CustomerBillingAddress
-	}
-	if taxID != nil {
-		patch["tax_id"], patch["tax_id_format"] = *taxID, *taxFormat
+		if c.CustomerBillingName != nil && (cust.BillingName == nil || *cust.BillingName != *c.CustomerBillingName) {
+			patch["billing_name"] = *c.CustomerBillingName
+		}
+		if c.CustomerBillingAddress != nil {
+			patch["billing_address"] = c.CustomerBillingAddress
+		}
+		if taxID != nil {
+			patch["tax_id"], patch["tax_id_format"] = *taxID, *taxFormat
+		}
 	}
 	if len(c.CustomerMetadata) > 0 {
 		merged := storage.JSONMap{}
@@ -90,34 +128,52 @@ func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage
 		patch["metadata"] = merged
 	}
 	if len(patch) == 0 {
-		return cust, nil
+		return b, nil
 	}
-	if cust, err = storage.UpdateCustomer(ctx, tx, []uuid.UUID{c.OrganizationID}, cust.ID, patch); err != nil {
-		return nil, err
+	if b.customer, err = storage.UpdateCustomer(ctx, tx, []uuid.UUID{c.OrganizationID}, cust.ID, patch); err != nil {
+		return b, err
 	}
-	return cust, r.emitCustomerUpdated(ctx, tx, cust, patch)
+	return b, r.emitCustomerUpdated(ctx, tx, b.customer, patch)
 }
 
-// checkoutPaymentMethod stores the instrument saved from the payment token (making it the
-// default of a customer without one), or loads the already saved method the buyer chose.
-func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, conf *confirmation) (*storage.PaymentMethod, error) {
+// errNoSuchMethod refuses a saved payment method the checkout may not use. It reads the same
+// whether the id is unknown, another customer's, or the email-matched customer's, so the
+// answer tells a stranger nothing about whose methods exist.
+func errNoSuchMethod(id uuid.UUID) error {
+	return Invalid("value_error", "Payment method does not exist.", id.String(), "input", "paymentMethodId")
+}
+
+// boundMethod loads the saved payment method a checkout chose, which must belong to its
+// bound customer (and so to the checkout's organization).
+func boundMethod(ctx context.Context, tx *sqlx.Tx, b checkoutBuyer, id uuid.UUID) (*storage.PaymentMethod, error) {
+	if b.customer == nil || !b.bound {
+		return nil, errNoSuchMethod(id)
+	}
+	pm, err := storage.GetCustomerPaymentMethod(ctx, tx, b.customer.ID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchMethod(id)
+	}
+	return pm, err
+}
+
+// checkoutPaymentMethod stores the instrument saved from the payment token, or loads the
+// already saved method the buyer chose. The new instrument becomes the default of a bound
+// customer without one; it never becomes the default of a customer matched by email, whose
+// other subscriptions would otherwise fall back to a stranger's card.
+func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b checkoutBuyer, conf *confirmation) (*storage.PaymentMethod, error) {
 	switch {
+	case conf.method != nil && b.bound:
+		return r.storeMethod(ctx, tx, b.customer, *conf.method, false)
 	case conf.method != nil:
-		return r.storeMethod(ctx, tx, cust, *conf.method, false)
+		return r.recordMethod(ctx, tx, b.customer, *conf.method)
 	case conf.methodID != nil:
-		pm, err := storage.GetCustomerPaymentMethod(ctx, tx, cust.ID, *conf.methodID)
-		if errors.Is(err, storage.ErrNotFound) {
-			return nil, Invalid("value_error", "Payment method does not exist.", conf.methodID.String(), "input", "paymentMethodId")
-		}
-		return pm, err
+		return boundMethod(ctx, tx, b, *conf.methodID)
 	}
 	return nil, nil
 }
 
-// storeMethod records a processor-saved instrument for a customer. A customer's first
-// method becomes its default, and so does any method saved with makeDefault; the default
-// change is a customer.updated event.
-func (r *Resolver) storeMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, makeDefault bool) (*storage.PaymentMethod, error) {
+// recordMethod stores a processor-saved instrument for a customer without touching its default.
+func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method) (*storage.PaymentMethod, error) {
 	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet}
 	if m.Type == "card" {
 		w.Brand, w.Last4, w.ExpMonth, w.ExpYear = &m.Brand, &m.Last4, &m.ExpMonth, &m.ExpYear
@@ -125,6 +181,17 @@ func (r *Resolver) storeMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.C
 	pm, err := storage.CreatePaymentMethod(ctx, tx, cust.OrganizationID, cust.ID, w)
 	if err != nil {
 		return nil, notFoundOr(err, "Customer not found")
+	}
+	return pm, nil
+}
+
+// storeMethod records a processor-saved instrument for a customer. A customer's first
+// method becomes its default, and so does any method saved with makeDefault; the default
+// change is a customer.updated event.
+func (r *Resolver) storeMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, makeDefault bool) (*storage.PaymentMethod, error) {
+	pm, err := r.recordMethod(ctx, tx, cust, m)
+	if err != nil {
+		return nil, err
 	}
 	changed, err := storage.SetDefaultPaymentMethod(ctx, tx, cust.ID, pm.ID, !makeDefault)
 	if err != nil || !changed {

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
+	"till/internal/auth"
 	"till/storage"
 )
 
@@ -26,6 +27,24 @@ func (r *Resolver) checkout(ctx context.Context, id uuid.UUID) (*storage.Checkou
 func (r *Resolver) checkoutByClientSecret(ctx context.Context, secret string) (*storage.Checkout, error) {
 	c, err := storage.GetCheckoutByClientSecret(ctx, r.DB, secret, r.Now())
 	return c, notFoundOr(err, "")
+}
+
+// sellerOnly is v for a principal of the checkout's organization (an organization token, or
+// a user of it; webhook payloads render as the organization) and hidden otherwise. The buyer
+// reads a checkout with its client secret only: upstream's public checkout leaves out the
+// seller's metadata, customer metadata and external customer id, so a buyer never sees what
+// the seller keeps about the checkout or the customer.
+func sellerOnly[T any](ctx context.Context, c *storage.Checkout, v, hidden T) T {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindOrganization && p.Kind != auth.KindUser {
+		return hidden
+	}
+	for _, o := range organizations(ctx) {
+		if o == c.OrganizationID {
+			return v
+		}
+	}
+	return hidden
 }
 
 // checkoutsPage lists checkouts with GET /v1/checkouts/'s filters and sorts, priming the

@@ -173,14 +173,29 @@ func (r *Resolver) updateCheckout(ctx context.Context, in model.CheckoutUpdateIn
 // organizations or else by client secret (the buyer's credential), and refuses it unless it
 // is open: only an open checkout may be changed and re-priced.
 func (r *Resolver) lockOpenCheckout(ctx context.Context, tx *sqlx.Tx, id *uuid.UUID, secret *string) (*storage.Checkout, error) {
+	return r.findOpenCheckout(ctx, tx, id, secret, true)
+}
+
+// openCheckout is lockOpenCheckout without the lock, for refusing early what step 1 of a
+// confirm would refuse anyway, before work that is costly or outside the database.
+func (r *Resolver) openCheckout(ctx context.Context, id *uuid.UUID, secret *string) (*storage.Checkout, error) {
+	return r.findOpenCheckout(ctx, r.DB, id, secret, false)
+}
+
+func (r *Resolver) findOpenCheckout(ctx context.Context, q sqlx.ExtContext, id *uuid.UUID, secret *string, lock bool) (*storage.Checkout, error) {
 	var (
 		c   *storage.Checkout
 		err error
 	)
-	if id != nil {
-		c, err = storage.LockCheckout(ctx, tx, organizations(ctx), *id, r.Now())
-	} else {
-		c, err = storage.LockCheckoutByClientSecret(ctx, tx, *secret, r.Now())
+	switch {
+	case id != nil && lock:
+		c, err = storage.LockCheckout(ctx, q, organizations(ctx), *id, r.Now())
+	case id != nil:
+		c, err = storage.GetCheckout(ctx, q, organizations(ctx), *id, r.Now())
+	case lock:
+		c, err = storage.LockCheckoutByClientSecret(ctx, q, *secret, r.Now())
+	default:
+		c, err = storage.GetCheckoutByClientSecret(ctx, q, *secret, r.Now())
 	}
 	if err != nil {
 		return nil, notFoundOr(err, "")

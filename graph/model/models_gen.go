@@ -192,7 +192,10 @@ type CheckoutConfirmInput struct {
 	ClientSecret *string    `json:"clientSecret,omitempty"`
 	// A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …).
 	PaymentToken *string `json:"paymentToken,omitempty"`
-	// A payment method already saved for the checkout's customer.
+	// A payment method already saved for the checkout's customer: the one the seller named
+	// (customerId, or externalCustomerId) or whose portal session confirms. A customer matched only
+	// by customerEmail receives the purchase, but its saved methods and billing details are not the
+	// buyer's to use or change.
 	PaymentMethodID        *uuid.UUID      `json:"paymentMethodId,omitempty"`
 	ProductID              *uuid.UUID      `json:"productId,omitempty"`
 	ProductPriceID         *uuid.UUID      `json:"productPriceId,omitempty"`
