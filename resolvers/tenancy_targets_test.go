@@ -93,6 +93,24 @@ func TestTenancyTargets(t *testing.T) {
 		})
 	}
 
+	theirClient := createOAuth2Client(t, s, theirs.Token, oauth2ClientInput(nil)).Client.ClientID
+	for _, tc := range []struct{ name, doc string }{
+		{"updating their OAuth2 client", `mutation($id: String!) { updateOAuth2Client(clientId: $id, input: {clientName: "Mine"}) { clientSecret } }`},
+		{"rotating their OAuth2 client's secret", `mutation($id: String!) { rotateOAuth2ClientSecret(clientId: $id) { clientSecret } }`},
+		{"deleting their OAuth2 client", `mutation($id: String!) { deleteOAuth2Client(clientId: $id) { clientId } }`},
+	} {
+		t.Run(tc.name+" is ResourceNotFound and changes nothing", func(t *testing.T) {
+			row := `SELECT to_jsonb(t)::text FROM oauth2_clients t WHERE client_id = $1`
+			var before, after string
+			s.Get(t, &before, row, theirClient)
+			wantError(t, s.QueryError(t, mine.Token, tc.doc, vars{"id": theirClient}), "ResourceNotFound", 404)
+			s.Get(t, &after, row, theirClient)
+			if after != before {
+				t.Errorf("their client changed:\n before %s\n after  %s", before, after)
+			}
+		})
+	}
+
 	t.Run("validating their license key answers NOT_FOUND, as for an unknown key, and counts nothing", func(t *testing.T) {
 		row := `SELECT to_jsonb(t)::text FROM license_keys t WHERE id = $1`
 		var before, after string
