@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -75,9 +76,15 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 		if len(p.Files) == 0 {
 			return nil, invalid("At least one file is required.", "files")
 		}
-		if p.Archived == nil {
-			p.Archived = map[string]bool{}
+		// archived is keyed by file id: only the listed files' marks are kept, so the
+		// properties name no file but the listed ones, which the write checks.
+		archived := make(map[string]bool, len(p.Archived))
+		for _, id := range p.Files {
+			if v, ok := p.Archived[id.String()]; ok {
+				archived[id.String()] = v
+			}
 		}
+		p.Archived = archived
 		return json.Marshal(p)
 	case "meter_credit":
 		var p struct {
@@ -119,8 +126,23 @@ func (r *Resolver) createBenefit(ctx context.Context, in model.BenefitCreateInpu
 	if in.Visibility != nil {
 		vis = *in.Visibility
 	}
-	return storage.CreateBenefit(ctx, r.DB, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
+	b, err := storage.CreateBenefit(ctx, r.DB, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
 		Visibility: vis, Properties: props, Metadata: in.Metadata})
+	return b, benefitRefError(err)
+}
+
+// benefitRefError reports a meter or file the properties name that is not the
+// organization's as upstream's BenefitPropertiesValidationError does, the same for another
+// organization's object as for a missing one.
+func benefitRefError(err error) error {
+	var re *storage.RefError
+	if !errors.As(err, &re) {
+		return err
+	}
+	if re.Table == "meters" {
+		return Invalid("value_error", "This meter does not exist.", re.ID.String(), "input", "properties", "meter_id")
+	}
+	return Invalid("value_error", "File not found.", re.ID.String(), "input", "properties", "files", re.Index)
 }
 
 // checkDescription applies upstream's 3–42 character bound on benefit descriptions.
@@ -164,7 +186,7 @@ func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInpu
 	var b *storage.Benefit
 	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
 		if b, err = storage.UpdateBenefit(ctx, tx, organizations(ctx), in.ID, patch); err != nil {
-			return err
+			return benefitRefError(err)
 		}
 		if _, ok := patch["properties"]; ok {
 			return r.refreshDownloadables(ctx, tx, b)

@@ -22,7 +22,8 @@ func TestCreateBenefit(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "benefits:read benefits:write")
-	meter, file := uuid.New(), uuid.New()
+	meter := createMeter(t, s, s.NewToken(t, org.ID, "meters:write"), apiCallsInput(nil)).ID
+	file := insertFile(t, s, org.ID)
 
 	for _, tc := range []struct {
 		name  string
@@ -41,6 +42,10 @@ func TestCreateBenefit(t *testing.T) {
 			`{"repository_owner": "o", "repository_name": "n", "permission": "pull"}`, nil},
 		{"a downloadables benefit gets an archived map",
 			vars{"type": "downloadables", "properties": vars{"files": []uuid.UUID{file}}}, `{"archived": {}, "files": ["` + file.String() + `"]}`, nil},
+		{"a downloadables benefit keeps archived marks of its own files only",
+			vars{"type": "downloadables", "properties": vars{"files": []uuid.UUID{file},
+				"archived": map[string]bool{file.String(): true, uuid.NewString(): true}}},
+			`{"archived": {"` + file.String() + `": true}, "files": ["` + file.String() + `"]}`, nil},
 		{"a meter credit benefit keeps units, rollover and meter",
 			vars{"type": "meter_credit", "properties": vars{"units": 100, "rollover": true, "meter_id": meter}},
 			`{"units": 100, "rollover": true, "meter_id": "` + meter.String() + `"}`, nil},
@@ -123,6 +128,12 @@ func TestCreateBenefit(t *testing.T) {
 			[]any{"input", "properties"}, "value_error", "Meter credit needs positive units and a meter_id."},
 		{"meter credits with no units are rejected", vars{"type": "meter_credit", "description": "Credits", "properties": vars{"units": 0, "meter_id": meter}},
 			[]any{"input", "properties"}, "value_error", "Meter credit needs positive units and a meter_id."},
+		{"meter credits on an unknown meter are rejected", vars{"type": "meter_credit", "description": "Credits",
+			"properties": vars{"units": 10, "meter_id": uuid.New()}},
+			[]any{"input", "properties", "meter_id"}, "value_error", "This meter does not exist."},
+		{"downloadables of an unknown file are rejected at that file", vars{"type": "downloadables", "description": "Files",
+			"properties": vars{"files": []uuid.UUID{file, uuid.New()}}},
+			[]any{"input", "properties", "files", 1}, "value_error", "File not found."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s.QueryError(t, org.Token, createBenefitDoc, vars{"input": tc.input})

@@ -60,7 +60,9 @@ func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*mod
 }
 
 // eventWrites runs the checks that need the database and the principal, in upstream's order
-// per item (organization, then customer, then member), and builds the rows to store.
+// per item (organization, then customer, then member), and builds the rows to store. A
+// customer or member must be of the organization the event goes to: a user of several
+// organizations could otherwise file one organization's event under another's customer.
 func (r *Resolver) eventWrites(ctx context.Context, events []EventIngest, now time.Time) ([]storage.EventWrite, []FieldError, error) {
 	p := auth.FromContext(ctx)
 	orgs := organizations(ctx)
@@ -88,9 +90,9 @@ func (r *Resolver) eventWrites(ctx context.Context, events []EventIngest, now ti
 		org, ferr := eventOrganization(p, orgs, e.OrganizationID, loc("organizationId"))
 		switch {
 		case ferr != nil:
-		case e.CustomerID != nil && !customers[*e.CustomerID]:
+		case e.CustomerID != nil && customers[*e.CustomerID] != org:
 			ferr = &FieldError{Type: "customer_id", Loc: loc("customerId"), Msg: "Customer not found.", Input: e.CustomerID.String()}
-		case e.MemberID != nil && !members[*e.MemberID]:
+		case e.MemberID != nil && members[*e.MemberID] != org:
 			ferr = &FieldError{Type: "member_id", Loc: loc("memberId"), Msg: "Member not found.", Input: e.MemberID.String()}
 		}
 		if ferr != nil {

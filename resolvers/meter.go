@@ -249,7 +249,7 @@ func setMeterArchived(ctx context.Context, tx *sqlx.Tx, id uuid.UUID, archived b
 	if archived {
 		prices, benefits, err := storage.MeterInUse(ctx, tx, id)
 		if err != nil {
-			return nil, err
+			return nil, notFoundOr(err, "")
 		}
 		if prices {
 			return nil, Invalid("value_error", "Cannot archive meter that is still attached to active products", true, loc...)

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -48,22 +49,45 @@ type BenefitWrite struct {
 	Metadata    JSONMap
 }
 
-// CreateBenefit inserts a benefit.
+// CreateBenefit inserts a benefit. The objects its properties name must be the
+// organization's (see benefit_refs.go); otherwise it inserts nothing and returns a
+// *RefError.
 func CreateBenefit(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w BenefitWrite) (*Benefit, error) {
 	var b Benefit
-	err := sqlx.GetContext(ctx, q, &b, `INSERT INTO benefits (organization_id, type, description,
-		visibility, properties, metadata) VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+benefitColumns,
+	err := sqlx.GetContext(ctx, q, &b, benefitRefsCTE("$2::text", "$5::jsonb", "$1")+`
+		INSERT INTO benefits (organization_id, type, description, visibility, properties, metadata)
+		SELECT $1, $2, $3, $4, $5, $6 WHERE `+benefitRefsOK("$1")+` RETURNING `+benefitColumns,
 		orgID, w.Type, w.Description, w.Visibility, w.Properties, w.Metadata)
-	return &b, mapErr(err)
+	if err = mapErr(err); errors.Is(err, ErrNotFound) {
+		return nil, missingBenefitRef(ctx, q, orgID, w.Type, w.Properties)
+	}
+	return &b, err
 }
 
 // UpdateBenefit writes the patched columns of a live benefit of the given organizations.
+// When the patch replaces the properties, the objects they name must be the benefit's
+// organization's (see benefit_refs.go); otherwise nothing is written and the error is a
+// *RefError.
 func UpdateBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Benefit, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+	props, _ := patch["properties"].(RawJSON)
+	sets, args := patchSets(patch, []any{id, pq.Array(orgs), props})
+	const (
+		typ = "(SELECT type FROM benefits WHERE id = $1)"
+		org = "(SELECT organization_id FROM benefits WHERE id = $1)"
+	)
 	var b Benefit
-	err := sqlx.GetContext(ctx, q, &b, `UPDATE benefits SET `+sets+`
-		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+benefitColumns, args...)
-	return &b, mapErr(err)
+	err := sqlx.GetContext(ctx, q, &b, benefitRefsCTE(typ, "$3::jsonb", org)+`
+		UPDATE benefits SET `+sets+`
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
+			AND `+benefitRefsOK("benefits.organization_id")+` RETURNING `+benefitColumns, args...)
+	if err = mapErr(err); !errors.Is(err, ErrNotFound) {
+		return &b, err
+	}
+	cur, err := GetBenefit(ctx, q, orgs, id)
+	if err != nil {
+		return nil, err
+	}
+	return nil, missingBenefitRef(ctx, q, cur.OrganizationID, cur.Type, props)
 }
 
 // DeleteBenefit soft-deletes a deletable benefit and detaches it from products.

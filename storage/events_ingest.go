@@ -203,27 +203,34 @@ func hasParents(events []EventWrite) bool {
 	return false
 }
 
-// LiveCustomerIDs returns which of ids are live customers of the organizations.
-func LiveCustomerIDs(ctx context.Context, q sqlx.QueryerContext, orgs, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	return liveIDs(ctx, q, `SELECT id FROM customers WHERE id = ANY($1) AND organization_id = ANY($2) AND deleted_at IS NULL`, orgs, ids)
+// LiveCustomerIDs returns which of ids are live customers of the organizations, each with
+// its organization: an event may only name a customer of the organization it goes to.
+func LiveCustomerIDs(ctx context.Context, q sqlx.QueryerContext, orgs, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	return liveIDs(ctx, q, `SELECT id, organization_id FROM customers
+		WHERE id = ANY($1) AND organization_id = ANY($2) AND deleted_at IS NULL`, orgs, ids)
 }
 
-// LiveMemberIDs returns which of ids are live members of the organizations.
-func LiveMemberIDs(ctx context.Context, q sqlx.QueryerContext, orgs, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	return liveIDs(ctx, q, `SELECT id FROM members WHERE id = ANY($1) AND organization_id = ANY($2) AND deleted_at IS NULL`, orgs, ids)
+// LiveMemberIDs returns which of ids are live members of the organizations, each with its
+// organization.
+func LiveMemberIDs(ctx context.Context, q sqlx.QueryerContext, orgs, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	return liveIDs(ctx, q, `SELECT id, organization_id FROM members
+		WHERE id = ANY($1) AND organization_id = ANY($2) AND deleted_at IS NULL`, orgs, ids)
 }
 
-func liveIDs(ctx context.Context, q sqlx.QueryerContext, query string, orgs, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	out := make(map[uuid.UUID]bool, len(ids))
+func liveIDs(ctx context.Context, q sqlx.QueryerContext, query string, orgs, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	out := make(map[uuid.UUID]uuid.UUID, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var found []uuid.UUID
+	var found []struct {
+		ID             uuid.UUID `db:"id"`
+		OrganizationID uuid.UUID `db:"organization_id"`
+	}
 	if err := sqlx.SelectContext(ctx, q, &found, query, pq.Array(ids), pq.Array(orgs)); err != nil {
 		return nil, mapErr(err)
 	}
-	for _, id := range found {
-		out[id] = true
+	for _, r := range found {
+		out[r.ID] = r.OrganizationID
 	}
 	return out, nil
 }

@@ -80,13 +80,16 @@ func SetMeterArchived(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, 
 }
 
 // MeterInUse tells whether a live metered price of a live product or a live meter_credit
-// benefit still points at the meter, which upstream forbids archiving.
+// benefit of the meter's organization still points at the meter, which upstream forbids
+// archiving. Only the meter's own organization counts: another's reference (which writes
+// refuse) must never keep the owner from archiving.
 func MeterInUse(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) (prices, benefits bool, err error) {
 	err = q.QueryRowxContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM product_prices pp JOIN products p ON p.id = pp.product_id
-			WHERE pp.meter_id = $1 AND NOT pp.is_archived AND NOT p.is_archived),
+			WHERE pp.meter_id = $1 AND pp.organization_id = m.organization_id AND NOT pp.is_archived AND NOT p.is_archived),
 		EXISTS (SELECT 1 FROM benefits b WHERE b.type = 'meter_credit' AND b.deleted_at IS NULL
-			AND b.properties ->> 'meter_id' = $1::text)`, id).Scan(&prices, &benefits)
+			AND b.organization_id = m.organization_id AND b.properties ->> 'meter_id' = $1::text)
+		FROM meters m WHERE m.id = $1`, id).Scan(&prices, &benefits)
 	return prices, benefits, mapErr(err)
 }
 

@@ -1,0 +1,131 @@
+package resolvers_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"till/resolvers/resolverstest"
+)
+
+// tenancyWorld is two organizations with one of everything an input can name: mine, whose
+// token the tests use, and theirs, whose objects the tests try to reach. My organization
+// uses the member model, so sessions may name members.
+type tenancyWorld struct {
+	s            *resolverstest.Server
+	mine, theirs resolverstest.Org
+	// both is a user token of both organizations, onlyMine of mine only; portal is a
+	// portal session of my customer.
+	both, onlyMine, portal string
+
+	myCustomer                                customer
+	myMeter                                   meter
+	myCredit, myDownloads                     benefit
+	myProduct, myPlan                         product
+	myCheckout                                ckCheckout
+	myFile, myDiscount, mySubscription        uuid.UUID
+	theirCustomer                             customer
+	theirMeter                                meter
+	theirBenefit                              benefit
+	theirProduct, theirPlan                   product
+	theirCheckout                             ckCheckout
+	theirMember, theirFile, theirPrice        uuid.UUID
+	theirDiscount, theirSubscription, theirPM uuid.UUID
+	theirOrder, theirJob, theirKey, theirHook uuid.UUID
+	theirDelivery, theirSeat                  uuid.UUID
+}
+
+func newTenancyWorld(tb testing.TB) *tenancyWorld {
+	tb.Helper()
+	s := resolverstest.New(tb)
+	w := &tenancyWorld{s: s, mine: s.NewOrg(tb, resolverstest.AllScopes), theirs: s.NewOrg(tb, resolverstest.AllScopes)}
+	w.both = newUserToken(tb, s, "all", w.mine.ID, w.theirs.ID)
+	w.onlyMine = newUserToken(tb, s, "all", w.mine.ID)
+	s.Exec(tb, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, w.mine.ID)
+
+	w.myCustomer = newCustomer(tb, w.s, w.mine.Token, "mine")
+	w.myMeter = createMeter(tb, w.s, w.mine.Token, apiCallsInput(nil))
+	w.myFile = insertFile(tb, w.s, w.mine.ID)
+	w.myCredit = createBenefit(tb, w.s, w.mine.Token, vars{"type": "meter_credit", "description": "Credits",
+		"properties": vars{"units": 10, "meter_id": w.myMeter.ID}})
+	w.myDownloads = createBenefit(tb, w.s, w.mine.Token, vars{"type": "downloadables", "description": "Downloads",
+		"properties": vars{"files": []uuid.UUID{w.myFile}}})
+	w.myProduct = newProduct(tb, w.s, w.mine.Token, "My product")
+	w.myPlan = createProduct(tb, w.s, w.mine.Token, vars{"name": "My plan", "recurringInterval": "month",
+		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
+	w.myDiscount = ckDiscount(tb, w.s, w.mine.Token, vars{"name": "Mine", "type": "percentage", "basisPoints": 1000, "duration": "once"})
+	w.myCheckout = ckNewCheckout(tb, w.s, w.mine.Token, vars{"products": []uuid.UUID{w.myProduct.ID}})
+	w.mySubscription = insertSubscription(tb, w.s, w.mine.ID, w.myCustomer.ID, w.myPlan.ID)
+
+	w.theirCustomer = newCustomer(tb, w.s, w.theirs.Token, "theirs")
+	w.s.Get(tb, &w.theirMember, `INSERT INTO members (organization_id, customer_id, email) VALUES ($1, $2, 'm@example.com') RETURNING id`,
+		w.theirs.ID, w.theirCustomer.ID)
+	w.theirMeter = createMeter(tb, w.s, w.theirs.Token, apiCallsInput(nil))
+	w.theirFile = insertFile(tb, w.s, w.theirs.ID)
+	w.theirBenefit = newBenefit(tb, w.s, w.theirs.Token, "Their benefit")
+	w.theirProduct = newProduct(tb, w.s, w.theirs.Token, "Their product")
+	w.theirPlan = createProduct(tb, w.s, w.theirs.Token, vars{"name": "Their plan", "recurringInterval": "month",
+		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
+	w.theirPrice = w.theirProduct.Prices[0].ID
+	w.theirDiscount = ckDiscount(tb, w.s, w.theirs.Token, vars{"name": "Theirs", "type": "percentage", "basisPoints": 1000, "duration": "once"})
+	w.theirSubscription = insertSubscription(tb, w.s, w.theirs.ID, w.theirCustomer.ID, w.theirPlan.ID)
+	w.theirPM = addPaymentMethod(tb, w.s, w.theirs.ID, w.theirCustomer.ID, "4242", 0)
+
+	w.theirCheckout = ckNewCheckout(tb, w.s, w.theirs.Token, vars{"products": []uuid.UUID{w.theirProduct.ID}})
+	theirRows := func(query string, args ...any) uuid.UUID {
+		tb.Helper()
+		var id uuid.UUID
+		w.s.Get(tb, &id, query+" RETURNING id", args...)
+		return id
+	}
+	w.theirOrder = theirRows(`INSERT INTO orders (organization_id, customer_id, product_id, status, billing_reason,
+			currency, subtotal_amount, net_amount, total_amount) VALUES ($1, $2, $3, 'paid', 'purchase', 'usd', 1000, 1000, 1000)`,
+		w.theirs.ID, w.theirCustomer.ID, w.theirProduct.ID)
+	w.theirJob = theirRows(`INSERT INTO jobs (organization_id, kind) VALUES ($1, 'order_invoice')`, w.theirs.ID)
+	w.theirKey = theirRows(`INSERT INTO license_keys (organization_id, benefit_id, customer_id, key)
+		VALUES ($1, $2, $3, 'THEIR-KEY')`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
+	w.theirHook = theirRows(`INSERT INTO webhook_endpoints (organization_id, url, secret, format, events)
+		VALUES ($1, 'https://example.com/hook', 'whsec_x', 'raw', '{order.created}')`, w.theirs.ID)
+	w.theirDelivery = theirRows(`INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload)
+		VALUES ($1, $2, 'order.created', '{}')`, w.theirs.ID, w.theirHook)
+	w.theirSeat = theirRows(`INSERT INTO customer_seats (organization_id, subscription_id) VALUES ($1, $2)`, w.theirs.ID, w.theirSubscription)
+	w.portal = newCustomerSession(tb, w.s, w.mine.Token, w.myCustomer.ID)
+	return w
+}
+
+// wantRefusedAt checks a validation error whose first field error points at loc.
+func wantRefusedAt(tb testing.TB, got gqlError, loc []any) {
+	tb.Helper()
+	if got.Extensions.Code != "PolarRequestValidationError" || got.Extensions.Status != 422 {
+		tb.Fatalf("error code = %s (%d), want PolarRequestValidationError (422); message %q, field errors %+v",
+			got.Extensions.Code, got.Extensions.Status, got.Message, got.Extensions.Errors)
+	}
+	if len(got.Extensions.Errors) == 0 {
+		tb.Fatalf("no field errors, want one at %v", loc)
+	}
+	if diff := cmp.Diff(loc, got.Extensions.Errors[0].Loc); diff != "" {
+		tb.Errorf("error location (-want +got):\n%s", diff)
+	}
+}
+
+// insertFile inserts an uploaded downloadable file of an organization; references to it
+// need only its row.
+func insertFile(tb testing.TB, s *resolverstest.Server, orgID uuid.UUID) uuid.UUID {
+	tb.Helper()
+	id := uuid.New()
+	s.Exec(tb, `INSERT INTO files (id, organization_id, service, name, path, mime_type, size, is_uploaded)
+		VALUES ($1, $2, 'downloadable', 'a.txt', $3, 'text/plain', 1, true)`, id, orgID, "downloadable/"+id.String())
+	return id
+}
+
+// insertSubscription inserts an active monthly subscription of a product.
+func insertSubscription(tb testing.TB, s *resolverstest.Server, orgID, customerID, productID uuid.UUID) uuid.UUID {
+	tb.Helper()
+	var id uuid.UUID
+	s.Get(tb, &id, `INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount,
+			currency, recurring_interval, current_period_start, current_period_end, started_at)
+		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now())
+		RETURNING id`, orgID, customerID, productID)
+	return id
+}
