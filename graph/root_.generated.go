@@ -9350,7 +9350,7 @@ input AuthorizeOAuth2Input {
   nonce: String
   "PKCE (RFC 7636); required for public clients."
   codeChallenge: String
-  "S256 or plain; plain when a challenge comes without a method."
+  "S256 or plain (confidential clients only); plain when a challenge comes without a method."
   codeChallengeMethod: String
   "Whom the tokens act for; defaults to the client's default subject type."
   subType: OAuth2SubType

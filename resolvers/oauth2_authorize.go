@@ -132,6 +132,12 @@ func (r *Resolver) ValidateAuthorization(ctx context.Context, req AuthorizeReque
 	if req.CodeChallenge == "" && client.ClientSecretHash == nil {
 		return nil, redirect("invalid_request", `Missing "code_challenge"`)
 	}
+	// A public client's challenge travels through the browser like its code, so with plain
+	// whoever sees the authorization request can redeem the code; OAuth 2.1 requires S256
+	// there. Confidential clients keep plain, as upstream allows: their secret protects the code.
+	if req.CodeChallenge != "" && client.ClientSecretHash == nil && req.CodeChallengeMethod != "S256" {
+		return nil, redirect("invalid_request", `Public clients must use "code_challenge_method=S256"`)
+	}
 	if req.CodeChallenge != "" && !codeChallengePattern.MatchString(req.CodeChallenge) {
 		return nil, redirect("invalid_request", `Invalid "code_challenge"`)
 	}

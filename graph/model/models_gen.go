@@ -123,7 +123,7 @@ type AuthorizeOAuth2Input struct {
 	Nonce *string `json:"nonce,omitempty"`
 	// PKCE (RFC 7636); required for public clients.
 	CodeChallenge *string `json:"codeChallenge,omitempty"`
-	// S256 or plain; plain when a challenge comes without a method.
+	// S256 or plain (confidential clients only); plain when a challenge comes without a method.
 	CodeChallengeMethod *string `json:"codeChallengeMethod,omitempty"`
 	// Whom the tokens act for; defaults to the client's default subject type.
 	SubType *OAuth2SubType `json:"subType,omitempty"`
