@@ -169,14 +169,24 @@ func subset(a, b auth.ScopeSet) bool {
 // AuthorizeOAuth2 gives the signed-in user's consent: it issues an authorization code bound
 // to everything the token endpoint will check and remembers the consent. Only a user's
 // personal access token may consent, never an OAuth token, so an application cannot grant
-// itself (or another application) more than the user did.
+// itself (or another application) more than the user did; and the consent grants no scope
+// that token lacks, nor an organization subject unless the user manages the organization
+// (oauth2_consent_rights.go).
 func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
 	v, userID, err := r.consentRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
+	if v.SubType == "organization" {
+		if err := checkOrganizationConsent(ctx, r.DB, userID, *in.OrganizationID); err != nil {
+			return nil, err
+		}
+	}
+	if v.Scopes, err = consentScopes(v, auth.FromContext(ctx).Scopes); err != nil {
+		return nil, err
+	}
 	c := storage.OAuth2AuthorizationCode{ClientID: v.Client.ClientID, SubType: v.SubType,
-		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce)}
+		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce), ConsentedBy: &userID}
 	grantUser, grantOrg := &userID, (*uuid.UUID)(nil)
 	switch {
 	case v.SubType == "organization":

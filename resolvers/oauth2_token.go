@@ -141,9 +141,12 @@ func (r *Resolver) exchangeCode(ctx context.Context, client *storage.OAuth2Clien
 		if err := checkCodeVerifier(code, req.CodeVerifier); err != nil {
 			return err
 		}
+		if err := recheckConsenter(ctx, tx, code.SubType, code.ConsentedBy, code.OrganizationID, "code"); err != nil {
+			return err
+		}
 		resp, err = r.issueTokens(ctx, tx, client, issue{subType: code.SubType, userID: code.UserID,
 			organizationID: code.OrganizationID, organizationIDs: code.OrganizationIDs, scope: code.Scope,
-			nonce: code.Nonce, codeID: &code.ID, ttl: codeTokenTTL})
+			nonce: code.Nonce, codeID: &code.ID, consentedBy: code.ConsentedBy, ttl: codeTokenTTL})
 		if err != nil {
 			return err
 		}
@@ -209,6 +212,9 @@ func (r *Resolver) refresh(ctx context.Context, client *storage.OAuth2Client, re
 		if err != nil {
 			return err
 		}
+		if err := recheckConsenter(ctx, tx, old.SubType, old.ConsentedBy, old.OrganizationID, "refresh_token"); err != nil {
+			return err
+		}
 		scope := old.Scope
 		if req.Scope != "" {
 			requested, err := auth.ParseScopes(req.Scope)
@@ -219,7 +225,7 @@ func (r *Resolver) refresh(ctx context.Context, client *storage.OAuth2Client, re
 		}
 		resp, err = r.issueTokens(ctx, tx, client, issue{subType: old.SubType, userID: old.UserID,
 			organizationID: old.OrganizationID, organizationIDs: old.OrganizationIDs, scope: scope,
-			nonce: old.Nonce, codeID: old.AuthorizationCodeID, ttl: refreshTokenTTL})
+			nonce: old.Nonce, codeID: old.AuthorizationCodeID, consentedBy: old.ConsentedBy, ttl: refreshTokenTTL})
 		return err
 	})
 	return resp, err
@@ -233,6 +239,7 @@ type issue struct {
 	scope                  string
 	nonce                  *string
 	codeID                 *uuid.UUID
+	consentedBy            *uuid.UUID
 	ttl                    time.Duration
 }
 
@@ -247,7 +254,8 @@ func (r *Resolver) issueTokens(ctx context.Context, q sqlx.ExtContext, client *s
 		ExpiresIn: int(in.ttl.Seconds()), Scope: in.scope}
 	w := storage.OAuth2TokenWrite{ClientID: client.ClientID, AccessToken: auth.Hash(r.Secret, resp.AccessToken),
 		Scope: in.scope, SubType: in.subType, UserID: in.userID, OrganizationID: in.organizationID,
-		OrganizationIDs: in.organizationIDs, Nonce: in.nonce, ExpiresIn: in.ttl, AuthorizationCodeID: in.codeID}
+		OrganizationIDs: in.organizationIDs, Nonce: in.nonce, ExpiresIn: in.ttl, AuthorizationCodeID: in.codeID,
+		ConsentedBy: in.consentedBy}
 	if slices.Contains(client.GrantTypes, "refresh_token") {
 		resp.RefreshToken = auth.Generate(refreshPrefix)
 		hash := auth.Hash(r.Secret, resp.RefreshToken)
