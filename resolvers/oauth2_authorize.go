@@ -31,6 +31,8 @@ type OAuth2Error struct {
 	// Redirect, when set, is the client's redirect URI that receives the error with State.
 	Redirect string
 	State    string
+	// RetryAfter, when set, is how long a throttled client must wait (the Retry-After header).
+	RetryAfter time.Duration
 }
 
 // Error reads as the wire code and description.

@@ -31,6 +31,9 @@ type ClientCredentials struct {
 	// Basic is true when they came in an Authorization: Basic header; a failure then carries
 	// a WWW-Authenticate: Basic challenge (RFC 6749 §5.2).
 	Basic bool
+	// Addr is the address the request came from, for throttling failed authentications;
+	// empty throttles by client only.
+	Addr string
 }
 
 // TokenRequest is the form of POST /v1/oauth2/token.
@@ -57,7 +60,24 @@ type TokenResponse struct {
 // authenticateClient checks client credentials. At the token endpoint (tokenEndpoint) the
 // method must be the one the client registered, and public clients authenticate with their id
 // alone; introspection and revocation accept only Basic or form secrets (contract §4.9).
+// Failures are throttled per client and per address (oauth2_client_throttle.go).
 func (r *Resolver) authenticateClient(ctx context.Context, creds ClientCredentials, tokenEndpoint bool) (*storage.OAuth2Client, error) {
+	throttle, now := r.clientAuth(), r.Now()
+	if err := throttle.refuse(creds, now); err != nil {
+		return nil, err
+	}
+	c, err := r.checkClientCredentials(ctx, creds, tokenEndpoint)
+	var oe *OAuth2Error
+	if errors.As(err, &oe) && oe.Code == "invalid_client" {
+		throttle.fail(creds, c, now)
+		return nil, err
+	}
+	return c, err
+}
+
+// checkClientCredentials is authenticateClient without the throttle. On an invalid_client
+// failure it still returns the client when it exists, for the throttle to count against.
+func (r *Resolver) checkClientCredentials(ctx context.Context, creds ClientCredentials, tokenEndpoint bool) (*storage.OAuth2Client, error) {
 	fail := &OAuth2Error{Code: "invalid_client", Status: 401}
 	if creds.ID == "" {
 		return nil, fail
@@ -80,13 +100,13 @@ func (r *Resolver) authenticateClient(ctx context.Context, creds ClientCredentia
 		if tokenEndpoint && c.TokenEndpointAuthMethod == "none" {
 			return c, nil
 		}
-		return nil, fail
+		return c, fail
 	}
 	if tokenEndpoint && c.TokenEndpointAuthMethod != method {
-		return nil, fail
+		return c, fail
 	}
 	if !r.verifyClientSecret(c, creds.Secret) {
-		return nil, fail
+		return c, fail
 	}
 	return c, nil
 }

@@ -133,6 +133,11 @@ func pkce() (verifier, challenge string) {
 // form-urlencoded id and secret, or form fields); a zero client adds nothing.
 func (f *oauthFixture) post(t *testing.T, path string, c oauthClient, form url.Values) *httptest.ResponseRecorder {
 	t.Helper()
+	return f.s.do(t, oauthCall(path, c, form))
+}
+
+// oauthCall is the request post sends.
+func oauthCall(path string, c oauthClient, form url.Values) call {
 	form = cloneForm(form)
 	header := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	switch c.Method {
@@ -147,7 +152,7 @@ func (f *oauthFixture) post(t *testing.T, path string, c oauthClient, form url.V
 	}
 	body := form.Encode()
 	header["Content-Length"] = strconv.Itoa(len(body))
-	return f.s.do(t, call{method: http.MethodPost, target: path, body: body, header: header})
+	return call{method: http.MethodPost, target: path, body: body, header: header}
 }
 
 func cloneForm(form url.Values) url.Values {
