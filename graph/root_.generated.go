@@ -9351,19 +9351,22 @@ input AuthorizeOAuth2Input {
   clientId: String!
   "Must be one of the client's redirect URIs; may be left out when the client has exactly one."
   redirectUri: String
-  "Space-separated; defaults to every scope the client may request."
+  """
+  Space-separated; every scope must be one the consenting personal access token holds
+  (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
+  """
   scope: String
   state: String
   "Echoed in the id token (OpenID Connect)."
   nonce: String
   "PKCE (RFC 7636); required for public clients."
   codeChallenge: String
-  "S256 or plain; plain when a challenge comes without a method."
+  "S256 or plain (confidential clients only); plain when a challenge comes without a method."
   codeChallengeMethod: String
   "Whom the tokens act for; defaults to the client's default subject type."
   subType: OAuth2SubType
   """
-  For subType organization, the organization (one the user belongs to) the tokens act for;
+  For subType organization, the organization (one the user owns or administers) the tokens act for;
   for subType user, an optional down-scope of the user's tokens to that one organization.
   """
   organizationId: UUID
@@ -9382,7 +9385,8 @@ type AuthorizeOAuth2Payload {
 extend type Mutation {
   """
   Gives the signed-in user's consent (personal access token only): issues an authorization
-  code for the client and remembers the consent.
+  code for the client and remembers the consent. It never grants a scope the token lacks, and
+  only owners and admins may consent for an organization subject.
   """
   authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
   "Refuses the authorization request: the redirect carries error=access_denied."

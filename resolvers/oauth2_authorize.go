@@ -31,6 +31,8 @@ type OAuth2Error struct {
 	// Redirect, when set, is the client's redirect URI that receives the error with State.
 	Redirect string
 	State    string
+	// RetryAfter, when set, is how long a throttled client must wait (the Retry-After header).
+	RetryAfter time.Duration
 }
 
 // Error reads as the wire code and description.
@@ -132,6 +134,12 @@ func (r *Resolver) ValidateAuthorization(ctx context.Context, req AuthorizeReque
 	if req.CodeChallenge == "" && client.ClientSecretHash == nil {
 		return nil, redirect("invalid_request", `Missing "code_challenge"`)
 	}
+	// A public client's challenge travels through the browser like its code, so with plain
+	// whoever sees the authorization request can redeem the code; OAuth 2.1 requires S256
+	// there. Confidential clients keep plain, as upstream allows: their secret protects the code.
+	if req.CodeChallenge != "" && client.ClientSecretHash == nil && req.CodeChallengeMethod != "S256" {
+		return nil, redirect("invalid_request", `Public clients must use "code_challenge_method=S256"`)
+	}
 	if req.CodeChallenge != "" && !codeChallengePattern.MatchString(req.CodeChallenge) {
 		return nil, redirect("invalid_request", `Invalid "code_challenge"`)
 	}
@@ -163,14 +171,24 @@ func subset(a, b auth.ScopeSet) bool {
 // AuthorizeOAuth2 gives the signed-in user's consent: it issues an authorization code bound
 // to everything the token endpoint will check and remembers the consent. Only a user's
 // personal access token may consent, never an OAuth token, so an application cannot grant
-// itself (or another application) more than the user did.
+// itself (or another application) more than the user did; and the consent grants no scope
+// that token lacks, nor an organization subject unless the user manages the organization
+// (oauth2_consent_rights.go).
 func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
 	v, userID, err := r.consentRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
+	if v.SubType == "organization" {
+		if err := checkOrganizationConsent(ctx, r.DB, userID, *in.OrganizationID); err != nil {
+			return nil, err
+		}
+	}
+	if v.Scopes, err = consentScopes(v, auth.FromContext(ctx).Scopes); err != nil {
+		return nil, err
+	}
 	c := storage.OAuth2AuthorizationCode{ClientID: v.Client.ClientID, SubType: v.SubType,
-		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce)}
+		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce), ConsentedBy: &userID}
 	grantUser, grantOrg := &userID, (*uuid.UUID)(nil)
 	switch {
 	case v.SubType == "organization":

@@ -31,6 +31,9 @@ type ClientCredentials struct {
 	// Basic is true when they came in an Authorization: Basic header; a failure then carries
 	// a WWW-Authenticate: Basic challenge (RFC 6749 §5.2).
 	Basic bool
+	// Addr is the address the request came from, for throttling failed authentications;
+	// empty throttles by client only.
+	Addr string
 }
 
 // TokenRequest is the form of POST /v1/oauth2/token.
@@ -57,7 +60,24 @@ type TokenResponse struct {
 // authenticateClient checks client credentials. At the token endpoint (tokenEndpoint) the
 // method must be the one the client registered, and public clients authenticate with their id
 // alone; introspection and revocation accept only Basic or form secrets (contract §4.9).
+// Failures are throttled per client and per address (oauth2_client_throttle.go).
 func (r *Resolver) authenticateClient(ctx context.Context, creds ClientCredentials, tokenEndpoint bool) (*storage.OAuth2Client, error) {
+	throttle, now := r.clientAuth(), r.Now()
+	if err := throttle.refuse(creds, now); err != nil {
+		return nil, err
+	}
+	c, err := r.checkClientCredentials(ctx, creds, tokenEndpoint)
+	var oe *OAuth2Error
+	if errors.As(err, &oe) && oe.Code == "invalid_client" {
+		throttle.fail(creds, c, now)
+		return nil, err
+	}
+	return c, err
+}
+
+// checkClientCredentials is authenticateClient without the throttle. On an invalid_client
+// failure it still returns the client when it exists, for the throttle to count against.
+func (r *Resolver) checkClientCredentials(ctx context.Context, creds ClientCredentials, tokenEndpoint bool) (*storage.OAuth2Client, error) {
 	fail := &OAuth2Error{Code: "invalid_client", Status: 401}
 	if creds.ID == "" {
 		return nil, fail
@@ -80,13 +100,13 @@ func (r *Resolver) authenticateClient(ctx context.Context, creds ClientCredentia
 		if tokenEndpoint && c.TokenEndpointAuthMethod == "none" {
 			return c, nil
 		}
-		return nil, fail
+		return c, fail
 	}
 	if tokenEndpoint && c.TokenEndpointAuthMethod != method {
-		return nil, fail
+		return c, fail
 	}
 	if !r.verifyClientSecret(c, creds.Secret) {
-		return nil, fail
+		return c, fail
 	}
 	return c, nil
 }
@@ -141,9 +161,12 @@ func (r *Resolver) exchangeCode(ctx context.Context, client *storage.OAuth2Clien
 		if err := checkCodeVerifier(code, req.CodeVerifier); err != nil {
 			return err
 		}
+		if err := recheckConsenter(ctx, tx, code.SubType, code.ConsentedBy, code.OrganizationID, "code"); err != nil {
+			return err
+		}
 		resp, err = r.issueTokens(ctx, tx, client, issue{subType: code.SubType, userID: code.UserID,
 			organizationID: code.OrganizationID, organizationIDs: code.OrganizationIDs, scope: code.Scope,
-			nonce: code.Nonce, codeID: &code.ID, ttl: codeTokenTTL})
+			nonce: code.Nonce, codeID: &code.ID, consentedBy: code.ConsentedBy, ttl: codeTokenTTL})
 		if err != nil {
 			return err
 		}
@@ -209,6 +232,9 @@ func (r *Resolver) refresh(ctx context.Context, client *storage.OAuth2Client, re
 		if err != nil {
 			return err
 		}
+		if err := recheckConsenter(ctx, tx, old.SubType, old.ConsentedBy, old.OrganizationID, "refresh_token"); err != nil {
+			return err
+		}
 		scope := old.Scope
 		if req.Scope != "" {
 			requested, err := auth.ParseScopes(req.Scope)
@@ -219,7 +245,7 @@ func (r *Resolver) refresh(ctx context.Context, client *storage.OAuth2Client, re
 		}
 		resp, err = r.issueTokens(ctx, tx, client, issue{subType: old.SubType, userID: old.UserID,
 			organizationID: old.OrganizationID, organizationIDs: old.OrganizationIDs, scope: scope,
-			nonce: old.Nonce, codeID: old.AuthorizationCodeID, ttl: refreshTokenTTL})
+			nonce: old.Nonce, codeID: old.AuthorizationCodeID, consentedBy: old.ConsentedBy, ttl: refreshTokenTTL})
 		return err
 	})
 	return resp, err
@@ -233,6 +259,7 @@ type issue struct {
 	scope                  string
 	nonce                  *string
 	codeID                 *uuid.UUID
+	consentedBy            *uuid.UUID
 	ttl                    time.Duration
 }
 
@@ -247,7 +274,8 @@ func (r *Resolver) issueTokens(ctx context.Context, q sqlx.ExtContext, client *s
 		ExpiresIn: int(in.ttl.Seconds()), Scope: in.scope}
 	w := storage.OAuth2TokenWrite{ClientID: client.ClientID, AccessToken: auth.Hash(r.Secret, resp.AccessToken),
 		Scope: in.scope, SubType: in.subType, UserID: in.userID, OrganizationID: in.organizationID,
-		OrganizationIDs: in.organizationIDs, Nonce: in.nonce, ExpiresIn: in.ttl, AuthorizationCodeID: in.codeID}
+		OrganizationIDs: in.organizationIDs, Nonce: in.nonce, ExpiresIn: in.ttl, AuthorizationCodeID: in.codeID,
+		ConsentedBy: in.consentedBy}
 	if slices.Contains(client.GrantTypes, "refresh_token") {
 		resp.RefreshToken = auth.Generate(refreshPrefix)
 		hash := auth.Hash(r.Secret, resp.RefreshToken)

@@ -8,6 +8,7 @@ package resolvers
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,10 +50,17 @@ type Resolver struct {
 	JobsQueued func()
 	// OIDC tunes the OpenID Connect provider (signing-key rotation); the zero value is the default.
 	OIDC OIDCSettings
+	// ClientIP names the address a request comes from, for per-address throttles such as
+	// failed OAuth2 client authentication: ratelimit.ClientIP over the trusted proxies. Nil
+	// means the TCP peer, which is right when no proxy stands in front.
+	ClientIP func(*http.Request) string
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]
 	validatorMu sync.Mutex
+	// clientAuthThrottle counts failed OAuth2 client authentications, made on first use.
+	clientAuthThrottle *clientAuthThrottle
+	clientAuthOnce     sync.Once
 }
 
 // licenseKeyValidator prepares the validation statement once for the resolver's pool. A

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"till/internal/auth"
+	"till/internal/ratelimit"
 	"till/resolvers"
 )
 
@@ -43,7 +45,7 @@ func oauth2Routes(r *resolvers.Resolver) []Route {
 // oauth2Token serves POST /v1/oauth2/token.
 func oauth2Token(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
+		creds, form, ok := clientForm(r, w, req)
 		if !ok {
 			return
 		}
@@ -61,7 +63,7 @@ func oauth2Token(r *resolvers.Resolver) http.Handler {
 // oauth2Introspect serves POST /v1/oauth2/introspect (RFC 7662).
 func oauth2Introspect(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
+		creds, form, ok := clientForm(r, w, req)
 		if !ok {
 			return
 		}
@@ -80,7 +82,7 @@ func oauth2Introspect(r *resolvers.Resolver) http.Handler {
 // oauth2Revoke serves POST /v1/oauth2/revoke (RFC 7009).
 func oauth2Revoke(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
+		creds, form, ok := clientForm(r, w, req)
 		if !ok {
 			return
 		}
@@ -115,24 +117,35 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 
 // clientForm parses the form body and reads the client credentials: HTTP Basic first, whose
 // id and secret are form-urlencoded before base64 (RFC 6749 §2.3.1), else the form fields.
-func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
+// The request's address comes along, for the throttle of failed authentications.
+func clientForm(r *resolvers.Resolver, w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
 	if err := req.ParseForm(); err != nil {
 		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
 		return resolvers.ClientCredentials{}, nil, false
 	}
 	form := req.PostForm
+	creds := resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}
 	scheme, value, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 	if strings.EqualFold(scheme, "basic") {
-		creds := resolvers.ClientCredentials{Basic: true}
+		creds = resolvers.ClientCredentials{Basic: true}
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
 		id, secret, found := strings.Cut(string(raw), ":")
 		if err == nil && found {
 			creds.ID, _ = url.QueryUnescape(id)
 			creds.Secret, _ = url.QueryUnescape(secret)
 		}
-		return creds, form, true
 	}
-	return resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}, form, true
+	creds.Addr = clientAddr(r, req)
+	return creds, form, true
+}
+
+// clientAddr is the address a request counts against: the resolver's ClientIP (which knows
+// the trusted proxies), else the TCP peer.
+func clientAddr(r *resolvers.Resolver, req *http.Request) string {
+	if r.ClientIP != nil {
+		return r.ClientIP(req)
+	}
+	return ratelimit.ClientIP(nil)(req)
 }
 
 // writeOAuthFailure renders a use-case error: OAuth errors as RFC 6749 JSON (with a Basic
@@ -146,9 +159,12 @@ func writeOAuthFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Re
 		writeOAuth2Error(w, http.StatusInternalServerError, "server_error", "", nil)
 		return
 	}
-	var header map[string]string
-	if oe.Code == "invalid_client" && creds.Basic {
-		header = map[string]string{"WWW-Authenticate": `Basic error="invalid_client"`}
+	header := map[string]string{}
+	if oe.Code == "invalid_client" && oe.Status == http.StatusUnauthorized && creds.Basic {
+		header["WWW-Authenticate"] = `Basic error="invalid_client"`
+	}
+	if oe.RetryAfter > 0 {
+		header["Retry-After"] = strconv.Itoa(ratelimit.RetryAfterSeconds(oe.RetryAfter))
 	}
 	writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, header)
 }

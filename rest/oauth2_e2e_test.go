@@ -180,7 +180,7 @@ func TestOIDCAuthorizationCodeFlowWithStandardClients(t *testing.T) {
 	s := newOIDCServer(t)
 	ctx := t.Context()
 	o := s.newOrg(t, "organizations:read")
-	userID, pat := s.newUser(t, o.ID, "organizations:read organizations:write")
+	userID, pat := s.newUser(t, o.ID, "openid email organizations:read organizations:write")
 	const redirectURI = "https://app.example/callback"
 	clientID, clientSecret := s.createClient(t, pat, "client_secret_basic", redirectURI, "openid email organizations:read")
 	if clientSecret == "" {
@@ -290,7 +290,7 @@ func TestOIDCPublicClientWithPKCE(t *testing.T) {
 	s := newOIDCServer(t)
 	ctx := t.Context()
 	o := s.newOrg(t, "organizations:read")
-	_, pat := s.newUser(t, o.ID, "organizations:read organizations:write")
+	_, pat := s.newUser(t, o.ID, "openid organizations:read organizations:write")
 	const redirectURI = "http://127.0.0.1:4711/callback"
 	clientID, clientSecret := s.createClient(t, pat, "none", redirectURI, "openid organizations:read")
 	if clientSecret != "" {

@@ -38,7 +38,12 @@ func newOAuthFixture(t *testing.T) *oauthFixture {
 	return s.oauthUser(t, s.newOrg(t, "webhooks:read"), s.newOrg(t, "webhooks:read"))
 }
 
-// oauthUser is a new user with a personal access token who belongs to orgA and orgB.
+// oauthScopes are the scopes of the fixture's personal access token: every scope the OAuth
+// tests ask a consent for, since a consent never grants a scope the consenting token lacks.
+const oauthScopes = "openid email webhooks:read"
+
+// oauthUser is a new user (owner of orgA and orgB, the default role) with a personal access
+// token holding oauthScopes.
 func (s *v1) oauthUser(t *testing.T, orgA, orgB org) *oauthFixture {
 	t.Helper()
 	f := &oauthFixture{s: s, gql: auth.Middleware(s.r, s.secret)(s.r.Handler()), user: uuid.New(), orgA: orgA, orgB: orgB}
@@ -49,7 +54,7 @@ func (s *v1) oauthUser(t *testing.T, orgA, orgB org) *oauthFixture {
 	}
 	f.pat = auth.Generate(auth.PrefixPersonalAccessToken)
 	s.exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		f.user, auth.Hash(s.secret, f.pat), "openid")
+		f.user, auth.Hash(s.secret, f.pat), oauthScopes)
 	return f
 }
 
@@ -128,6 +133,11 @@ func pkce() (verifier, challenge string) {
 // form-urlencoded id and secret, or form fields); a zero client adds nothing.
 func (f *oauthFixture) post(t *testing.T, path string, c oauthClient, form url.Values) *httptest.ResponseRecorder {
 	t.Helper()
+	return f.s.do(t, oauthCall(path, c, form))
+}
+
+// oauthCall is the request post sends.
+func oauthCall(path string, c oauthClient, form url.Values) call {
 	form = cloneForm(form)
 	header := map[string]string{"Content-Type": "application/x-www-form-urlencoded"}
 	switch c.Method {
@@ -142,7 +152,7 @@ func (f *oauthFixture) post(t *testing.T, path string, c oauthClient, form url.V
 	}
 	body := form.Encode()
 	header["Content-Length"] = strconv.Itoa(len(body))
-	return f.s.do(t, call{method: http.MethodPost, target: path, body: body, header: header})
+	return call{method: http.MethodPost, target: path, body: body, header: header}
 }
 
 func cloneForm(form url.Values) url.Values {

@@ -100,6 +100,14 @@ func TestOAuth2AuthorizeAnswersConsentDataOrErrors(t *testing.T) {
 			want: want{status: 302}, location: "invalid_scope"},
 		{name: "redirects a public client without a code challenge", target: base + public.ID,
 			want: want{status: 302}, location: "invalid_request"},
+		{name: "redirects a public client with PKCE plain", target: base + public.ID + "&code_challenge=" +
+			strings.Repeat("a", 43) + "&code_challenge_method=plain", want: want{status: 302}, location: "invalid_request"},
+		{name: "redirects a public client whose challenge names no method, which means plain", target: base + public.ID +
+			"&code_challenge=" + strings.Repeat("a", 43), want: want{status: 302}, location: "invalid_request"},
+		{name: "answers a public client with PKCE S256", target: base + public.ID + "&code_challenge=" +
+			strings.Repeat("a", 43) + "&code_challenge_method=S256", want: want{status: 200}},
+		{name: "answers a confidential client with PKCE plain", target: base + conf.ID + "&code_challenge=" +
+			strings.Repeat("a", 43) + "&code_challenge_method=plain", want: want{status: 200}},
 		{name: "redirects an unsupported challenge method", target: base + conf.ID + "&code_challenge=" +
 			strings.Repeat("a", 43) + "&code_challenge_method=S512", want: want{status: 302}, location: "invalid_request"},
 		{name: "redirects prompt=none with login_required", target: base + conf.ID + "&prompt=none",
@@ -130,6 +138,7 @@ func TestOAuth2ConsentMutationChecksTheUser(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
 	c := f.client(t, "client_secret_post", "openid")
+	public := f.client(t, "none", "openid")
 	stranger := f.s.newOrg(t, "webhooks:read")
 	for _, tt := range []struct {
 		name  string
@@ -140,6 +149,8 @@ func TestOAuth2ConsentMutationChecksTheUser(t *testing.T) {
 		{"refuses an organization token", f.orgA.Token, map[string]any{"clientId": c.ID}, "Unauthorized"},
 		{"refuses an unknown client", f.pat, map[string]any{"clientId": "till_ci_x"}, "BadRequest"},
 		{"refuses a scope beyond the client's", f.pat, map[string]any{"clientId": c.ID, "scope": "email"}, "BadRequest"},
+		{"refuses PKCE plain from a public client", f.pat, map[string]any{"clientId": public.ID,
+			"codeChallenge": strings.Repeat("a", 43), "codeChallengeMethod": "plain"}, "BadRequest"},
 		{"refuses an organization the user is not in", f.pat,
 			map[string]any{"clientId": c.ID, "subType": "organization", "organizationId": stranger.ID.String()}, "PolarRequestValidationError"},
 		{"requires the organization of an organization subject", f.pat,

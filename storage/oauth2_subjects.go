@@ -54,3 +54,15 @@ func GetOAuth2Organization(ctx context.Context, q sqlx.QueryerContext, id uuid.U
 	}
 	return &o, nil
 }
+
+// OAuth2ConsentingRole is userID's role in orgID ("owner", "admin" or "member") when the user,
+// the organization and the membership are all live; ErrNotFound otherwise. Consent for an
+// organization subject, and every exchange and refresh of what it issued, depends on it.
+func OAuth2ConsentingRole(ctx context.Context, q sqlx.QueryerContext, userID, orgID uuid.UUID) (string, error) {
+	var role string
+	err := sqlx.GetContext(ctx, q, &role, `SELECT uo.role FROM user_organizations uo
+		JOIN users u ON u.id = uo.user_id AND u.deleted_at IS NULL
+		JOIN organizations o ON o.id = uo.organization_id AND o.deleted_at IS NULL
+		WHERE uo.user_id = $1 AND uo.organization_id = $2 AND uo.deleted_at IS NULL`, userID, orgID)
+	return role, mapErr(err)
+}

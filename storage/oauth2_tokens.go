@@ -33,10 +33,13 @@ type OAuth2AuthorizationCode struct {
 	AuthTime            time.Time      `db:"auth_time"`
 	ExpiresAt           time.Time      `db:"expires_at"`
 	UsedAt              *time.Time     `db:"used_at"`
+	// ConsentedBy is the user who consented; for an organization subject the only link to
+	// the person whose rights the grant rests on.
+	ConsentedBy *uuid.UUID `db:"consented_by"`
 }
 
 const oauth2CodeColumns = `id, code, client_id, sub_type, user_id, organization_id, organization_ids,
-	redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, expires_at, used_at`
+	redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, expires_at, used_at, consented_by`
 
 // CreateOAuth2AuthorizationCode stores a code that expires ttl after the database's now, so
 // expiry is judged by one clock, the one the exchange compares against.
@@ -44,10 +47,11 @@ func CreateOAuth2AuthorizationCode(ctx context.Context, q sqlx.ExtContext, c OAu
 	var out OAuth2AuthorizationCode
 	err := sqlx.GetContext(ctx, q, &out, `INSERT INTO oauth2_authorization_codes (code, client_id, sub_type,
 		user_id, organization_id, organization_ids, redirect_uri, scope, nonce, code_challenge, code_challenge_method,
-		expires_at) VALUES ($1, $2, $3, $4, $5, $6::uuid[], $7, $8, $9, $10, $11, now() + make_interval(secs => $12))
+		expires_at, consented_by) VALUES ($1, $2, $3, $4, $5, $6::uuid[], $7, $8, $9, $10, $11,
+		now() + make_interval(secs => $12), $13)
 		RETURNING `+oauth2CodeColumns,
 		c.Code, c.ClientID, c.SubType, c.UserID, c.OrganizationID, pq.Array(nonNilStrings(c.OrganizationIDs)),
-		c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.CodeChallengeMethod, ttl.Seconds())
+		c.RedirectURI, c.Scope, c.Nonce, c.CodeChallenge, c.CodeChallengeMethod, ttl.Seconds(), c.ConsentedBy)
 	return &out, mapErr(err)
 }
 
@@ -94,11 +98,13 @@ type OAuth2Token struct {
 	AccessTokenRevokedAt  *time.Time     `db:"access_token_revoked_at"`
 	RefreshTokenRevokedAt *time.Time     `db:"refresh_token_revoked_at"`
 	AuthorizationCodeID   *uuid.UUID     `db:"authorization_code_id"`
+	// ConsentedBy is the user whose consent the pair rests on (see OAuth2AuthorizationCode).
+	ConsentedBy *uuid.UUID `db:"consented_by"`
 }
 
 const oauth2TokenColumns = `id, client_id, token_type, access_token, refresh_token, scope, sub_type, user_id,
 	organization_id, organization_ids, nonce, issued_at, expires_at, refresh_token_expires_at,
-	access_token_revoked_at, refresh_token_revoked_at, authorization_code_id`
+	access_token_revoked_at, refresh_token_revoked_at, authorization_code_id, consented_by`
 
 // Revoked reports whether the pair is dead: either revocation kills both tokens, as upstream's
 // is_revoked does.
@@ -120,17 +126,18 @@ type OAuth2TokenWrite struct {
 	Nonce               *string
 	ExpiresIn           time.Duration
 	AuthorizationCodeID *uuid.UUID
+	ConsentedBy         *uuid.UUID
 }
 
 // CreateOAuth2Token stores a token pair.
 func CreateOAuth2Token(ctx context.Context, q sqlx.ExtContext, w OAuth2TokenWrite) (*OAuth2Token, error) {
 	var t OAuth2Token
 	err := sqlx.GetContext(ctx, q, &t, `INSERT INTO oauth2_tokens (client_id, access_token, refresh_token, scope,
-		sub_type, user_id, organization_id, organization_ids, nonce, issued_at, expires_at, authorization_code_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, now(), now() + make_interval(secs => $10), $11)
+		sub_type, user_id, organization_id, organization_ids, nonce, issued_at, expires_at, authorization_code_id,
+		consented_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::uuid[], $9, now(), now() + make_interval(secs => $10), $11, $12)
 		RETURNING `+oauth2TokenColumns,
 		w.ClientID, w.AccessToken, w.RefreshToken, w.Scope, w.SubType, w.UserID, w.OrganizationID,
-		pq.Array(nonNilStrings(w.OrganizationIDs)), w.Nonce, w.ExpiresIn.Seconds(), w.AuthorizationCodeID)
+		pq.Array(nonNilStrings(w.OrganizationIDs)), w.Nonce, w.ExpiresIn.Seconds(), w.AuthorizationCodeID, w.ConsentedBy)
 	return &t, mapErr(err)
 }
 

@@ -22,13 +22,9 @@ var publicLicensePaths = map[string]bool{
 // One guard serves the three paths, so they share one budget per client and per key, as
 // upstream's single rule does. Other requests pass untouched.
 func licenseRateLimit(cfg config) (func(http.Handler) http.Handler, error) {
-	var proxies []netip.Prefix
-	for _, s := range cfg.TrustedProxies {
-		p, err := netip.ParsePrefix(strings.TrimSpace(s))
-		if err != nil {
-			return nil, fmt.Errorf("TILL_TRUSTED_PROXIES: %w", err)
-		}
-		proxies = append(proxies, p)
+	proxies, err := trustedProxies(cfg)
+	if err != nil {
+		return nil, err
 	}
 	rc := ratelimit.DefaultConfig()
 	rc.PerIP = ratelimit.Limit{Rate: cfg.LicenseRatePerIP, Interval: time.Second, Block: cfg.LicenseRateIPBlock}
@@ -47,4 +43,18 @@ func licenseRateLimit(cfg config) (func(http.Handler) http.Handler, error) {
 			next.ServeHTTP(w, r)
 		})
 	}, nil
+}
+
+// trustedProxies parses TILL_TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the
+// client, for every per-address limit.
+func trustedProxies(cfg config) ([]netip.Prefix, error) {
+	var proxies []netip.Prefix
+	for _, s := range cfg.TrustedProxies {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return nil, fmt.Errorf("TILL_TRUSTED_PROXIES: %w", err)
+		}
+		proxies = append(proxies, p)
+	}
+	return proxies, nil
 }

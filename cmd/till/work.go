@@ -11,6 +11,7 @@ import (
 	"till/internal/blob"
 	"till/internal/jobs"
 	"till/internal/payment"
+	"till/internal/ratelimit"
 	"till/internal/ttlcache"
 	"till/internal/webhook"
 	"till/resolvers"
@@ -40,6 +41,11 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 	r.Blobs = blobs
 	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
 	r.OIDC = resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}
+	proxies, err := trustedProxies(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.ClientIP = ratelimit.ClientIP(proxies)
 	return r, blobHandler, nil
 }
 

@@ -116,18 +116,19 @@ type AuthorizeOAuth2Input struct {
 	ClientID string `json:"clientId"`
 	// Must be one of the client's redirect URIs; may be left out when the client has exactly one.
 	RedirectURI *string `json:"redirectUri,omitempty"`
-	// Space-separated; defaults to every scope the client may request.
+	// Space-separated; every scope must be one the consenting personal access token holds
+	// (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
 	Scope *string `json:"scope,omitempty"`
 	State *string `json:"state,omitempty"`
 	// Echoed in the id token (OpenID Connect).
 	Nonce *string `json:"nonce,omitempty"`
 	// PKCE (RFC 7636); required for public clients.
 	CodeChallenge *string `json:"codeChallenge,omitempty"`
-	// S256 or plain; plain when a challenge comes without a method.
+	// S256 or plain (confidential clients only); plain when a challenge comes without a method.
 	CodeChallengeMethod *string `json:"codeChallengeMethod,omitempty"`
 	// Whom the tokens act for; defaults to the client's default subject type.
 	SubType *OAuth2SubType `json:"subType,omitempty"`
-	// For subType organization, the organization (one the user belongs to) the tokens act for;
+	// For subType organization, the organization (one the user owns or administers) the tokens act for;
 	// for subType user, an optional down-scope of the user's tokens to that one organization.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
 }
