@@ -9,9 +9,12 @@ import (
 )
 
 // Failed client authentications allowed per window before the token, introspection and
-// revocation endpoints stop checking secrets: per client, so a secret cannot be guessed from
-// many addresses; and per address, looser, so one address cannot guess many clients' secrets
-// while a few misconfigured clients behind one address do not lock each other out.
+// revocation endpoints stop checking secrets: per client and address, so one address cannot
+// keep guessing one client's secret; and per address, looser, so one address cannot guess
+// many clients' secrets while a few misconfigured clients behind one address do not lock each
+// other out. Client ids are public, so a count per client alone would let anyone lock a
+// confidential client out from wherever it runs; guessing from many addresses instead gains
+// nothing against secrets of 256 bits.
 const (
 	clientAuthFailuresPerClient = 10
 	clientAuthFailuresPerAddr   = 30
@@ -49,7 +52,7 @@ func (r *Resolver) clientAuth() *clientAuthThrottle {
 // as an authentication failure.
 func (t *clientAuthThrottle) refuse(creds ClientCredentials, now time.Time) error {
 	wait := time.Duration(0)
-	if refused, w := t.perClient.Refused(creds.ID, now); refused {
+	if refused, w := t.perClient.Refused(clientAtAddr(creds), now); refused {
 		wait = w
 	}
 	if creds.Addr != "" {
@@ -72,6 +75,9 @@ func (t *clientAuthThrottle) fail(creds ClientCredentials, client *storage.OAuth
 		t.perAddr.Fail(creds.Addr, now)
 	}
 	if client != nil && client.ClientSecretHash != nil {
-		t.perClient.Fail(creds.ID, now)
+		t.perClient.Fail(clientAtAddr(creds), now)
 	}
 }
+
+// clientAtAddr keys the per-client count by client id and address.
+func clientAtAddr(creds ClientCredentials) string { return creds.ID + " " + creds.Addr }

@@ -46,7 +46,7 @@ func TestOAuth2ClientAuthenticationFailuresAreThrottled(t *testing.T) {
 	authenticated := want{status: http.StatusBadRequest, error: "invalid_grant"}
 	unauthenticated := want{status: http.StatusUnauthorized, error: "invalid_client"}
 
-	t.Run("after ten failures even the right secret is refused until the window ends", func(t *testing.T) {
+	t.Run("after ten failures from an address even the right secret is refused there until the window ends", func(t *testing.T) {
 		t.Parallel()
 		f := newOAuthFixture(t)
 		now := time.Now()
@@ -56,14 +56,23 @@ func TestOAuth2ClientAuthenticationFailuresAreThrottled(t *testing.T) {
 			unauthenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", wrongSecret(victim), probe))
 		}
 		throttled(t, f.postFrom(t, attacker, "/v1/oauth2/token", victim, probe))
-		throttled(t, f.postFrom(t, other, "/v1/oauth2/token", victim, probe))
-		throttled(t, f.postFrom(t, other, "/v1/oauth2/introspect", victim, url.Values{"token": {"x"}}))
-		throttled(t, f.postFrom(t, other, "/v1/oauth2/revoke", victim, url.Values{"token": {"x"}}))
+		throttled(t, f.postFrom(t, attacker, "/v1/oauth2/introspect", victim, url.Values{"token": {"x"}}))
+		throttled(t, f.postFrom(t, attacker, "/v1/oauth2/revoke", victim, url.Values{"token": {"x"}}))
 		authenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", bystander, probe))
 		unauthenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", wrongSecret(bystander), probe))
 
 		now = now.Add(time.Minute)
 		authenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", victim, probe))
+	})
+	t.Run("an attacker elsewhere cannot lock a confidential client out", func(t *testing.T) {
+		t.Parallel()
+		f := newOAuthFixture(t)
+		victim := f.client(t, "client_secret_post", "openid")
+		for range 12 {
+			f.postFrom(t, attacker, "/v1/oauth2/token", wrongSecret(victim), probe)
+		}
+		throttled(t, f.postFrom(t, attacker, "/v1/oauth2/token", victim, probe))
+		authenticated.check(t, f.postFrom(t, other, "/v1/oauth2/token", victim, probe))
 	})
 	t.Run("after thirty failures an address is refused for every client", func(t *testing.T) {
 		t.Parallel()
