@@ -210,6 +210,27 @@ func TestOAuth2TokenEndpointRechecksTheOrganizationConsenter(t *testing.T) {
 			want{status: 400, error: "invalid_grant"}.check(t, f.post(t, "/v1/oauth2/token", f.client, refresh))
 		})
 	}
+	for _, tt := range []struct{ name, change string }{
+		{"a user who left the organization", `UPDATE user_organizations SET deleted_at = now() WHERE user_id = $1 AND organization_id = $2`},
+		{"a user demoted to plain member", `UPDATE user_organizations SET role = 'member' WHERE user_id = $1 AND organization_id = $2`},
+	} {
+		t.Run("the access token already issued on the consent of "+tt.name+" stops working", func(t *testing.T) {
+			t.Parallel()
+			f := newConsentRightsFixture(t)
+			code, verifier, _, _ := f.tryConsent(t, map[string]any{"subType": "organization", "organizationId": f.orgA.ID.String()})
+			rec := f.exchangeCode(t, code, verifier)
+			var tok tokenBody
+			decodeJSON(t, rec.Body.Bytes(), &tok)
+			const query = `{ webhookEndpoints { pagination { totalCount } } }`
+			if out := f.graphql(t, tok.AccessToken, query, nil); out["status"] != http.StatusOK {
+				t.Fatalf("the fresh token answered %v", out)
+			}
+			f.s.exec(t, tt.change, f.user, f.orgA.ID)
+			if out := f.graphql(t, tok.AccessToken, query, nil); out["status"] != http.StatusUnauthorized {
+				t.Errorf("after the change the token answered %v, want 401", out)
+			}
+		})
+	}
 	t.Run("the refresh token of a consenter who still manages the organization works", func(t *testing.T) {
 		t.Parallel()
 		f := newConsentRightsFixture(t)

@@ -235,6 +235,8 @@ type ResolvedOAuth2Token struct {
 
 // resolveOAuth2TokenSQL runs on every request made with an OAuth token: one indexed statement
 // that checks expiry, revocation, the client and the subject, and computes the organizations.
+// An organization subject's token lives only as long as the user who consented is still an
+// owner or admin of that organization: a user who leaves takes the applications' access along.
 const resolveOAuth2TokenSQL = `SELECT t.id, t.client_id, t.sub_type, t.user_id, t.organization_id, t.scope, t.expires_at,
 	  CASE WHEN t.sub_type = 'user' THEN coalesce((SELECT array_agg(uo.organization_id)
 	    FROM user_organizations uo JOIN organizations uoo ON uoo.id = uo.organization_id AND uoo.deleted_at IS NULL
@@ -247,7 +249,11 @@ const resolveOAuth2TokenSQL = `SELECT t.id, t.client_id, t.sub_type, t.user_id, 
 	LEFT JOIN organizations o ON o.id = t.organization_id
 	WHERE t.access_token = $1 AND t.expires_at > now()
 	  AND t.access_token_revoked_at IS NULL AND t.refresh_token_revoked_at IS NULL
-	  AND (t.user_id IS NULL OR u.deleted_at IS NULL) AND (t.organization_id IS NULL OR o.deleted_at IS NULL)`
+	  AND (t.user_id IS NULL OR u.deleted_at IS NULL) AND (t.organization_id IS NULL OR o.deleted_at IS NULL)
+	  AND (t.sub_type <> 'organization' OR EXISTS (SELECT 1 FROM user_organizations cu
+	    JOIN users cuu ON cuu.id = cu.user_id AND cuu.deleted_at IS NULL
+	    WHERE cu.user_id = t.consented_by AND cu.organization_id = t.organization_id
+	      AND cu.deleted_at IS NULL AND cu.role IN ('owner', 'admin')))`
 
 // ResolveOAuth2AccessToken finds a live OAuth2 access token by hash.
 func ResolveOAuth2AccessToken(ctx context.Context, q sqlx.QueryerContext, hash string) (*ResolvedOAuth2Token, error) {

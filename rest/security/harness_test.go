@@ -169,7 +169,7 @@ func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 		}
 		tok := auth.Generate(prefix)
 		wr := storage.OAuth2TokenWrite{ClientID: clientID, AccessToken: auth.Hash(w.secret, tok), Scope: allText,
-			SubType: sub, ExpiresIn: time.Hour}
+			SubType: sub, ExpiresIn: time.Hour, ConsentedBy: &user}
 		if sub == "user" {
 			wr.UserID = &user
 		} else {
