@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"till/internal/ratelimit"
 	"till/storage"
 )
 
@@ -29,6 +31,9 @@ type Error struct {
 	// Reason is a machine-readable cause finer than Code (EXPIRED, ACTIVATION_LIMIT_REACHED),
 	// for clients that act on it; GraphQL shows it as extensions.reason, /v1 does not.
 	Reason string
+	// RetryAfter is how long a RATE_LIMITED caller must wait; GraphQL shows it in whole
+	// seconds as extensions.retryAfter, /v1 as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 // FieldError is one validation failure, shaped as upstream's ValidationError item.
@@ -76,6 +81,12 @@ const (
 	CodeDocumentPending = "DocumentPending"
 	// CodeInvalidJobState refuses retrying or cancelling a job whose state does not allow it.
 	CodeInvalidJobState = "InvalidJobState"
+	// CodeRateLimited refuses a call over its rate limit or a GraphQL operation over its
+	// principal's cost budget; /v1 answers it with its own 429 body (internal/ratelimit).
+	CodeRateLimited = "RATE_LIMITED"
+	// CodeCostLimitExceeded refuses a GraphQL document that is too large or too costly to
+	// run at all, whatever the budget.
+	CodeCostLimitExceeded = "COST_LIMIT_EXCEEDED"
 )
 
 // statusByCode is the single table from error code to HTTP status.
@@ -97,6 +108,8 @@ var statusByCode = map[string]int{
 	CodeReceiptNotAllocated:          http.StatusNotFound,
 	CodeDocumentPending:              http.StatusAccepted,
 	CodeInvalidJobState:              http.StatusConflict,
+	CodeRateLimited:                  http.StatusTooManyRequests,
+	CodeCostLimitExceeded:            http.StatusBadRequest,
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain
@@ -172,6 +185,9 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			}
 			if te.Reason != "" {
 				gqlErr.Extensions["reason"] = te.Reason
+			}
+			if te.RetryAfter > 0 {
+				gqlErr.Extensions["retryAfter"] = ratelimit.RetryAfterSeconds(te.RetryAfter)
 			}
 			return gqlErr
 		}

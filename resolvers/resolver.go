@@ -17,6 +17,7 @@ import (
 
 	"till/internal/blob"
 	"till/internal/payment"
+	"till/internal/ratelimit"
 	"till/internal/ttlcache"
 	"till/storage"
 )
@@ -49,6 +50,13 @@ type Resolver struct {
 	JobsQueued func()
 	// OIDC tunes the OpenID Connect provider (signing-key rotation); the zero value is the default.
 	OIDC OIDCSettings
+	// LicenseLimits rate-limits the public license-key operations (validate, activate and
+	// deactivate without a token) per client address and per key, whichever API or alias
+	// calls them; nil limits nothing.
+	LicenseLimits *ratelimit.Guard
+	// CostBudget holds each principal's GraphQL cost points per window (see cost.go); nil
+	// leaves budgets unlimited, while the ceiling of one operation still applies.
+	CostBudget *ratelimit.Limiter
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

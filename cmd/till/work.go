@@ -40,6 +40,12 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 	r.Blobs = blobs
 	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
 	r.OIDC = resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}
+	if r.LicenseLimits, err = licenseLimits(cfg); err != nil {
+		return nil, nil, err
+	}
+	if r.CostBudget, err = costBudget(cfg); err != nil {
+		return nil, nil, err
+	}
 	return r, blobHandler, nil
 }
 
