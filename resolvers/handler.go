@@ -20,11 +20,11 @@ import (
 	"till/internal/graphiql"
 )
 
-// Limits that keep one query from exhausting the server.
+// Limits that keep one query from exhausting the server; the limits on a document's size
+// and shape are in cost_document.go.
 const (
 	maxDepth       = 12
 	maxComplexity  = 5000
-	maxQueryBytes  = 64 << 10
 	queryCacheSize = 1000
 )
 
@@ -55,8 +55,11 @@ func (r *Resolver) Handler() http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
+	docs := lru.New[*ast.QueryDocument](queryCacheSize)
+	srv.SetQueryCache(docs)
+	srv.SetParserTokenLimit(maxTokens)
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](queryCacheSize)})
+	srv.Use(DocumentLimit{Cache: docs})
 	for _, e := range r.extensions() {
 		srv.Use(e)
 	}
@@ -73,6 +76,12 @@ func (r *Resolver) Handler() http.Handler {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusRequestEntityTooLarge)
 			_, _ = w.Write([]byte(`{"errors":[{"message":"request body too large","extensions":{"code":"RequestBodyTooLarge","status":413}}],"data":null}`))
+			return
+		}
+		if req.Method == http.MethodGet && max(len(req.RequestURI), len(req.URL.RawQuery)) > maxQueryBytes {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusRequestURITooLong)
+			_, _ = w.Write([]byte(`{"errors":[{"message":"request URI too long","extensions":{"code":"RequestURITooLong","status":414}}],"data":null}`))
 			return
 		}
 		req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
