@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -88,11 +87,9 @@ func tooManyTokens(src *ast.Source) bool {
 	return err == nil && tok.Kind != lexer.EOF
 }
 
-// costLimitError is a refusal of the document as a whole, shaped as the presenter shapes a
-// resolvers.Error.
+// costLimitError is a refusal of the document as a whole.
 func costLimitError(detail string) *gqlerror.Error {
-	return &gqlerror.Error{Message: detail, Extensions: map[string]any{
-		"code": CodeCostLimitExceeded, "status": http.StatusBadRequest, "detail": detail}}
+	return errorOf(&Error{Code: CodeCostLimitExceeded, Detail: detail})
 }
 
 // measureDocument walks every operation and fragment definition as validation will, with

@@ -175,20 +175,7 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		var te *Error
 		if errors.As(err, &te) {
-			gqlErr.Message = te.Error()
-			gqlErr.Extensions = map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
-			if len(te.Errors) > 0 {
-				gqlErr.Extensions["errors"] = te.Errors
-			}
-			if len(te.Scopes) > 0 {
-				gqlErr.Extensions["scopes"] = te.Scopes
-			}
-			if te.Reason != "" {
-				gqlErr.Extensions["reason"] = te.Reason
-			}
-			if te.RetryAfter > 0 {
-				gqlErr.Extensions["retryAfter"] = ratelimit.RetryAfterSeconds(te.RetryAfter)
-			}
+			gqlErr.Message, gqlErr.Extensions = te.Error(), extensionsOf(te)
 			return gqlErr
 		}
 		var already *gqlerror.Error
@@ -207,6 +194,30 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			"detail": "Internal Server Error"}
 		return gqlErr
 	}
+}
+
+// extensionsOf is how a Till error shows in a GraphQL error's extensions.
+func extensionsOf(te *Error) map[string]any {
+	ext := map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
+	if len(te.Errors) > 0 {
+		ext["errors"] = te.Errors
+	}
+	if len(te.Scopes) > 0 {
+		ext["scopes"] = te.Scopes
+	}
+	if te.Reason != "" {
+		ext["reason"] = te.Reason
+	}
+	if te.RetryAfter > 0 {
+		ext["retryAfter"] = ratelimit.RetryAfterSeconds(te.RetryAfter)
+	}
+	return ext
+}
+
+// errorOf is a Till error as the presenter shows it, for refusals made before any resolver
+// runs (handler extensions), which return GraphQL errors themselves.
+func errorOf(te *Error) *gqlerror.Error {
+	return &gqlerror.Error{Message: te.Error(), Extensions: extensionsOf(te)}
 }
 
 // argumentError recognises an argument gqlgen could not coerce (a malformed UUID, a metadata

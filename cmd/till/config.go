@@ -48,8 +48,8 @@ type config struct {
 	TrustedProxies []string `env:"TILL_TRUSTED_PROXIES" envSeparator:","`
 	// GraphQLCostBudget is each principal's GraphQL cost points per minute (an anonymous
 	// caller's per client IP); 0 turns the budget off. One operation never costs more than
-	// 10,000 whatever the budget.
-	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"100000"`
+	// 25,000 whatever the budget.
+	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"250000"`
 
 	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
 	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`
