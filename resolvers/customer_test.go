@@ -470,7 +470,6 @@ func TestListCustomers(t *testing.T) {
 		{"sorting by email descending", vars{"sorting": []string{"-email"}}, []string{"e@example.com", "d@example.com", "c@example.com", "b@example.com", "a@example.com"}, 5, 1},
 		{"a page of two", vars{"limit": 2, "page": 2}, []string{"c@example.com", "b@example.com"}, 5, 3},
 		{"a page past the end is empty", vars{"limit": 2, "page": 4}, []string{}, 5, 3},
-		{"a limit above 100 is clamped", vars{"limit": 1000}, []string{"e@example.com", "d@example.com", "c@example.com", "b@example.com", "a@example.com"}, 5, 1},
 		{"filtering by email ignores case", vars{"filter": vars{"email": "B@EXAMPLE.COM"}}, []string{"b@example.com"}, 1, 1},
 		{"filtering by external id", vars{"filter": vars{"externalId": "x-a"}}, []string{"a@example.com"}, 1, 1},
 		{"the query matches names", vars{"filter": vars{"query": "xav"}}, []string{"c@example.com"}, 1, 1},
@@ -502,18 +501,22 @@ func TestListCustomers(t *testing.T) {
 		})
 	}
 
-	t.Run("a limit above 100 returns 100 rows", func(t *testing.T) {
+	t.Run("a limit of 100 returns 100 rows, and a larger one is refused (/v1 clamps it)", func(t *testing.T) {
 		big := s.NewOrg(t, "customers:read")
 		s.Exec(t, `INSERT INTO customers (organization_id, email)
 			SELECT $1, 'bulk' || i || '@example.com' FROM generate_series(1, 105) AS i`, big.ID)
 		var list customerList
-		s.Query(t, big.Token, listCustomersDoc, vars{"limit": 1000}, &list)
+		s.Query(t, big.Token, listCustomersDoc, vars{"limit": 100}, &list)
 		if n, p := len(list.Customers.Items), list.Customers.Pagination; n != 100 || p.TotalCount != 105 || p.MaxPage != 2 {
 			t.Errorf("got %d items, pagination %+v; want 100 items of 105 on 2 pages", n, p)
 		}
-		s.Query(t, big.Token, listCustomersDoc, vars{"limit": 1000, "page": 2}, &list)
+		s.Query(t, big.Token, listCustomersDoc, vars{"limit": 100, "page": 2}, &list)
 		if n := len(list.Customers.Items); n != 5 {
 			t.Errorf("page 2 has %d items, want 5", n)
+		}
+		e := s.QueryError(t, big.Token, listCustomersDoc, vars{"limit": 1000})
+		if e.Extensions.Code != "RequestValidationError" || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "less_than_equal" {
+			t.Errorf("limit 1000: %+v, want a less_than_equal validation error", e)
 		}
 	})
 

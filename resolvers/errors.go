@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"till/internal/ratelimit"
 	"till/storage"
 )
 
@@ -29,6 +31,9 @@ type Error struct {
 	// Reason is a machine-readable cause finer than Code (EXPIRED, ACTIVATION_LIMIT_REACHED),
 	// for clients that act on it; GraphQL shows it as extensions.reason, /v1 does not.
 	Reason string
+	// RetryAfter is how long a RATE_LIMITED caller must wait; GraphQL shows it in whole
+	// seconds as extensions.retryAfter, /v1 as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 // FieldError is one validation failure, shaped as upstream's ValidationError item.
@@ -76,6 +81,12 @@ const (
 	CodeDocumentPending = "DocumentPending"
 	// CodeInvalidJobState refuses retrying or cancelling a job whose state does not allow it.
 	CodeInvalidJobState = "InvalidJobState"
+	// CodeRateLimited refuses a call over its rate limit or a GraphQL operation over its
+	// principal's cost budget; /v1 answers it with its own 429 body (internal/ratelimit).
+	CodeRateLimited = "RATE_LIMITED"
+	// CodeCostLimitExceeded refuses a GraphQL document that is too large or too costly to
+	// run at all, whatever the budget.
+	CodeCostLimitExceeded = "COST_LIMIT_EXCEEDED"
 )
 
 // statusByCode is the single table from error code to HTTP status.
@@ -97,6 +108,8 @@ var statusByCode = map[string]int{
 	CodeReceiptNotAllocated:          http.StatusNotFound,
 	CodeDocumentPending:              http.StatusAccepted,
 	CodeInvalidJobState:              http.StatusConflict,
+	CodeRateLimited:                  http.StatusTooManyRequests,
+	CodeCostLimitExceeded:            http.StatusBadRequest,
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain
@@ -162,17 +175,7 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		var te *Error
 		if errors.As(err, &te) {
-			gqlErr.Message = te.Error()
-			gqlErr.Extensions = map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
-			if len(te.Errors) > 0 {
-				gqlErr.Extensions["errors"] = te.Errors
-			}
-			if len(te.Scopes) > 0 {
-				gqlErr.Extensions["scopes"] = te.Scopes
-			}
-			if te.Reason != "" {
-				gqlErr.Extensions["reason"] = te.Reason
-			}
+			gqlErr.Message, gqlErr.Extensions = te.Error(), extensionsOf(te)
 			return gqlErr
 		}
 		var already *gqlerror.Error
@@ -191,6 +194,30 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			"detail": "Internal Server Error"}
 		return gqlErr
 	}
+}
+
+// extensionsOf is how a Till error shows in a GraphQL error's extensions.
+func extensionsOf(te *Error) map[string]any {
+	ext := map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
+	if len(te.Errors) > 0 {
+		ext["errors"] = te.Errors
+	}
+	if len(te.Scopes) > 0 {
+		ext["scopes"] = te.Scopes
+	}
+	if te.Reason != "" {
+		ext["reason"] = te.Reason
+	}
+	if te.RetryAfter > 0 {
+		ext["retryAfter"] = ratelimit.RetryAfterSeconds(te.RetryAfter)
+	}
+	return ext
+}
+
+// errorOf is a Till error as the presenter shows it, for refusals made before any resolver
+// runs (handler extensions), which return GraphQL errors themselves.
+func errorOf(te *Error) *gqlerror.Error {
+	return &gqlerror.Error{Message: te.Error(), Extensions: extensionsOf(te)}
 }
 
 // argumentError recognises an argument gqlgen could not coerce (a malformed UUID, a metadata

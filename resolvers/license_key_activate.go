@@ -17,6 +17,11 @@ import (
 // The key row stays locked while its live activations are counted and the new one is
 // created, so concurrent activations never pass limitActivations.
 func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyActivateInput, orgs []uuid.UUID) (*storage.LicenseKeyActivation, error) {
+	if orgs == nil {
+		if err := r.limitPublicLicenseCall(ctx, in.OrganizationID, in.Key); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkMetadata(in.Conditions, "input", "conditions"); err != nil {
 		return nil, err
 	}
@@ -77,6 +82,11 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 // deactivateLicenseKey frees an activation's slot. Upstream checks neither status nor
 // expiry here: a revoked or expired key can still be deactivated.
 func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) (bool, error) {
+	if orgs == nil {
+		if err := r.limitPublicLicenseCall(ctx, in.OrganizationID, in.Key); err != nil {
+			return false, err
+		}
+	}
 	if !visibleTo(orgs, in.OrganizationID) {
 		return false, NotFound("")
 	}

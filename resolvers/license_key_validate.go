@@ -54,9 +54,14 @@ func (r *Resolver) ValidateLicenseKeyForV1(ctx context.Context, in model.License
 }
 
 // checkLicenseKey validates a key. orgs limits it to keys of those organizations; nil (the
-// public operations) allows any. The happy path is one statement; only a failure reads the
+// public operations, rate-limited) allows any. The happy path is one statement; only a failure reads the
 // key again to say which check failed.
 func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, *storage.Customer, error) {
+	if orgs == nil {
+		if err := r.limitPublicLicenseCall(ctx, in.OrganizationID, in.Key); err != nil {
+			return nil, nil, err
+		}
+	}
 	c, err := licenseKeyCheckOf(in)
 	if err != nil {
 		return nil, nil, err

@@ -8,7 +8,6 @@ package resolvers
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"till/internal/blob"
 	"till/internal/payment"
+	"till/internal/ratelimit"
 	"till/internal/ttlcache"
 	"till/storage"
 )
@@ -50,10 +50,13 @@ type Resolver struct {
 	JobsQueued func()
 	// OIDC tunes the OpenID Connect provider (signing-key rotation); the zero value is the default.
 	OIDC OIDCSettings
-	// ClientIP names the address a request comes from, for per-address throttles such as
-	// failed OAuth2 client authentication: ratelimit.ClientIP over the trusted proxies. Nil
-	// means the TCP peer, which is right when no proxy stands in front.
-	ClientIP func(*http.Request) string
+	// LicenseLimits rate-limits the public license-key operations (validate, activate and
+	// deactivate without a token) per client address and per key, whichever API or alias
+	// calls them; nil limits nothing.
+	LicenseLimits *ratelimit.Guard
+	// CostBudget holds each principal's GraphQL cost points per window (see cost.go); nil
+	// leaves budgets unlimited, while the ceiling of one operation still applies.
+	CostBudget *ratelimit.Limiter
 
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]

@@ -135,15 +135,15 @@ func clientForm(r *resolvers.Resolver, w http.ResponseWriter, req *http.Request)
 			creds.Secret, _ = url.QueryUnescape(secret)
 		}
 	}
-	creds.Addr = clientAddr(r, req)
+	creds.Addr = clientAddr(req)
 	return creds, form, true
 }
 
-// clientAddr is the address a request counts against: the resolver's ClientIP (which knows
-// the trusted proxies), else the TCP peer.
-func clientAddr(r *resolvers.Resolver, req *http.Request) string {
-	if r.ClientIP != nil {
-		return r.ClientIP(req)
+// clientAddr is the address a request counts against: the one the client-address middleware
+// named with the trusted proxies in mind, else the TCP peer.
+func clientAddr(req *http.Request) string {
+	if ip, ok := ratelimit.ClientIPFrom(req.Context()); ok {
+		return ip
 	}
 	return ratelimit.ClientIP(nil)(req)
 }

@@ -8,9 +8,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/internal/ratelimit"
+	"till/resolvers"
 )
 
 // writeResult turns an operation's result into the route's HTTP answer.
@@ -172,6 +176,10 @@ func (rt *router) writeGraphQLError(ctx context.Context, w http.ResponseWriter, 
 		status = defaultStatus(code)
 	}
 	switch code {
+	case resolvers.CodeRateLimited:
+		// A rule of the operation refused it: the same 429 the limit always answered on /v1.
+		ratelimit.WriteTooManyRequests(w, time.Duration(statusOf(ext["retryAfter"]))*time.Second)
+		return
 	case "insufficient_scope":
 		writeOAuthError(w, http.StatusForbidden, rt.realm, code, insufficientScopeDescription, stringList(ext["scopes"]))
 		return

@@ -88,7 +88,7 @@ func TestOAuth2ClientAuthenticationFailuresAreThrottled(t *testing.T) {
 	t.Run("behind a trusted proxy the forwarded address is the one counted", func(t *testing.T) {
 		t.Parallel()
 		f := newOAuthFixture(t)
-		f.s.r.ClientIP = ratelimit.ClientIP([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")})
+		f.s.h = ratelimit.WithClientIP(ratelimit.ClientIP([]netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}))(f.s.h)
 		c := f.client(t, "client_secret_basic", "openid")
 		from := func(client string, cl oauthClient) *httptest.ResponseRecorder {
 			req := oauthCall("/v1/oauth2/token", cl, probe).request()

@@ -47,6 +47,10 @@ type config struct {
 	LicenseRateKeyBlock time.Duration `env:"TILL_LICENSE_RATE_KEY_BLOCK" envDefault:"10s"`
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client (comma-separated).
 	TrustedProxies []string `env:"TILL_TRUSTED_PROXIES" envSeparator:","`
+	// GraphQLCostBudget is each principal's GraphQL cost points per minute (an anonymous
+	// caller's per client IP); 0 turns the budget off. One operation never costs more than
+	// 25,000 whatever the budget.
+	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"250000"`
 
 	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
 	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`
@@ -182,6 +186,7 @@ func (c config) print(w io.Writer) {
 	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
+	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n", c.GraphQLCostBudget)
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
 	if c.S3Bucket != "" {

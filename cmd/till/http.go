@@ -113,12 +113,12 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	if blobs != nil {
 		mux.Handle(blobURLPath+"*", blobs)
 	}
-	limit, err := licenseRateLimit(cfg)
+	mux.Mount("/", v1)
+	withClientIP, err := clientIPs(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	mux.Mount("/", limit(v1))
-	return mux, metricsHandler, nil
+	return withClientIP(mux), metricsHandler, nil
 }
 
 func writePlain(w http.ResponseWriter, status int, body string) {

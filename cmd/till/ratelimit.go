@@ -10,39 +10,38 @@ import (
 	"till/internal/ratelimit"
 )
 
-// publicLicensePaths are the license operations that need no token and so are open to
-// anyone who learnt a key: upstream rate-limits exactly these.
-var publicLicensePaths = map[string]bool{
-	"/v1/customer-portal/license-keys/validate":   true,
-	"/v1/customer-portal/license-keys/activate":   true,
-	"/v1/customer-portal/license-keys/deactivate": true,
-}
-
-// licenseRateLimit builds the guard of the public license endpoints from the configuration.
-// One guard serves the three paths, so they share one budget per client and per key, as
-// upstream's single rule does. Other requests pass untouched.
-func licenseRateLimit(cfg config) (func(http.Handler) http.Handler, error) {
+// clientIPs is the middleware that names, once per request, the address the request's
+// rate limits count against, with TILL_TRUSTED_PROXIES deciding whose X-Forwarded-For is
+// believed. It goes in front of every endpoint, so /v1 and /graphql agree on who calls.
+func clientIPs(cfg config) (func(http.Handler) http.Handler, error) {
 	proxies, err := trustedProxies(cfg)
 	if err != nil {
 		return nil, err
 	}
+	return ratelimit.WithClientIP(ratelimit.ClientIP(proxies)), nil
+}
+
+// licenseLimits builds the rules of the public license-key operations from the
+// configuration. The use cases ask them on every call, so validate, activate and
+// deactivate share one budget per client and per key, as upstream's single rule does,
+// whether they are called on /v1 or through GraphQL.
+func licenseLimits(cfg config) (*ratelimit.Guard, error) {
 	rc := ratelimit.DefaultConfig()
 	rc.PerIP = ratelimit.Limit{Rate: cfg.LicenseRatePerIP, Interval: time.Second, Block: cfg.LicenseRateIPBlock}
 	rc.PerKey = ratelimit.Limit{Rate: cfg.LicenseRatePerKey, Interval: time.Second, Block: cfg.LicenseRateKeyBlock}
-	g, err := ratelimit.New(rc, ratelimit.ClientIP(proxies))
-	if err != nil {
-		return nil, err
+	return ratelimit.New(rc)
+}
+
+// costBudget builds each principal's GraphQL cost budget per minute; nil when it is off.
+func costBudget(cfg config) (*ratelimit.Limiter, error) {
+	if cfg.GraphQLCostBudget == 0 {
+		return nil, nil
 	}
-	return func(next http.Handler) http.Handler {
-		limited := g.Handler(next)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodPost && publicLicensePaths[strings.TrimPrefix(r.URL.Path, "/api")] {
-				limited.ServeHTTP(w, r)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}, nil
+	l, err := ratelimit.NewLimiter(ratelimit.Limit{Rate: cfg.GraphQLCostBudget, Interval: time.Minute})
+	if err != nil {
+		return nil, fmt.Errorf("TILL_GRAPHQL_COST_BUDGET: %w", err)
+	}
+	return l, nil
 }
 
 // trustedProxies parses TILL_TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the

@@ -1,69 +1,91 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"till/internal/ratelimit"
 )
 
-func TestPublicLicenseEndpointsShareOneRateLimit(t *testing.T) {
-	cfg, err := loadConfig(getenvOf(map[string]string{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	limit, err := licenseRateLimit(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := limit(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-	send := func(method, path, addr string) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(method, path, strings.NewReader(`{"key":"K","organization_id":"8d1b8d6e-5d1c-4f5e-9a53-0c2f8a9f1e11"}`))
-		r.RemoteAddr = addr
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w
-	}
-	paths := []string{"/v1/customer-portal/license-keys/validate", "/v1/customer-portal/license-keys/activate",
-		"/api/v1/customer-portal/license-keys/deactivate"}
-	for i, p := range paths {
-		if w := send(http.MethodPost, p, "192.0.2.1:1"); w.Code != http.StatusOK {
-			t.Fatalf("request %d to %s: %d", i+1, p, w.Code)
+func TestLicenseRateLimitsFollowTheConfiguration(t *testing.T) {
+	const org = "8d1b8d6e-5d1c-4f5e-9a53-0c2f8a9f1e11"
+	client := ratelimit.ContextWithClientIP(context.Background(), "192.0.2.1")
+	allowed := func(g *ratelimit.Guard, n int) int {
+		ok := 0
+		for range n {
+			if pass, _ := g.Allow(client, org, "K"); pass {
+				ok++
+			}
 		}
+		return ok
 	}
-	w := send(http.MethodPost, paths[0], "192.0.2.1:2")
-	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "60" {
-		t.Errorf("fourth request in a second: %d Retry-After %q, want 429 and 60", w.Code, w.Header().Get("Retry-After"))
-	}
-	if w := send(http.MethodPost, paths[0], "192.0.2.9:1"); w.Code != http.StatusOK {
-		t.Errorf("another client: %d", w.Code)
-	}
-	for _, p := range []string{"/v1/license-keys/validate", "/graphql"} {
-		if w := send(http.MethodPost, p, "192.0.2.1:3"); w.Code != http.StatusOK {
-			t.Errorf("%s is not a public license path but answered %d", p, w.Code)
-		}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want int
+	}{
+		{"by default a client gets upstream's three calls a second", map[string]string{}, 3},
+		{"the per-IP rate is configurable", map[string]string{"TILL_LICENSE_RATE_PER_IP": "5"}, 5},
+		{"0 turns both limits off", map[string]string{"TILL_LICENSE_RATE_PER_IP": "0", "TILL_LICENSE_RATE_PER_KEY": "0"}, 20},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := loadConfig(getenvOf(tt.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := licenseLimits(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := allowed(g, 20); got != tt.want {
+				t.Fatalf("%d of 20 calls allowed, want %d", got, tt.want)
+			}
+		})
 	}
 }
 
-func TestLicenseRateLimitConfiguration(t *testing.T) {
-	cfg, err := loadConfig(getenvOf(map[string]string{"TILL_LICENSE_RATE_PER_IP": "0", "TILL_LICENSE_RATE_PER_KEY": "0"}))
+func TestRateLimitClientAddressHonoursTrustedProxies(t *testing.T) {
+	cfg, err := loadConfig(getenvOf(map[string]string{"TILL_TRUSTED_PROXIES": "10.0.0.0/8"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit, err := licenseRateLimit(cfg)
+	mw, err := clientIPs(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := limit(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
-	for i := range 20 {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/v1/customer-portal/license-keys/validate", strings.NewReader(`{}`)))
-		if w.Code != http.StatusOK {
-			t.Fatalf("request %d with limits off: %d", i, w.Code)
+	var got string
+	h := mw(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { got, _ = ratelimit.ClientIPFrom(r.Context()) }))
+	for _, tt := range []struct{ peer, forwarded, want string }{
+		{"10.1.2.3:1", "198.51.100.7", "198.51.100.7"},
+		{"192.0.2.1:1", "198.51.100.7", "192.0.2.1"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader("{}"))
+		r.RemoteAddr = tt.peer
+		r.Header.Set("X-Forwarded-For", tt.forwarded)
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if got != tt.want {
+			t.Errorf("peer %s forwarding for %s counts as %q, want %q", tt.peer, tt.forwarded, got, tt.want)
 		}
 	}
 	cfg.TrustedProxies = []string{"10.0.0.0/8", "nonsense"}
-	if _, err := licenseRateLimit(cfg); err == nil || !strings.Contains(err.Error(), "TILL_TRUSTED_PROXIES") {
+	if _, err := clientIPs(cfg); err == nil || !strings.Contains(err.Error(), "TILL_TRUSTED_PROXIES") {
 		t.Errorf("a bad proxy CIDR: err = %v", err)
+	}
+}
+
+func TestGraphQLCostBudgetConfiguration(t *testing.T) {
+	cfg, err := loadConfig(getenvOf(map[string]string{"TILL_GRAPHQL_COST_BUDGET": "0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := costBudget(cfg); err != nil || b != nil {
+		t.Fatalf("budget 0: a budget (%t), err %v; want none", b != nil, err)
+	}
+	cfg.GraphQLCostBudget = -1
+	if _, err := costBudget(cfg); err == nil || !strings.Contains(err.Error(), "TILL_GRAPHQL_COST_BUDGET") {
+		t.Fatalf("a negative budget: err = %v", err)
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"till/internal/blob"
 	"till/internal/jobs"
 	"till/internal/payment"
-	"till/internal/ratelimit"
 	"till/internal/ttlcache"
 	"till/internal/webhook"
 	"till/resolvers"
@@ -41,11 +40,12 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 	r.Blobs = blobs
 	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
 	r.OIDC = resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}
-	proxies, err := trustedProxies(cfg)
-	if err != nil {
+	if r.LicenseLimits, err = licenseLimits(cfg); err != nil {
 		return nil, nil, err
 	}
-	r.ClientIP = ratelimit.ClientIP(proxies)
+	if r.CostBudget, err = costBudget(cfg); err != nil {
+		return nil, nil, err
+	}
 	return r, blobHandler, nil
 }
 

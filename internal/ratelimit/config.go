@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// DefaultMaxBodyPeek is how much of a request body the per-key limit reads.
-// License-key request bodies are a few hundred bytes; anything larger is
-// passed through without a per-key check rather than buffered.
-const DefaultMaxBodyPeek = 64 << 10
-
 // Limit is one rule: at most Rate requests per Interval for each key, and a
 // key that goes over is refused for Block.
 type Limit struct {
@@ -44,13 +39,10 @@ func (l Limit) Validate() error {
 
 // Config holds both rules of the license-key endpoints.
 type Config struct {
-	// PerIP counts requests by client address, before the body is read.
+	// PerIP counts calls by client address.
 	PerIP Limit
-	// PerKey counts requests by the body's (organization_id, key) pair.
+	// PerKey counts calls by the (organization_id, key) pair they name.
 	PerKey Limit
-	// MaxBodyPeek caps how many body bytes the per-key rule reads; 0 means
-	// DefaultMaxBodyPeek. Larger bodies skip the per-key rule.
-	MaxBodyPeek int64
 }
 
 // DefaultConfig is upstream's per-IP rule (3 per second, 60-second block)
@@ -60,9 +52,8 @@ type Config struct {
 // out for long.
 func DefaultConfig() Config {
 	return Config{
-		PerIP:       Limit{Rate: 3, Interval: time.Second, Block: time.Minute},
-		PerKey:      Limit{Rate: 30, Interval: time.Second, Block: 10 * time.Second},
-		MaxBodyPeek: DefaultMaxBodyPeek,
+		PerIP:  Limit{Rate: 3, Interval: time.Second, Block: time.Minute},
+		PerKey: Limit{Rate: 30, Interval: time.Second, Block: 10 * time.Second},
 	}
 }
 
@@ -75,16 +66,5 @@ func (c Config) Validate() error {
 	if err := c.PerKey.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("ratelimit: PerKey: %w", err))
 	}
-	if c.MaxBodyPeek < 0 {
-		errs = append(errs, fmt.Errorf("ratelimit: MaxBodyPeek %d is negative", c.MaxBodyPeek))
-	}
 	return errors.Join(errs...)
-}
-
-// maxBodyPeek applies the default for an unset MaxBodyPeek.
-func (c Config) maxBodyPeek() int64 {
-	if c.MaxBodyPeek == 0 {
-		return DefaultMaxBodyPeek
-	}
-	return c.MaxBodyPeek
 }

@@ -73,8 +73,23 @@ func NewLimiter(l Limit) (*Limiter, error) {
 // is how long until the key may try again (the rest of its block, or of its
 // window when Block is 0); it is always positive then, and 0 when allowed.
 func (l *Limiter) Allow(key string, now time.Time) (ok bool, retryAfter time.Duration) {
-	if !l.limit.Enabled() {
+	ok, _, wait := l.Spend(key, 1, now)
+	if ok {
 		return true, 0
+	}
+	return false, wait
+}
+
+// Spend counts n units for key at now, as one request weighing n: a budget of
+// points rather than a count of requests. A spend that does not fit in what
+// is left of the window is refused whole and spends nothing (it starts a
+// block when Block is set). remaining is what the window has left after the
+// spend; reset is how long until the window (or block) ends, when a refused
+// key may try again. A disabled limiter allows everything and reports 0 for
+// both.
+func (l *Limiter) Spend(key string, n int, now time.Time) (ok bool, remaining int, reset time.Duration) {
+	if !l.limit.Enabled() {
+		return true, 0, 0
 	}
 	at := now.Sub(l.epoch)
 	s := l.shard(key)
@@ -84,21 +99,21 @@ func (l *Limiter) Allow(key string, now time.Time) (ok bool, retryAfter time.Dur
 
 	e, found := s.entries[key]
 	if found && e.blocked && at < e.until {
-		return false, e.until - at
+		return false, 0, e.until - at
 	}
 	if !found || at >= e.until {
 		e = entry{start: at, until: at + l.limit.Interval}
 	}
-	if e.count < l.limit.Rate {
-		e.count++
+	if n <= l.limit.Rate-e.count {
+		e.count += n
 		s.entries[key] = e
-		return true, 0
+		return true, l.limit.Rate - e.count, e.until - at
 	}
 	if l.limit.Block > 0 {
 		e.blocked, e.until = true, at+l.limit.Block
 	}
 	s.entries[key] = e
-	return false, e.until - at
+	return false, max(0, l.limit.Rate-e.count), e.until - at
 }
 
 // Sweep drops every entry that has expired at now and returns how many it

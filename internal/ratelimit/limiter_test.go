@@ -261,3 +261,46 @@ func BenchmarkAllow(b *testing.B) {
 		})
 	}
 }
+
+func TestSpendCountsWeightedRequests(t *testing.T) {
+	type step struct {
+		at        time.Duration
+		n         int
+		ok        bool
+		remaining int
+		reset     time.Duration
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"spends add up within the window", []step{
+			{0, 40, true, 60, time.Minute},
+			{10 * time.Second, 60, true, 0, 50 * time.Second},
+		}},
+		{"a spend that does not fit is refused whole and spends nothing", []step{
+			{0, 70, true, 30, time.Minute},
+			{0, 31, false, 30, time.Minute},
+			{0, 30, true, 0, time.Minute},
+		}},
+		{"more than the whole budget never fits", []step{
+			{0, 101, false, 100, time.Minute},
+		}},
+		{"the window resets after its interval", []step{
+			{0, 100, true, 0, time.Minute},
+			{time.Minute, 100, true, 0, time.Minute},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lim := newTestLimiter(t, Limit{Rate: 100, Interval: time.Minute})
+			start := time.Now()
+			for i, s := range tt.steps {
+				ok, remaining, reset := lim.Spend("p", s.n, start.Add(s.at))
+				if ok != s.ok || remaining != s.remaining || reset != s.reset {
+					t.Fatalf("step %d: got (%v, %d, %s), want (%v, %d, %s)", i, ok, remaining, reset, s.ok, s.remaining, s.reset)
+				}
+			}
+		})
+	}
+}

@@ -15,6 +15,15 @@ type Response struct {
 	Body   []byte
 	Data   json.RawMessage
 	Errors []Error
+	// Cost is extensions.cost: what the operation was charged and what is left.
+	Cost *Cost
+}
+
+// Cost is the cost report of a GraphQL response.
+type Cost struct {
+	Requested int    `json:"requested"`
+	Remaining *int   `json:"remaining"`
+	Reset     string `json:"reset"`
 }
 
 // Error is one GraphQL error with Till's extensions.
@@ -32,6 +41,8 @@ type Extensions struct {
 	Errors []FieldError `json:"errors"`
 	Scopes []string     `json:"scopes"`
 	Reason string       `json:"reason"`
+	// RetryAfter is the whole seconds a RATE_LIMITED caller waits.
+	RetryAfter int `json:"retryAfter"`
 }
 
 // FieldError is one validation item; numeric loc parts decode as int so tests can write
@@ -88,11 +99,14 @@ func (s *Server) Do(tb testing.TB, token, query string, vars Vars) *Response {
 	// Bodies that are not GraphQL responses (the middleware's OAuth2 errors) keep Data and
 	// Errors empty; tests read Body for them.
 	var env struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []Error         `json:"errors"`
+		Data       json.RawMessage `json:"data"`
+		Errors     []Error         `json:"errors"`
+		Extensions struct {
+			Cost *Cost `json:"cost"`
+		} `json:"extensions"`
 	}
 	if json.Unmarshal(out.Body, &env) == nil {
-		out.Data, out.Errors = env.Data, env.Errors
+		out.Data, out.Errors, out.Cost = env.Data, env.Errors, env.Extensions.Cost
 	}
 	return out
 }

@@ -21,6 +21,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/payment"
+	"till/internal/ratelimit"
 	"till/internal/ttlcache"
 	"till/resolvers"
 	"till/storage"
@@ -66,7 +67,7 @@ func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
 		Customers: ttlcache.New[uuid.UUID, *storage.Customer](time.Minute, 1000, time.Now),
 	}
 	mux := http.NewServeMux()
-	h := auth.Middleware(r, secret)(r.Handler())
+	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(r, secret)(r.Handler()))
 	mux.Handle("/graphql", h)
 	mux.Handle("/graphql/assets/", h)
 	ts := httptest.NewServer(mux)
