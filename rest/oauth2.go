@@ -102,24 +102,46 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 
 // clientForm parses the form body and reads the client credentials: HTTP Basic first, whose
 // id and secret are form-urlencoded before base64 (RFC 6749 §2.3.1), else the form fields.
+// A form or credentials holding text PostgreSQL cannot store (U+0000, bytes that are not
+// UTF-8) is a malformed request, answered as an unparsable form is.
 func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
-	if err := req.ParseForm(); err != nil {
+	if err := req.ParseForm(); err != nil || !storableValues(req.Form) {
 		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
 		return resolvers.ClientCredentials{}, nil, false
 	}
 	form := req.PostForm
+	creds := resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}
 	scheme, value, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 	if strings.EqualFold(scheme, "basic") {
-		creds := resolvers.ClientCredentials{Basic: true}
+		creds = resolvers.ClientCredentials{Basic: true}
 		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(value))
 		id, secret, found := strings.Cut(string(raw), ":")
 		if err == nil && found {
 			creds.ID, _ = url.QueryUnescape(id)
 			creds.Secret, _ = url.QueryUnescape(secret)
 		}
-		return creds, form, true
 	}
-	return resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}, form, true
+	if !storableText(creds.ID) || !storableText(creds.Secret) {
+		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
+		return resolvers.ClientCredentials{}, nil, false
+	}
+	return creds, form, true
+}
+
+// storableValues reports whether every name and value of a form or query is text
+// PostgreSQL can store.
+func storableValues(values url.Values) bool {
+	for k, vs := range values {
+		if !storableText(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !storableText(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // writeOAuthFailure renders a use-case error: OAuth errors as RFC 6749 JSON (with a Basic

@@ -177,12 +177,7 @@ func (rt *router) serve(route Route) http.Handler {
 			if p.In != InPath {
 				continue
 			}
-			v := chi.URLParam(r, p.Name)
-			if r.URL.RawPath != "" {
-				if unescaped, err := url.PathUnescape(v); err == nil {
-					v = unescaped
-				}
-			}
+			v := pathParamValue(chi.URLParam(r, p.Name), r.URL.RawPath != "")
 			if v == "" { // Starlette's {param} needs one character
 				writeDetail(w, http.StatusNotFound, "Not Found")
 				return
