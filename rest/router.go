@@ -200,7 +200,11 @@ func (rt *router) serve(route Route) http.Handler {
 				return
 			}
 			var jsonErrs []ValidationError
-			body, jsonErrs, err = parseBody(r.Header.Get("Content-Type"), raw)
+			var hook *listHook
+			if route.Direct != nil {
+				hook = newListHook(route.Body, route.Stream)
+			}
+			body, jsonErrs, err = parseStreamedBody(r.Header.Get("Content-Type"), raw, hook)
 			if err != nil {
 				writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
 				return
