@@ -32,7 +32,7 @@ type listHook struct {
 
 // begin starts a new occurrence of the key: as in a Python dict, the last one wins.
 func (h *listHook) begin() *streamedList {
-	h.list = &streamedList{}
+	h.list = &streamedList{kept: []any{}}
 	return h.list
 }
 
