@@ -197,14 +197,17 @@ func stripLeadingZeros(s string) (string, bool) {
 }
 
 // Float is a float. pydantic allows inf and nan by default, and upstream then fails to
-// store or render them (a 500); here they are refused as allow_inf_nan=False refuses them.
-type Float struct{}
+// store or render them (a 500); unless AllowInfNaN is set, they are refused here as
+// allow_inf_nan=False refuses them.
+type Float struct {
+	AllowInfNaN bool
+}
 
 func (Float) validatorName() string { return "float" }
 
 func (f Float) validate(in any, loc []any) (outcome, []ValidationError) {
 	oc, errs := f.lax(in, loc)
-	if v, isFloat := oc.value.(float64); len(errs) == 0 && isFloat && (math.IsInf(v, 0) || math.IsNaN(v)) {
+	if v, isFloat := oc.value.(float64); !f.AllowInfNaN && len(errs) == 0 && isFloat && (math.IsInf(v, 0) || math.IsNaN(v)) {
 		return fail(errFinite(loc, in))
 	}
 	return oc, errs
