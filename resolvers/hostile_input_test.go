@@ -112,10 +112,11 @@ func probeOperation(schema *ast.Schema, kind string, field *ast.FieldDefinition)
 	return op + " { " + call + " }"
 }
 
-// TestHostileStringsAreRefusedAtDecoding sends a NUL (which PostgreSQL text refuses) and a
-// string that is not UTF-8 in every string-bearing argument of every root field, as every
-// kind of caller: each must be refused as the client's mistake before any use case runs,
-// never reach the database and come back as an internal error.
+// TestHostileStringsAreRefusedAtDecoding sends a NUL (which PostgreSQL text refuses) in
+// every string-bearing argument of every root field (all its strings at once, every other
+// required argument well-formed), as every kind of caller: none may reach the database and
+// come back as an internal error. (JSON variables cannot carry bytes that are not UTF-8;
+// TestHostileValuesInGraphQLAreRefused sends them in a document.)
 func TestHostileStringsAreRefusedAtDecoding(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)

@@ -10,7 +10,7 @@ import (
 	"till/rest"
 )
 
-// nulProbe is a string PostgreSQL text cannot hold: a NUL, then a byte that is not UTF-8.
+// nulProbe is a string PostgreSQL text cannot hold: it has a NUL inside.
 const nulProbe = "a\x00b"
 
 // probeTarget is route's path with parameter probed set to value and every other path
@@ -47,7 +47,7 @@ func probeTarget(route rest.Route, probed rest.Param, value string) string {
 
 // TestHostileStringsNeverReachTheDatabase sends a NUL (which PostgreSQL text refuses) and
 // bytes that are not UTF-8 in every path and query parameter of every /v1 route, as every
-// kind of caller, and requires a client error: a 500 would mean the value reached SQL.
+// kind of caller: a server error would mean the value reached SQL.
 func TestHostileStringsNeverReachTheDatabase(t *testing.T) {
 	s := newV1(t)
 	o := s.newOrg(t, "all")
@@ -83,7 +83,7 @@ func TestHostileStringsNeverReachTheDatabase(t *testing.T) {
 			t.Run("POST "+path+" with "+probe.name+" in the form", func(t *testing.T) {
 				form := url.Values{"client_id": {probe.query}, "client_secret": {probe.query}, "token": {probe.query},
 					"grant_type": {"refresh_token"}, "refresh_token": {probe.query}, "token_type_hint": {probe.query}}
-				req := rest_testFormRequest(path, form.Encode())
+				req := formRequest(path, form.Encode())
 				rec := s.serve(t, req)
 				if rec.Code >= 500 {
 					t.Fatalf("answered %d: %s", rec.Code, rec.Body)
@@ -109,7 +109,7 @@ func TestHostileStringsInOAuth2RequestsNeverReachTheDatabase(t *testing.T) {
 			{"the client configuration path", call{target: "/v1/oauth2/register/" + url.PathEscape(hostile)}.request(), 0},
 			{"the client configuration path of a deletion", call{method: http.MethodDelete, target: "/v1/oauth2/register/" + url.PathEscape(hostile)}.request(), 0},
 			{"Basic credentials", func() *http.Request {
-				req := rest_testFormRequest("/v1/oauth2/token", "grant_type=refresh_token&refresh_token=x")
+				req := formRequest("/v1/oauth2/token", "grant_type=refresh_token&refresh_token=x")
 				req.SetBasicAuth(url.QueryEscape(hostile), "secret")
 				return req
 			}(), http.StatusBadRequest},
@@ -125,7 +125,8 @@ func TestHostileStringsInOAuth2RequestsNeverReachTheDatabase(t *testing.T) {
 	}
 }
 
-func rest_testFormRequest(path, body string) *http.Request {
+// formRequest is a POST of a urlencoded form to path.
+func formRequest(path, body string) *http.Request {
 	req := call{method: http.MethodPost, target: path, body: body}.request()
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	return req
