@@ -17,12 +17,15 @@ import (
 
 // EventIngest is one usage event of an ingest, as GraphQL and /v1 both hand it over.
 type EventIngest struct {
-	Name               string
-	Timestamp          *time.Time
-	OrganizationID     *uuid.UUID
-	ExternalID         *string
-	ParentID           *string
-	Metadata           map[string]any
+	Name           string
+	Timestamp      *time.Time
+	OrganizationID *uuid.UUID
+	ExternalID     *string
+	ParentID       *string
+	Metadata       map[string]any
+	// MetadataJSON, when set, is metadata already validated and encoded as a JSON object (by
+	// /v1, which streams large batches); Metadata is then nil.
+	MetadataJSON       json.RawMessage
 	CustomerID         *uuid.UUID
 	MemberID           *uuid.UUID
 	ExternalCustomerID *string
@@ -45,6 +48,9 @@ func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*mod
 	if len(errs) > 0 {
 		return nil, &Error{Code: CodeValidation, Errors: errs}
 	}
+	// From here on only the rows are needed: events is not used again, so the garbage
+	// collector can free a large batch's input while the rows are copied.
+	submitted := len(events)
 	writes, errs, err := r.eventWrites(ctx, events, now)
 	if err != nil {
 		return nil, err
@@ -56,7 +62,7 @@ func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*mod
 	if err != nil {
 		return nil, err
 	}
-	return &model.EventsIngestResult{Inserted: inserted, Duplicates: len(events) - inserted}, nil
+	return &model.EventsIngestResult{Inserted: inserted, Duplicates: submitted - inserted}, nil
 }
 
 // eventWrites runs the checks that need the database and the principal, in upstream's order
@@ -130,7 +136,9 @@ func eventOrganization(p auth.Principal, orgs []uuid.UUID, requested *uuid.UUID,
 // eventWrite builds the stored row; the timestamp defaults to the time of ingestion.
 func eventWrite(e EventIngest, org uuid.UUID, now time.Time) (storage.EventWrite, error) {
 	meta := []byte("{}")
-	if len(e.Metadata) > 0 {
+	if len(e.MetadataJSON) > 0 {
+		meta = e.MetadataJSON
+	} else if len(e.Metadata) > 0 {
 		var err error
 		if meta, err = json.Marshal(e.Metadata); err != nil {
 			return storage.EventWrite{}, fmt.Errorf("event metadata: %w", err)

@@ -68,6 +68,10 @@ func TestDecodeBodyReportsPydanticErrors(t *testing.T) {
 			`[{"type":"value_error","loc":["body","key"],"msg":"Value error, This value contains invalid characters","input":"a\u0000b","ctx":{"error":{}}}]`},
 		{"a NUL character in a map key is a value error on the field", validate, "", `{"key":"k","organization_id":"` + orgUUID + `","conditions":{"a\u0000":"x"}}`,
 			`[{"type":"value_error","loc":["body","conditions"],"msg":"Value error, This value contains invalid characters","input":{"a\u0000":"x"},"ctx":{"error":{}}}]`},
+		{"an infinite or NaN float anywhere in a JSON value is refused at its loc", &rest.Body{Var: "input", Schema: rest.Any{}}, "", `{"a":[1,1e400],"b":{"c":NaN},"d":-Infinity}`,
+			`[{"type":"finite_number","loc":["body","a",1],"msg":"Input should be a finite number","input":null},` +
+				`{"type":"finite_number","loc":["body","b","c"],"msg":"Input should be a finite number","input":null},` +
+				`{"type":"finite_number","loc":["body","d"],"msg":"Input should be a finite number","input":null}]`},
 		{"an integer below its bound says so", validate, "", `{"key":"k","organization_id":"` + orgUUID + `","increment_usage":-1}`,
 			`[{"type":"greater_than_equal","loc":["body","increment_usage"],"msg":"Input should be greater than or equal to 0","input":-1,"ctx":{"ge":0}}]`},
 		{"an integer string that does not parse", validate, "", `{"key":"k","organization_id":"` + orgUUID + `","increment_usage":"abc"}`,

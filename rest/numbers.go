@@ -196,12 +196,24 @@ func stripLeadingZeros(s string) (string, bool) {
 	return s[len(s)-1:], true
 }
 
-// Float is a float (pydantic allows inf and nan by default).
-type Float struct{}
+// Float is a float. pydantic allows inf and nan by default, and upstream then fails to
+// store or render them (a 500); unless AllowInfNaN is set, they are refused here as
+// allow_inf_nan=False refuses them.
+type Float struct {
+	AllowInfNaN bool
+}
 
 func (Float) validatorName() string { return "float" }
 
-func (Float) validate(in any, loc []any) (outcome, []ValidationError) {
+func (f Float) validate(in any, loc []any) (outcome, []ValidationError) {
+	oc, errs := f.lax(in, loc)
+	if v, isFloat := oc.value.(float64); !f.AllowInfNaN && len(errs) == 0 && isFloat && (math.IsInf(v, 0) || math.IsNaN(v)) {
+		return fail(errFinite(loc, in))
+	}
+	return oc, errs
+}
+
+func (Float) lax(in any, loc []any) (outcome, []ValidationError) {
 	switch v := in.(type) {
 	case float64:
 		return ok(v, exact)

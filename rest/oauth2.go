@@ -45,7 +45,7 @@ func oauth2Routes(r *resolvers.Resolver) []Route {
 // oauth2Token serves POST /v1/oauth2/token.
 func oauth2Token(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(r, w, req)
+		creds, form, ok := clientForm(w, req)
 		if !ok {
 			return
 		}
@@ -63,7 +63,7 @@ func oauth2Token(r *resolvers.Resolver) http.Handler {
 // oauth2Introspect serves POST /v1/oauth2/introspect (RFC 7662).
 func oauth2Introspect(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(r, w, req)
+		creds, form, ok := clientForm(w, req)
 		if !ok {
 			return
 		}
@@ -82,7 +82,7 @@ func oauth2Introspect(r *resolvers.Resolver) http.Handler {
 // oauth2Revoke serves POST /v1/oauth2/revoke (RFC 7009).
 func oauth2Revoke(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(r, w, req)
+		creds, form, ok := clientForm(w, req)
 		if !ok {
 			return
 		}
@@ -117,9 +117,11 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 
 // clientForm parses the form body and reads the client credentials: HTTP Basic first, whose
 // id and secret are form-urlencoded before base64 (RFC 6749 §2.3.1), else the form fields.
-// The request's address comes along, for the throttle of failed authentications.
-func clientForm(r *resolvers.Resolver, w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
-	if err := req.ParseForm(); err != nil {
+// The request's address comes along, for the throttle of failed authentications. A form or
+// credentials holding text PostgreSQL cannot store (U+0000, bytes that are not UTF-8) is a
+// malformed request, answered as an unparsable form is.
+func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
+	if err := req.ParseForm(); err != nil || !storableValues(req.Form) {
 		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
 		return resolvers.ClientCredentials{}, nil, false
 	}
@@ -135,6 +137,10 @@ func clientForm(r *resolvers.Resolver, w http.ResponseWriter, req *http.Request)
 			creds.Secret, _ = url.QueryUnescape(secret)
 		}
 	}
+	if !storableText(creds.ID) || !storableText(creds.Secret) {
+		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
+		return resolvers.ClientCredentials{}, nil, false
+	}
 	creds.Addr = clientAddr(req)
 	return creds, form, true
 }
@@ -146,6 +152,22 @@ func clientAddr(req *http.Request) string {
 		return ip
 	}
 	return ratelimit.ClientIP(nil)(req)
+}
+
+// storableValues reports whether every name and value of a form or query is text
+// PostgreSQL can store.
+func storableValues(values url.Values) bool {
+	for k, vs := range values {
+		if !storableText(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !storableText(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // writeOAuthFailure renders a use-case error: OAuth errors as RFC 6749 JSON (with a Basic

@@ -20,6 +20,10 @@ func oauth2Authorize(r *resolvers.Resolver) http.Handler {
 			return
 		}
 		q := req.URL.Query()
+		if !storableValues(q) {
+			writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
+			return
+		}
 		areq := resolvers.AuthorizeRequest{ResponseType: q.Get("response_type"), ClientID: q.Get("client_id"),
 			RedirectURI: q.Get("redirect_uri"), Scope: q.Get("scope"), State: q.Get("state"), Nonce: q.Get("nonce"),
 			CodeChallenge: q.Get("code_challenge"), CodeChallengeMethod: q.Get("code_challenge_method"),

@@ -130,11 +130,16 @@ func oauth2DeleteClient(r *resolvers.Resolver) http.Handler {
 }
 
 // clientIDParam is the {client_id} segment; Starlette's path parameters need one character,
-// so an empty one has answered 404 when ok is false.
+// so an empty one has answered 404 when ok is false; one holding U+0000 has answered 422.
 func clientIDParam(w http.ResponseWriter, req *http.Request) (string, bool) {
-	id := chi.URLParam(req, "client_id")
-	if id == "" {
+	id := pathParamValue(chi.URLParam(req, "client_id"), req.URL.RawPath != "")
+	switch {
+	case id == "":
 		writeDetail(w, http.StatusNotFound, "Not Found")
+		return "", false
+	case !storableText(id):
+		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation,
+			[]ValidationError{errNUL([]any{"path", "client_id"}, id)})
 		return "", false
 	}
 	return id, true

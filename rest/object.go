@@ -197,6 +197,12 @@ type List struct {
 func (l List) validatorName() string { return "list[" + l.Items.validatorName() + "]" }
 
 func (l List) validate(in any, loc []any) (outcome, []ValidationError) {
+	if streamed, isStreamed := in.(*streamedList); isStreamed { // validated as it was parsed
+		if len(streamed.errs) > 0 {
+			return fail(streamed.errs...)
+		}
+		return ok(streamed.kept, exact)
+	}
 	items, isList := in.([]any)
 	if !isList {
 		return fail(newError("list_type", loc, "Input should be a valid list", in))

@@ -140,13 +140,17 @@ func decodeParams(params []Param, pathValue func(string) string, query []queryPa
 
 func decodeParam(p Param, pathValue func(string) string, query []queryPair) (any, bool, []ValidationError) {
 	if p.In == InPath {
-		oc, errs := p.schema().validate(pathValue(p.Name), []any{"path", p.Name})
+		raw := pathValue(p.Name)
+		oc, errs := p.schema().validate(raw, []any{"path", p.Name})
+		if _, bad := unstorableQuery(oc.value); len(errs) == 0 && bad {
+			errs = []ValidationError{errNUL([]any{"path", p.Name}, raw)}
+		}
 		return oc.value, len(errs) == 0, errs
 	}
 	loc := []any{"query", p.Name}
 	if p.Shape == ShapeDeepObject {
-		m := deepObject(p.Name, query)
-		return m, len(m) > 0, nil
+		m, errs := deepObject(p.Name, query)
+		return m, len(m) > 0 && len(errs) == 0, errs
 	}
 	var values []any
 	for _, q := range query {
@@ -170,6 +174,9 @@ func decodeParam(p Param, pathValue func(string) string, query []queryPair) (any
 			oc.value = []any{oc.value}
 		}
 	}
+	if s, bad := unstorableQuery(oc.value); len(errs) == 0 && bad {
+		errs = []ValidationError{errNUL(loc, s)}
+	}
 	return oc.value, len(errs) == 0, errs
 }
 
@@ -187,9 +194,11 @@ func (s sequence) validate(in any, loc []any) (outcome, []ValidationError) {
 
 // deepObject collects name[key]=value pairs, matching each raw key as
 // upstream's re.match(r"metadata\[([^\]]+)\]", key) does, into the GraphQL
-// MetadataFilter list [{key, values}], keys in order of first appearance.
-func deepObject(name string, query []queryPair) []any {
+// MetadataFilter list [{key, values}], keys in order of first appearance. A key or value
+// holding U+0000 is refused at ["query", name, key].
+func deepObject(name string, query []queryPair) ([]any, []ValidationError) {
 	var out []any
+	var errs []ValidationError
 	index := map[string]map[string]any{}
 	for _, q := range query {
 		rest, found := strings.CutPrefix(q.name, name+"[")
@@ -198,6 +207,10 @@ func deepObject(name string, query []queryPair) []any {
 			continue
 		}
 		key := rest[:end]
+		if strings.IndexByte(key, 0) >= 0 || strings.IndexByte(q.value, 0) >= 0 {
+			errs = append(errs, errNUL([]any{"query", name, key}, q.value))
+			continue
+		}
 		f, seen := index[key]
 		if !seen {
 			f = map[string]any{"key": key, "values": []any{}}
@@ -206,7 +219,7 @@ func deepObject(name string, query []queryPair) []any {
 		}
 		f["values"] = append(f["values"].([]any), q.value)
 	}
-	return out
+	return out, errs
 }
 
 func clamp(v any, limit int64) any {

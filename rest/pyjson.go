@@ -33,11 +33,17 @@ const maxIntDigits = 4300
 
 // decodePythonJSON decodes body as json.loads(bytes) does.
 func decodePythonJSON(body []byte) (any, *jsonSyntaxError, error) {
+	return decodePythonJSONWith(body, nil)
+}
+
+// decodePythonJSONWith is decodePythonJSON with the list under hook's key in the top-level
+// object handed to the hook item by item (see Stream); nil hooks nothing.
+func decodePythonJSONWith(body []byte, hook *listHook) (any, *jsonSyntaxError, error) {
 	s, err := decodePythonText(body)
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &pyParser{s: s}
+	p := &pyParser{s: s, hook: hook}
 	i := p.skipWS(0)
 	v, end, perr := p.value(i, 0)
 	if perr == nil {
@@ -61,7 +67,10 @@ type parseErr struct {
 	fatal bool
 }
 
-type pyParser struct{ s string }
+type pyParser struct {
+	s    string
+	hook *listHook
+}
 
 func isPyWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -286,9 +295,15 @@ func (p *pyParser) object(i, depth int) (any, int, *parseErr) {
 			return nil, 0, &parseErr{msg: "Expecting ':' delimiter", at: i}
 		}
 		i = p.skipWS(i + 1)
-		v, next, err := p.value(i, depth+1)
-		if err != nil {
-			return nil, 0, err
+		var v any
+		var err2 *parseErr
+		if depth == 0 && p.hook != nil && k.(string) == p.hook.key && i < len(s) && s[i] == '[' {
+			v, next, err2 = p.streamArray(i+1, depth+1)
+		} else {
+			v, next, err2 = p.value(i, depth+1)
+		}
+		if err2 != nil {
+			return nil, 0, err2
 		}
 		obj.set(k.(string), v)
 		i = p.skipWS(next)

@@ -70,6 +70,10 @@ type Route struct {
 	// It is for the few routes whose volume makes the operation's execution the cost.
 	Direct DirectFunc
 
+	// Stream, with Direct, validates a list of the body item by item while it is parsed, so
+	// a batch never exists whole as parsed values (see Stream).
+	Stream *Stream
+
 	// Handler, when set, serves the route instead of a GraphQL operation,
 	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
 	// files). The global middleware and routing rules still apply.

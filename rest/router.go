@@ -177,12 +177,7 @@ func (rt *router) serve(route Route) http.Handler {
 			if p.In != InPath {
 				continue
 			}
-			v := chi.URLParam(r, p.Name)
-			if r.URL.RawPath != "" {
-				if unescaped, err := url.PathUnescape(v); err == nil {
-					v = unescaped
-				}
-			}
+			v := pathParamValue(chi.URLParam(r, p.Name), r.URL.RawPath != "")
 			if v == "" { // Starlette's {param} needs one character
 				writeDetail(w, http.StatusNotFound, "Not Found")
 				return
@@ -205,7 +200,11 @@ func (rt *router) serve(route Route) http.Handler {
 				return
 			}
 			var jsonErrs []ValidationError
-			body, jsonErrs, err = parseBody(r.Header.Get("Content-Type"), raw)
+			var hook *listHook
+			if route.Direct != nil {
+				hook = newListHook(route.Body, route.Stream)
+			}
+			body, jsonErrs, err = parseStreamedBody(r.Header.Get("Content-Type"), raw, hook)
 			if err != nil {
 				writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
 				return

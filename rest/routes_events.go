@@ -41,7 +41,8 @@ func eventCreate(name string, own ...Field) Object {
 
 // eventMetadata is EventMetadataInput: values of 1–500 characters, integers, numbers or
 // booleans, with no limit on keys (unlike other metadata), and the structured _cost and
-// _llm keys.
+// _llm keys. Metadata is stored as sent, so the structured keys' fields keep their wire
+// names instead of becoming GraphQL names.
 func eventMetadata() Map {
 	return Map{
 		Values: Union{Members: []Schema{String{MinLength: 1, MaxLength: 500}, Int{}, Float{}, Bool{}}},
@@ -55,10 +56,10 @@ func eventMetadata() Map {
 				{Name: "model", Schema: String{}, Required: true},
 				{Name: "prompt", Schema: Nullable{Schema: String{}}},
 				{Name: "response", Schema: Nullable{Schema: String{}}},
-				{Name: "input_tokens", Schema: Int{}, Required: true},
-				{Name: "cached_input_tokens", Schema: Int{}},
-				{Name: "output_tokens", Schema: Int{}, Required: true},
-				{Name: "total_tokens", Schema: Int{}, Required: true},
+				{Name: "input_tokens", Var: "input_tokens", Schema: Int{}, Required: true},
+				{Name: "cached_input_tokens", Var: "cached_input_tokens", Schema: Int{}},
+				{Name: "output_tokens", Var: "output_tokens", Schema: Int{}, Required: true},
+				{Name: "total_tokens", Var: "total_tokens", Schema: Int{}, Required: true},
 			}}},
 		},
 	}

@@ -166,12 +166,16 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// Any accepts every value unchanged (pydantic's Any).
+// Any accepts every value unchanged (pydantic's Any), except infinities and NaN, which
+// no JSON document or jsonb column can hold.
 type Any struct{}
 
 func (Any) validatorName() string { return "any" }
 
-func (Any) validate(in any, _ []any) (outcome, []ValidationError) {
+func (Any) validate(in any, loc []any) (outcome, []ValidationError) {
+	if errs := nonFinite(in, loc); len(errs) > 0 {
+		return fail(errs...)
+	}
 	return ok(graphQLValue(in), exact)
 }
 

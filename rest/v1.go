@@ -44,6 +44,9 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 	}
 	for i := range routes {
 		routes[i].Direct = direct[routes[i].Operation]
+		if routes[i].Operation == "IngestEvents" {
+			routes[i].Stream = ingestStream
+		}
 	}
 	return NewRouter(Config{
 		Executor:     r.Executor(),

@@ -22,7 +22,7 @@ type eventsFixture struct {
 	customer uuid.UUID
 }
 
-func newEventsFixture(t *testing.T) eventsFixture {
+func newEventsFixture(t testing.TB) eventsFixture {
 	t.Helper()
 	s := newV1(t)
 	o := s.newOrg(t, "events:write")
@@ -127,6 +127,9 @@ func TestV1EventsIngest(t *testing.T) {
 	t.Run("anonymous", func(t *testing.T) {
 		unauthorized().check(t, post("", f.batch("i", 1, 0, "")))
 	})
+	t.Run("anonymous with events that fail validation, which authentication beats", func(t *testing.T) {
+		unauthorized().check(t, post("", f.batch("i", 2, 1, `{"name":5}`)))
+	})
 	if n := f.stored(t); n != 1001 {
 		t.Errorf("%d events stored, want 1001", n)
 	}
@@ -154,6 +157,19 @@ func TestIngestRouteRendersExactlyItsOperation(t *testing.T) {
 			return `{"events":[{"name":"llm","external_customer_id":"c","external_id":"` + p + `","metadata":{"_cost":{"amount":"0.5","currency":"usd"},` +
 				`"_llm":{"vendor":"v","model":"m","input_tokens":1,"output_tokens":2,"total_tokens":3}}}]}`
 		}},
+		// The direct route validates events while it parses them; what json.loads and
+		// pydantic would make of the whole body must not change.
+		{"a repeated events key, whose last value wins", func(p string) string {
+			return `{"events":[` + unknown + `],"x":1,"events":` + f.batch(p, 2, 0, "")[len(`{"events":`):]
+		}},
+		{"a repeated events key whose last value is no list", func(p string) string {
+			return f.batch(p, 2, 0, "")[:len(f.batch(p, 2, 0, ""))-1] + `,"events":5}`
+		}},
+		{"bad events before a syntax error", func(string) string { return f.batch("s", 3, 1, unknown)[:140] }},
+		{"bad events before extra data", func(string) string { return f.batch("s", 3, 1, `{"name":5}`) + ` x` }},
+		{"events that fail validation", func(string) string { return f.batch("s", 3, 1, `{"name":5,"metadata":{"k":1e400}}`) }},
+		{"events nested deeper than the top level", func(string) string { return `{"batch":` + f.batch("s", 2, 0, "") + `}` }},
+		{"a top-level list", func(string) string { return `[` + f.batch("s", 2, 0, "") + `]` }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			answer := func(h http.Handler, prefix string) *httptest.ResponseRecorder {
@@ -169,5 +185,22 @@ func TestIngestRouteRendersExactlyItsOperation(t *testing.T) {
 				t.Errorf("operation answered %d %s\ndirect answered    %d %s", viaOperation.Code, viaOperation.Body, direct.Code, direct.Body)
 			}
 		})
+	}
+}
+
+// Structured metadata is stored under the names the client sent, as upstream stores it.
+func TestV1EventsIngestStoresLLMMetadataAsSent(t *testing.T) {
+	t.Parallel()
+	f := newEventsFixture(t)
+	body := `{"events":[{"name":"llm","external_customer_id":"c","metadata":{"_cost":{"amount":"0.5","currency":"usd"},` +
+		`"_llm":{"vendor":"v","model":"m","input_tokens":1,"cached_input_tokens":0,"output_tokens":2,"total_tokens":3}}}]}`
+	want{status: http.StatusOK, body: `{"inserted":1,"duplicates":0}`}.check(t,
+		f.s.do(t, call{method: http.MethodPost, target: "/v1/events/ingest", token: f.org.Token, body: body}))
+	var stored string
+	if err := f.s.db.Get(&stored, `SELECT metadata->'_llm' FROM events WHERE organization_id = $1`, f.org.ID); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"model": "m", "vendor": "v", "input_tokens": 1, "total_tokens": 3, "output_tokens": 2, "cached_input_tokens": 0}`; stored != want {
+		t.Errorf("stored _llm = %s, want %s", stored, want)
 	}
 }

@@ -75,6 +75,9 @@ func UnmarshalMetadata(v any) (storage.JSONMap, error) {
 			return nil, fmt.Errorf("Metadata value of %q must be a string, number or boolean", k)
 		}
 	}
+	if err := checkValue(m, ""); err != nil {
+		return nil, err
+	}
 	return storage.JSONMap(m), nil
 }
 
@@ -96,8 +99,13 @@ func MarshalJSON(raw storage.RawJSON) graphql.Marshaler {
 	})
 }
 
-// UnmarshalJSON accepts any JSON value and keeps it as raw bytes for the use case to validate.
+// UnmarshalJSON accepts any JSON value PostgreSQL's jsonb can store and Go can read back
+// (no U+0000, no number beyond a float64) and keeps it as raw bytes for the use case to
+// validate.
 func UnmarshalJSON(v any) (storage.RawJSON, error) {
+	if err := checkValue(v, ""); err != nil {
+		return nil, err
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("JSON: %w", err)

@@ -2,6 +2,7 @@ package scalar_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -57,3 +58,42 @@ func TestUnmarshalMetadataRejectsNestedValues(t *testing.T) {
 		t.Fatalf("valid metadata rejected: %v", err)
 	}
 }
+
+func TestDecodersRefuseWhatPostgreSQLCannotStore(t *testing.T) {
+	cases := []struct {
+		name   string
+		decode func(any) error
+		in     any
+		want   string // "" when the value is accepted
+	}{
+		{"a plain string", str, "héllo", ""},
+		{"a string with a NUL", str, "a\x00b", "This value contains invalid characters"},
+		{"a string that is not UTF-8", str, "a\xffb", "This value contains invalid characters"},
+		{"a number is converted as gqlgen converts it", str, 5, ""},
+		{"JSON with a NUL deep inside", jsonValue, map[string]any{"a": []any{"x", map[string]any{"b": "\x00"}}}, "a[1].b: This value contains invalid characters"},
+		{"JSON with a NUL in a key", jsonValue, map[string]any{"a": map[string]any{"\x00": 1}}, "a key of a: This value contains invalid characters"},
+		{"JSON with 1e400", jsonValue, []any{json.Number("1e400")}, "[0]: Input should be a finite number"},
+		{"JSON with -1e400", jsonValue, json.Number("-1e400"), "Input should be a finite number"},
+		{"JSON with a big but finite number", jsonValue, json.Number("1e300"), ""},
+		{"metadata with a NUL value", metadata, map[string]any{"k": "\x00"}, "k: This value contains invalid characters"},
+		{"metadata with a NUL key", metadata, map[string]any{"\x00": "v"}, "a key: This value contains invalid characters"},
+		{"metadata with 1e400", metadata, map[string]any{"k": json.Number("1e400")}, "k: Input should be a finite number"},
+		{"metadata of plain values", metadata, map[string]any{"k": "v", "n": json.Number("1.5"), "b": true}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.decode(c.in)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != c.want {
+				t.Errorf("error = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func str(v any) error       { _, err := scalar.UnmarshalString(v); return err }
+func jsonValue(v any) error { _, err := scalar.UnmarshalJSON(v); return err }
+func metadata(v any) error  { _, err := scalar.UnmarshalMetadata(v); return err }
