@@ -3,9 +3,11 @@ package resolvers_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +19,31 @@ import (
 	"till/storage/storagetest"
 )
 
-func TestMain(m *testing.M) { os.Exit(storagetest.Main(m)) }
+// TestMain stops the test database server after the run and, when the whole suite ran and
+// passed, fails it if a root field that names an object by id has no tenancy case: a new
+// one needs a case proving another organization's object is out of its reach.
+func TestMain(m *testing.M) {
+	code := storagetest.Main(m)
+	if code == 0 && wholeSuite() {
+		if missing := uncoveredTenancyFields(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: these root fields take an id but no tenancy case calls them with another organization's:\n\t%s\n",
+				strings.Join(missing, "\n\t"))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// wholeSuite reports whether every test ran: a -run, -skip or -list filter leaves cases
+// out on purpose, so coverage is only judged on a full run.
+func wholeSuite() bool {
+	for _, name := range []string{"test.run", "test.skip", "test.list"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
+			return false
+		}
+	}
+	return true
+}
 
 type (
 	vars     = resolverstest.Vars

@@ -23,6 +23,11 @@ func TestTenancyReads(t *testing.T) {
 		id    uuid.UUID // bound to $id
 	}{
 		{"getting their meter", "", `query($id: UUID!) { meter(id: $id) { id } }`, w.theirMeter.ID},
+		{"getting their benefit", "", `query($id: UUID!) { benefit(id: $id) { id } }`, w.theirBenefit.ID},
+		{"getting their benefit grant", "", `query($id: UUID!) { benefitGrant(id: $id) { id } }`, w.theirGrant},
+		{"getting their customer", "", `query($id: UUID!) { customer(id: $id) { id } }`, w.theirCustomer.ID},
+		{"getting their product", "", `query($id: UUID!) { product(id: $id) { id } }`, w.theirProduct.ID},
+		{"getting their usage event", "", `query($id: UUID!) { usageEvent(id: $id) { id } }`, w.theirEvent},
 		{"getting their meter's quantities", "", `query($id: UUID!) { meterQuantities(id: $id, startTimestamp: "2026-01-01T00:00:00Z",
 			endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`, w.theirMeter.ID},
 		{"getting their file", "", `query($id: UUID!) { file(id: $id) { id } }`, w.theirFile},
@@ -48,6 +53,7 @@ func TestTenancyReads(t *testing.T) {
 			if token == "" {
 				token = mine.Token
 			}
+			coverTenancy(tc.doc)
 			wantError(t, s.QueryError(t, token, tc.doc, vars{"id": tc.id}), "ResourceNotFound", 404)
 		})
 	}

@@ -74,6 +74,31 @@ func TestTenancyTargets(t *testing.T) {
 			vars{"id": w.theirPM}, "payment_methods", w.theirPM},
 		{"updating their checkout", "", `mutation($in: CheckoutUpdateInput!) { updateCheckout(input: $in) { id } }`,
 			vars{"in": vars{"id": w.theirCheckout.ID, "customerName": "Me"}}, "checkouts", w.theirCheckout.ID},
+		{"updating their benefit", "", `mutation($in: BenefitUpdateInput!) { updateBenefit(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirBenefit.ID, "description": "Mine now"}}, "benefits", w.theirBenefit.ID},
+		{"deleting their benefit", "", `mutation($id: UUID!) { deleteBenefit(id: $id) { id } }`, vars{"id": w.theirBenefit.ID}, "benefits", w.theirBenefit.ID},
+		{"updating their customer", "", `mutation($in: CustomerUpdateInput!) { updateCustomer(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirCustomer.ID, "name": "Mine now"}}, "customers", w.theirCustomer.ID},
+		{"deleting their customer", "", `mutation($id: UUID!) { deleteCustomer(id: $id) { id } }`,
+			vars{"id": w.theirCustomer.ID}, "customers", w.theirCustomer.ID},
+		{"deleting their customer's payment method", "", `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id } }`,
+			vars{"id": w.theirPM}, "payment_methods", w.theirPM},
+		{"updating their product", "", `mutation($in: ProductUpdateInput!) { updateProduct(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirProduct.ID, "name": "Mine now"}}, "products", w.theirProduct.ID},
+		{"archiving their product", "", `mutation($id: UUID!) { archiveProduct(id: $id) { id } }`,
+			vars{"id": w.theirProduct.ID}, "products", w.theirProduct.ID},
+		{"giving their product my benefits", "", `mutation($in: ProductBenefitsInput!) { updateProductBenefits(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirProduct.ID, "benefitIds": []uuid.UUID{w.myCredit.ID}}}, "products", w.theirProduct.ID},
+		{"uncancelling their subscription", "", `mutation($in: SubscriptionRefInput!) { uncancelSubscription(input: $in) { id } }`,
+			subRef, "subscriptions", w.theirSubscription},
+		{"resuming their subscription", "", `mutation($in: SubscriptionRefInput!) { resumeSubscription(input: $in) { id } }`,
+			subRef, "subscriptions", w.theirSubscription},
+		{"uncancelling their subscription from my portal", w.portal, `mutation($in: SubscriptionRefInput!) { portalUncancelSubscription(input: $in) { id } }`,
+			subRef, "subscriptions", w.theirSubscription},
+		{"moving their subscription from my portal", w.portal, `mutation($in: SubscriptionProductChangeInput!) { portalUpdateSubscriptionProduct(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirSubscription, "productId": w.myPlan.ID}}, "subscriptions", w.theirSubscription},
+		{"changing their subscription's seats from my portal", w.portal, `mutation($in: SubscriptionSeatsChangeInput!) { portalUpdateSubscriptionSeats(input: $in) { id } }`,
+			vars{"in": vars{"id": w.theirSubscription, "seats": 3}}, "subscriptions", w.theirSubscription},
 		{"updating their discount", "", updateDiscountRef, vars{"in": vars{"id": w.theirDiscount, "name": "Mine now"}}, "discounts", w.theirDiscount},
 		{"deleting their discount", "", `mutation($id: UUID!) { deleteDiscount(id: $id) { id } }`, vars{"id": w.theirDiscount}, "discounts", w.theirDiscount},
 	} {
@@ -82,6 +107,7 @@ func TestTenancyTargets(t *testing.T) {
 			if token == "" {
 				token = mine.Token
 			}
+			coverTenancy(tc.doc)
 			row := `SELECT to_jsonb(t)::text FROM ` + tc.table + ` t WHERE id = $1`
 			var before, after string
 			s.Get(t, &before, row, tc.id)

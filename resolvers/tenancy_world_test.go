@@ -34,6 +34,7 @@ type tenancyWorld struct {
 	theirDiscount, theirSubscription, theirPM uuid.UUID
 	theirOrder, theirJob, theirKey, theirHook uuid.UUID
 	theirDelivery, theirSeat                  uuid.UUID
+	theirGrant, theirEvent                    uuid.UUID
 }
 
 func newTenancyWorld(tb testing.TB) *tenancyWorld {
@@ -90,6 +91,10 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 	w.theirDelivery = theirRows(`INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload)
 		VALUES ($1, $2, 'order.created', '{}')`, w.theirs.ID, w.theirHook)
 	w.theirSeat = theirRows(`INSERT INTO customer_seats (organization_id, subscription_id) VALUES ($1, $2)`, w.theirs.ID, w.theirSubscription)
+	w.theirGrant = theirRows(`INSERT INTO benefit_grants (organization_id, benefit_id, customer_id, granted_at)
+		VALUES ($1, $2, $3, now())`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
+	w.theirEvent = theirRows(`INSERT INTO events (organization_id, name, customer_id) VALUES ($1, 'api.call', $2)`,
+		w.theirs.ID, w.theirCustomer.ID)
 	w.portal = newCustomerSession(tb, w.s, w.mine.Token, w.myCustomer.ID)
 	return w
 }
