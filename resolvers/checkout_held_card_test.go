@@ -145,6 +145,18 @@ func TestAStrangersCardIsHeldForTheirPurchaseOnly(t *testing.T) {
 			t.Errorf("default payment method = %v, want the customer's card %s", def, w.card)
 		}
 	})
+
+	t.Run("a new card on a seller checkout bound to the customer is still saved as the customer's", func(t *testing.T) {
+		var out struct{ ConfirmCheckout ckCheckout }
+		w.s.Query(t, w.org.Token, ckConfirm, vars{"in": vars{"id": bound.ID, "paymentToken": payment.TokenVisa}}, &out)
+		var card uuid.UUID
+		w.s.Get(t, &card, `SELECT payment_method_id FROM subscriptions WHERE checkout_id = $1`, bound.ID)
+		var list struct{ PaymentMethods paymentMethodPage }
+		w.s.Query(t, w.org.Token, paymentMethodsDoc, vars{"id": w.customer.ID}, &list)
+		if diff := cmp.Diff([]uuid.UUID{card, w.card}, list.PaymentMethods.ids()); diff != "" {
+			t.Errorf("listed methods (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestAStrangersHeldCardPaysOnlyTheSubscriptionItBought(t *testing.T) {
