@@ -19,9 +19,10 @@ import (
 // portal session of that very customer confirms it. A customer found only because the buyer
 // typed its email is not bound: the purchase is recorded for it, as upstream links such
 // checkouts, but whoever holds a client secret and knows an email is not that customer. So
-// an unbound checkout may not use the customer's saved payment methods and writes nothing
-// the buyer typed onto the customer: billing name, address and tax id stay on the checkout
-// and its order.
+// an unbound checkout may not use the customer's saved payment methods, does not add the
+// card it brings to them (it is held for the checkout: see checkoutPaymentMethod), and
+// writes nothing the buyer typed onto the customer: billing name, address and tax id stay
+// on the checkout and its order.
 type checkoutBuyer struct {
 	customer *storage.Customer // nil when none exists yet: confirming creates it
 	bound    bool
@@ -157,24 +158,29 @@ func boundMethod(ctx context.Context, tx *sqlx.Tx, b checkoutBuyer, id uuid.UUID
 }
 
 // checkoutPaymentMethod stores the instrument saved from the payment token, or loads the
-// already saved method the buyer chose. The new instrument becomes the default of a bound
-// customer without one; it never becomes the default of a customer matched by email, whose
-// other subscriptions would otherwise fall back to a stranger's card.
+// already saved method the buyer chose. A bound customer's new instrument is saved as its
+// own and becomes its default when it has none. A buyer matched by email alone brings a card
+// that is not the customer's: it is held for this checkout, pays it and the subscription it
+// creates, and is none of the customer's saved methods, so it is never listed to the
+// customer or the seller, never a default, and no other checkout, subscription or portal
+// session can use it.
 func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b checkoutBuyer, conf *confirmation) (*storage.PaymentMethod, error) {
 	switch {
 	case conf.method != nil && b.bound:
 		return r.storeMethod(ctx, tx, b.customer, *conf.method, false)
 	case conf.method != nil:
-		return r.recordMethod(ctx, tx, b.customer, *conf.method)
+		return r.recordMethod(ctx, tx, b.customer, *conf.method, &conf.checkout.ID)
 	case conf.methodID != nil:
 		return boundMethod(ctx, tx, b, *conf.methodID)
 	}
 	return nil, nil
 }
 
-// recordMethod stores a processor-saved instrument for a customer without touching its default.
-func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method) (*storage.PaymentMethod, error) {
-	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet}
+// recordMethod stores a processor-saved instrument for a customer without touching its
+// default; heldFor, when set, holds it for that checkout only.
+func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, heldFor *uuid.UUID) (*storage.PaymentMethod, error) {
+	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
+		HeldForCheckoutID: heldFor}
 	if m.Type == "card" {
 		w.Brand, w.Last4, w.ExpMonth, w.ExpYear = &m.Brand, &m.Last4, &m.ExpMonth, &m.ExpYear
 	}
@@ -189,7 +195,7 @@ func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.
 // method becomes its default, and so does any method saved with makeDefault; the default
 // change is a customer.updated event.
 func (r *Resolver) storeMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, makeDefault bool) (*storage.PaymentMethod, error) {
-	pm, err := r.recordMethod(ctx, tx, cust, m)
+	pm, err := r.recordMethod(ctx, tx, cust, m, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -289,15 +289,16 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 }
 
 // chargeRenewal charges an order's due amount to the subscription's payment method (its own,
-// else the customer's default) and records the attempt as made at `at`, the time it fell due. It reports whether the order is paid
-// (then marked paid); a decline, or no payment method at all, is a failed attempt, not an
-// error. A processor fault is an error and rolls the step back.
+// else the customer's default; storage.ChargeableMethod decides) and records the attempt as
+// made at `at`, the time it fell due. It reports whether the order is paid (then marked
+// paid); a decline, or no payment method at all, is a failed attempt, not an error. A
+// processor fault is an error and rolls the step back.
 func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, o *storage.Order, key string,
 	at time.Time) (bool, error) {
 	attempt := storage.ChargeAttempt{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, OrderID: o.ID,
 		Processor: r.Payments.Name(), Amount: o.DueAmount, Currency: o.Currency, Status: "succeeded"}
 	if o.DueAmount > 0 {
-		method, err := storage.ChargeableMethod(ctx, tx, s.CustomerID, s.PaymentMethodID)
+		method, err := storage.ChargeableMethod(ctx, tx, s)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			attempt.Status = "failed"

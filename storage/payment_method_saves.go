@@ -8,11 +8,11 @@ import (
 	"github.com/lib/pq"
 )
 
-// GetPaymentMethod reads a live payment method of a customer of the given organizations.
+// GetPaymentMethod reads a live saved payment method of a customer of the given organizations.
 func GetPaymentMethod(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+`
-		WHERE pm.id = $1 AND pm.organization_id = ANY($2) AND pm.deleted_at IS NULL AND c.deleted_at IS NULL`,
+		WHERE pm.id = $1 AND pm.organization_id = ANY($2) AND pm.deleted_at IS NULL AND c.deleted_at IS NULL AND `+savedMethod,
 		id, pq.Array(orgs))
 	return &pm, mapErr(err)
 }
@@ -32,12 +32,12 @@ func SetDefaultPaymentMethod(ctx context.Context, q sqlx.ExtContext, customerID,
 	return n == 1, err
 }
 
-// DeletePaymentMethod soft-deletes a live payment method of a customer and clears the
+// DeletePaymentMethod soft-deletes a live saved payment method of a customer and clears the
 // customer's default when it was this method. It returns the method as it now reads and
 // whether the default was cleared.
 func DeletePaymentMethod(ctx context.Context, q sqlx.ExtContext, customerID, id uuid.UUID) (*PaymentMethod, bool, error) {
-	res, err := q.ExecContext(ctx, `UPDATE payment_methods SET deleted_at = now(), modified_at = now()
-		WHERE id = $1 AND customer_id = $2 AND deleted_at IS NULL`, id, customerID)
+	res, err := q.ExecContext(ctx, `UPDATE payment_methods pm SET deleted_at = now(), modified_at = now()
+		WHERE pm.id = $1 AND pm.customer_id = $2 AND pm.deleted_at IS NULL AND `+savedMethod, id, customerID)
 	if err != nil {
 		return nil, false, mapErr(err)
 	}

@@ -59,16 +59,26 @@ type PaymentMethodWrite struct {
 	ExpMonth    *int
 	ExpYear     *int
 	Wallet      *string
+	// HeldForCheckoutID, when set, stores the instrument as held for that checkout only: a
+	// card brought by a buyer not bound to the customer. It is none of the customer's saved
+	// methods (see savedMethod); only the checkout's subscription charges it again.
+	HeldForCheckoutID *uuid.UUID
 }
+
+// savedMethod is the condition that a payment method row is one of its customer's saved
+// methods, as opposed to one held for a single checkout. Every list and lookup of a
+// customer's methods carries it.
+const savedMethod = `pm.held_for_checkout_id IS NULL`
 
 // CreatePaymentMethod stores a payment method for a customer of the organization.
 func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customerID uuid.UUID, w PaymentMethodWrite) (*PaymentMethod, error) {
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO payment_methods (organization_id, customer_id,
-		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet)
-		SELECT organization_id, id, $3, $4, $5, $6, $7, $8, $9, $10 FROM customers
+		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet, held_for_checkout_id)
+		SELECT organization_id, id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM customers
 		WHERE id = $2 AND organization_id = $1 AND deleted_at IS NULL RETURNING id`,
-		orgID, customerID, w.Processor, w.ProcessorID, w.Type, w.Brand, w.Last4, w.ExpMonth, w.ExpYear, w.Wallet)
+		orgID, customerID, w.Processor, w.ProcessorID, w.Type, w.Brand, w.Last4, w.ExpMonth, w.ExpYear, w.Wallet,
+		w.HeldForCheckoutID)
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -77,27 +87,27 @@ func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customer
 	return &pm, mapErr(err)
 }
 
-// GetCustomerPaymentMethod reads one live payment method of a customer.
+// GetCustomerPaymentMethod reads one live saved payment method of a customer.
 func GetCustomerPaymentMethod(ctx context.Context, q sqlx.ExtContext, customerID, id uuid.UUID) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+`
-		WHERE pm.id = $1 AND pm.customer_id = $2 AND pm.deleted_at IS NULL`, id, customerID)
+		WHERE pm.id = $1 AND pm.customer_id = $2 AND pm.deleted_at IS NULL AND `+savedMethod, id, customerID)
 	return &pm, mapErr(err)
 }
 
-// ListPaymentMethods returns one page of a customer's live payment methods, newest first.
+// ListPaymentMethods returns one page of a customer's live saved payment methods, newest first.
 func ListPaymentMethods(ctx context.Context, q sqlx.ExtContext, customerID uuid.UUID, p Page) ([]*PaymentMethod, int, error) {
 	return listPage[*PaymentMethod](ctx, q, paymentMethodSelect,
-		[]string{"pm.customer_id = $1", "pm.deleted_at IS NULL"}, []any{customerID},
+		[]string{"pm.customer_id = $1", "pm.deleted_at IS NULL", savedMethod}, []any{customerID},
 		" ORDER BY pm.created_at DESC", p)
 }
 
-// PaymentMethodsByCustomers loads every live payment method of each customer for a
+// PaymentMethodsByCustomers loads every live saved payment method of each customer for a
 // dataloader: one slice per key, in key order, newest first.
 func PaymentMethodsByCustomers(ctx context.Context, q sqlx.ExtContext, customerIDs []uuid.UUID) ([][]*PaymentMethod, error) {
 	var rows []*PaymentMethod
 	if err := sqlx.SelectContext(ctx, q, &rows, paymentMethodSelect+`
-		WHERE pm.customer_id = ANY($1) AND pm.deleted_at IS NULL ORDER BY pm.created_at DESC`,
+		WHERE pm.customer_id = ANY($1) AND pm.deleted_at IS NULL AND `+savedMethod+` ORDER BY pm.created_at DESC`,
 		pq.Array(customerIDs)); err != nil {
 		return nil, mapErr(err)
 	}

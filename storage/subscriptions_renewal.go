@@ -77,14 +77,21 @@ func RecordChargeAttempt(ctx context.Context, q sqlx.ExtContext, now time.Time, 
 	return mapErr(err)
 }
 
-// ChargeableMethod reads the live payment method a subscription charges: preferred when set
-// and still the customer's, otherwise the customer's default. ErrNotFound when neither exists.
-func ChargeableMethod(ctx context.Context, q sqlx.ExtContext, customerID uuid.UUID, preferred *uuid.UUID) (*PaymentMethod, error) {
+// ChargeableMethod reads the live payment method a subscription charges: its own when set
+// and still the customer's, otherwise the customer's default. A method held for a checkout
+// (see PaymentMethodWrite.HeldForCheckoutID) is charged only by the subscription that
+// checkout created, and that subscription never falls back to the customer's default: the
+// customer did not bring the card that started it. ErrNotFound when nothing may be charged.
+func ChargeableMethod(ctx context.Context, q sqlx.ExtContext, s *Subscription) (*PaymentMethod, error) {
 	var pm PaymentMethod
+	// The subquery keeps a held method even once deleted, so the COALESCE does not reach
+	// the default; the deleted method then matches nothing.
 	err := sqlx.GetContext(ctx, q, &pm, paymentMethodSelect+`
 		WHERE pm.customer_id = $1 AND pm.deleted_at IS NULL
-		AND pm.id = COALESCE((SELECT id FROM payment_methods WHERE id = $2 AND customer_id = $1 AND deleted_at IS NULL),
-			c.default_payment_method_id)`, customerID, preferred)
+		AND (pm.held_for_checkout_id IS NULL OR pm.held_for_checkout_id = $3)
+		AND pm.id = COALESCE((SELECT p.id FROM payment_methods p WHERE p.id = $2 AND p.customer_id = $1
+			AND (p.deleted_at IS NULL OR p.held_for_checkout_id IS NOT NULL)), c.default_payment_method_id)`,
+		s.CustomerID, s.PaymentMethodID, s.CheckoutID)
 	return &pm, mapErr(err)
 }
 
