@@ -2382,7 +2382,7 @@ func (ec *executionContext) unmarshalInputFileCreatePartInput(ctx context.Contex
 		switch k {
 		case "number":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2514,7 +2514,7 @@ func (ec *executionContext) unmarshalInputFileUploadCompletedPartInput(ctx conte
 		switch k {
 		case "number":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}

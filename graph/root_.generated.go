@@ -8685,7 +8685,7 @@ input FileCreateMultipartInput {
 }
 
 input FileCreatePartInput {
-  number: Int!
+  number: Int64!
   "The first byte of the part."
   chunkStart: Int64!
   "The byte after the part's last one."
@@ -8702,7 +8702,7 @@ input FileUploadCompletedInput {
 }
 
 input FileUploadCompletedPartInput {
-  number: Int!
+  number: Int64!
   "The ETag header the part's PUT answered."
   checksumEtag: String!
   checksumSha256Base64: String
@@ -10096,7 +10096,7 @@ scalar DateTime
 scalar Metadata
 "Any JSON value."
 scalar JSON
-"A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets."
+"A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets (and the part numbers beside them, which /v1 passes through unbounded for the upload rules to judge)."
 scalar Int64
 
 directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
