@@ -156,14 +156,14 @@ func (ec *executionContext) _DownloadableFile_size(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_DownloadableFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DownloadableFile", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("DownloadableFile", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _DownloadableFile_storageVersion(ctx context.Context, field graphql.CollectedField, obj *model.DownloadableFile) (ret graphql.Marshaler) {
@@ -611,14 +611,14 @@ func (ec *executionContext) _FileUpload_size(ctx context.Context, field graphql.
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_FileUpload_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FileUpload", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("FileUpload", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _FileUpload_storageVersion(ctx context.Context, field graphql.CollectedField, obj *model.FileUpload) (ret graphql.Marshaler) {
@@ -974,14 +974,14 @@ func (ec *executionContext) _FileUploadPart_chunkStart(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_FileUploadPart_chunkStart(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FileUploadPart", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("FileUploadPart", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _FileUploadPart_chunkEnd(ctx context.Context, field graphql.CollectedField, obj *model.FileUploadPart) (ret graphql.Marshaler) {
@@ -997,14 +997,14 @@ func (ec *executionContext) _FileUploadPart_chunkEnd(ctx context.Context, field 
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_FileUploadPart_chunkEnd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("FileUploadPart", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("FileUploadPart", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _FileUploadPart_checksumSha256Base64(ctx context.Context, field graphql.CollectedField, obj *model.FileUploadPart) (ret graphql.Marshaler) {
@@ -1227,14 +1227,14 @@ func (ec *executionContext) _OrganizationAvatarFile_size(ctx context.Context, fi
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_OrganizationAvatarFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrganizationAvatarFile", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("OrganizationAvatarFile", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _OrganizationAvatarFile_storageVersion(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationAvatarFile) (ret graphql.Marshaler) {
@@ -1618,14 +1618,14 @@ func (ec *executionContext) _ProductMediaFile_size(ctx context.Context, field gr
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_ProductMediaFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductMediaFile", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("ProductMediaFile", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _ProductMediaFile_storageVersion(ctx context.Context, field graphql.CollectedField, obj *model.ProductMediaFile) (ret graphql.Marshaler) {
@@ -2009,14 +2009,14 @@ func (ec *executionContext) _SupportCaseAttachmentFile_size(ctx context.Context,
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+			return ec.marshalNInt642int(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_SupportCaseAttachmentFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("SupportCaseAttachmentFile", field, false, false, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("SupportCaseAttachmentFile", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _SupportCaseAttachmentFile_storageVersion(ctx context.Context, field graphql.CollectedField, obj *model.SupportCaseAttachmentFile) (ret graphql.Marshaler) {
@@ -2294,7 +2294,7 @@ func (ec *executionContext) unmarshalInputFileCreateInput(ctx context.Context, o
 			it.MimeType = data
 		case "size":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("size"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2382,21 +2382,21 @@ func (ec *executionContext) unmarshalInputFileCreatePartInput(ctx context.Contex
 		switch k {
 		case "number":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Number = data
 		case "chunkStart":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chunkStart"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.ChunkStart = data
 		case "chunkEnd":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("chunkEnd"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2514,7 +2514,7 @@ func (ec *executionContext) unmarshalInputFileUploadCompletedPartInput(ctx conte
 		switch k {
 		case "number":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("number"))
-			data, err := ec.unmarshalNInt2int(ctx, v)
+			data, err := ec.unmarshalNInt642int(ctx, v)
 			if err != nil {
 				return it, err
 			}

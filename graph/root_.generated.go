@@ -8312,7 +8312,7 @@ type FileDownload {
   name: String!
   mimeType: String!
   "Bytes."
-  size: Int!
+  size: Int64!
   "The size for people, e.g. 1.5 KB (1024 steps)."
   sizeReadable: String! @goField(forceResolver: true)
   version: String
@@ -8489,7 +8489,7 @@ interface FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8511,7 +8511,7 @@ interface File {
   path: String!
   mimeType: String!
   "Bytes."
-  size: Int!
+  size: Int64!
   "The storage's version id of the object, when the bucket keeps versions."
   storageVersion: String
   "The object's ETag, set when the upload completes."
@@ -8536,7 +8536,7 @@ type DownloadableFile implements File & FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8558,7 +8558,7 @@ type ProductMediaFile implements File & FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8580,7 +8580,7 @@ type OrganizationAvatarFile implements File & FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8601,7 +8601,7 @@ type SupportCaseAttachmentFile implements File & FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8629,7 +8629,7 @@ type FileUpload implements FileBase {
   name: String!
   path: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   storageVersion: String
   checksumEtag: String
   checksumSha256Base64: String
@@ -8652,8 +8652,8 @@ type FileUploadMultipart {
 "One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt."
 type FileUploadPart {
   number: Int!
-  chunkStart: Int!
-  chunkEnd: Int!
+  chunkStart: Int64!
+  chunkEnd: Int64!
   checksumSha256Base64: String
   url: String!
   expiresAt: DateTime!
@@ -8671,7 +8671,7 @@ input FileCreateInput {
   organizationId: UUID
   name: String!
   mimeType: String!
-  size: Int!
+  size: Int64!
   "The whole file's SHA-256, standard base64."
   checksumSha256Base64: String
   upload: FileCreateMultipartInput!
@@ -8685,11 +8685,11 @@ input FileCreateMultipartInput {
 }
 
 input FileCreatePartInput {
-  number: Int!
+  number: Int64!
   "The first byte of the part."
-  chunkStart: Int!
+  chunkStart: Int64!
   "The byte after the part's last one."
-  chunkEnd: Int!
+  chunkEnd: Int64!
   "The part's SHA-256, standard base64: on every part or on none."
   checksumSha256Base64: String
 }
@@ -8702,7 +8702,7 @@ input FileUploadCompletedInput {
 }
 
 input FileUploadCompletedPartInput {
-  number: Int!
+  number: Int64!
   "The ETag header the part's PUT answered."
   checksumEtag: String!
   checksumSha256Base64: String
@@ -10096,6 +10096,8 @@ scalar DateTime
 scalar Metadata
 "Any JSON value."
 scalar JSON
+"A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets (and the part numbers beside them, which /v1 passes through unbounded for the upload rules to judge)."
+scalar Int64
 
 directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 

@@ -188,6 +188,11 @@ func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
 				"errors": ie.Errors}
 			return gqlErr
 		}
+		if storage.IsOutOfRange(err) {
+			oe := outOfRange()
+			gqlErr.Message, gqlErr.Extensions = oe.Error(), extensionsOf(oe)
+			return gqlErr
+		}
 		logger.ErrorContext(ctx, "resolver failed", "err", err, "path", gqlErr.Path.String())
 		gqlErr.Message = "Internal Server Error"
 		gqlErr.Extensions = map[string]any{"code": CodeInternal, "status": http.StatusInternalServerError,
@@ -240,6 +245,13 @@ func argumentError(ctx context.Context, gqlErr *gqlerror.Error) *Error {
 	}
 	return &Error{Code: CodeRequestValidation,
 		Errors: []FieldError{{Type: "value_error", Loc: loc, Msg: gqlErr.Message}}}
+}
+
+// outOfRange is a number PostgreSQL refused as out of range (storage.IsOutOfRange) where no
+// use case checked it first: still the client's number, so a 422 and not a server fault.
+func outOfRange() *Error {
+	return &Error{Code: CodeValidation, Errors: []FieldError{{Type: "value_error", Loc: []any{},
+		Msg: "A number in the request is out of range."}}}
 }
 
 // Recover turns a panic in a resolver into a logged internal error instead of a crash.

@@ -39,7 +39,7 @@ func (p probeValues) value(t *ast.Type, depth int) any {
 		return text
 	case "UUID":
 		return probeUUID
-	case "Int":
+	case "Int", "Int64":
 		return 1
 	case "Float":
 		return 1.5

@@ -292,6 +292,8 @@ func TestFileCreateRefusesBadInput(t *testing.T) {
 			partsItem("Part 2 starts at byte 4, expected 5.")},
 		{"parts numbered from 2 are refused", withParts(4, `{"number":2,"chunk_start":0,"chunk_end":4}`),
 			partsItem("Part 2 expected part number 1.")},
+		{"a part number beyond 32 bits is judged by the same rule", withParts(4, `{"number":99999999999,"chunk_start":0,"chunk_end":4}`),
+			partsItem("Part 99999999999 expected part number 1.")},
 		{"no parts are refused", withParts(4, ``), partsItem("Invalid parts: no parts.")},
 		{"parts that do not cover the size are refused", withParts(9, `{"number":1,"chunk_start":0,"chunk_end":4}`),
 			partsItem("Invalid parts: parts cover 4 bytes, the size is 9.")},

@@ -95,3 +95,39 @@ func TestPublicLicenseRateLimitIsSharedByV1AndGraphQL(t *testing.T) {
 		}
 	})
 }
+
+// TestPublicLicenseRateLimitCountsAnIPv6ClientByItsSlash64 pins that a client holding an
+// IPv6 /64 cannot get a fresh license-guessing budget from each of its addresses: the
+// addresses of one /64 share one budget, and the next /64 has its own.
+func TestPublicLicenseRateLimitCountsAnIPv6ClientByItsSlash64(t *testing.T) {
+	f := newKeysFixture(t)
+	guard, err := ratelimit.New(ratelimit.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.s.r.LicenseLimits = guard
+	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(f.s.h)
+	validate := func(addr string) *httptest.ResponseRecorder {
+		req := resttest.NewRequest(http.MethodPost, "/v1/customer-portal/license-keys/validate", f.body("KEY-A", ""))
+		req.RemoteAddr = addr
+		return resttest.Serve(t, h, req)
+	}
+	tests := []struct {
+		name   string
+		addr   string
+		status int
+	}{
+		{"a first address of the /64 is served", "[2001:db8:1:2::1]:1000", 200},
+		{"a second address of the /64 is served", "[2001:db8:1:2::2]:1000", 200},
+		{"a third one, far in the /64, is served", "[2001:db8:1:2:ffff:ffff:ffff:fffe]:1000", 200},
+		{"a fourth address of the same /64 is refused", "[2001:db8:1:2::4]:1000", 429},
+		{"an address of the next /64 is served", "[2001:db8:1:3::1]:1000", 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if rec := validate(tt.addr); rec.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tt.status, strings.TrimSpace(rec.Body.String()))
+			}
+		})
+	}
+}

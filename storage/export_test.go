@@ -50,3 +50,6 @@ func MeterRollupPlan(ctx context.Context, q sqlx.QueryerContext, m *Meter, from,
 	}
 	return plan.first, plan.end, plan.changed, true, nil
 }
+
+// MapErr is mapErr, for the tests of what driver errors become.
+var MapErr = mapErr

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -25,7 +26,26 @@ var (
 	ErrConflict = errors.New("storage: conflict")
 	// ErrReference means a foreign key or check constraint rejected the write.
 	ErrReference = errors.New("storage: invalid reference")
+	// ErrOutOfRange means PostgreSQL could not hold a number the client sent: an integer
+	// beyond its column, a date beyond the timestamp range, a negative OFFSET or LIMIT.
+	ErrOutOfRange = errors.New("storage: value out of range")
 )
+
+// outOfRangeCodes are the SQLSTATEs of a value too large for where it goes:
+// numeric_value_out_of_range, datetime_field_overflow, invalid_row_count_in_limit_clause
+// and invalid_row_count_in_result_offset_clause.
+var outOfRangeCodes = map[pq.ErrorCode]bool{"22003": true, "22008": true, "2201W": true, "2201X": true}
+
+// IsOutOfRange reports whether err is PostgreSQL refusing a number out of range, mapped or
+// not: inputs are range-checked before they get here, so this is the net under a check
+// that is missing, and the caller answers it as the client's mistake rather than a fault.
+func IsOutOfRange(err error) bool {
+	if errors.Is(err, ErrOutOfRange) {
+		return true
+	}
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && outOfRangeCodes[pqErr.Code]
+}
 
 // ConflictError carries the name of the violated unique constraint so use cases can say which
 // field clashed.
@@ -53,6 +73,9 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrReference, pqErr.Message)
 		case "22P02":
 			return ErrNotFound
+		}
+		if outOfRangeCodes[pqErr.Code] {
+			return fmt.Errorf("%w: %s", ErrOutOfRange, pqErr.Message)
 		}
 	}
 	return err
@@ -166,7 +189,17 @@ type Page struct {
 }
 
 // Offset is the number of rows before the page.
-func (p Page) Offset() int { return (p.Page - 1) * p.Limit }
+// It saturates instead of overflowing into a negative OFFSET: a page that far is past the
+// last row whatever the count, so the list is empty.
+func (p Page) Offset() int {
+	if p.Page <= 1 || p.Limit <= 0 {
+		return 0
+	}
+	if p.Page-1 > math.MaxInt/p.Limit {
+		return math.MaxInt
+	}
+	return (p.Page - 1) * p.Limit
+}
 
 // Sort is one ordering criterion: a whitelisted column expression and a direction.
 type Sort struct {

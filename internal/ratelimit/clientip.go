@@ -12,8 +12,9 @@ import (
 // trusted hop vouching for the address to its left, and the right-most
 // address outside trustedProxies is the client. Anything left of it was
 // written by the client and is ignored, so an untrusted peer cannot choose
-// its own identity by sending the header. Addresses come back in canonical
-// form (IPv4-mapped IPv6 unmapped, zones dropped) so one client has one key.
+// its own identity by sending the header. The client is named by its IPv4
+// address or by the /64 of its IPv6 address (see clientKey), so one client
+// has one key.
 func ClientIP(trustedProxies []netip.Prefix) func(*http.Request) string {
 	trusted := make([]netip.Prefix, len(trustedProxies))
 	for i, p := range trustedProxies {
@@ -33,9 +34,9 @@ func ClientIP(trustedProxies []netip.Prefix) func(*http.Request) string {
 			return r.RemoteAddr
 		}
 		if !isTrusted(peer) {
-			return peer.String()
+			return clientKey(peer)
 		}
-		return forwardedClient(r.Header.Values("X-Forwarded-For"), peer, isTrusted).String()
+		return clientKey(forwardedClient(r.Header.Values("X-Forwarded-For"), peer, isTrusted))
 	}
 }
 
@@ -76,6 +77,19 @@ func parseAddr(s string) (netip.Addr, bool) {
 		}
 	}
 	return netip.Addr{}, false
+}
+
+// clientKey names the unit a client is counted by: its IPv4 address, or the
+// /64 of its IPv6 address ("2001:db8:1:2::/64"). One IPv6 subscriber is
+// routinely given a whole /64, and counting each address would give it a
+// fresh budget (license guesses, GraphQL cost, OAuth2 failures) per address;
+// internal/connlimit groups connections the same way. a is canonical, so an
+// IPv4-mapped address is already an IPv4 one here.
+func clientKey(a netip.Addr) string {
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
 func canonical(a netip.Addr) netip.Addr {
