@@ -67,6 +67,11 @@ func (r *Resolver) updateLicenseKey(ctx context.Context, id uuid.UUID, in model.
 				Ctx: map[string]any{"gt": 0}}}}
 		}
 	}
+	if l := u.LimitActivations; l != nil && *l > MaxLicenseKeyActivations {
+		return nil, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "less_than_equal",
+			Loc: []any{"input", "limitActivations"}, Msg: fmt.Sprintf("Input should be less than or equal to %d", MaxLicenseKeyActivations),
+			Input: *l, Ctx: map[string]any{"le": MaxLicenseKeyActivations}}}}
+	}
 	var k *storage.LicenseKey
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
 		now := r.Now()

@@ -1,0 +1,134 @@
+package resolvers
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"till/graph/model"
+	"till/internal/scalar"
+)
+
+// Caps on lists that GraphQL returns whole, without a page argument. Each is the
+// `@listSize(assumedSize:)` the schema declares for the list, so the operation cost is an
+// upper bound of the objects it reads; a write that would pass a cap is refused with a 422.
+// Upstream declares none of them; they sit far above what a catalog needs and keep /v1's own
+// documents (a page of 100 checkouts with their products and benefits) under maxCost.
+const (
+	// MaxProductBenefits caps the benefits of one product (Product.benefits,
+	// CheckoutProduct.benefits).
+	MaxProductBenefits = 20
+	// MaxProductPrices caps the live prices of one product (Product.prices), and so the
+	// prices and meters of a subscription and the lines of an order (one per metered price
+	// and one for the rest).
+	MaxProductPrices = 20
+	// MaxCheckoutProducts caps the products a checkout offers (Checkout.products).
+	MaxCheckoutProducts = 10
+	// MaxDiscountProducts caps the products a discount is limited to (Discount.products).
+	MaxDiscountProducts = 100
+	// MaxLicenseKeyActivations caps a key's limitActivations as the benefit caps its
+	// activation limit, so LicenseKey.activations holds at most this many.
+	MaxLicenseKeyActivations = 50
+)
+
+// tooMany is the 422 for a list input one item over its cap, worded as pydantic's
+// max_length.
+func tooMany(n, limit int, loc ...any) error {
+	return Invalid("too_long", fmt.Sprintf("List should have at most %d items after validation, not %d", limit, n), n, loc...)
+}
+
+// meterBuckets is the number of intervals meterQuantities returns, read from its window
+// and interval as the resolver will: ok is false for any other field. An argument the
+// document does not give readably, or a window the resolver will refuse, counts the most
+// buckets the interval allows.
+func (c *costCalc) meterBuckets(f *ast.Field) (int, bool) {
+	if f.Name != "meterQuantities" || f.Definition.Arguments.ForName("interval") == nil {
+		return 0, false
+	}
+	arg := func(name string) any {
+		if a := f.Arguments.ForName(name); a != nil {
+			v, _ := a.Value.Value(c.vars)
+			return v
+		}
+		return nil
+	}
+	var interval model.MeterQuantityInterval
+	switch v := arg("interval").(type) {
+	case string:
+		interval = model.MeterQuantityInterval(v)
+	case model.MeterQuantityInterval:
+		interval = v
+	}
+	most, known := maxQuantityBuckets(interval)
+	if !known {
+		return maxQuantityBucketsAny(), true
+	}
+	from, errFrom := scalar.UnmarshalDateTime(arg("startTimestamp"))
+	to, errTo := scalar.UnmarshalDateTime(arg("endTimestamp"))
+	if errFrom != nil || errTo != nil || (quantityWindow{from: from, to: to, interval: interval}).check() != nil {
+		return most, true
+	}
+	return max(1, min(quantityBuckets(from, to, interval, most), most)), true
+}
+
+// quantityBuckets counts the intervals from the one holding from up to to, as the storage
+// query's generate_series does, stopping at limit+1.
+func quantityBuckets(from, to time.Time, interval model.MeterQuantityInterval, limit int) int {
+	g := truncateInterval(from.UTC(), interval)
+	n := 0
+	for ; g.Before(to) && n <= limit; n++ {
+		switch interval {
+		case model.MeterQuantityIntervalHour:
+			g = g.Add(time.Hour)
+		case model.MeterQuantityIntervalDay:
+			g = g.AddDate(0, 0, 1)
+		case model.MeterQuantityIntervalWeek:
+			g = g.AddDate(0, 0, 7)
+		default:
+			g = g.AddDate(0, 1, 0)
+		}
+	}
+	return n
+}
+
+// truncateInterval is PostgreSQL's date_trunc in UTC (weeks start on Monday).
+func truncateInterval(t time.Time, interval model.MeterQuantityInterval) time.Time {
+	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
+	switch interval {
+	case model.MeterQuantityIntervalHour:
+		return t.Truncate(time.Hour)
+	case model.MeterQuantityIntervalWeek:
+		return day.AddDate(0, 0, -((int(day.Weekday()) + 6) % 7))
+	case model.MeterQuantityIntervalMonth:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return day
+}
+
+// maxQuantityBuckets is the most intervals a window within maxQuantityDays can hold: its
+// calendar days plus the partial one at each end.
+func maxQuantityBuckets(interval model.MeterQuantityInterval) (int, bool) {
+	days, ok := maxQuantityDays[interval]
+	switch interval {
+	case model.MeterQuantityIntervalHour:
+		return (days + 1) * 24, ok
+	case model.MeterQuantityIntervalDay:
+		return days + 1, ok
+	case model.MeterQuantityIntervalWeek:
+		return days/7 + 2, ok
+	case model.MeterQuantityIntervalMonth:
+		return days/28 + 2, ok
+	}
+	return 0, false
+}
+
+// maxQuantityBucketsAny is the most buckets of any interval.
+func maxQuantityBucketsAny() int {
+	most := 0
+	for interval := range maxQuantityDays {
+		n, _ := maxQuantityBuckets(interval)
+		most = max(most, n)
+	}
+	return most
+}
