@@ -39,7 +39,7 @@ import (
 // size is an argument of the page field and sizes the list one level down.
 const (
 	// maxCost caps one operation: /v1's own checkout list, a hundred checkouts with their
-	// products and benefits, prices at 12,502.
+	// capped products and benefits, fits under it.
 	maxCost = 25_000
 	// defaultListSize is the count assumed for a list without a page-size argument nor a
 	// declared @listSize; the schema test leaves no such list.
