@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -174,11 +175,16 @@ func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b che
 
 // recordMethod stores a processor-saved instrument for a customer without touching its default.
 func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method) (*storage.PaymentMethod, error) {
-	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet}
+	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
+		Limit: MaxCustomerPaymentMethods}
 	if m.Type == "card" {
 		w.Brand, w.Last4, w.ExpMonth, w.ExpYear = &m.Brand, &m.Last4, &m.ExpMonth, &m.ExpYear
 	}
 	pm, err := storage.CreatePaymentMethod(ctx, tx, cust.OrganizationID, cust.ID, w)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, Invalid("too_long", fmt.Sprintf("A customer can have at most %d saved payment methods; remove one first.",
+			MaxCustomerPaymentMethods), nil, "input")
+	}
 	if err != nil {
 		return nil, notFoundOr(err, "Customer not found")
 	}

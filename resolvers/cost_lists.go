@@ -30,6 +30,9 @@ const (
 	// MaxLicenseKeyActivations caps a key's limitActivations as the benefit caps its
 	// activation limit, so LicenseKey.activations holds at most this many.
 	MaxLicenseKeyActivations = 50
+	// MaxCustomerPaymentMethods caps the live payment methods saved for one customer
+	// (Customer.paymentMethods), whether saved directly or by a checkout.
+	MaxCustomerPaymentMethods = 20
 )
 
 // tooMany is the 422 for a list input one item over its cap, worded as pydantic's

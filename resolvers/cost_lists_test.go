@@ -172,6 +172,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 			vars{"id": uuid.New(), "in": vars{"limitActivations": resolvers.MaxLicenseKeyActivations + 1}}, "limitActivations", "less_than_equal"},
 	} {
 		t.Run(c.name+" is refused with a 422", func(t *testing.T) {
+			t.Parallel()
 			e := s.QueryError(t, org.Token, c.doc, c.values)
 			if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != c.typ ||
 				e.Extensions.Errors[0].Loc[len(e.Extensions.Errors[0].Loc)-1] != c.loc {
@@ -179,4 +180,20 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a customer's 21st saved payment method is refused with a 422", func(t *testing.T) {
+		t.Parallel()
+		c := newCustomer(t, s, org.Token, "")
+		for range resolvers.MaxCustomerPaymentMethods {
+			s.Query(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}}, nil)
+		}
+		e := s.QueryError(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}})
+		if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "too_long" {
+			t.Fatalf("error = %+v, want a 422 too_long", e)
+		}
+		var live int
+		s.Get(t, &live, `SELECT count(*) FROM payment_methods WHERE customer_id = $1 AND deleted_at IS NULL`, c.ID)
+		if live != resolvers.MaxCustomerPaymentMethods {
+			t.Errorf("%d live methods, want %d", live, resolvers.MaxCustomerPaymentMethods)
+		}
+	})
 }

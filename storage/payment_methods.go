@@ -59,10 +59,28 @@ type PaymentMethodWrite struct {
 	ExpMonth    *int
 	ExpYear     *int
 	Wallet      *string
+	// Limit is the most live methods the customer may hold, this one included; 0 sets
+	// none. With a limit, q must be a transaction: the customer's row is locked so
+	// concurrent saves count each other.
+	Limit int
 }
 
 // CreatePaymentMethod stores a payment method for a customer of the organization.
 func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customerID uuid.UUID, w PaymentMethodWrite) (*PaymentMethod, error) {
+	if w.Limit > 0 {
+		var live int
+		if _, err := q.ExecContext(ctx, `SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2
+			FOR NO KEY UPDATE`, customerID, orgID); err != nil {
+			return nil, mapErr(err)
+		}
+		if err := sqlx.GetContext(ctx, q, &live, `SELECT count(*) FROM payment_methods
+			WHERE customer_id = $1 AND deleted_at IS NULL`, customerID); err != nil {
+			return nil, mapErr(err)
+		}
+		if live >= w.Limit {
+			return nil, ErrConflict
+		}
+	}
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO payment_methods (organization_id, customer_id,
 		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet)
