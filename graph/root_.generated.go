@@ -8899,7 +8899,7 @@ type Job {
   attemptedAt: DateTime
   "When the job completed, was discarded or was cancelled; null while it may still run."
   finishedAt: DateTime
-  "Why attempts failed, oldest first."
+  "Why the latest 25 failed attempts failed, oldest first."
   errors: [JobError!]! @listSize(assumedSize: 25) @goField(forceResolver: true)
   "The job's input, in the kind's own shape."
   args: JSON!
@@ -10647,7 +10647,7 @@ type WebhookEvent {
   nextAttemptAt: DateTime!
   "Archived events keep their outcome but no longer their payload or delivery log."
   isArchived: Boolean!
-  "Every attempt, oldest first, across redeliveries."
+  "The latest 20 attempts, oldest first, across redeliveries."
   deliveries: [WebhookDelivery!]! @listSize(assumedSize: 20) @goField(forceResolver: true)
 }
 

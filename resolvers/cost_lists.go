@@ -33,6 +33,15 @@ const (
 	// MaxCustomerPaymentMethods caps the live payment methods saved for one customer
 	// (Customer.paymentMethods), whether saved directly or by a checkout.
 	MaxCustomerPaymentMethods = 20
+	// MaxPublishedSigningKeys caps an organization's published license signing keys
+	// (licenseSigningKeys): a rotation that would publish more is refused.
+	MaxPublishedSigningKeys = 10
+	// MaxJobErrors is how many of a job's latest errors Job.errors shows: retries can
+	// add errors without end, and the list is read whole.
+	MaxJobErrors = 25
+	// MaxEventDeliveries is how many of an event's latest deliveries
+	// WebhookEvent.deliveries shows: redeliveries can add them without end.
+	MaxEventDeliveries = 20
 )
 
 // tooMany is the 422 for a list input one item over its cap, worded as pydantic's
