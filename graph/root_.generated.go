@@ -8798,7 +8798,7 @@ type CustomerSeatPage {
 "The seats of one seat-based subscription or order, as upstream's SeatsList."
 type CustomerSeatList {
   "Every seat, oldest first, revoked ones included."
-  seats: [CustomerSeat!]! @listSize(assumedSize: 1000)
+  seats: [CustomerSeat!]! @listSize(assumedSize: 10000)
   "Seats neither pending nor claimed."
   availableSeats: Int!
   "The subscription's or order's seat count."

@@ -141,6 +141,7 @@ func (d *checkoutDraft) priceAmount() (int64, error) {
 		}
 		tiers := parseSeatTiers(p.SeatTiers)
 		lo, hi := tiers.bounds()
+		hi = capSeats(hi)
 		if d.minSeats != nil {
 			lo = max(lo, *d.minSeats)
 		}

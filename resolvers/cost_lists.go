@@ -42,7 +42,20 @@ const (
 	// MaxEventDeliveries is how many of an event's latest deliveries
 	// WebhookEvent.deliveries shows: redeliveries can add them without end.
 	MaxEventDeliveries = 20
+	// MaxSeats caps the seats of one purchase, upstream's le=10000 on a checkout's seats:
+	// revoked seats are reused, so CustomerSeatList.seats holds at most this many.
+	MaxSeats = 10_000
 )
+
+// capSeats is a seat-based price's upper bound on seats within MaxSeats; the price itself
+// keeps its own bound (null when its last tier is open), as /v1 shows it.
+func capSeats(hi *int) *int {
+	if hi == nil || *hi > MaxSeats {
+		n := MaxSeats
+		return &n
+	}
+	return hi
+}
 
 // tooMany is the 422 for a list input one item over its cap, worded as pydantic's
 // max_length.

@@ -149,6 +149,8 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 		return out
 	}
 	p := createProduct(t, s, org.Token, vars{"name": "Capped", "prices": prices(1)})
+	seated := createProduct(t, s, org.Token, vars{"name": "Open seats",
+		"prices": []vars{ckSeats("", vars{"min_seats": 1, "max_seats": nil, "price_per_seat": 1})}})
 	for _, c := range []struct {
 		name, doc string
 		values    vars
@@ -170,6 +172,8 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 				"products": ids(resolvers.MaxDiscountProducts + 1)}}, "products", "too_long"},
 		{"a license key allowing 51 activations", `mutation($id: UUID!, $in: LicenseKeyUpdateInput!) { updateLicenseKey(id: $id, input: $in) { id } }`,
 			vars{"id": uuid.New(), "in": vars{"limitActivations": resolvers.MaxLicenseKeyActivations + 1}}, "limitActivations", "less_than_equal"},
+		{"a checkout of 10,001 seats at an open-ended tier", `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
+			vars{"in": vars{"products": []uuid.UUID{seated.ID}, "seats": resolvers.MaxSeats + 1}}, "seats", "value_error"},
 	} {
 		t.Run(c.name+" is refused with a 422", func(t *testing.T) {
 			t.Parallel()

@@ -78,6 +78,7 @@ func (r *Resolver) updateSubscriptionSeats(ctx context.Context, in model.Subscri
 			return nil, BadRequest("This subscription is not seat-based.")
 		}
 		lo, hi := tiers.seatRange()
+		hi = capSeats(hi)
 		if in.Seats < lo || (hi != nil && in.Seats > *hi) {
 			msg := fmt.Sprintf("Seats must be at least %d.", lo)
 			if hi != nil {
@@ -180,6 +181,7 @@ func (r *Resolver) productTarget(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 		seats = nil
 	} else {
 		lo, hi := tiers.seatRange()
+		hi = capSeats(hi)
 		n := lo
 		if seats != nil {
 			n = *seats
