@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +46,16 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 			}
 		}
 	}
+	// The sizes the write caps and read limits make true: a declaration may not drift from them.
+	enforced := map[string]int{
+		"Product.benefits": resolvers.MaxProductBenefits, "CheckoutProduct.benefits": resolvers.MaxProductBenefits,
+		"Product.prices": resolvers.MaxProductPrices, "Subscription.prices": resolvers.MaxProductPrices,
+		"Subscription.meters": resolvers.MaxProductPrices, "Order.items": resolvers.MaxProductPrices + 1,
+		"Checkout.products": resolvers.MaxCheckoutProducts, "Discount.products": resolvers.MaxDiscountProducts,
+		"LicenseKey.activations": resolvers.MaxLicenseKeyActivations, "Customer.paymentMethods": resolvers.MaxCustomerPaymentMethods,
+		"Query.licenseSigningKeys": resolvers.MaxPublishedSigningKeys, "Job.errors": resolvers.MaxJobErrors,
+		"WebhookEvent.deliveries": resolvers.MaxEventDeliveries, "CustomerSeatList.seats": resolvers.MaxSeats,
+	}
 	lists := 0
 	for _, typ := range schema.Types {
 		if typ.Kind != ast.Object && typ.Kind != ast.Interface || strings.HasPrefix(typ.Name, "__") {
@@ -62,6 +73,12 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 			d := f.Directives.ForName("listSize")
 			if d == nil || d.Arguments.ForName("assumedSize") == nil {
 				t.Errorf("%s.%s returns a whole list but declares no @listSize(assumedSize:)", typ.Name, f.Name)
+				continue
+			}
+			if want, ok := enforced[typ.Name+"."+f.Name]; ok {
+				if got := d.Arguments.ForName("assumedSize").Value.Raw; got != strconv.Itoa(want) {
+					t.Errorf("%s.%s declares @listSize(assumedSize: %s), but its cap is %d", typ.Name, f.Name, got, want)
+				}
 			}
 		}
 	}
