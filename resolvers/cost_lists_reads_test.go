@@ -26,7 +26,9 @@ func TestListsThatGrowWithoutEndShowTheirLatest(t *testing.T) {
 		}
 		id := insertJobs(t, s, jobRow{org: &org.ID, kind: "invoice.render", state: "discarded", createdAt: time.Now(),
 			attempt: 30, max: 30, errors: "[" + strings.Join(entries, ",") + "]"})[0]
-		var out struct{ Job struct{ Errors []struct{ Attempt int } } }
+		var out struct {
+			Job struct{ Errors []struct{ Attempt int } }
+		}
 		s.Query(t, org.Token, `query($id: UUID!) { job(id: $id) { errors { attempt } } }`, vars{"id": id}, &out)
 		if n := len(out.Job.Errors); n != resolvers.MaxJobErrors || out.Job.Errors[0].Attempt != 6 || out.Job.Errors[n-1].Attempt != 30 {
 			t.Fatalf("errors = %+v, want attempts 6 to 30", out.Job.Errors)
@@ -40,7 +42,9 @@ func TestListsThatGrowWithoutEndShowTheirLatest(t *testing.T) {
 		}
 		id := insertHookEvents(t, s, org.ID, hookEvent{endpoint: insertEndpoint(t, s, org.ID), typ: "order.updated",
 			succeeded: ptr(false), attempts: attempts})[0]
-		var out struct{ WebhookEvent struct{ Deliveries []struct{ Attempt int } } }
+		var out struct {
+			WebhookEvent struct{ Deliveries []struct{ Attempt int } }
+		}
 		s.Query(t, org.Token, `query($id: UUID!) { webhookEvent(id: $id) { deliveries { attempt } } }`, vars{"id": id}, &out)
 		d := out.WebhookEvent.Deliveries
 		if len(d) != resolvers.MaxEventDeliveries || d[0].Attempt != 11 || d[len(d)-1].Attempt != 30 {
