@@ -140,8 +140,10 @@ func (d *checkoutDraft) priceAmount() (int64, error) {
 			return 0, Invalid("missing", "Seats is required for seat-based pricing.", d.seats, "input", "seats")
 		}
 		tiers := parseSeatTiers(p.SeatTiers)
+		if err := checkSeatCap(*d.seats); err != nil {
+			return 0, err
+		}
 		lo, hi := tiers.bounds()
-		hi = capSeats(hi)
 		if d.minSeats != nil {
 			lo = max(lo, *d.minSeats)
 		}

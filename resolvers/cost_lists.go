@@ -47,14 +47,16 @@ const (
 	MaxSeats = 10_000
 )
 
-// capSeats is a seat-based price's upper bound on seats within MaxSeats; the price itself
-// keeps its own bound (null when its last tier is open), as /v1 shows it.
-func capSeats(hi *int) *int {
-	if hi == nil || *hi > MaxSeats {
-		n := MaxSeats
-		return &n
+// checkSeatCap refuses more than MaxSeats seats as upstream's pydantic le=10000 does,
+// whatever the price's tiers allow: a price's own bound stays null when its last tier is
+// open, as /v1 shows it.
+func checkSeatCap(seats int) error {
+	if seats > MaxSeats {
+		return &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "less_than_equal",
+			Loc: []any{"input", "seats"}, Msg: fmt.Sprintf("Input should be less than or equal to %d", MaxSeats),
+			Input: seats, Ctx: map[string]any{"le": MaxSeats}}}}
 	}
-	return hi
+	return nil
 }
 
 // tooMany is the 422 for a list input one item over its cap, worded as pydantic's

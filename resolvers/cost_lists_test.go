@@ -190,7 +190,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 		{"a license key allowing 51 activations", `mutation($id: UUID!, $in: LicenseKeyUpdateInput!) { updateLicenseKey(id: $id, input: $in) { id } }`,
 			vars{"id": uuid.New(), "in": vars{"limitActivations": resolvers.MaxLicenseKeyActivations + 1}}, "limitActivations", "less_than_equal"},
 		{"a checkout of 10,001 seats at an open-ended tier", `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
-			vars{"in": vars{"products": []uuid.UUID{seated.ID}, "seats": resolvers.MaxSeats + 1}}, "seats", "value_error"},
+			vars{"in": vars{"products": []uuid.UUID{seated.ID}, "seats": resolvers.MaxSeats + 1}}, "seats", "less_than_equal"},
 	} {
 		t.Run(c.name+" is refused with a 422", func(t *testing.T) {
 			t.Parallel()
