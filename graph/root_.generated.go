@@ -7782,7 +7782,7 @@ type Checkout {
   externalCustomerId: String @goField(forceResolver: true)
   subscriptionId: UUID
   "The products the customer may choose from, in the seller's order."
-  products: [CheckoutProduct!]!
+  products: [CheckoutProduct!]! @listSize(assumedSize: 10)
   "The selected product."
   product: CheckoutProduct
   "The selected price, spelled as the contract's ProductPrice union member for its amountType."
@@ -7817,7 +7817,7 @@ type CheckoutProduct {
   metadata: Metadata!
   "Live prices, each spelled as the contract's ProductPrice union member for its amountType."
   prices: [JSON!]!
-  benefits: [Benefit!]!
+  benefits: [Benefit!]! @listSize(assumedSize: 20)
   "Product images; always empty until product medias are managed by Till."
   medias: [JSON!]!
 }
@@ -8054,7 +8054,7 @@ type Customer {
   avatarUrl: String
   organization: Organization!
   "Every saved payment method, newest first."
-  paymentMethods: [PaymentMethod!]!
+  paymentMethods: [PaymentMethod!]! @listSize(assumedSize: 20)
   "Connected OAuth accounts, keyed by platform (the portal view)."
   oauthAccounts: JSON!
 }
@@ -8177,7 +8177,7 @@ type Discount {
   metadata: Metadata!
   organizationId: UUID!
   "Products the discount is limited to; empty means every product."
-  products: [Product!]!
+  products: [Product!]! @listSize(assumedSize: 100)
 }
 
 enum DiscountType {
@@ -8646,7 +8646,7 @@ type FileUpload implements FileBase {
 type FileUploadMultipart {
   id: String!
   path: String!
-  parts: [FileUploadPart!]!
+  parts: [FileUploadPart!]! @listSize(assumedSize: 10000)
 }
 
 "One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt."
@@ -8798,7 +8798,7 @@ type CustomerSeatPage {
 "The seats of one seat-based subscription or order, as upstream's SeatsList."
 type CustomerSeatList {
   "Every seat, oldest first, revoked ones included."
-  seats: [CustomerSeat!]!
+  seats: [CustomerSeat!]! @listSize(assumedSize: 10000)
   "Seats neither pending nor claimed."
   availableSeats: Int!
   "The subscription's or order's seat count."
@@ -8899,8 +8899,8 @@ type Job {
   attemptedAt: DateTime
   "When the job completed, was discarded or was cancelled; null while it may still run."
   finishedAt: DateTime
-  "Why attempts failed, oldest first."
-  errors: [JobError!]! @goField(forceResolver: true)
+  "Why the latest 25 failed attempts failed, oldest first."
+  errors: [JobError!]! @listSize(assumedSize: 25) @goField(forceResolver: true)
   "The job's input, in the kind's own shape."
   args: JSON!
 }
@@ -8982,7 +8982,7 @@ type LicenseKey {
   customers manage their activations (activations.enable_customer_admin); otherwise the list
   is empty, as upstream's portal shows it.
   """
-  activations: [LicenseKeyActivation!]!
+  activations: [LicenseKeyActivation!]! @listSize(assumedSize: 50)
 }
 
 enum LicenseKeyStatus {
@@ -9162,7 +9162,7 @@ extend type LicenseKeyValidation {
 
 extend type Query {
   "The signing keys verifiers must know: the active one and retired ones still within their window."
-  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
 }
 
 extend type Mutation {
@@ -9314,7 +9314,7 @@ type MeterQuantityAt {
 
 "A meter's quantity per interval and over the whole window."
 type MeterQuantities {
-  quantities: [MeterQuantityAt!]!
+  quantities: [MeterQuantityAt!]! @listSize(assumedSize: 367)
   "The aggregation over the whole window (for avg and unique, not a sum of the intervals)."
   total: Float!
 }
@@ -9572,7 +9572,7 @@ type Order {
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
   subscription: Subscription
-  items: [OrderItem!]!
+  items: [OrderItem!]! @listSize(assumedSize: 21)
 }
 
 enum OrderStatus {
@@ -9954,8 +9954,8 @@ type Product {
   isArchived: Boolean!
   organizationId: UUID!
   metadata: Metadata!
-  prices: [ProductPrice!]!
-  benefits: [Benefit!]!
+  prices: [ProductPrice!]! @listSize(assumedSize: 20)
+  benefits: [Benefit!]! @listSize(assumedSize: 20)
   organization: Organization!
   "Product images (ProductMediaFileRead); always empty until product medias are managed by Till."
   medias: [JSON!]!
@@ -10131,6 +10131,14 @@ always are, member sessions only for owners and billing managers.
 """
 directive @billing on FIELD_DEFINITION
 
+"""
+The most objects a list field without a page argument can hold, as the IBM GraphQL cost
+specification names it. The operation cost reads it in place of a page size, so it must be
+a true upper bound: a cap enforced where the list is written, or a rule that bounds it.
+Every such list declares one; a test enumerates them from the schema.
+"""
+directive @listSize(assumedSize: Int!) on FIELD_DEFINITION
+
 "The page envelope shared by every list, as in /v1."
 type Pagination {
   totalCount: Int!
@@ -10278,11 +10286,11 @@ type Subscription {
   product: Product!
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
-  prices: [ProductPrice!]!
+  prices: [ProductPrice!]! @listSize(assumedSize: 20)
   "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
   wirePrices: [JSON!]!
   "Metered usage of the current meter period, one per meter of the metered prices."
-  meters: [SubscriptionMeter!]!
+  meters: [SubscriptionMeter!]! @listSize(assumedSize: 20)
   "A change that applies at the next period, if any."
   pendingUpdate: PendingSubscriptionUpdate
 }
@@ -10641,8 +10649,8 @@ type WebhookEvent {
   nextAttemptAt: DateTime!
   "Archived events keep their outcome but no longer their payload or delivery log."
   isArchived: Boolean!
-  "Every attempt, oldest first, across redeliveries."
-  deliveries: [WebhookDelivery!]! @goField(forceResolver: true)
+  "The latest 20 attempts, oldest first, across redeliveries."
+  deliveries: [WebhookDelivery!]! @listSize(assumedSize: 20) @goField(forceResolver: true)
 }
 
 "One HTTP attempt of a webhook event."

@@ -238,6 +238,9 @@ func codesNotAllowed(code string) error {
 // checkoutProducts loads the listed products of the caller's organizations in order, without
 // duplicates, and checks they are sellable and of one organization.
 func checkoutProducts(ctx context.Context, tx *sqlx.Tx, ids []uuid.UUID) ([]*storage.Product, uuid.UUID, error) {
+	if n := len(uniqueIDs(ids)); n > MaxCheckoutProducts {
+		return nil, uuid.Nil, tooMany(n, MaxCheckoutProducts, "input", "products")
+	}
 	var out []*storage.Product
 	seen := map[uuid.UUID]bool{}
 	for i, id := range ids {

@@ -3,6 +3,7 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -177,14 +178,22 @@ func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b che
 }
 
 // recordMethod stores a processor-saved instrument for a customer without touching its
-// default; heldFor, when set, holds it for that checkout only.
+// default; heldFor, when set, holds it for that checkout only. A saved method counts against
+// the customer's cap; a held one is none of the customer's methods and does not.
 func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, heldFor *uuid.UUID) (*storage.PaymentMethod, error) {
 	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
 		HeldForCheckoutID: heldFor}
+	if heldFor == nil {
+		w.Limit = MaxCustomerPaymentMethods
+	}
 	if m.Type == "card" {
 		w.Brand, w.Last4, w.ExpMonth, w.ExpYear = &m.Brand, &m.Last4, &m.ExpMonth, &m.ExpYear
 	}
 	pm, err := storage.CreatePaymentMethod(ctx, tx, cust.OrganizationID, cust.ID, w)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, Invalid("too_long", fmt.Sprintf("A customer can have at most %d saved payment methods; remove one first.",
+			MaxCustomerPaymentMethods), nil, "input")
+	}
 	if err != nil {
 		return nil, notFoundOr(err, "Customer not found")
 	}

@@ -140,6 +140,9 @@ func (d *checkoutDraft) priceAmount() (int64, error) {
 			return 0, Invalid("missing", "Seats is required for seat-based pricing.", d.seats, "input", "seats")
 		}
 		tiers := parseSeatTiers(p.SeatTiers)
+		if err := checkSeatCap(*d.seats); err != nil {
+			return 0, err
+		}
 		lo, hi := tiers.bounds()
 		if d.minSeats != nil {
 			lo = max(lo, *d.minSeats)

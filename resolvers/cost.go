@@ -22,7 +22,10 @@ import (
 //     fields cost nothing, and neither does introspection, which reads no data;
 //   - a list's size is its page: the `limit` (or `first`) argument of the field that takes
 //     it, given or defaulted as the schema says, multiplies the list inside (`items`); a list
-//     without such an argument counts defaultListSize;
+//     without such an argument counts the size its definition declares with
+//     `@listSize(assumedSize:)`, an upper bound kept true where the list is written, and
+//     defaultListSize only if it declares none (a test makes every list declare one);
+//   - meterQuantities counts the buckets its window and interval produce (meterBuckets);
 //   - an object's fields are paid for once per object, so nesting multiplies, and every alias
 //     and every fragment spread is paid for on its own.
 //
@@ -36,9 +39,10 @@ import (
 // size is an argument of the page field and sizes the list one level down.
 const (
 	// maxCost caps one operation: /v1's own checkout list, a hundred checkouts with their
-	// products and benefits, prices at 12,502.
+	// capped products and benefits, fits under it.
 	maxCost = 25_000
-	// defaultListSize is the count assumed for a list without a page-size argument.
+	// defaultListSize is the count assumed for a list without a page-size argument nor a
+	// declared @listSize; the schema test leaves no such list.
 	defaultListSize = 10
 	// costCap saturates the arithmetic, far above maxCost and far below overflow.
 	costCap = 1 << 40
@@ -152,6 +156,9 @@ func (c *costCalc) field(f *ast.Field, pageSize int, path ast.Path) int {
 		return 0
 	}
 	own := c.pageSize(f, path)
+	if n, ok := c.meterBuckets(f); ok {
+		own = n
+	}
 	objects := 1
 	if f.Definition.Type.Elem != nil {
 		switch {
@@ -160,10 +167,25 @@ func (c *costCalc) field(f *ast.Field, pageSize int, path ast.Path) int {
 		case own > 0:
 			objects = own
 		default:
-			objects = defaultListSize
+			objects = c.listSize(f)
 		}
 	}
 	return mulCost(objects, addCost(1, c.selection(f.SelectionSet, own, path)))
+}
+
+// listSize is the size a list without a page argument declares with @listSize, or the
+// number of buckets of meterQuantities' window.
+func (c *costCalc) listSize(f *ast.Field) int {
+	if d := f.Definition.Directives.ForName("listSize"); d != nil {
+		if a := d.Arguments.ForName("assumedSize"); a != nil {
+			if v, err := a.Value.Value(nil); err == nil {
+				if n, ok := v.(int64); ok && n > 0 {
+					return int(min(n, costCap))
+				}
+			}
+		}
+	}
+	return defaultListSize
 }
 
 // pageSize is the page a field asks for through `limit` or `first`, as the resolvers will

@@ -156,6 +156,9 @@ func (r *Resolver) createDiscount(ctx context.Context, in model.DiscountCreateIn
 // organization's: another tenant's product is reported as not existing.
 func setDiscountProducts(ctx context.Context, tx *sqlx.Tx, orgID, discountID uuid.UUID, ids []uuid.UUID) error {
 	unique := uniqueIDs(ids)
+	if len(unique) > MaxDiscountProducts {
+		return tooMany(len(unique), MaxDiscountProducts, "input", "products")
+	}
 	n, err := storage.SetDiscountProducts(ctx, tx, orgID, discountID, unique)
 	if err != nil {
 		return err

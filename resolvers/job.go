@@ -77,6 +77,7 @@ func jobErrors(j *storage.Job) ([]*storage.JobError, error) {
 	if err != nil {
 		return nil, err
 	}
+	list = list[max(0, len(list)-MaxJobErrors):]
 	out := make([]*storage.JobError, len(list))
 	for i := range list {
 		out[i] = &list[i]

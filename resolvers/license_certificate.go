@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,6 +108,16 @@ func (r *Resolver) rotateLicenseSigningKey(ctx context.Context, organizationID *
 		now := r.Now()
 		if _, err := storage.RetireLicenseSigningKeys(ctx, tx, orgID, now, now.Add(certificateMaxValidity)); err != nil {
 			return err
+		}
+		// Counted after the retirement, which waits for a concurrent rotation's lock, so
+		// the count sees the keys that rotation published.
+		published, err := storage.PublishedLicenseSigningKeys(ctx, tx, orgID, now)
+		if err != nil {
+			return err
+		}
+		if len(published) >= MaxPublishedSigningKeys {
+			return Invalid("too_long", fmt.Sprintf("At most %d signing keys may be published at once; a retired key stays "+
+				"published until the certificates it may have signed expire.", MaxPublishedSigningKeys), len(published), "organizationId")
 		}
 		k, err = r.newSigningKey(ctx, tx, orgID)
 		return err

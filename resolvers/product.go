@@ -114,6 +114,9 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 	if len(in.Prices) == 0 {
 		return nil, Invalid("too_short", "List should have at least 1 item after validation, not 0", []any{}, "input", "prices")
 	}
+	if len(in.Prices) > MaxProductPrices {
+		return nil, tooMany(len(in.Prices), MaxProductPrices, "input", "prices")
+	}
 	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
 		return nil, err
 	}
@@ -214,6 +217,9 @@ func checkMeters(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, prices
 // setBenefits replaces a product's benefits after checking they all belong to its organization.
 func (r *Resolver) setBenefits(ctx context.Context, tx *sqlx.Tx, orgID, productID uuid.UUID, ids []uuid.UUID) error {
 	unique := uniqueIDs(ids)
+	if len(unique) > MaxProductBenefits {
+		return tooMany(len(unique), MaxProductBenefits, "input", "benefitIds")
+	}
 	n, err := storage.CountBenefits(ctx, tx, orgID, unique)
 	if err != nil {
 		return err
@@ -281,6 +287,9 @@ func (r *Resolver) updateProduct(ctx context.Context, in model.ProductUpdateInpu
 func (r *Resolver) replacePrices(ctx context.Context, tx *sqlx.Tx, p *storage.Product, prices []*model.PriceInput) error {
 	if len(prices) == 0 {
 		return Invalid("too_short", "List should have at least 1 item after validation, not 0", []any{}, "input", "prices")
+	}
+	if len(prices) > MaxProductPrices {
+		return tooMany(len(prices), MaxProductPrices, "input", "prices")
 	}
 	existing, err := storage.PricesByProducts(ctx, tx, []uuid.UUID{p.ID})
 	if err != nil {

@@ -77,6 +77,9 @@ func (r *Resolver) updateSubscriptionSeats(ctx context.Context, in model.Subscri
 		if seatPrice == nil {
 			return nil, BadRequest("This subscription is not seat-based.")
 		}
+		if err := checkSeatCap(in.Seats); err != nil {
+			return nil, err
+		}
 		lo, hi := tiers.seatRange()
 		if in.Seats < lo || (hi != nil && in.Seats > *hi) {
 			msg := fmt.Sprintf("Seats must be at least %d.", lo)
@@ -183,6 +186,9 @@ func (r *Resolver) productTarget(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 		n := lo
 		if seats != nil {
 			n = *seats
+		}
+		if err := checkSeatCap(n); err != nil {
+			return subscriptionTarget{}, err
 		}
 		if n < lo || (hi != nil && n > *hi) {
 			return subscriptionTarget{}, Invalid("value_error",

@@ -47,7 +47,8 @@ func (r *Resolver) webhookEvent(ctx context.Context, id uuid.UUID) (*storage.Web
 
 // webhookDeliveries lists an event's attempts through the operation's loader.
 func (r *Resolver) webhookDeliveries(ctx context.Context, e *storage.WebhookEvent) ([]*storage.WebhookDelivery, error) {
-	return loaders(ctx).DeliveriesByWebhookEvent.Load(ctx, e.ID)()
+	all, err := loaders(ctx).DeliveriesByWebhookEvent.Load(ctx, e.ID)()
+	return all[max(0, len(all)-MaxEventDeliveries):], err
 }
 
 // redeliverWebhookEvent queues an event again and wakes the dispatcher so it goes out now

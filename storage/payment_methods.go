@@ -63,6 +63,10 @@ type PaymentMethodWrite struct {
 	// card brought by a buyer not bound to the customer. It is none of the customer's saved
 	// methods (see savedMethod); only the checkout's subscription charges it again.
 	HeldForCheckoutID *uuid.UUID
+	// Limit is the most live saved methods the customer may hold, this one included; 0 sets
+	// none, and a held method is never counted. With a limit, q must be a transaction: the customer's row is locked so
+	// concurrent saves count each other.
+	Limit int
 }
 
 // savedMethod is the condition that a payment method row is one of its customer's saved
@@ -72,6 +76,20 @@ const savedMethod = `pm.held_for_checkout_id IS NULL`
 
 // CreatePaymentMethod stores a payment method for a customer of the organization.
 func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customerID uuid.UUID, w PaymentMethodWrite) (*PaymentMethod, error) {
+	if w.Limit > 0 && w.HeldForCheckoutID == nil {
+		var live int
+		if _, err := q.ExecContext(ctx, `SELECT 1 FROM customers WHERE id = $1 AND organization_id = $2
+			FOR NO KEY UPDATE`, customerID, orgID); err != nil {
+			return nil, mapErr(err)
+		}
+		if err := sqlx.GetContext(ctx, q, &live, `SELECT count(*) FROM payment_methods pm
+			WHERE pm.customer_id = $1 AND pm.deleted_at IS NULL AND `+savedMethod, customerID); err != nil {
+			return nil, mapErr(err)
+		}
+		if live >= w.Limit {
+			return nil, ErrConflict
+		}
+	}
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO payment_methods (organization_id, customer_id,
 		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet, held_for_checkout_id)
