@@ -24,6 +24,9 @@ const (
 	forbidden outcome = "forbidden"
 	// invalidToken: 401 invalid_token from the bearer middleware, before any routing.
 	invalidToken outcome = "invalid token"
+	// refusedInput: the arguments were refused as input. After the guard that is an
+	// admitted caller's answer; before it, the suite's placeholders no longer fit the schema.
+	refusedInput outcome = "refused input"
 )
 
 // guardDirectives are the directives that declare a root field's guard; every root field
