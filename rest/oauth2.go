@@ -11,6 +11,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/ratelimit"
+	"till/internal/scalar"
 	"till/resolvers"
 )
 
@@ -137,7 +138,7 @@ func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCrede
 			creds.Secret, _ = url.QueryUnescape(secret)
 		}
 	}
-	if !storableText(creds.ID) || !storableText(creds.Secret) {
+	if !scalar.Storable(creds.ID) || !scalar.Storable(creds.Secret) {
 		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
 		return resolvers.ClientCredentials{}, nil, false
 	}
@@ -158,11 +159,11 @@ func clientAddr(req *http.Request) string {
 // PostgreSQL can store.
 func storableValues(values url.Values) bool {
 	for k, vs := range values {
-		if !storableText(k) {
+		if !scalar.Storable(k) {
 			return false
 		}
 		for _, v := range vs {
-			if !storableText(v) {
+			if !scalar.Storable(v) {
 				return false
 			}
 		}

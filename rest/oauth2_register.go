@@ -10,6 +10,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"till/internal/auth"
+	"till/internal/scalar"
 	"till/resolvers"
 )
 
@@ -137,7 +138,7 @@ func clientIDParam(w http.ResponseWriter, req *http.Request) (string, bool) {
 	case id == "":
 		writeDetail(w, http.StatusNotFound, "Not Found")
 		return "", false
-	case !storableText(id):
+	case !scalar.Storable(id):
 		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation,
 			[]ValidationError{errNUL([]any{"path", "client_id"}, id)})
 		return "", false

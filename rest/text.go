@@ -12,11 +12,6 @@ import (
 // fails in the database or the JSON encoder with a 500; here every decoder of outside
 // input refuses them, at the value's loc, so no use case has to remember.
 
-// storableText reports whether PostgreSQL text can hold s.
-func storableText(s string) bool {
-	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
-}
-
 // errNUL is Polar's answer to a string holding U+0000.
 func errNUL(loc []any, input any) ValidationError {
 	return errValue(loc, input, nulMessage)

@@ -38,13 +38,15 @@ func UnmarshalString(v any) (string, error) {
 	if !isString {
 		return graphql.UnmarshalString(v)
 	}
-	if !storable(s) {
+	if !Storable(s) {
 		return "", ErrInvalidText
 	}
 	return s, nil
 }
 
-func storable(s string) bool {
+// Storable reports whether PostgreSQL text can hold s: no U+0000 and nothing but UTF-8.
+// Every decoder of outside text, GraphQL's and /v1's, asks it.
+func Storable(s string) bool {
 	return strings.IndexByte(s, 0) < 0 && utf8.ValidString(s)
 }
 
@@ -54,7 +56,7 @@ func storable(s string) bool {
 func checkValue(v any, path string) error {
 	switch v := v.(type) {
 	case string:
-		if !storable(v) {
+		if !Storable(v) {
 			return at(path, ErrInvalidText)
 		}
 	case float64:
@@ -74,7 +76,7 @@ func checkValue(v any, path string) error {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(v)) {
 			e := v[k]
-			if !storable(k) {
+			if !Storable(k) {
 				if path == "" {
 					return fmt.Errorf("a key: %w", ErrInvalidText)
 				}
