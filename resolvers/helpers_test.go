@@ -3,7 +3,6 @@ package resolvers_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -24,7 +23,7 @@ import (
 // one needs a case proving another organization's object is out of its reach.
 func TestMain(m *testing.M) {
 	code := storagetest.Main(m)
-	if code == 0 && wholeSuite() {
+	if code == 0 && storagetest.WholeSuite() {
 		if missing := uncoveredTenancyFields(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: these root fields take an id but no tenancy case calls them with another organization's:\n\t%s\n",
 				strings.Join(missing, "\n\t"))
@@ -32,17 +31,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// wholeSuite reports whether every test ran: a -run, -skip or -list filter leaves cases
-// out on purpose, so coverage is only judged on a full run.
-func wholeSuite() bool {
-	for _, name := range []string{"test.run", "test.skip", "test.list"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
-			return false
-		}
-	}
-	return true
 }
 
 type (

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -37,7 +36,7 @@ import (
 // a new row in rest.Routes() needs a test that reaches it.
 func TestMain(m *testing.M) {
 	code := storagetest.Main(m)
-	if code == 0 && wholeSuite() {
+	if code == 0 && storagetest.WholeSuite() {
 		if missing := uncoveredRoutes(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: these /v1 routes have no test that reaches their success status through the real handler:\n\t%s\n",
 				strings.Join(missing, "\n\t"))
@@ -45,17 +44,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// wholeSuite reports whether every test ran: a -run, -skip or -list filter leaves routes
-// unexercised on purpose, so coverage is only judged on a full run.
-func wholeSuite() bool {
-	for _, name := range []string{"test.run", "test.skip", "test.list"} {
-		if f := flag.Lookup(name); f != nil && f.Value.String() != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // routeCoverage records which routes answered a success status through the real handler.
