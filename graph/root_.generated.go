@@ -7704,17 +7704,17 @@ input BenefitUpdateInput {
 }
 
 extend type Query {
-  benefit(id: UUID!): Benefit! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+  benefit(id: UUID!): Benefit! @hasScope(any: [benefits_read, benefits_write])
   "Sorting: created_at, description, type (prefix - for descending); default -created_at."
   benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter): BenefitPage!
-    @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+    @hasScope(any: [benefits_read, benefits_write])
 }
 
 extend type Mutation {
-  createBenefit(input: BenefitCreateInput!): Benefit! @hasScope(any: [BENEFITS_WRITE])
-  updateBenefit(input: BenefitUpdateInput!): Benefit! @hasScope(any: [BENEFITS_WRITE])
+  createBenefit(input: BenefitCreateInput!): Benefit! @hasScope(any: [benefits_write])
+  updateBenefit(input: BenefitUpdateInput!): Benefit! @hasScope(any: [benefits_write])
   "Soft-deletes the benefit and detaches it from its products."
-  deleteBenefit(id: UUID!): Benefit! @hasScope(any: [BENEFITS_WRITE])
+  deleteBenefit(id: UUID!): Benefit! @hasScope(any: [benefits_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/checkout.graphqls", Input: `"""
@@ -8016,17 +8016,17 @@ input CheckoutConfirmInput {
 }
 
 extend type Query {
-  checkout(id: UUID!): Checkout! @hasScope(any: [CHECKOUTS_READ, CHECKOUTS_WRITE])
+  checkout(id: UUID!): Checkout! @hasScope(any: [checkouts_read, checkouts_write])
   "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
   checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage!
-    @hasScope(any: [CHECKOUTS_READ, CHECKOUTS_WRITE])
+    @hasScope(any: [checkouts_read, checkouts_write])
   "A checkout by its client secret, for the buyer's page; needs no token."
   checkoutByClientSecret(clientSecret: String!): Checkout! @public(reason: "the client secret")
 }
 
 extend type Mutation {
-  createCheckout(input: CheckoutCreateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
-  updateCheckout(input: CheckoutUpdateInput!): Checkout! @hasScope(any: [CHECKOUTS_WRITE])
+  createCheckout(input: CheckoutCreateInput!): Checkout! @hasScope(any: [checkouts_write])
+  updateCheckout(input: CheckoutUpdateInput!): Checkout! @hasScope(any: [checkouts_write])
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
   confirmCheckout(input: CheckoutConfirmInput!): Checkout! @public(reason: "the client secret")
 }
@@ -8112,18 +8112,18 @@ input PortalCustomerUpdateInput {
 }
 
 extend type Query {
-  customer(id: UUID!): Customer! @hasScope(any: [CUSTOMERS_READ, CUSTOMERS_WRITE])
-  customerByExternalId(externalId: String!): Customer! @hasScope(any: [CUSTOMERS_READ, CUSTOMERS_WRITE])
+  customer(id: UUID!): Customer! @hasScope(any: [customers_read, customers_write])
+  customerByExternalId(externalId: String!): Customer! @hasScope(any: [customers_read, customers_write])
   "Sorting: created_at, email, name (prefix - for descending); default -created_at."
   customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter): CustomerPage!
-    @hasScope(any: [CUSTOMERS_READ, CUSTOMERS_WRITE])
+    @hasScope(any: [customers_read, customers_write])
 }
 
 extend type Mutation {
-  createCustomer(input: CustomerCreateInput!): Customer! @hasScope(any: [CUSTOMERS_WRITE])
-  updateCustomer(input: CustomerUpdateInput!): Customer! @hasScope(any: [CUSTOMERS_WRITE])
+  createCustomer(input: CustomerCreateInput!): Customer! @hasScope(any: [customers_write])
+  updateCustomer(input: CustomerUpdateInput!): Customer! @hasScope(any: [customers_write])
   "Soft-deletes the customer; its sessions stop working at once."
-  deleteCustomer(id: UUID!): Customer! @hasScope(any: [CUSTOMERS_WRITE])
+  deleteCustomer(id: UUID!): Customer! @hasScope(any: [customers_write])
   portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer! @billing
 }
 `, BuiltIn: false},
@@ -8151,7 +8151,7 @@ input CustomerSessionCreateInput {
 }
 
 extend type Mutation {
-  createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession! @hasScope(any: [CUSTOMER_SESSIONS_WRITE])
+  createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession! @hasScope(any: [customer_sessions_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/discount.graphqls", Input: `"A price reduction, percentage or fixed, for one payment, a number of months or forever."
@@ -8251,17 +8251,17 @@ input DiscountUpdateInput {
 }
 
 extend type Query {
-  discount(id: UUID!): Discount! @hasScope(any: [DISCOUNTS_READ, DISCOUNTS_WRITE])
+  discount(id: UUID!): Discount! @hasScope(any: [discounts_read, discounts_write])
   "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
   discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter): DiscountPage!
-    @hasScope(any: [DISCOUNTS_READ, DISCOUNTS_WRITE])
+    @hasScope(any: [discounts_read, discounts_write])
 }
 
 extend type Mutation {
-  createDiscount(input: DiscountCreateInput!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
-  updateDiscount(input: DiscountUpdateInput!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
+  createDiscount(input: DiscountCreateInput!): Discount! @hasScope(any: [discounts_write])
+  updateDiscount(input: DiscountUpdateInput!): Discount! @hasScope(any: [discounts_write])
   "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
-  deleteDiscount(id: UUID!): Discount! @hasScope(any: [DISCOUNTS_WRITE])
+  deleteDiscount(id: UUID!): Discount! @hasScope(any: [discounts_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
@@ -8283,7 +8283,7 @@ type DomainEventPage {
 extend type Query {
   "The organization's events, newest first (webhook deliveries read from the same log)."
   events(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
-    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+    @hasScope(any: [webhooks_read, webhooks_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/downloadable.graphqls", Input: `"""
@@ -8409,14 +8409,14 @@ input EventFilter {
 
 extend type Query {
   "One usage event of the caller's organizations (GET /v1/events/{id})."
-  usageEvent(id: UUID!): Event! @hasScope(any: [EVENTS_READ, EVENTS_WRITE])
+  usageEvent(id: UUID!): Event! @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
   sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
   clamped to 1000; after is the endCursor of the previous page.
   """
   usageEvents(first: Int = 100, after: String, sorting: [String!], filter: EventFilter): EventPage!
-    @hasScope(any: [EVENTS_READ, EVENTS_WRITE])
+    @hasScope(any: [events_read, events_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/event_ingest.graphqls", Input: `"""
@@ -8465,7 +8465,7 @@ extend type Mutation {
   also when batches are retried or sent concurrently. A GraphQL request body holds at most
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
-  ingestEvents(input: EventsIngestInput!): EventsIngestResult! @hasScope(any: [EVENTS_WRITE])
+  ingestEvents(input: EventsIngestInput!): EventsIngestResult! @hasScope(any: [events_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/file.graphqls", Input: `"""
@@ -8717,22 +8717,22 @@ input FileUpdateInput {
 extend type Query {
   "The uploaded live files, newest first; organizationId and ids narrow the list."
   files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage!
-    @hasScope(any: [FILES_READ, FILES_WRITE])
+    @hasScope(any: [files_read, files_write])
   "A live file of the caller's organizations, uploaded or not."
-  file(id: UUID!): File! @hasScope(any: [FILES_READ, FILES_WRITE])
+  file(id: UUID!): File! @hasScope(any: [files_read, files_write])
 }
 
 extend type Mutation {
   "Starts the upload of a file and returns where to send each part."
-  createFile(input: FileCreateInput!): FileUpload! @hasScope(any: [FILES_WRITE])
+  createFile(input: FileCreateInput!): FileUpload! @hasScope(any: [files_write])
   "Assembles the uploaded parts; the file is then uploaded. A file completes once."
-  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File! @hasScope(any: [FILES_WRITE])
-  updateFile(id: UUID!, input: FileUpdateInput!): File! @hasScope(any: [FILES_WRITE])
+  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File! @hasScope(any: [files_write])
+  updateFile(id: UUID!, input: FileUpdateInput!): File! @hasScope(any: [files_write])
   """
   Deletes the file and its object and returns it as it was. A file that a downloadables
   benefit still offers cannot be deleted.
   """
-  deleteFile(id: UUID!): File! @hasScope(any: [FILES_WRITE])
+  deleteFile(id: UUID!): File! @hasScope(any: [files_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
@@ -8843,14 +8843,14 @@ extend type Query {
   returns pending and failed grants: every grant without granted_at.
   """
   benefitGrants(benefitId: UUID!, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
-    page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+    page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [benefits_read, benefits_write])
   "One grant, as its webhooks report it."
-  benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [BENEFITS_READ, BENEFITS_WRITE])
+  benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [benefits_read, benefits_write])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
   seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList!
-    @hasScope(any: [CUSTOMER_SEATS_READ, CUSTOMER_SEATS_WRITE])
+    @hasScope(any: [customer_seats_read, customer_seats_write])
   "One seat, as its webhooks report it."
-  seat(id: UUID!): CustomerSeat! @hasScope(any: [CUSTOMER_SEATS_READ, CUSTOMER_SEATS_WRITE])
+  seat(id: UUID!): CustomerSeat! @hasScope(any: [customer_seats_read, customer_seats_write])
 }
 
 extend type Mutation {
@@ -8858,7 +8858,7 @@ extend type Mutation {
   Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
   returns its claim token (customer_seat.assigned).
   """
-  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment! @hasScope(any: [CUSTOMER_SEATS_WRITE])
+  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment! @hasScope(any: [customer_seats_write])
   """
   Claims a seat with its invitation token: needs no credential, the token is one. The holder
   becomes a member of the billing customer and receives the product's benefits
@@ -8866,7 +8866,7 @@ extend type Mutation {
   """
   claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim! @public(reason: "the invitation token")
   "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
-  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat! @hasScope(any: [CUSTOMER_SEATS_WRITE])
+  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat! @hasScope(any: [customer_seats_write])
 }
 
 extend type Me {
@@ -8934,8 +8934,8 @@ type JobPage {
 extend type Query {
   "The organization's jobs, newest first; kind and state narrow the list (values OR-ed)."
   jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage!
-    @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
-  job(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+    @hasScope(any: [organizations_read, organizations_write])
+  job(id: UUID!): Job! @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
@@ -8944,12 +8944,12 @@ extend type Mutation {
   had used them all. Running and completed jobs are refused (InvalidJobState, 409), as is a
   job whose equal (same unique key) is pending already.
   """
-  retryJob(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_WRITE])
+  retryJob(id: UUID!): Job! @hasScope(any: [organizations_write])
   """
   Cancels a job that is waiting (available or retryable) so it never runs. Running and
   finished jobs are refused (InvalidJobState, 409): a running attempt cannot be recalled.
   """
-  cancelJob(id: UUID!): Job! @hasScope(any: [ORGANIZATIONS_WRITE])
+  cancelJob(id: UUID!): Job! @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/license_key.graphqls", Input: `"""
@@ -9009,20 +9009,20 @@ type LicenseKeyActivation {
 
 "Why a validation failed, or VALID."
 enum LicenseKeyValidationCode {
-  VALID
+  valid
   "No live key with this text in the organization (or in one the caller may see)."
-  NOT_FOUND
-  REVOKED
-  DISABLED
-  EXPIRED
+  not_found
+  revoked
+  disabled
+  expired
   "The activation does not exist, is another key's, or was deactivated."
-  ACTIVATION_NOT_FOUND
+  activation_not_found
   "The activation has conditions and the request's differ from them."
-  CONDITIONS_MISMATCH
-  BENEFIT_MISMATCH
-  CUSTOMER_MISMATCH
+  conditions_mismatch
+  benefit_mismatch
+  customer_mismatch
   "increment_usage would take usage past limit_usage."
-  USAGE_LIMIT_EXCEEDED
+  usage_limit_exceeded
 }
 
 """
@@ -9090,9 +9090,9 @@ input LicenseKeyUpdateInput {
 extend type Query {
   "License keys issued by the organization's benefits, oldest first."
   licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
-  licenseKey(id: UUID!): LicenseKey! @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+  licenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Me {
@@ -9107,17 +9107,17 @@ extend type Mutation {
   Validates a key of an organization the token may see: each successful call counts in
   validations and may add usage. Failures change nothing and say why in code.
   """
-  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation! @hasScope(any: [LICENSE_KEYS_WRITE])
+  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation! @hasScope(any: [license_keys_write])
   "Activates a key, up to its limitActivations live activations."
-  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation! @hasScope(any: [LICENSE_KEYS_WRITE])
+  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation! @hasScope(any: [license_keys_write])
   "Deactivates an activation, freeing its slot; a second deactivation is not found."
-  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean! @hasScope(any: [LICENSE_KEYS_WRITE])
-  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean! @hasScope(any: [license_keys_write])
+  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey! @hasScope(any: [license_keys_write])
   """
   Gives the key new text (same id, limits, usage and activations): the old text stops
   validating at once. For a leaked key.
   """
-  regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+  regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_write])
   "validateLicenseKey for applications: needs no token and works for any organization's key."
   portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation!
     @public(reason: "the license key; rate-limited per client and per key")
@@ -9162,12 +9162,12 @@ extend type LicenseKeyValidation {
 
 extend type Query {
   "The signing keys verifiers must know: the active one and retired ones still within their window."
-  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [LICENSE_KEYS_READ, LICENSE_KEYS_WRITE])
+  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
-  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [LICENSE_KEYS_WRITE])
+  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [license_keys_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -9320,10 +9320,10 @@ type MeterQuantities {
 }
 
 extend type Query {
-  meter(id: UUID!): Meter! @hasScope(any: [METERS_READ, METERS_WRITE])
+  meter(id: UUID!): Meter! @hasScope(any: [meters_read, meters_write])
   "Sorting: name, created_at (prefix - for descending); default name."
   meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage!
-    @hasScope(any: [METERS_READ, METERS_WRITE])
+    @hasScope(any: [meters_read, meters_write])
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
   calendar hours, days, weeks (from Monday) or months, from the one holding startTimestamp;
@@ -9332,14 +9332,14 @@ extend type Query {
   neither means all the organization's events.
   """
   meterQuantities(id: UUID!, startTimestamp: DateTime!, endTimestamp: DateTime!, interval: MeterQuantityInterval!,
-    customerId: UUID, externalCustomerId: String): MeterQuantities! @hasScope(any: [METERS_READ, METERS_WRITE])
+    customerId: UUID, externalCustomerId: String): MeterQuantities! @hasScope(any: [meters_read, meters_write])
 }
 
 extend type Mutation {
-  createMeter(input: MeterCreateInput!): Meter! @hasScope(any: [METERS_WRITE])
-  updateMeter(input: MeterUpdateInput!): Meter! @hasScope(any: [METERS_WRITE])
+  createMeter(input: MeterCreateInput!): Meter! @hasScope(any: [meters_write])
+  updateMeter(input: MeterUpdateInput!): Meter! @hasScope(any: [meters_write])
   "Archives the meter (updateMeter with isArchived: false unarchives it)."
-  archiveMeter(id: UUID!): Meter! @hasScope(any: [METERS_WRITE])
+  archiveMeter(id: UUID!): Meter! @hasScope(any: [meters_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -9511,22 +9511,22 @@ input OAuth2ClientUpdateInput {
 extend type Query {
   "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
   oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage!
-    @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
-  oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+    @hasScope(any: [organizations_read, organizations_write])
+  oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
   "Registers a client with a fresh till_ci_ id and, unless it is public, a till_cs_ secret shown once."
-  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload! @hasScope(any: [ORGANIZATIONS_WRITE])
+  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
   updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload!
-    @hasScope(any: [ORGANIZATIONS_WRITE])
+    @hasScope(any: [organizations_write])
   """
   Deletes the client and returns it as it was: its tokens stop working at once, its pending
   authorization codes and remembered consents are discarded.
   """
-  deleteOAuth2Client(clientId: String!): OAuth2Client! @hasScope(any: [ORGANIZATIONS_WRITE])
+  deleteOAuth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_write])
   "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
-  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload! @hasScope(any: [ORGANIZATIONS_WRITE])
+  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
@@ -9758,19 +9758,19 @@ type DiscountPercentageRepeatDurationBase implements DiscountBase {
 
 extend type Query {
   "One order of the caller's organizations (GET /v1/orders/{id})."
-  order(id: UUID!): Order! @hasScope(any: [ORDERS_READ])
+  order(id: UUID!): Order! @hasScope(any: [orders_read])
   """
   Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
   optionally prefixed with - for descending; default -created_at.
   """
   orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter): OrderPage!
-    @hasScope(any: [ORDERS_READ])
+    @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
   "Updates an order's billing details (PATCH /v1/orders/{id}); records order.updated."
-  updateOrder(id: UUID!, input: OrderUpdateInput!): Order! @hasScope(any: [ORDERS_WRITE])
+  updateOrder(id: UUID!, input: OrderUpdateInput!): Order! @hasScope(any: [orders_write])
   """
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
@@ -9798,12 +9798,12 @@ extend type Query {
   The link to an order's invoice (GET /v1/orders/{id}/invoice); InvoiceDoesNotExist until
   generateOrderInvoice has rendered it.
   """
-  orderInvoice(id: UUID!): OrderDocument! @hasScope(any: [ORDERS_READ])
+  orderInvoice(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
   """
   The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
   unpaid; DocumentPending (status 202) while it is first rendered.
   """
-  orderReceipt(id: UUID!): OrderDocument! @hasScope(any: [ORDERS_READ])
+  orderReceipt(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
@@ -9813,7 +9813,7 @@ extend type Mutation {
   address are required (MissingInvoiceBillingDetails); an invoice that already shows the
   current billing details is not rendered again. Rendering records order.updated.
   """
-  generateOrderInvoice(id: UUID!): Boolean! @hasScope(any: [ORDERS_READ])
+  generateOrderInvoice(id: UUID!): Boolean! @hasScope(any: [orders_read])
   "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
   portalGenerateOrderInvoice(id: UUID!): Boolean! @billing
 }
@@ -9849,7 +9849,7 @@ enum ProcessorMode {
 
 extend type Query {
   "The organization of the token; user tokens name one of their organizations."
-  organization(id: UUID): Organization! @hasScope(any: [ORGANIZATIONS_READ, ORGANIZATIONS_WRITE])
+  organization(id: UUID): Organization! @hasScope(any: [organizations_read, organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/payment_method.graphqls", Input: `"A customer's saved payment instrument."
@@ -9883,7 +9883,7 @@ type PaymentMethodPage {
 extend type Query {
   "A customer's payment methods, newest first, by customer id or external id."
   paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage!
-    @hasScope(any: [CUSTOMERS_READ, CUSTOMERS_WRITE])
+    @hasScope(any: [customers_read, customers_write])
 }
 
 input PaymentMethodSaveInput {
@@ -9903,9 +9903,9 @@ input PortalPaymentMethodSaveInput {
 
 extend type Mutation {
   "Saves a payment instrument for a customer from a processor token; an unknown token is a 422."
-  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod! @hasScope(any: [CUSTOMERS_WRITE])
+  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod! @hasScope(any: [customers_write])
   "Removes a saved payment method; it stops being the default if it was."
-  deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [CUSTOMERS_WRITE])
+  deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [customers_write])
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
   portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @billing
   "Removes one of the session customer's payment methods."
@@ -10071,18 +10071,18 @@ input ProductBenefitsInput {
 }
 
 extend type Query {
-  product(id: UUID!): Product! @hasScope(any: [PRODUCTS_READ, PRODUCTS_WRITE])
+  product(id: UUID!): Product! @hasScope(any: [products_read, products_write])
   "Sorting: created_at, name, price_amount_type (prefix - for descending); default -created_at."
   products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter): ProductPage!
-    @hasScope(any: [PRODUCTS_READ, PRODUCTS_WRITE])
+    @hasScope(any: [products_read, products_write])
 }
 
 extend type Mutation {
-  createProduct(input: ProductCreateInput!): Product! @hasScope(any: [PRODUCTS_WRITE])
-  updateProduct(input: ProductUpdateInput!): Product! @hasScope(any: [PRODUCTS_WRITE])
-  archiveProduct(id: UUID!): Product! @hasScope(any: [PRODUCTS_WRITE])
+  createProduct(input: ProductCreateInput!): Product! @hasScope(any: [products_write])
+  updateProduct(input: ProductUpdateInput!): Product! @hasScope(any: [products_write])
+  archiveProduct(id: UUID!): Product! @hasScope(any: [products_write])
   "Replaces the product's benefits with the given ordered list."
-  updateProductBenefits(input: ProductBenefitsInput!): Product! @hasScope(any: [PRODUCTS_WRITE])
+  updateProductBenefits(input: ProductBenefitsInput!): Product! @hasScope(any: [products_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
@@ -10173,69 +10173,69 @@ input AddressInput {
 
 "Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read)."
 enum Scope {
-  OPENID
-  PROFILE
-  EMAIL
-  USER_READ
-  USER_WRITE
-  ORGANIZATIONS_READ
-  ORGANIZATIONS_WRITE
-  CUSTOM_FIELDS_READ
-  CUSTOM_FIELDS_WRITE
-  DISCOUNTS_READ
-  DISCOUNTS_WRITE
-  CHECKOUT_LINKS_READ
-  CHECKOUT_LINKS_WRITE
-  CHECKOUTS_READ
-  CHECKOUTS_WRITE
-  TRANSACTIONS_READ
-  TRANSACTIONS_WRITE
-  PAYOUTS_READ
-  PAYOUTS_WRITE
-  PRODUCTS_READ
-  PRODUCTS_WRITE
-  BENEFITS_READ
-  BENEFITS_WRITE
-  EVENTS_READ
-  EVENTS_WRITE
-  METERS_READ
-  METERS_WRITE
-  FILES_READ
-  FILES_WRITE
-  SUBSCRIPTIONS_READ
-  SUBSCRIPTIONS_WRITE
-  CUSTOMERS_READ
-  CUSTOMERS_WRITE
-  MEMBERS_READ
-  MEMBERS_WRITE
-  WALLETS_READ
-  WALLETS_WRITE
-  DISPUTES_READ
-  DISPUTES_WRITE
-  CUSTOMER_METERS_READ
-  CUSTOMER_SESSIONS_WRITE
-  MEMBER_SESSIONS_WRITE
-  CUSTOMER_SEATS_READ
-  CUSTOMER_SEATS_WRITE
-  ORDERS_READ
-  ORDERS_WRITE
-  REFUNDS_READ
-  REFUNDS_WRITE
-  PAYMENTS_READ
-  METRICS_READ
-  METRICS_WRITE
-  WEBHOOKS_READ
-  WEBHOOKS_WRITE
-  LICENSE_KEYS_READ
-  LICENSE_KEYS_WRITE
-  CUSTOMER_PORTAL_READ
-  CUSTOMER_PORTAL_WRITE
-  NOTIFICATIONS_READ
-  NOTIFICATIONS_WRITE
-  NOTIFICATION_RECIPIENTS_READ
-  NOTIFICATION_RECIPIENTS_WRITE
-  ORGANIZATION_ACCESS_TOKENS_READ
-  ORGANIZATION_ACCESS_TOKENS_WRITE
+  openid
+  profile
+  email
+  user_read
+  user_write
+  organizations_read
+  organizations_write
+  custom_fields_read
+  custom_fields_write
+  discounts_read
+  discounts_write
+  checkout_links_read
+  checkout_links_write
+  checkouts_read
+  checkouts_write
+  transactions_read
+  transactions_write
+  payouts_read
+  payouts_write
+  products_read
+  products_write
+  benefits_read
+  benefits_write
+  events_read
+  events_write
+  meters_read
+  meters_write
+  files_read
+  files_write
+  subscriptions_read
+  subscriptions_write
+  customers_read
+  customers_write
+  members_read
+  members_write
+  wallets_read
+  wallets_write
+  disputes_read
+  disputes_write
+  customer_meters_read
+  customer_sessions_write
+  member_sessions_write
+  customer_seats_read
+  customer_seats_write
+  orders_read
+  orders_write
+  refunds_read
+  refunds_write
+  payments_read
+  metrics_read
+  metrics_write
+  webhooks_read
+  webhooks_write
+  license_keys_read
+  license_keys_write
+  customer_portal_read
+  customer_portal_write
+  notifications_read
+  notifications_write
+  notification_recipients_read
+  notification_recipients_write
+  organization_access_tokens_read
+  organization_access_tokens_write
 }
 
 # The root types are named explicitly so that the domain type Subscription (a recurring
@@ -10455,7 +10455,7 @@ type AdvanceTestClockPayload {
 }
 
 extend type Query {
-  subscription(id: UUID!): Subscription! @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+  subscription(id: UUID!): Subscription! @hasScope(any: [subscriptions_read, subscriptions_write])
   """
   Started subscriptions of the organization(s). Sorting (prefix - for descending; default
   -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
@@ -10464,9 +10464,9 @@ extend type Query {
   product (name), discount (name).
   """
   subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage!
-    @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+    @hasScope(any: [subscriptions_read, subscriptions_write])
   "The organization's test clock; null when it has none."
-  testClock(organizationId: UUID): TestClock @hasScope(any: [SUBSCRIPTIONS_READ, SUBSCRIPTIONS_WRITE])
+  testClock(organizationId: UUID): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
 }
 
 extend type Me {
@@ -10486,20 +10486,20 @@ extend type Me {
 # a canceled, unpaid or revoked subscription cannot change any more.
 extend type Mutation {
   "Cancels at the end of the current period (trial end for trials); benefits stay until then."
-  cancelSubscription(input: SubscriptionCancelInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  cancelSubscription(input: SubscriptionCancelInput!): Subscription! @hasScope(any: [subscriptions_write])
   "Takes back a cancellation at period end."
-  uncancelSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  uncancelSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
   "Ends the subscription now: status canceled, ended_at now, benefits revoked."
-  revokeSubscription(input: SubscriptionRevokeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  revokeSubscription(input: SubscriptionRevokeInput!): Subscription! @hasScope(any: [subscriptions_write])
   "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
-  pauseSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  pauseSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
   """
   Takes back a pause at period end, or resumes a paused subscription: a new period starts
   now and is charged to the saved payment method (declined: past_due).
   """
-  resumeSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
-  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
-  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  resumeSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
+  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
+  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
   """
   Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
   at the time each thing falls due: trial ends and period ends are charged (declines go
@@ -10508,7 +10508,7 @@ extend type Mutation {
   nothing is due any more. Organizations in live mode get BadRequest; a time that is not after
   the clock gets PolarRequestValidationError.
   """
-  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [SUBSCRIPTIONS_WRITE])
+  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [subscriptions_write])
 
   "The portal's cancellation at period end, for the session's customer."
   portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @billing
@@ -10610,18 +10610,18 @@ input WebhookEndpointUpdateInput {
 extend type Query {
   "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
   webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage!
-    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
-  webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+    @hasScope(any: [webhooks_read, webhooks_write])
+  webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
   "Creates an enabled endpoint with a fresh whsec_ secret."
-  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
-  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
   "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
-  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
   "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
-  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [WEBHOOKS_WRITE])
+  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook_event.graphqls", Input: `"""
@@ -10677,8 +10677,8 @@ extend type Query {
   match neither).
   """
   webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage!
-    @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
-  webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [WEBHOOKS_READ, WEBHOOKS_WRITE])
+    @hasScope(any: [webhooks_read, webhooks_write])
+  webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
@@ -10687,7 +10687,7 @@ extend type Mutation {
   place in the endpoint's order. Archived events and one being sent right now are refused
   (BadRequest).
   """
-  redeliverWebhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [WEBHOOKS_WRITE])
+  redeliverWebhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 }

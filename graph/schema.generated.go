@@ -2492,7 +2492,7 @@ func (ec *executionContext) _Mutation_createBenefit(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_write"})
 				if err != nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, err
@@ -2554,7 +2554,7 @@ func (ec *executionContext) _Mutation_updateBenefit(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_write"})
 				if err != nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, err
@@ -2616,7 +2616,7 @@ func (ec *executionContext) _Mutation_deleteBenefit(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_write"})
 				if err != nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, err
@@ -2678,7 +2678,7 @@ func (ec *executionContext) _Mutation_createCheckout(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CHECKOUTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"checkouts_write"})
 				if err != nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, err
@@ -2740,7 +2740,7 @@ func (ec *executionContext) _Mutation_updateCheckout(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CHECKOUTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"checkouts_write"})
 				if err != nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, err
@@ -2864,7 +2864,7 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_write"})
 				if err != nil {
 					var zeroVal *storage.Customer
 					return zeroVal, err
@@ -2926,7 +2926,7 @@ func (ec *executionContext) _Mutation_updateCustomer(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_write"})
 				if err != nil {
 					var zeroVal *storage.Customer
 					return zeroVal, err
@@ -2988,7 +2988,7 @@ func (ec *executionContext) _Mutation_deleteCustomer(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_write"})
 				if err != nil {
 					var zeroVal *storage.Customer
 					return zeroVal, err
@@ -3107,7 +3107,7 @@ func (ec *executionContext) _Mutation_createCustomerSession(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMER_SESSIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customer_sessions_write"})
 				if err != nil {
 					var zeroVal *model.CustomerSession
 					return zeroVal, err
@@ -3169,7 +3169,7 @@ func (ec *executionContext) _Mutation_createDiscount(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"DISCOUNTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"discounts_write"})
 				if err != nil {
 					var zeroVal *storage.Discount
 					return zeroVal, err
@@ -3231,7 +3231,7 @@ func (ec *executionContext) _Mutation_updateDiscount(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"DISCOUNTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"discounts_write"})
 				if err != nil {
 					var zeroVal *storage.Discount
 					return zeroVal, err
@@ -3293,7 +3293,7 @@ func (ec *executionContext) _Mutation_deleteDiscount(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"DISCOUNTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"discounts_write"})
 				if err != nil {
 					var zeroVal *storage.Discount
 					return zeroVal, err
@@ -3355,7 +3355,7 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"EVENTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_write"})
 				if err != nil {
 					var zeroVal *model.EventsIngestResult
 					return zeroVal, err
@@ -3417,7 +3417,7 @@ func (ec *executionContext) _Mutation_createFile(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_write"})
 				if err != nil {
 					var zeroVal *model.FileUpload
 					return zeroVal, err
@@ -3479,7 +3479,7 @@ func (ec *executionContext) _Mutation_completeFileUpload(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_write"})
 				if err != nil {
 					var zeroVal model.File
 					return zeroVal, err
@@ -3541,7 +3541,7 @@ func (ec *executionContext) _Mutation_updateFile(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_write"})
 				if err != nil {
 					var zeroVal model.File
 					return zeroVal, err
@@ -3603,7 +3603,7 @@ func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_write"})
 				if err != nil {
 					var zeroVal model.File
 					return zeroVal, err
@@ -3665,7 +3665,7 @@ func (ec *executionContext) _Mutation_assignSeat(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMER_SEATS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customer_seats_write"})
 				if err != nil {
 					var zeroVal *model.CustomerSeatAssignment
 					return zeroVal, err
@@ -3789,7 +3789,7 @@ func (ec *executionContext) _Mutation_revokeSeat(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMER_SEATS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customer_seats_write"})
 				if err != nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
@@ -3851,7 +3851,7 @@ func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphq
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *storage.Job
 					return zeroVal, err
@@ -3913,7 +3913,7 @@ func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *storage.Job
 					return zeroVal, err
@@ -3975,7 +3975,7 @@ func (ec *executionContext) _Mutation_validateLicenseKey(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal *model.LicenseKeyValidation
 					return zeroVal, err
@@ -4037,7 +4037,7 @@ func (ec *executionContext) _Mutation_activateLicenseKey(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal *storage.LicenseKeyActivation
 					return zeroVal, err
@@ -4099,7 +4099,7 @@ func (ec *executionContext) _Mutation_deactivateLicenseKey(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal bool
 					return zeroVal, err
@@ -4161,7 +4161,7 @@ func (ec *executionContext) _Mutation_updateLicenseKey(ctx context.Context, fiel
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
@@ -4223,7 +4223,7 @@ func (ec *executionContext) _Mutation_regenerateLicenseKey(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
@@ -4471,7 +4471,7 @@ func (ec *executionContext) _Mutation_rotateLicenseSigningKey(ctx context.Contex
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
 					var zeroVal *storage.LicenseSigningKey
 					return zeroVal, err
@@ -4533,7 +4533,7 @@ func (ec *executionContext) _Mutation_createMeter(ctx context.Context, field gra
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_write"})
 				if err != nil {
 					var zeroVal *storage.Meter
 					return zeroVal, err
@@ -4595,7 +4595,7 @@ func (ec *executionContext) _Mutation_updateMeter(ctx context.Context, field gra
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_write"})
 				if err != nil {
 					var zeroVal *storage.Meter
 					return zeroVal, err
@@ -4657,7 +4657,7 @@ func (ec *executionContext) _Mutation_archiveMeter(ctx context.Context, field gr
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_write"})
 				if err != nil {
 					var zeroVal *storage.Meter
 					return zeroVal, err
@@ -4833,7 +4833,7 @@ func (ec *executionContext) _Mutation_createOAuth2Client(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
@@ -4895,7 +4895,7 @@ func (ec *executionContext) _Mutation_updateOAuth2Client(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
@@ -4957,7 +4957,7 @@ func (ec *executionContext) _Mutation_deleteOAuth2Client(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
@@ -5019,7 +5019,7 @@ func (ec *executionContext) _Mutation_rotateOAuth2ClientSecret(ctx context.Conte
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
 				if err != nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
@@ -5081,7 +5081,7 @@ func (ec *executionContext) _Mutation_updateOrder(ctx context.Context, field gra
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_write"})
 				if err != nil {
 					var zeroVal *storage.Order
 					return zeroVal, err
@@ -5200,7 +5200,7 @@ func (ec *executionContext) _Mutation_generateOrderInvoice(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_READ"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
 					var zeroVal bool
 					return zeroVal, err
@@ -5319,7 +5319,7 @@ func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_write"})
 				if err != nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
@@ -5381,7 +5381,7 @@ func (ec *executionContext) _Mutation_deletePaymentMethod(ctx context.Context, f
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_write"})
 				if err != nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
@@ -5557,7 +5557,7 @@ func (ec *executionContext) _Mutation_createProduct(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_write"})
 				if err != nil {
 					var zeroVal *storage.Product
 					return zeroVal, err
@@ -5619,7 +5619,7 @@ func (ec *executionContext) _Mutation_updateProduct(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_write"})
 				if err != nil {
 					var zeroVal *storage.Product
 					return zeroVal, err
@@ -5681,7 +5681,7 @@ func (ec *executionContext) _Mutation_archiveProduct(ctx context.Context, field 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_write"})
 				if err != nil {
 					var zeroVal *storage.Product
 					return zeroVal, err
@@ -5743,7 +5743,7 @@ func (ec *executionContext) _Mutation_updateProductBenefits(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_write"})
 				if err != nil {
 					var zeroVal *storage.Product
 					return zeroVal, err
@@ -5805,7 +5805,7 @@ func (ec *executionContext) _Mutation_cancelSubscription(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -5867,7 +5867,7 @@ func (ec *executionContext) _Mutation_uncancelSubscription(ctx context.Context, 
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -5929,7 +5929,7 @@ func (ec *executionContext) _Mutation_revokeSubscription(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -5991,7 +5991,7 @@ func (ec *executionContext) _Mutation_pauseSubscription(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -6053,7 +6053,7 @@ func (ec *executionContext) _Mutation_resumeSubscription(ctx context.Context, fi
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -6115,7 +6115,7 @@ func (ec *executionContext) _Mutation_updateSubscriptionProduct(ctx context.Cont
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -6177,7 +6177,7 @@ func (ec *executionContext) _Mutation_updateSubscriptionSeats(ctx context.Contex
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -6239,7 +6239,7 @@ func (ec *executionContext) _Mutation_advanceTestClock(ctx context.Context, fiel
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_write"})
 				if err != nil {
 					var zeroVal *model.AdvanceTestClockPayload
 					return zeroVal, err
@@ -6529,7 +6529,7 @@ func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
@@ -6591,7 +6591,7 @@ func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
@@ -6653,7 +6653,7 @@ func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
@@ -6715,7 +6715,7 @@ func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Co
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
@@ -6777,7 +6777,7 @@ func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context,
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err
@@ -6885,7 +6885,7 @@ func (ec *executionContext) _Query_benefit(ctx context.Context, field graphql.Co
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_READ", "BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_read", "benefits_write"})
 				if err != nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, err
@@ -6947,7 +6947,7 @@ func (ec *executionContext) _Query_benefits(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_READ", "BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_read", "benefits_write"})
 				if err != nil {
 					var zeroVal *model.BenefitPage
 					return zeroVal, err
@@ -7009,7 +7009,7 @@ func (ec *executionContext) _Query_checkout(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CHECKOUTS_READ", "CHECKOUTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"checkouts_read", "checkouts_write"})
 				if err != nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, err
@@ -7071,7 +7071,7 @@ func (ec *executionContext) _Query_checkouts(ctx context.Context, field graphql.
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CHECKOUTS_READ", "CHECKOUTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"checkouts_read", "checkouts_write"})
 				if err != nil {
 					var zeroVal *model.CheckoutPage
 					return zeroVal, err
@@ -7195,7 +7195,7 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_READ", "CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
 				if err != nil {
 					var zeroVal *storage.Customer
 					return zeroVal, err
@@ -7257,7 +7257,7 @@ func (ec *executionContext) _Query_customerByExternalId(ctx context.Context, fie
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_READ", "CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
 				if err != nil {
 					var zeroVal *storage.Customer
 					return zeroVal, err
@@ -7319,7 +7319,7 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_READ", "CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
 				if err != nil {
 					var zeroVal *model.CustomerPage
 					return zeroVal, err
@@ -7381,7 +7381,7 @@ func (ec *executionContext) _Query_discount(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"DISCOUNTS_READ", "DISCOUNTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"discounts_read", "discounts_write"})
 				if err != nil {
 					var zeroVal *storage.Discount
 					return zeroVal, err
@@ -7443,7 +7443,7 @@ func (ec *executionContext) _Query_discounts(ctx context.Context, field graphql.
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"DISCOUNTS_READ", "DISCOUNTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"discounts_read", "discounts_write"})
 				if err != nil {
 					var zeroVal *model.DiscountPage
 					return zeroVal, err
@@ -7505,7 +7505,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_READ", "WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_read", "webhooks_write"})
 				if err != nil {
 					var zeroVal *model.DomainEventPage
 					return zeroVal, err
@@ -7567,7 +7567,7 @@ func (ec *executionContext) _Query_usageEvent(ctx context.Context, field graphql
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"EVENTS_READ", "EVENTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_read", "events_write"})
 				if err != nil {
 					var zeroVal *storage.Event
 					return zeroVal, err
@@ -7629,7 +7629,7 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"EVENTS_READ", "EVENTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_read", "events_write"})
 				if err != nil {
 					var zeroVal *model.EventPage
 					return zeroVal, err
@@ -7691,7 +7691,7 @@ func (ec *executionContext) _Query_files(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_READ", "FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_read", "files_write"})
 				if err != nil {
 					var zeroVal *model.FilePage
 					return zeroVal, err
@@ -7753,7 +7753,7 @@ func (ec *executionContext) _Query_file(ctx context.Context, field graphql.Colle
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"FILES_READ", "FILES_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"files_read", "files_write"})
 				if err != nil {
 					var zeroVal model.File
 					return zeroVal, err
@@ -7815,7 +7815,7 @@ func (ec *executionContext) _Query_benefitGrants(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_READ", "BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_read", "benefits_write"})
 				if err != nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
@@ -7877,7 +7877,7 @@ func (ec *executionContext) _Query_benefitGrant(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"BENEFITS_READ", "BENEFITS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"benefits_read", "benefits_write"})
 				if err != nil {
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, err
@@ -7939,7 +7939,7 @@ func (ec *executionContext) _Query_seats(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMER_SEATS_READ", "CUSTOMER_SEATS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customer_seats_read", "customer_seats_write"})
 				if err != nil {
 					var zeroVal *model.CustomerSeatList
 					return zeroVal, err
@@ -8001,7 +8001,7 @@ func (ec *executionContext) _Query_seat(ctx context.Context, field graphql.Colle
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMER_SEATS_READ", "CUSTOMER_SEATS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customer_seats_read", "customer_seats_write"})
 				if err != nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
@@ -8063,7 +8063,7 @@ func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.Colle
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_READ", "ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
 				if err != nil {
 					var zeroVal *model.JobPage
 					return zeroVal, err
@@ -8125,7 +8125,7 @@ func (ec *executionContext) _Query_job(ctx context.Context, field graphql.Collec
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_READ", "ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
 				if err != nil {
 					var zeroVal *storage.Job
 					return zeroVal, err
@@ -8187,7 +8187,7 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_READ", "LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_read", "license_keys_write"})
 				if err != nil {
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, err
@@ -8249,7 +8249,7 @@ func (ec *executionContext) _Query_licenseKey(ctx context.Context, field graphql
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_READ", "LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_read", "license_keys_write"})
 				if err != nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
@@ -8311,7 +8311,7 @@ func (ec *executionContext) _Query_licenseSigningKeys(ctx context.Context, field
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"LICENSE_KEYS_READ", "LICENSE_KEYS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_read", "license_keys_write"})
 				if err != nil {
 					var zeroVal []*storage.LicenseSigningKey
 					return zeroVal, err
@@ -8373,7 +8373,7 @@ func (ec *executionContext) _Query_meter(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_READ", "METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_read", "meters_write"})
 				if err != nil {
 					var zeroVal *storage.Meter
 					return zeroVal, err
@@ -8435,7 +8435,7 @@ func (ec *executionContext) _Query_meters(ctx context.Context, field graphql.Col
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_READ", "METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_read", "meters_write"})
 				if err != nil {
 					var zeroVal *model.MeterPage
 					return zeroVal, err
@@ -8497,7 +8497,7 @@ func (ec *executionContext) _Query_meterQuantities(ctx context.Context, field gr
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"METERS_READ", "METERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_read", "meters_write"})
 				if err != nil {
 					var zeroVal *storage.MeterQuantities
 					return zeroVal, err
@@ -8559,7 +8559,7 @@ func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_READ", "ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
 				if err != nil {
 					var zeroVal *model.OAuth2ClientPage
 					return zeroVal, err
@@ -8621,7 +8621,7 @@ func (ec *executionContext) _Query_oauth2Client(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_READ", "ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
 				if err != nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
@@ -8683,7 +8683,7 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_READ"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
 					var zeroVal *storage.Order
 					return zeroVal, err
@@ -8745,7 +8745,7 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_READ"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, err
@@ -8807,7 +8807,7 @@ func (ec *executionContext) _Query_orderInvoice(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_READ"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
@@ -8869,7 +8869,7 @@ func (ec *executionContext) _Query_orderReceipt(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORDERS_READ"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
@@ -8931,7 +8931,7 @@ func (ec *executionContext) _Query_organization(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"ORGANIZATIONS_READ", "ORGANIZATIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
 				if err != nil {
 					var zeroVal *storage.Organization
 					return zeroVal, err
@@ -8993,7 +8993,7 @@ func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field gra
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"CUSTOMERS_READ", "CUSTOMERS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
 				if err != nil {
 					var zeroVal *model.PaymentMethodPage
 					return zeroVal, err
@@ -9100,7 +9100,7 @@ func (ec *executionContext) _Query_product(ctx context.Context, field graphql.Co
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_READ", "PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_read", "products_write"})
 				if err != nil {
 					var zeroVal *storage.Product
 					return zeroVal, err
@@ -9162,7 +9162,7 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"PRODUCTS_READ", "PRODUCTS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_read", "products_write"})
 				if err != nil {
 					var zeroVal *model.ProductPage
 					return zeroVal, err
@@ -9224,7 +9224,7 @@ func (ec *executionContext) _Query_subscription(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_READ", "SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_read", "subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, err
@@ -9286,7 +9286,7 @@ func (ec *executionContext) _Query_subscriptions(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_READ", "SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_read", "subscriptions_write"})
 				if err != nil {
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, err
@@ -9348,7 +9348,7 @@ func (ec *executionContext) _Query_testClock(ctx context.Context, field graphql.
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"SUBSCRIPTIONS_READ", "SUBSCRIPTIONS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_read", "subscriptions_write"})
 				if err != nil {
 					var zeroVal *storage.TestClock
 					return zeroVal, err
@@ -9410,7 +9410,7 @@ func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field g
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_READ", "WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_read", "webhooks_write"})
 				if err != nil {
 					var zeroVal *model.WebhookEndpointPage
 					return zeroVal, err
@@ -9472,7 +9472,7 @@ func (ec *executionContext) _Query_webhookEndpoint(ctx context.Context, field gr
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_READ", "WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_read", "webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
@@ -9534,7 +9534,7 @@ func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field grap
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_READ", "WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_read", "webhooks_write"})
 				if err != nil {
 					var zeroVal *model.WebhookEventPage
 					return zeroVal, err
@@ -9596,7 +9596,7 @@ func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graph
 			directive0 := next
 
 			directive1 := func(ctx context.Context) (any, error) {
-				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"WEBHOOKS_READ", "WEBHOOKS_WRITE"})
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"webhooks_read", "webhooks_write"})
 				if err != nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err

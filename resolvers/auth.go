@@ -171,7 +171,7 @@ func (r *Resolver) authorizeField(ctx context.Context, f *ast.Field) error {
 	return nil
 }
 
-// wireScope turns CUSTOMER_PORTAL_WRITE into customer_portal:write.
+// wireScope turns customer_portal_write into customer_portal:write.
 func wireScope(s model.Scope) auth.Scope {
 	v := strings.ToLower(string(s))
 	i := strings.LastIndex(v, "_")

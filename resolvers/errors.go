@@ -28,7 +28,7 @@ type Error struct {
 	Errors []FieldError
 	// Scopes are the scopes that would have satisfied an insufficient_scope error.
 	Scopes []string
-	// Reason is a machine-readable cause finer than Code (EXPIRED, ACTIVATION_LIMIT_REACHED),
+	// Reason is a machine-readable cause finer than Code (expired, ACTIVATION_LIMIT_REACHED),
 	// for clients that act on it; GraphQL shows it as extensions.reason, /v1 does not.
 	Reason string
 	// RetryAfter is how long a RATE_LIMITED caller must wait; GraphQL shows it in whole

@@ -22,12 +22,12 @@ func TestActivateAndDeactivateLicenseKey(t *testing.T) {
 	}{
 		{"unknown key", vars{"activations": vars{"limit": 1}}, "", vars{"key": "NOPE"}, "", "ResourceNotFound", "Not found"},
 		{"revoked key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET status = 'revoked' WHERE id = $1", vars{},
-			"REVOKED", "NotPermitted", "License key is no longer active. This license key can not be activated."},
+			"revoked", "NotPermitted", "License key is no longer active. This license key can not be activated."},
 		{"disabled key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET status = 'disabled' WHERE id = $1", vars{},
-			"DISABLED", "NotPermitted", "License key is no longer active. This license key can not be activated."},
+			"disabled", "NotPermitted", "License key is no longer active. This license key can not be activated."},
 		{"expired key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET expires_at = now() - interval '1 second' WHERE id = $1",
-			vars{}, "EXPIRED", "NotPermitted", "License key has expired."},
-		{"key without activations", vars{}, "", vars{}, "ACTIVATIONS_NOT_SUPPORTED", "NotPermitted",
+			vars{}, "expired", "NotPermitted", "License key has expired."},
+		{"key without activations", vars{}, "", vars{}, "activations_not_supported", "NotPermitted",
 			"This license key does not support activations. Use the /validate endpoint instead to check license validity."},
 		{"meta key of 41 characters", vars{"activations": vars{"limit": 1}}, "",
 			vars{"meta": vars{"k2345678901234567890123456789012345678901": "v"}}, "", "PolarRequestValidationError",
@@ -133,7 +133,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 		if k := update(t, vars{"status": "disabled"}); k.Status != "disabled" || !grantState(t) {
 			t.Errorf("disabled: %+v, grant granted %v", k, grantState(t))
 		}
-		if got := w.validate(t, "", vars{}); got.Code != "DISABLED" {
+		if got := w.validate(t, "", vars{}); got.Code != "disabled" {
 			t.Errorf("validating a disabled key: %+v", got)
 		}
 		update(t, vars{"status": "granted"})
@@ -149,7 +149,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 		if k.ID != w.key.ID || k.Key == w.key.Key || !regexp.MustCompile(`^APP-`+keyBody+`$`).MatchString(k.Key) || k.DisplayKey != "****-"+k.Key[len(k.Key)-6:] {
 			t.Errorf("regenerated %+v from %q", k, w.key.Key)
 		}
-		if got := w.validate(t, "", vars{}); got.Code != "NOT_FOUND" {
+		if got := w.validate(t, "", vars{}); got.Code != "not_found" {
 			t.Errorf("old key: %+v", got)
 		}
 		if got := w.validate(t, "", vars{"key": k.Key}); !got.Valid {
@@ -180,7 +180,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 				t.Errorf("%s with another organization's token: %+v", q, e)
 			}
 		}
-		if got := w.validate(t, other.Token, vars{}); got.Code != "NOT_FOUND" {
+		if got := w.validate(t, other.Token, vars{}); got.Code != "not_found" {
 			t.Errorf("validating another organization's key with a token: %+v", got)
 		}
 	})

@@ -29,20 +29,20 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 		status int
 		detail string
 	}{
-		{"unknown key", vars{"key": "NOPE"}, "NOT_FOUND", 404, "Not found"},
-		{"key text is case-sensitive", vars{"key": strings.ToLower(w.key.Key)}, "NOT_FOUND", 404, "Not found"},
-		{"key under another organization", vars{"organizationId": other.ID}, "NOT_FOUND", 404, "Not found"},
-		{"unknown activation", vars{"activationId": uuid.New()}, "ACTIVATION_NOT_FOUND", 404, "Not found"},
-		{"conditions missing", vars{"activationId": withConditions}, "CONDITIONS_MISMATCH", 404,
+		{"unknown key", vars{"key": "NOPE"}, "not_found", 404, "Not found"},
+		{"key text is case-sensitive", vars{"key": strings.ToLower(w.key.Key)}, "not_found", 404, "Not found"},
+		{"key under another organization", vars{"organizationId": other.ID}, "not_found", 404, "Not found"},
+		{"unknown activation", vars{"activationId": uuid.New()}, "activation_not_found", 404, "Not found"},
+		{"conditions missing", vars{"activationId": withConditions}, "conditions_mismatch", 404,
 			"License key does not match required conditions"},
-		{"conditions a subset", vars{"activationId": withConditions, "conditions": vars{"major": 2}}, "CONDITIONS_MISMATCH", 404,
+		{"conditions a subset", vars{"activationId": withConditions, "conditions": vars{"major": 2}}, "conditions_mismatch", 404,
 			"License key does not match required conditions"},
 		{"conditions with an extra key", vars{"activationId": withConditions, "conditions": vars{"major": 2, "beta": true, "x": "y"}},
-			"CONDITIONS_MISMATCH", 404, "License key does not match required conditions"},
-		{"wrong benefit", vars{"benefitId": uuid.New()}, "BENEFIT_MISMATCH", 404, "License key does not match given benefit."},
-		{"wrong customer", vars{"customerId": uuid.New()}, "CUSTOMER_MISMATCH", 404, "License key does not match given user."},
-		{"usage past the limit", vars{"incrementUsage": 11}, "USAGE_LIMIT_EXCEEDED", 400, "License key only has 10 more usages."},
-		{"benefit checked before usage", vars{"benefitId": uuid.New(), "incrementUsage": 11}, "BENEFIT_MISMATCH", 404,
+			"conditions_mismatch", 404, "License key does not match required conditions"},
+		{"wrong benefit", vars{"benefitId": uuid.New()}, "benefit_mismatch", 404, "License key does not match given benefit."},
+		{"wrong customer", vars{"customerId": uuid.New()}, "customer_mismatch", 404, "License key does not match given user."},
+		{"usage past the limit", vars{"incrementUsage": 11}, "usage_limit_exceeded", 400, "License key only has 10 more usages."},
+		{"benefit checked before usage", vars{"benefitId": uuid.New(), "incrementUsage": 11}, "benefit_mismatch", 404,
 			"License key does not match given benefit."},
 	}
 	for _, tc := range tests {
@@ -64,14 +64,14 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 	}
 
 	t.Run("a token of another organization does not find the key", func(t *testing.T) {
-		if got := w.validate(t, other.Token, vars{}); got.Code != "NOT_FOUND" {
+		if got := w.validate(t, other.Token, vars{}); got.Code != "not_found" {
 			t.Errorf("validation = %+v", got)
 		}
 	})
 	t.Run("a valid validation counts, adds usage and returns the activation", func(t *testing.T) {
 		got := w.validate(t, w.org.Token, vars{"activationId": withConditions, "conditions": vars{"beta": 1, "major": 2.0},
 			"benefitId": w.benefit.ID, "customerId": w.customer.ID, "incrementUsage": 4})
-		if !got.Valid || got.Code != "VALID" || got.Error != nil || got.LicenseKey == nil || got.LicenseKey.Usage != 4 ||
+		if !got.Valid || got.Code != "valid" || got.Error != nil || got.LicenseKey == nil || got.LicenseKey.Usage != 4 ||
 			got.LicenseKey.Validations != 1 || got.LicenseKey.LastValidatedAt == nil || got.LicenseKey.Customer.ID != w.customer.ID ||
 			got.Activation == nil || got.Activation.ID != withConditions || got.Activation.Label != "laptop" ||
 			got.Activation.Meta["os"] != "linux" || got.RemainingUsage == nil || *got.RemainingUsage != 6 {
@@ -93,7 +93,7 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 			t.Fatalf("validation = %+v", got)
 		}
 		got := w.validate(t, w.org.Token, vars{"incrementUsage": 1})
-		if got.Code != "USAGE_LIMIT_EXCEEDED" || got.Error.Detail != "License key only has 0 more usages." {
+		if got.Code != "usage_limit_exceeded" || got.Error.Detail != "License key only has 0 more usages." {
 			t.Errorf("validation = %+v", got)
 		}
 		if got := w.validate(t, w.org.Token, vars{"incrementUsage": 0}); !got.Valid {
@@ -110,7 +110,7 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		status, code string
-	}{{"revoked", "REVOKED"}, {"disabled", "DISABLED"}} {
+	}{{"revoked", "revoked"}, {"disabled", "disabled"}} {
 		t.Run(tc.status+" keys are no longer active", func(t *testing.T) {
 			w.s.Exec(t, `UPDATE license_keys SET status = $2 WHERE id = $1`, w.key.ID, tc.status)
 			defer w.s.Exec(t, `UPDATE license_keys SET status = 'granted' WHERE id = $1`, w.key.ID)
@@ -125,7 +125,7 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 		w.s.Resolver.Now = func() time.Time { return now }
 		w.s.Exec(t, `UPDATE license_keys SET expires_at = $2 WHERE id = $1`, w.key.ID, now)
 		got := w.validate(t, "", vars{})
-		if got.Code != "EXPIRED" || got.Error.Detail != "License key has expired." {
+		if got.Code != "expired" || got.Error.Detail != "License key has expired." {
 			t.Errorf("validation = %+v", got)
 		}
 	})

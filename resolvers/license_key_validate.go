@@ -16,18 +16,18 @@ import (
 // Validation codes: VALID or the first check a key failed, in upstream's order (contract
 // §4.1). Each failure has the error /v1 answers with.
 const (
-	codeValid               = "VALID"
-	codeNotFound            = "NOT_FOUND"
-	codeRevoked             = "REVOKED"
-	codeDisabled            = "DISABLED"
-	codeExpired             = "EXPIRED"
-	codeActivationNotFound  = "ACTIVATION_NOT_FOUND"
-	codeConditionsMismatch  = "CONDITIONS_MISMATCH"
-	codeBenefitMismatch     = "BENEFIT_MISMATCH"
-	codeCustomerMismatch    = "CUSTOMER_MISMATCH"
-	codeUsageLimitExceeded  = "USAGE_LIMIT_EXCEEDED"
-	codeActivationsDisabled = "ACTIVATIONS_NOT_SUPPORTED"
-	codeActivationLimit     = "ACTIVATION_LIMIT_REACHED"
+	codeValid               = "valid"
+	codeNotFound            = "not_found"
+	codeRevoked             = "revoked"
+	codeDisabled            = "disabled"
+	codeExpired             = "expired"
+	codeActivationNotFound  = "activation_not_found"
+	codeConditionsMismatch  = "conditions_mismatch"
+	codeBenefitMismatch     = "benefit_mismatch"
+	codeCustomerMismatch    = "customer_mismatch"
+	codeUsageLimitExceeded  = "usage_limit_exceeded"
+	codeActivationsDisabled = "activations_not_supported"
+	codeActivationLimit     = "activation_limit_reached"
 )
 
 // validateLicenseKey validates a key for GraphQL, handing the validated key and its customer

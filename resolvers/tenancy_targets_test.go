@@ -144,7 +144,7 @@ func TestTenancyTargets(t *testing.T) {
 		var out struct{ ValidateLicenseKey struct{ Code string } }
 		s.Query(t, mine.Token, `mutation($org: UUID!) { validateLicenseKey(input: {key: "THEIR-KEY", organizationId: $org}) { code } }`,
 			vars{"org": theirs.ID}, &out)
-		if out.ValidateLicenseKey.Code != "NOT_FOUND" {
+		if out.ValidateLicenseKey.Code != "not_found" {
 			t.Errorf("code = %s, want NOT_FOUND", out.ValidateLicenseKey.Code)
 		}
 		s.Get(t, &after, row, w.theirKey)

@@ -101,7 +101,7 @@ func expectScoped(kinds []auth.Kind, scopes []auth.Scope, p principal) outcome {
 	return admitted
 }
 
-// directiveScopes reads @hasScope(any: [...]) as wire scopes: CUSTOMER_PORTAL_WRITE is
+// directiveScopes reads @hasScope(any: [...]) as wire scopes: customer_portal_write is
 // customer_portal:write.
 func directiveScopes(d *ast.Directive) []auth.Scope {
 	var out []auth.Scope
