@@ -19,8 +19,8 @@ import (
 
 // region    ************************** generated!.gotpl **************************
 
-type EventResolver interface {
-	Source(ctx context.Context, obj *storage.Event) (model.EventSource, error)
+type UsageEventResolver interface {
+	Source(ctx context.Context, obj *storage.Event) (model.UsageEventSource, error)
 
 	Customer(ctx context.Context, obj *storage.Event) (*storage.Customer, error)
 
@@ -81,13 +81,13 @@ func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Cont
 	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_id(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_id(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_id(ctx, field)
+			return ec.fieldContext_UsageEvent_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ID, nil
@@ -100,17 +100,17 @@ func (ec *executionContext) _Event_id(ctx context.Context, field graphql.Collect
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type UUID does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _Event_timestamp(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_timestamp(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_timestamp(ctx, field)
+			return ec.fieldContext_UsageEvent_timestamp(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Timestamp, nil
@@ -123,17 +123,17 @@ func (ec *executionContext) _Event_timestamp(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type DateTime does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_createdAt(ctx, field)
+			return ec.fieldContext_UsageEvent_createdAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.CreatedAt, nil
@@ -146,17 +146,17 @@ func (ec *executionContext) _Event_createdAt(ctx context.Context, field graphql.
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type DateTime does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _Event_organizationId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_organizationId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_organizationId(ctx, field)
+			return ec.fieldContext_UsageEvent_organizationId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.OrganizationID, nil
@@ -169,17 +169,17 @@ func (ec *executionContext) _Event_organizationId(ctx context.Context, field gra
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type UUID does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _Event_name(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_name(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_name(ctx, field)
+			return ec.fieldContext_UsageEvent_name(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Name, nil
@@ -192,40 +192,40 @@ func (ec *executionContext) _Event_name(ctx context.Context, field graphql.Colle
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_source(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_source(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_source(ctx, field)
+			return ec.fieldContext_UsageEvent_source(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Event().Source(ctx, obj)
+			return ec.Resolvers.UsageEvent().Source(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.EventSource) graphql.Marshaler {
-			return ec.marshalNEventSource2tillᚋgraphᚋmodelᚐEventSource(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.UsageEventSource) graphql.Marshaler {
+			return ec.marshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type EventSource does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, true, true, errors.New("field of type UsageEventSource does not have child fields"))
 }
 
-func (ec *executionContext) _Event_customerId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_customerId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_customerId(ctx, field)
+			return ec.fieldContext_UsageEvent_customerId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.CustomerID, nil
@@ -238,20 +238,20 @@ func (ec *executionContext) _Event_customerId(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_customerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type UUID does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_customerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _Event_customer(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_customer(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_customer(ctx, field)
+			return ec.fieldContext_UsageEvent_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Event().Customer(ctx, obj)
+			return ec.Resolvers.UsageEvent().Customer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
@@ -261,9 +261,9 @@ func (ec *executionContext) _Event_customer(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_UsageEvent_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "Event",
+		Object:     "UsageEvent",
 		Field:      field,
 		IsMethod:   true,
 		IsResolver: true,
@@ -274,13 +274,13 @@ func (ec *executionContext) fieldContext_Event_customer(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _Event_externalCustomerId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_externalCustomerId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_externalCustomerId(ctx, field)
+			return ec.fieldContext_UsageEvent_externalCustomerId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ExternalCustomerID, nil
@@ -293,17 +293,17 @@ func (ec *executionContext) _Event_externalCustomerId(ctx context.Context, field
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_externalCustomerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_externalCustomerId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_memberId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_memberId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_memberId(ctx, field)
+			return ec.fieldContext_UsageEvent_memberId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.MemberID, nil
@@ -316,17 +316,17 @@ func (ec *executionContext) _Event_memberId(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_memberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type UUID does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_memberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _Event_externalMemberId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_externalMemberId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_externalMemberId(ctx, field)
+			return ec.fieldContext_UsageEvent_externalMemberId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ExternalMemberID, nil
@@ -339,17 +339,17 @@ func (ec *executionContext) _Event_externalMemberId(ctx context.Context, field g
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_externalMemberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_externalMemberId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_externalId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_externalId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_externalId(ctx, field)
+			return ec.fieldContext_UsageEvent_externalId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ExternalID, nil
@@ -362,17 +362,17 @@ func (ec *executionContext) _Event_externalId(ctx context.Context, field graphql
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_externalId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _Event_parentId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_parentId(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_parentId(ctx, field)
+			return ec.fieldContext_UsageEvent_parentId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.ParentID, nil
@@ -385,17 +385,17 @@ func (ec *executionContext) _Event_parentId(ctx context.Context, field graphql.C
 		false,
 	)
 }
-func (ec *executionContext) fieldContext_Event_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type UUID does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
-func (ec *executionContext) _Event_metadata(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_metadata(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_metadata(ctx, field)
+			return ec.fieldContext_UsageEvent_metadata(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Metadata, nil
@@ -408,20 +408,20 @@ func (ec *executionContext) _Event_metadata(ctx context.Context, field graphql.C
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, false, false, errors.New("field of type Metadata does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, false, false, errors.New("field of type Metadata does not have child fields"))
 }
 
-func (ec *executionContext) _Event_label(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEvent_label(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Event_label(ctx, field)
+			return ec.fieldContext_UsageEvent_label(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Event().Label(ctx, obj)
+			return ec.Resolvers.UsageEvent().Label(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -431,49 +431,49 @@ func (ec *executionContext) _Event_label(ctx context.Context, field graphql.Coll
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Event_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Event", field, true, true, errors.New("field of type String does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEvent_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEvent", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _EventPage_items(ctx context.Context, field graphql.CollectedField, obj *model.EventPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEventPage_items(ctx context.Context, field graphql.CollectedField, obj *model.UsageEventPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventPage_items(ctx, field)
+			return ec.fieldContext_UsageEventPage_items(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Items, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx, selections, v)
+			return ec.marshalNUsageEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EventPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_UsageEventPage_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "EventPage",
+		Object:     "UsageEventPage",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Event(ctx, field)
+			return ec.childFields_UsageEvent(ctx, field)
 		},
 	}
 	return fc, nil
 }
 
-func (ec *executionContext) _EventPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.EventPage) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEventPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UsageEventPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventPage_pageInfo(ctx, field)
+			return ec.fieldContext_UsageEventPage_pageInfo(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.PageInfo, nil
@@ -486,9 +486,9 @@ func (ec *executionContext) _EventPage_pageInfo(ctx context.Context, field graph
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EventPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_UsageEventPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
-		Object:     "EventPage",
+		Object:     "UsageEventPage",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -503,8 +503,8 @@ func (ec *executionContext) fieldContext_EventPage_pageInfo(_ context.Context, f
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputEventFilter(ctx context.Context, obj any) (model.EventFilter, error) {
-	var it model.EventFilter
+func (ec *executionContext) unmarshalInputUsageEventFilter(ctx context.Context, obj any) (model.UsageEventFilter, error) {
+	var it model.UsageEventFilter
 	if obj == nil {
 		return it, nil
 	}
@@ -551,7 +551,7 @@ func (ec *executionContext) unmarshalInputEventFilter(ctx context.Context, obj a
 			it.Name = data
 		case "source":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
-			data, err := ec.unmarshalOEventSource2ᚕtillᚋgraphᚋmodelᚐEventSourceᚄ(ctx, v)
+			data, err := ec.unmarshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐUsageEventSourceᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -640,10 +640,10 @@ func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var eventImplementors = []string{"Event"}
+var usageEventImplementors = []string{"UsageEvent"}
 
-func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, obj *storage.Event) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventImplementors)
+func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -651,29 +651,29 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("Event")
+			out.Values[i] = graphql.MarshalString("UsageEvent")
 		case "id":
-			out.Values[i] = ec._Event_id(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "timestamp":
-			out.Values[i] = ec._Event_timestamp(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_timestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Event_createdAt(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._Event_organizationId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_organizationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._Event_name(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -686,7 +686,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Event_source(ctx, field, obj)
+				res = ec._UsageEvent_source(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -716,7 +716,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customerId":
-			out.Values[i] = ec._Event_customerId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_customerId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -729,7 +729,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Event_customer(ctx, field, obj)
+				res = ec._UsageEvent_customer(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -759,32 +759,32 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "externalCustomerId":
-			out.Values[i] = ec._Event_externalCustomerId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_externalCustomerId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "memberId":
-			out.Values[i] = ec._Event_memberId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_memberId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "externalMemberId":
-			out.Values[i] = ec._Event_externalMemberId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_externalMemberId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "externalId":
-			out.Values[i] = ec._Event_externalId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_externalId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentId":
-			out.Values[i] = ec._Event_parentId(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_parentId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Event_metadata(ctx, field, obj)
+			out.Values[i] = ec._UsageEvent_metadata(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -797,7 +797,7 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Event_label(ctx, field, obj)
+				res = ec._UsageEvent_label(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -847,10 +847,10 @@ func (ec *executionContext) _Event(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
-var eventPageImplementors = []string{"EventPage"}
+var usageEventPageImplementors = []string{"UsageEventPage"}
 
-func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet, obj *model.EventPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventPageImplementors)
+func (ec *executionContext) _UsageEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.UsageEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -858,14 +858,14 @@ func (ec *executionContext) _EventPage(ctx context.Context, sel ast.SelectionSet
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventPage")
+			out.Values[i] = graphql.MarshalString("UsageEventPage")
 		case "items":
-			out.Values[i] = ec._EventPage_items(ctx, field, obj)
+			out.Values[i] = ec._UsageEventPage_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "pageInfo":
-			out.Values[i] = ec._EventPage_pageInfo(ctx, field, obj)
+			out.Values[i] = ec._UsageEventPage_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -904,11 +904,11 @@ func (ec *executionContext) marshalNCursorPageInfo2ᚖtillᚋgraphᚋmodelᚐCur
 	return ec._CursorPageInfo(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNUsageEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Event) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEvent2ᚖtillᚋstorageᚐEvent(ctx, sel, v[i])
+		return ec.marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -920,54 +920,54 @@ func (ec *executionContext) marshalNEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx co
 	return ret
 }
 
-func (ec *executionContext) marshalNEvent2ᚖtillᚋstorageᚐEvent(ctx context.Context, sel ast.SelectionSet, v *storage.Event) graphql.Marshaler {
+func (ec *executionContext) marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx context.Context, sel ast.SelectionSet, v *storage.Event) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._Event(ctx, sel, v)
+	return ec._UsageEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNEventPage2ᚖtillᚋgraphᚋmodelᚐEventPage(ctx context.Context, sel ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
+func (ec *executionContext) marshalNUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._EventPage(ctx, sel, v)
+	return ec._UsageEventPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNEventSource2tillᚋgraphᚋmodelᚐEventSource(ctx context.Context, v any) (model.EventSource, error) {
-	var res model.EventSource
+func (ec *executionContext) unmarshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx context.Context, v any) (model.UsageEventSource, error) {
+	var res model.UsageEventSource
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNEventSource2tillᚋgraphᚋmodelᚐEventSource(ctx context.Context, sel ast.SelectionSet, v model.EventSource) graphql.Marshaler {
+func (ec *executionContext) marshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx context.Context, sel ast.SelectionSet, v model.UsageEventSource) graphql.Marshaler {
 	return v
 }
 
-func (ec *executionContext) unmarshalOEventFilter2ᚖtillᚋgraphᚋmodelᚐEventFilter(ctx context.Context, v any) (*model.EventFilter, error) {
+func (ec *executionContext) unmarshalOUsageEventFilter2ᚖtillᚋgraphᚋmodelᚐUsageEventFilter(ctx context.Context, v any) (*model.UsageEventFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := ec.unmarshalInputEventFilter(ctx, v)
+	res, err := ec.unmarshalInputUsageEventFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOEventSource2ᚕtillᚋgraphᚋmodelᚐEventSourceᚄ(ctx context.Context, v any) ([]model.EventSource, error) {
+func (ec *executionContext) unmarshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐUsageEventSourceᚄ(ctx context.Context, v any) ([]model.UsageEventSource, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]model.EventSource, len(vSlice))
+	res := make([]model.UsageEventSource, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNEventSource2tillᚋgraphᚋmodelᚐEventSource(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -975,14 +975,14 @@ func (ec *executionContext) unmarshalOEventSource2ᚕtillᚋgraphᚋmodelᚐEven
 	return res, nil
 }
 
-func (ec *executionContext) marshalOEventSource2ᚕtillᚋgraphᚋmodelᚐEventSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []model.EventSource) graphql.Marshaler {
+func (ec *executionContext) marshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐUsageEventSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []model.UsageEventSource) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNEventSource2tillᚋgraphᚋmodelᚐEventSource(ctx, sel, v[i])
+		return ec.marshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {

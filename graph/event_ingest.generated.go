@@ -24,13 +24,13 @@ import (
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _EventsIngestResult_inserted(ctx context.Context, field graphql.CollectedField, obj *model.EventsIngestResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEventsIngestResult_inserted(ctx context.Context, field graphql.CollectedField, obj *model.UsageEventsIngestResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventsIngestResult_inserted(ctx, field)
+			return ec.fieldContext_UsageEventsIngestResult_inserted(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Inserted, nil
@@ -43,17 +43,17 @@ func (ec *executionContext) _EventsIngestResult_inserted(ctx context.Context, fi
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EventsIngestResult_inserted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventsIngestResult", field, false, false, errors.New("field of type Int does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEventsIngestResult_inserted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEventsIngestResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _EventsIngestResult_duplicates(ctx context.Context, field graphql.CollectedField, obj *model.EventsIngestResult) (ret graphql.Marshaler) {
+func (ec *executionContext) _UsageEventsIngestResult_duplicates(ctx context.Context, field graphql.CollectedField, obj *model.UsageEventsIngestResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_EventsIngestResult_duplicates(ctx, field)
+			return ec.fieldContext_UsageEventsIngestResult_duplicates(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			return obj.Duplicates, nil
@@ -66,16 +66,16 @@ func (ec *executionContext) _EventsIngestResult_duplicates(ctx context.Context, 
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_EventsIngestResult_duplicates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("EventsIngestResult", field, false, false, errors.New("field of type Int does not have child fields"))
+func (ec *executionContext) fieldContext_UsageEventsIngestResult_duplicates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UsageEventsIngestResult", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
 
-func (ec *executionContext) unmarshalInputEventIngestInput(ctx context.Context, obj any) (model.EventIngestInput, error) {
-	var it model.EventIngestInput
+func (ec *executionContext) unmarshalInputUsageEventInput(ctx context.Context, obj any) (model.UsageEventInput, error) {
+	var it model.UsageEventInput
 	if obj == nil {
 		return it, nil
 	}
@@ -167,8 +167,8 @@ func (ec *executionContext) unmarshalInputEventIngestInput(ctx context.Context, 
 	return it, nil
 }
 
-func (ec *executionContext) unmarshalInputEventsIngestInput(ctx context.Context, obj any) (model.EventsIngestInput, error) {
-	var it model.EventsIngestInput
+func (ec *executionContext) unmarshalInputUsageEventsIngestInput(ctx context.Context, obj any) (model.UsageEventsIngestInput, error) {
+	var it model.UsageEventsIngestInput
 	if obj == nil {
 		return it, nil
 	}
@@ -187,7 +187,7 @@ func (ec *executionContext) unmarshalInputEventsIngestInput(ctx context.Context,
 		switch k {
 		case "events":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("events"))
-			data, err := ec.unmarshalNEventIngestInput2ᚕᚖtillᚋgraphᚋmodelᚐEventIngestInputᚄ(ctx, v)
+			data, err := ec.unmarshalNUsageEventInput2ᚕᚖtillᚋgraphᚋmodelᚐUsageEventInputᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -205,10 +205,10 @@ func (ec *executionContext) unmarshalInputEventsIngestInput(ctx context.Context,
 
 // region    **************************** object.gotpl ****************************
 
-var eventsIngestResultImplementors = []string{"EventsIngestResult"}
+var usageEventsIngestResultImplementors = []string{"UsageEventsIngestResult"}
 
-func (ec *executionContext) _EventsIngestResult(ctx context.Context, sel ast.SelectionSet, obj *model.EventsIngestResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, eventsIngestResultImplementors)
+func (ec *executionContext) _UsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, obj *model.UsageEventsIngestResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventsIngestResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -216,14 +216,14 @@ func (ec *executionContext) _EventsIngestResult(ctx context.Context, sel ast.Sel
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
-			out.Values[i] = graphql.MarshalString("EventsIngestResult")
+			out.Values[i] = graphql.MarshalString("UsageEventsIngestResult")
 		case "inserted":
-			out.Values[i] = ec._EventsIngestResult_inserted(ctx, field, obj)
+			out.Values[i] = ec._UsageEventsIngestResult_inserted(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "duplicates":
-			out.Values[i] = ec._EventsIngestResult_duplicates(ctx, field, obj)
+			out.Values[i] = ec._UsageEventsIngestResult_duplicates(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -252,13 +252,13 @@ func (ec *executionContext) _EventsIngestResult(ctx context.Context, sel ast.Sel
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNEventIngestInput2ᚕᚖtillᚋgraphᚋmodelᚐEventIngestInputᚄ(ctx context.Context, v any) ([]*model.EventIngestInput, error) {
+func (ec *executionContext) unmarshalNUsageEventInput2ᚕᚖtillᚋgraphᚋmodelᚐUsageEventInputᚄ(ctx context.Context, v any) ([]*model.UsageEventInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]*model.EventIngestInput, len(vSlice))
+	res := make([]*model.UsageEventInput, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNEventIngestInput2ᚖtillᚋgraphᚋmodelᚐEventIngestInput(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNUsageEventInput2ᚖtillᚋgraphᚋmodelᚐUsageEventInput(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -266,24 +266,24 @@ func (ec *executionContext) unmarshalNEventIngestInput2ᚕᚖtillᚋgraphᚋmode
 	return res, nil
 }
 
-func (ec *executionContext) unmarshalNEventIngestInput2ᚖtillᚋgraphᚋmodelᚐEventIngestInput(ctx context.Context, v any) (*model.EventIngestInput, error) {
-	res, err := ec.unmarshalInputEventIngestInput(ctx, v)
+func (ec *executionContext) unmarshalNUsageEventInput2ᚖtillᚋgraphᚋmodelᚐUsageEventInput(ctx context.Context, v any) (*model.UsageEventInput, error) {
+	res, err := ec.unmarshalInputUsageEventInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNEventsIngestInput2tillᚋgraphᚋmodelᚐEventsIngestInput(ctx context.Context, v any) (model.EventsIngestInput, error) {
-	res, err := ec.unmarshalInputEventsIngestInput(ctx, v)
+func (ec *executionContext) unmarshalNUsageEventsIngestInput2tillᚋgraphᚋmodelᚐUsageEventsIngestInput(ctx context.Context, v any) (model.UsageEventsIngestInput, error) {
+	res, err := ec.unmarshalInputUsageEventsIngestInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐEventsIngestResult(ctx context.Context, sel ast.SelectionSet, v *model.EventsIngestResult) graphql.Marshaler {
+func (ec *executionContext) marshalNUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventsIngestResult) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
 		}
 		return graphql.Null
 	}
-	return ec._EventsIngestResult(ctx, sel, v)
+	return ec._UsageEventsIngestResult(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

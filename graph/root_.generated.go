@@ -33,7 +33,6 @@ type ResolverRoot interface {
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
 	Downloadable() DownloadableResolver
-	Event() EventResolver
 	FileDownload() FileDownloadResolver
 	Job() JobResolver
 	LicenseKey() LicenseKeyResolver
@@ -47,6 +46,7 @@ type ResolverRoot interface {
 	Product() ProductResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
+	UsageEvent() UsageEventResolver
 	WebhookEndpoint() WebhookEndpointResolver
 	WebhookEvent() WebhookEventResolver
 }
@@ -517,34 +517,6 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
-	Event struct {
-		CreatedAt          func(childComplexity int) int
-		Customer           func(childComplexity int) int
-		CustomerID         func(childComplexity int) int
-		ExternalCustomerID func(childComplexity int) int
-		ExternalID         func(childComplexity int) int
-		ExternalMemberID   func(childComplexity int) int
-		ID                 func(childComplexity int) int
-		Label              func(childComplexity int) int
-		MemberID           func(childComplexity int) int
-		Metadata           func(childComplexity int) int
-		Name               func(childComplexity int) int
-		OrganizationID     func(childComplexity int) int
-		ParentID           func(childComplexity int) int
-		Source             func(childComplexity int) int
-		Timestamp          func(childComplexity int) int
-	}
-
-	EventPage struct {
-		Items    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
-	}
-
-	EventsIngestResult struct {
-		Duplicates func(childComplexity int) int
-		Inserted   func(childComplexity int) int
-	}
-
 	FileDownload struct {
 		ChecksumEtag         func(childComplexity int) int
 		ChecksumSha256Base64 func(childComplexity int) int
@@ -790,7 +762,7 @@ type ComplexityRoot struct {
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
 		DenyOAuth2                      func(childComplexity int, input model.AuthorizeOAuth2Input) int
 		GenerateOrderInvoice            func(childComplexity int, id uuid.UUID) int
-		IngestEvents                    func(childComplexity int, input model.EventsIngestInput) int
+		IngestEvents                    func(childComplexity int, input model.UsageEventsIngestInput) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
@@ -1080,7 +1052,7 @@ type ComplexityRoot struct {
 		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
-		Events                 func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
 		File                   func(childComplexity int, id uuid.UUID) int
 		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) int
 		Job                    func(childComplexity int, id uuid.UUID) int
@@ -1108,7 +1080,7 @@ type ComplexityRoot struct {
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) int
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
-		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.EventFilter) int
+		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.UsageEventFilter) int
 		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
 		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int) int
 		WebhookEvent           func(childComplexity int, id uuid.UUID) int
@@ -1197,6 +1169,34 @@ type ComplexityRoot struct {
 		FrozenAt       func(childComplexity int) int
 		ModifiedAt     func(childComplexity int) int
 		OrganizationID func(childComplexity int) int
+	}
+
+	UsageEvent struct {
+		CreatedAt          func(childComplexity int) int
+		Customer           func(childComplexity int) int
+		CustomerID         func(childComplexity int) int
+		ExternalCustomerID func(childComplexity int) int
+		ExternalID         func(childComplexity int) int
+		ExternalMemberID   func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Label              func(childComplexity int) int
+		MemberID           func(childComplexity int) int
+		Metadata           func(childComplexity int) int
+		Name               func(childComplexity int) int
+		OrganizationID     func(childComplexity int) int
+		ParentID           func(childComplexity int) int
+		Source             func(childComplexity int) int
+		Timestamp          func(childComplexity int) int
+	}
+
+	UsageEventPage struct {
+		Items    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	UsageEventsIngestResult struct {
+		Duplicates func(childComplexity int) int
+		Inserted   func(childComplexity int) int
 	}
 
 	WebhookDelivery struct {
@@ -3395,123 +3395,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DownloadablePage.Pagination(childComplexity), true
 
-	case "Event.createdAt":
-		if e.ComplexityRoot.Event.CreatedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.CreatedAt(childComplexity), true
-	case "Event.customer":
-		if e.ComplexityRoot.Event.Customer == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Customer(childComplexity), true
-	case "Event.customerId":
-		if e.ComplexityRoot.Event.CustomerID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.CustomerID(childComplexity), true
-	case "Event.externalCustomerId":
-		if e.ComplexityRoot.Event.ExternalCustomerID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.ExternalCustomerID(childComplexity), true
-	case "Event.externalId":
-		if e.ComplexityRoot.Event.ExternalID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.ExternalID(childComplexity), true
-	case "Event.externalMemberId":
-		if e.ComplexityRoot.Event.ExternalMemberID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.ExternalMemberID(childComplexity), true
-	case "Event.id":
-		if e.ComplexityRoot.Event.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.ID(childComplexity), true
-	case "Event.label":
-		if e.ComplexityRoot.Event.Label == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Label(childComplexity), true
-	case "Event.memberId":
-		if e.ComplexityRoot.Event.MemberID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.MemberID(childComplexity), true
-	case "Event.metadata":
-		if e.ComplexityRoot.Event.Metadata == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Metadata(childComplexity), true
-	case "Event.name":
-		if e.ComplexityRoot.Event.Name == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Name(childComplexity), true
-	case "Event.organizationId":
-		if e.ComplexityRoot.Event.OrganizationID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.OrganizationID(childComplexity), true
-	case "Event.parentId":
-		if e.ComplexityRoot.Event.ParentID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.ParentID(childComplexity), true
-	case "Event.source":
-		if e.ComplexityRoot.Event.Source == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Source(childComplexity), true
-	case "Event.timestamp":
-		if e.ComplexityRoot.Event.Timestamp == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Event.Timestamp(childComplexity), true
-
-	case "EventPage.items":
-		if e.ComplexityRoot.EventPage.Items == nil {
-			break
-		}
-
-		return e.ComplexityRoot.EventPage.Items(childComplexity), true
-	case "EventPage.pageInfo":
-		if e.ComplexityRoot.EventPage.PageInfo == nil {
-			break
-		}
-
-		return e.ComplexityRoot.EventPage.PageInfo(childComplexity), true
-
-	case "EventsIngestResult.duplicates":
-		if e.ComplexityRoot.EventsIngestResult.Duplicates == nil {
-			break
-		}
-
-		return e.ComplexityRoot.EventsIngestResult.Duplicates(childComplexity), true
-	case "EventsIngestResult.inserted":
-		if e.ComplexityRoot.EventsIngestResult.Inserted == nil {
-			break
-		}
-
-		return e.ComplexityRoot.EventsIngestResult.Inserted(childComplexity), true
-
 	case "FileDownload.checksumEtag":
 		if e.ComplexityRoot.FileDownload.ChecksumEtag == nil {
 			break
@@ -4805,7 +4688,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.IngestEvents(childComplexity, args["input"].(model.EventsIngestInput)), true
+		return e.ComplexityRoot.Mutation.IngestEvents(childComplexity, args["input"].(model.UsageEventsIngestInput)), true
 	case "Mutation.pauseSubscription":
 		if e.ComplexityRoot.Mutation.PauseSubscription == nil {
 			break
@@ -6472,17 +6355,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Discounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DiscountFilter)), true
-	case "Query.events":
-		if e.ComplexityRoot.Query.Events == nil {
+	case "Query.domainEvents":
+		if e.ComplexityRoot.Query.DomainEvents == nil {
 			break
 		}
 
-		args, err := ec.field_Query_events_args(ctx, rawArgs)
+		args, err := ec.field_Query_domainEvents_args(ctx, rawArgs)
 		if err != nil {
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Events(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
+		return e.ComplexityRoot.Query.DomainEvents(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
 	case "Query.file":
 		if e.ComplexityRoot.Query.File == nil {
 			break
@@ -6786,7 +6669,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.EventFilter)), true
+		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
 	case "Query.webhookEndpoint":
 		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
 			break
@@ -7251,6 +7134,123 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TestClock.OrganizationID(childComplexity), true
 
+	case "UsageEvent.createdAt":
+		if e.ComplexityRoot.UsageEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.CreatedAt(childComplexity), true
+	case "UsageEvent.customer":
+		if e.ComplexityRoot.UsageEvent.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Customer(childComplexity), true
+	case "UsageEvent.customerId":
+		if e.ComplexityRoot.UsageEvent.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.CustomerID(childComplexity), true
+	case "UsageEvent.externalCustomerId":
+		if e.ComplexityRoot.UsageEvent.ExternalCustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.ExternalCustomerID(childComplexity), true
+	case "UsageEvent.externalId":
+		if e.ComplexityRoot.UsageEvent.ExternalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.ExternalID(childComplexity), true
+	case "UsageEvent.externalMemberId":
+		if e.ComplexityRoot.UsageEvent.ExternalMemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.ExternalMemberID(childComplexity), true
+	case "UsageEvent.id":
+		if e.ComplexityRoot.UsageEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.ID(childComplexity), true
+	case "UsageEvent.label":
+		if e.ComplexityRoot.UsageEvent.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Label(childComplexity), true
+	case "UsageEvent.memberId":
+		if e.ComplexityRoot.UsageEvent.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.MemberID(childComplexity), true
+	case "UsageEvent.metadata":
+		if e.ComplexityRoot.UsageEvent.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Metadata(childComplexity), true
+	case "UsageEvent.name":
+		if e.ComplexityRoot.UsageEvent.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Name(childComplexity), true
+	case "UsageEvent.organizationId":
+		if e.ComplexityRoot.UsageEvent.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.OrganizationID(childComplexity), true
+	case "UsageEvent.parentId":
+		if e.ComplexityRoot.UsageEvent.ParentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.ParentID(childComplexity), true
+	case "UsageEvent.source":
+		if e.ComplexityRoot.UsageEvent.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Source(childComplexity), true
+	case "UsageEvent.timestamp":
+		if e.ComplexityRoot.UsageEvent.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEvent.Timestamp(childComplexity), true
+
+	case "UsageEventPage.items":
+		if e.ComplexityRoot.UsageEventPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEventPage.Items(childComplexity), true
+	case "UsageEventPage.pageInfo":
+		if e.ComplexityRoot.UsageEventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEventPage.PageInfo(childComplexity), true
+
+	case "UsageEventsIngestResult.duplicates":
+		if e.ComplexityRoot.UsageEventsIngestResult.Duplicates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEventsIngestResult.Duplicates(childComplexity), true
+	case "UsageEventsIngestResult.inserted":
+		if e.ComplexityRoot.UsageEventsIngestResult.Inserted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UsageEventsIngestResult.Inserted(childComplexity), true
+
 	case "WebhookDelivery.attempt":
 		if e.ComplexityRoot.WebhookDelivery.Attempt == nil {
 			break
@@ -7500,9 +7500,6 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDiscountCreateInput,
 		ec.unmarshalInputDiscountFilter,
 		ec.unmarshalInputDiscountUpdateInput,
-		ec.unmarshalInputEventFilter,
-		ec.unmarshalInputEventIngestInput,
-		ec.unmarshalInputEventsIngestInput,
 		ec.unmarshalInputFileCreateInput,
 		ec.unmarshalInputFileCreateMultipartInput,
 		ec.unmarshalInputFileCreatePartInput,
@@ -7540,6 +7537,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSubscriptionRefInput,
 		ec.unmarshalInputSubscriptionRevokeInput,
 		ec.unmarshalInputSubscriptionSeatsChangeInput,
+		ec.unmarshalInputUsageEventFilter,
+		ec.unmarshalInputUsageEventInput,
+		ec.unmarshalInputUsageEventsIngestInput,
 		ec.unmarshalInputWebhookEndpointCreateInput,
 		ec.unmarshalInputWebhookEndpointUpdateInput,
 	)
@@ -8282,7 +8282,7 @@ type DomainEventPage {
 
 extend type Query {
   "The organization's events, newest first (webhook deliveries read from the same log)."
-  events(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
+  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
     @hasScope(any: [webhooks_read, webhooks_write])
 }
 `, BuiltIn: false},
@@ -8338,13 +8338,13 @@ extend type Me {
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
-enum EventSource {
+enum UsageEventSource {
   system
   user
 }
 
 "A usage event (GET /v1/events/{id}); meters aggregate them."
-type Event {
+type UsageEvent {
   id: UUID!
   "When the event happened."
   timestamp: DateTime!
@@ -8352,7 +8352,7 @@ type Event {
   createdAt: DateTime!
   organizationId: UUID!
   name: String!
-  source: EventSource!
+  source: UsageEventSource!
   "The customer id the event was sent with; null for events sent with an external customer id."
   customerId: UUID
   """
@@ -8384,8 +8384,8 @@ type CursorPageInfo {
 }
 
 "A page of usage events, read by cursor so that deep pages cost what the first does."
-type EventPage {
-  items: [Event!]!
+type UsageEventPage {
+  items: [UsageEvent!]!
   pageInfo: CursorPageInfo!
 }
 
@@ -8394,12 +8394,12 @@ The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. cu
 externalCustomerId match events sent with either the customer's id or its external id (live
 customers only); startTimestamp and endTimestamp are strict.
 """
-input EventFilter {
+input UsageEventFilter {
   organizationId: [UUID!]
   customerId: [UUID!]
   externalCustomerId: [String!]
   name: [String!]
-  source: [EventSource!]
+  source: [UsageEventSource!]
   startTimestamp: DateTime
   endTimestamp: DateTime
   metadata: [MetadataFilter!]
@@ -8409,13 +8409,13 @@ input EventFilter {
 
 extend type Query {
   "One usage event of the caller's organizations (GET /v1/events/{id})."
-  usageEvent(id: UUID!): Event! @hasScope(any: [events_read, events_write])
+  usageEvent(id: UUID!): UsageEvent! @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
   sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
   clamped to 1000; after is the endCursor of the previous page.
   """
-  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: EventFilter): EventPage!
+  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage!
     @hasScope(any: [events_read, events_write])
 }
 `, BuiltIn: false},
@@ -8425,7 +8425,7 @@ memberId) or by your own id (externalCustomerId, and optionally externalMemberId
 one of the two. An external customer need not exist yet; events link to it by external id
 when it does.
 """
-input EventIngestInput {
+input UsageEventInput {
   "At most 128 characters; each name becomes an event type of the organization."
   name: String!
   "When the event happened; not in the future. Defaults to the time of ingestion."
@@ -8448,12 +8448,12 @@ input EventIngestInput {
   externalMemberId: String
 }
 
-input EventsIngestInput {
-  events: [EventIngestInput!]!
+input UsageEventsIngestInput {
+  events: [UsageEventInput!]!
 }
 
 "What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped."
-type EventsIngestResult {
+type UsageEventsIngestResult {
   inserted: Int!
   duplicates: Int!
 }
@@ -8465,7 +8465,7 @@ extend type Mutation {
   also when batches are retried or sent concurrently. A GraphQL request body holds at most
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
-  ingestEvents(input: EventsIngestInput!): EventsIngestResult! @hasScope(any: [events_write])
+  ingestEvents(input: UsageEventsIngestInput!): UsageEventsIngestResult! @hasScope(any: [events_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/file.graphqls", Input: `"""
@@ -11331,62 +11331,6 @@ func (ec *executionContext) childFields_DownloadablePage(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type DownloadablePage", field.Name)
 }
 
-func (ec *executionContext) childFields_Event(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "id":
-		return ec.fieldContext_Event_id(ctx, field)
-	case "timestamp":
-		return ec.fieldContext_Event_timestamp(ctx, field)
-	case "createdAt":
-		return ec.fieldContext_Event_createdAt(ctx, field)
-	case "organizationId":
-		return ec.fieldContext_Event_organizationId(ctx, field)
-	case "name":
-		return ec.fieldContext_Event_name(ctx, field)
-	case "source":
-		return ec.fieldContext_Event_source(ctx, field)
-	case "customerId":
-		return ec.fieldContext_Event_customerId(ctx, field)
-	case "customer":
-		return ec.fieldContext_Event_customer(ctx, field)
-	case "externalCustomerId":
-		return ec.fieldContext_Event_externalCustomerId(ctx, field)
-	case "memberId":
-		return ec.fieldContext_Event_memberId(ctx, field)
-	case "externalMemberId":
-		return ec.fieldContext_Event_externalMemberId(ctx, field)
-	case "externalId":
-		return ec.fieldContext_Event_externalId(ctx, field)
-	case "parentId":
-		return ec.fieldContext_Event_parentId(ctx, field)
-	case "metadata":
-		return ec.fieldContext_Event_metadata(ctx, field)
-	case "label":
-		return ec.fieldContext_Event_label(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type Event", field.Name)
-}
-
-func (ec *executionContext) childFields_EventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "items":
-		return ec.fieldContext_EventPage_items(ctx, field)
-	case "pageInfo":
-		return ec.fieldContext_EventPage_pageInfo(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type EventPage", field.Name)
-}
-
-func (ec *executionContext) childFields_EventsIngestResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "inserted":
-		return ec.fieldContext_EventsIngestResult_inserted(ctx, field)
-	case "duplicates":
-		return ec.fieldContext_EventsIngestResult_duplicates(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type EventsIngestResult", field.Name)
-}
-
 func (ec *executionContext) childFields_FileDownload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -12331,6 +12275,62 @@ func (ec *executionContext) childFields_TestClock(ctx context.Context, field gra
 		return ec.fieldContext_TestClock_frozenAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TestClock", field.Name)
+}
+
+func (ec *executionContext) childFields_UsageEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_UsageEvent_id(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_UsageEvent_timestamp(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_UsageEvent_createdAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_UsageEvent_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_UsageEvent_name(ctx, field)
+	case "source":
+		return ec.fieldContext_UsageEvent_source(ctx, field)
+	case "customerId":
+		return ec.fieldContext_UsageEvent_customerId(ctx, field)
+	case "customer":
+		return ec.fieldContext_UsageEvent_customer(ctx, field)
+	case "externalCustomerId":
+		return ec.fieldContext_UsageEvent_externalCustomerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_UsageEvent_memberId(ctx, field)
+	case "externalMemberId":
+		return ec.fieldContext_UsageEvent_externalMemberId(ctx, field)
+	case "externalId":
+		return ec.fieldContext_UsageEvent_externalId(ctx, field)
+	case "parentId":
+		return ec.fieldContext_UsageEvent_parentId(ctx, field)
+	case "metadata":
+		return ec.fieldContext_UsageEvent_metadata(ctx, field)
+	case "label":
+		return ec.fieldContext_UsageEvent_label(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UsageEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_UsageEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_UsageEventPage_items(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UsageEventPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UsageEventPage", field.Name)
+}
+
+func (ec *executionContext) childFields_UsageEventsIngestResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "inserted":
+		return ec.fieldContext_UsageEventsIngestResult_inserted(ctx, field)
+	case "duplicates":
+		return ec.fieldContext_UsageEventsIngestResult_duplicates(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UsageEventsIngestResult", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

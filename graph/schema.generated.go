@@ -36,7 +36,7 @@ type MutationResolver interface {
 	CreateDiscount(ctx context.Context, input model.DiscountCreateInput) (*storage.Discount, error)
 	UpdateDiscount(ctx context.Context, input model.DiscountUpdateInput) (*storage.Discount, error)
 	DeleteDiscount(ctx context.Context, id uuid.UUID) (*storage.Discount, error)
-	IngestEvents(ctx context.Context, input model.EventsIngestInput) (*model.EventsIngestResult, error)
+	IngestEvents(ctx context.Context, input model.UsageEventsIngestInput) (*model.UsageEventsIngestResult, error)
 	CreateFile(ctx context.Context, input model.FileCreateInput) (*model.FileUpload, error)
 	CompleteFileUpload(ctx context.Context, id uuid.UUID, input model.FileUploadCompletedInput) (model.File, error)
 	UpdateFile(ctx context.Context, id uuid.UUID, input model.FileUpdateInput) (model.File, error)
@@ -105,9 +105,9 @@ type QueryResolver interface {
 	Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter) (*model.CustomerPage, error)
 	Discount(ctx context.Context, id uuid.UUID) (*storage.Discount, error)
 	Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter) (*model.DiscountPage, error)
-	Events(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error)
+	DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error)
 	UsageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error)
-	UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.EventFilter) (*model.EventPage, error)
+	UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
 	Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) (*model.FilePage, error)
 	File(ctx context.Context, id uuid.UUID) (model.File, error)
 	BenefitGrants(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error)
@@ -620,8 +620,8 @@ func (ec *executionContext) field_Mutation_ingestEvents_args(ctx context.Context
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
-		func(ctx context.Context, v any) (model.EventsIngestInput, error) {
-			return ec.unmarshalNEventsIngestInput2tillᚋgraphᚋmodelᚐEventsIngestInput(ctx, v)
+		func(ctx context.Context, v any) (model.UsageEventsIngestInput, error) {
+			return ec.unmarshalNUsageEventsIngestInput2tillᚋgraphᚋmodelᚐUsageEventsIngestInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1534,7 +1534,7 @@ func (ec *executionContext) field_Query_discounts_args(ctx context.Context, rawA
 	return args, nil
 }
 
-func (ec *executionContext) field_Query_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+func (ec *executionContext) field_Query_domainEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
@@ -2220,8 +2220,8 @@ func (ec *executionContext) field_Query_usageEvents_args(ctx context.Context, ra
 	}
 	args["sorting"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
-		func(ctx context.Context, v any) (*model.EventFilter, error) {
-			return ec.unmarshalOEventFilter2ᚖtillᚋgraphᚋmodelᚐEventFilter(ctx, v)
+		func(ctx context.Context, v any) (*model.UsageEventFilter, error) {
+			return ec.unmarshalOUsageEventFilter2ᚖtillᚋgraphᚋmodelᚐUsageEventFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3349,7 +3349,7 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().IngestEvents(ctx, fc.Args["input"].(model.EventsIngestInput))
+			return ec.Resolvers.Mutation().IngestEvents(ctx, fc.Args["input"].(model.UsageEventsIngestInput))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -3357,11 +3357,11 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 			directive1 := func(ctx context.Context) (any, error) {
 				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_write"})
 				if err != nil {
-					var zeroVal *model.EventsIngestResult
+					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal *model.EventsIngestResult
+					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, any)
@@ -3370,8 +3370,8 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.EventsIngestResult) graphql.Marshaler {
-			return ec.marshalNEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐEventsIngestResult(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UsageEventsIngestResult) graphql.Marshaler {
+			return ec.marshalNUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3384,7 +3384,7 @@ func (ec *executionContext) fieldContext_Mutation_ingestEvents(ctx context.Conte
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EventsIngestResult(ctx, field)
+			return ec.childFields_UsageEventsIngestResult(ctx, field)
 		},
 	}
 	defer func() {
@@ -7489,17 +7489,17 @@ func (ec *executionContext) fieldContext_Query_discounts(ctx context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Query_events(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+func (ec *executionContext) _Query_domainEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Query_events(ctx, field)
+			return ec.fieldContext_Query_domainEvents(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Events(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["type"].([]string), fc.Args["objectId"].([]uuid.UUID))
+			return ec.Resolvers.Query().DomainEvents(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["type"].([]string), fc.Args["objectId"].([]uuid.UUID))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7527,7 +7527,7 @@ func (ec *executionContext) _Query_events(ctx context.Context, field graphql.Col
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_domainEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -7544,7 +7544,7 @@ func (ec *executionContext) fieldContext_Query_events(ctx context.Context, field
 		}
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
-	if fc.Args, err = ec.field_Query_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+	if fc.Args, err = ec.field_Query_domainEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7583,7 +7583,7 @@ func (ec *executionContext) _Query_usageEvent(ctx context.Context, field graphql
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Event) graphql.Marshaler {
-			return ec.marshalNEvent2ᚖtillᚋstorageᚐEvent(ctx, selections, v)
+			return ec.marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7596,7 +7596,7 @@ func (ec *executionContext) fieldContext_Query_usageEvent(ctx context.Context, f
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Event(ctx, field)
+			return ec.childFields_UsageEvent(ctx, field)
 		},
 	}
 	defer func() {
@@ -7623,7 +7623,7 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().UsageEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.EventFilter))
+			return ec.Resolvers.Query().UsageEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.UsageEventFilter))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7631,11 +7631,11 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 			directive1 := func(ctx context.Context) (any, error) {
 				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_read", "events_write"})
 				if err != nil {
-					var zeroVal *model.EventPage
+					var zeroVal *model.UsageEventPage
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal *model.EventPage
+					var zeroVal *model.UsageEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, any)
@@ -7644,8 +7644,8 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.EventPage) graphql.Marshaler {
-			return ec.marshalNEventPage2ᚖtillᚋgraphᚋmodelᚐEventPage(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
+			return ec.marshalNUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx, selections, v)
 		},
 		true,
 		true,
@@ -7658,7 +7658,7 @@ func (ec *executionContext) fieldContext_Query_usageEvents(ctx context.Context, 
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_EventPage(ctx, field)
+			return ec.childFields_UsageEventPage(ctx, field)
 		},
 	}
 	defer func() {
@@ -10716,7 +10716,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
-		case "events":
+		case "domainEvents":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -10725,7 +10725,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Query_events(ctx, field)
+				res = ec._Query_domainEvents(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -18,7 +18,7 @@ func (r *domainEventResolver) Payload(ctx context.Context, obj *storage.DomainEv
 	return eventPayload(obj), nil
 }
 
-func (r *queryResolver) Events(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error) {
+func (r *queryResolver) DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error) {
 	return r.eventsPage(ctx, page, limit, typeArg, objectID)
 }
 

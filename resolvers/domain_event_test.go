@@ -21,7 +21,7 @@ func TestCustomerChangesAreRecordedAsEvents(t *testing.T) {
 	s.Query(t, session, `mutation { portalUpdateCustomer(input: {billingName: "Events Ltd"}) { id } }`, nil, nil)
 
 	var out struct {
-		Events struct {
+		DomainEvents struct {
 			Items []struct {
 				Type     string
 				ObjectID string
@@ -30,9 +30,9 @@ func TestCustomerChangesAreRecordedAsEvents(t *testing.T) {
 			Pagination struct{ TotalCount int }
 		}
 	}
-	s.Query(t, org.Token, `{ events(limit: 100) { items { type objectId payload } pagination { totalCount } } }`, nil, &out)
+	s.Query(t, org.Token, `{ domainEvents(limit: 100) { items { type objectId payload } pagination { totalCount } } }`, nil, &out)
 	var types []string
-	for _, e := range out.Events.Items {
+	for _, e := range out.DomainEvents.Items {
 		if e.ObjectID != c.ID.String() {
 			t.Errorf("event %s is about %s, not the customer", e.Type, e.ObjectID)
 		}
@@ -44,10 +44,10 @@ func TestCustomerChangesAreRecordedAsEvents(t *testing.T) {
 	}
 
 	var filtered struct {
-		Events struct{ Pagination struct{ TotalCount int } }
+		DomainEvents struct{ Pagination struct{ TotalCount int } }
 	}
-	s.Query(t, org.Token, `{ events(type: ["customer.created"]) { pagination { totalCount } } }`, nil, &filtered)
-	if filtered.Events.Pagination.TotalCount != 1 {
-		t.Errorf("type filter total = %d, want 1 (other organizations' events never show)", filtered.Events.Pagination.TotalCount)
+	s.Query(t, org.Token, `{ domainEvents(type: ["customer.created"]) { pagination { totalCount } } }`, nil, &filtered)
+	if filtered.DomainEvents.Pagination.TotalCount != 1 {
+		t.Errorf("type filter total = %d, want 1 (other organizations' events never show)", filtered.DomainEvents.Pagination.TotalCount)
 	}
 }

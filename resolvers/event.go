@@ -34,7 +34,7 @@ func (r *Resolver) usageEvent(ctx context.Context, id uuid.UUID) (*storage.Event
 
 // usageEventsPage lists the caller's events after a cursor and loads the customers of the
 // page at once when the operation selects them.
-func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *string, sorting []string, f *model.EventFilter) (*model.EventPage, error) {
+func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *string, sorting []string, f *model.UsageEventFilter) (*model.UsageEventPage, error) {
 	lq, err := eventListQuery(first, after, sorting)
 	if err != nil {
 		return nil, err
@@ -57,7 +57,7 @@ func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *strin
 		}
 	}
 	if err := prime(ctx, r.DB, loaders(ctx).Customer, storage.CustomersByIDs, customers,
-		selection{"EventPage", "items"}, selection{"Event", "customer"}); err != nil {
+		selection{"UsageEventPage", "items"}, selection{"Event", "customer"}); err != nil {
 		return nil, err
 	}
 	info := &model.CursorPageInfo{HasNextPage: more}
@@ -65,7 +65,7 @@ func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *strin
 		last := items[len(items)-1]
 		info.EndCursor = ptrTo(encodeEventCursor(storage.EventCursor{Timestamp: last.Timestamp, ID: last.ID}))
 	}
-	return &model.EventPage{Items: items, PageInfo: info}, nil
+	return &model.UsageEventPage{Items: items, PageInfo: info}, nil
 }
 
 // eventListQuery validates the page arguments: first, then the cursor, then the sorting.
@@ -95,7 +95,7 @@ func eventListQuery(first *int, after *string, sorting []string) (storage.EventL
 }
 
 // eventListFilter turns the GraphQL filter into the storage one.
-func eventListFilter(f *model.EventFilter) storage.EventListFilter {
+func eventListFilter(f *model.UsageEventFilter) storage.EventListFilter {
 	sources := make([]string, len(f.Source))
 	for i, s := range f.Source {
 		sources[i] = string(s)

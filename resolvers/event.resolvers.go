@@ -14,26 +14,26 @@ import (
 	"github.com/google/uuid"
 )
 
-func (r *eventResolver) Source(ctx context.Context, obj *storage.Event) (model.EventSource, error) {
-	return model.EventSource(obj.Source), nil
-}
-
-func (r *eventResolver) Customer(ctx context.Context, obj *storage.Event) (*storage.Customer, error) {
-	return eventCustomer(ctx, obj)
-}
-
-func (r *eventResolver) Label(ctx context.Context, obj *storage.Event) (string, error) {
-	return eventLabel(obj), nil
-}
-
 func (r *queryResolver) UsageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error) {
 	return r.usageEvent(ctx, id)
 }
 
-func (r *queryResolver) UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.EventFilter) (*model.EventPage, error) {
+func (r *queryResolver) UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error) {
 	return r.usageEventsPage(ctx, first, after, sorting, filter)
 }
 
-func (r *Resolver) Event() graph.EventResolver { return &eventResolver{r} }
+func (r *usageEventResolver) Source(ctx context.Context, obj *storage.Event) (model.UsageEventSource, error) {
+	return model.UsageEventSource(obj.Source), nil
+}
 
-type eventResolver struct{ *Resolver }
+func (r *usageEventResolver) Customer(ctx context.Context, obj *storage.Event) (*storage.Customer, error) {
+	return eventCustomer(ctx, obj)
+}
+
+func (r *usageEventResolver) Label(ctx context.Context, obj *storage.Event) (string, error) {
+	return eventLabel(obj), nil
+}
+
+func (r *Resolver) UsageEvent() graph.UsageEventResolver { return &usageEventResolver{r} }
+
+type usageEventResolver struct{ *Resolver }

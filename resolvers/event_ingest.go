@@ -39,7 +39,7 @@ const eventNameMaxLength = 128
 // checked first, all failures are reported together with their index, and only a batch
 // without any is written, in one transaction. Duplicate external ids (earlier batches,
 // concurrent ones, or earlier in this one) are counted, not stored.
-func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*model.EventsIngestResult, error) {
+func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*model.UsageEventsIngestResult, error) {
 	now := r.Now().UTC()
 	var errs []FieldError
 	for i := range events {
@@ -62,7 +62,7 @@ func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*mod
 	if err != nil {
 		return nil, err
 	}
-	return &model.EventsIngestResult{Inserted: inserted, Duplicates: submitted - inserted}, nil
+	return &model.UsageEventsIngestResult{Inserted: inserted, Duplicates: submitted - inserted}, nil
 }
 
 // eventWrites runs the checks that need the database and the principal, in upstream's order

@@ -10,7 +10,7 @@ import (
 	"till/graph/model"
 )
 
-func (r *mutationResolver) IngestEvents(ctx context.Context, input model.EventsIngestInput) (*model.EventsIngestResult, error) {
+func (r *mutationResolver) IngestEvents(ctx context.Context, input model.UsageEventsIngestInput) (*model.UsageEventsIngestResult, error) {
 	events := make([]EventIngest, len(input.Events))
 	for i, in := range input.Events {
 		e, err := eventIngestOf(in, i)

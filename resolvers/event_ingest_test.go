@@ -11,7 +11,7 @@ import (
 	"till/resolvers/resolverstest"
 )
 
-const ingestDoc = `mutation($in: EventsIngestInput!) { ingestEvents(input: $in) { inserted duplicates } }`
+const ingestDoc = `mutation($in: UsageEventsIngestInput!) { ingestEvents(input: $in) { inserted duplicates } }`
 
 type ingestResult struct {
 	Inserted   int `json:"inserted"`

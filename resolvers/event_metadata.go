@@ -64,7 +64,7 @@ func checkEventMetadata(m map[string]any, loc []any) []FieldError {
 }
 
 // eventIngestOf converts a GraphQL event; metadata keeps integers exact.
-func eventIngestOf(in *model.EventIngestInput, i int) (EventIngest, error) {
+func eventIngestOf(in *model.UsageEventInput, i int) (EventIngest, error) {
 	e := EventIngest{Name: in.Name, OrganizationID: in.OrganizationID, ExternalID: in.ExternalID,
 		ParentID: in.ParentID, CustomerID: in.CustomerID, MemberID: in.MemberID,
 		ExternalCustomerID: in.ExternalCustomerID, ExternalMemberID: in.ExternalMemberID}

@@ -68,7 +68,7 @@ func newUserToken(tb testing.TB, s *resolverstest.Server, scope string, orgs ...
 const usageEventFields = `id timestamp createdAt organizationId name source customerId customer { id externalId }
 	externalCustomerId memberId externalMemberId externalId parentId metadata label`
 
-const usageEventsDoc = `query($first: Int, $after: String, $sorting: [String!], $filter: EventFilter) {
+const usageEventsDoc = `query($first: Int, $after: String, $sorting: [String!], $filter: UsageEventFilter) {
 	usageEvents(first: $first, after: $after, sorting: $sorting, filter: $filter) {
 		items { ` + usageEventFields + ` } pageInfo { hasNextPage endCursor } } }`
 

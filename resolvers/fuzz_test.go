@@ -21,7 +21,7 @@ var fuzzOperations = []string{
 	`query($filter: CustomerFilter, $sorting: [String!]) { customers(filter: $filter, sorting: $sorting, limit: 5) { items { id } } }`,
 	`query($id: String!) { customerByExternalId(externalId: $id) { id } }`,
 	`mutation($input: CustomerCreateInput!) { createCustomer(input: $input) { id metadata } }`,
-	`mutation($input: EventsIngestInput!) { ingestEvents(input: $input) { inserted duplicates } }`,
+	`mutation($input: UsageEventsIngestInput!) { ingestEvents(input: $input) { inserted duplicates } }`,
 	`mutation($input: LicenseKeyValidateInput!) { portalValidateLicenseKey(input: $input) { code valid } }`,
 	`query($filter: OrderFilter) { orders(filter: $filter, limit: 5) { items { id } } }`,
 }

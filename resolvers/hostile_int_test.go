@@ -97,7 +97,7 @@ func TestIntVariablesBeyond32BitsAreRefused(t *testing.T) {
 		{"a negative number below 32 bits", tok, createMeterDoc,
 			vars{"input": apiCallsInput(vars{"unit": "custom", "customLabel": "calls", "customMultiplier": -int32Over - 1})},
 			-int32Over - 1, []any{"input", "customMultiplier"}},
-		{"the page of events", tok, list("events"), vars{"page": pageMax}, pageMax, []any{"page"}},
+		{"the page of events", tok, list("domainEvents"), vars{"page": pageMax}, pageMax, []any{"page"}},
 		{"the page of products", tok, list("products"), vars{"page": pageMax}, pageMax, []any{"page"}},
 		{"the page of checkouts", tok, list("checkouts"), vars{"page": pageMax}, pageMax, []any{"page"}},
 		{"the page of discounts", tok, list("discounts"), vars{"page": pageMax}, pageMax, []any{"page"}},

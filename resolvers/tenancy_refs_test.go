@@ -29,7 +29,7 @@ func TestTenancyReferences(t *testing.T) {
 		updateCheckoutRef = `mutation($in: CheckoutUpdateInput!) { updateCheckout(input: $in) { id } }`
 		createDiscountRef = `mutation($in: DiscountCreateInput!) { createDiscount(input: $in) { id } }`
 		updateDiscountRef = `mutation($in: DiscountUpdateInput!) { updateDiscount(input: $in) { id } }`
-		ingestRef         = `mutation($in: EventsIngestInput!) { ingestEvents(input: $in) { inserted } }`
+		ingestRef         = `mutation($in: UsageEventsIngestInput!) { ingestEvents(input: $in) { inserted } }`
 		sessionRef        = `mutation($in: CustomerSessionCreateInput!) { createCustomerSession(input: $in) { token } }`
 	)
 	fixed := vars{"amountType": "fixed", "priceAmount": 500}

@@ -780,63 +780,6 @@ type DownloadablePage struct {
 	Pagination *Pagination     `json:"pagination"`
 }
 
-// The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
-// externalCustomerId match events sent with either the customer's id or its external id (live
-// customers only); startTimestamp and endTimestamp are strict.
-type EventFilter struct {
-	OrganizationID     []uuid.UUID       `json:"organizationId,omitempty"`
-	CustomerID         []uuid.UUID       `json:"customerId,omitempty"`
-	ExternalCustomerID []string          `json:"externalCustomerId,omitempty"`
-	Name               []string          `json:"name,omitempty"`
-	Source             []EventSource     `json:"source,omitempty"`
-	StartTimestamp     *time.Time        `json:"startTimestamp,omitempty"`
-	EndTimestamp       *time.Time        `json:"endTimestamp,omitempty"`
-	Metadata           []*MetadataFilter `json:"metadata,omitempty"`
-	// The children of this event.
-	ParentID *uuid.UUID `json:"parentId,omitempty"`
-}
-
-// One usage event to ingest. Name its customer either by Till id (customerId, and optionally
-// memberId) or by your own id (externalCustomerId, and optionally externalMemberId): exactly
-// one of the two. An external customer need not exist yet; events link to it by external id
-// when it does.
-type EventIngestInput struct {
-	// At most 128 characters; each name becomes an event type of the organization.
-	Name string `json:"name"`
-	// When the event happened; not in the future. Defaults to the time of ingestion.
-	Timestamp *time.Time `json:"timestamp,omitempty"`
-	// Required with a user token (an organization the user belongs to); omitted with an organization token.
-	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
-	// Your id of the event: an organization ingests each external id once, later ones are duplicates.
-	ExternalID *string `json:"externalId,omitempty"`
-	// The parent event: its Till id or its external id. A parent not found yet stays pending.
-	ParentID *string `json:"parentId,omitempty"`
-	// Values are strings of 1–500 characters, numbers or booleans; the keys `_cost`
-	// ({amount, currency: "usd"}) and `_llm` ({vendor, model, input_tokens, output_tokens,
-	// total_tokens, …}) hold structured objects.
-	Metadata           storage.RawJSON `json:"metadata,omitempty"`
-	CustomerID         *uuid.UUID      `json:"customerId,omitempty"`
-	MemberID           *uuid.UUID      `json:"memberId,omitempty"`
-	ExternalCustomerID *string         `json:"externalCustomerId,omitempty"`
-	ExternalMemberID   *string         `json:"externalMemberId,omitempty"`
-}
-
-// A page of usage events, read by cursor so that deep pages cost what the first does.
-type EventPage struct {
-	Items    []*storage.Event `json:"items"`
-	PageInfo *CursorPageInfo  `json:"pageInfo"`
-}
-
-type EventsIngestInput struct {
-	Events []*EventIngestInput `json:"events"`
-}
-
-// What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped.
-type EventsIngestResult struct {
-	Inserted   int `json:"inserted"`
-	Duplicates int `json:"duplicates"`
-}
-
 // A file to upload. name must be a plain file name (no slash, backslash, control character,
 // leading dot, nor . or ..; at most 200 bytes), and so must version. Product media and avatars
 // must be JPEG, PNG, GIF, WebP or SVG images of at most 10 MB and 1 MB.
@@ -1606,6 +1549,63 @@ func (this SupportCaseAttachmentFile) GetSizeReadable() string { return this.Siz
 
 func (SupportCaseAttachmentFile) IsFileBase() {}
 
+// The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
+// externalCustomerId match events sent with either the customer's id or its external id (live
+// customers only); startTimestamp and endTimestamp are strict.
+type UsageEventFilter struct {
+	OrganizationID     []uuid.UUID        `json:"organizationId,omitempty"`
+	CustomerID         []uuid.UUID        `json:"customerId,omitempty"`
+	ExternalCustomerID []string           `json:"externalCustomerId,omitempty"`
+	Name               []string           `json:"name,omitempty"`
+	Source             []UsageEventSource `json:"source,omitempty"`
+	StartTimestamp     *time.Time         `json:"startTimestamp,omitempty"`
+	EndTimestamp       *time.Time         `json:"endTimestamp,omitempty"`
+	Metadata           []*MetadataFilter  `json:"metadata,omitempty"`
+	// The children of this event.
+	ParentID *uuid.UUID `json:"parentId,omitempty"`
+}
+
+// One usage event to ingest. Name its customer either by Till id (customerId, and optionally
+// memberId) or by your own id (externalCustomerId, and optionally externalMemberId): exactly
+// one of the two. An external customer need not exist yet; events link to it by external id
+// when it does.
+type UsageEventInput struct {
+	// At most 128 characters; each name becomes an event type of the organization.
+	Name string `json:"name"`
+	// When the event happened; not in the future. Defaults to the time of ingestion.
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+	// Required with a user token (an organization the user belongs to); omitted with an organization token.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// Your id of the event: an organization ingests each external id once, later ones are duplicates.
+	ExternalID *string `json:"externalId,omitempty"`
+	// The parent event: its Till id or its external id. A parent not found yet stays pending.
+	ParentID *string `json:"parentId,omitempty"`
+	// Values are strings of 1–500 characters, numbers or booleans; the keys `_cost`
+	// ({amount, currency: "usd"}) and `_llm` ({vendor, model, input_tokens, output_tokens,
+	// total_tokens, …}) hold structured objects.
+	Metadata           storage.RawJSON `json:"metadata,omitempty"`
+	CustomerID         *uuid.UUID      `json:"customerId,omitempty"`
+	MemberID           *uuid.UUID      `json:"memberId,omitempty"`
+	ExternalCustomerID *string         `json:"externalCustomerId,omitempty"`
+	ExternalMemberID   *string         `json:"externalMemberId,omitempty"`
+}
+
+// A page of usage events, read by cursor so that deep pages cost what the first does.
+type UsageEventPage struct {
+	Items    []*storage.Event `json:"items"`
+	PageInfo *CursorPageInfo  `json:"pageInfo"`
+}
+
+type UsageEventsIngestInput struct {
+	Events []*UsageEventInput `json:"events"`
+}
+
+// What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped.
+type UsageEventsIngestResult struct {
+	Inserted   int `json:"inserted"`
+	Duplicates int `json:"duplicates"`
+}
+
 type WebhookEndpointCreateInput struct {
 	// https only, with a public host: not localhost and not a private, loopback or otherwise
 	// non-global IP address; a server that delivers to private addresses
@@ -1695,62 +1695,6 @@ func (e *BillingAddressFieldMode) UnmarshalJSON(b []byte) error {
 }
 
 func (e BillingAddressFieldMode) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	e.MarshalGQL(&buf)
-	return buf.Bytes(), nil
-}
-
-// Where a usage event comes from: user events are ingested, system events are recorded by Till.
-type EventSource string
-
-const (
-	EventSourceSystem EventSource = "system"
-	EventSourceUser   EventSource = "user"
-)
-
-var AllEventSource = []EventSource{
-	EventSourceSystem,
-	EventSourceUser,
-}
-
-func (e EventSource) IsValid() bool {
-	switch e {
-	case EventSourceSystem, EventSourceUser:
-		return true
-	}
-	return false
-}
-
-func (e EventSource) String() string {
-	return string(e)
-}
-
-func (e *EventSource) UnmarshalGQL(v any) error {
-	str, ok := v.(string)
-	if !ok {
-		return fmt.Errorf("enums must be strings")
-	}
-
-	*e = EventSource(str)
-	if !e.IsValid() {
-		return fmt.Errorf("%s is not a valid EventSource", str)
-	}
-	return nil
-}
-
-func (e EventSource) MarshalGQL(w io.Writer) {
-	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
-}
-
-func (e *EventSource) UnmarshalJSON(b []byte) error {
-	s, err := strconv.Unquote(string(b))
-	if err != nil {
-		return err
-	}
-	return e.UnmarshalGQL(s)
-}
-
-func (e EventSource) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -2637,6 +2581,62 @@ func (e *SubscriptionProrationBehavior) UnmarshalJSON(b []byte) error {
 }
 
 func (e SubscriptionProrationBehavior) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a usage event comes from: user events are ingested, system events are recorded by Till.
+type UsageEventSource string
+
+const (
+	UsageEventSourceSystem UsageEventSource = "system"
+	UsageEventSourceUser   UsageEventSource = "user"
+)
+
+var AllUsageEventSource = []UsageEventSource{
+	UsageEventSourceSystem,
+	UsageEventSourceUser,
+}
+
+func (e UsageEventSource) IsValid() bool {
+	switch e {
+	case UsageEventSourceSystem, UsageEventSourceUser:
+		return true
+	}
+	return false
+}
+
+func (e UsageEventSource) String() string {
+	return string(e)
+}
+
+func (e *UsageEventSource) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = UsageEventSource(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid UsageEventSource", str)
+	}
+	return nil
+}
+
+func (e UsageEventSource) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *UsageEventSource) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e UsageEventSource) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
