@@ -2805,6 +2805,38 @@ func (ec *executionContext) fieldContext_OrderPage_pagination(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _OrderPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrderPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrderPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrderPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrderPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -4178,6 +4210,11 @@ func (ec *executionContext) _OrderPage(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "pageInfo":
+			out.Values[i] = ec._OrderPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -4335,6 +4372,13 @@ func (ec *executionContext) unmarshalOOrderFilter2ᚖtillᚋgraphᚋmodelᚐOrde
 	}
 	res, err := ec.unmarshalInputOrderFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx context.Context, sel ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrderPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOrderStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -26,7 +26,7 @@ type MeResolver interface {
 	BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error)
 	LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, obj *model.Me, id uuid.UUID) (*storage.LicenseKey, error)
-	Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) (*model.OrderPage, error)
+	Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 	OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error)
 	Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error)
 	ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.SubscriptionPage, error)
@@ -211,6 +211,38 @@ func (ec *executionContext) field_Me_orders_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -651,7 +683,7 @@ func (ec *executionContext) _Me_orders(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Me().Orders(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.PortalOrderFilter))
+			return ec.Resolvers.Me().Orders(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.PortalOrderFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

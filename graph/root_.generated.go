@@ -57,6 +57,7 @@ type DirectiveRoot struct {
 	HasScope   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope) (res any, err error)
 	Portal     func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 	Public     func(ctx context.Context, obj any, next graphql.Resolver, reason string) (res any, err error)
+	Relation   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, portal *model.PortalAccess) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -300,6 +301,7 @@ type ComplexityRoot struct {
 		ModifiedAt             func(childComplexity int) int
 		Name                   func(childComplexity int) int
 		OauthAccounts          func(childComplexity int) int
+		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		PaymentMethods         func(childComplexity int) int
@@ -683,7 +685,7 @@ type ComplexityRoot struct {
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
-		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) int
+		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int) int
 		Seats                    func(childComplexity int, page *int, limit *int) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) int
@@ -892,6 +894,7 @@ type ComplexityRoot struct {
 
 	OrderPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -931,6 +934,13 @@ type ComplexityRoot struct {
 		SizeReadable         func(childComplexity int) int
 		StorageVersion       func(childComplexity int) int
 		Version              func(childComplexity int) int
+	}
+
+	PageInfo struct {
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	Pagination struct {
@@ -1069,7 +1079,7 @@ type ComplexityRoot struct {
 		Order                  func(childComplexity int, id uuid.UUID) int
 		OrderInvoice           func(childComplexity int, id uuid.UUID) int
 		OrderReceipt           func(childComplexity int, id uuid.UUID) int
-		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter) int
+		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
 		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
 		Product                func(childComplexity int, id uuid.UUID) int
@@ -2410,6 +2420,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.OauthAccounts(childComplexity), true
+	case "Customer.orders":
+		if e.ComplexityRoot.Customer.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.organization":
 		if e.ComplexityRoot.Customer.Organization == nil {
 			break
@@ -4141,7 +4162,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalOrderFilter)), true
+		return e.ComplexityRoot.Me.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalOrderFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.paymentMethods":
 		if e.ComplexityRoot.Me.PaymentMethods == nil {
 			break
@@ -5539,6 +5560,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderPage.Items(childComplexity), true
+	case "OrderPage.pageInfo":
+		if e.ComplexityRoot.OrderPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPage.PageInfo(childComplexity), true
 	case "OrderPage.pagination":
 		if e.ComplexityRoot.OrderPage.Pagination == nil {
 			break
@@ -5739,6 +5766,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationAvatarFile.Version(childComplexity), true
+
+	case "PageInfo.endCursor":
+		if e.ComplexityRoot.PageInfo.EndCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.EndCursor(childComplexity), true
+	case "PageInfo.hasNextPage":
+		if e.ComplexityRoot.PageInfo.HasNextPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Pagination.maxPage":
 		if e.ComplexityRoot.Pagination.MaxPage == nil {
@@ -6548,7 +6600,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter)), true
+		return e.ComplexityRoot.Query.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.organization":
 		if e.ComplexityRoot.Query.Organization == nil {
 			break
@@ -8057,6 +8109,14 @@ type Customer {
   paymentMethods: [PaymentMethod!]! @listSize(assumedSize: 20)
   "Connected OAuth accounts, keyed by platform (the portal view)."
   oauthAccounts: JSON!
+  """
+  The customer's orders, with the filters, sorting and pagination of the root orders list
+  (its customerId filter aside). Portal sessions see their own customer's orders here when
+  allowed billing features.
+  """
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
+    first: Int, after: String, last: Int, before: String): OrderPage
+    @relation(any: [orders_read], portal: billing)
 }
 
 enum CustomerType {
@@ -9607,6 +9667,8 @@ type OrderItem {
 type OrderPage {
   items: [Order!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -9764,7 +9826,8 @@ extend type Query {
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
   optionally prefixed with - for descending; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter): OrderPage!
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
+    first: Int, after: String, last: Int, before: String): OrderPage!
     @hasScope(any: [orders_read])
 }
 
@@ -9784,7 +9847,8 @@ extend type Me {
   owner or billing_manager role. sorting: created_at, amount, net_amount, product,
   subscription; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage! @billing
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter,
+    first: Int, after: String, last: Int, before: String): OrderPage! @billing
     @goField(forceResolver: true)
 }
 
@@ -10138,6 +10202,42 @@ a true upper bound: a cap enforced where the list is written, or a rule that bou
 Every such list declares one; a test enumerates them from the schema.
 """
 directive @listSize(assumedSize: Int!) on FIELD_DEFINITION
+
+"""
+Guards a relation of an object the caller has already reached. Organization and user tokens
+need at least one of the scopes. Customer and member sessions may follow it only when portal
+allows, and only from an object of their own customer (a license key they validated by its
+text does not open its owner's data): member lets every member through, billing only owners
+and billing managers, none no session at all.
+"""
+directive @relation(any: [Scope!]!, portal: PortalAccess = none) on FIELD_DEFINITION
+
+"Which portal sessions may follow a relation (see @relation)."
+enum PortalAccess {
+  "No portal session: the relation reaches other customers' data."
+  none
+  "Every customer session and every member session."
+  member
+  "Customer sessions, and member sessions of owners and billing managers."
+  billing
+}
+
+"""
+Where a window of a list starts and ends, for cursor pagination: pass endCursor as after
+(with first) for the next rows, startCursor as before (with last) for the previous ones.
+Cursors hold the row's sort values and id, so a window after a cursor neither skips nor
+repeats rows when others are added or removed meanwhile.
+"""
+type PageInfo {
+  "Whether rows follow this window in list order."
+  hasNextPage: Boolean!
+  "Whether rows precede this window in list order (true after a cursor or past page 1)."
+  hasPreviousPage: Boolean!
+  "The cursor of the window's first row; null when it is empty."
+  startCursor: String
+  "The cursor of the window's last row; null when it is empty."
+  endCursor: String
+}
 
 "The page envelope shared by every list, as in /v1."
 type Pagination {
@@ -11103,6 +11203,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_paymentMethods(ctx, field)
 	case "oauthAccounts":
 		return ec.fieldContext_Customer_oauthAccounts(ctx, field)
+	case "orders":
+		return ec.fieldContext_Customer_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -11935,6 +12037,8 @@ func (ec *executionContext) childFields_OrderPage(ctx context.Context, field gra
 		return ec.fieldContext_OrderPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_OrderPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrderPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderPage", field.Name)
 }
@@ -11973,6 +12077,20 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_organizationFeatures(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
+}
+
+func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hasNextPage":
+		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
+	case "endCursor":
+		return ec.fieldContext_PageInfo_endCursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_Pagination(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -223,14 +223,7 @@ func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting [
 	if err != nil {
 		return nil, err
 	}
-	orgIDs := make([]uuid.UUID, len(items))
-	for i, b := range items {
-		orgIDs[i] = b.OrganizationID
-	}
-	if err := prime(ctx, r.DB, loaders(ctx).Organization, storage.OrganizationsByIDs, orgIDs,
-		selection{"BenefitPage", "items"}, selection{"Benefit", "organization"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.BenefitPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 

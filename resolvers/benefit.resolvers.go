@@ -19,7 +19,7 @@ func (r *benefitResolver) LicenseKeys(ctx context.Context, obj *storage.Benefit)
 }
 
 func (r *benefitResolver) Organization(ctx context.Context, obj *storage.Benefit) (*storage.Organization, error) {
-	return loaders(ctx).Organization.Load(ctx, obj.OrganizationID)()
+	return related(ctx, loaders(ctx).Organization, obj, func(o *storage.Benefit) uuid.UUID { return o.OrganizationID })
 }
 
 func (r *mutationResolver) CreateBenefit(ctx context.Context, input model.BenefitCreateInput) (*storage.Benefit, error) {

@@ -66,7 +66,7 @@ func (r *checkoutResolver) ExternalCustomerID(ctx context.Context, obj *storage.
 }
 
 func (r *checkoutResolver) Products(ctx context.Context, obj *storage.Checkout) ([]*storage.Product, error) {
-	return loaders(ctx).ProductsByCheckout.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).ProductsByCheckout, obj, func(o *storage.Checkout) uuid.UUID { return o.ID })
 }
 
 func (r *checkoutResolver) Product(ctx context.Context, obj *storage.Checkout) (*storage.Product, error) {
@@ -98,7 +98,7 @@ func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Produ
 }
 
 func (r *checkoutProductResolver) Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error) {
-	return loaders(ctx).BenefitsByProduct.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).BenefitsByProduct, obj, func(o *storage.Product) uuid.UUID { return o.ID })
 }
 
 func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {

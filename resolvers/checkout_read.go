@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
@@ -63,9 +62,7 @@ func (r *Resolver) checkoutsPage(ctx context.Context, page, limit *int, sorting 
 	if err != nil {
 		return nil, err
 	}
-	if err := r.primeCheckouts(ctx, items); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.CheckoutPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 
@@ -130,23 +127,24 @@ func (r *Resolver) checkoutFlagsOf(ctx context.Context, c *storage.Checkout) (ch
 		err     error
 	)
 	l := loaders(ctx)
+	productOf := func(c *storage.Checkout) *uuid.UUID { return c.ProductID }
 	if c.ProductID != nil {
-		if product, err = l.Product.Load(ctx, *c.ProductID)(); err != nil {
+		if product, err = relatedOpt(ctx, l.Product, c, productOf); err != nil {
 			return checkoutFlags{}, err
 		}
-		if prices, err = l.PricesByProduct.Load(ctx, *c.ProductID)(); err != nil {
+		if prices, err = relatedOpt(ctx, l.PricesByProduct, c, productOf); err != nil {
 			return checkoutFlags{}, err
 		}
 	}
 	if len(prices) == 0 && c.ProductPriceID != nil {
-		p, err := l.Price.Load(ctx, *c.ProductPriceID)()
+		p, err := relatedOpt(ctx, l.Price, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductPriceID })
 		if err != nil {
 			return checkoutFlags{}, err
 		}
 		prices = []*storage.ProductPrice{p}
 	}
 	if c.DiscountID != nil {
-		if disc, err = l.Discount.Load(ctx, *c.DiscountID)(); err != nil {
+		if disc, err = relatedOpt(ctx, l.Discount, c, func(c *storage.Checkout) *uuid.UUID { return c.DiscountID }); err != nil {
 			return checkoutFlags{}, err
 		}
 	}
@@ -158,7 +156,7 @@ func (r *Resolver) checkoutActiveTrial(ctx context.Context, c *storage.Checkout)
 	if c.ProductID == nil {
 		return nil, nil, nil
 	}
-	p, err := loaders(ctx).Product.Load(ctx, *c.ProductID)()
+	p, err := relatedOpt(ctx, loaders(ctx).Product, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductID })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -176,112 +174,5 @@ func (r *Resolver) checkoutProduct(ctx context.Context, c *storage.Checkout) (*s
 	if c.ProductID == nil {
 		return nil, nil
 	}
-	return loaders(ctx).Product.Load(ctx, *c.ProductID)()
-}
-
-// primeCheckouts loads the relations a checkout page selects with one statement each:
-// offered products, their prices, benefits and meters, the selected product, price and
-// discount. The loaders' batch window alone would split a page's nested loads under load.
-func (r *Resolver) primeCheckouts(ctx context.Context, items []*storage.Checkout) error {
-	if len(items) == 0 {
-		return nil
-	}
-	fields := graphql.CollectFieldsCtx(ctx, []string{"CheckoutPage"})
-	picks := func(path ...selection) bool {
-		return selects(ctx, fields, append([]selection{{"CheckoutPage", "items"}}, path...))
-	}
-	pick := func(names ...string) bool {
-		for _, n := range names {
-			if picks(selection{"Checkout", n}) {
-				return true
-			}
-		}
-		return false
-	}
-	flags := pick("isDiscountApplicable", "isFreeProductPrice", "isPaymentRequired", "isPaymentSetupRequired",
-		"isPaymentFormRequired", "activeTrialInterval", "activeTrialIntervalCount")
-	ids := make([]uuid.UUID, len(items))
-	var selected, priceIDs, discountIDs []uuid.UUID
-	for i, c := range items {
-		ids[i] = c.ID
-		if c.ProductID != nil {
-			selected = append(selected, *c.ProductID)
-		}
-		if c.ProductPriceID != nil {
-			priceIDs = append(priceIDs, *c.ProductPriceID)
-		}
-		if c.DiscountID != nil {
-			discountIDs = append(discountIDs, *c.DiscountID)
-		}
-	}
-	l := loaders(ctx)
-	offered := append([]uuid.UUID(nil), selected...)
-	if pick("products", "prices") {
-		rows, err := storage.ProductsByCheckouts(ctx, r.DB, ids)
-		if err != nil {
-			return err
-		}
-		for i, products := range rows {
-			l.ProductsByCheckout.Prime(ctx, ids[i], products)
-			for _, p := range products {
-				offered = append(offered, p.ID)
-			}
-		}
-	}
-	var prices []*storage.ProductPrice
-	if flags || pick("prices") || picks(selection{"Checkout", "products"}, selection{"CheckoutProduct", "prices"}) ||
-		picks(selection{"Checkout", "product"}, selection{"CheckoutProduct", "prices"}) {
-		unique := uniqueIDs(offered)
-		rows, err := storage.PricesByProducts(ctx, r.DB, unique)
-		if err != nil {
-			return err
-		}
-		for i, list := range rows {
-			l.PricesByProduct.Prime(ctx, unique[i], list)
-			prices = append(prices, list...)
-		}
-	}
-	if picks(selection{"Checkout", "products"}, selection{"CheckoutProduct", "benefits"}) ||
-		picks(selection{"Checkout", "product"}, selection{"CheckoutProduct", "benefits"}) {
-		if err := prime(ctx, r.DB, l.BenefitsByProduct, storage.ProductBenefitsByProducts, uniqueIDs(offered),
-			selection{"CheckoutPage", "items"}); err != nil {
-			return err
-		}
-	}
-	var meters []uuid.UUID
-	for _, p := range prices {
-		if p.MeterID != nil {
-			meters = append(meters, *p.MeterID)
-		}
-	}
-	if pick("productPrice") {
-		rows, err := storage.PricesByIDs(ctx, r.DB, uniqueIDs(priceIDs))
-		if err != nil {
-			return err
-		}
-		for _, p := range rows {
-			if p != nil {
-				l.Price.Prime(ctx, p.ID, p)
-				if p.MeterID != nil {
-					meters = append(meters, *p.MeterID)
-				}
-			}
-		}
-	}
-	if !flags && !pick("product") {
-		selected = nil
-	}
-	if !flags && !pick("discount") {
-		discountIDs = nil
-	}
-	for _, step := range []error{
-		prime(ctx, r.DB, l.PriceMeter, storage.PriceMetersByIDs, meters, selection{"CheckoutPage", "items"}),
-		prime(ctx, r.DB, l.Product, storage.ProductsByIDs, selected, selection{"CheckoutPage", "items"}),
-		prime(ctx, r.DB, l.Discount, storage.DiscountsByIDs, discountIDs, selection{"CheckoutPage", "items"}),
-	} {
-		if step != nil {
-			return step
-		}
-	}
-	return nil
+	return relatedOpt(ctx, loaders(ctx).Product, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductID })
 }

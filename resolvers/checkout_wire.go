@@ -1,6 +1,8 @@
 package resolvers
 
 import (
+	"github.com/google/uuid"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -81,7 +83,7 @@ func (r *Resolver) renderPrice(ctx context.Context, p *storage.ProductPrice) (st
 	case "metered_unit":
 		var meter any
 		if p.MeterID != nil {
-			m, err := loaders(ctx).PriceMeter.Load(ctx, *p.MeterID)()
+			m, err := relatedOpt(ctx, loaders(ctx).PriceMeter, p, func(p *storage.ProductPrice) *uuid.UUID { return p.MeterID })
 			if err != nil {
 				return nil, err
 			}
@@ -112,7 +114,7 @@ func (r *Resolver) renderPrices(ctx context.Context, prices []*storage.ProductPr
 
 // checkoutProductPrices are the live prices of a checkout's product, rendered.
 func (r *Resolver) checkoutProductPrices(ctx context.Context, p *storage.Product) ([]storage.RawJSON, error) {
-	prices, err := loaders(ctx).PricesByProduct.Load(ctx, p.ID)()
+	prices, err := related(ctx, loaders(ctx).PricesByProduct, p, func(p *storage.Product) uuid.UUID { return p.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +124,7 @@ func (r *Resolver) checkoutProductPrices(ctx context.Context, p *storage.Product
 // checkoutPriceMap renders Checkout.prices: every offered product's prices by product id,
 // in the checkout's product order.
 func (r *Resolver) checkoutPriceMap(ctx context.Context, c *storage.Checkout) (storage.RawJSON, error) {
-	products, err := loaders(ctx).ProductsByCheckout.Load(ctx, c.ID)()
+	products, err := related(ctx, loaders(ctx).ProductsByCheckout, c, func(c *storage.Checkout) uuid.UUID { return c.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +148,7 @@ func (r *Resolver) checkoutPrice(ctx context.Context, c *storage.Checkout) (stor
 	if c.ProductPriceID == nil {
 		return nil, nil
 	}
-	p, err := loaders(ctx).Price.Load(ctx, *c.ProductPriceID)()
+	p, err := relatedOpt(ctx, loaders(ctx).Price, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductPriceID })
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +160,7 @@ func (r *Resolver) checkoutDiscount(ctx context.Context, c *storage.Checkout) (m
 	if c.DiscountID == nil {
 		return nil, nil
 	}
-	d, err := loaders(ctx).Discount.Load(ctx, *c.DiscountID)()
+	d, err := relatedOpt(ctx, loaders(ctx).Discount, c, func(c *storage.Checkout) *uuid.UUID { return c.DiscountID })
 	if err != nil {
 		return nil, err
 	}

@@ -193,19 +193,7 @@ func (r *Resolver) customersPage(ctx context.Context, page, limit *int, sorting 
 	if err != nil {
 		return nil, err
 	}
-	ids, orgIDs := make([]uuid.UUID, len(items)), make([]uuid.UUID, len(items))
-	for i, c := range items {
-		ids[i], orgIDs[i] = c.ID, c.OrganizationID
-	}
-	l := loaders(ctx)
-	if err := prime(ctx, r.DB, l.PaymentMethodsByCustomer, storage.PaymentMethodsByCustomers, ids,
-		selection{"CustomerPage", "items"}, selection{"Customer", "paymentMethods"}); err != nil {
-		return nil, err
-	}
-	if err := prime(ctx, r.DB, l.Organization, storage.OrganizationsByIDs, orgIDs,
-		selection{"CustomerPage", "items"}, selection{"Customer", "organization"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.CustomerPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 

@@ -15,18 +15,22 @@ import (
 )
 
 func (r *customerResolver) Organization(ctx context.Context, obj *storage.Customer) (*storage.Organization, error) {
-	return loaders(ctx).Organization.Load(ctx, obj.OrganizationID)()
+	return related(ctx, loaders(ctx).Organization, obj, func(o *storage.Customer) uuid.UUID { return o.OrganizationID })
 }
 
 func (r *customerResolver) PaymentMethods(ctx context.Context, obj *storage.Customer) ([]*storage.PaymentMethod, error) {
 	if err := r.requireBillingRole(ctx); err != nil {
 		return nil, err
 	}
-	return loaders(ctx).PaymentMethodsByCustomer.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).PaymentMethodsByCustomer, obj, func(o *storage.Customer) uuid.UUID { return o.ID })
 }
 
 func (r *customerResolver) OauthAccounts(ctx context.Context, obj *storage.Customer) (storage.RawJSON, error) {
 	return storage.RawJSON("{}"), nil
+}
+
+func (r *customerResolver) Orders(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+	return r.customerOrders(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *mutationResolver) CreateCustomer(ctx context.Context, input model.CustomerCreateInput) (*storage.Customer, error) {

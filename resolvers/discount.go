@@ -284,13 +284,6 @@ func (r *Resolver) discountsPage(ctx context.Context, page, limit *int, sorting 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]uuid.UUID, len(items))
-	for i, d := range items {
-		ids[i] = d.ID
-	}
-	if err := prime(ctx, r.DB, loaders(ctx).DiscountProducts, storage.DiscountProductsByDiscounts, ids,
-		selection{"DiscountPage", "items"}, selection{"Discount", "products"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.DiscountPage{Items: items, Pagination: pagination(total, p)}, nil
 }

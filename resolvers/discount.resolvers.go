@@ -15,7 +15,7 @@ import (
 )
 
 func (r *discountResolver) Products(ctx context.Context, obj *storage.Discount) ([]*storage.Product, error) {
-	return loaders(ctx).DiscountProducts.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).DiscountProducts, obj, func(o *storage.Discount) uuid.UUID { return o.ID })
 }
 
 func (r *mutationResolver) CreateDiscount(ctx context.Context, input model.DiscountCreateInput) (*storage.Discount, error) {

@@ -112,10 +112,7 @@ func (r *Resolver) portalDownloadables(ctx context.Context, benefitID *uuid.UUID
 			Downloaded: d.Downloaded, LastDownloadedAt: d.LastDownloadedAt}
 		benefits[i] = d.BenefitID
 	}
-	if err := prime(ctx, r.DB, loaders(ctx).Benefit, storage.BenefitsByIDs, benefits,
-		selection{"DownloadablePage", "items"}, selection{"Downloadable", "benefit"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.DownloadablePage{Items: items, Pagination: pagination(total, pg)}, nil
 }
 

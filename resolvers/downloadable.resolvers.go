@@ -15,7 +15,7 @@ import (
 )
 
 func (r *downloadableResolver) Benefit(ctx context.Context, obj *model.Downloadable) (*storage.Benefit, error) {
-	return loaders(ctx).Benefit.Load(ctx, obj.BenefitID)()
+	return related(ctx, loaders(ctx).Benefit, obj, func(o *model.Downloadable) uuid.UUID { return o.BenefitID })
 }
 
 func (r *fileDownloadResolver) SizeReadable(ctx context.Context, obj *storage.FileDownload) (string, error) {

@@ -50,16 +50,7 @@ func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *strin
 	if err != nil {
 		return nil, err
 	}
-	var customers []uuid.UUID
-	for _, e := range items {
-		if e.ResolvedCustomerID != nil {
-			customers = append(customers, *e.ResolvedCustomerID)
-		}
-	}
-	if err := prime(ctx, r.DB, loaders(ctx).Customer, storage.CustomersByIDs, customers,
-		selection{"UsageEventPage", "items"}, selection{"Event", "customer"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	info := &model.CursorPageInfo{HasNextPage: more}
 	if len(items) > 0 {
 		last := items[len(items)-1]
@@ -132,7 +123,7 @@ func eventCustomer(ctx context.Context, e *storage.Event) (*storage.Customer, er
 	if e.ResolvedCustomerID == nil {
 		return nil, nil
 	}
-	return loaders(ctx).Customer.Load(ctx, *e.ResolvedCustomerID)()
+	return relatedOpt(ctx, loaders(ctx).Customer, e, func(e *storage.Event) *uuid.UUID { return e.ResolvedCustomerID })
 }
 
 // eventLabel is upstream's Event.label: system events have fixed labels; a user event

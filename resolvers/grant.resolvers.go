@@ -15,15 +15,15 @@ import (
 )
 
 func (r *benefitGrantResolver) Customer(ctx context.Context, obj *storage.BenefitGrant) (*storage.Customer, error) {
-	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
+	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.BenefitGrant) uuid.UUID { return o.CustomerID })
 }
 
 func (r *benefitGrantResolver) Member(ctx context.Context, obj *storage.BenefitGrant) (*storage.Member, error) {
-	return grantMember(ctx, obj.MemberID)
+	return grantMember(ctx, obj, func(g *storage.BenefitGrant) *uuid.UUID { return g.MemberID })
 }
 
 func (r *benefitGrantResolver) Benefit(ctx context.Context, obj *storage.BenefitGrant) (*storage.Benefit, error) {
-	return loaders(ctx).Benefit.Load(ctx, obj.BenefitID)()
+	return related(ctx, loaders(ctx).Benefit, obj, func(o *storage.BenefitGrant) uuid.UUID { return o.BenefitID })
 }
 
 func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (storage.RawJSON, error) {
@@ -31,7 +31,7 @@ func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *stor
 }
 
 func (r *customerSeatResolver) Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error) {
-	return grantMember(ctx, obj.MemberID)
+	return grantMember(ctx, obj, func(s *storage.CustomerSeat) *uuid.UUID { return s.MemberID })
 }
 
 func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.CustomerSeat) (*string, error) {

@@ -23,7 +23,7 @@ func (r *Resolver) benefitGrantsPage(ctx context.Context, benefitID uuid.UUID, i
 		return nil, notFoundOr(err, "")
 	}
 	// The benefit is already at hand: its grants' benefit field costs nothing more.
-	loaders(ctx).Benefit.Prime(ctx, b.ID, b)
+	loaders(ctx).Benefit.prime(ctx, b.ID, b)
 	return r.grantPage(ctx, storage.GrantListFilter{BenefitID: &b.ID, IsGranted: isGranted,
 		CustomerIDs: customerIDs, MemberIDs: memberIDs}, p)
 }
@@ -50,29 +50,7 @@ func (r *Resolver) grantPage(ctx context.Context, f storage.GrantListFilter, p s
 	if err != nil {
 		return nil, err
 	}
-	customers := make([]uuid.UUID, 0, len(items))
-	members := make([]uuid.UUID, 0, len(items))
-	benefits := make([]uuid.UUID, 0, len(items))
-	for _, g := range items {
-		customers = append(customers, g.CustomerID)
-		benefits = append(benefits, g.BenefitID)
-		if g.MemberID != nil {
-			members = append(members, *g.MemberID)
-		}
-	}
-	l := loaders(ctx)
-	items0 := selection{"BenefitGrantPage", "items"}
-	if err := prime(ctx, r.DB, l.Customer, storage.CustomersByIDs, customers, items0, selection{"BenefitGrant", "customer"}); err != nil {
-		return nil, err
-	}
-	if err := prime(ctx, r.DB, l.Member, storage.MembersByIDs, members, items0, selection{"BenefitGrant", "member"}); err != nil {
-		return nil, err
-	}
-	if f.BenefitID == nil { // a single benefit's list has it primed already
-		if err := prime(ctx, r.DB, l.Benefit, storage.BenefitsByIDs, benefits, items0, selection{"BenefitGrant", "benefit"}); err != nil {
-			return nil, err
-		}
-	}
+	record(ctx, items)
 	return &model.BenefitGrantPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 
@@ -83,9 +61,6 @@ func (r *Resolver) benefitGrant(ctx context.Context, id uuid.UUID) (*storage.Ben
 }
 
 // grantMember loads a grant's or seat's member, nil when there is none.
-func grantMember(ctx context.Context, id *uuid.UUID) (*storage.Member, error) {
-	if id == nil {
-		return nil, nil
-	}
-	return loaders(ctx).Member.Load(ctx, *id)()
+func grantMember[P any](ctx context.Context, obj *P, id func(*P) *uuid.UUID) (*storage.Member, error) {
+	return relatedOpt(ctx, loaders(ctx).Member, obj, id)
 }

@@ -97,13 +97,6 @@ func (r *Resolver) licenseKeyPage(ctx context.Context, f storage.LicenseKeyListF
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]uuid.UUID, len(items))
-	for i, k := range items {
-		ids[i] = k.CustomerID
-	}
-	if err := prime(ctx, r.DB, loaders(ctx).Customer, storage.CustomersByIDs, ids,
-		selection{"LicenseKeyPage", "items"}, selection{"LicenseKey", "customer"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.LicenseKeyPage{Items: items, Pagination: pagination(total, p)}, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func (r *licenseKeyResolver) Customer(ctx context.Context, obj *storage.LicenseKey) (*storage.Customer, error) {
-	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
+	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.LicenseKey) uuid.UUID { return o.CustomerID })
 }
 
 func (r *licenseKeyResolver) Activations(ctx context.Context, obj *storage.LicenseKey) ([]*storage.LicenseKeyActivation, error) {
@@ -23,7 +23,7 @@ func (r *licenseKeyResolver) Activations(ctx context.Context, obj *storage.Licen
 }
 
 func (r *licenseKeyActivationResolver) LicenseKey(ctx context.Context, obj *storage.LicenseKeyActivation) (*storage.LicenseKey, error) {
-	return loaders(ctx).LicenseKey.Load(ctx, obj.LicenseKeyID)()
+	return related(ctx, loaders(ctx).LicenseKey, obj, func(o *storage.LicenseKeyActivation) uuid.UUID { return o.LicenseKeyID })
 }
 
 func (r *licenseKeyValidationResolver) Certificate(ctx context.Context, obj *model.LicenseKeyValidation, validForHours *int) (*model.LicenseCertificate, error) {

@@ -56,7 +56,7 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 	if err != nil {
 		return nil, err
 	}
-	loaders(ctx).LicenseKey.Prime(ctx, k.ID, k)
+	loaders(ctx).LicenseKey.prime(ctx, k.ID, k)
 	return a, nil
 }
 

@@ -36,7 +36,7 @@ func (r *Resolver) portalLicenseKey(ctx context.Context, id uuid.UUID) (*storage
 // the key's benefit lets customers manage activations, as upstream's portal does.
 func (r *Resolver) licenseKeyActivations(ctx context.Context, k *storage.LicenseKey) ([]*storage.LicenseKeyActivation, error) {
 	if checkPortal(ctx) == nil {
-		b, err := loaders(ctx).Benefit.Load(ctx, k.BenefitID)()
+		b, err := related(ctx, loaders(ctx).Benefit, k, func(k *storage.LicenseKey) uuid.UUID { return k.BenefitID })
 		if err != nil {
 			return nil, err
 		}
@@ -44,7 +44,7 @@ func (r *Resolver) licenseKeyActivations(ctx context.Context, k *storage.License
 			return []*storage.LicenseKeyActivation{}, nil
 		}
 	}
-	return loaders(ctx).ActivationsByLicenseKey.Load(ctx, k.ID)()
+	return related(ctx, loaders(ctx).ActivationsByLicenseKey, k, func(k *storage.LicenseKey) uuid.UUID { return k.ID })
 }
 
 // updateLicenseKey applies a partial update (contract §4.4): only the fields given are
@@ -108,7 +108,7 @@ func (r *Resolver) regenerateLicenseKey(ctx context.Context, id uuid.UUID) (*sto
 	if err != nil {
 		return nil, err
 	}
-	b, err := loaders(ctx).Benefit.Load(ctx, current.BenefitID)()
+	b, err := loaders(ctx).Benefit.key(ctx, current.BenefitID)
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ const (
 func (r *Resolver) validateLicenseKey(ctx context.Context, in model.LicenseKeyValidateInput, orgs []uuid.UUID) (*model.LicenseKeyValidation, error) {
 	v, customer, err := r.checkLicenseKey(ctx, in, orgs)
 	if err == nil && v.LicenseKey != nil {
-		loaders(ctx).Customer.Prime(ctx, customer.ID, customer)
-		loaders(ctx).LicenseKey.Prime(ctx, v.LicenseKey.ID, v.LicenseKey)
+		loaders(ctx).Customer.prime(ctx, customer.ID, customer)
+		loaders(ctx).LicenseKey.prime(ctx, v.LicenseKey.ID, v.LicenseKey)
 	}
 	return v, err
 }

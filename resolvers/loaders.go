@@ -2,7 +2,7 @@ package resolvers
 
 import (
 	"context"
-	"reflect"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -17,65 +17,77 @@ import (
 // number of SQL statements whatever the page size. A fresh set is made per operation, so
 // nothing is cached across requests or principals.
 type Loaders struct {
-	Organization             *dataloader.Loader[uuid.UUID, *storage.Organization]
-	Customer                 *dataloader.Loader[uuid.UUID, *storage.Customer]
-	Product                  *dataloader.Loader[uuid.UUID, *storage.Product]
-	PricesByProduct          *dataloader.Loader[uuid.UUID, []*storage.ProductPrice]
-	BenefitsByProduct        *dataloader.Loader[uuid.UUID, []*storage.Benefit]
-	PaymentMethodsByCustomer *dataloader.Loader[uuid.UUID, []*storage.PaymentMethod]
-	Member                   *dataloader.Loader[uuid.UUID, *storage.Member]
-	Benefit                  *dataloader.Loader[uuid.UUID, *storage.Benefit]
-	Discount                 *dataloader.Loader[uuid.UUID, *storage.Discount]
-	Subscription             *dataloader.Loader[uuid.UUID, *storage.Subscription]
-	OrderItemsByOrder        *dataloader.Loader[uuid.UUID, []*storage.OrderItem]
-	PricesBySubscription     *dataloader.Loader[uuid.UUID, []*storage.ProductPrice]
-	PendingUpdates           *dataloader.Loader[uuid.UUID, []*storage.PendingSubscriptionUpdate]
-	DiscountProducts         *dataloader.Loader[uuid.UUID, []*storage.Product]
-	ProductsByCheckout       *dataloader.Loader[uuid.UUID, []*storage.Product]
-	Price                    *dataloader.Loader[uuid.UUID, *storage.ProductPrice]
-	PriceMeter               *dataloader.Loader[uuid.UUID, *storage.PriceMeter]
-	LicenseKey               *dataloader.Loader[uuid.UUID, *storage.LicenseKey]
-	ActivationsByLicenseKey  *dataloader.Loader[uuid.UUID, []*storage.LicenseKeyActivation]
-	SubscriptionMeters       *dataloader.Loader[uuid.UUID, []*storage.SubscriptionMeter]
-	DeliveriesByWebhookEvent *dataloader.Loader[uuid.UUID, []*storage.WebhookDelivery]
+	Organization             *loader[*storage.Organization]
+	Customer                 *loader[*storage.Customer]
+	Product                  *loader[*storage.Product]
+	PricesByProduct          *loader[[]*storage.ProductPrice]
+	BenefitsByProduct        *loader[[]*storage.Benefit]
+	PaymentMethodsByCustomer *loader[[]*storage.PaymentMethod]
+	Member                   *loader[*storage.Member]
+	Benefit                  *loader[*storage.Benefit]
+	Discount                 *loader[*storage.Discount]
+	Subscription             *loader[*storage.Subscription]
+	OrderItemsByOrder        *loader[[]*storage.OrderItem]
+	PricesBySubscription     *loader[[]*storage.ProductPrice]
+	PendingUpdates           *loader[[]*storage.PendingSubscriptionUpdate]
+	DiscountProducts         *loader[[]*storage.Product]
+	ProductsByCheckout       *loader[[]*storage.Product]
+	Price                    *loader[*storage.ProductPrice]
+	PriceMeter               *loader[*storage.PriceMeter]
+	LicenseKey               *loader[*storage.LicenseKey]
+	ActivationsByLicenseKey  *loader[[]*storage.LicenseKeyActivation]
+	SubscriptionMeters       *loader[[]*storage.SubscriptionMeter]
+	DeliveriesByWebhookEvent *loader[[]*storage.WebhookDelivery]
+
+	levels *levels
+	// mu serialises every loader's enqueue-and-flush (see loader).
+	mu *sync.Mutex
+	// windows holds the loaders made on first use (oneOf, manyOf, windowsOf), by name and
+	// arguments.
+	windows sync.Map
 }
 
 type loadersKey struct{}
 
-// batchWait is how long a loader collects keys; resolvers of one level run concurrently and
-// enqueue within microseconds, so a short wait batches a whole page.
-const batchWait = 2 * time.Millisecond
+// noWait is the batch window of every loader: in effect none, since each load flushes its
+// batch itself (loader.key, related); a batch never waits on the clock.
+const noWait = 24 * time.Hour
 
 func newLoaders(db *sqlx.DB) *Loaders {
+	mu := &sync.Mutex{}
 	return &Loaders{
-		Organization:             one(db, storage.OrganizationsByIDs, "Organization not found"),
-		Customer:                 one(db, storage.CustomersByIDs, "Customer not found"),
-		Product:                  one(db, storage.ProductsByIDs, "Product not found"),
-		PricesByProduct:          many(db, storage.PricesByProducts),
-		BenefitsByProduct:        many(db, storage.ProductBenefitsByProducts),
-		PaymentMethodsByCustomer: many(db, storage.PaymentMethodsByCustomers),
-		Member:                   one(db, storage.MembersByIDs, "Member not found"),
-		Benefit:                  one(db, storage.BenefitsByIDs, "Benefit not found"),
-		Discount:                 one(db, storage.DiscountsByIDs, "Discount not found"),
-		Subscription:             one(db, storage.SubscriptionsByIDs, "Subscription not found"),
-		OrderItemsByOrder:        many(db, storage.OrderItemsByOrders),
-		PricesBySubscription:     many(db, storage.SubscriptionPricesBySubscriptions),
-		PendingUpdates:           many(db, storage.PendingUpdatesBySubscriptions),
-		DiscountProducts:         many(db, storage.DiscountProductsByDiscounts),
-		ProductsByCheckout:       many(db, storage.ProductsByCheckouts),
-		Price:                    one(db, storage.PricesByIDs, "Price not found"),
-		PriceMeter:               one(db, storage.PriceMetersByIDs, "Meter not found"),
-		LicenseKey:               one(db, storage.LicenseKeysByIDs, "License key not found"),
-		ActivationsByLicenseKey:  many(db, storage.ActivationsByLicenseKeys),
-		SubscriptionMeters:       many(db, storage.SubscriptionMetersBySubscriptions),
-		DeliveriesByWebhookEvent: many(db, storage.WebhookDeliveriesByEvents),
+		levels:                   &levels{of: map[any]*level{}},
+		mu:                       mu,
+		Organization:             one(db, mu, storage.OrganizationsByIDs, "Organization not found"),
+		Customer:                 one(db, mu, storage.CustomersByIDs, "Customer not found"),
+		Product:                  one(db, mu, storage.ProductsByIDs, "Product not found"),
+		PricesByProduct:          many(db, mu, storage.PricesByProducts),
+		BenefitsByProduct:        many(db, mu, storage.ProductBenefitsByProducts),
+		PaymentMethodsByCustomer: many(db, mu, storage.PaymentMethodsByCustomers),
+		Member:                   one(db, mu, storage.MembersByIDs, "Member not found"),
+		Benefit:                  one(db, mu, storage.BenefitsByIDs, "Benefit not found"),
+		Discount:                 one(db, mu, storage.DiscountsByIDs, "Discount not found"),
+		Subscription:             one(db, mu, storage.SubscriptionsByIDs, "Subscription not found"),
+		OrderItemsByOrder:        many(db, mu, storage.OrderItemsByOrders),
+		PricesBySubscription:     many(db, mu, storage.SubscriptionPricesBySubscriptions),
+		PendingUpdates:           many(db, mu, storage.PendingUpdatesBySubscriptions),
+		DiscountProducts:         many(db, mu, storage.DiscountProductsByDiscounts),
+		ProductsByCheckout:       many(db, mu, storage.ProductsByCheckouts),
+		Price:                    one(db, mu, storage.PricesByIDs, "Price not found"),
+		PriceMeter:               one(db, mu, storage.PriceMetersByIDs, "Meter not found"),
+		LicenseKey:               one(db, mu, storage.LicenseKeysByIDs, "License key not found"),
+		ActivationsByLicenseKey:  many(db, mu, storage.ActivationsByLicenseKeys),
+		SubscriptionMeters:       many(db, mu, storage.SubscriptionMetersBySubscriptions),
+		DeliveriesByWebhookEvent: many(db, mu, storage.WebhookDeliveriesByEvents),
 	}
 }
 
 // one builds a loader over a batch function that returns one record per key, nil if missing.
-func one[T any](db *sqlx.DB, fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([]*T, error), missing string) *dataloader.Loader[uuid.UUID, *T] {
-	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []uuid.UUID) []*dataloader.Result[*T] {
+// The records of one batch are read together: they are the next level of the query.
+func one[T any](db *sqlx.DB, mu *sync.Mutex, fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([]*T, error), missing string) *loader[*T] {
+	return &loader[*T]{mu: mu, dl: dataloader.NewBatchedLoader(func(ctx context.Context, keys []uuid.UUID) []*dataloader.Result[*T] {
 		rows, err := fetch(ctx, db, keys)
+		record(ctx, rows)
 		out := make([]*dataloader.Result[*T], len(keys))
 		for i := range keys {
 			switch {
@@ -88,13 +100,17 @@ func one[T any](db *sqlx.DB, fetch func(context.Context, sqlx.ExtContext, []uuid
 			}
 		}
 		return out
-	}, dataloader.WithWait[uuid.UUID, *T](batchWait))
+	}, dataloader.WithWait[uuid.UUID, *T](noWait))}
 }
 
 // many builds a loader over a batch function that returns a slice per key.
-func many[T any](db *sqlx.DB, fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([][]*T, error)) *dataloader.Loader[uuid.UUID, []*T] {
-	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []uuid.UUID) []*dataloader.Result[[]*T] {
+// Every record of one batch, whatever its key, is of the same next level of the query.
+func many[T any](db *sqlx.DB, mu *sync.Mutex, fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([][]*T, error)) *loader[[]*T] {
+	return &loader[[]*T]{mu: mu, dl: dataloader.NewBatchedLoader(func(ctx context.Context, keys []uuid.UUID) []*dataloader.Result[[]*T] {
 		rows, err := fetch(ctx, db, keys)
+		if err == nil {
+			record(ctx, flatten(rows))
+		}
 		out := make([]*dataloader.Result[[]*T], len(keys))
 		for i := range keys {
 			if err != nil {
@@ -104,33 +120,16 @@ func many[T any](db *sqlx.DB, fetch func(context.Context, sqlx.ExtContext, []uui
 			}
 		}
 		return out
-	}, dataloader.WithWait[uuid.UUID, []*T](batchWait))
+	}, dataloader.WithWait[uuid.UUID, []*T](noWait))}
 }
 
-// prime loads a relation for a whole page from the list resolver when the operation selects
-// it (sel) and puts the results in the loader's cache, where the items' own Loads find them.
-// The batch window alone does not make a page one batch: when the item resolvers start more
-// than batchWait apart (a busy machine, the OS preempting the process) the page is split and
-// the statement count of a nested query drifts with load. Loading here costs exactly one
-// statement per selected relation. Keys without a row are left to the loader, which reports
-// them as not found.
-func prime[V any](ctx context.Context, db *sqlx.DB, l *dataloader.Loader[uuid.UUID, V],
-	fetch func(context.Context, sqlx.ExtContext, []uuid.UUID) ([]V, error), keys []uuid.UUID, sel ...selection) error {
-	if len(keys) == 0 || !selects(ctx, graphql.CollectFieldsCtx(ctx, []string{sel[0].typ}), sel) {
-		return nil
+// flatten joins the slices of a batch into one.
+func flatten[T any](groups [][]*T) []*T {
+	var out []*T
+	for _, g := range groups {
+		out = append(out, g...)
 	}
-	unique := uniqueIDs(keys)
-	rows, err := fetch(ctx, db, unique)
-	if err != nil {
-		return err
-	}
-	for i, k := range unique {
-		if v := reflect.ValueOf(rows[i]); v.Kind() == reflect.Pointer && v.IsNil() {
-			continue
-		}
-		l.Prime(ctx, k, rows[i])
-	}
-	return nil
+	return out
 }
 
 // uniqueIDs drops repeated ids, keeping the first occurrence's order: a batch query needs
@@ -145,27 +144,6 @@ func uniqueIDs(ids []uuid.UUID) []uuid.UUID {
 		}
 	}
 	return out
-}
-
-// selection is one step of a path below the current field: a field of a type.
-type selection struct{ typ, field string }
-
-// selects reports whether fields (of path[0].typ) select the path, through aliases and
-// fragments.
-func selects(ctx context.Context, fields []graphql.CollectedField, path []selection) bool {
-	for _, f := range fields {
-		if f.Name != path[0].field {
-			continue
-		}
-		if len(path) == 1 {
-			return true
-		}
-		next := graphql.CollectFields(graphql.GetOperationContext(ctx), f.Selections, []string{path[1].typ})
-		if selects(ctx, next, path[1:]) {
-			return true
-		}
-	}
-	return false
 }
 
 // loaders returns the operation's loaders.

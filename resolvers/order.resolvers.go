@@ -14,8 +14,8 @@ import (
 	"github.com/google/uuid"
 )
 
-func (r *meResolver) Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter) (*model.OrderPage, error) {
-	return r.portalOrdersPage(ctx, obj, page, limit, sorting, filter)
+func (r *meResolver) Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+	return r.portalOrdersPage(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *meResolver) OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error) {
@@ -55,37 +55,37 @@ func (r *orderResolver) RefundableTaxAmount(ctx context.Context, obj *storage.Or
 }
 
 func (r *orderResolver) Customer(ctx context.Context, obj *storage.Order) (*storage.Customer, error) {
-	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
+	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.Order) uuid.UUID { return o.CustomerID })
 }
 
 func (r *orderResolver) Product(ctx context.Context, obj *storage.Order) (*storage.Product, error) {
 	if obj.ProductID == nil {
 		return nil, nil
 	}
-	return loaders(ctx).Product.Load(ctx, *obj.ProductID)()
+	return relatedOpt(ctx, loaders(ctx).Product, obj, func(o *storage.Order) *uuid.UUID { return o.ProductID })
 }
 
 func (r *orderResolver) Discount(ctx context.Context, obj *storage.Order) (model.DiscountBase, error) {
-	return discountOf(ctx, obj.DiscountID)
+	return discountOf(ctx, obj, func(o *storage.Order) *uuid.UUID { return o.DiscountID })
 }
 
 func (r *orderResolver) Subscription(ctx context.Context, obj *storage.Order) (*storage.Subscription, error) {
 	if obj.SubscriptionID == nil {
 		return nil, nil
 	}
-	return loaders(ctx).Subscription.Load(ctx, *obj.SubscriptionID)()
+	return relatedOpt(ctx, loaders(ctx).Subscription, obj, func(o *storage.Order) *uuid.UUID { return o.SubscriptionID })
 }
 
 func (r *orderResolver) Items(ctx context.Context, obj *storage.Order) ([]*storage.OrderItem, error) {
-	return loaders(ctx).OrderItemsByOrder.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).OrderItemsByOrder, obj, func(o *storage.Order) uuid.UUID { return o.ID })
 }
 
 func (r *queryResolver) Order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
 	return r.order(ctx, id)
 }
 
-func (r *queryResolver) Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter) (*model.OrderPage, error) {
-	return r.ordersPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+	return r.ordersPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *queryResolver) OrderInvoice(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error) {

@@ -64,12 +64,9 @@ func discountVariant(d *storage.Discount) model.DiscountBase {
 // discountOf loads the discount an order or subscription points at (id, nil without one)
 // through the request's loader and presents it as its variant type: Order.discount and
 // Subscription.discount are the same field.
-func discountOf(ctx context.Context, id *uuid.UUID) (model.DiscountBase, error) {
-	if id == nil {
-		return nil, nil
-	}
-	d, err := loaders(ctx).Discount.Load(ctx, *id)()
-	if err != nil {
+func discountOf[P any](ctx context.Context, obj *P, id func(*P) *uuid.UUID) (model.DiscountBase, error) {
+	d, err := relatedOpt(ctx, loaders(ctx).Discount, obj, id)
+	if err != nil || d == nil {
 		return nil, err
 	}
 	return discountVariant(d), nil

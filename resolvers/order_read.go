@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 
 	"till/graph/model"
@@ -31,84 +30,72 @@ func (r *Resolver) order(ctx context.Context, id uuid.UUID) (*storage.Order, err
 }
 
 // ordersPage lists the organizations' orders with upstream's filters and sorting.
-func (r *Resolver) ordersPage(ctx context.Context, page, limit *int, sorting []string, f *model.OrderFilter) (*model.OrderPage, error) {
-	var lf storage.OrderListFilter
-	if f != nil {
-		lf = storage.OrderListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
-			ProductBillingTypes: billingTypes(f.ProductBillingType), DiscountIDs: f.DiscountID,
-			CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, CheckoutIDs: f.CheckoutID,
-			SubscriptionIDs: f.SubscriptionID, Statuses: f.Status, CreatedAfter: f.CreatedAfter,
-			CreatedBefore: f.CreatedBefore, Metadata: metadataOf(f.Metadata)}
+func (r *Resolver) ordersPage(ctx context.Context, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
+	return r.orderPage(ctx, a, orderSorts, orderFilterOf(f))
+}
+
+// orderFilterOf turns the GraphQL filter into the storage one.
+func orderFilterOf(f *model.OrderFilter) storage.OrderListFilter {
+	if f == nil {
+		return storage.OrderListFilter{}
 	}
-	return r.orderPage(ctx, page, limit, sorting, orderSorts, lf)
+	return storage.OrderListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
+		ProductBillingTypes: billingTypes(f.ProductBillingType), DiscountIDs: f.DiscountID,
+		CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, CheckoutIDs: f.CheckoutID,
+		SubscriptionIDs: f.SubscriptionID, Statuses: f.Status, CreatedAfter: f.CreatedAfter,
+		CreatedBefore: f.CreatedBefore, Metadata: metadataOf(f.Metadata)}
 }
 
 // portalOrdersPage lists the session customer's orders, drafts included; @billing on the
 // field has checked the member's role.
-func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, page, limit *int, sorting []string, f *model.PortalOrderFilter) (*model.OrderPage, error) {
+func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, a listArgs, f *model.PortalOrderFilter) (*model.OrderPage, error) {
 	lf := storage.OrderListFilter{CustomerID: &me.Customer.ID}
 	if f != nil {
 		lf.ProductIDs, lf.ProductBillingTypes = f.ProductID, billingTypes(f.ProductBillingType)
 		lf.SubscriptionIDs, lf.Query = f.SubscriptionID, f.Query
 	}
-	return r.orderPage(ctx, page, limit, sorting, portalOrderSorts, lf)
+	return r.orderPage(ctx, a, portalOrderSorts, lf)
 }
 
-// orderPage runs a list and loads, for the whole page at once, the relations the operation
-// selects, so a page costs the same number of statements whatever its size.
-func (r *Resolver) orderPage(ctx context.Context, page, limit *int, sorting []string, columns map[string]string, f storage.OrderListFilter) (*model.OrderPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, columns)
+// orderPage runs a list and notes its orders as read together, so that their relations
+// load in one statement each.
+func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string]string, f storage.OrderListFilter) (*model.OrderPage, error) {
+	w, sorts, err := a.windowAndSorts(columns)
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListOrders(ctx, r.DB, organizations(ctx), f, sorts, p)
+	p, err := storage.ListOrders(ctx, r.DB, organizations(ctx), f, sorts, w)
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	record(ctx, p.Items)
+	return orderPageOf(p, w), nil
+}
+
+// customerOrders is Customer.orders: a window of each customer's orders of the level, in
+// one statement.
+func (r *Resolver) customerOrders(ctx context.Context, c *storage.Customer, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
+	w, sorts, err := a.windowAndSorts(orderSorts)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.primeOrders(ctx, items); err != nil {
+	lf, orgs := orderFilterOf(f), organizations(ctx)
+	l, err := windowsOf(ctx, "Customer.orders", []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
+		return storage.OrderWindowsByCustomers(ctx, r.DB, orgs, ids, lf, sorts, w)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &model.OrderPage{Items: items, Pagination: pagination(total, p)}, nil
+	p, err := related(ctx, l, c, func(c *storage.Customer) uuid.UUID { return c.ID })
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	return orderPageOf(p, w), nil
 }
 
-// primeOrders loads each selected relation of a page of orders with one statement.
-func (r *Resolver) primeOrders(ctx context.Context, orders []*storage.Order) error {
-	var ids, customers, products, productOrgs, discounts, subscriptions []uuid.UUID
-	for _, o := range orders {
-		ids, customers = append(ids, o.ID), append(customers, o.CustomerID)
-		if o.ProductID != nil {
-			products, productOrgs = append(products, *o.ProductID), append(productOrgs, o.OrganizationID)
-		}
-		if o.DiscountID != nil {
-			discounts = append(discounts, *o.DiscountID)
-		}
-		if o.SubscriptionID != nil {
-			subscriptions = append(subscriptions, *o.SubscriptionID)
-		}
-	}
-	l := loaders(ctx)
-	items := selection{"OrderPage", "items"}
-	product := selection{"Order", "product"}
-	// prices and wirePrices (the /v1 spelling) read the same loader: prime it for either.
-	prices := []selection{items, product, {"Product", "prices"}}
-	if !selects(ctx, graphql.CollectFieldsCtx(ctx, []string{"OrderPage"}), prices) {
-		prices[2].field = "wirePrices"
-	}
-	for _, err := range []error{
-		prime(ctx, r.DB, l.Customer, storage.CustomersByIDs, customers, items, selection{"Order", "customer"}),
-		prime(ctx, r.DB, l.Product, storage.ProductsByIDs, products, items, product),
-		prime(ctx, r.DB, l.PricesByProduct, storage.PricesByProducts, products, prices...),
-		prime(ctx, r.DB, l.BenefitsByProduct, storage.ProductBenefitsByProducts, products, items, product, selection{"Product", "benefits"}),
-		prime(ctx, r.DB, l.Organization, storage.OrganizationsByIDs, productOrgs, items, product, selection{"Product", "organization"}),
-		prime(ctx, r.DB, l.Discount, storage.DiscountsByIDs, discounts, items, selection{"Order", "discount"}),
-		prime(ctx, r.DB, l.Subscription, storage.SubscriptionsByIDs, subscriptions, items, selection{"Order", "subscription"}),
-		prime(ctx, r.DB, l.OrderItemsByOrder, storage.OrderItemsByOrders, ids, items, selection{"Order", "items"}),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+// orderPageOf is the GraphQL page of a window of orders.
+func orderPageOf(p storage.Paged[*storage.Order], w storage.Window) *model.OrderPage {
+	return &model.OrderPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}
 }
 
 // billingTypes turns the GraphQL enum values into their wire strings.

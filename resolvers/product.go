@@ -360,23 +360,7 @@ func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting [
 	if err != nil {
 		return nil, err
 	}
-	ids, orgIDs := make([]uuid.UUID, len(items)), make([]uuid.UUID, len(items))
-	for i, p := range items {
-		ids[i], orgIDs[i] = p.ID, p.OrganizationID
-	}
-	l := loaders(ctx)
-	if err := prime(ctx, r.DB, l.PricesByProduct, storage.PricesByProducts, ids,
-		selection{"ProductPage", "items"}, selection{"Product", "prices"}); err != nil {
-		return nil, err
-	}
-	if err := prime(ctx, r.DB, l.BenefitsByProduct, storage.ProductBenefitsByProducts, ids,
-		selection{"ProductPage", "items"}, selection{"Product", "benefits"}); err != nil {
-		return nil, err
-	}
-	if err := prime(ctx, r.DB, l.Organization, storage.OrganizationsByIDs, orgIDs,
-		selection{"ProductPage", "items"}, selection{"Product", "organization"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.ProductPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 

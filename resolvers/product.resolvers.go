@@ -31,15 +31,15 @@ func (r *mutationResolver) UpdateProductBenefits(ctx context.Context, input mode
 }
 
 func (r *productResolver) Prices(ctx context.Context, obj *storage.Product) ([]*storage.ProductPrice, error) {
-	return loaders(ctx).PricesByProduct.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).PricesByProduct, obj, func(o *storage.Product) uuid.UUID { return o.ID })
 }
 
 func (r *productResolver) Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error) {
-	return loaders(ctx).BenefitsByProduct.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).BenefitsByProduct, obj, func(o *storage.Product) uuid.UUID { return o.ID })
 }
 
 func (r *productResolver) Organization(ctx context.Context, obj *storage.Product) (*storage.Organization, error) {
-	return loaders(ctx).Organization.Load(ctx, obj.OrganizationID)()
+	return related(ctx, loaders(ctx).Organization, obj, func(o *storage.Product) uuid.UUID { return o.OrganizationID })
 }
 
 func (r *productResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {

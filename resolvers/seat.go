@@ -274,7 +274,7 @@ func seatCustomerEmail(ctx context.Context, s *storage.CustomerSeat) (*string, e
 	if s.CustomerID == nil {
 		return nil, nil
 	}
-	c, err := loaders(ctx).Customer.Load(ctx, *s.CustomerID)()
+	c, err := relatedOpt(ctx, loaders(ctx).Customer, s, func(s *storage.CustomerSeat) *uuid.UUID { return s.CustomerID })
 	if err != nil {
 		return nil, fmt.Errorf("seat %s customer: %w", s.ID, err)
 	}

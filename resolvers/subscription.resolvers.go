@@ -95,19 +95,19 @@ func (r *queryResolver) TestClock(ctx context.Context, organizationID *uuid.UUID
 }
 
 func (r *subscriptionResolver) Customer(ctx context.Context, obj *storage.Subscription) (*storage.Customer, error) {
-	return loaders(ctx).Customer.Load(ctx, obj.CustomerID)()
+	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.Subscription) uuid.UUID { return o.CustomerID })
 }
 
 func (r *subscriptionResolver) Product(ctx context.Context, obj *storage.Subscription) (*storage.Product, error) {
-	return loaders(ctx).Product.Load(ctx, obj.ProductID)()
+	return related(ctx, loaders(ctx).Product, obj, func(o *storage.Subscription) uuid.UUID { return o.ProductID })
 }
 
 func (r *subscriptionResolver) Discount(ctx context.Context, obj *storage.Subscription) (model.DiscountBase, error) {
-	return discountOf(ctx, obj.DiscountID)
+	return discountOf(ctx, obj, func(s *storage.Subscription) *uuid.UUID { return s.DiscountID })
 }
 
 func (r *subscriptionResolver) Prices(ctx context.Context, obj *storage.Subscription) ([]*storage.ProductPrice, error) {
-	return loaders(ctx).PricesBySubscription.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).PricesBySubscription, obj, func(o *storage.Subscription) uuid.UUID { return o.ID })
 }
 
 func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error) {
@@ -115,7 +115,7 @@ func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subs
 }
 
 func (r *subscriptionResolver) Meters(ctx context.Context, obj *storage.Subscription) ([]*storage.SubscriptionMeter, error) {
-	return loaders(ctx).SubscriptionMeters.Load(ctx, obj.ID)()
+	return related(ctx, loaders(ctx).SubscriptionMeters, obj, func(o *storage.Subscription) uuid.UUID { return o.ID })
 }
 
 func (r *subscriptionResolver) PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error) {

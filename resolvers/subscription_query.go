@@ -3,7 +3,6 @@ package resolvers
 import (
 	"context"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 
 	"till/graph/model"
@@ -96,80 +95,16 @@ func (r *Resolver) claimedSeatSubscriptionsPage(ctx context.Context, page, limit
 	return r.subscriptionPage(ctx, items, total, p)
 }
 
-// subscriptionPage loads the page's selected relations in one statement each (prime), down
-// to the product's prices, benefits and organization, so the page costs the same number of
-// statements at any size.
+// subscriptionPage wraps a page of subscriptions, noting them as read together so their
+// relations load in one statement each.
 func (r *Resolver) subscriptionPage(ctx context.Context, items []*storage.Subscription, total int, p storage.Page) (*model.SubscriptionPage, error) {
-	ids := make([]uuid.UUID, len(items))
-	customers := make([]uuid.UUID, len(items))
-	products := make([]uuid.UUID, len(items))
-	orgs := make([]uuid.UUID, len(items))
-	var discounts []uuid.UUID
-	for i, s := range items {
-		ids[i], customers[i], products[i], orgs[i] = s.ID, s.CustomerID, s.ProductID, s.OrganizationID
-		if s.DiscountID != nil {
-			discounts = append(discounts, *s.DiscountID)
-		}
-	}
-	l := loaders(ctx)
-	page := selection{"SubscriptionPage", "items"}
-	item := func(field string) []selection { return []selection{page, {"Subscription", field}} }
-	product := func(field string) []selection {
-		return []selection{page, {"Subscription", "product"}, {"Product", field}}
-	}
-	// GraphQL's prices and the /v1 documents' wirePrices read the same loader.
-	subPrices := selectedPath(ctx, item("prices"), item("wirePrices"))
-	productPrices := selectedPath(ctx, product("prices"), product("wirePrices"))
-	steps := []func() error{
-		func() error {
-			return prime(ctx, r.DB, l.Customer, storage.CustomersByIDs, customers, item("customer")...)
-		},
-		func() error { return prime(ctx, r.DB, l.Product, storage.ProductsByIDs, products, item("product")...) },
-		func() error {
-			return prime(ctx, r.DB, l.Discount, storage.DiscountsByIDs, discounts, item("discount")...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.PricesBySubscription, storage.SubscriptionPricesBySubscriptions, ids, subPrices...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.PendingUpdates, storage.PendingUpdatesBySubscriptions, ids, item("pendingUpdate")...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.SubscriptionMeters, storage.SubscriptionMetersBySubscriptions, ids, item("meters")...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.PricesByProduct, storage.PricesByProducts, products, productPrices...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.BenefitsByProduct, storage.ProductBenefitsByProducts, products, product("benefits")...)
-		},
-		func() error {
-			return prime(ctx, r.DB, l.Organization, storage.OrganizationsByIDs, orgs, product("organization")...)
-		},
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
-			return nil, err
-		}
-	}
+	record(ctx, items)
 	return &model.SubscriptionPage{Items: items, Pagination: pagination(total, p)}, nil
-}
-
-// selectedPath returns the first of paths (each starting at the same type) that the
-// operation selects, or the first path when none is, for prime to skip.
-func selectedPath(ctx context.Context, paths ...[]selection) []selection {
-	fields := graphql.CollectFieldsCtx(ctx, []string{paths[0][0].typ})
-	for _, p := range paths {
-		if selects(ctx, fields, p) {
-			return p
-		}
-	}
-	return paths[0]
 }
 
 // subscriptionPendingUpdate is the open change of a subscription, or nil.
 func (r *Resolver) subscriptionPendingUpdate(ctx context.Context, s *storage.Subscription) (*storage.PendingSubscriptionUpdate, error) {
-	rows, err := loaders(ctx).PendingUpdates.Load(ctx, s.ID)()
+	rows, err := related(ctx, loaders(ctx).PendingUpdates, s, func(s *storage.Subscription) uuid.UUID { return s.ID })
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package resolvers
 
 import (
+	"github.com/google/uuid"
+
 	"context"
 	"encoding/json"
 	"time"
@@ -17,7 +19,7 @@ import (
 // productWirePrices renders a product's prices as the ProductPrice union members, the one
 // rendering checkouts use too (renderPrices), metered prices with their meter.
 func (r *Resolver) productWirePrices(ctx context.Context, p *storage.Product) ([]storage.RawJSON, error) {
-	prices, err := loaders(ctx).PricesByProduct.Load(ctx, p.ID)()
+	prices, err := related(ctx, loaders(ctx).PricesByProduct, p, func(p *storage.Product) uuid.UUID { return p.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func (r *Resolver) productWirePrices(ctx context.Context, p *storage.Product) ([
 
 // subscriptionWirePrices renders a subscription's prices the same way.
 func (r *Resolver) subscriptionWirePrices(ctx context.Context, s *storage.Subscription) ([]storage.RawJSON, error) {
-	prices, err := loaders(ctx).PricesBySubscription.Load(ctx, s.ID)()
+	prices, err := related(ctx, loaders(ctx).PricesBySubscription, s, func(s *storage.Subscription) uuid.UUID { return s.ID })
 	if err != nil {
 		return nil, err
 	}

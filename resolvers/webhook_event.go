@@ -25,14 +25,7 @@ func (r *Resolver) webhookEventsPage(ctx context.Context, endpointID *uuid.UUID,
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]uuid.UUID, len(items))
-	for i, e := range items {
-		ids[i] = e.ID
-	}
-	if err := prime(ctx, r.DB, loaders(ctx).DeliveriesByWebhookEvent, storage.WebhookDeliveriesByEvents, ids,
-		selection{"WebhookEventPage", "items"}, selection{"WebhookEvent", "deliveries"}); err != nil {
-		return nil, err
-	}
+	record(ctx, items)
 	return &model.WebhookEventPage{Items: items, Pagination: pagination(total, p)}, nil
 }
 
@@ -47,7 +40,7 @@ func (r *Resolver) webhookEvent(ctx context.Context, id uuid.UUID) (*storage.Web
 
 // webhookDeliveries lists an event's attempts through the operation's loader.
 func (r *Resolver) webhookDeliveries(ctx context.Context, e *storage.WebhookEvent) ([]*storage.WebhookDelivery, error) {
-	all, err := loaders(ctx).DeliveriesByWebhookEvent.Load(ctx, e.ID)()
+	all, err := related(ctx, loaders(ctx).DeliveriesByWebhookEvent, e, func(e *storage.WebhookEvent) uuid.UUID { return e.ID })
 	return all[max(0, len(all)-MaxEventDeliveries):], err
 }
 

@@ -44,10 +44,22 @@ var OrderSortColumns = map[string]string{
 	"subscription":   "o.subscription_id",
 }
 
-// ListOrders returns one page of live orders of the given organizations and the total count.
-// The joins serve the filters and sorts on customers, products and discounts; PostgreSQL
-// drops those a query does not use.
-func ListOrders(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f OrderListFilter, sorts []Sort, p Page) ([]*Order, int, error) {
+// ListOrders returns one window of live orders of the given organizations, with the total
+// count.
+func ListOrders(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f OrderListFilter, sorts []Sort, w Window) (Paged[*Order], error) {
+	return listWindow[*Order](ctx, q, orderList(orgs, f, sorts), w)
+}
+
+// OrderWindowsByCustomers returns one window of each customer's orders, in key order, with
+// the same filters and sorting as ListOrders, in one statement.
+func OrderWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, customers []uuid.UUID, f OrderListFilter, sorts []Sort, w Window) ([]Paged[*Order], error) {
+	return listWindows(ctx, q, orderList(orgs, f, sorts), "o.customer_id", customers, w,
+		func(o *Order) uuid.UUID { return o.CustomerID })
+}
+
+// orderList is the order list query. The joins serve the filters and sorts on customers,
+// products and discounts; PostgreSQL drops those a query does not use.
+func orderList(orgs []uuid.UUID, f OrderListFilter, sorts []Sort) listSQL {
 	w := newFilters([]string{"o.organization_id = ANY($1)", "o.deleted_at IS NULL"}, pq.Array(orgs))
 	ifSet(w, "o.customer_id = $%d", f.CustomerID)
 	anyOf(w, "o.organization_id", f.OrganizationIDs)
@@ -68,8 +80,9 @@ func ListOrders(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f Orde
 	ifSet(w, "o.created_at < $%d", f.CreatedBefore)
 	w.contains("p.name ILIKE $%d", f.Query)
 	w.metadata("o.metadata", f.Metadata)
-	return listPage[*Order](ctx, q, `SELECT `+orderColumnsO+` FROM orders o
+	return listSQL{Columns: orderColumnsO, From: `orders o
 		LEFT JOIN customers c ON c.id = o.customer_id
 		LEFT JOIN products p ON p.id = o.product_id
-		LEFT JOIN discounts d ON d.id = o.discount_id`, w.where, w.args, orderBy(sorts, "o.created_at DESC"), p)
+		LEFT JOIN discounts d ON d.id = o.discount_id`, ID: "o.id", Where: w.where, Args: w.args,
+		Sorts: sorts, Default: []Sort{{Column: "o.created_at", Desc: true}}}
 }

@@ -1176,6 +1176,8 @@ type OrderFilter struct {
 type OrderPage struct {
 	Items      []*storage.Order `json:"items"`
 	Pagination *Pagination      `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Billing details shown on the invoice. Absent fields are left alone, null clears. Once the order
@@ -1244,6 +1246,21 @@ func (this OrganizationAvatarFile) GetCreatedAt() time.Time { return this.Create
 func (this OrganizationAvatarFile) GetSizeReadable() string { return this.SizeReadable }
 
 func (OrganizationAvatarFile) IsFileBase() {}
+
+// Where a window of a list starts and ends, for cursor pagination: pass endCursor as after
+// (with first) for the next rows, startCursor as before (with last) for the previous ones.
+// Cursors hold the row's sort values and id, so a window after a cursor neither skips nor
+// repeats rows when others are added or removed meanwhile.
+type PageInfo struct {
+	// Whether rows follow this window in list order.
+	HasNextPage bool `json:"hasNextPage"`
+	// Whether rows precede this window in list order (true after a cursor or past page 1).
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the window's first row; null when it is empty.
+	StartCursor *string `json:"startCursor,omitempty"`
+	// The cursor of the window's last row; null when it is empty.
+	EndCursor *string `json:"endCursor,omitempty"`
+}
 
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
@@ -2287,6 +2304,67 @@ func (e *OAuth2TokenEndpointAuthMethod) UnmarshalJSON(b []byte) error {
 }
 
 func (e OAuth2TokenEndpointAuthMethod) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Which portal sessions may follow a relation (see @relation).
+type PortalAccess string
+
+const (
+	// No portal session: the relation reaches other customers' data.
+	PortalAccessNone PortalAccess = "none"
+	// Every customer session and every member session.
+	PortalAccessMember PortalAccess = "member"
+	// Customer sessions, and member sessions of owners and billing managers.
+	PortalAccessBilling PortalAccess = "billing"
+)
+
+var AllPortalAccess = []PortalAccess{
+	PortalAccessNone,
+	PortalAccessMember,
+	PortalAccessBilling,
+}
+
+func (e PortalAccess) IsValid() bool {
+	switch e {
+	case PortalAccessNone, PortalAccessMember, PortalAccessBilling:
+		return true
+	}
+	return false
+}
+
+func (e PortalAccess) String() string {
+	return string(e)
+}
+
+func (e *PortalAccess) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PortalAccess(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PortalAccess", str)
+	}
+	return nil
+}
+
+func (e PortalAccess) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PortalAccess) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PortalAccess) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,61 @@
+package resolvers
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/google/uuid"
+
+	"till/graph/model"
+	"till/internal/auth"
+	"till/storage"
+)
+
+// Relation enforces @relation on a field of an object the caller already reached: tokens
+// need a scope, as on a root field; portal sessions need the field to allow them and the
+// object to be their own customer's, because public fields (license-key validation) hand
+// out objects of customers other than the session's.
+func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver, anyOf []model.Scope, portal *model.PortalAccess) (any, error) {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindCustomerSession && p.Kind != auth.KindMemberSession {
+		if err := checkScope(ctx, anyOf); err != nil {
+			return nil, err
+		}
+		return next(ctx)
+	}
+	access := model.PortalAccessNone
+	if portal != nil {
+		access = *portal
+	}
+	owner, ok := customerOf(obj)
+	if access == model.PortalAccessNone || !ok || owner != p.CustomerID {
+		return nil, NotPermitted("")
+	}
+	if access == model.PortalAccessBilling {
+		if err := r.requireBillingRole(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return next(ctx)
+}
+
+// customerOf is the customer an object belongs to, for the portal's ownership check.
+func customerOf(obj any) (uuid.UUID, bool) {
+	switch o := obj.(type) {
+	case *storage.Customer:
+		return o.ID, true
+	case *storage.Order:
+		return o.CustomerID, true
+	case *storage.Subscription:
+		return o.CustomerID, true
+	case *storage.LicenseKey:
+		return o.CustomerID, true
+	case *storage.BenefitGrant:
+		return o.CustomerID, true
+	case *storage.Checkout:
+		if o.CustomerID != nil {
+			return *o.CustomerID, true
+		}
+	}
+	return uuid.UUID{}, false
+}

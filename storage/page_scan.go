@@ -1,0 +1,70 @@
+package storage
+
+import (
+	"context"
+	"reflect"
+	"strings"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/jmoiron/sqlx/reflectx"
+)
+
+// pagedRow is a record read with the bookkeeping columns of a window: its cursor, and for
+// windows per parent the parent's total and whether the row is in the window.
+type pagedRow[T any] struct {
+	item   T
+	cursor string
+	total  int
+	in     bool
+}
+
+// recordMapper maps columns to record fields as sqlx does by default (db tags, lower case).
+var recordMapper = reflectx.NewMapperFunc("db", strings.ToLower)
+
+// scanPaged runs a window query and scans each row into a new record (T is a pointer to a
+// struct) plus the page_* columns, which no record has. Errors are the driver's, for the
+// caller to map.
+func scanPaged[T any](ctx context.Context, q sqlx.ExtContext, query string, args []any) ([]pagedRow[T], error) {
+	rows, err := q.QueryxContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	typ := reflect.TypeFor[T]().Elem()
+	paths := recordMapper.TraversalsByName(typ, cols)
+	var out []pagedRow[T]
+	for rows.Next() {
+		v := reflect.New(typ)
+		var r pagedRow[T]
+		var discard any
+		dest := make([]any, len(cols))
+		for i, c := range cols {
+			switch c {
+			case "page_cursor":
+				dest[i] = &r.cursor
+			case "page_total":
+				dest[i] = &r.total
+			case "page_in":
+				dest[i] = &r.in
+			case "page_row", "page_any", "page_admitted":
+				dest[i] = &discard
+			default:
+				if len(paths[i]) == 0 {
+					dest[i] = &discard
+					continue
+				}
+				dest[i] = reflectx.FieldByIndexes(v, paths[i]).Addr().Interface()
+			}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		r.item = v.Interface().(T)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
