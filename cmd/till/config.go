@@ -45,6 +45,9 @@ type config struct {
 	LicenseRateIPBlock  time.Duration `env:"TILL_LICENSE_RATE_IP_BLOCK" envDefault:"60s"`
 	LicenseRatePerKey   int           `env:"TILL_LICENSE_RATE_PER_KEY" envDefault:"30"`
 	LicenseRateKeyBlock time.Duration `env:"TILL_LICENSE_RATE_KEY_BLOCK" envDefault:"10s"`
+	// CORSOrigins are the browser origins (scheme://host[:port], comma-separated) whose
+	// pages may call /graphql and every /v1 route; see newCORS for what other origins may.
+	CORSOrigins []string `env:"TILL_CORS_ORIGINS" envSeparator:","`
 	// TrustedProxies are the CIDRs whose X-Forwarded-For names the client (comma-separated).
 	TrustedProxies []string `env:"TILL_TRUSTED_PROXIES" envSeparator:","`
 	// GraphQLCostBudget is each principal's GraphQL cost points per minute (an anonymous
@@ -115,12 +118,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	var c config
-	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+	err := env.ParseWithOptions(&c, env.Options{Environment: vars})
+	if err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
 	if c.HTTPReadTimeout <= 0 || c.HTTPWriteTimeout <= 0 || c.HTTPIdleTimeout <= 0 || c.HTTPMinRate <= 0 {
 		return c, errors.New("configuration: TILL_HTTP_READ_TIMEOUT, TILL_HTTP_WRITE_TIMEOUT, TILL_HTTP_IDLE_TIMEOUT " +
 			"and TILL_HTTP_MIN_RATE must be positive")
+	}
+	if c.CORSOrigins, err = parseCORSOrigins(c.CORSOrigins); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
@@ -186,7 +193,8 @@ func (c config) print(w io.Writer) {
 	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
-	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n", c.GraphQLCostBudget)
+	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n  TILL_CORS_ORIGINS=%s\n", c.GraphQLCostBudget,
+		strings.Join(c.CORSOrigins, ","))
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
 	if c.S3Bucket != "" {

@@ -73,7 +73,8 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 }
 
 // newHTTPHandler mounts every endpoint: /graphql, /v1, health, and metrics when
-// TILL_METRICS_TOKEN guards them. It also returns the bare metrics handler, for
+// TILL_METRICS_TOKEN guards them. The CORS policy (newCORS) answers preflights before any
+// route, so they are logged and counted but never authenticated or rate limited. It also returns the bare metrics handler, for
 // TILL_METRICS_ADDR.
 func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, blobs http.Handler,
 	logger *slog.Logger) (http.Handler, http.Handler, error) {
@@ -87,7 +88,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 		return nil, nil, err
 	}
 	mux := chi.NewRouter()
-	mux.Use(metrics.middleware(logger))
+	mux.Use(metrics.middleware(logger), newCORS(cfg.CORSOrigins))
 	mux.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { writePlain(w, http.StatusOK, "ok") })
 	mux.Get("/readyz", func(w http.ResponseWriter, req *http.Request) {
 		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)

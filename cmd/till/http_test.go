@@ -11,12 +11,28 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"till/internal/auth"
+	"till/resolvers"
 	"till/storage/storagetest"
 )
 
 // testHandler builds serve's HTTP handler over a fresh database with vars set, logging to
 // log; it returns the public handler and the bare metrics handler.
 func testHandler(t *testing.T, vars map[string]string, log *syncBuffer) (http.Handler, http.Handler) {
+	t.Helper()
+	app := newTestApp(t, vars, log)
+	return app.handler, app.metrics
+}
+
+// testApp is serve's HTTP handler over a fresh database, with the application behind it so
+// a test can seed data through the use cases.
+type testApp struct {
+	handler, metrics http.Handler
+	resolver         *resolvers.Resolver
+	secret           []byte
+}
+
+// newTestApp builds a testApp with vars set, logging to log.
+func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")
@@ -43,7 +59,7 @@ func testHandler(t *testing.T, vars map[string]string, log *syncBuffer) (http.Ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h, metrics
+	return testApp{handler: h, metrics: metrics, resolver: r, secret: secret}
 }
 
 func TestMetricsAreNotPublicByDefault(t *testing.T) {
