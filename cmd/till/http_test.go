@@ -28,7 +28,7 @@ func testHandler(t *testing.T, vars map[string]string, log *syncBuffer) (http.Ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewJSONHandler(log, nil))
+	logger := newLogger("info", log)
 	db, err := openDatabase(t.Context(), cfg, logger, true)
 	if err != nil {
 		t.Fatal(err)
