@@ -112,7 +112,11 @@ func TestListenerWakesItsSubscribers(t *testing.T) {
 	})
 	t.Run("a notification lost with the connection is made up for after reconnecting", func(t *testing.T) {
 		dialer.cut()
-		<-dialer.refused                // the listener noticed and is trying to reconnect
+		select { // the listener noticed and is trying to reconnect
+		case <-dialer.refused:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the listener did not try to reconnect within 10s")
+		}
 		notify(t, db, "wake_test_jobs") // nobody listens: lost
 		dialer.allow()
 		waitSignal(t, jobs, "the catch-up of jobs after reconnecting")
