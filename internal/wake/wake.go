@@ -70,11 +70,10 @@ func (l *Listener) Run(ctx context.Context) {
 	}
 	stop := context.AfterFunc(ctx, func() { _ = pl.Close() })
 	defer stop()
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		l.dispatch(pl.Notify)
-	}()
+	// dispatch ends when pq closes Notify after Close, which can take until the end of a
+	// reconnection wait; Run does not wait for it, so a shutdown with the database down is
+	// not held up (a late call of a subscriber is harmless).
+	go l.dispatch(pl.Notify)
 	l.mu.Lock()
 	channels := make([]string, 0, len(l.subs))
 	for c := range l.subs {
@@ -97,8 +96,7 @@ func (l *Listener) Run(ctx context.Context) {
 		l.all() // work committed before LISTEN took effect was announced to no one
 	}
 	<-ctx.Done()
-	_ = pl.Close()
-	<-dispatched
+	_ = pl.Close() // also here: stop may have cancelled the AfterFunc before it ran
 }
 
 // dispatch calls the subscribers of each notification until the listener closes. A nil
