@@ -18,6 +18,7 @@ import (
 
 	"till/graph"
 	"till/internal/graphiql"
+	"till/internal/reqinfo"
 )
 
 // Limits that keep one query from exhausting the server; the limits on a document's size
@@ -58,6 +59,7 @@ func (r *Resolver) Handler() http.Handler {
 	docs := lru.New[*ast.QueryDocument](queryCacheSize)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(maxTokens)
+	srv.Use(reqinfo.GraphQL{}) // before the limits, so a refused operation is still named in the access log
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](queryCacheSize)})
 	srv.Use(DocumentLimit{Cache: docs})
 	for _, e := range r.extensions() {

@@ -79,8 +79,9 @@ func (d *WebhookDelivery) lease() time.Duration {
 }
 
 // DispatchWebhooks delivers queued webhook events until ctx ends, with up to slots attempts in
-// flight, checking for due events every idle or as soon as something wakes it (a new event
-// queued, an attempt finished). Attempts in flight when ctx ends are finished and recorded.
+// flight. It looks for due events as soon as something wakes it (Wake: an event queued or
+// redelivered, an attempt finished), when the earliest retry or expired lease falls due, and
+// at least every idle. Attempts in flight when ctx ends are finished and recorded.
 func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Duration) {
 	d := r.Webhooks
 	var queue *storage.WebhookQueue
@@ -125,12 +126,34 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 		if len(claimed) == want && len(free) > 0 {
 			continue // there may be more due heads than slots asked for
 		}
+		sleep := idle
+		if len(claimed) == 0 && len(free) == slots {
+			// Nothing in flight, whose end would wake the loop: sleep until the next
+			// retry or lease end at the latest.
+			sleep = r.nextWebhookDue(ctx, idle)
+		}
 		select {
 		case <-ctx.Done():
 		case <-d.wakeChan():
-		case <-time.After(idle):
+		case <-time.After(sleep):
 		}
 	}
+}
+
+// minWebhookSleep keeps the dispatcher from spinning on an event that is due but held by
+// another dispatcher's claim.
+const minWebhookSleep = 50 * time.Millisecond
+
+// nextWebhookDue is how long until an event may be claimed, between minWebhookSleep and idle.
+func (r *Resolver) nextWebhookDue(ctx context.Context, idle time.Duration) time.Duration {
+	in, ok, err := storage.NextWebhookIn(ctx, r.DB)
+	if err != nil && ctx.Err() == nil {
+		r.Logger.Error("reading the next webhook due time", "err", err)
+	}
+	if err != nil || !ok {
+		return idle
+	}
+	return min(idle, max(in, minWebhookSleep))
 }
 
 // Attempts are recorded in batches by webhookRecorders goroutines, each taking up to

@@ -86,11 +86,11 @@ type WebhookDispatch struct {
 	Secret string `db:"secret"`
 }
 
-// claimHeadsSQL finds the endpoints with pending events by a loose index scan of the
-// pending-head index (one probe per such endpoint, however many events wait), takes each
-// enabled endpoint's oldest pending event, and claims those that are due and not leased. The
-// UPDATE re-checks the lease under the row lock, so two dispatchers never claim one event.
-var claimHeadsSQL = `WITH RECURSIVE pending(endpoint) AS (
+// pendingHeads lists, as the CTE pending_heads, each enabled endpoint's oldest pending
+// event (id, next_attempt_at, claimed_until): the only event of the endpoint that may be
+// delivered next. It finds the endpoints with pending events by a loose index scan of the
+// pending-head index, one probe per such endpoint however many events wait.
+const pendingHeads = `WITH RECURSIVE pending(endpoint) AS (
 		(SELECT webhook_endpoint_id FROM webhook_events WHERE succeeded IS NULL AND NOT skipped
 			ORDER BY webhook_endpoint_id LIMIT 1)
 		UNION ALL
@@ -98,13 +98,19 @@ var claimHeadsSQL = `WITH RECURSIVE pending(endpoint) AS (
 				WHERE succeeded IS NULL AND NOT skipped AND webhook_endpoint_id > p.endpoint
 				ORDER BY webhook_endpoint_id LIMIT 1)
 		FROM pending p WHERE p.endpoint IS NOT NULL),
-	heads AS MATERIALIZED (
-		SELECT h.id FROM pending p
+	pending_heads AS (
+		SELECT h.* FROM pending p
 		JOIN webhook_endpoints w ON w.id = p.endpoint AND w.enabled
 		CROSS JOIN LATERAL (
 			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
 			WHERE e.webhook_endpoint_id = p.endpoint AND e.succeeded IS NULL AND NOT e.skipped
-			ORDER BY e.created_at, e.id LIMIT 1) h
+			ORDER BY e.created_at, e.id LIMIT 1) h)`
+
+// claimHeadsSQL claims the pending heads that are due and not leased. The UPDATE re-checks
+// the lease under the row lock, so two dispatchers never claim one event.
+var claimHeadsSQL = pendingHeads + `,
+	heads AS MATERIALIZED (
+		SELECT h.id FROM pending_heads h
 		WHERE h.next_attempt_at <= now() AND (h.claimed_until IS NULL OR h.claimed_until < now())
 		LIMIT $1),
 	claimed AS (

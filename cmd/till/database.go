@@ -20,6 +20,8 @@ import (
 type database struct {
 	DB      *sqlx.DB
 	cluster *pgembed.Cluster
+	// dsn is what DB was opened with, for the connection that listens for notifications.
+	dsn string
 }
 
 // openDatabase connects to DATABASE_URL, or starts the embedded cluster under the data
@@ -56,7 +58,7 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 	db.SetMaxOpenConns(cfg.MaxConns)
 	db.SetMaxIdleConns(cfg.MaxConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
-	d.DB = db
+	d.DB, d.dsn = db, dsn
 	if err := db.PingContext(ctx); err != nil {
 		d.close()
 		return nil, fmt.Errorf("connecting to the database: %w", err)

@@ -44,7 +44,7 @@ func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewJSONHandler(log, nil))
+	logger := newLogger("info", log)
 	db, err := openDatabase(t.Context(), cfg, logger, true)
 	if err != nil {
 		t.Fatal(err)

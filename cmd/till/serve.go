@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"till/internal/auth"
+	"till/internal/reqinfo"
 	"till/storage"
 )
 
@@ -133,11 +134,12 @@ license keys) and tokens to try every endpoint with, run: ./bin/till demo
 	return nil
 }
 
-// newLogger builds the JSON logger at the configured level.
+// newLogger builds the JSON logger at the configured level. Records logged with a request's
+// context carry its request id.
 func newLogger(level string, w io.Writer) *slog.Logger {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(level))); err != nil {
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(reqinfo.LogHandler{Handler: slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
 }

@@ -12,6 +12,7 @@ import (
 	"till/internal/jobs"
 	"till/internal/payment"
 	"till/internal/ttlcache"
+	"till/internal/wake"
 	"till/internal/webhook"
 	"till/resolvers"
 	"till/rest"
@@ -53,33 +54,67 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 // completed: its part links live minutes, so a day leaves slow clients ample time.
 const abandonedUploadAge = 24 * time.Hour
 
+// Batch sizes of the woken loops: a pass that reaches one runs again at once.
+const (
+	renderBatch = 500
+	renewBatch  = 100
+)
+
 // startWork starts the background work of a Till process until ctx ends: rendering and
 // delivering webhooks, running jobs, renewals, meter upkeep and checkout expiry. Every task
 // is safe in several processes at once, so serve and any number of workers can share it.
+//
+// Loops whose work comes from rows sleep until a notification says such rows were committed
+// (by this process or another), or until their next scheduled work falls due, polling only
+// as a safety net; an idle process runs a few statements a minute.
 func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, db *database, logger *slog.Logger) *background {
 	work := &background{logger: logger}
-	work.every(ctx, "render events", 100*time.Millisecond, func(ctx context.Context) (int, error) {
-		return r.RenderEvents(ctx, 500)
-	})
-	work.run(ctx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), time.Second) })
-	work.every(ctx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
-	work.every(ctx, "purge oauth2 codes", time.Hour, r.PurgeOAuth2Codes)
-	jobsQueued := make(chan struct{}, 1)
-	r.JobsQueued = func() {
-		select {
-		case jobsQueued <- struct{}{}:
-		default:
+	listener := wake.New(db.dsn, logger)
+	rendering, renewals, jobsQueued := wake.NewSignal(), wake.NewSignal(), wake.NewSignal()
+	listener.On(storage.DomainEventsChannel, rendering.Wake)
+	listener.On(storage.RenewalsChannel, renewals.Wake)
+	listener.On(storage.JobsChannel, jobsQueued.Wake)
+	listener.On(storage.WebhookEventsChannel, r.Webhooks.Wake)
+	r.JobsQueued = jobsQueued.Wake
+	work.run(ctx, listener.Run)
+
+	work.onWake(ctx, "render events", rendering, 100*time.Millisecond, func(ctx context.Context) (int, time.Duration, error) {
+		n, err := r.RenderEvents(ctx, renderBatch)
+		if n == renderBatch {
+			return n, 0, err
 		}
-	}
-	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, Wake: jobsQueued}
+		return n, nothingDue, err
+	})
+	work.run(ctx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), safetyNet) })
+	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, Wake: jobsQueued, PollInterval: safetyNet}
 	work.run(ctx, func(ctx context.Context) {
 		if err := worker.Run(ctx); err != nil {
 			logger.Error("job worker stopped", "err", err)
 		}
 	})
-	work.every(ctx, "renew subscriptions", time.Second, func(ctx context.Context) (int, error) {
-		return r.RenewDue(ctx, nil, r.Now(), 100)
+	work.onWake(ctx, "renew subscriptions", renewals, time.Second, func(ctx context.Context) (int, time.Duration, error) {
+		n, err := r.RenewDue(ctx, nil, r.Now(), renewBatch)
+		if err != nil || n == renewBatch {
+			return n, 0, err
+		}
+		return untilNext(r, n)(r.NextRenewalAt(ctx))
 	})
+	work.onWake(ctx, "expire checkouts", nil, time.Second, func(ctx context.Context) (int, time.Duration, error) {
+		expired, err := r.ExpireCheckouts(ctx, r.Now())
+		if err != nil {
+			return expired, 0, err
+		}
+		reopened, err := r.ReopenStaleCheckouts(ctx, r.Now())
+		if err != nil {
+			return expired + reopened, 0, err
+		}
+		return untilNext(r, expired+reopened)(r.NextCheckoutChangeAt(ctx))
+	})
+
+	// Upkeep due by the clock alone: nothing notifies it, and a pass a minute or an hour is
+	// all it needs.
+	work.every(ctx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
+	work.every(ctx, "purge oauth2 codes", time.Hour, r.PurgeOAuth2Codes)
 	work.every(ctx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
 		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
 	})
@@ -92,13 +127,16 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, db *datab
 			return l.SweepUploads(ctx, abandonedUploadAge)
 		})
 	}
-	work.every(ctx, "expire checkouts", 10*time.Second, func(ctx context.Context) (int, error) {
-		expired, err := r.ExpireCheckouts(ctx, r.Now())
-		if err != nil {
-			return expired, err
-		}
-		reopened, err := r.ReopenStaleCheckouts(ctx, r.Now())
-		return expired + reopened, err
-	})
 	return work
+}
+
+// untilNext turns a woken task's next due time into its answer: n done, and the wait until at
+// by the resolver's clock (nothingDue when nothing is scheduled).
+func untilNext(r *resolvers.Resolver, n int) func(at time.Time, ok bool, err error) (int, time.Duration, error) {
+	return func(at time.Time, ok bool, err error) (int, time.Duration, error) {
+		if err != nil || !ok {
+			return n, nothingDue, err
+		}
+		return n, at.Sub(r.Now()), nil
+	}
 }

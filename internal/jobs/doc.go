@@ -11,6 +11,10 @@
 // effect back). Effects outside the database, such as an HTTP request, are therefore
 // at-least-once and should carry an idempotency key.
 //
+// A Worker sleeps while nothing is due: until its Wake channel fires (fed by the
+// notification storage.JobsChannel that every runnable job sends at commit), until the
+// earliest scheduled job or retry falls due, or for PollInterval at most.
+//
 // Failed attempts are retried with exponential backoff (DefaultBackoff) until the job's
 // max_attempts, then discarded. A handler returns Discard to give up at once, or Snooze to
 // run again later without using up an attempt.

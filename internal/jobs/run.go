@@ -16,10 +16,11 @@ import (
 // outside an attempt's own deadline.
 const outcomeTimeout = 30 * time.Second
 
-// execute runs one claimed job and records how it ended. The attempt gets its own deadline
+// execute runs one claimed job and records how it ended, returning when the job is to run
+// again (a retry or a snooze; zero when it is done with). The attempt gets its own deadline
 // and outlives ctx, so a shutdown lets it finish. The error reports only a failure to record
 // the outcome; the job then stays running until a rescue.
-func (s *settled) execute(ctx context.Context, job *storage.Job) error {
+func (s *settled) execute(ctx context.Context, job *storage.Job) (time.Time, error) {
 	ctx = context.WithoutCancel(ctx)
 	attemptCtx, cancel := context.WithTimeout(ctx, s.JobTimeout)
 	err := s.attempt(attemptCtx, job)
@@ -28,23 +29,24 @@ func (s *settled) execute(ctx context.Context, job *storage.Job) error {
 	}
 	cancel()
 	if err == nil {
-		return nil
+		return time.Time{}, nil
 	}
 	if errors.Is(err, storage.ErrJobLost) {
 		s.lost(job)
-		return nil
+		return time.Time{}, nil
 	}
 	ctx, cancel = context.WithTimeout(ctx, outcomeTimeout)
 	defer cancel()
 	failure := err
-	if err := s.record(ctx, job, failure); err != nil {
+	again, err := s.record(ctx, job, failure)
+	if err != nil {
 		if errors.Is(err, storage.ErrJobLost) {
 			s.lost(job)
-			return nil
+			return time.Time{}, nil
 		}
-		return fmt.Errorf("jobs: job %s: recording the failure %q: %w", job.ID, failure, err)
+		return time.Time{}, fmt.Errorf("jobs: job %s: recording the failure %q: %w", job.ID, failure, err)
 	}
-	return nil
+	return again, nil
 }
 
 // attempt runs the handler and completes the job in one transaction.
@@ -81,19 +83,25 @@ func (s *settled) call(ctx context.Context, h Handler, tx *sqlx.Tx, job *storage
 }
 
 // record stores a failed attempt's outcome: discarded, snoozed, or retried after backoff
-// (discarded by storage once out of attempts).
-func (s *settled) record(ctx context.Context, job *storage.Job, failure error) error {
+// (discarded by storage once out of attempts). It returns when the job runs again, if it
+// may: the worker sleeps no longer than that.
+func (s *settled) record(ctx context.Context, job *storage.Job, failure error) (time.Time, error) {
 	var discard *DiscardError
 	var snooze *SnoozeError
 	switch {
 	case errors.As(failure, &snooze):
-		return storage.SnoozeJob(ctx, s.DB, job.ID, job.Attempt, snooze.Until)
+		return snooze.Until, storage.SnoozeJob(ctx, s.DB, job.ID, job.Attempt, snooze.Until)
 	case errors.As(failure, &discard):
 		s.Logger.Warn("jobs: job discarded", "job", job.ID, "kind", job.Kind, "attempt", job.Attempt, "err", failure)
-		return storage.DiscardJob(ctx, s.DB, job.ID, job.Attempt, discard.Err.Error())
+		return time.Time{}, storage.DiscardJob(ctx, s.DB, job.ID, job.Attempt, discard.Err.Error())
 	default:
 		s.Logger.Warn("jobs: attempt failed", "job", job.ID, "kind", job.Kind, "attempt", job.Attempt, "err", failure)
-		return storage.FailJob(ctx, s.DB, job.ID, job.Attempt, failure.Error(), time.Now().Add(s.Backoff(job.Attempt)))
+		retry := time.Now().Add(s.Backoff(job.Attempt))
+		err := storage.FailJob(ctx, s.DB, job.ID, job.Attempt, failure.Error(), retry)
+		if job.Attempt >= job.MaxAttempts {
+			return time.Time{}, err // discarded
+		}
+		return retry, err
 	}
 }
 

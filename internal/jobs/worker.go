@@ -34,10 +34,12 @@ type Worker struct {
 	// Backoff is the wait before retrying a failed attempt; default DefaultBackoff.
 	Backoff func(attempt int) time.Duration
 	// Wake, when set, makes Run look for jobs at once instead of at its next poll: send on
-	// it (without blocking) after committing a job, so the job starts without waiting.
+	// it (without blocking) when a job becomes runnable, as the notifications on
+	// storage.JobsChannel say, so the job starts without waiting.
 	Wake <-chan struct{}
-	// PollInterval is how long Run waits to look for jobs again when the queue ran dry;
-	// default 1 s.
+	// PollInterval is the longest Run sleeps when the queue ran dry; default 1 s. Run also
+	// wakes when the earliest scheduled job falls due (a retry after backoff, a snooze), so
+	// with Wake fed by notifications the poll is only a safety net and may be long.
 	PollInterval time.Duration
 	// JobTimeout bounds one attempt; default 1 minute. It must be below StuckAfter, so an
 	// attempt has ended before its job can be rescued.
@@ -97,7 +99,7 @@ func (w *Worker) RunOnce(ctx context.Context) (int, error) {
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, job := range jobs {
-		wg.Go(func() { errs[i] = s.execute(ctx, job) })
+		wg.Go(func() { _, errs[i] = s.execute(ctx, job) })
 	}
 	wg.Wait()
 	return len(jobs), errors.Join(errs...)
@@ -114,7 +116,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	done := make(chan struct{}, s.Concurrency)
+	done := make(chan time.Time, s.Concurrency) // when the finished job runs again, or zero
 	running := 0
 	var rescued time.Time
 	for ctx.Err() == nil {
@@ -131,18 +133,39 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 			for _, job := range jobs {
 				wg.Go(func() {
-					if err := s.execute(ctx, job); err != nil {
+					again, err := s.execute(ctx, job)
+					if err != nil {
 						s.Logger.Error("jobs: recording an outcome failed", "job", job.ID, "kind", job.Kind, "err", err)
 					}
-					done <- struct{}{}
+					done <- again
 				})
 			}
 			running += len(jobs)
 			busy = len(jobs) == free
 		}
-		running -= s.wait(ctx, done, busy)
+		sleep := min(s.PollInterval, s.RescueInterval-time.Since(rescued))
+		if !busy {
+			sleep = min(sleep, s.nextDue(ctx))
+		}
+		running -= s.wait(ctx, done, busy, sleep)
 	}
 	return nil
+}
+
+// minSleep keeps a worker from spinning when a job is due but another worker holds it.
+const minSleep = 50 * time.Millisecond
+
+// nextDue is how long until the earliest scheduled job of the queue is due, at least
+// minSleep; PollInterval when there is none or the question fails.
+func (s *settled) nextDue(ctx context.Context) time.Duration {
+	in, ok, err := storage.NextJobIn(ctx, s.DB, s.Queue)
+	if err != nil && ctx.Err() == nil {
+		s.Logger.Error("jobs: reading the next due time failed", "queue", s.Queue, "err", err)
+	}
+	if err != nil || !ok {
+		return s.PollInterval
+	}
+	return max(in, minSleep)
 }
 
 // claim claims up to n jobs. It does not stop halfway when ctx ends: a claim that committed
@@ -155,8 +178,9 @@ func (s *settled) claim(ctx context.Context, n int) ([]*storage.Job, error) {
 
 // wait blocks until there is reason to claim again and returns how many jobs finished
 // meanwhile. With every slot busy a finished job is reason enough (more jobs may be
-// waiting); otherwise the queue ran dry and it waits PollInterval.
-func (s *settled) wait(ctx context.Context, done <-chan struct{}, busy bool) int {
+// waiting); otherwise the queue ran dry and it waits for Wake or for sleep to pass, sleeping
+// no later than the retry of a job that failed meanwhile.
+func (s *settled) wait(ctx context.Context, done <-chan time.Time, busy bool, sleep time.Duration) int {
 	if busy {
 		select {
 		case <-ctx.Done():
@@ -165,15 +189,20 @@ func (s *settled) wait(ctx context.Context, done <-chan struct{}, busy bool) int
 			return 1
 		}
 	}
-	timer := time.NewTimer(s.PollInterval)
+	until := time.Now().Add(max(sleep, 0))
+	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
 	finished := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return finished
-		case <-done:
+		case again := <-done:
 			finished++
+			if !again.IsZero() && again.Before(until) {
+				until = again
+				timer.Reset(max(time.Until(until), minSleep))
+			}
 		case <-s.Wake:
 			return finished
 		case <-timer.C:

@@ -178,3 +178,29 @@ func TestWakeStartsAJobBeforeThePoll(t *testing.T) {
 	wake <- struct{}{}
 	waitFor(t, db, 10*time.Second, `SELECT state = 'completed' FROM jobs WHERE id = $1`, job.ID)
 }
+
+// TestRetriesAndScheduledJobsRunWhenDue: with a poll interval of a minute and nothing to
+// wake it, the worker still runs a retry after its backoff and a job scheduled for later, by
+// sleeping until the earliest one is due.
+func TestRetriesAndScheduledJobsRunWhenDue(t *testing.T) {
+	db, _ := newDB(t)
+	attempts := make(chan int, 10)
+	ctx, cancel := context.WithCancel(t.Context())
+	w := &jobs.Worker{DB: db, Logger: quiet(), PollInterval: time.Minute,
+		Backoff: func(int) time.Duration { return 300 * time.Millisecond },
+		Handlers: map[string]jobs.Handler{"flaky": func(_ context.Context, tx *sqlx.Tx, job *storage.Job) error {
+			attempts <- job.Attempt
+			if job.Attempt == 1 {
+				return errors.New("first attempt fails")
+			}
+			return writeEffect(tx, job)
+		}}}
+	done := make(chan error, 1)
+	defer func() { cancel(); <-done }()
+	retried := enqueue(t, db, storage.JobInsert{Kind: "flaky"})
+	later := time.Now().Add(500 * time.Millisecond)
+	scheduled := enqueue(t, db, storage.JobInsert{Kind: "flaky", ScheduledAt: &later, MaxAttempts: 3})
+	go func() { done <- w.Run(ctx) }()
+	waitFor(t, db, 10*time.Second, `SELECT count(*) = 2 FROM jobs WHERE id IN ($1, $2) AND state = 'completed'`,
+		retried.ID, scheduled.ID)
+}

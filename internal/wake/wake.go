@@ -1,0 +1,144 @@
+// Package wake wakes Till's background loops when PostgreSQL reports work for them, so an
+// idle process sleeps instead of polling. Triggers notify a channel from the transaction
+// that gives a loop work (see storage's channel names); the notification reaches every
+// listening process when that transaction commits, and none when it rolls back.
+//
+// Notifications are hints, not a queue: one sent while the listening connection is down is
+// lost. A Listener therefore calls every subscriber once it is listening and again after each
+// reconnection, so each loop looks for what it may have missed, and loops keep a slow poll
+// underneath for whatever no notification announces.
+package wake
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Reconnection waits of the listening connection: soon after a loss, doubling while the
+// server stays unreachable.
+const (
+	minReconnect = 500 * time.Millisecond
+	maxReconnect = 30 * time.Second
+)
+
+// Listener keeps one connection that LISTENs on its subscribers' channels and calls them on
+// each notification. Register subscribers with On before Run.
+type Listener struct {
+	dsn    string
+	logger *slog.Logger
+	dialer pq.Dialer // nil: pq's own
+
+	mu   sync.Mutex
+	subs map[string][]func()
+}
+
+// New returns a Listener that connects with dsn (a lib/pq connection string or URL).
+func New(dsn string, logger *slog.Logger) *Listener {
+	return &Listener{dsn: dsn, logger: logger, subs: map[string][]func(){}}
+}
+
+// On calls fn on each notification of channel and after every (re)connection. fn runs on
+// the listener's goroutine: it must return at once (a send that does not block, say).
+func (l *Listener) On(channel string, fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.subs[channel] = append(l.subs[channel], fn)
+}
+
+// Run listens until ctx ends. It reconnects after losing the connection, for as long as it
+// takes, calling every subscriber once listening again. It returns when ctx is done.
+func (l *Listener) Run(ctx context.Context) {
+	events := func(ev pq.ListenerEventType, err error) {
+		switch ev {
+		case pq.ListenerEventDisconnected:
+			l.logger.Warn("wake: lost the notification connection; reconnecting", "err", err)
+		case pq.ListenerEventConnectionAttemptFailed:
+			l.logger.Warn("wake: connecting for notifications failed; retrying", "err", err)
+		case pq.ListenerEventReconnected:
+			l.logger.Info("wake: notification connection restored")
+		}
+	}
+	var pl *pq.Listener
+	if l.dialer != nil {
+		pl = pq.NewDialListener(l.dialer, l.dsn, minReconnect, maxReconnect, events)
+	} else {
+		pl = pq.NewListener(l.dsn, minReconnect, maxReconnect, events)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = pl.Close() })
+	defer stop()
+	// dispatch ends when pq closes Notify after Close, which can take until the end of a
+	// reconnection wait; Run does not wait for it, so a shutdown with the database down is
+	// not held up (a late call of a subscriber is harmless).
+	go l.dispatch(pl.Notify)
+	l.mu.Lock()
+	channels := make([]string, 0, len(l.subs))
+	for c := range l.subs {
+		channels = append(channels, c)
+	}
+	l.mu.Unlock()
+	listening := true
+	for _, c := range channels {
+		// Listen returns once the server has acknowledged, waiting out connection failures;
+		// Close (at ctx's end) interrupts it.
+		if err := pl.Listen(c); err != nil {
+			if ctx.Err() == nil {
+				l.logger.Error("wake: listening failed; loops fall back to their slow poll", "channel", c, "err", err)
+			}
+			listening = false
+			break
+		}
+	}
+	if listening {
+		l.all() // work committed before LISTEN took effect was announced to no one
+	}
+	<-ctx.Done()
+	_ = pl.Close() // also here: stop may have cancelled the AfterFunc before it ran
+}
+
+// dispatch calls the subscribers of each notification until the listener closes. A nil
+// notification is pq's sign of a reconnection: what was sent meanwhile is lost, so every
+// subscriber is called to catch up.
+func (l *Listener) dispatch(notes <-chan *pq.Notification) {
+	for n := range notes {
+		if n == nil {
+			l.all()
+			continue
+		}
+		l.mu.Lock()
+		subs := l.subs[n.Channel]
+		l.mu.Unlock()
+		for _, fn := range subs {
+			fn()
+		}
+	}
+}
+
+// all calls every subscriber once.
+func (l *Listener) all() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, subs := range l.subs {
+		for _, fn := range subs {
+			fn()
+		}
+	}
+}
+
+// Signal is a wake-up channel for one loop: any number of Wake calls before the loop next
+// looks count as one, and Wake never blocks.
+type Signal chan struct{}
+
+// NewSignal returns a Signal.
+func NewSignal() Signal { return make(Signal, 1) }
+
+// Wake marks the signal without blocking.
+func (s Signal) Wake() {
+	select {
+	case s <- struct{}{}:
+	default:
+	}
+}
