@@ -81,20 +81,17 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 
 // deactivateLicenseKey frees an activation's slot. Upstream checks neither status nor
 // expiry here: a revoked or expired key can still be deactivated.
-func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) (bool, error) {
+func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) error {
 	if orgs == nil {
 		if err := r.limitPublicLicenseCall(ctx, in.OrganizationID, in.Key); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if !visibleTo(orgs, in.OrganizationID) {
-		return false, NotFound("")
+		return NotFound("")
 	}
 	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
-	if err := storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()); err != nil {
-		return false, notFoundOr(err, "")
-	}
-	return true, nil
+	return notFoundOr(storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()), "")
 }
 
 // licenseKeyOrganizations is the organizations an organization-side license operation may
