@@ -58,8 +58,8 @@ func TestListsThatGrowWithoutEndShowTheirLatest(t *testing.T) {
 			s.Query(t, o.Token, `mutation { rotateLicenseSigningKey { keyId } }`, nil, nil)
 		}
 		e := s.QueryError(t, o.Token, `mutation { rotateLicenseSigningKey { keyId } }`, nil)
-		if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "too_long" {
-			t.Fatalf("error = %+v, want a 422 too_long", e)
+		if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != "too_long" {
+			t.Fatalf("error = %+v, want BAD_USER_INPUT too_long", e)
 		}
 		var keys struct{ LicenseSigningKeys []struct{ KeyID string } }
 		s.Query(t, o.Token, `{ licenseSigningKeys { keyId } }`, nil, &keys)

@@ -49,7 +49,7 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 			conditionsForComparison(in.Conditions), in.Meta, now)
 		if errors.Is(err, storage.ErrConflict) {
 			return &Error{Code: CodeNotPermitted, Detail: "License key activation limit already reached",
-				Reason: codeActivationLimit}
+				Cause: codeActivationLimit}
 		}
 		return err
 	})
@@ -68,12 +68,12 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 		if k.Status == "revoked" {
 			reason = codeRevoked
 		}
-		return &Error{Code: CodeNotPermitted, Reason: reason,
+		return &Error{Code: CodeNotPermitted, Cause: reason,
 			Detail: "License key is no longer active. This license key can not be activated."}
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
-		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.", Reason: codeExpired}
+		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.", Cause: codeExpired}
 	case k.LimitActivations == nil:
-		return &Error{Code: CodeNotPermitted, Reason: codeActivationsDisabled,
+		return &Error{Code: CodeNotPermitted, Cause: codeActivationsDisabled,
 			Detail: "This license key does not support activations. Use the /validate endpoint instead to check license validity."}
 	}
 	return nil
