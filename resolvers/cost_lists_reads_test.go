@@ -51,7 +51,7 @@ func TestListsThatGrowWithoutEndShowTheirLatest(t *testing.T) {
 			t.Fatalf("deliveries = %+v, want attempts 11 to 30", d)
 		}
 	})
-	t.Run("a rotation past 10 published signing keys is refused with a 422", func(t *testing.T) {
+	t.Run("a rotation past 10 published signing keys is refused as bad input", func(t *testing.T) {
 		t.Parallel()
 		o := s.NewOrg(t, resolverstest.AllScopes)
 		for range resolvers.MaxPublishedSigningKeys {

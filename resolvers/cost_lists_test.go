@@ -172,7 +172,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 		{"a checkout of 10,001 seats at an open-ended tier", `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
 			vars{"in": vars{"products": []uuid.UUID{seated.ID}, "seats": resolvers.MaxSeats + 1}}, "seats", "less_than_equal"},
 	} {
-		t.Run(c.name+" is refused with a 422", func(t *testing.T) {
+		t.Run(c.name+" is refused as bad input", func(t *testing.T) {
 			t.Parallel()
 			e := s.QueryError(t, org.Token, c.doc, c.values)
 			if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != c.typ ||
@@ -181,7 +181,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a customer's 21st saved payment method is refused with a 422", func(t *testing.T) {
+	t.Run("a customer's 21st saved payment method is refused as bad input", func(t *testing.T) {
 		t.Parallel()
 		c := newCustomer(t, s, org.Token, "")
 		for range resolvers.MaxCustomerPaymentMethods {

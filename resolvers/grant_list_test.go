@@ -195,7 +195,7 @@ func TestListLicenseKeys(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a token without license-key scopes is 403", func(t *testing.T) {
+	t.Run("a token without license-key scopes is forbidden", func(t *testing.T) {
 		e := w.s.QueryError(t, w.s.NewToken(t, w.org.ID, "benefits:read"), query, vars{})
 		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 	})

@@ -108,7 +108,7 @@ func TestIntVariablesBeyond32BitsAreRefused(t *testing.T) {
 		{"a page of 2^31", tok, list("products"), vars{"page": int32Over}, int32Over, []any{"page"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" beyond 32 bits is a 422, not a 500", func(t *testing.T) {
+		t.Run(tt.name+" beyond 32 bits is bad input, not an internal error", func(t *testing.T) {
 			res := s.Do(t, tt.token, tt.query, tt.variables)
 			if len(res.Errors) != 1 {
 				t.Fatalf("want one error, got HTTP %d: %s", res.Status, res.Body)

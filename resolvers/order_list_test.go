@@ -130,7 +130,7 @@ func TestOrdersList(t *testing.T) {
 		})
 	}
 
-	t.Run("an unknown sort criterion is 422", func(t *testing.T) {
+	t.Run("an unknown sort criterion is bad input", func(t *testing.T) {
 		e := l.s.QueryError(t, l.org.Token, `{ orders(sorting: ["email"]) { items { id } } }`, nil)
 		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "email"})
@@ -235,7 +235,7 @@ func TestPortalOrders(t *testing.T) {
 			}
 		})
 	}
-	t.Run("an organization-only sort is 422", func(t *testing.T) {
+	t.Run("an organization-only sort is bad input", func(t *testing.T) {
 		e := f.s.QueryError(t, own, `{ me { orders(sorting: ["status"]) { items { id } } } }`, nil)
 		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "status"})

@@ -59,7 +59,7 @@ func TestSavePaymentMethods(t *testing.T) {
 		}
 	})
 
-	t.Run("an unknown token is a 422 that stores nothing", func(t *testing.T) {
+	t.Run("an unknown token is bad input and stores nothing", func(t *testing.T) {
 		c := newCustomer(t, s, org.Token, "")
 		e := s.QueryError(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_bogus"}})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "token"}, Msg: "Payment token is invalid.", Input: "tok_bogus"})

@@ -268,13 +268,13 @@ func TestSeatRules(t *testing.T) {
 		reason string
 		field  *fieldErr
 	}{
-		{name: "neither a subscription nor an order is 422", in: vars{"email": "a@example.com"},
+		{name: "neither a subscription nor an order is bad input", in: vars{"email": "a@example.com"},
 			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "subscriptionId"}, Msg: "Exactly one of subscriptionId and orderId is required."}},
-		{name: "both a subscription and an order is 422", in: vars{"email": "a@example.com", "subscriptionId": seatBased, "orderId": paid},
+		{name: "both a subscription and an order is bad input", in: vars{"email": "a@example.com", "subscriptionId": seatBased, "orderId": paid},
 			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "subscriptionId"}, Msg: "Exactly one of subscriptionId and orderId is required."}},
-		{name: "a malformed email is 422", in: vars{"email": "not-an-email", "subscriptionId": seatBased},
+		{name: "a malformed email is bad input", in: vars{"email": "not-an-email", "subscriptionId": seatBased},
 			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "email"}, Msg: "value is not a valid email address: The email address is not valid.", Input: "not-an-email"}},
 		{name: "a subscription without seats has none to give", in: vars{"email": "a@example.com", "subscriptionId": plain},
@@ -283,11 +283,11 @@ func TestSeatRules(t *testing.T) {
 			code: "CONFLICT", reason: "SeatNotAvailable"},
 		{name: "a canceled subscription gives no seats", in: vars{"email": "a@example.com", "subscriptionId": canceled},
 			code: "CONFLICT", reason: "SeatNotAvailable"},
-		{name: "another organization's subscription is 404", in: vars{"email": "a@example.com", "subscriptionId": foreignSub},
+		{name: "another organization's subscription is not found", in: vars{"email": "a@example.com", "subscriptionId": foreignSub},
 			code: "NOT_FOUND", reason: "ResourceNotFound"},
-		{name: "an unknown order is 404", in: vars{"email": "a@example.com", "orderId": uuid.New()},
+		{name: "an unknown order is not found", in: vars{"email": "a@example.com", "orderId": uuid.New()},
 			code: "NOT_FOUND", reason: "ResourceNotFound"},
-		{name: "a token without customer_seats:write is 403", token: w.s.NewToken(t, w.org.ID, "customer_seats:read"),
+		{name: "a token without customer_seats:write is forbidden", token: w.s.NewToken(t, w.org.ID, "customer_seats:read"),
 			in: vars{"email": "a@example.com", "subscriptionId": seatBased}, code: "FORBIDDEN", reason: "insufficient_scope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,7 +153,7 @@ func TestListSubscriptions(t *testing.T) {
 		})
 	}
 
-	t.Run("an unknown sorting criterion is a 422", func(t *testing.T) {
+	t.Run("an unknown sorting criterion is bad input", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `{ subscriptions(sorting: ["nope"]) { items { id } } }`, nil)
 		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError", fieldErr{Type: "enum", Loc: []any{"query", "sorting"},
 			Msg: "Invalid sorting criterion.", Input: "nope"})
