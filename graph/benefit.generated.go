@@ -1231,16 +1231,6 @@ func (ec *executionContext) unmarshalNBenefitCreateInput2tillᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefitPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._BenefitPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNBenefitType2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1278,12 +1268,26 @@ func (ec *executionContext) marshalNBenefitVisibility2string(ctx context.Context
 	return res
 }
 
+func (ec *executionContext) marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx context.Context, sel ast.SelectionSet, v *storage.Benefit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Benefit(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBenefitFilter2ᚖtillᚋgraphᚋmodelᚐBenefitFilter(ctx context.Context, v any) (*model.BenefitFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputBenefitFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefitPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBenefitType2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

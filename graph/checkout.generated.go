@@ -5113,16 +5113,6 @@ func (ec *executionContext) unmarshalNCheckoutCreateInput2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCheckoutPage2ᚖtillᚋgraphᚋmodelᚐCheckoutPage(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CheckoutPage(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNCheckoutProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Product) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -5170,6 +5160,13 @@ func (ec *executionContext) unmarshalNCheckoutUpdateInput2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx context.Context, sel ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Checkout(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOCheckoutDiscount2tillᚋgraphᚋmodelᚐCheckoutDiscount(ctx context.Context, sel ast.SelectionSet, v model.CheckoutDiscount) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -5183,6 +5180,13 @@ func (ec *executionContext) unmarshalOCheckoutFilter2ᚖtillᚋgraphᚋmodelᚐC
 	}
 	res, err := ec.unmarshalInputCheckoutFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCheckoutPage2ᚖtillᚋgraphᚋmodelᚐCheckoutPage(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CheckoutPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx context.Context, sel ast.SelectionSet, v *storage.Product) graphql.Marshaler {

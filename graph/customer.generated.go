@@ -1391,16 +1391,6 @@ func (ec *executionContext) unmarshalNCustomerCreateInput2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCustomerPage2ᚖtillᚋgraphᚋmodelᚐCustomerPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNCustomerType2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1440,6 +1430,13 @@ func (ec *executionContext) unmarshalOCustomerFilter2ᚖtillᚋgraphᚋmodelᚐC
 	}
 	res, err := ec.unmarshalInputCustomerFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCustomerPage2ᚖtillᚋgraphᚋmodelᚐCustomerPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOCustomerType2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -395,19 +395,16 @@ func (ec *executionContext) _CustomerSession(ctx context.Context, sel ast.Select
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNCustomerSession2ᚖtillᚋgraphᚋmodelᚐCustomerSession(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSession) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerSession(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNCustomerSessionCreateInput2tillᚋgraphᚋmodelᚐCustomerSessionCreateInput(ctx context.Context, v any) (model.CustomerSessionCreateInput, error) {
 	res, err := ec.unmarshalInputCustomerSessionCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOCustomerSession2ᚖtillᚋgraphᚋmodelᚐCustomerSession(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSession) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSession(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -1101,16 +1101,6 @@ func (ec *executionContext) marshalNDiscountDuration2string(ctx context.Context,
 	return res
 }
 
-func (ec *executionContext) marshalNDiscountPage2ᚖtillᚋgraphᚋmodelᚐDiscountPage(ctx context.Context, sel ast.SelectionSet, v *model.DiscountPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._DiscountPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNDiscountType2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1130,6 +1120,13 @@ func (ec *executionContext) marshalNDiscountType2string(ctx context.Context, sel
 func (ec *executionContext) unmarshalNDiscountUpdateInput2tillᚋgraphᚋmodelᚐDiscountUpdateInput(ctx context.Context, v any) (model.DiscountUpdateInput, error) {
 	res, err := ec.unmarshalInputDiscountUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx context.Context, sel ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Discount(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalODiscountDuration2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -1156,6 +1153,13 @@ func (ec *executionContext) unmarshalODiscountFilter2ᚖtillᚋgraphᚋmodelᚐD
 	}
 	res, err := ec.unmarshalInputDiscountFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODiscountPage2ᚖtillᚋgraphᚋmodelᚐDiscountPage(ctx context.Context, sel ast.SelectionSet, v *model.DiscountPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DiscountPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalODiscountType2ᚖstring(ctx context.Context, v any) (*string, error) {

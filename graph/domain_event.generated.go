@@ -386,11 +386,8 @@ func (ec *executionContext) marshalNDomainEvent2ᚖtillᚋstorageᚐDomainEvent(
 	return ec._DomainEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDomainEventPage2ᚖtillᚋgraphᚋmodelᚐDomainEventPage(ctx context.Context, sel ast.SelectionSet, v *model.DomainEventPage) graphql.Marshaler {
+func (ec *executionContext) marshalODomainEventPage2ᚖtillᚋgraphᚋmodelᚐDomainEventPage(ctx context.Context, sel ast.SelectionSet, v *model.DomainEventPage) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
 		return graphql.Null
 	}
 	return ec._DomainEventPage(ctx, sel, v)

@@ -930,16 +930,6 @@ func (ec *executionContext) marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx con
 	return ec._UsageEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._UsageEventPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx context.Context, v any) (model.UsageEventSource, error) {
 	var res model.UsageEventSource
 	err := res.UnmarshalGQL(v)
@@ -950,12 +940,26 @@ func (ec *executionContext) marshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsag
 	return v
 }
 
+func (ec *executionContext) marshalOUsageEvent2ᚖtillᚋstorageᚐEvent(ctx context.Context, sel ast.SelectionSet, v *storage.Event) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UsageEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOUsageEventFilter2ᚖtillᚋgraphᚋmodelᚐUsageEventFilter(ctx context.Context, v any) (*model.UsageEventFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputUsageEventFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._UsageEventPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐUsageEventSourceᚄ(ctx context.Context, v any) ([]model.UsageEventSource, error) {

@@ -276,11 +276,8 @@ func (ec *executionContext) unmarshalNUsageEventsIngestInput2tillᚋgraphᚋmode
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventsIngestResult) graphql.Marshaler {
+func (ec *executionContext) marshalOUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, v *model.UsageEventsIngestResult) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
 		return graphql.Null
 	}
 	return ec._UsageEventsIngestResult(ctx, sel, v)

@@ -3433,16 +3433,6 @@ func (ec *executionContext) unmarshalNFileCreatePartInput2ᚖtillᚋgraphᚋmode
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFilePage2ᚖtillᚋgraphᚋmodelᚐFilePage(ctx context.Context, sel ast.SelectionSet, v *model.FilePage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._FilePage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNFileService2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -3462,16 +3452,6 @@ func (ec *executionContext) marshalNFileService2string(ctx context.Context, sel 
 func (ec *executionContext) unmarshalNFileUpdateInput2tillᚋgraphᚋmodelᚐFileUpdateInput(ctx context.Context, v any) (model.FileUpdateInput, error) {
 	res, err := ec.unmarshalInputFileUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNFileUpload2ᚖtillᚋgraphᚋmodelᚐFileUpload(ctx context.Context, sel ast.SelectionSet, v *model.FileUpload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._FileUpload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNFileUploadCompletedInput2tillᚋgraphᚋmodelᚐFileUploadCompletedInput(ctx context.Context, v any) (model.FileUploadCompletedInput, error) {
@@ -3532,6 +3512,27 @@ func (ec *executionContext) marshalNFileUploadPart2ᚖtillᚋgraphᚋmodelᚐFil
 		return graphql.Null
 	}
 	return ec._FileUploadPart(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFile2tillᚋgraphᚋmodelᚐFile(ctx context.Context, sel ast.SelectionSet, v model.File) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._File(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFilePage2ᚖtillᚋgraphᚋmodelᚐFilePage(ctx context.Context, sel ast.SelectionSet, v *model.FilePage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FilePage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOFileUpload2ᚖtillᚋgraphᚋmodelᚐFileUpload(ctx context.Context, sel ast.SelectionSet, v *model.FileUpload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FileUpload(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -1993,39 +1993,9 @@ func (ec *executionContext) unmarshalNCustomerSeatAssignInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCustomerSeatAssignment2ᚖtillᚋgraphᚋmodelᚐCustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatAssignment) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerSeatAssignment(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatClaim) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerSeatClaim(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNCustomerSeatClaimInput2tillᚋgraphᚋmodelᚐCustomerSeatClaimInput(ctx context.Context, v any) (model.CustomerSeatClaimInput, error) {
 	res, err := ec.unmarshalInputCustomerSeatClaimInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐCustomerSeatList(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatList) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerSeatList(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCustomerSeatPage2ᚖtillᚋgraphᚋmodelᚐCustomerSeatPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatPage) graphql.Marshaler {
@@ -2057,6 +2027,48 @@ func (ec *executionContext) marshalNCustomerSeatStatus2string(ctx context.Contex
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalOBenefitGrant2ᚖtillᚋstorageᚐBenefitGrant(ctx context.Context, sel ast.SelectionSet, v *storage.BenefitGrant) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitGrant(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitGrantPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitGrantPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx context.Context, sel ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSeat(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCustomerSeatAssignment2ᚖtillᚋgraphᚋmodelᚐCustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatAssignment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSeatAssignment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatClaim) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSeatClaim(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐCustomerSeatList(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatList) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSeatList(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

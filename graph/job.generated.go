@@ -741,16 +741,6 @@ func (ec *executionContext) marshalNJobError2ᚖtillᚋstorageᚐJobError(ctx co
 	return ec._JobError(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNJobPage2ᚖtillᚋgraphᚋmodelᚐJobPage(ctx context.Context, sel ast.SelectionSet, v *model.JobPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._JobPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNJobState2tillᚋgraphᚋmodelᚐJobState(ctx context.Context, v any) (model.JobState, error) {
 	var res model.JobState
 	err := res.UnmarshalGQL(v)
@@ -759,6 +749,20 @@ func (ec *executionContext) unmarshalNJobState2tillᚋgraphᚋmodelᚐJobState(c
 
 func (ec *executionContext) marshalNJobState2tillᚋgraphᚋmodelᚐJobState(ctx context.Context, sel ast.SelectionSet, v model.JobState) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalOJob2ᚖtillᚋstorageᚐJob(ctx context.Context, sel ast.SelectionSet, v *storage.Job) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Job(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOJobPage2ᚖtillᚋgraphᚋmodelᚐJobPage(ctx context.Context, sel ast.SelectionSet, v *model.JobPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._JobPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOJobState2ᚕtillᚋgraphᚋmodelᚐJobStateᚄ(ctx context.Context, v any) ([]model.JobState, error) {

@@ -2142,16 +2142,6 @@ func (ec *executionContext) unmarshalNLicenseKeyValidateInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx context.Context, sel ast.SelectionSet, v *model.LicenseKeyValidation) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._LicenseKeyValidation(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNLicenseKeyValidationCode2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2166,22 +2156,6 @@ func (ec *executionContext) marshalNLicenseKeyValidationCode2string(ctx context.
 		}
 	}
 	return res
-}
-
-func (ec *executionContext) marshalNLicenseSigningKey2ᚕᚖtillᚋstorageᚐLicenseSigningKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.LicenseSigningKey) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
-		fc := graphql.GetFieldContext(ctx)
-		fc.Result = &v[i]
-		return ec.marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, sel, v[i])
-	})
-
-	for _, e := range ret {
-		if e == graphql.Null {
-			return graphql.Null
-		}
-	}
-
-	return ret
 }
 
 func (ec *executionContext) marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx context.Context, sel ast.SelectionSet, v *storage.LicenseSigningKey) graphql.Marshaler {
@@ -2213,6 +2187,13 @@ func (ec *executionContext) marshalOLicenseKeyActivation2ᚖtillᚋstorageᚐLic
 		return graphql.Null
 	}
 	return ec._LicenseKeyActivation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLicenseKeyPage2ᚖtillᚋgraphᚋmodelᚐLicenseKeyPage(ctx context.Context, sel ast.SelectionSet, v *model.LicenseKeyPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LicenseKeyPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -2267,6 +2248,39 @@ func (ec *executionContext) marshalOLicenseKeyStatus2ᚖstring(ctx context.Conte
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx context.Context, sel ast.SelectionSet, v *model.LicenseKeyValidation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LicenseKeyValidation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLicenseSigningKey2ᚕᚖtillᚋstorageᚐLicenseSigningKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.LicenseSigningKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx context.Context, sel ast.SelectionSet, v *storage.LicenseSigningKey) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LicenseSigningKey(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOProblem2ᚖtillᚋgraphᚋmodelᚐProblem(ctx context.Context, sel ast.SelectionSet, v *model.Problem) graphql.Marshaler {

@@ -1127,26 +1127,6 @@ func (ec *executionContext) unmarshalNMeterFilterInput2ᚖtillᚋgraphᚋmodel�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNMeterPage2ᚖtillᚋgraphᚋmodelᚐMeterPage(ctx context.Context, sel ast.SelectionSet, v *model.MeterPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._MeterPage(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNMeterQuantities2ᚖtillᚋstorageᚐMeterQuantities(ctx context.Context, sel ast.SelectionSet, v *storage.MeterQuantities) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._MeterQuantities(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNMeterQuantityAt2tillᚋstorageᚐMeterQuantityAt(ctx context.Context, sel ast.SelectionSet, v storage.MeterQuantityAt) graphql.Marshaler {
 	return ec._MeterQuantityAt(ctx, sel, &v)
 }
@@ -1180,6 +1160,13 @@ func (ec *executionContext) marshalNMeterQuantityInterval2tillᚋgraphᚋmodel�
 func (ec *executionContext) unmarshalNMeterUpdateInput2tillᚋgraphᚋmodelᚐMeterUpdateInput(ctx context.Context, v any) (model.MeterUpdateInput, error) {
 	res, err := ec.unmarshalInputMeterUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMeter2ᚖtillᚋstorageᚐMeter(ctx context.Context, sel ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Meter(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOMeterAggregationInput2ᚖtillᚋgraphᚋmodelᚐMeterAggregationInput(ctx context.Context, v any) (*model.MeterAggregationInput, error) {
@@ -1253,6 +1240,20 @@ func (ec *executionContext) unmarshalOMeterListFilter2ᚖtillᚋgraphᚋmodelᚐ
 	}
 	res, err := ec.unmarshalInputMeterListFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMeterPage2ᚖtillᚋgraphᚋmodelᚐMeterPage(ctx context.Context, sel ast.SelectionSet, v *model.MeterPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MeterPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOMeterQuantities2ᚖtillᚋstorageᚐMeterQuantities(ctx context.Context, sel ast.SelectionSet, v *storage.MeterQuantities) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MeterQuantities(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOMeterUnit2ᚖtillᚋgraphᚋmodelᚐMeterUnit(ctx context.Context, v any) (*model.MeterUnit, error) {

@@ -220,11 +220,8 @@ func (ec *executionContext) unmarshalNAuthorizeOAuth2Input2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx context.Context, sel ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
+func (ec *executionContext) marshalOAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx context.Context, sel ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
 		return graphql.Null
 	}
 	return ec._AuthorizeOAuth2Payload(ctx, sel, v)

@@ -1139,26 +1139,6 @@ func (ec *executionContext) unmarshalNOAuth2ClientCreateInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOAuth2ClientPage2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientPage(ctx context.Context, sel ast.SelectionSet, v *model.OAuth2ClientPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._OAuth2ClientPage(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx context.Context, sel ast.SelectionSet, v *model.OAuth2ClientSecretPayload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._OAuth2ClientSecretPayload(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNOAuth2ClientUpdateInput2tillᚋgraphᚋmodelᚐOAuth2ClientUpdateInput(ctx context.Context, v any) (model.OAuth2ClientUpdateInput, error) {
 	res, err := ec.unmarshalInputOAuth2ClientUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1262,6 +1242,27 @@ func (ec *executionContext) unmarshalNOAuth2TokenEndpointAuthMethod2tillᚋgraph
 
 func (ec *executionContext) marshalNOAuth2TokenEndpointAuthMethod2tillᚋgraphᚋmodelᚐOAuth2TokenEndpointAuthMethod(ctx context.Context, sel ast.SelectionSet, v model.OAuth2TokenEndpointAuthMethod) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalOOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx context.Context, sel ast.SelectionSet, v *storage.OAuth2Client) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OAuth2Client(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOAuth2ClientPage2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientPage(ctx context.Context, sel ast.SelectionSet, v *model.OAuth2ClientPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OAuth2ClientPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx context.Context, sel ast.SelectionSet, v *model.OAuth2ClientSecretPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OAuth2ClientSecretPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOAuth2SubType2ᚖtillᚋgraphᚋmodelᚐOAuth2SubType(ctx context.Context, v any) (*model.OAuth2SubType, error) {

@@ -4282,16 +4282,6 @@ func (ec *executionContext) marshalNOrderBillingReason2string(ctx context.Contex
 	return res
 }
 
-func (ec *executionContext) marshalNOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx context.Context, sel ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._OrderDocument(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNOrderItem2ᚕᚖtillᚋstorageᚐOrderItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.OrderItem) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -4316,16 +4306,6 @@ func (ec *executionContext) marshalNOrderItem2ᚖtillᚋstorageᚐOrderItem(ctx 
 		return graphql.Null
 	}
 	return ec._OrderItem(ctx, sel, v)
-}
-
-func (ec *executionContext) marshalNOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx context.Context, sel ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._OrderPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
@@ -4364,6 +4344,20 @@ func (ec *executionContext) marshalODiscountBase2tillᚋgraphᚋmodelᚐDiscount
 		return graphql.Null
 	}
 	return ec._DiscountBase(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrder2ᚖtillᚋstorageᚐOrder(ctx context.Context, sel ast.SelectionSet, v *storage.Order) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Order(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx context.Context, sel ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrderDocument(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOrderFilter2ᚖtillᚋgraphᚋmodelᚐOrderFilter(ctx context.Context, v any) (*model.OrderFilter, error) {

@@ -558,4 +558,11 @@ func (ec *executionContext) marshalNProcessorMode2string(ctx context.Context, se
 	return res
 }
 
+func (ec *executionContext) marshalOOrganization2ᚖtillᚋstorageᚐOrganization(ctx context.Context, sel ast.SelectionSet, v *storage.Organization) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Organization(ctx, sel, v)
+}
+
 // endregion ***************************** type.gotpl *****************************

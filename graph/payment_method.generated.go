@@ -704,16 +704,6 @@ func (ec *executionContext) marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMet
 	return ec._PaymentMethod(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx context.Context, sel ast.SelectionSet, v *model.PaymentMethodPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._PaymentMethodPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNPaymentMethodSaveInput2tillᚋgraphᚋmodelᚐPaymentMethodSaveInput(ctx context.Context, v any) (model.PaymentMethodSaveInput, error) {
 	res, err := ec.unmarshalInputPaymentMethodSaveInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -729,6 +719,20 @@ func (ec *executionContext) marshalOCardMetadata2ᚖtillᚋstorageᚐCardMetadat
 		return graphql.Null
 	}
 	return ec._CardMetadata(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx context.Context, sel ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PaymentMethod(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx context.Context, sel ast.SelectionSet, v *model.PaymentMethodPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PaymentMethodPage(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -423,10 +423,10 @@ func (ec *executionContext) _Me_paymentMethods(ctx context.Context, field graphq
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethodPage) graphql.Marshaler {
-			return ec.marshalNPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx, selections, v)
+			return ec.marshalOPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Me_paymentMethods(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -700,10 +700,10 @@ func (ec *executionContext) _Me_orders(ctx context.Context, field graphql.Collec
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
-			return ec.marshalNOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx, selections, v)
+			return ec.marshalOOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Me_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -757,10 +757,10 @@ func (ec *executionContext) _Me_orderInvoice(ctx context.Context, field graphql.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
-			return ec.marshalNOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
+			return ec.marshalOOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Me_orderInvoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -1103,7 +1103,7 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 					}
 				}()
 				res = ec._Me_paymentMethods(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -1331,7 +1331,7 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 					}
 				}()
 				res = ec._Me_orders(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -1369,7 +1369,7 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 					}
 				}()
 				res = ec._Me_orderInvoice(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -1571,11 +1571,8 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) marshalNMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *model.Me) graphql.Marshaler {
+func (ec *executionContext) marshalOMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *model.Me) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
 		return graphql.Null
 	}
 	return ec._Me(ctx, sel, v)

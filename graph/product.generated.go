@@ -2024,16 +2024,6 @@ func (ec *executionContext) unmarshalNProductCreateInput2tillᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProductPage2ᚖtillᚋgraphᚋmodelᚐProductPage(ctx context.Context, sel ast.SelectionSet, v *model.ProductPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._ProductPage(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNProductPrice2ᚕᚖtillᚋstorageᚐProductPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.ProductPrice) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -2147,6 +2137,13 @@ func (ec *executionContext) unmarshalOProductFilter2ᚖtillᚋgraphᚋmodelᚐPr
 	}
 	res, err := ec.unmarshalInputProductFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOProductPage2ᚖtillᚋgraphᚋmodelᚐProductPage(ctx context.Context, sel ast.SelectionSet, v *model.ProductPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProductPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOProductVisibility2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

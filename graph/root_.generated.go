@@ -7756,17 +7756,17 @@ input BenefitUpdateInput {
 }
 
 extend type Query {
-  benefit(id: UUID!): Benefit! @hasScope(any: [benefits_read, benefits_write])
+  benefit(id: UUID!): Benefit @hasScope(any: [benefits_read, benefits_write])
   "Sorting: created_at, description, type (prefix - for descending); default -created_at."
-  benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter): BenefitPage!
+  benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter): BenefitPage
     @hasScope(any: [benefits_read, benefits_write])
 }
 
 extend type Mutation {
-  createBenefit(input: BenefitCreateInput!): Benefit! @hasScope(any: [benefits_write])
-  updateBenefit(input: BenefitUpdateInput!): Benefit! @hasScope(any: [benefits_write])
+  createBenefit(input: BenefitCreateInput!): Benefit @hasScope(any: [benefits_write])
+  updateBenefit(input: BenefitUpdateInput!): Benefit @hasScope(any: [benefits_write])
   "Soft-deletes the benefit and detaches it from its products."
-  deleteBenefit(id: UUID!): Benefit! @hasScope(any: [benefits_write])
+  deleteBenefit(id: UUID!): Benefit @hasScope(any: [benefits_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/checkout.graphqls", Input: `"""
@@ -8068,19 +8068,19 @@ input CheckoutConfirmInput {
 }
 
 extend type Query {
-  checkout(id: UUID!): Checkout! @hasScope(any: [checkouts_read, checkouts_write])
+  checkout(id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write])
   "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
-  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage!
+  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage
     @hasScope(any: [checkouts_read, checkouts_write])
   "A checkout by its client secret, for the buyer's page; needs no token."
-  checkoutByClientSecret(clientSecret: String!): Checkout! @public(reason: "the client secret")
+  checkoutByClientSecret(clientSecret: String!): Checkout @public(reason: "the client secret")
 }
 
 extend type Mutation {
-  createCheckout(input: CheckoutCreateInput!): Checkout! @hasScope(any: [checkouts_write])
-  updateCheckout(input: CheckoutUpdateInput!): Checkout! @hasScope(any: [checkouts_write])
+  createCheckout(input: CheckoutCreateInput!): Checkout @hasScope(any: [checkouts_write])
+  updateCheckout(input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write])
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
-  confirmCheckout(input: CheckoutConfirmInput!): Checkout! @public(reason: "the client secret")
+  confirmCheckout(input: CheckoutConfirmInput!): Checkout @public(reason: "the client secret")
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
@@ -8172,19 +8172,19 @@ input PortalCustomerUpdateInput {
 }
 
 extend type Query {
-  customer(id: UUID!): Customer! @hasScope(any: [customers_read, customers_write])
-  customerByExternalId(externalId: String!): Customer! @hasScope(any: [customers_read, customers_write])
+  customer(id: UUID!): Customer @hasScope(any: [customers_read, customers_write])
+  customerByExternalId(externalId: String!): Customer @hasScope(any: [customers_read, customers_write])
   "Sorting: created_at, email, name (prefix - for descending); default -created_at."
-  customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter): CustomerPage!
+  customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter): CustomerPage
     @hasScope(any: [customers_read, customers_write])
 }
 
 extend type Mutation {
-  createCustomer(input: CustomerCreateInput!): Customer! @hasScope(any: [customers_write])
-  updateCustomer(input: CustomerUpdateInput!): Customer! @hasScope(any: [customers_write])
+  createCustomer(input: CustomerCreateInput!): Customer @hasScope(any: [customers_write])
+  updateCustomer(input: CustomerUpdateInput!): Customer @hasScope(any: [customers_write])
   "Soft-deletes the customer; its sessions stop working at once."
-  deleteCustomer(id: UUID!): Customer! @hasScope(any: [customers_write])
-  portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer! @billing
+  deleteCustomer(id: UUID!): Customer @hasScope(any: [customers_write])
+  portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer_session.graphqls", Input: `"A short-lived token that opens the customer portal for one customer (or one member)."
@@ -8211,7 +8211,7 @@ input CustomerSessionCreateInput {
 }
 
 extend type Mutation {
-  createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession! @hasScope(any: [customer_sessions_write])
+  createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession @hasScope(any: [customer_sessions_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/discount.graphqls", Input: `"A price reduction, percentage or fixed, for one payment, a number of months or forever."
@@ -8311,17 +8311,17 @@ input DiscountUpdateInput {
 }
 
 extend type Query {
-  discount(id: UUID!): Discount! @hasScope(any: [discounts_read, discounts_write])
+  discount(id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write])
   "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
-  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter): DiscountPage!
+  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter): DiscountPage
     @hasScope(any: [discounts_read, discounts_write])
 }
 
 extend type Mutation {
-  createDiscount(input: DiscountCreateInput!): Discount! @hasScope(any: [discounts_write])
-  updateDiscount(input: DiscountUpdateInput!): Discount! @hasScope(any: [discounts_write])
+  createDiscount(input: DiscountCreateInput!): Discount @hasScope(any: [discounts_write])
+  updateDiscount(input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write])
   "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
-  deleteDiscount(id: UUID!): Discount! @hasScope(any: [discounts_write])
+  deleteDiscount(id: UUID!): Discount @hasScope(any: [discounts_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
@@ -8342,7 +8342,7 @@ type DomainEventPage {
 
 extend type Query {
   "The organization's events, newest first (webhook deliveries read from the same log)."
-  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
+  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
 }
 `, BuiltIn: false},
@@ -8469,13 +8469,13 @@ input UsageEventFilter {
 
 extend type Query {
   "One usage event of the caller's organizations (GET /v1/events/{id})."
-  usageEvent(id: UUID!): UsageEvent! @hasScope(any: [events_read, events_write])
+  usageEvent(id: UUID!): UsageEvent @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
   sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
   clamped to 1000; after is the endCursor of the previous page.
   """
-  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage!
+  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage
     @hasScope(any: [events_read, events_write])
 }
 `, BuiltIn: false},
@@ -8525,7 +8525,7 @@ extend type Mutation {
   also when batches are retried or sent concurrently. A GraphQL request body holds at most
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
-  ingestEvents(input: UsageEventsIngestInput!): UsageEventsIngestResult! @hasScope(any: [events_write])
+  ingestEvents(input: UsageEventsIngestInput!): UsageEventsIngestResult @hasScope(any: [events_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/file.graphqls", Input: `"""
@@ -8776,23 +8776,23 @@ input FileUpdateInput {
 
 extend type Query {
   "The uploaded live files, newest first; organizationId and ids narrow the list."
-  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage!
+  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage
     @hasScope(any: [files_read, files_write])
   "A live file of the caller's organizations, uploaded or not."
-  file(id: UUID!): File! @hasScope(any: [files_read, files_write])
+  file(id: UUID!): File @hasScope(any: [files_read, files_write])
 }
 
 extend type Mutation {
   "Starts the upload of a file and returns where to send each part."
-  createFile(input: FileCreateInput!): FileUpload! @hasScope(any: [files_write])
+  createFile(input: FileCreateInput!): FileUpload @hasScope(any: [files_write])
   "Assembles the uploaded parts; the file is then uploaded. A file completes once."
-  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File! @hasScope(any: [files_write])
-  updateFile(id: UUID!, input: FileUpdateInput!): File! @hasScope(any: [files_write])
+  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File @hasScope(any: [files_write])
+  updateFile(id: UUID!, input: FileUpdateInput!): File @hasScope(any: [files_write])
   """
   Deletes the file and its object and returns it as it was. A file that a downloadables
   benefit still offers cannot be deleted.
   """
-  deleteFile(id: UUID!): File! @hasScope(any: [files_write])
+  deleteFile(id: UUID!): File @hasScope(any: [files_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
@@ -8903,14 +8903,14 @@ extend type Query {
   returns pending and failed grants: every grant without granted_at.
   """
   benefitGrants(benefitId: UUID!, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
-    page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [benefits_read, benefits_write])
+    page: Int = 1, limit: Int = 10): BenefitGrantPage @hasScope(any: [benefits_read, benefits_write])
   "One grant, as its webhooks report it."
-  benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [benefits_read, benefits_write])
+  benefitGrant(id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
-  seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList!
+  seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList
     @hasScope(any: [customer_seats_read, customer_seats_write])
   "One seat, as its webhooks report it."
-  seat(id: UUID!): CustomerSeat! @hasScope(any: [customer_seats_read, customer_seats_write])
+  seat(id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write])
 }
 
 extend type Mutation {
@@ -8918,15 +8918,15 @@ extend type Mutation {
   Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
   returns its claim token (customer_seat.assigned).
   """
-  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment! @hasScope(any: [customer_seats_write])
+  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write])
   """
   Claims a seat with its invitation token: needs no credential, the token is one. The holder
   becomes a member of the billing customer and receives the product's benefits
   (customer_seat.claimed).
   """
-  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim! @public(reason: "the invitation token")
+  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim @public(reason: "the invitation token")
   "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
-  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat! @hasScope(any: [customer_seats_write])
+  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat @hasScope(any: [customer_seats_write])
 }
 
 extend type Me {
@@ -8993,9 +8993,9 @@ type JobPage {
 
 extend type Query {
   "The organization's jobs, newest first; kind and state narrow the list (values OR-ed)."
-  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage!
+  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage
     @hasScope(any: [organizations_read, organizations_write])
-  job(id: UUID!): Job! @hasScope(any: [organizations_read, organizations_write])
+  job(id: UUID!): Job @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
@@ -9004,12 +9004,12 @@ extend type Mutation {
   had used them all. Running and completed jobs are refused (InvalidJobState, 409), as is a
   job whose equal (same unique key) is pending already.
   """
-  retryJob(id: UUID!): Job! @hasScope(any: [organizations_write])
+  retryJob(id: UUID!): Job @hasScope(any: [organizations_write])
   """
   Cancels a job that is waiting (available or retryable) so it never runs. Running and
   finished jobs are refused (InvalidJobState, 409): a running attempt cannot be recalled.
   """
-  cancelJob(id: UUID!): Job! @hasScope(any: [organizations_write])
+  cancelJob(id: UUID!): Job @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/license_key.graphqls", Input: `"""
@@ -9150,9 +9150,9 @@ input LicenseKeyUpdateInput {
 extend type Query {
   "License keys issued by the organization's benefits, oldest first."
   licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
+    page: Int = 1, limit: Int = 10): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
-  licenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_read, license_keys_write])
+  licenseKey(id: UUID!): LicenseKey @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Me {
@@ -9167,25 +9167,25 @@ extend type Mutation {
   Validates a key of an organization the token may see: each successful call counts in
   validations and may add usage. Failures change nothing and say why in code.
   """
-  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation! @hasScope(any: [license_keys_write])
+  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation @hasScope(any: [license_keys_write])
   "Activates a key, up to its limitActivations live activations."
-  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation! @hasScope(any: [license_keys_write])
+  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation @hasScope(any: [license_keys_write])
   "Deactivates an activation, freeing its slot; a second deactivation is not found."
-  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean! @hasScope(any: [license_keys_write])
-  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey! @hasScope(any: [license_keys_write])
+  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean @hasScope(any: [license_keys_write])
+  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey @hasScope(any: [license_keys_write])
   """
   Gives the key new text (same id, limits, usage and activations): the old text stops
   validating at once. For a leaked key.
   """
-  regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_write])
+  regenerateLicenseKey(id: UUID!): LicenseKey @hasScope(any: [license_keys_write])
   "validateLicenseKey for applications: needs no token and works for any organization's key."
-  portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation!
+  portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation
     @public(reason: "the license key; rate-limited per client and per key")
   "activateLicenseKey for applications: needs no token."
-  portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation!
+  portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation
     @public(reason: "the license key; rate-limited per client and per key")
   "deactivateLicenseKey for applications: needs no token."
-  portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean!
+  portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean
     @public(reason: "the license key; rate-limited per client and per key")
 }
 
@@ -9222,12 +9222,12 @@ extend type LicenseKeyValidation {
 
 extend type Query {
   "The signing keys verifiers must know: the active one and retired ones still within their window."
-  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
+  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!] @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
-  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [license_keys_write])
+  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey @hasScope(any: [license_keys_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -9380,9 +9380,9 @@ type MeterQuantities {
 }
 
 extend type Query {
-  meter(id: UUID!): Meter! @hasScope(any: [meters_read, meters_write])
+  meter(id: UUID!): Meter @hasScope(any: [meters_read, meters_write])
   "Sorting: name, created_at (prefix - for descending); default name."
-  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage!
+  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage
     @hasScope(any: [meters_read, meters_write])
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
@@ -9392,14 +9392,14 @@ extend type Query {
   neither means all the organization's events.
   """
   meterQuantities(id: UUID!, startTimestamp: DateTime!, endTimestamp: DateTime!, interval: MeterQuantityInterval!,
-    customerId: UUID, externalCustomerId: String): MeterQuantities! @hasScope(any: [meters_read, meters_write])
+    customerId: UUID, externalCustomerId: String): MeterQuantities @hasScope(any: [meters_read, meters_write])
 }
 
 extend type Mutation {
-  createMeter(input: MeterCreateInput!): Meter! @hasScope(any: [meters_write])
-  updateMeter(input: MeterUpdateInput!): Meter! @hasScope(any: [meters_write])
+  createMeter(input: MeterCreateInput!): Meter @hasScope(any: [meters_write])
+  updateMeter(input: MeterUpdateInput!): Meter @hasScope(any: [meters_write])
   "Archives the meter (updateMeter with isArchived: false unarchives it)."
-  archiveMeter(id: UUID!): Meter! @hasScope(any: [meters_write])
+  archiveMeter(id: UUID!): Meter @hasScope(any: [meters_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -9448,9 +9448,9 @@ extend type Mutation {
   code for the client and remembers the consent. It never grants a scope the token lacks, and
   only owners and admins may consent for an organization subject.
   """
-  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
+  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload @firstParty
   "Refuses the authorization request: the redirect carries error=access_denied."
-  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
+  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload @firstParty
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2_client.graphqls", Input: `"""
@@ -9570,23 +9570,23 @@ input OAuth2ClientUpdateInput {
 
 extend type Query {
   "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
-  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage!
+  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage
     @hasScope(any: [organizations_read, organizations_write])
-  oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_read, organizations_write])
+  oauth2Client(clientId: String!): OAuth2Client @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
   "Registers a client with a fresh till_ci_ id and, unless it is public, a till_cs_ secret shown once."
-  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
-  updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload!
+  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
+  updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload
     @hasScope(any: [organizations_write])
   """
   Deletes the client and returns it as it was: its tokens stop working at once, its pending
   authorization codes and remembered consents are discarded.
   """
-  deleteOAuth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_write])
+  deleteOAuth2Client(clientId: String!): OAuth2Client @hasScope(any: [organizations_write])
   "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
-  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
+  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
@@ -9820,25 +9820,25 @@ type DiscountPercentageRepeatDurationBase implements DiscountBase {
 
 extend type Query {
   "One order of the caller's organizations (GET /v1/orders/{id})."
-  order(id: UUID!): Order! @hasScope(any: [orders_read])
+  order(id: UUID!): Order @hasScope(any: [orders_read])
   """
   Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
   optionally prefixed with - for descending; default -created_at.
   """
   orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage!
+    first: Int, after: String, last: Int, before: String): OrderPage
     @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
   "Updates an order's billing details (PATCH /v1/orders/{id}); records order.updated."
-  updateOrder(id: UUID!, input: OrderUpdateInput!): Order! @hasScope(any: [orders_write])
+  updateOrder(id: UUID!, input: OrderUpdateInput!): Order @hasScope(any: [orders_write])
   """
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
   """
-  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order! @billing
+  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order @billing
 }
 
 extend type Me {
@@ -9848,7 +9848,7 @@ extend type Me {
   subscription; default -created_at.
   """
   orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage! @billing
+    first: Int, after: String, last: Int, before: String): OrderPage @billing
     @goField(forceResolver: true)
 }
 
@@ -9862,12 +9862,12 @@ extend type Query {
   The link to an order's invoice (GET /v1/orders/{id}/invoice); InvoiceDoesNotExist until
   generateOrderInvoice has rendered it.
   """
-  orderInvoice(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
+  orderInvoice(id: UUID!): OrderDocument @hasScope(any: [orders_read])
   """
   The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
   unpaid; DocumentPending (status 202) while it is first rendered.
   """
-  orderReceipt(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
+  orderReceipt(id: UUID!): OrderDocument @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
@@ -9877,14 +9877,14 @@ extend type Mutation {
   address are required (MissingInvoiceBillingDetails); an invoice that already shows the
   current billing details is not rendered again. Rendering records order.updated.
   """
-  generateOrderInvoice(id: UUID!): Boolean! @hasScope(any: [orders_read])
+  generateOrderInvoice(id: UUID!): Boolean @hasScope(any: [orders_read])
   "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
-  portalGenerateOrderInvoice(id: UUID!): Boolean! @billing
+  portalGenerateOrderInvoice(id: UUID!): Boolean @billing
 }
 
 extend type Me {
   "The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice)."
-  orderInvoice(id: UUID!): OrderDocument! @billing @goField(forceResolver: true)
+  orderInvoice(id: UUID!): OrderDocument @billing @goField(forceResolver: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
@@ -9913,7 +9913,7 @@ enum ProcessorMode {
 
 extend type Query {
   "The organization of the token; user tokens name one of their organizations."
-  organization(id: UUID): Organization! @hasScope(any: [organizations_read, organizations_write])
+  organization(id: UUID): Organization @hasScope(any: [organizations_read, organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/payment_method.graphqls", Input: `"A customer's saved payment instrument."
@@ -9946,7 +9946,7 @@ type PaymentMethodPage {
 
 extend type Query {
   "A customer's payment methods, newest first, by customer id or external id."
-  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage!
+  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage
     @hasScope(any: [customers_read, customers_write])
 }
 
@@ -9967,13 +9967,13 @@ input PortalPaymentMethodSaveInput {
 
 extend type Mutation {
   "Saves a payment instrument for a customer from a processor token; an unknown token is a 422."
-  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod! @hasScope(any: [customers_write])
+  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod @hasScope(any: [customers_write])
   "Removes a saved payment method; it stops being the default if it was."
-  deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [customers_write])
+  deletePaymentMethod(id: UUID!): PaymentMethod @hasScope(any: [customers_write])
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
-  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @billing
+  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod @billing
   "Removes one of the session customer's payment methods."
-  portalDeletePaymentMethod(id: UUID!): PaymentMethod! @billing
+  portalDeletePaymentMethod(id: UUID!): PaymentMethod @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
@@ -9981,7 +9981,7 @@ type Me {
   customer: Customer!
   "The member of a member session; null for customer sessions."
   member: Member
-  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage! @goField(forceResolver: true) @billing
+  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage @goField(forceResolver: true) @billing
 }
 
 "A person acting for a customer."
@@ -9997,7 +9997,7 @@ type Member {
 }
 
 extend type Query {
-  me: Me! @portal
+  me: Me @portal
 }
 `, BuiltIn: false},
 	{Name: "../schema/product.graphqls", Input: `"Something an organization sells, one-time or recurring."
@@ -10135,18 +10135,18 @@ input ProductBenefitsInput {
 }
 
 extend type Query {
-  product(id: UUID!): Product! @hasScope(any: [products_read, products_write])
+  product(id: UUID!): Product @hasScope(any: [products_read, products_write])
   "Sorting: created_at, name, price_amount_type (prefix - for descending); default -created_at."
-  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter): ProductPage!
+  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter): ProductPage
     @hasScope(any: [products_read, products_write])
 }
 
 extend type Mutation {
-  createProduct(input: ProductCreateInput!): Product! @hasScope(any: [products_write])
-  updateProduct(input: ProductUpdateInput!): Product! @hasScope(any: [products_write])
-  archiveProduct(id: UUID!): Product! @hasScope(any: [products_write])
+  createProduct(input: ProductCreateInput!): Product @hasScope(any: [products_write])
+  updateProduct(input: ProductUpdateInput!): Product @hasScope(any: [products_write])
+  archiveProduct(id: UUID!): Product @hasScope(any: [products_write])
   "Replaces the product's benefits with the given ordered list."
-  updateProductBenefits(input: ProductBenefitsInput!): Product! @hasScope(any: [products_write])
+  updateProductBenefits(input: ProductBenefitsInput!): Product @hasScope(any: [products_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
@@ -10555,7 +10555,7 @@ type AdvanceTestClockPayload {
 }
 
 extend type Query {
-  subscription(id: UUID!): Subscription! @hasScope(any: [subscriptions_read, subscriptions_write])
+  subscription(id: UUID!): Subscription @hasScope(any: [subscriptions_read, subscriptions_write])
   """
   Started subscriptions of the organization(s). Sorting (prefix - for descending; default
   -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
@@ -10563,7 +10563,7 @@ extend type Query {
   current_period_end, ended_at, ends_at, amount (per month, ignoring the interval count),
   product (name), discount (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage!
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage
     @hasScope(any: [subscriptions_read, subscriptions_write])
   "The organization's test clock; null when it has none."
   testClock(organizationId: UUID): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
@@ -10586,20 +10586,20 @@ extend type Me {
 # a canceled, unpaid or revoked subscription cannot change any more.
 extend type Mutation {
   "Cancels at the end of the current period (trial end for trials); benefits stay until then."
-  cancelSubscription(input: SubscriptionCancelInput!): Subscription! @hasScope(any: [subscriptions_write])
+  cancelSubscription(input: SubscriptionCancelInput!): Subscription @hasScope(any: [subscriptions_write])
   "Takes back a cancellation at period end."
-  uncancelSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
+  uncancelSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
   "Ends the subscription now: status canceled, ended_at now, benefits revoked."
-  revokeSubscription(input: SubscriptionRevokeInput!): Subscription! @hasScope(any: [subscriptions_write])
+  revokeSubscription(input: SubscriptionRevokeInput!): Subscription @hasScope(any: [subscriptions_write])
   "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
-  pauseSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
+  pauseSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
   """
   Takes back a pause at period end, or resumes a paused subscription: a new period starts
   now and is charged to the saved payment method (declined: past_due).
   """
-  resumeSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
-  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
-  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
+  resumeSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
+  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription @hasScope(any: [subscriptions_write])
+  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription @hasScope(any: [subscriptions_write])
   """
   Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
   at the time each thing falls due: trial ends and period ends are charged (declines go
@@ -10608,15 +10608,15 @@ extend type Mutation {
   nothing is due any more. Organizations in live mode get BadRequest; a time that is not after
   the clock gets PolarRequestValidationError.
   """
-  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [subscriptions_write])
+  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload @hasScope(any: [subscriptions_write])
 
   "The portal's cancellation at period end, for the session's customer."
-  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @billing
-  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription! @billing
+  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription @billing
+  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription @billing
   "Needs the organization to allow customer updates and plan changes in the portal."
-  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @billing
+  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription @billing
   "Needs the organization to allow customer updates and seat changes in the portal."
-  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @billing
+  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription @billing
 }
 
 # What the /v1 shapes of a subscription's product (Product, CustomerSubscriptionProduct with
@@ -10709,19 +10709,19 @@ input WebhookEndpointUpdateInput {
 
 extend type Query {
   "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
-  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage!
+  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_read, webhooks_write])
+  webhookEndpoint(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
   "Creates an enabled endpoint with a fresh whsec_ secret."
-  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
-  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint @hasScope(any: [webhooks_write])
+  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint @hasScope(any: [webhooks_write])
   "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
-  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_write])
   "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
-  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook_event.graphqls", Input: `"""
@@ -10776,9 +10776,9 @@ extend type Query {
   succeeded: true lists delivered events, false those that failed for good (pending events
   match neither).
   """
-  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage!
+  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_read, webhooks_write])
+  webhookEvent(id: UUID!): WebhookEvent @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
@@ -10787,7 +10787,7 @@ extend type Mutation {
   place in the endpoint's order. Archived events and one being sent right now are refused
   (BadRequest).
   """
-  redeliverWebhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_write])
+  redeliverWebhookEvent(id: UUID!): WebhookEvent @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 }

@@ -48,12 +48,12 @@ type MutationResolver interface {
 	CancelJob(ctx context.Context, id uuid.UUID) (*storage.Job, error)
 	ValidateLicenseKey(ctx context.Context, input model.LicenseKeyValidateInput) (*model.LicenseKeyValidation, error)
 	ActivateLicenseKey(ctx context.Context, input model.LicenseKeyActivateInput) (*storage.LicenseKeyActivation, error)
-	DeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (bool, error)
+	DeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (*bool, error)
 	UpdateLicenseKey(ctx context.Context, id uuid.UUID, input model.LicenseKeyUpdateInput) (*storage.LicenseKey, error)
 	RegenerateLicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error)
 	PortalValidateLicenseKey(ctx context.Context, input model.LicenseKeyValidateInput) (*model.LicenseKeyValidation, error)
 	PortalActivateLicenseKey(ctx context.Context, input model.LicenseKeyActivateInput) (*storage.LicenseKeyActivation, error)
-	PortalDeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (bool, error)
+	PortalDeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (*bool, error)
 	RotateLicenseSigningKey(ctx context.Context, organizationID *uuid.UUID) (*storage.LicenseSigningKey, error)
 	CreateMeter(ctx context.Context, input model.MeterCreateInput) (*storage.Meter, error)
 	UpdateMeter(ctx context.Context, input model.MeterUpdateInput) (*storage.Meter, error)
@@ -66,8 +66,8 @@ type MutationResolver interface {
 	RotateOAuth2ClientSecret(ctx context.Context, clientID string) (*model.OAuth2ClientSecretPayload, error)
 	UpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error)
 	PortalUpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error)
-	GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error)
-	PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error)
+	GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
+	PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error)
 	PortalSavePaymentMethod(ctx context.Context, input model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error)
@@ -2562,10 +2562,10 @@ func (ec *executionContext) _Mutation_createBenefit(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Benefit) graphql.Marshaler {
-			return ec.marshalNBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
+			return ec.marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createBenefit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2624,10 +2624,10 @@ func (ec *executionContext) _Mutation_updateBenefit(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Benefit) graphql.Marshaler {
-			return ec.marshalNBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
+			return ec.marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateBenefit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2686,10 +2686,10 @@ func (ec *executionContext) _Mutation_deleteBenefit(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Benefit) graphql.Marshaler {
-			return ec.marshalNBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
+			return ec.marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteBenefit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2748,10 +2748,10 @@ func (ec *executionContext) _Mutation_createCheckout(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
-			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
+			return ec.marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createCheckout(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2810,10 +2810,10 @@ func (ec *executionContext) _Mutation_updateCheckout(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
-			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
+			return ec.marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateCheckout(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2872,10 +2872,10 @@ func (ec *executionContext) _Mutation_confirmCheckout(ctx context.Context, field
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
-			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
+			return ec.marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_confirmCheckout(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2934,10 +2934,10 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2996,10 +2996,10 @@ func (ec *executionContext) _Mutation_updateCustomer(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3058,10 +3058,10 @@ func (ec *executionContext) _Mutation_deleteCustomer(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3115,10 +3115,10 @@ func (ec *executionContext) _Mutation_portalUpdateCustomer(ctx context.Context, 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalUpdateCustomer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3177,10 +3177,10 @@ func (ec *executionContext) _Mutation_createCustomerSession(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSession) graphql.Marshaler {
-			return ec.marshalNCustomerSession2ᚖtillᚋgraphᚋmodelᚐCustomerSession(ctx, selections, v)
+			return ec.marshalOCustomerSession2ᚖtillᚋgraphᚋmodelᚐCustomerSession(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createCustomerSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3239,10 +3239,10 @@ func (ec *executionContext) _Mutation_createDiscount(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalNDiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createDiscount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3301,10 +3301,10 @@ func (ec *executionContext) _Mutation_updateDiscount(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalNDiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateDiscount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3363,10 +3363,10 @@ func (ec *executionContext) _Mutation_deleteDiscount(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalNDiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteDiscount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3425,10 +3425,10 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UsageEventsIngestResult) graphql.Marshaler {
-			return ec.marshalNUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx, selections, v)
+			return ec.marshalOUsageEventsIngestResult2ᚖtillᚋgraphᚋmodelᚐUsageEventsIngestResult(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_ingestEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3487,10 +3487,10 @@ func (ec *executionContext) _Mutation_createFile(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FileUpload) graphql.Marshaler {
-			return ec.marshalNFileUpload2ᚖtillᚋgraphᚋmodelᚐFileUpload(ctx, selections, v)
+			return ec.marshalOFileUpload2ᚖtillᚋgraphᚋmodelᚐFileUpload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3549,10 +3549,10 @@ func (ec *executionContext) _Mutation_completeFileUpload(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v model.File) graphql.Marshaler {
-			return ec.marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
+			return ec.marshalOFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_completeFileUpload(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3611,10 +3611,10 @@ func (ec *executionContext) _Mutation_updateFile(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v model.File) graphql.Marshaler {
-			return ec.marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
+			return ec.marshalOFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3673,10 +3673,10 @@ func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v model.File) graphql.Marshaler {
-			return ec.marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
+			return ec.marshalOFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3735,10 +3735,10 @@ func (ec *executionContext) _Mutation_assignSeat(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSeatAssignment) graphql.Marshaler {
-			return ec.marshalNCustomerSeatAssignment2ᚖtillᚋgraphᚋmodelᚐCustomerSeatAssignment(ctx, selections, v)
+			return ec.marshalOCustomerSeatAssignment2ᚖtillᚋgraphᚋmodelᚐCustomerSeatAssignment(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_assignSeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3797,10 +3797,10 @@ func (ec *executionContext) _Mutation_claimSeat(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSeatClaim) graphql.Marshaler {
-			return ec.marshalNCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx, selections, v)
+			return ec.marshalOCustomerSeatClaim2ᚖtillᚋgraphᚋmodelᚐCustomerSeatClaim(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_claimSeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3859,10 +3859,10 @@ func (ec *executionContext) _Mutation_revokeSeat(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
-			return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
+			return ec.marshalOCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_revokeSeat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3921,10 +3921,10 @@ func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphq
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Job) graphql.Marshaler {
-			return ec.marshalNJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
+			return ec.marshalOJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_retryJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3983,10 +3983,10 @@ func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Job) graphql.Marshaler {
-			return ec.marshalNJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
+			return ec.marshalOJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_cancelJob(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4045,10 +4045,10 @@ func (ec *executionContext) _Mutation_validateLicenseKey(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LicenseKeyValidation) graphql.Marshaler {
-			return ec.marshalNLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx, selections, v)
+			return ec.marshalOLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_validateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4107,10 +4107,10 @@ func (ec *executionContext) _Mutation_activateLicenseKey(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKeyActivation) graphql.Marshaler {
-			return ec.marshalNLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, selections, v)
+			return ec.marshalOLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_activateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4155,11 +4155,11 @@ func (ec *executionContext) _Mutation_deactivateLicenseKey(ctx context.Context, 
 			directive1 := func(ctx context.Context) (any, error) {
 				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_write"})
 				if err != nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, any)
@@ -4168,11 +4168,11 @@ func (ec *executionContext) _Mutation_deactivateLicenseKey(ctx context.Context, 
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deactivateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4231,10 +4231,10 @@ func (ec *executionContext) _Mutation_updateLicenseKey(ctx context.Context, fiel
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKey) graphql.Marshaler {
-			return ec.marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
+			return ec.marshalOLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4293,10 +4293,10 @@ func (ec *executionContext) _Mutation_regenerateLicenseKey(ctx context.Context, 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKey) graphql.Marshaler {
-			return ec.marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
+			return ec.marshalOLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_regenerateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4355,10 +4355,10 @@ func (ec *executionContext) _Mutation_portalValidateLicenseKey(ctx context.Conte
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LicenseKeyValidation) graphql.Marshaler {
-			return ec.marshalNLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx, selections, v)
+			return ec.marshalOLicenseKeyValidation2ᚖtillᚋgraphᚋmodelᚐLicenseKeyValidation(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalValidateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4417,10 +4417,10 @@ func (ec *executionContext) _Mutation_portalActivateLicenseKey(ctx context.Conte
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKeyActivation) graphql.Marshaler {
-			return ec.marshalNLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, selections, v)
+			return ec.marshalOLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalActivateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4465,11 +4465,11 @@ func (ec *executionContext) _Mutation_portalDeactivateLicenseKey(ctx context.Con
 			directive1 := func(ctx context.Context) (any, error) {
 				reason, err := ec.unmarshalNString2string(ctx, "the license key; rate-limited per client and per key")
 				if err != nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, err
 				}
 				if ec.Directives.Public == nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, errors.New("directive public is not implemented")
 				}
 				return ec.Directives.Public(ctx, nil, directive0, reason)
@@ -4478,11 +4478,11 @@ func (ec *executionContext) _Mutation_portalDeactivateLicenseKey(ctx context.Con
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalDeactivateLicenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4541,10 +4541,10 @@ func (ec *executionContext) _Mutation_rotateLicenseSigningKey(ctx context.Contex
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseSigningKey) graphql.Marshaler {
-			return ec.marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, selections, v)
+			return ec.marshalOLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_rotateLicenseSigningKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4603,10 +4603,10 @@ func (ec *executionContext) _Mutation_createMeter(ctx context.Context, field gra
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
-			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+			return ec.marshalOMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createMeter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4665,10 +4665,10 @@ func (ec *executionContext) _Mutation_updateMeter(ctx context.Context, field gra
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
-			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+			return ec.marshalOMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateMeter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4727,10 +4727,10 @@ func (ec *executionContext) _Mutation_archiveMeter(ctx context.Context, field gr
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
-			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+			return ec.marshalOMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_archiveMeter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4784,10 +4784,10 @@ func (ec *executionContext) _Mutation_authorizeOAuth2(ctx context.Context, field
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
-			return ec.marshalNAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
+			return ec.marshalOAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_authorizeOAuth2(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4841,10 +4841,10 @@ func (ec *executionContext) _Mutation_denyOAuth2(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthorizeOAuth2Payload) graphql.Marshaler {
-			return ec.marshalNAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
+			return ec.marshalOAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmodelᚐAuthorizeOAuth2Payload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_denyOAuth2(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4903,10 +4903,10 @@ func (ec *executionContext) _Mutation_createOAuth2Client(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OAuth2ClientSecretPayload) graphql.Marshaler {
-			return ec.marshalNOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
+			return ec.marshalOOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createOAuth2Client(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4965,10 +4965,10 @@ func (ec *executionContext) _Mutation_updateOAuth2Client(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OAuth2ClientSecretPayload) graphql.Marshaler {
-			return ec.marshalNOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
+			return ec.marshalOOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateOAuth2Client(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5027,10 +5027,10 @@ func (ec *executionContext) _Mutation_deleteOAuth2Client(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.OAuth2Client) graphql.Marshaler {
-			return ec.marshalNOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx, selections, v)
+			return ec.marshalOOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteOAuth2Client(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5089,10 +5089,10 @@ func (ec *executionContext) _Mutation_rotateOAuth2ClientSecret(ctx context.Conte
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OAuth2ClientSecretPayload) graphql.Marshaler {
-			return ec.marshalNOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
+			return ec.marshalOOAuth2ClientSecretPayload2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientSecretPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_rotateOAuth2ClientSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5151,10 +5151,10 @@ func (ec *executionContext) _Mutation_updateOrder(ctx context.Context, field gra
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
+			return ec.marshalOOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5208,10 +5208,10 @@ func (ec *executionContext) _Mutation_portalUpdateOrder(ctx context.Context, fie
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
+			return ec.marshalOOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalUpdateOrder(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5256,11 +5256,11 @@ func (ec *executionContext) _Mutation_generateOrderInvoice(ctx context.Context, 
 			directive1 := func(ctx context.Context) (any, error) {
 				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"orders_read"})
 				if err != nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, err
 				}
 				if ec.Directives.HasScope == nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
 				return ec.Directives.HasScope(ctx, nil, directive0, any)
@@ -5269,11 +5269,11 @@ func (ec *executionContext) _Mutation_generateOrderInvoice(ctx context.Context, 
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_generateOrderInvoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5317,7 +5317,7 @@ func (ec *executionContext) _Mutation_portalGenerateOrderInvoice(ctx context.Con
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Billing == nil {
-					var zeroVal bool
+					var zeroVal *bool
 					return zeroVal, errors.New("directive billing is not implemented")
 				}
 				return ec.Directives.Billing(ctx, nil, directive0)
@@ -5326,11 +5326,11 @@ func (ec *executionContext) _Mutation_portalGenerateOrderInvoice(ctx context.Con
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *bool) graphql.Marshaler {
+			return ec.marshalOBoolean2ᚖbool(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalGenerateOrderInvoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5389,10 +5389,10 @@ func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, fie
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_savePaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5451,10 +5451,10 @@ func (ec *executionContext) _Mutation_deletePaymentMethod(ctx context.Context, f
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deletePaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5508,10 +5508,10 @@ func (ec *executionContext) _Mutation_portalSavePaymentMethod(ctx context.Contex
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalSavePaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5565,10 +5565,10 @@ func (ec *executionContext) _Mutation_portalDeletePaymentMethod(ctx context.Cont
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalDeletePaymentMethod(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5627,10 +5627,10 @@ func (ec *executionContext) _Mutation_createProduct(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createProduct(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5689,10 +5689,10 @@ func (ec *executionContext) _Mutation_updateProduct(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateProduct(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5751,10 +5751,10 @@ func (ec *executionContext) _Mutation_archiveProduct(ctx context.Context, field 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_archiveProduct(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5813,10 +5813,10 @@ func (ec *executionContext) _Mutation_updateProductBenefits(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateProductBenefits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5875,10 +5875,10 @@ func (ec *executionContext) _Mutation_cancelSubscription(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_cancelSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5937,10 +5937,10 @@ func (ec *executionContext) _Mutation_uncancelSubscription(ctx context.Context, 
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_uncancelSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -5999,10 +5999,10 @@ func (ec *executionContext) _Mutation_revokeSubscription(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_revokeSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6061,10 +6061,10 @@ func (ec *executionContext) _Mutation_pauseSubscription(ctx context.Context, fie
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_pauseSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6123,10 +6123,10 @@ func (ec *executionContext) _Mutation_resumeSubscription(ctx context.Context, fi
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_resumeSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6185,10 +6185,10 @@ func (ec *executionContext) _Mutation_updateSubscriptionProduct(ctx context.Cont
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateSubscriptionProduct(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6247,10 +6247,10 @@ func (ec *executionContext) _Mutation_updateSubscriptionSeats(ctx context.Contex
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateSubscriptionSeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6309,10 +6309,10 @@ func (ec *executionContext) _Mutation_advanceTestClock(ctx context.Context, fiel
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AdvanceTestClockPayload) graphql.Marshaler {
-			return ec.marshalNAdvanceTestClockPayload2ᚖtillᚋgraphᚋmodelᚐAdvanceTestClockPayload(ctx, selections, v)
+			return ec.marshalOAdvanceTestClockPayload2ᚖtillᚋgraphᚋmodelᚐAdvanceTestClockPayload(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_advanceTestClock(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6366,10 +6366,10 @@ func (ec *executionContext) _Mutation_portalCancelSubscription(ctx context.Conte
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalCancelSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6423,10 +6423,10 @@ func (ec *executionContext) _Mutation_portalUncancelSubscription(ctx context.Con
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalUncancelSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6480,10 +6480,10 @@ func (ec *executionContext) _Mutation_portalUpdateSubscriptionProduct(ctx contex
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalUpdateSubscriptionProduct(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6537,10 +6537,10 @@ func (ec *executionContext) _Mutation_portalUpdateSubscriptionSeats(ctx context.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_portalUpdateSubscriptionSeats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6599,10 +6599,10 @@ func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_createWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6661,10 +6661,10 @@ func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_updateWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6723,10 +6723,10 @@ func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_deleteWebhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6785,10 +6785,10 @@ func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Co
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_rotateWebhookEndpointSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -6847,10 +6847,10 @@ func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context,
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEvent) graphql.Marshaler {
-			return ec.marshalNWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx, selections, v)
+			return ec.marshalOWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Mutation_redeliverWebhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7047,10 +7047,10 @@ func (ec *executionContext) _Query_benefit(ctx context.Context, field graphql.Co
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Benefit) graphql.Marshaler {
-			return ec.marshalNBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
+			return ec.marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_benefit(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7109,10 +7109,10 @@ func (ec *executionContext) _Query_benefits(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitPage) graphql.Marshaler {
-			return ec.marshalNBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefitPage(ctx, selections, v)
+			return ec.marshalOBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefitPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_benefits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7171,10 +7171,10 @@ func (ec *executionContext) _Query_checkout(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
-			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
+			return ec.marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_checkout(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7233,10 +7233,10 @@ func (ec *executionContext) _Query_checkouts(ctx context.Context, field graphql.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutPage) graphql.Marshaler {
-			return ec.marshalNCheckoutPage2ᚖtillᚋgraphᚋmodelᚐCheckoutPage(ctx, selections, v)
+			return ec.marshalOCheckoutPage2ᚖtillᚋgraphᚋmodelᚐCheckoutPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_checkouts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7295,10 +7295,10 @@ func (ec *executionContext) _Query_checkoutByClientSecret(ctx context.Context, f
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Checkout) graphql.Marshaler {
-			return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
+			return ec.marshalOCheckout2ᚖtillᚋstorageᚐCheckout(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_checkoutByClientSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7357,10 +7357,10 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_customer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7419,10 +7419,10 @@ func (ec *executionContext) _Query_customerByExternalId(ctx context.Context, fie
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_customerByExternalId(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7481,10 +7481,10 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerPage) graphql.Marshaler {
-			return ec.marshalNCustomerPage2ᚖtillᚋgraphᚋmodelᚐCustomerPage(ctx, selections, v)
+			return ec.marshalOCustomerPage2ᚖtillᚋgraphᚋmodelᚐCustomerPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_customers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7543,10 +7543,10 @@ func (ec *executionContext) _Query_discount(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Discount) graphql.Marshaler {
-			return ec.marshalNDiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
+			return ec.marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_discount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7605,10 +7605,10 @@ func (ec *executionContext) _Query_discounts(ctx context.Context, field graphql.
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DiscountPage) graphql.Marshaler {
-			return ec.marshalNDiscountPage2ᚖtillᚋgraphᚋmodelᚐDiscountPage(ctx, selections, v)
+			return ec.marshalODiscountPage2ᚖtillᚋgraphᚋmodelᚐDiscountPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_discounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7667,10 +7667,10 @@ func (ec *executionContext) _Query_domainEvents(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DomainEventPage) graphql.Marshaler {
-			return ec.marshalNDomainEventPage2ᚖtillᚋgraphᚋmodelᚐDomainEventPage(ctx, selections, v)
+			return ec.marshalODomainEventPage2ᚖtillᚋgraphᚋmodelᚐDomainEventPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_domainEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7729,10 +7729,10 @@ func (ec *executionContext) _Query_usageEvent(ctx context.Context, field graphql
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Event) graphql.Marshaler {
-			return ec.marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, selections, v)
+			return ec.marshalOUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_usageEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7791,10 +7791,10 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
-			return ec.marshalNUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx, selections, v)
+			return ec.marshalOUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_usageEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7853,10 +7853,10 @@ func (ec *executionContext) _Query_files(ctx context.Context, field graphql.Coll
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.FilePage) graphql.Marshaler {
-			return ec.marshalNFilePage2ᚖtillᚋgraphᚋmodelᚐFilePage(ctx, selections, v)
+			return ec.marshalOFilePage2ᚖtillᚋgraphᚋmodelᚐFilePage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_files(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7915,10 +7915,10 @@ func (ec *executionContext) _Query_file(ctx context.Context, field graphql.Colle
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v model.File) graphql.Marshaler {
-			return ec.marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
+			return ec.marshalOFile2tillᚋgraphᚋmodelᚐFile(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_file(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -7977,10 +7977,10 @@ func (ec *executionContext) _Query_benefitGrants(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitGrantPage) graphql.Marshaler {
-			return ec.marshalNBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx, selections, v)
+			return ec.marshalOBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_benefitGrants(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8039,10 +8039,10 @@ func (ec *executionContext) _Query_benefitGrant(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.BenefitGrant) graphql.Marshaler {
-			return ec.marshalNBenefitGrant2ᚖtillᚋstorageᚐBenefitGrant(ctx, selections, v)
+			return ec.marshalOBenefitGrant2ᚖtillᚋstorageᚐBenefitGrant(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_benefitGrant(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8101,10 +8101,10 @@ func (ec *executionContext) _Query_seats(ctx context.Context, field graphql.Coll
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSeatList) graphql.Marshaler {
-			return ec.marshalNCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐCustomerSeatList(ctx, selections, v)
+			return ec.marshalOCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐCustomerSeatList(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_seats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8163,10 +8163,10 @@ func (ec *executionContext) _Query_seat(ctx context.Context, field graphql.Colle
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {
-			return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
+			return ec.marshalOCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_seat(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8225,10 +8225,10 @@ func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.Colle
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.JobPage) graphql.Marshaler {
-			return ec.marshalNJobPage2ᚖtillᚋgraphᚋmodelᚐJobPage(ctx, selections, v)
+			return ec.marshalOJobPage2ᚖtillᚋgraphᚋmodelᚐJobPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_jobs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8287,10 +8287,10 @@ func (ec *executionContext) _Query_job(ctx context.Context, field graphql.Collec
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Job) graphql.Marshaler {
-			return ec.marshalNJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
+			return ec.marshalOJob2ᚖtillᚋstorageᚐJob(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_job(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8349,10 +8349,10 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LicenseKeyPage) graphql.Marshaler {
-			return ec.marshalNLicenseKeyPage2ᚖtillᚋgraphᚋmodelᚐLicenseKeyPage(ctx, selections, v)
+			return ec.marshalOLicenseKeyPage2ᚖtillᚋgraphᚋmodelᚐLicenseKeyPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_licenseKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8411,10 +8411,10 @@ func (ec *executionContext) _Query_licenseKey(ctx context.Context, field graphql
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKey) graphql.Marshaler {
-			return ec.marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
+			return ec.marshalOLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_licenseKey(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8473,10 +8473,10 @@ func (ec *executionContext) _Query_licenseSigningKeys(ctx context.Context, field
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.LicenseSigningKey) graphql.Marshaler {
-			return ec.marshalNLicenseSigningKey2ᚕᚖtillᚋstorageᚐLicenseSigningKeyᚄ(ctx, selections, v)
+			return ec.marshalOLicenseSigningKey2ᚕᚖtillᚋstorageᚐLicenseSigningKeyᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_licenseSigningKeys(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8535,10 +8535,10 @@ func (ec *executionContext) _Query_meter(ctx context.Context, field graphql.Coll
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
-			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+			return ec.marshalOMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_meter(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8597,10 +8597,10 @@ func (ec *executionContext) _Query_meters(ctx context.Context, field graphql.Col
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MeterPage) graphql.Marshaler {
-			return ec.marshalNMeterPage2ᚖtillᚋgraphᚋmodelᚐMeterPage(ctx, selections, v)
+			return ec.marshalOMeterPage2ᚖtillᚋgraphᚋmodelᚐMeterPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_meters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8659,10 +8659,10 @@ func (ec *executionContext) _Query_meterQuantities(ctx context.Context, field gr
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.MeterQuantities) graphql.Marshaler {
-			return ec.marshalNMeterQuantities2ᚖtillᚋstorageᚐMeterQuantities(ctx, selections, v)
+			return ec.marshalOMeterQuantities2ᚖtillᚋstorageᚐMeterQuantities(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_meterQuantities(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8721,10 +8721,10 @@ func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OAuth2ClientPage) graphql.Marshaler {
-			return ec.marshalNOAuth2ClientPage2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientPage(ctx, selections, v)
+			return ec.marshalOOAuth2ClientPage2ᚖtillᚋgraphᚋmodelᚐOAuth2ClientPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_oauth2Clients(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8783,10 +8783,10 @@ func (ec *executionContext) _Query_oauth2Client(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.OAuth2Client) graphql.Marshaler {
-			return ec.marshalNOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx, selections, v)
+			return ec.marshalOOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_oauth2Client(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8845,10 +8845,10 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Order) graphql.Marshaler {
-			return ec.marshalNOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
+			return ec.marshalOOrder2ᚖtillᚋstorageᚐOrder(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_order(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8907,10 +8907,10 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPage) graphql.Marshaler {
-			return ec.marshalNOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx, selections, v)
+			return ec.marshalOOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_orders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -8969,10 +8969,10 @@ func (ec *executionContext) _Query_orderInvoice(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
-			return ec.marshalNOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
+			return ec.marshalOOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_orderInvoice(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9031,10 +9031,10 @@ func (ec *executionContext) _Query_orderReceipt(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderDocument) graphql.Marshaler {
-			return ec.marshalNOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
+			return ec.marshalOOrderDocument2ᚖtillᚋgraphᚋmodelᚐOrderDocument(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_orderReceipt(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9093,10 +9093,10 @@ func (ec *executionContext) _Query_organization(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Organization) graphql.Marshaler {
-			return ec.marshalNOrganization2ᚖtillᚋstorageᚐOrganization(ctx, selections, v)
+			return ec.marshalOOrganization2ᚖtillᚋstorageᚐOrganization(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_organization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9155,10 +9155,10 @@ func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field gra
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentMethodPage) graphql.Marshaler {
-			return ec.marshalNPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx, selections, v)
+			return ec.marshalOPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐPaymentMethodPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_paymentMethods(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9211,10 +9211,10 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Me) graphql.Marshaler {
-			return ec.marshalNMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx, selections, v)
+			return ec.marshalOMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_me(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9262,10 +9262,10 @@ func (ec *executionContext) _Query_product(ctx context.Context, field graphql.Co
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_product(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9324,10 +9324,10 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.ProductPage) graphql.Marshaler {
-			return ec.marshalNProductPage2ᚖtillᚋgraphᚋmodelᚐProductPage(ctx, selections, v)
+			return ec.marshalOProductPage2ᚖtillᚋgraphᚋmodelᚐProductPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_products(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9386,10 +9386,10 @@ func (ec *executionContext) _Query_subscription(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
-			return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
+			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_subscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9448,10 +9448,10 @@ func (ec *executionContext) _Query_subscriptions(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SubscriptionPage) graphql.Marshaler {
-			return ec.marshalNSubscriptionPage2ᚖtillᚋgraphᚋmodelᚐSubscriptionPage(ctx, selections, v)
+			return ec.marshalOSubscriptionPage2ᚖtillᚋgraphᚋmodelᚐSubscriptionPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_subscriptions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9572,10 +9572,10 @@ func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field g
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEndpointPage) graphql.Marshaler {
-			return ec.marshalNWebhookEndpointPage2ᚖtillᚋgraphᚋmodelᚐWebhookEndpointPage(ctx, selections, v)
+			return ec.marshalOWebhookEndpointPage2ᚖtillᚋgraphᚋmodelᚐWebhookEndpointPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_webhookEndpoints(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9634,10 +9634,10 @@ func (ec *executionContext) _Query_webhookEndpoint(ctx context.Context, field gr
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
-			return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
+			return ec.marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_webhookEndpoint(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9696,10 +9696,10 @@ func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.WebhookEventPage) graphql.Marshaler {
-			return ec.marshalNWebhookEventPage2ᚖtillᚋgraphᚋmodelᚐWebhookEventPage(ctx, selections, v)
+			return ec.marshalOWebhookEventPage2ᚖtillᚋgraphᚋmodelᚐWebhookEventPage(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_webhookEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -9758,10 +9758,10 @@ func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graph
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.WebhookEvent) graphql.Marshaler {
-			return ec.marshalNWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx, selections, v)
+			return ec.marshalOWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_webhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -10065,497 +10065,497 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createBenefit(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateBenefit":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateBenefit(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteBenefit":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteBenefit(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createCheckout":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCheckout(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateCheckout":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateCheckout(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "confirmCheckout":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_confirmCheckout(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCustomer(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateCustomer(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteCustomer(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalUpdateCustomer":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalUpdateCustomer(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createCustomerSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createCustomerSession(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createDiscount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createDiscount(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateDiscount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateDiscount(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteDiscount":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteDiscount(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "ingestEvents":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_ingestEvents(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createFile(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "completeFileUpload":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_completeFileUpload(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateFile(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteFile(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "assignSeat":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_assignSeat(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "claimSeat":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_claimSeat(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "revokeSeat":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeSeat(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "retryJob":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_retryJob(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "cancelJob":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelJob(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "validateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_validateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "activateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_activateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deactivateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deactivateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "regenerateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_regenerateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalValidateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalValidateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalActivateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalActivateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalDeactivateLicenseKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalDeactivateLicenseKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "rotateLicenseSigningKey":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_rotateLicenseSigningKey(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createMeter":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createMeter(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateMeter":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateMeter(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "archiveMeter":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_archiveMeter(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "authorizeOAuth2":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_authorizeOAuth2(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "denyOAuth2":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_denyOAuth2(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createOAuth2Client":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createOAuth2Client(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateOAuth2Client":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateOAuth2Client(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteOAuth2Client":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteOAuth2Client(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "rotateOAuth2ClientSecret":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_rotateOAuth2ClientSecret(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateOrder(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalUpdateOrder":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalUpdateOrder(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "generateOrderInvoice":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_generateOrderInvoice(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalGenerateOrderInvoice":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalGenerateOrderInvoice(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "savePaymentMethod":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_savePaymentMethod(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deletePaymentMethod":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deletePaymentMethod(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalSavePaymentMethod":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalSavePaymentMethod(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalDeletePaymentMethod":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalDeletePaymentMethod(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createProduct":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createProduct(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateProduct":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateProduct(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "archiveProduct":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_archiveProduct(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateProductBenefits":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateProductBenefits(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "cancelSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_cancelSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "uncancelSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_uncancelSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "revokeSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pauseSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_pauseSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "resumeSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_resumeSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateSubscriptionProduct":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateSubscriptionProduct(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateSubscriptionSeats":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateSubscriptionSeats(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "advanceTestClock":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_advanceTestClock(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalCancelSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalCancelSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalUncancelSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalUncancelSubscription(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalUpdateSubscriptionProduct":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalUpdateSubscriptionProduct(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "portalUpdateSubscriptionSeats":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalUpdateSubscriptionSeats(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "createWebhookEndpoint":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createWebhookEndpoint(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "updateWebhookEndpoint":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateWebhookEndpoint(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "deleteWebhookEndpoint":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteWebhookEndpoint(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "rotateWebhookEndpointSecret":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_rotateWebhookEndpointSecret(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "redeliverWebhookEvent":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_redeliverWebhookEvent(ctx, field)
 			})
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -10705,7 +10705,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_benefit(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10727,7 +10727,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_benefits(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10749,7 +10749,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_checkout(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10771,7 +10771,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_checkouts(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10793,7 +10793,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_checkoutByClientSecret(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10815,7 +10815,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_customer(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10837,7 +10837,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_customerByExternalId(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10859,7 +10859,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_customers(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10881,7 +10881,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_discount(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10903,7 +10903,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_discounts(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10925,7 +10925,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_domainEvents(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10947,7 +10947,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_usageEvent(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10969,7 +10969,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_usageEvents(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -10991,7 +10991,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_files(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11013,7 +11013,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_file(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11035,7 +11035,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_benefitGrants(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11057,7 +11057,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_benefitGrant(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11079,7 +11079,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_seats(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11101,7 +11101,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_seat(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11123,7 +11123,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_jobs(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11145,7 +11145,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_job(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11167,7 +11167,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_licenseKeys(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11189,7 +11189,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_licenseKey(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11211,7 +11211,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_licenseSigningKeys(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11233,7 +11233,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_meter(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11255,7 +11255,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_meters(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11277,7 +11277,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_meterQuantities(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11299,7 +11299,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_oauth2Clients(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11321,7 +11321,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_oauth2Client(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11343,7 +11343,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_order(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11365,7 +11365,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_orders(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11387,7 +11387,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_orderInvoice(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11409,7 +11409,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_orderReceipt(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11431,7 +11431,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_organization(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11453,7 +11453,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_paymentMethods(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11475,7 +11475,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_me(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11497,7 +11497,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_product(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11519,7 +11519,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_products(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11541,7 +11541,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_subscription(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11563,7 +11563,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_subscriptions(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11607,7 +11607,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_webhookEndpoints(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11629,7 +11629,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_webhookEndpoint(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11651,7 +11651,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_webhookEvents(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -11673,7 +11673,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_webhookEvent(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

@@ -2693,16 +2693,6 @@ func (ec *executionContext) unmarshalNAdvanceTestClockInput2tillᚋgraphᚋmodel
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAdvanceTestClockPayload2ᚖtillᚋgraphᚋmodelᚐAdvanceTestClockPayload(ctx context.Context, sel ast.SelectionSet, v *model.AdvanceTestClockPayload) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._AdvanceTestClockPayload(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNCustomerCancellationReason2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2832,6 +2822,13 @@ func (ec *executionContext) marshalNTestClock2ᚖtillᚋstorageᚐTestClock(ctx 
 	return ec._TestClock(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOAdvanceTestClockPayload2ᚖtillᚋgraphᚋmodelᚐAdvanceTestClockPayload(ctx context.Context, sel ast.SelectionSet, v *model.AdvanceTestClockPayload) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AdvanceTestClockPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -2914,6 +2911,13 @@ func (ec *executionContext) unmarshalOSubscriptionFilter2ᚖtillᚋgraphᚋmodel
 	}
 	res, err := ec.unmarshalInputSubscriptionFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSubscriptionPage2ᚖtillᚋgraphᚋmodelᚐSubscriptionPage(ctx context.Context, sel ast.SelectionSet, v *model.SubscriptionPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SubscriptionPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSubscriptionProrationBehavior2ᚖtillᚋgraphᚋmodelᚐSubscriptionProrationBehavior(ctx context.Context, v any) (*model.SubscriptionProrationBehavior, error) {

@@ -780,16 +780,6 @@ func (ec *executionContext) unmarshalNWebhookEndpointCreateInput2tillᚋgraphᚋ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNWebhookEndpointPage2ᚖtillᚋgraphᚋmodelᚐWebhookEndpointPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEndpointPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._WebhookEndpointPage(ctx, sel, v)
-}
-
 func (ec *executionContext) unmarshalNWebhookEndpointUpdateInput2tillᚋgraphᚋmodelᚐWebhookEndpointUpdateInput(ctx context.Context, v any) (model.WebhookEndpointUpdateInput, error) {
 	res, err := ec.unmarshalInputWebhookEndpointUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -803,6 +793,20 @@ func (ec *executionContext) unmarshalNWebhookFormat2tillᚋgraphᚋmodelᚐWebho
 
 func (ec *executionContext) marshalNWebhookFormat2tillᚋgraphᚋmodelᚐWebhookFormat(ctx context.Context, sel ast.SelectionSet, v model.WebhookFormat) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalOWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx context.Context, sel ast.SelectionSet, v *storage.WebhookEndpoint) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpoint(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEndpointPage2ᚖtillᚋgraphᚋmodelᚐWebhookEndpointPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEndpointPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._WebhookEndpointPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOWebhookFormat2ᚖtillᚋgraphᚋmodelᚐWebhookFormat(ctx context.Context, v any) (*model.WebhookFormat, error) {

@@ -846,11 +846,15 @@ func (ec *executionContext) marshalNWebhookEvent2ᚖtillᚋstorageᚐWebhookEven
 	return ec._WebhookEvent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNWebhookEventPage2ᚖtillᚋgraphᚋmodelᚐWebhookEventPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEventPage) graphql.Marshaler {
+func (ec *executionContext) marshalOWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx context.Context, sel ast.SelectionSet, v *storage.WebhookEvent) graphql.Marshaler {
 	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
+		return graphql.Null
+	}
+	return ec._WebhookEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOWebhookEventPage2ᚖtillᚋgraphᚋmodelᚐWebhookEventPage(ctx context.Context, sel ast.SelectionSet, v *model.WebhookEventPage) graphql.Marshaler {
+	if v == nil {
 		return graphql.Null
 	}
 	return ec._WebhookEventPage(ctx, sel, v)

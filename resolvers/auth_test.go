@@ -11,7 +11,10 @@ import (
 	"till/resolvers/resolverstest"
 )
 
-const invalidTokenBody = `{"error":"invalid_token","error_description":"The access token provided is expired, revoked, malformed, or invalid for other reasons."}`
+// invalidTokenBody is /graphql's whole answer to a bad, expired or revoked token: a GraphQL
+// error, where /v1 answers upstream's OAuth2 body.
+const invalidTokenBody = `{"errors":[{"message":"The access token provided is expired, revoked, malformed, or invalid for other reasons.",` +
+	`"extensions":{"code":"UNAUTHENTICATED","reason":"invalid_token"}}]}`
 
 func TestAuthorization(t *testing.T) {
 	t.Parallel()
@@ -30,27 +33,29 @@ func TestAuthorization(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, token, doc string
-		code             string
-		status           int
+		code, reason     string
 		scopes           []string
 	}{
-		{"no token on an organization field is Unauthorized", "", listDoc, "Unauthorized", 401, nil},
-		{"no token on a portal field is Unauthorized", "", meDoc, "Unauthorized", 401, nil},
-		{"a token without the read scopes is insufficient_scope naming them", productsOnly, listDoc,
-			"insufficient_scope", 403, []string{"customers:read", "customers:write"}},
-		{"a read-only token on a write field is insufficient_scope naming the write scope", readOnly, createDoc,
-			"insufficient_scope", 403, []string{"customers:write"}},
-		{"a customer session on an organization field is Unauthorized", session, listDoc, "Unauthorized", 401, nil},
-		{"a customer session on an organization mutation is Unauthorized", session, createDoc, "Unauthorized", 401, nil},
-		{"an organization token on me is Unauthorized", org.Token, meDoc, "Unauthorized", 401, nil},
-		{"an organization token on a portal mutation is Unauthorized", org.Token,
-			`mutation { portalUpdateCustomer(input: {billingName: "x"}) { id } }`, "Unauthorized", 401, nil},
+		{"no token on an organization field is UNAUTHENTICATED", "", listDoc, "UNAUTHENTICATED", "Unauthorized", nil},
+		{"no token on a portal field is UNAUTHENTICATED", "", meDoc, "UNAUTHENTICATED", "Unauthorized", nil},
+		{"a token without the read scopes is FORBIDDEN insufficient_scope naming them", productsOnly, listDoc,
+			"FORBIDDEN", "insufficient_scope", []string{"customers:read", "customers:write"}},
+		{"a read-only token on a write field is FORBIDDEN insufficient_scope naming the write scope", readOnly, createDoc,
+			"FORBIDDEN", "insufficient_scope", []string{"customers:write"}},
+		{"a customer session on an organization field is FORBIDDEN", session, listDoc, "FORBIDDEN", "Unauthorized", nil},
+		{"a customer session on an organization mutation is FORBIDDEN", session, createDoc, "FORBIDDEN", "Unauthorized", nil},
+		{"an organization token on me is FORBIDDEN", org.Token, meDoc, "FORBIDDEN", "Unauthorized", nil},
+		{"an organization token on a portal mutation is FORBIDDEN", org.Token,
+			`mutation { portalUpdateCustomer(input: {billingName: "x"}) { id } }`, "FORBIDDEN", "Unauthorized", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s.QueryError(t, tc.token, tc.doc, nil)
-			wantError(t, got, tc.code, tc.status)
+			wantError(t, got, tc.code, tc.reason)
 			if diff := cmp.Diff(tc.scopes, got.Extensions.Scopes); diff != "" {
 				t.Errorf("extensions.scopes (-want +got):\n%s", diff)
+			}
+			if tc.code == "FORBIDDEN" && strings.Contains(got.Message, "Unauthorized") {
+				t.Errorf("a principal without permission reads %q", got.Message)
 			}
 		})
 	}
@@ -91,7 +96,7 @@ func TestAuthorization(t *testing.T) {
 		"an unknown customer session":                  auth.Generate(auth.PrefixCustomerSession),
 		"an unknown member session":                    auth.Generate(auth.PrefixMemberSession),
 	} {
-		t.Run(name+" is HTTP 401 invalid_token from the middleware", func(t *testing.T) {
+		t.Run(name+" is HTTP 401 UNAUTHENTICATED invalid_token with the challenge", func(t *testing.T) {
 			res := s.Do(t, token, listDoc, nil)
 			if res.Status != http.StatusUnauthorized || string(res.Body) != invalidTokenBody {
 				t.Errorf("HTTP %d %s, want 401 %s", res.Status, res.Body, invalidTokenBody)
@@ -115,7 +120,7 @@ func TestAuthorization(t *testing.T) {
 			Errors []gqlError
 		}
 		decodeBody(t, res, &body)
-		if len(body.Errors) != 1 || body.Errors[0].Extensions.Code != "Unauthorized" {
+		if len(body.Errors) != 1 || body.Errors[0].Extensions.Code != "UNAUTHENTICATED" {
 			t.Errorf("errors = %+v", body.Errors)
 		}
 	})

@@ -138,8 +138,8 @@ func TestCreateBenefit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s.QueryError(t, org.Token, createBenefitDoc, vars{"input": tc.input})
 			want := fieldErr{Type: tc.typ, Loc: tc.loc, Msg: tc.msg}
-			if len(got.Extensions.Errors) == 1 { // the input echoed back is not under test here
-				want.Input = got.Extensions.Errors[0].Input
+			if len(got.Extensions.Fields) == 1 { // the input echoed back is not under test here
+				want.Input = got.Extensions.Fields[0].Input
 			}
 			wantInvalid(t, got, want)
 		})
@@ -151,8 +151,8 @@ func TestCreateBenefit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			got := s.QueryError(t, org.Token, createBenefitDoc, vars{"input": input})
-			if got.Extensions.Code != "PolarRequestValidationError" || len(got.Extensions.Errors) != 1 ||
-				!cmp.Equal(got.Extensions.Errors[0].Loc, []any{"input", "properties"}) {
+			if (got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != "PolarRequestValidationError") || len(got.Extensions.Fields) != 1 ||
+				!cmp.Equal(got.Extensions.Fields[0].Loc, []any{"input", "properties"}) {
 				t.Errorf("error = %+v", got)
 			}
 		})
@@ -228,7 +228,7 @@ func TestUpdateBenefit(t *testing.T) {
 
 	t.Run("an unknown benefit is ResourceNotFound", func(t *testing.T) {
 		wantError(t, s.QueryError(t, org.Token, updateBenefitDoc, vars{"input": vars{"id": uuid.New(), "description": "Nope"}}),
-			"ResourceNotFound", 404)
+			"NOT_FOUND", "ResourceNotFound")
 	})
 }
 
@@ -273,7 +273,7 @@ func TestDeleteBenefit(t *testing.T) {
 		"a second delete is ResourceNotFound": {deleteBenefitDoc, vars{"id": gone.ID}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, s.QueryError(t, org.Token, tc.doc, tc.vars), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, org.Token, tc.doc, tc.vars), "NOT_FOUND", "ResourceNotFound")
 		})
 	}
 	t.Run("the list no longer shows it", func(t *testing.T) {
@@ -289,7 +289,7 @@ func TestDeleteBenefit(t *testing.T) {
 		fixed := newBenefit(t, s, org.Token, "Fixed")
 		s.Exec(t, `UPDATE benefits SET deletable = false WHERE id = $1`, fixed.ID)
 		got := s.QueryError(t, org.Token, deleteBenefitDoc, vars{"id": fixed.ID})
-		wantError(t, got, "NotPermitted", 403)
+		wantError(t, got, "FORBIDDEN", "NotPermitted")
 		if got.Message != "This benefit cannot be deleted." {
 			t.Errorf("message = %q", got.Message)
 		}
@@ -348,7 +348,7 @@ func TestListBenefits(t *testing.T) {
 	}
 	t.Run("an unknown benefit type is a GraphQL validation error", func(t *testing.T) {
 		res := s.Do(t, org.Token, `{ benefits(filter: {type: [coupons]}) { items { id } } }`, nil)
-		if len(res.Errors) != 1 || res.Errors[0].Extensions.Code == "InternalServerError" {
+		if len(res.Errors) != 1 || (res.Errors[0].Extensions.Code == "INTERNAL" && res.Errors[0].Extensions.Reason == "InternalServerError") {
 			t.Errorf("response = %s", res.Body)
 		}
 	})

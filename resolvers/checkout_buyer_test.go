@@ -208,17 +208,16 @@ func TestConfirmCheckoutRefusesBeforeTheProcessor(t *testing.T) {
 	expired := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{ebook.ID}, "customerEmail": "late@example.com"})
 	s.Exec(t, `UPDATE checkouts SET expires_at = now() - interval '1 minute' WHERE id = $1`, expired.ID)
 	for _, tc := range []struct {
-		name, secret, code string
-		status             int
+		name, secret, code, reason string
 	}{
-		{"an unknown client secret", "till_c_unknown", "ResourceNotFound", 404},
-		{"a checkout already paid", done.ClientSecret, "NotOpenCheckout", 403},
-		{"an expired checkout", expired.ClientSecret, "ExpiredCheckoutError", 410},
+		{"an unknown client secret", "till_c_unknown", "NOT_FOUND", "ResourceNotFound"},
+		{"a checkout already paid", done.ClientSecret, "CONFLICT", "NotOpenCheckout"},
+		{"an expired checkout", expired.ClientSecret, "CONFLICT", "ExpiredCheckoutError"},
 	} {
 		t.Run(tc.name+" is refused without saving the payment token at the processor", func(t *testing.T) {
 			saves := proc.saves.Load()
 			e := s.QueryError(t, "", ckConfirm, vars{"in": vars{"clientSecret": tc.secret, "paymentToken": "tok_visa"}})
-			wantError(t, e, tc.code, tc.status)
+			wantError(t, e, tc.code, tc.reason)
 			if n := proc.saves.Load() - saves; n != 0 {
 				t.Errorf("%d payment tokens saved at the processor, want none", n)
 			}

@@ -147,7 +147,7 @@ func TestConfirmCheckout(t *testing.T) {
 				"customerEmail": "declined-" + tc.decline + "@example.com"})
 			before := ckPurchaseRows(t, s, org.ID, c.ID)
 			e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": tc.token}})
-			wantError(t, e, "PaymentError", 400)
+			wantError(t, e, "BAD_USER_INPUT", "PaymentError")
 			if !strings.Contains(e.Message, tc.decline) {
 				t.Errorf("message %q does not name the decline code %s", e.Message, tc.decline)
 			}
@@ -163,7 +163,7 @@ func TestConfirmCheckout(t *testing.T) {
 				t.Errorf("discount redeemed %d times by a declined purchase", redemptions)
 			}
 			e = s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}})
-			wantError(t, e, "NotOpenCheckout", 403)
+			wantError(t, e, "CONFLICT", "NotOpenCheckout")
 		})
 	}
 
@@ -181,22 +181,22 @@ func TestConfirmCheckout(t *testing.T) {
 			id     uuid.UUID
 			in     vars
 			code   string
-			status int
+			reason string
 		}{
-			{"an exhausted discount", withDiscount.ID, vars{"paymentToken": "tok_visa"}, "PolarRequestValidationError", 422},
-			{"an expired checkout", expired.ID, vars{"paymentToken": "tok_visa"}, "ExpiredCheckoutError", 410},
-			{"seats above the tiers", team.ID, vars{"paymentToken": "tok_visa", "seats": 11}, "PolarRequestValidationError", 422},
-			{"no payment token for a paid checkout", team.ID, vars{}, "PolarRequestValidationError", 422},
-			{"an unknown payment token", team.ID, vars{"paymentToken": "tok_nope"}, "PolarRequestValidationError", 422},
-			{"no customer email", noEmail.ID, vars{"paymentToken": "tok_visa"}, "PolarRequestValidationError", 422},
+			{"an exhausted discount", withDiscount.ID, vars{"paymentToken": "tok_visa"}, "BAD_USER_INPUT", "PolarRequestValidationError"},
+			{"an expired checkout", expired.ID, vars{"paymentToken": "tok_visa"}, "CONFLICT", "ExpiredCheckoutError"},
+			{"seats above the tiers", team.ID, vars{"paymentToken": "tok_visa", "seats": 11}, "BAD_USER_INPUT", "PolarRequestValidationError"},
+			{"no payment token for a paid checkout", team.ID, vars{}, "BAD_USER_INPUT", "PolarRequestValidationError"},
+			{"an unknown payment token", team.ID, vars{"paymentToken": "tok_nope"}, "BAD_USER_INPUT", "PolarRequestValidationError"},
+			{"no customer email", noEmail.ID, vars{"paymentToken": "tok_visa"}, "BAD_USER_INPUT", "PolarRequestValidationError"},
 		} {
 			before := ckPurchaseRows(t, s, org.ID, tc.id)
 			charges := proc.charges.Load()
 			stored := ckGet(t, s, tok, tc.id)
 			tc.in["id"] = tc.id
 			e := s.QueryError(t, tok, ckConfirm, vars{"in": tc.in})
-			if e.Extensions.Code != tc.code || e.Extensions.Status != tc.status {
-				t.Errorf("%s: %s (%d) %q, want %s (%d)", tc.name, e.Extensions.Code, e.Extensions.Status, e.Message, tc.code, tc.status)
+			if e.Extensions.Code != tc.code || e.Extensions.Reason != tc.reason {
+				t.Errorf("%s: %s (%s) %q, want %s (%s)", tc.name, e.Extensions.Code, e.Extensions.Reason, e.Message, tc.code, tc.reason)
 			}
 			after := ckGet(t, s, tok, tc.id)
 			if rows := ckPurchaseRows(t, s, org.ID, tc.id); rows != before || after.Status != stored.Status ||
@@ -210,7 +210,7 @@ func TestConfirmCheckout(t *testing.T) {
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "twice@example.com"})
 		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}}, nil)
 		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}})
-		wantError(t, e, "NotOpenCheckout", 403)
+		wantError(t, e, "CONFLICT", "NotOpenCheckout")
 		if n := ckCount(t, s, `SELECT count(*) FROM orders WHERE checkout_id = $1`, c.ID); n != 1 {
 			t.Errorf("%d orders, want 1", n)
 		}
@@ -225,14 +225,14 @@ func TestConfirmCheckout(t *testing.T) {
 			res := s.Do(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}})
 			code := "ok"
 			if len(res.Errors) > 0 {
-				code = res.Errors[0].Extensions.Code
+				code = res.Errors[0].Extensions.Code + " " + res.Errors[0].Extensions.Reason
 			}
 			mu.Lock()
 			outcomes[code]++
 			mu.Unlock()
 		})
-		if outcomes["ok"] != 1 || outcomes["NotOpenCheckout"] != 19 {
-			t.Errorf("outcomes = %v, want 1 ok and 19 NotOpenCheckout", outcomes)
+		if outcomes["ok"] != 1 || outcomes["CONFLICT NotOpenCheckout"] != 19 {
+			t.Errorf("outcomes = %v, want 1 ok and 19 CONFLICT NotOpenCheckout", outcomes)
 		}
 		if n := ckCount(t, s, `SELECT count(*) FROM orders WHERE checkout_id = $1`, c.ID); n != 1 {
 			t.Errorf("%d orders, want 1", n)
@@ -254,13 +254,13 @@ func TestConfirmCheckout(t *testing.T) {
 			res := s.Do(t, tok, ckConfirm, vars{"in": vars{"id": id, "paymentToken": "tok_visa"}})
 			code := "ok"
 			if len(res.Errors) > 0 {
-				code = res.Errors[0].Extensions.Code + ": " + res.Errors[0].Message
+				code = res.Errors[0].Extensions.Code + " " + res.Errors[0].Extensions.Reason + ": " + res.Errors[0].Message
 			}
 			mu.Lock()
 			outcomes[code]++
 			mu.Unlock()
 		})
-		if outcomes["ok"] != 1 || outcomes["PolarRequestValidationError: Discount is no longer redeemable."] != 1 {
+		if outcomes["ok"] != 1 || outcomes["BAD_USER_INPUT PolarRequestValidationError: Discount is no longer redeemable."] != 1 {
 			t.Errorf("outcomes = %v", outcomes)
 		}
 		if n := proc.charges.Load() - before; n != 1 {
@@ -281,7 +281,7 @@ func TestConfirmCheckout(t *testing.T) {
 			t.Errorf("by secret = %+v", out.CheckoutByClientSecret)
 		}
 		e := s.QueryError(t, "", `query { checkoutByClientSecret(clientSecret: "till_c_nope") { id } }`, nil)
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 
 	t.Run("a saved payment method of the customer pays", func(t *testing.T) {
@@ -297,7 +297,7 @@ func TestConfirmCheckout(t *testing.T) {
 		}
 		other := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "else@example.com"})
 		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": other.ID, "paymentMethodId": saved.SavePaymentMethod.ID}})
-		if e.Extensions.Code != "PolarRequestValidationError" || e.Message != "Payment method does not exist." {
+		if e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "PolarRequestValidationError" || e.Message != "Payment method does not exist." {
 			t.Errorf("someone else's method: %s %q", e.Extensions.Code, e.Message)
 		}
 	})
@@ -306,8 +306,8 @@ func TestConfirmCheckout(t *testing.T) {
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "scope@example.com"})
 		reader := s.NewToken(t, org.ID, "checkouts:read")
 		e := s.QueryError(t, reader, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}})
-		wantError(t, e, "insufficient_scope", 403)
+		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 		e = s.QueryError(t, "", ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}})
-		wantError(t, e, "Unauthorized", 401)
+		wantError(t, e, "UNAUTHENTICATED", "Unauthorized")
 	})
 }

@@ -124,9 +124,9 @@ func TestAStrangersCardIsHeldForTheirPurchaseOnly(t *testing.T) {
 					Msg: "Payment method not found.", Input: h.card.String()})
 			}},
 		{"the customer's portal cannot delete it", session, `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`,
-			vars{"id": h.card}, func(t *testing.T, e gqlError) { wantError(t, e, "ResourceNotFound", 404) }},
+			vars{"id": h.card}, func(t *testing.T, e gqlError) { wantError(t, e, "NOT_FOUND", "ResourceNotFound") }},
 		{"the organization cannot delete it", w.org.Token, `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id } }`,
-			vars{"id": h.card}, func(t *testing.T, e gqlError) { wantError(t, e, "ResourceNotFound", 404) }},
+			vars{"id": h.card}, func(t *testing.T, e gqlError) { wantError(t, e, "NOT_FOUND", "ResourceNotFound") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.check(t, w.s.QueryError(t, tc.token, tc.doc, tc.vars))

@@ -136,8 +136,8 @@ func TestCheckoutAmounts(t *testing.T) {
 				fieldErr{Type: "value_error", Loc: []any{"input", "discountId"}, Msg: "Discounts are not applicable to this product.", Input: nil}},
 		} {
 			e := s.QueryError(t, tok, ckCreate, vars{"in": tc.in})
-			if tc.want.Input == nil && len(e.Extensions.Errors) == 1 {
-				e.Extensions.Errors[0].Input = nil
+			if tc.want.Input == nil && len(e.Extensions.Fields) == 1 {
+				e.Extensions.Fields[0].Input = nil
 			}
 			wantInvalid(t, e, tc.want)
 		}
@@ -228,7 +228,7 @@ func TestCheckoutShapes(t *testing.T) {
 			t.Errorf("customer %v %v %v, want the linked customer's", c.CustomerID, c.CustomerEmail, c.CustomerName)
 		}
 		e := s.QueryError(t, org.Token, ckCreate, vars{"in": vars{"products": []uuid.UUID{a.ID}, "customerId": uuid.New()}})
-		if e.Extensions.Code != "PolarRequestValidationError" || e.Message != "Customer does not exist." {
+		if (e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "PolarRequestValidationError") || e.Message != "Customer does not exist." {
 			t.Errorf("unknown customer: %s %q", e.Extensions.Code, e.Message)
 		}
 	})
@@ -237,9 +237,9 @@ func TestCheckoutShapes(t *testing.T) {
 		c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{a.ID}})
 		other := s.NewOrg(t, resolverstest.AllScopes)
 		e := s.QueryError(t, other.Token, `query($id: UUID!) { checkout(id: $id) { id } }`, vars{"id": c.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		e = s.QueryError(t, other.Token, ckUpdate, vars{"in": vars{"id": c.ID, "seats": 2}})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 }
 
@@ -285,7 +285,7 @@ func TestCheckoutUpdates(t *testing.T) {
 			t.Errorf("status = %s, want expired", got.Status)
 		}
 		e := s.QueryError(t, org.Token, ckUpdate, vars{"in": vars{"id": c.ID, "customerName": "Late"}})
-		wantError(t, e, "ExpiredCheckoutError", 410)
+		wantError(t, e, "CONFLICT", "ExpiredCheckoutError")
 		n, err := s.Resolver.ExpireCheckouts(t.Context(), time.Now())
 		if err != nil || n != 1 {
 			t.Fatalf("ExpireCheckouts = %d, %v; want 1", n, err)

@@ -66,14 +66,14 @@ func TestConcurrentWrites(t *testing.T) {
 				vars{"in": vars{"email": "same@example.com", "name": fmt.Sprint(i)}})
 			code := "ok"
 			if len(res.Errors) > 0 {
-				code = res.Errors[0].Extensions.Code
+				code = res.Errors[0].Extensions.Code + " " + res.Errors[0].Extensions.Reason
 			}
 			mu.Lock()
 			codes[code]++
 			mu.Unlock()
 		})
-		if codes["ok"] != 1 || codes["PolarRequestValidationError"] != n-1 {
-			t.Fatalf("outcomes = %v, want 1 ok and %d PolarRequestValidationError", codes, n-1)
+		if codes["ok"] != 1 || codes["BAD_USER_INPUT PolarRequestValidationError"] != n-1 {
+			t.Fatalf("outcomes = %v, want 1 ok and %d BAD_USER_INPUT PolarRequestValidationError", codes, n-1)
 		}
 		var stored int
 		s.Get(t, &stored, `SELECT count(*) FROM customers WHERE organization_id = $1`, org.ID)

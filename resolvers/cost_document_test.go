@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -134,6 +135,9 @@ func TestDocumentLimitMeasuresTheDocumentWhateverTheTransport(t *testing.T) {
 			code := ""
 			if err != nil {
 				code, _ = err.Extensions["code"].(string)
+				if te := (*resolvers.Error)(nil); errors.As(err, &te) {
+					code = string(te.GraphQLCode())
+				}
 			}
 			if code != c.code {
 				t.Fatalf("code %q (%v), want %q", code, err, c.code)

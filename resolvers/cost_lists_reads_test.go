@@ -51,15 +51,15 @@ func TestListsThatGrowWithoutEndShowTheirLatest(t *testing.T) {
 			t.Fatalf("deliveries = %+v, want attempts 11 to 30", d)
 		}
 	})
-	t.Run("a rotation past 10 published signing keys is refused with a 422", func(t *testing.T) {
+	t.Run("a rotation past 10 published signing keys is refused as bad input", func(t *testing.T) {
 		t.Parallel()
 		o := s.NewOrg(t, resolverstest.AllScopes)
 		for range resolvers.MaxPublishedSigningKeys {
 			s.Query(t, o.Token, `mutation { rotateLicenseSigningKey { keyId } }`, nil, nil)
 		}
 		e := s.QueryError(t, o.Token, `mutation { rotateLicenseSigningKey { keyId } }`, nil)
-		if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "too_long" {
-			t.Fatalf("error = %+v, want a 422 too_long", e)
+		if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != "too_long" {
+			t.Fatalf("error = %+v, want BAD_USER_INPUT too_long", e)
 		}
 		var keys struct{ LicenseSigningKeys []struct{ KeyID string } }
 		s.Query(t, o.Token, `{ licenseSigningKeys { keyId } }`, nil, &keys)

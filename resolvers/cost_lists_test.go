@@ -172,24 +172,24 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 		{"a checkout of 10,001 seats at an open-ended tier", `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
 			vars{"in": vars{"products": []uuid.UUID{seated.ID}, "seats": resolvers.MaxSeats + 1}}, "seats", "less_than_equal"},
 	} {
-		t.Run(c.name+" is refused with a 422", func(t *testing.T) {
+		t.Run(c.name+" is refused as bad input", func(t *testing.T) {
 			t.Parallel()
 			e := s.QueryError(t, org.Token, c.doc, c.values)
-			if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != c.typ ||
-				e.Extensions.Errors[0].Loc[len(e.Extensions.Errors[0].Loc)-1] != c.loc {
-				t.Fatalf("error = %+v, want a 422 %s at %s", e, c.typ, c.loc)
+			if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != c.typ ||
+				e.Extensions.Fields[0].Loc[len(e.Extensions.Fields[0].Loc)-1] != c.loc {
+				t.Fatalf("error = %+v, want BAD_USER_INPUT %s at %s", e, c.typ, c.loc)
 			}
 		})
 	}
-	t.Run("a customer's 21st saved payment method is refused with a 422", func(t *testing.T) {
+	t.Run("a customer's 21st saved payment method is refused as bad input", func(t *testing.T) {
 		t.Parallel()
 		c := newCustomer(t, s, org.Token, "")
 		for range resolvers.MaxCustomerPaymentMethods {
 			s.Query(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}}, nil)
 		}
 		e := s.QueryError(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}})
-		if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "too_long" {
-			t.Fatalf("error = %+v, want a 422 too_long", e)
+		if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != "too_long" {
+			t.Fatalf("error = %+v, want BAD_USER_INPUT too_long", e)
 		}
 		var live int
 		s.Get(t, &live, `SELECT count(*) FROM payment_methods WHERE customer_id = $1 AND deleted_at IS NULL`, c.ID)

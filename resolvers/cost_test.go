@@ -26,19 +26,19 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 	_, trivial := statements("{ __typename }")
 
 	for _, c := range []struct {
-		name, query, code string
-		cost              int // extensions.cost.requested, when priced
+		name, query, code, reason string
+		cost                      int // extensions.cost.requested, when priced
 	}{
 		{"1,250 aliases of customers(limit: 100), the reported attack",
-			repeat(1250, "c%d: customers(limit: 100) { items { id email } }"), "COST_LIMIT_EXCEEDED", 0},
+			repeat(1250, "c%d: customers(limit: 100) { items { id email } }"), "COST_LIMIT_EXCEEDED", "", 0},
 		{"250 aliases of customers(limit: 100) cost 250 × 101",
-			repeat(250, "c%d: customers(limit: 100) { items { id email } }"), "COST_LIMIT_EXCEEDED", 25_250},
+			repeat(250, "c%d: customers(limit: 100) { items { id email } }"), "COST_LIMIT_EXCEEDED", "", 25_250},
 		{"nested lists multiply: 25 × (1 + 100 × (1 + 20 declared payment methods))",
-			repeat(25, "c%d: customers(limit: 100) { items { paymentMethods { id } } }"), "COST_LIMIT_EXCEEDED", 52_525},
+			repeat(25, "c%d: customers(limit: 100) { items { paymentMethods { id } } }"), "COST_LIMIT_EXCEEDED", "", 52_525},
 		{"a limit from a variable counts",
 			`query($n: Int) { ` + strings.TrimSuffix(strings.TrimPrefix(repeat(250, "c%d: customers(limit: $n) { items { id } }"), "{"), "}") + `}`,
-			"COST_LIMIT_EXCEEDED", 25_250},
-		{"a limit above 100 is refused", "{ customers(limit: 101) { items { id } } }", "RequestValidationError", 0},
+			"COST_LIMIT_EXCEEDED", "", 25_250},
+		{"a limit above 100 is refused", "{ customers(limit: 101) { items { id } } }", "BAD_USER_INPUT", "RequestValidationError", 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			query := c.query
@@ -50,8 +50,8 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 				}
 				return statements(query)
 			}()
-			if len(res.Errors) != 1 || res.Errors[0].Extensions.Code != c.code {
-				t.Fatalf("want one %s error: HTTP %d %.300s", c.code, res.Status, res.Body)
+			if len(res.Errors) != 1 || res.Errors[0].Extensions.Code != c.code || res.Errors[0].Extensions.Reason != c.reason {
+				t.Fatalf("want one %s (%s) error: HTTP %d %.300s", c.code, c.reason, res.Status, res.Body)
 			}
 			if n != trivial {
 				t.Errorf("%d statements before the refusal, want the trivial query's %d", n, trivial)

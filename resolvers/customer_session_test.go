@@ -56,12 +56,12 @@ func createSession(tb testing.TB, s *resolverstest.Server, token string, input v
 	return out.CreateCustomerSession
 }
 
-// wantInvalidToken checks that the middleware turns the token away before GraphQL runs.
+// wantInvalidToken checks that the token is turned away before GraphQL runs.
 func wantInvalidToken(tb testing.TB, s *resolverstest.Server, token string) {
 	tb.Helper()
 	res := s.Do(tb, token, meDoc, nil)
 	if res.Status != http.StatusUnauthorized || string(res.Body) != invalidTokenBody {
-		tb.Errorf("HTTP %d %s, want 401 invalid_token", res.Status, res.Body)
+		tb.Errorf("HTTP %d %s, want 401 %s", res.Status, res.Body, invalidTokenBody)
 	}
 }
 
@@ -141,7 +141,7 @@ func TestCustomerSession(t *testing.T) {
 	t.Run("a token without customer_sessions:write is insufficient_scope", func(t *testing.T) {
 		tok := s.NewToken(t, org.ID, "member_sessions:write customers:read")
 		got := s.QueryError(t, tok, createSessionDoc, vars{"input": vars{"customerId": c.ID}})
-		wantError(t, got, "insufficient_scope", 403)
+		wantError(t, got, "FORBIDDEN", "insufficient_scope")
 		if diff := cmp.Diff([]string{"customer_sessions:write"}, got.Extensions.Scopes); diff != "" {
 			t.Errorf("scopes (-want +got):\n%s", diff)
 		}
@@ -270,7 +270,7 @@ func TestMemberSession(t *testing.T) {
 			`mutation { portalUpdateCustomer(input: {billingName: "x"}) { id } }`,
 		} {
 			e := s.QueryError(t, got.Token, doc, nil)
-			wantError(t, e, "NotPermitted", 403)
+			wantError(t, e, "FORBIDDEN", "NotPermitted")
 			if e.Message != "Only owners and billing managers can access billing features." {
 				t.Errorf("message = %q", e.Message)
 			}
@@ -292,11 +292,11 @@ func TestMemberSession(t *testing.T) {
 		s.Get(t, &promoted, `INSERT INTO members (organization_id, customer_id, email, role)
 			VALUES ($1, $2, 'promoted@example.com', 'member') RETURNING id`, org.ID, team.ID)
 		got := createSession(t, s, org.Token, vars{"customerId": team.ID, "memberId": promoted})
-		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "NotPermitted", 403)
+		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "FORBIDDEN", "NotPermitted")
 		s.Exec(t, `UPDATE members SET role = 'billing_manager' WHERE id = $1`, promoted)
 		s.Query(t, got.Token, mePaymentsDoc, nil, nil)
 		s.Exec(t, `UPDATE members SET role = 'member' WHERE id = $1`, promoted)
-		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "NotPermitted", 403)
+		wantError(t, s.QueryError(t, got.Token, mePaymentsDoc, nil), "FORBIDDEN", "NotPermitted")
 	})
 
 	t.Run("an expired member session is 401 invalid_token", func(t *testing.T) {

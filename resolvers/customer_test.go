@@ -136,7 +136,7 @@ func TestCreateCustomer(t *testing.T) {
 
 	t.Run("a metadata value that is an object is a request validation error", func(t *testing.T) {
 		got := s.QueryError(t, org.Token, createCustomerDoc, vars{"input": vars{"email": "obj@example.com", "metadata": vars{"a": vars{"b": 1}}}})
-		wantError(t, got, "RequestValidationError", 422, fieldErr{Type: "value_error", Loc: []any{"input", "metadata"},
+		wantError(t, got, "BAD_USER_INPUT", "RequestValidationError", fieldErr{Type: "value_error", Loc: []any{"input", "metadata"},
 			Msg: `Metadata value of "a" must be a string, number or boolean`})
 	})
 
@@ -188,14 +188,14 @@ func TestGetCustomer(t *testing.T) {
 		}
 	})
 	t.Run("an unknown id is ResourceNotFound", func(t *testing.T) {
-		wantError(t, s.QueryError(t, org.Token, getCustomerDoc, vars{"id": uuid.New()}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, getCustomerDoc, vars{"id": uuid.New()}), "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("an unknown external id is ResourceNotFound", func(t *testing.T) {
-		wantError(t, s.QueryError(t, org.Token, getByExternalDoc, vars{"externalId": "nope"}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, getByExternalDoc, vars{"externalId": "nope"}), "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("a malformed id is a request validation error, not a server error", func(t *testing.T) {
 		got := s.QueryError(t, org.Token, getCustomerDoc, vars{"id": "not-a-uuid"})
-		wantError(t, got, "RequestValidationError", 422,
+		wantError(t, got, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "value_error", Loc: []any{"id"}, Msg: "invalid UUID length: 10"})
 	})
 	t.Run("the customer's organization resolves", func(t *testing.T) {
@@ -318,8 +318,8 @@ func TestUpdateCustomer(t *testing.T) {
 			m[fmt.Sprint(i)] = i
 		}
 		got := s.QueryError(t, org.Token, updateCustomerDoc, vars{"input": vars{"id": c.ID, "metadata": m}})
-		if got.Extensions.Code != "PolarRequestValidationError" || len(got.Extensions.Errors) != 1 ||
-			got.Extensions.Errors[0].Type != "too_long" {
+		if (got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != "PolarRequestValidationError") || len(got.Extensions.Fields) != 1 ||
+			got.Extensions.Fields[0].Type != "too_long" {
 			t.Errorf("error = %+v", got)
 		}
 	})
@@ -358,7 +358,7 @@ func TestUpdateCustomer(t *testing.T) {
 
 	t.Run("an unknown customer is ResourceNotFound", func(t *testing.T) {
 		wantError(t, s.QueryError(t, org.Token, updateCustomerDoc, vars{"input": vars{"id": uuid.New(), "name": "x"}}),
-			"ResourceNotFound", 404)
+			"NOT_FOUND", "ResourceNotFound")
 	})
 }
 
@@ -393,7 +393,7 @@ func TestDeleteCustomer(t *testing.T) {
 			vars{"id": c.ID}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			wantError(t, s.QueryError(t, org.Token, tc.doc, tc.vars), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, org.Token, tc.doc, tc.vars), "NOT_FOUND", "ResourceNotFound")
 		})
 	}
 	t.Run("the list no longer shows it", func(t *testing.T) {
@@ -515,7 +515,7 @@ func TestListCustomers(t *testing.T) {
 			t.Errorf("page 2 has %d items, want 5", n)
 		}
 		e := s.QueryError(t, big.Token, listCustomersDoc, vars{"limit": 1000})
-		if e.Extensions.Code != "RequestValidationError" || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != "less_than_equal" {
+		if (e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "RequestValidationError") || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != "less_than_equal" {
 			t.Errorf("limit 1000: %+v, want a less_than_equal validation error", e)
 		}
 	})
@@ -535,7 +535,7 @@ func TestListCustomers(t *testing.T) {
 			fieldErr{Type: "greater_than", Loc: []any{"query", "limit"}, Msg: "Input should be greater than 0", Input: float64(0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			wantError(t, s.QueryError(t, org.Token, listCustomersDoc, tc.vars), "RequestValidationError", 422, tc.want)
+			wantError(t, s.QueryError(t, org.Token, listCustomersDoc, tc.vars), "BAD_USER_INPUT", "RequestValidationError", tc.want)
 		})
 	}
 }

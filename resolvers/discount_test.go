@@ -106,9 +106,9 @@ func TestDiscounts(t *testing.T) {
 		s.Query(t, tok, `mutation($id: UUID!) { deleteDiscount(id: $id) { id } }`, vars{"id": first}, nil)
 		ckDiscount(t, s, tok, vars{"name": "C", "type": "fixed", "amount": 1, "duration": "once", "code": "summer"})
 		e = s.QueryError(t, tok, `query($id: UUID!) { discount(id: $id) { id } }`, vars{"id": first})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		e = s.QueryError(t, other.Token, `query($id: UUID!) { discount(id: $id) { id } }`, vars{"id": first})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 
 	t.Run("updates change fields, products and freeze the price effect once redeemed", func(t *testing.T) {
@@ -123,7 +123,7 @@ func TestDiscounts(t *testing.T) {
 		s.Exec(t, `UPDATE discounts SET redemptions_count = 1 WHERE id = $1`, id)
 		e := s.QueryError(t, tok, `mutation($in: DiscountUpdateInput!) { updateDiscount(input: $in) { id } }`,
 			vars{"in": vars{"id": id, "basisPoints": 900}})
-		if e.Extensions.Code != "PolarRequestValidationError" {
+		if e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "PolarRequestValidationError" {
 			t.Errorf("changing a redeemed discount's amount: %s", e.Extensions.Code)
 		}
 		s.Query(t, tok, `mutation($in: DiscountUpdateInput!) { updateDiscount(input: $in) { id } }`,
@@ -180,7 +180,7 @@ func TestDiscountRules(t *testing.T) {
 			}
 			id := ckDiscount(t, s, tok, in)
 			e := s.QueryError(t, tok, ckCreate, vars{"in": vars{"products": []uuid.UUID{tc.product}, "discountId": id}})
-			if e.Extensions.Code != "PolarRequestValidationError" || e.Message != tc.msg {
+			if (e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "PolarRequestValidationError") || e.Message != tc.msg {
 				t.Errorf("got %s %q, want %q", e.Extensions.Code, e.Message, tc.msg)
 			}
 		})

@@ -1,25 +1,17 @@
 package resolvers
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"till/internal/ratelimit"
 	"till/storage"
 )
 
 // Error is the one error vocabulary of Till. Its Code is the upstream error name (the
-// Python class name upstream sends in "error"), its status comes from the table below, and
-// the GraphQL presenter and the /v1 layer both render it, so a rule fails the same way on
-// both APIs.
+// Python class name upstream sends in "error"); the tables below give its HTTP status on
+// /v1 and its GraphQL code on /graphql. The GraphQL presenter and the /v1 layer both render
+// it, so a rule fails the same way on both APIs.
 type Error struct {
 	Code   string
 	Detail string
@@ -28,9 +20,9 @@ type Error struct {
 	Errors []FieldError
 	// Scopes are the scopes that would have satisfied an insufficient_scope error.
 	Scopes []string
-	// Reason is a machine-readable cause finer than Code (expired, ACTIVATION_LIMIT_REACHED),
-	// for clients that act on it; GraphQL shows it as extensions.reason, /v1 does not.
-	Reason string
+	// Cause is a machine-readable cause finer than Code (expired, activation_limit_reached),
+	// for clients that act on it; GraphQL shows it as extensions.cause, /v1 does not.
+	Cause string
 	// RetryAfter is how long a RATE_LIMITED caller must wait; GraphQL shows it in whole
 	// seconds as extensions.retryAfter, /v1 as the Retry-After header.
 	RetryAfter time.Duration
@@ -101,6 +93,7 @@ var statusByCode = map[string]int{
 	CodeInternal:          http.StatusInternalServerError,
 	CodeNotOpenCheckout:   http.StatusForbidden,
 	CodeExpiredCheckout:   http.StatusGone,
+	CodePaymentError:      http.StatusBadRequest,
 
 	CodeOrderNotEligibleForInvoice:   http.StatusConflict,
 	CodeMissingInvoiceBillingDetails: http.StatusUnprocessableEntity,
@@ -110,6 +103,78 @@ var statusByCode = map[string]int{
 	CodeInvalidJobState:              http.StatusConflict,
 	CodeRateLimited:                  http.StatusTooManyRequests,
 	CodeCostLimitExceeded:            http.StatusBadRequest,
+	codeSeatNotAvailable:             http.StatusBadRequest,
+	codeSeatAlreadyAssigned:          http.StatusBadRequest,
+	codeInvalidInvitationToken:       http.StatusBadRequest,
+}
+
+// GraphQLCode is how /graphql classifies a failure in extensions.code. The set is fixed, so
+// a client handles every error with one switch; the upstream name is extensions.reason.
+type GraphQLCode string
+
+// The GraphQL codes, all of them.
+const (
+	// GraphQLUnauthenticated: no principal, or a bad, expired or revoked token.
+	GraphQLUnauthenticated GraphQLCode = "UNAUTHENTICATED"
+	// GraphQLForbidden: a valid principal that may not do this (wrong kind, scope or role).
+	GraphQLForbidden GraphQLCode = "FORBIDDEN"
+	// GraphQLNotFound: the object does not exist or belongs to an organization out of reach.
+	GraphQLNotFound GraphQLCode = "NOT_FOUND"
+	// GraphQLBadUserInput: the request or its arguments were refused; extensions.fields
+	// names the failing input paths when there are some.
+	GraphQLBadUserInput GraphQLCode = "BAD_USER_INPUT"
+	// GraphQLConflict: the object's state does not allow the change (yet).
+	GraphQLConflict GraphQLCode = "CONFLICT"
+	// GraphQLRateLimited: over a rate limit or the cost budget; retry after
+	// extensions.retryAfter seconds.
+	GraphQLRateLimited GraphQLCode = "RATE_LIMITED"
+	// GraphQLCostLimitExceeded: the document is too large or too costly to run at all.
+	GraphQLCostLimitExceeded GraphQLCode = "COST_LIMIT_EXCEEDED"
+	// GraphQLInternal: a fault of the server, logged; nothing about it is shown.
+	GraphQLInternal GraphQLCode = "INTERNAL"
+)
+
+// GraphQLCodes lists every code a /graphql error may carry.
+var GraphQLCodes = []GraphQLCode{GraphQLUnauthenticated, GraphQLForbidden, GraphQLNotFound, GraphQLBadUserInput,
+	GraphQLConflict, GraphQLRateLimited, GraphQLCostLimitExceeded, GraphQLInternal}
+
+// graphQLCodeByCode is the single table from error code to GraphQL code. It follows what the
+// failure means to a GraphQL client, not upstream's status: a checkout that is no longer open
+// is a conflict with its state, though upstream answers 403. Unauthorized is refined by the
+// presenter: a request that has a principal, of the wrong kind, is FORBIDDEN.
+var graphQLCodeByCode = map[string]GraphQLCode{
+	CodeNotFound:          GraphQLNotFound,
+	CodeNotPermitted:      GraphQLForbidden,
+	CodeUnauthorized:      GraphQLUnauthenticated,
+	CodeBadRequest:        GraphQLBadUserInput,
+	CodeValidation:        GraphQLBadUserInput,
+	CodeRequestValidation: GraphQLBadUserInput,
+	CodeInsufficientScope: GraphQLForbidden,
+	CodeInternal:          GraphQLInternal,
+	CodeNotOpenCheckout:   GraphQLConflict,
+	CodeExpiredCheckout:   GraphQLConflict,
+	CodePaymentError:      GraphQLBadUserInput,
+
+	CodeOrderNotEligibleForInvoice:   GraphQLConflict,
+	CodeMissingInvoiceBillingDetails: GraphQLBadUserInput,
+	CodeInvoiceDoesNotExist:          GraphQLNotFound,
+	CodeReceiptNotAllocated:          GraphQLNotFound,
+	CodeDocumentPending:              GraphQLConflict,
+	CodeInvalidJobState:              GraphQLConflict,
+	CodeRateLimited:                  GraphQLRateLimited,
+	CodeCostLimitExceeded:            GraphQLCostLimitExceeded,
+	codeSeatNotAvailable:             GraphQLConflict,
+	codeSeatAlreadyAssigned:          GraphQLConflict,
+	codeInvalidInvitationToken:       GraphQLBadUserInput,
+}
+
+// GraphQLCode is the error's class on /graphql; unknown codes are BAD_USER_INPUT, as their
+// status is 400.
+func (e *Error) GraphQLCode() GraphQLCode {
+	if c, ok := graphQLCodeByCode[e.Code]; ok {
+		return c
+	}
+	return GraphQLBadUserInput
 }
 
 // Status is the HTTP status of the error's code; unknown codes are 400 so that a new domain
@@ -165,99 +230,4 @@ func notFoundOr(err error, detail string) error {
 		return NotFound(detail)
 	}
 	return err
-}
-
-// ErrorPresenter renders a resolver error into the GraphQL response: Till errors carry code,
-// status, detail and field errors in extensions; GraphQL's own errors (parse, validation)
-// pass through; anything else is logged and shown as an internal error.
-func ErrorPresenter(logger *slog.Logger) graphql.ErrorPresenterFunc {
-	return func(ctx context.Context, err error) *gqlerror.Error {
-		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		var te *Error
-		if errors.As(err, &te) {
-			gqlErr.Message, gqlErr.Extensions = te.Error(), extensionsOf(te)
-			return gqlErr
-		}
-		var already *gqlerror.Error
-		if errors.As(err, &already) && already.Err == nil {
-			return gqlErr
-		}
-		if ie := argumentError(ctx, gqlErr); ie != nil {
-			gqlErr.Message = ie.Error()
-			gqlErr.Extensions = map[string]any{"code": ie.Code, "status": ie.Status(), "detail": ie.Detail,
-				"errors": ie.Errors}
-			return gqlErr
-		}
-		if storage.IsOutOfRange(err) {
-			oe := outOfRange()
-			gqlErr.Message, gqlErr.Extensions = oe.Error(), extensionsOf(oe)
-			return gqlErr
-		}
-		logger.ErrorContext(ctx, "resolver failed", "err", err, "path", gqlErr.Path.String())
-		gqlErr.Message = "Internal Server Error"
-		gqlErr.Extensions = map[string]any{"code": CodeInternal, "status": http.StatusInternalServerError,
-			"detail": "Internal Server Error"}
-		return gqlErr
-	}
-}
-
-// extensionsOf is how a Till error shows in a GraphQL error's extensions.
-func extensionsOf(te *Error) map[string]any {
-	ext := map[string]any{"code": te.Code, "status": te.Status(), "detail": te.Detail}
-	if len(te.Errors) > 0 {
-		ext["errors"] = te.Errors
-	}
-	if len(te.Scopes) > 0 {
-		ext["scopes"] = te.Scopes
-	}
-	if te.Reason != "" {
-		ext["reason"] = te.Reason
-	}
-	if te.RetryAfter > 0 {
-		ext["retryAfter"] = ratelimit.RetryAfterSeconds(te.RetryAfter)
-	}
-	return ext
-}
-
-// errorOf is a Till error as the presenter shows it, for refusals made before any resolver
-// runs (handler extensions), which return GraphQL errors themselves.
-func errorOf(te *Error) *gqlerror.Error {
-	return &gqlerror.Error{Message: te.Error(), Extensions: extensionsOf(te)}
-}
-
-// argumentError recognises an argument gqlgen could not coerce (a malformed UUID, a metadata
-// value of the wrong type): gqlgen reports it from the field's context before the resolver
-// runs, so the field has arguments but none were set. It is the client's mistake, a 422 with
-// the argument's path as loc, not a server fault.
-func argumentError(ctx context.Context, gqlErr *gqlerror.Error) *Error {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Args != nil || fc.Field.Field == nil || len(fc.Field.Arguments) == 0 {
-		return nil
-	}
-	loc := []any{}
-	for _, p := range gqlErr.Path[min(len(fc.Path()), len(gqlErr.Path)):] {
-		switch p := p.(type) {
-		case ast.PathName:
-			loc = append(loc, string(p))
-		case ast.PathIndex:
-			loc = append(loc, int(p))
-		}
-	}
-	return &Error{Code: CodeRequestValidation,
-		Errors: []FieldError{{Type: "value_error", Loc: loc, Msg: gqlErr.Message}}}
-}
-
-// outOfRange is a number PostgreSQL refused as out of range (storage.IsOutOfRange) where no
-// use case checked it first: still the client's number, so a 422 and not a server fault.
-func outOfRange() *Error {
-	return &Error{Code: CodeValidation, Errors: []FieldError{{Type: "value_error", Loc: []any{},
-		Msg: "A number in the request is out of range."}}}
-}
-
-// Recover turns a panic in a resolver into a logged internal error instead of a crash.
-func Recover(logger *slog.Logger) graphql.RecoverFunc {
-	return func(ctx context.Context, p any) error {
-		logger.ErrorContext(ctx, "resolver panicked", "panic", fmt.Sprint(p))
-		return &Error{Code: CodeInternal, Detail: "Internal Server Error"}
-	}
 }

@@ -206,10 +206,10 @@ func TestIngestEventsIsAllOrNothing(t *testing.T) {
 			}
 			events[100] = tt.bad
 			e := w.s.QueryError(t, w.org.Token, ingestDoc, vars{"in": vars{"events": events}})
-			if e.Extensions.Status != 422 || len(e.Extensions.Errors) != 1 {
-				t.Fatalf("error = %+v, want one 422 item", e)
+			if e.Extensions.Code != "BAD_USER_INPUT" || len(e.Extensions.Fields) != 1 {
+				t.Fatalf("error = %+v, want one BAD_USER_INPUT field", e)
 			}
-			got := e.Extensions.Errors[0]
+			got := e.Extensions.Fields[0]
 			if got.Type != tt.want.Type || fmt.Sprint(got.Loc) != fmt.Sprint(tt.want.Loc) || (tt.want.Msg != "" && got.Msg != tt.want.Msg) {
 				t.Errorf("item = %+v, want %+v", got, tt.want)
 			}
@@ -234,7 +234,7 @@ func TestIngestEventsOrganizationOfUserTokens(t *testing.T) {
 		{Type: "missing", Loc: []any{"input", "events", 0, "organizationId"}, Msg: "organization_id is required."},
 		{Type: "organization_id", Loc: []any{"input", "events", 1, "organizationId"}, Msg: "Organization not found.", Input: w.other.ID.String()},
 	}
-	wantError(t, e, "PolarRequestValidationError", 422, want...)
+	wantError(t, e, "BAD_USER_INPUT", "PolarRequestValidationError", want...)
 }
 
 // TestIngestEventsConcurrentIdenticalBatches races identical batches: each external id is

@@ -293,7 +293,7 @@ func TestUsageEventsArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := s.QueryError(t, org.Token, usageEventsDoc, tc.args)
-			wantError(t, got, "RequestValidationError", 422, tc.want)
+			wantError(t, got, "BAD_USER_INPUT", "RequestValidationError", tc.want)
 		})
 	}
 }
@@ -305,7 +305,7 @@ func TestUsageEventsTenancyAndScopes(t *testing.T) {
 		t.Errorf("other organization lists %v, want only %s", got, w.foreign)
 	}
 	const eventDoc = `query($id: UUID!) { usageEvent(id: $id) { id } }`
-	wantError(t, s.QueryError(t, w.other.Token, eventDoc, vars{"id": w.byID}), "ResourceNotFound", 404)
+	wantError(t, s.QueryError(t, w.other.Token, eventDoc, vars{"id": w.byID}), "NOT_FOUND", "ResourceNotFound")
 	var one struct{ UsageEvent struct{ ID uuid.UUID } }
 	s.Query(t, w.org.Token, eventDoc, vars{"id": w.byID}, &one)
 	if one.UsageEvent.ID != w.byID {
@@ -328,12 +328,12 @@ func TestUsageEventsTenancyAndScopes(t *testing.T) {
 		"user token without events scopes":         newUserToken(t, s, "customers:read", w.org.ID),
 	} {
 		got := s.QueryError(t, token, usageEventsDoc, nil)
-		if got.Extensions.Code != "insufficient_scope" {
+		if got.Extensions.Code != "FORBIDDEN" || got.Extensions.Reason != "insufficient_scope" {
 			t.Errorf("%s: error %+v, want insufficient_scope", name, got)
 		}
 	}
-	if got := s.QueryError(t, "", usageEventsDoc, nil); got.Extensions.Code != "Unauthorized" {
-		t.Errorf("anonymous: error %+v, want Unauthorized", got)
+	if got := s.QueryError(t, "", usageEventsDoc, nil); got.Extensions.Code != "UNAUTHENTICATED" || got.Extensions.Reason != "Unauthorized" {
+		t.Errorf("anonymous: error %+v, want UNAUTHENTICATED Unauthorized", got)
 	}
 }
 

@@ -67,7 +67,7 @@ func TestFileGraphQLPresentsTheServiceVariant(t *testing.T) {
 		t.Errorf("file (-want +got):\n%s", diff)
 	}
 	other := s.NewOrg(t, "files:read")
-	if e := s.QueryError(t, other.Token, getFileDoc, vars{"id": c.ID}); e.Extensions.Code != "ResourceNotFound" {
+	if e := s.QueryError(t, other.Token, getFileDoc, vars{"id": c.ID}); e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" {
 		t.Errorf("another organization's file: %+v, want ResourceNotFound", e)
 	}
 }
@@ -77,10 +77,10 @@ func TestFileGraphQLAppliesTheServiceRules(t *testing.T) {
 	s := fileServer(t)
 	org := s.NewOrg(t, "files:write")
 	tests := []struct {
-		name      string
-		input     vars
-		code, typ string
-		loc       []any
+		name        string
+		input       vars
+		reason, typ string
+		loc         []any
 	}{
 		{"product media must be an image", fileInput("product_media", "a.pdf", "application/pdf", 4),
 			"RequestValidationError", "string_pattern_mismatch", []any{"input", "mimeType"}},
@@ -92,9 +92,9 @@ func TestFileGraphQLAppliesTheServiceRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := s.QueryError(t, org.Token, createFileDoc, vars{"input": tt.input})
-			if e.Extensions.Code != tt.code || len(e.Extensions.Errors) != 1 || e.Extensions.Errors[0].Type != tt.typ ||
-				!cmp.Equal(e.Extensions.Errors[0].Loc, tt.loc) {
-				t.Errorf("error = %+v, want %s %s at %v", e, tt.code, tt.typ, tt.loc)
+			if e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != tt.reason || len(e.Extensions.Fields) != 1 || e.Extensions.Fields[0].Type != tt.typ ||
+				!cmp.Equal(e.Extensions.Fields[0].Loc, tt.loc) {
+				t.Errorf("error = %+v, want BAD_USER_INPUT (%s) %s at %v", e, tt.reason, tt.typ, tt.loc)
 			}
 		})
 	}

@@ -71,7 +71,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 		}
 		defer res.Body.Close()
 		out, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= http.StatusInternalServerError || strings.Contains(string(out), `"code":"InternalServerError"`) {
+		if res.StatusCode >= http.StatusInternalServerError || strings.Contains(string(out), `"code":"INTERNAL"`) {
 			t.Fatalf("HTTP %d for variables %s: %s", res.StatusCode, variables, out)
 		}
 	})

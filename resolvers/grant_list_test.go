@@ -99,20 +99,20 @@ func TestListBenefitGrants(t *testing.T) {
 		name, token string
 		benefit     uuid.UUID
 		code        string
-		status      int
+		reason      string
 	}{
-		{name: "an unknown benefit is 404", token: w.org.Token, benefit: uuid.New(), code: "ResourceNotFound", status: 404},
-		{name: "a deleted benefit is 404", token: w.org.Token, benefit: deleted.ID, code: "ResourceNotFound", status: 404},
-		{name: "another organization's benefit is 404, never 403", token: other.Token, benefit: b.ID, code: "ResourceNotFound", status: 404},
-		{name: "a token without benefits scopes is 403", token: w.s.NewToken(t, w.org.ID, "license_keys:read"), benefit: b.ID,
-			code: "insufficient_scope", status: 403},
-		{name: "a customer session is 401", token: newCustomerSession(t, w.s, w.org.Token, customers[0]), benefit: b.ID,
-			code: "Unauthorized", status: 401},
+		{name: "an unknown benefit is not found", token: w.org.Token, benefit: uuid.New(), code: "NOT_FOUND", reason: "ResourceNotFound"},
+		{name: "a deleted benefit is not found", token: w.org.Token, benefit: deleted.ID, code: "NOT_FOUND", reason: "ResourceNotFound"},
+		{name: "another organization's benefit is not found, never forbidden", token: other.Token, benefit: b.ID, code: "NOT_FOUND", reason: "ResourceNotFound"},
+		{name: "a token without benefits scopes is forbidden", token: w.s.NewToken(t, w.org.ID, "license_keys:read"), benefit: b.ID,
+			code: "FORBIDDEN", reason: "insufficient_scope"},
+		{name: "a customer session is forbidden", token: newCustomerSession(t, w.s, w.org.Token, customers[0]), benefit: b.ID,
+			code: "FORBIDDEN", reason: "Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := w.s.QueryError(t, tc.token, list, vars{"b": tc.benefit})
-			if e.Extensions.Code != tc.code || e.Extensions.Status != tc.status {
-				t.Errorf("error = %s (%d), want %s (%d)", e.Extensions.Code, e.Extensions.Status, tc.code, tc.status)
+			if e.Extensions.Code != tc.code || e.Extensions.Reason != tc.reason {
+				t.Errorf("error = %s (%s), want %s (%s)", e.Extensions.Code, e.Extensions.Reason, tc.code, tc.reason)
 			}
 		})
 	}
@@ -125,7 +125,7 @@ func TestListBenefitGrants(t *testing.T) {
 			t.Errorf("grant = %+v, want the pending one", out.BenefitGrant)
 		}
 		wantError(t, w.s.QueryError(t, other.Token, `query($id: UUID!) { benefitGrant(id: $id) { id } }`, vars{"id": ids[2]}),
-			"ResourceNotFound", 404)
+			"NOT_FOUND", "ResourceNotFound")
 	})
 }
 
@@ -195,9 +195,9 @@ func TestListLicenseKeys(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a token without license-key scopes is 403", func(t *testing.T) {
+	t.Run("a token without license-key scopes is forbidden", func(t *testing.T) {
 		e := w.s.QueryError(t, w.s.NewToken(t, w.org.ID, "benefits:read"), query, vars{})
-		wantError(t, e, "insufficient_scope", 403)
+		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 	})
 }
 
@@ -219,7 +219,7 @@ func TestConcurrentSeatAssignmentsAndClaims(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		if len(res.Errors) > 0 {
-			codes[res.Errors[0].Extensions.Code]++
+			codes[res.Errors[0].Extensions.Code+" "+res.Errors[0].Extensions.Reason]++
 			return
 		}
 		var out struct {
@@ -228,7 +228,7 @@ func TestConcurrentSeatAssignmentsAndClaims(t *testing.T) {
 		_ = jsonUnmarshal(res.Data, &out)
 		tokens = append(tokens, out.AssignSeat.InvitationToken)
 	})
-	if len(tokens) != 3 || codes["SeatNotAvailable"] != n-3 {
+	if len(tokens) != 3 || codes["CONFLICT SeatNotAvailable"] != n-3 {
 		t.Fatalf("%d assignments succeeded, errors %v; want 3 and %d SeatNotAvailable", len(tokens), codes, n-3)
 	}
 

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -51,11 +53,12 @@ const graphiQLAssets = "/graphql/assets/"
 
 // Handler serves /graphql: POST and GET queries with an LRU query cache and automatic
 // persisted queries, and GraphiQL (with its files under /graphql/assets/) for browsers.
+// Every failure, a refused bearer token included, is a GraphQL errors array with a code of
+// GraphQLCodes, served as GraphQL-over-HTTP says (httpTransport).
 func (r *Resolver) Handler() http.Handler {
 	srv := handler.New(r.Schema())
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](queryCacheSize)
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(maxTokens)
@@ -67,28 +70,35 @@ func (r *Resolver) Handler() http.Handler {
 	}
 	srv.SetErrorPresenter(ErrorPresenter(r.Logger))
 	srv.SetRecoverFunc(Recover(r.Logger))
-	ide := graphiql.Handler("/graphql", graphiQLAssets)
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
-			strings.Contains(req.Header.Get("Accept"), "text/html") {
-			ide.ServeHTTP(w, req)
-			return
-		}
-		if req.ContentLength > maxQueryBytes {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestEntityTooLarge)
-			_, _ = w.Write([]byte(`{"errors":[{"message":"request body too large","extensions":{"code":"RequestBodyTooLarge","status":413}}],"data":null}`))
-			return
-		}
-		if req.Method == http.MethodGet && max(len(req.RequestURI), len(req.URL.RawQuery)) > maxQueryBytes {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusRequestURITooLong)
-			_, _ = w.Write([]byte(`{"errors":[{"message":"request URI too long","extensions":{"code":"RequestURITooLong","status":414}}],"data":null}`))
-			return
-		}
-		req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
-		srv.ServeHTTP(w, req)
-	})
+	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets)}
+}
+
+// graphQLHandler is /graphql. It is an auth.TokenRefuser, so the bearer middleware in front
+// of it lets it answer a bad token in GraphQL's shape.
+type graphQLHandler struct {
+	srv *handler.Server
+	ide http.Handler
+}
+
+func (h graphQLHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
+		strings.Contains(req.Header.Get("Accept"), "text/html") {
+		h.ide.ServeHTTP(w, req)
+		return
+	}
+	media := responseMedia(req.Header.Get("Accept"))
+	if req.ContentLength > maxQueryBytes {
+		writeGraphQL(w, media, http.StatusRequestEntityTooLarge, &graphql.Response{Errors: gqlerror.List{tooLarge()}})
+		return
+	}
+	if req.Method == http.MethodGet && max(len(req.RequestURI), len(req.URL.RawQuery)) > maxQueryBytes {
+		e := &gqlerror.Error{Message: "The request URI is longer than " + strconv.Itoa(maxQueryBytes) + " bytes.",
+			Extensions: map[string]any{"code": GraphQLCostLimitExceeded, "reason": "RequestURITooLong"}}
+		writeGraphQL(w, media, http.StatusRequestURITooLong, &graphql.Response{Errors: gqlerror.List{e}})
+		return
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
+	h.srv.ServeHTTP(w, req)
 }
 
 // Executor runs GraphQL documents in process; the /v1 layer executes its persisted
@@ -141,7 +151,7 @@ func (d DepthLimit) MutateOperationContext(_ context.Context, op *graphql.Operat
 		return nil
 	}
 	if depth(op.Operation.SelectionSet, op.Doc.Fragments, 0) > d.Max {
-		return gqlerror.Errorf("operation is nested deeper than %d levels", d.Max)
+		return costLimitError(fmt.Sprintf("The operation is nested deeper than %d levels.", d.Max))
 	}
 	return nil
 }

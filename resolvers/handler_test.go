@@ -2,6 +2,7 @@ package resolvers_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
 	"html"
@@ -144,6 +145,10 @@ func TestDepthLimit(t *testing.T) {
 			err := resolvers.DepthLimit{Max: c.max}.MutateOperationContext(t.Context(), op)
 			if (err == nil) != c.ok {
 				t.Fatalf("MutateOperationContext = %v, want ok %v", err, c.ok)
+			}
+			var te *resolvers.Error
+			if err != nil && (!errors.As(err, &te) || te.GraphQLCode() != resolvers.GraphQLCostLimitExceeded) {
+				t.Errorf("refusal %v is not a COST_LIMIT_EXCEEDED Till error", err)
 			}
 		})
 	}

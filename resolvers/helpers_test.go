@@ -108,24 +108,26 @@ func addPaymentMethod(tb testing.TB, s *resolverstest.Server, orgID, customerID 
 	return pm.ID
 }
 
-// wantInvalid checks a PolarRequestValidationError with exactly one field error.
+// wantInvalid checks a BAD_USER_INPUT PolarRequestValidationError with exactly one failing
+// field.
 func wantInvalid(tb testing.TB, got gqlError, want fieldErr) {
 	tb.Helper()
-	wantError(tb, got, "PolarRequestValidationError", 422, want)
+	wantError(tb, got, "BAD_USER_INPUT", "PolarRequestValidationError", want)
 }
 
-// wantError checks an error's code, status and field errors (none when want is empty).
-func wantError(tb testing.TB, got gqlError, code string, status int, want ...fieldErr) {
+// wantError checks an error's GraphQL code, its reason (the upstream name) and its failing
+// input fields (none when want is empty).
+func wantError(tb testing.TB, got gqlError, code, reason string, want ...fieldErr) {
 	tb.Helper()
-	if got.Extensions.Code != code || got.Extensions.Status != status {
-		tb.Errorf("error code = %s (%d), want %s (%d); message %q, field errors %+v",
-			got.Extensions.Code, got.Extensions.Status, code, status, got.Message, got.Extensions.Errors)
+	if got.Extensions.Code != code || got.Extensions.Reason != reason {
+		tb.Errorf("error code = %s (%s), want %s (%s); message %q, fields %+v",
+			got.Extensions.Code, got.Extensions.Reason, code, reason, got.Message, got.Extensions.Fields)
 	}
 	if len(want) == 0 {
 		want = nil
 	}
-	if diff := cmp.Diff(want, got.Extensions.Errors); diff != "" {
-		tb.Errorf("field errors (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got.Extensions.Fields); diff != "" {
+		tb.Errorf("fields (-want +got):\n%s", diff)
 	}
 }
 

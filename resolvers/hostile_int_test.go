@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -107,18 +108,18 @@ func TestIntVariablesBeyond32BitsAreRefused(t *testing.T) {
 		{"a page of 2^31", tok, list("products"), vars{"page": int32Over}, int32Over, []any{"page"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" beyond 32 bits is a 422, not a 500", func(t *testing.T) {
+		t.Run(tt.name+" beyond 32 bits is bad input, not an internal error", func(t *testing.T) {
 			res := s.Do(t, tt.token, tt.query, tt.variables)
 			if len(res.Errors) != 1 {
 				t.Fatalf("want one error, got HTTP %d: %s", res.Status, res.Body)
 			}
 			got := res.Errors[0]
-			if got.Extensions.Status != http.StatusUnprocessableEntity || got.Extensions.Code != resolvers.CodeRequestValidation {
-				t.Errorf("status %d, code %s: %s", got.Extensions.Status, got.Extensions.Code, res.Body)
+			if got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != resolvers.CodeRequestValidation {
+				t.Errorf("code %s (%s): %s", got.Extensions.Code, got.Extensions.Reason, res.Body)
 			}
 			want := []fieldErr{{Type: "value_error", Loc: tt.loc,
 				Msg: "Int cannot represent non 32-bit signed integer value: " + jsonText(tt.input)}}
-			if diff := cmp.Diff(want, got.Extensions.Errors); diff != "" {
+			if diff := cmp.Diff(want, got.Extensions.Fields); diff != "" {
 				t.Errorf("field errors (-want +got):\n%s", diff)
 			}
 		})
@@ -131,26 +132,32 @@ func jsonText(v any) string {
 }
 
 // TestOutOfRangeFromStorageIsTheClientsMistake is the net under every range check: a number
-// PostgreSQL refused as out of range, however it got there, is a 422 and not a 500.
+// PostgreSQL refused as out of range, however it got there, is the client's input (a 422 on
+// /v1) and not a server fault.
 func TestOutOfRangeFromStorageIsTheClientsMistake(t *testing.T) {
 	t.Parallel()
 	present := resolvers.ErrorPresenter(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	tests := []struct {
 		name       string
 		err        error
-		code       string
-		wantStatus int
+		code       resolvers.GraphQLCode
+		reason     string
+		wantStatus int // on /v1
 	}{
-		{"a number out of range", fmt.Errorf("creating meter: %w", storage.ErrOutOfRange), resolvers.CodeValidation,
-			http.StatusUnprocessableEntity},
-		{"any other storage error", fmt.Errorf("creating meter: %w", storage.ErrReference), resolvers.CodeInternal,
-			http.StatusInternalServerError},
+		{"a number out of range", fmt.Errorf("creating meter: %w", storage.ErrOutOfRange), resolvers.GraphQLBadUserInput,
+			resolvers.CodeValidation, http.StatusUnprocessableEntity},
+		{"any other storage error", fmt.Errorf("creating meter: %w", storage.ErrReference), resolvers.GraphQLInternal,
+			resolvers.CodeInternal, http.StatusInternalServerError},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name+" is answered "+fmt.Sprint(tt.wantStatus), func(t *testing.T) {
+		t.Run(tt.name+" is answered "+string(tt.code), func(t *testing.T) {
 			got := present(context.Background(), tt.err)
-			if got.Extensions["code"] != tt.code || got.Extensions["status"] != tt.wantStatus {
-				t.Errorf("extensions = %v, want code %s status %d", got.Extensions, tt.code, tt.wantStatus)
+			if got.Extensions["code"] != tt.code || got.Extensions["reason"] != tt.reason {
+				t.Errorf("extensions = %v, want code %s reason %s", got.Extensions, tt.code, tt.reason)
+			}
+			var te *resolvers.Error
+			if !errors.As(got, &te) || te.Status() != tt.wantStatus {
+				t.Errorf("the presented error wraps %v, want a Till error answered %d on /v1", te, tt.wantStatus)
 			}
 		})
 	}

@@ -53,7 +53,7 @@ func (r *Resolver) cancelJob(ctx context.Context, id uuid.UUID) (*storage.Job, e
 const jobNotFound = "Job not found"
 
 // jobChangeError turns the storage refusals of a retry or cancel into the API's: a job the
-// caller cannot see is not found, and a state that forbids the change is a 409 whose reason
+// caller cannot see is not found, and a state that forbids the change is a 409 whose cause
 // is the state the job is in, so a client can tell "already running" from "already done".
 func jobChangeError(err error, verb, allowed string) error {
 	if err == nil {
@@ -61,11 +61,11 @@ func jobChangeError(err error, verb, allowed string) error {
 	}
 	var se *storage.JobStateError
 	if errors.As(err, &se) {
-		return &Error{Code: CodeInvalidJobState, Reason: strings.ToUpper(se.State),
+		return &Error{Code: CodeInvalidJobState, Cause: strings.ToUpper(se.State),
 			Detail: "The job is " + se.State + "; only " + allowed + " jobs can be " + verb + "."}
 	}
 	if errors.Is(err, storage.ErrConflict) {
-		return &Error{Code: CodeInvalidJobState, Reason: "DUPLICATE",
+		return &Error{Code: CodeInvalidJobState, Cause: "DUPLICATE",
 			Detail: "An equal job is already waiting to run."}
 	}
 	return notFoundOr(err, jobNotFound)

@@ -3,7 +3,6 @@ package resolvers_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
@@ -191,8 +190,8 @@ func TestJobsOfOtherOrganizationsAreNotFound(t *testing.T) {
 			"a missing": uuid.New()} {
 			t.Run(c.name+" of "+name+" job", func(t *testing.T) {
 				e := w.s.QueryError(t, w.org.Token, c.doc, vars{"id": id})
-				if e.Extensions.Code != "ResourceNotFound" || e.Extensions.Status != http.StatusNotFound {
-					t.Errorf("error = %+v, want ResourceNotFound 404", e.Extensions)
+				if e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" {
+					t.Errorf("error = %+v, want NOT_FOUND ResourceNotFound", e.Extensions)
 				}
 			})
 		}
@@ -212,12 +211,12 @@ func TestRetryAndCancelJob(t *testing.T) {
 		cancel = `mutation($id: UUID!) { cancelJob(id: $id) { ` + jobFields + ` } }`
 	)
 	cases := []struct {
-		name       string
-		doc        string
-		job        int // index into jobWorld.ids
-		wantState  string
-		wantMax    int
-		wantReason string // a refusal's reason; empty when the change succeeds
+		name      string
+		doc       string
+		job       int // index into jobWorld.ids
+		wantState string
+		wantMax   int
+		wantCause string // a refusal's cause; empty when the change succeeds
 	}{
 		{"retrying a discarded job allows one more attempt", retry, 1, "available", 3, ""},
 		{"retrying a retryable job runs it now", retry, 4, "available", 25, ""},
@@ -236,13 +235,12 @@ func TestRetryAndCancelJob(t *testing.T) {
 			t.Parallel()
 			w := newJobWorld(t)
 			id := w.ids[c.job]
-			if c.wantReason != "" {
+			if c.wantCause != "" {
 				var before string
 				w.s.Get(t, &before, `SELECT state FROM jobs WHERE id = $1`, id)
 				e := w.s.QueryError(t, w.org.Token, c.doc, vars{"id": id})
-				if e.Extensions.Code != "InvalidJobState" || e.Extensions.Status != http.StatusConflict ||
-					e.Extensions.Reason != c.wantReason {
-					t.Errorf("error = %+v, want InvalidJobState 409 with reason %s", e.Extensions, c.wantReason)
+				if e.Extensions.Code != "CONFLICT" || e.Extensions.Reason != "InvalidJobState" || e.Extensions.Cause != c.wantCause {
+					t.Errorf("error = %+v, want CONFLICT InvalidJobState with cause %s", e.Extensions, c.wantCause)
 				}
 				var after string
 				w.s.Get(t, &after, `SELECT state FROM jobs WHERE id = $1`, id)
@@ -275,8 +273,8 @@ func TestRetryingAJobWhoseTwinIsPendingIsRefused(t *testing.T) {
 		jobRow{org: &org.ID, kind: "invoice.render", state: "discarded", createdAt: now.Add(-time.Minute), uniqueKey: &key},
 		jobRow{org: &org.ID, kind: "invoice.render", state: "available", createdAt: now, uniqueKey: &key})
 	e := s.QueryError(t, org.Token, `mutation($id: UUID!) { retryJob(id: $id) { id } }`, vars{"id": ids[0]})
-	if e.Extensions.Code != "InvalidJobState" || e.Extensions.Status != http.StatusConflict || e.Extensions.Reason != "DUPLICATE" {
-		t.Errorf("error = %+v, want InvalidJobState 409 DUPLICATE", e.Extensions)
+	if e.Extensions.Code != "CONFLICT" || e.Extensions.Reason != "InvalidJobState" || e.Extensions.Cause != "DUPLICATE" {
+		t.Errorf("error = %+v, want CONFLICT InvalidJobState with cause DUPLICATE", e.Extensions)
 	}
 }
 
@@ -286,20 +284,20 @@ func TestJobsNeedAnOrganizationsScope(t *testing.T) {
 	reader := w.s.NewToken(t, w.org.ID, "organizations:read")
 	webhooks := w.s.NewToken(t, w.org.ID, "webhooks:read webhooks:write")
 	cases := []struct {
-		name, token, doc string
-		wantCode         string
+		name, token, doc     string
+		wantCode, wantReason string
 	}{
-		{"listing without an organizations scope", webhooks, `{ jobs { items { id } } }`, "insufficient_scope"},
-		{"reading without an organizations scope", webhooks, fmt.Sprintf(`{ job(id: %q) { id } }`, w.ids[0]), "insufficient_scope"},
-		{"retrying with organizations:read", reader, fmt.Sprintf(`mutation { retryJob(id: %q) { id } }`, w.ids[1]), "insufficient_scope"},
-		{"cancelling with organizations:read", reader, fmt.Sprintf(`mutation { cancelJob(id: %q) { id } }`, w.ids[3]), "insufficient_scope"},
-		{"listing without a token", "", `{ jobs { items { id } } }`, "Unauthorized"},
+		{"listing without an organizations scope", webhooks, `{ jobs { items { id } } }`, "FORBIDDEN", "insufficient_scope"},
+		{"reading without an organizations scope", webhooks, fmt.Sprintf(`{ job(id: %q) { id } }`, w.ids[0]), "FORBIDDEN", "insufficient_scope"},
+		{"retrying with organizations:read", reader, fmt.Sprintf(`mutation { retryJob(id: %q) { id } }`, w.ids[1]), "FORBIDDEN", "insufficient_scope"},
+		{"cancelling with organizations:read", reader, fmt.Sprintf(`mutation { cancelJob(id: %q) { id } }`, w.ids[3]), "FORBIDDEN", "insufficient_scope"},
+		{"listing without a token", "", `{ jobs { items { id } } }`, "UNAUTHENTICATED", "Unauthorized"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := w.s.QueryError(t, c.token, c.doc, nil)
-			if e.Extensions.Code != c.wantCode {
-				t.Errorf("code = %q, want %q", e.Extensions.Code, c.wantCode)
+			if e.Extensions.Code != c.wantCode || e.Extensions.Reason != c.wantReason {
+				t.Errorf("code = %q (%q), want %q (%q)", e.Extensions.Code, e.Extensions.Reason, c.wantCode, c.wantReason)
 			}
 		})
 	}

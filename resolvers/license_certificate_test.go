@@ -69,7 +69,7 @@ func TestLicenseCertificatesVerifyOfflineAcrossRotation(t *testing.T) {
 		t.Errorf("a failed validation got a certificate")
 	}
 	if e := w.s.QueryError(t, "", `mutation($in: LicenseKeyValidateInput!) { portalValidateLicenseKey(input: $in) { certificate(validForHours: 0) { keyId } } }`,
-		vars{"in": vars{"key": w.key.Key, "organizationId": w.org.ID}}); e.Extensions.Code != "RequestValidationError" {
+		vars{"in": vars{"key": w.key.Key, "organizationId": w.org.ID}}); e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "RequestValidationError" {
 		t.Errorf("validForHours 0: %+v", e)
 	}
 

@@ -46,8 +46,8 @@ func (r *mutationResolver) ActivateLicenseKey(ctx context.Context, input model.L
 	return r.activateLicenseKey(ctx, input, licenseKeyOrganizations(ctx))
 }
 
-func (r *mutationResolver) DeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (bool, error) {
-	return r.deactivateLicenseKey(ctx, input, licenseKeyOrganizations(ctx))
+func (r *mutationResolver) DeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (*bool, error) {
+	return succeeded(r.deactivateLicenseKey(ctx, input, licenseKeyOrganizations(ctx)))
 }
 
 func (r *mutationResolver) UpdateLicenseKey(ctx context.Context, id uuid.UUID, input model.LicenseKeyUpdateInput) (*storage.LicenseKey, error) {
@@ -66,8 +66,8 @@ func (r *mutationResolver) PortalActivateLicenseKey(ctx context.Context, input m
 	return r.activateLicenseKey(ctx, input, nil)
 }
 
-func (r *mutationResolver) PortalDeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (bool, error) {
-	return r.deactivateLicenseKey(ctx, input, nil)
+func (r *mutationResolver) PortalDeactivateLicenseKey(ctx context.Context, input model.LicenseKeyDeactivateInput) (*bool, error) {
+	return succeeded(r.deactivateLicenseKey(ctx, input, nil))
 }
 
 func (r *mutationResolver) RotateLicenseSigningKey(ctx context.Context, organizationID *uuid.UUID) (*storage.LicenseSigningKey, error) {

@@ -49,7 +49,7 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 			conditionsForComparison(in.Conditions), in.Meta, now)
 		if errors.Is(err, storage.ErrConflict) {
 			return &Error{Code: CodeNotPermitted, Detail: "License key activation limit already reached",
-				Reason: codeActivationLimit}
+				Cause: codeActivationLimit}
 		}
 		return err
 	})
@@ -68,12 +68,12 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 		if k.Status == "revoked" {
 			reason = codeRevoked
 		}
-		return &Error{Code: CodeNotPermitted, Reason: reason,
+		return &Error{Code: CodeNotPermitted, Cause: reason,
 			Detail: "License key is no longer active. This license key can not be activated."}
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
-		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.", Reason: codeExpired}
+		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.", Cause: codeExpired}
 	case k.LimitActivations == nil:
-		return &Error{Code: CodeNotPermitted, Reason: codeActivationsDisabled,
+		return &Error{Code: CodeNotPermitted, Cause: codeActivationsDisabled,
 			Detail: "This license key does not support activations. Use the /validate endpoint instead to check license validity."}
 	}
 	return nil
@@ -81,20 +81,17 @@ func activatable(k *storage.LicenseKey, now time.Time) error {
 
 // deactivateLicenseKey frees an activation's slot. Upstream checks neither status nor
 // expiry here: a revoked or expired key can still be deactivated.
-func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) (bool, error) {
+func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKeyDeactivateInput, orgs []uuid.UUID) error {
 	if orgs == nil {
 		if err := r.limitPublicLicenseCall(ctx, in.OrganizationID, in.Key); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if !visibleTo(orgs, in.OrganizationID) {
-		return false, NotFound("")
+		return NotFound("")
 	}
 	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
-	if err := storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()); err != nil {
-		return false, notFoundOr(err, "")
-	}
-	return true, nil
+	return notFoundOr(storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()), "")
 }
 
 // licenseKeyOrganizations is the organizations an organization-side license operation may

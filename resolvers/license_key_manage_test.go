@@ -16,22 +16,23 @@ func TestActivateAndDeactivateLicenseKey(t *testing.T) {
 		props  vars
 		setup  string // SQL run on the key first ($1 = key id)
 		in     vars
-		reason string
+		cause  string
 		code   string
-		detail string
+		reason string
+		msg    string
 	}{
-		{"unknown key", vars{"activations": vars{"limit": 1}}, "", vars{"key": "NOPE"}, "", "ResourceNotFound", "Not found"},
+		{"unknown key", vars{"activations": vars{"limit": 1}}, "", vars{"key": "NOPE"}, "", "NOT_FOUND", "ResourceNotFound", "Not found"},
 		{"revoked key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET status = 'revoked' WHERE id = $1", vars{},
-			"revoked", "NotPermitted", "License key is no longer active. This license key can not be activated."},
+			"revoked", "FORBIDDEN", "NotPermitted", "License key is no longer active. This license key can not be activated."},
 		{"disabled key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET status = 'disabled' WHERE id = $1", vars{},
-			"disabled", "NotPermitted", "License key is no longer active. This license key can not be activated."},
+			"disabled", "FORBIDDEN", "NotPermitted", "License key is no longer active. This license key can not be activated."},
 		{"expired key", vars{"activations": vars{"limit": 1}}, "UPDATE license_keys SET expires_at = now() - interval '1 second' WHERE id = $1",
-			vars{}, "expired", "NotPermitted", "License key has expired."},
-		{"key without activations", vars{}, "", vars{}, "activations_not_supported", "NotPermitted",
+			vars{}, "expired", "FORBIDDEN", "NotPermitted", "License key has expired."},
+		{"key without activations", vars{}, "", vars{}, "activations_not_supported", "FORBIDDEN", "NotPermitted",
 			"This license key does not support activations. Use the /validate endpoint instead to check license validity."},
 		{"meta key of 41 characters", vars{"activations": vars{"limit": 1}}, "",
-			vars{"meta": vars{"k2345678901234567890123456789012345678901": "v"}}, "", "PolarRequestValidationError",
-			""},
+			vars{"meta": vars{"k2345678901234567890123456789012345678901": "v"}}, "", "BAD_USER_INPUT", "PolarRequestValidationError",
+			"Metadata keys must be 1 to 40 characters long."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,8 +44,9 @@ func TestActivateAndDeactivateLicenseKey(t *testing.T) {
 			in := tc.in
 			in["label"] = "m"
 			_, err := w.activate(t, in)
-			if err == nil || err.Extensions.Code != tc.code || err.Extensions.Detail != tc.detail || err.Extensions.Reason != tc.reason {
-				t.Errorf("error = %+v, want %s %q reason %q", err, tc.code, tc.detail, tc.reason)
+			if err == nil || err.Extensions.Code != tc.code || err.Extensions.Reason != tc.reason || err.Message != tc.msg ||
+				err.Extensions.Cause != tc.cause {
+				t.Errorf("error = %+v, want %s (%s) %q cause %q", err, tc.code, tc.reason, tc.msg, tc.cause)
 			}
 			if _, _, live := w.counters(t); live != 0 {
 				t.Errorf("%d activations stored after a refusal", live)
@@ -62,13 +64,13 @@ func TestActivateAndDeactivateLicenseKey(t *testing.T) {
 		if _, err := w.activate(t, vars{"label": ""}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.activate(t, vars{"label": "third"}); err == nil || err.Extensions.Detail != "License key activation limit already reached" {
+		if _, err := w.activate(t, vars{"label": "third"}); err == nil || err.Message != "License key activation limit already reached" {
 			t.Fatalf("third activation: %+v", err)
 		}
 		deactivate := `mutation($in: LicenseKeyDeactivateInput!) { deactivateLicenseKey(input: $in) }`
 		in := vars{"in": vars{"key": w.key.Key, "organizationId": w.org.ID, "activationId": a}}
 		w.s.Query(t, w.org.Token, deactivate, in, nil)
-		if e := w.s.QueryError(t, w.org.Token, deactivate, in); e.Extensions.Code != "ResourceNotFound" || e.Extensions.Detail != "Not found" {
+		if e := w.s.QueryError(t, w.org.Token, deactivate, in); e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" || e.Message != "Not found" {
 			t.Errorf("second deactivation: %+v", e)
 		}
 		if _, err := w.activate(t, vars{"label": "third"}); err != nil {
@@ -121,7 +123,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 	t.Run("a zero limit is refused", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `mutation($id: UUID!) { updateLicenseKey(id: $id, input: {limitUsage: 0}) { id } }`,
 			vars{"id": w.key.ID})
-		if e.Extensions.Code != "RequestValidationError" || e.Extensions.Errors[0].Type != "greater_than" {
+		if (e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "RequestValidationError") || e.Extensions.Fields[0].Type != "greater_than" {
 			t.Errorf("error = %+v", e)
 		}
 	})
@@ -166,7 +168,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 		for _, q := range []string{`query($id: UUID!) { licenseKey(id: $id) { id } }`,
 			`mutation($id: UUID!) { updateLicenseKey(id: $id, input: {usage: 1}) { id } }`,
 			`mutation($id: UUID!) { regenerateLicenseKey(id: $id) { id } }`} {
-			if e := w.s.QueryError(t, other.Token, q, vars{"id": w.key.ID}); e.Extensions.Code != "ResourceNotFound" {
+			if e := w.s.QueryError(t, other.Token, q, vars{"id": w.key.ID}); e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" {
 				t.Errorf("%s: %+v", q, e)
 			}
 		}
@@ -176,7 +178,7 @@ func TestUpdateAndRegenerateLicenseKey(t *testing.T) {
 			`mutation($in: LicenseKeyDeactivateInput!) { deactivateLicenseKey(input: $in) }`:    {"activationId": uuid.New()},
 		} {
 			in["key"], in["organizationId"] = ref["key"], ref["organizationId"]
-			if e := w.s.QueryError(t, other.Token, q, vars{"in": in}); e.Extensions.Code != "ResourceNotFound" || e.Extensions.Detail != "Not found" {
+			if e := w.s.QueryError(t, other.Token, q, vars{"in": in}); e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" || e.Message != "Not found" {
 				t.Errorf("%s with another organization's token: %+v", q, e)
 			}
 		}

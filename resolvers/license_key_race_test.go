@@ -35,7 +35,7 @@ func TestLicenseKeyLimitsHoldUnderConcurrency(t *testing.T) {
 		w := newKeyWorld(t, vars{"activations": vars{"limit": 7}})
 		won := race(func() bool {
 			_, err := w.activate(t, vars{"label": "machine"})
-			if err != nil && err.Extensions.Reason != "activation_limit_reached" {
+			if err != nil && err.Extensions.Cause != "activation_limit_reached" {
 				t.Errorf("unexpected error %+v", err)
 			}
 			return err == nil

@@ -103,8 +103,8 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 	t.Run("a negative increment is a validation error", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `mutation($in: LicenseKeyValidateInput!) { validateLicenseKey(input: $in) { code } }`,
 			vars{"in": vars{"key": w.key.Key, "organizationId": w.org.ID, "incrementUsage": -1}})
-		if e.Extensions.Code != "RequestValidationError" || len(e.Extensions.Errors) != 1 ||
-			e.Extensions.Errors[0].Type != "greater_than_equal" {
+		if (e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != "RequestValidationError") || len(e.Extensions.Fields) != 1 ||
+			e.Extensions.Fields[0].Type != "greater_than_equal" {
 			t.Errorf("error = %+v", e)
 		}
 	})

@@ -141,7 +141,7 @@ func TestMeterLifecycle(t *testing.T) {
 	for _, doc := range []string{`query($id: UUID!) { meter(id: $id) { id } }`,
 		`mutation($id: UUID!) { archiveMeter(id: $id) { id } }`,
 		`mutation($id: UUID!) { updateMeter(input: {id: $id, name: "Mine now"}) { id } }`} {
-		wantError(t, s.QueryError(t, stranger.Token, doc, vars{"id": created.ID}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, stranger.Token, doc, vars{"id": created.ID}), "NOT_FOUND", "ResourceNotFound")
 	}
 }
 
@@ -180,9 +180,9 @@ func TestMeterValidation(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := s.QueryError(t, org.Token, createMeterDoc, vars{"input": apiCallsInput(c.in)})
-			if got.Extensions.Code != "PolarRequestValidationError" || got.Extensions.Status != 422 ||
-				len(got.Extensions.Errors) != 1 || got.Extensions.Errors[0].Type != c.typ ||
-				!reflect.DeepEqual(got.Extensions.Errors[0].Loc, c.loc) {
+			if got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != "PolarRequestValidationError" ||
+				len(got.Extensions.Fields) != 1 || got.Extensions.Fields[0].Type != c.typ ||
+				!reflect.DeepEqual(got.Extensions.Fields[0].Loc, c.loc) {
 				t.Errorf("error = %+v, want %s at %v", got, c.typ, c.loc)
 			}
 		})
@@ -237,7 +237,7 @@ func TestMeterScopes(t *testing.T) {
 	customersOnly := s.NewToken(t, org.ID, "customers:read")
 
 	got := s.QueryError(t, readOnly, createMeterDoc, vars{"input": apiCallsInput(nil)})
-	if got.Extensions.Code != "insufficient_scope" || got.Extensions.Status != 403 ||
+	if got.Extensions.Code != "FORBIDDEN" || got.Extensions.Reason != "insufficient_scope" ||
 		!reflect.DeepEqual(got.Extensions.Scopes, []string{"meters:write"}) {
 		t.Errorf("create with meters:read = %+v", got)
 	}
@@ -249,7 +249,7 @@ func TestMeterScopes(t *testing.T) {
 	for _, doc := range []string{`{ meters { items { id } } }`,
 		`query($id: UUID!) { meterQuantities(id: $id, startTimestamp: "2026-01-01T00:00:00Z", endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`} {
 		got := s.QueryError(t, customersOnly, doc, vars{"id": m.ID})
-		if got.Extensions.Code != "insufficient_scope" || !reflect.DeepEqual(got.Extensions.Scopes, []string{"meters:read", "meters:write"}) {
+		if (got.Extensions.Code != "FORBIDDEN" || got.Extensions.Reason != "insufficient_scope") || !reflect.DeepEqual(got.Extensions.Scopes, []string{"meters:read", "meters:write"}) {
 			t.Errorf("%s with customers:read = %+v", doc, got)
 		}
 	}
@@ -331,11 +331,11 @@ func TestMeterQuantitiesQuery(t *testing.T) {
 		got := s.QueryError(t, org.Token, `query($id: UUID!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!) {
 			meterQuantities(id: $id, startTimestamp: $from, endTimestamp: $to, interval: $i) { total } }`,
 			vars{"id": m.ID, "from": c.from, "to": c.to, "i": c.interval})
-		if got.Extensions.Code != "PolarRequestValidationError" || len(got.Extensions.Errors) != 1 ||
-			!reflect.DeepEqual(got.Extensions.Errors[0].Loc, []any{"endTimestamp"}) {
+		if (got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != "PolarRequestValidationError") || len(got.Extensions.Fields) != 1 ||
+			!reflect.DeepEqual(got.Extensions.Fields[0].Loc, []any{"endTimestamp"}) {
 			t.Errorf("%s: %+v", c.name, got)
 		}
 	}
 	stranger := s.NewOrg(t, resolverstest.AllScopes)
-	wantError(t, s.QueryError(t, stranger.Token, doc, vars{"id": m.ID, "from": from, "to": to}), "ResourceNotFound", 404)
+	wantError(t, s.QueryError(t, stranger.Token, doc, vars{"id": m.ID, "from": from, "to": to}), "NOT_FOUND", "ResourceNotFound")
 }

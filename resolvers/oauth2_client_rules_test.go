@@ -78,11 +78,11 @@ func TestOAuth2ClientValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Run("at creation", func(t *testing.T) {
 				got := s.QueryError(t, org.Token, createOAuth2ClientDoc, vars{"input": oauth2ClientInput(tc.input)})
-				wantError(t, got, "RequestValidationError", 422, tc.want...)
+				wantError(t, got, "BAD_USER_INPUT", "RequestValidationError", tc.want...)
 			})
 			t.Run("at update", func(t *testing.T) {
 				got := s.QueryError(t, org.Token, updateOAuth2ClientDoc, vars{"clientId": existing.Client.ClientID, "input": tc.input})
-				wantError(t, got, "RequestValidationError", 422, tc.want...)
+				wantError(t, got, "BAD_USER_INPUT", "RequestValidationError", tc.want...)
 			})
 		})
 	}
@@ -110,7 +110,7 @@ func TestOAuth2PublicClients(t *testing.T) {
 		s.Resolver.VerifyClientSecret(stored, "") {
 		t.Errorf("public client stored with secret hash %v, or verified without a secret", stored.ClientSecretHash)
 	}
-	wantError(t, s.QueryError(t, org.Token, rotateOAuth2ClientDoc, vars{"clientId": public.Client.ClientID}), "BadRequest", 400)
+	wantError(t, s.QueryError(t, org.Token, rotateOAuth2ClientDoc, vars{"clientId": public.Client.ClientID}), "BAD_USER_INPUT", "BadRequest")
 
 	var made struct{ UpdateOAuth2Client oauth2ClientSecret }
 	s.Query(t, org.Token, updateOAuth2ClientDoc, vars{"clientId": public.Client.ClientID,
@@ -178,10 +178,10 @@ func TestOAuth2ClientsBelongToTheirOwner(t *testing.T) {
 	} {
 		t.Run(tc.name+" can neither see nor change the client", func(t *testing.T) {
 			for _, doc := range []string{getOAuth2ClientDoc, rotateOAuth2ClientDoc, deleteOAuth2ClientDoc} {
-				wantError(t, s.QueryError(t, tc.token, doc, vars{"clientId": tc.clientID}), "ResourceNotFound", 404)
+				wantError(t, s.QueryError(t, tc.token, doc, vars{"clientId": tc.clientID}), "NOT_FOUND", "ResourceNotFound")
 			}
 			wantError(t, s.QueryError(t, tc.token, updateOAuth2ClientDoc, vars{"clientId": tc.clientID,
-				"input": vars{"clientName": "hijacked"}}), "ResourceNotFound", 404)
+				"input": vars{"clientName": "hijacked"}}), "NOT_FOUND", "ResourceNotFound")
 		})
 	}
 	var got struct{ OAuth2Client oauth2Client }
@@ -194,8 +194,8 @@ func TestOAuth2ClientsBelongToTheirOwner(t *testing.T) {
 		if names := list(reader); len(names) != 0 {
 			t.Errorf("reader's clients = %v", names)
 		}
-		wantError(t, s.QueryError(t, reader, createOAuth2ClientDoc, vars{"input": oauth2ClientInput(nil)}), "insufficient_scope", 403)
-		wantError(t, s.QueryError(t, unscoped, listOAuth2ClientsDoc, nil), "insufficient_scope", 403)
-		wantError(t, s.QueryError(t, "", listOAuth2ClientsDoc, nil), "Unauthorized", 401)
+		wantError(t, s.QueryError(t, reader, createOAuth2ClientDoc, vars{"input": oauth2ClientInput(nil)}), "FORBIDDEN", "insufficient_scope")
+		wantError(t, s.QueryError(t, unscoped, listOAuth2ClientsDoc, nil), "FORBIDDEN", "insufficient_scope")
+		wantError(t, s.QueryError(t, "", listOAuth2ClientsDoc, nil), "UNAUTHENTICATED", "Unauthorized")
 	})
 }

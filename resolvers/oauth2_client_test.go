@@ -179,7 +179,7 @@ func TestOAuth2ClientLifecycle(t *testing.T) {
 		t.Errorf("deleted = %+v", deleted.DeleteOAuth2Client)
 	}
 	for _, doc := range []string{getOAuth2ClientDoc, deleteOAuth2ClientDoc, rotateOAuth2ClientDoc} {
-		wantError(t, s.QueryError(t, user, doc, vars{"clientId": c.ClientID}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, user, doc, vars{"clientId": c.ClientID}), "NOT_FOUND", "ResourceNotFound")
 	}
 	s.Query(t, user, listOAuth2ClientsDoc, nil, &list)
 	if len(list.OAuth2Clients.Items) != 0 {

@@ -30,12 +30,12 @@ func (r *mutationResolver) PortalUpdateOrder(ctx context.Context, id uuid.UUID, 
 	return r.portalUpdateOrder(ctx, id, input)
 }
 
-func (r *mutationResolver) GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error) {
-	return r.generateOrderInvoice(ctx, nil, id)
+func (r *mutationResolver) GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error) {
+	return succeeded(r.generateOrderInvoice(ctx, nil, id))
 }
 
-func (r *mutationResolver) PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (bool, error) {
-	return r.generateOrderInvoice(ctx, portalCustomer(ctx), id)
+func (r *mutationResolver) PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error) {
+	return succeeded(r.generateOrderInvoice(ctx, portalCustomer(ctx), id))
 }
 
 func (r *orderResolver) Paid(ctx context.Context, obj *storage.Order) (bool, error) {

@@ -42,7 +42,7 @@ type documentArgs struct {
 // of the session customer (customerID), as upstream's trigger_invoice_generation: draft and
 // void orders are refused, billing name and address are required, and an invoice that
 // already shows the current details is not rendered again.
-func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UUID, id uuid.UUID) (bool, error) {
+func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UUID, id uuid.UUID) error {
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
 		o, err := storage.LockOrder(ctx, tx, organizations(ctx), customerID, id)
 		if err != nil {
@@ -68,7 +68,7 @@ func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UU
 	if err == nil {
 		r.jobsQueued()
 	}
-	return err == nil, err
+	return err
 }
 
 // jobsQueued tells the worker that committed jobs wait.

@@ -130,9 +130,9 @@ func TestOrdersList(t *testing.T) {
 		})
 	}
 
-	t.Run("an unknown sort criterion is 422", func(t *testing.T) {
+	t.Run("an unknown sort criterion is bad input", func(t *testing.T) {
 		e := l.s.QueryError(t, l.org.Token, `{ orders(sorting: ["email"]) { items { id } } }`, nil)
-		wantError(t, e, "RequestValidationError", 422,
+		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "email"})
 	})
 	t.Run("the relations of a listed order resolve", func(t *testing.T) {
@@ -157,7 +157,7 @@ func TestOrderTenancy(t *testing.T) {
 
 	t.Run("another organization's order is not found", func(t *testing.T) {
 		e := f.s.QueryError(t, other.Token, `query($id: UUID!) { order(id: $id) { id } }`, vars{"id": o.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("another organization lists none of them", func(t *testing.T) {
 		var out struct {
@@ -170,17 +170,17 @@ func TestOrderTenancy(t *testing.T) {
 	})
 	t.Run("another organization cannot update it", func(t *testing.T) {
 		e := f.s.QueryError(t, other.Token, `mutation($id: UUID!) { updateOrder(id: $id, input: {billingName: "X"}) { id } }`, vars{"id": o.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("a token without orders:read is refused", func(t *testing.T) {
 		tok := f.s.NewToken(t, f.org.ID, "orders:write")
 		e := f.s.QueryError(t, tok, `query($id: UUID!) { order(id: $id) { id } }`, vars{"id": o.ID})
-		wantError(t, e, "insufficient_scope", 403)
+		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 	})
 	t.Run("a token without orders:write cannot update", func(t *testing.T) {
 		tok := f.s.NewToken(t, f.org.ID, "orders:read")
 		e := f.s.QueryError(t, tok, `mutation($id: UUID!) { updateOrder(id: $id, input: {billingName: "X"}) { id } }`, vars{"id": o.ID})
-		wantError(t, e, "insufficient_scope", 403)
+		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 	})
 }
 
@@ -235,14 +235,14 @@ func TestPortalOrders(t *testing.T) {
 			}
 		})
 	}
-	t.Run("an organization-only sort is 422", func(t *testing.T) {
+	t.Run("an organization-only sort is bad input", func(t *testing.T) {
 		e := f.s.QueryError(t, own, `{ me { orders(sorting: ["status"]) { items { id } } } }`, nil)
-		wantError(t, e, "RequestValidationError", 422,
+		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "status"})
 	})
 	t.Run("a plain member may not list orders", func(t *testing.T) {
 		e := f.s.QueryError(t, plain.CreateCustomerSession.Token, `{ me { orders { items { id } } } }`, nil)
-		wantError(t, e, "NotPermitted", 403)
+		wantError(t, e, "FORBIDDEN", "NotPermitted")
 		if e.Message != "Only owners and billing managers can access billing features." {
 			t.Errorf("message = %q", e.Message)
 		}
@@ -250,12 +250,12 @@ func TestPortalOrders(t *testing.T) {
 	t.Run("a plain member may not update an order", func(t *testing.T) {
 		e := f.s.QueryError(t, plain.CreateCustomerSession.Token,
 			`mutation($id: UUID!) { portalUpdateOrder(id: $id, input: {billingName: "M"}) { id } }`, vars{"id": l.a.ID})
-		wantError(t, e, "NotPermitted", 403)
+		wantError(t, e, "FORBIDDEN", "NotPermitted")
 	})
 	t.Run("another customer's order is not found in the portal", func(t *testing.T) {
 		e := f.s.QueryError(t, own, `mutation($id: UUID!) { portalUpdateOrder(id: $id, input: {billingName: "M"}) { id } }`,
 			vars{"id": l.b.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("the owner updates an own order", func(t *testing.T) {
 		var out struct{ PortalUpdateOrder struct{ BillingName string } }
@@ -267,7 +267,7 @@ func TestPortalOrders(t *testing.T) {
 	})
 	t.Run("organization tokens cannot use the portal", func(t *testing.T) {
 		e := f.s.QueryError(t, f.org.Token, `{ me { orders { items { id } } } }`, nil)
-		wantError(t, e, "Unauthorized", 401)
+		wantError(t, e, "FORBIDDEN", "Unauthorized")
 	})
 }
 

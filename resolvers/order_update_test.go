@@ -79,7 +79,7 @@ func TestUpdateOrder(t *testing.T) {
 			o := f.create(t, spec)
 			if tt.wantErr != nil {
 				e := f.s.QueryError(t, f.org.Token, update, vars{"id": o.ID, "input": tt.input})
-				wantError(t, e, tt.wantErr.code, 422, tt.wantErr.errs...)
+				wantError(t, e, "BAD_USER_INPUT", tt.wantErr.code, tt.wantErr.errs...)
 				after, err := storage.GetOrderByID(context.Background(), f.s.DB, o.ID)
 				if err != nil {
 					t.Fatal(err)
@@ -104,7 +104,7 @@ func TestUpdateOrder(t *testing.T) {
 	}
 	t.Run("an unknown order is not found", func(t *testing.T) {
 		e := f.s.QueryError(t, f.org.Token, update, vars{"id": "0b0c2e9a-6a8e-4d51-8a49-6e1d3c3b9f10", "input": vars{}})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 }
 

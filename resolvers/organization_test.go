@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"till/internal/auth"
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 )
 
@@ -38,7 +39,7 @@ func TestOrganization(t *testing.T) {
 	}
 	t.Run("a token without organization scopes is insufficient_scope", func(t *testing.T) {
 		tok := s.NewToken(t, org.ID, "customers:read")
-		wantError(t, s.QueryError(t, tok, doc, nil), "insufficient_scope", 403)
+		wantError(t, s.QueryError(t, tok, doc, nil), "FORBIDDEN", "insufficient_scope")
 	})
 }
 
@@ -76,13 +77,15 @@ func TestExecutor(t *testing.T) {
 	})
 	t.Run("errors carry the same extensions", func(t *testing.T) {
 		res := x.Execute(ctx, `mutation { createCustomer(input: {email: "x@example.com"}) { id } }`, "", nil)
-		if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "insufficient_scope" || res.Errors[0].Extensions["status"] != 403 {
+		if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != resolvers.GraphQLForbidden ||
+			res.Errors[0].Extensions["reason"] != "insufficient_scope" {
 			t.Errorf("errors = %+v", res.Errors)
 		}
 	})
-	t.Run("an anonymous context is Unauthorized", func(t *testing.T) {
+	t.Run("an anonymous context is UNAUTHENTICATED", func(t *testing.T) {
 		res := x.Execute(context.Background(), `{ customers { items { id } } }`, "", nil)
-		if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "Unauthorized" {
+		if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != resolvers.GraphQLUnauthenticated ||
+			res.Errors[0].Extensions["reason"] != "Unauthorized" {
 			t.Errorf("errors = %+v", res.Errors)
 		}
 	})

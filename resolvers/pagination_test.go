@@ -160,7 +160,7 @@ func TestCursorsFromElsewhereAreRefused(t *testing.T) {
 	} {
 		t.Run(c.name+" is the client's error", func(t *testing.T) {
 			res := f.s.Do(t, f.org.Token, windowDoc, c.v)
-			if len(res.Errors) == 0 || res.Errors[0].Extensions.Code != "RequestValidationError" {
+			if len(res.Errors) == 0 || res.Errors[0].Extensions.Code != "BAD_USER_INPUT" {
 				t.Fatalf("want the client's error, got %s", res.Body)
 			}
 		})

@@ -59,7 +59,7 @@ func TestSavePaymentMethods(t *testing.T) {
 		}
 	})
 
-	t.Run("an unknown token is a 422 that stores nothing", func(t *testing.T) {
+	t.Run("an unknown token is bad input and stores nothing", func(t *testing.T) {
 		c := newCustomer(t, s, org.Token, "")
 		e := s.QueryError(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_bogus"}})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "token"}, Msg: "Payment token is invalid.", Input: "tok_bogus"})
@@ -73,16 +73,16 @@ func TestSavePaymentMethods(t *testing.T) {
 		m := save(t, org.Token, vars{"customerId": c.ID, "token": "tok_visa"})
 		other := s.NewOrg(t, resolverstest.AllScopes)
 		e := s.QueryError(t, other.Token, `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id } }`, vars{"id": m.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		e = s.QueryError(t, other.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		var out struct{ DeletePaymentMethod ckMethod }
 		s.Query(t, org.Token, `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id isDefault } }`, vars{"id": m.ID}, &out)
 		if out.DeletePaymentMethod.IsDefault || defaultOf(t, c.ID) != nil {
 			t.Errorf("after delete: isDefault %v, default %v", out.DeletePaymentMethod.IsDefault, defaultOf(t, c.ID))
 		}
 		e = s.QueryError(t, org.Token, `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id } }`, vars{"id": m.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		if n := ckCount(t, s, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'customer.updated'`, c.ID); n != 2 {
 			t.Errorf("%d customer.updated events, want 2 (default set, default cleared)", n)
 		}
@@ -99,13 +99,13 @@ func TestSavePaymentMethods(t *testing.T) {
 		stranger := newCustomer(t, s, org.Token, "")
 		theirs := save(t, org.Token, vars{"customerId": stranger.ID, "token": "tok_visa"})
 		e := s.QueryError(t, session, `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`, vars{"id": theirs.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		s.Query(t, session, `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`,
 			vars{"id": out.PortalSavePaymentMethod.ID}, nil)
 		if defaultOf(t, c.ID) != nil {
 			t.Errorf("default not cleared")
 		}
 		e = s.QueryError(t, org.Token, `mutation { portalSavePaymentMethod(input: {token: "tok_visa"}) { id } }`, nil)
-		wantError(t, e, "Unauthorized", 401)
+		wantError(t, e, "FORBIDDEN", "Unauthorized")
 	})
 }

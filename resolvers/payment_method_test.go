@@ -148,11 +148,11 @@ func TestPaymentMethods(t *testing.T) {
 			fieldErr{Type: "missing", Loc: []any{"input", "customerId"}, Msg: "Field required"})
 	})
 	t.Run("an unknown customer is ResourceNotFound", func(t *testing.T) {
-		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"id": uuid.New()}), "ResourceNotFound", 404)
-		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"ext": "nobody"}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"id": uuid.New()}), "NOT_FOUND", "ResourceNotFound")
+		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"ext": "nobody"}), "NOT_FOUND", "ResourceNotFound")
 	})
 	t.Run("page 0 is rejected", func(t *testing.T) {
-		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"id": c.ID, "page": 0}), "RequestValidationError", 422,
+		wantError(t, s.QueryError(t, org.Token, paymentMethodsDoc, vars{"id": c.ID, "page": 0}), "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "greater_than", Loc: []any{"query", "page"}, Msg: "Input should be greater than 0", Input: float64(0)})
 	})
 

@@ -269,9 +269,9 @@ func TestUpdateProduct(t *testing.T) {
 	})
 
 	t.Run("an unknown product is ResourceNotFound", func(t *testing.T) {
-		wantError(t, s.QueryError(t, org.Token, updateProductDoc, vars{"input": vars{"id": uuid.New(), "name": "Nope"}}), "ResourceNotFound", 404)
-		wantError(t, s.QueryError(t, org.Token, `mutation($id: UUID!) { archiveProduct(id: $id) { id } }`, vars{"id": uuid.New()}), "ResourceNotFound", 404)
-		wantError(t, s.QueryError(t, org.Token, getProductDoc, vars{"id": uuid.New()}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, updateProductDoc, vars{"input": vars{"id": uuid.New(), "name": "Nope"}}), "NOT_FOUND", "ResourceNotFound")
+		wantError(t, s.QueryError(t, org.Token, `mutation($id: UUID!) { archiveProduct(id: $id) { id } }`, vars{"id": uuid.New()}), "NOT_FOUND", "ResourceNotFound")
+		wantError(t, s.QueryError(t, org.Token, getProductDoc, vars{"id": uuid.New()}), "NOT_FOUND", "ResourceNotFound")
 	})
 }
 
@@ -377,7 +377,7 @@ func TestListProducts(t *testing.T) {
 
 	t.Run("an unknown sorting criterion is rejected", func(t *testing.T) {
 		got := s.QueryError(t, org.Token, `{ products(sorting: ["price"]) { items { id } } }`, nil)
-		wantError(t, got, "RequestValidationError", 422,
+		wantError(t, got, "BAD_USER_INPUT", "RequestValidationError",
 			fieldErr{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "price"})
 	})
 }

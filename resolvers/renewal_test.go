@@ -327,7 +327,7 @@ func TestAdvanceTestClock(t *testing.T) {
 		live := w.s.NewOrg(t, resolverstest.AllScopes)
 		w.s.Exec(t, `UPDATE organizations SET processor_mode = 'live' WHERE id = $1`, live.ID)
 		e := w.s.QueryError(t, live.Token, advance, vars{"input": vars{"to": subBase.AddDate(1, 0, 0)}})
-		wantError(t, e, "BadRequest", 400)
+		wantError(t, e, "BAD_USER_INPUT", "BadRequest")
 		var clocks int
 		w.s.Get(t, &clocks, `SELECT count(*) FROM test_clocks WHERE organization_id = $1`, live.ID)
 		if clocks != 0 {

@@ -85,3 +85,12 @@ func (r *Resolver) licenseKeyValidator(ctx context.Context) (*storage.LicenseKey
 	r.validator.Store(v)
 	return v, nil
 }
+
+// succeeded is the answer of a mutation whose result is only whether it worked: true, or
+// null beside the error. Such fields are nullable because a guard may refuse them.
+func succeeded(err error) (*bool, error) {
+	if err != nil {
+		return nil, err
+	}
+	return ptrTo(true), nil
+}

@@ -118,13 +118,13 @@ func TestSeats(t *testing.T) {
 
 	t.Run("an email already holding a seat of the purchase is refused", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, assignSeat, vars{"in": vars{"subscriptionId": subID, "email": "ADA@example.com"}})
-		wantError(t, e, "SeatAlreadyAssigned", 400)
+		wantError(t, e, "CONFLICT", "SeatAlreadyAssigned")
 	})
 
 	_, bobToken := w.assign(t, vars{"subscriptionId": subID, "email": "bob@example.com"})
 	t.Run("assigning more seats than bought is refused and stores nothing", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, assignSeat, vars{"in": vars{"subscriptionId": subID, "email": "cy@example.com"}})
-		wantError(t, e, "SeatNotAvailable", 400)
+		wantError(t, e, "CONFLICT", "SeatNotAvailable")
 		if e.Message != "No available seats for "+subID.String() {
 			t.Errorf("message = %q", e.Message)
 		}
@@ -156,13 +156,13 @@ func TestSeats(t *testing.T) {
 
 	t.Run("a token claims once", func(t *testing.T) {
 		e := w.s.QueryError(t, "", claimSeat, vars{"t": adaToken})
-		wantError(t, e, "InvalidInvitationToken", 400)
+		wantError(t, e, "BAD_USER_INPUT", "InvalidInvitationToken")
 	})
 
 	t.Run("an unknown or expired token is refused alike and changes nothing", func(t *testing.T) {
-		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": "nope"}), "InvalidInvitationToken", 400)
+		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": "nope"}), "BAD_USER_INPUT", "InvalidInvitationToken")
 		w.s.Exec(t, `UPDATE customer_seats SET invitation_token_expires_at = now() - interval '1 second' WHERE email = 'bob@example.com'`)
-		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": bobToken}), "InvalidInvitationToken", 400)
+		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": bobToken}), "BAD_USER_INPUT", "InvalidInvitationToken")
 		var status string
 		w.s.Get(t, &status, `SELECT status FROM customer_seats WHERE email = 'bob@example.com'`)
 		if status != "pending" {
@@ -265,30 +265,30 @@ func TestSeatRules(t *testing.T) {
 		token  string
 		in     vars
 		code   string
-		status int
+		reason string
 		field  *fieldErr
 	}{
-		{name: "neither a subscription nor an order is 422", in: vars{"email": "a@example.com"},
-			code: "PolarRequestValidationError", status: 422,
+		{name: "neither a subscription nor an order is bad input", in: vars{"email": "a@example.com"},
+			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "subscriptionId"}, Msg: "Exactly one of subscriptionId and orderId is required."}},
-		{name: "both a subscription and an order is 422", in: vars{"email": "a@example.com", "subscriptionId": seatBased, "orderId": paid},
-			code: "PolarRequestValidationError", status: 422,
+		{name: "both a subscription and an order is bad input", in: vars{"email": "a@example.com", "subscriptionId": seatBased, "orderId": paid},
+			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "subscriptionId"}, Msg: "Exactly one of subscriptionId and orderId is required."}},
-		{name: "a malformed email is 422", in: vars{"email": "not-an-email", "subscriptionId": seatBased},
-			code: "PolarRequestValidationError", status: 422,
+		{name: "a malformed email is bad input", in: vars{"email": "not-an-email", "subscriptionId": seatBased},
+			code: "BAD_USER_INPUT", reason: "PolarRequestValidationError",
 			field: &fieldErr{Type: "value_error", Loc: []any{"input", "email"}, Msg: "value is not a valid email address: The email address is not valid.", Input: "not-an-email"}},
 		{name: "a subscription without seats has none to give", in: vars{"email": "a@example.com", "subscriptionId": plain},
-			code: "SeatNotAvailable", status: 400},
+			code: "CONFLICT", reason: "SeatNotAvailable"},
 		{name: "an unpaid order gives no seats", in: vars{"email": "a@example.com", "orderId": unpaid},
-			code: "SeatNotAvailable", status: 400},
+			code: "CONFLICT", reason: "SeatNotAvailable"},
 		{name: "a canceled subscription gives no seats", in: vars{"email": "a@example.com", "subscriptionId": canceled},
-			code: "SeatNotAvailable", status: 400},
-		{name: "another organization's subscription is 404", in: vars{"email": "a@example.com", "subscriptionId": foreignSub},
-			code: "ResourceNotFound", status: 404},
-		{name: "an unknown order is 404", in: vars{"email": "a@example.com", "orderId": uuid.New()},
-			code: "ResourceNotFound", status: 404},
-		{name: "a token without customer_seats:write is 403", token: w.s.NewToken(t, w.org.ID, "customer_seats:read"),
-			in: vars{"email": "a@example.com", "subscriptionId": seatBased}, code: "insufficient_scope", status: 403},
+			code: "CONFLICT", reason: "SeatNotAvailable"},
+		{name: "another organization's subscription is not found", in: vars{"email": "a@example.com", "subscriptionId": foreignSub},
+			code: "NOT_FOUND", reason: "ResourceNotFound"},
+		{name: "an unknown order is not found", in: vars{"email": "a@example.com", "orderId": uuid.New()},
+			code: "NOT_FOUND", reason: "ResourceNotFound"},
+		{name: "a token without customer_seats:write is forbidden", token: w.s.NewToken(t, w.org.ID, "customer_seats:read"),
+			in: vars{"email": "a@example.com", "subscriptionId": seatBased}, code: "FORBIDDEN", reason: "insufficient_scope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			token := tc.token
@@ -297,9 +297,9 @@ func TestSeatRules(t *testing.T) {
 			}
 			e := w.s.QueryError(t, token, assignSeat, vars{"in": tc.in})
 			if tc.field != nil {
-				wantError(t, e, tc.code, tc.status, *tc.field)
-			} else if e.Extensions.Code != tc.code || e.Extensions.Status != tc.status {
-				t.Errorf("error = %s (%d) %q, want %s (%d)", e.Extensions.Code, e.Extensions.Status, e.Message, tc.code, tc.status)
+				wantError(t, e, tc.code, tc.reason, *tc.field)
+			} else if e.Extensions.Code != tc.code || e.Extensions.Reason != tc.reason {
+				t.Errorf("error = %s (%s) %q, want %s (%s)", e.Extensions.Code, e.Extensions.Reason, e.Message, tc.code, tc.reason)
 			}
 		})
 	}
@@ -314,16 +314,16 @@ func TestSeatRules(t *testing.T) {
 
 	t.Run("other organizations can neither read nor revoke a seat", func(t *testing.T) {
 		s, _ := w.assign(t, vars{"subscriptionId": seatBased, "email": "t@example.com"})
-		wantError(t, w.s.QueryError(t, other.Token, revokeSeat, vars{"id": s.ID}), "ResourceNotFound", 404)
-		wantError(t, w.s.QueryError(t, other.Token, `query($id: UUID!) { seat(id: $id) { id } }`, vars{"id": s.ID}), "ResourceNotFound", 404)
+		wantError(t, w.s.QueryError(t, other.Token, revokeSeat, vars{"id": s.ID}), "NOT_FOUND", "ResourceNotFound")
+		wantError(t, w.s.QueryError(t, other.Token, `query($id: UUID!) { seat(id: $id) { id } }`, vars{"id": s.ID}), "NOT_FOUND", "ResourceNotFound")
 		wantError(t, w.s.QueryError(t, other.Token, `query($s: UUID) { seats(subscriptionId: $s) { totalSeats } }`,
-			vars{"s": seatBased}), "ResourceNotFound", 404)
+			vars{"s": seatBased}), "NOT_FOUND", "ResourceNotFound")
 	})
 
 	t.Run("a claim of a seat whose subscription ended is refused", func(t *testing.T) {
 		_, token := w.assign(t, vars{"subscriptionId": seatBased, "email": "late@example.com"})
 		w.s.Exec(t, `UPDATE subscriptions SET status = 'canceled', ended_at = $2 WHERE id = $1`, seatBased, time.Now())
-		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": token}), "InvalidInvitationToken", 400)
+		wantError(t, w.s.QueryError(t, "", claimSeat, vars{"t": token}), "BAD_USER_INPUT", "InvalidInvitationToken")
 	})
 }
 

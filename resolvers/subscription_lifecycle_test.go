@@ -137,8 +137,8 @@ func TestSubscriptionStateMachine(t *testing.T) {
 			before, eventsBefore := w.row(t, s.ID), len(w.events(t, s.ID))
 			if tc.errCode != "" {
 				e := w.mutateError(t, w.org.Token, tc.mutation, input)
-				if e.Extensions.Code != tc.errCode || e.Extensions.Status != 400 {
-					t.Fatalf("error = %s (%d) %q, want %s", e.Extensions.Code, e.Extensions.Status, e.Message, tc.errCode)
+				if e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != tc.errCode {
+					t.Fatalf("error = %s (%s) %q, want BAD_USER_INPUT (%s)", e.Extensions.Code, e.Extensions.Reason, e.Message, tc.errCode)
 				}
 				if after := w.row(t, s.ID); after != before {
 					t.Errorf("a refused change wrote:\nbefore %s\nafter  %s", before, after)
@@ -220,7 +220,7 @@ func TestSubscriptionLifecycleDetails(t *testing.T) {
 		for _, mutation := range []string{"cancelSubscription", "uncancelSubscription", "revokeSubscription",
 			"pauseSubscription", "resumeSubscription"} {
 			e := w.mutateError(t, stranger.Token, mutation, vars{"id": s.ID})
-			wantError(t, e, "ResourceNotFound", 404)
+			wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		}
 	})
 
@@ -228,7 +228,7 @@ func TestSubscriptionLifecycleDetails(t *testing.T) {
 		s := w.subscribePlan(t)
 		reader := w.s.NewToken(t, w.org.ID, "subscriptions:read")
 		e := w.mutateError(t, reader, "cancelSubscription", vars{"id": s.ID})
-		wantError(t, e, "insufficient_scope", 403)
+		wantError(t, e, "FORBIDDEN", "insufficient_scope")
 	})
 }
 
@@ -253,12 +253,12 @@ func TestPortalSubscriptionChanges(t *testing.T) {
 
 	t.Run("another customer's subscription is not found", func(t *testing.T) {
 		e := w.mutateError(t, session, "portalCancelSubscription", vars{"id": theirs.ID})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 	})
 
 	t.Run("organization tokens cannot use the portal mutations", func(t *testing.T) {
 		e := w.mutateError(t, w.org.Token, "portalCancelSubscription", vars{"id": mine.ID})
-		wantError(t, e, "Unauthorized", 401)
+		wantError(t, e, "FORBIDDEN", "Unauthorized")
 	})
 
 	t.Run("plan changes follow the organization's portal settings", func(t *testing.T) {
@@ -268,7 +268,7 @@ func TestPortalSubscriptionChanges(t *testing.T) {
 			'{subscription,update_plan}', 'false') WHERE id = $1`, w.org.ID)
 		before := w.row(t, mine.ID)
 		e := w.mutateError(t, session, "portalUpdateSubscriptionProduct", vars{"id": mine.ID, "productId": team.ID})
-		wantError(t, e, "NotPermitted", 403)
+		wantError(t, e, "FORBIDDEN", "NotPermitted")
 		if w.row(t, mine.ID) != before {
 			t.Error("a refused portal change wrote")
 		}

@@ -153,15 +153,15 @@ func TestListSubscriptions(t *testing.T) {
 		})
 	}
 
-	t.Run("an unknown sorting criterion is a 422", func(t *testing.T) {
+	t.Run("an unknown sorting criterion is bad input", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `{ subscriptions(sorting: ["nope"]) { items { id } } }`, nil)
-		wantError(t, e, "RequestValidationError", 422, fieldErr{Type: "enum", Loc: []any{"query", "sorting"},
+		wantError(t, e, "BAD_USER_INPUT", "RequestValidationError", fieldErr{Type: "enum", Loc: []any{"query", "sorting"},
 			Msg: "Invalid sorting criterion.", Input: "nope"})
 	})
 
 	t.Run("another organization's subscription is not found and never listed", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `query($id: UUID!) { subscription(id: $id) { id } }`, vars{"id": w.foreign})
-		wantError(t, e, "ResourceNotFound", 404)
+		wantError(t, e, "NOT_FOUND", "ResourceNotFound")
 		got, _ := w.list(t, w.other.Token, vars{})
 		if diff := cmp.Diff([]uuid.UUID{w.foreign}, got); diff != "" {
 			t.Errorf("the other organization's list (-want +got):\n%s", diff)
@@ -283,7 +283,7 @@ func TestPortalSubscriptions(t *testing.T) {
 
 	t.Run("organization tokens have no portal", func(t *testing.T) {
 		e := w.s.QueryError(t, w.org.Token, `{ me { subscriptions { items { id } } } }`, nil)
-		wantError(t, e, "Unauthorized", 401)
+		wantError(t, e, "FORBIDDEN", "Unauthorized")
 	})
 }
 

@@ -153,6 +153,6 @@ func TestUpdateSubscriptionSeats(t *testing.T) {
 	t.Run("a subscription without a seat-based price has no seats to change", func(t *testing.T) {
 		s := w.subscribePlan(t)
 		e := w.mutateError(t, w.org.Token, "updateSubscriptionSeats", vars{"id": s.ID, "seats": 2})
-		wantError(t, e, "BadRequest", 400)
+		wantError(t, e, "BAD_USER_INPUT", "BadRequest")
 	})
 }

@@ -54,7 +54,7 @@ func TestTenancyReads(t *testing.T) {
 				token = mine.Token
 			}
 			coverTenancy(tc.doc)
-			wantError(t, s.QueryError(t, token, tc.doc, vars{"id": tc.id}), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, token, tc.doc, vars{"id": tc.id}), "NOT_FOUND", "ResourceNotFound")
 		})
 	}
 
@@ -86,7 +86,7 @@ func TestTenancyReads(t *testing.T) {
 			}
 			res := s.Do(t, token, tc.doc, vars{"id": tc.arg})
 			for _, e := range res.Errors {
-				if e.Extensions.Code == "NotPermitted" {
+				if e.Extensions.Code == "FORBIDDEN" && e.Extensions.Reason == "NotPermitted" {
 					t.Fatalf("NotPermitted confirms their object exists: %s", res.Body)
 				}
 			}

@@ -222,7 +222,7 @@ func TestTenancyReferences(t *testing.T) {
 			s.Get(t, &before, tc.stored, args...)
 			got := s.QueryError(t, token, tc.doc, tc.vars)
 			if tc.loc == nil {
-				wantError(t, got, "ResourceNotFound", 404)
+				wantError(t, got, "NOT_FOUND", "ResourceNotFound")
 			} else {
 				wantRefusedAt(t, got, tc.loc)
 			}

@@ -111,7 +111,7 @@ func TestTenancyTargets(t *testing.T) {
 			row := `SELECT to_jsonb(t)::text FROM ` + tc.table + ` t WHERE id = $1`
 			var before, after string
 			s.Get(t, &before, row, tc.id)
-			wantError(t, s.QueryError(t, token, tc.doc, tc.vars), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, token, tc.doc, tc.vars), "NOT_FOUND", "ResourceNotFound")
 			s.Get(t, &after, row, tc.id)
 			if after != before {
 				t.Errorf("their row changed:\n before %s\n after  %s", before, after)
@@ -129,7 +129,7 @@ func TestTenancyTargets(t *testing.T) {
 			row := `SELECT to_jsonb(t)::text FROM oauth2_clients t WHERE client_id = $1`
 			var before, after string
 			s.Get(t, &before, row, theirClient)
-			wantError(t, s.QueryError(t, mine.Token, tc.doc, vars{"id": theirClient}), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, mine.Token, tc.doc, vars{"id": theirClient}), "NOT_FOUND", "ResourceNotFound")
 			s.Get(t, &after, row, theirClient)
 			if after != before {
 				t.Errorf("their client changed:\n before %s\n after  %s", before, after)

@@ -59,7 +59,7 @@ func TestTenancy(t *testing.T) {
 		{"reading their organization", `query($id: UUID!) { organization(id: $id) { id } }`, vars{"id": theirs.ID}},
 	} {
 		t.Run(tc.name+" is ResourceNotFound", func(t *testing.T) {
-			wantError(t, s.QueryError(t, mine.Token, tc.doc, tc.vars), "ResourceNotFound", 404)
+			wantError(t, s.QueryError(t, mine.Token, tc.doc, tc.vars), "NOT_FOUND", "ResourceNotFound")
 		})
 	}
 

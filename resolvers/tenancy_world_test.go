@@ -102,14 +102,14 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 // wantRefusedAt checks a validation error whose first field error points at loc.
 func wantRefusedAt(tb testing.TB, got gqlError, loc []any) {
 	tb.Helper()
-	if got.Extensions.Code != "PolarRequestValidationError" || got.Extensions.Status != 422 {
-		tb.Fatalf("error code = %s (%d), want PolarRequestValidationError (422); message %q, field errors %+v",
-			got.Extensions.Code, got.Extensions.Status, got.Message, got.Extensions.Errors)
+	if got.Extensions.Code != "BAD_USER_INPUT" || got.Extensions.Reason != "PolarRequestValidationError" {
+		tb.Fatalf("error code = %s (%s), want BAD_USER_INPUT (PolarRequestValidationError); message %q, fields %+v",
+			got.Extensions.Code, got.Extensions.Reason, got.Message, got.Extensions.Fields)
 	}
-	if len(got.Extensions.Errors) == 0 {
+	if len(got.Extensions.Fields) == 0 {
 		tb.Fatalf("no field errors, want one at %v", loc)
 	}
-	if diff := cmp.Diff(loc, got.Extensions.Errors[0].Loc); diff != "" {
+	if diff := cmp.Diff(loc, got.Extensions.Fields[0].Loc); diff != "" {
 		tb.Errorf("error location (-want +got):\n%s", diff)
 	}
 }

@@ -88,7 +88,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 		t.Errorf("deleted = %+v", deleted.DeleteWebhookEndpoint)
 	}
 	for _, doc := range []string{getWebhookDoc, deleteWebhookDoc, rotateWebhookDoc} {
-		wantError(t, s.QueryError(t, org.Token, doc, vars{"id": created.ID}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, doc, vars{"id": created.ID}), "NOT_FOUND", "ResourceNotFound")
 	}
 	var list struct {
 		WebhookEndpoints struct{ Items []webhookEndpoint }
@@ -115,40 +115,40 @@ func TestWebhookEndpointValidation(t *testing.T) {
 		doc    string
 		input  vars
 		code   string
-		status int
+		reason string
 		want   []fieldErr
 	}{
 		{"http is refused", org.Token, createWebhookDoc, webhookInput(vars{"url": "http://example.com/"}),
-			"RequestValidationError", 422, []fieldErr{urlErr("url_scheme", "URL scheme should be 'https'", "http://example.com/")}},
+			"BAD_USER_INPUT", "RequestValidationError", []fieldErr{urlErr("url_scheme", "URL scheme should be 'https'", "http://example.com/")}},
 		{"localhost is refused", org.Token, createWebhookDoc, webhookInput(vars{"url": "https://localhost/"}),
-			"RequestValidationError", 422, []fieldErr{urlErr("value_error",
+			"BAD_USER_INPUT", "RequestValidationError", []fieldErr{urlErr("value_error",
 				"Value error, Webhook URLs cannot point to localhost or private IP addresses.", "https://localhost/")}},
 		{"a private address is refused on update too", org.Token, updateWebhookDoc, vars{"id": existing.ID, "url": "https://192.168.1.1/"},
-			"RequestValidationError", 422, []fieldErr{urlErr("value_error",
+			"BAD_USER_INPUT", "RequestValidationError", []fieldErr{urlErr("value_error",
 				"Value error, Webhook URLs cannot point to localhost or private IP addresses.", "https://192.168.1.1/")}},
 		{"a host that is not IDNA-valid is refused", org.Token, createWebhookDoc, webhookInput(vars{"url": "https://a_b.example/"}),
-			"RequestValidationError", 422, []fieldErr{urlErr("value_error",
+			"BAD_USER_INPUT", "RequestValidationError", []fieldErr{urlErr("value_error",
 				"Value error, Invalid webhook URL: the hostname contains characters not allowed in domain names.", "https://a_b.example/")}},
 		{"unknown event types are named by index", org.Token, createWebhookDoc,
-			webhookInput(vars{"events": []any{"order.paid", "order.exploded", "nope"}}), "RequestValidationError", 422,
+			webhookInput(vars{"events": []any{"order.paid", "order.exploded", "nope"}}), "BAD_USER_INPUT", "RequestValidationError",
 			[]fieldErr{{Type: "enum", Loc: []any{"input", "events", 1}, Input: "order.exploded"},
 				{Type: "enum", Loc: []any{"input", "events", 2}, Input: "nope"}}},
 		{"a short deprecated secret is refused", org.Token, createWebhookDoc, webhookInput(vars{"secret": "short"}),
-			"RequestValidationError", 422, []fieldErr{{Type: "string_too_short", Loc: []any{"input", "secret"},
+			"BAD_USER_INPUT", "RequestValidationError", []fieldErr{{Type: "string_too_short", Loc: []any{"input", "secret"},
 				Msg: "String should have at least 32 characters", Input: "short"}}},
 		{"an organization token may not name an organization", org.Token, createWebhookDoc,
-			webhookInput(vars{"organizationId": org.ID}), "PolarRequestValidationError", 422,
+			webhookInput(vars{"organizationId": org.ID}), "BAD_USER_INPUT", "PolarRequestValidationError",
 			[]fieldErr{{Type: "organization_token", Loc: []any{"input", "organizationId"},
 				Msg: "Setting organization_id is disallowed when using an organization token.", Input: org.ID.String()}}},
-		{"a user of two organizations must name one", user, createWebhookDoc, webhookInput(nil), "PolarRequestValidationError", 422,
+		{"a user of two organizations must name one", user, createWebhookDoc, webhookInput(nil), "BAD_USER_INPUT", "PolarRequestValidationError",
 			[]fieldErr{{Type: "missing", Loc: []any{"input", "organizationId"}, Msg: "organization_id is required."}}},
 		{"another organization's endpoint is not found on update", other.Token, updateWebhookDoc,
-			vars{"id": existing.ID, "enabled": false}, "ResourceNotFound", 404, nil},
+			vars{"id": existing.ID, "enabled": false}, "NOT_FOUND", "ResourceNotFound", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := s.QueryError(t, tt.token, tt.doc, vars{"input": tt.input})
-			for i, e := range got.Extensions.Errors {
+			for i, e := range got.Extensions.Fields {
 				if e.Type != "enum" {
 					continue
 				}
@@ -157,9 +157,9 @@ func TestWebhookEndpointValidation(t *testing.T) {
 					!strings.HasSuffix(e.Msg, ", 'benefit_grant.revoked' or 'organization.updated'") {
 					t.Errorf("enum message = %q", e.Msg)
 				}
-				got.Extensions.Errors[i].Msg = ""
+				got.Extensions.Fields[i].Msg = ""
 			}
-			wantError(t, got, tt.code, tt.status, tt.want...)
+			wantError(t, got, tt.code, tt.reason, tt.want...)
 		})
 	}
 }
@@ -175,7 +175,7 @@ func TestWebhookEndpointTenancyAndScopes(t *testing.T) {
 	user := newUserToken(t, s, "webhooks:read", org.ID, other.ID)
 
 	for _, doc := range []string{getWebhookDoc, rotateWebhookDoc, deleteWebhookDoc} {
-		wantError(t, s.QueryError(t, org.Token, doc, vars{"id": theirs.ID}), "ResourceNotFound", 404)
+		wantError(t, s.QueryError(t, org.Token, doc, vars{"id": theirs.ID}), "NOT_FOUND", "ResourceNotFound")
 	}
 	var got struct{ WebhookEndpoint webhookEndpoint }
 	s.Query(t, readOnly, getWebhookDoc, vars{"id": mine.ID}, &got)
@@ -183,7 +183,7 @@ func TestWebhookEndpointTenancyAndScopes(t *testing.T) {
 		t.Errorf("read token sees %+v, want the endpoint with its secret", got.WebhookEndpoint)
 	}
 	res := s.QueryError(t, readOnly, rotateWebhookDoc, vars{"id": mine.ID})
-	if res.Extensions.Code != "insufficient_scope" || res.Extensions.Status != 403 ||
+	if res.Extensions.Code != "FORBIDDEN" || res.Extensions.Reason != "insufficient_scope" ||
 		strings.Join(res.Extensions.Scopes, " ") != "webhooks:write" {
 		t.Errorf("rotate with a read token = %+v, want insufficient_scope naming webhooks:write", res.Extensions)
 	}

@@ -236,8 +236,8 @@ func TestWebhookEventsOfOtherOrganizationsAreNotFound(t *testing.T) {
 	} {
 		t.Run(c.name+" another organization's event", func(t *testing.T) {
 			e := w.s.QueryError(t, w.org.Token, c.doc, vars{"id": w.alien})
-			if e.Extensions.Code != "ResourceNotFound" || e.Extensions.Status != http.StatusNotFound {
-				t.Errorf("error = %+v, want ResourceNotFound 404", e.Extensions)
+			if e.Extensions.Code != "NOT_FOUND" || e.Extensions.Reason != "ResourceNotFound" {
+				t.Errorf("error = %+v, want NOT_FOUND ResourceNotFound", e.Extensions)
 			}
 		})
 	}
@@ -257,19 +257,20 @@ func TestRedeliverWebhookEventRefusals(t *testing.T) {
 	sending := w.ids[3]
 	w.s.Exec(t, `UPDATE webhook_events SET claimed_until = now() + interval '1 minute' WHERE id = $1`, sending)
 	cases := []struct {
-		name     string
-		id       uuid.UUID
-		wantCode string
+		name       string
+		id         uuid.UUID
+		wantCode   string
+		wantReason string
 	}{
-		{"an archived event has nothing left to send", w.ids[4], "BadRequest"},
-		{"an event being sent right now", sending, "BadRequest"},
-		{"a missing event", uuid.New(), "ResourceNotFound"},
+		{"an archived event has nothing left to send", w.ids[4], "BAD_USER_INPUT", "BadRequest"},
+		{"an event being sent right now", sending, "BAD_USER_INPUT", "BadRequest"},
+		{"a missing event", uuid.New(), "NOT_FOUND", "ResourceNotFound"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := w.s.QueryError(t, w.org.Token, `mutation($id: UUID!) { redeliverWebhookEvent(id: $id) { id } }`, vars{"id": c.id})
-			if e.Extensions.Code != c.wantCode {
-				t.Errorf("error = %+v, want %s", e.Extensions, c.wantCode)
+			if e.Extensions.Code != c.wantCode || e.Extensions.Reason != c.wantReason {
+				t.Errorf("error = %+v, want %s (%s)", e.Extensions, c.wantCode, c.wantReason)
 			}
 		})
 	}
@@ -348,7 +349,7 @@ func TestWebhookEventsNeedWebhooksScopes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if e := w.s.QueryError(t, c.token, c.doc, nil); e.Extensions.Code != "insufficient_scope" {
+			if e := w.s.QueryError(t, c.token, c.doc, nil); e.Extensions.Code != "FORBIDDEN" || e.Extensions.Reason != "insufficient_scope" {
 				t.Errorf("code = %q, want insufficient_scope", e.Extensions.Code)
 			}
 		})

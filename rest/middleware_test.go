@@ -10,6 +10,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"till/resolvers"
 	"till/rest"
 )
 
@@ -215,7 +216,7 @@ func TestAuthenticationWrapsRouting(t *testing.T) {
 
 func TestGuardRunsWhereUpstreamAuthenticates(t *testing.T) {
 	guard := func(*http.Request, rest.Route) *gqlerror.Error {
-		return &gqlerror.Error{Message: "Unauthorized", Extensions: map[string]any{"code": "Unauthorized", "status": 401, "detail": "Unauthorized"}}
+		return &gqlerror.Error{Message: "Unauthorized", Err: resolvers.Unauthorized()}
 	}
 	h := newTestRouter(t, &fakeExecutor{}, func(c *rest.Config) { c.Guard = guard })
 	tests := []struct {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -112,11 +111,10 @@ func appendKey(object json.RawMessage, key string, value json.RawMessage) (json.
 }
 
 // writeProblem answers with an error reported as data: the same envelope as the error
-// would get from extensions.
+// would get had it been raised.
 func (rt *router) writeProblem(ctx context.Context, w http.ResponseWriter, route Route, raw json.RawMessage) {
 	var p struct {
 		Code   string `json:"code"`
-		Status int    `json:"status"`
 		Detail string `json:"detail"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" {
@@ -124,8 +122,7 @@ func (rt *router) writeProblem(ctx context.Context, w http.ResponseWriter, route
 		writeInternal(w)
 		return
 	}
-	rt.writeGraphQLError(ctx, w, route, &gqlerror.Error{Message: p.Detail,
-		Extensions: map[string]any{"code": p.Code, "status": p.Status, "detail": p.Detail}})
+	rt.writeTillError(ctx, w, route, &resolvers.Error{Code: p.Code, Detail: p.Detail})
 }
 
 // dataField returns data[field] byte for byte: GraphQL's field order stays,
@@ -136,14 +133,15 @@ func dataField(data json.RawMessage, field string) (json.RawMessage, error) {
 	return r.field(field)
 }
 
-// writeGraphQLErrors answers with the first error that carries a code (the
-// resolvers' presenter sets extensions.code, status, detail and errors).
-// Errors without one are unexpected, such as a document that no longer
-// validates: they are logged and hidden behind a 500.
+// writeGraphQLErrors answers with the first error that wraps a *resolvers.Error: the
+// presenter keeps the value it rendered, so /v1 renders upstream's body from the error
+// itself, whatever GraphQL shows of it. Errors without one are unexpected, such as a
+// document that no longer validates: they are logged and hidden behind a 500.
 func (rt *router) writeGraphQLErrors(ctx context.Context, w http.ResponseWriter, route Route, errs gqlerror.List) {
 	for _, e := range errs {
-		if code, _ := e.Extensions["code"].(string); code != "" {
-			rt.writeGraphQLError(ctx, w, route, e)
+		var te *resolvers.Error
+		if errors.As(e, &te) {
+			rt.writeTillError(ctx, w, route, te)
 			return
 		}
 	}
@@ -151,53 +149,28 @@ func (rt *router) writeGraphQLErrors(ctx context.Context, w http.ResponseWriter,
 	writeInternal(w)
 }
 
-// defaultStatus backs up extensions.status for the well-known error kinds.
-func defaultStatus(code string) int {
-	switch code {
-	case "BadRequest":
-		return http.StatusBadRequest
-	case "Unauthorized", "invalid_token":
-		return http.StatusUnauthorized
-	case "NotPermitted", "insufficient_scope":
-		return http.StatusForbidden
-	case "ResourceNotFound":
-		return http.StatusNotFound
-	case "RequestValidationError", "PolarRequestValidationError":
-		return http.StatusUnprocessableEntity
-	}
-	return 0
-}
-
-func (rt *router) writeGraphQLError(ctx context.Context, w http.ResponseWriter, route Route, e *gqlerror.Error) {
-	ext := e.Extensions
-	code, _ := ext["code"].(string)
-	status := statusOf(ext["status"])
-	if status == 0 {
-		status = defaultStatus(code)
-	}
-	switch code {
+// writeTillError answers with upstream's body for a Till error: its status, name and detail,
+// its field errors as a validation list, or the OAuth2 and rate-limit answers where upstream
+// sends those.
+func (rt *router) writeTillError(ctx context.Context, w http.ResponseWriter, route Route, te *resolvers.Error) {
+	switch te.Code {
 	case resolvers.CodeRateLimited:
 		// A rule of the operation refused it: the same 429 the limit always answered on /v1.
-		ratelimit.WriteTooManyRequests(w, time.Duration(statusOf(ext["retryAfter"]))*time.Second)
+		ratelimit.WriteTooManyRequests(w, te.RetryAfter)
 		return
-	case "insufficient_scope":
-		writeOAuthError(w, http.StatusForbidden, rt.realm, code, insufficientScopeDescription, stringList(ext["scopes"]))
-		return
-	case "invalid_token":
-		writeOAuthError(w, http.StatusUnauthorized, rt.realm, code, invalidTokenDescription, nil)
+	case resolvers.CodeInsufficientScope:
+		writeOAuthError(w, http.StatusForbidden, rt.realm, te.Code, insufficientScopeDescription, te.Scopes)
 		return
 	}
-	if raw, has := ext["errors"]; has {
-		items, err := rt.validationItems(route, raw)
+	status := te.Status()
+	if len(te.Errors) > 0 {
+		items, err := rt.validationItems(route, te.Errors)
 		if err != nil {
 			rt.logger.ErrorContext(ctx, "rest: unusable validation errors", "operation", route.Operation, "error", err)
 			writeInternal(w)
 			return
 		}
-		if status == 0 {
-			status = http.StatusUnprocessableEntity
-		}
-		writeValidation(w, status, code, items)
+		writeValidation(w, status, te.Code, items)
 		return
 	}
 	if status == http.StatusAccepted {
@@ -207,55 +180,17 @@ func (rt *router) writeGraphQLError(ctx context.Context, w http.ResponseWriter, 
 		return
 	}
 	if status < 400 || status > 599 {
-		rt.logger.ErrorContext(ctx, "rest: error without a status", "operation", route.Operation, "code", code, "message", e.Message)
+		rt.logger.ErrorContext(ctx, "rest: error without a status", "operation", route.Operation, "code", te.Code, "message", te.Error())
 		writeInternal(w)
 		return
 	}
-	detail, isString := ext["detail"].(string)
-	if !isString {
-		detail = e.Message
-	}
-	if code == "Unauthorized" {
+	if te.Code == resolvers.CodeUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="`+rt.realm+`"`)
 	}
-	writeError(w, status, code, detail)
+	writeError(w, status, te.Code, te.Detail)
 }
 
-// statusOf reads extensions.status, whichever numeric type carried it.
-func statusOf(v any) int {
-	switch n := v.(type) {
-	case int:
-		return n
-	case int32:
-		return int(n)
-	case int64:
-		return int(n)
-	case float64:
-		return int(n)
-	case json.Number:
-		i, _ := n.Int64()
-		return int(i)
-	}
-	return 0
-}
-
-func stringList(v any) []string {
-	switch l := v.(type) {
-	case []string:
-		return l
-	case []any:
-		out := make([]string, 0, len(l))
-		for _, e := range l {
-			if s, isString := e.(string); isString {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
-}
-
-// gqlItem is one extensions.errors entry as the resolvers write it.
+// gqlItem is one resolvers.FieldError as it encodes in JSON.
 type gqlItem struct {
 	Type  string            `json:"type"`
 	Loc   []json.RawMessage `json:"loc"`
@@ -264,8 +199,9 @@ type gqlItem struct {
 	Ctx   json.RawMessage   `json:"ctx"`
 }
 
-// validationItems converts extensions.errors to REST items, mapping each
-// GraphQL loc (["input","customerId"]) to the wire (["body","customer_id"]).
+// validationItems converts a Till error's field errors to REST items, mapping each GraphQL
+// loc (["input","customerId"]) to the wire (["body","customer_id"]). They pass through JSON
+// so each input is written exactly as encoding/json writes it.
 func (rt *router) validationItems(route Route, raw any) ([]ValidationError, error) {
 	b, err := json.Marshal(raw)
 	if err != nil {

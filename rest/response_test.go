@@ -2,20 +2,26 @@ package rest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"till/resolvers"
 	"till/rest"
 )
 
-func gqlError(ext map[string]any) *graphql.Response {
-	return &graphql.Response{Errors: gqlerror.List{{Message: "resolver message", Extensions: ext}}, Data: json.RawMessage(`null`)}
+// tillError is the response of an operation that failed with te, as the resolvers'
+// presenter renders it.
+func tillError(te *resolvers.Error) *graphql.Response {
+	e := resolvers.ErrorPresenter(slog.New(slog.DiscardHandler))(context.Background(), te)
+	return &graphql.Response{Errors: gqlerror.List{e}, Data: json.RawMessage(`null`)}
 }
 
 func TestGraphQLErrorsBecomePolarEnvelopes(t *testing.T) {
@@ -29,66 +35,62 @@ func TestGraphQLErrorsBecomePolarEnvelopes(t *testing.T) {
 		headers map[string]string
 	}{
 		{"a missing resource is 404 with its detail", paymentMethods,
-			gqlError(map[string]any{"code": "ResourceNotFound", "status": 404, "detail": "Not found"}),
+			tillError(resolvers.NotFound("Not found")),
 			http.StatusNotFound, `{"error":"ResourceNotFound","detail":"Not found"}`, nil},
-		{"a status decoded from JSON still counts", paymentMethods,
-			gqlError(map[string]any{"code": "NotPermitted", "status": float64(403), "detail": "You don't have permission to manage sales"}),
+		{"a refusal keeps its detail", paymentMethods,
+			tillError(resolvers.NotPermitted("You don't have permission to manage sales")),
 			http.StatusForbidden, `{"error":"NotPermitted","detail":"You don't have permission to manage sales"}`, nil},
 		{"a domain error keeps its own name", paymentMethods,
-			gqlError(map[string]any{"code": "InvoiceDoesNotExist", "status": json.Number("404"), "detail": "No invoice <yet> & none pending"}),
+			tillError(&resolvers.Error{Code: resolvers.CodeInvoiceDoesNotExist, Detail: "No invoice <yet> & none pending"}),
 			http.StatusNotFound, `{"error":"InvoiceDoesNotExist","detail":"No invoice <yet> & none pending"}`, nil},
-		{"a well-known kind without a status gets its default", paymentMethods,
-			gqlError(map[string]any{"code": "BadRequest"}),
-			http.StatusBadRequest, `{"error":"BadRequest","detail":"resolver message"}`, nil},
+		{"a code the status table does not know is a 400, never a server fault", paymentMethods,
+			tillError(&resolvers.Error{Code: "SomethingNew", Detail: "resolver message"}),
+			http.StatusBadRequest, `{"error":"SomethingNew","detail":"resolver message"}`, nil},
 		{"Unauthorized challenges the client", paymentMethods,
-			gqlError(map[string]any{"code": "Unauthorized", "status": 401, "detail": "Unauthorized"}),
+			tillError(resolvers.Unauthorized()),
 			http.StatusUnauthorized, `{"error":"Unauthorized","detail":"Unauthorized"}`,
 			map[string]string{"WWW-Authenticate": `Bearer realm="till"`}},
 		{"a missing scope is an OAuth 403 listing the scopes", paymentMethods,
-			gqlError(map[string]any{"code": "insufficient_scope", "status": 403, "scopes": []any{"customers:read", "customers:write"}}),
+			tillError(resolvers.InsufficientScope([]string{"customers:read", "customers:write"})),
 			http.StatusForbidden, `{"error":"insufficient_scope","error_description":"The request requires higher privileges than provided by the access token."}`,
 			map[string]string{
 				"WWW-Authenticate": `Bearer realm="till", scope="customers:read customers:write", error="insufficient_scope", error_description="The request requires higher privileges than provided by the access token."`,
 				"Cache-Control":    "no-store", "Pragma": "no-cache",
 			}},
-		{"a dead token is an OAuth 401", paymentMethods,
-			gqlError(map[string]any{"code": "invalid_token", "status": 401}),
-			http.StatusUnauthorized, `{"error":"invalid_token","error_description":"The access token provided is expired, revoked, malformed, or invalid for other reasons."}`,
-			map[string]string{"WWW-Authenticate": `Bearer realm="till", error="invalid_token", error_description="The access token provided is expired, revoked, malformed, or invalid for other reasons."`}},
+		{"a rate limit is the limiter's 429", paymentMethods,
+			tillError(resolvers.RateLimited(90 * time.Second)),
+			http.StatusTooManyRequests, `{"error":"TooManyRequests","detail":"Rate limit exceeded. Retry in 90 seconds."}`,
+			map[string]string{"Retry-After": "90"}},
 		{"service validation maps GraphQL locs to the wire", request(http.MethodPost, "/v1/customer-sessions/", `{"customer_id":"`+uuid4+`"}`),
-			gqlError(map[string]any{"code": "PolarRequestValidationError", "status": 422, "errors": []map[string]any{
-				{"type": "value_error", "loc": []any{"input", "customerId"}, "msg": "Customer does not exist.", "input": uuid4},
-				{"type": "missing", "loc": []any{"input", "memberId"}, "msg": "member_id is required for team customers.", "input": nil},
-				{"type": "enum", "loc": []any{"query", "sorting"}, "msg": "Invalid sorting criterion.", "input": "x"},
+			tillError(&resolvers.Error{Code: resolvers.CodeValidation, Errors: []resolvers.FieldError{
+				{Type: "value_error", Loc: []any{"input", "customerId"}, Msg: "Customer does not exist.", Input: uuid4},
+				{Type: "missing", Loc: []any{"input", "memberId"}, Msg: "member_id is required for team customers.", Input: nil},
+				{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "x"},
 			}}),
 			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[` +
 				`{"type":"value_error","loc":["body","customer_id"],"msg":"Customer does not exist.","input":"` + uuid4 + `"},` +
 				`{"type":"missing","loc":["body","member_id"],"msg":"member_id is required for team customers.","input":null},` +
 				`{"type":"enum","loc":["query","sorting"],"msg":"Invalid sorting criterion.","input":"x"}]}`, nil},
 		{"a parameter's variable maps back to its location", paymentMethods,
-			gqlError(map[string]any{"code": "PolarRequestValidationError", "errors": []any{
-				map[string]any{"type": "invalid", "loc": []any{"customerId"}, "msg": "Bad.", "input": uuid4},
-			}}),
+			tillError(resolvers.Invalid("invalid", "Bad.", uuid4, "customerId")),
 			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[{"type":"invalid","loc":["path","id"],"msg":"Bad.","input":"` + uuid4 + `"}]}`, nil},
 		{"nested locs walk the body schema", request(http.MethodPost, "/v1/license-keys/validate", `{"key":"k","organization_id":"`+orgUUID+`"}`),
-			gqlError(map[string]any{"code": "PolarRequestValidationError", "errors": []any{
-				map[string]any{"type": "invalid", "loc": []any{"input", "conditions", "maxSeats"}, "msg": "Bad.", "input": 1},
-				map[string]any{"type": "invalid", "loc": []any{"input", "someThing", 0, "deepName"}, "msg": "Bad.", "input": 1},
+			tillError(&resolvers.Error{Code: resolvers.CodeValidation, Errors: []resolvers.FieldError{
+				{Type: "invalid", Loc: []any{"input", "conditions", "maxSeats"}, Msg: "Bad.", Input: 1},
+				{Type: "invalid", Loc: []any{"input", "someThing", 0, "deepName"}, Msg: "Bad.", Input: 1},
 			}}),
 			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[` +
 				`{"type":"invalid","loc":["body","conditions","maxSeats"],"msg":"Bad.","input":1},` +
 				`{"type":"invalid","loc":["body","some_thing",0,"deep_name"],"msg":"Bad.","input":1}]}`, nil},
-		{"an error without a code is hidden behind a 500", paymentMethods,
+		{"an error without a Till error is hidden behind a 500", paymentMethods,
 			&graphql.Response{Errors: gqlerror.List{{Message: "Cannot query field \"nope\""}}},
 			http.StatusInternalServerError, `{"error":"InternalServerError","detail":"Internal Server Error"}`, nil},
-		{"a code without any usable status is a 500", paymentMethods,
-			gqlError(map[string]any{"code": "SomethingNew"}),
+		{"GraphQL's own coded error is hidden behind a 500 too", paymentMethods,
+			&graphql.Response{Errors: gqlerror.List{{Message: "Cannot query field \"nope\"",
+				Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}}},
 			http.StatusInternalServerError, `{"error":"InternalServerError","detail":"Internal Server Error"}`, nil},
-		{"the first coded error wins", paymentMethods,
-			&graphql.Response{Errors: gqlerror.List{
-				{Message: "internal"},
-				{Message: "gone", Extensions: map[string]any{"code": "ResourceNotFound", "status": 404}},
-			}},
+		{"the first Till error wins", paymentMethods,
+			&graphql.Response{Errors: gqlerror.List{{Message: "internal"}, tillError(resolvers.NotFound("gone")).Errors[0]}},
 			http.StatusNotFound, `{"error":"ResourceNotFound","detail":"gone"}`, nil},
 	}
 	for _, tt := range tests {

@@ -85,7 +85,7 @@ type Route struct {
 }
 
 // DirectFunc answers a route from its validated variables with the body, or with an error
-// already presented as GraphQL presents it.
+// already presented as GraphQL presents it (wrapping the *resolvers.Error /v1 renders).
 type DirectFunc func(ctx context.Context, vars map[string]any) (json.RawMessage, *gqlerror.Error)
 
 func (r Route) status() int {
@@ -229,7 +229,7 @@ type Config struct {
 
 	// Guard, when set, runs after the body's JSON is parsed and before
 	// parameters are validated, where upstream runs its authentication
-	// dependency: a non-nil error (with the resolvers' extensions) is
+	// dependency: a non-nil error (wrapping a *resolvers.Error) is
 	// answered like a GraphQL error, so a 401/403 wins over a 422.
 	Guard func(r *http.Request, route Route) *gqlerror.Error
 

@@ -53,6 +53,7 @@ func newConsentRightsFixture(t *testing.T) *consentRightsFixture {
 
 // tryConsent runs the consent mutation with an S256 challenge and returns the code and
 // verifier, or the first error's extensions.code and message.
+// tryConsent returns the authorization code, or the refusal as "CODE reason" and its message.
 func (f *consentRightsFixture) tryConsent(t *testing.T, input map[string]any) (code, verifier, errCode, errMsg string) {
 	t.Helper()
 	verifier, challenge := pkce()
@@ -65,8 +66,9 @@ func (f *consentRightsFixture) tryConsent(t *testing.T, input map[string]any) (c
 		e, _ := errs[0].(map[string]any)
 		ext, _ := e["extensions"].(map[string]any)
 		code, _ := ext["code"].(string)
+		reason, _ := ext["reason"].(string)
 		msg, _ := e["message"].(string)
-		return "", "", code, msg
+		return "", "", code + " " + reason, msg
 	}
 	payload, _ := out["data"].(map[string]any)["authorizeOAuth2"].(map[string]any)
 	return payload["code"].(string), verifier, "", ""
@@ -116,13 +118,13 @@ func TestOAuth2ConsentGrantsNoScopeTheConsentingTokenLacks(t *testing.T) {
 		{name: "an organization subject without a scope gets only the token's scopes",
 			input: map[string]any{"subType": "organization", "organizationId": f.orgA.ID.String()}, prefix: auth.PrefixOAuthOrganizationAccessToken},
 		{name: "an organization subject asking for every scope is refused",
-			input: map[string]any{"subType": "organization", "organizationId": f.orgA.ID.String(), "scope": every}, errCode: "BadRequest"},
+			input: map[string]any{"subType": "organization", "organizationId": f.orgA.ID.String(), "scope": every}, errCode: "BAD_USER_INPUT BadRequest"},
 		{name: "a user subject without a scope gets only the token's scopes",
 			input: map[string]any{"subType": "user"}, prefix: auth.PrefixOAuthUserAccessToken},
 		{name: "a user subject asking for organizations:write is refused",
-			input: map[string]any{"subType": "user", "scope": "user:read organizations:write"}, errCode: "BadRequest"},
+			input: map[string]any{"subType": "user", "scope": "user:read organizations:write"}, errCode: "BAD_USER_INPUT BadRequest"},
 		{name: "a user subject asking for every scope is refused",
-			input: map[string]any{"subType": "user", "scope": every}, errCode: "BadRequest"},
+			input: map[string]any{"subType": "user", "scope": every}, errCode: "BAD_USER_INPUT BadRequest"},
 		{name: "a request within the token's scopes is granted as asked",
 			input: map[string]any{"subType": "user", "scope": "user:read"}, prefix: auth.PrefixOAuthUserAccessToken},
 	} {
@@ -159,7 +161,7 @@ func TestOAuth2ConsentForAnOrganizationNeedsAnOwnerOrAdmin(t *testing.T) {
 		{"an owner may consent for the organization", map[string]any{"subType": "organization", "organizationId": f.orgA.ID.String()}, ""},
 		{"an admin may consent for the organization", map[string]any{"subType": "organization", "organizationId": f.orgC.ID.String()}, ""},
 		{"a plain member may not hand an application an organization token",
-			map[string]any{"subType": "organization", "organizationId": f.orgB.ID.String()}, "NotPermitted"},
+			map[string]any{"subType": "organization", "organizationId": f.orgB.ID.String()}, "FORBIDDEN NotPermitted"},
 		{"a plain member may still let an application act as themselves in it",
 			map[string]any{"subType": "user", "organizationId": f.orgB.ID.String()}, ""},
 	} {

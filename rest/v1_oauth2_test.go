@@ -141,20 +141,21 @@ func TestOAuth2ConsentMutationChecksTheUser(t *testing.T) {
 	public := f.client(t, "none", "openid")
 	stranger := f.s.newOrg(t, "webhooks:read")
 	for _, tt := range []struct {
-		name  string
-		token string
-		input map[string]any
-		code  string
+		name         string
+		token        string
+		input        map[string]any
+		code, reason string
 	}{
-		{"refuses an organization token", f.orgA.Token, map[string]any{"clientId": c.ID}, "Unauthorized"},
-		{"refuses an unknown client", f.pat, map[string]any{"clientId": "till_ci_x"}, "BadRequest"},
-		{"refuses a scope beyond the client's", f.pat, map[string]any{"clientId": c.ID, "scope": "email"}, "BadRequest"},
+		{"refuses an organization token", f.orgA.Token, map[string]any{"clientId": c.ID}, "FORBIDDEN", "Unauthorized"},
+		{"refuses an unknown client", f.pat, map[string]any{"clientId": "till_ci_x"}, "BAD_USER_INPUT", "BadRequest"},
+		{"refuses a scope beyond the client's", f.pat, map[string]any{"clientId": c.ID, "scope": "email"}, "BAD_USER_INPUT", "BadRequest"},
 		{"refuses PKCE plain from a public client", f.pat, map[string]any{"clientId": public.ID,
-			"codeChallenge": strings.Repeat("a", 43), "codeChallengeMethod": "plain"}, "BadRequest"},
+			"codeChallenge": strings.Repeat("a", 43), "codeChallengeMethod": "plain"}, "BAD_USER_INPUT", "BadRequest"},
 		{"refuses an organization the user is not in", f.pat,
-			map[string]any{"clientId": c.ID, "subType": "organization", "organizationId": stranger.ID.String()}, "PolarRequestValidationError"},
+			map[string]any{"clientId": c.ID, "subType": "organization", "organizationId": stranger.ID.String()},
+			"BAD_USER_INPUT", "PolarRequestValidationError"},
 		{"requires the organization of an organization subject", f.pat,
-			map[string]any{"clientId": c.ID, "subType": "organization"}, "PolarRequestValidationError"},
+			map[string]any{"clientId": c.ID, "subType": "organization"}, "BAD_USER_INPUT", "PolarRequestValidationError"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := f.graphql(t, tt.token, consentMutation, map[string]any{"input": tt.input})
@@ -163,8 +164,8 @@ func TestOAuth2ConsentMutationChecksTheUser(t *testing.T) {
 				t.Fatalf("consent succeeded: %v", out)
 			}
 			ext, _ := errs[0].(map[string]any)["extensions"].(map[string]any)
-			if ext["code"] != tt.code {
-				t.Errorf("error code = %v, want %s (%v)", ext["code"], tt.code, errs[0])
+			if ext["code"] != tt.code || ext["reason"] != tt.reason {
+				t.Errorf("error = %v (%v), want %s (%s): %v", ext["code"], ext["reason"], tt.code, tt.reason, errs[0])
 			}
 		})
 	}

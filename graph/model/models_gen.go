@@ -992,7 +992,7 @@ type Me struct {
 	Customer *storage.Customer `json:"customer"`
 	// The member of a member session; null for customer sessions.
 	Member         *storage.Member    `json:"member,omitempty"`
-	PaymentMethods *PaymentMethodPage `json:"paymentMethods"`
+	PaymentMethods *PaymentMethodPage `json:"paymentMethods,omitempty"`
 	// Files of the session's downloadables benefits: all of the customer's for a customer
 	// session, its own for a member session. Only files of granted grants that are uploaded,
 	// enabled and not deleted are listed. Newest first.
@@ -1009,9 +1009,9 @@ type Me struct {
 	// The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
 	// owner or billing_manager role. sorting: created_at, amount, net_amount, product,
 	// subscription; default -created_at.
-	Orders *OrderPage `json:"orders"`
+	Orders *OrderPage `json:"orders,omitempty"`
 	// The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice).
-	OrderInvoice *OrderDocument `json:"orderInvoice"`
+	OrderInvoice *OrderDocument `json:"orderInvoice,omitempty"`
 	// The customer's started subscriptions. Sorting (prefix - for descending; default
 	// -started_at): started_at, amount, status, organization (slug), product (name).
 	Subscriptions *SubscriptionPage `json:"subscriptions"`

@@ -14,6 +14,9 @@ import (
 // it into 401 invalid_token; any other error is a server fault.
 var ErrInvalidToken = errors.New("auth: invalid token")
 
+// errWrongKind is a resolver's principal that its token kind cannot give: a server fault.
+var errWrongKind = errors.New("auth: principal of the wrong kind")
+
 // Resolver looks a credential up by its [Hash] in the store its kind names.
 // It lives in storage code; this package only defines the seam so it stays a
 // leaf.
@@ -27,6 +30,14 @@ type Resolver interface {
 	ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error)
 }
 
+// TokenRefuser is a handler that answers a refused bearer token in its own protocol, as
+// /graphql answers with a GraphQL errors array where /v1 keeps upstream's OAuth2 body. err
+// is [ErrInvalidToken] for a bad, expired or revoked token, another error when looking the
+// token up failed (a server fault, already logged).
+type TokenRefuser interface {
+	RefuseToken(w http.ResponseWriter, r *http.Request, err error)
+}
+
 // Middleware authenticates every request before routing, as upstream's
 // AuthSubjectMiddleware does: it reads the bearer token, classifies it by
 // prefix, checks its checksum, resolves its HMAC hash (keyed by secret) and
@@ -34,7 +45,8 @@ type Resolver interface {
 // scheme, or a non-ASCII token — the request is anonymous. A bad token gets
 // 401 invalid_token on every route, including public ones, because upstream
 // does so. Resolver failures other than [ErrInvalidToken] give a bare 500 and
-// are logged through the default slog logger.
+// are logged through the default slog logger. A next handler that is a
+// [TokenRefuser] writes both answers itself.
 //
 // It panics if resolve is nil or secret is empty: both are wiring mistakes
 // that would otherwise authenticate nobody or hash with a guessable key.
@@ -47,6 +59,16 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 	}
 	secret = slices.Clone(secret)
 	return func(next http.Handler) http.Handler {
+		refuse := func(w http.ResponseWriter, _ *http.Request, err error) {
+			if errors.Is(err, ErrInvalidToken) {
+				WriteInvalidToken(w)
+				return
+			}
+			writeInternalError(w)
+		}
+		if tr, ok := next.(TokenRefuser); ok {
+			refuse = tr.RefuseToken
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token, ok := BearerToken(r.Header.Get("Authorization"))
 			if !ok {
@@ -56,30 +78,30 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 			kind := Classify(token)
 			switch {
 			case kind == TokenInvalid:
-				WriteInvalidToken(w)
+				refuse(w, r, ErrInvalidToken)
 				return
 			case kind == TokenClientRegistration:
 				next.ServeHTTP(w, r)
 				return
 			case !ChecksumValid(token):
-				WriteInvalidToken(w)
+				refuse(w, r, ErrInvalidToken)
 				return
 			}
 			ctx := r.Context()
 			p, err := resolve.ResolveToken(ctx, kind, Hash(secret, token))
 			switch {
 			case errors.Is(err, ErrInvalidToken):
-				WriteInvalidToken(w)
+				refuse(w, r, ErrInvalidToken)
 				return
 			case err != nil:
 				slog.ErrorContext(ctx, "auth: resolving bearer token failed",
 					"token_kind", kind.String(), "error", err)
-				writeInternalError(w)
+				refuse(w, r, err)
 				return
 			case !kindFits(kind, p.Kind):
 				slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
 					"token_kind", kind.String(), "principal_kind", p.Kind.String())
-				writeInternalError(w)
+				refuse(w, r, errWrongKind)
 				return
 			}
 			if p.Kind == KindCustomerSession || p.Kind == KindMemberSession {

@@ -215,3 +215,40 @@ func flip(c byte) string {
 	}
 	return "0"
 }
+
+// refuser is a handler that answers refused tokens itself, as /graphql does.
+type refuser struct{ refused []error }
+
+func (h *refuser) ServeHTTP(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+
+func (h *refuser) RefuseToken(w http.ResponseWriter, _ *http.Request, err error) {
+	h.refused = append(h.refused, err)
+	w.WriteHeader(http.StatusTeapot)
+}
+
+func TestMiddlewareLetsATokenRefuserAnswer(t *testing.T) {
+	secret := []byte("s")
+	broken := &fakeResolver{err: errors.New("database down")}
+	for _, tt := range []struct {
+		name    string
+		resolve auth.Resolver
+		header  string
+		want    error
+	}{
+		{"a token of no known kind is refused as invalid", &fakeResolver{}, "Bearer nope", auth.ErrInvalidToken},
+		{"a token with a bad checksum is refused as invalid", &fakeResolver{}, "Bearer till_oat_abc", auth.ErrInvalidToken},
+		{"an unknown token is refused as invalid", &fakeResolver{}, "Bearer " + auth.Generate(auth.PrefixOrganizationAccessToken), auth.ErrInvalidToken},
+		{"a failing lookup is refused with its error", broken, "Bearer " + auth.Generate(auth.PrefixOrganizationAccessToken), broken.err},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			next := &refuser{}
+			req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+			req.Header.Set("Authorization", tt.header)
+			rec := httptest.NewRecorder()
+			auth.Middleware(tt.resolve, secret)(next).ServeHTTP(rec, req)
+			if rec.Code != http.StatusTeapot || len(next.refused) != 1 || !errors.Is(next.refused[0], tt.want) {
+				t.Errorf("status %d, refusals %v; want the handler's own answer to %v", rec.Code, next.refused, tt.want)
+			}
+		})
+	}
+}

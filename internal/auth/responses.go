@@ -16,6 +16,14 @@ const (
 	insufficientScopeDescription = "The request requires higher privileges than provided by the access token."
 )
 
+// InvalidTokenDescription is the message of a refused token, for protocols that answer it
+// in their own shape (GraphQL's errors array).
+const InvalidTokenDescription = invalidTokenDescription
+
+// InvalidTokenChallenge is the WWW-Authenticate header sent with a refused token, whatever
+// the body.
+const InvalidTokenChallenge = `Bearer realm="` + Realm + `", error="invalid_token", error_description="` + invalidTokenDescription + `"`
+
 // Response bodies, kept as bytes so key order and spacing cannot drift from
 // the contract (`error` first, then `error_description` or `detail`).
 const (
@@ -29,9 +37,7 @@ const (
 // §1.6 step 2): the middleware sends it for unknown, malformed, expired or
 // revoked tokens on every route, and OAuth2 endpoints reuse it.
 func WriteInvalidToken(w http.ResponseWriter) {
-	writeOAuthError(w, http.StatusUnauthorized,
-		`Bearer realm="`+Realm+`", error="invalid_token", error_description="`+invalidTokenDescription+`"`,
-		invalidTokenBody)
+	writeOAuthError(w, http.StatusUnauthorized, InvalidTokenChallenge, invalidTokenBody)
 }
 
 // WriteInsufficientScope writes upstream's 403 insufficient_scope response

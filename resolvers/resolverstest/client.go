@@ -33,24 +33,27 @@ type Error struct {
 	Extensions Extensions `json:"extensions"`
 }
 
-// Extensions are what the presenter adds to a resolvers.Error.
+// Extensions are what the presenter shows of an error.
 type Extensions struct {
-	Code   string       `json:"code"`
-	Status int          `json:"status"`
-	Detail string       `json:"detail"`
-	Errors []FieldError `json:"errors"`
-	Scopes []string     `json:"scopes"`
+	// Code is one of resolvers.GraphQLCodes.
+	Code string `json:"code"`
+	// Reason is the upstream error name (ResourceNotFound, insufficient_scope, …) or
+	// gqlgen's code (GRAPHQL_VALIDATION_FAILED).
 	Reason string       `json:"reason"`
+	Fields []FieldError `json:"fields"`
+	Scopes []string     `json:"scopes"`
+	// Cause is a finer cause than Reason (activation_limit_reached).
+	Cause string `json:"cause"`
 	// RetryAfter is the whole seconds a RATE_LIMITED caller waits.
 	RetryAfter int `json:"retryAfter"`
 }
 
-// FieldError is one validation item; numeric loc parts decode as int so tests can write
-// []any{"input", "prices", 0, "amountType"}.
+// FieldError is one extensions.fields item; numeric path parts decode as int so tests can
+// write []any{"input", "prices", 0, "amountType"}.
 type FieldError struct {
 	Type  string `json:"type"`
-	Loc   []any  `json:"loc"`
-	Msg   string `json:"msg"`
+	Loc   []any  `json:"path"`
+	Msg   string `json:"message"`
 	Input any    `json:"input"`
 }
 
@@ -96,8 +99,8 @@ func (s *Server) Do(tb testing.TB, token, query string, vars Vars) *Response {
 	if out.Body, err = io.ReadAll(res.Body); err != nil {
 		tb.Fatalf("reading response: %v", err)
 	}
-	// Bodies that are not GraphQL responses (the middleware's OAuth2 errors) keep Data and
-	// Errors empty; tests read Body for them.
+	// A body that is not a GraphQL response keeps Data and Errors empty; tests read Body for
+	// it. Data stays nil when the response has no data entry (a request error).
 	var env struct {
 		Data       json.RawMessage `json:"data"`
 		Errors     []Error         `json:"errors"`
