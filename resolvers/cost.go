@@ -188,10 +188,21 @@ func (c *costCalc) listSize(f *ast.Field) int {
 	return defaultListSize
 }
 
-// pageSize is the page a field asks for through `limit` or `first`, as the resolvers will
-// read it: the argument, else the schema's default; 0 when the field takes neither. A limit
+// pageSize is the page a field asks for through `limit`, `first` or `last`, as the resolvers
+// will read it: the argument, else the schema's default; 0 when the field takes none. A limit
 // above the maximum is refused here, as GraphQL's contract says, where /v1 clamps it.
 func (c *costCalc) pageSize(f *ast.Field, path ast.Path) int {
+	if f.Definition.Arguments.ForName("limit") != nil {
+		// A paged list reads first or last rows in place of limit when either is given;
+		// the resolver refuses them above the maximum.
+		for _, name := range []string{"first", "last"} {
+			if a := f.Arguments.ForName(name); a != nil {
+				if n, ok := c.intArg(f, name); ok {
+					return max(1, min(n, maxLimit))
+				}
+			}
+		}
+	}
 	if n, ok := c.intArg(f, "limit"); ok {
 		if n > maxLimit && c.refusal == nil {
 			e := errorOf(&Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "less_than_equal",
