@@ -28,8 +28,8 @@ type MeResolver interface {
 	LicenseKey(ctx context.Context, obj *model.Me, id uuid.UUID) (*storage.LicenseKey, error)
 	Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 	OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error)
-	Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error)
-	ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.SubscriptionPage, error)
+	Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
+	ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -85,6 +85,38 @@ func (ec *executionContext) field_Me_claimedSeatSubscriptions_args(ctx context.C
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -325,6 +357,38 @@ func (ec *executionContext) field_Me_subscriptions_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -797,7 +861,7 @@ func (ec *executionContext) _Me_subscriptions(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Me().Subscriptions(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.PortalSubscriptionFilter))
+			return ec.Resolvers.Me().Subscriptions(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.PortalSubscriptionFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SubscriptionPage) graphql.Marshaler {
@@ -841,7 +905,7 @@ func (ec *executionContext) _Me_claimedSeatSubscriptions(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Me().ClaimedSeatSubscriptions(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Me().ClaimedSeatSubscriptions(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SubscriptionPage) graphql.Marshaler {

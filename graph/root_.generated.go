@@ -149,6 +149,7 @@ type ComplexityRoot struct {
 		CreatedAt                func(childComplexity int) int
 		Currency                 func(childComplexity int) int
 		CustomFieldData          func(childComplexity int) int
+		Customer                 func(childComplexity int) int
 		CustomerBillingAddress   func(childComplexity int) int
 		CustomerBillingName      func(childComplexity int) int
 		CustomerEmail            func(childComplexity int) int
@@ -176,6 +177,7 @@ type ComplexityRoot struct {
 		MinSeats                 func(childComplexity int) int
 		ModifiedAt               func(childComplexity int) int
 		NetAmount                func(childComplexity int) int
+		Order                    func(childComplexity int) int
 		OrganizationID           func(childComplexity int) int
 		PaymentMethodType        func(childComplexity int) int
 		PaymentProcessor         func(childComplexity int) int
@@ -190,6 +192,7 @@ type ComplexityRoot struct {
 		ReturnURL                func(childComplexity int) int
 		Seats                    func(childComplexity int) int
 		Status                   func(childComplexity int) int
+		Subscription             func(childComplexity int) int
 		SubscriptionID           func(childComplexity int) int
 		SuccessURL               func(childComplexity int) int
 		TaxAmount                func(childComplexity int) int
@@ -254,6 +257,7 @@ type ComplexityRoot struct {
 
 	CheckoutPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -288,6 +292,7 @@ type ComplexityRoot struct {
 		AvatarURL              func(childComplexity int) int
 		BillingAddress         func(childComplexity int) int
 		BillingName            func(childComplexity int) int
+		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
 		CreatedAt              func(childComplexity int) int
 		DefaultPaymentMethodID func(childComplexity int) int
 		DeletedAt              func(childComplexity int) int
@@ -305,6 +310,7 @@ type ComplexityRoot struct {
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		PaymentMethods         func(childComplexity int) int
+		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
 	}
@@ -430,6 +436,7 @@ type ComplexityRoot struct {
 
 	DiscountPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -678,7 +685,7 @@ type ComplexityRoot struct {
 
 	Me struct {
 		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
-		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int) int
+		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Customer                 func(childComplexity int) int
 		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
@@ -688,7 +695,7 @@ type ComplexityRoot struct {
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int) int
 		Seats                    func(childComplexity int, page *int, limit *int) int
-		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) int
+		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) int
 	}
 
 	Member struct {
@@ -839,6 +846,7 @@ type ComplexityRoot struct {
 		BillingAddress       func(childComplexity int) int
 		BillingName          func(childComplexity int) int
 		BillingReason        func(childComplexity int) int
+		Checkout             func(childComplexity int) int
 		CheckoutID           func(childComplexity int) int
 		CreatedAt            func(childComplexity int) int
 		Currency             func(childComplexity int) int
@@ -853,6 +861,7 @@ type ComplexityRoot struct {
 		ID                   func(childComplexity int) int
 		InvoiceNumber        func(childComplexity int) int
 		IsInvoiceGenerated   func(childComplexity int) int
+		IsReceiptGenerated   func(childComplexity int) int
 		Items                func(childComplexity int) int
 		Metadata             func(childComplexity int) int
 		ModifiedAt           func(childComplexity int) int
@@ -993,11 +1002,13 @@ type ComplexityRoot struct {
 		MeterIntervalCount     func(childComplexity int) int
 		ModifiedAt             func(childComplexity int) int
 		Name                   func(childComplexity int) int
+		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		Prices                 func(childComplexity int) int
 		RecurringInterval      func(childComplexity int) int
 		RecurringIntervalCount func(childComplexity int) int
+		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TrialInterval          func(childComplexity int) int
 		TrialIntervalCount     func(childComplexity int) int
 		Visibility             func(childComplexity int) int
@@ -1026,6 +1037,7 @@ type ComplexityRoot struct {
 
 	ProductPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1056,12 +1068,12 @@ type ComplexityRoot struct {
 		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter) int
 		Checkout               func(childComplexity int, id uuid.UUID) int
 		CheckoutByClientSecret func(childComplexity int, clientSecret string) int
-		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) int
+		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
 		Customer               func(childComplexity int, id uuid.UUID) int
 		CustomerByExternalID   func(childComplexity int, externalID string) int
 		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
 		Discount               func(childComplexity int, id uuid.UUID) int
-		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
+		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
 		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
 		File                   func(childComplexity int, id uuid.UUID) int
 		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) int
@@ -1083,11 +1095,11 @@ type ComplexityRoot struct {
 		Organization           func(childComplexity int, id *uuid.UUID) int
 		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
 		Product                func(childComplexity int, id uuid.UUID) int
-		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter) int
+		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
 		Seat                   func(childComplexity int, id uuid.UUID) int
 		Seats                  func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
 		Subscription           func(childComplexity int, id uuid.UUID) int
-		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) int
+		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
 		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.UsageEventFilter) int
@@ -1121,6 +1133,7 @@ type ComplexityRoot struct {
 		Metadata                    func(childComplexity int) int
 		Meters                      func(childComplexity int) int
 		ModifiedAt                  func(childComplexity int) int
+		Orders                      func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		PastDueAt                   func(childComplexity int) int
 		PauseAtPeriodEnd            func(childComplexity int) int
 		PausedAt                    func(childComplexity int) int
@@ -1152,6 +1165,7 @@ type ComplexityRoot struct {
 
 	SubscriptionPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1661,6 +1675,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.CustomFieldData(childComplexity), true
+	case "Checkout.customer":
+		if e.ComplexityRoot.Checkout.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Customer(childComplexity), true
 	case "Checkout.customerBillingAddress":
 		if e.ComplexityRoot.Checkout.CustomerBillingAddress == nil {
 			break
@@ -1823,6 +1843,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.NetAmount(childComplexity), true
+	case "Checkout.order":
+		if e.ComplexityRoot.Checkout.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Order(childComplexity), true
 	case "Checkout.organizationId":
 		if e.ComplexityRoot.Checkout.OrganizationID == nil {
 			break
@@ -1907,6 +1933,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.Status(childComplexity), true
+	case "Checkout.subscription":
+		if e.ComplexityRoot.Checkout.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.Subscription(childComplexity), true
 	case "Checkout.subscriptionId":
 		if e.ComplexityRoot.Checkout.SubscriptionID == nil {
 			break
@@ -2189,6 +2221,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutPage.Items(childComplexity), true
+	case "CheckoutPage.pageInfo":
+		if e.ComplexityRoot.CheckoutPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPage.PageInfo(childComplexity), true
 	case "CheckoutPage.pagination":
 		if e.ComplexityRoot.CheckoutPage.Pagination == nil {
 			break
@@ -2342,6 +2380,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.BillingName(childComplexity), true
+	case "Customer.checkouts":
+		if e.ComplexityRoot.Customer.Checkouts == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_checkouts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Checkouts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CheckoutFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.createdAt":
 		if e.ComplexityRoot.Customer.CreatedAt == nil {
 			break
@@ -2449,6 +2498,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PaymentMethods(childComplexity), true
+	case "Customer.subscriptions":
+		if e.ComplexityRoot.Customer.Subscriptions == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_subscriptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.SubscriptionFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.taxId":
 		if e.ComplexityRoot.Customer.TaxID == nil {
 			break
@@ -3012,6 +3072,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DiscountPage.Items(childComplexity), true
+	case "DiscountPage.pageInfo":
+		if e.ComplexityRoot.DiscountPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DiscountPage.PageInfo(childComplexity), true
 	case "DiscountPage.pagination":
 		if e.ComplexityRoot.DiscountPage.Pagination == nil {
 			break
@@ -4095,7 +4161,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.ClaimedSeatSubscriptions(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.ClaimedSeatSubscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.customer":
 		if e.ComplexityRoot.Me.Customer == nil {
 			break
@@ -4195,7 +4261,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalSubscriptionFilter)), true
+		return e.ComplexityRoot.Me.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.PortalSubscriptionFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Member.createdAt":
 		if e.ComplexityRoot.Member.CreatedAt == nil {
@@ -5281,6 +5347,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.BillingReason(childComplexity), true
+	case "Order.checkout":
+		if e.ComplexityRoot.Order.Checkout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.Checkout(childComplexity), true
 	case "Order.checkoutId":
 		if e.ComplexityRoot.Order.CheckoutID == nil {
 			break
@@ -5365,6 +5437,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.IsInvoiceGenerated(childComplexity), true
+	case "Order.isReceiptGenerated":
+		if e.ComplexityRoot.Order.IsReceiptGenerated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Order.IsReceiptGenerated(childComplexity), true
 	case "Order.items":
 		if e.ComplexityRoot.Order.Items == nil {
 			break
@@ -6001,6 +6079,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Product.Name(childComplexity), true
+	case "Product.orders":
+		if e.ComplexityRoot.Product.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Product_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Product.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Product.organization":
 		if e.ComplexityRoot.Product.Organization == nil {
 			break
@@ -6031,6 +6120,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Product.RecurringIntervalCount(childComplexity), true
+	case "Product.subscriptions":
+		if e.ComplexityRoot.Product.Subscriptions == nil {
+			break
+		}
+
+		args, err := ec.field_Product_subscriptions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Product.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.SubscriptionFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Product.trialInterval":
 		if e.ComplexityRoot.Product.TrialInterval == nil {
 			break
@@ -6165,6 +6265,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProductPage.Items(childComplexity), true
+	case "ProductPage.pageInfo":
+		if e.ComplexityRoot.ProductPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPage.PageInfo(childComplexity), true
 	case "ProductPage.pagination":
 		if e.ComplexityRoot.ProductPage.Pagination == nil {
 			break
@@ -6351,7 +6457,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Checkouts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CheckoutFilter)), true
+		return e.ComplexityRoot.Query.Checkouts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CheckoutFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.customer":
 		if e.ComplexityRoot.Query.Customer == nil {
 			break
@@ -6406,7 +6512,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Discounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DiscountFilter)), true
+		return e.ComplexityRoot.Query.Discounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DiscountFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.domainEvents":
 		if e.ComplexityRoot.Query.DomainEvents == nil {
 			break
@@ -6644,7 +6750,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter)), true
+		return e.ComplexityRoot.Query.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.seat":
 		if e.ComplexityRoot.Query.Seat == nil {
 			break
@@ -6688,7 +6794,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.SubscriptionFilter)), true
+		return e.ComplexityRoot.Query.Subscriptions(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.SubscriptionFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.testClock":
 		if e.ComplexityRoot.Query.TestClock == nil {
 			break
@@ -6905,6 +7011,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.ModifiedAt(childComplexity), true
+	case "Subscription.orders":
+		if e.ComplexityRoot.Subscription.Orders == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_orders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.Orders(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.OrderFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.pastDueAt":
 		if e.ComplexityRoot.Subscription.PastDueAt == nil {
 			break
@@ -7057,6 +7174,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SubscriptionPage.Items(childComplexity), true
+	case "SubscriptionPage.pageInfo":
+		if e.ComplexityRoot.SubscriptionPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SubscriptionPage.PageInfo(childComplexity), true
 	case "SubscriptionPage.pagination":
 		if e.ComplexityRoot.SubscriptionPage.Pagination == nil {
 			break
@@ -7951,6 +8074,8 @@ enum CheckoutStatus {
 type CheckoutPage {
   items: [Checkout!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input CheckoutFilter {
@@ -8070,7 +8195,8 @@ input CheckoutConfirmInput {
 extend type Query {
   checkout(id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write])
   "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
-  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter): CheckoutPage
+  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter,
+    first: Int, after: String, last: Int, before: String): CheckoutPage
     @hasScope(any: [checkouts_read, checkouts_write])
   "A checkout by its client secret, for the buyer's page; needs no token."
   checkoutByClientSecret(clientSecret: String!): Checkout @public(reason: "the client secret")
@@ -8081,6 +8207,36 @@ extend type Mutation {
   updateCheckout(input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write])
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
   confirmCheckout(input: CheckoutConfirmInput!): Checkout @public(reason: "the client secret")
+}
+
+extend type Checkout {
+  "The order the checkout made when it succeeded; null before, or when it made none."
+  order: Order @relation(any: [orders_read], portal: billing)
+  """
+  The subscription the checkout started when it succeeded with a recurring product; null
+  otherwise.
+  """
+  subscription: Subscription @relation(any: [subscriptions_read, subscriptions_write], portal: member)
+  """
+  The customer who buys: the one named at creation, or the one the confirmation found or
+  created; null until known.
+  """
+  customer: Customer @relation(any: [customers_read, customers_write], portal: member)
+}
+
+extend type Customer {
+  """
+  The customer's checkouts, with the filters, sorting and pagination of the root checkouts
+  list. Portal sessions see their own customer's when allowed billing features.
+  """
+  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter,
+    first: Int, after: String, last: Int, before: String): CheckoutPage
+    @relation(any: [checkouts_read, checkouts_write], portal: billing)
+}
+
+extend type Order {
+  "The checkout the order was bought through; null for renewals and orders made otherwise."
+  checkout: Checkout @relation(any: [checkouts_read, checkouts_write], portal: billing)
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
@@ -8254,6 +8410,8 @@ enum DiscountDuration {
 type DiscountPage {
   items: [Discount!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input DiscountFilter {
@@ -8313,7 +8471,8 @@ input DiscountUpdateInput {
 extend type Query {
   discount(id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write])
   "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
-  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter): DiscountPage
+  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter,
+    first: Int, after: String, last: Int, before: String): DiscountPage
     @hasScope(any: [discounts_read, discounts_write])
 }
 
@@ -9886,6 +10045,36 @@ extend type Me {
   "The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice)."
   orderInvoice(id: UUID!): OrderDocument @billing @goField(forceResolver: true)
 }
+
+extend type Order {
+  """
+  Whether the receipt PDF is rendered, so orderReceipt answers a link at once. A paid order
+  (one with a receiptNumber) without it has it rendered on the first orderReceipt, which
+  answers DocumentPending meanwhile; an order without a receiptNumber has no receipt.
+  """
+  isReceiptGenerated: Boolean!
+}
+
+extend type Subscription {
+  """
+  The orders the subscription billed (its first purchase and every renewal or change), with
+  the filters, sorting and pagination of the root orders list. Portal sessions see them on
+  their own customer's subscriptions when allowed billing features.
+  """
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
+    first: Int, after: String, last: Int, before: String): OrderPage
+    @relation(any: [orders_read], portal: billing)
+}
+
+extend type Product {
+  """
+  The orders of the product, whoever the customer, with the filters, sorting and pagination
+  of the root orders list.
+  """
+  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
+    first: Int, after: String, last: Int, before: String): OrderPage
+    @relation(any: [orders_read])
+}
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
 type Organization {
@@ -10074,6 +10263,8 @@ type ProductPrice {
 type ProductPage {
   items: [Product!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input ProductFilter {
@@ -10137,7 +10328,8 @@ input ProductBenefitsInput {
 extend type Query {
   product(id: UUID!): Product @hasScope(any: [products_read, products_write])
   "Sorting: created_at, name, price_amount_type (prefix - for descending); default -created_at."
-  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter): ProductPage
+  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter,
+    first: Int, after: String, last: Int, before: String): ProductPage
     @hasScope(any: [products_read, products_write])
 }
 
@@ -10448,6 +10640,8 @@ type PendingSubscriptionUpdate {
 type SubscriptionPage {
   items: [Subscription!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -10563,7 +10757,8 @@ extend type Query {
   current_period_end, ended_at, ends_at, amount (per month, ignoring the interval count),
   product (name), discount (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
+    first: Int, after: String, last: Int, before: String): SubscriptionPage
     @hasScope(any: [subscriptions_read, subscriptions_write])
   "The organization's test clock; null when it has none."
   testClock(organizationId: UUID): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
@@ -10574,10 +10769,13 @@ extend type Me {
   The customer's started subscriptions. Sorting (prefix - for descending; default
   -started_at): started_at, amount, status, organization (slug), product (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalSubscriptionFilter): SubscriptionPage!
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalSubscriptionFilter,
+    first: Int, after: String, last: Int, before: String): SubscriptionPage!
     @goField(forceResolver: true)
   "Subscriptions in which the session's customer (or member) holds a claimed seat."
-  claimedSeatSubscriptions(page: Int = 1, limit: Int = 10): SubscriptionPage! @goField(forceResolver: true)
+  claimedSeatSubscriptions(page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): SubscriptionPage!
+    @goField(forceResolver: true)
 }
 
 # Lifecycle changes. Each locks the subscription, changes it in one transaction with its
@@ -10631,6 +10829,26 @@ extend type Product {
 extend type Organization {
   "The feature flags the customer portal sees (CustomerOrganizationFeatureSettings), every flag present."
   organizationFeatures: JSON!
+}
+
+extend type Customer {
+  """
+  The customer's started subscriptions, with the filters, sorting and pagination of the root
+  subscriptions list. Portal sessions see their own customer's here, as me.subscriptions.
+  """
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
+    first: Int, after: String, last: Int, before: String): SubscriptionPage
+    @relation(any: [subscriptions_read, subscriptions_write], portal: member)
+}
+
+extend type Product {
+  """
+  The product's started subscriptions, whoever the customer, with the filters, sorting and
+  pagination of the root subscriptions list.
+  """
+  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
+    first: Int, after: String, last: Int, before: String): SubscriptionPage
+    @relation(any: [subscriptions_read, subscriptions_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook.graphqls", Input: `"""
@@ -11073,6 +11291,12 @@ func (ec *executionContext) childFields_Checkout(ctx context.Context, field grap
 		return ec.fieldContext_Checkout_billingAddressFields(ctx, field)
 	case "attachedCustomFields":
 		return ec.fieldContext_Checkout_attachedCustomFields(ctx, field)
+	case "order":
+		return ec.fieldContext_Checkout_order(ctx, field)
+	case "subscription":
+		return ec.fieldContext_Checkout_subscription(ctx, field)
+	case "customer":
+		return ec.fieldContext_Checkout_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Checkout", field.Name)
 }
@@ -11101,6 +11325,8 @@ func (ec *executionContext) childFields_CheckoutPage(ctx context.Context, field 
 		return ec.fieldContext_CheckoutPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_CheckoutPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CheckoutPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutPage", field.Name)
 }
@@ -11205,6 +11431,10 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_oauthAccounts(ctx, field)
 	case "orders":
 		return ec.fieldContext_Customer_orders(ctx, field)
+	case "checkouts":
+		return ec.fieldContext_Customer_checkouts(ctx, field)
+	case "subscriptions":
+		return ec.fieldContext_Customer_subscriptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -11371,6 +11601,8 @@ func (ec *executionContext) childFields_DiscountPage(ctx context.Context, field 
 		return ec.fieldContext_DiscountPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_DiscountPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DiscountPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DiscountPage", field.Name)
 }
@@ -11997,6 +12229,10 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_subscription(ctx, field)
 	case "items":
 		return ec.fieldContext_Order_items(ctx, field)
+	case "checkout":
+		return ec.fieldContext_Order_checkout(ctx, field)
+	case "isReceiptGenerated":
+		return ec.fieldContext_Order_isReceiptGenerated(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -12207,10 +12443,14 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 		return ec.fieldContext_Product_organization(ctx, field)
 	case "medias":
 		return ec.fieldContext_Product_medias(ctx, field)
+	case "orders":
+		return ec.fieldContext_Product_orders(ctx, field)
 	case "wirePrices":
 		return ec.fieldContext_Product_wirePrices(ctx, field)
 	case "attachedCustomFields":
 		return ec.fieldContext_Product_attachedCustomFields(ctx, field)
+	case "subscriptions":
+		return ec.fieldContext_Product_subscriptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
 }
@@ -12221,6 +12461,8 @@ func (ec *executionContext) childFields_ProductPage(ctx context.Context, field g
 		return ec.fieldContext_ProductPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_ProductPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ProductPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductPage", field.Name)
 }
@@ -12345,6 +12587,8 @@ func (ec *executionContext) childFields_Subscription(ctx context.Context, field 
 		return ec.fieldContext_Subscription_meters(ctx, field)
 	case "pendingUpdate":
 		return ec.fieldContext_Subscription_pendingUpdate(ctx, field)
+	case "orders":
+		return ec.fieldContext_Subscription_orders(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Subscription", field.Name)
 }
@@ -12377,6 +12621,8 @@ func (ec *executionContext) childFields_SubscriptionPage(ctx context.Context, fi
 		return ec.fieldContext_SubscriptionPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_SubscriptionPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SubscriptionPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SubscriptionPage", field.Name)
 }

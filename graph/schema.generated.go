@@ -98,13 +98,13 @@ type QueryResolver interface {
 	Benefit(ctx context.Context, id uuid.UUID) (*storage.Benefit, error)
 	Benefits(ctx context.Context, page *int, limit *int, sorting []string, filter *model.BenefitFilter) (*model.BenefitPage, error)
 	Checkout(ctx context.Context, id uuid.UUID) (*storage.Checkout, error)
-	Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) (*model.CheckoutPage, error)
+	Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error)
 	CheckoutByClientSecret(ctx context.Context, clientSecret string) (*storage.Checkout, error)
 	Customer(ctx context.Context, id uuid.UUID) (*storage.Customer, error)
 	CustomerByExternalID(ctx context.Context, externalID string) (*storage.Customer, error)
 	Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter) (*model.CustomerPage, error)
 	Discount(ctx context.Context, id uuid.UUID) (*storage.Discount, error)
-	Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter) (*model.DiscountPage, error)
+	Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) (*model.DiscountPage, error)
 	DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error)
 	UsageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error)
 	UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
@@ -132,9 +132,9 @@ type QueryResolver interface {
 	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) (*model.PaymentMethodPage, error)
 	Me(ctx context.Context) (*model.Me, error)
 	Product(ctx context.Context, id uuid.UUID) (*storage.Product, error)
-	Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter) (*model.ProductPage, error)
+	Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) (*model.ProductPage, error)
 	Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error)
-	Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) (*model.SubscriptionPage, error)
+	Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 	TestClock(ctx context.Context, organizationID *uuid.UUID) (*storage.TestClock, error)
 	WebhookEndpoints(ctx context.Context, organizationID []uuid.UUID, page *int, limit *int) (*model.WebhookEndpointPage, error)
 	WebhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error)
@@ -1435,6 +1435,38 @@ func (ec *executionContext) field_Query_checkouts_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1553,6 +1585,38 @@ func (ec *executionContext) field_Query_discounts_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -2127,6 +2191,38 @@ func (ec *executionContext) field_Query_products_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -2215,6 +2311,38 @@ func (ec *executionContext) field_Query_subscriptions_args(ctx context.Context, 
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -7211,7 +7339,7 @@ func (ec *executionContext) _Query_checkouts(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Checkouts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.CheckoutFilter))
+			return ec.Resolvers.Query().Checkouts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.CheckoutFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7583,7 +7711,7 @@ func (ec *executionContext) _Query_discounts(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Discounts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.DiscountFilter))
+			return ec.Resolvers.Query().Discounts(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.DiscountFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -9302,7 +9430,7 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Products(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.ProductFilter))
+			return ec.Resolvers.Query().Products(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.ProductFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -9426,7 +9554,7 @@ func (ec *executionContext) _Query_subscriptions(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Subscriptions(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.SubscriptionFilter))
+			return ec.Resolvers.Query().Subscriptions(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.SubscriptionFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

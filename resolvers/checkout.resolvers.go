@@ -93,6 +93,18 @@ func (r *checkoutResolver) AttachedCustomFields(ctx context.Context, obj *storag
 	return []storage.RawJSON{}, nil
 }
 
+func (r *checkoutResolver) Order(ctx context.Context, obj *storage.Checkout) (*storage.Order, error) {
+	return r.checkoutOrder(ctx, obj)
+}
+
+func (r *checkoutResolver) Subscription(ctx context.Context, obj *storage.Checkout) (*storage.Subscription, error) {
+	return r.checkoutSubscription(ctx, obj)
+}
+
+func (r *checkoutResolver) Customer(ctx context.Context, obj *storage.Checkout) (*storage.Customer, error) {
+	return r.checkoutBuyerOf(ctx, obj)
+}
+
 func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
 	return r.checkoutProductPrices(ctx, obj)
 }
@@ -103,6 +115,10 @@ func (r *checkoutProductResolver) Benefits(ctx context.Context, obj *storage.Pro
 
 func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
 	return []storage.RawJSON{}, nil
+}
+
+func (r *customerResolver) Checkouts(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error) {
+	return r.customerCheckouts(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *mutationResolver) CreateCheckout(ctx context.Context, input model.CheckoutCreateInput) (*storage.Checkout, error) {
@@ -117,12 +133,16 @@ func (r *mutationResolver) ConfirmCheckout(ctx context.Context, input model.Chec
 	return r.confirmCheckout(ctx, input)
 }
 
+func (r *orderResolver) Checkout(ctx context.Context, obj *storage.Order) (*storage.Checkout, error) {
+	return r.orderCheckout(ctx, obj)
+}
+
 func (r *queryResolver) Checkout(ctx context.Context, id uuid.UUID) (*storage.Checkout, error) {
 	return r.checkout(ctx, id)
 }
 
-func (r *queryResolver) Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) (*model.CheckoutPage, error) {
-	return r.checkoutsPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error) {
+	return r.checkoutsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *queryResolver) CheckoutByClientSecret(ctx context.Context, clientSecret string) (*storage.Checkout, error) {

@@ -46,24 +46,33 @@ func sellerOnly[T any](ctx context.Context, c *storage.Checkout, v, hidden T) T 
 	return hidden
 }
 
-// checkoutsPage lists checkouts with GET /v1/checkouts/'s filters and sorts, priming the
-// relations the operation selects.
-func (r *Resolver) checkoutsPage(ctx context.Context, page, limit *int, sorting []string, f *model.CheckoutFilter) (*model.CheckoutPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, storage.CheckoutSortColumn)
+// checkoutsPage lists checkouts with GET /v1/checkouts/'s filters and sorts, noting them
+// as read together so their relations load in one statement each.
+func (r *Resolver) checkoutsPage(ctx context.Context, a listArgs, f *model.CheckoutFilter) (*model.CheckoutPage, error) {
+	w, sorts, err := a.windowAndSorts(storage.CheckoutSortColumn)
 	if err != nil {
 		return nil, err
 	}
-	var lf storage.CheckoutListFilter
-	if f != nil {
-		lf = storage.CheckoutListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
-			CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, Statuses: f.Status, Query: f.Query}
-	}
-	items, total, err := storage.ListCheckouts(ctx, r.DB, organizations(ctx), lf, sorts, p, r.Now())
+	p, err := storage.ListCheckouts(ctx, r.DB, organizations(ctx), checkoutFilterOf(f), sorts, w, r.Now())
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	record(ctx, items)
-	return &model.CheckoutPage{Items: items, Pagination: pagination(total, p)}, nil
+	record(ctx, p.Items)
+	return checkoutPageOf(p, w), nil
+}
+
+// checkoutFilterOf turns the GraphQL filter into the storage one.
+func checkoutFilterOf(f *model.CheckoutFilter) storage.CheckoutListFilter {
+	if f == nil {
+		return storage.CheckoutListFilter{}
+	}
+	return storage.CheckoutListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
+		CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, Statuses: f.Status, Query: f.Query}
+}
+
+// checkoutPageOf is the GraphQL page of a window of checkouts.
+func checkoutPageOf(p storage.Paged[*storage.Checkout], w storage.Window) *model.CheckoutPage {
+	return &model.CheckoutPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}
 }
 
 // ExpireCheckouts marks every open checkout past expires_at at now as expired, recording

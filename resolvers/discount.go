@@ -270,9 +270,10 @@ func (r *Resolver) discount(ctx context.Context, id uuid.UUID) (*storage.Discoun
 	return d, notFoundOr(err, "")
 }
 
-// discountsPage lists live discounts, priming Discount.products for the page.
-func (r *Resolver) discountsPage(ctx context.Context, page, limit *int, sorting []string, f *model.DiscountFilter) (*model.DiscountPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, discountSorts)
+// discountsPage lists live discounts, noting them as read together so Discount.products
+// loads in one statement.
+func (r *Resolver) discountsPage(ctx context.Context, a listArgs, f *model.DiscountFilter) (*model.DiscountPage, error) {
+	w, sorts, err := a.windowAndSorts(discountSorts)
 	if err != nil {
 		return nil, err
 	}
@@ -280,10 +281,10 @@ func (r *Resolver) discountsPage(ctx context.Context, page, limit *int, sorting 
 	if f != nil {
 		lf = storage.DiscountListFilter{Query: f.Query, Code: f.Code}
 	}
-	items, total, err := storage.ListDiscounts(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	p, err := storage.ListDiscounts(ctx, r.DB, organizations(ctx), lf, sorts, w)
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	record(ctx, items)
-	return &model.DiscountPage{Items: items, Pagination: pagination(total, p)}, nil
+	record(ctx, p.Items)
+	return &model.DiscountPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }

@@ -34,8 +34,8 @@ func (r *queryResolver) Discount(ctx context.Context, id uuid.UUID) (*storage.Di
 	return r.discount(ctx, id)
 }
 
-func (r *queryResolver) Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter) (*model.DiscountPage, error) {
-	return r.discountsPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) (*model.DiscountPage, error) {
+	return r.discountsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *Resolver) Discount() graph.DiscountResolver { return &discountResolver{r} }

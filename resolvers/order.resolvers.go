@@ -80,6 +80,14 @@ func (r *orderResolver) Items(ctx context.Context, obj *storage.Order) ([]*stora
 	return related(ctx, loaders(ctx).OrderItemsByOrder, obj, func(o *storage.Order) uuid.UUID { return o.ID })
 }
 
+func (r *orderResolver) IsReceiptGenerated(ctx context.Context, obj *storage.Order) (bool, error) {
+	return obj.ReceiptPath != nil, nil
+}
+
+func (r *productResolver) Orders(ctx context.Context, obj *storage.Product, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+	return r.productOrders(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
+}
+
 func (r *queryResolver) Order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
 	return r.order(ctx, id)
 }
@@ -94,6 +102,10 @@ func (r *queryResolver) OrderInvoice(ctx context.Context, id uuid.UUID) (*model.
 
 func (r *queryResolver) OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error) {
 	return r.orderReceipt(ctx, id)
+}
+
+func (r *subscriptionResolver) Orders(ctx context.Context, obj *storage.Subscription, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+	return r.subscriptionOrders(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *Resolver) Order() graph.OrderResolver { return &orderResolver{r} }

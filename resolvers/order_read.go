@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/storage"
@@ -75,18 +76,44 @@ func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string
 // customerOrders is Customer.orders: a window of each customer's orders of the level, in
 // one statement.
 func (r *Resolver) customerOrders(ctx context.Context, c *storage.Customer, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
+	return orderWindow(ctx, r, "Customer.orders", c, func(c *storage.Customer) uuid.UUID { return c.ID },
+		storage.OrderWindowsByCustomers, a, f)
+}
+
+// subscriptionOrders is Subscription.orders: a window of each subscription's orders of the
+// level, in one statement.
+func (r *Resolver) subscriptionOrders(ctx context.Context, s *storage.Subscription, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
+	return orderWindow(ctx, r, "Subscription.orders", s, func(s *storage.Subscription) uuid.UUID { return s.ID },
+		storage.OrderWindowsBySubscriptions, a, f)
+}
+
+// productOrders is Product.orders: a window of each product's orders of the level, in one
+// statement.
+func (r *Resolver) productOrders(ctx context.Context, p *storage.Product, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
+	return orderWindow(ctx, r, "Product.orders", p, func(p *storage.Product) uuid.UUID { return p.ID },
+		storage.OrderWindowsByProducts, a, f)
+}
+
+// orderWindows reads one window of orders per parent.
+type orderWindows func(context.Context, sqlx.ExtContext, []uuid.UUID, []uuid.UUID,
+	storage.OrderListFilter, []storage.Sort, storage.Window) ([]storage.Paged[*storage.Order], error)
+
+// orderWindow is a paginated order relation named name: obj's window, read with the windows
+// of every parent of its level by fetch, with the root list's filters and sorting.
+func orderWindow[P any](ctx context.Context, r *Resolver, name string, obj *P, key func(*P) uuid.UUID,
+	fetch orderWindows, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
 	w, sorts, err := a.windowAndSorts(orderSorts)
 	if err != nil {
 		return nil, err
 	}
 	lf, orgs := orderFilterOf(f), organizations(ctx)
-	l, err := windowsOf(ctx, "Customer.orders", []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
-		return storage.OrderWindowsByCustomers(ctx, r.DB, orgs, ids, lf, sorts, w)
+	l, err := windowsOf(ctx, name, []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
+		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
 	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := related(ctx, l, c, func(c *storage.Customer) uuid.UUID { return c.ID })
+	p, err := related(ctx, l, obj, key)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}

@@ -13,7 +13,8 @@ import (
 	"till/storage"
 )
 
-var productSorts = map[string]string{"created_at": "created_at", "name": "name"}
+// productSorts whitelists the product list's sorting, over the list query's alias p.
+var productSorts = map[string]string{"created_at": "p.created_at", "name": "p.name"}
 
 // maxPriceAmount is upstream's MAXIMUM_PRICE_AMOUNT in cents.
 const maxPriceAmount = 99_999_999
@@ -345,9 +346,10 @@ func (r *Resolver) updateProductBenefits(ctx context.Context, in model.ProductBe
 	return out, err
 }
 
-// productsPage lists products.
-func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting []string, f *model.ProductFilter) (*model.ProductPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, productSorts)
+// productsPage lists products, noting them as read together so their relations load in
+// one statement each.
+func (r *Resolver) productsPage(ctx context.Context, a listArgs, f *model.ProductFilter) (*model.ProductPage, error) {
+	w, sorts, err := a.windowAndSorts(productSorts)
 	if err != nil {
 		return nil, err
 	}
@@ -356,12 +358,12 @@ func (r *Resolver) productsPage(ctx context.Context, page, limit *int, sorting [
 		lf = storage.ProductListFilter{IsArchived: f.IsArchived, IsRecurring: f.IsRecurring, Query: f.Query,
 			BenefitIDs: f.BenefitID, Visibility: f.Visibility, Metadata: metadataOf(f.Metadata)}
 	}
-	items, total, err := storage.ListProducts(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	p, err := storage.ListProducts(ctx, r.DB, organizations(ctx), lf, sorts, w)
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	record(ctx, items)
-	return &model.ProductPage{Items: items, Pagination: pagination(total, p)}, nil
+	record(ctx, p.Items)
+	return &model.ProductPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // archiveProduct hides a product from new sales; existing orders and subscriptions keep it.

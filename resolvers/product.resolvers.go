@@ -51,8 +51,8 @@ func (r *queryResolver) Product(ctx context.Context, id uuid.UUID) (*storage.Pro
 	return p, notFoundOr(err, "")
 }
 
-func (r *queryResolver) Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter) (*model.ProductPage, error) {
-	return r.productsPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) (*model.ProductPage, error) {
+	return r.productsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *Resolver) Product() graph.ProductResolver { return &productResolver{r} }

@@ -14,12 +14,16 @@ import (
 	"github.com/google/uuid"
 )
 
-func (r *meResolver) Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error) {
-	return r.portalSubscriptionsPage(ctx, page, limit, sorting, filter)
+func (r *customerResolver) Subscriptions(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+	return r.customerSubscriptions(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
-func (r *meResolver) ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.SubscriptionPage, error) {
-	return r.claimedSeatSubscriptionsPage(ctx, page, limit)
+func (r *meResolver) Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+	return r.portalSubscriptionsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
+}
+
+func (r *meResolver) ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+	return r.claimedSeatSubscriptionsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *mutationResolver) CancelSubscription(ctx context.Context, input model.SubscriptionCancelInput) (*storage.Subscription, error) {
@@ -82,12 +86,16 @@ func (r *productResolver) AttachedCustomFields(ctx context.Context, obj *storage
 	return []storage.RawJSON{}, nil
 }
 
+func (r *productResolver) Subscriptions(ctx context.Context, obj *storage.Product, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+	return r.productSubscriptions(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
+}
+
 func (r *queryResolver) Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error) {
 	return r.subscriptionByID(ctx, id)
 }
 
-func (r *queryResolver) Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
-	return r.subscriptionsPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+	return r.subscriptionsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *queryResolver) TestClock(ctx context.Context, organizationID *uuid.UUID) (*storage.TestClock, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/internal/auth"
@@ -42,64 +43,109 @@ func (r *Resolver) subscriptionByID(ctx context.Context, id uuid.UUID) (*storage
 }
 
 // subscriptionsPage lists the organizations' started subscriptions.
-func (r *Resolver) subscriptionsPage(ctx context.Context, page, limit *int, sorting []string, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
-	var lf storage.SubscriptionListFilter
-	if f != nil {
-		lf = storage.SubscriptionListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
-			CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, DiscountIDs: f.DiscountID,
-			Active: f.Active, Statuses: f.Status, CancelAtPeriodEnd: f.CancelAtPeriodEnd,
-			CustomerCancellationReason: f.CustomerCancellationReason, CanceledAtAfter: f.CanceledAtAfter,
-			CanceledAtBefore: f.CanceledAtBefore, StartedAfter: f.StartedAfter, StartedBefore: f.StartedBefore,
-			Metadata: metadataOf(f.Metadata)}
+func (r *Resolver) subscriptionsPage(ctx context.Context, a listArgs, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
+	return r.listSubscriptions(ctx, a, subscriptionSorts, subscriptionFilterOf(f))
+}
+
+// subscriptionFilterOf turns the GraphQL filter into the storage one.
+func subscriptionFilterOf(f *model.SubscriptionFilter) storage.SubscriptionListFilter {
+	if f == nil {
+		return storage.SubscriptionListFilter{}
 	}
-	return r.listSubscriptions(ctx, page, limit, sorting, subscriptionSorts, nil, lf)
+	return storage.SubscriptionListFilter{OrganizationIDs: f.OrganizationID, ProductIDs: f.ProductID,
+		CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID, DiscountIDs: f.DiscountID,
+		Active: f.Active, Statuses: f.Status, CancelAtPeriodEnd: f.CancelAtPeriodEnd,
+		CustomerCancellationReason: f.CustomerCancellationReason, CanceledAtAfter: f.CanceledAtAfter,
+		CanceledAtBefore: f.CanceledAtBefore, StartedAfter: f.StartedAfter, StartedBefore: f.StartedBefore,
+		Metadata: metadataOf(f.Metadata)}
 }
 
 // portalSubscriptionsPage lists the session customer's started subscriptions.
-func (r *Resolver) portalSubscriptionsPage(ctx context.Context, page, limit *int, sorting []string, f *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error) {
-	var lf storage.SubscriptionListFilter
-	if f != nil {
-		lf = storage.SubscriptionListFilter{ProductIDs: f.ProductID, Active: f.Active, ProductQuery: f.Query}
-	}
+func (r *Resolver) portalSubscriptionsPage(ctx context.Context, a listArgs, f *model.PortalSubscriptionFilter) (*model.SubscriptionPage, error) {
 	customerID := auth.FromContext(ctx).CustomerID
-	return r.listSubscriptions(ctx, page, limit, sorting, portalSubscriptionSorts, &customerID, lf)
+	lf := storage.SubscriptionListFilter{CustomerID: &customerID}
+	if f != nil {
+		lf.ProductIDs, lf.Active, lf.ProductQuery = f.ProductID, f.Active, f.Query
+	}
+	return r.listSubscriptions(ctx, a, portalSubscriptionSorts, lf)
 }
 
-// listSubscriptions runs either subscription list (customerID scopes it to the portal's
-// customer) with the sorting its whitelist allows, and loads the page's relations.
-func (r *Resolver) listSubscriptions(ctx context.Context, page, limit *int, sorting []string, columns map[string]string,
-	customerID *uuid.UUID, f storage.SubscriptionListFilter) (*model.SubscriptionPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, columns)
+// listSubscriptions runs either subscription list with the sorting its whitelist allows,
+// and notes the subscriptions as read together so their relations load in one statement
+// each.
+func (r *Resolver) listSubscriptions(ctx context.Context, a listArgs, columns map[string]string,
+	f storage.SubscriptionListFilter) (*model.SubscriptionPage, error) {
+	w, sorts, err := a.windowAndSorts(columns)
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), customerID, f, sorts, p)
+	p, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), f, sorts, w)
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	return r.subscriptionPage(ctx, items, total, p)
+	record(ctx, p.Items)
+	return subscriptionPageOf(p, w), nil
 }
 
 // claimedSeatSubscriptionsPage lists the subscriptions in which the session's customer (or,
 // for member sessions, the member) holds a claimed seat.
-func (r *Resolver) claimedSeatSubscriptionsPage(ctx context.Context, page, limit *int) (*model.SubscriptionPage, error) {
-	p, err := pageOf(page, limit)
+func (r *Resolver) claimedSeatSubscriptionsPage(ctx context.Context, a listArgs) (*model.SubscriptionPage, error) {
+	w, err := a.window()
 	if err != nil {
 		return nil, err
 	}
 	pr := auth.FromContext(ctx)
-	items, total, err := storage.ListClaimedSeatSubscriptions(ctx, r.DB, organizations(ctx), pr.CustomerID, sessionMember(pr), p)
+	p, err := storage.ListClaimedSeatSubscriptions(ctx, r.DB, organizations(ctx), pr.CustomerID, sessionMember(pr), w)
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	record(ctx, p.Items)
+	return subscriptionPageOf(p, w), nil
+}
+
+// customerSubscriptions is Customer.subscriptions: a window of each customer's
+// subscriptions of the level, in one statement.
+func (r *Resolver) customerSubscriptions(ctx context.Context, c *storage.Customer, a listArgs, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
+	return subscriptionWindow(ctx, r, "Customer.subscriptions", c, func(c *storage.Customer) uuid.UUID { return c.ID },
+		storage.SubscriptionWindowsByCustomers, a, f)
+}
+
+// productSubscriptions is Product.subscriptions: a window of each product's subscriptions
+// of the level, in one statement.
+func (r *Resolver) productSubscriptions(ctx context.Context, p *storage.Product, a listArgs, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
+	return subscriptionWindow(ctx, r, "Product.subscriptions", p, func(p *storage.Product) uuid.UUID { return p.ID },
+		storage.SubscriptionWindowsByProducts, a, f)
+}
+
+// subscriptionWindows reads one window of subscriptions per parent.
+type subscriptionWindows func(context.Context, sqlx.ExtContext, []uuid.UUID, []uuid.UUID,
+	storage.SubscriptionListFilter, []storage.Sort, storage.Window) ([]storage.Paged[*storage.Subscription], error)
+
+// subscriptionWindow is a paginated subscription relation named name: obj's window, read
+// with the windows of every parent of its level by fetch.
+func subscriptionWindow[P any](ctx context.Context, r *Resolver, name string, obj *P, key func(*P) uuid.UUID,
+	fetch subscriptionWindows, a listArgs, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
+	w, sorts, err := a.windowAndSorts(subscriptionSorts)
 	if err != nil {
 		return nil, err
 	}
-	return r.subscriptionPage(ctx, items, total, p)
+	lf, orgs := subscriptionFilterOf(f), organizations(ctx)
+	l, err := windowsOf(ctx, name, []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Subscription], error) {
+		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := related(ctx, l, obj, key)
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	return subscriptionPageOf(p, w), nil
 }
 
-// subscriptionPage wraps a page of subscriptions, noting them as read together so their
-// relations load in one statement each.
-func (r *Resolver) subscriptionPage(ctx context.Context, items []*storage.Subscription, total int, p storage.Page) (*model.SubscriptionPage, error) {
-	record(ctx, items)
-	return &model.SubscriptionPage{Items: items, Pagination: pagination(total, p)}, nil
+// subscriptionPageOf is the GraphQL page of a window of subscriptions.
+func subscriptionPageOf(p storage.Paged[*storage.Subscription], w storage.Window) *model.SubscriptionPage {
+	return &model.SubscriptionPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}
 }
 
 // subscriptionPendingUpdate is the open change of a subscription, or nil.

@@ -128,49 +128,6 @@ func ExpireCheckouts(ctx context.Context, q sqlx.ExtContext, now time.Time, limi
 	return rows, mapErr(err)
 }
 
-// CheckoutListFilter narrows a checkout list (GET /v1/checkouts/).
-type CheckoutListFilter struct {
-	OrganizationIDs     []uuid.UUID
-	ProductIDs          []uuid.UUID
-	CustomerIDs         []uuid.UUID
-	ExternalCustomerIDs []string
-	Statuses            []string
-	// Query matches customer_email with ILIKE '%query%' without escaping, as upstream does.
-	Query *string
-}
-
-// CheckoutSortColumn maps the sort properties of GET /v1/checkouts/ to SQL.
-var CheckoutSortColumn = map[string]string{"created_at": "c.created_at", "expires_at": "c.expires_at",
-	"status": effectiveStatus(1)}
-
-// ListCheckouts returns one page of checkouts as of now and the total count.
-func ListCheckouts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CheckoutListFilter, sorts []Sort, p Page, now time.Time) ([]*Checkout, int, error) {
-	w := newFilters([]string{"c.organization_id = ANY($2)"}, now, pq.Array(orgs))
-	// Unlike anyOf, an id or status filter given as an empty list matches no checkout: only
-	// an absent one does not filter.
-	if f.OrganizationIDs != nil {
-		w.add("c.organization_id = ANY($%d)", pq.Array(f.OrganizationIDs))
-	}
-	if f.ProductIDs != nil {
-		w.add("c.product_id = ANY($%d)", pq.Array(f.ProductIDs))
-	}
-	if f.CustomerIDs != nil {
-		w.add("c.customer_id = ANY($%d)", pq.Array(f.CustomerIDs))
-	}
-	if f.Statuses != nil {
-		w.add(effectiveStatus(1)+" = ANY($%d)", pq.Array(f.Statuses))
-	}
-	if f.ExternalCustomerIDs != nil {
-		w.add("EXISTS (SELECT 1 FROM customers cu WHERE cu.id = c.customer_id AND cu.external_id = ANY($%d))",
-			pq.Array(f.ExternalCustomerIDs))
-	}
-	if f.Query != nil {
-		w.add("c.customer_email ILIKE $%d", "%"+*f.Query+"%")
-	}
-	return listPage[*Checkout](ctx, q, "SELECT "+checkoutColumns(1)+" FROM checkouts c", w.where, w.args,
-		orderBy(sorts, "c.created_at DESC"), p)
-}
-
 // ProductsByCheckouts loads the products each checkout offers for a dataloader, in the
 // checkout's order, one slice per key.
 func ProductsByCheckouts(ctx context.Context, q sqlx.ExtContext, checkoutIDs []uuid.UUID) ([][]*Product, error) {

@@ -101,13 +101,13 @@ type DiscountListFilter struct {
 	Code  *string
 }
 
-// ListDiscounts returns one page of live discounts and the total count.
-func ListDiscounts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DiscountListFilter, sorts []Sort, p Page) ([]*Discount, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
-	w.contains("(name ILIKE $%[1]d OR code ILIKE $%[1]d)", f.Query)
-	ifSet(w, "lower(code) = lower($%d)", f.Code)
-	return listPage[*Discount](ctx, q, "SELECT "+discountColumns+" FROM discounts", w.where, w.args,
-		orderBy(sorts, "created_at DESC"), p)
+// ListDiscounts returns one window of live discounts, with the total count.
+func ListDiscounts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DiscountListFilter, sorts []Sort, w Window) (Paged[*Discount], error) {
+	conds := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	conds.contains("(name ILIKE $%[1]d OR code ILIKE $%[1]d)", f.Query)
+	ifSet(conds, "lower(code) = lower($%d)", f.Code)
+	return listWindow[*Discount](ctx, q, listSQL{Columns: discountColumns, From: "discounts", ID: "id",
+		Where: conds.where, Args: conds.args, Sorts: sorts, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // SetDiscountProducts replaces the products a discount is limited to. Products of other

@@ -57,6 +57,33 @@ func OrderWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, custo
 		func(o *Order) uuid.UUID { return o.CustomerID })
 }
 
+// OrderWindowsBySubscriptions returns one window of each subscription's orders, in key
+// order, with the same filters and sorting as ListOrders, in one statement.
+func OrderWindowsBySubscriptions(ctx context.Context, q sqlx.ExtContext, orgs, subscriptions []uuid.UUID, f OrderListFilter, sorts []Sort, w Window) ([]Paged[*Order], error) {
+	return listWindows(ctx, q, orderList(orgs, f, sorts), "o.subscription_id", subscriptions, w,
+		func(o *Order) uuid.UUID { return *o.SubscriptionID })
+}
+
+// OrderWindowsByProducts returns one window of each product's orders, in key order, with the
+// same filters and sorting as ListOrders, in one statement.
+func OrderWindowsByProducts(ctx context.Context, q sqlx.ExtContext, orgs, products []uuid.UUID, f OrderListFilter, sorts []Sort, w Window) ([]Paged[*Order], error) {
+	return listWindows(ctx, q, orderList(orgs, f, sorts), "o.product_id", products, w,
+		func(o *Order) uuid.UUID { return *o.ProductID })
+}
+
+// OrdersByCheckouts loads the live order each checkout made, of the given organizations, for
+// a dataloader: a slice per key in key order, empty where the checkout made none. A checkout
+// makes one order; should there be more, the first is its purchase and the only one read.
+func OrdersByCheckouts(ctx context.Context, q sqlx.ExtContext, orgs, checkouts []uuid.UUID) ([][]*Order, error) {
+	var rows []*Order
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT DISTINCT ON (o.checkout_id) `+orderColumnsO+` FROM orders o
+		WHERE o.checkout_id = ANY($1) AND o.organization_id = ANY($2) AND o.deleted_at IS NULL
+		ORDER BY o.checkout_id, o.created_at, o.id`, pq.Array(checkouts), pq.Array(orgs)); err != nil {
+		return nil, mapErr(err)
+	}
+	return groupBy(checkouts, rows, func(o *Order) uuid.UUID { return *o.CheckoutID }), nil
+}
+
 // orderList is the order list query. The joins serve the filters and sorts on customers,
 // products and discounts; PostgreSQL drops those a query does not use.
 func orderList(orgs []uuid.UUID, f OrderListFilter, sorts []Sort) listSQL {

@@ -123,20 +123,25 @@ type ProductListFilter struct {
 	Metadata    map[string][]string
 }
 
-// ListProducts returns one page of products and the total count.
-func ListProducts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f ProductListFilter, sorts []Sort, p Page) ([]*Product, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
-	ifSet(w, "is_archived = $%d", f.IsArchived)
-	ifSet(w, "(recurring_interval IS NOT NULL) = $%d", f.IsRecurring)
-	w.contains("name ILIKE $%d", f.Query)
+// ListProducts returns one window of products, with the total count.
+func ListProducts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f ProductListFilter, sorts []Sort, w Window) (Paged[*Product], error) {
+	return listWindow[*Product](ctx, q, productList(orgs, f, sorts), w)
+}
+
+// productList is the product list query, over products as p.
+func productList(orgs []uuid.UUID, f ProductListFilter, sorts []Sort) listSQL {
+	w := newFilters([]string{"p.organization_id = ANY($1)"}, pq.Array(orgs))
+	ifSet(w, "p.is_archived = $%d", f.IsArchived)
+	ifSet(w, "(p.recurring_interval IS NOT NULL) = $%d", f.IsRecurring)
+	w.contains("p.name ILIKE $%d", f.Query)
 	if len(f.BenefitIDs) > 0 {
-		w.add("EXISTS (SELECT 1 FROM product_benefits pb WHERE pb.product_id = products.id AND pb.benefit_id = ANY($%d))",
+		w.add("EXISTS (SELECT 1 FROM product_benefits pb WHERE pb.product_id = p.id AND pb.benefit_id = ANY($%d))",
 			pq.Array(f.BenefitIDs))
 	}
-	anyOf(w, "visibility", f.Visibility)
-	w.metadata("metadata", f.Metadata)
-	return listPage[*Product](ctx, q, "SELECT "+productColumns+" FROM products", w.where, w.args,
-		orderBy(sorts, "created_at DESC"), p)
+	anyOf(w, "p.visibility", f.Visibility)
+	w.metadata("p.metadata", f.Metadata)
+	return listSQL{Columns: productColumnsP, From: "products p", ID: "p.id", Where: w.where, Args: w.args,
+		Sorts: sorts, Default: []Sort{{Column: "p.created_at", Desc: true}}}
 }
 
 // ProductBenefitsByProducts loads the benefits of each product for a dataloader, in the

@@ -12,6 +12,8 @@ import (
 // SubscriptionListFilter narrows a subscription list (GET /v1/subscriptions/ and the portal's
 // list). Multi-value fields are IN filters; nil or empty fields do not filter.
 type SubscriptionListFilter struct {
+	// CustomerID scopes the list to one customer (the portal session's).
+	CustomerID          *uuid.UUID
 	OrganizationIDs     []uuid.UUID
 	ProductIDs          []uuid.UUID
 	CustomerIDs         []uuid.UUID
@@ -34,20 +36,40 @@ type SubscriptionListFilter struct {
 
 // subscriptionListFrom joins what the sort keys and filters read: the customer's email and
 // external id, the product's name, the discount's name and the organization's slug.
-const subscriptionListFrom = ` FROM subscriptions s
+const subscriptionListFrom = `subscriptions s
 	JOIN customers c ON c.id = s.customer_id
 	JOIN products p ON p.id = s.product_id
 	JOIN organizations o ON o.id = s.organization_id
 	LEFT JOIN discounts d ON d.id = s.discount_id`
 
-// ListSubscriptions returns one page of started, live subscriptions of the given
-// organizations (and of one customer when customerID is set), with the total count. Sort
-// columns come from the use case's whitelist.
-func ListSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID,
-	f SubscriptionListFilter, sorts []Sort, p Page) ([]*Subscription, int, error) {
+// ListSubscriptions returns one window of started, live subscriptions of the given
+// organizations, with the total count. Sort columns come from the use case's whitelist.
+func ListSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f SubscriptionListFilter,
+	sorts []Sort, w Window) (Paged[*Subscription], error) {
+	return listWindow[*Subscription](ctx, q, subscriptionList(orgs, f, sorts), w)
+}
+
+// SubscriptionWindowsByCustomers returns one window of each customer's subscriptions, in key
+// order, with the filters and sorting of ListSubscriptions, in one statement.
+func SubscriptionWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, customers []uuid.UUID,
+	f SubscriptionListFilter, sorts []Sort, w Window) ([]Paged[*Subscription], error) {
+	return listWindows(ctx, q, subscriptionList(orgs, f, sorts), "s.customer_id", customers, w,
+		func(s *Subscription) uuid.UUID { return s.CustomerID })
+}
+
+// SubscriptionWindowsByProducts returns one window of each product's subscriptions, in key
+// order, with the filters and sorting of ListSubscriptions, in one statement.
+func SubscriptionWindowsByProducts(ctx context.Context, q sqlx.ExtContext, orgs, products []uuid.UUID,
+	f SubscriptionListFilter, sorts []Sort, w Window) ([]Paged[*Subscription], error) {
+	return listWindows(ctx, q, subscriptionList(orgs, f, sorts), "s.product_id", products, w,
+		func(s *Subscription) uuid.UUID { return s.ProductID })
+}
+
+// subscriptionList is the subscription list query: started, live subscriptions only.
+func subscriptionList(orgs []uuid.UUID, f SubscriptionListFilter, sorts []Sort) listSQL {
 	w := newFilters([]string{"s.organization_id = ANY($1)", "s.deleted_at IS NULL", "s.started_at IS NOT NULL"},
 		pq.Array(orgs))
-	ifSet(w, "s.customer_id = $%d", customerID)
+	ifSet(w, "s.customer_id = $%d", f.CustomerID)
 	anyOf(w, "s.organization_id", f.OrganizationIDs)
 	anyOf(w, "s.product_id", f.ProductIDs)
 	anyOf(w, "s.customer_id", f.CustomerIDs)
@@ -70,15 +92,15 @@ func ListSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID,
 	ifSet(w, "s.started_at < $%d", f.StartedBefore)
 	w.contains("p.name ILIKE $%d", f.ProductQuery)
 	w.metadata("s.metadata", f.Metadata)
-	return listPage[*Subscription](ctx, q, "SELECT "+subscriptionColumnsS+subscriptionListFrom, w.where, w.args,
-		orderBy(sorts, "s.started_at DESC"), p)
+	return listSQL{Columns: subscriptionColumnsS, From: subscriptionListFrom, ID: "s.id", Where: w.where,
+		Args: w.args, Sorts: sorts, Default: []Sort{{Column: "s.started_at", Desc: true}}}
 }
 
-// ListClaimedSeatSubscriptions returns one page of the live subscriptions in which the
+// ListClaimedSeatSubscriptions returns one window of the live subscriptions in which the
 // customer (memberID nil) or the member holds a claimed seat. Upstream applies no ordering;
-// the id order here only keeps pages stable.
+// the id order here only keeps windows stable.
 func ListClaimedSeatSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID uuid.UUID,
-	memberID *uuid.UUID, p Page) ([]*Subscription, int, error) {
+	memberID *uuid.UUID, w Window) (Paged[*Subscription], error) {
 	holder := "cs.customer_id = $2"
 	args := []any{pq.Array(orgs), customerID}
 	if memberID != nil {
@@ -87,6 +109,6 @@ func ListClaimedSeatSubscriptions(ctx context.Context, q sqlx.ExtContext, orgs [
 	}
 	where := []string{"s.organization_id = ANY($1)", "s.deleted_at IS NULL",
 		"EXISTS (SELECT 1 FROM customer_seats cs WHERE cs.subscription_id = s.id AND cs.status = 'claimed' AND " + holder + ")"}
-	return listPage[*Subscription](ctx, q, "SELECT "+subscriptionColumnsS+" FROM subscriptions s", where, args,
-		" ORDER BY s.id", p)
+	return listWindow[*Subscription](ctx, q, listSQL{Columns: subscriptionColumnsS, From: "subscriptions s",
+		ID: "s.id", Where: where, Args: args}, w)
 }

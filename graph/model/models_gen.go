@@ -318,6 +318,8 @@ type CheckoutFilter struct {
 type CheckoutPage struct {
 	Items      []*storage.Checkout `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Changes an open checkout; fields present are changed, explicit nulls clear.
@@ -584,6 +586,8 @@ func (this DiscountFixedRepeatDurationBase) GetOrganizationID() uuid.UUID { retu
 type DiscountPage struct {
 	Items      []*storage.Discount `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A percentage discount applied once or forever.
@@ -1427,6 +1431,8 @@ func (ProductMediaFile) IsFileBase() {}
 type ProductPage struct {
 	Items      []*storage.Product `json:"items"`
 	Pagination *Pagination        `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 type ProductUpdateInput struct {
@@ -1479,6 +1485,8 @@ type SubscriptionFilter struct {
 type SubscriptionPage struct {
 	Items      []*storage.Subscription `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 type SubscriptionProductChangeInput struct {
