@@ -6,40 +6,51 @@ import (
 )
 
 // customerRelation is one list a customers page shows for each customer: its selection in
-// Till's GraphQL, and the subquery with which the ceiling reads the same rows (the same
-// filters, order and window of 10, with the total), as JSON shaped like Till's answer.
+// Till's GraphQL, and how the ceiling reads the same rows (the same filters, order and
+// window of 10, with the total) as JSON shaped like Till's answer.
 type customerRelation struct {
 	field   string
 	graphql string
-	sql     string
+	// table and alias name the rows; where filters them beyond their customer and
+	// organization; order is the list's default order; object is the JSON of one row, w.
+	table, alias, where, order, object string
 }
 
-// customerRelations are the four lists of the customers page. Each subquery reads the
-// relation of `p`, the page's customer row, with the default order of the root list of its
-// type: orders newest first, subscriptions by start newest first, grants newest first, keys
-// oldest first.
+// customerRelations are the four lists of the customers page, each with the default order of
+// the root list of its type: orders newest first, subscriptions by start newest first,
+// grants newest first, keys oldest first.
 var customerRelations = []customerRelation{
 	{field: "orders",
 		graphql: `orders(limit: 10) { items { id createdAt status netAmount currency productId } pagination { totalCount } }`,
-		sql: windowSQL(`o.id, o.created_at AS "createdAt", o.status, o.net_amount AS "netAmount", o.currency, o.product_id AS "productId"`,
-			`orders o WHERE o.customer_id = p.id AND o.organization_id = p.organization_id AND o.deleted_at IS NULL`,
-			`o.created_at DESC, o.id DESC`)},
+		table:   "orders", alias: "o", where: "o.deleted_at IS NULL", order: "o.created_at DESC, o.id DESC",
+		object: `json_build_object('id', w.id, 'createdAt', w.created_at, 'status', w.status, 'netAmount', w.net_amount,
+			'currency', w.currency, 'productId', w.product_id)`},
 	{field: "subscriptions",
 		graphql: `subscriptions(limit: 10) { items { id status amount currency currentPeriodEnd productId } pagination { totalCount } }`,
-		sql: windowSQL(`s.id, s.status, s.amount, s.currency, s.current_period_end AS "currentPeriodEnd", s.product_id AS "productId"`,
-			`subscriptions s WHERE s.customer_id = p.id AND s.organization_id = p.organization_id AND s.deleted_at IS NULL
-				AND s.started_at IS NOT NULL`,
-			`s.started_at DESC, s.id DESC`)},
+		table:   "subscriptions", alias: "s", where: "s.deleted_at IS NULL AND s.started_at IS NOT NULL",
+		order: "s.started_at DESC, s.id DESC",
+		object: `json_build_object('id', w.id, 'status', w.status, 'amount', w.amount, 'currency', w.currency,
+			'currentPeriodEnd', w.current_period_end, 'productId', w.product_id)`},
 	{field: "benefitGrants",
 		graphql: `benefitGrants(limit: 10) { items { id benefitId grantedAt isGranted } pagination { totalCount } }`,
-		sql: windowSQL(`g.id, g.benefit_id AS "benefitId", g.granted_at AS "grantedAt", g.granted_at IS NOT NULL AS "isGranted"`,
-			`benefit_grants g WHERE g.customer_id = p.id AND g.organization_id = p.organization_id AND g.deleted_at IS NULL`,
-			`g.created_at DESC, g.id DESC`)},
+		table:   "benefit_grants", alias: "g", where: "g.deleted_at IS NULL", order: "g.created_at DESC, g.id DESC",
+		object: `json_build_object('id', w.id, 'benefitId', w.benefit_id, 'grantedAt', w.granted_at,
+			'isGranted', w.granted_at IS NOT NULL)`},
 	{field: "licenseKeys",
 		graphql: `licenseKeys(limit: 10) { items { id displayKey status expiresAt } pagination { totalCount } }`,
-		sql: windowSQL(`k.id, k.display_key AS "displayKey", k.status, k.expires_at AS "expiresAt"`,
-			`license_keys k WHERE k.customer_id = p.id AND k.organization_id = p.organization_id AND k.deleted_at IS NULL`,
-			`k.created_at, k.id`)},
+		table:   "license_keys", alias: "k", where: "k.deleted_at IS NULL", order: "k.created_at, k.id",
+		object: `json_build_object('id', w.id, 'displayKey', w.display_key, 'status', w.status, 'expiresAt', w.expires_at)`},
+}
+
+// cte is the relation's rows for the whole page in one pass: per customer (parent), the first
+// 10 rows as a JSON array in order and the count of all of them.
+func (r customerRelation) cte() string {
+	return fmt.Sprintf(`r_%[1]s AS (SELECT w.customer_id AS parent,
+			json_agg(%[2]s ORDER BY w.page_row) FILTER (WHERE w.page_row <= 10) AS items, count(*) AS total
+		FROM (SELECT %[3]s.*, row_number() OVER (PARTITION BY %[3]s.customer_id ORDER BY %[4]s) AS page_row
+			FROM %[5]s %[3]s JOIN p ON %[3]s.customer_id = p.id AND %[3]s.organization_id = p.organization_id
+			WHERE %[6]s) w
+		GROUP BY w.customer_id)`, r.field, r.object, r.alias, r.order, r.table, r.where)
 }
 
 // tillCustomerRelations are the relations of customerRelations that Customer has in Till's
@@ -76,25 +87,31 @@ func customersPageQuery(rels []customerRelation) string {
 }
 
 // customersPageSQL is the ceiling's customers page in one statement: the token's
-// organization, the page of 50 customers (newest first) with its total, and each relation of
-// each customer as a correlated subquery. $1 is the token's hash, $2 the offset.
+// organization, the page of 50 customers (newest first) with its total, and each relation
+// read for the whole page in one pass. $1 is the token's hash, $2 the offset; no row when
+// the token is unknown.
 func customersPageSQL(rels []customerRelation) string {
-	var sel strings.Builder
+	var ctes, fields, joins strings.Builder
 	for _, r := range rels {
-		fmt.Fprintf(&sel, ",\n\t\t\t'%s', %s", r.field, r.sql)
+		ctes.WriteString(",\n\t" + r.cte())
+		fmt.Fprintf(&fields, `, '%[1]s', json_build_object('items', coalesce(r_%[1]s.items, '[]'),
+			'pagination', json_build_object('totalCount', coalesce(r_%[1]s.total, 0)))`, r.field)
+		fmt.Fprintf(&joins, " LEFT JOIN r_%[1]s ON r_%[1]s.parent = p.id", r.field)
 	}
 	return organizationTokenCTE + `,
-	live AS (SELECT c.* FROM customers c WHERE c.organization_id = (SELECT organization_id FROM tok) AND c.deleted_at IS NULL)
+	live AS (SELECT c.* FROM customers c WHERE c.organization_id = (SELECT organization_id FROM tok) AND c.deleted_at IS NULL),
+	p AS (SELECT * FROM live ORDER BY created_at DESC, id DESC LIMIT 50 OFFSET $2)` + ctes.String() + `
 	SELECT json_build_object('customers', json_build_object(
-		'items', coalesce((SELECT json_agg(json_build_object('id', p.id, 'createdAt', p.created_at, 'email', p.email,
-			'name', p.name, 'externalId', p.external_id` + sel.String() + `) ORDER BY p.created_at DESC, p.id DESC)
-			FROM (SELECT * FROM live ORDER BY created_at DESC, id DESC LIMIT 50 OFFSET $2) p), '[]'),
+		'items', coalesce(json_agg(json_build_object('id', p.id, 'createdAt', p.created_at, 'email', p.email,
+			'name', p.name, 'externalId', p.external_id` + fields.String() + `) ORDER BY p.created_at DESC, p.id DESC), '[]'),
 		'pagination', json_build_object('totalCount', (SELECT count(*) FROM live))))
-	FROM tok`
+	FROM p` + joins.String() + `
+	HAVING (SELECT count(*) FROM tok) = 1`
 }
 
 // windowSQL is a scalar subquery that reads the first 10 rows of a list in order, with the
-// list's total, as {items, pagination: {totalCount}}.
+// list's total, as {items, pagination: {totalCount}}: for the portal, whose lists are of one
+// customer.
 func windowSQL(columns, from, order string) string {
 	return `(SELECT json_build_object(
 			'items', coalesce(json_agg(to_jsonb(w) - 'page_total' - 'page_row' ORDER BY w.page_row), '[]'),

@@ -48,6 +48,7 @@ type dashboardCase struct {
 // and every request must answer 200.
 func BenchmarkDashboard(b *testing.B) {
 	duration := dashboardDuration(b)
+	began := time.Now()
 	srv := startTill(b, "TILL_GRAPHQL_COST_BUDGET=0")
 	seed := srv.demo(b)
 	db, err := sqlx.Open("postgres", storage.WithBinaryParameters(srv.dsn(b)))
@@ -66,6 +67,7 @@ func BenchmarkDashboard(b *testing.B) {
 		preflightDashboard(b, ctx, c)
 	}
 
+	b.Logf("set-up (build, start, demo, seed, sessions, checks): %s", time.Since(began).Round(time.Second))
 	procs := processes{till: srv.cmd.Process.Pid}
 	b.ResetTimer()
 	var rows []dashboardRow
