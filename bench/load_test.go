@@ -22,10 +22,13 @@ type target struct {
 	header   http.Header
 }
 
-// request is one connection's POST.
+// request is one connection's request: a POST of body unless method says otherwise, with
+// the target's header unless header is set (each connection may carry its own token).
 type request struct {
-	url  string
-	body []byte
+	url    string
+	body   []byte
+	method string
+	header http.Header
 }
 
 // loadPlan is how hard and how long a target is driven.
@@ -81,18 +84,39 @@ func newClient(conns int) *http.Client {
 
 // do sends one request and reads the whole response so the connection is reused.
 func (t target) do(ctx context.Context, client *http.Client, r request) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(r.body))
-	if err != nil {
-		return 0, err
-	}
-	req.Header = t.header
-	resp, err := client.Do(req)
+	resp, err := client.Do(t.newRequest(ctx, r))
 	if err != nil {
 		return 0, err
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, err
+}
+
+// fetch sends one request and returns the response's body and status.
+func (t target) fetch(ctx context.Context, client *http.Client, r request) ([]byte, int, error) {
+	resp, err := client.Do(t.newRequest(ctx, r))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return body, resp.StatusCode, err
+}
+
+// newRequest builds r: a POST unless r says otherwise, with r's header or else t's.
+func (t target) newRequest(ctx context.Context, r request) *http.Request {
+	method := r.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	// The URL and method are the benchmark's own and always valid.
+	req, _ := http.NewRequestWithContext(ctx, method, r.url, bytes.NewReader(r.body))
+	req.Header = t.header
+	if r.header != nil {
+		req.Header = r.header
+	}
+	return req
 }
 
 // run sends requests back to back until end, keeping the latency of those that start after

@@ -221,6 +221,9 @@ type demoSeed struct {
 	} `json:"organization"`
 	OrganizationToken string            `json:"organization_token"`
 	LicenseKeys       map[string]string `json:"license_keys"`
+	Products          map[string]string `json:"products"`
+	Benefits          map[string]string `json:"benefits"`
+	Discounts         map[string]string `json:"discounts"`
 }
 
 // demo runs `till demo` next to the running server (it attaches to the server's cluster) and
