@@ -81,12 +81,15 @@ type ComplexityRoot struct {
 
 	Benefit struct {
 		CreatedAt              func(childComplexity int) int
+		Custom                 func(childComplexity int) int
 		Deletable              func(childComplexity int) int
 		Description            func(childComplexity int) int
+		Downloadables          func(childComplexity int) int
 		ID                     func(childComplexity int) int
 		IsDeleted              func(childComplexity int) int
 		LicenseKeys            func(childComplexity int) int
 		Metadata               func(childComplexity int) int
+		MeterCredit            func(childComplexity int) int
 		ModifiedAt             func(childComplexity int) int
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
@@ -95,6 +98,15 @@ type ComplexityRoot struct {
 		Type                   func(childComplexity int) int
 		Visibility             func(childComplexity int) int
 		VisibilityConfigurable func(childComplexity int) int
+	}
+
+	BenefitCustomProperties struct {
+		Note func(childComplexity int) int
+	}
+
+	BenefitDownloadablesProperties struct {
+		ArchivedFiles func(childComplexity int) int
+		Files         func(childComplexity int) int
 	}
 
 	BenefitGrant struct {
@@ -118,9 +130,34 @@ type ComplexityRoot struct {
 		SubscriptionID     func(childComplexity int) int
 	}
 
+	BenefitGrantDownloadablesProperties struct {
+		Files func(childComplexity int) int
+	}
+
+	BenefitGrantEmptyProperties struct {
+		Empty func(childComplexity int) int
+	}
+
+	BenefitGrantError struct {
+		Message   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	BenefitGrantLicenseKeysProperties struct {
+		DisplayKey   func(childComplexity int) int
+		LicenseKeyID func(childComplexity int) int
+	}
+
 	BenefitGrantPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	BenefitMeterCreditProperties struct {
+		MeterID  func(childComplexity int) int
+		Rollover func(childComplexity int) int
+		Units    func(childComplexity int) int
 	}
 
 	BenefitPage struct {
@@ -198,6 +235,7 @@ type ComplexityRoot struct {
 		TrialInterval            func(childComplexity int) int
 		TrialIntervalCount       func(childComplexity int) int
 		URL                      func(childComplexity int) int
+		WireProductPrice         func(childComplexity int) int
 	}
 
 	CheckoutBillingAddressFields struct {
@@ -256,6 +294,83 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	CheckoutPriceCustom struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		MaximumAmount func(childComplexity int) int
+		MinimumAmount func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PresetAmount  func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceFixed struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceAmount   func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceFree struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceMeter struct {
+		CustomLabel      func(childComplexity int) int
+		CustomMultiplier func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Unit             func(childComplexity int) int
+	}
+
+	CheckoutPriceMeteredUnit struct {
+		AmountType    func(childComplexity int) int
+		CapAmount     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		Meter         func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+		UnitAmount    func(childComplexity int) int
+	}
+
+	CheckoutPriceSeatBased struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		SeatTiers     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
 	CheckoutProduct struct {
 		Benefits               func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
@@ -276,6 +391,20 @@ type ComplexityRoot struct {
 		TrialInterval          func(childComplexity int) int
 		TrialIntervalCount     func(childComplexity int) int
 		Visibility             func(childComplexity int) int
+		WirePrices             func(childComplexity int) int
+	}
+
+	CheckoutSeatTier struct {
+		MaxSeats     func(childComplexity int) int
+		MinSeats     func(childComplexity int) int
+		PricePerSeat func(childComplexity int) int
+	}
+
+	CheckoutSeatTiers struct {
+		MaximumSeats func(childComplexity int) int
+		MinimumSeats func(childComplexity int) int
+		SeatTierType func(childComplexity int) int
+		Tiers        func(childComplexity int) int
 	}
 
 	CursorPageInfo struct {
@@ -1334,6 +1463,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.CreatedAt(childComplexity), true
+	case "Benefit.custom":
+		if e.ComplexityRoot.Benefit.Custom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.Custom(childComplexity), true
 	case "Benefit.deletable":
 		if e.ComplexityRoot.Benefit.Deletable == nil {
 			break
@@ -1346,6 +1481,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Description(childComplexity), true
+	case "Benefit.downloadables":
+		if e.ComplexityRoot.Benefit.Downloadables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.Downloadables(childComplexity), true
 	case "Benefit.id":
 		if e.ComplexityRoot.Benefit.ID == nil {
 			break
@@ -1370,6 +1511,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Metadata(childComplexity), true
+	case "Benefit.meterCredit":
+		if e.ComplexityRoot.Benefit.MeterCredit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.MeterCredit(childComplexity), true
 	case "Benefit.modifiedAt":
 		if e.ComplexityRoot.Benefit.ModifiedAt == nil {
 			break
@@ -1418,6 +1565,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.VisibilityConfigurable(childComplexity), true
+
+	case "BenefitCustomProperties.note":
+		if e.ComplexityRoot.BenefitCustomProperties.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitCustomProperties.Note(childComplexity), true
+
+	case "BenefitDownloadablesProperties.archivedFiles":
+		if e.ComplexityRoot.BenefitDownloadablesProperties.ArchivedFiles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitDownloadablesProperties.ArchivedFiles(childComplexity), true
+	case "BenefitDownloadablesProperties.files":
+		if e.ComplexityRoot.BenefitDownloadablesProperties.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitDownloadablesProperties.Files(childComplexity), true
 
 	case "BenefitGrant.benefit":
 		if e.ComplexityRoot.BenefitGrant.Benefit == nil {
@@ -1528,6 +1695,52 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BenefitGrant.SubscriptionID(childComplexity), true
 
+	case "BenefitGrantDownloadablesProperties.files":
+		if e.ComplexityRoot.BenefitGrantDownloadablesProperties.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantDownloadablesProperties.Files(childComplexity), true
+
+	case "BenefitGrantEmptyProperties.empty":
+		if e.ComplexityRoot.BenefitGrantEmptyProperties.Empty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantEmptyProperties.Empty(childComplexity), true
+
+	case "BenefitGrantError.message":
+		if e.ComplexityRoot.BenefitGrantError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Message(childComplexity), true
+	case "BenefitGrantError.timestamp":
+		if e.ComplexityRoot.BenefitGrantError.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Timestamp(childComplexity), true
+	case "BenefitGrantError.type":
+		if e.ComplexityRoot.BenefitGrantError.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Type(childComplexity), true
+
+	case "BenefitGrantLicenseKeysProperties.displayKey":
+		if e.ComplexityRoot.BenefitGrantLicenseKeysProperties.DisplayKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantLicenseKeysProperties.DisplayKey(childComplexity), true
+	case "BenefitGrantLicenseKeysProperties.licenseKeyId":
+		if e.ComplexityRoot.BenefitGrantLicenseKeysProperties.LicenseKeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantLicenseKeysProperties.LicenseKeyID(childComplexity), true
+
 	case "BenefitGrantPage.items":
 		if e.ComplexityRoot.BenefitGrantPage.Items == nil {
 			break
@@ -1540,6 +1753,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrantPage.Pagination(childComplexity), true
+
+	case "BenefitMeterCreditProperties.meterId":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.MeterID(childComplexity), true
+	case "BenefitMeterCreditProperties.rollover":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.Rollover == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.Rollover(childComplexity), true
+	case "BenefitMeterCreditProperties.units":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.Units == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.Units(childComplexity), true
 
 	case "BenefitPage.items":
 		if e.ComplexityRoot.BenefitPage.Items == nil {
@@ -1951,6 +2183,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.URL(childComplexity), true
+	case "Checkout.wireProductPrice":
+		if e.ComplexityRoot.Checkout.WireProductPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.WireProductPrice(childComplexity), true
 
 	case "CheckoutBillingAddressFields.city":
 		if e.ComplexityRoot.CheckoutBillingAddressFields.City == nil {
@@ -2186,6 +2424,366 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckoutPage.Pagination(childComplexity), true
 
+	case "CheckoutPriceCustom.amountType":
+		if e.ComplexityRoot.CheckoutPriceCustom.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.AmountType(childComplexity), true
+	case "CheckoutPriceCustom.createdAt":
+		if e.ComplexityRoot.CheckoutPriceCustom.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.CreatedAt(childComplexity), true
+	case "CheckoutPriceCustom.id":
+		if e.ComplexityRoot.CheckoutPriceCustom.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ID(childComplexity), true
+	case "CheckoutPriceCustom.isArchived":
+		if e.ComplexityRoot.CheckoutPriceCustom.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.IsArchived(childComplexity), true
+	case "CheckoutPriceCustom.maximumAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.MaximumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.MaximumAmount(childComplexity), true
+	case "CheckoutPriceCustom.minimumAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.MinimumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.MinimumAmount(childComplexity), true
+	case "CheckoutPriceCustom.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceCustom.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ModifiedAt(childComplexity), true
+	case "CheckoutPriceCustom.presetAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.PresetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.PresetAmount(childComplexity), true
+	case "CheckoutPriceCustom.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceCustom.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.PriceCurrency(childComplexity), true
+	case "CheckoutPriceCustom.productId":
+		if e.ComplexityRoot.CheckoutPriceCustom.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ProductID(childComplexity), true
+	case "CheckoutPriceCustom.source":
+		if e.ComplexityRoot.CheckoutPriceCustom.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.Source(childComplexity), true
+	case "CheckoutPriceCustom.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceCustom.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceFixed.amountType":
+		if e.ComplexityRoot.CheckoutPriceFixed.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.AmountType(childComplexity), true
+	case "CheckoutPriceFixed.createdAt":
+		if e.ComplexityRoot.CheckoutPriceFixed.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.CreatedAt(childComplexity), true
+	case "CheckoutPriceFixed.id":
+		if e.ComplexityRoot.CheckoutPriceFixed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ID(childComplexity), true
+	case "CheckoutPriceFixed.isArchived":
+		if e.ComplexityRoot.CheckoutPriceFixed.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.IsArchived(childComplexity), true
+	case "CheckoutPriceFixed.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceFixed.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ModifiedAt(childComplexity), true
+	case "CheckoutPriceFixed.priceAmount":
+		if e.ComplexityRoot.CheckoutPriceFixed.PriceAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.PriceAmount(childComplexity), true
+	case "CheckoutPriceFixed.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceFixed.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.PriceCurrency(childComplexity), true
+	case "CheckoutPriceFixed.productId":
+		if e.ComplexityRoot.CheckoutPriceFixed.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ProductID(childComplexity), true
+	case "CheckoutPriceFixed.source":
+		if e.ComplexityRoot.CheckoutPriceFixed.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.Source(childComplexity), true
+	case "CheckoutPriceFixed.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceFixed.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceFree.amountType":
+		if e.ComplexityRoot.CheckoutPriceFree.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.AmountType(childComplexity), true
+	case "CheckoutPriceFree.createdAt":
+		if e.ComplexityRoot.CheckoutPriceFree.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.CreatedAt(childComplexity), true
+	case "CheckoutPriceFree.id":
+		if e.ComplexityRoot.CheckoutPriceFree.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ID(childComplexity), true
+	case "CheckoutPriceFree.isArchived":
+		if e.ComplexityRoot.CheckoutPriceFree.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.IsArchived(childComplexity), true
+	case "CheckoutPriceFree.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceFree.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ModifiedAt(childComplexity), true
+	case "CheckoutPriceFree.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceFree.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.PriceCurrency(childComplexity), true
+	case "CheckoutPriceFree.productId":
+		if e.ComplexityRoot.CheckoutPriceFree.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ProductID(childComplexity), true
+	case "CheckoutPriceFree.source":
+		if e.ComplexityRoot.CheckoutPriceFree.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.Source(childComplexity), true
+	case "CheckoutPriceFree.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceFree.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceMeter.customLabel":
+		if e.ComplexityRoot.CheckoutPriceMeter.CustomLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.CustomLabel(childComplexity), true
+	case "CheckoutPriceMeter.customMultiplier":
+		if e.ComplexityRoot.CheckoutPriceMeter.CustomMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.CustomMultiplier(childComplexity), true
+	case "CheckoutPriceMeter.id":
+		if e.ComplexityRoot.CheckoutPriceMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.ID(childComplexity), true
+	case "CheckoutPriceMeter.name":
+		if e.ComplexityRoot.CheckoutPriceMeter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.Name(childComplexity), true
+	case "CheckoutPriceMeter.unit":
+		if e.ComplexityRoot.CheckoutPriceMeter.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.Unit(childComplexity), true
+
+	case "CheckoutPriceMeteredUnit.amountType":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.AmountType(childComplexity), true
+	case "CheckoutPriceMeteredUnit.capAmount":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.CapAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.CapAmount(childComplexity), true
+	case "CheckoutPriceMeteredUnit.createdAt":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.CreatedAt(childComplexity), true
+	case "CheckoutPriceMeteredUnit.id":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.isArchived":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.IsArchived(childComplexity), true
+	case "CheckoutPriceMeteredUnit.meter":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.Meter(childComplexity), true
+	case "CheckoutPriceMeteredUnit.meterId":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.MeterID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ModifiedAt(childComplexity), true
+	case "CheckoutPriceMeteredUnit.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.PriceCurrency(childComplexity), true
+	case "CheckoutPriceMeteredUnit.productId":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ProductID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.source":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.Source(childComplexity), true
+	case "CheckoutPriceMeteredUnit.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.TaxBehavior(childComplexity), true
+	case "CheckoutPriceMeteredUnit.unitAmount":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.UnitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.UnitAmount(childComplexity), true
+
+	case "CheckoutPriceSeatBased.amountType":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.AmountType(childComplexity), true
+	case "CheckoutPriceSeatBased.createdAt":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.CreatedAt(childComplexity), true
+	case "CheckoutPriceSeatBased.id":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ID(childComplexity), true
+	case "CheckoutPriceSeatBased.isArchived":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.IsArchived(childComplexity), true
+	case "CheckoutPriceSeatBased.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ModifiedAt(childComplexity), true
+	case "CheckoutPriceSeatBased.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.PriceCurrency(childComplexity), true
+	case "CheckoutPriceSeatBased.productId":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ProductID(childComplexity), true
+	case "CheckoutPriceSeatBased.seatTiers":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.SeatTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.SeatTiers(childComplexity), true
+	case "CheckoutPriceSeatBased.source":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.Source(childComplexity), true
+	case "CheckoutPriceSeatBased.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.TaxBehavior(childComplexity), true
+
 	case "CheckoutProduct.benefits":
 		if e.ComplexityRoot.CheckoutProduct.Benefits == nil {
 			break
@@ -2300,6 +2898,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutProduct.Visibility(childComplexity), true
+	case "CheckoutProduct.wirePrices":
+		if e.ComplexityRoot.CheckoutProduct.WirePrices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.WirePrices(childComplexity), true
+
+	case "CheckoutSeatTier.maxSeats":
+		if e.ComplexityRoot.CheckoutSeatTier.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.MaxSeats(childComplexity), true
+	case "CheckoutSeatTier.minSeats":
+		if e.ComplexityRoot.CheckoutSeatTier.MinSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.MinSeats(childComplexity), true
+	case "CheckoutSeatTier.pricePerSeat":
+		if e.ComplexityRoot.CheckoutSeatTier.PricePerSeat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.PricePerSeat(childComplexity), true
+
+	case "CheckoutSeatTiers.maximumSeats":
+		if e.ComplexityRoot.CheckoutSeatTiers.MaximumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.MaximumSeats(childComplexity), true
+	case "CheckoutSeatTiers.minimumSeats":
+		if e.ComplexityRoot.CheckoutSeatTiers.MinimumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.MinimumSeats(childComplexity), true
+	case "CheckoutSeatTiers.seatTierType":
+		if e.ComplexityRoot.CheckoutSeatTiers.SeatTierType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.SeatTierType(childComplexity), true
+	case "CheckoutSeatTiers.tiers":
+		if e.ComplexityRoot.CheckoutSeatTiers.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.Tiers(childComplexity), true
 
 	case "CursorPageInfo.endCursor":
 		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
@@ -7635,6 +8283,12 @@ type Benefit {
   properties: JSON!
   "The license-key properties, typed; null for other benefit types."
   licenseKeys: LicenseKeysProperties
+  "The custom properties, typed; null for other benefit types."
+  custom: BenefitCustomProperties
+  "The downloadables properties, typed; null for other benefit types."
+  downloadables: BenefitDownloadablesProperties
+  "The meter-credit properties, typed; null for other benefit types."
+  meterCredit: BenefitMeterCreditProperties
   organization: Organization!
 }
 
@@ -7661,6 +8315,33 @@ type LicenseKeysProperties {
   activations: LicenseKeyActivations
   "How many usage units a key may consume; null is unlimited."
   limitUsage: Int
+}
+
+"What a custom benefit gives: a note for the customers holding it."
+type BenefitCustomProperties {
+  "Shown to customers who hold the benefit; null for none."
+  note: String
+}
+
+"The files a downloadables benefit offers."
+type BenefitDownloadablesProperties {
+  "The files, in the order holders see them."
+  files: [UUID!]!
+  """
+  The files new holders no longer receive, while those who have them keep them (in /v1,
+  archived maps each such file id to true).
+  """
+  archivedFiles: [UUID!]!
+}
+
+"Usage credited to a meter for each period a meter_credit benefit is held."
+type BenefitMeterCreditProperties {
+  "Units credited each period."
+  units: Int!
+  "Whether unused units carry over to the next period."
+  rollover: Boolean!
+  "The meter credited."
+  meterId: UUID!
 }
 
 type LicenseKeyExpiration {
@@ -7785,9 +8466,14 @@ type Checkout {
   products: [CheckoutProduct!]! @listSize(assumedSize: 10)
   "The selected product."
   product: CheckoutProduct
-  "The selected price, spelled as the contract's ProductPrice union member for its amountType."
-  productPrice: JSON
-  "Every offered product's prices by product id, each spelled as productPrice is."
+  "The selected price; null before one is selected."
+  productPrice: CheckoutPrice
+  "productPrice as /v1 spells it: the snake_case JSON of its CheckoutPrice member."
+  wireProductPrice: JSON
+  """
+  Every offered product's live prices, keyed by product id, each in the snake_case /v1 shape of
+  its CheckoutPrice member. products[].prices holds the same prices typed.
+  """
   prices: JSON
   "The applied discount in the shape a buyer may see."
   discount: CheckoutDiscount
@@ -7815,11 +8501,129 @@ type CheckoutProduct {
   isArchived: Boolean!
   organizationId: UUID!
   metadata: Metadata!
-  "Live prices, each spelled as the contract's ProductPrice union member for its amountType."
-  prices: [JSON!]!
+  "The product's live prices, oldest first."
+  prices: [CheckoutPrice!]! @listSize(assumedSize: 20)
+  "prices as /v1 spells them: the snake_case JSON of each CheckoutPrice member."
+  wirePrices: [JSON!]!
   benefits: [Benefit!]! @listSize(assumedSize: 20)
   "Product images; always empty until product medias are managed by Till."
-  medias: [JSON!]!
+  medias: [ProductMediaFile!]! @listSize(assumedSize: 0)
+}
+
+"""
+A price as a checkout offers it. Each amountType is its own type carrying only its own
+fields, as the contract's ProductPrice union members (ProductPriceFixed, …Custom, …Free,
+…SeatBased, …MeteredUnit): select them with inline fragments. Amounts are in the smallest
+unit of priceCurrency, e.g. cents.
+"""
+interface CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+}
+
+"A price of one fixed amount (amountType fixed)."
+type CheckoutPriceFixed implements CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+  priceAmount: Int!
+}
+
+"A pay-what-you-want price (amountType custom)."
+type CheckoutPriceCustom implements CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+  minimumAmount: Int!
+  maximumAmount: Int
+  presetAmount: Int
+}
+
+"A price of nothing (amountType free)."
+type CheckoutPriceFree implements CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+}
+
+"A price per seat, by tiers of seat counts (amountType seat_based)."
+type CheckoutPriceSeatBased implements CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+  seatTiers: CheckoutSeatTiers!
+}
+
+"A seat-based price's tiers and the seat counts they price."
+type CheckoutSeatTiers {
+  seatTierType: String!
+  tiers: [CheckoutSeatTier!]! @listSize(assumedSize: 20)
+  minimumSeats: Int!
+  maximumSeats: Int
+}
+
+"One tier of a seat-based price."
+type CheckoutSeatTier {
+  minSeats: Int!
+  maxSeats: Int
+  pricePerSeat: Int!
+}
+
+"A price per unit of a meter's usage, billed at the end of each period (amountType metered_unit)."
+type CheckoutPriceMeteredUnit implements CheckoutPrice {
+  createdAt: DateTime!
+  modifiedAt: DateTime
+  id: UUID!
+  source: String!
+  amountType: AmountType!
+  priceCurrency: String!
+  taxBehavior: String
+  isArchived: Boolean!
+  productId: UUID!
+  unitAmount: String!
+  capAmount: Int
+  meterId: UUID!
+  meter: CheckoutPriceMeter
+}
+
+"What a metered price shows of its meter (the contract's ProductPriceMeter)."
+type CheckoutPriceMeter {
+  id: UUID!
+  name: String!
+  unit: String!
+  customLabel: String
+  customMultiplier: Int
 }
 
 "A checkout's discount, one member per type and duration kind, as upstream shapes it."
@@ -8749,15 +9553,54 @@ type BenefitGrant {
   customerId: UUID!
   memberId: UUID
   benefitId: UUID!
-  "Why the last grant attempt failed: {message, type, timestamp}."
-  error: JSON
-  "What the grant produced, e.g. {license_key_id, display_key} for license keys."
-  properties: JSON!
+  "Why the last grant attempt failed; null unless it failed."
+  error: BenefitGrantError @goField(forceResolver: true)
+  "What the grant produced: a license key, files to download, or nothing Till records."
+  properties: BenefitGrantProperties! @goField(forceResolver: true)
   customer: Customer!
   member: Member
   benefit: Benefit!
   "The properties before the last update, in webhook payloads; not kept, so always null."
-  previousProperties: JSON
+  previousProperties: BenefitGrantProperties
+}
+
+"Why a grant attempt failed (upstream's BenefitGrantError)."
+type BenefitGrantError {
+  "The kind of failure, an upstream error class name, e.g. BenefitActionRequiredError."
+  type: String!
+  "What went wrong, for people."
+  message: String!
+  "When it failed, as upstream records it: an ISO 8601 date-time, possibly without a zone."
+  timestamp: String!
+}
+
+"""
+What a grant produced, by what its benefit does (the contract's BenefitGrant*Properties):
+select the members with inline fragments. /v1 renders BenefitGrantEmptyProperties as {}.
+"""
+union BenefitGrantProperties = BenefitGrantLicenseKeysProperties | BenefitGrantDownloadablesProperties | BenefitGrantEmptyProperties
+
+"The license key a license_keys grant issued."
+type BenefitGrantLicenseKeysProperties {
+  "The key's display form, its last characters behind asterisks, e.g. ****-000001."
+  displayKey: String!
+  "The issued LicenseKey's id."
+  licenseKeyId: UUID!
+}
+
+"The files a downloadables grant gave its holder."
+type BenefitGrantDownloadablesProperties {
+  "Ids of the files the holder received."
+  files: [UUID!]!
+}
+
+"""
+The properties of a grant that recorded nothing: custom, discord, github_repository,
+feature_flag, meter_credit and slack_shared_channel grants, and grants not granted yet.
+"""
+type BenefitGrantEmptyProperties {
+  "Always true: a GraphQL type needs a field."
+  empty: Boolean!
 }
 
 type BenefitGrantPage {
@@ -10765,10 +11608,34 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 		return ec.fieldContext_Benefit_properties(ctx, field)
 	case "licenseKeys":
 		return ec.fieldContext_Benefit_licenseKeys(ctx, field)
+	case "custom":
+		return ec.fieldContext_Benefit_custom(ctx, field)
+	case "downloadables":
+		return ec.fieldContext_Benefit_downloadables(ctx, field)
+	case "meterCredit":
+		return ec.fieldContext_Benefit_meterCredit(ctx, field)
 	case "organization":
 		return ec.fieldContext_Benefit_organization(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Benefit", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitCustomProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "note":
+		return ec.fieldContext_BenefitCustomProperties_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitCustomProperties", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitDownloadablesProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "files":
+		return ec.fieldContext_BenefitDownloadablesProperties_files(ctx, field)
+	case "archivedFiles":
+		return ec.fieldContext_BenefitDownloadablesProperties_archivedFiles(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitDownloadablesProperties", field.Name)
 }
 
 func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10813,6 +11680,18 @@ func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
 }
 
+func (ec *executionContext) childFields_BenefitGrantError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_BenefitGrantError_type(ctx, field)
+	case "message":
+		return ec.fieldContext_BenefitGrantError_message(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_BenefitGrantError_timestamp(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantError", field.Name)
+}
+
 func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -10821,6 +11700,18 @@ func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, fi
 		return ec.fieldContext_BenefitGrantPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantPage", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitMeterCreditProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "units":
+		return ec.fieldContext_BenefitMeterCreditProperties_units(ctx, field)
+	case "rollover":
+		return ec.fieldContext_BenefitMeterCreditProperties_rollover(ctx, field)
+	case "meterId":
+		return ec.fieldContext_BenefitMeterCreditProperties_meterId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitMeterCreditProperties", field.Name)
 }
 
 func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10965,6 +11856,8 @@ func (ec *executionContext) childFields_Checkout(ctx context.Context, field grap
 		return ec.fieldContext_Checkout_product(ctx, field)
 	case "productPrice":
 		return ec.fieldContext_Checkout_productPrice(ctx, field)
+	case "wireProductPrice":
+		return ec.fieldContext_Checkout_wireProductPrice(ctx, field)
 	case "prices":
 		return ec.fieldContext_Checkout_prices(ctx, field)
 	case "discount":
@@ -11005,6 +11898,22 @@ func (ec *executionContext) childFields_CheckoutPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutPage", field.Name)
 }
 
+func (ec *executionContext) childFields_CheckoutPriceMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckoutPriceMeter_id(ctx, field)
+	case "name":
+		return ec.fieldContext_CheckoutPriceMeter_name(ctx, field)
+	case "unit":
+		return ec.fieldContext_CheckoutPriceMeter_unit(ctx, field)
+	case "customLabel":
+		return ec.fieldContext_CheckoutPriceMeter_customLabel(ctx, field)
+	case "customMultiplier":
+		return ec.fieldContext_CheckoutPriceMeter_customMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutPriceMeter", field.Name)
+}
+
 func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -11041,12 +11950,40 @@ func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, fie
 		return ec.fieldContext_CheckoutProduct_metadata(ctx, field)
 	case "prices":
 		return ec.fieldContext_CheckoutProduct_prices(ctx, field)
+	case "wirePrices":
+		return ec.fieldContext_CheckoutProduct_wirePrices(ctx, field)
 	case "benefits":
 		return ec.fieldContext_CheckoutProduct_benefits(ctx, field)
 	case "medias":
 		return ec.fieldContext_CheckoutProduct_medias(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutProduct", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutSeatTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minSeats":
+		return ec.fieldContext_CheckoutSeatTier_minSeats(ctx, field)
+	case "maxSeats":
+		return ec.fieldContext_CheckoutSeatTier_maxSeats(ctx, field)
+	case "pricePerSeat":
+		return ec.fieldContext_CheckoutSeatTier_pricePerSeat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutSeatTier", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutSeatTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seatTierType":
+		return ec.fieldContext_CheckoutSeatTiers_seatTierType(ctx, field)
+	case "tiers":
+		return ec.fieldContext_CheckoutSeatTiers_tiers(ctx, field)
+	case "minimumSeats":
+		return ec.fieldContext_CheckoutSeatTiers_minimumSeats(ctx, field)
+	case "maximumSeats":
+		return ec.fieldContext_CheckoutSeatTiers_maximumSeats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutSeatTiers", field.Name)
 }
 
 func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12095,6 +13032,46 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 		return ec.fieldContext_Product_attachedCustomFields(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductMediaFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProductMediaFile_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_ProductMediaFile_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_ProductMediaFile_name(ctx, field)
+	case "path":
+		return ec.fieldContext_ProductMediaFile_path(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_ProductMediaFile_mimeType(ctx, field)
+	case "size":
+		return ec.fieldContext_ProductMediaFile_size(ctx, field)
+	case "storageVersion":
+		return ec.fieldContext_ProductMediaFile_storageVersion(ctx, field)
+	case "checksumEtag":
+		return ec.fieldContext_ProductMediaFile_checksumEtag(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Base64(ctx, field)
+	case "checksumSha256Hex":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Hex(ctx, field)
+	case "lastModifiedAt":
+		return ec.fieldContext_ProductMediaFile_lastModifiedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_ProductMediaFile_version(ctx, field)
+	case "service":
+		return ec.fieldContext_ProductMediaFile_service(ctx, field)
+	case "isUploaded":
+		return ec.fieldContext_ProductMediaFile_isUploaded(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ProductMediaFile_createdAt(ctx, field)
+	case "sizeReadable":
+		return ec.fieldContext_ProductMediaFile_sizeReadable(ctx, field)
+	case "publicUrl":
+		return ec.fieldContext_ProductMediaFile_publicUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductMediaFile", field.Name)
 }
 
 func (ec *executionContext) childFields_ProductPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -73,8 +73,12 @@ func (r *checkoutResolver) Product(ctx context.Context, obj *storage.Checkout) (
 	return r.checkoutProduct(ctx, obj)
 }
 
-func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
-	return r.checkoutPrice(ctx, obj)
+func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (model.CheckoutPrice, error) {
+	return r.checkoutTypedPrice(ctx, obj)
+}
+
+func (r *checkoutResolver) WireProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
+	return r.checkoutWirePrice(ctx, obj)
 }
 
 func (r *checkoutResolver) Prices(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
@@ -93,16 +97,20 @@ func (r *checkoutResolver) AttachedCustomFields(ctx context.Context, obj *storag
 	return []storage.RawJSON{}, nil
 }
 
-func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]model.CheckoutPrice, error) {
 	return r.checkoutProductPrices(ctx, obj)
+}
+
+func (r *checkoutProductResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return r.checkoutProductWirePrices(ctx, obj)
 }
 
 func (r *checkoutProductResolver) Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error) {
 	return loaders(ctx).BenefitsByProduct.Load(ctx, obj.ID)()
 }
 
-func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
-	return []storage.RawJSON{}, nil
+func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]*model.ProductMediaFile, error) {
+	return []*model.ProductMediaFile{}, nil
 }
 
 func (r *mutationResolver) CreateCheckout(ctx context.Context, input model.CheckoutCreateInput) (*storage.Checkout, error) {

@@ -179,6 +179,13 @@ func (r *Resolver) checkoutProduct(ctx context.Context, c *storage.Checkout) (*s
 	return loaders(ctx).Product.Load(ctx, *c.ProductID)()
 }
 
+// picksPrices reports whether a checkout page selects a product price field (typed or as
+// /v1 spells it) of the offered or the selected products.
+func picksPrices(picks func(...selection) bool, field string) bool {
+	return picks(selection{"Checkout", "products"}, selection{"CheckoutProduct", field}) ||
+		picks(selection{"Checkout", "product"}, selection{"CheckoutProduct", field})
+}
+
 // primeCheckouts loads the relations a checkout page selects with one statement each:
 // offered products, their prices, benefits and meters, the selected product, price and
 // discount. The loaders' batch window alone would split a page's nested loads under load.
@@ -229,8 +236,7 @@ func (r *Resolver) primeCheckouts(ctx context.Context, items []*storage.Checkout
 		}
 	}
 	var prices []*storage.ProductPrice
-	if flags || pick("prices") || picks(selection{"Checkout", "products"}, selection{"CheckoutProduct", "prices"}) ||
-		picks(selection{"Checkout", "product"}, selection{"CheckoutProduct", "prices"}) {
+	if flags || pick("prices") || picksPrices(picks, "prices") || picksPrices(picks, "wirePrices") {
 		unique := uniqueIDs(offered)
 		rows, err := storage.PricesByProducts(ctx, r.DB, unique)
 		if err != nil {
@@ -254,7 +260,7 @@ func (r *Resolver) primeCheckouts(ctx context.Context, items []*storage.Checkout
 			meters = append(meters, *p.MeterID)
 		}
 	}
-	if pick("productPrice") {
+	if pick("productPrice", "wireProductPrice") {
 		rows, err := storage.PricesByIDs(ctx, r.DB, uniqueIDs(priceIDs))
 		if err != nil {
 			return err

@@ -14,9 +14,32 @@ import (
 	"github.com/google/uuid"
 )
 
+// What a grant produced, by what its benefit does (the contract's BenefitGrant*Properties):
+// select the members with inline fragments. /v1 renders BenefitGrantEmptyProperties as {}.
+type BenefitGrantProperties interface {
+	IsBenefitGrantProperties()
+}
+
 // A checkout's discount, one member per type and duration kind, as upstream shapes it.
 type CheckoutDiscount interface {
 	IsCheckoutDiscount()
+}
+
+// A price as a checkout offers it. Each amountType is its own type carrying only its own
+// fields, as the contract's ProductPrice union members (ProductPriceFixed, …Custom, …Free,
+// …SeatBased, …MeteredUnit): select them with inline fragments. Amounts are in the smallest
+// unit of priceCurrency, e.g. cents.
+type CheckoutPrice interface {
+	IsCheckoutPrice()
+	GetCreatedAt() time.Time
+	GetModifiedAt() *time.Time
+	GetID() uuid.UUID
+	GetSource() string
+	GetAmountType() string
+	GetPriceCurrency() string
+	GetTaxBehavior() *string
+	GetIsArchived() bool
+	GetProductID() uuid.UUID
 }
 
 // The fields every discount variant has.
@@ -152,15 +175,77 @@ type BenefitCreateInput struct {
 	Metadata   storage.JSONMap `json:"metadata,omitempty"`
 }
 
+// What a custom benefit gives: a note for the customers holding it.
+type BenefitCustomProperties struct {
+	// Shown to customers who hold the benefit; null for none.
+	Note *string `json:"note,omitempty"`
+}
+
+// The files a downloadables benefit offers.
+type BenefitDownloadablesProperties struct {
+	// The files, in the order holders see them.
+	Files []uuid.UUID `json:"files"`
+	// The files new holders no longer receive, while those who have them keep them (in /v1,
+	// archived maps each such file id to true).
+	ArchivedFiles []uuid.UUID `json:"archivedFiles"`
+}
+
 type BenefitFilter struct {
 	Type     []string          `json:"type,omitempty"`
 	Query    *string           `json:"query,omitempty"`
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// The files a downloadables grant gave its holder.
+type BenefitGrantDownloadablesProperties struct {
+	// Ids of the files the holder received.
+	Files []uuid.UUID `json:"files"`
+}
+
+func (BenefitGrantDownloadablesProperties) IsBenefitGrantProperties() {}
+
+// The properties of a grant that recorded nothing: custom, discord, github_repository,
+// feature_flag, meter_credit and slack_shared_channel grants, and grants not granted yet.
+type BenefitGrantEmptyProperties struct {
+	// Always true: a GraphQL type needs a field.
+	Empty bool `json:"empty"`
+}
+
+func (BenefitGrantEmptyProperties) IsBenefitGrantProperties() {}
+
+// Why a grant attempt failed (upstream's BenefitGrantError).
+type BenefitGrantError struct {
+	// The kind of failure, an upstream error class name, e.g. BenefitActionRequiredError.
+	Type string `json:"type"`
+	// What went wrong, for people.
+	Message string `json:"message"`
+	// When it failed, as upstream records it: an ISO 8601 date-time, possibly without a zone.
+	Timestamp string `json:"timestamp"`
+}
+
+// The license key a license_keys grant issued.
+type BenefitGrantLicenseKeysProperties struct {
+	// The key's display form, its last characters behind asterisks, e.g. ****-000001.
+	DisplayKey string `json:"displayKey"`
+	// The issued LicenseKey's id.
+	LicenseKeyID uuid.UUID `json:"licenseKeyId"`
+}
+
+func (BenefitGrantLicenseKeysProperties) IsBenefitGrantProperties() {}
+
 type BenefitGrantPage struct {
 	Items      []*storage.BenefitGrant `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+}
+
+// Usage credited to a meter for each period a meter_credit benefit is held.
+type BenefitMeterCreditProperties struct {
+	// Units credited each period.
+	Units int `json:"units"`
+	// Whether unused units carry over to the next period.
+	Rollover bool `json:"rollover"`
+	// The meter credited.
+	MeterID uuid.UUID `json:"meterId"`
 }
 
 type BenefitPage struct {
@@ -318,6 +403,159 @@ type CheckoutFilter struct {
 type CheckoutPage struct {
 	Items      []*storage.Checkout `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+}
+
+// A pay-what-you-want price (amountType custom).
+type CheckoutPriceCustom struct {
+	CreatedAt     time.Time  `json:"createdAt"`
+	ModifiedAt    *time.Time `json:"modifiedAt,omitempty"`
+	ID            uuid.UUID  `json:"id"`
+	Source        string     `json:"source"`
+	AmountType    string     `json:"amountType"`
+	PriceCurrency string     `json:"priceCurrency"`
+	TaxBehavior   *string    `json:"taxBehavior,omitempty"`
+	IsArchived    bool       `json:"isArchived"`
+	ProductID     uuid.UUID  `json:"productId"`
+	MinimumAmount int        `json:"minimumAmount"`
+	MaximumAmount *int       `json:"maximumAmount,omitempty"`
+	PresetAmount  *int       `json:"presetAmount,omitempty"`
+}
+
+func (CheckoutPriceCustom) IsCheckoutPrice()               {}
+func (this CheckoutPriceCustom) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this CheckoutPriceCustom) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this CheckoutPriceCustom) GetID() uuid.UUID          { return this.ID }
+func (this CheckoutPriceCustom) GetSource() string         { return this.Source }
+func (this CheckoutPriceCustom) GetAmountType() string     { return this.AmountType }
+func (this CheckoutPriceCustom) GetPriceCurrency() string  { return this.PriceCurrency }
+func (this CheckoutPriceCustom) GetTaxBehavior() *string   { return this.TaxBehavior }
+func (this CheckoutPriceCustom) GetIsArchived() bool       { return this.IsArchived }
+func (this CheckoutPriceCustom) GetProductID() uuid.UUID   { return this.ProductID }
+
+// A price of one fixed amount (amountType fixed).
+type CheckoutPriceFixed struct {
+	CreatedAt     time.Time  `json:"createdAt"`
+	ModifiedAt    *time.Time `json:"modifiedAt,omitempty"`
+	ID            uuid.UUID  `json:"id"`
+	Source        string     `json:"source"`
+	AmountType    string     `json:"amountType"`
+	PriceCurrency string     `json:"priceCurrency"`
+	TaxBehavior   *string    `json:"taxBehavior,omitempty"`
+	IsArchived    bool       `json:"isArchived"`
+	ProductID     uuid.UUID  `json:"productId"`
+	PriceAmount   int        `json:"priceAmount"`
+}
+
+func (CheckoutPriceFixed) IsCheckoutPrice()               {}
+func (this CheckoutPriceFixed) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this CheckoutPriceFixed) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this CheckoutPriceFixed) GetID() uuid.UUID          { return this.ID }
+func (this CheckoutPriceFixed) GetSource() string         { return this.Source }
+func (this CheckoutPriceFixed) GetAmountType() string     { return this.AmountType }
+func (this CheckoutPriceFixed) GetPriceCurrency() string  { return this.PriceCurrency }
+func (this CheckoutPriceFixed) GetTaxBehavior() *string   { return this.TaxBehavior }
+func (this CheckoutPriceFixed) GetIsArchived() bool       { return this.IsArchived }
+func (this CheckoutPriceFixed) GetProductID() uuid.UUID   { return this.ProductID }
+
+// A price of nothing (amountType free).
+type CheckoutPriceFree struct {
+	CreatedAt     time.Time  `json:"createdAt"`
+	ModifiedAt    *time.Time `json:"modifiedAt,omitempty"`
+	ID            uuid.UUID  `json:"id"`
+	Source        string     `json:"source"`
+	AmountType    string     `json:"amountType"`
+	PriceCurrency string     `json:"priceCurrency"`
+	TaxBehavior   *string    `json:"taxBehavior,omitempty"`
+	IsArchived    bool       `json:"isArchived"`
+	ProductID     uuid.UUID  `json:"productId"`
+}
+
+func (CheckoutPriceFree) IsCheckoutPrice()               {}
+func (this CheckoutPriceFree) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this CheckoutPriceFree) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this CheckoutPriceFree) GetID() uuid.UUID          { return this.ID }
+func (this CheckoutPriceFree) GetSource() string         { return this.Source }
+func (this CheckoutPriceFree) GetAmountType() string     { return this.AmountType }
+func (this CheckoutPriceFree) GetPriceCurrency() string  { return this.PriceCurrency }
+func (this CheckoutPriceFree) GetTaxBehavior() *string   { return this.TaxBehavior }
+func (this CheckoutPriceFree) GetIsArchived() bool       { return this.IsArchived }
+func (this CheckoutPriceFree) GetProductID() uuid.UUID   { return this.ProductID }
+
+// What a metered price shows of its meter (the contract's ProductPriceMeter).
+type CheckoutPriceMeter struct {
+	ID               uuid.UUID `json:"id"`
+	Name             string    `json:"name"`
+	Unit             string    `json:"unit"`
+	CustomLabel      *string   `json:"customLabel,omitempty"`
+	CustomMultiplier *int      `json:"customMultiplier,omitempty"`
+}
+
+// A price per unit of a meter's usage, billed at the end of each period (amountType metered_unit).
+type CheckoutPriceMeteredUnit struct {
+	CreatedAt     time.Time           `json:"createdAt"`
+	ModifiedAt    *time.Time          `json:"modifiedAt,omitempty"`
+	ID            uuid.UUID           `json:"id"`
+	Source        string              `json:"source"`
+	AmountType    string              `json:"amountType"`
+	PriceCurrency string              `json:"priceCurrency"`
+	TaxBehavior   *string             `json:"taxBehavior,omitempty"`
+	IsArchived    bool                `json:"isArchived"`
+	ProductID     uuid.UUID           `json:"productId"`
+	UnitAmount    string              `json:"unitAmount"`
+	CapAmount     *int                `json:"capAmount,omitempty"`
+	MeterID       uuid.UUID           `json:"meterId"`
+	Meter         *CheckoutPriceMeter `json:"meter,omitempty"`
+}
+
+func (CheckoutPriceMeteredUnit) IsCheckoutPrice()               {}
+func (this CheckoutPriceMeteredUnit) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this CheckoutPriceMeteredUnit) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this CheckoutPriceMeteredUnit) GetID() uuid.UUID          { return this.ID }
+func (this CheckoutPriceMeteredUnit) GetSource() string         { return this.Source }
+func (this CheckoutPriceMeteredUnit) GetAmountType() string     { return this.AmountType }
+func (this CheckoutPriceMeteredUnit) GetPriceCurrency() string  { return this.PriceCurrency }
+func (this CheckoutPriceMeteredUnit) GetTaxBehavior() *string   { return this.TaxBehavior }
+func (this CheckoutPriceMeteredUnit) GetIsArchived() bool       { return this.IsArchived }
+func (this CheckoutPriceMeteredUnit) GetProductID() uuid.UUID   { return this.ProductID }
+
+// A price per seat, by tiers of seat counts (amountType seat_based).
+type CheckoutPriceSeatBased struct {
+	CreatedAt     time.Time          `json:"createdAt"`
+	ModifiedAt    *time.Time         `json:"modifiedAt,omitempty"`
+	ID            uuid.UUID          `json:"id"`
+	Source        string             `json:"source"`
+	AmountType    string             `json:"amountType"`
+	PriceCurrency string             `json:"priceCurrency"`
+	TaxBehavior   *string            `json:"taxBehavior,omitempty"`
+	IsArchived    bool               `json:"isArchived"`
+	ProductID     uuid.UUID          `json:"productId"`
+	SeatTiers     *CheckoutSeatTiers `json:"seatTiers"`
+}
+
+func (CheckoutPriceSeatBased) IsCheckoutPrice()               {}
+func (this CheckoutPriceSeatBased) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (this CheckoutPriceSeatBased) GetModifiedAt() *time.Time { return this.ModifiedAt }
+func (this CheckoutPriceSeatBased) GetID() uuid.UUID          { return this.ID }
+func (this CheckoutPriceSeatBased) GetSource() string         { return this.Source }
+func (this CheckoutPriceSeatBased) GetAmountType() string     { return this.AmountType }
+func (this CheckoutPriceSeatBased) GetPriceCurrency() string  { return this.PriceCurrency }
+func (this CheckoutPriceSeatBased) GetTaxBehavior() *string   { return this.TaxBehavior }
+func (this CheckoutPriceSeatBased) GetIsArchived() bool       { return this.IsArchived }
+func (this CheckoutPriceSeatBased) GetProductID() uuid.UUID   { return this.ProductID }
+
+// One tier of a seat-based price.
+type CheckoutSeatTier struct {
+	MinSeats     int  `json:"minSeats"`
+	MaxSeats     *int `json:"maxSeats,omitempty"`
+	PricePerSeat int  `json:"pricePerSeat"`
+}
+
+// A seat-based price's tiers and the seat counts they price.
+type CheckoutSeatTiers struct {
+	SeatTierType string              `json:"seatTierType"`
+	Tiers        []*CheckoutSeatTier `json:"tiers"`
+	MinimumSeats int                 `json:"minimumSeats"`
+	MaximumSeats *int                `json:"maximumSeats,omitempty"`
 }
 
 // Changes an open checkout; fields present are changed, explicit nulls clear.
