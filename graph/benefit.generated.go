@@ -21,6 +21,9 @@ import (
 
 type BenefitResolver interface {
 	LicenseKeys(ctx context.Context, obj *storage.Benefit) (*model.LicenseKeysProperties, error)
+	Custom(ctx context.Context, obj *storage.Benefit) (*model.BenefitCustomProperties, error)
+	Downloadables(ctx context.Context, obj *storage.Benefit) (*model.BenefitDownloadablesProperties, error)
+	MeterCredit(ctx context.Context, obj *storage.Benefit) (*model.BenefitMeterCreditProperties, error)
 	Organization(ctx context.Context, obj *storage.Benefit) (*storage.Organization, error)
 }
 
@@ -363,6 +366,102 @@ func (ec *executionContext) fieldContext_Benefit_licenseKeys(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Benefit_custom(ctx context.Context, field graphql.CollectedField, obj *storage.Benefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Benefit_custom(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Benefit().Custom(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitCustomProperties) graphql.Marshaler {
+			return ec.marshalOBenefitCustomProperties2ᚖtillᚋgraphᚋmodelᚐBenefitCustomProperties(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Benefit_custom(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Benefit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitCustomProperties(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Benefit_downloadables(ctx context.Context, field graphql.CollectedField, obj *storage.Benefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Benefit_downloadables(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Benefit().Downloadables(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitDownloadablesProperties) graphql.Marshaler {
+			return ec.marshalOBenefitDownloadablesProperties2ᚖtillᚋgraphᚋmodelᚐBenefitDownloadablesProperties(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Benefit_downloadables(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Benefit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitDownloadablesProperties(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Benefit_meterCredit(ctx context.Context, field graphql.CollectedField, obj *storage.Benefit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Benefit_meterCredit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Benefit().MeterCredit(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitMeterCreditProperties) graphql.Marshaler {
+			return ec.marshalOBenefitMeterCreditProperties2ᚖtillᚋgraphᚋmodelᚐBenefitMeterCreditProperties(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Benefit_meterCredit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Benefit",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitMeterCreditProperties(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Benefit_organization(ctx context.Context, field graphql.CollectedField, obj *storage.Benefit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -393,6 +492,144 @@ func (ec *executionContext) fieldContext_Benefit_organization(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _BenefitCustomProperties_note(ctx context.Context, field graphql.CollectedField, obj *model.BenefitCustomProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitCustomProperties_note(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Note, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitCustomProperties_note(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitCustomProperties", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitDownloadablesProperties_files(ctx context.Context, field graphql.CollectedField, obj *model.BenefitDownloadablesProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitDownloadablesProperties_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitDownloadablesProperties_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitDownloadablesProperties", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitDownloadablesProperties_archivedFiles(ctx context.Context, field graphql.CollectedField, obj *model.BenefitDownloadablesProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitDownloadablesProperties_archivedFiles(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ArchivedFiles, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitDownloadablesProperties_archivedFiles(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitDownloadablesProperties", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitMeterCreditProperties_units(ctx context.Context, field graphql.CollectedField, obj *model.BenefitMeterCreditProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitMeterCreditProperties_units(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Units, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitMeterCreditProperties_units(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitMeterCreditProperties", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitMeterCreditProperties_rollover(ctx context.Context, field graphql.CollectedField, obj *model.BenefitMeterCreditProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitMeterCreditProperties_rollover(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Rollover, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitMeterCreditProperties_rollover(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitMeterCreditProperties", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitMeterCreditProperties_meterId(ctx context.Context, field graphql.CollectedField, obj *model.BenefitMeterCreditProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitMeterCreditProperties_meterId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MeterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitMeterCreditProperties_meterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitMeterCreditProperties", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
 func (ec *executionContext) _BenefitPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BenefitPage) (ret graphql.Marshaler) {
@@ -955,6 +1192,120 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "custom":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Benefit_custom(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "downloadables":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Benefit_downloadables(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "meterCredit":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Benefit_meterCredit(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "organization":
 			field := field
 
@@ -993,6 +1344,135 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitCustomPropertiesImplementors = []string{"BenefitCustomProperties"}
+
+func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitCustomProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitCustomPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitCustomProperties")
+		case "note":
+			out.Values[i] = ec._BenefitCustomProperties_note(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitDownloadablesPropertiesImplementors = []string{"BenefitDownloadablesProperties"}
+
+func (ec *executionContext) _BenefitDownloadablesProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitDownloadablesProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitDownloadablesPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitDownloadablesProperties")
+		case "files":
+			out.Values[i] = ec._BenefitDownloadablesProperties_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "archivedFiles":
+			out.Values[i] = ec._BenefitDownloadablesProperties_archivedFiles(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitMeterCreditPropertiesImplementors = []string{"BenefitMeterCreditProperties"}
+
+func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitMeterCreditProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitMeterCreditPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitMeterCreditProperties")
+		case "units":
+			out.Values[i] = ec._BenefitMeterCreditProperties_units(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rollover":
+			out.Values[i] = ec._BenefitMeterCreditProperties_rollover(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meterId":
+			out.Values[i] = ec._BenefitMeterCreditProperties_meterId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -1275,12 +1755,33 @@ func (ec *executionContext) marshalOBenefit2ᚖtillᚋstorageᚐBenefit(ctx cont
 	return ec._Benefit(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOBenefitCustomProperties2ᚖtillᚋgraphᚋmodelᚐBenefitCustomProperties(ctx context.Context, sel ast.SelectionSet, v *model.BenefitCustomProperties) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitCustomProperties(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBenefitDownloadablesProperties2ᚖtillᚋgraphᚋmodelᚐBenefitDownloadablesProperties(ctx context.Context, sel ast.SelectionSet, v *model.BenefitDownloadablesProperties) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitDownloadablesProperties(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOBenefitFilter2ᚖtillᚋgraphᚋmodelᚐBenefitFilter(ctx context.Context, v any) (*model.BenefitFilter, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputBenefitFilter(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOBenefitMeterCreditProperties2ᚖtillᚋgraphᚋmodelᚐBenefitMeterCreditProperties(ctx context.Context, sel ast.SelectionSet, v *model.BenefitMeterCreditProperties) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitMeterCreditProperties(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefitPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitPage) graphql.Marshaler {

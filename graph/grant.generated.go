@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -20,10 +21,12 @@ import (
 // region    ************************** generated!.gotpl **************************
 
 type BenefitGrantResolver interface {
+	Error(ctx context.Context, obj *storage.BenefitGrant) (*model.BenefitGrantError, error)
+	Properties(ctx context.Context, obj *storage.BenefitGrant) (model.BenefitGrantProperties, error)
 	Customer(ctx context.Context, obj *storage.BenefitGrant) (*storage.Customer, error)
 	Member(ctx context.Context, obj *storage.BenefitGrant) (*storage.Member, error)
 	Benefit(ctx context.Context, obj *storage.BenefitGrant) (*storage.Benefit, error)
-	PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (storage.RawJSON, error)
+	PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (model.BenefitGrantProperties, error)
 }
 type CustomerSeatResolver interface {
 	Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error)
@@ -324,18 +327,27 @@ func (ec *executionContext) _BenefitGrant_error(ctx context.Context, field graph
 			return ec.fieldContext_BenefitGrant_error(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Error, nil
+			return ec.Resolvers.BenefitGrant().Error(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.BenefitGrantError) graphql.Marshaler {
+			return ec.marshalOBenefitGrantError2ᚖtillᚋgraphᚋmodelᚐBenefitGrantError(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_BenefitGrant_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BenefitGrant", field, false, false, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "BenefitGrant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_BenefitGrantError(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _BenefitGrant_properties(ctx context.Context, field graphql.CollectedField, obj *storage.BenefitGrant) (ret graphql.Marshaler) {
@@ -347,18 +359,18 @@ func (ec *executionContext) _BenefitGrant_properties(ctx context.Context, field 
 			return ec.fieldContext_BenefitGrant_properties(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Properties, nil
+			return ec.Resolvers.BenefitGrant().Properties(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.BenefitGrantProperties) graphql.Marshaler {
+			return ec.marshalNBenefitGrantProperties2tillᚋgraphᚋmodelᚐBenefitGrantProperties(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_BenefitGrant_properties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BenefitGrant", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("BenefitGrant", field, true, true, errors.New("field of type BenefitGrantProperties does not have child fields"))
 }
 
 func (ec *executionContext) _BenefitGrant_customer(ctx context.Context, field graphql.CollectedField, obj *storage.BenefitGrant) (ret graphql.Marshaler) {
@@ -469,15 +481,176 @@ func (ec *executionContext) _BenefitGrant_previousProperties(ctx context.Context
 			return ec.Resolvers.BenefitGrant().PreviousProperties(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.BenefitGrantProperties) graphql.Marshaler {
+			return ec.marshalOBenefitGrantProperties2tillᚋgraphᚋmodelᚐBenefitGrantProperties(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_BenefitGrant_previousProperties(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("BenefitGrant", field, true, true, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("BenefitGrant", field, true, true, errors.New("field of type BenefitGrantProperties does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantDownloadablesProperties_files(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantDownloadablesProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantDownloadablesProperties_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantDownloadablesProperties_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantDownloadablesProperties", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantEmptyProperties_empty(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantEmptyProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantEmptyProperties_empty(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Empty, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantEmptyProperties_empty(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantEmptyProperties", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantError_type(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantError_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantError_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantError_message(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantError_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantError_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantError_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantError_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantError_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantError", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantLicenseKeysProperties_displayKey(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantLicenseKeysProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantLicenseKeysProperties_displayKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DisplayKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantLicenseKeysProperties_displayKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantLicenseKeysProperties", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _BenefitGrantLicenseKeysProperties_licenseKeyId(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantLicenseKeysProperties) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantLicenseKeysProperties_licenseKeyId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LicenseKeyID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantLicenseKeysProperties_licenseKeyId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("BenefitGrantLicenseKeysProperties", field, false, false, errors.New("field of type UUID does not have child fields"))
 }
 
 func (ec *executionContext) _BenefitGrantPage_items(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantPage) (ret graphql.Marshaler) {
@@ -1269,6 +1442,40 @@ func (ec *executionContext) unmarshalInputCustomerSeatRevokeInput(ctx context.Co
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _BenefitGrantProperties(ctx context.Context, sel ast.SelectionSet, obj model.BenefitGrantProperties) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.BenefitGrantLicenseKeysProperties:
+		return ec._BenefitGrantLicenseKeysProperties(ctx, sel, &obj)
+	case *model.BenefitGrantLicenseKeysProperties:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BenefitGrantLicenseKeysProperties(ctx, sel, obj)
+	case model.BenefitGrantEmptyProperties:
+		return ec._BenefitGrantEmptyProperties(ctx, sel, &obj)
+	case *model.BenefitGrantEmptyProperties:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BenefitGrantEmptyProperties(ctx, sel, obj)
+	case model.BenefitGrantDownloadablesProperties:
+		return ec._BenefitGrantDownloadablesProperties(ctx, sel, &obj)
+	case *model.BenefitGrantDownloadablesProperties:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._BenefitGrantDownloadablesProperties(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of BenefitGrantProperties must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -1346,15 +1553,81 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "error":
-			out.Values[i] = ec._BenefitGrant_error(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BenefitGrant_error(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "properties":
-			out.Values[i] = ec._BenefitGrant_properties(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BenefitGrant_properties(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customer":
 			field := field
 
@@ -1507,6 +1780,173 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitGrantDownloadablesPropertiesImplementors = []string{"BenefitGrantDownloadablesProperties", "BenefitGrantProperties"}
+
+func (ec *executionContext) _BenefitGrantDownloadablesProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantDownloadablesProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantDownloadablesPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitGrantDownloadablesProperties")
+		case "files":
+			out.Values[i] = ec._BenefitGrantDownloadablesProperties_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitGrantEmptyPropertiesImplementors = []string{"BenefitGrantEmptyProperties", "BenefitGrantProperties"}
+
+func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantEmptyProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantEmptyPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitGrantEmptyProperties")
+		case "empty":
+			out.Values[i] = ec._BenefitGrantEmptyProperties_empty(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitGrantErrorImplementors = []string{"BenefitGrantError"}
+
+func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantErrorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitGrantError")
+		case "type":
+			out.Values[i] = ec._BenefitGrantError_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._BenefitGrantError_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._BenefitGrantError_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var benefitGrantLicenseKeysPropertiesImplementors = []string{"BenefitGrantLicenseKeysProperties", "BenefitGrantProperties"}
+
+func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantLicenseKeysProperties) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantLicenseKeysPropertiesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("BenefitGrantLicenseKeysProperties")
+		case "displayKey":
+			out.Values[i] = ec._BenefitGrantLicenseKeysProperties_displayKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "licenseKeyId":
+			out.Values[i] = ec._BenefitGrantLicenseKeysProperties_licenseKeyId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -1962,6 +2402,16 @@ func (ec *executionContext) marshalNBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐB
 	return ec._BenefitGrantPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNBenefitGrantProperties2tillᚋgraphᚋmodelᚐBenefitGrantProperties(ctx context.Context, sel ast.SelectionSet, v model.BenefitGrantProperties) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._BenefitGrantProperties(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCustomerSeat2ᚕᚖtillᚋstorageᚐCustomerSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.CustomerSeat) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -2036,11 +2486,25 @@ func (ec *executionContext) marshalOBenefitGrant2ᚖtillᚋstorageᚐBenefitGran
 	return ec._BenefitGrant(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOBenefitGrantError2ᚖtillᚋgraphᚋmodelᚐBenefitGrantError(ctx context.Context, sel ast.SelectionSet, v *model.BenefitGrantError) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitGrantError(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitGrantPage) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._BenefitGrantPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOBenefitGrantProperties2tillᚋgraphᚋmodelᚐBenefitGrantProperties(ctx context.Context, sel ast.SelectionSet, v model.BenefitGrantProperties) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._BenefitGrantProperties(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx context.Context, sel ast.SelectionSet, v *storage.CustomerSeat) graphql.Marshaler {

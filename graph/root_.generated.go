@@ -82,12 +82,15 @@ type ComplexityRoot struct {
 
 	Benefit struct {
 		CreatedAt              func(childComplexity int) int
+		Custom                 func(childComplexity int) int
 		Deletable              func(childComplexity int) int
 		Description            func(childComplexity int) int
+		Downloadables          func(childComplexity int) int
 		ID                     func(childComplexity int) int
 		IsDeleted              func(childComplexity int) int
 		LicenseKeys            func(childComplexity int) int
 		Metadata               func(childComplexity int) int
+		MeterCredit            func(childComplexity int) int
 		ModifiedAt             func(childComplexity int) int
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
@@ -96,6 +99,15 @@ type ComplexityRoot struct {
 		Type                   func(childComplexity int) int
 		Visibility             func(childComplexity int) int
 		VisibilityConfigurable func(childComplexity int) int
+	}
+
+	BenefitCustomProperties struct {
+		Note func(childComplexity int) int
+	}
+
+	BenefitDownloadablesProperties struct {
+		ArchivedFiles func(childComplexity int) int
+		Files         func(childComplexity int) int
 	}
 
 	BenefitGrant struct {
@@ -119,9 +131,34 @@ type ComplexityRoot struct {
 		SubscriptionID     func(childComplexity int) int
 	}
 
+	BenefitGrantDownloadablesProperties struct {
+		Files func(childComplexity int) int
+	}
+
+	BenefitGrantEmptyProperties struct {
+		Empty func(childComplexity int) int
+	}
+
+	BenefitGrantError struct {
+		Message   func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	BenefitGrantLicenseKeysProperties struct {
+		DisplayKey   func(childComplexity int) int
+		LicenseKeyID func(childComplexity int) int
+	}
+
 	BenefitGrantPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	BenefitMeterCreditProperties struct {
+		MeterID  func(childComplexity int) int
+		Rollover func(childComplexity int) int
+		Units    func(childComplexity int) int
 	}
 
 	BenefitPage struct {
@@ -202,6 +239,7 @@ type ComplexityRoot struct {
 		TrialInterval            func(childComplexity int) int
 		TrialIntervalCount       func(childComplexity int) int
 		URL                      func(childComplexity int) int
+		WireProductPrice         func(childComplexity int) int
 	}
 
 	CheckoutBillingAddressFields struct {
@@ -261,6 +299,83 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	CheckoutPriceCustom struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		MaximumAmount func(childComplexity int) int
+		MinimumAmount func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PresetAmount  func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceFixed struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceAmount   func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceFree struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	CheckoutPriceMeter struct {
+		CustomLabel      func(childComplexity int) int
+		CustomMultiplier func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Unit             func(childComplexity int) int
+	}
+
+	CheckoutPriceMeteredUnit struct {
+		AmountType    func(childComplexity int) int
+		CapAmount     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		Meter         func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+		UnitAmount    func(childComplexity int) int
+	}
+
+	CheckoutPriceSeatBased struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		SeatTiers     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
 	CheckoutProduct struct {
 		Benefits               func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
@@ -281,6 +396,20 @@ type ComplexityRoot struct {
 		TrialInterval          func(childComplexity int) int
 		TrialIntervalCount     func(childComplexity int) int
 		Visibility             func(childComplexity int) int
+		WirePrices             func(childComplexity int) int
+	}
+
+	CheckoutSeatTier struct {
+		MaxSeats     func(childComplexity int) int
+		MinSeats     func(childComplexity int) int
+		PricePerSeat func(childComplexity int) int
+	}
+
+	CheckoutSeatTiers struct {
+		MaximumSeats func(childComplexity int) int
+		MinimumSeats func(childComplexity int) int
+		SeatTierType func(childComplexity int) int
+		Tiers        func(childComplexity int) int
 	}
 
 	CursorPageInfo struct {
@@ -1358,6 +1487,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.CreatedAt(childComplexity), true
+	case "Benefit.custom":
+		if e.ComplexityRoot.Benefit.Custom == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.Custom(childComplexity), true
 	case "Benefit.deletable":
 		if e.ComplexityRoot.Benefit.Deletable == nil {
 			break
@@ -1370,6 +1505,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Description(childComplexity), true
+	case "Benefit.downloadables":
+		if e.ComplexityRoot.Benefit.Downloadables == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.Downloadables(childComplexity), true
 	case "Benefit.id":
 		if e.ComplexityRoot.Benefit.ID == nil {
 			break
@@ -1394,6 +1535,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Metadata(childComplexity), true
+	case "Benefit.meterCredit":
+		if e.ComplexityRoot.Benefit.MeterCredit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Benefit.MeterCredit(childComplexity), true
 	case "Benefit.modifiedAt":
 		if e.ComplexityRoot.Benefit.ModifiedAt == nil {
 			break
@@ -1442,6 +1589,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.VisibilityConfigurable(childComplexity), true
+
+	case "BenefitCustomProperties.note":
+		if e.ComplexityRoot.BenefitCustomProperties.Note == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitCustomProperties.Note(childComplexity), true
+
+	case "BenefitDownloadablesProperties.archivedFiles":
+		if e.ComplexityRoot.BenefitDownloadablesProperties.ArchivedFiles == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitDownloadablesProperties.ArchivedFiles(childComplexity), true
+	case "BenefitDownloadablesProperties.files":
+		if e.ComplexityRoot.BenefitDownloadablesProperties.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitDownloadablesProperties.Files(childComplexity), true
 
 	case "BenefitGrant.benefit":
 		if e.ComplexityRoot.BenefitGrant.Benefit == nil {
@@ -1552,6 +1719,52 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.BenefitGrant.SubscriptionID(childComplexity), true
 
+	case "BenefitGrantDownloadablesProperties.files":
+		if e.ComplexityRoot.BenefitGrantDownloadablesProperties.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantDownloadablesProperties.Files(childComplexity), true
+
+	case "BenefitGrantEmptyProperties.empty":
+		if e.ComplexityRoot.BenefitGrantEmptyProperties.Empty == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantEmptyProperties.Empty(childComplexity), true
+
+	case "BenefitGrantError.message":
+		if e.ComplexityRoot.BenefitGrantError.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Message(childComplexity), true
+	case "BenefitGrantError.timestamp":
+		if e.ComplexityRoot.BenefitGrantError.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Timestamp(childComplexity), true
+	case "BenefitGrantError.type":
+		if e.ComplexityRoot.BenefitGrantError.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantError.Type(childComplexity), true
+
+	case "BenefitGrantLicenseKeysProperties.displayKey":
+		if e.ComplexityRoot.BenefitGrantLicenseKeysProperties.DisplayKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantLicenseKeysProperties.DisplayKey(childComplexity), true
+	case "BenefitGrantLicenseKeysProperties.licenseKeyId":
+		if e.ComplexityRoot.BenefitGrantLicenseKeysProperties.LicenseKeyID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantLicenseKeysProperties.LicenseKeyID(childComplexity), true
+
 	case "BenefitGrantPage.items":
 		if e.ComplexityRoot.BenefitGrantPage.Items == nil {
 			break
@@ -1564,6 +1777,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrantPage.Pagination(childComplexity), true
+
+	case "BenefitMeterCreditProperties.meterId":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.MeterID(childComplexity), true
+	case "BenefitMeterCreditProperties.rollover":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.Rollover == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.Rollover(childComplexity), true
+	case "BenefitMeterCreditProperties.units":
+		if e.ComplexityRoot.BenefitMeterCreditProperties.Units == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitMeterCreditProperties.Units(childComplexity), true
 
 	case "BenefitPage.items":
 		if e.ComplexityRoot.BenefitPage.Items == nil {
@@ -1993,6 +2225,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Checkout.URL(childComplexity), true
+	case "Checkout.wireProductPrice":
+		if e.ComplexityRoot.Checkout.WireProductPrice == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Checkout.WireProductPrice(childComplexity), true
 
 	case "CheckoutBillingAddressFields.city":
 		if e.ComplexityRoot.CheckoutBillingAddressFields.City == nil {
@@ -2234,6 +2472,366 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckoutPage.Pagination(childComplexity), true
 
+	case "CheckoutPriceCustom.amountType":
+		if e.ComplexityRoot.CheckoutPriceCustom.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.AmountType(childComplexity), true
+	case "CheckoutPriceCustom.createdAt":
+		if e.ComplexityRoot.CheckoutPriceCustom.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.CreatedAt(childComplexity), true
+	case "CheckoutPriceCustom.id":
+		if e.ComplexityRoot.CheckoutPriceCustom.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ID(childComplexity), true
+	case "CheckoutPriceCustom.isArchived":
+		if e.ComplexityRoot.CheckoutPriceCustom.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.IsArchived(childComplexity), true
+	case "CheckoutPriceCustom.maximumAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.MaximumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.MaximumAmount(childComplexity), true
+	case "CheckoutPriceCustom.minimumAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.MinimumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.MinimumAmount(childComplexity), true
+	case "CheckoutPriceCustom.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceCustom.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ModifiedAt(childComplexity), true
+	case "CheckoutPriceCustom.presetAmount":
+		if e.ComplexityRoot.CheckoutPriceCustom.PresetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.PresetAmount(childComplexity), true
+	case "CheckoutPriceCustom.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceCustom.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.PriceCurrency(childComplexity), true
+	case "CheckoutPriceCustom.productId":
+		if e.ComplexityRoot.CheckoutPriceCustom.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.ProductID(childComplexity), true
+	case "CheckoutPriceCustom.source":
+		if e.ComplexityRoot.CheckoutPriceCustom.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.Source(childComplexity), true
+	case "CheckoutPriceCustom.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceCustom.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceCustom.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceFixed.amountType":
+		if e.ComplexityRoot.CheckoutPriceFixed.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.AmountType(childComplexity), true
+	case "CheckoutPriceFixed.createdAt":
+		if e.ComplexityRoot.CheckoutPriceFixed.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.CreatedAt(childComplexity), true
+	case "CheckoutPriceFixed.id":
+		if e.ComplexityRoot.CheckoutPriceFixed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ID(childComplexity), true
+	case "CheckoutPriceFixed.isArchived":
+		if e.ComplexityRoot.CheckoutPriceFixed.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.IsArchived(childComplexity), true
+	case "CheckoutPriceFixed.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceFixed.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ModifiedAt(childComplexity), true
+	case "CheckoutPriceFixed.priceAmount":
+		if e.ComplexityRoot.CheckoutPriceFixed.PriceAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.PriceAmount(childComplexity), true
+	case "CheckoutPriceFixed.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceFixed.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.PriceCurrency(childComplexity), true
+	case "CheckoutPriceFixed.productId":
+		if e.ComplexityRoot.CheckoutPriceFixed.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.ProductID(childComplexity), true
+	case "CheckoutPriceFixed.source":
+		if e.ComplexityRoot.CheckoutPriceFixed.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.Source(childComplexity), true
+	case "CheckoutPriceFixed.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceFixed.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFixed.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceFree.amountType":
+		if e.ComplexityRoot.CheckoutPriceFree.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.AmountType(childComplexity), true
+	case "CheckoutPriceFree.createdAt":
+		if e.ComplexityRoot.CheckoutPriceFree.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.CreatedAt(childComplexity), true
+	case "CheckoutPriceFree.id":
+		if e.ComplexityRoot.CheckoutPriceFree.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ID(childComplexity), true
+	case "CheckoutPriceFree.isArchived":
+		if e.ComplexityRoot.CheckoutPriceFree.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.IsArchived(childComplexity), true
+	case "CheckoutPriceFree.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceFree.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ModifiedAt(childComplexity), true
+	case "CheckoutPriceFree.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceFree.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.PriceCurrency(childComplexity), true
+	case "CheckoutPriceFree.productId":
+		if e.ComplexityRoot.CheckoutPriceFree.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.ProductID(childComplexity), true
+	case "CheckoutPriceFree.source":
+		if e.ComplexityRoot.CheckoutPriceFree.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.Source(childComplexity), true
+	case "CheckoutPriceFree.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceFree.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceFree.TaxBehavior(childComplexity), true
+
+	case "CheckoutPriceMeter.customLabel":
+		if e.ComplexityRoot.CheckoutPriceMeter.CustomLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.CustomLabel(childComplexity), true
+	case "CheckoutPriceMeter.customMultiplier":
+		if e.ComplexityRoot.CheckoutPriceMeter.CustomMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.CustomMultiplier(childComplexity), true
+	case "CheckoutPriceMeter.id":
+		if e.ComplexityRoot.CheckoutPriceMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.ID(childComplexity), true
+	case "CheckoutPriceMeter.name":
+		if e.ComplexityRoot.CheckoutPriceMeter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.Name(childComplexity), true
+	case "CheckoutPriceMeter.unit":
+		if e.ComplexityRoot.CheckoutPriceMeter.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeter.Unit(childComplexity), true
+
+	case "CheckoutPriceMeteredUnit.amountType":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.AmountType(childComplexity), true
+	case "CheckoutPriceMeteredUnit.capAmount":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.CapAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.CapAmount(childComplexity), true
+	case "CheckoutPriceMeteredUnit.createdAt":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.CreatedAt(childComplexity), true
+	case "CheckoutPriceMeteredUnit.id":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.isArchived":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.IsArchived(childComplexity), true
+	case "CheckoutPriceMeteredUnit.meter":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.Meter(childComplexity), true
+	case "CheckoutPriceMeteredUnit.meterId":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.MeterID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ModifiedAt(childComplexity), true
+	case "CheckoutPriceMeteredUnit.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.PriceCurrency(childComplexity), true
+	case "CheckoutPriceMeteredUnit.productId":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.ProductID(childComplexity), true
+	case "CheckoutPriceMeteredUnit.source":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.Source(childComplexity), true
+	case "CheckoutPriceMeteredUnit.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.TaxBehavior(childComplexity), true
+	case "CheckoutPriceMeteredUnit.unitAmount":
+		if e.ComplexityRoot.CheckoutPriceMeteredUnit.UnitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceMeteredUnit.UnitAmount(childComplexity), true
+
+	case "CheckoutPriceSeatBased.amountType":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.AmountType(childComplexity), true
+	case "CheckoutPriceSeatBased.createdAt":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.CreatedAt(childComplexity), true
+	case "CheckoutPriceSeatBased.id":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ID(childComplexity), true
+	case "CheckoutPriceSeatBased.isArchived":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.IsArchived(childComplexity), true
+	case "CheckoutPriceSeatBased.modifiedAt":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ModifiedAt(childComplexity), true
+	case "CheckoutPriceSeatBased.priceCurrency":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.PriceCurrency(childComplexity), true
+	case "CheckoutPriceSeatBased.productId":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.ProductID(childComplexity), true
+	case "CheckoutPriceSeatBased.seatTiers":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.SeatTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.SeatTiers(childComplexity), true
+	case "CheckoutPriceSeatBased.source":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.Source(childComplexity), true
+	case "CheckoutPriceSeatBased.taxBehavior":
+		if e.ComplexityRoot.CheckoutPriceSeatBased.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutPriceSeatBased.TaxBehavior(childComplexity), true
+
 	case "CheckoutProduct.benefits":
 		if e.ComplexityRoot.CheckoutProduct.Benefits == nil {
 			break
@@ -2348,6 +2946,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CheckoutProduct.Visibility(childComplexity), true
+	case "CheckoutProduct.wirePrices":
+		if e.ComplexityRoot.CheckoutProduct.WirePrices == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutProduct.WirePrices(childComplexity), true
+
+	case "CheckoutSeatTier.maxSeats":
+		if e.ComplexityRoot.CheckoutSeatTier.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.MaxSeats(childComplexity), true
+	case "CheckoutSeatTier.minSeats":
+		if e.ComplexityRoot.CheckoutSeatTier.MinSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.MinSeats(childComplexity), true
+	case "CheckoutSeatTier.pricePerSeat":
+		if e.ComplexityRoot.CheckoutSeatTier.PricePerSeat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTier.PricePerSeat(childComplexity), true
+
+	case "CheckoutSeatTiers.maximumSeats":
+		if e.ComplexityRoot.CheckoutSeatTiers.MaximumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.MaximumSeats(childComplexity), true
+	case "CheckoutSeatTiers.minimumSeats":
+		if e.ComplexityRoot.CheckoutSeatTiers.MinimumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.MinimumSeats(childComplexity), true
+	case "CheckoutSeatTiers.seatTierType":
+		if e.ComplexityRoot.CheckoutSeatTiers.SeatTierType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.SeatTierType(childComplexity), true
+	case "CheckoutSeatTiers.tiers":
+		if e.ComplexityRoot.CheckoutSeatTiers.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CheckoutSeatTiers.Tiers(childComplexity), true
 
 	case "CursorPageInfo.endCursor":
 		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
@@ -7794,102 +8442,208 @@ func newExecutionContext(
 var sources = []*ast.Source{
 	{Name: "../schema/benefit.graphqls", Input: `"Something granted to a product's buyers: license keys, downloads, a Discord role, …"
 type Benefit {
+  "The benefit's id."
   id: UUID!
+  "When the benefit was created."
   createdAt: DateTime!
+  "When the benefit last changed; null if it never did."
   modifiedAt: DateTime
+  "What the benefit gives; fixed at creation."
   type: BenefitType!
+  "What customers see of the benefit, 3 to 42 characters."
   description: String!
+  "Whether the benefit can be attached to products; always true in Till."
   selectable: Boolean!
+  "Whether deleteBenefit may delete it; always true in Till."
   deletable: Boolean!
+  "Whether the benefit was deleted; grants still show a deleted benefit."
   isDeleted: Boolean!
+  "The id of the organization the benefit belongs to."
   organizationId: UUID!
+  "The seller's own key-value data."
   metadata: Metadata!
+  """
+  Whether the customer portal may show the benefit (upstream's meaning); Till stores it and
+  filters nothing by it.
+  """
   visibility: BenefitVisibility!
+  "Whether visibility may be changed: false for meter_credit benefits."
   visibilityConfigurable: Boolean!
   "The type's properties, spelled as the contract's Benefit*Properties schemas."
   properties: JSON!
   "The license-key properties, typed; null for other benefit types."
   licenseKeys: LicenseKeysProperties
+  "The custom properties, typed; null for other benefit types."
+  custom: BenefitCustomProperties
+  "The downloadables properties, typed; null for other benefit types."
+  downloadables: BenefitDownloadablesProperties
+  "The meter-credit properties, typed; null for other benefit types."
+  meterCredit: BenefitMeterCreditProperties
+  "The organization the benefit belongs to."
   organization: Organization!
 }
 
+"""
+What a benefit gives. Till issues license keys and download access, credits meters, and records
+grants of the others without calling their services.
+"""
 enum BenefitType {
+  "Anything the seller delivers: a note is shown to holders."
   custom
+  "A Discord server role; Till records grants without calling Discord."
   discord
+  "Access to a GitHub repository; Till records grants without calling GitHub."
   github_repository
+  "Files holders can download (Me.downloadables)."
   downloadables
+  "A license key issued to each holder."
   license_keys
+  "Units credited to a meter, deducted from the holder's metered usage."
   meter_credit
+  "A flag an application checks; Till records the grants."
   feature_flag
+  "A shared Slack channel; Till records grants without calling Slack."
   slack_shared_channel
 }
 
+"Whether the customer portal may show a benefit."
 enum BenefitVisibility {
+  "Shown to its holders (the default)."
   public
+  "Hidden from its holders."
   private
 }
 
+"How a license_keys benefit issues keys (the contract's BenefitLicenseKeysProperties)."
 type LicenseKeysProperties {
   "A prefix put before generated keys, e.g. MYAPP."
   prefix: String
+  "How long a key lasts from its issue; null keys never expire."
   expires: LicenseKeyExpiration
+  "How many devices a key may activate; null keys cannot be activated, only validated."
   activations: LicenseKeyActivations
   "How many usage units a key may consume; null is unlimited."
   limitUsage: Int
 }
 
+"What a custom benefit gives: a note for the customers holding it."
+type BenefitCustomProperties {
+  "Shown to customers who hold the benefit; null for none."
+  note: String
+}
+
+"The files a downloadables benefit offers."
+type BenefitDownloadablesProperties {
+  "The files, in the order holders see them."
+  files: [UUID!]!
+  """
+  The files new holders no longer receive, while those who have them keep them (in /v1,
+  archived maps each such file id to true).
+  """
+  archivedFiles: [UUID!]!
+}
+
+"Usage credited to a meter for each period a meter_credit benefit is held."
+type BenefitMeterCreditProperties {
+  "Units credited each period."
+  units: Int!
+  "Whether unused units carry over to the next period."
+  rollover: Boolean!
+  "The meter credited."
+  meterId: UUID!
+}
+
+"The lifetime of a license key: ttl timeframes from its issue."
 type LicenseKeyExpiration {
+  "How many timeframes a key lasts, at least 1."
   ttl: Int!
+  "The unit of ttl: year, month or day."
   timeframe: String!
 }
 
+"The activation limit of a benefit's license keys."
 type LicenseKeyActivations {
+  "How many activations a key may hold at once, 1 to 50."
   limit: Int!
+  "Whether customer portal sessions see their keys' activations."
   enableCustomerAdmin: Boolean!
 }
 
+"A page of benefits."
 type BenefitPage {
+  "The benefits of this page."
   items: [Benefit!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
+"Narrows a benefit list; fields are AND-ed. Deleted benefits are never listed."
 input BenefitFilter {
+  "Only benefits of these types (OR-ed)."
   type: [BenefitType!]
+  "Matches the description, case-insensitively (substring)."
   query: String
+  "Only benefits whose metadata matches every key."
   metadata: [MetadataFilter!]
 }
 
+"A benefit to create."
 input BenefitCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
+  "What the benefit gives; it cannot change later."
   type: BenefitType!
+  "What customers see, 3 to 42 characters."
   description: String!
+  "Default public."
   visibility: BenefitVisibility
   "The type's properties as the contract spells them, e.g. for license_keys {\"prefix\", \"expires\", \"activations\", \"limit_usage\"}."
   properties: JSON
+  "The seller's own key-value data."
   metadata: Metadata
 }
 
+"Changes a benefit: fields present are changed; the type cannot change."
 input BenefitUpdateInput {
+  "The benefit to change."
   id: UUID!
+  "What customers see, 3 to 42 characters."
   description: String @goField(omittable: true)
+  "Whether the customer portal may show the benefit."
   visibility: BenefitVisibility @goField(omittable: true)
+  """
+  Replaces the type's properties, validated as at creation; a downloadables benefit's holders
+  get its new files at once.
+  """
   properties: JSON @goField(omittable: true)
+  "Replaces the seller's key-value data."
   metadata: Metadata @goField(omittable: true)
 }
 
 extend type Query {
-  benefit(id: UUID!): Benefit @hasScope(any: [benefits_read, benefits_write])
+  "A live benefit of the caller's organizations; deleted ones are not found."
+  benefit("The benefit's id." id: UUID!): Benefit @hasScope(any: [benefits_read, benefits_write])
   "Sorting: created_at, description, type (prefix - for descending); default -created_at."
-  benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter): BenefitPage
+  benefits(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the field's description lists them."
+    sorting: [String!]
+    "Narrows the list."
+    filter: BenefitFilter
+  ): BenefitPage
     @hasScope(any: [benefits_read, benefits_write])
 }
 
 extend type Mutation {
-  createBenefit(input: BenefitCreateInput!): Benefit @hasScope(any: [benefits_write])
-  updateBenefit(input: BenefitUpdateInput!): Benefit @hasScope(any: [benefits_write])
+  "Creates a benefit of the caller's organization."
+  createBenefit("The benefit to create." input: BenefitCreateInput!): Benefit @hasScope(any: [benefits_write])
+  "Changes a live benefit."
+  updateBenefit("The changes." input: BenefitUpdateInput!): Benefit @hasScope(any: [benefits_write])
   "Soft-deletes the benefit and detaches it from its products."
-  deleteBenefit(id: UUID!): Benefit @hasScope(any: [benefits_write])
+  deleteBenefit("The benefit to delete." id: UUID!): Benefit @hasScope(any: [benefits_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/checkout.graphqls", Input: `"""
@@ -7897,72 +8651,151 @@ A purchase in progress. Status: open → confirmed (payment under way) → succe
 when the payment is declined; an open checkout past expiresAt reads as expired.
 """
 type Checkout {
+  "The checkout's id."
   id: UUID!
+  "When the checkout was opened."
   createdAt: DateTime!
+  "When the checkout last changed; null if it never did."
   modifiedAt: DateTime
+  "The processor that takes the payment: always stripe, also for Till's test processor, as the contract knows no other."
   paymentProcessor: String!
+  "Where the checkout is: open, expired, confirmed, succeeded or failed."
   status: CheckoutStatus!
+  "The secret (till_c_…) that lets the buyer's page read and confirm the checkout without a token."
   clientSecret: String!
+  "The buyer's checkout page: <portal>/checkout/<clientSecret>."
   url: String!
+  "When an open checkout expires: one hour after it was opened."
   expiresAt: DateTime!
+  "Where the buyer goes after paying; default Till's confirmation page for the checkout."
   successUrl: String!
+  "Where the buyer goes back to from the checkout page; null for none."
   returnUrl: String
+  """
+  The origin of the page embedding the checkout, e.g. https://shop.example; null when not
+  embedded.
+  """
   embedOrigin: String
+  """
+  The price before discount and tax, in the smallest unit of currency, e.g. cents: the fixed
+  price, the buyer's pay-what-you-want amount, or seats times the tier price; 0 for free and
+  metered-only prices.
+  """
   amount: Int!
+  "How many seats are bought; null unless the price is seat_based."
   seats: Int
+  """
+  The fewest seats the buyer may choose, narrowing the price's tiers; null for the tiers' own
+  bound.
+  """
   minSeats: Int
+  "The most seats the buyer may choose, narrowing the price's tiers; null for the tiers' own bound."
   maxSeats: Int
+  """
+  What the discount takes off amount, in the smallest unit of currency, e.g. cents; 0 without a
+  discount.
+  """
   discountAmount: Int!
+  "amount less discountAmount, in the smallest unit of currency, e.g. cents."
   netAmount: Int!
-  "Always 0 for now: Till has no tax engine yet, so totalAmount equals netAmount."
+  "Tax, in the smallest unit of currency; always 0 for now: Till has no tax engine yet, so totalAmount equals netAmount."
   taxAmount: Int
   "Null until a tax engine computes tax."
   taxBehavior: String
+  """
+  netAmount plus taxAmount, in the smallest unit of currency, e.g. cents; charged at
+  confirmation unless a trial starts.
+  """
   totalAmount: Int!
+  "The selected price's currency, lowercase ISO 4217, e.g. usd."
   currency: String!
+  "Whether the checkout may start the product's trial; false disables it. Default true."
   allowTrial: Boolean
+  """
+  The trial the purchase would start: the checkout's own trialInterval, else the product's; null
+  for none (or for a one-time product).
+  """
   activeTrialInterval: Interval
+  "How many activeTrialInterval units the trial lasts; null without a trial."
   activeTrialIntervalCount: Int
+  "When the trial would end if paid now; null without a trial."
   trialEnd: DateTime
+  "The id of the organization selling."
   organizationId: UUID!
+  "The id of the selected product."
   productId: UUID
+  "The id of the selected price."
   productPriceId: UUID
+  "The id of the applied discount; null for none."
   discountId: UUID
+  "Whether the buyer may enter a discount code."
   allowDiscountCodes: Boolean!
+  "Whether the buyer must give a full billing address."
   requireBillingAddress: Boolean!
+  "Whether a discount could apply: the product has a fixed, custom or seat-based price."
   isDiscountApplicable: Boolean!
+  "Whether every price of the selected product is free."
   isFreeProductPrice: Boolean!
+  "Whether the buyer pays now: a total above 0 and no trial."
   isPaymentRequired: Boolean!
+  "Whether a payment method must be saved for later charges (renewals, usage, the end of a trial)."
   isPaymentSetupRequired: Boolean!
+  "Whether the page must show a payment form: a payment or a setup is required."
   isPaymentFormRequired: Boolean!
+  """
+  The customer who buys: given at creation, matched by external id, or created when the checkout
+  succeeds; null before.
+  """
   customerId: UUID
+  "Whether the buyer buys as a business; it asks for the full billing address."
   isBusinessCustomer: Boolean!
+  "The buyer's name; null if not given."
   customerName: String
+  "The buyer's email; a linked customer's and then unchangeable; null if not given."
   customerEmail: String
+  "The buyer's IP address (upstream); Till records none, so always null."
   customerIpAddress: String
+  "The name for the invoice; null if not given."
   customerBillingName: String
+  "The billing address; null if not given."
   customerBillingAddress: Address
+  "The buyer's tax id, validated for the billing country; null if not given."
   customerTaxId: String
+  "The language of the checkout page as a locale tag, e.g. en; null if not given."
   locale: String
+  "The type of the payment method used, e.g. card; null until the checkout succeeds with one."
   paymentMethodType: String
+  """
+  The processor's data for the page (upstream: a Stripe publishable key, …); always empty with
+  Till's processors.
+  """
   paymentProcessorMetadata: Metadata!
+  "The checkout's own trial, overriding the product's; null to use the product's."
   trialInterval: Interval
+  "How many trialInterval units the checkout's own trial lasts; null means 1."
   trialIntervalCount: Int
   "The seller's metadata; empty unless read with a token of the checkout's organization, as upstream's public checkout omits it."
   metadata: Metadata! @goField(forceResolver: true)
+  "Answers to custom fields by field slug, kept as given (Till has no custom field definitions)."
   customFieldData: Metadata!
   "Copied onto the customer when the checkout succeeds; empty unless read with a token of the checkout's organization."
   customerMetadata: Metadata! @goField(forceResolver: true)
   "The seller's id for the customer; null unless read with a token of the checkout's organization."
   externalCustomerId: String @goField(forceResolver: true)
+  "The subscription the checkout created; null until it succeeds, and for one-time products."
   subscriptionId: UUID
   "The products the customer may choose from, in the seller's order."
   products: [CheckoutProduct!]! @listSize(assumedSize: 10)
   "The selected product."
   product: CheckoutProduct
-  "The selected price, spelled as the contract's ProductPrice union member for its amountType."
-  productPrice: JSON
-  "Every offered product's prices by product id, each spelled as productPrice is."
+  "The selected price; null before one is selected."
+  productPrice: CheckoutPrice
+  "productPrice as /v1 spells it: the snake_case JSON of its CheckoutPrice member."
+  wireProductPrice: JSON
+  """
+  Every offered product's live prices, keyed by product id, each in the snake_case /v1 shape of
+  its CheckoutPrice member. products[].prices holds the same prices typed.
+  """
   prices: JSON
   "The applied discount in the shape a buyer may see."
   discount: CheckoutDiscount
@@ -7974,27 +8807,252 @@ type Checkout {
 
 "A product as a checkout offers it: its prices in the contract's union shapes."
 type CheckoutProduct {
+  "The product's id."
   id: UUID!
+  "When the product was created."
   createdAt: DateTime!
+  "When the product last changed; null if it never did."
   modifiedAt: DateTime
+  "The unit of the product's trial; null for no trial."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts; null for no trial."
   trialIntervalCount: Int
+  "The product's name."
   name: String!
+  "The product's description; null for none."
   description: String
+  "Whether the product is listed publicly."
   visibility: ProductVisibility!
+  "How often a subscription to it renews; null for a one-time product."
   recurringInterval: Interval
+  "How many recurringInterval units one period lasts; null for a one-time product."
   recurringIntervalCount: Int
+  "How often metered usage is billed when it differs from the period; null to bill it each period."
   meterInterval: Interval
+  "How many meterInterval units one usage period lasts; null with meterInterval."
   meterIntervalCount: Int
+  "Whether buying it starts a subscription."
   isRecurring: Boolean!
+  "Whether the product was archived: it can no longer be bought."
   isArchived: Boolean!
+  "The id of the organization selling it."
   organizationId: UUID!
+  "The seller's own key-value data."
   metadata: Metadata!
-  "Live prices, each spelled as the contract's ProductPrice union member for its amountType."
-  prices: [JSON!]!
+  "The product's live prices, oldest first."
+  prices: [CheckoutPrice!]! @listSize(assumedSize: 20)
+  "prices as /v1 spells them: the snake_case JSON of each CheckoutPrice member."
+  wirePrices: [JSON!]!
+  "What buying the product grants, in the seller's order."
   benefits: [Benefit!]! @listSize(assumedSize: 20)
   "Product images; always empty until product medias are managed by Till."
-  medias: [JSON!]!
+  medias: [ProductMediaFile!]! @listSize(assumedSize: 0)
+}
+
+"""
+A price as a checkout offers it. Each amountType is its own type carrying only its own
+fields, as the contract's ProductPrice union members (ProductPriceFixed, …Custom, …Free,
+…SeatBased, …MeteredUnit): select them with inline fragments. Amounts are in the smallest
+unit of priceCurrency, e.g. cents.
+"""
+interface CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+}
+
+"A price of one fixed amount (amountType fixed)."
+type CheckoutPriceFixed implements CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+  "The price, in the smallest unit of priceCurrency, e.g. cents."
+  priceAmount: Int!
+}
+
+"A pay-what-you-want price (amountType custom)."
+type CheckoutPriceCustom implements CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+  """
+  The least the buyer may pay, in the smallest unit of priceCurrency, e.g. cents; 0 allows
+  paying nothing.
+  """
+  minimumAmount: Int!
+  """
+  The most the buyer may pay, in the smallest unit of priceCurrency, e.g. cents; null for no
+  maximum.
+  """
+  maximumAmount: Int
+  "The amount the form suggests, in the smallest unit of priceCurrency, e.g. cents; null for none."
+  presetAmount: Int
+}
+
+"A price of nothing (amountType free)."
+type CheckoutPriceFree implements CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+}
+
+"A price per seat, by tiers of seat counts (amountType seat_based)."
+type CheckoutPriceSeatBased implements CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+  "The price per seat by seat count."
+  seatTiers: CheckoutSeatTiers!
+}
+
+"A seat-based price's tiers and the seat counts they price."
+type CheckoutSeatTiers {
+  """
+  volume: every seat costs the price of the tier the count falls in; graduated: each tier's
+  seats cost that tier's price.
+  """
+  seatTierType: String!
+  "The tiers, by increasing minSeats."
+  tiers: [CheckoutSeatTier!]! @listSize(assumedSize: 20)
+  "The fewest seats the tiers price: the first tier's minSeats."
+  minimumSeats: Int!
+  "The most seats the tiers price: the last tier's maxSeats; null for no maximum."
+  maximumSeats: Int
+}
+
+"One tier of a seat-based price."
+type CheckoutSeatTier {
+  "The tier's first seat count, from 1."
+  minSeats: Int!
+  "The tier's last seat count; null for no end."
+  maxSeats: Int
+  "The price of one seat in this tier, in the smallest unit of priceCurrency, e.g. cents."
+  pricePerSeat: Int!
+}
+
+"A price per unit of a meter's usage, billed at the end of each period (amountType metered_unit)."
+type CheckoutPriceMeteredUnit implements CheckoutPrice {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price last changed; null if it never did."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none)."
+  source: String!
+  "Which member this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The currency the buyer is charged in, lowercase ISO 4217, e.g. usd."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null to follow the organization's default."
+  taxBehavior: String
+  "Whether the price was archived: it is no longer offered."
+  isArchived: Boolean!
+  "The id of the product the price belongs to."
+  productId: UUID!
+  """
+  The price of one unit of the meter, in the smallest unit of priceCurrency, e.g. cents, as a
+  decimal string (e.g. 0.5).
+  """
+  unitAmount: String!
+  """
+  The most one period's usage costs, in the smallest unit of priceCurrency, e.g. cents; null for
+  no cap.
+  """
+  capAmount: Int
+  "The id of the meter whose usage is billed."
+  meterId: UUID!
+  "The meter whose usage is billed."
+  meter: CheckoutPriceMeter
+}
+
+"What a metered price shows of its meter (the contract's ProductPriceMeter)."
+type CheckoutPriceMeter {
+  "The meter's id."
+  id: UUID!
+  "The meter's name, e.g. API calls."
+  name: String!
+  "What the meter counts: scalar, token or custom."
+  unit: String!
+  "custom: the unit's name, e.g. GB; null otherwise."
+  customLabel: String
+  "custom: what a quantity is divided by for display; null otherwise."
+  customMultiplier: Int
 }
 
 "A checkout's discount, one member per type and duration kind, as upstream shapes it."
@@ -8004,85 +9062,146 @@ union CheckoutDiscount =
   | CheckoutDiscountPercentageOnceForeverDuration
   | CheckoutDiscountPercentageRepeatDuration
 
+"A fixed discount applied once or forever."
 type CheckoutDiscountFixedOnceForeverDuration {
+  "How many payments the discount reduces."
   duration: DiscountDuration!
+  "Whether it takes off an amount or a percentage."
   type: DiscountType!
+  "The amount taken off, in the smallest unit of currency, e.g. cents."
   amount: Int!
+  "The currency of amount, lowercase ISO 4217, e.g. usd."
   currency: String!
   "Currency to amount taken off, e.g. {\"usd\": 1000}."
   amounts: JSON!
+  "The discount's id."
   id: UUID!
+  "The discount's name."
   name: String!
+  "The code that applies it; null for a discount applied through the API."
   code: String
 }
 
+"A fixed discount applied for a number of months."
 type CheckoutDiscountFixedRepeatDuration {
+  "How many payments the discount reduces."
   duration: DiscountDuration!
+  "How many months of payments the discount reduces."
   durationInMonths: Int!
+  "Whether it takes off an amount or a percentage."
   type: DiscountType!
+  "The amount taken off, in the smallest unit of currency, e.g. cents."
   amount: Int!
+  "The currency of amount, lowercase ISO 4217, e.g. usd."
   currency: String!
   "Currency to amount taken off, e.g. {\"usd\": 1000}."
   amounts: JSON!
+  "The discount's id."
   id: UUID!
+  "The discount's name."
   name: String!
+  "The code that applies it; null for a discount applied through the API."
   code: String
 }
 
+"A percentage discount applied once or forever."
 type CheckoutDiscountPercentageOnceForeverDuration {
+  "How many payments the discount reduces."
   duration: DiscountDuration!
+  "Whether it takes off an amount or a percentage."
   type: DiscountType!
+  "The percentage taken off, in hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's id."
   id: UUID!
+  "The discount's name."
   name: String!
+  "The code that applies it; null for a discount applied through the API."
   code: String
 }
 
+"A percentage discount applied for a number of months."
 type CheckoutDiscountPercentageRepeatDuration {
+  "How many payments the discount reduces."
   duration: DiscountDuration!
+  "How many months of payments the discount reduces."
   durationInMonths: Int!
+  "Whether it takes off an amount or a percentage."
   type: DiscountType!
+  "The percentage taken off, in hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's id."
   id: UUID!
+  "The discount's name."
   name: String!
+  "The code that applies it; null for a discount applied through the API."
   code: String
 }
 
+"Whether the checkout form asks for an address field."
 enum BillingAddressFieldMode {
+  "The buyer must fill it in."
   required
+  "The buyer may fill it in."
   optional
+  "The form does not show it."
   disabled
 }
 
+"""
+Which billing address fields the form asks for: the full address for businesses, US buyers and
+checkouts that require it; a state in the US and Canada.
+"""
 type CheckoutBillingAddressFields {
+  "Always required."
   country: BillingAddressFieldMode!
+  "Required in the US and Canada; elsewhere optional with a full address, else not asked."
   state: BillingAddressFieldMode!
+  "Required with a full address, else not asked."
   city: BillingAddressFieldMode!
+  "Required with a full address, else not asked."
   postalCode: BillingAddressFieldMode!
+  "Required with a full address, else not asked."
   line1: BillingAddressFieldMode!
+  "Optional with a full address, else not asked."
   line2: BillingAddressFieldMode!
 }
 
+"Where a checkout is in its life."
 enum CheckoutStatus {
+  "Waiting for the buyer; it can change and be confirmed."
   open
+  "Open past expiresAt: it can no longer change or be confirmed."
   expired
+  "The buyer confirmed; the payment is under way."
   confirmed
+  "Paid (or started free or in trial): the order or subscription exists."
   succeeded
+  "The payment was declined."
   failed
 }
 
+"A page of checkouts."
 type CheckoutPage {
+  "The checkouts of this page."
   items: [Checkout!]!
+  "The total count and the last page."
   pagination: Pagination!
   "The window's cursors, for first/after and last/before."
   pageInfo: PageInfo!
 }
 
+"Narrows a checkout list; values of one field are OR-ed, fields AND-ed."
 input CheckoutFilter {
+  "Only checkouts of these organizations."
   organizationId: [UUID!]
+  "Only checkouts whose selected product is one of these."
   productId: [UUID!]
+  "Only checkouts of these customers."
   customerId: [UUID!]
+  "Only checkouts of the customers with these external ids."
   externalCustomerId: [String!]
+  "Only checkouts in these states."
   status: [CheckoutStatus!]
   "Matches the customer email with ILIKE '%query%', unescaped as upstream: % and _ are wildcards."
   query: String
@@ -8094,70 +9213,121 @@ productPriceId) is selected. Customer: customerId, else externalCustomerId (link
 exists, created on confirm otherwise), else customerEmail.
 """
 input CheckoutCreateInput {
+  "The products offered, 1 to 10 of one organization, in the order shown; duplicates are dropped."
   products: [UUID!]!
   "A price of one of the products; default the product's static price."
   productPriceId: UUID
-  "Pay-what-you-want amount for custom prices, within the price's minimum and maximum."
+  "The pay-what-you-want amount for a custom price, in the smallest unit of currency (e.g. cents), within its minimum and maximum."
   amount: Int
   "Seats for seat-based prices (required then), within minSeats..maxSeats and the tiers."
   seats: Int
+  "The fewest seats the buyer may choose, at least 1."
   minSeats: Int
+  "The most seats the buyer may choose, at least minSeats."
   maxSeats: Int
+  "A live customer of the organization to buy for; its details prefill the checkout."
   customerId: UUID
+  """
+  Your id of the customer: linked when such a customer exists, else given to the customer
+  created on success.
+  """
   externalCustomerId: String
+  "The buyer's email, a bare address; ignored with a linked customer."
   customerEmail: String
+  "The buyer's name."
   customerName: String
+  "The name for the invoice."
   customerBillingName: String
+  "The billing address; its country validates customerTaxId."
   customerBillingAddress: AddressInput
+  "A tax id valid for the billing country."
   customerTaxId: String
+  "Whether the buyer buys as a business; default false."
   isBusinessCustomer: Boolean
+  "A discount of the organization to apply, whether or not codes are allowed."
   discountId: UUID
   "Applies a discount by code (only when allowDiscountCodes)."
   discountCode: String
+  "Whether the buyer may enter a discount code; default true."
   allowDiscountCodes: Boolean
+  "Whether the buyer must give a full billing address; default false."
   requireBillingAddress: Boolean
+  "Whether the product's trial applies; default true."
   allowTrial: Boolean
   "Overrides the product's trial."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts, at least 1; default 1."
   trialIntervalCount: Int
   "Where the buyer goes after paying; {CHECKOUT_ID} is replaced. Default: Till's confirmation page."
   successUrl: String
+  "An http(s) URL the checkout page links back to."
   returnUrl: String
+  "The origin of the page that embeds the checkout."
   embedOrigin: String
+  "The language of the checkout page, a locale tag."
   locale: String
+  "The seller's own key-value data."
   metadata: Metadata
   "Copied onto the customer's metadata when the checkout succeeds."
   customerMetadata: Metadata
+  "Answers to the product's custom fields, by field slug."
   customFieldData: Metadata
 }
 
 "Changes an open checkout; fields present are changed, explicit nulls clear."
 input CheckoutUpdateInput {
+  "The open checkout to change."
   id: UUID!
   "Select another of the checkout's products (its static price unless productPriceId is given)."
   productId: UUID
+  "Select another price of the selected (or given) product."
   productPriceId: UUID
+  """
+  The pay-what-you-want amount for a custom price, in the smallest unit of currency, e.g. cents,
+  within its minimum and maximum.
+  """
   amount: Int
+  "The seats for a seat-based price, within minSeats..maxSeats and the tiers."
   seats: Int
+  "The buyer's email; ignored when a customer is linked."
   customerEmail: String @goField(omittable: true)
+  "The buyer's name."
   customerName: String @goField(omittable: true)
+  "The name for the invoice."
   customerBillingName: String @goField(omittable: true)
+  "The billing address; a stored tax id is checked again against its country."
   customerBillingAddress: AddressInput @goField(omittable: true)
+  "A tax id valid for the billing country; null or empty clears it."
   customerTaxId: String @goField(omittable: true)
+  "Whether the buyer buys as a business."
   isBusinessCustomer: Boolean
+  "A discount to apply; null removes the discount."
   discountId: UUID @goField(omittable: true)
+  "A discount code to apply (only when allowDiscountCodes); null removes the discount."
   discountCode: String @goField(omittable: true)
+  "Whether the buyer may enter a discount code."
   allowDiscountCodes: Boolean
+  "Whether the buyer must give a full billing address."
   requireBillingAddress: Boolean
+  "Whether the trial applies."
   allowTrial: Boolean
+  "Overrides the product's trial; null returns to the product's."
   trialInterval: Interval @goField(omittable: true)
+  "How many trialInterval units the trial lasts, at least 1."
   trialIntervalCount: Int @goField(omittable: true)
+  "Where the buyer goes after paying; {CHECKOUT_ID} is replaced."
   successUrl: String
+  "An http(s) URL the checkout page links back to; null removes it."
   returnUrl: String @goField(omittable: true)
+  "The origin of the embedding page; null removes it."
   embedOrigin: String @goField(omittable: true)
+  "The language of the checkout page; null clears it."
   locale: String @goField(omittable: true)
+  "Replaces the seller's key-value data."
   metadata: Metadata
+  "Replaces the metadata copied onto the customer when the checkout succeeds."
   customerMetadata: Metadata
+  "Replaces the answers to the product's custom fields."
   customFieldData: Metadata
 }
 
@@ -8167,7 +9337,9 @@ clientSecret (the buyer's page) no token is needed. The customer details given h
 stored on the checkout first.
 """
 input CheckoutConfirmInput {
+  "The checkout, with an organization token."
   id: UUID
+  "The checkout, from the buyer's page without a token."
   clientSecret: String
   "A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …)."
   paymentToken: String
@@ -8178,35 +9350,66 @@ input CheckoutConfirmInput {
   buyer's to use or change.
   """
   paymentMethodId: UUID
+  "Select another of the checkout's products before paying."
   productId: UUID
+  "Select another price before paying."
   productPriceId: UUID
+  "The pay-what-you-want amount for a custom price, in the smallest unit of currency, e.g. cents."
   amount: Int
+  "The seats for a seat-based price."
   seats: Int
+  "The buyer's email; required unless the checkout has one."
   customerEmail: String
+  "The buyer's name."
   customerName: String
+  "The name for the invoice."
   customerBillingName: String
+  "The billing address."
   customerBillingAddress: AddressInput
+  "A tax id valid for the billing country."
   customerTaxId: String
+  "Whether the buyer buys as a business."
   isBusinessCustomer: Boolean
+  "A discount code to apply (only when allowDiscountCodes)."
   discountCode: String
+  "Answers to the product's custom fields."
   customFieldData: Metadata
 }
 
 extend type Query {
-  checkout(id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write])
+  "A checkout of the caller's organizations."
+  checkout("The checkout's id." id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write])
   "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
-  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter,
-    first: Int, after: String, last: Int, before: String): CheckoutPage
+  checkouts(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the field's description lists them."
+    sorting: [String!]
+    "Narrows the list."
+    filter: CheckoutFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CheckoutPage
     @hasScope(any: [checkouts_read, checkouts_write])
   "A checkout by its client secret, for the buyer's page; needs no token."
-  checkoutByClientSecret(clientSecret: String!): Checkout @public(reason: "the client secret")
+  checkoutByClientSecret("The checkout's clientSecret (till_c_…)." clientSecret: String!): Checkout @public(reason: "the client secret")
 }
 
 extend type Mutation {
-  createCheckout(input: CheckoutCreateInput!): Checkout @hasScope(any: [checkouts_write])
-  updateCheckout(input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write])
+  "Opens a checkout for one hour (checkout.created)."
+  createCheckout("What to sell and to whom." input: CheckoutCreateInput!): Checkout @hasScope(any: [checkouts_write])
+  "Changes an open checkout and prices it again (checkout.updated)."
+  updateCheckout("The changes." input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write])
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
-  confirmCheckout(input: CheckoutConfirmInput!): Checkout @public(reason: "the client secret")
+  confirmCheckout("The checkout, the payment and the buyer's last details." input: CheckoutConfirmInput!): Checkout @public(reason: "the client secret")
 }
 
 extend type Checkout {
@@ -8241,25 +9444,55 @@ extend type Order {
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
 type Customer {
+  "The customer's Till id."
   id: UUID!
+  "When the customer was created."
   createdAt: DateTime!
+  "When the customer last changed; null if it never did."
   modifiedAt: DateTime
+  "The seller's own key-value data."
   metadata: Metadata!
+  """
+  The customer's id in the seller's system, unique among the organization's live customers; null
+  if not set. It cannot change once set.
+  """
   externalId: String
+  """
+  The customer's email, unique (ignoring case) among the organization's live customers; null
+  only for team customers.
+  """
   email: String
+  """
+  Whether the email was verified; Till verifies none itself, and changing the email resets it to
+  false.
+  """
   emailVerified: Boolean!
+  "Whether the customer is a person or a team."
   type: CustomerType!
+  "The customer's name; null if not given."
   name: String
+  "The name on invoices; null if not given."
   billingName: String
+  "The address on invoices; null if not given."
   billingAddress: Address
   "The tax id and its format, e.g. [\"FR61954506077\", \"eu_vat\"]."
   taxId: [String!]
+  "The customer's language as a locale tag, e.g. en or fr-FR; null if not given."
   locale: String
+  "The id of the organization the customer buys from."
   organizationId: UUID!
+  "The saved payment method the customer chose as default in the portal; null for none."
   defaultPaymentMethodId: UUID
+  "When the customer was deleted; null while live. Deleted customers are not found by id or listed."
   deletedAt: DateTime
+  """
+  When the customer's first usage event happened (upstream); Till does not record it, so always
+  null.
+  """
   firstUserEventAt: DateTime
+  "An image of the customer (upstream); Till stores none, so always null."
   avatarUrl: String
+  "The organization the customer buys from."
   organization: Organization!
   "Every saved payment method, newest first."
   paymentMethods: [PaymentMethod!]! @listSize(assumedSize: 20)
@@ -8275,145 +9508,253 @@ type Customer {
     @relation(any: [orders_read], portal: billing)
 }
 
+"Whether a customer is a person or a team (the contract's CustomerIndividual and CustomerTeam)."
 enum CustomerType {
+  "A person; needs an email."
   individual
+  "A team whose members share its purchases; email is optional."
   team
 }
 
+"A page of customers."
 type CustomerPage {
+  "The customers of this page."
   items: [Customer!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
+"Narrows a customer list; fields are AND-ed. Deleted customers are never listed."
 input CustomerFilter {
+  "Only the customer with this email, ignoring case."
   email: String
+  "Only the customer with this external id, exactly."
   externalId: String
   "Free text matched against email, name and external id."
   query: String
+  "Only customers whose metadata matches every key."
   metadata: [MetadataFilter!]
 }
 
+"A customer to create (customer.created)."
 input CustomerCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
+  "A bare address (name@example.com); required for individual customers, unique ignoring case."
   email: String
+  "The customer's name."
   name: String
+  "Your id of the customer, unique among the organization's live customers."
   externalId: String
+  "Default individual."
   type: CustomerType
+  "The name on invoices."
   billingName: String
+  "The address on invoices; its country validates taxId."
   billingAddress: AddressInput
+  """
+  A tax id valid for the billing address's country (required then); its format is detected, e.g.
+  eu_vat.
+  """
   taxId: String
+  "A locale tag, e.g. en."
   locale: String
+  "The seller's own key-value data."
   metadata: Metadata
 }
 
+"""
+Changes a live customer: fields present are changed, explicit nulls clear (customer.updated when
+something changed).
+"""
 input CustomerUpdateInput {
+  "The customer to change."
   id: UUID!
+  "A new address, unique ignoring case; it cannot be cleared, and a change resets emailVerified."
   email: String @goField(omittable: true)
+  "The customer's name; null clears it."
   name: String @goField(omittable: true)
+  "Sets the external id; once set it cannot change or be cleared."
   externalId: String @goField(omittable: true)
+  "The name on invoices; null clears it."
   billingName: String @goField(omittable: true)
+  "The address on invoices; null clears it. A stored taxId is checked again against its country."
   billingAddress: AddressInput @goField(omittable: true)
+  "A tax id valid for the billing country; null or empty clears it."
   taxId: String @goField(omittable: true)
+  "A locale tag; null clears it."
   locale: String @goField(omittable: true)
+  "Replaces the seller's key-value data."
   metadata: Metadata @goField(omittable: true)
 }
 
 "The customer's own update in the portal (PATCH /v1/customer-portal/customers/me)."
 input PortalCustomerUpdateInput {
+  "The name on invoices; null or empty leaves it as it is."
   billingName: String @goField(omittable: true)
+  "The address on invoices; once set it cannot be cleared."
   billingAddress: AddressInput @goField(omittable: true)
+  "A tax id valid for the billing country; null or empty clears it."
   taxId: String @goField(omittable: true)
+  "One of the customer's saved payment methods; it cannot be cleared."
   defaultPaymentMethodId: UUID @goField(omittable: true)
 }
 
 extend type Query {
-  customer(id: UUID!): Customer @hasScope(any: [customers_read, customers_write])
-  customerByExternalId(externalId: String!): Customer @hasScope(any: [customers_read, customers_write])
+  "A live customer of the caller's organizations."
+  customer("The customer's Till id." id: UUID!): Customer @hasScope(any: [customers_read, customers_write])
+  "A live customer of the caller's organizations by the seller's id."
+  customerByExternalId("The customer's id in the seller's system." externalId: String!): Customer @hasScope(any: [customers_read, customers_write])
   "Sorting: created_at, email, name (prefix - for descending); default -created_at."
-  customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter): CustomerPage
+  customers(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the field's description lists them."
+    sorting: [String!]
+    "Narrows the list."
+    filter: CustomerFilter
+  ): CustomerPage
     @hasScope(any: [customers_read, customers_write])
 }
 
 extend type Mutation {
-  createCustomer(input: CustomerCreateInput!): Customer @hasScope(any: [customers_write])
-  updateCustomer(input: CustomerUpdateInput!): Customer @hasScope(any: [customers_write])
+  "Creates a customer of the caller's organization (customer.created)."
+  createCustomer("The customer to create." input: CustomerCreateInput!): Customer @hasScope(any: [customers_write])
+  "Changes a live customer (customer.updated when something changed)."
+  updateCustomer("The changes." input: CustomerUpdateInput!): Customer @hasScope(any: [customers_write])
   "Soft-deletes the customer; its sessions stop working at once."
-  deleteCustomer(id: UUID!): Customer @hasScope(any: [customers_write])
-  portalUpdateCustomer(input: PortalCustomerUpdateInput!): Customer @billing
+  deleteCustomer("The customer to delete." id: UUID!): Customer @hasScope(any: [customers_write])
+  "The session's customer changes its own billing details (PATCH /v1/customer-portal/customers/me)."
+  portalUpdateCustomer("The changes; fields absent are left as they are." input: PortalCustomerUpdateInput!): Customer @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer_session.graphqls", Input: `"A short-lived token that opens the customer portal for one customer (or one member)."
 type CustomerSession {
+  "The session's id."
   id: UUID!
+  "When the session was opened."
   createdAt: DateTime!
+  "When the session last changed; null if it never did."
   modifiedAt: DateTime
   "The session token, shown only here."
   token: String!
+  "When the token stops working: one hour after creation, not extended by use."
   expiresAt: DateTime!
+  "Where the portal sends the customer back to; null for none."
   returnUrl: String
+  "The portal page that signs the customer in: the token and email are in its query."
   customerPortalUrl: String!
+  "The id of the customer the session is for."
   customerId: UUID!
+  "The customer the session is for."
   customer: Customer!
 }
 
 "Either customerId or externalCustomerId names the customer."
 input CustomerSessionCreateInput {
+  "The customer's Till id."
   customerId: UUID
+  "The customer's id in the seller's system (customer_external_id is also accepted on /v1)."
   externalCustomerId: String
+  """
+  With the member model: the member the session is for. Default: the customer's owner member;
+  required for team customers.
+  """
   memberId: UUID
+  "With the member model: the member by the seller's id, when memberId is not given."
   externalMemberId: String
+  "An http(s) URL of at most 2083 characters the portal links back to."
   returnUrl: String
 }
 
 extend type Mutation {
-  createCustomerSession(input: CustomerSessionCreateInput!): CustomerSession @hasScope(any: [customer_sessions_write])
+  """
+  Opens a portal session for a live customer of the caller's organizations: a member session
+  (till_mst_) when the organization uses the member model, else a customer session (till_cst_).
+  An unknown customer is a validation error, not a 404.
+  """
+  createCustomerSession("Whom the session is for." input: CustomerSessionCreateInput!): CustomerSession @hasScope(any: [customer_sessions_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/discount.graphqls", Input: `"A price reduction, percentage or fixed, for one payment, a number of months or forever."
 type Discount {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount last changed; null if it never did."
   modifiedAt: DateTime
+  "The seller's name for the discount, shown to buyers."
   name: String!
+  "Whether it takes off a percentage (basisPoints) or an amount (amount)."
   type: DiscountType!
   "percentage: hundredths of a percent (1000 is 10 %)."
   basisPoints: Int
-  "fixed: the amount taken off, in cents of currency."
+  "fixed: the amount taken off, in the smallest unit of currency (e.g. cents); null for percentage discounts."
   amount: Int
+  """
+  fixed: the currency of amount, lowercase ISO 4217 (e.g. usd); it applies only to prices in
+  that currency. Null for percentage discounts.
+  """
   currency: String
+  "How many payments it reduces."
   duration: DiscountDuration!
+  "repeating: how many months of payments it reduces; null otherwise."
   durationInMonths: Int
+  """
+  The code buyers type at checkout, unique per organization ignoring case; null if it can only
+  be applied through the API.
+  """
   code: String
+  "Before this instant it cannot be applied; null for no start."
   startsAt: DateTime
+  "From this instant it cannot be applied; null for no end."
   endsAt: DateTime
+  "How many purchases may redeem it; null for no limit."
   maxRedemptions: Int
+  "How many purchases of one customer may redeem it; null for no limit."
   maxRedemptionsPerCustomer: Int
+  "How many purchases redeemed it."
   redemptionsCount: Int!
+  "The seller's own key-value data."
   metadata: Metadata!
+  "The id of the organization the discount belongs to."
   organizationId: UUID!
   "Products the discount is limited to; empty means every product."
   products: [Product!]! @listSize(assumedSize: 100)
 }
 
+"How a discount reduces a price."
 enum DiscountType {
+  "Takes off an amount in one currency, never more than the price."
   fixed
+  "Takes off a percentage, rounded half up."
   percentage
 }
 
+"How many payments a discount reduces."
 enum DiscountDuration {
+  "The first payment only."
   once
+  "Every payment of the purchase."
   forever
+  "The payments of durationInMonths months; only for recurring products."
   repeating
 }
 
+"A page of discounts."
 type DiscountPage {
+  "The discounts of this page."
   items: [Discount!]!
+  "The total count and the last page."
   pagination: Pagination!
   "The window's cursors, for first/after and last/before."
   pageInfo: PageInfo!
 }
 
+"Narrows a discount list; fields are AND-ed. Deleted discounts are never listed."
 input DiscountFilter {
   "Matches the name or the code, case-insensitively (substring)."
   query: String
@@ -8428,21 +9769,33 @@ currency, default usd). repeating needs durationInMonths.
 input DiscountCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
+  "The name buyers see, at least 1 character."
   name: String!
+  "How it reduces a price."
   type: DiscountType!
+  "percentage: hundredths of a percent, 1 to 10000 (1000 is 10 %)."
   basisPoints: Int
+  "fixed: the amount taken off, in the smallest unit of currency, e.g. cents, 0 or more."
   amount: Int
+  "fixed: the currency of amount, a three-letter ISO 4217 code (stored lowercase); default usd."
   currency: String
+  "How many payments it reduces."
   duration: DiscountDuration!
+  "repeating: 1 to 999 months."
   durationInMonths: Int
   "3 to 256 letters and digits, unique per organization ignoring case; none means API-only."
   code: String
+  "When it becomes applicable; must be before endsAt."
   startsAt: DateTime
+  "When it stops being applicable."
   endsAt: DateTime
+  "How many purchases may redeem it, at least 1; none for no limit."
   maxRedemptions: Int
+  "How many purchases of one customer may redeem it, at least 1; none for no limit."
   maxRedemptionsPerCustomer: Int
   "Products the discount is limited to; none means every product."
   products: [UUID!]
+  "The seller's own key-value data."
   metadata: Metadata
 }
 
@@ -8451,42 +9804,79 @@ Fields present are changed; explicit nulls clear. The amount, type and duration 
 only change while the discount has no redemptions.
 """
 input DiscountUpdateInput {
+  "The discount to change."
   id: UUID!
+  "The name buyers see; null leaves it as it is."
   name: String @goField(omittable: true)
+  "3 to 256 letters and digits, unique per organization ignoring case; null or empty removes it."
   code: String @goField(omittable: true)
+  "When it becomes applicable; null removes the start."
   startsAt: DateTime @goField(omittable: true)
+  "When it stops being applicable; null removes the end."
   endsAt: DateTime @goField(omittable: true)
+  "How many purchases may redeem it, at least 1; null removes the limit."
   maxRedemptions: Int @goField(omittable: true)
+  "How many purchases of one customer may redeem it, at least 1; null removes the limit."
   maxRedemptionsPerCustomer: Int @goField(omittable: true)
+  "How it reduces a price; give the matching basisPoints or amount."
   type: DiscountType @goField(omittable: true)
+  "percentage: hundredths of a percent, 1 to 10000."
   basisPoints: Int @goField(omittable: true)
+  "fixed: the amount taken off, in the smallest unit of currency, e.g. cents."
   amount: Int @goField(omittable: true)
+  "fixed: the currency of amount, a three-letter ISO 4217 code."
   currency: String @goField(omittable: true)
+  "How many payments it reduces."
   duration: DiscountDuration @goField(omittable: true)
+  "repeating: 1 to 999 months."
   durationInMonths: Int @goField(omittable: true)
+  "Replaces the products it is limited to; empty means every product."
   products: [UUID!] @goField(omittable: true)
+  "Replaces the seller's key-value data."
   metadata: Metadata @goField(omittable: true)
 }
 
 extend type Query {
-  discount(id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write])
+  "A live discount of the caller's organizations."
+  discount("The discount's id." id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write])
   "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
-  discounts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: DiscountFilter,
-    first: Int, after: String, last: Int, before: String): DiscountPage
+  discounts(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the field's description lists them."
+    sorting: [String!]
+    "Narrows the list."
+    filter: DiscountFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): DiscountPage
     @hasScope(any: [discounts_read, discounts_write])
 }
 
 extend type Mutation {
-  createDiscount(input: DiscountCreateInput!): Discount @hasScope(any: [discounts_write])
-  updateDiscount(input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write])
+  "Creates a discount of the caller's organization (discount.created)."
+  createDiscount("The discount to create." input: DiscountCreateInput!): Discount @hasScope(any: [discounts_write])
+  "Changes a live discount (discount.updated)."
+  updateDiscount("The changes." input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write])
   "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
-  deleteDiscount(id: UUID!): Discount @hasScope(any: [discounts_write])
+  deleteDiscount("The discount to delete (discount.deleted)." id: UUID!): Discount @hasScope(any: [discounts_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
 type DomainEvent {
+  "The event's id; webhook deliveries of the event carry it."
   id: UUID!
+  "When the change happened (its transaction)."
   createdAt: DateTime!
+  "The event type, as webhooks name it: order.paid, subscription.updated, customer_seat.claimed, …"
   type: String!
   "The id of the changed object (an order, a subscription, …)."
   objectId: UUID!
@@ -8494,14 +9884,26 @@ type DomainEvent {
   payload: JSON
 }
 
+"A page of domain events."
 type DomainEventPage {
+  "The events of this page."
   items: [DomainEvent!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
 extend type Query {
   "The organization's events, newest first (webhook deliveries read from the same log)."
-  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage
+  domainEvents(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Only events of these types (OR-ed), e.g. order.paid."
+    type: [String!]
+    "Only events about these objects (OR-ed)."
+    objectId: [UUID!]
+  ): DomainEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
 }
 `, BuiltIn: false},
@@ -8510,40 +9912,58 @@ One file of a downloadables benefit held by the session's customer or member
 (upstream's DownloadableRead), with a link that downloads it.
 """
 type Downloadable {
+  "The id of the holder's access to this file."
   id: UUID!
+  "The id of the downloadables benefit that gives the file."
   benefitId: UUID!
+  "The downloadables benefit that gives the file."
   benefit: Benefit! @goField(forceResolver: true)
+  "The file, as its holder may see it."
   file: FileDownload!
   """
   A Till link that counts the download and redirects to the file; it works until expiresAt
   and needs no token, so it can be handed to a browser or a download manager.
   """
   downloadUrl: String!
+  "When downloadUrl stops working: one hour after it was listed."
   expiresAt: DateTime!
   "How many times the file was downloaded through its links."
   downloaded: Int!
+  "When the file was last downloaded through its links; null if never."
   lastDownloadedAt: DateTime
 }
 
 "The file of a downloadable, as its holder sees it."
 type FileDownload {
+  "The file's id."
   id: UUID!
+  "The file name downloads are saved under."
   name: String!
+  "The file's media type, e.g. application/pdf."
   mimeType: String!
   "Bytes."
   size: Int64!
   "The size for people, e.g. 1.5 KB (1024 steps)."
   sizeReadable: String! @goField(forceResolver: true)
+  "The seller's version label of the file, e.g. 1.2.0; null for none."
   version: String
+  "The whole file's SHA-256 in standard base64, as declared at upload; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "The stored object's ETag; null before the upload completed."
   checksumEtag: String
+  "When the stored object was last written; null before the upload completed."
   lastModifiedAt: DateTime
+  "Whether the upload completed; always true for listed downloadables."
   isUploaded: Boolean!
 }
 
+"A page of downloadables."
 type DownloadablePage {
+  "The downloadables of this page."
   items: [Downloadable!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
@@ -8553,24 +9973,37 @@ extend type Me {
   session, its own for a member session. Only files of granted grants that are uploaded,
   enabled and not deleted are listed. Newest first.
   """
-  downloadables(benefitId: UUID, page: Int = 1, limit: Int = 10): DownloadablePage! @goField(forceResolver: true)
+  downloadables(
+    "Only files of this benefit."
+    benefitId: UUID
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): DownloadablePage! @goField(forceResolver: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
 enum UsageEventSource {
+  "Recorded by the platform about a change, e.g. benefit.granted; its label is fixed."
   system
+  "Ingested through ingestEvents or POST /v1/events/ingest."
   user
 }
 
 "A usage event (GET /v1/events/{id}); meters aggregate them."
 type UsageEvent {
+  "The event's Till id."
   id: UUID!
   "When the event happened."
   timestamp: DateTime!
   "When Till stored the event (upstream ingested_at)."
   createdAt: DateTime!
+  "The id of the organization the event belongs to."
   organizationId: UUID!
+  "The event's name, e.g. api_call; meters filter on it."
   name: String!
+  "Whether the seller ingested the event or Till recorded it."
   source: UsageEventSource!
   "The customer id the event was sent with; null for events sent with an external customer id."
   customerId: UUID
@@ -8579,8 +10012,11 @@ type UsageEvent {
   customer id the organization's live customer with that external id, once one exists.
   """
   customer: Customer
+  "The seller's customer id the event was sent with; null for events sent with a Till customer id."
   externalCustomerId: String
+  "The member the event was sent with; null for none."
   memberId: UUID
+  "The seller's member id the event was sent with; null for none."
   externalMemberId: String
   "The deduplication key the event was ingested with."
   externalId: String
@@ -8597,6 +10033,7 @@ type UsageEvent {
 
 "Where a cursor page ends and whether another follows."
 type CursorPageInfo {
+  "Whether another page follows this one."
   hasNextPage: Boolean!
   "Pass as after to read the next page; null on an empty page."
   endCursor: String
@@ -8604,7 +10041,9 @@ type CursorPageInfo {
 
 "A page of usage events, read by cursor so that deep pages cost what the first does."
 type UsageEventPage {
+  "The events of this page."
   items: [UsageEvent!]!
+  "Where this page ends, to read the next one."
   pageInfo: CursorPageInfo!
 }
 
@@ -8614,13 +10053,21 @@ externalCustomerId match events sent with either the customer's id or its extern
 customers only); startTimestamp and endTimestamp are strict.
 """
 input UsageEventFilter {
+  "Only events of these organizations."
   organizationId: [UUID!]
+  "Only events of these customers (by Till id)."
   customerId: [UUID!]
+  "Only events of these customers (by the seller's id)."
   externalCustomerId: [String!]
+  "Only events with these names."
   name: [String!]
+  "Only events from these sources."
   source: [UsageEventSource!]
+  "Only events whose timestamp is after this instant."
   startTimestamp: DateTime
+  "Only events whose timestamp is before this instant."
   endTimestamp: DateTime
+  "Only events whose metadata matches every key."
   metadata: [MetadataFilter!]
   "The children of this event."
   parentId: UUID
@@ -8628,13 +10075,22 @@ input UsageEventFilter {
 
 extend type Query {
   "One usage event of the caller's organizations (GET /v1/events/{id})."
-  usageEvent(id: UUID!): UsageEvent @hasScope(any: [events_read, events_write])
+  usageEvent("The event's Till id." id: UUID!): UsageEvent @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
   sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
   clamped to 1000; after is the endCursor of the previous page.
   """
-  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage
+  usageEvents(
+    "How many events to read, default 100; more than 1000 reads 1000."
+    first: Int = 100
+    "The endCursor of the previous page; none for the first page."
+    after: String
+    "timestamp (oldest first) or -timestamp (newest first, the default)."
+    sorting: [String!]
+    "Narrows the list."
+    filter: UsageEventFilter
+  ): UsageEventPage
     @hasScope(any: [events_read, events_write])
 }
 `, BuiltIn: false},
@@ -8661,19 +10117,27 @@ input UsageEventInput {
   total_tokens, …}) hold structured objects.
   """
   metadata: JSON
+  "The customer's Till id: a live customer of the event's organization."
   customerId: UUID
+  "With customerId: the member of that customer who caused the event."
   memberId: UUID
+  "The customer's id in your system; the customer need not exist yet."
   externalCustomerId: String
+  "With externalCustomerId: your id of the member who caused the event."
   externalMemberId: String
 }
 
+"A batch of usage events, stored all or nothing."
 input UsageEventsIngestInput {
+  "The events, in any order."
   events: [UsageEventInput!]!
 }
 
 "What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped."
 type UsageEventsIngestResult {
+  "How many events were stored."
   inserted: Int!
+  "How many events were dropped as repeats of an external id already ingested, earlier or in the same batch."
   duplicates: Int!
 }
 
@@ -8684,7 +10148,7 @@ extend type Mutation {
   also when batches are retried or sent concurrently. A GraphQL request body holds at most
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
-  ingestEvents(input: UsageEventsIngestInput!): UsageEventsIngestResult @hasScope(any: [events_write])
+  ingestEvents("The batch." input: UsageEventsIngestInput!): UsageEventsIngestResult @hasScope(any: [events_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/file.graphqls", Input: `"""
@@ -8692,9 +10156,16 @@ What a file is for. It decides the rules at creation (product media and avatars 
 of at most 10 MB and 1 MB) and which variant of File it is read as.
 """
 enum FileService {
+  "A file offered by downloadables benefits; any type and size."
   downloadable
+  "An image shown with products: JPEG, PNG, GIF, WebP or SVG, at most 10 MB; public."
   product_media
+  "The organization's avatar: JPEG, PNG, GIF, WebP or SVG, at most 1 MB; public."
   organization_avatar
+  """
+  A file attached to a support case: images, videos, PDF, text and office documents, at most 250
+  MB; private.
+  """
   support_case_attachment
 }
 
@@ -8703,16 +10174,27 @@ The fields every shape of a file shares, whether stored or being uploaded (upstr
 S3File).
 """
 interface FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
 }
 
@@ -8722,12 +10204,15 @@ FileRead members: their fields differ (flaggedMaliciousAt for downloadables, pub
 public images), so clients select them with inline fragments.
 """
 interface File {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
   "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
   "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
   "Bytes."
   size: Int64!
@@ -8737,12 +10222,17 @@ interface File {
   checksumEtag: String
   "The whole-file SHA-256 the client declared at creation, not recomputed."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "What the file is for; it decides the variant."
   service: FileService!
   "true once the upload is completed; only uploaded files can be downloaded."
   isUploaded: Boolean!
+  "When the file was created (its upload started)."
   createdAt: DateTime!
   "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
@@ -8750,43 +10240,75 @@ interface File {
 
 "A file offered by downloadables benefits."
 type DownloadableFile implements File & FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "What the file is for; it decides the variant."
   service: FileService!
+  "Whether the upload completed; only uploaded files can be downloaded."
   isUploaded: Boolean!
+  "When the file was created (its upload started)."
   createdAt: DateTime!
   "When the file was found to be malicious; it is not served to customers then."
   flaggedMaliciousAt: DateTime
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
 }
 
 "An image shown with products."
 type ProductMediaFile implements File & FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "What the file is for; it decides the variant."
   service: FileService!
+  "Whether the upload completed; only uploaded files can be downloaded."
   isUploaded: Boolean!
+  "When the file was created (its upload started)."
   createdAt: DateTime!
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
   "Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded."
   publicUrl: String!
@@ -8794,47 +10316,83 @@ type ProductMediaFile implements File & FileBase {
 
 "An organization's avatar image."
 type OrganizationAvatarFile implements File & FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "What the file is for; it decides the variant."
   service: FileService!
+  "Whether the upload completed; only uploaded files can be downloaded."
   isUploaded: Boolean!
+  "When the file was created (its upload started)."
   createdAt: DateTime!
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
+  "Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded."
   publicUrl: String!
 }
 
 "A file attached to a support case; private."
 type SupportCaseAttachmentFile implements File & FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "What the file is for; it decides the variant."
   service: FileService!
+  "Whether the upload completed; only uploaded files can be downloaded."
   isUploaded: Boolean!
+  "When the file was created (its upload started)."
   createdAt: DateTime!
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
 }
 
+"A page of files."
 type FilePage {
+  "The files of this page, each as the variant of its service."
   items: [File!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
@@ -8843,38 +10401,63 @@ A file whose upload has started: the client PUTs each part's bytes to its url wi
 headers, keeps each answer's ETag, and then calls completeFileUpload.
 """
 type FileUpload implements FileBase {
+  "The file's id."
   id: UUID!
+  "The id of the organization the file belongs to."
   organizationId: UUID!
+  "The plain file name given at creation, or by an update; downloads are named after it."
   name: String!
+  "The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>."
   path: String!
+  "The file's media type as declared at creation, e.g. application/pdf."
   mimeType: String!
+  "The file's size in bytes, as declared at creation."
   size: Int64!
+  "The storage's version id of the object, when the bucket keeps versions; else null."
   storageVersion: String
+  "The object's ETag, set when the upload completes; null before."
   checksumEtag: String
+  "The whole-file SHA-256 the client declared at creation, standard base64; null if none was."
   checksumSha256Base64: String
+  "The same SHA-256 in hexadecimal; null if none was declared."
   checksumSha256Hex: String
+  "When the object was written, set when the upload completes; null before."
   lastModifiedAt: DateTime
+  "Where to send the bytes: the upload's id and key, and one presigned URL per part."
   upload: FileUploadMultipart!
+  "The seller's version label, e.g. 1.2.0; null for none."
   version: String
+  "Always false: the upload has just started."
   isUploaded: Boolean!
+  "What the file is for; it decides the variant."
   service: FileService!
+  "The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB."
   sizeReadable: String!
 }
 
 "The multipart upload: its id and object key, which completion must repeat, and its parts."
 type FileUploadMultipart {
+  "The storage's id of the multipart upload; completeFileUpload repeats it."
   id: String!
+  "The object key being written; completeFileUpload repeats it."
   path: String!
+  "One entry per part, in part order."
   parts: [FileUploadPart!]! @listSize(assumedSize: 10000)
 }
 
 "One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt."
 type FileUploadPart {
+  "The part's number, from 1."
   number: Int!
+  "The first byte of the part, from 0."
   chunkStart: Int64!
+  "The byte after the part's last one."
   chunkEnd: Int64!
+  "The part's SHA-256 as declared, standard base64; null if none was."
   checksumSha256Base64: String
+  "The presigned URL to PUT the part's bytes to."
   url: String!
+  "When url stops accepting the part (10 minutes after creation by default)."
   expiresAt: DateTime!
   "Headers the PUT must carry (the part's SHA-256 when it has one), name to value."
   headers: JSON!
@@ -8888,22 +10471,34 @@ must be JPEG, PNG, GIF, WebP or SVG images of at most 10 MB and 1 MB.
 input FileCreateInput {
   "Required for user tokens that belong to several organizations; refused with an organization token."
   organizationId: UUID
+  "A plain file name of at most 200 bytes."
   name: String!
+  """
+  The file's media type; product_media, organization_avatar and support_case_attachment accept
+  only theirs.
+  """
   mimeType: String!
+  "The file's size in bytes; product media at most 10 MB, avatars 1 MB, support attachments 250 MB."
   size: Int64!
   "The whole file's SHA-256, standard base64."
   checksumSha256Base64: String
+  "How the file is split into parts."
   upload: FileCreateMultipartInput!
+  "What the file is for."
   service: FileService!
+  "A version label, a plain file name like name; it becomes part of the object key."
   version: String
 }
 
 "How the file is split: parts numbered from 1, covering the file without gaps or overlaps."
 input FileCreateMultipartInput {
+  "The parts, at least one."
   parts: [FileCreatePartInput!]!
 }
 
+"One part of a file to upload."
 input FileCreatePartInput {
+  "The part's number, from 1, without gaps."
   number: Int64!
   "The first byte of the part."
   chunkStart: Int64!
@@ -8915,102 +10510,209 @@ input FileCreatePartInput {
 
 "Completes an upload: id and path as createFile returned them, and every part with its ETag."
 input FileUploadCompletedInput {
+  "The multipart upload's id, as createFile returned it in upload.id."
   id: String!
+  "The object key, as createFile returned it in upload.path."
   path: String!
+  "Every part, with the ETag its PUT answered."
   parts: [FileUploadCompletedPartInput!]!
 }
 
+"One uploaded part."
 input FileUploadCompletedPartInput {
+  "The part's number, as createFile listed it."
   number: Int64!
   "The ETag header the part's PUT answered."
   checksumEtag: String!
+  "The part's SHA-256, standard base64, as declared at creation."
   checksumSha256Base64: String
 }
 
 "Null or empty fields are left as they are; the stored object does not move."
 input FileUpdateInput {
+  "A new plain file name for downloads; null or empty keeps the current one."
   name: String
+  "A new version label; null or empty keeps the current one."
   version: String
 }
 
 extend type Query {
   "The uploaded live files, newest first; organizationId and ids narrow the list."
-  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage
+  files(
+    "Only files of these organizations."
+    organizationId: [UUID!]
+    "Only these files."
+    ids: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): FilePage
     @hasScope(any: [files_read, files_write])
   "A live file of the caller's organizations, uploaded or not."
-  file(id: UUID!): File @hasScope(any: [files_read, files_write])
+  file("The file's id." id: UUID!): File @hasScope(any: [files_read, files_write])
 }
 
 extend type Mutation {
   "Starts the upload of a file and returns where to send each part."
-  createFile(input: FileCreateInput!): FileUpload @hasScope(any: [files_write])
+  createFile("The file to upload." input: FileCreateInput!): FileUpload @hasScope(any: [files_write])
   "Assembles the uploaded parts; the file is then uploaded. A file completes once."
-  completeFileUpload(id: UUID!, input: FileUploadCompletedInput!): File @hasScope(any: [files_write])
-  updateFile(id: UUID!, input: FileUpdateInput!): File @hasScope(any: [files_write])
+  completeFileUpload(
+    "The file's id."
+    id: UUID!
+    "The upload and its parts."
+    input: FileUploadCompletedInput!
+  ): File @hasScope(any: [files_write])
+  "Renames a file or changes its version label; the stored object does not move."
+  updateFile(
+    "The file's id."
+    id: UUID!
+    "The changes."
+    input: FileUpdateInput!
+  ): File @hasScope(any: [files_write])
   """
   Deletes the file and its object and returns it as it was. A file that a downloadables
   benefit still offers cannot be deleted.
   """
-  deleteFile(id: UUID!): File @hasScope(any: [files_write])
+  deleteFile("The file's id." id: UUID!): File @hasScope(any: [files_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
 type BenefitGrant {
+  "The grant's id."
   id: UUID!
+  "When the benefit was first granted to this holder for this purchase."
   createdAt: DateTime!
+  "When the grant last changed (granted again, revoked, …); null if it never did."
   modifiedAt: DateTime
+  "When the benefit was (last) granted; null while not granted: pending, failed or revoked."
   grantedAt: DateTime
+  "Whether the holder has the benefit now (grantedAt is set)."
   isGranted: Boolean!
+  "When the benefit was taken back; null unless revoked."
   revokedAt: DateTime
+  "Whether the benefit was taken back (revokedAt is set)."
   isRevoked: Boolean!
+  "The subscription that gives the benefit; null when an order does."
   subscriptionId: UUID
+  "The one-time order that gives the benefit; null when a subscription does."
   orderId: UUID
+  "The id of the customer who bought the benefit."
   customerId: UUID!
+  "The member holding it through a seat; null when the customer holds it."
   memberId: UUID
+  "The id of the benefit granted."
   benefitId: UUID!
-  "Why the last grant attempt failed: {message, type, timestamp}."
-  error: JSON
-  "What the grant produced, e.g. {license_key_id, display_key} for license keys."
-  properties: JSON!
+  "Why the last grant attempt failed; null unless it failed."
+  error: BenefitGrantError @goField(forceResolver: true)
+  "What the grant produced: a license key, files to download, or nothing Till records."
+  properties: BenefitGrantProperties! @goField(forceResolver: true)
+  "The customer who bought the benefit."
   customer: Customer!
+  "The member holding it through a seat; null when the customer holds it."
   member: Member
+  "The benefit granted, even if it was deleted since."
   benefit: Benefit!
   "The properties before the last update, in webhook payloads; not kept, so always null."
-  previousProperties: JSON
+  previousProperties: BenefitGrantProperties
 }
 
+"Why a grant attempt failed (upstream's BenefitGrantError)."
+type BenefitGrantError {
+  "The kind of failure, an upstream error class name, e.g. BenefitActionRequiredError."
+  type: String!
+  "What went wrong, for people."
+  message: String!
+  "When it failed, as upstream records it: an ISO 8601 date-time, possibly without a zone."
+  timestamp: String!
+}
+
+"""
+What a grant produced, by what its benefit does (the contract's BenefitGrant*Properties):
+select the members with inline fragments. /v1 renders BenefitGrantEmptyProperties as {}.
+"""
+union BenefitGrantProperties = BenefitGrantLicenseKeysProperties | BenefitGrantDownloadablesProperties | BenefitGrantEmptyProperties
+
+"The license key a license_keys grant issued."
+type BenefitGrantLicenseKeysProperties {
+  "The key's display form, its last characters behind asterisks, e.g. ****-000001."
+  displayKey: String!
+  "The issued LicenseKey's id."
+  licenseKeyId: UUID!
+}
+
+"The files a downloadables grant gave its holder."
+type BenefitGrantDownloadablesProperties {
+  "Ids of the files the holder received."
+  files: [UUID!]!
+}
+
+"""
+The properties of a grant that recorded nothing: custom, discord, github_repository,
+feature_flag, meter_credit and slack_shared_channel grants, and grants not granted yet.
+"""
+type BenefitGrantEmptyProperties {
+  "Always true: a GraphQL type needs a field."
+  empty: Boolean!
+}
+
+"A page of benefit grants."
 type BenefitGrantPage {
+  "The grants of this page."
   items: [BenefitGrant!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
 "A seat of a seat-based subscription or order, assigned to a member by email."
 type CustomerSeat {
+  "The seat's id."
   id: UUID!
+  "When the seat was first assigned."
   createdAt: DateTime!
+  "When the seat last changed; null if it never did."
   modifiedAt: DateTime
+  "The seat-based subscription the seat belongs to; null for an order's seat."
   subscriptionId: UUID
+  "The seat-based order the seat belongs to; null for a subscription's seat."
   orderId: UUID
+  "Where the seat is: pending, claimed or revoked."
   status: CustomerSeatStatus!
+  "The id of the customer who bought the seats (not the holder)."
   customerId: UUID
+  "The member holding the seat once claimed; null while pending."
   memberId: UUID
+  "The member holding the seat once claimed; null while pending."
   member: Member
+  "The email the seat was assigned to."
   email: String
+  "The buying customer's email; null if it has none."
   customerEmail: String
+  "When the claim token stops working: a day after assignment. Claiming or revoking spends the token but keeps this date."
   invitationTokenExpiresAt: DateTime
+  "When the seat was claimed; null while pending."
   claimedAt: DateTime
+  "When the seat was revoked; null unless revoked."
   revokedAt: DateTime
+  "The seller's metadata given at assignment (seat_metadata); null if none was."
   seatMetadata: JSON
 }
 
+"Where a seat is in its life."
 enum CustomerSeatStatus {
+  "Assigned to an email, waiting to be claimed with its token."
   pending
+  "Claimed: its holder is a member of the buying customer with the product's benefits."
   claimed
+  "Revoked: its holder lost the benefits; the seat counts as available again."
   revoked
 }
 
+"A page of seats."
 type CustomerSeatPage {
+  "The seats of this page."
   items: [CustomerSeat!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
@@ -9026,24 +10728,31 @@ type CustomerSeatList {
 
 "Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email."
 input CustomerSeatAssignInput {
+  "The seat-based subscription to take the seat from; give it or orderId."
   subscriptionId: UUID
+  "The paid seat-based order to take the seat from; give it or subscriptionId."
   orderId: UUID
+  "Who gets the seat: a bare email address."
   email: String!
   "Free-form data kept with the seat (seat_metadata)."
   metadata: Metadata
 }
 
+"Claims a pending seat."
 input CustomerSeatClaimInput {
   "The token handed out when the seat was assigned."
   invitationToken: String!
 }
 
+"Revokes a seat."
 input CustomerSeatRevokeInput {
+  "The seat to revoke."
   id: UUID!
 }
 
 "A pending seat and its claim token."
 type CustomerSeatAssignment {
+  "The pending seat."
   seat: CustomerSeat!
   "Shown once: only its hash is stored. Whoever presents it claims the seat within a day."
   invitationToken: String!
@@ -9051,6 +10760,7 @@ type CustomerSeatAssignment {
 
 "A claimed seat and a portal session for its holder."
 type CustomerSeatClaim {
+  "The claimed seat."
   seat: CustomerSeat!
   "A member session token (till_mst_…) for the member now holding the seat, valid one hour."
   customerSessionToken: String!
@@ -9061,15 +10771,35 @@ extend type Query {
   A benefit's grants, newest first (GET /v1/benefits/{id}/grants). isGranted false also
   returns pending and failed grants: every grant without granted_at.
   """
-  benefitGrants(benefitId: UUID!, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
-    page: Int = 1, limit: Int = 10): BenefitGrantPage @hasScope(any: [benefits_read, benefits_write])
+  benefitGrants(
+    """
+    The benefit whose grants to list: a live benefit of the caller's organizations, else
+    NOT_FOUND.
+    """
+    benefitId: UUID!
+    "true: only grants held now; false: only grants not held (pending, failed, revoked)."
+    isGranted: Boolean
+    "Only grants of these customers."
+    customerId: [UUID!]
+    "Only grants held by these members."
+    memberId: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): BenefitGrantPage @hasScope(any: [benefits_read, benefits_write])
   "One grant, as its webhooks report it."
-  benefitGrant(id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write])
+  benefitGrant("The grant's id." id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
-  seats(subscriptionId: UUID, orderId: UUID): CustomerSeatList
+  seats(
+    "The seat-based subscription."
+    subscriptionId: UUID
+    "The seat-based order."
+    orderId: UUID
+  ): CustomerSeatList
     @hasScope(any: [customer_seats_read, customer_seats_write])
   "One seat, as its webhooks report it."
-  seat(id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write])
+  seat("The seat's id." id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write])
 }
 
 extend type Mutation {
@@ -9077,15 +10807,15 @@ extend type Mutation {
   Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
   returns its claim token (customer_seat.assigned).
   """
-  assignSeat(input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write])
+  assignSeat("The purchase and the email." input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write])
   """
   Claims a seat with its invitation token: needs no credential, the token is one. The holder
   becomes a member of the billing customer and receives the product's benefits
   (customer_seat.claimed).
   """
-  claimSeat(input: CustomerSeatClaimInput!): CustomerSeatClaim @public(reason: "the invitation token")
+  claimSeat("The invitation token." input: CustomerSeatClaimInput!): CustomerSeatClaim @public(reason: "the invitation token")
   "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
-  revokeSeat(input: CustomerSeatRevokeInput!): CustomerSeat @hasScope(any: [customer_seats_write])
+  revokeSeat("The seat." input: CustomerSeatRevokeInput!): CustomerSeat @hasScope(any: [customer_seats_write])
 }
 
 extend type Me {
@@ -9093,20 +10823,35 @@ extend type Me {
   Seats: a customer session sees every seat of its subscriptions and orders, a member session
   the seats it holds. Oldest first.
   """
-  seats(page: Int = 1, limit: Int = 10): CustomerSeatPage! @goField(forceResolver: true)
+  seats(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): CustomerSeatPage! @goField(forceResolver: true)
   "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
-  benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10): BenefitGrantPage! @goField(forceResolver: true)
+  benefitGrants(
+    "Only grants of this benefit."
+    benefitId: UUID
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): BenefitGrantPage! @goField(forceResolver: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/job.graphqls", Input: `"""
-A unit of the organization's background work (rendering an invoice, renewing a
-subscription, …), run by the workers with retries and backoff.
+A unit of the organization's background work (rendering an order's invoice or receipt),
+run by the workers with retries and backoff.
 """
 type Job {
+  "The job's id."
   id: UUID!
+  "When the job was queued."
   createdAt: DateTime!
-  "What the job does (invoice.render, subscription.renew, …); args is its input."
+  "What the job does: order.invoice or order.receipt renders that document of an order; args is its input."
   kind: String!
+  "Where the job is in its life."
   state: JobState! @goField(forceResolver: true)
   "Attempts started so far, the running one included."
   attempt: Int!
@@ -9130,31 +10875,53 @@ have one, and completed, discarded (out of attempts, or failing in a way retryin
 fix) and cancelled jobs are finished.
 """
 enum JobState {
+  "Waiting for its scheduledAt and a free worker."
   available
+  "A worker is running an attempt."
   running
+  "Done: its effect is committed."
   completed
+  "Its last attempt failed; it runs again at scheduledAt."
   retryable
+  "Given up: out of attempts, or failed in a way retrying cannot fix."
   discarded
+  "Cancelled before it ran (cancelJob)."
   cancelled
 }
 
 "Why one attempt of a job failed."
 type JobError {
+  "When the attempt failed."
   at: DateTime!
+  "Which attempt failed, from 1."
   attempt: Int!
+  "What went wrong."
   error: String!
 }
 
+"A page of jobs."
 type JobPage {
+  "The jobs of this page."
   items: [Job!]!
+  "The total count and the last page."
   pagination: Pagination!
 }
 
 extend type Query {
   "The organization's jobs, newest first; kind and state narrow the list (values OR-ed)."
-  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage
+  jobs(
+    "Only jobs of these kinds, e.g. order.invoice."
+    kind: [String!]
+    "Only jobs in these states."
+    state: [JobState!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+  ): JobPage
     @hasScope(any: [organizations_read, organizations_write])
-  job(id: UUID!): Job @hasScope(any: [organizations_read, organizations_write])
+  "One of the organization's jobs; the server's own jobs are not found."
+  job("The job's id." id: UUID!): Job @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
@@ -9163,12 +10930,12 @@ extend type Mutation {
   had used them all. Running and completed jobs are refused (InvalidJobState, 409), as is a
   job whose equal (same unique key) is pending already.
   """
-  retryJob(id: UUID!): Job @hasScope(any: [organizations_write])
+  retryJob("The job to run again." id: UUID!): Job @hasScope(any: [organizations_write])
   """
   Cancels a job that is waiting (available or retryable) so it never runs. Running and
   finished jobs are refused (InvalidJobState, 409): a running attempt cannot be recalled.
   """
-  cancelJob(id: UUID!): Job @hasScope(any: [organizations_write])
+  cancelJob("The job to cancel." id: UUID!): Job @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/license_key.graphqls", Input: `"""
@@ -11083,10 +12850,34 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 		return ec.fieldContext_Benefit_properties(ctx, field)
 	case "licenseKeys":
 		return ec.fieldContext_Benefit_licenseKeys(ctx, field)
+	case "custom":
+		return ec.fieldContext_Benefit_custom(ctx, field)
+	case "downloadables":
+		return ec.fieldContext_Benefit_downloadables(ctx, field)
+	case "meterCredit":
+		return ec.fieldContext_Benefit_meterCredit(ctx, field)
 	case "organization":
 		return ec.fieldContext_Benefit_organization(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Benefit", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitCustomProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "note":
+		return ec.fieldContext_BenefitCustomProperties_note(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitCustomProperties", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitDownloadablesProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "files":
+		return ec.fieldContext_BenefitDownloadablesProperties_files(ctx, field)
+	case "archivedFiles":
+		return ec.fieldContext_BenefitDownloadablesProperties_archivedFiles(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitDownloadablesProperties", field.Name)
 }
 
 func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11131,6 +12922,18 @@ func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
 }
 
+func (ec *executionContext) childFields_BenefitGrantError(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_BenefitGrantError_type(ctx, field)
+	case "message":
+		return ec.fieldContext_BenefitGrantError_message(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_BenefitGrantError_timestamp(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantError", field.Name)
+}
+
 func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -11139,6 +12942,18 @@ func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, fi
 		return ec.fieldContext_BenefitGrantPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantPage", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitMeterCreditProperties(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "units":
+		return ec.fieldContext_BenefitMeterCreditProperties_units(ctx, field)
+	case "rollover":
+		return ec.fieldContext_BenefitMeterCreditProperties_rollover(ctx, field)
+	case "meterId":
+		return ec.fieldContext_BenefitMeterCreditProperties_meterId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitMeterCreditProperties", field.Name)
 }
 
 func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11283,6 +13098,8 @@ func (ec *executionContext) childFields_Checkout(ctx context.Context, field grap
 		return ec.fieldContext_Checkout_product(ctx, field)
 	case "productPrice":
 		return ec.fieldContext_Checkout_productPrice(ctx, field)
+	case "wireProductPrice":
+		return ec.fieldContext_Checkout_wireProductPrice(ctx, field)
 	case "prices":
 		return ec.fieldContext_Checkout_prices(ctx, field)
 	case "discount":
@@ -11331,6 +13148,22 @@ func (ec *executionContext) childFields_CheckoutPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutPage", field.Name)
 }
 
+func (ec *executionContext) childFields_CheckoutPriceMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CheckoutPriceMeter_id(ctx, field)
+	case "name":
+		return ec.fieldContext_CheckoutPriceMeter_name(ctx, field)
+	case "unit":
+		return ec.fieldContext_CheckoutPriceMeter_unit(ctx, field)
+	case "customLabel":
+		return ec.fieldContext_CheckoutPriceMeter_customLabel(ctx, field)
+	case "customMultiplier":
+		return ec.fieldContext_CheckoutPriceMeter_customMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutPriceMeter", field.Name)
+}
+
 func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -11367,12 +13200,40 @@ func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, fie
 		return ec.fieldContext_CheckoutProduct_metadata(ctx, field)
 	case "prices":
 		return ec.fieldContext_CheckoutProduct_prices(ctx, field)
+	case "wirePrices":
+		return ec.fieldContext_CheckoutProduct_wirePrices(ctx, field)
 	case "benefits":
 		return ec.fieldContext_CheckoutProduct_benefits(ctx, field)
 	case "medias":
 		return ec.fieldContext_CheckoutProduct_medias(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutProduct", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutSeatTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minSeats":
+		return ec.fieldContext_CheckoutSeatTier_minSeats(ctx, field)
+	case "maxSeats":
+		return ec.fieldContext_CheckoutSeatTier_maxSeats(ctx, field)
+	case "pricePerSeat":
+		return ec.fieldContext_CheckoutSeatTier_pricePerSeat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutSeatTier", field.Name)
+}
+
+func (ec *executionContext) childFields_CheckoutSeatTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seatTierType":
+		return ec.fieldContext_CheckoutSeatTiers_seatTierType(ctx, field)
+	case "tiers":
+		return ec.fieldContext_CheckoutSeatTiers_tiers(ctx, field)
+	case "minimumSeats":
+		return ec.fieldContext_CheckoutSeatTiers_minimumSeats(ctx, field)
+	case "maximumSeats":
+		return ec.fieldContext_CheckoutSeatTiers_maximumSeats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CheckoutSeatTiers", field.Name)
 }
 
 func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12453,6 +14314,46 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 		return ec.fieldContext_Product_subscriptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductMediaFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProductMediaFile_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_ProductMediaFile_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_ProductMediaFile_name(ctx, field)
+	case "path":
+		return ec.fieldContext_ProductMediaFile_path(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_ProductMediaFile_mimeType(ctx, field)
+	case "size":
+		return ec.fieldContext_ProductMediaFile_size(ctx, field)
+	case "storageVersion":
+		return ec.fieldContext_ProductMediaFile_storageVersion(ctx, field)
+	case "checksumEtag":
+		return ec.fieldContext_ProductMediaFile_checksumEtag(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Base64(ctx, field)
+	case "checksumSha256Hex":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Hex(ctx, field)
+	case "lastModifiedAt":
+		return ec.fieldContext_ProductMediaFile_lastModifiedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_ProductMediaFile_version(ctx, field)
+	case "service":
+		return ec.fieldContext_ProductMediaFile_service(ctx, field)
+	case "isUploaded":
+		return ec.fieldContext_ProductMediaFile_isUploaded(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ProductMediaFile_createdAt(ctx, field)
+	case "sizeReadable":
+		return ec.fieldContext_ProductMediaFile_sizeReadable(ctx, field)
+	case "publicUrl":
+		return ec.fieldContext_ProductMediaFile_publicUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductMediaFile", field.Name)
 }
 
 func (ec *executionContext) childFields_ProductPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

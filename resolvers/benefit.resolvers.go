@@ -18,6 +18,18 @@ func (r *benefitResolver) LicenseKeys(ctx context.Context, obj *storage.Benefit)
 	return licenseKeysOf(obj), nil
 }
 
+func (r *benefitResolver) Custom(ctx context.Context, obj *storage.Benefit) (*model.BenefitCustomProperties, error) {
+	return customPropertiesOf(obj), nil
+}
+
+func (r *benefitResolver) Downloadables(ctx context.Context, obj *storage.Benefit) (*model.BenefitDownloadablesProperties, error) {
+	return downloadablesPropertiesOf(obj), nil
+}
+
+func (r *benefitResolver) MeterCredit(ctx context.Context, obj *storage.Benefit) (*model.BenefitMeterCreditProperties, error) {
+	return meterCreditPropertiesOf(obj), nil
+}
+
 func (r *benefitResolver) Organization(ctx context.Context, obj *storage.Benefit) (*storage.Organization, error) {
 	return related(ctx, loaders(ctx).Organization, obj, func(o *storage.Benefit) uuid.UUID { return o.OrganizationID })
 }

@@ -73,8 +73,12 @@ func (r *checkoutResolver) Product(ctx context.Context, obj *storage.Checkout) (
 	return r.checkoutProduct(ctx, obj)
 }
 
-func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
-	return r.checkoutPrice(ctx, obj)
+func (r *checkoutResolver) ProductPrice(ctx context.Context, obj *storage.Checkout) (model.CheckoutPrice, error) {
+	return r.checkoutTypedPrice(ctx, obj)
+}
+
+func (r *checkoutResolver) WireProductPrice(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
+	return r.checkoutWirePrice(ctx, obj)
 }
 
 func (r *checkoutResolver) Prices(ctx context.Context, obj *storage.Checkout) (storage.RawJSON, error) {
@@ -105,16 +109,20 @@ func (r *checkoutResolver) Customer(ctx context.Context, obj *storage.Checkout) 
 	return r.checkoutBuyerOf(ctx, obj)
 }
 
-func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+func (r *checkoutProductResolver) Prices(ctx context.Context, obj *storage.Product) ([]model.CheckoutPrice, error) {
 	return r.checkoutProductPrices(ctx, obj)
+}
+
+func (r *checkoutProductResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+	return r.checkoutProductWirePrices(ctx, obj)
 }
 
 func (r *checkoutProductResolver) Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error) {
 	return related(ctx, loaders(ctx).BenefitsByProduct, obj, func(o *storage.Product) uuid.UUID { return o.ID })
 }
 
-func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
-	return []storage.RawJSON{}, nil
+func (r *checkoutProductResolver) Medias(ctx context.Context, obj *storage.Product) ([]*model.ProductMediaFile, error) {
+	return []*model.ProductMediaFile{}, nil
 }
 
 func (r *customerResolver) Checkouts(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error) {

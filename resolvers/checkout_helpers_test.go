@@ -16,7 +16,7 @@ const ckFields = `id status clientSecret url expiresAt successUrl returnUrl amou
 	isDiscountApplicable isFreeProductPrice isPaymentRequired isPaymentSetupRequired isPaymentFormRequired
 	customerId customerName customerEmail customerBillingName externalCustomerId subscriptionId paymentMethodType
 	metadata customerMetadata customFieldData
-	products { id name prices } productPrice prices
+	products { id name prices: wirePrices } productPrice: wireProductPrice prices
 	discount { __typename
 		... on CheckoutDiscountFixedOnceForeverDuration { id amount currency }
 		... on CheckoutDiscountPercentageOnceForeverDuration { id basisPoints }

@@ -14,9 +14,12 @@ import (
 
 // A checkout shows prices in the contract's union shapes (ProductPriceFixed, …Custom,
 // …SeatBased, …MeteredUnit; free prices in upstream's ProductPriceFree shape): one object per
-// amount type with only that type's fields. The shapes are rendered here, once, as JSON,
-// because Checkout.prices maps product ids to lists of them, which no GraphQL type can
-// spell; productPrice and CheckoutProduct.prices use the same rendering so all three agree.
+// amount type with only that type's fields. checkoutPriceOf builds them once, typed
+// (productPrice, CheckoutProduct.prices), and renderPrice writes the same values as the JSON
+// /v1 shows (wireProductPrice, CheckoutProduct.wirePrices and Checkout.prices, which maps
+// product ids to lists of them as no GraphQL type can). The persisted documents select the
+// JSON: typed, a page of 100 checkouts with every price's seat tiers would cost more than
+// one operation may.
 
 // field is one key of an object rendered in a fixed order (upstream's field order).
 type field struct {
@@ -45,48 +48,99 @@ func object(fields ...field) (storage.RawJSON, error) {
 	return b.Bytes(), nil
 }
 
-// renderPrice renders one price in its union member's shape; metered prices embed their
-// meter (loaded through the operation's loader).
-func (r *Resolver) renderPrice(ctx context.Context, p *storage.ProductPrice) (storage.RawJSON, error) {
-	var modified any
-	if p.ModifiedAt != nil {
-		modified = scalar.FormatDateTime(*p.ModifiedAt)
-	}
-	fields := []field{{"created_at", scalar.FormatDateTime(p.CreatedAt)}, {"modified_at", modified}, {"id", p.ID},
-		{"source", p.Source}, {"amount_type", p.AmountType}, {"price_currency", p.PriceCurrency},
-		{"tax_behavior", p.TaxBehavior}, {"is_archived", p.IsArchived}, {"product_id", p.ProductID}}
+// checkoutPriceOf builds one price as its union member; metered prices embed their meter
+// (loaded through the operation's loader).
+func (r *Resolver) checkoutPriceOf(ctx context.Context, p *storage.ProductPrice) (model.CheckoutPrice, error) {
 	switch p.AmountType {
 	case "fixed":
-		fields = append(fields, field{"price_amount", deref(p.PriceAmount)})
+		return &model.CheckoutPriceFixed{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
+			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
+			ProductID: p.ProductID, PriceAmount: int(deref(p.PriceAmount))}, nil
 	case "custom":
-		fields = append(fields, field{"minimum_amount", deref(p.MinimumAmount)}, field{"maximum_amount", p.MaximumAmount},
-			field{"preset_amount", p.PresetAmount})
+		return &model.CheckoutPriceCustom{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
+			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
+			ProductID: p.ProductID, MinimumAmount: int(deref(p.MinimumAmount)), MaximumAmount: intOf(p.MaximumAmount),
+			PresetAmount: intOf(p.PresetAmount)}, nil
 	case "seat_based":
 		t := parseSeatTiers(p.SeatTiers)
-		// A struct, not a map, so the keys keep the contract's order.
-		type seatTier struct {
-			MinSeats     int   `json:"min_seats"`
-			MaxSeats     *int  `json:"max_seats"`
-			PricePerSeat int64 `json:"price_per_seat"`
-		}
-		tiers := make([]seatTier, len(t.Tiers))
+		tiers := make([]*model.CheckoutSeatTier, len(t.Tiers))
 		for i, tier := range t.Tiers {
-			tiers[i] = seatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats, PricePerSeat: int64(tier.PricePerSeat)}
+			tiers[i] = &model.CheckoutSeatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats, PricePerSeat: int(tier.PricePerSeat)}
 		}
 		lo, hi := t.bounds()
-		st, err := object(field{"seat_tier_type", t.SeatTierType}, field{"tiers", tiers},
-			field{"minimum_seats", lo}, field{"maximum_seats", hi})
-		if err != nil {
-			return nil, err
-		}
-		fields = append(fields, field{"seat_tiers", json.RawMessage(st)})
+		return &model.CheckoutPriceSeatBased{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
+			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
+			ProductID: p.ProductID, SeatTiers: &model.CheckoutSeatTiers{SeatTierType: t.SeatTierType, Tiers: tiers,
+				MinimumSeats: lo, MaximumSeats: hi}}, nil
 	case "metered_unit":
-		var meter any
+		out := &model.CheckoutPriceMeteredUnit{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
+			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
+			ProductID: p.ProductID, UnitAmount: deref(p.UnitAmount), CapAmount: intOf(p.CapAmount), MeterID: deref(p.MeterID)}
 		if p.MeterID != nil {
 			m, err := relatedOpt(ctx, loaders(ctx).PriceMeter, p, func(p *storage.ProductPrice) *uuid.UUID { return p.MeterID })
 			if err != nil {
 				return nil, err
 			}
+			out.Meter = &model.CheckoutPriceMeter{ID: m.ID, Name: m.Name, Unit: m.Unit, CustomLabel: m.CustomLabel,
+				CustomMultiplier: m.CustomMultiplier}
+		}
+		return out, nil
+	}
+	return &model.CheckoutPriceFree{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
+		AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
+		ProductID: p.ProductID}, nil
+}
+
+// intOf narrows a stored amount to the schema's Int, keeping null.
+func intOf(v *int64) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
+// renderPrice renders one price as /v1 shows it: the fields of its union member, in the
+// contract's order.
+func (r *Resolver) renderPrice(ctx context.Context, p *storage.ProductPrice) (storage.RawJSON, error) {
+	typed, err := r.checkoutPriceOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	var modified any
+	if m := typed.GetModifiedAt(); m != nil {
+		modified = scalar.FormatDateTime(*m)
+	}
+	fields := []field{{"created_at", scalar.FormatDateTime(typed.GetCreatedAt())}, {"modified_at", modified},
+		{"id", typed.GetID()}, {"source", typed.GetSource()}, {"amount_type", typed.GetAmountType()},
+		{"price_currency", typed.GetPriceCurrency()}, {"tax_behavior", typed.GetTaxBehavior()},
+		{"is_archived", typed.GetIsArchived()}, {"product_id", typed.GetProductID()}}
+	switch t := typed.(type) {
+	case *model.CheckoutPriceFixed:
+		fields = append(fields, field{"price_amount", t.PriceAmount})
+	case *model.CheckoutPriceCustom:
+		fields = append(fields, field{"minimum_amount", t.MinimumAmount}, field{"maximum_amount", t.MaximumAmount},
+			field{"preset_amount", t.PresetAmount})
+	case *model.CheckoutPriceSeatBased:
+		// Structs, not maps, so the keys keep the contract's order.
+		type seatTier struct {
+			MinSeats     int  `json:"min_seats"`
+			MaxSeats     *int `json:"max_seats"`
+			PricePerSeat int  `json:"price_per_seat"`
+		}
+		tiers := make([]seatTier, len(t.SeatTiers.Tiers))
+		for i, tier := range t.SeatTiers.Tiers {
+			tiers[i] = seatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats, PricePerSeat: tier.PricePerSeat}
+		}
+		st, err := object(field{"seat_tier_type", t.SeatTiers.SeatTierType}, field{"tiers", tiers},
+			field{"minimum_seats", t.SeatTiers.MinimumSeats}, field{"maximum_seats", t.SeatTiers.MaximumSeats})
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, field{"seat_tiers", json.RawMessage(st)})
+	case *model.CheckoutPriceMeteredUnit:
+		var meter any
+		if m := t.Meter; m != nil {
 			mo, err := object(field{"id", m.ID}, field{"name", m.Name}, field{"unit", m.Unit},
 				field{"custom_label", m.CustomLabel}, field{"custom_multiplier", m.CustomMultiplier})
 			if err != nil {
@@ -94,8 +148,8 @@ func (r *Resolver) renderPrice(ctx context.Context, p *storage.ProductPrice) (st
 			}
 			meter = json.RawMessage(mo)
 		}
-		fields = append(fields, field{"unit_amount", deref(p.UnitAmount)}, field{"cap_amount", p.CapAmount},
-			field{"meter_id", p.MeterID}, field{"meter", meter})
+		fields = append(fields, field{"unit_amount", t.UnitAmount}, field{"cap_amount", t.CapAmount},
+			field{"meter_id", t.MeterID}, field{"meter", meter})
 	}
 	return object(fields...)
 }
@@ -112,8 +166,23 @@ func (r *Resolver) renderPrices(ctx context.Context, prices []*storage.ProductPr
 	return out, nil
 }
 
-// checkoutProductPrices are the live prices of a checkout's product, rendered.
-func (r *Resolver) checkoutProductPrices(ctx context.Context, p *storage.Product) ([]storage.RawJSON, error) {
+// checkoutProductPrices are the live prices of a checkout's product, typed.
+func (r *Resolver) checkoutProductPrices(ctx context.Context, p *storage.Product) ([]model.CheckoutPrice, error) {
+	prices, err := related(ctx, loaders(ctx).PricesByProduct, p, func(p *storage.Product) uuid.UUID { return p.ID })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.CheckoutPrice, len(prices))
+	for i, price := range prices {
+		if out[i], err = r.checkoutPriceOf(ctx, price); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkoutProductWirePrices renders the live prices of a checkout's product as /v1 shows them.
+func (r *Resolver) checkoutProductWirePrices(ctx context.Context, p *storage.Product) ([]storage.RawJSON, error) {
 	prices, err := related(ctx, loaders(ctx).PricesByProduct, p, func(p *storage.Product) uuid.UUID { return p.ID })
 	if err != nil {
 		return nil, err
@@ -130,7 +199,7 @@ func (r *Resolver) checkoutPriceMap(ctx context.Context, c *storage.Checkout) (s
 	}
 	fields := make([]field, len(products))
 	for i, p := range products {
-		list, err := r.checkoutProductPrices(ctx, p)
+		list, err := r.checkoutProductWirePrices(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -143,13 +212,27 @@ func (r *Resolver) checkoutPriceMap(ctx context.Context, c *storage.Checkout) (s
 	return object(fields...)
 }
 
-// checkoutPrice renders the selected price (nil when none).
-func (r *Resolver) checkoutPrice(ctx context.Context, c *storage.Checkout) (storage.RawJSON, error) {
+// checkoutPrice is the selected price (nil when none).
+func (r *Resolver) checkoutPrice(ctx context.Context, c *storage.Checkout) (*storage.ProductPrice, error) {
 	if c.ProductPriceID == nil {
 		return nil, nil
 	}
-	p, err := relatedOpt(ctx, loaders(ctx).Price, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductPriceID })
-	if err != nil {
+	return relatedOpt(ctx, loaders(ctx).Price, c, func(c *storage.Checkout) *uuid.UUID { return c.ProductPriceID })
+}
+
+// checkoutTypedPrice is the selected price as its union member (nil when none).
+func (r *Resolver) checkoutTypedPrice(ctx context.Context, c *storage.Checkout) (model.CheckoutPrice, error) {
+	p, err := r.checkoutPrice(ctx, c)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return r.checkoutPriceOf(ctx, p)
+}
+
+// checkoutWirePrice renders the selected price as /v1 shows it (nil when none).
+func (r *Resolver) checkoutWirePrice(ctx context.Context, c *storage.Checkout) (storage.RawJSON, error) {
+	p, err := r.checkoutPrice(ctx, c)
+	if err != nil || p == nil {
 		return nil, err
 	}
 	return r.renderPrice(ctx, p)

@@ -179,7 +179,7 @@ func (c *costCalc) listSize(f *ast.Field) int {
 	if d := f.Definition.Directives.ForName("listSize"); d != nil {
 		if a := d.Arguments.ForName("assumedSize"); a != nil {
 			if v, err := a.Value.Value(nil); err == nil {
-				if n, ok := v.(int64); ok && n > 0 {
+				if n, ok := v.(int64); ok && n >= 0 {
 					return int(min(n, costCap))
 				}
 			}

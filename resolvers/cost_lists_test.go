@@ -32,6 +32,7 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 	enforced := map[string]int{
 		"Product.benefits": resolvers.MaxProductBenefits, "CheckoutProduct.benefits": resolvers.MaxProductBenefits,
 		"Product.prices": resolvers.MaxProductPrices, "Subscription.prices": resolvers.MaxProductPrices,
+		"CheckoutProduct.prices": resolvers.MaxProductPrices, "CheckoutSeatTiers.tiers": resolvers.MaxSeatTiers,
 		"Subscription.meters": resolvers.MaxProductPrices, "Order.items": resolvers.MaxProductPrices + 1,
 		"Checkout.products": resolvers.MaxCheckoutProducts, "Discount.products": resolvers.MaxDiscountProducts,
 		"LicenseKey.activations": resolvers.MaxLicenseKeyActivations, "Customer.paymentMethods": resolvers.MaxCustomerPaymentMethods,

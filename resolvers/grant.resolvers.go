@@ -14,6 +14,14 @@ import (
 	"github.com/google/uuid"
 )
 
+func (r *benefitGrantResolver) Error(ctx context.Context, obj *storage.BenefitGrant) (*model.BenefitGrantError, error) {
+	return grantErrorOf(obj)
+}
+
+func (r *benefitGrantResolver) Properties(ctx context.Context, obj *storage.BenefitGrant) (model.BenefitGrantProperties, error) {
+	return grantPropertiesOf(obj)
+}
+
 func (r *benefitGrantResolver) Customer(ctx context.Context, obj *storage.BenefitGrant) (*storage.Customer, error) {
 	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.BenefitGrant) uuid.UUID { return o.CustomerID })
 }
@@ -26,7 +34,7 @@ func (r *benefitGrantResolver) Benefit(ctx context.Context, obj *storage.Benefit
 	return related(ctx, loaders(ctx).Benefit, obj, func(o *storage.BenefitGrant) uuid.UUID { return o.BenefitID })
 }
 
-func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (storage.RawJSON, error) {
+func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (model.BenefitGrantProperties, error) {
 	return nil, nil
 }
 

@@ -75,9 +75,12 @@ func (w *grantWorld) revoke(tb testing.TB, scope resolvers.GrantScope) {
 	}
 }
 
-// grantFields selects everything tests compare on a grant.
+// grantFields selects everything tests compare on a grant; properties keep /v1's keys.
 const grantFields = `id createdAt grantedAt isGranted revokedAt isRevoked subscriptionId orderId customerId
-	memberId benefitId error properties customer { id } member { id email } benefit { id type }`
+	memberId benefitId error { message type timestamp } properties {
+		... on BenefitGrantLicenseKeysProperties { license_key_id: licenseKeyId display_key: displayKey }
+		... on BenefitGrantDownloadablesProperties { files } }
+	customer { id } member { id email } benefit { id type }`
 
 type grant struct {
 	ID             uuid.UUID      `json:"id"`

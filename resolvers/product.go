@@ -89,6 +89,9 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 		if json.Unmarshal(in.SeatTiers, &tiers) != nil || len(tiers.Tiers) == 0 {
 			return w, Invalid("value_error", "Seat tiers need at least one tier.", json.RawMessage(in.SeatTiers), loc("seatTiers")...)
 		}
+		if len(tiers.Tiers) > MaxSeatTiers {
+			return w, tooMany(len(tiers.Tiers), MaxSeatTiers, append(loc("seatTiers"), "tiers")...)
+		}
 		w.SeatTiers = in.SeatTiers
 	case "metered_unit":
 		if in.UnitAmount == nil || !decimal.MatchString(*in.UnitAmount) {

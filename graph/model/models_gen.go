@@ -14,9 +14,41 @@ import (
 	"github.com/google/uuid"
 )
 
+// What a grant produced, by what its benefit does (the contract's BenefitGrant*Properties):
+// select the members with inline fragments. /v1 renders BenefitGrantEmptyProperties as {}.
+type BenefitGrantProperties interface {
+	IsBenefitGrantProperties()
+}
+
 // A checkout's discount, one member per type and duration kind, as upstream shapes it.
 type CheckoutDiscount interface {
 	IsCheckoutDiscount()
+}
+
+// A price as a checkout offers it. Each amountType is its own type carrying only its own
+// fields, as the contract's ProductPrice union members (ProductPriceFixed, …Custom, …Free,
+// …SeatBased, …MeteredUnit): select them with inline fragments. Amounts are in the smallest
+// unit of priceCurrency, e.g. cents.
+type CheckoutPrice interface {
+	IsCheckoutPrice()
+	// When the price was created.
+	GetCreatedAt() time.Time
+	// When the price last changed; null if it never did.
+	GetModifiedAt() *time.Time
+	// The price's id.
+	GetID() uuid.UUID
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	GetSource() string
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	GetAmountType() string
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	GetPriceCurrency() string
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	GetTaxBehavior() *string
+	// Whether the price was archived: it is no longer offered.
+	GetIsArchived() bool
+	// The id of the product the price belongs to.
+	GetProductID() uuid.UUID
 }
 
 // The fields every discount variant has.
@@ -43,12 +75,15 @@ type DiscountBase interface {
 // public images), so clients select them with inline fragments.
 type File interface {
 	IsFile()
+	// The file's id.
 	GetID() uuid.UUID
+	// The id of the organization the file belongs to.
 	GetOrganizationID() uuid.UUID
 	// The plain file name given at creation, or by an update; downloads are named after it.
 	GetName() string
 	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
 	GetPath() string
+	// The file's media type as declared at creation, e.g. application/pdf.
 	GetMimeType() string
 	// Bytes.
 	GetSize() int
@@ -58,12 +93,17 @@ type File interface {
 	GetChecksumEtag() *string
 	// The whole-file SHA-256 the client declared at creation, not recomputed.
 	GetChecksumSha256Base64() *string
+	// The same SHA-256 in hexadecimal; null if none was declared.
 	GetChecksumSha256Hex() *string
+	// When the object was written, set when the upload completes; null before.
 	GetLastModifiedAt() *time.Time
+	// The seller's version label, e.g. 1.2.0; null for none.
 	GetVersion() *string
+	// What the file is for; it decides the variant.
 	GetService() string
 	// true once the upload is completed; only uploaded files can be downloaded.
 	GetIsUploaded() bool
+	// When the file was created (its upload started).
 	GetCreatedAt() time.Time
 	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
 	GetSizeReadable() string
@@ -73,16 +113,27 @@ type File interface {
 // S3File).
 type FileBase interface {
 	IsFileBase()
+	// The file's id.
 	GetID() uuid.UUID
+	// The id of the organization the file belongs to.
 	GetOrganizationID() uuid.UUID
+	// The plain file name given at creation, or by an update; downloads are named after it.
 	GetName() string
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
 	GetPath() string
+	// The file's media type as declared at creation, e.g. application/pdf.
 	GetMimeType() string
+	// The file's size in bytes, as declared at creation.
 	GetSize() int
+	// The storage's version id of the object, when the bucket keeps versions; else null.
 	GetStorageVersion() *string
+	// The object's ETag, set when the upload completes; null before.
 	GetChecksumEtag() *string
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
 	GetChecksumSha256Base64() *string
+	// The same SHA-256 in hexadecimal; null if none was declared.
 	GetChecksumSha256Hex() *string
+	// When the object was written, set when the upload completes; null before.
 	GetLastModifiedAt() *time.Time
 }
 
@@ -141,262 +192,793 @@ type AuthorizeOAuth2Payload struct {
 	Code *string `json:"code,omitempty"`
 }
 
+// A benefit to create.
 type BenefitCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
-	Type           string     `json:"type"`
-	Description    string     `json:"description"`
-	Visibility     *string    `json:"visibility,omitempty"`
+	// What the benefit gives; it cannot change later.
+	Type string `json:"type"`
+	// What customers see, 3 to 42 characters.
+	Description string `json:"description"`
+	// Default public.
+	Visibility *string `json:"visibility,omitempty"`
 	// The type's properties as the contract spells them, e.g. for license_keys {"prefix", "expires", "activations", "limit_usage"}.
 	Properties storage.RawJSON `json:"properties,omitempty"`
-	Metadata   storage.JSONMap `json:"metadata,omitempty"`
+	// The seller's own key-value data.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
+// What a custom benefit gives: a note for the customers holding it.
+type BenefitCustomProperties struct {
+	// Shown to customers who hold the benefit; null for none.
+	Note *string `json:"note,omitempty"`
+}
+
+// The files a downloadables benefit offers.
+type BenefitDownloadablesProperties struct {
+	// The files, in the order holders see them.
+	Files []uuid.UUID `json:"files"`
+	// The files new holders no longer receive, while those who have them keep them (in /v1,
+	// archived maps each such file id to true).
+	ArchivedFiles []uuid.UUID `json:"archivedFiles"`
+}
+
+// Narrows a benefit list; fields are AND-ed. Deleted benefits are never listed.
 type BenefitFilter struct {
-	Type     []string          `json:"type,omitempty"`
-	Query    *string           `json:"query,omitempty"`
+	// Only benefits of these types (OR-ed).
+	Type []string `json:"type,omitempty"`
+	// Matches the description, case-insensitively (substring).
+	Query *string `json:"query,omitempty"`
+	// Only benefits whose metadata matches every key.
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// The files a downloadables grant gave its holder.
+type BenefitGrantDownloadablesProperties struct {
+	// Ids of the files the holder received.
+	Files []uuid.UUID `json:"files"`
+}
+
+func (BenefitGrantDownloadablesProperties) IsBenefitGrantProperties() {}
+
+// The properties of a grant that recorded nothing: custom, discord, github_repository,
+// feature_flag, meter_credit and slack_shared_channel grants, and grants not granted yet.
+type BenefitGrantEmptyProperties struct {
+	// Always true: a GraphQL type needs a field.
+	Empty bool `json:"empty"`
+}
+
+func (BenefitGrantEmptyProperties) IsBenefitGrantProperties() {}
+
+// Why a grant attempt failed (upstream's BenefitGrantError).
+type BenefitGrantError struct {
+	// The kind of failure, an upstream error class name, e.g. BenefitActionRequiredError.
+	Type string `json:"type"`
+	// What went wrong, for people.
+	Message string `json:"message"`
+	// When it failed, as upstream records it: an ISO 8601 date-time, possibly without a zone.
+	Timestamp string `json:"timestamp"`
+}
+
+// The license key a license_keys grant issued.
+type BenefitGrantLicenseKeysProperties struct {
+	// The key's display form, its last characters behind asterisks, e.g. ****-000001.
+	DisplayKey string `json:"displayKey"`
+	// The issued LicenseKey's id.
+	LicenseKeyID uuid.UUID `json:"licenseKeyId"`
+}
+
+func (BenefitGrantLicenseKeysProperties) IsBenefitGrantProperties() {}
+
+// A page of benefit grants.
 type BenefitGrantPage struct {
-	Items      []*storage.BenefitGrant `json:"items"`
-	Pagination *Pagination             `json:"pagination"`
+	// The grants of this page.
+	Items []*storage.BenefitGrant `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
+// Usage credited to a meter for each period a meter_credit benefit is held.
+type BenefitMeterCreditProperties struct {
+	// Units credited each period.
+	Units int `json:"units"`
+	// Whether unused units carry over to the next period.
+	Rollover bool `json:"rollover"`
+	// The meter credited.
+	MeterID uuid.UUID `json:"meterId"`
+}
+
+// A page of benefits.
 type BenefitPage struct {
-	Items      []*storage.Benefit `json:"items"`
-	Pagination *Pagination        `json:"pagination"`
+	// The benefits of this page.
+	Items []*storage.Benefit `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
+// Changes a benefit: fields present are changed; the type cannot change.
 type BenefitUpdateInput struct {
-	ID          uuid.UUID                          `json:"id"`
-	Description graphql.Omittable[*string]         `json:"description,omitempty"`
-	Visibility  graphql.Omittable[*string]         `json:"visibility,omitempty"`
-	Properties  graphql.Omittable[storage.RawJSON] `json:"properties,omitempty"`
-	Metadata    graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
+	// The benefit to change.
+	ID uuid.UUID `json:"id"`
+	// What customers see, 3 to 42 characters.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// Whether the customer portal may show the benefit.
+	Visibility graphql.Omittable[*string] `json:"visibility,omitempty"`
+	// Replaces the type's properties, validated as at creation; a downloadables benefit's holders
+	// get its new files at once.
+	Properties graphql.Omittable[storage.RawJSON] `json:"properties,omitempty"`
+	// Replaces the seller's key-value data.
+	Metadata graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+// Which billing address fields the form asks for: the full address for businesses, US buyers and
+// checkouts that require it; a state in the US and Canada.
 type CheckoutBillingAddressFields struct {
-	Country    BillingAddressFieldMode `json:"country"`
-	State      BillingAddressFieldMode `json:"state"`
-	City       BillingAddressFieldMode `json:"city"`
+	// Always required.
+	Country BillingAddressFieldMode `json:"country"`
+	// Required in the US and Canada; elsewhere optional with a full address, else not asked.
+	State BillingAddressFieldMode `json:"state"`
+	// Required with a full address, else not asked.
+	City BillingAddressFieldMode `json:"city"`
+	// Required with a full address, else not asked.
 	PostalCode BillingAddressFieldMode `json:"postalCode"`
-	Line1      BillingAddressFieldMode `json:"line1"`
-	Line2      BillingAddressFieldMode `json:"line2"`
+	// Required with a full address, else not asked.
+	Line1 BillingAddressFieldMode `json:"line1"`
+	// Optional with a full address, else not asked.
+	Line2 BillingAddressFieldMode `json:"line2"`
 }
 
 // Pays for an open checkout. By id it needs an organization token with checkouts:write; by
 // clientSecret (the buyer's page) no token is needed. The customer details given here are
 // stored on the checkout first.
 type CheckoutConfirmInput struct {
-	ID           *uuid.UUID `json:"id,omitempty"`
-	ClientSecret *string    `json:"clientSecret,omitempty"`
+	// The checkout, with an organization token.
+	ID *uuid.UUID `json:"id,omitempty"`
+	// The checkout, from the buyer's page without a token.
+	ClientSecret *string `json:"clientSecret,omitempty"`
 	// A client-side payment token to save and charge (test mode: tok_visa, tok_chargeDeclined, …).
 	PaymentToken *string `json:"paymentToken,omitempty"`
 	// A payment method already saved for the checkout's customer: the one the seller named
 	// (customerId, or externalCustomerId) or whose portal session confirms. A customer matched only
 	// by customerEmail receives the purchase, but its saved methods and billing details are not the
 	// buyer's to use or change.
-	PaymentMethodID        *uuid.UUID      `json:"paymentMethodId,omitempty"`
-	ProductID              *uuid.UUID      `json:"productId,omitempty"`
-	ProductPriceID         *uuid.UUID      `json:"productPriceId,omitempty"`
-	Amount                 *int            `json:"amount,omitempty"`
-	Seats                  *int            `json:"seats,omitempty"`
-	CustomerEmail          *string         `json:"customerEmail,omitempty"`
-	CustomerName           *string         `json:"customerName,omitempty"`
-	CustomerBillingName    *string         `json:"customerBillingName,omitempty"`
-	CustomerBillingAddress *AddressInput   `json:"customerBillingAddress,omitempty"`
-	CustomerTaxID          *string         `json:"customerTaxId,omitempty"`
-	IsBusinessCustomer     *bool           `json:"isBusinessCustomer,omitempty"`
-	DiscountCode           *string         `json:"discountCode,omitempty"`
-	CustomFieldData        storage.JSONMap `json:"customFieldData,omitempty"`
+	PaymentMethodID *uuid.UUID `json:"paymentMethodId,omitempty"`
+	// Select another of the checkout's products before paying.
+	ProductID *uuid.UUID `json:"productId,omitempty"`
+	// Select another price before paying.
+	ProductPriceID *uuid.UUID `json:"productPriceId,omitempty"`
+	// The pay-what-you-want amount for a custom price, in the smallest unit of currency, e.g. cents.
+	Amount *int `json:"amount,omitempty"`
+	// The seats for a seat-based price.
+	Seats *int `json:"seats,omitempty"`
+	// The buyer's email; required unless the checkout has one.
+	CustomerEmail *string `json:"customerEmail,omitempty"`
+	// The buyer's name.
+	CustomerName *string `json:"customerName,omitempty"`
+	// The name for the invoice.
+	CustomerBillingName *string `json:"customerBillingName,omitempty"`
+	// The billing address.
+	CustomerBillingAddress *AddressInput `json:"customerBillingAddress,omitempty"`
+	// A tax id valid for the billing country.
+	CustomerTaxID *string `json:"customerTaxId,omitempty"`
+	// Whether the buyer buys as a business.
+	IsBusinessCustomer *bool `json:"isBusinessCustomer,omitempty"`
+	// A discount code to apply (only when allowDiscountCodes).
+	DiscountCode *string `json:"discountCode,omitempty"`
+	// Answers to the product's custom fields.
+	CustomFieldData storage.JSONMap `json:"customFieldData,omitempty"`
 }
 
 // A checkout to open. The products must belong to one organization; the first (or the one of
 // productPriceId) is selected. Customer: customerId, else externalCustomerId (linked if it
 // exists, created on confirm otherwise), else customerEmail.
 type CheckoutCreateInput struct {
+	// The products offered, 1 to 10 of one organization, in the order shown; duplicates are dropped.
 	Products []uuid.UUID `json:"products"`
 	// A price of one of the products; default the product's static price.
 	ProductPriceID *uuid.UUID `json:"productPriceId,omitempty"`
-	// Pay-what-you-want amount for custom prices, within the price's minimum and maximum.
+	// The pay-what-you-want amount for a custom price, in the smallest unit of currency (e.g. cents), within its minimum and maximum.
 	Amount *int `json:"amount,omitempty"`
 	// Seats for seat-based prices (required then), within minSeats..maxSeats and the tiers.
-	Seats                  *int          `json:"seats,omitempty"`
-	MinSeats               *int          `json:"minSeats,omitempty"`
-	MaxSeats               *int          `json:"maxSeats,omitempty"`
-	CustomerID             *uuid.UUID    `json:"customerId,omitempty"`
-	ExternalCustomerID     *string       `json:"externalCustomerId,omitempty"`
-	CustomerEmail          *string       `json:"customerEmail,omitempty"`
-	CustomerName           *string       `json:"customerName,omitempty"`
-	CustomerBillingName    *string       `json:"customerBillingName,omitempty"`
+	Seats *int `json:"seats,omitempty"`
+	// The fewest seats the buyer may choose, at least 1.
+	MinSeats *int `json:"minSeats,omitempty"`
+	// The most seats the buyer may choose, at least minSeats.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// A live customer of the organization to buy for; its details prefill the checkout.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// Your id of the customer: linked when such a customer exists, else given to the customer
+	// created on success.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// The buyer's email, a bare address; ignored with a linked customer.
+	CustomerEmail *string `json:"customerEmail,omitempty"`
+	// The buyer's name.
+	CustomerName *string `json:"customerName,omitempty"`
+	// The name for the invoice.
+	CustomerBillingName *string `json:"customerBillingName,omitempty"`
+	// The billing address; its country validates customerTaxId.
 	CustomerBillingAddress *AddressInput `json:"customerBillingAddress,omitempty"`
-	CustomerTaxID          *string       `json:"customerTaxId,omitempty"`
-	IsBusinessCustomer     *bool         `json:"isBusinessCustomer,omitempty"`
-	DiscountID             *uuid.UUID    `json:"discountId,omitempty"`
+	// A tax id valid for the billing country.
+	CustomerTaxID *string `json:"customerTaxId,omitempty"`
+	// Whether the buyer buys as a business; default false.
+	IsBusinessCustomer *bool `json:"isBusinessCustomer,omitempty"`
+	// A discount of the organization to apply, whether or not codes are allowed.
+	DiscountID *uuid.UUID `json:"discountId,omitempty"`
 	// Applies a discount by code (only when allowDiscountCodes).
-	DiscountCode          *string `json:"discountCode,omitempty"`
-	AllowDiscountCodes    *bool   `json:"allowDiscountCodes,omitempty"`
-	RequireBillingAddress *bool   `json:"requireBillingAddress,omitempty"`
-	AllowTrial            *bool   `json:"allowTrial,omitempty"`
+	DiscountCode *string `json:"discountCode,omitempty"`
+	// Whether the buyer may enter a discount code; default true.
+	AllowDiscountCodes *bool `json:"allowDiscountCodes,omitempty"`
+	// Whether the buyer must give a full billing address; default false.
+	RequireBillingAddress *bool `json:"requireBillingAddress,omitempty"`
+	// Whether the product's trial applies; default true.
+	AllowTrial *bool `json:"allowTrial,omitempty"`
 	// Overrides the product's trial.
-	TrialInterval      *string `json:"trialInterval,omitempty"`
-	TrialIntervalCount *int    `json:"trialIntervalCount,omitempty"`
+	TrialInterval *string `json:"trialInterval,omitempty"`
+	// How many trialInterval units the trial lasts, at least 1; default 1.
+	TrialIntervalCount *int `json:"trialIntervalCount,omitempty"`
 	// Where the buyer goes after paying; {CHECKOUT_ID} is replaced. Default: Till's confirmation page.
-	SuccessURL  *string         `json:"successUrl,omitempty"`
-	ReturnURL   *string         `json:"returnUrl,omitempty"`
-	EmbedOrigin *string         `json:"embedOrigin,omitempty"`
-	Locale      *string         `json:"locale,omitempty"`
-	Metadata    storage.JSONMap `json:"metadata,omitempty"`
+	SuccessURL *string `json:"successUrl,omitempty"`
+	// An http(s) URL the checkout page links back to.
+	ReturnURL *string `json:"returnUrl,omitempty"`
+	// The origin of the page that embeds the checkout.
+	EmbedOrigin *string `json:"embedOrigin,omitempty"`
+	// The language of the checkout page, a locale tag.
+	Locale *string `json:"locale,omitempty"`
+	// The seller's own key-value data.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 	// Copied onto the customer's metadata when the checkout succeeds.
 	CustomerMetadata storage.JSONMap `json:"customerMetadata,omitempty"`
-	CustomFieldData  storage.JSONMap `json:"customFieldData,omitempty"`
+	// Answers to the product's custom fields, by field slug.
+	CustomFieldData storage.JSONMap `json:"customFieldData,omitempty"`
 }
 
+// A fixed discount applied once or forever.
 type CheckoutDiscountFixedOnceForeverDuration struct {
+	// How many payments the discount reduces.
 	Duration string `json:"duration"`
-	Type     string `json:"type"`
-	Amount   int    `json:"amount"`
+	// Whether it takes off an amount or a percentage.
+	Type string `json:"type"`
+	// The amount taken off, in the smallest unit of currency, e.g. cents.
+	Amount int `json:"amount"`
+	// The currency of amount, lowercase ISO 4217, e.g. usd.
 	Currency string `json:"currency"`
 	// Currency to amount taken off, e.g. {"usd": 1000}.
 	Amounts storage.RawJSON `json:"amounts"`
-	ID      uuid.UUID       `json:"id"`
-	Name    string          `json:"name"`
-	Code    *string         `json:"code,omitempty"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// The discount's name.
+	Name string `json:"name"`
+	// The code that applies it; null for a discount applied through the API.
+	Code *string `json:"code,omitempty"`
 }
 
 func (CheckoutDiscountFixedOnceForeverDuration) IsCheckoutDiscount() {}
 
+// A fixed discount applied for a number of months.
 type CheckoutDiscountFixedRepeatDuration struct {
-	Duration         string `json:"duration"`
-	DurationInMonths int    `json:"durationInMonths"`
-	Type             string `json:"type"`
-	Amount           int    `json:"amount"`
-	Currency         string `json:"currency"`
+	// How many payments the discount reduces.
+	Duration string `json:"duration"`
+	// How many months of payments the discount reduces.
+	DurationInMonths int `json:"durationInMonths"`
+	// Whether it takes off an amount or a percentage.
+	Type string `json:"type"`
+	// The amount taken off, in the smallest unit of currency, e.g. cents.
+	Amount int `json:"amount"`
+	// The currency of amount, lowercase ISO 4217, e.g. usd.
+	Currency string `json:"currency"`
 	// Currency to amount taken off, e.g. {"usd": 1000}.
 	Amounts storage.RawJSON `json:"amounts"`
-	ID      uuid.UUID       `json:"id"`
-	Name    string          `json:"name"`
-	Code    *string         `json:"code,omitempty"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// The discount's name.
+	Name string `json:"name"`
+	// The code that applies it; null for a discount applied through the API.
+	Code *string `json:"code,omitempty"`
 }
 
 func (CheckoutDiscountFixedRepeatDuration) IsCheckoutDiscount() {}
 
+// A percentage discount applied once or forever.
 type CheckoutDiscountPercentageOnceForeverDuration struct {
-	Duration    string    `json:"duration"`
-	Type        string    `json:"type"`
-	BasisPoints int       `json:"basisPoints"`
-	ID          uuid.UUID `json:"id"`
-	Name        string    `json:"name"`
-	Code        *string   `json:"code,omitempty"`
+	// How many payments the discount reduces.
+	Duration string `json:"duration"`
+	// Whether it takes off an amount or a percentage.
+	Type string `json:"type"`
+	// The percentage taken off, in hundredths of a percent (1000 is 10 %).
+	BasisPoints int `json:"basisPoints"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// The discount's name.
+	Name string `json:"name"`
+	// The code that applies it; null for a discount applied through the API.
+	Code *string `json:"code,omitempty"`
 }
 
 func (CheckoutDiscountPercentageOnceForeverDuration) IsCheckoutDiscount() {}
 
+// A percentage discount applied for a number of months.
 type CheckoutDiscountPercentageRepeatDuration struct {
-	Duration         string    `json:"duration"`
-	DurationInMonths int       `json:"durationInMonths"`
-	Type             string    `json:"type"`
-	BasisPoints      int       `json:"basisPoints"`
-	ID               uuid.UUID `json:"id"`
-	Name             string    `json:"name"`
-	Code             *string   `json:"code,omitempty"`
+	// How many payments the discount reduces.
+	Duration string `json:"duration"`
+	// How many months of payments the discount reduces.
+	DurationInMonths int `json:"durationInMonths"`
+	// Whether it takes off an amount or a percentage.
+	Type string `json:"type"`
+	// The percentage taken off, in hundredths of a percent (1000 is 10 %).
+	BasisPoints int `json:"basisPoints"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// The discount's name.
+	Name string `json:"name"`
+	// The code that applies it; null for a discount applied through the API.
+	Code *string `json:"code,omitempty"`
 }
 
 func (CheckoutDiscountPercentageRepeatDuration) IsCheckoutDiscount() {}
 
+// Narrows a checkout list; values of one field are OR-ed, fields AND-ed.
 type CheckoutFilter struct {
-	OrganizationID     []uuid.UUID `json:"organizationId,omitempty"`
-	ProductID          []uuid.UUID `json:"productId,omitempty"`
-	CustomerID         []uuid.UUID `json:"customerId,omitempty"`
-	ExternalCustomerID []string    `json:"externalCustomerId,omitempty"`
-	Status             []string    `json:"status,omitempty"`
+	// Only checkouts of these organizations.
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	// Only checkouts whose selected product is one of these.
+	ProductID []uuid.UUID `json:"productId,omitempty"`
+	// Only checkouts of these customers.
+	CustomerID []uuid.UUID `json:"customerId,omitempty"`
+	// Only checkouts of the customers with these external ids.
+	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
+	// Only checkouts in these states.
+	Status []string `json:"status,omitempty"`
 	// Matches the customer email with ILIKE '%query%', unescaped as upstream: % and _ are wildcards.
 	Query *string `json:"query,omitempty"`
 }
 
+// A page of checkouts.
 type CheckoutPage struct {
-	Items      []*storage.Checkout `json:"items"`
-	Pagination *Pagination         `json:"pagination"`
+	// The checkouts of this page.
+	Items []*storage.Checkout `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A pay-what-you-want price (amountType custom).
+type CheckoutPriceCustom struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price last changed; null if it never did.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	Source string `json:"source"`
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	AmountType string `json:"amountType"`
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price was archived: it is no longer offered.
+	IsArchived bool `json:"isArchived"`
+	// The id of the product the price belongs to.
+	ProductID uuid.UUID `json:"productId"`
+	// The least the buyer may pay, in the smallest unit of priceCurrency, e.g. cents; 0 allows
+	// paying nothing.
+	MinimumAmount int `json:"minimumAmount"`
+	// The most the buyer may pay, in the smallest unit of priceCurrency, e.g. cents; null for no
+	// maximum.
+	MaximumAmount *int `json:"maximumAmount,omitempty"`
+	// The amount the form suggests, in the smallest unit of priceCurrency, e.g. cents; null for none.
+	PresetAmount *int `json:"presetAmount,omitempty"`
+}
+
+func (CheckoutPriceCustom) IsCheckoutPrice() {}
+
+// When the price was created.
+func (this CheckoutPriceCustom) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price last changed; null if it never did.
+func (this CheckoutPriceCustom) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this CheckoutPriceCustom) GetID() uuid.UUID { return this.ID }
+
+// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+func (this CheckoutPriceCustom) GetSource() string { return this.Source }
+
+// Which member this is: fixed, custom, free, seat_based or metered_unit.
+func (this CheckoutPriceCustom) GetAmountType() string { return this.AmountType }
+
+// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+func (this CheckoutPriceCustom) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null to follow the organization's default.
+func (this CheckoutPriceCustom) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price was archived: it is no longer offered.
+func (this CheckoutPriceCustom) GetIsArchived() bool { return this.IsArchived }
+
+// The id of the product the price belongs to.
+func (this CheckoutPriceCustom) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price of one fixed amount (amountType fixed).
+type CheckoutPriceFixed struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price last changed; null if it never did.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	Source string `json:"source"`
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	AmountType string `json:"amountType"`
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price was archived: it is no longer offered.
+	IsArchived bool `json:"isArchived"`
+	// The id of the product the price belongs to.
+	ProductID uuid.UUID `json:"productId"`
+	// The price, in the smallest unit of priceCurrency, e.g. cents.
+	PriceAmount int `json:"priceAmount"`
+}
+
+func (CheckoutPriceFixed) IsCheckoutPrice() {}
+
+// When the price was created.
+func (this CheckoutPriceFixed) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price last changed; null if it never did.
+func (this CheckoutPriceFixed) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this CheckoutPriceFixed) GetID() uuid.UUID { return this.ID }
+
+// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+func (this CheckoutPriceFixed) GetSource() string { return this.Source }
+
+// Which member this is: fixed, custom, free, seat_based or metered_unit.
+func (this CheckoutPriceFixed) GetAmountType() string { return this.AmountType }
+
+// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+func (this CheckoutPriceFixed) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null to follow the organization's default.
+func (this CheckoutPriceFixed) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price was archived: it is no longer offered.
+func (this CheckoutPriceFixed) GetIsArchived() bool { return this.IsArchived }
+
+// The id of the product the price belongs to.
+func (this CheckoutPriceFixed) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price of nothing (amountType free).
+type CheckoutPriceFree struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price last changed; null if it never did.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	Source string `json:"source"`
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	AmountType string `json:"amountType"`
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price was archived: it is no longer offered.
+	IsArchived bool `json:"isArchived"`
+	// The id of the product the price belongs to.
+	ProductID uuid.UUID `json:"productId"`
+}
+
+func (CheckoutPriceFree) IsCheckoutPrice() {}
+
+// When the price was created.
+func (this CheckoutPriceFree) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price last changed; null if it never did.
+func (this CheckoutPriceFree) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this CheckoutPriceFree) GetID() uuid.UUID { return this.ID }
+
+// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+func (this CheckoutPriceFree) GetSource() string { return this.Source }
+
+// Which member this is: fixed, custom, free, seat_based or metered_unit.
+func (this CheckoutPriceFree) GetAmountType() string { return this.AmountType }
+
+// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+func (this CheckoutPriceFree) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null to follow the organization's default.
+func (this CheckoutPriceFree) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price was archived: it is no longer offered.
+func (this CheckoutPriceFree) GetIsArchived() bool { return this.IsArchived }
+
+// The id of the product the price belongs to.
+func (this CheckoutPriceFree) GetProductID() uuid.UUID { return this.ProductID }
+
+// What a metered price shows of its meter (the contract's ProductPriceMeter).
+type CheckoutPriceMeter struct {
+	// The meter's id.
+	ID uuid.UUID `json:"id"`
+	// The meter's name, e.g. API calls.
+	Name string `json:"name"`
+	// What the meter counts: scalar, token or custom.
+	Unit string `json:"unit"`
+	// custom: the unit's name, e.g. GB; null otherwise.
+	CustomLabel *string `json:"customLabel,omitempty"`
+	// custom: what a quantity is divided by for display; null otherwise.
+	CustomMultiplier *int `json:"customMultiplier,omitempty"`
+}
+
+// A price per unit of a meter's usage, billed at the end of each period (amountType metered_unit).
+type CheckoutPriceMeteredUnit struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price last changed; null if it never did.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	Source string `json:"source"`
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	AmountType string `json:"amountType"`
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price was archived: it is no longer offered.
+	IsArchived bool `json:"isArchived"`
+	// The id of the product the price belongs to.
+	ProductID uuid.UUID `json:"productId"`
+	// The price of one unit of the meter, in the smallest unit of priceCurrency, e.g. cents, as a
+	// decimal string (e.g. 0.5).
+	UnitAmount string `json:"unitAmount"`
+	// The most one period's usage costs, in the smallest unit of priceCurrency, e.g. cents; null for
+	// no cap.
+	CapAmount *int `json:"capAmount,omitempty"`
+	// The id of the meter whose usage is billed.
+	MeterID uuid.UUID `json:"meterId"`
+	// The meter whose usage is billed.
+	Meter *CheckoutPriceMeter `json:"meter,omitempty"`
+}
+
+func (CheckoutPriceMeteredUnit) IsCheckoutPrice() {}
+
+// When the price was created.
+func (this CheckoutPriceMeteredUnit) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price last changed; null if it never did.
+func (this CheckoutPriceMeteredUnit) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this CheckoutPriceMeteredUnit) GetID() uuid.UUID { return this.ID }
+
+// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+func (this CheckoutPriceMeteredUnit) GetSource() string { return this.Source }
+
+// Which member this is: fixed, custom, free, seat_based or metered_unit.
+func (this CheckoutPriceMeteredUnit) GetAmountType() string { return this.AmountType }
+
+// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+func (this CheckoutPriceMeteredUnit) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null to follow the organization's default.
+func (this CheckoutPriceMeteredUnit) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price was archived: it is no longer offered.
+func (this CheckoutPriceMeteredUnit) GetIsArchived() bool { return this.IsArchived }
+
+// The id of the product the price belongs to.
+func (this CheckoutPriceMeteredUnit) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price per seat, by tiers of seat counts (amountType seat_based).
+type CheckoutPriceSeatBased struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price last changed; null if it never did.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+	Source string `json:"source"`
+	// Which member this is: fixed, custom, free, seat_based or metered_unit.
+	AmountType string `json:"amountType"`
+	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null to follow the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price was archived: it is no longer offered.
+	IsArchived bool `json:"isArchived"`
+	// The id of the product the price belongs to.
+	ProductID uuid.UUID `json:"productId"`
+	// The price per seat by seat count.
+	SeatTiers *CheckoutSeatTiers `json:"seatTiers"`
+}
+
+func (CheckoutPriceSeatBased) IsCheckoutPrice() {}
+
+// When the price was created.
+func (this CheckoutPriceSeatBased) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price last changed; null if it never did.
+func (this CheckoutPriceSeatBased) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this CheckoutPriceSeatBased) GetID() uuid.UUID { return this.ID }
+
+// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
+func (this CheckoutPriceSeatBased) GetSource() string { return this.Source }
+
+// Which member this is: fixed, custom, free, seat_based or metered_unit.
+func (this CheckoutPriceSeatBased) GetAmountType() string { return this.AmountType }
+
+// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
+func (this CheckoutPriceSeatBased) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null to follow the organization's default.
+func (this CheckoutPriceSeatBased) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price was archived: it is no longer offered.
+func (this CheckoutPriceSeatBased) GetIsArchived() bool { return this.IsArchived }
+
+// The id of the product the price belongs to.
+func (this CheckoutPriceSeatBased) GetProductID() uuid.UUID { return this.ProductID }
+
+// One tier of a seat-based price.
+type CheckoutSeatTier struct {
+	// The tier's first seat count, from 1.
+	MinSeats int `json:"minSeats"`
+	// The tier's last seat count; null for no end.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// The price of one seat in this tier, in the smallest unit of priceCurrency, e.g. cents.
+	PricePerSeat int `json:"pricePerSeat"`
+}
+
+// A seat-based price's tiers and the seat counts they price.
+type CheckoutSeatTiers struct {
+	// volume: every seat costs the price of the tier the count falls in; graduated: each tier's
+	// seats cost that tier's price.
+	SeatTierType string `json:"seatTierType"`
+	// The tiers, by increasing minSeats.
+	Tiers []*CheckoutSeatTier `json:"tiers"`
+	// The fewest seats the tiers price: the first tier's minSeats.
+	MinimumSeats int `json:"minimumSeats"`
+	// The most seats the tiers price: the last tier's maxSeats; null for no maximum.
+	MaximumSeats *int `json:"maximumSeats,omitempty"`
+}
+
 // Changes an open checkout; fields present are changed, explicit nulls clear.
 type CheckoutUpdateInput struct {
+	// The open checkout to change.
 	ID uuid.UUID `json:"id"`
 	// Select another of the checkout's products (its static price unless productPriceId is given).
-	ProductID              *uuid.UUID                       `json:"productId,omitempty"`
-	ProductPriceID         *uuid.UUID                       `json:"productPriceId,omitempty"`
-	Amount                 *int                             `json:"amount,omitempty"`
-	Seats                  *int                             `json:"seats,omitempty"`
-	CustomerEmail          graphql.Omittable[*string]       `json:"customerEmail,omitempty"`
-	CustomerName           graphql.Omittable[*string]       `json:"customerName,omitempty"`
-	CustomerBillingName    graphql.Omittable[*string]       `json:"customerBillingName,omitempty"`
+	ProductID *uuid.UUID `json:"productId,omitempty"`
+	// Select another price of the selected (or given) product.
+	ProductPriceID *uuid.UUID `json:"productPriceId,omitempty"`
+	// The pay-what-you-want amount for a custom price, in the smallest unit of currency, e.g. cents,
+	// within its minimum and maximum.
+	Amount *int `json:"amount,omitempty"`
+	// The seats for a seat-based price, within minSeats..maxSeats and the tiers.
+	Seats *int `json:"seats,omitempty"`
+	// The buyer's email; ignored when a customer is linked.
+	CustomerEmail graphql.Omittable[*string] `json:"customerEmail,omitempty"`
+	// The buyer's name.
+	CustomerName graphql.Omittable[*string] `json:"customerName,omitempty"`
+	// The name for the invoice.
+	CustomerBillingName graphql.Omittable[*string] `json:"customerBillingName,omitempty"`
+	// The billing address; a stored tax id is checked again against its country.
 	CustomerBillingAddress graphql.Omittable[*AddressInput] `json:"customerBillingAddress,omitempty"`
-	CustomerTaxID          graphql.Omittable[*string]       `json:"customerTaxId,omitempty"`
-	IsBusinessCustomer     *bool                            `json:"isBusinessCustomer,omitempty"`
-	DiscountID             graphql.Omittable[*uuid.UUID]    `json:"discountId,omitempty"`
-	DiscountCode           graphql.Omittable[*string]       `json:"discountCode,omitempty"`
-	AllowDiscountCodes     *bool                            `json:"allowDiscountCodes,omitempty"`
-	RequireBillingAddress  *bool                            `json:"requireBillingAddress,omitempty"`
-	AllowTrial             *bool                            `json:"allowTrial,omitempty"`
-	TrialInterval          graphql.Omittable[*string]       `json:"trialInterval,omitempty"`
-	TrialIntervalCount     graphql.Omittable[*int]          `json:"trialIntervalCount,omitempty"`
-	SuccessURL             *string                          `json:"successUrl,omitempty"`
-	ReturnURL              graphql.Omittable[*string]       `json:"returnUrl,omitempty"`
-	EmbedOrigin            graphql.Omittable[*string]       `json:"embedOrigin,omitempty"`
-	Locale                 graphql.Omittable[*string]       `json:"locale,omitempty"`
-	Metadata               storage.JSONMap                  `json:"metadata,omitempty"`
-	CustomerMetadata       storage.JSONMap                  `json:"customerMetadata,omitempty"`
-	CustomFieldData        storage.JSONMap                  `json:"customFieldData,omitempty"`
+	// A tax id valid for the billing country; null or empty clears it.
+	CustomerTaxID graphql.Omittable[*string] `json:"customerTaxId,omitempty"`
+	// Whether the buyer buys as a business.
+	IsBusinessCustomer *bool `json:"isBusinessCustomer,omitempty"`
+	// A discount to apply; null removes the discount.
+	DiscountID graphql.Omittable[*uuid.UUID] `json:"discountId,omitempty"`
+	// A discount code to apply (only when allowDiscountCodes); null removes the discount.
+	DiscountCode graphql.Omittable[*string] `json:"discountCode,omitempty"`
+	// Whether the buyer may enter a discount code.
+	AllowDiscountCodes *bool `json:"allowDiscountCodes,omitempty"`
+	// Whether the buyer must give a full billing address.
+	RequireBillingAddress *bool `json:"requireBillingAddress,omitempty"`
+	// Whether the trial applies.
+	AllowTrial *bool `json:"allowTrial,omitempty"`
+	// Overrides the product's trial; null returns to the product's.
+	TrialInterval graphql.Omittable[*string] `json:"trialInterval,omitempty"`
+	// How many trialInterval units the trial lasts, at least 1.
+	TrialIntervalCount graphql.Omittable[*int] `json:"trialIntervalCount,omitempty"`
+	// Where the buyer goes after paying; {CHECKOUT_ID} is replaced.
+	SuccessURL *string `json:"successUrl,omitempty"`
+	// An http(s) URL the checkout page links back to; null removes it.
+	ReturnURL graphql.Omittable[*string] `json:"returnUrl,omitempty"`
+	// The origin of the embedding page; null removes it.
+	EmbedOrigin graphql.Omittable[*string] `json:"embedOrigin,omitempty"`
+	// The language of the checkout page; null clears it.
+	Locale graphql.Omittable[*string] `json:"locale,omitempty"`
+	// Replaces the seller's key-value data.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	// Replaces the metadata copied onto the customer when the checkout succeeds.
+	CustomerMetadata storage.JSONMap `json:"customerMetadata,omitempty"`
+	// Replaces the answers to the product's custom fields.
+	CustomFieldData storage.JSONMap `json:"customFieldData,omitempty"`
 }
 
 // Where a cursor page ends and whether another follows.
 type CursorPageInfo struct {
+	// Whether another page follows this one.
 	HasNextPage bool `json:"hasNextPage"`
 	// Pass as after to read the next page; null on an empty page.
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// A customer to create (customer.created).
 type CustomerCreateInput struct {
 	// Required for user tokens that belong to several organizations.
-	OrganizationID *uuid.UUID      `json:"organizationId,omitempty"`
-	Email          *string         `json:"email,omitempty"`
-	Name           *string         `json:"name,omitempty"`
-	ExternalID     *string         `json:"externalId,omitempty"`
-	Type           *string         `json:"type,omitempty"`
-	BillingName    *string         `json:"billingName,omitempty"`
-	BillingAddress *AddressInput   `json:"billingAddress,omitempty"`
-	TaxID          *string         `json:"taxId,omitempty"`
-	Locale         *string         `json:"locale,omitempty"`
-	Metadata       storage.JSONMap `json:"metadata,omitempty"`
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// A bare address (name@example.com); required for individual customers, unique ignoring case.
+	Email *string `json:"email,omitempty"`
+	// The customer's name.
+	Name *string `json:"name,omitempty"`
+	// Your id of the customer, unique among the organization's live customers.
+	ExternalID *string `json:"externalId,omitempty"`
+	// Default individual.
+	Type *string `json:"type,omitempty"`
+	// The name on invoices.
+	BillingName *string `json:"billingName,omitempty"`
+	// The address on invoices; its country validates taxId.
+	BillingAddress *AddressInput `json:"billingAddress,omitempty"`
+	// A tax id valid for the billing address's country (required then); its format is detected, e.g.
+	// eu_vat.
+	TaxID *string `json:"taxId,omitempty"`
+	// A locale tag, e.g. en.
+	Locale *string `json:"locale,omitempty"`
+	// The seller's own key-value data.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
+// Narrows a customer list; fields are AND-ed. Deleted customers are never listed.
 type CustomerFilter struct {
-	Email      *string `json:"email,omitempty"`
+	// Only the customer with this email, ignoring case.
+	Email *string `json:"email,omitempty"`
+	// Only the customer with this external id, exactly.
 	ExternalID *string `json:"externalId,omitempty"`
 	// Free text matched against email, name and external id.
-	Query    *string           `json:"query,omitempty"`
+	Query *string `json:"query,omitempty"`
+	// Only customers whose metadata matches every key.
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// A page of customers.
 type CustomerPage struct {
-	Items      []*storage.Customer `json:"items"`
-	Pagination *Pagination         `json:"pagination"`
+	// The customers of this page.
+	Items []*storage.Customer `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
 type CustomerSeatAssignInput struct {
+	// The seat-based subscription to take the seat from; give it or orderId.
 	SubscriptionID *uuid.UUID `json:"subscriptionId,omitempty"`
-	OrderID        *uuid.UUID `json:"orderId,omitempty"`
-	Email          string     `json:"email"`
+	// The paid seat-based order to take the seat from; give it or subscriptionId.
+	OrderID *uuid.UUID `json:"orderId,omitempty"`
+	// Who gets the seat: a bare email address.
+	Email string `json:"email"`
 	// Free-form data kept with the seat (seat_metadata).
 	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
 // A pending seat and its claim token.
 type CustomerSeatAssignment struct {
+	// The pending seat.
 	Seat *storage.CustomerSeat `json:"seat"`
 	// Shown once: only its hash is stored. Whoever presents it claims the seat within a day.
 	InvitationToken string `json:"invitationToken"`
@@ -404,11 +986,13 @@ type CustomerSeatAssignment struct {
 
 // A claimed seat and a portal session for its holder.
 type CustomerSeatClaim struct {
+	// The claimed seat.
 	Seat *storage.CustomerSeat `json:"seat"`
 	// A member session token (till_mst_…) for the member now holding the seat, valid one hour.
 	CustomerSessionToken string `json:"customerSessionToken"`
 }
 
+// Claims a pending seat.
 type CustomerSeatClaimInput struct {
 	// The token handed out when the seat was assigned.
 	InvitationToken string `json:"invitationToken"`
@@ -424,73 +1008,116 @@ type CustomerSeatList struct {
 	TotalSeats int `json:"totalSeats"`
 }
 
+// A page of seats.
 type CustomerSeatPage struct {
-	Items      []*storage.CustomerSeat `json:"items"`
-	Pagination *Pagination             `json:"pagination"`
+	// The seats of this page.
+	Items []*storage.CustomerSeat `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
+// Revokes a seat.
 type CustomerSeatRevokeInput struct {
+	// The seat to revoke.
 	ID uuid.UUID `json:"id"`
 }
 
 // A short-lived token that opens the customer portal for one customer (or one member).
 type CustomerSession struct {
-	ID         uuid.UUID  `json:"id"`
-	CreatedAt  time.Time  `json:"createdAt"`
+	// The session's id.
+	ID uuid.UUID `json:"id"`
+	// When the session was opened.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the session last changed; null if it never did.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 	// The session token, shown only here.
-	Token             string            `json:"token"`
-	ExpiresAt         time.Time         `json:"expiresAt"`
-	ReturnURL         *string           `json:"returnUrl,omitempty"`
-	CustomerPortalURL string            `json:"customerPortalUrl"`
-	CustomerID        uuid.UUID         `json:"customerId"`
-	Customer          *storage.Customer `json:"customer"`
+	Token string `json:"token"`
+	// When the token stops working: one hour after creation, not extended by use.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// Where the portal sends the customer back to; null for none.
+	ReturnURL *string `json:"returnUrl,omitempty"`
+	// The portal page that signs the customer in: the token and email are in its query.
+	CustomerPortalURL string `json:"customerPortalUrl"`
+	// The id of the customer the session is for.
+	CustomerID uuid.UUID `json:"customerId"`
+	// The customer the session is for.
+	Customer *storage.Customer `json:"customer"`
 }
 
 // Either customerId or externalCustomerId names the customer.
 type CustomerSessionCreateInput struct {
-	CustomerID         *uuid.UUID `json:"customerId,omitempty"`
-	ExternalCustomerID *string    `json:"externalCustomerId,omitempty"`
-	MemberID           *uuid.UUID `json:"memberId,omitempty"`
-	ExternalMemberID   *string    `json:"externalMemberId,omitempty"`
-	ReturnURL          *string    `json:"returnUrl,omitempty"`
+	// The customer's Till id.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// The customer's id in the seller's system (customer_external_id is also accepted on /v1).
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// With the member model: the member the session is for. Default: the customer's owner member;
+	// required for team customers.
+	MemberID *uuid.UUID `json:"memberId,omitempty"`
+	// With the member model: the member by the seller's id, when memberId is not given.
+	ExternalMemberID *string `json:"externalMemberId,omitempty"`
+	// An http(s) URL of at most 2083 characters the portal links back to.
+	ReturnURL *string `json:"returnUrl,omitempty"`
 }
 
+// Changes a live customer: fields present are changed, explicit nulls clear (customer.updated when
+// something changed).
 type CustomerUpdateInput struct {
-	ID             uuid.UUID                          `json:"id"`
-	Email          graphql.Omittable[*string]         `json:"email,omitempty"`
-	Name           graphql.Omittable[*string]         `json:"name,omitempty"`
-	ExternalID     graphql.Omittable[*string]         `json:"externalId,omitempty"`
-	BillingName    graphql.Omittable[*string]         `json:"billingName,omitempty"`
-	BillingAddress graphql.Omittable[*AddressInput]   `json:"billingAddress,omitempty"`
-	TaxID          graphql.Omittable[*string]         `json:"taxId,omitempty"`
-	Locale         graphql.Omittable[*string]         `json:"locale,omitempty"`
-	Metadata       graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
+	// The customer to change.
+	ID uuid.UUID `json:"id"`
+	// A new address, unique ignoring case; it cannot be cleared, and a change resets emailVerified.
+	Email graphql.Omittable[*string] `json:"email,omitempty"`
+	// The customer's name; null clears it.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// Sets the external id; once set it cannot change or be cleared.
+	ExternalID graphql.Omittable[*string] `json:"externalId,omitempty"`
+	// The name on invoices; null clears it.
+	BillingName graphql.Omittable[*string] `json:"billingName,omitempty"`
+	// The address on invoices; null clears it. A stored taxId is checked again against its country.
+	BillingAddress graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
+	// A tax id valid for the billing country; null or empty clears it.
+	TaxID graphql.Omittable[*string] `json:"taxId,omitempty"`
+	// A locale tag; null clears it.
+	Locale graphql.Omittable[*string] `json:"locale,omitempty"`
+	// Replaces the seller's key-value data.
+	Metadata graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
 // A discount to create. percentage needs basisPoints (1..10000); fixed needs amount (and
 // currency, default usd). repeating needs durationInMonths.
 type DiscountCreateInput struct {
 	// Required for user tokens that belong to several organizations.
-	OrganizationID   *uuid.UUID `json:"organizationId,omitempty"`
-	Name             string     `json:"name"`
-	Type             string     `json:"type"`
-	BasisPoints      *int       `json:"basisPoints,omitempty"`
-	Amount           *int       `json:"amount,omitempty"`
-	Currency         *string    `json:"currency,omitempty"`
-	Duration         string     `json:"duration"`
-	DurationInMonths *int       `json:"durationInMonths,omitempty"`
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// The name buyers see, at least 1 character.
+	Name string `json:"name"`
+	// How it reduces a price.
+	Type string `json:"type"`
+	// percentage: hundredths of a percent, 1 to 10000 (1000 is 10 %).
+	BasisPoints *int `json:"basisPoints,omitempty"`
+	// fixed: the amount taken off, in the smallest unit of currency, e.g. cents, 0 or more.
+	Amount *int `json:"amount,omitempty"`
+	// fixed: the currency of amount, a three-letter ISO 4217 code (stored lowercase); default usd.
+	Currency *string `json:"currency,omitempty"`
+	// How many payments it reduces.
+	Duration string `json:"duration"`
+	// repeating: 1 to 999 months.
+	DurationInMonths *int `json:"durationInMonths,omitempty"`
 	// 3 to 256 letters and digits, unique per organization ignoring case; none means API-only.
-	Code                      *string    `json:"code,omitempty"`
-	StartsAt                  *time.Time `json:"startsAt,omitempty"`
-	EndsAt                    *time.Time `json:"endsAt,omitempty"`
-	MaxRedemptions            *int       `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer *int       `json:"maxRedemptionsPerCustomer,omitempty"`
+	Code *string `json:"code,omitempty"`
+	// When it becomes applicable; must be before endsAt.
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	// When it stops being applicable.
+	EndsAt *time.Time `json:"endsAt,omitempty"`
+	// How many purchases may redeem it, at least 1; none for no limit.
+	MaxRedemptions *int `json:"maxRedemptions,omitempty"`
+	// How many purchases of one customer may redeem it, at least 1; none for no limit.
+	MaxRedemptionsPerCustomer *int `json:"maxRedemptionsPerCustomer,omitempty"`
 	// Products the discount is limited to; none means every product.
-	Products []uuid.UUID     `json:"products,omitempty"`
+	Products []uuid.UUID `json:"products,omitempty"`
+	// The seller's own key-value data.
 	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
+// Narrows a discount list; fields are AND-ed. Deleted discounts are never listed.
 type DiscountFilter struct {
 	// Matches the name or the code, case-insensitively (substring).
 	Query *string `json:"query,omitempty"`
@@ -583,9 +1210,12 @@ func (this DiscountFixedRepeatDurationBase) GetRedemptionsCount() int     { retu
 func (this DiscountFixedRepeatDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
 func (this DiscountFixedRepeatDurationBase) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
+// A page of discounts.
 type DiscountPage struct {
-	Items      []*storage.Discount `json:"items"`
-	Pagination *Pagination         `json:"pagination"`
+	// The discounts of this page.
+	Items []*storage.Discount `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *PageInfo `json:"pageInfo"`
 }
@@ -683,75 +1313,121 @@ func (this DiscountPercentageRepeatDurationBase) GetOrganizationID() uuid.UUID {
 // Fields present are changed; explicit nulls clear. The amount, type and duration fields can
 // only change while the discount has no redemptions.
 type DiscountUpdateInput struct {
-	ID                        uuid.UUID                          `json:"id"`
-	Name                      graphql.Omittable[*string]         `json:"name,omitempty"`
-	Code                      graphql.Omittable[*string]         `json:"code,omitempty"`
-	StartsAt                  graphql.Omittable[*time.Time]      `json:"startsAt,omitempty"`
-	EndsAt                    graphql.Omittable[*time.Time]      `json:"endsAt,omitempty"`
-	MaxRedemptions            graphql.Omittable[*int]            `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer graphql.Omittable[*int]            `json:"maxRedemptionsPerCustomer,omitempty"`
-	Type                      graphql.Omittable[*string]         `json:"type,omitempty"`
-	BasisPoints               graphql.Omittable[*int]            `json:"basisPoints,omitempty"`
-	Amount                    graphql.Omittable[*int]            `json:"amount,omitempty"`
-	Currency                  graphql.Omittable[*string]         `json:"currency,omitempty"`
-	Duration                  graphql.Omittable[*string]         `json:"duration,omitempty"`
-	DurationInMonths          graphql.Omittable[*int]            `json:"durationInMonths,omitempty"`
-	Products                  graphql.Omittable[[]uuid.UUID]     `json:"products,omitempty"`
-	Metadata                  graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
+	// The discount to change.
+	ID uuid.UUID `json:"id"`
+	// The name buyers see; null leaves it as it is.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// 3 to 256 letters and digits, unique per organization ignoring case; null or empty removes it.
+	Code graphql.Omittable[*string] `json:"code,omitempty"`
+	// When it becomes applicable; null removes the start.
+	StartsAt graphql.Omittable[*time.Time] `json:"startsAt,omitempty"`
+	// When it stops being applicable; null removes the end.
+	EndsAt graphql.Omittable[*time.Time] `json:"endsAt,omitempty"`
+	// How many purchases may redeem it, at least 1; null removes the limit.
+	MaxRedemptions graphql.Omittable[*int] `json:"maxRedemptions,omitempty"`
+	// How many purchases of one customer may redeem it, at least 1; null removes the limit.
+	MaxRedemptionsPerCustomer graphql.Omittable[*int] `json:"maxRedemptionsPerCustomer,omitempty"`
+	// How it reduces a price; give the matching basisPoints or amount.
+	Type graphql.Omittable[*string] `json:"type,omitempty"`
+	// percentage: hundredths of a percent, 1 to 10000.
+	BasisPoints graphql.Omittable[*int] `json:"basisPoints,omitempty"`
+	// fixed: the amount taken off, in the smallest unit of currency, e.g. cents.
+	Amount graphql.Omittable[*int] `json:"amount,omitempty"`
+	// fixed: the currency of amount, a three-letter ISO 4217 code.
+	Currency graphql.Omittable[*string] `json:"currency,omitempty"`
+	// How many payments it reduces.
+	Duration graphql.Omittable[*string] `json:"duration,omitempty"`
+	// repeating: 1 to 999 months.
+	DurationInMonths graphql.Omittable[*int] `json:"durationInMonths,omitempty"`
+	// Replaces the products it is limited to; empty means every product.
+	Products graphql.Omittable[[]uuid.UUID] `json:"products,omitempty"`
+	// Replaces the seller's key-value data.
+	Metadata graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+// A page of domain events.
 type DomainEventPage struct {
-	Items      []*storage.DomainEvent `json:"items"`
-	Pagination *Pagination            `json:"pagination"`
+	// The events of this page.
+	Items []*storage.DomainEvent `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // One file of a downloadables benefit held by the session's customer or member
 // (upstream's DownloadableRead), with a link that downloads it.
 type Downloadable struct {
-	ID        uuid.UUID             `json:"id"`
-	BenefitID uuid.UUID             `json:"benefitId"`
-	Benefit   *storage.Benefit      `json:"benefit"`
-	File      *storage.FileDownload `json:"file"`
+	// The id of the holder's access to this file.
+	ID uuid.UUID `json:"id"`
+	// The id of the downloadables benefit that gives the file.
+	BenefitID uuid.UUID `json:"benefitId"`
+	// The downloadables benefit that gives the file.
+	Benefit *storage.Benefit `json:"benefit"`
+	// The file, as its holder may see it.
+	File *storage.FileDownload `json:"file"`
 	// A Till link that counts the download and redirects to the file; it works until expiresAt
 	// and needs no token, so it can be handed to a browser or a download manager.
-	DownloadURL string    `json:"downloadUrl"`
-	ExpiresAt   time.Time `json:"expiresAt"`
+	DownloadURL string `json:"downloadUrl"`
+	// When downloadUrl stops working: one hour after it was listed.
+	ExpiresAt time.Time `json:"expiresAt"`
 	// How many times the file was downloaded through its links.
-	Downloaded       int        `json:"downloaded"`
+	Downloaded int `json:"downloaded"`
+	// When the file was last downloaded through its links; null if never.
 	LastDownloadedAt *time.Time `json:"lastDownloadedAt,omitempty"`
 }
 
 // A file offered by downloadables benefits.
 type DownloadableFile struct {
-	ID                   uuid.UUID  `json:"id"`
-	OrganizationID       uuid.UUID  `json:"organizationId"`
-	Name                 string     `json:"name"`
-	Path                 string     `json:"path"`
-	MimeType             string     `json:"mimeType"`
-	Size                 int        `json:"size"`
-	StorageVersion       *string    `json:"storageVersion,omitempty"`
-	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
-	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
-	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
-	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
-	Version              *string    `json:"version,omitempty"`
-	Service              string     `json:"service"`
-	IsUploaded           bool       `json:"isUploaded"`
-	CreatedAt            time.Time  `json:"createdAt"`
+	// The file's id.
+	ID uuid.UUID `json:"id"`
+	// The id of the organization the file belongs to.
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	Name string `json:"name"`
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	Path string `json:"path"`
+	// The file's media type as declared at creation, e.g. application/pdf.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes, as declared at creation.
+	Size int `json:"size"`
+	// The storage's version id of the object, when the bucket keeps versions; else null.
+	StorageVersion *string `json:"storageVersion,omitempty"`
+	// The object's ETag, set when the upload completes; null before.
+	ChecksumEtag *string `json:"checksumEtag,omitempty"`
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The same SHA-256 in hexadecimal; null if none was declared.
+	ChecksumSha256Hex *string `json:"checksumSha256Hex,omitempty"`
+	// When the object was written, set when the upload completes; null before.
+	LastModifiedAt *time.Time `json:"lastModifiedAt,omitempty"`
+	// The seller's version label, e.g. 1.2.0; null for none.
+	Version *string `json:"version,omitempty"`
+	// What the file is for; it decides the variant.
+	Service string `json:"service"`
+	// Whether the upload completed; only uploaded files can be downloaded.
+	IsUploaded bool `json:"isUploaded"`
+	// When the file was created (its upload started).
+	CreatedAt time.Time `json:"createdAt"`
 	// When the file was found to be malicious; it is not served to customers then.
 	FlaggedMaliciousAt *time.Time `json:"flaggedMaliciousAt,omitempty"`
-	SizeReadable       string     `json:"sizeReadable"`
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	SizeReadable string `json:"sizeReadable"`
 }
 
-func (DownloadableFile) IsFile()                           {}
-func (this DownloadableFile) GetID() uuid.UUID             { return this.ID }
+func (DownloadableFile) IsFile() {}
+
+// The file's id.
+func (this DownloadableFile) GetID() uuid.UUID { return this.ID }
+
+// The id of the organization the file belongs to.
 func (this DownloadableFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
 // The plain file name given at creation, or by an update; downloads are named after it.
 func (this DownloadableFile) GetName() string { return this.Name }
 
 // The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
-func (this DownloadableFile) GetPath() string     { return this.Path }
+func (this DownloadableFile) GetPath() string { return this.Path }
+
+// The file's media type as declared at creation, e.g. application/pdf.
 func (this DownloadableFile) GetMimeType() string { return this.MimeType }
 
 // Bytes.
@@ -765,13 +1441,23 @@ func (this DownloadableFile) GetChecksumEtag() *string { return this.ChecksumEta
 
 // The whole-file SHA-256 the client declared at creation, not recomputed.
 func (this DownloadableFile) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
-func (this DownloadableFile) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
-func (this DownloadableFile) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
-func (this DownloadableFile) GetVersion() *string              { return this.Version }
-func (this DownloadableFile) GetService() string               { return this.Service }
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+func (this DownloadableFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+
+// When the object was written, set when the upload completes; null before.
+func (this DownloadableFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
+
+// The seller's version label, e.g. 1.2.0; null for none.
+func (this DownloadableFile) GetVersion() *string { return this.Version }
+
+// What the file is for; it decides the variant.
+func (this DownloadableFile) GetService() string { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
-func (this DownloadableFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this DownloadableFile) GetIsUploaded() bool { return this.IsUploaded }
+
+// When the file was created (its upload started).
 func (this DownloadableFile) GetCreatedAt() time.Time { return this.CreatedAt }
 
 // The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
@@ -779,9 +1465,34 @@ func (this DownloadableFile) GetSizeReadable() string { return this.SizeReadable
 
 func (DownloadableFile) IsFileBase() {}
 
+// The file's id.
+
+// The id of the organization the file belongs to.
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+
+// The file's media type as declared at creation, e.g. application/pdf.
+
+// The file's size in bytes, as declared at creation.
+
+// The storage's version id of the object, when the bucket keeps versions; else null.
+
+// The object's ETag, set when the upload completes; null before.
+
+// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+
+// When the object was written, set when the upload completes; null before.
+
+// A page of downloadables.
 type DownloadablePage struct {
-	Items      []*Downloadable `json:"items"`
-	Pagination *Pagination     `json:"pagination"`
+	// The downloadables of this page.
+	Items []*Downloadable `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // A file to upload. name must be a plain file name (no slash, backslash, control character,
@@ -790,22 +1501,32 @@ type DownloadablePage struct {
 type FileCreateInput struct {
 	// Required for user tokens that belong to several organizations; refused with an organization token.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
-	Name           string     `json:"name"`
-	MimeType       string     `json:"mimeType"`
-	Size           int        `json:"size"`
+	// A plain file name of at most 200 bytes.
+	Name string `json:"name"`
+	// The file's media type; product_media, organization_avatar and support_case_attachment accept
+	// only theirs.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes; product media at most 10 MB, avatars 1 MB, support attachments 250 MB.
+	Size int `json:"size"`
 	// The whole file's SHA-256, standard base64.
-	ChecksumSha256Base64 *string                   `json:"checksumSha256Base64,omitempty"`
-	Upload               *FileCreateMultipartInput `json:"upload"`
-	Service              string                    `json:"service"`
-	Version              *string                   `json:"version,omitempty"`
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// How the file is split into parts.
+	Upload *FileCreateMultipartInput `json:"upload"`
+	// What the file is for.
+	Service string `json:"service"`
+	// A version label, a plain file name like name; it becomes part of the object key.
+	Version *string `json:"version,omitempty"`
 }
 
 // How the file is split: parts numbered from 1, covering the file without gaps or overlaps.
 type FileCreateMultipartInput struct {
+	// The parts, at least one.
 	Parts []*FileCreatePartInput `json:"parts"`
 }
 
+// One part of a file to upload.
 type FileCreatePartInput struct {
+	// The part's number, from 1, without gaps.
 	Number int `json:"number"`
 	// The first byte of the part.
 	ChunkStart int `json:"chunkStart"`
@@ -815,87 +1536,148 @@ type FileCreatePartInput struct {
 	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
 }
 
+// A page of files.
 type FilePage struct {
-	Items      []File      `json:"items"`
+	// The files of this page, each as the variant of its service.
+	Items []File `json:"items"`
+	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 }
 
 // Null or empty fields are left as they are; the stored object does not move.
 type FileUpdateInput struct {
-	Name    *string `json:"name,omitempty"`
+	// A new plain file name for downloads; null or empty keeps the current one.
+	Name *string `json:"name,omitempty"`
+	// A new version label; null or empty keeps the current one.
 	Version *string `json:"version,omitempty"`
 }
 
 // A file whose upload has started: the client PUTs each part's bytes to its url with its
 // headers, keeps each answer's ETag, and then calls completeFileUpload.
 type FileUpload struct {
-	ID                   uuid.UUID            `json:"id"`
-	OrganizationID       uuid.UUID            `json:"organizationId"`
-	Name                 string               `json:"name"`
-	Path                 string               `json:"path"`
-	MimeType             string               `json:"mimeType"`
-	Size                 int                  `json:"size"`
-	StorageVersion       *string              `json:"storageVersion,omitempty"`
-	ChecksumEtag         *string              `json:"checksumEtag,omitempty"`
-	ChecksumSha256Base64 *string              `json:"checksumSha256Base64,omitempty"`
-	ChecksumSha256Hex    *string              `json:"checksumSha256Hex,omitempty"`
-	LastModifiedAt       *time.Time           `json:"lastModifiedAt,omitempty"`
-	Upload               *FileUploadMultipart `json:"upload"`
-	Version              *string              `json:"version,omitempty"`
-	IsUploaded           bool                 `json:"isUploaded"`
-	Service              string               `json:"service"`
-	SizeReadable         string               `json:"sizeReadable"`
+	// The file's id.
+	ID uuid.UUID `json:"id"`
+	// The id of the organization the file belongs to.
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	Name string `json:"name"`
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	Path string `json:"path"`
+	// The file's media type as declared at creation, e.g. application/pdf.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes, as declared at creation.
+	Size int `json:"size"`
+	// The storage's version id of the object, when the bucket keeps versions; else null.
+	StorageVersion *string `json:"storageVersion,omitempty"`
+	// The object's ETag, set when the upload completes; null before.
+	ChecksumEtag *string `json:"checksumEtag,omitempty"`
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The same SHA-256 in hexadecimal; null if none was declared.
+	ChecksumSha256Hex *string `json:"checksumSha256Hex,omitempty"`
+	// When the object was written, set when the upload completes; null before.
+	LastModifiedAt *time.Time `json:"lastModifiedAt,omitempty"`
+	// Where to send the bytes: the upload's id and key, and one presigned URL per part.
+	Upload *FileUploadMultipart `json:"upload"`
+	// The seller's version label, e.g. 1.2.0; null for none.
+	Version *string `json:"version,omitempty"`
+	// Always false: the upload has just started.
+	IsUploaded bool `json:"isUploaded"`
+	// What the file is for; it decides the variant.
+	Service string `json:"service"`
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	SizeReadable string `json:"sizeReadable"`
 }
 
-func (FileUpload) IsFileBase()                           {}
-func (this FileUpload) GetID() uuid.UUID                 { return this.ID }
-func (this FileUpload) GetOrganizationID() uuid.UUID     { return this.OrganizationID }
-func (this FileUpload) GetName() string                  { return this.Name }
-func (this FileUpload) GetPath() string                  { return this.Path }
-func (this FileUpload) GetMimeType() string              { return this.MimeType }
-func (this FileUpload) GetSize() int                     { return this.Size }
-func (this FileUpload) GetStorageVersion() *string       { return this.StorageVersion }
-func (this FileUpload) GetChecksumEtag() *string         { return this.ChecksumEtag }
+func (FileUpload) IsFileBase() {}
+
+// The file's id.
+func (this FileUpload) GetID() uuid.UUID { return this.ID }
+
+// The id of the organization the file belongs to.
+func (this FileUpload) GetOrganizationID() uuid.UUID { return this.OrganizationID }
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+func (this FileUpload) GetName() string { return this.Name }
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+func (this FileUpload) GetPath() string { return this.Path }
+
+// The file's media type as declared at creation, e.g. application/pdf.
+func (this FileUpload) GetMimeType() string { return this.MimeType }
+
+// The file's size in bytes, as declared at creation.
+func (this FileUpload) GetSize() int { return this.Size }
+
+// The storage's version id of the object, when the bucket keeps versions; else null.
+func (this FileUpload) GetStorageVersion() *string { return this.StorageVersion }
+
+// The object's ETag, set when the upload completes; null before.
+func (this FileUpload) GetChecksumEtag() *string { return this.ChecksumEtag }
+
+// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
 func (this FileUpload) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
-func (this FileUpload) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
-func (this FileUpload) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+func (this FileUpload) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+
+// When the object was written, set when the upload completes; null before.
+func (this FileUpload) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
 
 // Completes an upload: id and path as createFile returned them, and every part with its ETag.
 type FileUploadCompletedInput struct {
-	ID    string                          `json:"id"`
-	Path  string                          `json:"path"`
+	// The multipart upload's id, as createFile returned it in upload.id.
+	ID string `json:"id"`
+	// The object key, as createFile returned it in upload.path.
+	Path string `json:"path"`
+	// Every part, with the ETag its PUT answered.
 	Parts []*FileUploadCompletedPartInput `json:"parts"`
 }
 
+// One uploaded part.
 type FileUploadCompletedPartInput struct {
+	// The part's number, as createFile listed it.
 	Number int `json:"number"`
 	// The ETag header the part's PUT answered.
-	ChecksumEtag         string  `json:"checksumEtag"`
+	ChecksumEtag string `json:"checksumEtag"`
+	// The part's SHA-256, standard base64, as declared at creation.
 	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
 }
 
 // The multipart upload: its id and object key, which completion must repeat, and its parts.
 type FileUploadMultipart struct {
-	ID    string            `json:"id"`
-	Path  string            `json:"path"`
+	// The storage's id of the multipart upload; completeFileUpload repeats it.
+	ID string `json:"id"`
+	// The object key being written; completeFileUpload repeats it.
+	Path string `json:"path"`
+	// One entry per part, in part order.
 	Parts []*FileUploadPart `json:"parts"`
 }
 
 // One part of an upload: bytes [chunkStart, chunkEnd) of the file go to url until expiresAt.
 type FileUploadPart struct {
-	Number               int       `json:"number"`
-	ChunkStart           int       `json:"chunkStart"`
-	ChunkEnd             int       `json:"chunkEnd"`
-	ChecksumSha256Base64 *string   `json:"checksumSha256Base64,omitempty"`
-	URL                  string    `json:"url"`
-	ExpiresAt            time.Time `json:"expiresAt"`
+	// The part's number, from 1.
+	Number int `json:"number"`
+	// The first byte of the part, from 0.
+	ChunkStart int `json:"chunkStart"`
+	// The byte after the part's last one.
+	ChunkEnd int `json:"chunkEnd"`
+	// The part's SHA-256 as declared, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The presigned URL to PUT the part's bytes to.
+	URL string `json:"url"`
+	// When url stops accepting the part (10 minutes after creation by default).
+	ExpiresAt time.Time `json:"expiresAt"`
 	// Headers the PUT must carry (the part's SHA-256 when it has one), name to value.
 	Headers storage.RawJSON `json:"headers"`
 }
 
+// A page of jobs.
 type JobPage struct {
-	Items      []*storage.Job `json:"items"`
-	Pagination *Pagination    `json:"pagination"`
+	// The jobs of this page.
+	Items []*storage.Job `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
@@ -922,8 +1704,11 @@ type LicenseKeyActivateInput struct {
 	Meta       storage.JSONMap `json:"meta,omitempty"`
 }
 
+// The activation limit of a benefit's license keys.
 type LicenseKeyActivations struct {
-	Limit               int  `json:"limit"`
+	// How many activations a key may hold at once, 1 to 50.
+	Limit int `json:"limit"`
+	// Whether customer portal sessions see their keys' activations.
 	EnableCustomerAdmin bool `json:"enableCustomerAdmin"`
 }
 
@@ -933,8 +1718,11 @@ type LicenseKeyDeactivateInput struct {
 	ActivationID   uuid.UUID `json:"activationId"`
 }
 
+// The lifetime of a license key: ttl timeframes from its issue.
 type LicenseKeyExpiration struct {
-	TTL       int    `json:"ttl"`
+	// How many timeframes a key lasts, at least 1.
+	TTL int `json:"ttl"`
+	// The unit of ttl: year, month or day.
 	Timeframe string `json:"timeframe"`
 }
 
@@ -982,10 +1770,13 @@ type LicenseKeyValidation struct {
 	Certificate *LicenseCertificate `json:"certificate,omitempty"`
 }
 
+// How a license_keys benefit issues keys (the contract's BenefitLicenseKeysProperties).
 type LicenseKeysProperties struct {
 	// A prefix put before generated keys, e.g. MYAPP.
-	Prefix      *string                `json:"prefix,omitempty"`
-	Expires     *LicenseKeyExpiration  `json:"expires,omitempty"`
+	Prefix *string `json:"prefix,omitempty"`
+	// How long a key lasts from its issue; null keys never expire.
+	Expires *LicenseKeyExpiration `json:"expires,omitempty"`
+	// How many devices a key may activate; null keys cannot be activated, only validated.
 	Activations *LicenseKeyActivations `json:"activations,omitempty"`
 	// How many usage units a key may consume; null is unlimited.
 	LimitUsage *int `json:"limitUsage,omitempty"`
@@ -1194,34 +1985,57 @@ type OrderUpdateInput struct {
 
 // An organization's avatar image.
 type OrganizationAvatarFile struct {
-	ID                   uuid.UUID  `json:"id"`
-	OrganizationID       uuid.UUID  `json:"organizationId"`
-	Name                 string     `json:"name"`
-	Path                 string     `json:"path"`
-	MimeType             string     `json:"mimeType"`
-	Size                 int        `json:"size"`
-	StorageVersion       *string    `json:"storageVersion,omitempty"`
-	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
-	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
-	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
-	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
-	Version              *string    `json:"version,omitempty"`
-	Service              string     `json:"service"`
-	IsUploaded           bool       `json:"isUploaded"`
-	CreatedAt            time.Time  `json:"createdAt"`
-	SizeReadable         string     `json:"sizeReadable"`
-	PublicURL            string     `json:"publicUrl"`
+	// The file's id.
+	ID uuid.UUID `json:"id"`
+	// The id of the organization the file belongs to.
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	Name string `json:"name"`
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	Path string `json:"path"`
+	// The file's media type as declared at creation, e.g. application/pdf.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes, as declared at creation.
+	Size int `json:"size"`
+	// The storage's version id of the object, when the bucket keeps versions; else null.
+	StorageVersion *string `json:"storageVersion,omitempty"`
+	// The object's ETag, set when the upload completes; null before.
+	ChecksumEtag *string `json:"checksumEtag,omitempty"`
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The same SHA-256 in hexadecimal; null if none was declared.
+	ChecksumSha256Hex *string `json:"checksumSha256Hex,omitempty"`
+	// When the object was written, set when the upload completes; null before.
+	LastModifiedAt *time.Time `json:"lastModifiedAt,omitempty"`
+	// The seller's version label, e.g. 1.2.0; null for none.
+	Version *string `json:"version,omitempty"`
+	// What the file is for; it decides the variant.
+	Service string `json:"service"`
+	// Whether the upload completed; only uploaded files can be downloaded.
+	IsUploaded bool `json:"isUploaded"`
+	// When the file was created (its upload started).
+	CreatedAt time.Time `json:"createdAt"`
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	SizeReadable string `json:"sizeReadable"`
+	// Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded.
+	PublicURL string `json:"publicUrl"`
 }
 
-func (OrganizationAvatarFile) IsFile()                           {}
-func (this OrganizationAvatarFile) GetID() uuid.UUID             { return this.ID }
+func (OrganizationAvatarFile) IsFile() {}
+
+// The file's id.
+func (this OrganizationAvatarFile) GetID() uuid.UUID { return this.ID }
+
+// The id of the organization the file belongs to.
 func (this OrganizationAvatarFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
 // The plain file name given at creation, or by an update; downloads are named after it.
 func (this OrganizationAvatarFile) GetName() string { return this.Name }
 
 // The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
-func (this OrganizationAvatarFile) GetPath() string     { return this.Path }
+func (this OrganizationAvatarFile) GetPath() string { return this.Path }
+
+// The file's media type as declared at creation, e.g. application/pdf.
 func (this OrganizationAvatarFile) GetMimeType() string { return this.MimeType }
 
 // Bytes.
@@ -1237,19 +2051,51 @@ func (this OrganizationAvatarFile) GetChecksumEtag() *string { return this.Check
 func (this OrganizationAvatarFile) GetChecksumSha256Base64() *string {
 	return this.ChecksumSha256Base64
 }
+
+// The same SHA-256 in hexadecimal; null if none was declared.
 func (this OrganizationAvatarFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+
+// When the object was written, set when the upload completes; null before.
 func (this OrganizationAvatarFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
-func (this OrganizationAvatarFile) GetVersion() *string           { return this.Version }
-func (this OrganizationAvatarFile) GetService() string            { return this.Service }
+
+// The seller's version label, e.g. 1.2.0; null for none.
+func (this OrganizationAvatarFile) GetVersion() *string { return this.Version }
+
+// What the file is for; it decides the variant.
+func (this OrganizationAvatarFile) GetService() string { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
-func (this OrganizationAvatarFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this OrganizationAvatarFile) GetIsUploaded() bool { return this.IsUploaded }
+
+// When the file was created (its upload started).
 func (this OrganizationAvatarFile) GetCreatedAt() time.Time { return this.CreatedAt }
 
 // The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
 func (this OrganizationAvatarFile) GetSizeReadable() string { return this.SizeReadable }
 
 func (OrganizationAvatarFile) IsFileBase() {}
+
+// The file's id.
+
+// The id of the organization the file belongs to.
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+
+// The file's media type as declared at creation, e.g. application/pdf.
+
+// The file's size in bytes, as declared at creation.
+
+// The storage's version id of the object, when the bucket keeps versions; else null.
+
+// The object's ETag, set when the upload completes; null before.
+
+// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+
+// When the object was written, set when the upload completes; null before.
 
 // Where a window of a list starts and ends, for cursor pagination: pass endCursor as after
 // (with first) for the next rows, startCursor as before (with last) for the previous ones.
@@ -1287,10 +2133,14 @@ type PaymentMethodSaveInput struct {
 
 // The customer's own update in the portal (PATCH /v1/customer-portal/customers/me).
 type PortalCustomerUpdateInput struct {
-	BillingName            graphql.Omittable[*string]       `json:"billingName,omitempty"`
-	BillingAddress         graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
-	TaxID                  graphql.Omittable[*string]       `json:"taxId,omitempty"`
-	DefaultPaymentMethodID graphql.Omittable[*uuid.UUID]    `json:"defaultPaymentMethodId,omitempty"`
+	// The name on invoices; null or empty leaves it as it is.
+	BillingName graphql.Omittable[*string] `json:"billingName,omitempty"`
+	// The address on invoices; once set it cannot be cleared.
+	BillingAddress graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
+	// A tax id valid for the billing country; null or empty clears it.
+	TaxID graphql.Omittable[*string] `json:"taxId,omitempty"`
+	// One of the customer's saved payment methods; it cannot be cleared.
+	DefaultPaymentMethodID graphql.Omittable[*uuid.UUID] `json:"defaultPaymentMethodId,omitempty"`
 }
 
 // The filters of GET /v1/customer-portal/orders/; query matches the product name.
@@ -1372,35 +2222,57 @@ type ProductFilter struct {
 
 // An image shown with products.
 type ProductMediaFile struct {
-	ID                   uuid.UUID  `json:"id"`
-	OrganizationID       uuid.UUID  `json:"organizationId"`
-	Name                 string     `json:"name"`
-	Path                 string     `json:"path"`
-	MimeType             string     `json:"mimeType"`
-	Size                 int        `json:"size"`
-	StorageVersion       *string    `json:"storageVersion,omitempty"`
-	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
-	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
-	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
-	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
-	Version              *string    `json:"version,omitempty"`
-	Service              string     `json:"service"`
-	IsUploaded           bool       `json:"isUploaded"`
-	CreatedAt            time.Time  `json:"createdAt"`
-	SizeReadable         string     `json:"sizeReadable"`
+	// The file's id.
+	ID uuid.UUID `json:"id"`
+	// The id of the organization the file belongs to.
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	Name string `json:"name"`
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	Path string `json:"path"`
+	// The file's media type as declared at creation, e.g. application/pdf.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes, as declared at creation.
+	Size int `json:"size"`
+	// The storage's version id of the object, when the bucket keeps versions; else null.
+	StorageVersion *string `json:"storageVersion,omitempty"`
+	// The object's ETag, set when the upload completes; null before.
+	ChecksumEtag *string `json:"checksumEtag,omitempty"`
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The same SHA-256 in hexadecimal; null if none was declared.
+	ChecksumSha256Hex *string `json:"checksumSha256Hex,omitempty"`
+	// When the object was written, set when the upload completes; null before.
+	LastModifiedAt *time.Time `json:"lastModifiedAt,omitempty"`
+	// The seller's version label, e.g. 1.2.0; null for none.
+	Version *string `json:"version,omitempty"`
+	// What the file is for; it decides the variant.
+	Service string `json:"service"`
+	// Whether the upload completed; only uploaded files can be downloaded.
+	IsUploaded bool `json:"isUploaded"`
+	// When the file was created (its upload started).
+	CreatedAt time.Time `json:"createdAt"`
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	SizeReadable string `json:"sizeReadable"`
 	// Where anyone can fetch the image (a redirect to a short-lived storage URL) once uploaded.
 	PublicURL string `json:"publicUrl"`
 }
 
-func (ProductMediaFile) IsFile()                           {}
-func (this ProductMediaFile) GetID() uuid.UUID             { return this.ID }
+func (ProductMediaFile) IsFile() {}
+
+// The file's id.
+func (this ProductMediaFile) GetID() uuid.UUID { return this.ID }
+
+// The id of the organization the file belongs to.
 func (this ProductMediaFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
 // The plain file name given at creation, or by an update; downloads are named after it.
 func (this ProductMediaFile) GetName() string { return this.Name }
 
 // The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
-func (this ProductMediaFile) GetPath() string     { return this.Path }
+func (this ProductMediaFile) GetPath() string { return this.Path }
+
+// The file's media type as declared at creation, e.g. application/pdf.
 func (this ProductMediaFile) GetMimeType() string { return this.MimeType }
 
 // Bytes.
@@ -1414,19 +2286,51 @@ func (this ProductMediaFile) GetChecksumEtag() *string { return this.ChecksumEta
 
 // The whole-file SHA-256 the client declared at creation, not recomputed.
 func (this ProductMediaFile) GetChecksumSha256Base64() *string { return this.ChecksumSha256Base64 }
-func (this ProductMediaFile) GetChecksumSha256Hex() *string    { return this.ChecksumSha256Hex }
-func (this ProductMediaFile) GetLastModifiedAt() *time.Time    { return this.LastModifiedAt }
-func (this ProductMediaFile) GetVersion() *string              { return this.Version }
-func (this ProductMediaFile) GetService() string               { return this.Service }
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+func (this ProductMediaFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+
+// When the object was written, set when the upload completes; null before.
+func (this ProductMediaFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
+
+// The seller's version label, e.g. 1.2.0; null for none.
+func (this ProductMediaFile) GetVersion() *string { return this.Version }
+
+// What the file is for; it decides the variant.
+func (this ProductMediaFile) GetService() string { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
-func (this ProductMediaFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this ProductMediaFile) GetIsUploaded() bool { return this.IsUploaded }
+
+// When the file was created (its upload started).
 func (this ProductMediaFile) GetCreatedAt() time.Time { return this.CreatedAt }
 
 // The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
 func (this ProductMediaFile) GetSizeReadable() string { return this.SizeReadable }
 
 func (ProductMediaFile) IsFileBase() {}
+
+// The file's id.
+
+// The id of the organization the file belongs to.
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+
+// The file's media type as declared at creation, e.g. application/pdf.
+
+// The file's size in bytes, as declared at creation.
+
+// The storage's version id of the object, when the bucket keeps versions; else null.
+
+// The object's ETag, set when the upload completes; null before.
+
+// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+
+// When the object was written, set when the upload completes; null before.
 
 type ProductPage struct {
 	Items      []*storage.Product `json:"items"`
@@ -1518,33 +2422,55 @@ type SubscriptionSeatsChangeInput struct {
 
 // A file attached to a support case; private.
 type SupportCaseAttachmentFile struct {
-	ID                   uuid.UUID  `json:"id"`
-	OrganizationID       uuid.UUID  `json:"organizationId"`
-	Name                 string     `json:"name"`
-	Path                 string     `json:"path"`
-	MimeType             string     `json:"mimeType"`
-	Size                 int        `json:"size"`
-	StorageVersion       *string    `json:"storageVersion,omitempty"`
-	ChecksumEtag         *string    `json:"checksumEtag,omitempty"`
-	ChecksumSha256Base64 *string    `json:"checksumSha256Base64,omitempty"`
-	ChecksumSha256Hex    *string    `json:"checksumSha256Hex,omitempty"`
-	LastModifiedAt       *time.Time `json:"lastModifiedAt,omitempty"`
-	Version              *string    `json:"version,omitempty"`
-	Service              string     `json:"service"`
-	IsUploaded           bool       `json:"isUploaded"`
-	CreatedAt            time.Time  `json:"createdAt"`
-	SizeReadable         string     `json:"sizeReadable"`
+	// The file's id.
+	ID uuid.UUID `json:"id"`
+	// The id of the organization the file belongs to.
+	OrganizationID uuid.UUID `json:"organizationId"`
+	// The plain file name given at creation, or by an update; downloads are named after it.
+	Name string `json:"name"`
+	// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+	Path string `json:"path"`
+	// The file's media type as declared at creation, e.g. application/pdf.
+	MimeType string `json:"mimeType"`
+	// The file's size in bytes, as declared at creation.
+	Size int `json:"size"`
+	// The storage's version id of the object, when the bucket keeps versions; else null.
+	StorageVersion *string `json:"storageVersion,omitempty"`
+	// The object's ETag, set when the upload completes; null before.
+	ChecksumEtag *string `json:"checksumEtag,omitempty"`
+	// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+	ChecksumSha256Base64 *string `json:"checksumSha256Base64,omitempty"`
+	// The same SHA-256 in hexadecimal; null if none was declared.
+	ChecksumSha256Hex *string `json:"checksumSha256Hex,omitempty"`
+	// When the object was written, set when the upload completes; null before.
+	LastModifiedAt *time.Time `json:"lastModifiedAt,omitempty"`
+	// The seller's version label, e.g. 1.2.0; null for none.
+	Version *string `json:"version,omitempty"`
+	// What the file is for; it decides the variant.
+	Service string `json:"service"`
+	// Whether the upload completed; only uploaded files can be downloaded.
+	IsUploaded bool `json:"isUploaded"`
+	// When the file was created (its upload started).
+	CreatedAt time.Time `json:"createdAt"`
+	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
+	SizeReadable string `json:"sizeReadable"`
 }
 
-func (SupportCaseAttachmentFile) IsFile()                           {}
-func (this SupportCaseAttachmentFile) GetID() uuid.UUID             { return this.ID }
+func (SupportCaseAttachmentFile) IsFile() {}
+
+// The file's id.
+func (this SupportCaseAttachmentFile) GetID() uuid.UUID { return this.ID }
+
+// The id of the organization the file belongs to.
 func (this SupportCaseAttachmentFile) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
 // The plain file name given at creation, or by an update; downloads are named after it.
 func (this SupportCaseAttachmentFile) GetName() string { return this.Name }
 
 // The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
-func (this SupportCaseAttachmentFile) GetPath() string     { return this.Path }
+func (this SupportCaseAttachmentFile) GetPath() string { return this.Path }
+
+// The file's media type as declared at creation, e.g. application/pdf.
 func (this SupportCaseAttachmentFile) GetMimeType() string { return this.MimeType }
 
 // Bytes.
@@ -1560,13 +2486,23 @@ func (this SupportCaseAttachmentFile) GetChecksumEtag() *string { return this.Ch
 func (this SupportCaseAttachmentFile) GetChecksumSha256Base64() *string {
 	return this.ChecksumSha256Base64
 }
+
+// The same SHA-256 in hexadecimal; null if none was declared.
 func (this SupportCaseAttachmentFile) GetChecksumSha256Hex() *string { return this.ChecksumSha256Hex }
+
+// When the object was written, set when the upload completes; null before.
 func (this SupportCaseAttachmentFile) GetLastModifiedAt() *time.Time { return this.LastModifiedAt }
-func (this SupportCaseAttachmentFile) GetVersion() *string           { return this.Version }
-func (this SupportCaseAttachmentFile) GetService() string            { return this.Service }
+
+// The seller's version label, e.g. 1.2.0; null for none.
+func (this SupportCaseAttachmentFile) GetVersion() *string { return this.Version }
+
+// What the file is for; it decides the variant.
+func (this SupportCaseAttachmentFile) GetService() string { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
-func (this SupportCaseAttachmentFile) GetIsUploaded() bool     { return this.IsUploaded }
+func (this SupportCaseAttachmentFile) GetIsUploaded() bool { return this.IsUploaded }
+
+// When the file was created (its upload started).
 func (this SupportCaseAttachmentFile) GetCreatedAt() time.Time { return this.CreatedAt }
 
 // The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
@@ -1574,18 +2510,48 @@ func (this SupportCaseAttachmentFile) GetSizeReadable() string { return this.Siz
 
 func (SupportCaseAttachmentFile) IsFileBase() {}
 
+// The file's id.
+
+// The id of the organization the file belongs to.
+
+// The plain file name given at creation, or by an update; downloads are named after it.
+
+// The object key on storage: <service>/<organization id>/<file id>[/<version>]/<name at creation>.
+
+// The file's media type as declared at creation, e.g. application/pdf.
+
+// The file's size in bytes, as declared at creation.
+
+// The storage's version id of the object, when the bucket keeps versions; else null.
+
+// The object's ETag, set when the upload completes; null before.
+
+// The whole-file SHA-256 the client declared at creation, standard base64; null if none was.
+
+// The same SHA-256 in hexadecimal; null if none was declared.
+
+// When the object was written, set when the upload completes; null before.
+
 // The filters of GET /v1/events/. Values of one field are OR-ed, fields AND-ed. customerId and
 // externalCustomerId match events sent with either the customer's id or its external id (live
 // customers only); startTimestamp and endTimestamp are strict.
 type UsageEventFilter struct {
-	OrganizationID     []uuid.UUID        `json:"organizationId,omitempty"`
-	CustomerID         []uuid.UUID        `json:"customerId,omitempty"`
-	ExternalCustomerID []string           `json:"externalCustomerId,omitempty"`
-	Name               []string           `json:"name,omitempty"`
-	Source             []UsageEventSource `json:"source,omitempty"`
-	StartTimestamp     *time.Time         `json:"startTimestamp,omitempty"`
-	EndTimestamp       *time.Time         `json:"endTimestamp,omitempty"`
-	Metadata           []*MetadataFilter  `json:"metadata,omitempty"`
+	// Only events of these organizations.
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	// Only events of these customers (by Till id).
+	CustomerID []uuid.UUID `json:"customerId,omitempty"`
+	// Only events of these customers (by the seller's id).
+	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
+	// Only events with these names.
+	Name []string `json:"name,omitempty"`
+	// Only events from these sources.
+	Source []UsageEventSource `json:"source,omitempty"`
+	// Only events whose timestamp is after this instant.
+	StartTimestamp *time.Time `json:"startTimestamp,omitempty"`
+	// Only events whose timestamp is before this instant.
+	EndTimestamp *time.Time `json:"endTimestamp,omitempty"`
+	// Only events whose metadata matches every key.
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 	// The children of this event.
 	ParentID *uuid.UUID `json:"parentId,omitempty"`
 }
@@ -1608,26 +2574,36 @@ type UsageEventInput struct {
 	// Values are strings of 1–500 characters, numbers or booleans; the keys `_cost`
 	// ({amount, currency: "usd"}) and `_llm` ({vendor, model, input_tokens, output_tokens,
 	// total_tokens, …}) hold structured objects.
-	Metadata           storage.RawJSON `json:"metadata,omitempty"`
-	CustomerID         *uuid.UUID      `json:"customerId,omitempty"`
-	MemberID           *uuid.UUID      `json:"memberId,omitempty"`
-	ExternalCustomerID *string         `json:"externalCustomerId,omitempty"`
-	ExternalMemberID   *string         `json:"externalMemberId,omitempty"`
+	Metadata storage.RawJSON `json:"metadata,omitempty"`
+	// The customer's Till id: a live customer of the event's organization.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// With customerId: the member of that customer who caused the event.
+	MemberID *uuid.UUID `json:"memberId,omitempty"`
+	// The customer's id in your system; the customer need not exist yet.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// With externalCustomerId: your id of the member who caused the event.
+	ExternalMemberID *string `json:"externalMemberId,omitempty"`
 }
 
 // A page of usage events, read by cursor so that deep pages cost what the first does.
 type UsageEventPage struct {
-	Items    []*storage.Event `json:"items"`
-	PageInfo *CursorPageInfo  `json:"pageInfo"`
+	// The events of this page.
+	Items []*storage.Event `json:"items"`
+	// Where this page ends, to read the next one.
+	PageInfo *CursorPageInfo `json:"pageInfo"`
 }
 
+// A batch of usage events, stored all or nothing.
 type UsageEventsIngestInput struct {
+	// The events, in any order.
 	Events []*UsageEventInput `json:"events"`
 }
 
 // What an ingest stored: the new events, and the duplicates of external ids already ingested, which were dropped.
 type UsageEventsIngestResult struct {
-	Inserted   int `json:"inserted"`
+	// How many events were stored.
+	Inserted int `json:"inserted"`
+	// How many events were dropped as repeats of an external id already ingested, earlier or in the same batch.
 	Duplicates int `json:"duplicates"`
 }
 
@@ -1668,11 +2644,15 @@ type WebhookEventPage struct {
 	Pagination *Pagination             `json:"pagination"`
 }
 
+// Whether the checkout form asks for an address field.
 type BillingAddressFieldMode string
 
 const (
+	// The buyer must fill it in.
 	BillingAddressFieldModeRequired BillingAddressFieldMode = "required"
+	// The buyer may fill it in.
 	BillingAddressFieldModeOptional BillingAddressFieldMode = "optional"
+	// The form does not show it.
 	BillingAddressFieldModeDisabled BillingAddressFieldMode = "disabled"
 )
 
@@ -1731,11 +2711,17 @@ func (e BillingAddressFieldMode) MarshalJSON() ([]byte, error) {
 type JobState string
 
 const (
+	// Waiting for its scheduledAt and a free worker.
 	JobStateAvailable JobState = "available"
-	JobStateRunning   JobState = "running"
+	// A worker is running an attempt.
+	JobStateRunning JobState = "running"
+	// Done: its effect is committed.
 	JobStateCompleted JobState = "completed"
+	// Its last attempt failed; it runs again at scheduledAt.
 	JobStateRetryable JobState = "retryable"
+	// Given up: out of attempts, or failed in a way retrying cannot fix.
 	JobStateDiscarded JobState = "discarded"
+	// Cancelled before it ran (cancelJob).
 	JobStateCancelled JobState = "cancelled"
 )
 
@@ -2676,8 +3662,10 @@ func (e SubscriptionProrationBehavior) MarshalJSON() ([]byte, error) {
 type UsageEventSource string
 
 const (
+	// Recorded by the platform about a change, e.g. benefit.granted; its label is fixed.
 	UsageEventSourceSystem UsageEventSource = "system"
-	UsageEventSourceUser   UsageEventSource = "user"
+	// Ingested through ingestEvents or POST /v1/events/ingest.
+	UsageEventSourceUser UsageEventSource = "user"
 )
 
 var AllUsageEventSource = []UsageEventSource{
