@@ -72,7 +72,7 @@ func (m *httpMetrics) middleware(logger *slog.Logger) func(http.Handler) http.Ha
 	}
 }
 
-// newHTTPHandler mounts every endpoint: /graphql, /v1, health, and metrics when
+// newHTTPHandler mounts every endpoint: /graphql (and its SDL), /v1, health, and metrics when
 // TILL_METRICS_TOKEN guards them. It also returns the bare metrics handler, for
 // TILL_METRICS_ADDR.
 func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, blobs http.Handler,
@@ -105,6 +105,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	graphqlHandler := authn(r.Handler())
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
+	mux.Handle(resolvers.SchemaSDLPath, r.SchemaHandler())
 	mux.Handle("/.well-known/till/organizations/*", licensecert.JWKSHandler(r.PublishedLicenseKeys))
 	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(r))
 	mux.Handle(rest.JWKSPath, rest.JWKSHandler(r))
