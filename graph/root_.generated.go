@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
 	Me() MeResolver
+	Meter() MeterResolver
 	Mutation() MutationResolver
 	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
@@ -715,9 +716,29 @@ type ComplexityRoot struct {
 		Unit             func(childComplexity int) int
 	}
 
+	MeterCountAggregation struct {
+		Func func(childComplexity int) int
+	}
+
+	MeterFilterComparison struct {
+		Operator func(childComplexity int) int
+		Property func(childComplexity int) int
+		Value    func(childComplexity int) int
+	}
+
+	MeterFilterGroup struct {
+		Clauses     func(childComplexity int) int
+		Conjunction func(childComplexity int) int
+	}
+
 	MeterPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	MeterPropertyAggregation struct {
+		Func     func(childComplexity int) int
+		Property func(childComplexity int) int
 	}
 
 	MeterQuantities struct {
@@ -728,6 +749,11 @@ type ComplexityRoot struct {
 	MeterQuantityAt struct {
 		Quantity  func(childComplexity int) int
 		Timestamp func(childComplexity int) int
+	}
+
+	MeterUniqueAggregation struct {
+		Func     func(childComplexity int) int
+		Property func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -4298,6 +4324,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Meter.Unit(childComplexity), true
 
+	case "MeterCountAggregation.func":
+		if e.ComplexityRoot.MeterCountAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCountAggregation.Func(childComplexity), true
+
+	case "MeterFilterComparison.operator":
+		if e.ComplexityRoot.MeterFilterComparison.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Operator(childComplexity), true
+	case "MeterFilterComparison.property":
+		if e.ComplexityRoot.MeterFilterComparison.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Property(childComplexity), true
+	case "MeterFilterComparison.value":
+		if e.ComplexityRoot.MeterFilterComparison.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Value(childComplexity), true
+
+	case "MeterFilterGroup.clauses":
+		if e.ComplexityRoot.MeterFilterGroup.Clauses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterGroup.Clauses(childComplexity), true
+	case "MeterFilterGroup.conjunction":
+		if e.ComplexityRoot.MeterFilterGroup.Conjunction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterGroup.Conjunction(childComplexity), true
+
 	case "MeterPage.items":
 		if e.ComplexityRoot.MeterPage.Items == nil {
 			break
@@ -4310,6 +4375,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterPage.Pagination(childComplexity), true
+
+	case "MeterPropertyAggregation.func":
+		if e.ComplexityRoot.MeterPropertyAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPropertyAggregation.Func(childComplexity), true
+	case "MeterPropertyAggregation.property":
+		if e.ComplexityRoot.MeterPropertyAggregation.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPropertyAggregation.Property(childComplexity), true
 
 	case "MeterQuantities.quantities":
 		if e.ComplexityRoot.MeterQuantities.Quantities == nil {
@@ -4336,6 +4414,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterQuantityAt.Timestamp(childComplexity), true
+
+	case "MeterUniqueAggregation.func":
+		if e.ComplexityRoot.MeterUniqueAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterUniqueAggregation.Func(childComplexity), true
+	case "MeterUniqueAggregation.property":
+		if e.ComplexityRoot.MeterUniqueAggregation.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterUniqueAggregation.Property(childComplexity), true
 
 	case "Mutation.activateLicenseKey":
 		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
@@ -9172,83 +9263,196 @@ extend type Mutation {
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
 A meter turns usage events into a billable quantity: the events its filter selects, reduced
-by its aggregation. filter and aggregation are upstream's JSON shapes, e.g.
-{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]}
-and {"func": "sum", "property": "tokens"}; they are JSON here because a filter nests to any depth.
+by its aggregation, e.g. the events named api_call, counted, or the tokens property of
+events named completion, summed. Metered prices bill it and meter credit benefits credit it.
 """
 type Meter {
+  "The meter's id."
   id: UUID!
+  "When the meter was created."
   createdAt: DateTime!
+  "When the meter was last changed; null if never."
   modifiedAt: DateTime
+  "The organization owning the meter."
   organizationId: UUID!
+  "The meter's name, shown on customers' invoices and usage."
   name: String!
-  "scalar, token or custom."
+  "How a quantity reads: scalar (a plain number), token (AI tokens) or custom (customLabel and customMultiplier)."
   unit: String!
-  "The unit's name when unit is custom."
+  "The unit's name when unit is custom; null otherwise."
   customLabel: String
-  "What a quantity is divided by for display when unit is custom."
+  "What a quantity is divided by for display when unit is custom; null otherwise."
   customMultiplier: Int
-  filter: JSON!
-  aggregation: JSON!
+  "Which usage events the meter counts."
+  filter: MeterFilterGroup! @goField(forceResolver: true)
+  "How the counted events reduce to one quantity."
+  aggregation: MeterAggregator! @goField(forceResolver: true)
+  "When the meter was archived; null while it is live. An archived meter counts nothing new for its prices."
   archivedAt: DateTime
+  "The organization's own key-value data for the meter; Till does not interpret it."
   metadata: Metadata!
 }
 
+"""
+A group of conditions joined by one conjunction: the filter of a meter, or a group nested
+in it. A filter nests two levels deep at most (its clauses may be groups, whose clauses are
+comparisons), so a query that selects clauses two levels deep sees a whole filter. A group
+holds at most 25 clauses; one without clauses matches every event.
+"""
+type MeterFilterGroup {
+  "and: an event must meet every clause; or: it must meet at least one."
+  conjunction: MeterFilterConjunction!
+  "The conditions, each a comparison or (in the filter itself) a nested group."
+  clauses: [MeterFilterCondition!]! @listSize(assumedSize: 25)
+}
+
+"A condition of a filter group: a comparison of one event property, or a nested group."
+union MeterFilterCondition = MeterFilterComparison | MeterFilterGroup
+
+"""
+Compares one property of an event with a value. property is name, source, timestamp (epoch
+seconds, compared with integer values) or a metadata key (metadata.<key> and <key> are the
+same; the key is stored without the prefix). A metadata value compares by its JSON type:
+strings as text, numbers with integer values, booleans with boolean values; an event
+without the key never matches.
+"""
+type MeterFilterComparison {
+  "The event property compared: name, source, timestamp or a metadata key."
+  property: String!
+  "How the property compares with value."
+  operator: MeterFilterOperator!
+  "The value compared with: a string, a 32-bit integer or a boolean."
+  value: MeterFilterValue!
+}
+
+"""
+A meter filter's comparison value: a JSON string (at most 1000 characters), a 32-bit
+integer or a boolean, as upstream's FilterClause.value. The three types compare
+differently, so the value keeps its JSON type.
+"""
+scalar MeterFilterValue
+
+"""
+How a meter reduces the events its filter selects to one quantity: counts them
+(MeterCountAggregation), reduces a numeric property (MeterPropertyAggregation) or counts a
+property's distinct values (MeterUniqueAggregation).
+"""
+union MeterAggregator = MeterCountAggregation | MeterPropertyAggregation | MeterUniqueAggregation
+
+"Counts the selected events."
+type MeterCountAggregation {
+  "Always count."
+  func: MeterAggregationFunction!
+}
+
+"Reduces a numeric property of the selected events; events without a numeric value for it are left out."
+type MeterPropertyAggregation {
+  "sum, max, min or avg."
+  func: MeterAggregationFunction!
+  "The metadata key read (stored without a metadata. prefix), or timestamp."
+  property: String!
+}
+
+"Counts the distinct values of a property among the selected events."
+type MeterUniqueAggregation {
+  "Always unique."
+  func: MeterAggregationFunction!
+  "The metadata key whose distinct values are counted."
+  property: String!
+}
+
+"A page of meters."
 type MeterPage {
+  "The meters of this page."
   items: [Meter!]!
+  "The page envelope: how many meters match and how many pages they fill."
   pagination: Pagination!
 }
 
+"Narrows a meter list; fields given are AND-ed."
 input MeterListFilter {
   "Matches the name, case-insensitively (substring)."
   query: String
   "true: archived meters only; false: live ones only; absent: both."
   isArchived: Boolean
+  "Meters whose metadata has these values (values of one key OR-ed, keys AND-ed)."
   metadata: [MetadataFilter!]
 }
 
+"How a meter's quantity reads."
 enum MeterUnit {
+  "A plain number."
   scalar
+  "AI model tokens."
   token
+  "A unit of the organization's own, named by customLabel and scaled by customMultiplier."
   custom
 }
 
+"How a filter group joins its clauses."
 enum MeterFilterConjunction {
+  "Every clause must match."
   and
+  "At least one clause must match."
   or
 }
 
-"like and not_like mean contains and does not contain."
+"How a comparison tests a property against its value."
 enum MeterFilterOperator {
+  "Equal."
   eq
+  "Not equal."
   ne
+  "Greater than."
   gt
+  "Greater than or equal."
   gte
+  "Less than."
   lt
+  "Less than or equal."
   lte
+  "Contains the value (as text)."
   like
+  "Does not contain the value (as text)."
   not_like
 }
 
+"How a meter reduces its events to a quantity."
 enum MeterAggregationFunction {
+  "The number of events."
   count
+  "The sum of a numeric property."
   sum
+  "The largest value of a numeric property."
   max
+  "The smallest value of a numeric property."
   min
+  "The mean of a numeric property."
   avg
+  "The number of distinct values of a property."
   unique
 }
 
+"The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months."
 enum MeterQuantityInterval {
+  "One hour; a window covers at most 7 days."
   hour
+  "One day; a window covers at most 366 days."
   day
+  "One week from Monday; a window covers at most 371 days."
   week
+  "One calendar month; a window covers at most 1460 days."
   month
 }
 
-"Clauses combined with and or or; no clauses matches every event."
+"""
+Clauses combined with and or or; no clauses matches every event. A filter nests two levels
+deep at most (its clauses may be groups of comparisons) and a group holds at most 25 clauses.
+"""
 input MeterFilterInput {
+  "and: an event must meet every clause; or: at least one."
   conjunction: MeterFilterConjunction!
+  "The conditions: comparisons or nested groups."
   clauses: [MeterFilterClauseInput!]!
 }
 
@@ -9260,20 +9464,27 @@ optionally written metadata.<key>. A metadata value compares by its JSON type: s
 text, numbers with integer values, booleans with boolean values.
 """
 input MeterFilterClauseInput {
+  "A comparison's property: name, source, timestamp or a metadata key."
   property: String
+  "A comparison's operator."
   operator: MeterFilterOperator
-  "A string, a 32-bit integer or a boolean."
-  value: JSON
+  "A comparison's value: a string (at most 1000 characters), a 32-bit integer or a boolean."
+  value: MeterFilterValue
+  "A nested group's conjunction."
   conjunction: MeterFilterConjunction
+  "A nested group's clauses."
   clauses: [MeterFilterClauseInput!]
 }
 
 "count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property."
 input MeterAggregationInput {
+  "The reduction."
   func: MeterAggregationFunction!
+  "The property read; required except for count, ignored for count. A metadata. prefix is dropped."
   property: String
 }
 
+"A new meter."
 input MeterCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
@@ -9281,10 +9492,15 @@ input MeterCreateInput {
   name: String!
   "Default scalar; custom needs customLabel and customMultiplier."
   unit: MeterUnit
+  "The custom unit's name; required when unit is custom, dropped otherwise."
   customLabel: String
+  "The custom unit's display divisor, at least 1; required when unit is custom, dropped otherwise."
   customMultiplier: Int
+  "Which usage events the meter counts."
   filter: MeterFilterInput!
+  "How the counted events reduce to one quantity."
   aggregation: MeterAggregationInput!
+  "The organization's own key-value data; at most 50 keys."
   metadata: Metadata
 }
 
@@ -9294,14 +9510,23 @@ been billed. isArchived archives (refused while live prices or meter credit bene
 meter) or unarchives.
 """
 input MeterUpdateInput {
+  "The meter to change."
   id: UUID!
+  "At least 3 characters."
   name: String
+  "The new unit; custom needs customLabel and customMultiplier (given here or already set)."
   unit: MeterUnit
+  "The custom unit's name; null clears it."
   customLabel: String @goField(omittable: true)
+  "The custom unit's display divisor, at least 1; null clears it."
   customMultiplier: Int @goField(omittable: true)
+  "Replaces the filter; refused once the meter's usage has been billed."
   filter: MeterFilterInput
+  "Replaces the aggregation; refused once the meter's usage has been billed."
   aggregation: MeterAggregationInput
+  "Replaces the metadata as a whole."
   metadata: Metadata
+  "true archives, false unarchives."
   isArchived: Boolean
 }
 
@@ -9309,6 +9534,7 @@ input MeterUpdateInput {
 type MeterQuantityAt {
   "The interval's start."
   timestamp: DateTime!
+  "The aggregation over the interval's events, in the meter's unit; 0 when none."
   quantity: Float!
 }
 
@@ -9320,9 +9546,22 @@ type MeterQuantities {
 }
 
 extend type Query {
-  meter(id: UUID!): Meter! @hasScope(any: [meters_read, meters_write])
-  "Sorting: name, created_at (prefix - for descending); default name."
-  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage!
+  "One meter of the caller's organizations."
+  meter(
+    "The meter's id."
+    id: UUID!
+  ): Meter! @hasScope(any: [meters_read, meters_write])
+  "The caller's organizations' meters."
+  meters(
+    "The page, from 1."
+    page: Int = 1
+    "Meters per page, 1 to 100."
+    limit: Int = 10
+    "name, created_at, each optionally prefixed with - for descending; default name."
+    sorting: [String!]
+    "Narrows the list."
+    filter: MeterListFilter
+  ): MeterPage!
     @hasScope(any: [meters_read, meters_write])
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
@@ -9331,15 +9570,38 @@ extend type Query {
   externalCustomerId restricts to one customer's events (sent with its id or its external id);
   neither means all the organization's events.
   """
-  meterQuantities(id: UUID!, startTimestamp: DateTime!, endTimestamp: DateTime!, interval: MeterQuantityInterval!,
-    customerId: UUID, externalCustomerId: String): MeterQuantities! @hasScope(any: [meters_read, meters_write])
+  meterQuantities(
+    "The meter."
+    id: UUID!
+    "The window's start (inclusive)."
+    startTimestamp: DateTime!
+    "The window's end (exclusive); after startTimestamp."
+    endTimestamp: DateTime!
+    "The bucket size; it bounds the window's length."
+    interval: MeterQuantityInterval!
+    "Only this customer's events."
+    customerId: UUID
+    "Only the events of the customer with this external id."
+    externalCustomerId: String
+  ): MeterQuantities! @hasScope(any: [meters_read, meters_write])
 }
 
 extend type Mutation {
-  createMeter(input: MeterCreateInput!): Meter! @hasScope(any: [meters_write])
-  updateMeter(input: MeterUpdateInput!): Meter! @hasScope(any: [meters_write])
+  "Creates a meter."
+  createMeter(
+    "The new meter."
+    input: MeterCreateInput!
+  ): Meter! @hasScope(any: [meters_write])
+  "Changes a meter's fields."
+  updateMeter(
+    "The meter and the fields to change."
+    input: MeterUpdateInput!
+  ): Meter! @hasScope(any: [meters_write])
   "Archives the meter (updateMeter with isArchived: false unarchives it)."
-  archiveMeter(id: UUID!): Meter! @hasScope(any: [meters_write])
+  archiveMeter(
+    "The meter; refused while live prices or meter credit benefits use it."
+    id: UUID!
+  ): Meter! @hasScope(any: [meters_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -11725,6 +11987,16 @@ func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql
 		return ec.fieldContext_Meter_metadata(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Meter", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterFilterGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "conjunction":
+		return ec.fieldContext_MeterFilterGroup_conjunction(ctx, field)
+	case "clauses":
+		return ec.fieldContext_MeterFilterGroup_clauses(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterFilterGroup", field.Name)
 }
 
 func (ec *executionContext) childFields_MeterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -10,6 +10,7 @@ import (
 
 	"till/resolvers"
 	"till/resolvers/resolverstest"
+	"till/storage"
 )
 
 // TestEveryWholeListDeclaresItsSize enumerates the schema's lists of objects: each is either
@@ -37,6 +38,7 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 		"LicenseKey.activations": resolvers.MaxLicenseKeyActivations, "Customer.paymentMethods": resolvers.MaxCustomerPaymentMethods,
 		"Query.licenseSigningKeys": resolvers.MaxPublishedSigningKeys, "Job.errors": resolvers.MaxJobErrors,
 		"WebhookEvent.deliveries": resolvers.MaxEventDeliveries, "CustomerSeatList.seats": resolvers.MaxSeats,
+		"MeterFilterGroup.clauses": storage.MaxMeterFilterClauses,
 	}
 	lists := 0
 	for _, typ := range schema.Types {

@@ -86,6 +86,18 @@ type FileBase interface {
 	GetLastModifiedAt() *time.Time
 }
 
+// How a meter reduces the events its filter selects to one quantity: counts them
+// (MeterCountAggregation), reduces a numeric property (MeterPropertyAggregation) or counts a
+// property's distinct values (MeterUniqueAggregation).
+type MeterAggregator interface {
+	IsMeterAggregator()
+}
+
+// A condition of a filter group: a comparison of one event property, or a nested group.
+type MeterFilterCondition interface {
+	IsMeterFilterCondition()
+}
+
 // A postal address to store; country is an ISO 3166-1 alpha-2 code.
 type AddressInput struct {
 	Line1      *string `json:"line1,omitempty"`
@@ -1027,22 +1039,38 @@ type MetadataFilter struct {
 
 // count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property.
 type MeterAggregationInput struct {
-	Func     MeterAggregationFunction `json:"func"`
-	Property *string                  `json:"property,omitempty"`
+	// The reduction.
+	Func MeterAggregationFunction `json:"func"`
+	// The property read; required except for count, ignored for count. A metadata. prefix is dropped.
+	Property *string `json:"property,omitempty"`
 }
 
+// Counts the selected events.
+type MeterCountAggregation struct {
+	// Always count.
+	Func MeterAggregationFunction `json:"func"`
+}
+
+func (MeterCountAggregation) IsMeterAggregator() {}
+
+// A new meter.
 type MeterCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
 	// At least 3 characters; shown on invoices and usage.
 	Name string `json:"name"`
 	// Default scalar; custom needs customLabel and customMultiplier.
-	Unit             *MeterUnit             `json:"unit,omitempty"`
-	CustomLabel      *string                `json:"customLabel,omitempty"`
-	CustomMultiplier *int                   `json:"customMultiplier,omitempty"`
-	Filter           *MeterFilterInput      `json:"filter"`
-	Aggregation      *MeterAggregationInput `json:"aggregation"`
-	Metadata         storage.JSONMap        `json:"metadata,omitempty"`
+	Unit *MeterUnit `json:"unit,omitempty"`
+	// The custom unit's name; required when unit is custom, dropped otherwise.
+	CustomLabel *string `json:"customLabel,omitempty"`
+	// The custom unit's display divisor, at least 1; required when unit is custom, dropped otherwise.
+	CustomMultiplier *int `json:"customMultiplier,omitempty"`
+	// Which usage events the meter counts.
+	Filter *MeterFilterInput `json:"filter"`
+	// How the counted events reduce to one quantity.
+	Aggregation *MeterAggregationInput `json:"aggregation"`
+	// The organization's own key-value data; at most 50 keys.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
 // One clause: either a comparison (property, operator and value) or a nested group
@@ -1051,46 +1079,116 @@ type MeterCreateInput struct {
 // optionally written metadata.<key>. A metadata value compares by its JSON type: strings as
 // text, numbers with integer values, booleans with boolean values.
 type MeterFilterClauseInput struct {
-	Property *string              `json:"property,omitempty"`
+	// A comparison's property: name, source, timestamp or a metadata key.
+	Property *string `json:"property,omitempty"`
+	// A comparison's operator.
 	Operator *MeterFilterOperator `json:"operator,omitempty"`
-	// A string, a 32-bit integer or a boolean.
-	Value       storage.RawJSON           `json:"value,omitempty"`
-	Conjunction *MeterFilterConjunction   `json:"conjunction,omitempty"`
-	Clauses     []*MeterFilterClauseInput `json:"clauses,omitempty"`
+	// A comparison's value: a string (at most 1000 characters), a 32-bit integer or a boolean.
+	Value storage.RawJSON `json:"value,omitempty"`
+	// A nested group's conjunction.
+	Conjunction *MeterFilterConjunction `json:"conjunction,omitempty"`
+	// A nested group's clauses.
+	Clauses []*MeterFilterClauseInput `json:"clauses,omitempty"`
 }
 
-// Clauses combined with and or or; no clauses matches every event.
+// Compares one property of an event with a value. property is name, source, timestamp (epoch
+// seconds, compared with integer values) or a metadata key (metadata.<key> and <key> are the
+// same; the key is stored without the prefix). A metadata value compares by its JSON type:
+// strings as text, numbers with integer values, booleans with boolean values; an event
+// without the key never matches.
+type MeterFilterComparison struct {
+	// The event property compared: name, source, timestamp or a metadata key.
+	Property string `json:"property"`
+	// How the property compares with value.
+	Operator MeterFilterOperator `json:"operator"`
+	// The value compared with: a string, a 32-bit integer or a boolean.
+	Value storage.RawJSON `json:"value"`
+}
+
+func (MeterFilterComparison) IsMeterFilterCondition() {}
+
+// A group of conditions joined by one conjunction: the filter of a meter, or a group nested
+// in it. A filter nests two levels deep at most (its clauses may be groups, whose clauses are
+// comparisons), so a query that selects clauses two levels deep sees a whole filter. A group
+// holds at most 25 clauses; one without clauses matches every event.
+type MeterFilterGroup struct {
+	// and: an event must meet every clause; or: it must meet at least one.
+	Conjunction MeterFilterConjunction `json:"conjunction"`
+	// The conditions, each a comparison or (in the filter itself) a nested group.
+	Clauses []MeterFilterCondition `json:"clauses"`
+}
+
+func (MeterFilterGroup) IsMeterFilterCondition() {}
+
+// Clauses combined with and or or; no clauses matches every event. A filter nests two levels
+// deep at most (its clauses may be groups of comparisons) and a group holds at most 25 clauses.
 type MeterFilterInput struct {
-	Conjunction MeterFilterConjunction    `json:"conjunction"`
-	Clauses     []*MeterFilterClauseInput `json:"clauses"`
+	// and: an event must meet every clause; or: at least one.
+	Conjunction MeterFilterConjunction `json:"conjunction"`
+	// The conditions: comparisons or nested groups.
+	Clauses []*MeterFilterClauseInput `json:"clauses"`
 }
 
+// Narrows a meter list; fields given are AND-ed.
 type MeterListFilter struct {
 	// Matches the name, case-insensitively (substring).
 	Query *string `json:"query,omitempty"`
 	// true: archived meters only; false: live ones only; absent: both.
-	IsArchived *bool             `json:"isArchived,omitempty"`
-	Metadata   []*MetadataFilter `json:"metadata,omitempty"`
+	IsArchived *bool `json:"isArchived,omitempty"`
+	// Meters whose metadata has these values (values of one key OR-ed, keys AND-ed).
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// A page of meters.
 type MeterPage struct {
-	Items      []*storage.Meter `json:"items"`
-	Pagination *Pagination      `json:"pagination"`
+	// The meters of this page.
+	Items []*storage.Meter `json:"items"`
+	// The page envelope: how many meters match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
+
+// Reduces a numeric property of the selected events; events without a numeric value for it are left out.
+type MeterPropertyAggregation struct {
+	// sum, max, min or avg.
+	Func MeterAggregationFunction `json:"func"`
+	// The metadata key read (stored without a metadata. prefix), or timestamp.
+	Property string `json:"property"`
+}
+
+func (MeterPropertyAggregation) IsMeterAggregator() {}
+
+// Counts the distinct values of a property among the selected events.
+type MeterUniqueAggregation struct {
+	// Always unique.
+	Func MeterAggregationFunction `json:"func"`
+	// The metadata key whose distinct values are counted.
+	Property string `json:"property"`
+}
+
+func (MeterUniqueAggregation) IsMeterAggregator() {}
 
 // Fields present are changed. filter and aggregation cannot change once the meter's usage has
 // been billed. isArchived archives (refused while live prices or meter credit benefits use the
 // meter) or unarchives.
 type MeterUpdateInput struct {
-	ID               uuid.UUID                  `json:"id"`
-	Name             *string                    `json:"name,omitempty"`
-	Unit             *MeterUnit                 `json:"unit,omitempty"`
-	CustomLabel      graphql.Omittable[*string] `json:"customLabel,omitempty"`
-	CustomMultiplier graphql.Omittable[*int]    `json:"customMultiplier,omitempty"`
-	Filter           *MeterFilterInput          `json:"filter,omitempty"`
-	Aggregation      *MeterAggregationInput     `json:"aggregation,omitempty"`
-	Metadata         storage.JSONMap            `json:"metadata,omitempty"`
-	IsArchived       *bool                      `json:"isArchived,omitempty"`
+	// The meter to change.
+	ID uuid.UUID `json:"id"`
+	// At least 3 characters.
+	Name *string `json:"name,omitempty"`
+	// The new unit; custom needs customLabel and customMultiplier (given here or already set).
+	Unit *MeterUnit `json:"unit,omitempty"`
+	// The custom unit's name; null clears it.
+	CustomLabel graphql.Omittable[*string] `json:"customLabel,omitempty"`
+	// The custom unit's display divisor, at least 1; null clears it.
+	CustomMultiplier graphql.Omittable[*int] `json:"customMultiplier,omitempty"`
+	// Replaces the filter; refused once the meter's usage has been billed.
+	Filter *MeterFilterInput `json:"filter,omitempty"`
+	// Replaces the aggregation; refused once the meter's usage has been billed.
+	Aggregation *MeterAggregationInput `json:"aggregation,omitempty"`
+	// Replaces the metadata as a whole.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	// true archives, false unarchives.
+	IsArchived *bool `json:"isArchived,omitempty"`
 }
 
 type Mutation struct {
@@ -1766,14 +1864,21 @@ func (e JobState) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a meter reduces its events to a quantity.
 type MeterAggregationFunction string
 
 const (
-	MeterAggregationFunctionCount  MeterAggregationFunction = "count"
-	MeterAggregationFunctionSum    MeterAggregationFunction = "sum"
-	MeterAggregationFunctionMax    MeterAggregationFunction = "max"
-	MeterAggregationFunctionMin    MeterAggregationFunction = "min"
-	MeterAggregationFunctionAvg    MeterAggregationFunction = "avg"
+	// The number of events.
+	MeterAggregationFunctionCount MeterAggregationFunction = "count"
+	// The sum of a numeric property.
+	MeterAggregationFunctionSum MeterAggregationFunction = "sum"
+	// The largest value of a numeric property.
+	MeterAggregationFunctionMax MeterAggregationFunction = "max"
+	// The smallest value of a numeric property.
+	MeterAggregationFunctionMin MeterAggregationFunction = "min"
+	// The mean of a numeric property.
+	MeterAggregationFunctionAvg MeterAggregationFunction = "avg"
+	// The number of distinct values of a property.
 	MeterAggregationFunctionUnique MeterAggregationFunction = "unique"
 )
 
@@ -1829,11 +1934,14 @@ func (e MeterAggregationFunction) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a filter group joins its clauses.
 type MeterFilterConjunction string
 
 const (
+	// Every clause must match.
 	MeterFilterConjunctionAnd MeterFilterConjunction = "and"
-	MeterFilterConjunctionOr  MeterFilterConjunction = "or"
+	// At least one clause must match.
+	MeterFilterConjunctionOr MeterFilterConjunction = "or"
 )
 
 var AllMeterFilterConjunction = []MeterFilterConjunction{
@@ -1884,17 +1992,25 @@ func (e MeterFilterConjunction) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// like and not_like mean contains and does not contain.
+// How a comparison tests a property against its value.
 type MeterFilterOperator string
 
 const (
-	MeterFilterOperatorEq      MeterFilterOperator = "eq"
-	MeterFilterOperatorNe      MeterFilterOperator = "ne"
-	MeterFilterOperatorGt      MeterFilterOperator = "gt"
-	MeterFilterOperatorGte     MeterFilterOperator = "gte"
-	MeterFilterOperatorLt      MeterFilterOperator = "lt"
-	MeterFilterOperatorLte     MeterFilterOperator = "lte"
-	MeterFilterOperatorLike    MeterFilterOperator = "like"
+	// Equal.
+	MeterFilterOperatorEq MeterFilterOperator = "eq"
+	// Not equal.
+	MeterFilterOperatorNe MeterFilterOperator = "ne"
+	// Greater than.
+	MeterFilterOperatorGt MeterFilterOperator = "gt"
+	// Greater than or equal.
+	MeterFilterOperatorGte MeterFilterOperator = "gte"
+	// Less than.
+	MeterFilterOperatorLt MeterFilterOperator = "lt"
+	// Less than or equal.
+	MeterFilterOperatorLte MeterFilterOperator = "lte"
+	// Contains the value (as text).
+	MeterFilterOperatorLike MeterFilterOperator = "like"
+	// Does not contain the value (as text).
 	MeterFilterOperatorNotLike MeterFilterOperator = "not_like"
 )
 
@@ -1952,12 +2068,17 @@ func (e MeterFilterOperator) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months.
 type MeterQuantityInterval string
 
 const (
-	MeterQuantityIntervalHour  MeterQuantityInterval = "hour"
-	MeterQuantityIntervalDay   MeterQuantityInterval = "day"
-	MeterQuantityIntervalWeek  MeterQuantityInterval = "week"
+	// One hour; a window covers at most 7 days.
+	MeterQuantityIntervalHour MeterQuantityInterval = "hour"
+	// One day; a window covers at most 366 days.
+	MeterQuantityIntervalDay MeterQuantityInterval = "day"
+	// One week from Monday; a window covers at most 371 days.
+	MeterQuantityIntervalWeek MeterQuantityInterval = "week"
+	// One calendar month; a window covers at most 1460 days.
 	MeterQuantityIntervalMonth MeterQuantityInterval = "month"
 )
 
@@ -2011,11 +2132,15 @@ func (e MeterQuantityInterval) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a meter's quantity reads.
 type MeterUnit string
 
 const (
+	// A plain number.
 	MeterUnitScalar MeterUnit = "scalar"
-	MeterUnitToken  MeterUnit = "token"
+	// AI model tokens.
+	MeterUnitToken MeterUnit = "token"
+	// A unit of the organization's own, named by customLabel and scaled by customMultiplier.
 	MeterUnitCustom MeterUnit = "custom"
 )
 
