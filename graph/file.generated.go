@@ -3534,4 +3534,30 @@ func (ec *executionContext) marshalNFileUploadPart2ᚖtillᚋgraphᚋmodelᚐFil
 	return ec._FileUploadPart(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNProductMediaFile2ᚕᚖtillᚋgraphᚋmodelᚐProductMediaFileᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProductMediaFile) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProductMediaFile2ᚖtillᚋgraphᚋmodelᚐProductMediaFile(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProductMediaFile2ᚖtillᚋgraphᚋmodelᚐProductMediaFile(ctx context.Context, sel ast.SelectionSet, v *model.ProductMediaFile) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProductMediaFile(ctx, sel, v)
+}
+
 // endregion ***************************** type.gotpl *****************************

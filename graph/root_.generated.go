@@ -45,6 +45,8 @@ type ResolverRoot interface {
 	Order() OrderResolver
 	Organization() OrganizationResolver
 	Product() ProductResolver
+	ProductPrice() ProductPriceResolver
+	ProductPriceMeteredUnit() ProductPriceMeteredUnitResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	UsageEvent() UsageEventResolver
@@ -73,6 +75,12 @@ type ComplexityRoot struct {
 	AdvanceTestClockPayload struct {
 		Renewals  func(childComplexity int) int
 		TestClock func(childComplexity int) int
+	}
+
+	AttachedCustomField struct {
+		CustomFieldID func(childComplexity int) int
+		Order         func(childComplexity int) int
+		Required      func(childComplexity int) int
 	}
 
 	AuthorizeOAuth2Payload struct {
@@ -311,6 +319,19 @@ type ComplexityRoot struct {
 	CustomerPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	CustomerPortalCustomerSettings struct {
+		AllowEmailChange func(childComplexity int) int
+	}
+
+	CustomerPortalSubscriptionSettings struct {
+		UpdatePlan  func(childComplexity int) int
+		UpdateSeats func(childComplexity int) int
+	}
+
+	CustomerPortalUsageSettings struct {
+		Show func(childComplexity int) int
 	}
 
 	CustomerSeat struct {
@@ -959,6 +980,17 @@ type ComplexityRoot struct {
 		Version              func(childComplexity int) int
 	}
 
+	OrganizationCustomerPortalSettings struct {
+		Customer     func(childComplexity int) int
+		Subscription func(childComplexity int) int
+		Usage        func(childComplexity int) int
+	}
+
+	OrganizationFeatureSettings struct {
+		CheckoutLocalizationEnabled func(childComplexity int) int
+		MemberModelEnabled          func(childComplexity int) int
+	}
+
 	Pagination struct {
 		MaxPage    func(childComplexity int) int
 		TotalCount func(childComplexity int) int
@@ -1063,6 +1095,96 @@ type ComplexityRoot struct {
 		Source        func(childComplexity int) int
 		TaxBehavior   func(childComplexity int) int
 		UnitAmount    func(childComplexity int) int
+	}
+
+	ProductPriceCustom struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		MaximumAmount func(childComplexity int) int
+		MinimumAmount func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PresetAmount  func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceFixed struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceAmount   func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceFree struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceMeter struct {
+		CustomLabel      func(childComplexity int) int
+		CustomMultiplier func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Unit             func(childComplexity int) int
+	}
+
+	ProductPriceMeteredUnit struct {
+		AmountType    func(childComplexity int) int
+		CapAmount     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		Meter         func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+		UnitAmount    func(childComplexity int) int
+	}
+
+	ProductPriceSeatBased struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		SeatTiers     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceSeatTier struct {
+		MaxSeats     func(childComplexity int) int
+		MinSeats     func(childComplexity int) int
+		PricePerSeat func(childComplexity int) int
+	}
+
+	ProductPriceSeatTiers struct {
+		MaximumSeats func(childComplexity int) int
+		MinimumSeats func(childComplexity int) int
+		SeatTierType func(childComplexity int) int
+		Tiers        func(childComplexity int) int
 	}
 
 	Query struct {
@@ -1340,6 +1462,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AdvanceTestClockPayload.TestClock(childComplexity), true
+
+	case "AttachedCustomField.customFieldId":
+		if e.ComplexityRoot.AttachedCustomField.CustomFieldID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.CustomFieldID(childComplexity), true
+	case "AttachedCustomField.order":
+		if e.ComplexityRoot.AttachedCustomField.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.Order(childComplexity), true
+	case "AttachedCustomField.required":
+		if e.ComplexityRoot.AttachedCustomField.Required == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.Required(childComplexity), true
 
 	case "AuthorizeOAuth2Payload.code":
 		if e.ComplexityRoot.AuthorizeOAuth2Payload.Code == nil {
@@ -2479,6 +2620,33 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerPage.Pagination(childComplexity), true
+
+	case "CustomerPortalCustomerSettings.allowEmailChange":
+		if e.ComplexityRoot.CustomerPortalCustomerSettings.AllowEmailChange == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalCustomerSettings.AllowEmailChange(childComplexity), true
+
+	case "CustomerPortalSubscriptionSettings.updatePlan":
+		if e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdatePlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdatePlan(childComplexity), true
+	case "CustomerPortalSubscriptionSettings.updateSeats":
+		if e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdateSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdateSeats(childComplexity), true
+
+	case "CustomerPortalUsageSettings.show":
+		if e.ComplexityRoot.CustomerPortalUsageSettings.Show == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalUsageSettings.Show(childComplexity), true
 
 	case "CustomerSeat.claimedAt":
 		if e.ComplexityRoot.CustomerSeat.ClaimedAt == nil {
@@ -5831,6 +5999,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrganizationAvatarFile.Version(childComplexity), true
 
+	case "OrganizationCustomerPortalSettings.customer":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Customer(childComplexity), true
+	case "OrganizationCustomerPortalSettings.subscription":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Subscription(childComplexity), true
+	case "OrganizationCustomerPortalSettings.usage":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Usage(childComplexity), true
+
+	case "OrganizationFeatureSettings.checkoutLocalizationEnabled":
+		if e.ComplexityRoot.OrganizationFeatureSettings.CheckoutLocalizationEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationFeatureSettings.CheckoutLocalizationEnabled(childComplexity), true
+	case "OrganizationFeatureSettings.memberModelEnabled":
+		if e.ComplexityRoot.OrganizationFeatureSettings.MemberModelEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationFeatureSettings.MemberModelEnabled(childComplexity), true
+
 	case "Pagination.maxPage":
 		if e.ComplexityRoot.Pagination.MaxPage == nil {
 			break
@@ -6313,6 +6513,410 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProductPrice.UnitAmount(childComplexity), true
+
+	case "ProductPriceCustom.amountType":
+		if e.ComplexityRoot.ProductPriceCustom.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.AmountType(childComplexity), true
+	case "ProductPriceCustom.createdAt":
+		if e.ComplexityRoot.ProductPriceCustom.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.CreatedAt(childComplexity), true
+	case "ProductPriceCustom.id":
+		if e.ComplexityRoot.ProductPriceCustom.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ID(childComplexity), true
+	case "ProductPriceCustom.isArchived":
+		if e.ComplexityRoot.ProductPriceCustom.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.IsArchived(childComplexity), true
+	case "ProductPriceCustom.maximumAmount":
+		if e.ComplexityRoot.ProductPriceCustom.MaximumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.MaximumAmount(childComplexity), true
+	case "ProductPriceCustom.minimumAmount":
+		if e.ComplexityRoot.ProductPriceCustom.MinimumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.MinimumAmount(childComplexity), true
+	case "ProductPriceCustom.modifiedAt":
+		if e.ComplexityRoot.ProductPriceCustom.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ModifiedAt(childComplexity), true
+	case "ProductPriceCustom.presetAmount":
+		if e.ComplexityRoot.ProductPriceCustom.PresetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.PresetAmount(childComplexity), true
+	case "ProductPriceCustom.priceCurrency":
+		if e.ComplexityRoot.ProductPriceCustom.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.PriceCurrency(childComplexity), true
+	case "ProductPriceCustom.productId":
+		if e.ComplexityRoot.ProductPriceCustom.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ProductID(childComplexity), true
+	case "ProductPriceCustom.source":
+		if e.ComplexityRoot.ProductPriceCustom.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.Source(childComplexity), true
+	case "ProductPriceCustom.taxBehavior":
+		if e.ComplexityRoot.ProductPriceCustom.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.TaxBehavior(childComplexity), true
+
+	case "ProductPriceFixed.amountType":
+		if e.ComplexityRoot.ProductPriceFixed.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.AmountType(childComplexity), true
+	case "ProductPriceFixed.createdAt":
+		if e.ComplexityRoot.ProductPriceFixed.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.CreatedAt(childComplexity), true
+	case "ProductPriceFixed.id":
+		if e.ComplexityRoot.ProductPriceFixed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ID(childComplexity), true
+	case "ProductPriceFixed.isArchived":
+		if e.ComplexityRoot.ProductPriceFixed.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.IsArchived(childComplexity), true
+	case "ProductPriceFixed.modifiedAt":
+		if e.ComplexityRoot.ProductPriceFixed.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ModifiedAt(childComplexity), true
+	case "ProductPriceFixed.priceAmount":
+		if e.ComplexityRoot.ProductPriceFixed.PriceAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.PriceAmount(childComplexity), true
+	case "ProductPriceFixed.priceCurrency":
+		if e.ComplexityRoot.ProductPriceFixed.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.PriceCurrency(childComplexity), true
+	case "ProductPriceFixed.productId":
+		if e.ComplexityRoot.ProductPriceFixed.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ProductID(childComplexity), true
+	case "ProductPriceFixed.source":
+		if e.ComplexityRoot.ProductPriceFixed.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.Source(childComplexity), true
+	case "ProductPriceFixed.taxBehavior":
+		if e.ComplexityRoot.ProductPriceFixed.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.TaxBehavior(childComplexity), true
+
+	case "ProductPriceFree.amountType":
+		if e.ComplexityRoot.ProductPriceFree.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.AmountType(childComplexity), true
+	case "ProductPriceFree.createdAt":
+		if e.ComplexityRoot.ProductPriceFree.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.CreatedAt(childComplexity), true
+	case "ProductPriceFree.id":
+		if e.ComplexityRoot.ProductPriceFree.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ID(childComplexity), true
+	case "ProductPriceFree.isArchived":
+		if e.ComplexityRoot.ProductPriceFree.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.IsArchived(childComplexity), true
+	case "ProductPriceFree.modifiedAt":
+		if e.ComplexityRoot.ProductPriceFree.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ModifiedAt(childComplexity), true
+	case "ProductPriceFree.priceCurrency":
+		if e.ComplexityRoot.ProductPriceFree.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.PriceCurrency(childComplexity), true
+	case "ProductPriceFree.productId":
+		if e.ComplexityRoot.ProductPriceFree.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ProductID(childComplexity), true
+	case "ProductPriceFree.source":
+		if e.ComplexityRoot.ProductPriceFree.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.Source(childComplexity), true
+	case "ProductPriceFree.taxBehavior":
+		if e.ComplexityRoot.ProductPriceFree.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.TaxBehavior(childComplexity), true
+
+	case "ProductPriceMeter.customLabel":
+		if e.ComplexityRoot.ProductPriceMeter.CustomLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.CustomLabel(childComplexity), true
+	case "ProductPriceMeter.customMultiplier":
+		if e.ComplexityRoot.ProductPriceMeter.CustomMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.CustomMultiplier(childComplexity), true
+	case "ProductPriceMeter.id":
+		if e.ComplexityRoot.ProductPriceMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.ID(childComplexity), true
+	case "ProductPriceMeter.name":
+		if e.ComplexityRoot.ProductPriceMeter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.Name(childComplexity), true
+	case "ProductPriceMeter.unit":
+		if e.ComplexityRoot.ProductPriceMeter.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.Unit(childComplexity), true
+
+	case "ProductPriceMeteredUnit.amountType":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.AmountType(childComplexity), true
+	case "ProductPriceMeteredUnit.capAmount":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.CapAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.CapAmount(childComplexity), true
+	case "ProductPriceMeteredUnit.createdAt":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.CreatedAt(childComplexity), true
+	case "ProductPriceMeteredUnit.id":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ID(childComplexity), true
+	case "ProductPriceMeteredUnit.isArchived":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.IsArchived(childComplexity), true
+	case "ProductPriceMeteredUnit.meter":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.Meter(childComplexity), true
+	case "ProductPriceMeteredUnit.meterId":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.MeterID(childComplexity), true
+	case "ProductPriceMeteredUnit.modifiedAt":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ModifiedAt(childComplexity), true
+	case "ProductPriceMeteredUnit.priceCurrency":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.PriceCurrency(childComplexity), true
+	case "ProductPriceMeteredUnit.productId":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ProductID(childComplexity), true
+	case "ProductPriceMeteredUnit.source":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.Source(childComplexity), true
+	case "ProductPriceMeteredUnit.taxBehavior":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.TaxBehavior(childComplexity), true
+	case "ProductPriceMeteredUnit.unitAmount":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.UnitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.UnitAmount(childComplexity), true
+
+	case "ProductPriceSeatBased.amountType":
+		if e.ComplexityRoot.ProductPriceSeatBased.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.AmountType(childComplexity), true
+	case "ProductPriceSeatBased.createdAt":
+		if e.ComplexityRoot.ProductPriceSeatBased.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.CreatedAt(childComplexity), true
+	case "ProductPriceSeatBased.id":
+		if e.ComplexityRoot.ProductPriceSeatBased.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ID(childComplexity), true
+	case "ProductPriceSeatBased.isArchived":
+		if e.ComplexityRoot.ProductPriceSeatBased.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.IsArchived(childComplexity), true
+	case "ProductPriceSeatBased.modifiedAt":
+		if e.ComplexityRoot.ProductPriceSeatBased.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ModifiedAt(childComplexity), true
+	case "ProductPriceSeatBased.priceCurrency":
+		if e.ComplexityRoot.ProductPriceSeatBased.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.PriceCurrency(childComplexity), true
+	case "ProductPriceSeatBased.productId":
+		if e.ComplexityRoot.ProductPriceSeatBased.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ProductID(childComplexity), true
+	case "ProductPriceSeatBased.seatTiers":
+		if e.ComplexityRoot.ProductPriceSeatBased.SeatTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.SeatTiers(childComplexity), true
+	case "ProductPriceSeatBased.source":
+		if e.ComplexityRoot.ProductPriceSeatBased.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.Source(childComplexity), true
+	case "ProductPriceSeatBased.taxBehavior":
+		if e.ComplexityRoot.ProductPriceSeatBased.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.TaxBehavior(childComplexity), true
+
+	case "ProductPriceSeatTier.maxSeats":
+		if e.ComplexityRoot.ProductPriceSeatTier.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.MaxSeats(childComplexity), true
+	case "ProductPriceSeatTier.minSeats":
+		if e.ComplexityRoot.ProductPriceSeatTier.MinSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.MinSeats(childComplexity), true
+	case "ProductPriceSeatTier.pricePerSeat":
+		if e.ComplexityRoot.ProductPriceSeatTier.PricePerSeat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.PricePerSeat(childComplexity), true
+
+	case "ProductPriceSeatTiers.maximumSeats":
+		if e.ComplexityRoot.ProductPriceSeatTiers.MaximumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.MaximumSeats(childComplexity), true
+	case "ProductPriceSeatTiers.minimumSeats":
+		if e.ComplexityRoot.ProductPriceSeatTiers.MinimumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.MinimumSeats(childComplexity), true
+	case "ProductPriceSeatTiers.seatTierType":
+		if e.ComplexityRoot.ProductPriceSeatTiers.SeatTierType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.SeatTierType(childComplexity), true
+	case "ProductPriceSeatTiers.tiers":
+		if e.ComplexityRoot.ProductPriceSeatTiers.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.Tiers(childComplexity), true
 
 	case "Query.benefit":
 		if e.ComplexityRoot.Query.Benefit == nil {
@@ -7621,6 +8225,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputProductBenefitsInput,
 		ec.unmarshalInputProductCreateInput,
 		ec.unmarshalInputProductFilter,
+		ec.unmarshalInputProductPriceSeatTierInput,
+		ec.unmarshalInputProductPriceSeatTiersInput,
 		ec.unmarshalInputProductUpdateInput,
 		ec.unmarshalInputSubscriptionCancelInput,
 		ec.unmarshalInputSubscriptionFilter,
@@ -9944,7 +10550,7 @@ type DiscountFixedOnceForeverDurationBase implements DiscountBase {
   amount: Int!
   currency: String!
   "Currency to amount, currency's own amount included."
-  amounts: JSON!
+  amounts: CurrencyAmounts!
   name: String!
   code: String
   startsAt: DateTime
@@ -9966,7 +10572,7 @@ type DiscountFixedRepeatDurationBase implements DiscountBase {
   type: DiscountType!
   amount: Int!
   currency: String!
-  amounts: JSON!
+  amounts: CurrencyAmounts!
   name: String!
   code: String
   startsAt: DateTime
@@ -10098,10 +10704,54 @@ type Organization {
   defaultPresentmentCurrency: String!
   prorationBehavior: String!
   allowCustomerUpdates: Boolean!
-  customerPortalSettings: JSON!
-  featureSettings: JSON!
+  customerPortalSettings: OrganizationCustomerPortalSettings! @goField(forceResolver: true)
+  featureSettings: OrganizationFeatureSettings! @goField(forceResolver: true)
   "Whether payments run against the built-in test processor or a live one."
   processorMode: ProcessorMode!
+}
+
+"What customers may see and do in the customer portal."
+type OrganizationCustomerPortalSettings {
+  "The usage section."
+  usage: CustomerPortalUsageSettings!
+  "Subscription changes customers may make themselves."
+  subscription: CustomerPortalSubscriptionSettings!
+  "Changes customers may make to themselves."
+  customer: CustomerPortalCustomerSettings!
+}
+
+"The customer portal's usage section."
+type CustomerPortalUsageSettings {
+  "Whether the portal shows customers their metered usage."
+  show: Boolean!
+}
+
+"""
+Subscription changes customers may make in the portal; both also need the organization's
+allowCustomerUpdates.
+"""
+type CustomerPortalSubscriptionSettings {
+  "Whether customers may change the seats of a seat-based subscription."
+  updateSeats: Boolean!
+  "Whether customers may switch their subscription to another product."
+  updatePlan: Boolean!
+}
+
+"Changes customers may make to their own record in the portal."
+type CustomerPortalCustomerSettings {
+  "Whether customers may change their email address."
+  allowEmailChange: Boolean!
+}
+
+"The organization's feature flags that Till reads; a flag never set is false."
+type OrganizationFeatureSettings {
+  """
+  Whether the organization uses members: people acting for a customer, each with a role.
+  Customer sessions are then member sessions, and team customers have seats.
+  """
+  memberModelEnabled: Boolean!
+  "Whether checkouts are shown in the customer's language."
+  checkoutLocalizationEnabled: Boolean!
 }
 
 enum ProcessorMode {
@@ -10220,7 +10870,7 @@ type Product {
   benefits: [Benefit!]! @listSize(assumedSize: 20)
   organization: Organization!
   "Product images (ProductMediaFileRead); always empty until product medias are managed by Till."
-  medias: [JSON!]!
+  medias: [ProductMediaFile!]! @listSize(assumedSize: 1)
 }
 
 enum Interval {
@@ -10261,12 +10911,63 @@ type ProductPrice {
   minimumAmount: Int
   maximumAmount: Int
   presetAmount: Int
-  "seat_based: {\"tiers\": [{\"min_seats\", \"max_seats\", \"price_per_seat\"}]}."
-  seatTiers: JSON
+  "seat_based: the tiers that price the seats; null for other amount types."
+  seatTiers: ProductPriceSeatTiers @goField(forceResolver: true)
   "metered_unit: the price per unit in cents, as a decimal string."
   unitAmount: String
   capAmount: Int
   meterId: UUID
+}
+
+"""
+How a seat-based price charges a number of seats: tiers of seat counts, each with a price
+per seat, ordered by minSeats.
+"""
+type ProductPriceSeatTiers {
+  "volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate."
+  seatTierType: SeatTierType!
+  "The tiers, by minSeats; at most 10."
+  tiers: [ProductPriceSeatTier!]! @listSize(assumedSize: 10)
+  "The fewest seats that can be bought: the first tier's minSeats."
+  minimumSeats: Int!
+  "The most seats that can be bought: the last tier's maxSeats; null for no limit."
+  maximumSeats: Int
+}
+
+"One tier of a seat-based price."
+type ProductPriceSeatTier {
+  "The tier's first seat count (inclusive), from 1."
+  minSeats: Int!
+  "The tier's last seat count (inclusive); null for no limit."
+  maxSeats: Int
+  "The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents)."
+  pricePerSeat: Int!
+}
+
+"How tiers price seats."
+enum SeatTierType {
+  "Every seat at the rate of the tier the seat count falls in."
+  volume
+  "Each tier's seats at that tier's own rate."
+  graduated
+}
+
+"The tiers of a seat-based price."
+input ProductPriceSeatTiersInput {
+  "Default volume."
+  seatTierType: SeatTierType
+  "1 to 10 tiers."
+  tiers: [ProductPriceSeatTierInput!]!
+}
+
+"One tier of a seat-based price."
+input ProductPriceSeatTierInput {
+  "The tier's first seat count (inclusive), at least 1."
+  minSeats: Int!
+  "The tier's last seat count (inclusive); absent or null for no limit."
+  maxSeats: Int
+  "The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents); at least 0."
+  pricePerSeat: Int!
 }
 
 type ProductPage {
@@ -10293,7 +10994,7 @@ input PriceInput {
   minimumAmount: Int
   maximumAmount: Int
   presetAmount: Int
-  seatTiers: JSON
+  seatTiers: ProductPriceSeatTiersInput
   unitAmount: String
   capAmount: Int
   meterId: UUID
@@ -10358,6 +11059,11 @@ scalar DateTime
 scalar Metadata
 "Any JSON value."
 scalar JSON
+"""
+Amounts by currency: a JSON object whose keys are lowercase ISO 4217 codes and whose values
+are integers in the smallest unit of that currency (cents for usd), e.g. {"usd": 1000}.
+"""
+scalar CurrencyAmounts
 "A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets (and the part numbers beside them, which /v1 passes through unbounded for the upload rules to judge)."
 scalar Int64
 
@@ -10550,7 +11256,7 @@ type Subscription {
   discount: DiscountBase
   prices: [ProductPrice!]! @listSize(assumedSize: 20)
   "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
-  wirePrices: [JSON!]!
+  wirePrices: [ProductPriceVariant!]! @listSize(assumedSize: 20)
   "Metered usage of the current meter period, one per meter of the metered prices."
   meters: [SubscriptionMeter!]! @listSize(assumedSize: 20)
   "A change that applies at the next period, if any."
@@ -10785,14 +11491,195 @@ extend type Mutation {
 # its CustomerOrganization) have beyond the GraphQL types.
 extend type Product {
   "The live prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
-  wirePrices: [JSON!]!
+  wirePrices: [ProductPriceVariant!]! @listSize(assumedSize: 20)
   "Custom fields attached to the product (AttachedCustomField); always empty until Till manages custom fields."
-  attachedCustomFields: [JSON!]!
+  attachedCustomFields: [AttachedCustomField!]! @listSize(assumedSize: 1)
 }
 
 extend type Organization {
   "The feature flags the customer portal sees (CustomerOrganizationFeatureSettings), every flag present."
-  organizationFeatures: JSON!
+  organizationFeatures: OrganizationFeatureSettings!
+}
+
+"""
+A price as /v1 spells it: one type per amountType, each carrying exactly the fields of its
+kind (ProductPrice has them all, null where they do not apply).
+"""
+interface ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Which variant this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+}
+
+"A price of a fixed amount."
+type ProductPriceFixed implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always fixed."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The price, in the smallest unit of priceCurrency (e.g. cents)."
+  priceAmount: Int!
+}
+
+"A pay-what-you-want price."
+type ProductPriceCustom implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always custom."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The least the customer may pay, in the smallest unit of priceCurrency (e.g. cents); 0 means free or pay what you want."
+  minimumAmount: Int!
+  "The most the customer may pay, in the smallest unit of priceCurrency; null for no limit."
+  maximumAmount: Int
+  "The amount proposed at checkout, in the smallest unit of priceCurrency; null for none."
+  presetAmount: Int
+}
+
+"A free price."
+type ProductPriceFree implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always free."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the price belongs to."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+}
+
+"A price per seat, by tiers of seat counts."
+type ProductPriceSeatBased implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always seat_based."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The tiers that price the seats."
+  seatTiers: ProductPriceSeatTiers!
+}
+
+"A price per unit of a meter's quantity, billed at the end of each meter period."
+type ProductPriceMeteredUnit implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always metered_unit."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part (0.5 is half a cent)."
+  unitAmount: String!
+  "The most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap."
+  capAmount: Int
+  "The meter whose quantity is billed."
+  meterId: UUID!
+  "The meter whose quantity is billed, as the price's buyers may see it."
+  meter: ProductPriceMeter! @goField(forceResolver: true)
+}
+
+"The meter of a metered price: what it is called and how its quantity reads, not what it counts."
+type ProductPriceMeter {
+  "The meter's id."
+  id: UUID!
+  "The meter's name, shown on invoices and usage."
+  name: String!
+  "scalar, token or custom."
+  unit: String!
+  "The unit's name when unit is custom; null otherwise."
+  customLabel: String
+  "What a quantity is divided by for display when unit is custom; null otherwise."
+  customMultiplier: Int
+}
+
+"""
+A custom field attached to a product, in the order the checkout asks for it. Till keeps no
+custom fields, so no product has any; the field's definition (upstream's custom_field) is not
+modelled.
+"""
+type AttachedCustomField {
+  "The custom field's id."
+  customFieldId: UUID!
+  "The field's position among the product's fields."
+  order: Int!
+  "Whether the customer must fill the field in."
+  required: Boolean!
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook.graphqls", Input: `"""
@@ -10985,6 +11872,18 @@ func (ec *executionContext) childFields_AdvanceTestClockPayload(ctx context.Cont
 		return ec.fieldContext_AdvanceTestClockPayload_renewals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AdvanceTestClockPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AttachedCustomField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "customFieldId":
+		return ec.fieldContext_AttachedCustomField_customFieldId(ctx, field)
+	case "order":
+		return ec.fieldContext_AttachedCustomField_order(ctx, field)
+	case "required":
+		return ec.fieldContext_AttachedCustomField_required(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AttachedCustomField", field.Name)
 }
 
 func (ec *executionContext) childFields_AuthorizeOAuth2Payload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11377,6 +12276,32 @@ func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field 
 		return ec.fieldContext_CustomerPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalCustomerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "allowEmailChange":
+		return ec.fieldContext_CustomerPortalCustomerSettings_allowEmailChange(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalCustomerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalSubscriptionSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "updateSeats":
+		return ec.fieldContext_CustomerPortalSubscriptionSettings_updateSeats(ctx, field)
+	case "updatePlan":
+		return ec.fieldContext_CustomerPortalSubscriptionSettings_updatePlan(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalSubscriptionSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalUsageSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "show":
+		return ec.fieldContext_CustomerPortalUsageSettings_show(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalUsageSettings", field.Name)
 }
 
 func (ec *executionContext) childFields_CustomerSeat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12247,6 +13172,28 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
 
+func (ec *executionContext) childFields_OrganizationCustomerPortalSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "usage":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_usage(ctx, field)
+	case "subscription":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_subscription(ctx, field)
+	case "customer":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationCustomerPortalSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationFeatureSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "memberModelEnabled":
+		return ec.fieldContext_OrganizationFeatureSettings_memberModelEnabled(ctx, field)
+	case "checkoutLocalizationEnabled":
+		return ec.fieldContext_OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationFeatureSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_Pagination(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "totalCount":
@@ -12369,6 +13316,46 @@ func (ec *executionContext) childFields_Product(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Product", field.Name)
 }
 
+func (ec *executionContext) childFields_ProductMediaFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProductMediaFile_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_ProductMediaFile_organizationId(ctx, field)
+	case "name":
+		return ec.fieldContext_ProductMediaFile_name(ctx, field)
+	case "path":
+		return ec.fieldContext_ProductMediaFile_path(ctx, field)
+	case "mimeType":
+		return ec.fieldContext_ProductMediaFile_mimeType(ctx, field)
+	case "size":
+		return ec.fieldContext_ProductMediaFile_size(ctx, field)
+	case "storageVersion":
+		return ec.fieldContext_ProductMediaFile_storageVersion(ctx, field)
+	case "checksumEtag":
+		return ec.fieldContext_ProductMediaFile_checksumEtag(ctx, field)
+	case "checksumSha256Base64":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Base64(ctx, field)
+	case "checksumSha256Hex":
+		return ec.fieldContext_ProductMediaFile_checksumSha256Hex(ctx, field)
+	case "lastModifiedAt":
+		return ec.fieldContext_ProductMediaFile_lastModifiedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_ProductMediaFile_version(ctx, field)
+	case "service":
+		return ec.fieldContext_ProductMediaFile_service(ctx, field)
+	case "isUploaded":
+		return ec.fieldContext_ProductMediaFile_isUploaded(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ProductMediaFile_createdAt(ctx, field)
+	case "sizeReadable":
+		return ec.fieldContext_ProductMediaFile_sizeReadable(ctx, field)
+	case "publicUrl":
+		return ec.fieldContext_ProductMediaFile_publicUrl(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductMediaFile", field.Name)
+}
+
 func (ec *executionContext) childFields_ProductPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -12417,6 +13404,48 @@ func (ec *executionContext) childFields_ProductPrice(ctx context.Context, field 
 		return ec.fieldContext_ProductPrice_meterId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductPrice", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProductPriceMeter_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ProductPriceMeter_name(ctx, field)
+	case "unit":
+		return ec.fieldContext_ProductPriceMeter_unit(ctx, field)
+	case "customLabel":
+		return ec.fieldContext_ProductPriceMeter_customLabel(ctx, field)
+	case "customMultiplier":
+		return ec.fieldContext_ProductPriceMeter_customMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceMeter", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceSeatTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minSeats":
+		return ec.fieldContext_ProductPriceSeatTier_minSeats(ctx, field)
+	case "maxSeats":
+		return ec.fieldContext_ProductPriceSeatTier_maxSeats(ctx, field)
+	case "pricePerSeat":
+		return ec.fieldContext_ProductPriceSeatTier_pricePerSeat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceSeatTier", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceSeatTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seatTierType":
+		return ec.fieldContext_ProductPriceSeatTiers_seatTierType(ctx, field)
+	case "tiers":
+		return ec.fieldContext_ProductPriceSeatTiers_tiers(ctx, field)
+	case "minimumSeats":
+		return ec.fieldContext_ProductPriceSeatTiers_minimumSeats(ctx, field)
+	case "maximumSeats":
+		return ec.fieldContext_ProductPriceSeatTiers_maximumSeats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceSeatTiers", field.Name)
 }
 
 func (ec *executionContext) childFields_Subscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

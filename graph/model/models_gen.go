@@ -98,6 +98,30 @@ type MeterFilterCondition interface {
 	IsMeterFilterCondition()
 }
 
+// A price as /v1 spells it: one type per amountType, each carrying exactly the fields of its
+// kind (ProductPrice has them all, null where they do not apply).
+type ProductPriceVariant interface {
+	IsProductPriceVariant()
+	// When the price was created.
+	GetCreatedAt() time.Time
+	// When the price was last changed; null if never.
+	GetModifiedAt() *time.Time
+	// The price's id.
+	GetID() uuid.UUID
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	GetSource() string
+	// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+	GetAmountType() string
+	// The lowercase ISO 4217 currency the customer is charged in.
+	GetPriceCurrency() string
+	// inclusive or exclusive of tax; null: the organization's default.
+	GetTaxBehavior() *string
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	GetIsArchived() bool
+	// The product owning the price.
+	GetProductID() uuid.UUID
+}
+
 // A postal address to store; country is an ISO 3166-1 alpha-2 code.
 type AddressInput struct {
 	Line1      *string `json:"line1,omitempty"`
@@ -119,6 +143,18 @@ type AdvanceTestClockPayload struct {
 	TestClock *storage.TestClock `json:"testClock"`
 	// How many renewal steps ran: period ends, cycle charges, payment retries, cancellations.
 	Renewals int `json:"renewals"`
+}
+
+// A custom field attached to a product, in the order the checkout asks for it. Till keeps no
+// custom fields, so no product has any; the field's definition (upstream's custom_field) is not
+// modelled.
+type AttachedCustomField struct {
+	// The custom field's id.
+	CustomFieldID uuid.UUID `json:"customFieldId"`
+	// The field's position among the product's fields.
+	Order int `json:"order"`
+	// Whether the customer must fill the field in.
+	Required bool `json:"required"`
 }
 
 // What the consent screen sends when the signed-in user allows (or denies) an application's
@@ -394,6 +430,27 @@ type CustomerFilter struct {
 type CustomerPage struct {
 	Items      []*storage.Customer `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+}
+
+// Changes customers may make to their own record in the portal.
+type CustomerPortalCustomerSettings struct {
+	// Whether customers may change their email address.
+	AllowEmailChange bool `json:"allowEmailChange"`
+}
+
+// Subscription changes customers may make in the portal; both also need the organization's
+// allowCustomerUpdates.
+type CustomerPortalSubscriptionSettings struct {
+	// Whether customers may change the seats of a seat-based subscription.
+	UpdateSeats bool `json:"updateSeats"`
+	// Whether customers may switch their subscription to another product.
+	UpdatePlan bool `json:"updatePlan"`
+}
+
+// The customer portal's usage section.
+type CustomerPortalUsageSettings struct {
+	// Whether the portal shows customers their metered usage.
+	Show bool `json:"show"`
 }
 
 // Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
@@ -1343,6 +1400,25 @@ func (this OrganizationAvatarFile) GetSizeReadable() string { return this.SizeRe
 
 func (OrganizationAvatarFile) IsFileBase() {}
 
+// What customers may see and do in the customer portal.
+type OrganizationCustomerPortalSettings struct {
+	// The usage section.
+	Usage *CustomerPortalUsageSettings `json:"usage"`
+	// Subscription changes customers may make themselves.
+	Subscription *CustomerPortalSubscriptionSettings `json:"subscription"`
+	// Changes customers may make to themselves.
+	Customer *CustomerPortalCustomerSettings `json:"customer"`
+}
+
+// The organization's feature flags that Till reads; a flag never set is false.
+type OrganizationFeatureSettings struct {
+	// Whether the organization uses members: people acting for a customer, each with a role.
+	// Customer sessions are then member sessions, and team customers have seats.
+	MemberModelEnabled bool `json:"memberModelEnabled"`
+	// Whether checkouts are shown in the customer's language.
+	CheckoutLocalizationEnabled bool `json:"checkoutLocalizationEnabled"`
+}
+
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
 	TotalCount int `json:"totalCount"`
@@ -1396,18 +1472,18 @@ type PortalSubscriptionFilter struct {
 
 type PriceInput struct {
 	// An existing price to keep (updates only); other fields are then ignored.
-	ID            *uuid.UUID      `json:"id,omitempty"`
-	AmountType    *string         `json:"amountType,omitempty"`
-	PriceCurrency *string         `json:"priceCurrency,omitempty"`
-	TaxBehavior   *string         `json:"taxBehavior,omitempty"`
-	PriceAmount   *int            `json:"priceAmount,omitempty"`
-	MinimumAmount *int            `json:"minimumAmount,omitempty"`
-	MaximumAmount *int            `json:"maximumAmount,omitempty"`
-	PresetAmount  *int            `json:"presetAmount,omitempty"`
-	SeatTiers     storage.RawJSON `json:"seatTiers,omitempty"`
-	UnitAmount    *string         `json:"unitAmount,omitempty"`
-	CapAmount     *int            `json:"capAmount,omitempty"`
-	MeterID       *uuid.UUID      `json:"meterId,omitempty"`
+	ID            *uuid.UUID                  `json:"id,omitempty"`
+	AmountType    *string                     `json:"amountType,omitempty"`
+	PriceCurrency *string                     `json:"priceCurrency,omitempty"`
+	TaxBehavior   *string                     `json:"taxBehavior,omitempty"`
+	PriceAmount   *int                        `json:"priceAmount,omitempty"`
+	MinimumAmount *int                        `json:"minimumAmount,omitempty"`
+	MaximumAmount *int                        `json:"maximumAmount,omitempty"`
+	PresetAmount  *int                        `json:"presetAmount,omitempty"`
+	SeatTiers     *ProductPriceSeatTiersInput `json:"seatTiers,omitempty"`
+	UnitAmount    *string                     `json:"unitAmount,omitempty"`
+	CapAmount     *int                        `json:"capAmount,omitempty"`
+	MeterID       *uuid.UUID                  `json:"meterId,omitempty"`
 }
 
 // A Till error as data: what /v1 answers for the same request (error name, HTTP status and
@@ -1508,6 +1584,320 @@ func (ProductMediaFile) IsFileBase() {}
 type ProductPage struct {
 	Items      []*storage.Product `json:"items"`
 	Pagination *Pagination        `json:"pagination"`
+}
+
+// A pay-what-you-want price.
+type ProductPriceCustom struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always custom.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The least the customer may pay, in the smallest unit of priceCurrency (e.g. cents); 0 means free or pay what you want.
+	MinimumAmount int `json:"minimumAmount"`
+	// The most the customer may pay, in the smallest unit of priceCurrency; null for no limit.
+	MaximumAmount *int `json:"maximumAmount,omitempty"`
+	// The amount proposed at checkout, in the smallest unit of priceCurrency; null for none.
+	PresetAmount *int `json:"presetAmount,omitempty"`
+}
+
+func (ProductPriceCustom) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceCustom) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceCustom) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceCustom) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceCustom) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceCustom) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceCustom) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceCustom) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceCustom) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceCustom) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price of a fixed amount.
+type ProductPriceFixed struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always fixed.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The price, in the smallest unit of priceCurrency (e.g. cents).
+	PriceAmount int `json:"priceAmount"`
+}
+
+func (ProductPriceFixed) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceFixed) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceFixed) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceFixed) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceFixed) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceFixed) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceFixed) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceFixed) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceFixed) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceFixed) GetProductID() uuid.UUID { return this.ProductID }
+
+// A free price.
+type ProductPriceFree struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always free.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the price belongs to.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+}
+
+func (ProductPriceFree) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceFree) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceFree) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceFree) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceFree) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceFree) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceFree) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceFree) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceFree) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceFree) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price per unit of a meter's quantity, billed at the end of each meter period.
+type ProductPriceMeteredUnit struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always metered_unit.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part (0.5 is half a cent).
+	UnitAmount string `json:"unitAmount"`
+	// The most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap.
+	CapAmount *int `json:"capAmount,omitempty"`
+	// The meter whose quantity is billed.
+	MeterID uuid.UUID `json:"meterId"`
+	// The meter whose quantity is billed, as the price's buyers may see it.
+	Meter *storage.PriceMeter `json:"meter"`
+}
+
+func (ProductPriceMeteredUnit) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceMeteredUnit) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceMeteredUnit) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceMeteredUnit) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceMeteredUnit) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceMeteredUnit) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceMeteredUnit) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceMeteredUnit) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceMeteredUnit) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceMeteredUnit) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price per seat, by tiers of seat counts.
+type ProductPriceSeatBased struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always seat_based.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The tiers that price the seats.
+	SeatTiers *ProductPriceSeatTiers `json:"seatTiers"`
+}
+
+func (ProductPriceSeatBased) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceSeatBased) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceSeatBased) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceSeatBased) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceSeatBased) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceSeatBased) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceSeatBased) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceSeatBased) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceSeatBased) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceSeatBased) GetProductID() uuid.UUID { return this.ProductID }
+
+// One tier of a seat-based price.
+type ProductPriceSeatTier struct {
+	// The tier's first seat count (inclusive), from 1.
+	MinSeats int `json:"minSeats"`
+	// The tier's last seat count (inclusive); null for no limit.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents).
+	PricePerSeat int `json:"pricePerSeat"`
+}
+
+// One tier of a seat-based price.
+type ProductPriceSeatTierInput struct {
+	// The tier's first seat count (inclusive), at least 1.
+	MinSeats int `json:"minSeats"`
+	// The tier's last seat count (inclusive); absent or null for no limit.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents); at least 0.
+	PricePerSeat int `json:"pricePerSeat"`
+}
+
+// How a seat-based price charges a number of seats: tiers of seat counts, each with a price
+// per seat, ordered by minSeats.
+type ProductPriceSeatTiers struct {
+	// volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate.
+	SeatTierType SeatTierType `json:"seatTierType"`
+	// The tiers, by minSeats; at most 10.
+	Tiers []*ProductPriceSeatTier `json:"tiers"`
+	// The fewest seats that can be bought: the first tier's minSeats.
+	MinimumSeats int `json:"minimumSeats"`
+	// The most seats that can be bought: the last tier's maxSeats; null for no limit.
+	MaximumSeats *int `json:"maximumSeats,omitempty"`
+}
+
+// The tiers of a seat-based price.
+type ProductPriceSeatTiersInput struct {
+	// Default volume.
+	SeatTierType *SeatTierType `json:"seatTierType,omitempty"`
+	// 1 to 10 tiers.
+	Tiers []*ProductPriceSeatTierInput `json:"tiers"`
 }
 
 type ProductUpdateInput struct {
@@ -2646,6 +3036,64 @@ func (e *Scope) UnmarshalJSON(b []byte) error {
 }
 
 func (e Scope) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How tiers price seats.
+type SeatTierType string
+
+const (
+	// Every seat at the rate of the tier the seat count falls in.
+	SeatTierTypeVolume SeatTierType = "volume"
+	// Each tier's seats at that tier's own rate.
+	SeatTierTypeGraduated SeatTierType = "graduated"
+)
+
+var AllSeatTierType = []SeatTierType{
+	SeatTierTypeVolume,
+	SeatTierTypeGraduated,
+}
+
+func (e SeatTierType) IsValid() bool {
+	switch e {
+	case SeatTierTypeVolume, SeatTierTypeGraduated:
+		return true
+	}
+	return false
+}
+
+func (e SeatTierType) String() string {
+	return string(e)
+}
+
+func (e *SeatTierType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SeatTierType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SeatTierType", str)
+	}
+	return nil
+}
+
+func (e SeatTierType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SeatTierType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SeatTierType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
