@@ -156,7 +156,7 @@ func TestServeFromScratch(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		events := postGraphQL(t, base, token, `{"query":"{ events(type: [\"customer.created\"]) { items { type payload } } }"}`)
+		events := postGraphQL(t, base, token, `{"query":"{ domainEvents(type: [\"customer.created\"]) { items { type payload } } }"}`)
 		if strings.Contains(events, `\"email\":\"ev@example.com\"`) || strings.Contains(events, `"email":"ev@example.com"`) {
 			if !strings.Contains(events, `"type":"customer.created","timestamp":"`) {
 				t.Errorf("payload lacks the webhook envelope: %s", events)
