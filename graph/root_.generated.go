@@ -9654,25 +9654,39 @@ A key issued by a license-key benefit. Applications check it with validateLicens
 public portalValidateLicenseKey) and bind it to machines with activations.
 """
 type LicenseKey {
+  "The key's id."
   id: UUID!
+  "When the key was issued."
   createdAt: DateTime!
+  "When the key was last changed; null if never."
   modifiedAt: DateTime
+  "The organization whose benefit issued the key."
   organizationId: UUID!
+  "The customer holding the key."
   customerId: UUID!
   "The member holding the key when it was granted through a seat."
   memberId: UUID
+  "The license-key benefit that issued the key."
   benefitId: UUID!
+  "The key's text: the benefit's prefix (upper-cased, then a hyphen), if any, and 32 upper-case hex digits in UUID groups."
   key: String!
   "The key with all but its last six characters masked: ****-XXXXXX."
   displayKey: String!
+  "Whether the key validates: only granted keys do."
   status: LicenseKeyStatus!
   "How many live activations the key allows; null means it takes no activations."
   limitActivations: Int
+  "The usage counted so far: the sum of validations' incrementUsage and updates."
   usage: Int!
+  "The most usage validations may count; null for no limit."
   limitUsage: Int
+  "How many validations succeeded."
   validations: Int!
+  "When the key last validated; null if never."
   lastValidatedAt: DateTime
+  "When the key stops validating; null if never."
   expiresAt: DateTime
+  "The customer holding the key."
   customer: Customer!
   """
   The live activations, oldest first. A portal session sees them only when the benefit lets
@@ -9682,41 +9696,61 @@ type LicenseKey {
   activations: [LicenseKeyActivation!]! @listSize(assumedSize: 50)
 }
 
+"Whether a key is in force."
 enum LicenseKeyStatus {
+  "In force: the key validates and activates."
   granted
+  "Taken back with its benefit grant (the subscription ended, or the seller revoked it)."
   revoked
+  "Turned off by the seller; the grant stays."
   disabled
 }
 
+"A page of license keys."
 type LicenseKeyPage {
+  "The keys of this page."
   items: [LicenseKey!]!
+  "The page envelope: how many keys match and how many pages they fill."
   pagination: Pagination!
 }
 
 "One activation of a license key: a machine or an install. Its conditions are never shown."
 type LicenseKeyActivation {
+  "The activation's id, which validations name as activationId."
   id: UUID!
+  "The activated key."
   licenseKeyId: UUID!
+  "The application's name for the machine or install."
   label: String!
+  "The application's own data about the activation; Till does not interpret it."
   meta: Metadata!
+  "When the key was activated."
   createdAt: DateTime!
+  "When the activation was last changed; null if never."
   modifiedAt: DateTime
+  "The activated key."
   licenseKey: LicenseKey!
 }
 
 "Why a validation failed, or VALID."
 enum LicenseKeyValidationCode {
+  "The key (and activation, benefit, customer named) is in force."
   valid
   "No live key with this text in the organization (or in one the caller may see)."
   not_found
+  "The key was revoked."
   revoked
+  "The key was disabled by the seller."
   disabled
+  "The key's expiresAt has passed."
   expired
   "The activation does not exist, is another key's, or was deactivated."
   activation_not_found
   "The activation has conditions and the request's differ from them."
   conditions_mismatch
+  "The key was issued by another benefit than benefitId."
   benefit_mismatch
+  "The key belongs to another customer than customerId."
   customer_mismatch
   "increment_usage would take usage past limit_usage."
   usage_limit_exceeded
@@ -9727,14 +9761,19 @@ A Till error as data: what /v1 answers for the same request (error name, HTTP st
 detail).
 """
 type Problem {
+  "The upstream error name (ResourceNotFound, NotPermitted, BadRequest, …)."
   code: String!
+  "The HTTP status /v1 answers with."
   status: Int!
+  "The human-readable message."
   detail: String!
 }
 
 "The outcome of a validation. Nothing is written unless it is valid."
 type LicenseKeyValidation {
+  "valid, or why the validation failed."
   code: LicenseKeyValidationCode!
+  "Whether code is valid."
   valid: Boolean!
   "The failure as /v1 reports it; null when valid."
   error: Problem
@@ -9746,12 +9785,17 @@ type LicenseKeyValidation {
   remainingUsage: Int
 }
 
+"A validation: the key, and what the application requires of it."
 input LicenseKeyValidateInput {
+  "The key's text, as the customer entered it."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
   "Validates an activation of the key; its conditions must then match."
   activationId: UUID
+  "Requires the key to be issued by this benefit (benefit_mismatch otherwise)."
   benefitId: UUID
+  "Requires the key to belong to this customer (customer_mismatch otherwise)."
   customerId: UUID
   "Adds to usage, within limitUsage."
   incrementUsage: Int
@@ -9759,18 +9803,27 @@ input LicenseKeyValidateInput {
   conditions: Metadata
 }
 
+"An activation of a key for one machine or install."
 input LicenseKeyActivateInput {
+  "The key's text."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
+  "The application's name for the machine or install."
   label: String!
   "Kept secret: a later validation of this activation must present the same conditions."
   conditions: Metadata
+  "The application's own data about the activation, returned as meta."
   meta: Metadata
 }
 
+"Ends one activation of a key."
 input LicenseKeyDeactivateInput {
+  "The key's text."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
+  "The activation to end."
   activationId: UUID!
 }
 
@@ -9778,25 +9831,52 @@ input LicenseKeyDeactivateInput {
 input LicenseKeyUpdateInput {
   "granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again."
   status: LicenseKeyStatus @goField(omittable: true)
+  "Sets the counted usage."
   usage: Int @goField(omittable: true)
+  "The most live activations, above 0; null: the key takes no activations."
   limitActivations: Int @goField(omittable: true)
+  "The most usage, above 0; null: no limit."
   limitUsage: Int @goField(omittable: true)
+  "When the key stops validating; null: never."
   expiresAt: DateTime @goField(omittable: true)
 }
 
 extend type Query {
   "License keys issued by the organization's benefits, oldest first."
-  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
+  licenseKeys(
+    "Only keys of these organizations (among the caller's)."
+    organizationId: [UUID!]
+    "Only keys issued by these benefits."
+    benefitId: [UUID!]
+    "Only keys in these statuses."
+    status: [LicenseKeyStatus!]
+    "The page, from 1."
+    page: Int = 1
+    "Keys per page, 1 to 100."
+    limit: Int = 10
+  ): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
-  licenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_read, license_keys_write])
+  licenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey! @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Me {
   "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
-  licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10): LicenseKeyPage! @goField(forceResolver: true)
+  licenseKeys(
+    "Only keys issued by this benefit."
+    benefitId: UUID
+    "The page, from 1."
+    page: Int = 1
+    "Keys per page, 1 to 100."
+    limit: Int = 10
+  ): LicenseKeyPage! @goField(forceResolver: true)
   "One of the session's license keys."
-  licenseKey(id: UUID!): LicenseKey! @goField(forceResolver: true)
+  licenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey! @goField(forceResolver: true)
 }
 
 extend type Mutation {
@@ -9804,25 +9884,52 @@ extend type Mutation {
   Validates a key of an organization the token may see: each successful call counts in
   validations and may add usage. Failures change nothing and say why in code.
   """
-  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation! @hasScope(any: [license_keys_write])
+  validateLicenseKey(
+    "The key and what is required of it."
+    input: LicenseKeyValidateInput!
+  ): LicenseKeyValidation! @hasScope(any: [license_keys_write])
   "Activates a key, up to its limitActivations live activations."
-  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation! @hasScope(any: [license_keys_write])
+  activateLicenseKey(
+    "The key and the machine."
+    input: LicenseKeyActivateInput!
+  ): LicenseKeyActivation! @hasScope(any: [license_keys_write])
   "Deactivates an activation, freeing its slot; a second deactivation is not found."
-  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean! @hasScope(any: [license_keys_write])
-  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey! @hasScope(any: [license_keys_write])
+  deactivateLicenseKey(
+    "The key and the activation."
+    input: LicenseKeyDeactivateInput!
+  ): Boolean! @hasScope(any: [license_keys_write])
+  "Changes a key's status, usage, limits or expiry."
+  updateLicenseKey(
+    "The key's id."
+    id: UUID!
+    "The fields to change."
+    input: LicenseKeyUpdateInput!
+  ): LicenseKey! @hasScope(any: [license_keys_write])
   """
   Gives the key new text (same id, limits, usage and activations): the old text stops
   validating at once. For a leaked key.
   """
-  regenerateLicenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_write])
+  regenerateLicenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey! @hasScope(any: [license_keys_write])
   "validateLicenseKey for applications: needs no token and works for any organization's key."
-  portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation!
+  portalValidateLicenseKey(
+    "The key and what is required of it."
+    input: LicenseKeyValidateInput!
+  ): LicenseKeyValidation!
     @public(reason: "the license key; rate-limited per client and per key")
   "activateLicenseKey for applications: needs no token."
-  portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation!
+  portalActivateLicenseKey(
+    "The key and the machine."
+    input: LicenseKeyActivateInput!
+  ): LicenseKeyActivation!
     @public(reason: "the license key; rate-limited per client and per key")
   "deactivateLicenseKey for applications: needs no token."
-  portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean!
+  portalDeactivateLicenseKey(
+    "The key and the activation."
+    input: LicenseKeyDeactivateInput!
+  ): Boolean!
     @public(reason: "the license key; rate-limited per client and per key")
 }
 
@@ -9833,9 +9940,11 @@ usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it wi
 organization's published keys (jwksUrl) or ` + "`" + `till license verify` + "`" + `.
 """
 type LicenseCertificate {
+  "The certificate: a compact JWS (header.payload.signature)."
   certificate: String!
   "The signing key's id (the JWS kid)."
   keyId: String!
+  "When the certificate was signed: the start of its validity window."
   issuedAt: DateTime!
   "The end of the validity window: validForHours after issue, or the key's own expiry if sooner."
   expiresAt: DateTime!
@@ -9845,26 +9954,38 @@ type LicenseCertificate {
 
 "An organization's license-certificate signing key. Only its public half ever leaves Till."
 type LicenseSigningKey {
+  "The key's id, the kid of the certificates it signs."
   keyId: String! @goField(name: "KeyID")
+  "When the key started signing."
   createdAt: DateTime!
   "Set once rotated away: it signs no more, but stays published until validUntil."
   retiredAt: DateTime
+  "Until when a retired key stays published: the latest expiry of the certificates it signed; null while active."
   validUntil: DateTime
 }
 
 extend type LicenseKeyValidation {
   "A certificate of this validation for offline checks; null unless valid. validForHours: 1–8760, default 720."
-  certificate(validForHours: Int): LicenseCertificate @goField(forceResolver: true)
+  certificate(
+    "How long the certificate is valid, in hours: 1 to 8760, default 720 (30 days)."
+    validForHours: Int
+  ): LicenseCertificate @goField(forceResolver: true)
 }
 
 extend type Query {
   "The signing keys verifiers must know: the active one and retired ones still within their window."
-  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
+  licenseSigningKeys(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): [LicenseSigningKey!]! @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
-  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [license_keys_write])
+  rotateLicenseSigningKey(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): LicenseSigningKey! @hasScope(any: [license_keys_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -10146,6 +10267,7 @@ type MeterQuantityAt {
 
 "A meter's quantity per interval and over the whole window."
 type MeterQuantities {
+  "One entry per interval of the window, oldest first."
   quantities: [MeterQuantityAt!]! @listSize(assumedSize: 367)
   "The aggregation over the whole window (for avg and unique, not a sum of the intervals)."
   total: Float!
@@ -10216,6 +10338,7 @@ authorization request. The fields are the query parameters of GET /v1/oauth2/aut
 are validated again here, so a tampered consent form cannot widen what was shown.
 """
 input AuthorizeOAuth2Input {
+  "The application's till_ci_ client id."
   clientId: String!
   "Must be one of the client's redirect URIs; may be left out when the client has exactly one."
   redirectUri: String
@@ -10224,6 +10347,7 @@ input AuthorizeOAuth2Input {
   (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
   """
   scope: String
+  "The application's opaque value, returned unchanged in the redirect."
   state: String
   "Echoed in the id token (OpenID Connect)."
   nonce: String
@@ -10245,6 +10369,7 @@ Where the consent screen sends the browser next: the client's redirect URI with 
 (and iss, RFC 9207), or with error=access_denied after a denial.
 """
 type AuthorizeOAuth2Payload {
+  "The URL to send the browser to."
   redirectUrl: String!
   "The single-use authorization code (300 s); null after a denial."
   code: String
@@ -10256,9 +10381,15 @@ extend type Mutation {
   code for the client and remembers the consent. It never grants a scope the token lacks, and
   only owners and admins may consent for an organization subject.
   """
-  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
+  authorizeOAuth2(
+    "The authorization request as the consent screen showed it."
+    input: AuthorizeOAuth2Input!
+  ): AuthorizeOAuth2Payload! @firstParty
   "Refuses the authorization request: the redirect carries error=access_denied."
-  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload! @firstParty
+  denyOAuth2(
+    "The authorization request as the consent screen showed it."
+    input: AuthorizeOAuth2Input!
+  ): AuthorizeOAuth2Payload! @firstParty
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2_client.graphqls", Input: `"""
@@ -10269,10 +10400,15 @@ secret is shown once, at creation or rotation; Till keeps only its hash.
 type OAuth2Client {
   "The public till_ci_ identifier the application sends to the OAuth2 endpoints."
   clientId: String!
+  "The application's name, shown on the consent screen."
   clientName: String!
+  "The application's home page; null for none."
   clientUri: String
+  "The application's logo, shown on the consent screen; null for none."
   logoUri: String
+  "The application's terms of service; null for none."
   tosUri: String
+  "The application's privacy policy; null for none."
   policyUri: String
   "Exact redirect URIs; authorization requests must name one of them byte for byte."
   redirectUris: [String!]!
@@ -10282,40 +10418,55 @@ type OAuth2Client {
   scopes: [String!]!
   "How the client authenticates at the token endpoint; none is a public client without a secret."
   tokenEndpointAuthMethod: OAuth2TokenEndpointAuthMethod!
+  "The grants the client may use at the token endpoint."
   grantTypes: [OAuth2GrantType!]!
+  "The response types the client may ask for; always [code]."
   responseTypes: [OAuth2ResponseType!]!
   "Whom a token is issued for when an authorization request names no sub_type."
   defaultSubType: OAuth2SubType!
+  "When the client was registered."
   createdAt: DateTime!
+  "When the client was last changed (or its secret rotated); null if never."
   modifiedAt: DateTime
 }
 
 "RFC 7591 token_endpoint_auth_method values Till accepts."
 enum OAuth2TokenEndpointAuthMethod {
+  "The secret in an HTTP Basic Authorization header."
   client_secret_basic
+  "The secret as the client_secret form field."
   client_secret_post
+  "No secret: a public client (a native or browser app), which must use PKCE."
   none
 }
 
 "OAuth2 grant types a client may use."
 enum OAuth2GrantType {
+  "Exchanges an authorization code for tokens."
   authorization_code
+  "Exchanges a refresh token for new tokens."
   refresh_token
 }
 
 "OAuth2 response types a client may use; only the authorization code flow exists."
 enum OAuth2ResponseType {
+  "An authorization code, exchanged at the token endpoint."
   code
 }
 
 "Whom an OAuth2 token acts for: a user, or one organization."
 enum OAuth2SubType {
+  "The token acts for the consenting user, within the user's organizations."
   user
+  "The token acts for one organization the consenting user owns or administers."
   organization
 }
 
+"A page of OAuth2 clients."
 type OAuth2ClientPage {
+  "The clients of this page."
   items: [OAuth2Client!]!
+  "The page envelope: how many clients there are and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -10324,7 +10475,9 @@ A client with the secret that was just generated for it. clientSecret is shown o
 it is null for public clients and for updates that did not create a secret.
 """
 type OAuth2ClientSecretPayload {
+  "The client as stored."
   client: OAuth2Client!
+  "The till_cs_ secret, shown this once; null when none was generated."
   clientSecret: String
 }
 
@@ -10337,8 +10490,11 @@ input OAuth2ClientCreateInput {
   clientName: String!
   "Absolute http(s) URLs of at most 2083 characters."
   clientUri: String
+  "The logo's URL, by the same rules."
   logoUri: String
+  "The terms of service' URL, by the same rules."
   tosUri: String
+  "The privacy policy's URL, by the same rules."
   policyUri: String
   """
   1 to 20 absolute URIs without fragment or wildcard: https, or http on a loopback host
@@ -10363,117 +10519,214 @@ cleared. Turning a public client confidential generates its first secret; turnin
 confidential client public drops its secret.
 """
 input OAuth2ClientUpdateInput {
+  "1 to 255 characters."
   clientName: String
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   clientUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   logoUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   tosUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   policyUri: String @goField(omittable: true)
+  "Replaces the redirect URIs: 1 to 20, as at creation."
   redirectUris: [String!]
+  "Replaces the scopes the client may request, space-separated."
   scope: String
+  "client_secret_basic, client_secret_post or none."
   tokenEndpointAuthMethod: String
+  "authorization_code and/or refresh_token."
   grantTypes: [String!]
+  "Only code."
   responseTypes: [String!]
+  "user or organization."
   defaultSubType: String
 }
 
 extend type Query {
   "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
-  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage!
+  oauth2Clients(
+    "The page, from 1."
+    page: Int = 1
+    "Clients per page, 1 to 100."
+    limit: Int = 10
+  ): OAuth2ClientPage!
     @hasScope(any: [organizations_read, organizations_write])
-  oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_read, organizations_write])
+  "One of the caller's live clients; another's is not found."
+  oauth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2Client! @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
   "Registers a client with a fresh till_ci_ id and, unless it is public, a till_cs_ secret shown once."
-  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
-  updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload!
+  createOAuth2Client(
+    "The client's metadata."
+    input: OAuth2ClientCreateInput!
+  ): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
+  "Changes one of the caller's clients (RFC 7592 update)."
+  updateOAuth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+    "The fields to change."
+    input: OAuth2ClientUpdateInput!
+  ): OAuth2ClientSecretPayload!
     @hasScope(any: [organizations_write])
   """
   Deletes the client and returns it as it was: its tokens stop working at once, its pending
   authorization codes and remembered consents are discarded.
   """
-  deleteOAuth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_write])
+  deleteOAuth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2Client! @hasScope(any: [organizations_write])
   "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
-  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
+  rotateOAuth2ClientSecret(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2ClientSecretPayload! @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
 type Order {
+  "The order's id."
   id: UUID!
+  "When the order was created."
   createdAt: DateTime!
+  "When the order was last changed; null if never."
   modifiedAt: DateTime
+  "Where the order is in its life: draft, pending, paid, refunded, partially_refunded or void."
   status: OrderStatus!
   "Whether the order is paid (status paid, partially_refunded or refunded)."
   paid: Boolean!
+  "The amount before discounts and taxes, in the smallest unit of currency (e.g. cents)."
   subtotalAmount: Int!
+  "The discount taken off the subtotal, in the smallest unit of currency (e.g. cents)."
   discountAmount: Int!
+  "The amount after discounts and before taxes, in the smallest unit of currency (e.g. cents)."
   netAmount: Int!
+  "The sales tax, in the smallest unit of currency (e.g. cents)."
   taxAmount: Int!
+  "The amount after discounts and taxes, in the smallest unit of currency (e.g. cents)."
   totalAmount: Int!
+  "The customer's balance applied to the order, in the smallest unit of currency (e.g. cents); Till keeps no customer balances, so it is 0."
   appliedBalanceAmount: Int!
+  "What remains to be paid, in the smallest unit of currency (e.g. cents)."
   dueAmount: Int!
+  "The amount refunded so far (before taxes), in the smallest unit of currency (e.g. cents)."
   refundedAmount: Int!
+  "The sales tax refunded so far, in the smallest unit of currency (e.g. cents)."
   refundedTaxAmount: Int!
+  "The lowercase ISO 4217 currency of every amount of the order (usd)."
   currency: String!
+  "Why the order was created: a purchase, or a subscription's start, renewal, change or meter period."
   billingReason: OrderBillingReason!
+  "The name shown on the invoice; null when not given."
   billingName: String
+  "The address shown on the invoice; null when not given."
   billingAddress: Address
+  "The invoice number; null while the order is a draft."
   invoiceNumber: String
+  "Whether the invoice PDF has been rendered (see generateOrderInvoice)."
   isInvoiceGenerated: Boolean!
+  "The receipt number, set once the order is paid; null before."
   receiptNumber: String
+  "The seats bought, for seat-based orders; null otherwise."
   seats: Int
+  "The customer billed."
   customerId: UUID!
+  "The product bought; null when the order has no product."
   productId: UUID
+  "The discount applied; null for none."
   discountId: UUID
+  "The subscription the order bills; null for one-time purchases."
   subscriptionId: UUID
+  "The checkout that created the order; null for renewals and other orders without one."
   checkoutId: UUID
+  "When a failed payment is retried next; null when the order is not being retried."
   nextPaymentAttemptAt: DateTime
+  "The organization's own key-value data for the order; Till does not interpret it."
   metadata: Metadata!
+  "The values of the checkout's custom fields, by field slug: open by nature, so Metadata. Till keeps no custom fields, so it is {} unless given at checkout."
   customFieldData: Metadata!
+  "The platform's fee, in the smallest unit of platformFeeCurrency; 0 when none (Till charges none)."
   platformFeeAmount: Int!
+  "The lowercase ISO 4217 currency of platformFeeAmount; null when there is no fee."
   platformFeeCurrency: String
+  "A one-line summary of what the order bills, such as the product's name."
   description: String!
+  "What can still be refunded before taxes, in the smallest unit of currency (e.g. cents): the net amount plus any applied balance, less refunds, never below 0."
   refundableAmount: Int!
+  "The sales tax a full refund of refundableAmount returns, in the smallest unit of currency (e.g. cents)."
   refundableTaxAmount: Int!
+  "The customer billed."
   customer: Customer!
+  "The product bought; null when the order has no product."
   product: Product
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
+  "The subscription the order bills; null for one-time purchases."
   subscription: Subscription
+  "The order's lines: one per price billed (metered prices each their own), at most 21."
   items: [OrderItem!]! @listSize(assumedSize: 21)
 }
 
+"Where an order is in its life."
 enum OrderStatus {
+  "Being prepared: no invoice number yet, not charged."
   draft
+  "Waiting for payment."
   pending
+  "Paid in full."
   paid
+  "Refunded in full."
   refunded
+  "Partly refunded."
   partially_refunded
+  "Cancelled without payment; it will never be paid."
   void
 }
 
+"Why an order was created."
 enum OrderBillingReason {
+  "A one-time purchase."
   purchase
+  "The first payment of a new subscription."
   subscription_create
+  "A subscription's renewal."
   subscription_cycle
+  "A change of a subscription's product or seats."
   subscription_update
+  "The end of a meter period of a product whose meter interval differs from its billing interval."
   subscription_meter_cycle
 }
 
 "One line of an order."
 type OrderItem {
+  "The line's id."
   id: UUID!
+  "When the line was created."
   createdAt: DateTime!
+  "When the line was last changed; null if never."
   modifiedAt: DateTime
+  "What the line charges for, as shown on the invoice."
   label: String!
+  "The line's amount before discounts and taxes, in the smallest unit of the order's currency (e.g. cents)."
   amount: Int!
+  "The line's sales tax, in the smallest unit of the order's currency."
   taxAmount: Int!
+  "Whether the line charges a proration."
   proration: Boolean!
+  "The price the line bills; null for lines without one."
   productPriceId: UUID
 }
 
+"A page of orders."
 type OrderPage {
+  "The orders of this page."
   items: [Order!]!
+  "The page envelope: how many orders match and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -10483,31 +10736,49 @@ matches the product's billing type, so orders without a product never match; ext
 matches live customers only; createdAfter and createdBefore are strict.
 """
 input OrderFilter {
+  "Only orders of these organizations (among the caller's)."
   organizationId: [UUID!]
+  "Only orders of these products."
   productId: [UUID!]
+  "Only orders whose product is bought once (one_time) or subscribed to (recurring)."
   productBillingType: [ProductBillingType!]
+  "Only orders with these discounts."
   discountId: [UUID!]
+  "Only orders of these customers."
   customerId: [UUID!]
+  "Only orders of the live customers with these external ids."
   externalCustomerId: [String!]
+  "Only orders created by these checkouts."
   checkoutId: [UUID!]
+  "Only orders billing these subscriptions."
   subscriptionId: [UUID!]
+  "Only orders in these statuses."
   status: [OrderStatus!]
+  "Only orders created strictly after this time."
   createdAfter: DateTime
+  "Only orders created strictly before this time."
   createdBefore: DateTime
+  "Only orders whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
 "The filters of GET /v1/customer-portal/orders/; query matches the product name."
 input PortalOrderFilter {
+  "Only orders of these products."
   productId: [UUID!]
+  "Only orders whose product is bought once (one_time) or subscribed to (recurring)."
   productBillingType: [ProductBillingType!]
+  "Only orders billing these subscriptions."
   subscriptionId: [UUID!]
+  "Matches the product's name, case-insensitively (substring)."
   query: String
 }
 
 "Whether a product is bought once or subscribed to."
 enum ProductBillingType {
+  "Bought once."
   one_time
+  "Subscribed to."
   recurring
 }
 
@@ -10517,133 +10788,234 @@ has an address, its country and state cannot change. Empty address lines become 
 country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
 """
 input OrderUpdateInput {
+  "The name on the invoice; null clears it."
   billingName: String @goField(omittable: true)
+  "The address on the invoice; null clears it."
   billingAddress: AddressInput @goField(omittable: true)
 }
 
 "The fields every discount variant has."
 interface DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A fixed discount applied once or forever."
 type DiscountFixedOnceForeverDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
-  "The amount taken off in cents of currency."
+  "The amount taken off, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount."
   currency: String!
   "Currency to amount, currency's own amount included."
   amounts: CurrencyAmounts!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A fixed discount applied for a number of months."
 type DiscountFixedRepeatDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "How many months the discount applies to a subscription."
   durationInMonths: Int!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "The amount taken off, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount."
   currency: String!
+  "The amount taken off in each currency, in that currency's smallest unit; currency's own amount included."
   amounts: CurrencyAmounts!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A percentage discount applied once or forever."
 type DiscountPercentageOnceForeverDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
   "Hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A percentage discount applied for a number of months."
 type DiscountPercentageRepeatDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "How many months the discount applies to a subscription."
   durationInMonths: Int!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "Hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 extend type Query {
   "One order of the caller's organizations (GET /v1/orders/{id})."
-  order(id: UUID!): Order! @hasScope(any: [orders_read])
+  order(
+    "The order's id."
+    id: UUID!
+  ): Order! @hasScope(any: [orders_read])
   """
   Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
   optionally prefixed with - for descending; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter): OrderPage!
+  orders(
+    "The page, from 1."
+    page: Int = 1
+    "Orders per page, 1 to 100."
+    limit: Int = 10
+    "created_at, status, invoice_number, amount, net_amount, customer, product, discount, subscription; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: OrderFilter
+  ): OrderPage!
     @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
   "Updates an order's billing details (PATCH /v1/orders/{id}); records order.updated."
-  updateOrder(id: UUID!, input: OrderUpdateInput!): Order! @hasScope(any: [orders_write])
+  updateOrder(
+    "The order's id."
+    id: UUID!
+    "The billing details to change."
+    input: OrderUpdateInput!
+  ): Order! @hasScope(any: [orders_write])
   """
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
   """
-  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order! @billing
+  portalUpdateOrder(
+    "One of the customer's orders."
+    id: UUID!
+    "The billing details to change."
+    input: OrderUpdateInput!
+  ): Order! @billing
 }
 
 extend type Me {
@@ -10652,12 +11024,22 @@ extend type Me {
   owner or billing_manager role. sorting: created_at, amount, net_amount, product,
   subscription; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter): OrderPage! @billing
+  orders(
+    "The page, from 1."
+    page: Int = 1
+    "Orders per page, 1 to 100."
+    limit: Int = 10
+    "created_at, amount, net_amount, product, subscription; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: PortalOrderFilter
+  ): OrderPage! @billing
     @goField(forceResolver: true)
 }
 
 "A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt)."
 type OrderDocument {
+  "A signed link to the PDF, valid for 15 minutes; it needs no token."
   url: String!
 }
 
@@ -10666,12 +11048,18 @@ extend type Query {
   The link to an order's invoice (GET /v1/orders/{id}/invoice); InvoiceDoesNotExist until
   generateOrderInvoice has rendered it.
   """
-  orderInvoice(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
+  orderInvoice(
+    "The order's id."
+    id: UUID!
+  ): OrderDocument! @hasScope(any: [orders_read])
   """
   The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
   unpaid; DocumentPending (status 202) while it is first rendered.
   """
-  orderReceipt(id: UUID!): OrderDocument! @hasScope(any: [orders_read])
+  orderReceipt(
+    "The order's id."
+    id: UUID!
+  ): OrderDocument! @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
@@ -10681,30 +11069,52 @@ extend type Mutation {
   address are required (MissingInvoiceBillingDetails); an invoice that already shows the
   current billing details is not rendered again. Rendering records order.updated.
   """
-  generateOrderInvoice(id: UUID!): Boolean! @hasScope(any: [orders_read])
+  generateOrderInvoice(
+    "The order's id."
+    id: UUID!
+  ): Boolean! @hasScope(any: [orders_read])
   "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
-  portalGenerateOrderInvoice(id: UUID!): Boolean! @billing
+  portalGenerateOrderInvoice(
+    "One of the customer's orders."
+    id: UUID!
+  ): Boolean! @billing
 }
 
 extend type Me {
   "The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice)."
-  orderInvoice(id: UUID!): OrderDocument! @billing @goField(forceResolver: true)
+  orderInvoice(
+    "One of the customer's orders."
+    id: UUID!
+  ): OrderDocument! @billing @goField(forceResolver: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
 type Organization {
+  "The organization's id."
   id: UUID!
+  "When the organization was created."
   createdAt: DateTime!
+  "When the organization was last changed; null if never."
   modifiedAt: DateTime
+  "The name shown in checkouts, the customer portal and emails."
   name: String!
+  "The unique handle in portal and checkout links: lowercase letters, digits and hyphens, at most 62 characters."
   slug: String!
+  "The avatar shown in checkouts, the portal and emails; null for none."
   avatarUrl: String
+  "The public support email address; null for none."
   email: String
+  "The organization's website; null for none."
   website: String
+  "The lowercase ISO 4217 currency new prices default to (usd unless set)."
   defaultPresentmentCurrency: String!
+  "How a product or seat change applies when it names no prorationBehavior: next_period at the next renewal; invoice, prorate or reset at once."
   prorationBehavior: String!
+  "Whether customers may change their subscriptions from the customer portal."
   allowCustomerUpdates: Boolean!
+  "What customers may see and do in the customer portal."
   customerPortalSettings: OrganizationCustomerPortalSettings! @goField(forceResolver: true)
+  "The organization's feature flags."
   featureSettings: OrganizationFeatureSettings! @goField(forceResolver: true)
   "Whether payments run against the built-in test processor or a live one."
   processorMode: ProcessorMode!
@@ -10754,22 +11164,33 @@ type OrganizationFeatureSettings {
   checkoutLocalizationEnabled: Boolean!
 }
 
+"Which payment processor an organization's payments run against."
 enum ProcessorMode {
+  "Till's built-in test processor: no money moves, test cards decide the outcome, and the test clock can be advanced."
   test
+  "The configured live processor: real charges."
   live
 }
 
 extend type Query {
   "The organization of the token; user tokens name one of their organizations."
-  organization(id: UUID): Organization! @hasScope(any: [organizations_read, organizations_write])
+  organization(
+    "Required for a user token that belongs to several organizations; an organization the token cannot see is not found."
+    id: UUID
+  ): Organization! @hasScope(any: [organizations_read, organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/payment_method.graphqls", Input: `"A customer's saved payment instrument."
 type PaymentMethod {
+  "The payment method's id."
   id: UUID!
+  "When the method was saved."
   createdAt: DateTime!
+  "When the method was last changed; null if never."
   modifiedAt: DateTime
+  "The processor holding the instrument: stripe, as upstream names it (the built-in test processor stands in for it)."
   processor: String!
+  "The customer owning the method."
   customerId: UUID!
   "card, or the processor's type name for other instruments."
   type: String!
@@ -10779,26 +11200,46 @@ type PaymentMethod {
   isDefault: Boolean!
 }
 
+"What a saved card shows: enough to recognise it, never its number."
 type CardMetadata {
+  "The card network: visa, mastercard, amex, …"
   brand: String!
+  "The last four digits of the card number."
   last4: String!
+  "The expiry month, 1 to 12."
   expMonth: Int!
+  "The expiry year, four digits."
   expYear: Int!
+  "The wallet the card was saved through (apple_pay, google_pay, …); null for a card entered directly."
   wallet: String
 }
 
+"A page of payment methods."
 type PaymentMethodPage {
+  "The payment methods of this page."
   items: [PaymentMethod!]!
+  "The page envelope: how many methods there are and how many pages they fill."
   pagination: Pagination!
 }
 
 extend type Query {
   "A customer's payment methods, newest first, by customer id or external id."
-  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage!
+  paymentMethods(
+    "The customer; this or externalCustomerId is required."
+    customerId: UUID
+    "The customer's external id, when customerId is not given."
+    externalCustomerId: String
+    "The page, from 1."
+    page: Int = 1
+    "Payment methods per page, 1 to 100."
+    limit: Int = 10
+  ): PaymentMethodPage!
     @hasScope(any: [customers_read, customers_write])
 }
 
+"A payment instrument to save for a customer."
 input PaymentMethodSaveInput {
+  "The customer to save it for."
   customerId: UUID!
   "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
   token: String!
@@ -10806,6 +11247,7 @@ input PaymentMethodSaveInput {
   setDefault: Boolean = false
 }
 
+"A payment instrument the session's customer saves for itself."
 input PortalPaymentMethodSaveInput {
   "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
   token: String!
@@ -10815,107 +11257,182 @@ input PortalPaymentMethodSaveInput {
 
 extend type Mutation {
   "Saves a payment instrument for a customer from a processor token; an unknown token is a 422."
-  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod! @hasScope(any: [customers_write])
+  savePaymentMethod(
+    "The customer and the processor token."
+    input: PaymentMethodSaveInput!
+  ): PaymentMethod! @hasScope(any: [customers_write])
   "Removes a saved payment method; it stops being the default if it was."
-  deletePaymentMethod(id: UUID!): PaymentMethod! @hasScope(any: [customers_write])
+  deletePaymentMethod(
+    "The payment method."
+    id: UUID!
+  ): PaymentMethod! @hasScope(any: [customers_write])
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
-  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod! @billing
+  portalSavePaymentMethod(
+    "The processor token."
+    input: PortalPaymentMethodSaveInput!
+  ): PaymentMethod! @billing
   "Removes one of the session customer's payment methods."
-  portalDeletePaymentMethod(id: UUID!): PaymentMethod! @billing
+  portalDeletePaymentMethod(
+    "One of the customer's payment methods."
+    id: UUID!
+  ): PaymentMethod! @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
 type Me {
+  "The session's customer."
   customer: Customer!
   "The member of a member session; null for customer sessions."
   member: Member
-  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage! @goField(forceResolver: true) @billing
+  "The customer's saved payment methods, newest first; members need the owner or billing_manager role."
+  paymentMethods(
+    "The page, from 1."
+    page: Int = 1
+    "Payment methods per page, 1 to 100."
+    limit: Int = 10
+  ): PaymentMethodPage! @goField(forceResolver: true) @billing
 }
 
 "A person acting for a customer."
 type Member {
+  "The member's id."
   id: UUID!
+  "When the member was added."
   createdAt: DateTime!
+  "When the member was last changed; null if never."
   modifiedAt: DateTime
+  "The customer the member acts for."
   customerId: UUID!
+  "The organization's own id for the member; null when not set."
   externalId: String
+  "The member's email address."
   email: String!
+  "The member's name; null when not given."
   name: String
+  "owner, billing_manager or member: owners and billing managers may use billing features (orders, payment methods, subscription changes)."
   role: String!
 }
 
 extend type Query {
+  "The customer portal of the session's customer (or member)."
   me: Me! @portal
 }
 `, BuiltIn: false},
 	{Name: "../schema/product.graphqls", Input: `"Something an organization sells, one-time or recurring."
 type Product {
+  "The product's id."
   id: UUID!
+  "When the product was created."
   createdAt: DateTime!
+  "When the product was last changed; null if never."
   modifiedAt: DateTime
+  "The unit of the free trial a subscription starts with; null for no trial."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts; null for no trial."
   trialIntervalCount: Int
+  "The product's name, shown at checkout, in the portal and on invoices."
   name: String!
+  "The product's description; null for none."
   description: String
+  "Who can buy the product: draft, private or public."
   visibility: ProductVisibility!
+  "The unit of a subscription's billing period; null for a one-time product."
   recurringInterval: Interval
+  "How many recurringInterval units a period lasts (2 with month: every other month); null for a one-time product."
   recurringIntervalCount: Int
+  "The unit of the meter period, when metered usage is billed on its own cycle; null: with the billing period."
   meterInterval: Interval
+  "How many meterInterval units a meter period lasts; null when there is no meter cycle."
   meterIntervalCount: Int
+  "Whether the product is subscribed to rather than bought once."
   isRecurring: Boolean!
+  "Whether the product is archived: not for sale any more, kept by existing orders and subscriptions."
   isArchived: Boolean!
+  "The organization selling the product."
   organizationId: UUID!
+  "The organization's own key-value data for the product; Till does not interpret it."
   metadata: Metadata!
+  "The product's live prices, oldest first; at most 20."
   prices: [ProductPrice!]! @listSize(assumedSize: 20)
+  "The benefits buyers are granted, in the product's order; at most 20."
   benefits: [Benefit!]! @listSize(assumedSize: 20)
+  "The organization selling the product."
   organization: Organization!
   "Product images (ProductMediaFileRead); always empty until product medias are managed by Till."
   medias: [ProductMediaFile!]! @listSize(assumedSize: 1)
 }
 
+"A calendar unit of time for billing periods and trials."
 enum Interval {
+  "A day."
   day
+  "A week."
   week
+  "A calendar month."
   month
+  "A calendar year."
   year
 }
 
+"Who can buy a product."
 enum ProductVisibility {
+  "Being prepared: not for sale."
   draft
+  "For sale through checkouts the organization creates, not listed publicly."
   private
+  "For sale and listed publicly."
   public
 }
 
+"How a price sets the amount charged."
 enum AmountType {
+  "A fixed amount (priceAmount)."
   fixed
+  "An amount the customer chooses (pay what you want), within minimumAmount and maximumAmount."
   custom
+  "Free."
   free
+  "A price per seat, by tiers of seat counts (seatTiers)."
   seat_based
+  "A price per unit of a meter's quantity (unitAmount, meterId), billed at the end of each meter period."
   metered_unit
 }
 
 "A price of a product; which fields are set depends on amountType."
 type ProductPrice {
+  "The price's id."
   id: UUID!
+  "When the price was created."
   createdAt: DateTime!
+  "When the price was last changed; null if never."
   modifiedAt: DateTime
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
   source: String!
+  "Which kind of price this is; it decides which of the fields below are set."
   amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
   priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
   taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
   isArchived: Boolean!
+  "The product owning the price."
   productId: UUID!
-  "fixed: the price in cents."
+  "fixed: the price, in the smallest unit of priceCurrency (e.g. cents); null for other amount types."
   priceAmount: Int
-  "custom: pay-what-you-want bounds and preset, in cents."
+  "custom: the least the customer may pay, in the smallest unit of priceCurrency; null for other amount types."
   minimumAmount: Int
+  "custom: the most the customer may pay, in the smallest unit of priceCurrency; null for no limit or other amount types."
   maximumAmount: Int
+  "custom: the amount proposed at checkout, in the smallest unit of priceCurrency; null for none."
   presetAmount: Int
   "seat_based: the tiers that price the seats; null for other amount types."
   seatTiers: ProductPriceSeatTiers @goField(forceResolver: true)
-  "metered_unit: the price per unit in cents, as a decimal string."
+  "metered_unit: the price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part; null for other amount types."
   unitAmount: String
+  "metered_unit: the most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap."
   capAmount: Int
+  "metered_unit: the meter whose quantity is billed; null for other amount types."
   meterId: UUID
 }
 
@@ -10970,82 +11487,155 @@ input ProductPriceSeatTierInput {
   pricePerSeat: Int!
 }
 
+"A page of products."
 type ProductPage {
+  "The products of this page."
   items: [Product!]!
+  "The page envelope: how many products match and how many pages they fill."
   pagination: Pagination!
 }
 
+"Narrows a product list; fields given are AND-ed."
 input ProductFilter {
+  "true: archived products only; false: live ones only; absent: both."
   isArchived: Boolean
+  "true: subscription products only; false: one-time products only; absent: both."
   isRecurring: Boolean
+  "Matches the name, case-insensitively (substring)."
   query: String
+  "Only products granting one of these benefits."
   benefitId: [UUID!]
+  "Only products of these visibilities."
   visibility: [ProductVisibility!]
+  "Only products whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
+"A price of a product: which fields apply depends on amountType."
 input PriceInput {
   "An existing price to keep (updates only); other fields are then ignored."
   id: UUID
+  "Which kind of price; required for new prices."
   amountType: AmountType
+  "A three-letter ISO 4217 code, any case (stored lowercase); default: the organization's default presentment currency."
   priceCurrency: String
+  "inclusive or exclusive of tax; absent: the organization's default."
   taxBehavior: String
+  "fixed: the price, 0 to 99999999 in the smallest unit of priceCurrency (e.g. cents); required."
   priceAmount: Int
+  "custom: the least the customer may pay, 0 to 99999999 in the smallest unit of priceCurrency; default 50."
   minimumAmount: Int
+  "custom: the most the customer may pay, in the smallest unit of priceCurrency, not below minimumAmount; absent for no limit."
   maximumAmount: Int
+  "custom: the amount proposed at checkout, in the smallest unit of priceCurrency, between the bounds."
   presetAmount: Int
+  "seat_based: the tiers; required."
   seatTiers: ProductPriceSeatTiersInput
+  "metered_unit: the price of one unit in the smallest unit of priceCurrency, as a decimal string of at most 5 integer and 12 fractional digits (0.5 is half a cent); required."
   unitAmount: String
+  "metered_unit: the most a period's usage is billed, in the smallest unit of priceCurrency; absent for no cap."
   capAmount: Int
+  "metered_unit: a meter of the organization; required."
   meterId: UUID
 }
 
+"A new product."
 input ProductCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
+  "At least 3 characters."
   name: String!
+  "The product's description."
   description: String
+  "Default public."
   visibility: ProductVisibility
+  "The billing period's unit; absent for a one-time product."
   recurringInterval: Interval
+  "How many recurringInterval units a period lasts, at least 1; default 1. Needs recurringInterval."
   recurringIntervalCount: Int
+  "The unit of a free trial; recurring products only."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts, at least 1; default 1."
   trialIntervalCount: Int
+  "1 to 20 prices."
   prices: [PriceInput!]!
+  "The benefits buyers are granted, in order; at most 20, each of the organization."
   benefitIds: [UUID!]
+  "The organization's own key-value data for the product."
   metadata: Metadata
 }
 
+"Changes to a product; fields absent are left alone."
 input ProductUpdateInput {
+  "The product to change."
   id: UUID!
+  "At least 3 characters."
   name: String @goField(omittable: true)
+  "The product's description; null clears it."
   description: String @goField(omittable: true)
+  "Who can buy the product."
   visibility: ProductVisibility @goField(omittable: true)
+  "The unit of a free trial (recurring products only); null removes the trial."
   trialInterval: Interval @goField(omittable: true)
+  "How many trialInterval units the trial lasts, at least 1."
   trialIntervalCount: Int @goField(omittable: true)
+  "true archives the product, false puts it back on sale."
   isArchived: Boolean @goField(omittable: true)
   "The full list of prices: ids keep existing prices, others are created, the rest archived."
   prices: [PriceInput!] @goField(omittable: true)
+  "Replaces the metadata as a whole."
   metadata: Metadata @goField(omittable: true)
 }
 
+"A product's new list of benefits."
 input ProductBenefitsInput {
+  "The product."
   id: UUID!
+  "The benefits, in the order buyers see them; at most 20, each of the organization."
   benefitIds: [UUID!]!
 }
 
 extend type Query {
-  product(id: UUID!): Product! @hasScope(any: [products_read, products_write])
-  "Sorting: created_at, name, price_amount_type (prefix - for descending); default -created_at."
-  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter): ProductPage!
+  "One product of the caller's organizations."
+  product(
+    "The product's id."
+    id: UUID!
+  ): Product! @hasScope(any: [products_read, products_write])
+  "The caller's organizations' products."
+  products(
+    "The page, from 1."
+    page: Int = 1
+    "Products per page, 1 to 100."
+    limit: Int = 10
+    "created_at or name, optionally prefixed with - for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: ProductFilter
+  ): ProductPage!
     @hasScope(any: [products_read, products_write])
 }
 
 extend type Mutation {
-  createProduct(input: ProductCreateInput!): Product! @hasScope(any: [products_write])
-  updateProduct(input: ProductUpdateInput!): Product! @hasScope(any: [products_write])
-  archiveProduct(id: UUID!): Product! @hasScope(any: [products_write])
+  "Creates a product with its prices and benefits."
+  createProduct(
+    "The new product and its prices."
+    input: ProductCreateInput!
+  ): Product! @hasScope(any: [products_write])
+  "Changes a product; fields absent are left alone, prices given replace the live ones."
+  updateProduct(
+    "The product and the fields to change."
+    input: ProductUpdateInput!
+  ): Product! @hasScope(any: [products_write])
+  "Archives a product: no new sales; existing orders and subscriptions keep it."
+  archiveProduct(
+    "The product's id."
+    id: UUID!
+  ): Product! @hasScope(any: [products_write])
   "Replaces the product's benefits with the given ordered list."
-  updateProductBenefits(input: ProductBenefitsInput!): Product! @hasScope(any: [products_write])
+  updateProductBenefits(
+    "The product and its new benefits."
+    input: ProductBenefitsInput!
+  ): Product! @hasScope(any: [products_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
@@ -11055,9 +11645,13 @@ extend type Mutation {
 scalar UUID
 "An RFC 3339 date-time in UTC with a Z suffix; microseconds appear when non-zero."
 scalar DateTime
-"A metadata object: keys to strings, integers, floats or booleans."
+"""
+Key-value data of the organization's own, kept with an object and never interpreted by Till:
+a JSON object of at most 50 keys (1 to 40 characters each) whose values are strings (at
+most 500 characters), integers, floats or booleans. Read, it is {} when empty.
+"""
 scalar Metadata
-"Any JSON value."
+"Any JSON value: used only where the value is open by nature, such as an event's payload; each use says what it holds."
 scalar JSON
 """
 Amounts by currency: a JSON object whose keys are lowercase ISO 4217 codes and whose values
@@ -11067,13 +11661,24 @@ scalar CurrencyAmounts
 "A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets (and the part numbers beside them, which /v1 passes through unbounded for the upload rules to judge)."
 scalar Int64
 
-directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
+"A hint to Till's code generator (gqlgen); it changes nothing a client sees."
+directive @goField(
+  "Resolve the field on its own, even when the Go record has it."
+  forceResolver: Boolean
+  "The Go name of the field."
+  name: String
+  "Tell an input field that is absent from one that is null."
+  omittable: Boolean
+) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 
 """
 Requires an organization or user token carrying at least one of the scopes. Customer and
 member sessions are treated as anonymous here.
 """
-directive @hasScope(any: [Scope!]!) on FIELD_DEFINITION
+directive @hasScope(
+  "The scopes that allow the call; holding any one of them is enough."
+  any: [Scope!]!
+) on FIELD_DEFINITION
 
 """
 Needs no credential: anyone may call the field, which authenticates by what its input holds
@@ -11081,7 +11686,10 @@ Needs no credential: anyone may call the field, which authenticates by what its 
 Every root field declares exactly one guard, this or one of the directives below, so the
 security tests can enumerate who may call what.
 """
-directive @public(reason: String!) on FIELD_DEFINITION
+directive @public(
+  "What authenticates the call instead of a token, and what limits it."
+  reason: String!
+) on FIELD_DEFINITION
 
 """
 Requires a user's own personal access token: a first-party credential. Tokens that OAuth2
@@ -11105,104 +11713,190 @@ specification names it. The operation cost reads it in place of a page size, so 
 a true upper bound: a cap enforced where the list is written, or a rule that bounds it.
 Every such list declares one; a test enumerates them from the schema.
 """
-directive @listSize(assumedSize: Int!) on FIELD_DEFINITION
+directive @listSize(
+  "The most objects the list can hold."
+  assumedSize: Int!
+) on FIELD_DEFINITION
 
 "The page envelope shared by every list, as in /v1."
 type Pagination {
+  "How many items match, over all pages."
   totalCount: Int!
+  "The number of the last page at the requested limit; 0 when nothing matches."
   maxPage: Int!
 }
 
 "A key and the values it may have; values are OR-ed, keys AND-ed, compared as text."
 input MetadataFilter {
+  "The metadata key."
   key: String!
+  "Values that match, as text: 1 matches a stored 1 or \"1\", true a stored true."
   values: [String!]!
 }
 
 "A postal address."
 type Address {
+  "The street line; null when not given."
   line1: String
+  "The second street line (apartment, suite); null when not given."
   line2: String
+  "The postal or ZIP code; null when not given."
   postalCode: String
+  "The city; null when not given."
   city: String
+  "The state or province: US-XX and CA-XX (ISO 3166-2) in the US and Canada, as given elsewhere; null when not given."
   state: String
+  "The ISO 3166-1 alpha-2 country code, upper case (US)."
   country: String!
 }
 
 "A postal address to store; country is an ISO 3166-1 alpha-2 code."
 input AddressInput {
+  "The street line; empty is null."
   line1: String
+  "The second street line; empty is null."
   line2: String
+  "The postal or ZIP code."
   postalCode: String
+  "The city."
   city: String
+  "The state or province; in the US and Canada a state code (NY, US-NY), stored as US-NY."
   state: String
+  "The ISO 3166-1 alpha-2 country code (US, us); stored upper case."
   country: String!
 }
 
-"Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read)."
+"""
+Token scopes, named as upstream's Scope values with the last underscore for the colon of
+the wire form (customers_read is customers:read). A field guarded by @hasScope accepts a
+token holding any one of the scopes it lists.
+"""
 enum Scope {
+  "` + "`" + `openid` + "`" + `: asks for an OpenID Connect id token (OAuth2 applications)."
   openid
+  "` + "`" + `profile` + "`" + `: reads the user's profile upstream; Till's id tokens and userinfo carry no profile claims."
   profile
+  "` + "`" + `email` + "`" + `: reads the user's email address (and whether it is verified) through userinfo."
   email
+  "` + "`" + `user:read` + "`" + `: reads the user's account upstream; no Till operation asks for it."
   user_read
+  "` + "`" + `user:write` + "`" + `: deletes the user's account upstream; no Till operation asks for it."
   user_write
+  "` + "`" + `organizations:read` + "`" + `: reads organizations and OAuth2 clients."
   organizations_read
+  "` + "`" + `organizations:write` + "`" + `: changes organizations and manages OAuth2 clients."
   organizations_write
+  "` + "`" + `custom_fields:read` + "`" + `: reads custom fields upstream; no Till operation asks for it."
   custom_fields_read
+  "` + "`" + `custom_fields:write` + "`" + `: changes custom fields upstream; no Till operation asks for it."
   custom_fields_write
+  "` + "`" + `discounts:read` + "`" + `: reads discounts."
   discounts_read
+  "` + "`" + `discounts:write` + "`" + `: creates and changes discounts."
   discounts_write
+  "` + "`" + `checkout_links:read` + "`" + `: reads checkout links upstream; no Till operation asks for it."
   checkout_links_read
+  "` + "`" + `checkout_links:write` + "`" + `: changes checkout links upstream; no Till operation asks for it."
   checkout_links_write
+  "` + "`" + `checkouts:read` + "`" + `: reads checkout sessions."
   checkouts_read
+  "` + "`" + `checkouts:write` + "`" + `: creates and changes checkout sessions."
   checkouts_write
+  "` + "`" + `transactions:read` + "`" + `: reads transactions upstream; no Till operation asks for it."
   transactions_read
+  "` + "`" + `transactions:write` + "`" + `: changes transactions upstream; no Till operation asks for it."
   transactions_write
+  "` + "`" + `payouts:read` + "`" + `: reads payouts upstream; no Till operation asks for it."
   payouts_read
+  "` + "`" + `payouts:write` + "`" + `: changes payouts upstream; no Till operation asks for it."
   payouts_write
+  "` + "`" + `products:read` + "`" + `: reads products and their prices."
   products_read
+  "` + "`" + `products:write` + "`" + `: creates and changes products."
   products_write
+  "` + "`" + `benefits:read` + "`" + `: reads benefits and their grants."
   benefits_read
+  "` + "`" + `benefits:write` + "`" + `: creates and changes benefits."
   benefits_write
+  "` + "`" + `events:read` + "`" + `: reads usage events and the change log."
   events_read
+  "` + "`" + `events:write` + "`" + `: ingests usage events."
   events_write
+  "` + "`" + `meters:read` + "`" + `: reads meters and their quantities."
   meters_read
+  "` + "`" + `meters:write` + "`" + `: creates and changes meters."
   meters_write
+  "` + "`" + `files:read` + "`" + `: reads files."
   files_read
+  "` + "`" + `files:write` + "`" + `: uploads and changes files."
   files_write
+  "` + "`" + `subscriptions:read` + "`" + `: reads subscriptions."
   subscriptions_read
+  "` + "`" + `subscriptions:write` + "`" + `: changes subscriptions and the test clock."
   subscriptions_write
+  "` + "`" + `customers:read` + "`" + `: reads customers and their payment methods."
   customers_read
+  "` + "`" + `customers:write` + "`" + `: creates and changes customers and their payment methods."
   customers_write
+  "` + "`" + `members:read` + "`" + `: reads members upstream; no Till operation asks for it."
   members_read
+  "` + "`" + `members:write` + "`" + `: changes members upstream; no Till operation asks for it."
   members_write
+  "` + "`" + `wallets:read` + "`" + `: reads wallets upstream; no Till operation asks for it."
   wallets_read
+  "` + "`" + `wallets:write` + "`" + `: changes wallets upstream; no Till operation asks for it."
   wallets_write
+  "` + "`" + `disputes:read` + "`" + `: reads disputes upstream; no Till operation asks for it."
   disputes_read
+  "` + "`" + `disputes:write` + "`" + `: answers disputes upstream; no Till operation asks for it."
   disputes_write
+  "` + "`" + `customer_meters:read` + "`" + `: reads customers' meters upstream; no Till operation asks for it."
   customer_meters_read
+  "` + "`" + `customer_sessions:write` + "`" + `: opens customer and member portal sessions."
   customer_sessions_write
+  "` + "`" + `member_sessions:write` + "`" + `: opens member sessions upstream; no Till operation asks for it."
   member_sessions_write
+  "` + "`" + `customer_seats:read` + "`" + `: reads seats."
   customer_seats_read
+  "` + "`" + `customer_seats:write` + "`" + `: assigns and revokes seats."
   customer_seats_write
+  "` + "`" + `orders:read` + "`" + `: reads orders, their invoices and receipts."
   orders_read
+  "` + "`" + `orders:write` + "`" + `: changes orders' billing details."
   orders_write
+  "` + "`" + `refunds:read` + "`" + `: reads refunds upstream; no Till operation asks for it."
   refunds_read
+  "` + "`" + `refunds:write` + "`" + `: creates refunds upstream; no Till operation asks for it."
   refunds_write
+  "` + "`" + `payments:read` + "`" + `: reads payments upstream; no Till operation asks for it."
   payments_read
+  "` + "`" + `metrics:read` + "`" + `: reads metrics upstream; no Till operation asks for it."
   metrics_read
+  "` + "`" + `metrics:write` + "`" + `: changes metrics upstream; no Till operation asks for it."
   metrics_write
+  "` + "`" + `webhooks:read` + "`" + `: reads webhook endpoints and their events."
   webhooks_read
+  "` + "`" + `webhooks:write` + "`" + `: manages webhook endpoints and redelivers events."
   webhooks_write
+  "` + "`" + `license_keys:read` + "`" + `: reads license keys and signing keys."
   license_keys_read
+  "` + "`" + `license_keys:write` + "`" + `: changes, validates and activates license keys."
   license_keys_write
+  "` + "`" + `customer_portal:read` + "`" + `: reads the customer's own orders, subscriptions and benefits; no Till operation asks for it."
   customer_portal_read
+  "` + "`" + `customer_portal:write` + "`" + `: acts in the customer portal; customer and member sessions carry it (portal fields check the session, not this scope)."
   customer_portal_write
+  "` + "`" + `notifications:read` + "`" + `: reads notifications upstream; no Till operation asks for it."
   notifications_read
+  "` + "`" + `notifications:write` + "`" + `: marks notifications read upstream; no Till operation asks for it."
   notifications_write
+  "` + "`" + `notification_recipients:read` + "`" + `: reads notification recipients upstream; no Till operation asks for it."
   notification_recipients_read
+  "` + "`" + `notification_recipients:write` + "`" + `: changes notification recipients upstream; no Till operation asks for it."
   notification_recipients_write
+  "` + "`" + `organization_access_tokens:read` + "`" + `: reads organization access tokens upstream; no Till operation asks for it."
   organization_access_tokens_read
+  "` + "`" + `organization_access_tokens:write` + "`" + `: manages organization access tokens upstream; no Till operation asks for it."
   organization_access_tokens_write
 }
 
@@ -11213,47 +11907,84 @@ schema {
   mutation: Mutation
 }
 
+"Every read: organization data for organization and user tokens, me for portal sessions, and the public license-key reads."
 type Query
+"Every change, each taking one input and returning what it changed."
 type Mutation
 `, BuiltIn: false},
 	{Name: "../schema/subscription.graphqls", Input: `"A recurring purchase of a product."
 type Subscription {
+  "The subscription's id."
   id: UUID!
+  "When the subscription was created."
   createdAt: DateTime!
+  "When the subscription was last changed; null if never."
   modifiedAt: DateTime
+  "What a period costs before discounts and taxes, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount and of the subscription's orders."
   currency: String!
+  "The unit of the billing period."
   recurringInterval: Interval!
+  "How many recurringInterval units a period lasts (2 with month: every other month)."
   recurringIntervalCount: Int!
+  "Where the subscription is in its life."
   status: SubscriptionStatus!
+  "The start of the current billing period."
   currentPeriodStart: DateTime!
+  "The end of the current billing period: the next renewal."
   currentPeriodEnd: DateTime!
+  "The start of the current meter period, when the product bills metered usage on its own cycle; null otherwise."
   currentMeterPeriodStart: DateTime
+  "The end of the current meter period, when metered usage is next billed; null when there is no meter cycle."
   currentMeterPeriodEnd: DateTime
+  "When the trial started; null without a trial."
   trialStart: DateTime
+  "When the trial ends (the first charge); null without a trial."
   trialEnd: DateTime
+  "Whether the subscription ends at currentPeriodEnd."
   cancelAtPeriodEnd: Boolean!
+  "When it was canceled; it may still run until endsAt when cancelAtPeriodEnd; null if never."
   canceledAt: DateTime
+  "When the subscription started; null until it has."
   startedAt: DateTime
+  "When the subscription will end or ended; null while it renews."
   endsAt: DateTime
+  "When the subscription ended; null while it runs."
   endedAt: DateTime
+  "When a renewal payment failed and the subscription went past_due; null otherwise."
   pastDueAt: DateTime
+  "Whether the subscription pauses at currentPeriodEnd."
   pauseAtPeriodEnd: Boolean!
+  "When the subscription was paused; null unless paused."
   pausedAt: DateTime
+  "When a paused subscription resumes on its own; null: not scheduled (resumeSubscription resumes it)."
   resumesAt: DateTime
+  "The subscribed customer."
   customerId: UUID!
+  "The subscribed product."
   productId: UUID!
+  "The discount applied; null for none."
   discountId: UUID
+  "The checkout that created the subscription; null when none did."
   checkoutId: UUID
+  "The seats of a seat-based subscription; null otherwise."
   seats: Int
+  "Why the customer canceled, when said; null otherwise."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on canceling; null when none."
   customerCancellationComment: String
+  "The organization's own key-value data for the subscription; Till does not interpret it."
   metadata: Metadata!
+  "The values of the checkout's custom fields, by field slug: open by nature, so Metadata. Till keeps no custom fields, so it is {} unless given at checkout."
   customFieldData: Metadata!
+  "The subscribed customer."
   customer: Customer!
+  "The subscribed product."
   product: Product!
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
+  "The prices the subscription bills; at most 20."
   prices: [ProductPrice!]! @listSize(assumedSize: 20)
   "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
   wirePrices: [ProductPriceVariant!]! @listSize(assumedSize: 20)
@@ -11263,25 +11994,43 @@ type Subscription {
   pendingUpdate: PendingSubscriptionUpdate
 }
 
+"Where a subscription is in its life."
 enum SubscriptionStatus {
+  "Created, waiting for its first payment."
   incomplete
+  "Its first payment never came; it will not start."
   incomplete_expired
+  "In its free trial."
   trialing
+  "Running and paid."
   active
+  "A renewal payment failed and is being retried (after 2, 4 and 7 days); benefits stay."
   past_due
+  "Ended, by cancellation or revocation."
   canceled
+  "Ended because every retry of a renewal payment failed; benefits revoked."
   unpaid
+  "Paused: not billed, benefits revoked until resumed."
   paused
 }
 
+"Why a customer canceled, as the portal asks."
 enum CustomerCancellationReason {
+  "Unhappy with customer service."
   customer_service
+  "Quality was too low."
   low_quality
+  "Features were missing."
   missing_features
+  "Switched to another service."
   switched_service
+  "Too complex to use."
   too_complex
+  "Too expensive."
   too_expensive
+  "Not used enough."
   unused
+  "Another reason (see the comment)."
   other
 }
 
@@ -11290,31 +12039,45 @@ Usage of one meter in the current meter period, as last counted (counts are refr
 background and at each renewal, so they may trail the latest events by a little).
 """
 type SubscriptionMeter {
+  "The subscription meter's id."
   id: UUID!
+  "When the subscription meter was created."
   createdAt: DateTime!
+  "When a figure last changed; null if never."
   modifiedAt: DateTime
   "Units consumed in the period, the meter's aggregate of the customer's events."
   consumedUnits: Float!
   "Units credited in the period by the customer's meter_credit benefits."
   creditedUnits: Int!
-  "Amount due so far in cents: consumed less credited units, times the unit amount, capped."
+  "Amount due so far, in the smallest unit of the subscription's currency (e.g. cents): consumed less credited units, times the unit amount, capped."
   amount: Int!
+  "The meter counted."
   meterId: UUID!
+  "The meter counted."
   meter: Meter!
 }
 
 "A product or seat change waiting for the next period."
 type PendingSubscriptionUpdate {
+  "The pending update's id."
   id: UUID!
+  "When the change was scheduled."
   createdAt: DateTime!
+  "When the pending update was last changed; null if never."
   modifiedAt: DateTime
+  "When the change applies: the end of the current period."
   appliesAt: DateTime!
+  "The new product; null: the product stays."
   productId: UUID
+  "The new number of seats; null: the seats stay."
   seats: Int
 }
 
+"A page of subscriptions."
 type SubscriptionPage {
+  "The subscriptions of this page."
   items: [Subscription!]!
+  "The page envelope: how many subscriptions match and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -11323,16 +12086,23 @@ Filters of the organization's subscription list, as GET /v1/subscriptions/ has t
 started subscriptions are ever listed. Lists are IN filters; different filters are AND-ed.
 """
 input SubscriptionFilter {
+  "Only subscriptions of these organizations (among the caller's)."
   organizationId: [UUID!]
+  "Only subscriptions of these products."
   productId: [UUID!]
+  "Only subscriptions of these customers."
   customerId: [UUID!]
   "Matches the customer's external id."
   externalCustomerId: [String!]
+  "Only subscriptions with these discounts."
   discountId: [UUID!]
   "Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither)."
   active: Boolean
+  "Only subscriptions in these statuses."
   status: [SubscriptionStatus!]
+  "true: only those ending at period end; false: only those renewing."
   cancelAtPeriodEnd: Boolean
+  "Only subscriptions canceled for these reasons."
   customerCancellationReason: [CustomerCancellationReason!]
   "canceled_at at or after (inclusive)."
   canceledAtAfter: DateTime
@@ -11342,11 +12112,13 @@ input SubscriptionFilter {
   startedAfter: DateTime
   "started_at strictly before."
   startedBefore: DateTime
+  "Only subscriptions whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
 "Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/)."
 input PortalSubscriptionFilter {
+  "Only subscriptions of these products."
   productId: [UUID!]
   "true is trialing or active, false is canceled or unpaid."
   active: Boolean
@@ -11360,29 +12132,43 @@ pendingUpdate and applies it at the next renewal; the others apply it at once, a
 amount is billed from the next renewal on (no proration invoice is issued).
 """
 enum SubscriptionProrationBehavior {
+  "Apply now; the new amount is billed from the next renewal."
   invoice
+  "Apply now; the new amount is billed from the next renewal (no proration is invoiced)."
   prorate
+  "Apply at the next renewal, as the subscription's pendingUpdate."
   next_period
 }
 
+"A cancellation at period end."
 input SubscriptionCancelInput {
+  "The subscription."
   id: UUID!
+  "Why the customer is leaving, when known."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on leaving."
   customerCancellationComment: String
 }
 
+"An immediate end."
 input SubscriptionRevokeInput {
+  "The subscription."
   id: UUID!
+  "Why the customer is leaving, when known."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on leaving."
   customerCancellationComment: String
 }
 
 "Names one subscription (uncancel, pause, resume)."
 input SubscriptionRefInput {
+  "The subscription."
   id: UUID!
 }
 
+"A change of product."
 input SubscriptionProductChangeInput {
+  "The subscription."
   id: UUID!
   "A recurring product of the same organization."
   productId: UUID!
@@ -11390,7 +12176,9 @@ input SubscriptionProductChangeInput {
   prorationBehavior: SubscriptionProrationBehavior
 }
 
+"A change of seats."
 input SubscriptionSeatsChangeInput {
+  "The subscription."
   id: UUID!
   "Within the seat tiers of the subscription's price and not below the seats already assigned."
   seats: Int!
@@ -11403,12 +12191,17 @@ The frozen time of a test-mode organization. While it exists, the organization's
 subscription use cases read their time from it and only advancing it renews subscriptions.
 """
 type TestClock {
+  "The organization whose time the clock holds."
   organizationId: UUID!
+  "When the clock was created (first advanced)."
   createdAt: DateTime!
+  "When the clock was last advanced; null if never since creation."
   modifiedAt: DateTime
+  "The organization's current time."
   frozenAt: DateTime!
 }
 
+"Where to move a test-mode organization's clock."
 input AdvanceTestClockInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
@@ -11416,14 +12209,20 @@ input AdvanceTestClockInput {
   to: DateTime!
 }
 
+"The clock after an advance, and how much renewal work it did."
 type AdvanceTestClockPayload {
+  "The clock after the advance."
   testClock: TestClock!
   "How many renewal steps ran: period ends, cycle charges, payment retries, cancellations."
   renewals: Int!
 }
 
 extend type Query {
-  subscription(id: UUID!): Subscription! @hasScope(any: [subscriptions_read, subscriptions_write])
+  "One subscription of the caller's organizations, started or not."
+  subscription(
+    "The subscription's id."
+    id: UUID!
+  ): Subscription! @hasScope(any: [subscriptions_read, subscriptions_write])
   """
   Started subscriptions of the organization(s). Sorting (prefix - for descending; default
   -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
@@ -11431,10 +12230,22 @@ extend type Query {
   current_period_end, ended_at, ends_at, amount (per month, ignoring the interval count),
   product (name), discount (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter): SubscriptionPage!
+  subscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+    "The sort criteria above, each optionally prefixed with - for descending; default -started_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: SubscriptionFilter
+  ): SubscriptionPage!
     @hasScope(any: [subscriptions_read, subscriptions_write])
   "The organization's test clock; null when it has none."
-  testClock(organizationId: UUID): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
+  testClock(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
 }
 
 extend type Me {
@@ -11442,10 +12253,24 @@ extend type Me {
   The customer's started subscriptions. Sorting (prefix - for descending; default
   -started_at): started_at, amount, status, organization (slug), product (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalSubscriptionFilter): SubscriptionPage!
+  subscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+    "started_at, amount, status, organization, product, each optionally prefixed with - for descending; default -started_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: PortalSubscriptionFilter
+  ): SubscriptionPage!
     @goField(forceResolver: true)
   "Subscriptions in which the session's customer (or member) holds a claimed seat."
-  claimedSeatSubscriptions(page: Int = 1, limit: Int = 10): SubscriptionPage! @goField(forceResolver: true)
+  claimedSeatSubscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+  ): SubscriptionPage! @goField(forceResolver: true)
 }
 
 # Lifecycle changes. Each locks the subscription, changes it in one transaction with its
@@ -11454,20 +12279,43 @@ extend type Me {
 # a canceled, unpaid or revoked subscription cannot change any more.
 extend type Mutation {
   "Cancels at the end of the current period (trial end for trials); benefits stay until then."
-  cancelSubscription(input: SubscriptionCancelInput!): Subscription! @hasScope(any: [subscriptions_write])
+  cancelSubscription(
+    "The subscription, and why the customer leaves."
+    input: SubscriptionCancelInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
   "Takes back a cancellation at period end."
-  uncancelSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
+  uncancelSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
   "Ends the subscription now: status canceled, ended_at now, benefits revoked."
-  revokeSubscription(input: SubscriptionRevokeInput!): Subscription! @hasScope(any: [subscriptions_write])
+  revokeSubscription(
+    "The subscription, and why the customer leaves."
+    input: SubscriptionRevokeInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
   "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
-  pauseSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
+  pauseSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
   """
   Takes back a pause at period end, or resumes a paused subscription: a new period starts
   now and is charged to the saved payment method (declined: past_due).
   """
-  resumeSubscription(input: SubscriptionRefInput!): Subscription! @hasScope(any: [subscriptions_write])
-  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
-  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @hasScope(any: [subscriptions_write])
+  resumeSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
+  "Moves the subscription to another recurring product of the organization, now or at the next renewal."
+  updateSubscriptionProduct(
+    "The subscription, its new product and when the change applies."
+    input: SubscriptionProductChangeInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
+  "Changes a seat-based subscription's seats, now or at the next renewal."
+  updateSubscriptionSeats(
+    "The subscription, its new seat count and when the change applies."
+    input: SubscriptionSeatsChangeInput!
+  ): Subscription! @hasScope(any: [subscriptions_write])
   """
   Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
   at the time each thing falls due: trial ends and period ends are charged (declines go
@@ -11476,15 +12324,31 @@ extend type Mutation {
   nothing is due any more. Organizations in live mode get BadRequest; a time that is not after
   the clock gets PolarRequestValidationError.
   """
-  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload! @hasScope(any: [subscriptions_write])
+  advanceTestClock(
+    "The organization and the new time."
+    input: AdvanceTestClockInput!
+  ): AdvanceTestClockPayload! @hasScope(any: [subscriptions_write])
 
   "The portal's cancellation at period end, for the session's customer."
-  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription! @billing
-  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription! @billing
+  portalCancelSubscription(
+    "One of the customer's subscriptions, and why the customer leaves."
+    input: SubscriptionCancelInput!
+  ): Subscription! @billing
+  "The portal's take-back of a cancellation at period end."
+  portalUncancelSubscription(
+    "One of the customer's subscriptions."
+    input: SubscriptionRefInput!
+  ): Subscription! @billing
   "Needs the organization to allow customer updates and plan changes in the portal."
-  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription! @billing
+  portalUpdateSubscriptionProduct(
+    "One of the customer's subscriptions and its new product."
+    input: SubscriptionProductChangeInput!
+  ): Subscription! @billing
   "Needs the organization to allow customer updates and seat changes in the portal."
-  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription! @billing
+  portalUpdateSubscriptionSeats(
+    "One of the customer's subscriptions and its new seat count."
+    input: SubscriptionSeatsChangeInput!
+  ): Subscription! @billing
 }
 
 # What the /v1 shapes of a subscription's product (Product, CustomerSubscriptionProduct with
@@ -11687,18 +12551,24 @@ A URL that receives the organization's events of the listed types, as Standard W
 requests signed with secret.
 """
 type WebhookEndpoint {
+  "The endpoint's id."
   id: UUID!
+  "When the endpoint was created."
   createdAt: DateTime!
+  "When the endpoint was last changed; null if never."
   modifiedAt: DateTime
+  "The https URL deliveries are POSTed to."
   url: String!
   "An optional name to tell endpoints apart."
   name: String
+  "How deliveries' bodies are written."
   format: WebhookFormat!
   """
   Signs every delivery. Upstream keys the signature with the whole string, whsec_ prefix
   included, so receivers give their Standard Webhooks library base64(secret).
   """
   secret: String!
+  "The organization whose events the endpoint receives."
   organizationId: UUID!
   """
   The event types delivered, as their wire values (order.updated, subscription.active, …):
@@ -11712,21 +12582,29 @@ type WebhookEndpoint {
   consecutiveFailures: Int!
   "When delivery turned the endpoint off, and why; null while enabled."
   disabledAt: DateTime
+  "Why delivery turned the endpoint off (e.g. after 10 failed attempts in a row); null while enabled or when turned off by hand."
   disabledReason: String
 }
 
 "What a delivery's body is: the event envelope itself, or a chat message for Discord or Slack."
 enum WebhookFormat {
+  "The Standard Webhooks envelope as JSON: type, timestamp and data, the /v1 shape of the object."
   raw
+  "A message for a Discord webhook URL."
   discord
+  "A message for a Slack incoming webhook URL."
   slack
 }
 
+"A page of webhook endpoints."
 type WebhookEndpointPage {
+  "The endpoints of this page."
   items: [WebhookEndpoint!]!
+  "The page envelope: how many endpoints there are and how many pages they fill."
   pagination: Pagination!
 }
 
+"A new webhook endpoint."
 input WebhookEndpointCreateInput {
   """
   https only, with a public host: not localhost and not a private, loopback or otherwise
@@ -11735,7 +12613,9 @@ input WebhookEndpointCreateInput {
   surrounding whitespace is dropped.
   """
   url: String!
+  "An optional name to tell endpoints apart."
   name: String
+  "How deliveries' bodies are written."
   format: WebhookFormat!
   "Event types as wire values (order.updated, …)."
   events: [String!]!
@@ -11747,30 +12627,59 @@ input WebhookEndpointCreateInput {
 
 "Fields present are changed; name: null clears the name."
 input WebhookEndpointUpdateInput {
+  "The endpoint to change."
   id: UUID!
   "The same rules as at creation."
   url: String
+  "The endpoint's name; null clears it."
   name: String @goField(omittable: true)
+  "How deliveries' bodies are written."
   format: WebhookFormat
+  "Replaces the event types delivered (wire values)."
   events: [String!]
+  "true turns the endpoint back on (and clears its failure count), false turns it off."
   enabled: Boolean
 }
 
 extend type Query {
   "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
-  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage!
+  webhookEndpoints(
+    "Only these organizations' endpoints (among the caller's)."
+    organizationId: [UUID!]
+    "The page, from 1."
+    page: Int = 1
+    "Endpoints per page, 1 to 100."
+    limit: Int = 10
+  ): WebhookEndpointPage!
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_read, webhooks_write])
+  "One live webhook endpoint of the caller's organizations."
+  webhookEndpoint(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint! @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
   "Creates an enabled endpoint with a fresh whsec_ secret."
-  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
-  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  createWebhookEndpoint(
+    "The new endpoint."
+    input: WebhookEndpointCreateInput!
+  ): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  "Changes an endpoint; fields absent are left alone."
+  updateWebhookEndpoint(
+    "The endpoint and the fields to change."
+    input: WebhookEndpointUpdateInput!
+  ): WebhookEndpoint! @hasScope(any: [webhooks_write])
   "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
-  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  deleteWebhookEndpoint(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint! @hasScope(any: [webhooks_write])
   "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
-  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_write])
+  rotateWebhookEndpointSecret(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint! @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook_event.graphqls", Input: `"""
@@ -11778,10 +12687,13 @@ One event queued for one webhook endpoint, and how its delivery went. Its id is 
 webhook-id header of every attempt, so a receiver's logs can be matched against it.
 """
 type WebhookEvent {
+  "The event's id: the webhook-id header of its deliveries."
   id: UUID!
+  "When the event was queued."
   createdAt: DateTime!
   "The event type's wire value (order.updated, subscription.active, …), as in WebhookEndpoint.events."
   type: String!
+  "The endpoint the event is for."
   endpointId: UUID! @goField(name: "WebhookEndpointID")
   "The exact body sent (and signed); null once the event is archived."
   payload: String
@@ -11793,6 +12705,7 @@ type WebhookEvent {
   attempts: Int!
   "The HTTP status of the latest answer; null before the first or when the endpoint did not answer."
   lastHttpCode: Int
+  "When a delivery succeeded; null until one does."
   deliveredAt: DateTime
   "When a pending event is attempted next."
   nextAttemptAt: DateTime!
@@ -11804,18 +12717,25 @@ type WebhookEvent {
 
 "One HTTP attempt of a webhook event."
 type WebhookDelivery {
+  "The delivery's id."
   id: UUID!
+  "When the attempt was made."
   createdAt: DateTime!
+  "The attempt's number within its delivery, from 1."
   attempt: Int!
   "The answer's HTTP status; null when the endpoint did not answer."
   httpCode: Int
   "The start of the answer's body, or the network error."
   response: String
+  "Whether the endpoint answered with a 2xx status."
   succeeded: Boolean!
 }
 
+"A page of webhook events."
 type WebhookEventPage {
+  "The events of this page."
   items: [WebhookEvent!]!
+  "The page envelope: how many events match and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -11825,9 +12745,24 @@ extend type Query {
   succeeded: true lists delivered events, false those that failed for good (pending events
   match neither).
   """
-  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage!
+  webhookEvents(
+    "Only this endpoint's events."
+    endpointId: UUID
+    "Only events of these types (wire values such as order.updated)."
+    type: [String!]
+    "true: delivered events; false: events that failed for good."
+    succeeded: Boolean
+    "The page, from 1."
+    page: Int = 1
+    "Events per page, 1 to 100."
+    limit: Int = 10
+  ): WebhookEventPage!
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_read, webhooks_write])
+  "One webhook event of the caller's organizations."
+  webhookEvent(
+    "The event's id (its webhook-id header)."
+    id: UUID!
+  ): WebhookEvent! @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
@@ -11836,7 +12771,10 @@ extend type Mutation {
   place in the endpoint's order. Archived events and one being sent right now are refused
   (BadRequest).
   """
-  redeliverWebhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_write])
+  redeliverWebhookEvent(
+    "The event's id."
+    id: UUID!
+  ): WebhookEvent! @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 }
