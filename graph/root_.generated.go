@@ -9732,7 +9732,7 @@ type LicenseKeyActivation {
   licenseKey: LicenseKey!
 }
 
-"Why a validation failed, or VALID."
+"Why a validation failed, or valid."
 enum LicenseKeyValidationCode {
   "The key (and activation, benefit, customer named) is in force."
   valid
@@ -11443,8 +11443,8 @@ per seat, ordered by minSeats.
 type ProductPriceSeatTiers {
   "volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate."
   seatTierType: SeatTierType!
-  "The tiers, by minSeats; at most 10."
-  tiers: [ProductPriceSeatTier!]! @listSize(assumedSize: 10)
+  "The tiers, by minSeats; at most 20."
+  tiers: [ProductPriceSeatTier!]! @listSize(assumedSize: 20)
   "The fewest seats that can be bought: the first tier's minSeats."
   minimumSeats: Int!
   "The most seats that can be bought: the last tier's maxSeats; null for no limit."
@@ -11473,7 +11473,7 @@ enum SeatTierType {
 input ProductPriceSeatTiersInput {
   "Default volume."
   seatTierType: SeatTierType
-  "1 to 10 tiers."
+  "1 to 20 tiers."
   tiers: [ProductPriceSeatTierInput!]!
 }
 

@@ -23,8 +23,8 @@ const (
 	// prices and meters of a subscription and the lines of an order (one per metered price
 	// and one for the rest).
 	MaxProductPrices = 20
-	// MaxSeatTiers caps the tiers of one seat-based price (ProductPriceSeatTiers.tiers).
-	MaxSeatTiers = 10
+	// MaxSeatTiers caps the tiers of one seat-based price (CheckoutSeatTiers.tiers).
+	MaxSeatTiers = 20
 	// MaxCheckoutProducts caps the products a checkout offers (Checkout.products).
 	MaxCheckoutProducts = 10
 	// MaxDiscountProducts caps the products a discount is limited to (Discount.products).

@@ -52,8 +52,8 @@ func priceVariant(p *storage.ProductPrice) model.ProductPriceVariant {
 	case "custom":
 		return &model.ProductPriceCustom{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
-			ProductID: p.ProductID, MinimumAmount: int(deref(p.MinimumAmount)), MaximumAmount: intOf(p.MaximumAmount),
-			PresetAmount: intOf(p.PresetAmount)}
+			ProductID: p.ProductID, MinimumAmount: int(deref(p.MinimumAmount)), MaximumAmount: narrowAmount(p.MaximumAmount),
+			PresetAmount: narrowAmount(p.PresetAmount)}
 	case "seat_based":
 		return &model.ProductPriceSeatBased{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
@@ -61,7 +61,7 @@ func priceVariant(p *storage.ProductPrice) model.ProductPriceVariant {
 	case "metered_unit":
 		return &model.ProductPriceMeteredUnit{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
-			ProductID: p.ProductID, UnitAmount: deref(p.UnitAmount), CapAmount: intOf(p.CapAmount), MeterID: deref(p.MeterID)}
+			ProductID: p.ProductID, UnitAmount: deref(p.UnitAmount), CapAmount: narrowAmount(p.CapAmount), MeterID: deref(p.MeterID)}
 	default: // free
 		return &model.ProductPriceFree{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
@@ -83,9 +83,9 @@ func seatTiersOf(raw storage.RawJSON) *model.ProductPriceSeatTiers {
 	return out
 }
 
-// intOf narrows an optional amount to GraphQL's Int; amounts are bounded to 32 bits where
+// narrowAmount narrows an optional amount to GraphQL's Int; amounts are bounded to 32 bits where
 // they are written.
-func intOf(v *int64) *int {
+func narrowAmount(v *int64) *int {
 	if v == nil {
 		return nil
 	}

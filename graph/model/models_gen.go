@@ -2204,7 +2204,7 @@ type ProductPriceSeatTierInput struct {
 type ProductPriceSeatTiers struct {
 	// volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate.
 	SeatTierType SeatTierType `json:"seatTierType"`
-	// The tiers, by minSeats; at most 10.
+	// The tiers, by minSeats; at most 20.
 	Tiers []*ProductPriceSeatTier `json:"tiers"`
 	// The fewest seats that can be bought: the first tier's minSeats.
 	MinimumSeats int `json:"minimumSeats"`
@@ -2216,7 +2216,7 @@ type ProductPriceSeatTiers struct {
 type ProductPriceSeatTiersInput struct {
 	// Default volume.
 	SeatTierType *SeatTierType `json:"seatTierType,omitempty"`
-	// 1 to 10 tiers.
+	// 1 to 20 tiers.
 	Tiers []*ProductPriceSeatTierInput `json:"tiers"`
 }
 
