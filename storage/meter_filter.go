@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MeterFilter selects the events a meter counts, in upstream's JSON shape
@@ -129,6 +130,9 @@ func ParseMeterFilter(b []byte) (*MeterFilter, error) {
 	return &f, nil
 }
 
+// maxMeterFilterText is upstream's FilterClause.value max_length for strings.
+const maxMeterFilterText = 1000
+
 // Bounds on a filter's shape that upstream does not set. GraphQL spells a filter as a typed
 // tree, which a query (and the /v1 documents that render a meter) selects to a fixed depth:
 // a filter deeper than they select would be cut short. And the operation cost prices each
@@ -182,7 +186,11 @@ func (c *MeterFilterClause) validate(at []any) error {
 		return filterErr("operator must be one of eq, ne, gt, gte, lt, lte, like, not_like", append(at, "operator")...)
 	}
 	switch v := c.Value.(type) {
-	case string, bool:
+	case bool:
+	case string:
+		if utf8.RuneCountInString(v) > maxMeterFilterText {
+			return filterErr(fmt.Sprintf("value must be at most %d characters", maxMeterFilterText), append(at, "value")...)
+		}
 	case int64:
 		if v < math.MinInt32 || v > math.MaxInt32 {
 			return filterErr("value must be a 32-bit integer", append(at, "value")...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,6 +123,8 @@ func TestMeterFilterValidation(t *testing.T) {
 			{"conjunction": "and", "clauses": [{"property": "n", "operator": "between", "value": 1}]}]}`, []any{"clauses", 1, "clauses", 0, "operator"}},
 		{nested(storage.MaxMeterFilterDepth + 1), []any{"clauses", 0, "clauses", 0}},
 		{wide(storage.MaxMeterFilterClauses + 1), []any{"clauses"}},
+		{`{"conjunction": "and", "clauses": [{"property": "n", "operator": "eq", "value": "` + strings.Repeat("é", 1001) + `"}]}`,
+			[]any{"clauses", 0, "value"}},
 	}
 	for _, c := range cases {
 		_, err := storage.ParseMeterFilter([]byte(c.filter))
