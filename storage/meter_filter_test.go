@@ -157,11 +157,14 @@ func wide(n int) string {
 }
 
 // TestMeterFilterBounds checks that filters nest up to MaxMeterFilterDepth levels and hold
-// up to MaxMeterFilterClauses clauses per group, and no more.
+// up to MaxMeterFilterClauses clauses per group, and compare strings of up to 1000 characters
+// (TestMeterFilterValidation refuses one more of each).
 func TestMeterFilterBounds(t *testing.T) {
 	for name, f := range map[string]string{
 		"a filter " + strconv.Itoa(storage.MaxMeterFilterDepth) + " levels deep": nested(storage.MaxMeterFilterDepth),
 		"a group of " + strconv.Itoa(storage.MaxMeterFilterClauses) + " clauses": wide(storage.MaxMeterFilterClauses),
+		"a value of 1000 characters": `{"conjunction": "and", "clauses": [{"property": "n", "operator": "eq", "value": "` +
+			strings.Repeat("é", 1000) + `"}]}`,
 	} {
 		t.Run(name+" is accepted", func(t *testing.T) {
 			if _, err := storage.ParseMeterFilter([]byte(f)); err != nil {
