@@ -5,10 +5,12 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -18,6 +20,11 @@ import (
 )
 
 // region    ************************** generated!.gotpl **************************
+
+type MeterResolver interface {
+	Filter(ctx context.Context, obj *storage.Meter) (*model.MeterFilterGroup, error)
+	Aggregation(ctx context.Context, obj *storage.Meter) (model.MeterAggregator, error)
+}
 
 // endregion ************************** generated!.gotpl **************************
 
@@ -220,18 +227,27 @@ func (ec *executionContext) _Meter_filter(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Meter_filter(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Filter, nil
+			return ec.Resolvers.Meter().Filter(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MeterFilterGroup) graphql.Marshaler {
+			return ec.marshalNMeterFilterGroup2ᚖtillᚋgraphᚋmodelᚐMeterFilterGroup(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Meter_filter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Meter", field, false, false, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Meter",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeterFilterGroup(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Meter_aggregation(ctx context.Context, field graphql.CollectedField, obj *storage.Meter) (ret graphql.Marshaler) {
@@ -243,18 +259,18 @@ func (ec *executionContext) _Meter_aggregation(ctx context.Context, field graphq
 			return ec.fieldContext_Meter_aggregation(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Aggregation, nil
+			return ec.Resolvers.Meter().Aggregation(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterAggregator) graphql.Marshaler {
+			return ec.marshalNMeterAggregator2tillᚋgraphᚋmodelᚐMeterAggregator(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Meter_aggregation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Meter", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("Meter", field, true, true, errors.New("field of type MeterAggregator does not have child fields"))
 }
 
 func (ec *executionContext) _Meter_archivedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Meter) (ret graphql.Marshaler) {
@@ -301,6 +317,144 @@ func (ec *executionContext) _Meter_metadata(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Meter_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Meter", field, false, false, errors.New("field of type Metadata does not have child fields"))
+}
+
+func (ec *executionContext) _MeterCountAggregation_func(ctx context.Context, field graphql.CollectedField, obj *model.MeterCountAggregation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCountAggregation_func(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Func, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterAggregationFunction) graphql.Marshaler {
+			return ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCountAggregation_func(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterCountAggregation", field, false, false, errors.New("field of type MeterAggregationFunction does not have child fields"))
+}
+
+func (ec *executionContext) _MeterFilterComparison_property(ctx context.Context, field graphql.CollectedField, obj *model.MeterFilterComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterFilterComparison_property(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Property, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterFilterComparison_property(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterFilterComparison", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MeterFilterComparison_operator(ctx context.Context, field graphql.CollectedField, obj *model.MeterFilterComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterFilterComparison_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterFilterOperator) graphql.Marshaler {
+			return ec.marshalNMeterFilterOperator2tillᚋgraphᚋmodelᚐMeterFilterOperator(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterFilterComparison_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterFilterComparison", field, false, false, errors.New("field of type MeterFilterOperator does not have child fields"))
+}
+
+func (ec *executionContext) _MeterFilterComparison_value(ctx context.Context, field graphql.CollectedField, obj *model.MeterFilterComparison) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterFilterComparison_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+			return ec.marshalNMeterFilterValue2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterFilterComparison_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterFilterComparison", field, false, false, errors.New("field of type MeterFilterValue does not have child fields"))
+}
+
+func (ec *executionContext) _MeterFilterGroup_conjunction(ctx context.Context, field graphql.CollectedField, obj *model.MeterFilterGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterFilterGroup_conjunction(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conjunction, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterFilterConjunction) graphql.Marshaler {
+			return ec.marshalNMeterFilterConjunction2tillᚋgraphᚋmodelᚐMeterFilterConjunction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterFilterGroup_conjunction(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterFilterGroup", field, false, false, errors.New("field of type MeterFilterConjunction does not have child fields"))
+}
+
+func (ec *executionContext) _MeterFilterGroup_clauses(ctx context.Context, field graphql.CollectedField, obj *model.MeterFilterGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterFilterGroup_clauses(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Clauses, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.MeterFilterCondition) graphql.Marshaler {
+			return ec.marshalNMeterFilterCondition2ᚕtillᚋgraphᚋmodelᚐMeterFilterConditionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterFilterGroup_clauses(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterFilterGroup", field, false, false, errors.New("field of type MeterFilterCondition does not have child fields"))
 }
 
 func (ec *executionContext) _MeterPage_items(ctx context.Context, field graphql.CollectedField, obj *model.MeterPage) (ret graphql.Marshaler) {
@@ -365,6 +519,52 @@ func (ec *executionContext) fieldContext_MeterPage_pagination(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _MeterPropertyAggregation_func(ctx context.Context, field graphql.CollectedField, obj *model.MeterPropertyAggregation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterPropertyAggregation_func(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Func, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterAggregationFunction) graphql.Marshaler {
+			return ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterPropertyAggregation_func(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterPropertyAggregation", field, false, false, errors.New("field of type MeterAggregationFunction does not have child fields"))
+}
+
+func (ec *executionContext) _MeterPropertyAggregation_property(ctx context.Context, field graphql.CollectedField, obj *model.MeterPropertyAggregation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterPropertyAggregation_property(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Property, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterPropertyAggregation_property(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterPropertyAggregation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MeterQuantities_quantities(ctx context.Context, field graphql.CollectedField, obj *storage.MeterQuantities) (ret graphql.Marshaler) {
@@ -466,6 +666,52 @@ func (ec *executionContext) _MeterQuantityAt_quantity(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_MeterQuantityAt_quantity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MeterQuantityAt", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MeterUniqueAggregation_func(ctx context.Context, field graphql.CollectedField, obj *model.MeterUniqueAggregation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterUniqueAggregation_func(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Func, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MeterAggregationFunction) graphql.Marshaler {
+			return ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterUniqueAggregation_func(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterUniqueAggregation", field, false, false, errors.New("field of type MeterAggregationFunction does not have child fields"))
+}
+
+func (ec *executionContext) _MeterUniqueAggregation_property(ctx context.Context, field graphql.CollectedField, obj *model.MeterUniqueAggregation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterUniqueAggregation_property(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Property, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterUniqueAggregation_property(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterUniqueAggregation", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -622,7 +868,7 @@ func (ec *executionContext) unmarshalInputMeterFilterClauseInput(ctx context.Con
 			it.Operator = data
 		case "value":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("value"))
-			data, err := ec.unmarshalOJSON2tillᚋstorageᚐRawJSON(ctx, v)
+			data, err := ec.unmarshalOMeterFilterValue2tillᚋstorageᚐRawJSON(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -817,6 +1063,67 @@ func (ec *executionContext) unmarshalInputMeterUpdateInput(ctx context.Context, 
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _MeterAggregator(ctx context.Context, sel ast.SelectionSet, obj model.MeterAggregator) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.MeterUniqueAggregation:
+		return ec._MeterUniqueAggregation(ctx, sel, &obj)
+	case *model.MeterUniqueAggregation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MeterUniqueAggregation(ctx, sel, obj)
+	case model.MeterPropertyAggregation:
+		return ec._MeterPropertyAggregation(ctx, sel, &obj)
+	case *model.MeterPropertyAggregation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MeterPropertyAggregation(ctx, sel, obj)
+	case model.MeterCountAggregation:
+		return ec._MeterCountAggregation(ctx, sel, &obj)
+	case *model.MeterCountAggregation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MeterCountAggregation(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of MeterAggregator must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _MeterFilterCondition(ctx context.Context, sel ast.SelectionSet, obj model.MeterFilterCondition) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.MeterFilterGroup:
+		return ec._MeterFilterGroup(ctx, sel, &obj)
+	case *model.MeterFilterGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MeterFilterGroup(ctx, sel, obj)
+	case model.MeterFilterComparison:
+		return ec._MeterFilterComparison(ctx, sel, &obj)
+	case *model.MeterFilterComparison:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._MeterFilterComparison(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of MeterFilterCondition must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
@@ -836,60 +1143,255 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 		case "id":
 			out.Values[i] = ec._Meter_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._Meter_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
 			out.Values[i] = ec._Meter_modifiedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
 			out.Values[i] = ec._Meter_organizationId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
 			out.Values[i] = ec._Meter_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "unit":
 			out.Values[i] = ec._Meter_unit(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customLabel":
 			out.Values[i] = ec._Meter_customLabel(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customMultiplier":
 			out.Values[i] = ec._Meter_customMultiplier(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "filter":
-			out.Values[i] = ec._Meter_filter(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Meter_filter(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "aggregation":
-			out.Values[i] = ec._Meter_aggregation(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Meter_aggregation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "archivedAt":
 			out.Values[i] = ec._Meter_archivedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
 			out.Values[i] = ec._Meter_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var meterCountAggregationImplementors = []string{"MeterCountAggregation", "MeterAggregator"}
+
+func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterCountAggregation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meterCountAggregationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterCountAggregation")
+		case "func":
+			out.Values[i] = ec._MeterCountAggregation_func(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var meterFilterComparisonImplementors = []string{"MeterFilterComparison", "MeterFilterCondition"}
+
+func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterComparison) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterComparisonImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterFilterComparison")
+		case "property":
+			out.Values[i] = ec._MeterFilterComparison_property(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "operator":
+			out.Values[i] = ec._MeterFilterComparison_operator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._MeterFilterComparison_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var meterFilterGroupImplementors = []string{"MeterFilterGroup", "MeterFilterCondition"}
+
+func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterFilterGroup")
+		case "conjunction":
+			out.Values[i] = ec._MeterFilterGroup_conjunction(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "clauses":
+			out.Values[i] = ec._MeterFilterGroup_clauses(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -933,6 +1435,49 @@ func (ec *executionContext) _MeterPage(ctx context.Context, sel ast.SelectionSet
 			}
 		case "pagination":
 			out.Values[i] = ec._MeterPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var meterPropertyAggregationImplementors = []string{"MeterPropertyAggregation", "MeterAggregator"}
+
+func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterPropertyAggregation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meterPropertyAggregationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterPropertyAggregation")
+		case "func":
+			out.Values[i] = ec._MeterPropertyAggregation_func(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "property":
+			out.Values[i] = ec._MeterPropertyAggregation_property(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1043,6 +1588,49 @@ func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.Select
 	return out
 }
 
+var meterUniqueAggregationImplementors = []string{"MeterUniqueAggregation", "MeterAggregator"}
+
+func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterUniqueAggregation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, meterUniqueAggregationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterUniqueAggregation")
+		case "func":
+			out.Values[i] = ec._MeterUniqueAggregation_func(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "property":
+			out.Values[i] = ec._MeterUniqueAggregation_property(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -1088,6 +1676,16 @@ func (ec *executionContext) unmarshalNMeterAggregationInput2ᚖtillᚋgraphᚋmo
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNMeterAggregator2tillᚋgraphᚋmodelᚐMeterAggregator(ctx context.Context, sel ast.SelectionSet, v model.MeterAggregator) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeterAggregator(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMeterCreateInput2tillᚋgraphᚋmodelᚐMeterCreateInput(ctx context.Context, v any) (model.MeterCreateInput, error) {
 	res, err := ec.unmarshalInputMeterCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1112,6 +1710,32 @@ func (ec *executionContext) unmarshalNMeterFilterClauseInput2ᚖtillᚋgraphᚋm
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNMeterFilterCondition2tillᚋgraphᚋmodelᚐMeterFilterCondition(ctx context.Context, sel ast.SelectionSet, v model.MeterFilterCondition) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeterFilterCondition(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMeterFilterCondition2ᚕtillᚋgraphᚋmodelᚐMeterFilterConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeterFilterCondition) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeterFilterCondition2tillᚋgraphᚋmodelᚐMeterFilterCondition(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalNMeterFilterConjunction2tillᚋgraphᚋmodelᚐMeterFilterConjunction(ctx context.Context, v any) (model.MeterFilterConjunction, error) {
 	var res model.MeterFilterConjunction
 	err := res.UnmarshalGQL(v)
@@ -1122,9 +1746,51 @@ func (ec *executionContext) marshalNMeterFilterConjunction2tillᚋgraphᚋmodel�
 	return v
 }
 
+func (ec *executionContext) marshalNMeterFilterGroup2ᚖtillᚋgraphᚋmodelᚐMeterFilterGroup(ctx context.Context, sel ast.SelectionSet, v *model.MeterFilterGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeterFilterGroup(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMeterFilterInput2ᚖtillᚋgraphᚋmodelᚐMeterFilterInput(ctx context.Context, v any) (*model.MeterFilterInput, error) {
 	res, err := ec.unmarshalInputMeterFilterInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMeterFilterOperator2tillᚋgraphᚋmodelᚐMeterFilterOperator(ctx context.Context, v any) (model.MeterFilterOperator, error) {
+	var res model.MeterFilterOperator
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMeterFilterOperator2tillᚋgraphᚋmodelᚐMeterFilterOperator(ctx context.Context, sel ast.SelectionSet, v model.MeterFilterOperator) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNMeterFilterValue2tillᚋstorageᚐRawJSON(ctx context.Context, v any) (storage.RawJSON, error) {
+	res, err := scalar.UnmarshalJSON(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMeterFilterValue2tillᚋstorageᚐRawJSON(ctx context.Context, sel ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := scalar.MarshalJSON(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
 }
 
 func (ec *executionContext) marshalNMeterQuantityAt2tillᚋstorageᚐMeterQuantityAt(ctx context.Context, sel ast.SelectionSet, v storage.MeterQuantityAt) graphql.Marshaler {
@@ -1232,6 +1898,24 @@ func (ec *executionContext) marshalOMeterFilterOperator2ᚖtillᚋgraphᚋmodel�
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOMeterFilterValue2tillᚋstorageᚐRawJSON(ctx context.Context, v any) (storage.RawJSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := scalar.UnmarshalJSON(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMeterFilterValue2tillᚋstorageᚐRawJSON(ctx context.Context, sel ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := scalar.MarshalJSON(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOMeterListFilter2ᚖtillᚋgraphᚋmodelᚐMeterListFilter(ctx context.Context, v any) (*model.MeterListFilter, error) {

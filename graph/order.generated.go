@@ -218,14 +218,14 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_amounts(ctx co
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+			return ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_DiscountFixedOnceForeverDurationBase_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("DiscountFixedOnceForeverDurationBase", field, false, false, errors.New("field of type CurrencyAmounts does not have child fields"))
 }
 
 func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) (ret graphql.Marshaler) {
@@ -632,14 +632,14 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase_amounts(ctx context
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+			return ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_DiscountFixedRepeatDurationBase_amounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type JSON does not have child fields"))
+	return graphql.NewScalarFieldContext("DiscountFixedRepeatDurationBase", field, false, false, errors.New("field of type CurrencyAmounts does not have child fields"))
 }
 
 func (ec *executionContext) _DiscountFixedRepeatDurationBase_name(ctx context.Context, field graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) (ret graphql.Marshaler) {

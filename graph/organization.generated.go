@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"sync/atomic"
+	"till/graph/model"
 	"till/storage"
 	"time"
 
@@ -19,7 +20,10 @@ import (
 // region    ************************** generated!.gotpl **************************
 
 type OrganizationResolver interface {
-	OrganizationFeatures(ctx context.Context, obj *storage.Organization) (storage.RawJSON, error)
+	CustomerPortalSettings(ctx context.Context, obj *storage.Organization) (*model.OrganizationCustomerPortalSettings, error)
+	FeatureSettings(ctx context.Context, obj *storage.Organization) (*model.OrganizationFeatureSettings, error)
+
+	OrganizationFeatures(ctx context.Context, obj *storage.Organization) (*model.OrganizationFeatureSettings, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -29,6 +33,98 @@ type OrganizationResolver interface {
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _CustomerPortalCustomerSettings_allowEmailChange(ctx context.Context, field graphql.CollectedField, obj *model.CustomerPortalCustomerSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerPortalCustomerSettings_allowEmailChange(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllowEmailChange, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerPortalCustomerSettings_allowEmailChange(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerPortalCustomerSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerPortalSubscriptionSettings_updateSeats(ctx context.Context, field graphql.CollectedField, obj *model.CustomerPortalSubscriptionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerPortalSubscriptionSettings_updateSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdateSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerPortalSubscriptionSettings_updateSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerPortalSubscriptionSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerPortalSubscriptionSettings_updatePlan(ctx context.Context, field graphql.CollectedField, obj *model.CustomerPortalSubscriptionSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerPortalSubscriptionSettings_updatePlan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatePlan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerPortalSubscriptionSettings_updatePlan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerPortalSubscriptionSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CustomerPortalUsageSettings_show(ctx context.Context, field graphql.CollectedField, obj *model.CustomerPortalUsageSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerPortalUsageSettings_show(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Show, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerPortalUsageSettings_show(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CustomerPortalUsageSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
 
 func (ec *executionContext) _Organization_id(ctx context.Context, field graphql.CollectedField, obj *storage.Organization) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -292,18 +388,27 @@ func (ec *executionContext) _Organization_customerPortalSettings(ctx context.Con
 			return ec.fieldContext_Organization_customerPortalSettings(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CustomerPortalSettings, nil
+			return ec.Resolvers.Organization().CustomerPortalSettings(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationCustomerPortalSettings) graphql.Marshaler {
+			return ec.marshalNOrganizationCustomerPortalSettings2ᚖtillᚋgraphᚋmodelᚐOrganizationCustomerPortalSettings(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Organization_customerPortalSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Organization", field, false, false, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationCustomerPortalSettings(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Organization_featureSettings(ctx context.Context, field graphql.CollectedField, obj *storage.Organization) (ret graphql.Marshaler) {
@@ -315,18 +420,27 @@ func (ec *executionContext) _Organization_featureSettings(ctx context.Context, f
 			return ec.fieldContext_Organization_featureSettings(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.FeatureSettings, nil
+			return ec.Resolvers.Organization().FeatureSettings(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationFeatureSettings) graphql.Marshaler {
+			return ec.marshalNOrganizationFeatureSettings2ᚖtillᚋgraphᚋmodelᚐOrganizationFeatureSettings(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Organization_featureSettings(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Organization", field, false, false, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationFeatureSettings(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Organization_processorMode(ctx context.Context, field graphql.CollectedField, obj *storage.Organization) (ret graphql.Marshaler) {
@@ -364,15 +478,166 @@ func (ec *executionContext) _Organization_organizationFeatures(ctx context.Conte
 			return ec.Resolvers.Organization().OrganizationFeatures(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationFeatureSettings) graphql.Marshaler {
+			return ec.marshalNOrganizationFeatureSettings2ᚖtillᚋgraphᚋmodelᚐOrganizationFeatureSettings(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Organization_organizationFeatures(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Organization", field, true, true, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationFeatureSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationCustomerPortalSettings_usage(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationCustomerPortalSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationCustomerPortalSettings_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Usage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerPortalUsageSettings) graphql.Marshaler {
+			return ec.marshalNCustomerPortalUsageSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalUsageSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationCustomerPortalSettings_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationCustomerPortalSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerPortalUsageSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationCustomerPortalSettings_subscription(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationCustomerPortalSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationCustomerPortalSettings_subscription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subscription, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
+			return ec.marshalNCustomerPortalSubscriptionSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalSubscriptionSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationCustomerPortalSettings_subscription(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationCustomerPortalSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerPortalSubscriptionSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationCustomerPortalSettings_customer(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationCustomerPortalSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationCustomerPortalSettings_customer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerPortalCustomerSettings) graphql.Marshaler {
+			return ec.marshalNCustomerPortalCustomerSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalCustomerSettings(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationCustomerPortalSettings_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationCustomerPortalSettings",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CustomerPortalCustomerSettings(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationFeatureSettings_memberModelEnabled(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationFeatureSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationFeatureSettings_memberModelEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MemberModelEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationFeatureSettings_memberModelEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationFeatureSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationFeatureSettings) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CheckoutLocalizationEnabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationFeatureSettings_checkoutLocalizationEnabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationFeatureSettings", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -386,6 +651,125 @@ func (ec *executionContext) fieldContext_Organization_organizationFeatures(_ con
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var customerPortalCustomerSettingsImplementors = []string{"CustomerPortalCustomerSettings"}
+
+func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalCustomerSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalCustomerSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerPortalCustomerSettings")
+		case "allowEmailChange":
+			out.Values[i] = ec._CustomerPortalCustomerSettings_allowEmailChange(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerPortalSubscriptionSettingsImplementors = []string{"CustomerPortalSubscriptionSettings"}
+
+func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalSubscriptionSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerPortalSubscriptionSettings")
+		case "updateSeats":
+			out.Values[i] = ec._CustomerPortalSubscriptionSettings_updateSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatePlan":
+			out.Values[i] = ec._CustomerPortalSubscriptionSettings_updatePlan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var customerPortalUsageSettingsImplementors = []string{"CustomerPortalUsageSettings"}
+
+func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalUsageSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalUsageSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CustomerPortalUsageSettings")
+		case "show":
+			out.Values[i] = ec._CustomerPortalUsageSettings_show(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
 
 var organizationImplementors = []string{"Organization"}
 
@@ -455,15 +839,81 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerPortalSettings":
-			out.Values[i] = ec._Organization_customerPortalSettings(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_customerPortalSettings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "featureSettings":
-			out.Values[i] = ec._Organization_featureSettings(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_featureSettings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "processorMode":
 			out.Values[i] = ec._Organization_processorMode(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -528,9 +978,130 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var organizationCustomerPortalSettingsImplementors = []string{"OrganizationCustomerPortalSettings"}
+
+func (ec *executionContext) _OrganizationCustomerPortalSettings(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationCustomerPortalSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationCustomerPortalSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationCustomerPortalSettings")
+		case "usage":
+			out.Values[i] = ec._OrganizationCustomerPortalSettings_usage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subscription":
+			out.Values[i] = ec._OrganizationCustomerPortalSettings_subscription(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customer":
+			out.Values[i] = ec._OrganizationCustomerPortalSettings_customer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var organizationFeatureSettingsImplementors = []string{"OrganizationFeatureSettings"}
+
+func (ec *executionContext) _OrganizationFeatureSettings(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationFeatureSettings) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationFeatureSettingsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationFeatureSettings")
+		case "memberModelEnabled":
+			out.Values[i] = ec._OrganizationFeatureSettings_memberModelEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "checkoutLocalizationEnabled":
+			out.Values[i] = ec._OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
+
+func (ec *executionContext) marshalNCustomerPortalCustomerSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalCustomerSettings(ctx context.Context, sel ast.SelectionSet, v *model.CustomerPortalCustomerSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerPortalCustomerSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerPortalSubscriptionSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalSubscriptionSettings(ctx context.Context, sel ast.SelectionSet, v *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerPortalSubscriptionSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCustomerPortalUsageSettings2ᚖtillᚋgraphᚋmodelᚐCustomerPortalUsageSettings(ctx context.Context, sel ast.SelectionSet, v *model.CustomerPortalUsageSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CustomerPortalUsageSettings(ctx, sel, v)
+}
 
 func (ec *executionContext) marshalNOrganization2ᚖtillᚋstorageᚐOrganization(ctx context.Context, sel ast.SelectionSet, v *storage.Organization) graphql.Marshaler {
 	if v == nil {
@@ -540,6 +1111,26 @@ func (ec *executionContext) marshalNOrganization2ᚖtillᚋstorageᚐOrganizatio
 		return graphql.Null
 	}
 	return ec._Organization(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationCustomerPortalSettings2ᚖtillᚋgraphᚋmodelᚐOrganizationCustomerPortalSettings(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationCustomerPortalSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationCustomerPortalSettings(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationFeatureSettings2ᚖtillᚋgraphᚋmodelᚐOrganizationFeatureSettings(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationFeatureSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationFeatureSettings(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNProcessorMode2string(ctx context.Context, v any) (string, error) {

@@ -23,11 +23,14 @@ type ProductResolver interface {
 	Prices(ctx context.Context, obj *storage.Product) ([]*storage.ProductPrice, error)
 	Benefits(ctx context.Context, obj *storage.Product) ([]*storage.Benefit, error)
 	Organization(ctx context.Context, obj *storage.Product) (*storage.Organization, error)
-	Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error)
+	Medias(ctx context.Context, obj *storage.Product) ([]*model.ProductMediaFile, error)
 	Orders(ctx context.Context, obj *storage.Product, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
-	WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error)
-	AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error)
+	WirePrices(ctx context.Context, obj *storage.Product) ([]model.ProductPriceVariant, error)
+	AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]*model.AttachedCustomField, error)
 	Subscriptions(ctx context.Context, obj *storage.Product, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
+}
+type ProductPriceResolver interface {
+	SeatTiers(ctx context.Context, obj *storage.ProductPrice) (*model.ProductPriceSeatTiers, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -654,15 +657,24 @@ func (ec *executionContext) _Product_medias(ctx context.Context, field graphql.C
 			return ec.Resolvers.Product().Medias(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ProductMediaFile) graphql.Marshaler {
+			return ec.marshalNProductMediaFile2ᚕᚖtillᚋgraphᚋmodelᚐProductMediaFileᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Product_medias(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, true, true, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Product",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductMediaFile(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Product_orders(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
@@ -744,15 +756,24 @@ func (ec *executionContext) _Product_wirePrices(ctx context.Context, field graph
 			return ec.Resolvers.Product().WirePrices(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ProductPriceVariant) graphql.Marshaler {
+			return ec.marshalNProductPriceVariant2ᚕtillᚋgraphᚋmodelᚐProductPriceVariantᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Product_wirePrices(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, true, true, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Product",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Product_attachedCustomFields(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
@@ -767,15 +788,24 @@ func (ec *executionContext) _Product_attachedCustomFields(ctx context.Context, f
 			return ec.Resolvers.Product().AttachedCustomFields(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []storage.RawJSON) graphql.Marshaler {
-			return ec.marshalNJSON2ᚕtillᚋstorageᚐRawJSONᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AttachedCustomField) graphql.Marshaler {
+			return ec.marshalNAttachedCustomField2ᚕᚖtillᚋgraphᚋmodelᚐAttachedCustomFieldᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Product_attachedCustomFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Product", field, true, true, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Product",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AttachedCustomField(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Product_subscriptions(ctx context.Context, field graphql.CollectedField, obj *storage.Product) (ret graphql.Marshaler) {
@@ -1249,18 +1279,27 @@ func (ec *executionContext) _ProductPrice_seatTiers(ctx context.Context, field g
 			return ec.fieldContext_ProductPrice_seatTiers(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SeatTiers, nil
+			return ec.Resolvers.ProductPrice().SeatTiers(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v storage.RawJSON) graphql.Marshaler {
-			return ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProductPriceSeatTiers) graphql.Marshaler {
+			return ec.marshalOProductPriceSeatTiers2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTiers(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_ProductPrice_seatTiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("ProductPrice", field, false, false, errors.New("field of type JSON does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "ProductPrice",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductPriceSeatTiers(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ProductPrice_unitAmount(ctx context.Context, field graphql.CollectedField, obj *storage.ProductPrice) (ret graphql.Marshaler) {
@@ -1330,6 +1369,176 @@ func (ec *executionContext) _ProductPrice_meterId(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ProductPrice_meterId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ProductPrice", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTier_minSeats(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTier_minSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTier_minSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTier", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTier_maxSeats(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTier_maxSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTier_maxSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTier", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTier_pricePerSeat(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTier) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTier_pricePerSeat(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PricePerSeat, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTier_pricePerSeat(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTier", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTiers_seatTierType(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTiers) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTiers_seatTierType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatTierType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.SeatTierType) graphql.Marshaler {
+			return ec.marshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTierType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTiers_seatTierType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTiers", field, false, false, errors.New("field of type SeatTierType does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTiers_tiers(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTiers) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTiers_tiers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tiers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ProductPriceSeatTier) graphql.Marshaler {
+			return ec.marshalNProductPriceSeatTier2ᚕᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTiers_tiers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProductPriceSeatTiers",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProductPriceSeatTier(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProductPriceSeatTiers_minimumSeats(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTiers) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTiers_minimumSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MinimumSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTiers_minimumSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTiers", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ProductPriceSeatTiers_maximumSeats(ctx context.Context, field graphql.CollectedField, obj *model.ProductPriceSeatTiers) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProductPriceSeatTiers_maximumSeats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaximumSeats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProductPriceSeatTiers_maximumSeats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProductPriceSeatTiers", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 // endregion **************************** field.gotpl *****************************
@@ -1412,7 +1621,7 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 			it.PresetAmount = data
 		case "seatTiers":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seatTiers"))
-			data, err := ec.unmarshalOJSON2tillᚋstorageᚐRawJSON(ctx, v)
+			data, err := ec.unmarshalOProductPriceSeatTiersInput2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTiersInput(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1640,6 +1849,87 @@ func (ec *executionContext) unmarshalInputProductFilter(ctx context.Context, obj
 				return it, err
 			}
 			it.Metadata = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputProductPriceSeatTierInput(ctx context.Context, obj any) (model.ProductPriceSeatTierInput, error) {
+	var it model.ProductPriceSeatTierInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"minSeats", "maxSeats", "pricePerSeat"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "minSeats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("minSeats"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MinSeats = data
+		case "maxSeats":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("maxSeats"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MaxSeats = data
+		case "pricePerSeat":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pricePerSeat"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PricePerSeat = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputProductPriceSeatTiersInput(ctx context.Context, obj any) (model.ProductPriceSeatTiersInput, error) {
+	var it model.ProductPriceSeatTiersInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seatTierType", "tiers"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seatTierType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seatTierType"))
+			data, err := ec.unmarshalOSeatTierType2ᚖtillᚋgraphᚋmodelᚐSeatTierType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeatTierType = data
+		case "tiers":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tiers"))
+			data, err := ec.unmarshalNProductPriceSeatTierInput2ᚕᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tiers = data
 		}
 	}
 	return it, nil
@@ -2219,85 +2509,219 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 		case "id":
 			out.Values[i] = ec._ProductPrice_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
 			out.Values[i] = ec._ProductPrice_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
 			out.Values[i] = ec._ProductPrice_modifiedAt(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
 			out.Values[i] = ec._ProductPrice_source(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountType":
 			out.Values[i] = ec._ProductPrice_amountType(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "priceCurrency":
 			out.Values[i] = ec._ProductPrice_priceCurrency(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxBehavior":
 			out.Values[i] = ec._ProductPrice_taxBehavior(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
 			out.Values[i] = ec._ProductPrice_isArchived(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
 			out.Values[i] = ec._ProductPrice_productId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "priceAmount":
 			out.Values[i] = ec._ProductPrice_priceAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "minimumAmount":
 			out.Values[i] = ec._ProductPrice_minimumAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "maximumAmount":
 			out.Values[i] = ec._ProductPrice_maximumAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "presetAmount":
 			out.Values[i] = ec._ProductPrice_presetAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seatTiers":
-			out.Values[i] = ec._ProductPrice_seatTiers(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ProductPrice_seatTiers(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "unitAmount":
 			out.Values[i] = ec._ProductPrice_unitAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capAmount":
 			out.Values[i] = ec._ProductPrice_capAmount(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterId":
 			out.Values[i] = ec._ProductPrice_meterId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var productPriceSeatTierImplementors = []string{"ProductPriceSeatTier"}
+
+func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTier) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTierImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProductPriceSeatTier")
+		case "minSeats":
+			out.Values[i] = ec._ProductPriceSeatTier_minSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxSeats":
+			out.Values[i] = ec._ProductPriceSeatTier_maxSeats(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pricePerSeat":
+			out.Values[i] = ec._ProductPriceSeatTier_pricePerSeat(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var productPriceSeatTiersImplementors = []string{"ProductPriceSeatTiers"}
+
+func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTiers) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTiersImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProductPriceSeatTiers")
+		case "seatTierType":
+			out.Values[i] = ec._ProductPriceSeatTiers_seatTierType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tiers":
+			out.Values[i] = ec._ProductPriceSeatTiers_tiers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "minimumSeats":
+			out.Values[i] = ec._ProductPriceSeatTiers_minimumSeats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maximumSeats":
+			out.Values[i] = ec._ProductPriceSeatTiers_maximumSeats(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2439,6 +2863,61 @@ func (ec *executionContext) marshalNProductPrice2ᚖtillᚋstorageᚐProductPric
 	return ec._ProductPrice(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNProductPriceSeatTier2ᚕᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProductPriceSeatTier) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNProductPriceSeatTier2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTier(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNProductPriceSeatTier2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTier(ctx context.Context, sel ast.SelectionSet, v *model.ProductPriceSeatTier) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProductPriceSeatTier(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNProductPriceSeatTierInput2ᚕᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierInputᚄ(ctx context.Context, v any) ([]*model.ProductPriceSeatTierInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ProductPriceSeatTierInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNProductPriceSeatTierInput2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNProductPriceSeatTierInput2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierInput(ctx context.Context, v any) (*model.ProductPriceSeatTierInput, error) {
+	res, err := ec.unmarshalInputProductPriceSeatTierInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNProductPriceSeatTiers2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTiers(ctx context.Context, sel ast.SelectionSet, v *model.ProductPriceSeatTiers) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProductPriceSeatTiers(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNProductUpdateInput2tillᚋgraphᚋmodelᚐProductUpdateInput(ctx context.Context, v any) (model.ProductUpdateInput, error) {
 	res, err := ec.unmarshalInputProductUpdateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -2458,6 +2937,16 @@ func (ec *executionContext) marshalNProductVisibility2string(ctx context.Context
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTierType(ctx context.Context, v any) (model.SeatTierType, error) {
+	var res model.SeatTierType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTierType(ctx context.Context, sel ast.SelectionSet, v model.SeatTierType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalOAmountType2ᚖstring(ctx context.Context, v any) (*string, error) {
@@ -2535,6 +3024,21 @@ func (ec *executionContext) marshalOProductPage2ᚖtillᚋgraphᚋmodelᚐProduc
 	return ec._ProductPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOProductPriceSeatTiers2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTiers(ctx context.Context, sel ast.SelectionSet, v *model.ProductPriceSeatTiers) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ProductPriceSeatTiers(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOProductPriceSeatTiersInput2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTiersInput(ctx context.Context, v any) (*model.ProductPriceSeatTiersInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputProductPriceSeatTiersInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOProductVisibility2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -2587,6 +3091,22 @@ func (ec *executionContext) marshalOProductVisibility2ᚖstring(ctx context.Cont
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOSeatTierType2ᚖtillᚋgraphᚋmodelᚐSeatTierType(ctx context.Context, v any) (*model.SeatTierType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SeatTierType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSeatTierType2ᚖtillᚋgraphᚋmodelᚐSeatTierType(ctx context.Context, sel ast.SelectionSet, v *model.SeatTierType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 // endregion ***************************** type.gotpl *****************************

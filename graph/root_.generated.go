@@ -39,11 +39,14 @@ type ResolverRoot interface {
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
 	Me() MeResolver
+	Meter() MeterResolver
 	Mutation() MutationResolver
 	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
 	Organization() OrganizationResolver
 	Product() ProductResolver
+	ProductPrice() ProductPriceResolver
+	ProductPriceMeteredUnit() ProductPriceMeteredUnitResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 	UsageEvent() UsageEventResolver
@@ -73,6 +76,12 @@ type ComplexityRoot struct {
 	AdvanceTestClockPayload struct {
 		Renewals  func(childComplexity int) int
 		TestClock func(childComplexity int) int
+	}
+
+	AttachedCustomField struct {
+		CustomFieldID func(childComplexity int) int
+		Order         func(childComplexity int) int
+		Required      func(childComplexity int) int
 	}
 
 	AuthorizeOAuth2Payload struct {
@@ -447,6 +456,19 @@ type ComplexityRoot struct {
 	CustomerPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	CustomerPortalCustomerSettings struct {
+		AllowEmailChange func(childComplexity int) int
+	}
+
+	CustomerPortalSubscriptionSettings struct {
+		UpdatePlan  func(childComplexity int) int
+		UpdateSeats func(childComplexity int) int
+	}
+
+	CustomerPortalUsageSettings struct {
+		Show func(childComplexity int) int
 	}
 
 	CustomerSeat struct {
@@ -853,9 +875,29 @@ type ComplexityRoot struct {
 		Unit             func(childComplexity int) int
 	}
 
+	MeterCountAggregation struct {
+		Func func(childComplexity int) int
+	}
+
+	MeterFilterComparison struct {
+		Operator func(childComplexity int) int
+		Property func(childComplexity int) int
+		Value    func(childComplexity int) int
+	}
+
+	MeterFilterGroup struct {
+		Clauses     func(childComplexity int) int
+		Conjunction func(childComplexity int) int
+	}
+
 	MeterPage struct {
 		Items      func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	MeterPropertyAggregation struct {
+		Func     func(childComplexity int) int
+		Property func(childComplexity int) int
 	}
 
 	MeterQuantities struct {
@@ -866,6 +908,11 @@ type ComplexityRoot struct {
 	MeterQuantityAt struct {
 		Quantity  func(childComplexity int) int
 		Timestamp func(childComplexity int) int
+	}
+
+	MeterUniqueAggregation struct {
+		Func     func(childComplexity int) int
+		Property func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -1074,6 +1121,17 @@ type ComplexityRoot struct {
 		Version              func(childComplexity int) int
 	}
 
+	OrganizationCustomerPortalSettings struct {
+		Customer     func(childComplexity int) int
+		Subscription func(childComplexity int) int
+		Usage        func(childComplexity int) int
+	}
+
+	OrganizationFeatureSettings struct {
+		CheckoutLocalizationEnabled func(childComplexity int) int
+		MemberModelEnabled          func(childComplexity int) int
+	}
+
 	PageInfo struct {
 		EndCursor       func(childComplexity int) int
 		HasNextPage     func(childComplexity int) int
@@ -1188,6 +1246,96 @@ type ComplexityRoot struct {
 		Source        func(childComplexity int) int
 		TaxBehavior   func(childComplexity int) int
 		UnitAmount    func(childComplexity int) int
+	}
+
+	ProductPriceCustom struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		MaximumAmount func(childComplexity int) int
+		MinimumAmount func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PresetAmount  func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceFixed struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceAmount   func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceFree struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceMeter struct {
+		CustomLabel      func(childComplexity int) int
+		CustomMultiplier func(childComplexity int) int
+		ID               func(childComplexity int) int
+		Name             func(childComplexity int) int
+		Unit             func(childComplexity int) int
+	}
+
+	ProductPriceMeteredUnit struct {
+		AmountType    func(childComplexity int) int
+		CapAmount     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		Meter         func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+		UnitAmount    func(childComplexity int) int
+	}
+
+	ProductPriceSeatBased struct {
+		AmountType    func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		IsArchived    func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		PriceCurrency func(childComplexity int) int
+		ProductID     func(childComplexity int) int
+		SeatTiers     func(childComplexity int) int
+		Source        func(childComplexity int) int
+		TaxBehavior   func(childComplexity int) int
+	}
+
+	ProductPriceSeatTier struct {
+		MaxSeats     func(childComplexity int) int
+		MinSeats     func(childComplexity int) int
+		PricePerSeat func(childComplexity int) int
+	}
+
+	ProductPriceSeatTiers struct {
+		MaximumSeats func(childComplexity int) int
+		MinimumSeats func(childComplexity int) int
+		SeatTierType func(childComplexity int) int
+		Tiers        func(childComplexity int) int
 	}
 
 	Query struct {
@@ -1467,6 +1615,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AdvanceTestClockPayload.TestClock(childComplexity), true
+
+	case "AttachedCustomField.customFieldId":
+		if e.ComplexityRoot.AttachedCustomField.CustomFieldID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.CustomFieldID(childComplexity), true
+	case "AttachedCustomField.order":
+		if e.ComplexityRoot.AttachedCustomField.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.Order(childComplexity), true
+	case "AttachedCustomField.required":
+		if e.ComplexityRoot.AttachedCustomField.Required == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AttachedCustomField.Required(childComplexity), true
 
 	case "AuthorizeOAuth2Payload.code":
 		if e.ComplexityRoot.AuthorizeOAuth2Payload.Code == nil {
@@ -3182,6 +3349,33 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerPage.Pagination(childComplexity), true
+
+	case "CustomerPortalCustomerSettings.allowEmailChange":
+		if e.ComplexityRoot.CustomerPortalCustomerSettings.AllowEmailChange == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalCustomerSettings.AllowEmailChange(childComplexity), true
+
+	case "CustomerPortalSubscriptionSettings.updatePlan":
+		if e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdatePlan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdatePlan(childComplexity), true
+	case "CustomerPortalSubscriptionSettings.updateSeats":
+		if e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdateSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalSubscriptionSettings.UpdateSeats(childComplexity), true
+
+	case "CustomerPortalUsageSettings.show":
+		if e.ComplexityRoot.CustomerPortalUsageSettings.Show == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPortalUsageSettings.Show(childComplexity), true
 
 	case "CustomerSeat.claimedAt":
 		if e.ComplexityRoot.CustomerSeat.ClaimedAt == nil {
@@ -5033,6 +5227,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Meter.Unit(childComplexity), true
 
+	case "MeterCountAggregation.func":
+		if e.ComplexityRoot.MeterCountAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCountAggregation.Func(childComplexity), true
+
+	case "MeterFilterComparison.operator":
+		if e.ComplexityRoot.MeterFilterComparison.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Operator(childComplexity), true
+	case "MeterFilterComparison.property":
+		if e.ComplexityRoot.MeterFilterComparison.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Property(childComplexity), true
+	case "MeterFilterComparison.value":
+		if e.ComplexityRoot.MeterFilterComparison.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterComparison.Value(childComplexity), true
+
+	case "MeterFilterGroup.clauses":
+		if e.ComplexityRoot.MeterFilterGroup.Clauses == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterGroup.Clauses(childComplexity), true
+	case "MeterFilterGroup.conjunction":
+		if e.ComplexityRoot.MeterFilterGroup.Conjunction == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterFilterGroup.Conjunction(childComplexity), true
+
 	case "MeterPage.items":
 		if e.ComplexityRoot.MeterPage.Items == nil {
 			break
@@ -5045,6 +5278,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterPage.Pagination(childComplexity), true
+
+	case "MeterPropertyAggregation.func":
+		if e.ComplexityRoot.MeterPropertyAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPropertyAggregation.Func(childComplexity), true
+	case "MeterPropertyAggregation.property":
+		if e.ComplexityRoot.MeterPropertyAggregation.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPropertyAggregation.Property(childComplexity), true
 
 	case "MeterQuantities.quantities":
 		if e.ComplexityRoot.MeterQuantities.Quantities == nil {
@@ -5071,6 +5317,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterQuantityAt.Timestamp(childComplexity), true
+
+	case "MeterUniqueAggregation.func":
+		if e.ComplexityRoot.MeterUniqueAggregation.Func == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterUniqueAggregation.Func(childComplexity), true
+	case "MeterUniqueAggregation.property":
+		if e.ComplexityRoot.MeterUniqueAggregation.Property == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterUniqueAggregation.Property(childComplexity), true
 
 	case "Mutation.activateLicenseKey":
 		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
@@ -6493,6 +6752,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrganizationAvatarFile.Version(childComplexity), true
 
+	case "OrganizationCustomerPortalSettings.customer":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Customer(childComplexity), true
+	case "OrganizationCustomerPortalSettings.subscription":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Subscription(childComplexity), true
+	case "OrganizationCustomerPortalSettings.usage":
+		if e.ComplexityRoot.OrganizationCustomerPortalSettings.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationCustomerPortalSettings.Usage(childComplexity), true
+
+	case "OrganizationFeatureSettings.checkoutLocalizationEnabled":
+		if e.ComplexityRoot.OrganizationFeatureSettings.CheckoutLocalizationEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationFeatureSettings.CheckoutLocalizationEnabled(childComplexity), true
+	case "OrganizationFeatureSettings.memberModelEnabled":
+		if e.ComplexityRoot.OrganizationFeatureSettings.MemberModelEnabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationFeatureSettings.MemberModelEnabled(childComplexity), true
+
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
 			break
@@ -7028,6 +7319,410 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ProductPrice.UnitAmount(childComplexity), true
+
+	case "ProductPriceCustom.amountType":
+		if e.ComplexityRoot.ProductPriceCustom.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.AmountType(childComplexity), true
+	case "ProductPriceCustom.createdAt":
+		if e.ComplexityRoot.ProductPriceCustom.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.CreatedAt(childComplexity), true
+	case "ProductPriceCustom.id":
+		if e.ComplexityRoot.ProductPriceCustom.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ID(childComplexity), true
+	case "ProductPriceCustom.isArchived":
+		if e.ComplexityRoot.ProductPriceCustom.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.IsArchived(childComplexity), true
+	case "ProductPriceCustom.maximumAmount":
+		if e.ComplexityRoot.ProductPriceCustom.MaximumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.MaximumAmount(childComplexity), true
+	case "ProductPriceCustom.minimumAmount":
+		if e.ComplexityRoot.ProductPriceCustom.MinimumAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.MinimumAmount(childComplexity), true
+	case "ProductPriceCustom.modifiedAt":
+		if e.ComplexityRoot.ProductPriceCustom.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ModifiedAt(childComplexity), true
+	case "ProductPriceCustom.presetAmount":
+		if e.ComplexityRoot.ProductPriceCustom.PresetAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.PresetAmount(childComplexity), true
+	case "ProductPriceCustom.priceCurrency":
+		if e.ComplexityRoot.ProductPriceCustom.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.PriceCurrency(childComplexity), true
+	case "ProductPriceCustom.productId":
+		if e.ComplexityRoot.ProductPriceCustom.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.ProductID(childComplexity), true
+	case "ProductPriceCustom.source":
+		if e.ComplexityRoot.ProductPriceCustom.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.Source(childComplexity), true
+	case "ProductPriceCustom.taxBehavior":
+		if e.ComplexityRoot.ProductPriceCustom.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceCustom.TaxBehavior(childComplexity), true
+
+	case "ProductPriceFixed.amountType":
+		if e.ComplexityRoot.ProductPriceFixed.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.AmountType(childComplexity), true
+	case "ProductPriceFixed.createdAt":
+		if e.ComplexityRoot.ProductPriceFixed.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.CreatedAt(childComplexity), true
+	case "ProductPriceFixed.id":
+		if e.ComplexityRoot.ProductPriceFixed.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ID(childComplexity), true
+	case "ProductPriceFixed.isArchived":
+		if e.ComplexityRoot.ProductPriceFixed.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.IsArchived(childComplexity), true
+	case "ProductPriceFixed.modifiedAt":
+		if e.ComplexityRoot.ProductPriceFixed.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ModifiedAt(childComplexity), true
+	case "ProductPriceFixed.priceAmount":
+		if e.ComplexityRoot.ProductPriceFixed.PriceAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.PriceAmount(childComplexity), true
+	case "ProductPriceFixed.priceCurrency":
+		if e.ComplexityRoot.ProductPriceFixed.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.PriceCurrency(childComplexity), true
+	case "ProductPriceFixed.productId":
+		if e.ComplexityRoot.ProductPriceFixed.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.ProductID(childComplexity), true
+	case "ProductPriceFixed.source":
+		if e.ComplexityRoot.ProductPriceFixed.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.Source(childComplexity), true
+	case "ProductPriceFixed.taxBehavior":
+		if e.ComplexityRoot.ProductPriceFixed.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFixed.TaxBehavior(childComplexity), true
+
+	case "ProductPriceFree.amountType":
+		if e.ComplexityRoot.ProductPriceFree.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.AmountType(childComplexity), true
+	case "ProductPriceFree.createdAt":
+		if e.ComplexityRoot.ProductPriceFree.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.CreatedAt(childComplexity), true
+	case "ProductPriceFree.id":
+		if e.ComplexityRoot.ProductPriceFree.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ID(childComplexity), true
+	case "ProductPriceFree.isArchived":
+		if e.ComplexityRoot.ProductPriceFree.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.IsArchived(childComplexity), true
+	case "ProductPriceFree.modifiedAt":
+		if e.ComplexityRoot.ProductPriceFree.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ModifiedAt(childComplexity), true
+	case "ProductPriceFree.priceCurrency":
+		if e.ComplexityRoot.ProductPriceFree.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.PriceCurrency(childComplexity), true
+	case "ProductPriceFree.productId":
+		if e.ComplexityRoot.ProductPriceFree.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.ProductID(childComplexity), true
+	case "ProductPriceFree.source":
+		if e.ComplexityRoot.ProductPriceFree.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.Source(childComplexity), true
+	case "ProductPriceFree.taxBehavior":
+		if e.ComplexityRoot.ProductPriceFree.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceFree.TaxBehavior(childComplexity), true
+
+	case "ProductPriceMeter.customLabel":
+		if e.ComplexityRoot.ProductPriceMeter.CustomLabel == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.CustomLabel(childComplexity), true
+	case "ProductPriceMeter.customMultiplier":
+		if e.ComplexityRoot.ProductPriceMeter.CustomMultiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.CustomMultiplier(childComplexity), true
+	case "ProductPriceMeter.id":
+		if e.ComplexityRoot.ProductPriceMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.ID(childComplexity), true
+	case "ProductPriceMeter.name":
+		if e.ComplexityRoot.ProductPriceMeter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.Name(childComplexity), true
+	case "ProductPriceMeter.unit":
+		if e.ComplexityRoot.ProductPriceMeter.Unit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeter.Unit(childComplexity), true
+
+	case "ProductPriceMeteredUnit.amountType":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.AmountType(childComplexity), true
+	case "ProductPriceMeteredUnit.capAmount":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.CapAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.CapAmount(childComplexity), true
+	case "ProductPriceMeteredUnit.createdAt":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.CreatedAt(childComplexity), true
+	case "ProductPriceMeteredUnit.id":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ID(childComplexity), true
+	case "ProductPriceMeteredUnit.isArchived":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.IsArchived(childComplexity), true
+	case "ProductPriceMeteredUnit.meter":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.Meter(childComplexity), true
+	case "ProductPriceMeteredUnit.meterId":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.MeterID(childComplexity), true
+	case "ProductPriceMeteredUnit.modifiedAt":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ModifiedAt(childComplexity), true
+	case "ProductPriceMeteredUnit.priceCurrency":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.PriceCurrency(childComplexity), true
+	case "ProductPriceMeteredUnit.productId":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.ProductID(childComplexity), true
+	case "ProductPriceMeteredUnit.source":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.Source(childComplexity), true
+	case "ProductPriceMeteredUnit.taxBehavior":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.TaxBehavior(childComplexity), true
+	case "ProductPriceMeteredUnit.unitAmount":
+		if e.ComplexityRoot.ProductPriceMeteredUnit.UnitAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceMeteredUnit.UnitAmount(childComplexity), true
+
+	case "ProductPriceSeatBased.amountType":
+		if e.ComplexityRoot.ProductPriceSeatBased.AmountType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.AmountType(childComplexity), true
+	case "ProductPriceSeatBased.createdAt":
+		if e.ComplexityRoot.ProductPriceSeatBased.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.CreatedAt(childComplexity), true
+	case "ProductPriceSeatBased.id":
+		if e.ComplexityRoot.ProductPriceSeatBased.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ID(childComplexity), true
+	case "ProductPriceSeatBased.isArchived":
+		if e.ComplexityRoot.ProductPriceSeatBased.IsArchived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.IsArchived(childComplexity), true
+	case "ProductPriceSeatBased.modifiedAt":
+		if e.ComplexityRoot.ProductPriceSeatBased.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ModifiedAt(childComplexity), true
+	case "ProductPriceSeatBased.priceCurrency":
+		if e.ComplexityRoot.ProductPriceSeatBased.PriceCurrency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.PriceCurrency(childComplexity), true
+	case "ProductPriceSeatBased.productId":
+		if e.ComplexityRoot.ProductPriceSeatBased.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.ProductID(childComplexity), true
+	case "ProductPriceSeatBased.seatTiers":
+		if e.ComplexityRoot.ProductPriceSeatBased.SeatTiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.SeatTiers(childComplexity), true
+	case "ProductPriceSeatBased.source":
+		if e.ComplexityRoot.ProductPriceSeatBased.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.Source(childComplexity), true
+	case "ProductPriceSeatBased.taxBehavior":
+		if e.ComplexityRoot.ProductPriceSeatBased.TaxBehavior == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatBased.TaxBehavior(childComplexity), true
+
+	case "ProductPriceSeatTier.maxSeats":
+		if e.ComplexityRoot.ProductPriceSeatTier.MaxSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.MaxSeats(childComplexity), true
+	case "ProductPriceSeatTier.minSeats":
+		if e.ComplexityRoot.ProductPriceSeatTier.MinSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.MinSeats(childComplexity), true
+	case "ProductPriceSeatTier.pricePerSeat":
+		if e.ComplexityRoot.ProductPriceSeatTier.PricePerSeat == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTier.PricePerSeat(childComplexity), true
+
+	case "ProductPriceSeatTiers.maximumSeats":
+		if e.ComplexityRoot.ProductPriceSeatTiers.MaximumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.MaximumSeats(childComplexity), true
+	case "ProductPriceSeatTiers.minimumSeats":
+		if e.ComplexityRoot.ProductPriceSeatTiers.MinimumSeats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.MinimumSeats(childComplexity), true
+	case "ProductPriceSeatTiers.seatTierType":
+		if e.ComplexityRoot.ProductPriceSeatTiers.SeatTierType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.SeatTierType(childComplexity), true
+	case "ProductPriceSeatTiers.tiers":
+		if e.ComplexityRoot.ProductPriceSeatTiers.Tiers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProductPriceSeatTiers.Tiers(childComplexity), true
 
 	case "Query.benefit":
 		if e.ComplexityRoot.Query.Benefit == nil {
@@ -8353,6 +9048,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputProductBenefitsInput,
 		ec.unmarshalInputProductCreateInput,
 		ec.unmarshalInputProductFilter,
+		ec.unmarshalInputProductPriceSeatTierInput,
+		ec.unmarshalInputProductPriceSeatTiersInput,
 		ec.unmarshalInputProductUpdateInput,
 		ec.unmarshalInputSubscriptionCancelInput,
 		ec.unmarshalInputSubscriptionFilter,
@@ -9432,8 +10129,24 @@ extend type Customer {
   The customer's checkouts, with the filters, sorting and pagination of the root checkouts
   list. Portal sessions see their own customer's when allowed billing features.
   """
-  checkouts(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CheckoutFilter,
-    first: Int, after: String, last: Int, before: String): CheckoutPage
+  checkouts(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: CheckoutFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CheckoutPage
     @relation(any: [checkouts_read, checkouts_write], portal: billing)
 }
 
@@ -9503,8 +10216,24 @@ type Customer {
   (its customerId filter aside). Portal sessions see their own customer's orders here when
   allowed billing features.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage
+  orders(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: OrderFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrderPage
     @relation(any: [orders_read], portal: billing)
 }
 
@@ -10943,25 +11672,39 @@ A key issued by a license-key benefit. Applications check it with validateLicens
 public portalValidateLicenseKey) and bind it to machines with activations.
 """
 type LicenseKey {
+  "The key's id."
   id: UUID!
+  "When the key was issued."
   createdAt: DateTime!
+  "When the key was last changed; null if never."
   modifiedAt: DateTime
+  "The organization whose benefit issued the key."
   organizationId: UUID!
+  "The customer holding the key."
   customerId: UUID!
   "The member holding the key when it was granted through a seat."
   memberId: UUID
+  "The license-key benefit that issued the key."
   benefitId: UUID!
+  "The key's text: the benefit's prefix (upper-cased, then a hyphen), if any, and 32 upper-case hex digits in UUID groups."
   key: String!
   "The key with all but its last six characters masked: ****-XXXXXX."
   displayKey: String!
+  "Whether the key validates: only granted keys do."
   status: LicenseKeyStatus!
   "How many live activations the key allows; null means it takes no activations."
   limitActivations: Int
+  "The usage counted so far: the sum of validations' incrementUsage and updates."
   usage: Int!
+  "The most usage validations may count; null for no limit."
   limitUsage: Int
+  "How many validations succeeded."
   validations: Int!
+  "When the key last validated; null if never."
   lastValidatedAt: DateTime
+  "When the key stops validating; null if never."
   expiresAt: DateTime
+  "The customer holding the key."
   customer: Customer!
   """
   The live activations, oldest first. A portal session sees them only when the benefit lets
@@ -10971,41 +11714,61 @@ type LicenseKey {
   activations: [LicenseKeyActivation!]! @listSize(assumedSize: 50)
 }
 
+"Whether a key is in force."
 enum LicenseKeyStatus {
+  "In force: the key validates and activates."
   granted
+  "Taken back with its benefit grant (the subscription ended, or the seller revoked it)."
   revoked
+  "Turned off by the seller; the grant stays."
   disabled
 }
 
+"A page of license keys."
 type LicenseKeyPage {
+  "The keys of this page."
   items: [LicenseKey!]!
+  "The page envelope: how many keys match and how many pages they fill."
   pagination: Pagination!
 }
 
 "One activation of a license key: a machine or an install. Its conditions are never shown."
 type LicenseKeyActivation {
+  "The activation's id, which validations name as activationId."
   id: UUID!
+  "The activated key."
   licenseKeyId: UUID!
+  "The application's name for the machine or install."
   label: String!
+  "The application's own data about the activation; Till does not interpret it."
   meta: Metadata!
+  "When the key was activated."
   createdAt: DateTime!
+  "When the activation was last changed; null if never."
   modifiedAt: DateTime
+  "The activated key."
   licenseKey: LicenseKey!
 }
 
-"Why a validation failed, or VALID."
+"Why a validation failed, or valid."
 enum LicenseKeyValidationCode {
+  "The key (and activation, benefit, customer named) is in force."
   valid
   "No live key with this text in the organization (or in one the caller may see)."
   not_found
+  "The key was revoked."
   revoked
+  "The key was disabled by the seller."
   disabled
+  "The key's expiresAt has passed."
   expired
   "The activation does not exist, is another key's, or was deactivated."
   activation_not_found
   "The activation has conditions and the request's differ from them."
   conditions_mismatch
+  "The key was issued by another benefit than benefitId."
   benefit_mismatch
+  "The key belongs to another customer than customerId."
   customer_mismatch
   "increment_usage would take usage past limit_usage."
   usage_limit_exceeded
@@ -11016,14 +11779,19 @@ A Till error as data: what /v1 answers for the same request (error name, HTTP st
 detail).
 """
 type Problem {
+  "The upstream error name (ResourceNotFound, NotPermitted, BadRequest, …)."
   code: String!
+  "The HTTP status /v1 answers with."
   status: Int!
+  "The human-readable message."
   detail: String!
 }
 
 "The outcome of a validation. Nothing is written unless it is valid."
 type LicenseKeyValidation {
+  "valid, or why the validation failed."
   code: LicenseKeyValidationCode!
+  "Whether code is valid."
   valid: Boolean!
   "The failure as /v1 reports it; null when valid."
   error: Problem
@@ -11035,12 +11803,17 @@ type LicenseKeyValidation {
   remainingUsage: Int
 }
 
+"A validation: the key, and what the application requires of it."
 input LicenseKeyValidateInput {
+  "The key's text, as the customer entered it."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
   "Validates an activation of the key; its conditions must then match."
   activationId: UUID
+  "Requires the key to be issued by this benefit (benefit_mismatch otherwise)."
   benefitId: UUID
+  "Requires the key to belong to this customer (customer_mismatch otherwise)."
   customerId: UUID
   "Adds to usage, within limitUsage."
   incrementUsage: Int
@@ -11048,18 +11821,27 @@ input LicenseKeyValidateInput {
   conditions: Metadata
 }
 
+"An activation of a key for one machine or install."
 input LicenseKeyActivateInput {
+  "The key's text."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
+  "The application's name for the machine or install."
   label: String!
   "Kept secret: a later validation of this activation must present the same conditions."
   conditions: Metadata
+  "The application's own data about the activation, returned as meta."
   meta: Metadata
 }
 
+"Ends one activation of a key."
 input LicenseKeyDeactivateInput {
+  "The key's text."
   key: String!
+  "The organization that issued the key."
   organizationId: UUID!
+  "The activation to end."
   activationId: UUID!
 }
 
@@ -11067,25 +11849,52 @@ input LicenseKeyDeactivateInput {
 input LicenseKeyUpdateInput {
   "granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again."
   status: LicenseKeyStatus @goField(omittable: true)
+  "Sets the counted usage."
   usage: Int @goField(omittable: true)
+  "The most live activations, above 0; null: the key takes no activations."
   limitActivations: Int @goField(omittable: true)
+  "The most usage, above 0; null: no limit."
   limitUsage: Int @goField(omittable: true)
+  "When the key stops validating; null: never."
   expiresAt: DateTime @goField(omittable: true)
 }
 
 extend type Query {
   "License keys issued by the organization's benefits, oldest first."
-  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write])
+  licenseKeys(
+    "Only keys of these organizations (among the caller's)."
+    organizationId: [UUID!]
+    "Only keys issued by these benefits."
+    benefitId: [UUID!]
+    "Only keys in these statuses."
+    status: [LicenseKeyStatus!]
+    "The page, from 1."
+    page: Int = 1
+    "Keys per page, 1 to 100."
+    limit: Int = 10
+  ): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
-  licenseKey(id: UUID!): LicenseKey @hasScope(any: [license_keys_read, license_keys_write])
+  licenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Me {
   "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
-  licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10): LicenseKeyPage! @goField(forceResolver: true)
+  licenseKeys(
+    "Only keys issued by this benefit."
+    benefitId: UUID
+    "The page, from 1."
+    page: Int = 1
+    "Keys per page, 1 to 100."
+    limit: Int = 10
+  ): LicenseKeyPage! @goField(forceResolver: true)
   "One of the session's license keys."
-  licenseKey(id: UUID!): LicenseKey! @goField(forceResolver: true)
+  licenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey! @goField(forceResolver: true)
 }
 
 extend type Mutation {
@@ -11093,25 +11902,52 @@ extend type Mutation {
   Validates a key of an organization the token may see: each successful call counts in
   validations and may add usage. Failures change nothing and say why in code.
   """
-  validateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation @hasScope(any: [license_keys_write])
+  validateLicenseKey(
+    "The key and what is required of it."
+    input: LicenseKeyValidateInput!
+  ): LicenseKeyValidation @hasScope(any: [license_keys_write])
   "Activates a key, up to its limitActivations live activations."
-  activateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation @hasScope(any: [license_keys_write])
+  activateLicenseKey(
+    "The key and the machine."
+    input: LicenseKeyActivateInput!
+  ): LicenseKeyActivation @hasScope(any: [license_keys_write])
   "Deactivates an activation, freeing its slot; a second deactivation is not found."
-  deactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean @hasScope(any: [license_keys_write])
-  updateLicenseKey(id: UUID!, input: LicenseKeyUpdateInput!): LicenseKey @hasScope(any: [license_keys_write])
+  deactivateLicenseKey(
+    "The key and the activation."
+    input: LicenseKeyDeactivateInput!
+  ): Boolean @hasScope(any: [license_keys_write])
+  "Changes a key's status, usage, limits or expiry."
+  updateLicenseKey(
+    "The key's id."
+    id: UUID!
+    "The fields to change."
+    input: LicenseKeyUpdateInput!
+  ): LicenseKey @hasScope(any: [license_keys_write])
   """
   Gives the key new text (same id, limits, usage and activations): the old text stops
   validating at once. For a leaked key.
   """
-  regenerateLicenseKey(id: UUID!): LicenseKey @hasScope(any: [license_keys_write])
+  regenerateLicenseKey(
+    "The key's id."
+    id: UUID!
+  ): LicenseKey @hasScope(any: [license_keys_write])
   "validateLicenseKey for applications: needs no token and works for any organization's key."
-  portalValidateLicenseKey(input: LicenseKeyValidateInput!): LicenseKeyValidation
+  portalValidateLicenseKey(
+    "The key and what is required of it."
+    input: LicenseKeyValidateInput!
+  ): LicenseKeyValidation
     @public(reason: "the license key; rate-limited per client and per key")
   "activateLicenseKey for applications: needs no token."
-  portalActivateLicenseKey(input: LicenseKeyActivateInput!): LicenseKeyActivation
+  portalActivateLicenseKey(
+    "The key and the machine."
+    input: LicenseKeyActivateInput!
+  ): LicenseKeyActivation
     @public(reason: "the license key; rate-limited per client and per key")
   "deactivateLicenseKey for applications: needs no token."
-  portalDeactivateLicenseKey(input: LicenseKeyDeactivateInput!): Boolean
+  portalDeactivateLicenseKey(
+    "The key and the activation."
+    input: LicenseKeyDeactivateInput!
+  ): Boolean
     @public(reason: "the license key; rate-limited per client and per key")
 }
 
@@ -11122,9 +11958,11 @@ usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it wi
 organization's published keys (jwksUrl) or ` + "`" + `till license verify` + "`" + `.
 """
 type LicenseCertificate {
+  "The certificate: a compact JWS (header.payload.signature)."
   certificate: String!
   "The signing key's id (the JWS kid)."
   keyId: String!
+  "When the certificate was signed: the start of its validity window."
   issuedAt: DateTime!
   "The end of the validity window: validForHours after issue, or the key's own expiry if sooner."
   expiresAt: DateTime!
@@ -11134,107 +11972,232 @@ type LicenseCertificate {
 
 "An organization's license-certificate signing key. Only its public half ever leaves Till."
 type LicenseSigningKey {
+  "The key's id, the kid of the certificates it signs."
   keyId: String! @goField(name: "KeyID")
+  "When the key started signing."
   createdAt: DateTime!
   "Set once rotated away: it signs no more, but stays published until validUntil."
   retiredAt: DateTime
+  "Until when a retired key stays published: the latest expiry of the certificates it signed; null while active."
   validUntil: DateTime
 }
 
 extend type LicenseKeyValidation {
   "A certificate of this validation for offline checks; null unless valid. validForHours: 1–8760, default 720."
-  certificate(validForHours: Int): LicenseCertificate @goField(forceResolver: true)
+  certificate(
+    "How long the certificate is valid, in hours: 1 to 8760, default 720 (30 days)."
+    validForHours: Int
+  ): LicenseCertificate @goField(forceResolver: true)
 }
 
 extend type Query {
   "The signing keys verifiers must know: the active one and retired ones still within their window."
-  licenseSigningKeys(organizationId: UUID): [LicenseSigningKey!] @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
+  licenseSigningKeys(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): [LicenseSigningKey!] @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
-  rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey @hasScope(any: [license_keys_write])
+  rotateLicenseSigningKey(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): LicenseSigningKey @hasScope(any: [license_keys_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
 A meter turns usage events into a billable quantity: the events its filter selects, reduced
-by its aggregation. filter and aggregation are upstream's JSON shapes, e.g.
-{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]}
-and {"func": "sum", "property": "tokens"}; they are JSON here because a filter nests to any depth.
+by its aggregation, e.g. the events named api_call, counted, or the tokens property of
+events named completion, summed. Metered prices bill it and meter credit benefits credit it.
 """
 type Meter {
+  "The meter's id."
   id: UUID!
+  "When the meter was created."
   createdAt: DateTime!
+  "When the meter was last changed; null if never."
   modifiedAt: DateTime
+  "The organization owning the meter."
   organizationId: UUID!
+  "The meter's name, shown on customers' invoices and usage."
   name: String!
-  "scalar, token or custom."
+  "How a quantity reads: scalar (a plain number), token (AI tokens) or custom (customLabel and customMultiplier)."
   unit: String!
-  "The unit's name when unit is custom."
+  "The unit's name when unit is custom; null otherwise."
   customLabel: String
-  "What a quantity is divided by for display when unit is custom."
+  "What a quantity is divided by for display when unit is custom; null otherwise."
   customMultiplier: Int
-  filter: JSON!
-  aggregation: JSON!
+  "Which usage events the meter counts."
+  filter: MeterFilterGroup! @goField(forceResolver: true)
+  "How the counted events reduce to one quantity."
+  aggregation: MeterAggregator! @goField(forceResolver: true)
+  "When the meter was archived; null while it is live. An archived meter counts nothing new for its prices."
   archivedAt: DateTime
+  "The organization's own key-value data for the meter; Till does not interpret it."
   metadata: Metadata!
 }
 
+"""
+A group of conditions joined by one conjunction: the filter of a meter, or a group nested
+in it. A filter nests two levels deep at most (its clauses may be groups, whose clauses are
+comparisons), so a query that selects clauses two levels deep sees a whole filter. A group
+holds at most 25 clauses; one without clauses matches every event.
+"""
+type MeterFilterGroup {
+  "and: an event must meet every clause; or: it must meet at least one."
+  conjunction: MeterFilterConjunction!
+  "The conditions, each a comparison or (in the filter itself) a nested group."
+  clauses: [MeterFilterCondition!]! @listSize(assumedSize: 25)
+}
+
+"A condition of a filter group: a comparison of one event property, or a nested group."
+union MeterFilterCondition = MeterFilterComparison | MeterFilterGroup
+
+"""
+Compares one property of an event with a value. property is name, source, timestamp (epoch
+seconds, compared with integer values) or a metadata key (metadata.<key> and <key> are the
+same; the key is stored without the prefix). A metadata value compares by its JSON type:
+strings as text, numbers with integer values, booleans with boolean values; an event
+without the key never matches.
+"""
+type MeterFilterComparison {
+  "The event property compared: name, source, timestamp or a metadata key."
+  property: String!
+  "How the property compares with value."
+  operator: MeterFilterOperator!
+  "The value compared with: a string, a 32-bit integer or a boolean."
+  value: MeterFilterValue!
+}
+
+"""
+A meter filter's comparison value: a JSON string (at most 1000 characters), a 32-bit
+integer or a boolean, as upstream's FilterClause.value. The three types compare
+differently, so the value keeps its JSON type.
+"""
+scalar MeterFilterValue
+
+"""
+How a meter reduces the events its filter selects to one quantity: counts them
+(MeterCountAggregation), reduces a numeric property (MeterPropertyAggregation) or counts a
+property's distinct values (MeterUniqueAggregation).
+"""
+union MeterAggregator = MeterCountAggregation | MeterPropertyAggregation | MeterUniqueAggregation
+
+"Counts the selected events."
+type MeterCountAggregation {
+  "Always count."
+  func: MeterAggregationFunction!
+}
+
+"Reduces a numeric property of the selected events; events without a numeric value for it are left out."
+type MeterPropertyAggregation {
+  "sum, max, min or avg."
+  func: MeterAggregationFunction!
+  "The metadata key read (stored without a metadata. prefix), or timestamp."
+  property: String!
+}
+
+"Counts the distinct values of a property among the selected events."
+type MeterUniqueAggregation {
+  "Always unique."
+  func: MeterAggregationFunction!
+  "The metadata key whose distinct values are counted."
+  property: String!
+}
+
+"A page of meters."
 type MeterPage {
+  "The meters of this page."
   items: [Meter!]!
+  "The page envelope: how many meters match and how many pages they fill."
   pagination: Pagination!
 }
 
+"Narrows a meter list; fields given are AND-ed."
 input MeterListFilter {
   "Matches the name, case-insensitively (substring)."
   query: String
   "true: archived meters only; false: live ones only; absent: both."
   isArchived: Boolean
+  "Meters whose metadata has these values (values of one key OR-ed, keys AND-ed)."
   metadata: [MetadataFilter!]
 }
 
+"How a meter's quantity reads."
 enum MeterUnit {
+  "A plain number."
   scalar
+  "AI model tokens."
   token
+  "A unit of the organization's own, named by customLabel and scaled by customMultiplier."
   custom
 }
 
+"How a filter group joins its clauses."
 enum MeterFilterConjunction {
+  "Every clause must match."
   and
+  "At least one clause must match."
   or
 }
 
-"like and not_like mean contains and does not contain."
+"How a comparison tests a property against its value."
 enum MeterFilterOperator {
+  "Equal."
   eq
+  "Not equal."
   ne
+  "Greater than."
   gt
+  "Greater than or equal."
   gte
+  "Less than."
   lt
+  "Less than or equal."
   lte
+  "Contains the value (as text)."
   like
+  "Does not contain the value (as text)."
   not_like
 }
 
+"How a meter reduces its events to a quantity."
 enum MeterAggregationFunction {
+  "The number of events."
   count
+  "The sum of a numeric property."
   sum
+  "The largest value of a numeric property."
   max
+  "The smallest value of a numeric property."
   min
+  "The mean of a numeric property."
   avg
+  "The number of distinct values of a property."
   unique
 }
 
+"The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months."
 enum MeterQuantityInterval {
+  "One hour; a window covers at most 7 days."
   hour
+  "One day; a window covers at most 366 days."
   day
+  "One week from Monday; a window covers at most 371 days."
   week
+  "One calendar month; a window covers at most 1460 days."
   month
 }
 
-"Clauses combined with and or or; no clauses matches every event."
+"""
+Clauses combined with and or or; no clauses matches every event. A filter nests two levels
+deep at most (its clauses may be groups of comparisons) and a group holds at most 25 clauses.
+"""
 input MeterFilterInput {
+  "and: an event must meet every clause; or: at least one."
   conjunction: MeterFilterConjunction!
+  "The conditions: comparisons or nested groups."
   clauses: [MeterFilterClauseInput!]!
 }
 
@@ -11246,20 +12209,27 @@ optionally written metadata.<key>. A metadata value compares by its JSON type: s
 text, numbers with integer values, booleans with boolean values.
 """
 input MeterFilterClauseInput {
+  "A comparison's property: name, source, timestamp or a metadata key."
   property: String
+  "A comparison's operator."
   operator: MeterFilterOperator
-  "A string, a 32-bit integer or a boolean."
-  value: JSON
+  "A comparison's value: a string (at most 1000 characters), a 32-bit integer or a boolean."
+  value: MeterFilterValue
+  "A nested group's conjunction."
   conjunction: MeterFilterConjunction
+  "A nested group's clauses."
   clauses: [MeterFilterClauseInput!]
 }
 
 "count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property."
 input MeterAggregationInput {
+  "The reduction."
   func: MeterAggregationFunction!
+  "The property read; required except for count, ignored for count. A metadata. prefix is dropped."
   property: String
 }
 
+"A new meter."
 input MeterCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
@@ -11267,10 +12237,15 @@ input MeterCreateInput {
   name: String!
   "Default scalar; custom needs customLabel and customMultiplier."
   unit: MeterUnit
+  "The custom unit's name; required when unit is custom, dropped otherwise."
   customLabel: String
+  "The custom unit's display divisor, at least 1; required when unit is custom, dropped otherwise."
   customMultiplier: Int
+  "Which usage events the meter counts."
   filter: MeterFilterInput!
+  "How the counted events reduce to one quantity."
   aggregation: MeterAggregationInput!
+  "The organization's own key-value data; at most 50 keys."
   metadata: Metadata
 }
 
@@ -11280,14 +12255,23 @@ been billed. isArchived archives (refused while live prices or meter credit bene
 meter) or unarchives.
 """
 input MeterUpdateInput {
+  "The meter to change."
   id: UUID!
+  "At least 3 characters."
   name: String
+  "The new unit; custom needs customLabel and customMultiplier (given here or already set)."
   unit: MeterUnit
+  "The custom unit's name; null clears it."
   customLabel: String @goField(omittable: true)
+  "The custom unit's display divisor, at least 1; null clears it."
   customMultiplier: Int @goField(omittable: true)
+  "Replaces the filter; refused once the meter's usage has been billed."
   filter: MeterFilterInput
+  "Replaces the aggregation; refused once the meter's usage has been billed."
   aggregation: MeterAggregationInput
+  "Replaces the metadata as a whole."
   metadata: Metadata
+  "true archives, false unarchives."
   isArchived: Boolean
 }
 
@@ -11295,20 +12279,35 @@ input MeterUpdateInput {
 type MeterQuantityAt {
   "The interval's start."
   timestamp: DateTime!
+  "The aggregation over the interval's events, in the meter's unit; 0 when none."
   quantity: Float!
 }
 
 "A meter's quantity per interval and over the whole window."
 type MeterQuantities {
+  "One entry per interval of the window, oldest first."
   quantities: [MeterQuantityAt!]! @listSize(assumedSize: 367)
   "The aggregation over the whole window (for avg and unique, not a sum of the intervals)."
   total: Float!
 }
 
 extend type Query {
-  meter(id: UUID!): Meter @hasScope(any: [meters_read, meters_write])
-  "Sorting: name, created_at (prefix - for descending); default name."
-  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage
+  "One meter of the caller's organizations."
+  meter(
+    "The meter's id."
+    id: UUID!
+  ): Meter @hasScope(any: [meters_read, meters_write])
+  "The caller's organizations' meters."
+  meters(
+    "The page, from 1."
+    page: Int = 1
+    "Meters per page, 1 to 100."
+    limit: Int = 10
+    "name, created_at, each optionally prefixed with - for descending; default name."
+    sorting: [String!]
+    "Narrows the list."
+    filter: MeterListFilter
+  ): MeterPage
     @hasScope(any: [meters_read, meters_write])
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
@@ -11317,15 +12316,38 @@ extend type Query {
   externalCustomerId restricts to one customer's events (sent with its id or its external id);
   neither means all the organization's events.
   """
-  meterQuantities(id: UUID!, startTimestamp: DateTime!, endTimestamp: DateTime!, interval: MeterQuantityInterval!,
-    customerId: UUID, externalCustomerId: String): MeterQuantities @hasScope(any: [meters_read, meters_write])
+  meterQuantities(
+    "The meter."
+    id: UUID!
+    "The window's start (inclusive)."
+    startTimestamp: DateTime!
+    "The window's end (exclusive); after startTimestamp."
+    endTimestamp: DateTime!
+    "The bucket size; it bounds the window's length."
+    interval: MeterQuantityInterval!
+    "Only this customer's events."
+    customerId: UUID
+    "Only the events of the customer with this external id."
+    externalCustomerId: String
+  ): MeterQuantities @hasScope(any: [meters_read, meters_write])
 }
 
 extend type Mutation {
-  createMeter(input: MeterCreateInput!): Meter @hasScope(any: [meters_write])
-  updateMeter(input: MeterUpdateInput!): Meter @hasScope(any: [meters_write])
+  "Creates a meter."
+  createMeter(
+    "The new meter."
+    input: MeterCreateInput!
+  ): Meter @hasScope(any: [meters_write])
+  "Changes a meter's fields."
+  updateMeter(
+    "The meter and the fields to change."
+    input: MeterUpdateInput!
+  ): Meter @hasScope(any: [meters_write])
   "Archives the meter (updateMeter with isArchived: false unarchives it)."
-  archiveMeter(id: UUID!): Meter @hasScope(any: [meters_write])
+  archiveMeter(
+    "The meter; refused while live prices or meter credit benefits use it."
+    id: UUID!
+  ): Meter @hasScope(any: [meters_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -11334,6 +12356,7 @@ authorization request. The fields are the query parameters of GET /v1/oauth2/aut
 are validated again here, so a tampered consent form cannot widen what was shown.
 """
 input AuthorizeOAuth2Input {
+  "The application's till_ci_ client id."
   clientId: String!
   "Must be one of the client's redirect URIs; may be left out when the client has exactly one."
   redirectUri: String
@@ -11342,6 +12365,7 @@ input AuthorizeOAuth2Input {
   (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
   """
   scope: String
+  "The application's opaque value, returned unchanged in the redirect."
   state: String
   "Echoed in the id token (OpenID Connect)."
   nonce: String
@@ -11363,6 +12387,7 @@ Where the consent screen sends the browser next: the client's redirect URI with 
 (and iss, RFC 9207), or with error=access_denied after a denial.
 """
 type AuthorizeOAuth2Payload {
+  "The URL to send the browser to."
   redirectUrl: String!
   "The single-use authorization code (300 s); null after a denial."
   code: String
@@ -11374,9 +12399,15 @@ extend type Mutation {
   code for the client and remembers the consent. It never grants a scope the token lacks, and
   only owners and admins may consent for an organization subject.
   """
-  authorizeOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload @firstParty
+  authorizeOAuth2(
+    "The authorization request as the consent screen showed it."
+    input: AuthorizeOAuth2Input!
+  ): AuthorizeOAuth2Payload @firstParty
   "Refuses the authorization request: the redirect carries error=access_denied."
-  denyOAuth2(input: AuthorizeOAuth2Input!): AuthorizeOAuth2Payload @firstParty
+  denyOAuth2(
+    "The authorization request as the consent screen showed it."
+    input: AuthorizeOAuth2Input!
+  ): AuthorizeOAuth2Payload @firstParty
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2_client.graphqls", Input: `"""
@@ -11387,10 +12418,15 @@ secret is shown once, at creation or rotation; Till keeps only its hash.
 type OAuth2Client {
   "The public till_ci_ identifier the application sends to the OAuth2 endpoints."
   clientId: String!
+  "The application's name, shown on the consent screen."
   clientName: String!
+  "The application's home page; null for none."
   clientUri: String
+  "The application's logo, shown on the consent screen; null for none."
   logoUri: String
+  "The application's terms of service; null for none."
   tosUri: String
+  "The application's privacy policy; null for none."
   policyUri: String
   "Exact redirect URIs; authorization requests must name one of them byte for byte."
   redirectUris: [String!]!
@@ -11400,40 +12436,55 @@ type OAuth2Client {
   scopes: [String!]!
   "How the client authenticates at the token endpoint; none is a public client without a secret."
   tokenEndpointAuthMethod: OAuth2TokenEndpointAuthMethod!
+  "The grants the client may use at the token endpoint."
   grantTypes: [OAuth2GrantType!]!
+  "The response types the client may ask for; always [code]."
   responseTypes: [OAuth2ResponseType!]!
   "Whom a token is issued for when an authorization request names no sub_type."
   defaultSubType: OAuth2SubType!
+  "When the client was registered."
   createdAt: DateTime!
+  "When the client was last changed (or its secret rotated); null if never."
   modifiedAt: DateTime
 }
 
 "RFC 7591 token_endpoint_auth_method values Till accepts."
 enum OAuth2TokenEndpointAuthMethod {
+  "The secret in an HTTP Basic Authorization header."
   client_secret_basic
+  "The secret as the client_secret form field."
   client_secret_post
+  "No secret: a public client (a native or browser app), which must use PKCE."
   none
 }
 
 "OAuth2 grant types a client may use."
 enum OAuth2GrantType {
+  "Exchanges an authorization code for tokens."
   authorization_code
+  "Exchanges a refresh token for new tokens."
   refresh_token
 }
 
 "OAuth2 response types a client may use; only the authorization code flow exists."
 enum OAuth2ResponseType {
+  "An authorization code, exchanged at the token endpoint."
   code
 }
 
 "Whom an OAuth2 token acts for: a user, or one organization."
 enum OAuth2SubType {
+  "The token acts for the consenting user, within the user's organizations."
   user
+  "The token acts for one organization the consenting user owns or administers."
   organization
 }
 
+"A page of OAuth2 clients."
 type OAuth2ClientPage {
+  "The clients of this page."
   items: [OAuth2Client!]!
+  "The page envelope: how many clients there are and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -11442,7 +12493,9 @@ A client with the secret that was just generated for it. clientSecret is shown o
 it is null for public clients and for updates that did not create a secret.
 """
 type OAuth2ClientSecretPayload {
+  "The client as stored."
   client: OAuth2Client!
+  "The till_cs_ secret, shown this once; null when none was generated."
   clientSecret: String
 }
 
@@ -11455,8 +12508,11 @@ input OAuth2ClientCreateInput {
   clientName: String!
   "Absolute http(s) URLs of at most 2083 characters."
   clientUri: String
+  "The logo's URL, by the same rules."
   logoUri: String
+  "The terms of service' URL, by the same rules."
   tosUri: String
+  "The privacy policy's URL, by the same rules."
   policyUri: String
   """
   1 to 20 absolute URIs without fragment or wildcard: https, or http on a loopback host
@@ -11481,117 +12537,214 @@ cleared. Turning a public client confidential generates its first secret; turnin
 confidential client public drops its secret.
 """
 input OAuth2ClientUpdateInput {
+  "1 to 255 characters."
   clientName: String
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   clientUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   logoUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   tosUri: String @goField(omittable: true)
+  "An absolute http(s) URL of at most 2083 characters; null clears it."
   policyUri: String @goField(omittable: true)
+  "Replaces the redirect URIs: 1 to 20, as at creation."
   redirectUris: [String!]
+  "Replaces the scopes the client may request, space-separated."
   scope: String
+  "client_secret_basic, client_secret_post or none."
   tokenEndpointAuthMethod: String
+  "authorization_code and/or refresh_token."
   grantTypes: [String!]
+  "Only code."
   responseTypes: [String!]
+  "user or organization."
   defaultSubType: String
 }
 
 extend type Query {
   "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
-  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage
+  oauth2Clients(
+    "The page, from 1."
+    page: Int = 1
+    "Clients per page, 1 to 100."
+    limit: Int = 10
+  ): OAuth2ClientPage
     @hasScope(any: [organizations_read, organizations_write])
-  oauth2Client(clientId: String!): OAuth2Client @hasScope(any: [organizations_read, organizations_write])
+  "One of the caller's live clients; another's is not found."
+  oauth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2Client @hasScope(any: [organizations_read, organizations_write])
 }
 
 extend type Mutation {
   "Registers a client with a fresh till_ci_ id and, unless it is public, a till_cs_ secret shown once."
-  createOAuth2Client(input: OAuth2ClientCreateInput!): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
-  updateOAuth2Client(clientId: String!, input: OAuth2ClientUpdateInput!): OAuth2ClientSecretPayload
+  createOAuth2Client(
+    "The client's metadata."
+    input: OAuth2ClientCreateInput!
+  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
+  "Changes one of the caller's clients (RFC 7592 update)."
+  updateOAuth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+    "The fields to change."
+    input: OAuth2ClientUpdateInput!
+  ): OAuth2ClientSecretPayload
     @hasScope(any: [organizations_write])
   """
   Deletes the client and returns it as it was: its tokens stop working at once, its pending
   authorization codes and remembered consents are discarded.
   """
-  deleteOAuth2Client(clientId: String!): OAuth2Client @hasScope(any: [organizations_write])
+  deleteOAuth2Client(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2Client @hasScope(any: [organizations_write])
   "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
-  rotateOAuth2ClientSecret(clientId: String!): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
+  rotateOAuth2ClientSecret(
+    "The client's till_ci_ id."
+    clientId: String!
+  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
 type Order {
+  "The order's id."
   id: UUID!
+  "When the order was created."
   createdAt: DateTime!
+  "When the order was last changed; null if never."
   modifiedAt: DateTime
+  "Where the order is in its life: draft, pending, paid, refunded, partially_refunded or void."
   status: OrderStatus!
   "Whether the order is paid (status paid, partially_refunded or refunded)."
   paid: Boolean!
+  "The amount before discounts and taxes, in the smallest unit of currency (e.g. cents)."
   subtotalAmount: Int!
+  "The discount taken off the subtotal, in the smallest unit of currency (e.g. cents)."
   discountAmount: Int!
+  "The amount after discounts and before taxes, in the smallest unit of currency (e.g. cents)."
   netAmount: Int!
+  "The sales tax, in the smallest unit of currency (e.g. cents)."
   taxAmount: Int!
+  "The amount after discounts and taxes, in the smallest unit of currency (e.g. cents)."
   totalAmount: Int!
+  "The customer's balance applied to the order, in the smallest unit of currency (e.g. cents); Till keeps no customer balances, so it is 0."
   appliedBalanceAmount: Int!
+  "What remains to be paid, in the smallest unit of currency (e.g. cents)."
   dueAmount: Int!
+  "The amount refunded so far (before taxes), in the smallest unit of currency (e.g. cents)."
   refundedAmount: Int!
+  "The sales tax refunded so far, in the smallest unit of currency (e.g. cents)."
   refundedTaxAmount: Int!
+  "The lowercase ISO 4217 currency of every amount of the order (usd)."
   currency: String!
+  "Why the order was created: a purchase, or a subscription's start, renewal, change or meter period."
   billingReason: OrderBillingReason!
+  "The name shown on the invoice; null when not given."
   billingName: String
+  "The address shown on the invoice; null when not given."
   billingAddress: Address
+  "The invoice number; null while the order is a draft."
   invoiceNumber: String
+  "Whether the invoice PDF has been rendered (see generateOrderInvoice)."
   isInvoiceGenerated: Boolean!
+  "The receipt number, set once the order is paid; null before."
   receiptNumber: String
+  "The seats bought, for seat-based orders; null otherwise."
   seats: Int
+  "The customer billed."
   customerId: UUID!
+  "The product bought; null when the order has no product."
   productId: UUID
+  "The discount applied; null for none."
   discountId: UUID
+  "The subscription the order bills; null for one-time purchases."
   subscriptionId: UUID
+  "The checkout that created the order; null for renewals and other orders without one."
   checkoutId: UUID
+  "When a failed payment is retried next; null when the order is not being retried."
   nextPaymentAttemptAt: DateTime
+  "The organization's own key-value data for the order; Till does not interpret it."
   metadata: Metadata!
+  "The values of the checkout's custom fields, by field slug: open by nature, so Metadata. Till keeps no custom fields, so it is {} unless given at checkout."
   customFieldData: Metadata!
+  "The platform's fee, in the smallest unit of platformFeeCurrency; 0 when none (Till charges none)."
   platformFeeAmount: Int!
+  "The lowercase ISO 4217 currency of platformFeeAmount; null when there is no fee."
   platformFeeCurrency: String
+  "A one-line summary of what the order bills, such as the product's name."
   description: String!
+  "What can still be refunded before taxes, in the smallest unit of currency (e.g. cents): the net amount plus any applied balance, less refunds, never below 0."
   refundableAmount: Int!
+  "The sales tax a full refund of refundableAmount returns, in the smallest unit of currency (e.g. cents)."
   refundableTaxAmount: Int!
+  "The customer billed."
   customer: Customer!
+  "The product bought; null when the order has no product."
   product: Product
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
+  "The subscription the order bills; null for one-time purchases."
   subscription: Subscription
+  "The order's lines: one per price billed (metered prices each their own), at most 21."
   items: [OrderItem!]! @listSize(assumedSize: 21)
 }
 
+"Where an order is in its life."
 enum OrderStatus {
+  "Being prepared: no invoice number yet, not charged."
   draft
+  "Waiting for payment."
   pending
+  "Paid in full."
   paid
+  "Refunded in full."
   refunded
+  "Partly refunded."
   partially_refunded
+  "Cancelled without payment; it will never be paid."
   void
 }
 
+"Why an order was created."
 enum OrderBillingReason {
+  "A one-time purchase."
   purchase
+  "The first payment of a new subscription."
   subscription_create
+  "A subscription's renewal."
   subscription_cycle
+  "A change of a subscription's product or seats."
   subscription_update
+  "The end of a meter period of a product whose meter interval differs from its billing interval."
   subscription_meter_cycle
 }
 
 "One line of an order."
 type OrderItem {
+  "The line's id."
   id: UUID!
+  "When the line was created."
   createdAt: DateTime!
+  "When the line was last changed; null if never."
   modifiedAt: DateTime
+  "What the line charges for, as shown on the invoice."
   label: String!
+  "The line's amount before discounts and taxes, in the smallest unit of the order's currency (e.g. cents)."
   amount: Int!
+  "The line's sales tax, in the smallest unit of the order's currency."
   taxAmount: Int!
+  "Whether the line charges a proration."
   proration: Boolean!
+  "The price the line bills; null for lines without one."
   productPriceId: UUID
 }
 
+"A page of orders."
 type OrderPage {
+  "The orders of this page."
   items: [Order!]!
+  "The page envelope: how many orders match and how many pages they fill."
   pagination: Pagination!
   "The window's cursors, for first/after and last/before."
   pageInfo: PageInfo!
@@ -11603,31 +12756,49 @@ matches the product's billing type, so orders without a product never match; ext
 matches live customers only; createdAfter and createdBefore are strict.
 """
 input OrderFilter {
+  "Only orders of these organizations (among the caller's)."
   organizationId: [UUID!]
+  "Only orders of these products."
   productId: [UUID!]
+  "Only orders whose product is bought once (one_time) or subscribed to (recurring)."
   productBillingType: [ProductBillingType!]
+  "Only orders with these discounts."
   discountId: [UUID!]
+  "Only orders of these customers."
   customerId: [UUID!]
+  "Only orders of the live customers with these external ids."
   externalCustomerId: [String!]
+  "Only orders created by these checkouts."
   checkoutId: [UUID!]
+  "Only orders billing these subscriptions."
   subscriptionId: [UUID!]
+  "Only orders in these statuses."
   status: [OrderStatus!]
+  "Only orders created strictly after this time."
   createdAfter: DateTime
+  "Only orders created strictly before this time."
   createdBefore: DateTime
+  "Only orders whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
 "The filters of GET /v1/customer-portal/orders/; query matches the product name."
 input PortalOrderFilter {
+  "Only orders of these products."
   productId: [UUID!]
+  "Only orders whose product is bought once (one_time) or subscribed to (recurring)."
   productBillingType: [ProductBillingType!]
+  "Only orders billing these subscriptions."
   subscriptionId: [UUID!]
+  "Matches the product's name, case-insensitively (substring)."
   query: String
 }
 
 "Whether a product is bought once or subscribed to."
 enum ProductBillingType {
+  "Bought once."
   one_time
+  "Subscribed to."
   recurring
 }
 
@@ -11637,134 +12808,242 @@ has an address, its country and state cannot change. Empty address lines become 
 country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
 """
 input OrderUpdateInput {
+  "The name on the invoice; null clears it."
   billingName: String @goField(omittable: true)
+  "The address on the invoice; null clears it."
   billingAddress: AddressInput @goField(omittable: true)
 }
 
 "The fields every discount variant has."
 interface DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A fixed discount applied once or forever."
 type DiscountFixedOnceForeverDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
-  "The amount taken off in cents of currency."
+  "The amount taken off, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount."
   currency: String!
   "Currency to amount, currency's own amount included."
-  amounts: JSON!
+  amounts: CurrencyAmounts!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A fixed discount applied for a number of months."
 type DiscountFixedRepeatDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "How many months the discount applies to a subscription."
   durationInMonths: Int!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "The amount taken off, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount."
   currency: String!
-  amounts: JSON!
+  "The amount taken off in each currency, in that currency's smallest unit; currency's own amount included."
+  amounts: CurrencyAmounts!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A percentage discount applied once or forever."
 type DiscountPercentageOnceForeverDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
   "Hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 "A percentage discount applied for a number of months."
 type DiscountPercentageRepeatDurationBase implements DiscountBase {
+  "The discount's id."
   id: UUID!
+  "When the discount was created."
   createdAt: DateTime!
+  "When the discount was last changed; null if never."
   modifiedAt: DateTime
+  "How long the discount applies to a subscription: once, forever or repeating (durationInMonths)."
   duration: DiscountDuration!
+  "How many months the discount applies to a subscription."
   durationInMonths: Int!
+  "fixed (an amount off) or percentage."
   type: DiscountType!
+  "Hundredths of a percent (1000 is 10 %)."
   basisPoints: Int!
+  "The discount's name, shown to the customer when it applies."
   name: String!
+  "The code customers enter at checkout; null when it applies only through a checkout that names it."
   code: String
+  "From when the discount can be redeemed; null: from its creation."
   startsAt: DateTime
+  "Until when the discount can be redeemed; null: no end."
   endsAt: DateTime
+  "How many times the discount can be redeemed in all; null: no limit."
   maxRedemptions: Int
+  "How many times one customer can redeem the discount; null: no limit."
   maxRedemptionsPerCustomer: Int
+  "How many times the discount has been redeemed."
   redemptionsCount: Int!
+  "The organization's own key-value data for the discount; Till does not interpret it."
   metadata: Metadata!
+  "The organization owning the discount."
   organizationId: UUID!
 }
 
 extend type Query {
   "One order of the caller's organizations (GET /v1/orders/{id})."
-  order(id: UUID!): Order @hasScope(any: [orders_read])
+  order(
+    "The order's id."
+    id: UUID!
+  ): Order @hasScope(any: [orders_read])
   """
   Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
   optionally prefixed with - for descending; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage
+  orders(
+    "The page, from 1."
+    page: Int = 1
+    "Orders per page, 1 to 100."
+    limit: Int = 10
+    "created_at, status, invoice_number, amount, net_amount, customer, product, discount, subscription; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: OrderFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrderPage
     @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
   "Updates an order's billing details (PATCH /v1/orders/{id}); records order.updated."
-  updateOrder(id: UUID!, input: OrderUpdateInput!): Order @hasScope(any: [orders_write])
+  updateOrder(
+    "The order's id."
+    id: UUID!
+    "The billing details to change."
+    input: OrderUpdateInput!
+  ): Order @hasScope(any: [orders_write])
   """
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
   """
-  portalUpdateOrder(id: UUID!, input: OrderUpdateInput!): Order @billing
+  portalUpdateOrder(
+    "One of the customer's orders."
+    id: UUID!
+    "The billing details to change."
+    input: OrderUpdateInput!
+  ): Order @billing
 }
 
 extend type Me {
@@ -11773,13 +13052,30 @@ extend type Me {
   owner or billing_manager role. sorting: created_at, amount, net_amount, product,
   subscription; default -created_at.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalOrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage @billing
+  orders(
+    "The page, from 1."
+    page: Int = 1
+    "Orders per page, 1 to 100."
+    limit: Int = 10
+    "created_at, amount, net_amount, product, subscription; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: PortalOrderFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrderPage @billing
     @goField(forceResolver: true)
 }
 
 "A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt)."
 type OrderDocument {
+  "A signed link to the PDF, valid for 15 minutes; it needs no token."
   url: String!
 }
 
@@ -11788,12 +13084,18 @@ extend type Query {
   The link to an order's invoice (GET /v1/orders/{id}/invoice); InvoiceDoesNotExist until
   generateOrderInvoice has rendered it.
   """
-  orderInvoice(id: UUID!): OrderDocument @hasScope(any: [orders_read])
+  orderInvoice(
+    "The order's id."
+    id: UUID!
+  ): OrderDocument @hasScope(any: [orders_read])
   """
   The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
   unpaid; DocumentPending (status 202) while it is first rendered.
   """
-  orderReceipt(id: UUID!): OrderDocument @hasScope(any: [orders_read])
+  orderReceipt(
+    "The order's id."
+    id: UUID!
+  ): OrderDocument @hasScope(any: [orders_read])
 }
 
 extend type Mutation {
@@ -11803,14 +13105,23 @@ extend type Mutation {
   address are required (MissingInvoiceBillingDetails); an invoice that already shows the
   current billing details is not rendered again. Rendering records order.updated.
   """
-  generateOrderInvoice(id: UUID!): Boolean @hasScope(any: [orders_read])
+  generateOrderInvoice(
+    "The order's id."
+    id: UUID!
+  ): Boolean @hasScope(any: [orders_read])
   "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
-  portalGenerateOrderInvoice(id: UUID!): Boolean @billing
+  portalGenerateOrderInvoice(
+    "One of the customer's orders."
+    id: UUID!
+  ): Boolean @billing
 }
 
 extend type Me {
   "The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice)."
-  orderInvoice(id: UUID!): OrderDocument @billing @goField(forceResolver: true)
+  orderInvoice(
+    "One of the customer's orders."
+    id: UUID!
+  ): OrderDocument @billing @goField(forceResolver: true)
 }
 
 extend type Order {
@@ -11828,8 +13139,24 @@ extend type Subscription {
   the filters, sorting and pagination of the root orders list. Portal sessions see them on
   their own customer's subscriptions when allowed billing features.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage
+  orders(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: OrderFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrderPage
     @relation(any: [orders_read], portal: billing)
 }
 
@@ -11838,46 +13165,130 @@ extend type Product {
   The orders of the product, whoever the customer, with the filters, sorting and pagination
   of the root orders list.
   """
-  orders(page: Int = 1, limit: Int = 10, sorting: [String!], filter: OrderFilter,
-    first: Int, after: String, last: Int, before: String): OrderPage
+  orders(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: OrderFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrderPage
     @relation(any: [orders_read])
 }
 `, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
 type Organization {
+  "The organization's id."
   id: UUID!
+  "When the organization was created."
   createdAt: DateTime!
+  "When the organization was last changed; null if never."
   modifiedAt: DateTime
+  "The name shown in checkouts, the customer portal and emails."
   name: String!
+  "The unique handle in portal and checkout links: lowercase letters, digits and hyphens, at most 62 characters."
   slug: String!
+  "The avatar shown in checkouts, the portal and emails; null for none."
   avatarUrl: String
+  "The public support email address; null for none."
   email: String
+  "The organization's website; null for none."
   website: String
+  "The lowercase ISO 4217 currency new prices default to (usd unless set)."
   defaultPresentmentCurrency: String!
+  "How a product or seat change applies when it names no prorationBehavior: next_period at the next renewal; invoice, prorate or reset at once."
   prorationBehavior: String!
+  "Whether customers may change their subscriptions from the customer portal."
   allowCustomerUpdates: Boolean!
-  customerPortalSettings: JSON!
-  featureSettings: JSON!
+  "What customers may see and do in the customer portal."
+  customerPortalSettings: OrganizationCustomerPortalSettings! @goField(forceResolver: true)
+  "The organization's feature flags."
+  featureSettings: OrganizationFeatureSettings! @goField(forceResolver: true)
   "Whether payments run against the built-in test processor or a live one."
   processorMode: ProcessorMode!
 }
 
+"What customers may see and do in the customer portal."
+type OrganizationCustomerPortalSettings {
+  "The usage section."
+  usage: CustomerPortalUsageSettings!
+  "Subscription changes customers may make themselves."
+  subscription: CustomerPortalSubscriptionSettings!
+  "Changes customers may make to themselves."
+  customer: CustomerPortalCustomerSettings!
+}
+
+"The customer portal's usage section."
+type CustomerPortalUsageSettings {
+  "Whether the portal shows customers their metered usage."
+  show: Boolean!
+}
+
+"""
+Subscription changes customers may make in the portal; both also need the organization's
+allowCustomerUpdates.
+"""
+type CustomerPortalSubscriptionSettings {
+  "Whether customers may change the seats of a seat-based subscription."
+  updateSeats: Boolean!
+  "Whether customers may switch their subscription to another product."
+  updatePlan: Boolean!
+}
+
+"Changes customers may make to their own record in the portal."
+type CustomerPortalCustomerSettings {
+  "Whether customers may change their email address."
+  allowEmailChange: Boolean!
+}
+
+"The organization's feature flags that Till reads; a flag never set is false."
+type OrganizationFeatureSettings {
+  """
+  Whether the organization uses members: people acting for a customer, each with a role.
+  Customer sessions are then member sessions, and team customers have seats.
+  """
+  memberModelEnabled: Boolean!
+  "Whether checkouts are shown in the customer's language."
+  checkoutLocalizationEnabled: Boolean!
+}
+
+"Which payment processor an organization's payments run against."
 enum ProcessorMode {
+  "Till's built-in test processor: no money moves, test cards decide the outcome, and the test clock can be advanced."
   test
+  "The configured live processor: real charges."
   live
 }
 
 extend type Query {
   "The organization of the token; user tokens name one of their organizations."
-  organization(id: UUID): Organization @hasScope(any: [organizations_read, organizations_write])
+  organization(
+    "Required for a user token that belongs to several organizations; an organization the token cannot see is not found."
+    id: UUID
+  ): Organization @hasScope(any: [organizations_read, organizations_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/payment_method.graphqls", Input: `"A customer's saved payment instrument."
 type PaymentMethod {
+  "The payment method's id."
   id: UUID!
+  "When the method was saved."
   createdAt: DateTime!
+  "When the method was last changed; null if never."
   modifiedAt: DateTime
+  "The processor holding the instrument: stripe, as upstream names it (the built-in test processor stands in for it)."
   processor: String!
+  "The customer owning the method."
   customerId: UUID!
   "card, or the processor's type name for other instruments."
   type: String!
@@ -11887,26 +13298,46 @@ type PaymentMethod {
   isDefault: Boolean!
 }
 
+"What a saved card shows: enough to recognise it, never its number."
 type CardMetadata {
+  "The card network: visa, mastercard, amex, …"
   brand: String!
+  "The last four digits of the card number."
   last4: String!
+  "The expiry month, 1 to 12."
   expMonth: Int!
+  "The expiry year, four digits."
   expYear: Int!
+  "The wallet the card was saved through (apple_pay, google_pay, …); null for a card entered directly."
   wallet: String
 }
 
+"A page of payment methods."
 type PaymentMethodPage {
+  "The payment methods of this page."
   items: [PaymentMethod!]!
+  "The page envelope: how many methods there are and how many pages they fill."
   pagination: Pagination!
 }
 
 extend type Query {
   "A customer's payment methods, newest first, by customer id or external id."
-  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage
+  paymentMethods(
+    "The customer; this or externalCustomerId is required."
+    customerId: UUID
+    "The customer's external id, when customerId is not given."
+    externalCustomerId: String
+    "The page, from 1."
+    page: Int = 1
+    "Payment methods per page, 1 to 100."
+    limit: Int = 10
+  ): PaymentMethodPage
     @hasScope(any: [customers_read, customers_write])
 }
 
+"A payment instrument to save for a customer."
 input PaymentMethodSaveInput {
+  "The customer to save it for."
   customerId: UUID!
   "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
   token: String!
@@ -11914,6 +13345,7 @@ input PaymentMethodSaveInput {
   setDefault: Boolean = false
 }
 
+"A payment instrument the session's customer saves for itself."
 input PortalPaymentMethodSaveInput {
   "A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …)."
   token: String!
@@ -11923,189 +13355,395 @@ input PortalPaymentMethodSaveInput {
 
 extend type Mutation {
   "Saves a payment instrument for a customer from a processor token; an unknown token is a 422."
-  savePaymentMethod(input: PaymentMethodSaveInput!): PaymentMethod @hasScope(any: [customers_write])
+  savePaymentMethod(
+    "The customer and the processor token."
+    input: PaymentMethodSaveInput!
+  ): PaymentMethod @hasScope(any: [customers_write])
   "Removes a saved payment method; it stops being the default if it was."
-  deletePaymentMethod(id: UUID!): PaymentMethod @hasScope(any: [customers_write])
+  deletePaymentMethod(
+    "The payment method."
+    id: UUID!
+  ): PaymentMethod @hasScope(any: [customers_write])
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
-  portalSavePaymentMethod(input: PortalPaymentMethodSaveInput!): PaymentMethod @billing
+  portalSavePaymentMethod(
+    "The processor token."
+    input: PortalPaymentMethodSaveInput!
+  ): PaymentMethod @billing
   "Removes one of the session customer's payment methods."
-  portalDeletePaymentMethod(id: UUID!): PaymentMethod @billing
+  portalDeletePaymentMethod(
+    "One of the customer's payment methods."
+    id: UUID!
+  ): PaymentMethod @billing
 }
 `, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
 type Me {
+  "The session's customer."
   customer: Customer!
   "The member of a member session; null for customer sessions."
   member: Member
-  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage @goField(forceResolver: true) @billing
+  "The customer's saved payment methods, newest first; members need the owner or billing_manager role."
+  paymentMethods(
+    "The page, from 1."
+    page: Int = 1
+    "Payment methods per page, 1 to 100."
+    limit: Int = 10
+  ): PaymentMethodPage @goField(forceResolver: true) @billing
 }
 
 "A person acting for a customer."
 type Member {
+  "The member's id."
   id: UUID!
+  "When the member was added."
   createdAt: DateTime!
+  "When the member was last changed; null if never."
   modifiedAt: DateTime
+  "The customer the member acts for."
   customerId: UUID!
+  "The organization's own id for the member; null when not set."
   externalId: String
+  "The member's email address."
   email: String!
+  "The member's name; null when not given."
   name: String
+  "owner, billing_manager or member: owners and billing managers may use billing features (orders, payment methods, subscription changes)."
   role: String!
 }
 
 extend type Query {
+  "The customer portal of the session's customer (or member)."
   me: Me @portal
 }
 `, BuiltIn: false},
 	{Name: "../schema/product.graphqls", Input: `"Something an organization sells, one-time or recurring."
 type Product {
+  "The product's id."
   id: UUID!
+  "When the product was created."
   createdAt: DateTime!
+  "When the product was last changed; null if never."
   modifiedAt: DateTime
+  "The unit of the free trial a subscription starts with; null for no trial."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts; null for no trial."
   trialIntervalCount: Int
+  "The product's name, shown at checkout, in the portal and on invoices."
   name: String!
+  "The product's description; null for none."
   description: String
+  "Who can buy the product: draft, private or public."
   visibility: ProductVisibility!
+  "The unit of a subscription's billing period; null for a one-time product."
   recurringInterval: Interval
+  "How many recurringInterval units a period lasts (2 with month: every other month); null for a one-time product."
   recurringIntervalCount: Int
+  "The unit of the meter period, when metered usage is billed on its own cycle; null: with the billing period."
   meterInterval: Interval
+  "How many meterInterval units a meter period lasts; null when there is no meter cycle."
   meterIntervalCount: Int
+  "Whether the product is subscribed to rather than bought once."
   isRecurring: Boolean!
+  "Whether the product is archived: not for sale any more, kept by existing orders and subscriptions."
   isArchived: Boolean!
+  "The organization selling the product."
   organizationId: UUID!
+  "The organization's own key-value data for the product; Till does not interpret it."
   metadata: Metadata!
+  "The product's live prices, oldest first; at most 20."
   prices: [ProductPrice!]! @listSize(assumedSize: 20)
+  "The benefits buyers are granted, in the product's order; at most 20."
   benefits: [Benefit!]! @listSize(assumedSize: 20)
+  "The organization selling the product."
   organization: Organization!
   "Product images (ProductMediaFileRead); always empty until product medias are managed by Till."
-  medias: [JSON!]!
+  medias: [ProductMediaFile!]! @listSize(assumedSize: 1)
 }
 
+"A calendar unit of time for billing periods and trials."
 enum Interval {
+  "A day."
   day
+  "A week."
   week
+  "A calendar month."
   month
+  "A calendar year."
   year
 }
 
+"Who can buy a product."
 enum ProductVisibility {
+  "Being prepared: not for sale."
   draft
+  "For sale through checkouts the organization creates, not listed publicly."
   private
+  "For sale and listed publicly."
   public
 }
 
+"How a price sets the amount charged."
 enum AmountType {
+  "A fixed amount (priceAmount)."
   fixed
+  "An amount the customer chooses (pay what you want), within minimumAmount and maximumAmount."
   custom
+  "Free."
   free
+  "A price per seat, by tiers of seat counts (seatTiers)."
   seat_based
+  "A price per unit of a meter's quantity (unitAmount, meterId), billed at the end of each meter period."
   metered_unit
 }
 
 "A price of a product; which fields are set depends on amountType."
 type ProductPrice {
+  "The price's id."
   id: UUID!
+  "When the price was created."
   createdAt: DateTime!
+  "When the price was last changed; null if never."
   modifiedAt: DateTime
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
   source: String!
+  "Which kind of price this is; it decides which of the fields below are set."
   amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
   priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
   taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
   isArchived: Boolean!
+  "The product owning the price."
   productId: UUID!
-  "fixed: the price in cents."
+  "fixed: the price, in the smallest unit of priceCurrency (e.g. cents); null for other amount types."
   priceAmount: Int
-  "custom: pay-what-you-want bounds and preset, in cents."
+  "custom: the least the customer may pay, in the smallest unit of priceCurrency; null for other amount types."
   minimumAmount: Int
+  "custom: the most the customer may pay, in the smallest unit of priceCurrency; null for no limit or other amount types."
   maximumAmount: Int
+  "custom: the amount proposed at checkout, in the smallest unit of priceCurrency; null for none."
   presetAmount: Int
-  "seat_based: {\"tiers\": [{\"min_seats\", \"max_seats\", \"price_per_seat\"}]}."
-  seatTiers: JSON
-  "metered_unit: the price per unit in cents, as a decimal string."
+  "seat_based: the tiers that price the seats; null for other amount types."
+  seatTiers: ProductPriceSeatTiers @goField(forceResolver: true)
+  "metered_unit: the price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part; null for other amount types."
   unitAmount: String
+  "metered_unit: the most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap."
   capAmount: Int
+  "metered_unit: the meter whose quantity is billed; null for other amount types."
   meterId: UUID
 }
 
+"""
+How a seat-based price charges a number of seats: tiers of seat counts, each with a price
+per seat, ordered by minSeats.
+"""
+type ProductPriceSeatTiers {
+  "volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate."
+  seatTierType: SeatTierType!
+  "The tiers, by minSeats; at most 20."
+  tiers: [ProductPriceSeatTier!]! @listSize(assumedSize: 20)
+  "The fewest seats that can be bought: the first tier's minSeats."
+  minimumSeats: Int!
+  "The most seats that can be bought: the last tier's maxSeats; null for no limit."
+  maximumSeats: Int
+}
+
+"One tier of a seat-based price."
+type ProductPriceSeatTier {
+  "The tier's first seat count (inclusive), from 1."
+  minSeats: Int!
+  "The tier's last seat count (inclusive); null for no limit."
+  maxSeats: Int
+  "The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents)."
+  pricePerSeat: Int!
+}
+
+"How tiers price seats."
+enum SeatTierType {
+  "Every seat at the rate of the tier the seat count falls in."
+  volume
+  "Each tier's seats at that tier's own rate."
+  graduated
+}
+
+"The tiers of a seat-based price."
+input ProductPriceSeatTiersInput {
+  "Default volume."
+  seatTierType: SeatTierType
+  "1 to 20 tiers."
+  tiers: [ProductPriceSeatTierInput!]!
+}
+
+"One tier of a seat-based price."
+input ProductPriceSeatTierInput {
+  "The tier's first seat count (inclusive), at least 1."
+  minSeats: Int!
+  "The tier's last seat count (inclusive); absent or null for no limit."
+  maxSeats: Int
+  "The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents); at least 0."
+  pricePerSeat: Int!
+}
+
+"A page of products."
 type ProductPage {
+  "The products of this page."
   items: [Product!]!
+  "The page envelope: how many products match and how many pages they fill."
   pagination: Pagination!
   "The window's cursors, for first/after and last/before."
   pageInfo: PageInfo!
 }
 
+"Narrows a product list; fields given are AND-ed."
 input ProductFilter {
+  "true: archived products only; false: live ones only; absent: both."
   isArchived: Boolean
+  "true: subscription products only; false: one-time products only; absent: both."
   isRecurring: Boolean
+  "Matches the name, case-insensitively (substring)."
   query: String
+  "Only products granting one of these benefits."
   benefitId: [UUID!]
+  "Only products of these visibilities."
   visibility: [ProductVisibility!]
+  "Only products whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
+"A price of a product: which fields apply depends on amountType."
 input PriceInput {
   "An existing price to keep (updates only); other fields are then ignored."
   id: UUID
+  "Which kind of price; required for new prices."
   amountType: AmountType
+  "A three-letter ISO 4217 code, any case (stored lowercase); default: the organization's default presentment currency."
   priceCurrency: String
+  "inclusive or exclusive of tax; absent: the organization's default."
   taxBehavior: String
+  "fixed: the price, 0 to 99999999 in the smallest unit of priceCurrency (e.g. cents); required."
   priceAmount: Int
+  "custom: the least the customer may pay, 0 to 99999999 in the smallest unit of priceCurrency; default 50."
   minimumAmount: Int
+  "custom: the most the customer may pay, in the smallest unit of priceCurrency, not below minimumAmount; absent for no limit."
   maximumAmount: Int
+  "custom: the amount proposed at checkout, in the smallest unit of priceCurrency, between the bounds."
   presetAmount: Int
-  seatTiers: JSON
+  "seat_based: the tiers; required."
+  seatTiers: ProductPriceSeatTiersInput
+  "metered_unit: the price of one unit in the smallest unit of priceCurrency, as a decimal string of at most 5 integer and 12 fractional digits (0.5 is half a cent); required."
   unitAmount: String
+  "metered_unit: the most a period's usage is billed, in the smallest unit of priceCurrency; absent for no cap."
   capAmount: Int
+  "metered_unit: a meter of the organization; required."
   meterId: UUID
 }
 
+"A new product."
 input ProductCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
+  "At least 3 characters."
   name: String!
+  "The product's description."
   description: String
+  "Default public."
   visibility: ProductVisibility
+  "The billing period's unit; absent for a one-time product."
   recurringInterval: Interval
+  "How many recurringInterval units a period lasts, at least 1; default 1. Needs recurringInterval."
   recurringIntervalCount: Int
+  "The unit of a free trial; recurring products only."
   trialInterval: Interval
+  "How many trialInterval units the trial lasts, at least 1; default 1."
   trialIntervalCount: Int
+  "1 to 20 prices."
   prices: [PriceInput!]!
+  "The benefits buyers are granted, in order; at most 20, each of the organization."
   benefitIds: [UUID!]
+  "The organization's own key-value data for the product."
   metadata: Metadata
 }
 
+"Changes to a product; fields absent are left alone."
 input ProductUpdateInput {
+  "The product to change."
   id: UUID!
+  "At least 3 characters."
   name: String @goField(omittable: true)
+  "The product's description; null clears it."
   description: String @goField(omittable: true)
+  "Who can buy the product."
   visibility: ProductVisibility @goField(omittable: true)
+  "The unit of a free trial (recurring products only); null removes the trial."
   trialInterval: Interval @goField(omittable: true)
+  "How many trialInterval units the trial lasts, at least 1."
   trialIntervalCount: Int @goField(omittable: true)
+  "true archives the product, false puts it back on sale."
   isArchived: Boolean @goField(omittable: true)
   "The full list of prices: ids keep existing prices, others are created, the rest archived."
   prices: [PriceInput!] @goField(omittable: true)
+  "Replaces the metadata as a whole."
   metadata: Metadata @goField(omittable: true)
 }
 
+"A product's new list of benefits."
 input ProductBenefitsInput {
+  "The product."
   id: UUID!
+  "The benefits, in the order buyers see them; at most 20, each of the organization."
   benefitIds: [UUID!]!
 }
 
 extend type Query {
-  product(id: UUID!): Product @hasScope(any: [products_read, products_write])
-  "Sorting: created_at, name, price_amount_type (prefix - for descending); default -created_at."
-  products(page: Int = 1, limit: Int = 10, sorting: [String!], filter: ProductFilter,
-    first: Int, after: String, last: Int, before: String): ProductPage
+  "One product of the caller's organizations."
+  product(
+    "The product's id."
+    id: UUID!
+  ): Product @hasScope(any: [products_read, products_write])
+  "The caller's organizations' products."
+  products(
+    "The page, from 1."
+    page: Int = 1
+    "Products per page, 1 to 100."
+    limit: Int = 10
+    "created_at or name, optionally prefixed with - for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: ProductFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): ProductPage
     @hasScope(any: [products_read, products_write])
 }
 
 extend type Mutation {
-  createProduct(input: ProductCreateInput!): Product @hasScope(any: [products_write])
-  updateProduct(input: ProductUpdateInput!): Product @hasScope(any: [products_write])
-  archiveProduct(id: UUID!): Product @hasScope(any: [products_write])
+  "Creates a product with its prices and benefits."
+  createProduct(
+    "The new product and its prices."
+    input: ProductCreateInput!
+  ): Product @hasScope(any: [products_write])
+  "Changes a product; fields absent are left alone, prices given replace the live ones."
+  updateProduct(
+    "The product and the fields to change."
+    input: ProductUpdateInput!
+  ): Product @hasScope(any: [products_write])
+  "Archives a product: no new sales; existing orders and subscriptions keep it."
+  archiveProduct(
+    "The product's id."
+    id: UUID!
+  ): Product @hasScope(any: [products_write])
   "Replaces the product's benefits with the given ordered list."
-  updateProductBenefits(input: ProductBenefitsInput!): Product @hasScope(any: [products_write])
+  updateProductBenefits(
+    "The product and its new benefits."
+    input: ProductBenefitsInput!
+  ): Product @hasScope(any: [products_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
@@ -12115,20 +13753,40 @@ extend type Mutation {
 scalar UUID
 "An RFC 3339 date-time in UTC with a Z suffix; microseconds appear when non-zero."
 scalar DateTime
-"A metadata object: keys to strings, integers, floats or booleans."
+"""
+Key-value data of the organization's own, kept with an object and never interpreted by Till:
+a JSON object of at most 50 keys (1 to 40 characters each) whose values are strings (at
+most 500 characters), integers, floats or booleans. Read, it is {} when empty.
+"""
 scalar Metadata
-"Any JSON value."
+"Any JSON value: used only where the value is open by nature, such as an event's payload; each use says what it holds."
 scalar JSON
+"""
+Amounts by currency: a JSON object whose keys are lowercase ISO 4217 codes and whose values
+are integers in the smallest unit of that currency (cents for usd), e.g. {"usd": 1000}.
+"""
+scalar CurrencyAmounts
 "A signed 64-bit integer, for quantities beyond Int's 32 bits: file sizes and byte offsets (and the part numbers beside them, which /v1 passes through unbounded for the upload rules to judge)."
 scalar Int64
 
-directive @goField(forceResolver: Boolean, name: String, omittable: Boolean) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
+"A hint to Till's code generator (gqlgen); it changes nothing a client sees."
+directive @goField(
+  "Resolve the field on its own, even when the Go record has it."
+  forceResolver: Boolean
+  "The Go name of the field."
+  name: String
+  "Tell an input field that is absent from one that is null."
+  omittable: Boolean
+) on INPUT_FIELD_DEFINITION | FIELD_DEFINITION
 
 """
 Requires an organization or user token carrying at least one of the scopes. Customer and
 member sessions are treated as anonymous here.
 """
-directive @hasScope(any: [Scope!]!) on FIELD_DEFINITION
+directive @hasScope(
+  "The scopes that allow the call; holding any one of them is enough."
+  any: [Scope!]!
+) on FIELD_DEFINITION
 
 """
 Needs no credential: anyone may call the field, which authenticates by what its input holds
@@ -12136,7 +13794,10 @@ Needs no credential: anyone may call the field, which authenticates by what its 
 Every root field declares exactly one guard, this or one of the directives below, so the
 security tests can enumerate who may call what.
 """
-directive @public(reason: String!) on FIELD_DEFINITION
+directive @public(
+  "What authenticates the call instead of a token, and what limits it."
+  reason: String!
+) on FIELD_DEFINITION
 
 """
 Requires a user's own personal access token: a first-party credential. Tokens that OAuth2
@@ -12160,7 +13821,10 @@ specification names it. The operation cost reads it in place of a page size, so 
 a true upper bound: a cap enforced where the list is written, or a rule that bounds it.
 Every such list declares one; a test enumerates them from the schema.
 """
-directive @listSize(assumedSize: Int!) on FIELD_DEFINITION
+directive @listSize(
+  "The most objects the list can hold."
+  assumedSize: Int!
+) on FIELD_DEFINITION
 
 """
 Guards a relation of an object the caller has already reached. Organization and user tokens
@@ -12169,7 +13833,12 @@ allows, and only from an object of their own customer (a license key they valida
 text does not open its owner's data): member lets every member through, billing only owners
 and billing managers, none no session at all.
 """
-directive @relation(any: [Scope!]!, portal: PortalAccess = none) on FIELD_DEFINITION
+directive @relation(
+  "Scopes of which a token needs at least one."
+  any: [Scope!]!
+  "Which portal sessions may follow the relation."
+  portal: PortalAccess = none
+) on FIELD_DEFINITION
 
 "Which portal sessions may follow a relation (see @relation)."
 enum PortalAccess {
@@ -12200,100 +13869,183 @@ type PageInfo {
 
 "The page envelope shared by every list, as in /v1."
 type Pagination {
+  "How many items match, over all pages."
   totalCount: Int!
+  "The number of the last page at the requested limit; 0 when nothing matches."
   maxPage: Int!
 }
 
 "A key and the values it may have; values are OR-ed, keys AND-ed, compared as text."
 input MetadataFilter {
+  "The metadata key."
   key: String!
+  "Values that match, as text: 1 matches a stored 1 or \"1\", true a stored true."
   values: [String!]!
 }
 
 "A postal address."
 type Address {
+  "The street line; null when not given."
   line1: String
+  "The second street line (apartment, suite); null when not given."
   line2: String
+  "The postal or ZIP code; null when not given."
   postalCode: String
+  "The city; null when not given."
   city: String
+  "The state or province: US-XX and CA-XX (ISO 3166-2) in the US and Canada, as given elsewhere; null when not given."
   state: String
+  "The ISO 3166-1 alpha-2 country code, upper case (US)."
   country: String!
 }
 
 "A postal address to store; country is an ISO 3166-1 alpha-2 code."
 input AddressInput {
+  "The street line; empty is null."
   line1: String
+  "The second street line; empty is null."
   line2: String
+  "The postal or ZIP code."
   postalCode: String
+  "The city."
   city: String
+  "The state or province; in the US and Canada a state code (NY, US-NY), stored as US-NY."
   state: String
+  "The ISO 3166-1 alpha-2 country code (US, us); stored upper case."
   country: String!
 }
 
-"Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read)."
+"""
+Token scopes, named as upstream's Scope values with the last underscore for the colon of
+the wire form (customers_read is customers:read). A field guarded by @hasScope accepts a
+token holding any one of the scopes it lists.
+"""
 enum Scope {
+  "` + "`" + `openid` + "`" + `: asks for an OpenID Connect id token (OAuth2 applications)."
   openid
+  "` + "`" + `profile` + "`" + `: reads the user's profile upstream; Till's id tokens and userinfo carry no profile claims."
   profile
+  "` + "`" + `email` + "`" + `: reads the user's email address (and whether it is verified) through userinfo."
   email
+  "` + "`" + `user:read` + "`" + `: reads the user's account upstream; no Till operation asks for it."
   user_read
+  "` + "`" + `user:write` + "`" + `: deletes the user's account upstream; no Till operation asks for it."
   user_write
+  "` + "`" + `organizations:read` + "`" + `: reads organizations and OAuth2 clients."
   organizations_read
+  "` + "`" + `organizations:write` + "`" + `: changes organizations and manages OAuth2 clients."
   organizations_write
+  "` + "`" + `custom_fields:read` + "`" + `: reads custom fields upstream; no Till operation asks for it."
   custom_fields_read
+  "` + "`" + `custom_fields:write` + "`" + `: changes custom fields upstream; no Till operation asks for it."
   custom_fields_write
+  "` + "`" + `discounts:read` + "`" + `: reads discounts."
   discounts_read
+  "` + "`" + `discounts:write` + "`" + `: creates and changes discounts."
   discounts_write
+  "` + "`" + `checkout_links:read` + "`" + `: reads checkout links upstream; no Till operation asks for it."
   checkout_links_read
+  "` + "`" + `checkout_links:write` + "`" + `: changes checkout links upstream; no Till operation asks for it."
   checkout_links_write
+  "` + "`" + `checkouts:read` + "`" + `: reads checkout sessions."
   checkouts_read
+  "` + "`" + `checkouts:write` + "`" + `: creates and changes checkout sessions."
   checkouts_write
+  "` + "`" + `transactions:read` + "`" + `: reads transactions upstream; no Till operation asks for it."
   transactions_read
+  "` + "`" + `transactions:write` + "`" + `: changes transactions upstream; no Till operation asks for it."
   transactions_write
+  "` + "`" + `payouts:read` + "`" + `: reads payouts upstream; no Till operation asks for it."
   payouts_read
+  "` + "`" + `payouts:write` + "`" + `: changes payouts upstream; no Till operation asks for it."
   payouts_write
+  "` + "`" + `products:read` + "`" + `: reads products and their prices."
   products_read
+  "` + "`" + `products:write` + "`" + `: creates and changes products."
   products_write
+  "` + "`" + `benefits:read` + "`" + `: reads benefits and their grants."
   benefits_read
+  "` + "`" + `benefits:write` + "`" + `: creates and changes benefits."
   benefits_write
+  "` + "`" + `events:read` + "`" + `: reads usage events and the change log."
   events_read
+  "` + "`" + `events:write` + "`" + `: ingests usage events."
   events_write
+  "` + "`" + `meters:read` + "`" + `: reads meters and their quantities."
   meters_read
+  "` + "`" + `meters:write` + "`" + `: creates and changes meters."
   meters_write
+  "` + "`" + `files:read` + "`" + `: reads files."
   files_read
+  "` + "`" + `files:write` + "`" + `: uploads and changes files."
   files_write
+  "` + "`" + `subscriptions:read` + "`" + `: reads subscriptions."
   subscriptions_read
+  "` + "`" + `subscriptions:write` + "`" + `: changes subscriptions and the test clock."
   subscriptions_write
+  "` + "`" + `customers:read` + "`" + `: reads customers and their payment methods."
   customers_read
+  "` + "`" + `customers:write` + "`" + `: creates and changes customers and their payment methods."
   customers_write
+  "` + "`" + `members:read` + "`" + `: reads members upstream; no Till operation asks for it."
   members_read
+  "` + "`" + `members:write` + "`" + `: changes members upstream; no Till operation asks for it."
   members_write
+  "` + "`" + `wallets:read` + "`" + `: reads wallets upstream; no Till operation asks for it."
   wallets_read
+  "` + "`" + `wallets:write` + "`" + `: changes wallets upstream; no Till operation asks for it."
   wallets_write
+  "` + "`" + `disputes:read` + "`" + `: reads disputes upstream; no Till operation asks for it."
   disputes_read
+  "` + "`" + `disputes:write` + "`" + `: answers disputes upstream; no Till operation asks for it."
   disputes_write
+  "` + "`" + `customer_meters:read` + "`" + `: reads customers' meters upstream; no Till operation asks for it."
   customer_meters_read
+  "` + "`" + `customer_sessions:write` + "`" + `: opens customer and member portal sessions."
   customer_sessions_write
+  "` + "`" + `member_sessions:write` + "`" + `: opens member sessions upstream; no Till operation asks for it."
   member_sessions_write
+  "` + "`" + `customer_seats:read` + "`" + `: reads seats."
   customer_seats_read
+  "` + "`" + `customer_seats:write` + "`" + `: assigns and revokes seats."
   customer_seats_write
+  "` + "`" + `orders:read` + "`" + `: reads orders, their invoices and receipts."
   orders_read
+  "` + "`" + `orders:write` + "`" + `: changes orders' billing details."
   orders_write
+  "` + "`" + `refunds:read` + "`" + `: reads refunds upstream; no Till operation asks for it."
   refunds_read
+  "` + "`" + `refunds:write` + "`" + `: creates refunds upstream; no Till operation asks for it."
   refunds_write
+  "` + "`" + `payments:read` + "`" + `: reads payments upstream; no Till operation asks for it."
   payments_read
+  "` + "`" + `metrics:read` + "`" + `: reads metrics upstream; no Till operation asks for it."
   metrics_read
+  "` + "`" + `metrics:write` + "`" + `: changes metrics upstream; no Till operation asks for it."
   metrics_write
+  "` + "`" + `webhooks:read` + "`" + `: reads webhook endpoints and their events."
   webhooks_read
+  "` + "`" + `webhooks:write` + "`" + `: manages webhook endpoints and redelivers events."
   webhooks_write
+  "` + "`" + `license_keys:read` + "`" + `: reads license keys and signing keys."
   license_keys_read
+  "` + "`" + `license_keys:write` + "`" + `: changes, validates and activates license keys."
   license_keys_write
+  "` + "`" + `customer_portal:read` + "`" + `: reads the customer's own orders, subscriptions and benefits; no Till operation asks for it."
   customer_portal_read
+  "` + "`" + `customer_portal:write` + "`" + `: acts in the customer portal; customer and member sessions carry it (portal fields check the session, not this scope)."
   customer_portal_write
+  "` + "`" + `notifications:read` + "`" + `: reads notifications upstream; no Till operation asks for it."
   notifications_read
+  "` + "`" + `notifications:write` + "`" + `: marks notifications read upstream; no Till operation asks for it."
   notifications_write
+  "` + "`" + `notification_recipients:read` + "`" + `: reads notification recipients upstream; no Till operation asks for it."
   notification_recipients_read
+  "` + "`" + `notification_recipients:write` + "`" + `: changes notification recipients upstream; no Till operation asks for it."
   notification_recipients_write
+  "` + "`" + `organization_access_tokens:read` + "`" + `: reads organization access tokens upstream; no Till operation asks for it."
   organization_access_tokens_read
+  "` + "`" + `organization_access_tokens:write` + "`" + `: manages organization access tokens upstream; no Till operation asks for it."
   organization_access_tokens_write
 }
 
@@ -12304,75 +14056,130 @@ schema {
   mutation: Mutation
 }
 
+"Every read: organization data for organization and user tokens, me for portal sessions, and the public license-key reads."
 type Query
+"Every change, each taking one input and returning what it changed."
 type Mutation
 `, BuiltIn: false},
 	{Name: "../schema/subscription.graphqls", Input: `"A recurring purchase of a product."
 type Subscription {
+  "The subscription's id."
   id: UUID!
+  "When the subscription was created."
   createdAt: DateTime!
+  "When the subscription was last changed; null if never."
   modifiedAt: DateTime
+  "What a period costs before discounts and taxes, in the smallest unit of currency (e.g. cents)."
   amount: Int!
+  "The lowercase ISO 4217 currency of amount and of the subscription's orders."
   currency: String!
+  "The unit of the billing period."
   recurringInterval: Interval!
+  "How many recurringInterval units a period lasts (2 with month: every other month)."
   recurringIntervalCount: Int!
+  "Where the subscription is in its life."
   status: SubscriptionStatus!
+  "The start of the current billing period."
   currentPeriodStart: DateTime!
+  "The end of the current billing period: the next renewal."
   currentPeriodEnd: DateTime!
+  "The start of the current meter period, when the product bills metered usage on its own cycle; null otherwise."
   currentMeterPeriodStart: DateTime
+  "The end of the current meter period, when metered usage is next billed; null when there is no meter cycle."
   currentMeterPeriodEnd: DateTime
+  "When the trial started; null without a trial."
   trialStart: DateTime
+  "When the trial ends (the first charge); null without a trial."
   trialEnd: DateTime
+  "Whether the subscription ends at currentPeriodEnd."
   cancelAtPeriodEnd: Boolean!
+  "When it was canceled; it may still run until endsAt when cancelAtPeriodEnd; null if never."
   canceledAt: DateTime
+  "When the subscription started; null until it has."
   startedAt: DateTime
+  "When the subscription will end or ended; null while it renews."
   endsAt: DateTime
+  "When the subscription ended; null while it runs."
   endedAt: DateTime
+  "When a renewal payment failed and the subscription went past_due; null otherwise."
   pastDueAt: DateTime
+  "Whether the subscription pauses at currentPeriodEnd."
   pauseAtPeriodEnd: Boolean!
+  "When the subscription was paused; null unless paused."
   pausedAt: DateTime
+  "When a paused subscription resumes on its own; null: not scheduled (resumeSubscription resumes it)."
   resumesAt: DateTime
+  "The subscribed customer."
   customerId: UUID!
+  "The subscribed product."
   productId: UUID!
+  "The discount applied; null for none."
   discountId: UUID
+  "The checkout that created the subscription; null when none did."
   checkoutId: UUID
+  "The seats of a seat-based subscription; null otherwise."
   seats: Int
+  "Why the customer canceled, when said; null otherwise."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on canceling; null when none."
   customerCancellationComment: String
+  "The organization's own key-value data for the subscription; Till does not interpret it."
   metadata: Metadata!
+  "The values of the checkout's custom fields, by field slug: open by nature, so Metadata. Till keeps no custom fields, so it is {} unless given at checkout."
   customFieldData: Metadata!
+  "The subscribed customer."
   customer: Customer!
+  "The subscribed product."
   product: Product!
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
+  "The prices the subscription bills; at most 20."
   prices: [ProductPrice!]! @listSize(assumedSize: 20)
   "The prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
-  wirePrices: [JSON!]!
+  wirePrices: [ProductPriceVariant!]! @listSize(assumedSize: 20)
   "Metered usage of the current meter period, one per meter of the metered prices."
   meters: [SubscriptionMeter!]! @listSize(assumedSize: 20)
   "A change that applies at the next period, if any."
   pendingUpdate: PendingSubscriptionUpdate
 }
 
+"Where a subscription is in its life."
 enum SubscriptionStatus {
+  "Created, waiting for its first payment."
   incomplete
+  "Its first payment never came; it will not start."
   incomplete_expired
+  "In its free trial."
   trialing
+  "Running and paid."
   active
+  "A renewal payment failed and is being retried (after 2, 4 and 7 days); benefits stay."
   past_due
+  "Ended, by cancellation or revocation."
   canceled
+  "Ended because every retry of a renewal payment failed; benefits revoked."
   unpaid
+  "Paused: not billed, benefits revoked until resumed."
   paused
 }
 
+"Why a customer canceled, as the portal asks."
 enum CustomerCancellationReason {
+  "Unhappy with customer service."
   customer_service
+  "Quality was too low."
   low_quality
+  "Features were missing."
   missing_features
+  "Switched to another service."
   switched_service
+  "Too complex to use."
   too_complex
+  "Too expensive."
   too_expensive
+  "Not used enough."
   unused
+  "Another reason (see the comment)."
   other
 }
 
@@ -12381,31 +14188,45 @@ Usage of one meter in the current meter period, as last counted (counts are refr
 background and at each renewal, so they may trail the latest events by a little).
 """
 type SubscriptionMeter {
+  "The subscription meter's id."
   id: UUID!
+  "When the subscription meter was created."
   createdAt: DateTime!
+  "When a figure last changed; null if never."
   modifiedAt: DateTime
   "Units consumed in the period, the meter's aggregate of the customer's events."
   consumedUnits: Float!
   "Units credited in the period by the customer's meter_credit benefits."
   creditedUnits: Int!
-  "Amount due so far in cents: consumed less credited units, times the unit amount, capped."
+  "Amount due so far, in the smallest unit of the subscription's currency (e.g. cents): consumed less credited units, times the unit amount, capped."
   amount: Int!
+  "The meter counted."
   meterId: UUID!
+  "The meter counted."
   meter: Meter!
 }
 
 "A product or seat change waiting for the next period."
 type PendingSubscriptionUpdate {
+  "The pending update's id."
   id: UUID!
+  "When the change was scheduled."
   createdAt: DateTime!
+  "When the pending update was last changed; null if never."
   modifiedAt: DateTime
+  "When the change applies: the end of the current period."
   appliesAt: DateTime!
+  "The new product; null: the product stays."
   productId: UUID
+  "The new number of seats; null: the seats stay."
   seats: Int
 }
 
+"A page of subscriptions."
 type SubscriptionPage {
+  "The subscriptions of this page."
   items: [Subscription!]!
+  "The page envelope: how many subscriptions match and how many pages they fill."
   pagination: Pagination!
   "The window's cursors, for first/after and last/before."
   pageInfo: PageInfo!
@@ -12416,16 +14237,23 @@ Filters of the organization's subscription list, as GET /v1/subscriptions/ has t
 started subscriptions are ever listed. Lists are IN filters; different filters are AND-ed.
 """
 input SubscriptionFilter {
+  "Only subscriptions of these organizations (among the caller's)."
   organizationId: [UUID!]
+  "Only subscriptions of these products."
   productId: [UUID!]
+  "Only subscriptions of these customers."
   customerId: [UUID!]
   "Matches the customer's external id."
   externalCustomerId: [String!]
+  "Only subscriptions with these discounts."
   discountId: [UUID!]
   "Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither)."
   active: Boolean
+  "Only subscriptions in these statuses."
   status: [SubscriptionStatus!]
+  "true: only those ending at period end; false: only those renewing."
   cancelAtPeriodEnd: Boolean
+  "Only subscriptions canceled for these reasons."
   customerCancellationReason: [CustomerCancellationReason!]
   "canceled_at at or after (inclusive)."
   canceledAtAfter: DateTime
@@ -12435,11 +14263,13 @@ input SubscriptionFilter {
   startedAfter: DateTime
   "started_at strictly before."
   startedBefore: DateTime
+  "Only subscriptions whose metadata has these values."
   metadata: [MetadataFilter!]
 }
 
 "Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/)."
 input PortalSubscriptionFilter {
+  "Only subscriptions of these products."
   productId: [UUID!]
   "true is trialing or active, false is canceled or unpaid."
   active: Boolean
@@ -12453,29 +14283,43 @@ pendingUpdate and applies it at the next renewal; the others apply it at once, a
 amount is billed from the next renewal on (no proration invoice is issued).
 """
 enum SubscriptionProrationBehavior {
+  "Apply now; the new amount is billed from the next renewal."
   invoice
+  "Apply now; the new amount is billed from the next renewal (no proration is invoiced)."
   prorate
+  "Apply at the next renewal, as the subscription's pendingUpdate."
   next_period
 }
 
+"A cancellation at period end."
 input SubscriptionCancelInput {
+  "The subscription."
   id: UUID!
+  "Why the customer is leaving, when known."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on leaving."
   customerCancellationComment: String
 }
 
+"An immediate end."
 input SubscriptionRevokeInput {
+  "The subscription."
   id: UUID!
+  "Why the customer is leaving, when known."
   customerCancellationReason: CustomerCancellationReason
+  "The customer's words on leaving."
   customerCancellationComment: String
 }
 
 "Names one subscription (uncancel, pause, resume)."
 input SubscriptionRefInput {
+  "The subscription."
   id: UUID!
 }
 
+"A change of product."
 input SubscriptionProductChangeInput {
+  "The subscription."
   id: UUID!
   "A recurring product of the same organization."
   productId: UUID!
@@ -12483,7 +14327,9 @@ input SubscriptionProductChangeInput {
   prorationBehavior: SubscriptionProrationBehavior
 }
 
+"A change of seats."
 input SubscriptionSeatsChangeInput {
+  "The subscription."
   id: UUID!
   "Within the seat tiers of the subscription's price and not below the seats already assigned."
   seats: Int!
@@ -12496,12 +14342,17 @@ The frozen time of a test-mode organization. While it exists, the organization's
 subscription use cases read their time from it and only advancing it renews subscriptions.
 """
 type TestClock {
+  "The organization whose time the clock holds."
   organizationId: UUID!
+  "When the clock was created (first advanced)."
   createdAt: DateTime!
+  "When the clock was last advanced; null if never since creation."
   modifiedAt: DateTime
+  "The organization's current time."
   frozenAt: DateTime!
 }
 
+"Where to move a test-mode organization's clock."
 input AdvanceTestClockInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
@@ -12509,14 +14360,20 @@ input AdvanceTestClockInput {
   to: DateTime!
 }
 
+"The clock after an advance, and how much renewal work it did."
 type AdvanceTestClockPayload {
+  "The clock after the advance."
   testClock: TestClock!
   "How many renewal steps ran: period ends, cycle charges, payment retries, cancellations."
   renewals: Int!
 }
 
 extend type Query {
-  subscription(id: UUID!): Subscription @hasScope(any: [subscriptions_read, subscriptions_write])
+  "One subscription of the caller's organizations, started or not."
+  subscription(
+    "The subscription's id."
+    id: UUID!
+  ): Subscription @hasScope(any: [subscriptions_read, subscriptions_write])
   """
   Started subscriptions of the organization(s). Sorting (prefix - for descending; default
   -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
@@ -12524,11 +14381,30 @@ extend type Query {
   current_period_end, ended_at, ends_at, amount (per month, ignoring the interval count),
   product (name), discount (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
-    first: Int, after: String, last: Int, before: String): SubscriptionPage
+  subscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+    "The sort criteria above, each optionally prefixed with - for descending; default -started_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: SubscriptionFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): SubscriptionPage
     @hasScope(any: [subscriptions_read, subscriptions_write])
   "The organization's test clock; null when it has none."
-  testClock(organizationId: UUID): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
+  testClock(
+    "Required for user tokens that belong to several organizations."
+    organizationId: UUID
+  ): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
 }
 
 extend type Me {
@@ -12536,13 +14412,40 @@ extend type Me {
   The customer's started subscriptions. Sorting (prefix - for descending; default
   -started_at): started_at, amount, status, organization (slug), product (name).
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: PortalSubscriptionFilter,
-    first: Int, after: String, last: Int, before: String): SubscriptionPage!
+  subscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+    "started_at, amount, status, organization, product, each optionally prefixed with - for descending; default -started_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: PortalSubscriptionFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): SubscriptionPage!
     @goField(forceResolver: true)
   "Subscriptions in which the session's customer (or member) holds a claimed seat."
-  claimedSeatSubscriptions(page: Int = 1, limit: Int = 10,
-    first: Int, after: String, last: Int, before: String): SubscriptionPage!
-    @goField(forceResolver: true)
+  claimedSeatSubscriptions(
+    "The page, from 1."
+    page: Int = 1
+    "Subscriptions per page, 1 to 100."
+    limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): SubscriptionPage! @goField(forceResolver: true)
 }
 
 # Lifecycle changes. Each locks the subscription, changes it in one transaction with its
@@ -12551,20 +14454,43 @@ extend type Me {
 # a canceled, unpaid or revoked subscription cannot change any more.
 extend type Mutation {
   "Cancels at the end of the current period (trial end for trials); benefits stay until then."
-  cancelSubscription(input: SubscriptionCancelInput!): Subscription @hasScope(any: [subscriptions_write])
+  cancelSubscription(
+    "The subscription, and why the customer leaves."
+    input: SubscriptionCancelInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
   "Takes back a cancellation at period end."
-  uncancelSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
+  uncancelSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
   "Ends the subscription now: status canceled, ended_at now, benefits revoked."
-  revokeSubscription(input: SubscriptionRevokeInput!): Subscription @hasScope(any: [subscriptions_write])
+  revokeSubscription(
+    "The subscription, and why the customer leaves."
+    input: SubscriptionRevokeInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
   "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
-  pauseSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
+  pauseSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
   """
   Takes back a pause at period end, or resumes a paused subscription: a new period starts
   now and is charged to the saved payment method (declined: past_due).
   """
-  resumeSubscription(input: SubscriptionRefInput!): Subscription @hasScope(any: [subscriptions_write])
-  updateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription @hasScope(any: [subscriptions_write])
-  updateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription @hasScope(any: [subscriptions_write])
+  resumeSubscription(
+    "The subscription."
+    input: SubscriptionRefInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
+  "Moves the subscription to another recurring product of the organization, now or at the next renewal."
+  updateSubscriptionProduct(
+    "The subscription, its new product and when the change applies."
+    input: SubscriptionProductChangeInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
+  "Changes a seat-based subscription's seats, now or at the next renewal."
+  updateSubscriptionSeats(
+    "The subscription, its new seat count and when the change applies."
+    input: SubscriptionSeatsChangeInput!
+  ): Subscription @hasScope(any: [subscriptions_write])
   """
   Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
   at the time each thing falls due: trial ends and period ends are charged (declines go
@@ -12573,29 +14499,226 @@ extend type Mutation {
   nothing is due any more. Organizations in live mode get BadRequest; a time that is not after
   the clock gets PolarRequestValidationError.
   """
-  advanceTestClock(input: AdvanceTestClockInput!): AdvanceTestClockPayload @hasScope(any: [subscriptions_write])
+  advanceTestClock(
+    "The organization and the new time."
+    input: AdvanceTestClockInput!
+  ): AdvanceTestClockPayload @hasScope(any: [subscriptions_write])
 
   "The portal's cancellation at period end, for the session's customer."
-  portalCancelSubscription(input: SubscriptionCancelInput!): Subscription @billing
-  portalUncancelSubscription(input: SubscriptionRefInput!): Subscription @billing
+  portalCancelSubscription(
+    "One of the customer's subscriptions, and why the customer leaves."
+    input: SubscriptionCancelInput!
+  ): Subscription @billing
+  "The portal's take-back of a cancellation at period end."
+  portalUncancelSubscription(
+    "One of the customer's subscriptions."
+    input: SubscriptionRefInput!
+  ): Subscription @billing
   "Needs the organization to allow customer updates and plan changes in the portal."
-  portalUpdateSubscriptionProduct(input: SubscriptionProductChangeInput!): Subscription @billing
+  portalUpdateSubscriptionProduct(
+    "One of the customer's subscriptions and its new product."
+    input: SubscriptionProductChangeInput!
+  ): Subscription @billing
   "Needs the organization to allow customer updates and seat changes in the portal."
-  portalUpdateSubscriptionSeats(input: SubscriptionSeatsChangeInput!): Subscription @billing
+  portalUpdateSubscriptionSeats(
+    "One of the customer's subscriptions and its new seat count."
+    input: SubscriptionSeatsChangeInput!
+  ): Subscription @billing
 }
 
 # What the /v1 shapes of a subscription's product (Product, CustomerSubscriptionProduct with
 # its CustomerOrganization) have beyond the GraphQL types.
 extend type Product {
   "The live prices as /v1 spells them: each the contract's ProductPrice union member for its amountType."
-  wirePrices: [JSON!]!
+  wirePrices: [ProductPriceVariant!]! @listSize(assumedSize: 20)
   "Custom fields attached to the product (AttachedCustomField); always empty until Till manages custom fields."
-  attachedCustomFields: [JSON!]!
+  attachedCustomFields: [AttachedCustomField!]! @listSize(assumedSize: 1)
 }
 
 extend type Organization {
   "The feature flags the customer portal sees (CustomerOrganizationFeatureSettings), every flag present."
-  organizationFeatures: JSON!
+  organizationFeatures: OrganizationFeatureSettings!
+}
+
+"""
+A price as /v1 spells it: one type per amountType, each carrying exactly the fields of its
+kind (ProductPrice has them all, null where they do not apply).
+"""
+interface ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Which variant this is: fixed, custom, free, seat_based or metered_unit."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+}
+
+"A price of a fixed amount."
+type ProductPriceFixed implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always fixed."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The price, in the smallest unit of priceCurrency (e.g. cents)."
+  priceAmount: Int!
+}
+
+"A pay-what-you-want price."
+type ProductPriceCustom implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always custom."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The least the customer may pay, in the smallest unit of priceCurrency (e.g. cents); 0 means free or pay what you want."
+  minimumAmount: Int!
+  "The most the customer may pay, in the smallest unit of priceCurrency; null for no limit."
+  maximumAmount: Int
+  "The amount proposed at checkout, in the smallest unit of priceCurrency; null for none."
+  presetAmount: Int
+}
+
+"A free price."
+type ProductPriceFree implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always free."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the price belongs to."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+}
+
+"A price per seat, by tiers of seat counts."
+type ProductPriceSeatBased implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always seat_based."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The tiers that price the seats."
+  seatTiers: ProductPriceSeatTiers!
+}
+
+"A price per unit of a meter's quantity, billed at the end of each meter period."
+type ProductPriceMeteredUnit implements ProductPriceVariant {
+  "When the price was created."
+  createdAt: DateTime!
+  "When the price was last changed; null if never."
+  modifiedAt: DateTime
+  "The price's id."
+  id: UUID!
+  "catalog (a price of the product) or ad_hoc (made for one checkout)."
+  source: String!
+  "Always metered_unit."
+  amountType: AmountType!
+  "The lowercase ISO 4217 currency the customer is charged in."
+  priceCurrency: String!
+  "inclusive or exclusive of tax; null: the organization's default."
+  taxBehavior: String
+  "Whether the price is archived: kept for existing subscriptions, offered no more."
+  isArchived: Boolean!
+  "The product owning the price."
+  productId: UUID!
+  "The price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part (0.5 is half a cent)."
+  unitAmount: String!
+  "The most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap."
+  capAmount: Int
+  "The meter whose quantity is billed."
+  meterId: UUID!
+  "The meter whose quantity is billed, as the price's buyers may see it."
+  meter: ProductPriceMeter! @goField(forceResolver: true)
+}
+
+"The meter of a metered price: what it is called and how its quantity reads, not what it counts."
+type ProductPriceMeter {
+  "The meter's id."
+  id: UUID!
+  "The meter's name, shown on invoices and usage."
+  name: String!
+  "scalar, token or custom."
+  unit: String!
+  "The unit's name when unit is custom; null otherwise."
+  customLabel: String
+  "What a quantity is divided by for display when unit is custom; null otherwise."
+  customMultiplier: Int
+}
+
+"""
+A custom field attached to a product, in the order the checkout asks for it. Till keeps no
+custom fields, so no product has any; the field's definition (upstream's custom_field) is not
+modelled.
+"""
+type AttachedCustomField {
+  "The custom field's id."
+  customFieldId: UUID!
+  "The field's position among the product's fields."
+  order: Int!
+  "Whether the customer must fill the field in."
+  required: Boolean!
 }
 
 extend type Customer {
@@ -12603,8 +14726,24 @@ extend type Customer {
   The customer's started subscriptions, with the filters, sorting and pagination of the root
   subscriptions list. Portal sessions see their own customer's here, as me.subscriptions.
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
-    first: Int, after: String, last: Int, before: String): SubscriptionPage
+  subscriptions(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: SubscriptionFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): SubscriptionPage
     @relation(any: [subscriptions_read, subscriptions_write], portal: member)
 }
 
@@ -12613,8 +14752,24 @@ extend type Product {
   The product's started subscriptions, whoever the customer, with the filters, sorting and
   pagination of the root subscriptions list.
   """
-  subscriptions(page: Int = 1, limit: Int = 10, sorting: [String!], filter: SubscriptionFilter,
-    first: Int, after: String, last: Int, before: String): SubscriptionPage
+  subscriptions(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: SubscriptionFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): SubscriptionPage
     @relation(any: [subscriptions_read, subscriptions_write])
 }
 `, BuiltIn: false},
@@ -12623,18 +14778,24 @@ A URL that receives the organization's events of the listed types, as Standard W
 requests signed with secret.
 """
 type WebhookEndpoint {
+  "The endpoint's id."
   id: UUID!
+  "When the endpoint was created."
   createdAt: DateTime!
+  "When the endpoint was last changed; null if never."
   modifiedAt: DateTime
+  "The https URL deliveries are POSTed to."
   url: String!
   "An optional name to tell endpoints apart."
   name: String
+  "How deliveries' bodies are written."
   format: WebhookFormat!
   """
   Signs every delivery. Upstream keys the signature with the whole string, whsec_ prefix
   included, so receivers give their Standard Webhooks library base64(secret).
   """
   secret: String!
+  "The organization whose events the endpoint receives."
   organizationId: UUID!
   """
   The event types delivered, as their wire values (order.updated, subscription.active, …):
@@ -12648,21 +14809,29 @@ type WebhookEndpoint {
   consecutiveFailures: Int!
   "When delivery turned the endpoint off, and why; null while enabled."
   disabledAt: DateTime
+  "Why delivery turned the endpoint off (e.g. after 10 failed attempts in a row); null while enabled or when turned off by hand."
   disabledReason: String
 }
 
 "What a delivery's body is: the event envelope itself, or a chat message for Discord or Slack."
 enum WebhookFormat {
+  "The Standard Webhooks envelope as JSON: type, timestamp and data, the /v1 shape of the object."
   raw
+  "A message for a Discord webhook URL."
   discord
+  "A message for a Slack incoming webhook URL."
   slack
 }
 
+"A page of webhook endpoints."
 type WebhookEndpointPage {
+  "The endpoints of this page."
   items: [WebhookEndpoint!]!
+  "The page envelope: how many endpoints there are and how many pages they fill."
   pagination: Pagination!
 }
 
+"A new webhook endpoint."
 input WebhookEndpointCreateInput {
   """
   https only, with a public host: not localhost and not a private, loopback or otherwise
@@ -12671,7 +14840,9 @@ input WebhookEndpointCreateInput {
   surrounding whitespace is dropped.
   """
   url: String!
+  "An optional name to tell endpoints apart."
   name: String
+  "How deliveries' bodies are written."
   format: WebhookFormat!
   "Event types as wire values (order.updated, …)."
   events: [String!]!
@@ -12683,30 +14854,59 @@ input WebhookEndpointCreateInput {
 
 "Fields present are changed; name: null clears the name."
 input WebhookEndpointUpdateInput {
+  "The endpoint to change."
   id: UUID!
   "The same rules as at creation."
   url: String
+  "The endpoint's name; null clears it."
   name: String @goField(omittable: true)
+  "How deliveries' bodies are written."
   format: WebhookFormat
+  "Replaces the event types delivered (wire values)."
   events: [String!]
+  "true turns the endpoint back on (and clears its failure count), false turns it off."
   enabled: Boolean
 }
 
 extend type Query {
   "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
-  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage
+  webhookEndpoints(
+    "Only these organizations' endpoints (among the caller's)."
+    organizationId: [UUID!]
+    "The page, from 1."
+    page: Int = 1
+    "Endpoints per page, 1 to 100."
+    limit: Int = 10
+  ): WebhookEndpointPage
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEndpoint(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_read, webhooks_write])
+  "One live webhook endpoint of the caller's organizations."
+  webhookEndpoint(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
   "Creates an enabled endpoint with a fresh whsec_ secret."
-  createWebhookEndpoint(input: WebhookEndpointCreateInput!): WebhookEndpoint @hasScope(any: [webhooks_write])
-  updateWebhookEndpoint(input: WebhookEndpointUpdateInput!): WebhookEndpoint @hasScope(any: [webhooks_write])
+  createWebhookEndpoint(
+    "The new endpoint."
+    input: WebhookEndpointCreateInput!
+  ): WebhookEndpoint @hasScope(any: [webhooks_write])
+  "Changes an endpoint; fields absent are left alone."
+  updateWebhookEndpoint(
+    "The endpoint and the fields to change."
+    input: WebhookEndpointUpdateInput!
+  ): WebhookEndpoint @hasScope(any: [webhooks_write])
   "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
-  deleteWebhookEndpoint(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_write])
+  deleteWebhookEndpoint(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint @hasScope(any: [webhooks_write])
   "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
-  rotateWebhookEndpointSecret(id: UUID!): WebhookEndpoint @hasScope(any: [webhooks_write])
+  rotateWebhookEndpointSecret(
+    "The endpoint's id."
+    id: UUID!
+  ): WebhookEndpoint @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook_event.graphqls", Input: `"""
@@ -12714,10 +14914,13 @@ One event queued for one webhook endpoint, and how its delivery went. Its id is 
 webhook-id header of every attempt, so a receiver's logs can be matched against it.
 """
 type WebhookEvent {
+  "The event's id: the webhook-id header of its deliveries."
   id: UUID!
+  "When the event was queued."
   createdAt: DateTime!
   "The event type's wire value (order.updated, subscription.active, …), as in WebhookEndpoint.events."
   type: String!
+  "The endpoint the event is for."
   endpointId: UUID! @goField(name: "WebhookEndpointID")
   "The exact body sent (and signed); null once the event is archived."
   payload: String
@@ -12729,6 +14932,7 @@ type WebhookEvent {
   attempts: Int!
   "The HTTP status of the latest answer; null before the first or when the endpoint did not answer."
   lastHttpCode: Int
+  "When a delivery succeeded; null until one does."
   deliveredAt: DateTime
   "When a pending event is attempted next."
   nextAttemptAt: DateTime!
@@ -12740,18 +14944,25 @@ type WebhookEvent {
 
 "One HTTP attempt of a webhook event."
 type WebhookDelivery {
+  "The delivery's id."
   id: UUID!
+  "When the attempt was made."
   createdAt: DateTime!
+  "The attempt's number within its delivery, from 1."
   attempt: Int!
   "The answer's HTTP status; null when the endpoint did not answer."
   httpCode: Int
   "The start of the answer's body, or the network error."
   response: String
+  "Whether the endpoint answered with a 2xx status."
   succeeded: Boolean!
 }
 
+"A page of webhook events."
 type WebhookEventPage {
+  "The events of this page."
   items: [WebhookEvent!]!
+  "The page envelope: how many events match and how many pages they fill."
   pagination: Pagination!
 }
 
@@ -12761,9 +14972,24 @@ extend type Query {
   succeeded: true lists delivered events, false those that failed for good (pending events
   match neither).
   """
-  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage
+  webhookEvents(
+    "Only this endpoint's events."
+    endpointId: UUID
+    "Only events of these types (wire values such as order.updated)."
+    type: [String!]
+    "true: delivered events; false: events that failed for good."
+    succeeded: Boolean
+    "The page, from 1."
+    page: Int = 1
+    "Events per page, 1 to 100."
+    limit: Int = 10
+  ): WebhookEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
-  webhookEvent(id: UUID!): WebhookEvent @hasScope(any: [webhooks_read, webhooks_write])
+  "One webhook event of the caller's organizations."
+  webhookEvent(
+    "The event's id (its webhook-id header)."
+    id: UUID!
+  ): WebhookEvent @hasScope(any: [webhooks_read, webhooks_write])
 }
 
 extend type Mutation {
@@ -12772,7 +14998,10 @@ extend type Mutation {
   place in the endpoint's order. Archived events and one being sent right now are refused
   (BadRequest).
   """
-  redeliverWebhookEvent(id: UUID!): WebhookEvent @hasScope(any: [webhooks_write])
+  redeliverWebhookEvent(
+    "The event's id."
+    id: UUID!
+  ): WebhookEvent @hasScope(any: [webhooks_write])
 }
 `, BuiltIn: false},
 }
@@ -12808,6 +15037,18 @@ func (ec *executionContext) childFields_AdvanceTestClockPayload(ctx context.Cont
 		return ec.fieldContext_AdvanceTestClockPayload_renewals(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AdvanceTestClockPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AttachedCustomField(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "customFieldId":
+		return ec.fieldContext_AttachedCustomField_customFieldId(ctx, field)
+	case "order":
+		return ec.fieldContext_AttachedCustomField_order(ctx, field)
+	case "required":
+		return ec.fieldContext_AttachedCustomField_required(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AttachedCustomField", field.Name)
 }
 
 func (ec *executionContext) childFields_AuthorizeOAuth2Payload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13308,6 +15549,32 @@ func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field 
 		return ec.fieldContext_CustomerPage_pagination(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerPage", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalCustomerSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "allowEmailChange":
+		return ec.fieldContext_CustomerPortalCustomerSettings_allowEmailChange(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalCustomerSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalSubscriptionSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "updateSeats":
+		return ec.fieldContext_CustomerPortalSubscriptionSettings_updateSeats(ctx, field)
+	case "updatePlan":
+		return ec.fieldContext_CustomerPortalSubscriptionSettings_updatePlan(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalSubscriptionSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerPortalUsageSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "show":
+		return ec.fieldContext_CustomerPortalUsageSettings_show(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerPortalUsageSettings", field.Name)
 }
 
 func (ec *executionContext) childFields_CustomerSeat(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13922,6 +16189,16 @@ func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Meter", field.Name)
 }
 
+func (ec *executionContext) childFields_MeterFilterGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "conjunction":
+		return ec.fieldContext_MeterFilterGroup_conjunction(ctx, field)
+	case "clauses":
+		return ec.fieldContext_MeterFilterGroup_clauses(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterFilterGroup", field.Name)
+}
+
 func (ec *executionContext) childFields_MeterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -14176,6 +16453,28 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
 
+func (ec *executionContext) childFields_OrganizationCustomerPortalSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "usage":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_usage(ctx, field)
+	case "subscription":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_subscription(ctx, field)
+	case "customer":
+		return ec.fieldContext_OrganizationCustomerPortalSettings_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationCustomerPortalSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationFeatureSettings(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "memberModelEnabled":
+		return ec.fieldContext_OrganizationFeatureSettings_memberModelEnabled(ctx, field)
+	case "checkoutLocalizationEnabled":
+		return ec.fieldContext_OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationFeatureSettings", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -14406,6 +16705,48 @@ func (ec *executionContext) childFields_ProductPrice(ctx context.Context, field 
 		return ec.fieldContext_ProductPrice_meterId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductPrice", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ProductPriceMeter_id(ctx, field)
+	case "name":
+		return ec.fieldContext_ProductPriceMeter_name(ctx, field)
+	case "unit":
+		return ec.fieldContext_ProductPriceMeter_unit(ctx, field)
+	case "customLabel":
+		return ec.fieldContext_ProductPriceMeter_customLabel(ctx, field)
+	case "customMultiplier":
+		return ec.fieldContext_ProductPriceMeter_customMultiplier(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceMeter", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceSeatTier(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minSeats":
+		return ec.fieldContext_ProductPriceSeatTier_minSeats(ctx, field)
+	case "maxSeats":
+		return ec.fieldContext_ProductPriceSeatTier_maxSeats(ctx, field)
+	case "pricePerSeat":
+		return ec.fieldContext_ProductPriceSeatTier_pricePerSeat(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceSeatTier", field.Name)
+}
+
+func (ec *executionContext) childFields_ProductPriceSeatTiers(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "seatTierType":
+		return ec.fieldContext_ProductPriceSeatTiers_seatTierType(ctx, field)
+	case "tiers":
+		return ec.fieldContext_ProductPriceSeatTiers_tiers(ctx, field)
+	case "minimumSeats":
+		return ec.fieldContext_ProductPriceSeatTiers_minimumSeats(ctx, field)
+	case "maximumSeats":
+		return ec.fieldContext_ProductPriceSeatTiers_maximumSeats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProductPriceSeatTiers", field.Name)
 }
 
 func (ec *executionContext) childFields_Subscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -63,7 +63,7 @@ func TestConfirmCheckout(t *testing.T) {
 	monthly := ckProduct(t, s, tok, "Monthly", "month", ckFixed(900))
 	trial := createProduct(t, s, tok, vars{"name": "Trial", "recurringInterval": "month", "trialInterval": "day",
 		"trialIntervalCount": 14, "prices": []vars{ckFixed(900)}})
-	seats := ckProduct(t, s, tok, "Team", "month", ckSeats("", vars{"min_seats": 2, "max_seats": 10, "price_per_seat": 500}))
+	seats := ckProduct(t, s, tok, "Team", "month", ckSeats("", vars{"minSeats": 2, "maxSeats": 10, "pricePerSeat": 500}))
 
 	t.Run("a one-time purchase creates a customer, a saved card, a paid order and the grants", func(t *testing.T) {
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerMetadata": vars{"plan": "pro"}})

@@ -140,7 +140,7 @@ func ckCustom(minimum, maximum, preset any) vars {
 func ckSeats(tierType string, tiers ...vars) vars {
 	st := vars{"tiers": tiers}
 	if tierType != "" {
-		st["seat_tier_type"] = tierType
+		st["seatTierType"] = tierType
 	}
 	return vars{"amountType": "seat_based", "seatTiers": st}
 }

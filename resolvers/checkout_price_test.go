@@ -42,7 +42,7 @@ func TestCheckoutPricesReadTypedAsTheyRenderOnV1(t *testing.T) {
 	plan := ckProduct(t, s, org.Token, "Plan", "month", vars{"amountType": "free"},
 		vars{"amountType": "metered_unit", "unitAmount": "0.25", "meterId": meter, "capAmount": 9000})
 	seats := ckProduct(t, s, org.Token, "Seats", "month", ckSeats("graduated",
-		vars{"min_seats": 1, "max_seats": 4, "price_per_seat": 900}, vars{"min_seats": 5, "price_per_seat": 700}))
+		vars{"minSeats": 1, "maxSeats": 4, "pricePerSeat": 900}, vars{"minSeats": 5, "pricePerSeat": 700}))
 	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{seats.ID, once.ID, plan.ID}, "seats": 3})
 
 	res := s.Do(t, org.Token, ckTypedPrices, vars{"id": c.ID})
@@ -95,7 +95,7 @@ func TestCheckoutPricesReadTypedAsTheyRenderOnV1(t *testing.T) {
 	t.Run("a seat-based price of more tiers than the cap is refused", func(t *testing.T) {
 		tiers := make([]vars, resolvers.MaxSeatTiers+1)
 		for i := range tiers {
-			tiers[i] = vars{"min_seats": i + 1, "max_seats": i + 1, "price_per_seat": 100}
+			tiers[i] = vars{"minSeats": i + 1, "maxSeats": i + 1, "pricePerSeat": 100}
 		}
 		e := s.QueryError(t, org.Token, `mutation($input: ProductCreateInput!) { createProduct(input: $input) { id } }`,
 			vars{"input": vars{"name": "Many tiers", "recurringInterval": "month", "prices": []vars{ckSeats("", tiers...)}}})

@@ -22,9 +22,9 @@ func TestCheckoutAmounts(t *testing.T) {
 	customBare := ckProduct(t, s, tok, "Custom bare", "", ckCustom(0, nil, nil))
 	free := ckProduct(t, s, tok, "Free", "", vars{"amountType": "free"})
 	volume := ckProduct(t, s, tok, "Volume seats", "month", ckSeats("",
-		vars{"min_seats": 1, "max_seats": 4, "price_per_seat": 1000}, vars{"min_seats": 5, "price_per_seat": 800}))
+		vars{"minSeats": 1, "maxSeats": 4, "pricePerSeat": 1000}, vars{"minSeats": 5, "pricePerSeat": 800}))
 	graduated := ckProduct(t, s, tok, "Graduated seats", "month", ckSeats("graduated",
-		vars{"min_seats": 1, "max_seats": 4, "price_per_seat": 1000}, vars{"min_seats": 5, "price_per_seat": 800}))
+		vars{"minSeats": 1, "maxSeats": 4, "pricePerSeat": 1000}, vars{"minSeats": 5, "pricePerSeat": 800}))
 	pct := ckDiscount(t, s, tok, vars{"name": "Third off", "type": "percentage", "basisPoints": 3333, "duration": "once"})
 	flat := ckDiscount(t, s, tok, vars{"name": "Five off", "type": "fixed", "amount": 500, "duration": "forever"})
 	huge := ckDiscount(t, s, tok, vars{"name": "Huge", "type": "fixed", "amount": 100000, "duration": "once"})
@@ -248,7 +248,7 @@ func TestCheckoutUpdates(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	a := ckProduct(t, s, org.Token, "Alpha", "", ckFixed(1000))
-	seats := ckProduct(t, s, org.Token, "Seats", "month", ckSeats("", vars{"min_seats": 1, "price_per_seat": 300}))
+	seats := ckProduct(t, s, org.Token, "Seats", "month", ckSeats("", vars{"minSeats": 1, "pricePerSeat": 300}))
 	limited := ckDiscount(t, s, org.Token, vars{"name": "Alpha only", "type": "fixed", "amount": 200,
 		"duration": "once", "products": []uuid.UUID{a.ID}})
 

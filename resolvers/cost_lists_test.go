@@ -10,6 +10,7 @@ import (
 
 	"till/resolvers"
 	"till/resolvers/resolverstest"
+	"till/storage"
 )
 
 // TestEveryWholeListDeclaresItsSize enumerates the schema's lists of objects: each is either
@@ -38,6 +39,8 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 		"LicenseKey.activations": resolvers.MaxLicenseKeyActivations, "Customer.paymentMethods": resolvers.MaxCustomerPaymentMethods,
 		"Query.licenseSigningKeys": resolvers.MaxPublishedSigningKeys, "Job.errors": resolvers.MaxJobErrors,
 		"WebhookEvent.deliveries": resolvers.MaxEventDeliveries, "CustomerSeatList.seats": resolvers.MaxSeats,
+		"MeterFilterGroup.clauses": storage.MaxMeterFilterClauses, "ProductPriceSeatTiers.tiers": resolvers.MaxSeatTiers,
+		"Product.wirePrices": resolvers.MaxProductPrices, "Subscription.wirePrices": resolvers.MaxProductPrices,
 	}
 	lists := 0
 	for _, typ := range schema.Types {
@@ -150,7 +153,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 	}
 	p := createProduct(t, s, org.Token, vars{"name": "Capped", "prices": prices(1)})
 	seated := createProduct(t, s, org.Token, vars{"name": "Open seats",
-		"prices": []vars{ckSeats("", vars{"min_seats": 1, "max_seats": nil, "price_per_seat": 1})}})
+		"prices": []vars{ckSeats("", vars{"minSeats": 1, "maxSeats": nil, "pricePerSeat": 1})}})
 	for _, c := range []struct {
 		name, doc string
 		values    vars

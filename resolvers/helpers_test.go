@@ -162,7 +162,8 @@ func decodeBody(tb testing.TB, res *http.Response, out any) {
 const productFields = `id name description visibility recurringInterval recurringIntervalCount trialInterval
 	trialIntervalCount isRecurring isArchived organizationId metadata
 	prices { id productId source amountType priceCurrency taxBehavior isArchived priceAmount minimumAmount
-		maximumAmount presetAmount seatTiers unitAmount capAmount meterId }
+		maximumAmount presetAmount seatTiers { seatTierType tiers { minSeats maxSeats pricePerSeat } minimumSeats maximumSeats }
+		unitAmount capAmount meterId }
 	benefits { id type description }`
 
 type product struct {

@@ -26,7 +26,7 @@ func TestIntVariablesBeyond32BitsAreRefused(t *testing.T) {
 	t.Parallel()
 	w := newKeyWorld(t, vars{})
 	s, tok := w.s, w.org.Token
-	seats := ckProduct(t, s, tok, "Team", "month", ckSeats("", vars{"min_seats": 1, "price_per_seat": 500}))
+	seats := ckProduct(t, s, tok, "Team", "month", ckSeats("", vars{"minSeats": 1, "pricePerSeat": 500}))
 	checkout := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{seats.ID}, "seats": 1})
 	discount := ckDiscount(t, s, tok, vars{"name": "Ten", "type": "fixed", "amount": 1000, "duration": "once"})
 	createMeter(t, s, tok, apiCallsInput(nil))

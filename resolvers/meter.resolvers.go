@@ -7,12 +7,21 @@ package resolvers
 
 import (
 	"context"
+	"till/graph"
 	"till/graph/model"
 	"till/storage"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+func (r *meterResolver) Filter(ctx context.Context, obj *storage.Meter) (*model.MeterFilterGroup, error) {
+	return meterFilterOf(obj.Filter)
+}
+
+func (r *meterResolver) Aggregation(ctx context.Context, obj *storage.Meter) (model.MeterAggregator, error) {
+	return meterAggregatorOf(obj.Aggregation)
+}
 
 func (r *mutationResolver) CreateMeter(ctx context.Context, input model.MeterCreateInput) (*storage.Meter, error) {
 	return r.createMeter(ctx, input)
@@ -37,3 +46,7 @@ func (r *queryResolver) Meters(ctx context.Context, page *int, limit *int, sorti
 func (r *queryResolver) MeterQuantities(ctx context.Context, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) (*storage.MeterQuantities, error) {
 	return r.meterQuantities(ctx, id, quantityWindow{from: startTimestamp, to: endTimestamp, interval: interval}, customerID, externalCustomerID)
 }
+
+func (r *Resolver) Meter() graph.MeterResolver { return &meterResolver{r} }
+
+type meterResolver struct{ *Resolver }

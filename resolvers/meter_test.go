@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -11,8 +12,14 @@ import (
 	"till/resolvers/resolverstest"
 )
 
-const meterFields = `id createdAt modifiedAt organizationId name unit customLabel customMultiplier filter
-	aggregation archivedAt metadata`
+// meterFields selects a meter with its filter and aggregation in upstream's JSON shapes, the
+// filter as deep as one nests.
+const meterFields = `id createdAt modifiedAt organizationId name unit customLabel customMultiplier
+	filter { conjunction clauses { ... on MeterFilterComparison { property operator value }
+		... on MeterFilterGroup { conjunction clauses { ... on MeterFilterComparison { property operator value } } } } }
+	aggregation { ... on MeterCountAggregation { func } ... on MeterPropertyAggregation { func property }
+		... on MeterUniqueAggregation { func property } }
+	archivedAt metadata`
 
 type meter struct {
 	ID               uuid.UUID       `json:"id"`
@@ -173,6 +180,10 @@ func TestMeterValidation(t *testing.T) {
 		{"object value", vars{"filter": filter(cmp("n", "eq", vars{"a": 1}))}, "value_error", []any{"input", "filter", "clauses", 0, "value"}},
 		{"nested error", vars{"filter": filter(cmp("n", "eq", 1), filter(cmp("n", "eq", 1), cmp("n", "eq", 4294967296)))},
 			"value_error", []any{"input", "filter", "clauses", 1, "clauses", 1, "value"}},
+		{"a filter three levels deep", vars{"filter": filter(filter(filter(cmp("n", "eq", 1))))},
+			"value_error", []any{"input", "filter", "clauses", 0, "clauses", 0}},
+		{"a group of 26 clauses", vars{"filter": filter(slices.Repeat([]any{cmp("n", "eq", 1)}, 26)...)},
+			"value_error", []any{"input", "filter", "clauses"}},
 		{"sum without property", vars{"aggregation": vars{"func": "sum"}}, "value_error", []any{"input", "aggregation", "property"}},
 		{"metadata too long", vars{"metadata": vars{"a-key-that-is-longer-than-forty-characters!": 1}}, "string_too_long",
 			[]any{"input", "metadata", "a-key-that-is-longer-than-forty-characters!"}},
@@ -212,7 +223,7 @@ func TestMeterUpdateRules(t *testing.T) {
 		vars{"id": m.ID}), fieldErr{Type: "value_error", Loc: []any{"input", "isArchived"},
 		Msg: "Cannot archive meter that is still attached to active products", Input: true})
 
-	updateFilter := `mutation($id: UUID!) { updateMeter(input: {id: $id, filter: {conjunction: or, clauses: []}}) { filter } }`
+	updateFilter := `mutation($id: UUID!) { updateMeter(input: {id: $id, filter: {conjunction: or, clauses: []}}) { filter { conjunction clauses { __typename } } } }`
 	var ok struct {
 		UpdateMeter struct{ Filter json.RawMessage }
 	}

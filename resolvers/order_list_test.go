@@ -199,7 +199,7 @@ func TestPortalOrders(t *testing.T) {
 	f.s.Query(t, f.org.Token, `mutation($c: UUID!, $m: UUID!) { createCustomerSession(input: {customerId: $c, memberId: $m}) { token } }`,
 		vars{"c": f.customer.ID, "m": memberID}, &plain)
 	const list = `query($sorting: [String!], $filter: PortalOrderFilter) { me { orders(sorting: $sorting, filter: $filter) {
-		items { id product { name prices { id } benefits { id } organization { id } medias } }
+		items { id product { name prices { id } benefits { id } organization { id } medias { id } } }
 		pagination { totalCount } } } }`
 	ids := func(t *testing.T, token string, sorting []string, filter vars) []uuid.UUID {
 		t.Helper()
@@ -287,7 +287,7 @@ func TestPortalOrdersCostConstantStatements(t *testing.T) {
 		f.create(t, f.spec())
 	}
 	const query = `query($n: Int) { me { orders(limit: $n) { items { id customer { id } discount { id }
-		product { id prices { id } benefits { id } organization { id } medias } subscription { id } items { id } }
+		product { id prices { id } benefits { id } organization { id } medias { id } } subscription { id } items { id } }
 		pagination { totalCount } } } }`
 	cost := func(n int) int64 {
 		counter.Reset()

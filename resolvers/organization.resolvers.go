@@ -8,10 +8,19 @@ package resolvers
 import (
 	"context"
 	"till/graph"
+	"till/graph/model"
 	"till/storage"
 
 	"github.com/google/uuid"
 )
+
+func (r *organizationResolver) CustomerPortalSettings(ctx context.Context, obj *storage.Organization) (*model.OrganizationCustomerPortalSettings, error) {
+	return organizationPortalSettings(obj)
+}
+
+func (r *organizationResolver) FeatureSettings(ctx context.Context, obj *storage.Organization) (*model.OrganizationFeatureSettings, error) {
+	return organizationFeatures(obj), nil
+}
 
 func (r *queryResolver) Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error) {
 	return r.organization(ctx, id)

@@ -16,7 +16,8 @@ func TestOrganization(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "organizations:read")
 	const doc = `query($id: UUID) { organization(id: $id) { id slug defaultPresentmentCurrency processorMode
-		allowCustomerUpdates featureSettings customerPortalSettings } }`
+		allowCustomerUpdates featureSettings { memberModelEnabled checkoutLocalizationEnabled }
+		customerPortalSettings { usage { show } subscription { updateSeats updatePlan } customer { allowEmailChange } } } }`
 	type organization struct {
 		ID, Slug, DefaultPresentmentCurrency, ProcessorMode string
 		AllowCustomerUpdates                                bool
@@ -28,10 +29,11 @@ func TestOrganization(t *testing.T) {
 			var out struct{ Organization organization }
 			s.Query(t, org.Token, doc, v, &out)
 			want := organization{ID: org.ID.String(), Slug: org.Slug, DefaultPresentmentCurrency: "usd", ProcessorMode: "test",
-				AllowCustomerUpdates: true, FeatureSettings: map[string]any{},
+				AllowCustomerUpdates: true,
+				FeatureSettings:      map[string]any{"memberModelEnabled": false, "checkoutLocalizationEnabled": false},
 				CustomerPortalSettings: map[string]any{"usage": map[string]any{"show": true},
-					"subscription": map[string]any{"update_seats": true, "update_plan": true},
-					"customer":     map[string]any{"allow_email_change": true}}}
+					"subscription": map[string]any{"updateSeats": true, "updatePlan": true},
+					"customer":     map[string]any{"allowEmailChange": true}}}
 			if diff := cmp.Diff(want, out.Organization); diff != "" {
 				t.Errorf("organization (-want +got):\n%s", diff)
 			}

@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"regexp"
 	"strings"
 
@@ -79,20 +78,7 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 		}
 	case "free":
 	case "seat_based":
-		var tiers struct {
-			Tiers []struct {
-				MinSeats     int  `json:"min_seats"`
-				MaxSeats     *int `json:"max_seats"`
-				PricePerSeat int  `json:"price_per_seat"`
-			} `json:"tiers"`
-		}
-		if json.Unmarshal(in.SeatTiers, &tiers) != nil || len(tiers.Tiers) == 0 {
-			return w, Invalid("value_error", "Seat tiers need at least one tier.", json.RawMessage(in.SeatTiers), loc("seatTiers")...)
-		}
-		if len(tiers.Tiers) > MaxSeatTiers {
-			return w, tooMany(len(tiers.Tiers), MaxSeatTiers, append(loc("seatTiers"), "tiers")...)
-		}
-		w.SeatTiers = in.SeatTiers
+		w.SeatTiers, err = seatTiersWrite(in.SeatTiers, loc("seatTiers")...)
 	case "metered_unit":
 		if in.UnitAmount == nil || !decimal.MatchString(*in.UnitAmount) {
 			return w, Invalid("string_pattern_mismatch", "Unit amount must be a decimal number of cents.", in.UnitAmount, loc("unitAmount")...)

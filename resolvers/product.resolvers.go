@@ -42,8 +42,15 @@ func (r *productResolver) Organization(ctx context.Context, obj *storage.Product
 	return related(ctx, loaders(ctx).Organization, obj, func(o *storage.Product) uuid.UUID { return o.OrganizationID })
 }
 
-func (r *productResolver) Medias(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
-	return []storage.RawJSON{}, nil
+func (r *productResolver) Medias(ctx context.Context, obj *storage.Product) ([]*model.ProductMediaFile, error) {
+	return []*model.ProductMediaFile{}, nil
+}
+
+func (r *productPriceResolver) SeatTiers(ctx context.Context, obj *storage.ProductPrice) (*model.ProductPriceSeatTiers, error) {
+	if obj.AmountType != "seat_based" {
+		return nil, nil
+	}
+	return seatTiersOf(obj.SeatTiers), nil
 }
 
 func (r *queryResolver) Product(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
@@ -57,4 +64,9 @@ func (r *queryResolver) Products(ctx context.Context, page *int, limit *int, sor
 
 func (r *Resolver) Product() graph.ProductResolver { return &productResolver{r} }
 
-type productResolver struct{ *Resolver }
+func (r *Resolver) ProductPrice() graph.ProductPriceResolver { return &productPriceResolver{r} }
+
+type (
+	productResolver      struct{ *Resolver }
+	productPriceResolver struct{ *Resolver }
+)

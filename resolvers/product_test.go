@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,7 +49,7 @@ func TestCreateProduct(t *testing.T) {
 				{"amountType": "custom", "minimumAmount": 100, "maximumAmount": 10000, "presetAmount": 500, "priceCurrency": "EUR"},
 				{"amountType": "custom"},
 				{"amountType": "free"},
-				{"amountType": "seat_based", "seatTiers": vars{"tiers": []vars{{"min_seats": 1, "max_seats": nil, "price_per_seat": 900}}}},
+				{"amountType": "seat_based", "seatTiers": vars{"tiers": []vars{{"minSeats": 1, "maxSeats": nil, "pricePerSeat": 900}}}},
 				{"amountType": "metered_unit", "unitAmount": "0.5", "capAmount": 100000, "meterId": meter},
 			},
 		})
@@ -58,7 +59,8 @@ func TestCreateProduct(t *testing.T) {
 			{Source: "catalog", AmountType: "custom", PriceCurrency: "usd", MinimumAmount: ptr(50)},
 			{Source: "catalog", AmountType: "free", PriceCurrency: "usd"},
 			{Source: "catalog", AmountType: "seat_based", PriceCurrency: "usd",
-				SeatTiers: jsonOf(t, `{"tiers": [{"min_seats": 1, "max_seats": null, "price_per_seat": 900}]}`)},
+				SeatTiers: jsonOf(t, `{"seatTierType": "volume", "tiers": [{"minSeats": 1, "maxSeats": null, "pricePerSeat": 900}],
+					"minimumSeats": 1, "maximumSeats": null}`)},
 			{Source: "catalog", AmountType: "metered_unit", PriceCurrency: "usd", UnitAmount: ptr("0.500000000000"), CapAmount: ptr(100000), MeterID: &meter},
 		}
 		if diff := cmp.Diff(want, got.Prices, ignoreIDs); diff != "" {
@@ -123,6 +125,14 @@ func TestCreateProduct(t *testing.T) {
 			fieldErr{Type: "value_error", Loc: []any{"input", "prices", 0, "presetAmount"}, Msg: "Preset amount must be between the minimum and maximum amounts.", Input: float64(1000)}},
 		{"seat-based pricing without tiers is rejected", vars{"name": "Seats", "prices": []vars{{"amountType": "seat_based", "seatTiers": vars{"tiers": []vars{}}}}},
 			fieldErr{Type: "value_error", Loc: []any{"input", "prices", 0, "seatTiers"}, Msg: "Seat tiers need at least one tier.", Input: map[string]any{"tiers": []any{}}}},
+		{"more than 20 seat tiers are rejected", vars{"name": "Seats", "prices": []vars{{"amountType": "seat_based",
+			"seatTiers": vars{"tiers": slices.Repeat([]vars{{"minSeats": 1, "pricePerSeat": 900}}, 21)}}}},
+			fieldErr{Type: "too_long", Loc: []any{"input", "prices", 0, "seatTiers", "tiers"},
+				Msg: "List should have at most 20 items after validation, not 21", Input: float64(21)}},
+		{"a seat tier from seat 0 is rejected", vars{"name": "Seats", "prices": []vars{{"amountType": "seat_based",
+			"seatTiers": vars{"tiers": []vars{{"minSeats": 0, "pricePerSeat": 900}}}}}},
+			fieldErr{Type: "greater_than_equal", Loc: []any{"input", "prices", 0, "seatTiers", "tiers", 0, "minSeats"},
+				Msg: "Input should be greater than or equal to 1", Input: float64(0)}},
 		{"a metered price without meter is rejected", vars{"name": "Metered", "prices": []vars{{"amountType": "metered_unit", "unitAmount": "1"}}},
 			fieldErr{Type: "missing", Loc: []any{"input", "prices", 0, "meterId"}, Msg: "Field required"}},
 		{"a metered price with a malformed unit amount is rejected", vars{"name": "Metered", "prices": []vars{{"amountType": "metered_unit", "unitAmount": "1,5", "meterId": meter}}},

@@ -74,20 +74,24 @@ func (r *mutationResolver) PortalUpdateSubscriptionSeats(ctx context.Context, in
 	return r.updateSubscriptionSeats(ctx, input)
 }
 
-func (r *organizationResolver) OrganizationFeatures(ctx context.Context, obj *storage.Organization) (storage.RawJSON, error) {
+func (r *organizationResolver) OrganizationFeatures(ctx context.Context, obj *storage.Organization) (*model.OrganizationFeatureSettings, error) {
 	return organizationFeatures(obj), nil
 }
 
-func (r *productResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
+func (r *productResolver) WirePrices(ctx context.Context, obj *storage.Product) ([]model.ProductPriceVariant, error) {
 	return r.productWirePrices(ctx, obj)
 }
 
-func (r *productResolver) AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]storage.RawJSON, error) {
-	return []storage.RawJSON{}, nil
+func (r *productResolver) AttachedCustomFields(ctx context.Context, obj *storage.Product) ([]*model.AttachedCustomField, error) {
+	return []*model.AttachedCustomField{}, nil
 }
 
 func (r *productResolver) Subscriptions(ctx context.Context, obj *storage.Product, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
 	return r.productSubscriptions(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
+}
+
+func (r *productPriceMeteredUnitResolver) Meter(ctx context.Context, obj *model.ProductPriceMeteredUnit) (*storage.PriceMeter, error) {
+	return related(ctx, loaders(ctx).PriceMeter, obj, func(o *model.ProductPriceMeteredUnit) uuid.UUID { return o.MeterID })
 }
 
 func (r *queryResolver) Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error) {
@@ -118,7 +122,7 @@ func (r *subscriptionResolver) Prices(ctx context.Context, obj *storage.Subscrip
 	return related(ctx, loaders(ctx).PricesBySubscription, obj, func(o *storage.Subscription) uuid.UUID { return o.ID })
 }
 
-func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subscription) ([]storage.RawJSON, error) {
+func (r *subscriptionResolver) WirePrices(ctx context.Context, obj *storage.Subscription) ([]model.ProductPriceVariant, error) {
 	return r.subscriptionWirePrices(ctx, obj)
 }
 
@@ -130,6 +134,13 @@ func (r *subscriptionResolver) PendingUpdate(ctx context.Context, obj *storage.S
 	return r.subscriptionPendingUpdate(ctx, obj)
 }
 
+func (r *Resolver) ProductPriceMeteredUnit() graph.ProductPriceMeteredUnitResolver {
+	return &productPriceMeteredUnitResolver{r}
+}
+
 func (r *Resolver) Subscription() graph.SubscriptionResolver { return &subscriptionResolver{r} }
 
-type subscriptionResolver struct{ *Resolver }
+type (
+	productPriceMeteredUnitResolver struct{ *Resolver }
+	subscriptionResolver            struct{ *Resolver }
+)

@@ -244,8 +244,8 @@ func (w *subWorld) session(tb testing.TB, customerID uuid.UUID) string {
 func (w *subWorld) seatPlan(tb testing.TB, name string, maxSeats *int) product {
 	tb.Helper()
 	tiers, _ := json.Marshal(map[string]any{"tiers": []map[string]any{
-		{"min_seats": 1, "max_seats": 5, "price_per_seat": 1000},
-		{"min_seats": 6, "max_seats": maxSeats, "price_per_seat": 800}}})
+		{"minSeats": 1, "maxSeats": 5, "pricePerSeat": 1000},
+		{"minSeats": 6, "maxSeats": maxSeats, "pricePerSeat": 800}}})
 	return createProduct(tb, w.s, w.org.Token, vars{"name": name, "recurringInterval": "month",
 		"prices": []vars{{"amountType": "seat_based", "seatTiers": json.RawMessage(tiers)}}})
 }

@@ -17,8 +17,9 @@ import (
 // subscriptionGraph selects every relation of a subscription, down to its product's.
 const subscriptionGraph = `query($n: Int) { subscriptions(limit: $n) { items { id
 	customer { id email } discount { __typename ... on DiscountPercentageOnceForeverDurationBase { id basisPoints } }
-	product { id name prices { id } wirePrices benefits { id } organization { id organizationFeatures } medias attachedCustomFields }
-	prices { id } wirePrices meters { id } pendingUpdate { id seats } } pagination { totalCount } } }`
+	product { id name prices { id } wirePrices { id } benefits { id }
+		organization { id organizationFeatures { memberModelEnabled } } medias { id } attachedCustomFields { order } }
+	prices { id } wirePrices { id } meters { id } pendingUpdate { id seats } } pagination { totalCount } } }`
 
 // TestSubscriptionPagesCostConstantStatements proves the subscription list's relations are
 // batched: a page of 100 costs the statements a page of 10 does.

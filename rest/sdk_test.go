@@ -116,7 +116,7 @@ func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID 
 		{"name": "Monthly", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "fixed", "priceAmount": 500}}},
 		{"name": "Metered", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "metered_unit", "unitAmount": "0.25", "meterId": meter.ID}}},
 		{"name": "Seats", "recurringInterval": "month", "prices": []any{map[string]any{"amountType": "seat_based",
-			"seatTiers": map[string]any{"tiers": []any{map[string]any{"min_seats": 1, "max_seats": nil, "price_per_seat": 700}}}}}},
+			"seatTiers": map[string]any{"tiers": []any{map[string]any{"minSeats": 1, "maxSeats": nil, "pricePerSeat": 700}}}}}},
 	} {
 		var p struct{ CreateProduct struct{ ID uuid.UUID } }
 		run(`mutation($in: ProductCreateInput!) { createProduct(input: $in) { id } }`, map[string]any{"in": product}, &p)

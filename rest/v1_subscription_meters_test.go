@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -35,8 +36,7 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 	w.buyer = s.newCustomer(t, w.org.ID, "ext-"+randomHex(4))
 	var err error
 	if w.meter, err = storage.CreateMeter(ctx, s.db, w.org.ID, "API calls",
-		storage.RawJSON(`{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"}]}`),
-		storage.RawJSON(`{"func": "count"}`)); err != nil {
+		storage.RawJSON(meteredFilter), storage.RawJSON(`{"func": "count"}`)); err != nil {
 		t.Fatal(err)
 	}
 	p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
@@ -88,6 +88,12 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 	return w
 }
 
+// meteredFilter counts the api_call events: a comparison and a group that every event meets,
+// as the filter's rendering must spell both kinds of clause and each type of value.
+const meteredFilter = `{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api_call"},
+	{"conjunction": "or", "clauses": [{"property": "timestamp", "operator": "gt", "value": 0},
+		{"property": "beta", "operator": "ne", "value": true}]}]}`
+
 // meteredItem is the part of a subscription item these tests read.
 type meteredItem struct {
 	ID     uuid.UUID                    `json:"id"`
@@ -138,6 +144,17 @@ func TestSubscriptionMetersRenderTheContract(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.meterKeys, keysOf(t, m["meter"])); diff != "" {
 				t.Errorf("meter keys (-want +got):\n%s", diff)
+			}
+			if tc.meterKeys[0] == "aggregation" {
+				var meter struct{ Filter, Aggregation json.RawMessage }
+				decodeJSON(t, m["meter"], &meter)
+				var filter bytes.Buffer
+				if err := json.Compact(&filter, []byte(meteredFilter)); err != nil {
+					t.Fatal(err)
+				}
+				if string(meter.Filter) != filter.String() || string(meter.Aggregation) != `{"func":"count"}` {
+					t.Errorf("filter %s, aggregation %s; want %s and the count", meter.Filter, meter.Aggregation, filter.String())
+				}
 			}
 			var got meterFigures
 			decodeJSON(t, mustJSON(t, m), &got)

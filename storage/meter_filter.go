@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // MeterFilter selects the events a meter counts, in upstream's JSON shape
@@ -129,12 +130,34 @@ func ParseMeterFilter(b []byte) (*MeterFilter, error) {
 	return &f, nil
 }
 
-// Validate checks the filter against upstream's schema: a known conjunction, known
-// operators, a property, and a value that is a string, a 32-bit integer or a boolean.
-// Property names are normalized ("metadata.tokens" becomes "tokens"), as upstream stores them.
-func (f *MeterFilter) Validate() error { return f.validate(nil) }
+// maxMeterFilterText is upstream's FilterClause.value max_length for strings.
+const maxMeterFilterText = 1000
 
-func (f *MeterFilter) validate(path []any) error {
+// Bounds on a filter's shape that upstream does not set. GraphQL spells a filter as a typed
+// tree, which a query (and the /v1 documents that render a meter) selects to a fixed depth:
+// a filter deeper than they select would be cut short. And the operation cost prices each
+// level of clauses at its largest size, multiplied by the levels above it. Two levels (a
+// filter and groups of comparisons in it) are what upstream's dashboard builds.
+const (
+	// MaxMeterFilterDepth is how many levels of groups a filter may have, itself included.
+	MaxMeterFilterDepth = 2
+	// MaxMeterFilterClauses is how many clauses one group may hold.
+	MaxMeterFilterClauses = 25
+)
+
+// Validate checks the filter against upstream's schema: a known conjunction, known
+// operators, a property, and a value that is a string, a 32-bit integer or a boolean; and
+// against Till's bounds on nesting and width (MaxMeterFilterDepth, MaxMeterFilterClauses). Property names are normalized
+// ("metadata.tokens" becomes "tokens"), as upstream stores them.
+func (f *MeterFilter) Validate() error { return f.validate(nil, 1) }
+
+func (f *MeterFilter) validate(path []any, depth int) error {
+	if depth > MaxMeterFilterDepth {
+		return filterErr(fmt.Sprintf("filters nest at most %d levels deep", MaxMeterFilterDepth), path...)
+	}
+	if len(f.Clauses) > MaxMeterFilterClauses {
+		return filterErr(fmt.Sprintf("a group holds at most %d clauses", MaxMeterFilterClauses), append(path, "clauses")...)
+	}
 	if f.Conjunction != ConjunctionAnd && f.Conjunction != ConjunctionOr {
 		return filterErr("conjunction must be 'and' or 'or'", append(path, "conjunction")...)
 	}
@@ -142,7 +165,7 @@ func (f *MeterFilter) validate(path []any) error {
 		c := &f.Clauses[i]
 		at := append(append([]any{}, path...), "clauses", i)
 		if c.Group != nil {
-			if err := c.Group.validate(at); err != nil {
+			if err := c.Group.validate(at, depth+1); err != nil {
 				return err
 			}
 			continue
@@ -163,7 +186,11 @@ func (c *MeterFilterClause) validate(at []any) error {
 		return filterErr("operator must be one of eq, ne, gt, gte, lt, lte, like, not_like", append(at, "operator")...)
 	}
 	switch v := c.Value.(type) {
-	case string, bool:
+	case bool:
+	case string:
+		if utf8.RuneCountInString(v) > maxMeterFilterText {
+			return filterErr(fmt.Sprintf("value must be at most %d characters", maxMeterFilterText), append(at, "value")...)
+		}
 	case int64:
 		if v < math.MinInt32 || v > math.MaxInt32 {
 			return filterErr("value must be a 32-bit integer", append(at, "value")...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,6 +121,10 @@ func TestMeterFilterValidation(t *testing.T) {
 		{`{"conjunction": "and", "clauses": [{"property": "n", "operator": "eq"}]}`, []any{"clauses", 0, "value"}},
 		{`{"conjunction": "or", "clauses": [{"property": "n", "operator": "eq", "value": 1},
 			{"conjunction": "and", "clauses": [{"property": "n", "operator": "between", "value": 1}]}]}`, []any{"clauses", 1, "clauses", 0, "operator"}},
+		{nested(storage.MaxMeterFilterDepth + 1), []any{"clauses", 0, "clauses", 0}},
+		{wide(storage.MaxMeterFilterClauses + 1), []any{"clauses"}},
+		{`{"conjunction": "and", "clauses": [{"property": "n", "operator": "eq", "value": "` + strings.Repeat("é", 1001) + `"}]}`,
+			[]any{"clauses", 0, "value"}},
 	}
 	for _, c := range cases {
 		_, err := storage.ParseMeterFilter([]byte(c.filter))
@@ -127,6 +132,45 @@ func TestMeterFilterValidation(t *testing.T) {
 		if !errors.As(err, &fe) || !reflect.DeepEqual(fe.Path, c.path) {
 			t.Errorf("%s: err = %v, want a MeterFilterError at %v", c.filter, err, c.path)
 		}
+	}
+}
+
+// nested is a filter of depth levels: groups each holding the next, the innermost one comparison.
+func nested(depth int) string {
+	f := `{"property": "name", "operator": "eq", "value": "a"}`
+	for range depth {
+		f = `{"conjunction": "and", "clauses": [` + f + `]}`
+	}
+	return f
+}
+
+// wide is a filter of n comparisons.
+func wide(n int) string {
+	f := `{"conjunction": "or", "clauses": [`
+	for i := range n {
+		if i > 0 {
+			f += ", "
+		}
+		f += `{"property": "name", "operator": "eq", "value": "a"}`
+	}
+	return f + `]}`
+}
+
+// TestMeterFilterBounds checks that filters nest up to MaxMeterFilterDepth levels and hold
+// up to MaxMeterFilterClauses clauses per group, and compare strings of up to 1000 characters
+// (TestMeterFilterValidation refuses one more of each).
+func TestMeterFilterBounds(t *testing.T) {
+	for name, f := range map[string]string{
+		"a filter " + strconv.Itoa(storage.MaxMeterFilterDepth) + " levels deep": nested(storage.MaxMeterFilterDepth),
+		"a group of " + strconv.Itoa(storage.MaxMeterFilterClauses) + " clauses": wide(storage.MaxMeterFilterClauses),
+		"a value of 1000 characters": `{"conjunction": "and", "clauses": [{"property": "n", "operator": "eq", "value": "` +
+			strings.Repeat("é", 1000) + `"}]}`,
+	} {
+		t.Run(name+" is accepted", func(t *testing.T) {
+			if _, err := storage.ParseMeterFilter([]byte(f)); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 

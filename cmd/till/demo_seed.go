@@ -58,7 +58,7 @@ func seedDemo(ctx context.Context, r *resolvers.Resolver, secret []byte) (*demoO
 			"prices": []any{map[string]any{"amountType": "fixed", "priceAmount": 1500}}, "benefitIds": []any{lk.CreateBenefit.ID, perk.CreateBenefit.ID}}},
 		{"seat_based", "Team Plan", map[string]any{"recurringInterval": "month",
 			"prices": []any{map[string]any{"amountType": "seat_based", "seatTiers": map[string]any{"tiers": []any{
-				map[string]any{"min_seats": 1, "max_seats": nil, "price_per_seat": 1000}}}}},
+				map[string]any{"minSeats": 1, "maxSeats": nil, "pricePerSeat": 1000}}}}},
 			"benefitIds": []any{perk.CreateBenefit.ID}}},
 		{"metered", "API Usage", map[string]any{"recurringInterval": "month",
 			"prices": []any{map[string]any{"amountType": "metered_unit", "unitAmount": "0.5", "meterId": meter.ID}}}},

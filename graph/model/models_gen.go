@@ -54,19 +54,33 @@ type CheckoutPrice interface {
 // The fields every discount variant has.
 type DiscountBase interface {
 	IsDiscountBase()
+	// The discount's id.
 	GetID() uuid.UUID
+	// When the discount was created.
 	GetCreatedAt() time.Time
+	// When the discount was last changed; null if never.
 	GetModifiedAt() *time.Time
+	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
 	GetDuration() string
+	// fixed (an amount off) or percentage.
 	GetType() string
+	// The discount's name, shown to the customer when it applies.
 	GetName() string
+	// The code customers enter at checkout; null when it applies only through a checkout that names it.
 	GetCode() *string
+	// From when the discount can be redeemed; null: from its creation.
 	GetStartsAt() *time.Time
+	// Until when the discount can be redeemed; null: no end.
 	GetEndsAt() *time.Time
+	// How many times the discount can be redeemed in all; null: no limit.
 	GetMaxRedemptions() *int
+	// How many times one customer can redeem the discount; null: no limit.
 	GetMaxRedemptionsPerCustomer() *int
+	// How many times the discount has been redeemed.
 	GetRedemptionsCount() int
+	// The organization's own key-value data for the discount; Till does not interpret it.
 	GetMetadata() storage.JSONMap
+	// The organization owning the discount.
 	GetOrganizationID() uuid.UUID
 }
 
@@ -137,16 +151,59 @@ type FileBase interface {
 	GetLastModifiedAt() *time.Time
 }
 
-// A postal address to store; country is an ISO 3166-1 alpha-2 code.
-type AddressInput struct {
-	Line1      *string `json:"line1,omitempty"`
-	Line2      *string `json:"line2,omitempty"`
-	PostalCode *string `json:"postalCode,omitempty"`
-	City       *string `json:"city,omitempty"`
-	State      *string `json:"state,omitempty"`
-	Country    string  `json:"country"`
+// How a meter reduces the events its filter selects to one quantity: counts them
+// (MeterCountAggregation), reduces a numeric property (MeterPropertyAggregation) or counts a
+// property's distinct values (MeterUniqueAggregation).
+type MeterAggregator interface {
+	IsMeterAggregator()
 }
 
+// A condition of a filter group: a comparison of one event property, or a nested group.
+type MeterFilterCondition interface {
+	IsMeterFilterCondition()
+}
+
+// A price as /v1 spells it: one type per amountType, each carrying exactly the fields of its
+// kind (ProductPrice has them all, null where they do not apply).
+type ProductPriceVariant interface {
+	IsProductPriceVariant()
+	// When the price was created.
+	GetCreatedAt() time.Time
+	// When the price was last changed; null if never.
+	GetModifiedAt() *time.Time
+	// The price's id.
+	GetID() uuid.UUID
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	GetSource() string
+	// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+	GetAmountType() string
+	// The lowercase ISO 4217 currency the customer is charged in.
+	GetPriceCurrency() string
+	// inclusive or exclusive of tax; null: the organization's default.
+	GetTaxBehavior() *string
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	GetIsArchived() bool
+	// The product owning the price.
+	GetProductID() uuid.UUID
+}
+
+// A postal address to store; country is an ISO 3166-1 alpha-2 code.
+type AddressInput struct {
+	// The street line; empty is null.
+	Line1 *string `json:"line1,omitempty"`
+	// The second street line; empty is null.
+	Line2 *string `json:"line2,omitempty"`
+	// The postal or ZIP code.
+	PostalCode *string `json:"postalCode,omitempty"`
+	// The city.
+	City *string `json:"city,omitempty"`
+	// The state or province; in the US and Canada a state code (NY, US-NY), stored as US-NY.
+	State *string `json:"state,omitempty"`
+	// The ISO 3166-1 alpha-2 country code (US, us); stored upper case.
+	Country string `json:"country"`
+}
+
+// Where to move a test-mode organization's clock.
 type AdvanceTestClockInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
@@ -154,22 +211,38 @@ type AdvanceTestClockInput struct {
 	To time.Time `json:"to"`
 }
 
+// The clock after an advance, and how much renewal work it did.
 type AdvanceTestClockPayload struct {
+	// The clock after the advance.
 	TestClock *storage.TestClock `json:"testClock"`
 	// How many renewal steps ran: period ends, cycle charges, payment retries, cancellations.
 	Renewals int `json:"renewals"`
+}
+
+// A custom field attached to a product, in the order the checkout asks for it. Till keeps no
+// custom fields, so no product has any; the field's definition (upstream's custom_field) is not
+// modelled.
+type AttachedCustomField struct {
+	// The custom field's id.
+	CustomFieldID uuid.UUID `json:"customFieldId"`
+	// The field's position among the product's fields.
+	Order int `json:"order"`
+	// Whether the customer must fill the field in.
+	Required bool `json:"required"`
 }
 
 // What the consent screen sends when the signed-in user allows (or denies) an application's
 // authorization request. The fields are the query parameters of GET /v1/oauth2/authorize, which
 // are validated again here, so a tampered consent form cannot widen what was shown.
 type AuthorizeOAuth2Input struct {
+	// The application's till_ci_ client id.
 	ClientID string `json:"clientId"`
 	// Must be one of the client's redirect URIs; may be left out when the client has exactly one.
 	RedirectURI *string `json:"redirectUri,omitempty"`
 	// Space-separated; every scope must be one the consenting personal access token holds
 	// (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
 	Scope *string `json:"scope,omitempty"`
+	// The application's opaque value, returned unchanged in the redirect.
 	State *string `json:"state,omitempty"`
 	// Echoed in the id token (OpenID Connect).
 	Nonce *string `json:"nonce,omitempty"`
@@ -187,6 +260,7 @@ type AuthorizeOAuth2Input struct {
 // Where the consent screen sends the browser next: the client's redirect URI with code and state
 // (and iss, RFC 9207), or with error=access_denied after a denial.
 type AuthorizeOAuth2Payload struct {
+	// The URL to send the browser to.
 	RedirectURL string `json:"redirectUrl"`
 	// The single-use authorization code (300 s); null after a denial.
 	Code *string `json:"code,omitempty"`
@@ -964,6 +1038,27 @@ type CustomerPage struct {
 	Pagination *Pagination `json:"pagination"`
 }
 
+// Changes customers may make to their own record in the portal.
+type CustomerPortalCustomerSettings struct {
+	// Whether customers may change their email address.
+	AllowEmailChange bool `json:"allowEmailChange"`
+}
+
+// Subscription changes customers may make in the portal; both also need the organization's
+// allowCustomerUpdates.
+type CustomerPortalSubscriptionSettings struct {
+	// Whether customers may change the seats of a seat-based subscription.
+	UpdateSeats bool `json:"updateSeats"`
+	// Whether customers may switch their subscription to another product.
+	UpdatePlan bool `json:"updatePlan"`
+}
+
+// The customer portal's usage section.
+type CustomerPortalUsageSettings struct {
+	// Whether the portal shows customers their metered usage.
+	Show bool `json:"show"`
+}
+
 // Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
 type CustomerSeatAssignInput struct {
 	// The seat-based subscription to take the seat from; give it or orderId.
@@ -1127,87 +1222,176 @@ type DiscountFilter struct {
 
 // A fixed discount applied once or forever.
 type DiscountFixedOnceForeverDurationBase struct {
-	ID         uuid.UUID  `json:"id"`
-	CreatedAt  time.Time  `json:"createdAt"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// When the discount was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
-	Duration   string     `json:"duration"`
-	Type       string     `json:"type"`
-	// The amount taken off in cents of currency.
-	Amount   int    `json:"amount"`
+	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+	Duration string `json:"duration"`
+	// fixed (an amount off) or percentage.
+	Type string `json:"type"`
+	// The amount taken off, in the smallest unit of currency (e.g. cents).
+	Amount int `json:"amount"`
+	// The lowercase ISO 4217 currency of amount.
 	Currency string `json:"currency"`
 	// Currency to amount, currency's own amount included.
-	Amounts                   storage.RawJSON `json:"amounts"`
-	Name                      string          `json:"name"`
-	Code                      *string         `json:"code,omitempty"`
-	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
-	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
-	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
-	RedemptionsCount          int             `json:"redemptionsCount"`
-	Metadata                  storage.JSONMap `json:"metadata"`
-	OrganizationID            uuid.UUID       `json:"organizationId"`
+	Amounts storage.RawJSON `json:"amounts"`
+	// The discount's name, shown to the customer when it applies.
+	Name string `json:"name"`
+	// The code customers enter at checkout; null when it applies only through a checkout that names it.
+	Code *string `json:"code,omitempty"`
+	// From when the discount can be redeemed; null: from its creation.
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	// Until when the discount can be redeemed; null: no end.
+	EndsAt *time.Time `json:"endsAt,omitempty"`
+	// How many times the discount can be redeemed in all; null: no limit.
+	MaxRedemptions *int `json:"maxRedemptions,omitempty"`
+	// How many times one customer can redeem the discount; null: no limit.
+	MaxRedemptionsPerCustomer *int `json:"maxRedemptionsPerCustomer,omitempty"`
+	// How many times the discount has been redeemed.
+	RedemptionsCount int `json:"redemptionsCount"`
+	// The organization's own key-value data for the discount; Till does not interpret it.
+	Metadata storage.JSONMap `json:"metadata"`
+	// The organization owning the discount.
+	OrganizationID uuid.UUID `json:"organizationId"`
 }
 
-func (DiscountFixedOnceForeverDurationBase) IsDiscountBase()                {}
-func (this DiscountFixedOnceForeverDurationBase) GetID() uuid.UUID          { return this.ID }
-func (this DiscountFixedOnceForeverDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (DiscountFixedOnceForeverDurationBase) IsDiscountBase() {}
+
+// The discount's id.
+func (this DiscountFixedOnceForeverDurationBase) GetID() uuid.UUID { return this.ID }
+
+// When the discount was created.
+func (this DiscountFixedOnceForeverDurationBase) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the discount was last changed; null if never.
 func (this DiscountFixedOnceForeverDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
-func (this DiscountFixedOnceForeverDurationBase) GetDuration() string       { return this.Duration }
-func (this DiscountFixedOnceForeverDurationBase) GetType() string           { return this.Type }
-func (this DiscountFixedOnceForeverDurationBase) GetName() string           { return this.Name }
-func (this DiscountFixedOnceForeverDurationBase) GetCode() *string          { return this.Code }
-func (this DiscountFixedOnceForeverDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
-func (this DiscountFixedOnceForeverDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
-func (this DiscountFixedOnceForeverDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+
+// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+func (this DiscountFixedOnceForeverDurationBase) GetDuration() string { return this.Duration }
+
+// fixed (an amount off) or percentage.
+func (this DiscountFixedOnceForeverDurationBase) GetType() string { return this.Type }
+
+// The discount's name, shown to the customer when it applies.
+func (this DiscountFixedOnceForeverDurationBase) GetName() string { return this.Name }
+
+// The code customers enter at checkout; null when it applies only through a checkout that names it.
+func (this DiscountFixedOnceForeverDurationBase) GetCode() *string { return this.Code }
+
+// From when the discount can be redeemed; null: from its creation.
+func (this DiscountFixedOnceForeverDurationBase) GetStartsAt() *time.Time { return this.StartsAt }
+
+// Until when the discount can be redeemed; null: no end.
+func (this DiscountFixedOnceForeverDurationBase) GetEndsAt() *time.Time { return this.EndsAt }
+
+// How many times the discount can be redeemed in all; null: no limit.
+func (this DiscountFixedOnceForeverDurationBase) GetMaxRedemptions() *int { return this.MaxRedemptions }
+
+// How many times one customer can redeem the discount; null: no limit.
 func (this DiscountFixedOnceForeverDurationBase) GetMaxRedemptionsPerCustomer() *int {
 	return this.MaxRedemptionsPerCustomer
 }
+
+// How many times the discount has been redeemed.
 func (this DiscountFixedOnceForeverDurationBase) GetRedemptionsCount() int {
 	return this.RedemptionsCount
 }
+
+// The organization's own key-value data for the discount; Till does not interpret it.
 func (this DiscountFixedOnceForeverDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+
+// The organization owning the discount.
 func (this DiscountFixedOnceForeverDurationBase) GetOrganizationID() uuid.UUID {
 	return this.OrganizationID
 }
 
 // A fixed discount applied for a number of months.
 type DiscountFixedRepeatDurationBase struct {
-	ID                        uuid.UUID       `json:"id"`
-	CreatedAt                 time.Time       `json:"createdAt"`
-	ModifiedAt                *time.Time      `json:"modifiedAt,omitempty"`
-	Duration                  string          `json:"duration"`
-	DurationInMonths          int             `json:"durationInMonths"`
-	Type                      string          `json:"type"`
-	Amount                    int             `json:"amount"`
-	Currency                  string          `json:"currency"`
-	Amounts                   storage.RawJSON `json:"amounts"`
-	Name                      string          `json:"name"`
-	Code                      *string         `json:"code,omitempty"`
-	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
-	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
-	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
-	RedemptionsCount          int             `json:"redemptionsCount"`
-	Metadata                  storage.JSONMap `json:"metadata"`
-	OrganizationID            uuid.UUID       `json:"organizationId"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// When the discount was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the discount was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+	Duration string `json:"duration"`
+	// How many months the discount applies to a subscription.
+	DurationInMonths int `json:"durationInMonths"`
+	// fixed (an amount off) or percentage.
+	Type string `json:"type"`
+	// The amount taken off, in the smallest unit of currency (e.g. cents).
+	Amount int `json:"amount"`
+	// The lowercase ISO 4217 currency of amount.
+	Currency string `json:"currency"`
+	// The amount taken off in each currency, in that currency's smallest unit; currency's own amount included.
+	Amounts storage.RawJSON `json:"amounts"`
+	// The discount's name, shown to the customer when it applies.
+	Name string `json:"name"`
+	// The code customers enter at checkout; null when it applies only through a checkout that names it.
+	Code *string `json:"code,omitempty"`
+	// From when the discount can be redeemed; null: from its creation.
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	// Until when the discount can be redeemed; null: no end.
+	EndsAt *time.Time `json:"endsAt,omitempty"`
+	// How many times the discount can be redeemed in all; null: no limit.
+	MaxRedemptions *int `json:"maxRedemptions,omitempty"`
+	// How many times one customer can redeem the discount; null: no limit.
+	MaxRedemptionsPerCustomer *int `json:"maxRedemptionsPerCustomer,omitempty"`
+	// How many times the discount has been redeemed.
+	RedemptionsCount int `json:"redemptionsCount"`
+	// The organization's own key-value data for the discount; Till does not interpret it.
+	Metadata storage.JSONMap `json:"metadata"`
+	// The organization owning the discount.
+	OrganizationID uuid.UUID `json:"organizationId"`
 }
 
-func (DiscountFixedRepeatDurationBase) IsDiscountBase()                {}
-func (this DiscountFixedRepeatDurationBase) GetID() uuid.UUID          { return this.ID }
-func (this DiscountFixedRepeatDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (DiscountFixedRepeatDurationBase) IsDiscountBase() {}
+
+// The discount's id.
+func (this DiscountFixedRepeatDurationBase) GetID() uuid.UUID { return this.ID }
+
+// When the discount was created.
+func (this DiscountFixedRepeatDurationBase) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the discount was last changed; null if never.
 func (this DiscountFixedRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
-func (this DiscountFixedRepeatDurationBase) GetDuration() string       { return this.Duration }
-func (this DiscountFixedRepeatDurationBase) GetType() string           { return this.Type }
-func (this DiscountFixedRepeatDurationBase) GetName() string           { return this.Name }
-func (this DiscountFixedRepeatDurationBase) GetCode() *string          { return this.Code }
-func (this DiscountFixedRepeatDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
-func (this DiscountFixedRepeatDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
-func (this DiscountFixedRepeatDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+
+// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+func (this DiscountFixedRepeatDurationBase) GetDuration() string { return this.Duration }
+
+// fixed (an amount off) or percentage.
+func (this DiscountFixedRepeatDurationBase) GetType() string { return this.Type }
+
+// The discount's name, shown to the customer when it applies.
+func (this DiscountFixedRepeatDurationBase) GetName() string { return this.Name }
+
+// The code customers enter at checkout; null when it applies only through a checkout that names it.
+func (this DiscountFixedRepeatDurationBase) GetCode() *string { return this.Code }
+
+// From when the discount can be redeemed; null: from its creation.
+func (this DiscountFixedRepeatDurationBase) GetStartsAt() *time.Time { return this.StartsAt }
+
+// Until when the discount can be redeemed; null: no end.
+func (this DiscountFixedRepeatDurationBase) GetEndsAt() *time.Time { return this.EndsAt }
+
+// How many times the discount can be redeemed in all; null: no limit.
+func (this DiscountFixedRepeatDurationBase) GetMaxRedemptions() *int { return this.MaxRedemptions }
+
+// How many times one customer can redeem the discount; null: no limit.
 func (this DiscountFixedRepeatDurationBase) GetMaxRedemptionsPerCustomer() *int {
 	return this.MaxRedemptionsPerCustomer
 }
-func (this DiscountFixedRepeatDurationBase) GetRedemptionsCount() int     { return this.RedemptionsCount }
+
+// How many times the discount has been redeemed.
+func (this DiscountFixedRepeatDurationBase) GetRedemptionsCount() int { return this.RedemptionsCount }
+
+// The organization's own key-value data for the discount; Till does not interpret it.
 func (this DiscountFixedRepeatDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+
+// The organization owning the discount.
 func (this DiscountFixedRepeatDurationBase) GetOrganizationID() uuid.UUID { return this.OrganizationID }
 
 // A page of discounts.
@@ -1222,90 +1406,176 @@ type DiscountPage struct {
 
 // A percentage discount applied once or forever.
 type DiscountPercentageOnceForeverDurationBase struct {
-	ID         uuid.UUID  `json:"id"`
-	CreatedAt  time.Time  `json:"createdAt"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// When the discount was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
-	Duration   string     `json:"duration"`
-	Type       string     `json:"type"`
+	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+	Duration string `json:"duration"`
+	// fixed (an amount off) or percentage.
+	Type string `json:"type"`
 	// Hundredths of a percent (1000 is 10 %).
-	BasisPoints               int             `json:"basisPoints"`
-	Name                      string          `json:"name"`
-	Code                      *string         `json:"code,omitempty"`
-	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
-	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
-	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
-	RedemptionsCount          int             `json:"redemptionsCount"`
-	Metadata                  storage.JSONMap `json:"metadata"`
-	OrganizationID            uuid.UUID       `json:"organizationId"`
+	BasisPoints int `json:"basisPoints"`
+	// The discount's name, shown to the customer when it applies.
+	Name string `json:"name"`
+	// The code customers enter at checkout; null when it applies only through a checkout that names it.
+	Code *string `json:"code,omitempty"`
+	// From when the discount can be redeemed; null: from its creation.
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	// Until when the discount can be redeemed; null: no end.
+	EndsAt *time.Time `json:"endsAt,omitempty"`
+	// How many times the discount can be redeemed in all; null: no limit.
+	MaxRedemptions *int `json:"maxRedemptions,omitempty"`
+	// How many times one customer can redeem the discount; null: no limit.
+	MaxRedemptionsPerCustomer *int `json:"maxRedemptionsPerCustomer,omitempty"`
+	// How many times the discount has been redeemed.
+	RedemptionsCount int `json:"redemptionsCount"`
+	// The organization's own key-value data for the discount; Till does not interpret it.
+	Metadata storage.JSONMap `json:"metadata"`
+	// The organization owning the discount.
+	OrganizationID uuid.UUID `json:"organizationId"`
 }
 
-func (DiscountPercentageOnceForeverDurationBase) IsDiscountBase()              {}
-func (this DiscountPercentageOnceForeverDurationBase) GetID() uuid.UUID        { return this.ID }
+func (DiscountPercentageOnceForeverDurationBase) IsDiscountBase() {}
+
+// The discount's id.
+func (this DiscountPercentageOnceForeverDurationBase) GetID() uuid.UUID { return this.ID }
+
+// When the discount was created.
 func (this DiscountPercentageOnceForeverDurationBase) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the discount was last changed; null if never.
 func (this DiscountPercentageOnceForeverDurationBase) GetModifiedAt() *time.Time {
 	return this.ModifiedAt
 }
-func (this DiscountPercentageOnceForeverDurationBase) GetDuration() string     { return this.Duration }
-func (this DiscountPercentageOnceForeverDurationBase) GetType() string         { return this.Type }
-func (this DiscountPercentageOnceForeverDurationBase) GetName() string         { return this.Name }
-func (this DiscountPercentageOnceForeverDurationBase) GetCode() *string        { return this.Code }
+
+// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+func (this DiscountPercentageOnceForeverDurationBase) GetDuration() string { return this.Duration }
+
+// fixed (an amount off) or percentage.
+func (this DiscountPercentageOnceForeverDurationBase) GetType() string { return this.Type }
+
+// The discount's name, shown to the customer when it applies.
+func (this DiscountPercentageOnceForeverDurationBase) GetName() string { return this.Name }
+
+// The code customers enter at checkout; null when it applies only through a checkout that names it.
+func (this DiscountPercentageOnceForeverDurationBase) GetCode() *string { return this.Code }
+
+// From when the discount can be redeemed; null: from its creation.
 func (this DiscountPercentageOnceForeverDurationBase) GetStartsAt() *time.Time { return this.StartsAt }
-func (this DiscountPercentageOnceForeverDurationBase) GetEndsAt() *time.Time   { return this.EndsAt }
+
+// Until when the discount can be redeemed; null: no end.
+func (this DiscountPercentageOnceForeverDurationBase) GetEndsAt() *time.Time { return this.EndsAt }
+
+// How many times the discount can be redeemed in all; null: no limit.
 func (this DiscountPercentageOnceForeverDurationBase) GetMaxRedemptions() *int {
 	return this.MaxRedemptions
 }
+
+// How many times one customer can redeem the discount; null: no limit.
 func (this DiscountPercentageOnceForeverDurationBase) GetMaxRedemptionsPerCustomer() *int {
 	return this.MaxRedemptionsPerCustomer
 }
+
+// How many times the discount has been redeemed.
 func (this DiscountPercentageOnceForeverDurationBase) GetRedemptionsCount() int {
 	return this.RedemptionsCount
 }
+
+// The organization's own key-value data for the discount; Till does not interpret it.
 func (this DiscountPercentageOnceForeverDurationBase) GetMetadata() storage.JSONMap {
 	return this.Metadata
 }
+
+// The organization owning the discount.
 func (this DiscountPercentageOnceForeverDurationBase) GetOrganizationID() uuid.UUID {
 	return this.OrganizationID
 }
 
 // A percentage discount applied for a number of months.
 type DiscountPercentageRepeatDurationBase struct {
-	ID                        uuid.UUID       `json:"id"`
-	CreatedAt                 time.Time       `json:"createdAt"`
-	ModifiedAt                *time.Time      `json:"modifiedAt,omitempty"`
-	Duration                  string          `json:"duration"`
-	DurationInMonths          int             `json:"durationInMonths"`
-	Type                      string          `json:"type"`
-	BasisPoints               int             `json:"basisPoints"`
-	Name                      string          `json:"name"`
-	Code                      *string         `json:"code,omitempty"`
-	StartsAt                  *time.Time      `json:"startsAt,omitempty"`
-	EndsAt                    *time.Time      `json:"endsAt,omitempty"`
-	MaxRedemptions            *int            `json:"maxRedemptions,omitempty"`
-	MaxRedemptionsPerCustomer *int            `json:"maxRedemptionsPerCustomer,omitempty"`
-	RedemptionsCount          int             `json:"redemptionsCount"`
-	Metadata                  storage.JSONMap `json:"metadata"`
-	OrganizationID            uuid.UUID       `json:"organizationId"`
+	// The discount's id.
+	ID uuid.UUID `json:"id"`
+	// When the discount was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the discount was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+	Duration string `json:"duration"`
+	// How many months the discount applies to a subscription.
+	DurationInMonths int `json:"durationInMonths"`
+	// fixed (an amount off) or percentage.
+	Type string `json:"type"`
+	// Hundredths of a percent (1000 is 10 %).
+	BasisPoints int `json:"basisPoints"`
+	// The discount's name, shown to the customer when it applies.
+	Name string `json:"name"`
+	// The code customers enter at checkout; null when it applies only through a checkout that names it.
+	Code *string `json:"code,omitempty"`
+	// From when the discount can be redeemed; null: from its creation.
+	StartsAt *time.Time `json:"startsAt,omitempty"`
+	// Until when the discount can be redeemed; null: no end.
+	EndsAt *time.Time `json:"endsAt,omitempty"`
+	// How many times the discount can be redeemed in all; null: no limit.
+	MaxRedemptions *int `json:"maxRedemptions,omitempty"`
+	// How many times one customer can redeem the discount; null: no limit.
+	MaxRedemptionsPerCustomer *int `json:"maxRedemptionsPerCustomer,omitempty"`
+	// How many times the discount has been redeemed.
+	RedemptionsCount int `json:"redemptionsCount"`
+	// The organization's own key-value data for the discount; Till does not interpret it.
+	Metadata storage.JSONMap `json:"metadata"`
+	// The organization owning the discount.
+	OrganizationID uuid.UUID `json:"organizationId"`
 }
 
-func (DiscountPercentageRepeatDurationBase) IsDiscountBase()                {}
-func (this DiscountPercentageRepeatDurationBase) GetID() uuid.UUID          { return this.ID }
-func (this DiscountPercentageRepeatDurationBase) GetCreatedAt() time.Time   { return this.CreatedAt }
+func (DiscountPercentageRepeatDurationBase) IsDiscountBase() {}
+
+// The discount's id.
+func (this DiscountPercentageRepeatDurationBase) GetID() uuid.UUID { return this.ID }
+
+// When the discount was created.
+func (this DiscountPercentageRepeatDurationBase) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the discount was last changed; null if never.
 func (this DiscountPercentageRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
-func (this DiscountPercentageRepeatDurationBase) GetDuration() string       { return this.Duration }
-func (this DiscountPercentageRepeatDurationBase) GetType() string           { return this.Type }
-func (this DiscountPercentageRepeatDurationBase) GetName() string           { return this.Name }
-func (this DiscountPercentageRepeatDurationBase) GetCode() *string          { return this.Code }
-func (this DiscountPercentageRepeatDurationBase) GetStartsAt() *time.Time   { return this.StartsAt }
-func (this DiscountPercentageRepeatDurationBase) GetEndsAt() *time.Time     { return this.EndsAt }
-func (this DiscountPercentageRepeatDurationBase) GetMaxRedemptions() *int   { return this.MaxRedemptions }
+
+// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
+func (this DiscountPercentageRepeatDurationBase) GetDuration() string { return this.Duration }
+
+// fixed (an amount off) or percentage.
+func (this DiscountPercentageRepeatDurationBase) GetType() string { return this.Type }
+
+// The discount's name, shown to the customer when it applies.
+func (this DiscountPercentageRepeatDurationBase) GetName() string { return this.Name }
+
+// The code customers enter at checkout; null when it applies only through a checkout that names it.
+func (this DiscountPercentageRepeatDurationBase) GetCode() *string { return this.Code }
+
+// From when the discount can be redeemed; null: from its creation.
+func (this DiscountPercentageRepeatDurationBase) GetStartsAt() *time.Time { return this.StartsAt }
+
+// Until when the discount can be redeemed; null: no end.
+func (this DiscountPercentageRepeatDurationBase) GetEndsAt() *time.Time { return this.EndsAt }
+
+// How many times the discount can be redeemed in all; null: no limit.
+func (this DiscountPercentageRepeatDurationBase) GetMaxRedemptions() *int { return this.MaxRedemptions }
+
+// How many times one customer can redeem the discount; null: no limit.
 func (this DiscountPercentageRepeatDurationBase) GetMaxRedemptionsPerCustomer() *int {
 	return this.MaxRedemptionsPerCustomer
 }
+
+// How many times the discount has been redeemed.
 func (this DiscountPercentageRepeatDurationBase) GetRedemptionsCount() int {
 	return this.RedemptionsCount
 }
+
+// The organization's own key-value data for the discount; Till does not interpret it.
 func (this DiscountPercentageRepeatDurationBase) GetMetadata() storage.JSONMap { return this.Metadata }
+
+// The organization owning the discount.
 func (this DiscountPercentageRepeatDurationBase) GetOrganizationID() uuid.UUID {
 	return this.OrganizationID
 }
@@ -1685,9 +1955,11 @@ type JobPage struct {
 // usage, key expiry and activation, valid from issuedAt to expiresAt. Verify it with the
 // organization's published keys (jwksUrl) or `till license verify`.
 type LicenseCertificate struct {
+	// The certificate: a compact JWS (header.payload.signature).
 	Certificate string `json:"certificate"`
 	// The signing key's id (the JWS kid).
-	KeyID    string    `json:"keyId"`
+	KeyID string `json:"keyId"`
+	// When the certificate was signed: the start of its validity window.
 	IssuedAt time.Time `json:"issuedAt"`
 	// The end of the validity window: validForHours after issue, or the key's own expiry if sooner.
 	ExpiresAt time.Time `json:"expiresAt"`
@@ -1695,13 +1967,18 @@ type LicenseCertificate struct {
 	JwksURL string `json:"jwksUrl"`
 }
 
+// An activation of a key for one machine or install.
 type LicenseKeyActivateInput struct {
-	Key            string    `json:"key"`
+	// The key's text.
+	Key string `json:"key"`
+	// The organization that issued the key.
 	OrganizationID uuid.UUID `json:"organizationId"`
-	Label          string    `json:"label"`
+	// The application's name for the machine or install.
+	Label string `json:"label"`
 	// Kept secret: a later validation of this activation must present the same conditions.
 	Conditions storage.JSONMap `json:"conditions,omitempty"`
-	Meta       storage.JSONMap `json:"meta,omitempty"`
+	// The application's own data about the activation, returned as meta.
+	Meta storage.JSONMap `json:"meta,omitempty"`
 }
 
 // The activation limit of a benefit's license keys.
@@ -1712,10 +1989,14 @@ type LicenseKeyActivations struct {
 	EnableCustomerAdmin bool `json:"enableCustomerAdmin"`
 }
 
+// Ends one activation of a key.
 type LicenseKeyDeactivateInput struct {
-	Key            string    `json:"key"`
+	// The key's text.
+	Key string `json:"key"`
+	// The organization that issued the key.
 	OrganizationID uuid.UUID `json:"organizationId"`
-	ActivationID   uuid.UUID `json:"activationId"`
+	// The activation to end.
+	ActivationID uuid.UUID `json:"activationId"`
 }
 
 // The lifetime of a license key: ttl timeframes from its issue.
@@ -1726,28 +2007,40 @@ type LicenseKeyExpiration struct {
 	Timeframe string `json:"timeframe"`
 }
 
+// A page of license keys.
 type LicenseKeyPage struct {
-	Items      []*storage.LicenseKey `json:"items"`
-	Pagination *Pagination           `json:"pagination"`
+	// The keys of this page.
+	Items []*storage.LicenseKey `json:"items"`
+	// The page envelope: how many keys match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // A partial update: only the fields given are written; null clears limits and expiry.
 type LicenseKeyUpdateInput struct {
 	// granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again.
-	Status           graphql.Omittable[*string]    `json:"status,omitempty"`
-	Usage            graphql.Omittable[*int]       `json:"usage,omitempty"`
-	LimitActivations graphql.Omittable[*int]       `json:"limitActivations,omitempty"`
-	LimitUsage       graphql.Omittable[*int]       `json:"limitUsage,omitempty"`
-	ExpiresAt        graphql.Omittable[*time.Time] `json:"expiresAt,omitempty"`
+	Status graphql.Omittable[*string] `json:"status,omitempty"`
+	// Sets the counted usage.
+	Usage graphql.Omittable[*int] `json:"usage,omitempty"`
+	// The most live activations, above 0; null: the key takes no activations.
+	LimitActivations graphql.Omittable[*int] `json:"limitActivations,omitempty"`
+	// The most usage, above 0; null: no limit.
+	LimitUsage graphql.Omittable[*int] `json:"limitUsage,omitempty"`
+	// When the key stops validating; null: never.
+	ExpiresAt graphql.Omittable[*time.Time] `json:"expiresAt,omitempty"`
 }
 
+// A validation: the key, and what the application requires of it.
 type LicenseKeyValidateInput struct {
-	Key            string    `json:"key"`
+	// The key's text, as the customer entered it.
+	Key string `json:"key"`
+	// The organization that issued the key.
 	OrganizationID uuid.UUID `json:"organizationId"`
 	// Validates an activation of the key; its conditions must then match.
 	ActivationID *uuid.UUID `json:"activationId,omitempty"`
-	BenefitID    *uuid.UUID `json:"benefitId,omitempty"`
-	CustomerID   *uuid.UUID `json:"customerId,omitempty"`
+	// Requires the key to be issued by this benefit (benefit_mismatch otherwise).
+	BenefitID *uuid.UUID `json:"benefitId,omitempty"`
+	// Requires the key to belong to this customer (customer_mismatch otherwise).
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
 	// Adds to usage, within limitUsage.
 	IncrementUsage *int `json:"incrementUsage,omitempty"`
 	// Compared with the activation's conditions, when an activation is named and has any.
@@ -1756,8 +2049,10 @@ type LicenseKeyValidateInput struct {
 
 // The outcome of a validation. Nothing is written unless it is valid.
 type LicenseKeyValidation struct {
-	Code  string `json:"code"`
-	Valid bool   `json:"valid"`
+	// valid, or why the validation failed.
+	Code string `json:"code"`
+	// Whether code is valid.
+	Valid bool `json:"valid"`
 	// The failure as /v1 reports it; null when valid.
 	Error *Problem `json:"error,omitempty"`
 	// The key after the validation (validations, usage and lastValidatedAt updated); null unless valid.
@@ -1784,9 +2079,11 @@ type LicenseKeysProperties struct {
 
 // The customer portal root for customer and member sessions.
 type Me struct {
+	// The session's customer.
 	Customer *storage.Customer `json:"customer"`
 	// The member of a member session; null for customer sessions.
-	Member         *storage.Member    `json:"member,omitempty"`
+	Member *storage.Member `json:"member,omitempty"`
+	// The customer's saved payment methods, newest first; members need the owner or billing_manager role.
 	PaymentMethods *PaymentMethodPage `json:"paymentMethods,omitempty"`
 	// Files of the session's downloadables benefits: all of the customer's for a customer
 	// session, its own for a member session. Only files of granted grants that are uploaded,
@@ -1816,28 +2113,46 @@ type Me struct {
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.
 type MetadataFilter struct {
-	Key    string   `json:"key"`
+	// The metadata key.
+	Key string `json:"key"`
+	// Values that match, as text: 1 matches a stored 1 or "1", true a stored true.
 	Values []string `json:"values"`
 }
 
 // count needs no property; sum, max, min and avg read a numeric metadata property (or timestamp); unique counts distinct values of a metadata property.
 type MeterAggregationInput struct {
-	Func     MeterAggregationFunction `json:"func"`
-	Property *string                  `json:"property,omitempty"`
+	// The reduction.
+	Func MeterAggregationFunction `json:"func"`
+	// The property read; required except for count, ignored for count. A metadata. prefix is dropped.
+	Property *string `json:"property,omitempty"`
 }
 
+// Counts the selected events.
+type MeterCountAggregation struct {
+	// Always count.
+	Func MeterAggregationFunction `json:"func"`
+}
+
+func (MeterCountAggregation) IsMeterAggregator() {}
+
+// A new meter.
 type MeterCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
 	// At least 3 characters; shown on invoices and usage.
 	Name string `json:"name"`
 	// Default scalar; custom needs customLabel and customMultiplier.
-	Unit             *MeterUnit             `json:"unit,omitempty"`
-	CustomLabel      *string                `json:"customLabel,omitempty"`
-	CustomMultiplier *int                   `json:"customMultiplier,omitempty"`
-	Filter           *MeterFilterInput      `json:"filter"`
-	Aggregation      *MeterAggregationInput `json:"aggregation"`
-	Metadata         storage.JSONMap        `json:"metadata,omitempty"`
+	Unit *MeterUnit `json:"unit,omitempty"`
+	// The custom unit's name; required when unit is custom, dropped otherwise.
+	CustomLabel *string `json:"customLabel,omitempty"`
+	// The custom unit's display divisor, at least 1; required when unit is custom, dropped otherwise.
+	CustomMultiplier *int `json:"customMultiplier,omitempty"`
+	// Which usage events the meter counts.
+	Filter *MeterFilterInput `json:"filter"`
+	// How the counted events reduce to one quantity.
+	Aggregation *MeterAggregationInput `json:"aggregation"`
+	// The organization's own key-value data; at most 50 keys.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
 // One clause: either a comparison (property, operator and value) or a nested group
@@ -1846,48 +2161,119 @@ type MeterCreateInput struct {
 // optionally written metadata.<key>. A metadata value compares by its JSON type: strings as
 // text, numbers with integer values, booleans with boolean values.
 type MeterFilterClauseInput struct {
-	Property *string              `json:"property,omitempty"`
+	// A comparison's property: name, source, timestamp or a metadata key.
+	Property *string `json:"property,omitempty"`
+	// A comparison's operator.
 	Operator *MeterFilterOperator `json:"operator,omitempty"`
-	// A string, a 32-bit integer or a boolean.
-	Value       storage.RawJSON           `json:"value,omitempty"`
-	Conjunction *MeterFilterConjunction   `json:"conjunction,omitempty"`
-	Clauses     []*MeterFilterClauseInput `json:"clauses,omitempty"`
+	// A comparison's value: a string (at most 1000 characters), a 32-bit integer or a boolean.
+	Value storage.RawJSON `json:"value,omitempty"`
+	// A nested group's conjunction.
+	Conjunction *MeterFilterConjunction `json:"conjunction,omitempty"`
+	// A nested group's clauses.
+	Clauses []*MeterFilterClauseInput `json:"clauses,omitempty"`
 }
 
-// Clauses combined with and or or; no clauses matches every event.
+// Compares one property of an event with a value. property is name, source, timestamp (epoch
+// seconds, compared with integer values) or a metadata key (metadata.<key> and <key> are the
+// same; the key is stored without the prefix). A metadata value compares by its JSON type:
+// strings as text, numbers with integer values, booleans with boolean values; an event
+// without the key never matches.
+type MeterFilterComparison struct {
+	// The event property compared: name, source, timestamp or a metadata key.
+	Property string `json:"property"`
+	// How the property compares with value.
+	Operator MeterFilterOperator `json:"operator"`
+	// The value compared with: a string, a 32-bit integer or a boolean.
+	Value storage.RawJSON `json:"value"`
+}
+
+func (MeterFilterComparison) IsMeterFilterCondition() {}
+
+// A group of conditions joined by one conjunction: the filter of a meter, or a group nested
+// in it. A filter nests two levels deep at most (its clauses may be groups, whose clauses are
+// comparisons), so a query that selects clauses two levels deep sees a whole filter. A group
+// holds at most 25 clauses; one without clauses matches every event.
+type MeterFilterGroup struct {
+	// and: an event must meet every clause; or: it must meet at least one.
+	Conjunction MeterFilterConjunction `json:"conjunction"`
+	// The conditions, each a comparison or (in the filter itself) a nested group.
+	Clauses []MeterFilterCondition `json:"clauses"`
+}
+
+func (MeterFilterGroup) IsMeterFilterCondition() {}
+
+// Clauses combined with and or or; no clauses matches every event. A filter nests two levels
+// deep at most (its clauses may be groups of comparisons) and a group holds at most 25 clauses.
 type MeterFilterInput struct {
-	Conjunction MeterFilterConjunction    `json:"conjunction"`
-	Clauses     []*MeterFilterClauseInput `json:"clauses"`
+	// and: an event must meet every clause; or: at least one.
+	Conjunction MeterFilterConjunction `json:"conjunction"`
+	// The conditions: comparisons or nested groups.
+	Clauses []*MeterFilterClauseInput `json:"clauses"`
 }
 
+// Narrows a meter list; fields given are AND-ed.
 type MeterListFilter struct {
 	// Matches the name, case-insensitively (substring).
 	Query *string `json:"query,omitempty"`
 	// true: archived meters only; false: live ones only; absent: both.
-	IsArchived *bool             `json:"isArchived,omitempty"`
-	Metadata   []*MetadataFilter `json:"metadata,omitempty"`
+	IsArchived *bool `json:"isArchived,omitempty"`
+	// Meters whose metadata has these values (values of one key OR-ed, keys AND-ed).
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// A page of meters.
 type MeterPage struct {
-	Items      []*storage.Meter `json:"items"`
-	Pagination *Pagination      `json:"pagination"`
+	// The meters of this page.
+	Items []*storage.Meter `json:"items"`
+	// The page envelope: how many meters match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
+
+// Reduces a numeric property of the selected events; events without a numeric value for it are left out.
+type MeterPropertyAggregation struct {
+	// sum, max, min or avg.
+	Func MeterAggregationFunction `json:"func"`
+	// The metadata key read (stored without a metadata. prefix), or timestamp.
+	Property string `json:"property"`
+}
+
+func (MeterPropertyAggregation) IsMeterAggregator() {}
+
+// Counts the distinct values of a property among the selected events.
+type MeterUniqueAggregation struct {
+	// Always unique.
+	Func MeterAggregationFunction `json:"func"`
+	// The metadata key whose distinct values are counted.
+	Property string `json:"property"`
+}
+
+func (MeterUniqueAggregation) IsMeterAggregator() {}
 
 // Fields present are changed. filter and aggregation cannot change once the meter's usage has
 // been billed. isArchived archives (refused while live prices or meter credit benefits use the
 // meter) or unarchives.
 type MeterUpdateInput struct {
-	ID               uuid.UUID                  `json:"id"`
-	Name             *string                    `json:"name,omitempty"`
-	Unit             *MeterUnit                 `json:"unit,omitempty"`
-	CustomLabel      graphql.Omittable[*string] `json:"customLabel,omitempty"`
-	CustomMultiplier graphql.Omittable[*int]    `json:"customMultiplier,omitempty"`
-	Filter           *MeterFilterInput          `json:"filter,omitempty"`
-	Aggregation      *MeterAggregationInput     `json:"aggregation,omitempty"`
-	Metadata         storage.JSONMap            `json:"metadata,omitempty"`
-	IsArchived       *bool                      `json:"isArchived,omitempty"`
+	// The meter to change.
+	ID uuid.UUID `json:"id"`
+	// At least 3 characters.
+	Name *string `json:"name,omitempty"`
+	// The new unit; custom needs customLabel and customMultiplier (given here or already set).
+	Unit *MeterUnit `json:"unit,omitempty"`
+	// The custom unit's name; null clears it.
+	CustomLabel graphql.Omittable[*string] `json:"customLabel,omitempty"`
+	// The custom unit's display divisor, at least 1; null clears it.
+	CustomMultiplier graphql.Omittable[*int] `json:"customMultiplier,omitempty"`
+	// Replaces the filter; refused once the meter's usage has been billed.
+	Filter *MeterFilterInput `json:"filter,omitempty"`
+	// Replaces the aggregation; refused once the meter's usage has been billed.
+	Aggregation *MeterAggregationInput `json:"aggregation,omitempty"`
+	// Replaces the metadata as a whole.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	// true archives, false unarchives.
+	IsArchived *bool `json:"isArchived,omitempty"`
 }
 
+// Every change, each taking one input and returning what it changed.
 type Mutation struct {
 }
 
@@ -1898,8 +2284,11 @@ type OAuth2ClientCreateInput struct {
 	ClientName string `json:"clientName"`
 	// Absolute http(s) URLs of at most 2083 characters.
 	ClientURI *string `json:"clientUri,omitempty"`
-	LogoURI   *string `json:"logoUri,omitempty"`
-	TosURI    *string `json:"tosUri,omitempty"`
+	// The logo's URL, by the same rules.
+	LogoURI *string `json:"logoUri,omitempty"`
+	// The terms of service' URL, by the same rules.
+	TosURI *string `json:"tosUri,omitempty"`
+	// The privacy policy's URL, by the same rules.
 	PolicyURI *string `json:"policyUri,omitempty"`
 	// 1 to 20 absolute URIs without fragment or wildcard: https, or http on a loopback host
 	// (localhost, 127.0.0.1, [::1]) for native apps (RFC 8252).
@@ -1916,37 +2305,54 @@ type OAuth2ClientCreateInput struct {
 	DefaultSubType *string `json:"defaultSubType,omitempty"`
 }
 
+// A page of OAuth2 clients.
 type OAuth2ClientPage struct {
-	Items      []*storage.OAuth2Client `json:"items"`
-	Pagination *Pagination             `json:"pagination"`
+	// The clients of this page.
+	Items []*storage.OAuth2Client `json:"items"`
+	// The page envelope: how many clients there are and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // A client with the secret that was just generated for it. clientSecret is shown only here, once;
 // it is null for public clients and for updates that did not create a secret.
 type OAuth2ClientSecretPayload struct {
-	Client       *storage.OAuth2Client `json:"client"`
-	ClientSecret *string               `json:"clientSecret,omitempty"`
+	// The client as stored.
+	Client *storage.OAuth2Client `json:"client"`
+	// The till_cs_ secret, shown this once; null when none was generated.
+	ClientSecret *string `json:"clientSecret,omitempty"`
 }
 
 // Fields present are changed, by the same rules as at creation; URI fields set to null are
 // cleared. Turning a public client confidential generates its first secret; turning a
 // confidential client public drops its secret.
 type OAuth2ClientUpdateInput struct {
-	ClientName              *string                    `json:"clientName,omitempty"`
-	ClientURI               graphql.Omittable[*string] `json:"clientUri,omitempty"`
-	LogoURI                 graphql.Omittable[*string] `json:"logoUri,omitempty"`
-	TosURI                  graphql.Omittable[*string] `json:"tosUri,omitempty"`
-	PolicyURI               graphql.Omittable[*string] `json:"policyUri,omitempty"`
-	RedirectUris            []string                   `json:"redirectUris,omitempty"`
-	Scope                   *string                    `json:"scope,omitempty"`
-	TokenEndpointAuthMethod *string                    `json:"tokenEndpointAuthMethod,omitempty"`
-	GrantTypes              []string                   `json:"grantTypes,omitempty"`
-	ResponseTypes           []string                   `json:"responseTypes,omitempty"`
-	DefaultSubType          *string                    `json:"defaultSubType,omitempty"`
+	// 1 to 255 characters.
+	ClientName *string `json:"clientName,omitempty"`
+	// An absolute http(s) URL of at most 2083 characters; null clears it.
+	ClientURI graphql.Omittable[*string] `json:"clientUri,omitempty"`
+	// An absolute http(s) URL of at most 2083 characters; null clears it.
+	LogoURI graphql.Omittable[*string] `json:"logoUri,omitempty"`
+	// An absolute http(s) URL of at most 2083 characters; null clears it.
+	TosURI graphql.Omittable[*string] `json:"tosUri,omitempty"`
+	// An absolute http(s) URL of at most 2083 characters; null clears it.
+	PolicyURI graphql.Omittable[*string] `json:"policyUri,omitempty"`
+	// Replaces the redirect URIs: 1 to 20, as at creation.
+	RedirectUris []string `json:"redirectUris,omitempty"`
+	// Replaces the scopes the client may request, space-separated.
+	Scope *string `json:"scope,omitempty"`
+	// client_secret_basic, client_secret_post or none.
+	TokenEndpointAuthMethod *string `json:"tokenEndpointAuthMethod,omitempty"`
+	// authorization_code and/or refresh_token.
+	GrantTypes []string `json:"grantTypes,omitempty"`
+	// Only code.
+	ResponseTypes []string `json:"responseTypes,omitempty"`
+	// user or organization.
+	DefaultSubType *string `json:"defaultSubType,omitempty"`
 }
 
 // A short-lived download link for an order's invoice or receipt PDF (OrderInvoice, OrderReceipt).
 type OrderDocument struct {
+	// A signed link to the PDF, valid for 15 minutes; it needs no token.
 	URL string `json:"url"`
 }
 
@@ -1954,23 +2360,38 @@ type OrderDocument struct {
 // matches the product's billing type, so orders without a product never match; externalCustomerId
 // matches live customers only; createdAfter and createdBefore are strict.
 type OrderFilter struct {
-	OrganizationID     []uuid.UUID          `json:"organizationId,omitempty"`
-	ProductID          []uuid.UUID          `json:"productId,omitempty"`
+	// Only orders of these organizations (among the caller's).
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	// Only orders of these products.
+	ProductID []uuid.UUID `json:"productId,omitempty"`
+	// Only orders whose product is bought once (one_time) or subscribed to (recurring).
 	ProductBillingType []ProductBillingType `json:"productBillingType,omitempty"`
-	DiscountID         []uuid.UUID          `json:"discountId,omitempty"`
-	CustomerID         []uuid.UUID          `json:"customerId,omitempty"`
-	ExternalCustomerID []string             `json:"externalCustomerId,omitempty"`
-	CheckoutID         []uuid.UUID          `json:"checkoutId,omitempty"`
-	SubscriptionID     []uuid.UUID          `json:"subscriptionId,omitempty"`
-	Status             []string             `json:"status,omitempty"`
-	CreatedAfter       *time.Time           `json:"createdAfter,omitempty"`
-	CreatedBefore      *time.Time           `json:"createdBefore,omitempty"`
-	Metadata           []*MetadataFilter    `json:"metadata,omitempty"`
+	// Only orders with these discounts.
+	DiscountID []uuid.UUID `json:"discountId,omitempty"`
+	// Only orders of these customers.
+	CustomerID []uuid.UUID `json:"customerId,omitempty"`
+	// Only orders of the live customers with these external ids.
+	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
+	// Only orders created by these checkouts.
+	CheckoutID []uuid.UUID `json:"checkoutId,omitempty"`
+	// Only orders billing these subscriptions.
+	SubscriptionID []uuid.UUID `json:"subscriptionId,omitempty"`
+	// Only orders in these statuses.
+	Status []string `json:"status,omitempty"`
+	// Only orders created strictly after this time.
+	CreatedAfter *time.Time `json:"createdAfter,omitempty"`
+	// Only orders created strictly before this time.
+	CreatedBefore *time.Time `json:"createdBefore,omitempty"`
+	// Only orders whose metadata has these values.
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// A page of orders.
 type OrderPage struct {
-	Items      []*storage.Order `json:"items"`
-	Pagination *Pagination      `json:"pagination"`
+	// The orders of this page.
+	Items []*storage.Order `json:"items"`
+	// The page envelope: how many orders match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *PageInfo `json:"pageInfo"`
 }
@@ -1979,7 +2400,9 @@ type OrderPage struct {
 // has an address, its country and state cannot change. Empty address lines become null, the
 // country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
 type OrderUpdateInput struct {
-	BillingName    graphql.Omittable[*string]       `json:"billingName,omitempty"`
+	// The name on the invoice; null clears it.
+	BillingName graphql.Omittable[*string] `json:"billingName,omitempty"`
+	// The address on the invoice; null clears it.
 	BillingAddress graphql.Omittable[*AddressInput] `json:"billingAddress,omitempty"`
 }
 
@@ -2097,6 +2520,25 @@ func (OrganizationAvatarFile) IsFileBase() {}
 
 // When the object was written, set when the upload completes; null before.
 
+// What customers may see and do in the customer portal.
+type OrganizationCustomerPortalSettings struct {
+	// The usage section.
+	Usage *CustomerPortalUsageSettings `json:"usage"`
+	// Subscription changes customers may make themselves.
+	Subscription *CustomerPortalSubscriptionSettings `json:"subscription"`
+	// Changes customers may make to themselves.
+	Customer *CustomerPortalCustomerSettings `json:"customer"`
+}
+
+// The organization's feature flags that Till reads; a flag never set is false.
+type OrganizationFeatureSettings struct {
+	// Whether the organization uses members: people acting for a customer, each with a role.
+	// Customer sessions are then member sessions, and team customers have seats.
+	MemberModelEnabled bool `json:"memberModelEnabled"`
+	// Whether checkouts are shown in the customer's language.
+	CheckoutLocalizationEnabled bool `json:"checkoutLocalizationEnabled"`
+}
+
 // Where a window of a list starts and ends, for cursor pagination: pass endCursor as after
 // (with first) for the next rows, startCursor as before (with last) for the previous ones.
 // Cursors hold the row's sort values and id, so a window after a cursor neither skips nor
@@ -2114,16 +2556,23 @@ type PageInfo struct {
 
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
+	// How many items match, over all pages.
 	TotalCount int `json:"totalCount"`
-	MaxPage    int `json:"maxPage"`
+	// The number of the last page at the requested limit; 0 when nothing matches.
+	MaxPage int `json:"maxPage"`
 }
 
+// A page of payment methods.
 type PaymentMethodPage struct {
-	Items      []*storage.PaymentMethod `json:"items"`
-	Pagination *Pagination              `json:"pagination"`
+	// The payment methods of this page.
+	Items []*storage.PaymentMethod `json:"items"`
+	// The page envelope: how many methods there are and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
 
+// A payment instrument to save for a customer.
 type PaymentMethodSaveInput struct {
+	// The customer to save it for.
 	CustomerID uuid.UUID `json:"customerId"`
 	// A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …).
 	Token string `json:"token"`
@@ -2145,12 +2594,17 @@ type PortalCustomerUpdateInput struct {
 
 // The filters of GET /v1/customer-portal/orders/; query matches the product name.
 type PortalOrderFilter struct {
-	ProductID          []uuid.UUID          `json:"productId,omitempty"`
+	// Only orders of these products.
+	ProductID []uuid.UUID `json:"productId,omitempty"`
+	// Only orders whose product is bought once (one_time) or subscribed to (recurring).
 	ProductBillingType []ProductBillingType `json:"productBillingType,omitempty"`
-	SubscriptionID     []uuid.UUID          `json:"subscriptionId,omitempty"`
-	Query              *string              `json:"query,omitempty"`
+	// Only orders billing these subscriptions.
+	SubscriptionID []uuid.UUID `json:"subscriptionId,omitempty"`
+	// Matches the product's name, case-insensitively (substring).
+	Query *string `json:"query,omitempty"`
 }
 
+// A payment instrument the session's customer saves for itself.
 type PortalPaymentMethodSaveInput struct {
 	// A client-side payment token of the processor (test mode: tok_visa, tok_mastercard, …).
 	Token string `json:"token"`
@@ -2160,6 +2614,7 @@ type PortalPaymentMethodSaveInput struct {
 
 // Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/).
 type PortalSubscriptionFilter struct {
+	// Only subscriptions of these products.
 	ProductID []uuid.UUID `json:"productId,omitempty"`
 	// true is trialing or active, false is canceled or unpaid.
 	Active *bool `json:"active,omitempty"`
@@ -2167,57 +2622,93 @@ type PortalSubscriptionFilter struct {
 	Query *string `json:"query,omitempty"`
 }
 
+// A price of a product: which fields apply depends on amountType.
 type PriceInput struct {
 	// An existing price to keep (updates only); other fields are then ignored.
-	ID            *uuid.UUID      `json:"id,omitempty"`
-	AmountType    *string         `json:"amountType,omitempty"`
-	PriceCurrency *string         `json:"priceCurrency,omitempty"`
-	TaxBehavior   *string         `json:"taxBehavior,omitempty"`
-	PriceAmount   *int            `json:"priceAmount,omitempty"`
-	MinimumAmount *int            `json:"minimumAmount,omitempty"`
-	MaximumAmount *int            `json:"maximumAmount,omitempty"`
-	PresetAmount  *int            `json:"presetAmount,omitempty"`
-	SeatTiers     storage.RawJSON `json:"seatTiers,omitempty"`
-	UnitAmount    *string         `json:"unitAmount,omitempty"`
-	CapAmount     *int            `json:"capAmount,omitempty"`
-	MeterID       *uuid.UUID      `json:"meterId,omitempty"`
+	ID *uuid.UUID `json:"id,omitempty"`
+	// Which kind of price; required for new prices.
+	AmountType *string `json:"amountType,omitempty"`
+	// A three-letter ISO 4217 code, any case (stored lowercase); default: the organization's default presentment currency.
+	PriceCurrency *string `json:"priceCurrency,omitempty"`
+	// inclusive or exclusive of tax; absent: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// fixed: the price, 0 to 99999999 in the smallest unit of priceCurrency (e.g. cents); required.
+	PriceAmount *int `json:"priceAmount,omitempty"`
+	// custom: the least the customer may pay, 0 to 99999999 in the smallest unit of priceCurrency; default 50.
+	MinimumAmount *int `json:"minimumAmount,omitempty"`
+	// custom: the most the customer may pay, in the smallest unit of priceCurrency, not below minimumAmount; absent for no limit.
+	MaximumAmount *int `json:"maximumAmount,omitempty"`
+	// custom: the amount proposed at checkout, in the smallest unit of priceCurrency, between the bounds.
+	PresetAmount *int `json:"presetAmount,omitempty"`
+	// seat_based: the tiers; required.
+	SeatTiers *ProductPriceSeatTiersInput `json:"seatTiers,omitempty"`
+	// metered_unit: the price of one unit in the smallest unit of priceCurrency, as a decimal string of at most 5 integer and 12 fractional digits (0.5 is half a cent); required.
+	UnitAmount *string `json:"unitAmount,omitempty"`
+	// metered_unit: the most a period's usage is billed, in the smallest unit of priceCurrency; absent for no cap.
+	CapAmount *int `json:"capAmount,omitempty"`
+	// metered_unit: a meter of the organization; required.
+	MeterID *uuid.UUID `json:"meterId,omitempty"`
 }
 
 // A Till error as data: what /v1 answers for the same request (error name, HTTP status and
 // detail).
 type Problem struct {
-	Code   string `json:"code"`
-	Status int    `json:"status"`
+	// The upstream error name (ResourceNotFound, NotPermitted, BadRequest, …).
+	Code string `json:"code"`
+	// The HTTP status /v1 answers with.
+	Status int `json:"status"`
+	// The human-readable message.
 	Detail string `json:"detail"`
 }
 
+// A product's new list of benefits.
 type ProductBenefitsInput struct {
-	ID         uuid.UUID   `json:"id"`
+	// The product.
+	ID uuid.UUID `json:"id"`
+	// The benefits, in the order buyers see them; at most 20, each of the organization.
 	BenefitIds []uuid.UUID `json:"benefitIds"`
 }
 
+// A new product.
 type ProductCreateInput struct {
 	// Required for user tokens that belong to several organizations.
-	OrganizationID         *uuid.UUID      `json:"organizationId,omitempty"`
-	Name                   string          `json:"name"`
-	Description            *string         `json:"description,omitempty"`
-	Visibility             *string         `json:"visibility,omitempty"`
-	RecurringInterval      *string         `json:"recurringInterval,omitempty"`
-	RecurringIntervalCount *int            `json:"recurringIntervalCount,omitempty"`
-	TrialInterval          *string         `json:"trialInterval,omitempty"`
-	TrialIntervalCount     *int            `json:"trialIntervalCount,omitempty"`
-	Prices                 []*PriceInput   `json:"prices"`
-	BenefitIds             []uuid.UUID     `json:"benefitIds,omitempty"`
-	Metadata               storage.JSONMap `json:"metadata,omitempty"`
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// At least 3 characters.
+	Name string `json:"name"`
+	// The product's description.
+	Description *string `json:"description,omitempty"`
+	// Default public.
+	Visibility *string `json:"visibility,omitempty"`
+	// The billing period's unit; absent for a one-time product.
+	RecurringInterval *string `json:"recurringInterval,omitempty"`
+	// How many recurringInterval units a period lasts, at least 1; default 1. Needs recurringInterval.
+	RecurringIntervalCount *int `json:"recurringIntervalCount,omitempty"`
+	// The unit of a free trial; recurring products only.
+	TrialInterval *string `json:"trialInterval,omitempty"`
+	// How many trialInterval units the trial lasts, at least 1; default 1.
+	TrialIntervalCount *int `json:"trialIntervalCount,omitempty"`
+	// 1 to 20 prices.
+	Prices []*PriceInput `json:"prices"`
+	// The benefits buyers are granted, in order; at most 20, each of the organization.
+	BenefitIds []uuid.UUID `json:"benefitIds,omitempty"`
+	// The organization's own key-value data for the product.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
 }
 
+// Narrows a product list; fields given are AND-ed.
 type ProductFilter struct {
-	IsArchived  *bool             `json:"isArchived,omitempty"`
-	IsRecurring *bool             `json:"isRecurring,omitempty"`
-	Query       *string           `json:"query,omitempty"`
-	BenefitID   []uuid.UUID       `json:"benefitId,omitempty"`
-	Visibility  []string          `json:"visibility,omitempty"`
-	Metadata    []*MetadataFilter `json:"metadata,omitempty"`
+	// true: archived products only; false: live ones only; absent: both.
+	IsArchived *bool `json:"isArchived,omitempty"`
+	// true: subscription products only; false: one-time products only; absent: both.
+	IsRecurring *bool `json:"isRecurring,omitempty"`
+	// Matches the name, case-insensitively (substring).
+	Query *string `json:"query,omitempty"`
+	// Only products granting one of these benefits.
+	BenefitID []uuid.UUID `json:"benefitId,omitempty"`
+	// Only products of these visibilities.
+	Visibility []string `json:"visibility,omitempty"`
+	// Only products whose metadata has these values.
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
 // An image shown with products.
@@ -2332,48 +2823,386 @@ func (ProductMediaFile) IsFileBase() {}
 
 // When the object was written, set when the upload completes; null before.
 
+// A page of products.
 type ProductPage struct {
-	Items      []*storage.Product `json:"items"`
-	Pagination *Pagination        `json:"pagination"`
+	// The products of this page.
+	Items []*storage.Product `json:"items"`
+	// The page envelope: how many products match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A pay-what-you-want price.
+type ProductPriceCustom struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always custom.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The least the customer may pay, in the smallest unit of priceCurrency (e.g. cents); 0 means free or pay what you want.
+	MinimumAmount int `json:"minimumAmount"`
+	// The most the customer may pay, in the smallest unit of priceCurrency; null for no limit.
+	MaximumAmount *int `json:"maximumAmount,omitempty"`
+	// The amount proposed at checkout, in the smallest unit of priceCurrency; null for none.
+	PresetAmount *int `json:"presetAmount,omitempty"`
+}
+
+func (ProductPriceCustom) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceCustom) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceCustom) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceCustom) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceCustom) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceCustom) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceCustom) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceCustom) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceCustom) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceCustom) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price of a fixed amount.
+type ProductPriceFixed struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always fixed.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The price, in the smallest unit of priceCurrency (e.g. cents).
+	PriceAmount int `json:"priceAmount"`
+}
+
+func (ProductPriceFixed) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceFixed) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceFixed) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceFixed) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceFixed) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceFixed) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceFixed) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceFixed) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceFixed) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceFixed) GetProductID() uuid.UUID { return this.ProductID }
+
+// A free price.
+type ProductPriceFree struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always free.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the price belongs to.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+}
+
+func (ProductPriceFree) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceFree) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceFree) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceFree) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceFree) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceFree) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceFree) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceFree) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceFree) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceFree) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price per unit of a meter's quantity, billed at the end of each meter period.
+type ProductPriceMeteredUnit struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always metered_unit.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The price of one unit, in the smallest unit of priceCurrency (e.g. cents), as a decimal string that may have a fractional part (0.5 is half a cent).
+	UnitAmount string `json:"unitAmount"`
+	// The most a period's usage is billed, in the smallest unit of priceCurrency; null for no cap.
+	CapAmount *int `json:"capAmount,omitempty"`
+	// The meter whose quantity is billed.
+	MeterID uuid.UUID `json:"meterId"`
+	// The meter whose quantity is billed, as the price's buyers may see it.
+	Meter *storage.PriceMeter `json:"meter"`
+}
+
+func (ProductPriceMeteredUnit) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceMeteredUnit) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceMeteredUnit) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceMeteredUnit) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceMeteredUnit) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceMeteredUnit) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceMeteredUnit) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceMeteredUnit) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceMeteredUnit) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceMeteredUnit) GetProductID() uuid.UUID { return this.ProductID }
+
+// A price per seat, by tiers of seat counts.
+type ProductPriceSeatBased struct {
+	// When the price was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the price was last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The price's id.
+	ID uuid.UUID `json:"id"`
+	// catalog (a price of the product) or ad_hoc (made for one checkout).
+	Source string `json:"source"`
+	// Always seat_based.
+	AmountType string `json:"amountType"`
+	// The lowercase ISO 4217 currency the customer is charged in.
+	PriceCurrency string `json:"priceCurrency"`
+	// inclusive or exclusive of tax; null: the organization's default.
+	TaxBehavior *string `json:"taxBehavior,omitempty"`
+	// Whether the price is archived: kept for existing subscriptions, offered no more.
+	IsArchived bool `json:"isArchived"`
+	// The product owning the price.
+	ProductID uuid.UUID `json:"productId"`
+	// The tiers that price the seats.
+	SeatTiers *ProductPriceSeatTiers `json:"seatTiers"`
+}
+
+func (ProductPriceSeatBased) IsProductPriceVariant() {}
+
+// When the price was created.
+func (this ProductPriceSeatBased) GetCreatedAt() time.Time { return this.CreatedAt }
+
+// When the price was last changed; null if never.
+func (this ProductPriceSeatBased) GetModifiedAt() *time.Time { return this.ModifiedAt }
+
+// The price's id.
+func (this ProductPriceSeatBased) GetID() uuid.UUID { return this.ID }
+
+// catalog (a price of the product) or ad_hoc (made for one checkout).
+func (this ProductPriceSeatBased) GetSource() string { return this.Source }
+
+// Which variant this is: fixed, custom, free, seat_based or metered_unit.
+func (this ProductPriceSeatBased) GetAmountType() string { return this.AmountType }
+
+// The lowercase ISO 4217 currency the customer is charged in.
+func (this ProductPriceSeatBased) GetPriceCurrency() string { return this.PriceCurrency }
+
+// inclusive or exclusive of tax; null: the organization's default.
+func (this ProductPriceSeatBased) GetTaxBehavior() *string { return this.TaxBehavior }
+
+// Whether the price is archived: kept for existing subscriptions, offered no more.
+func (this ProductPriceSeatBased) GetIsArchived() bool { return this.IsArchived }
+
+// The product owning the price.
+func (this ProductPriceSeatBased) GetProductID() uuid.UUID { return this.ProductID }
+
+// One tier of a seat-based price.
+type ProductPriceSeatTier struct {
+	// The tier's first seat count (inclusive), from 1.
+	MinSeats int `json:"minSeats"`
+	// The tier's last seat count (inclusive); null for no limit.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents).
+	PricePerSeat int `json:"pricePerSeat"`
+}
+
+// One tier of a seat-based price.
+type ProductPriceSeatTierInput struct {
+	// The tier's first seat count (inclusive), at least 1.
+	MinSeats int `json:"minSeats"`
+	// The tier's last seat count (inclusive); absent or null for no limit.
+	MaxSeats *int `json:"maxSeats,omitempty"`
+	// The price of one seat in this tier, in the smallest unit of the price's currency (e.g. cents); at least 0.
+	PricePerSeat int `json:"pricePerSeat"`
+}
+
+// How a seat-based price charges a number of seats: tiers of seat counts, each with a price
+// per seat, ordered by minSeats.
+type ProductPriceSeatTiers struct {
+	// volume prices every seat at the rate of the tier the seat count falls in; graduated prices each tier's seats at that tier's rate.
+	SeatTierType SeatTierType `json:"seatTierType"`
+	// The tiers, by minSeats; at most 20.
+	Tiers []*ProductPriceSeatTier `json:"tiers"`
+	// The fewest seats that can be bought: the first tier's minSeats.
+	MinimumSeats int `json:"minimumSeats"`
+	// The most seats that can be bought: the last tier's maxSeats; null for no limit.
+	MaximumSeats *int `json:"maximumSeats,omitempty"`
+}
+
+// The tiers of a seat-based price.
+type ProductPriceSeatTiersInput struct {
+	// Default volume.
+	SeatTierType *SeatTierType `json:"seatTierType,omitempty"`
+	// 1 to 20 tiers.
+	Tiers []*ProductPriceSeatTierInput `json:"tiers"`
+}
+
+// Changes to a product; fields absent are left alone.
 type ProductUpdateInput struct {
-	ID                 uuid.UUID                  `json:"id"`
-	Name               graphql.Omittable[*string] `json:"name,omitempty"`
-	Description        graphql.Omittable[*string] `json:"description,omitempty"`
-	Visibility         graphql.Omittable[*string] `json:"visibility,omitempty"`
-	TrialInterval      graphql.Omittable[*string] `json:"trialInterval,omitempty"`
-	TrialIntervalCount graphql.Omittable[*int]    `json:"trialIntervalCount,omitempty"`
-	IsArchived         graphql.Omittable[*bool]   `json:"isArchived,omitempty"`
+	// The product to change.
+	ID uuid.UUID `json:"id"`
+	// At least 3 characters.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// The product's description; null clears it.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// Who can buy the product.
+	Visibility graphql.Omittable[*string] `json:"visibility,omitempty"`
+	// The unit of a free trial (recurring products only); null removes the trial.
+	TrialInterval graphql.Omittable[*string] `json:"trialInterval,omitempty"`
+	// How many trialInterval units the trial lasts, at least 1.
+	TrialIntervalCount graphql.Omittable[*int] `json:"trialIntervalCount,omitempty"`
+	// true archives the product, false puts it back on sale.
+	IsArchived graphql.Omittable[*bool] `json:"isArchived,omitempty"`
 	// The full list of prices: ids keep existing prices, others are created, the rest archived.
-	Prices   graphql.Omittable[[]*PriceInput]   `json:"prices,omitempty"`
+	Prices graphql.Omittable[[]*PriceInput] `json:"prices,omitempty"`
+	// Replaces the metadata as a whole.
 	Metadata graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+// Every read: organization data for organization and user tokens, me for portal sessions, and the public license-key reads.
 type Query struct {
 }
 
+// A cancellation at period end.
 type SubscriptionCancelInput struct {
-	ID                          uuid.UUID `json:"id"`
-	CustomerCancellationReason  *string   `json:"customerCancellationReason,omitempty"`
-	CustomerCancellationComment *string   `json:"customerCancellationComment,omitempty"`
+	// The subscription.
+	ID uuid.UUID `json:"id"`
+	// Why the customer is leaving, when known.
+	CustomerCancellationReason *string `json:"customerCancellationReason,omitempty"`
+	// The customer's words on leaving.
+	CustomerCancellationComment *string `json:"customerCancellationComment,omitempty"`
 }
 
 // Filters of the organization's subscription list, as GET /v1/subscriptions/ has them. Only
 // started subscriptions are ever listed. Lists are IN filters; different filters are AND-ed.
 type SubscriptionFilter struct {
+	// Only subscriptions of these organizations (among the caller's).
 	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
-	ProductID      []uuid.UUID `json:"productId,omitempty"`
-	CustomerID     []uuid.UUID `json:"customerId,omitempty"`
+	// Only subscriptions of these products.
+	ProductID []uuid.UUID `json:"productId,omitempty"`
+	// Only subscriptions of these customers.
+	CustomerID []uuid.UUID `json:"customerId,omitempty"`
 	// Matches the customer's external id.
-	ExternalCustomerID []string    `json:"externalCustomerId,omitempty"`
-	DiscountID         []uuid.UUID `json:"discountId,omitempty"`
+	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
+	// Only subscriptions with these discounts.
+	DiscountID []uuid.UUID `json:"discountId,omitempty"`
 	// Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither).
-	Active                     *bool    `json:"active,omitempty"`
-	Status                     []string `json:"status,omitempty"`
-	CancelAtPeriodEnd          *bool    `json:"cancelAtPeriodEnd,omitempty"`
+	Active *bool `json:"active,omitempty"`
+	// Only subscriptions in these statuses.
+	Status []string `json:"status,omitempty"`
+	// true: only those ending at period end; false: only those renewing.
+	CancelAtPeriodEnd *bool `json:"cancelAtPeriodEnd,omitempty"`
+	// Only subscriptions canceled for these reasons.
 	CustomerCancellationReason []string `json:"customerCancellationReason,omitempty"`
 	// canceled_at at or after (inclusive).
 	CanceledAtAfter *time.Time `json:"canceledAtAfter,omitempty"`
@@ -2382,18 +3211,24 @@ type SubscriptionFilter struct {
 	// started_at strictly after.
 	StartedAfter *time.Time `json:"startedAfter,omitempty"`
 	// started_at strictly before.
-	StartedBefore *time.Time        `json:"startedBefore,omitempty"`
-	Metadata      []*MetadataFilter `json:"metadata,omitempty"`
+	StartedBefore *time.Time `json:"startedBefore,omitempty"`
+	// Only subscriptions whose metadata has these values.
+	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// A page of subscriptions.
 type SubscriptionPage struct {
-	Items      []*storage.Subscription `json:"items"`
-	Pagination *Pagination             `json:"pagination"`
+	// The subscriptions of this page.
+	Items []*storage.Subscription `json:"items"`
+	// The page envelope: how many subscriptions match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A change of product.
 type SubscriptionProductChangeInput struct {
+	// The subscription.
 	ID uuid.UUID `json:"id"`
 	// A recurring product of the same organization.
 	ProductID uuid.UUID `json:"productId"`
@@ -2403,16 +3238,23 @@ type SubscriptionProductChangeInput struct {
 
 // Names one subscription (uncancel, pause, resume).
 type SubscriptionRefInput struct {
+	// The subscription.
 	ID uuid.UUID `json:"id"`
 }
 
+// An immediate end.
 type SubscriptionRevokeInput struct {
-	ID                          uuid.UUID `json:"id"`
-	CustomerCancellationReason  *string   `json:"customerCancellationReason,omitempty"`
-	CustomerCancellationComment *string   `json:"customerCancellationComment,omitempty"`
+	// The subscription.
+	ID uuid.UUID `json:"id"`
+	// Why the customer is leaving, when known.
+	CustomerCancellationReason *string `json:"customerCancellationReason,omitempty"`
+	// The customer's words on leaving.
+	CustomerCancellationComment *string `json:"customerCancellationComment,omitempty"`
 }
 
+// A change of seats.
 type SubscriptionSeatsChangeInput struct {
+	// The subscription.
 	ID uuid.UUID `json:"id"`
 	// Within the seat tiers of the subscription's price and not below the seats already assigned.
 	Seats int `json:"seats"`
@@ -2607,13 +3449,16 @@ type UsageEventsIngestResult struct {
 	Duplicates int `json:"duplicates"`
 }
 
+// A new webhook endpoint.
 type WebhookEndpointCreateInput struct {
 	// https only, with a public host: not localhost and not a private, loopback or otherwise
 	// non-global IP address; a server that delivers to private addresses
 	// (TILL_WEBHOOK_ALLOW_PRIVATE) accepts those hosts and http too. At most 2083 characters;
 	// surrounding whitespace is dropped.
-	URL    string        `json:"url"`
-	Name   *string       `json:"name,omitempty"`
+	URL string `json:"url"`
+	// An optional name to tell endpoints apart.
+	Name *string `json:"name,omitempty"`
+	// How deliveries' bodies are written.
 	Format WebhookFormat `json:"format"`
 	// Event types as wire values (order.updated, …).
 	Events []string `json:"events"`
@@ -2623,25 +3468,36 @@ type WebhookEndpointCreateInput struct {
 	Secret *string `json:"secret,omitempty"`
 }
 
+// A page of webhook endpoints.
 type WebhookEndpointPage struct {
-	Items      []*storage.WebhookEndpoint `json:"items"`
-	Pagination *Pagination                `json:"pagination"`
+	// The endpoints of this page.
+	Items []*storage.WebhookEndpoint `json:"items"`
+	// The page envelope: how many endpoints there are and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // Fields present are changed; name: null clears the name.
 type WebhookEndpointUpdateInput struct {
+	// The endpoint to change.
 	ID uuid.UUID `json:"id"`
 	// The same rules as at creation.
-	URL     *string                    `json:"url,omitempty"`
-	Name    graphql.Omittable[*string] `json:"name,omitempty"`
-	Format  *WebhookFormat             `json:"format,omitempty"`
-	Events  []string                   `json:"events,omitempty"`
-	Enabled *bool                      `json:"enabled,omitempty"`
+	URL *string `json:"url,omitempty"`
+	// The endpoint's name; null clears it.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
+	// How deliveries' bodies are written.
+	Format *WebhookFormat `json:"format,omitempty"`
+	// Replaces the event types delivered (wire values).
+	Events []string `json:"events,omitempty"`
+	// true turns the endpoint back on (and clears its failure count), false turns it off.
+	Enabled *bool `json:"enabled,omitempty"`
 }
 
+// A page of webhook events.
 type WebhookEventPage struct {
-	Items      []*storage.WebhookEvent `json:"items"`
-	Pagination *Pagination             `json:"pagination"`
+	// The events of this page.
+	Items []*storage.WebhookEvent `json:"items"`
+	// The page envelope: how many events match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
 }
 
 // Whether the checkout form asks for an address field.
@@ -2777,14 +3633,21 @@ func (e JobState) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a meter reduces its events to a quantity.
 type MeterAggregationFunction string
 
 const (
-	MeterAggregationFunctionCount  MeterAggregationFunction = "count"
-	MeterAggregationFunctionSum    MeterAggregationFunction = "sum"
-	MeterAggregationFunctionMax    MeterAggregationFunction = "max"
-	MeterAggregationFunctionMin    MeterAggregationFunction = "min"
-	MeterAggregationFunctionAvg    MeterAggregationFunction = "avg"
+	// The number of events.
+	MeterAggregationFunctionCount MeterAggregationFunction = "count"
+	// The sum of a numeric property.
+	MeterAggregationFunctionSum MeterAggregationFunction = "sum"
+	// The largest value of a numeric property.
+	MeterAggregationFunctionMax MeterAggregationFunction = "max"
+	// The smallest value of a numeric property.
+	MeterAggregationFunctionMin MeterAggregationFunction = "min"
+	// The mean of a numeric property.
+	MeterAggregationFunctionAvg MeterAggregationFunction = "avg"
+	// The number of distinct values of a property.
 	MeterAggregationFunctionUnique MeterAggregationFunction = "unique"
 )
 
@@ -2840,11 +3703,14 @@ func (e MeterAggregationFunction) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a filter group joins its clauses.
 type MeterFilterConjunction string
 
 const (
+	// Every clause must match.
 	MeterFilterConjunctionAnd MeterFilterConjunction = "and"
-	MeterFilterConjunctionOr  MeterFilterConjunction = "or"
+	// At least one clause must match.
+	MeterFilterConjunctionOr MeterFilterConjunction = "or"
 )
 
 var AllMeterFilterConjunction = []MeterFilterConjunction{
@@ -2895,17 +3761,25 @@ func (e MeterFilterConjunction) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// like and not_like mean contains and does not contain.
+// How a comparison tests a property against its value.
 type MeterFilterOperator string
 
 const (
-	MeterFilterOperatorEq      MeterFilterOperator = "eq"
-	MeterFilterOperatorNe      MeterFilterOperator = "ne"
-	MeterFilterOperatorGt      MeterFilterOperator = "gt"
-	MeterFilterOperatorGte     MeterFilterOperator = "gte"
-	MeterFilterOperatorLt      MeterFilterOperator = "lt"
-	MeterFilterOperatorLte     MeterFilterOperator = "lte"
-	MeterFilterOperatorLike    MeterFilterOperator = "like"
+	// Equal.
+	MeterFilterOperatorEq MeterFilterOperator = "eq"
+	// Not equal.
+	MeterFilterOperatorNe MeterFilterOperator = "ne"
+	// Greater than.
+	MeterFilterOperatorGt MeterFilterOperator = "gt"
+	// Greater than or equal.
+	MeterFilterOperatorGte MeterFilterOperator = "gte"
+	// Less than.
+	MeterFilterOperatorLt MeterFilterOperator = "lt"
+	// Less than or equal.
+	MeterFilterOperatorLte MeterFilterOperator = "lte"
+	// Contains the value (as text).
+	MeterFilterOperatorLike MeterFilterOperator = "like"
+	// Does not contain the value (as text).
 	MeterFilterOperatorNotLike MeterFilterOperator = "not_like"
 )
 
@@ -2963,12 +3837,17 @@ func (e MeterFilterOperator) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months.
 type MeterQuantityInterval string
 
 const (
-	MeterQuantityIntervalHour  MeterQuantityInterval = "hour"
-	MeterQuantityIntervalDay   MeterQuantityInterval = "day"
-	MeterQuantityIntervalWeek  MeterQuantityInterval = "week"
+	// One hour; a window covers at most 7 days.
+	MeterQuantityIntervalHour MeterQuantityInterval = "hour"
+	// One day; a window covers at most 366 days.
+	MeterQuantityIntervalDay MeterQuantityInterval = "day"
+	// One week from Monday; a window covers at most 371 days.
+	MeterQuantityIntervalWeek MeterQuantityInterval = "week"
+	// One calendar month; a window covers at most 1460 days.
 	MeterQuantityIntervalMonth MeterQuantityInterval = "month"
 )
 
@@ -3022,11 +3901,15 @@ func (e MeterQuantityInterval) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How a meter's quantity reads.
 type MeterUnit string
 
 const (
+	// A plain number.
 	MeterUnitScalar MeterUnit = "scalar"
-	MeterUnitToken  MeterUnit = "token"
+	// AI model tokens.
+	MeterUnitToken MeterUnit = "token"
+	// A unit of the organization's own, named by customLabel and scaled by customMultiplier.
 	MeterUnitCustom MeterUnit = "custom"
 )
 
@@ -3083,8 +3966,10 @@ func (e MeterUnit) MarshalJSON() ([]byte, error) {
 type OAuth2GrantType string
 
 const (
+	// Exchanges an authorization code for tokens.
 	OAuth2GrantTypeAuthorizationCode OAuth2GrantType = "authorization_code"
-	OAuth2GrantTypeRefreshToken      OAuth2GrantType = "refresh_token"
+	// Exchanges a refresh token for new tokens.
+	OAuth2GrantTypeRefreshToken OAuth2GrantType = "refresh_token"
 )
 
 var AllOAuth2GrantType = []OAuth2GrantType{
@@ -3139,6 +4024,7 @@ func (e OAuth2GrantType) MarshalJSON() ([]byte, error) {
 type OAuth2ResponseType string
 
 const (
+	// An authorization code, exchanged at the token endpoint.
 	OAuth2ResponseTypeCode OAuth2ResponseType = "code"
 )
 
@@ -3193,7 +4079,9 @@ func (e OAuth2ResponseType) MarshalJSON() ([]byte, error) {
 type OAuth2SubType string
 
 const (
-	OAuth2SubTypeUser         OAuth2SubType = "user"
+	// The token acts for the consenting user, within the user's organizations.
+	OAuth2SubTypeUser OAuth2SubType = "user"
+	// The token acts for one organization the consenting user owns or administers.
 	OAuth2SubTypeOrganization OAuth2SubType = "organization"
 )
 
@@ -3249,9 +4137,12 @@ func (e OAuth2SubType) MarshalJSON() ([]byte, error) {
 type OAuth2TokenEndpointAuthMethod string
 
 const (
+	// The secret in an HTTP Basic Authorization header.
 	OAuth2TokenEndpointAuthMethodClientSecretBasic OAuth2TokenEndpointAuthMethod = "client_secret_basic"
-	OAuth2TokenEndpointAuthMethodClientSecretPost  OAuth2TokenEndpointAuthMethod = "client_secret_post"
-	OAuth2TokenEndpointAuthMethodNone              OAuth2TokenEndpointAuthMethod = "none"
+	// The secret as the client_secret form field.
+	OAuth2TokenEndpointAuthMethodClientSecretPost OAuth2TokenEndpointAuthMethod = "client_secret_post"
+	// No secret: a public client (a native or browser app), which must use PKCE.
+	OAuth2TokenEndpointAuthMethodNone OAuth2TokenEndpointAuthMethod = "none"
 )
 
 var AllOAuth2TokenEndpointAuthMethod = []OAuth2TokenEndpointAuthMethod{
@@ -3368,7 +4259,9 @@ func (e PortalAccess) MarshalJSON() ([]byte, error) {
 type ProductBillingType string
 
 const (
-	ProductBillingTypeOneTime   ProductBillingType = "one_time"
+	// Bought once.
+	ProductBillingTypeOneTime ProductBillingType = "one_time"
+	// Subscribed to.
 	ProductBillingTypeRecurring ProductBillingType = "recurring"
 )
 
@@ -3420,72 +4313,137 @@ func (e ProductBillingType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Token scopes; the wire form replaces the last underscore with a colon and lowercases (CUSTOMERS_READ is customers:read).
+// Token scopes, named as upstream's Scope values with the last underscore for the colon of
+// the wire form (customers_read is customers:read). A field guarded by @hasScope accepts a
+// token holding any one of the scopes it lists.
 type Scope string
 
 const (
-	ScopeOpenid                        Scope = "openid"
-	ScopeProfile                       Scope = "profile"
-	ScopeEmail                         Scope = "email"
-	ScopeUserRead                      Scope = "user_read"
-	ScopeUserWrite                     Scope = "user_write"
-	ScopeOrganizationsRead             Scope = "organizations_read"
-	ScopeOrganizationsWrite            Scope = "organizations_write"
-	ScopeCustomFieldsRead              Scope = "custom_fields_read"
-	ScopeCustomFieldsWrite             Scope = "custom_fields_write"
-	ScopeDiscountsRead                 Scope = "discounts_read"
-	ScopeDiscountsWrite                Scope = "discounts_write"
-	ScopeCheckoutLinksRead             Scope = "checkout_links_read"
-	ScopeCheckoutLinksWrite            Scope = "checkout_links_write"
-	ScopeCheckoutsRead                 Scope = "checkouts_read"
-	ScopeCheckoutsWrite                Scope = "checkouts_write"
-	ScopeTransactionsRead              Scope = "transactions_read"
-	ScopeTransactionsWrite             Scope = "transactions_write"
-	ScopePayoutsRead                   Scope = "payouts_read"
-	ScopePayoutsWrite                  Scope = "payouts_write"
-	ScopeProductsRead                  Scope = "products_read"
-	ScopeProductsWrite                 Scope = "products_write"
-	ScopeBenefitsRead                  Scope = "benefits_read"
-	ScopeBenefitsWrite                 Scope = "benefits_write"
-	ScopeEventsRead                    Scope = "events_read"
-	ScopeEventsWrite                   Scope = "events_write"
-	ScopeMetersRead                    Scope = "meters_read"
-	ScopeMetersWrite                   Scope = "meters_write"
-	ScopeFilesRead                     Scope = "files_read"
-	ScopeFilesWrite                    Scope = "files_write"
-	ScopeSubscriptionsRead             Scope = "subscriptions_read"
-	ScopeSubscriptionsWrite            Scope = "subscriptions_write"
-	ScopeCustomersRead                 Scope = "customers_read"
-	ScopeCustomersWrite                Scope = "customers_write"
-	ScopeMembersRead                   Scope = "members_read"
-	ScopeMembersWrite                  Scope = "members_write"
-	ScopeWalletsRead                   Scope = "wallets_read"
-	ScopeWalletsWrite                  Scope = "wallets_write"
-	ScopeDisputesRead                  Scope = "disputes_read"
-	ScopeDisputesWrite                 Scope = "disputes_write"
-	ScopeCustomerMetersRead            Scope = "customer_meters_read"
-	ScopeCustomerSessionsWrite         Scope = "customer_sessions_write"
-	ScopeMemberSessionsWrite           Scope = "member_sessions_write"
-	ScopeCustomerSeatsRead             Scope = "customer_seats_read"
-	ScopeCustomerSeatsWrite            Scope = "customer_seats_write"
-	ScopeOrdersRead                    Scope = "orders_read"
-	ScopeOrdersWrite                   Scope = "orders_write"
-	ScopeRefundsRead                   Scope = "refunds_read"
-	ScopeRefundsWrite                  Scope = "refunds_write"
-	ScopePaymentsRead                  Scope = "payments_read"
-	ScopeMetricsRead                   Scope = "metrics_read"
-	ScopeMetricsWrite                  Scope = "metrics_write"
-	ScopeWebhooksRead                  Scope = "webhooks_read"
-	ScopeWebhooksWrite                 Scope = "webhooks_write"
-	ScopeLicenseKeysRead               Scope = "license_keys_read"
-	ScopeLicenseKeysWrite              Scope = "license_keys_write"
-	ScopeCustomerPortalRead            Scope = "customer_portal_read"
-	ScopeCustomerPortalWrite           Scope = "customer_portal_write"
-	ScopeNotificationsRead             Scope = "notifications_read"
-	ScopeNotificationsWrite            Scope = "notifications_write"
-	ScopeNotificationRecipientsRead    Scope = "notification_recipients_read"
-	ScopeNotificationRecipientsWrite   Scope = "notification_recipients_write"
-	ScopeOrganizationAccessTokensRead  Scope = "organization_access_tokens_read"
+	// `openid`: asks for an OpenID Connect id token (OAuth2 applications).
+	ScopeOpenid Scope = "openid"
+	// `profile`: reads the user's profile upstream; Till's id tokens and userinfo carry no profile claims.
+	ScopeProfile Scope = "profile"
+	// `email`: reads the user's email address (and whether it is verified) through userinfo.
+	ScopeEmail Scope = "email"
+	// `user:read`: reads the user's account upstream; no Till operation asks for it.
+	ScopeUserRead Scope = "user_read"
+	// `user:write`: deletes the user's account upstream; no Till operation asks for it.
+	ScopeUserWrite Scope = "user_write"
+	// `organizations:read`: reads organizations and OAuth2 clients.
+	ScopeOrganizationsRead Scope = "organizations_read"
+	// `organizations:write`: changes organizations and manages OAuth2 clients.
+	ScopeOrganizationsWrite Scope = "organizations_write"
+	// `custom_fields:read`: reads custom fields upstream; no Till operation asks for it.
+	ScopeCustomFieldsRead Scope = "custom_fields_read"
+	// `custom_fields:write`: changes custom fields upstream; no Till operation asks for it.
+	ScopeCustomFieldsWrite Scope = "custom_fields_write"
+	// `discounts:read`: reads discounts.
+	ScopeDiscountsRead Scope = "discounts_read"
+	// `discounts:write`: creates and changes discounts.
+	ScopeDiscountsWrite Scope = "discounts_write"
+	// `checkout_links:read`: reads checkout links upstream; no Till operation asks for it.
+	ScopeCheckoutLinksRead Scope = "checkout_links_read"
+	// `checkout_links:write`: changes checkout links upstream; no Till operation asks for it.
+	ScopeCheckoutLinksWrite Scope = "checkout_links_write"
+	// `checkouts:read`: reads checkout sessions.
+	ScopeCheckoutsRead Scope = "checkouts_read"
+	// `checkouts:write`: creates and changes checkout sessions.
+	ScopeCheckoutsWrite Scope = "checkouts_write"
+	// `transactions:read`: reads transactions upstream; no Till operation asks for it.
+	ScopeTransactionsRead Scope = "transactions_read"
+	// `transactions:write`: changes transactions upstream; no Till operation asks for it.
+	ScopeTransactionsWrite Scope = "transactions_write"
+	// `payouts:read`: reads payouts upstream; no Till operation asks for it.
+	ScopePayoutsRead Scope = "payouts_read"
+	// `payouts:write`: changes payouts upstream; no Till operation asks for it.
+	ScopePayoutsWrite Scope = "payouts_write"
+	// `products:read`: reads products and their prices.
+	ScopeProductsRead Scope = "products_read"
+	// `products:write`: creates and changes products.
+	ScopeProductsWrite Scope = "products_write"
+	// `benefits:read`: reads benefits and their grants.
+	ScopeBenefitsRead Scope = "benefits_read"
+	// `benefits:write`: creates and changes benefits.
+	ScopeBenefitsWrite Scope = "benefits_write"
+	// `events:read`: reads usage events and the change log.
+	ScopeEventsRead Scope = "events_read"
+	// `events:write`: ingests usage events.
+	ScopeEventsWrite Scope = "events_write"
+	// `meters:read`: reads meters and their quantities.
+	ScopeMetersRead Scope = "meters_read"
+	// `meters:write`: creates and changes meters.
+	ScopeMetersWrite Scope = "meters_write"
+	// `files:read`: reads files.
+	ScopeFilesRead Scope = "files_read"
+	// `files:write`: uploads and changes files.
+	ScopeFilesWrite Scope = "files_write"
+	// `subscriptions:read`: reads subscriptions.
+	ScopeSubscriptionsRead Scope = "subscriptions_read"
+	// `subscriptions:write`: changes subscriptions and the test clock.
+	ScopeSubscriptionsWrite Scope = "subscriptions_write"
+	// `customers:read`: reads customers and their payment methods.
+	ScopeCustomersRead Scope = "customers_read"
+	// `customers:write`: creates and changes customers and their payment methods.
+	ScopeCustomersWrite Scope = "customers_write"
+	// `members:read`: reads members upstream; no Till operation asks for it.
+	ScopeMembersRead Scope = "members_read"
+	// `members:write`: changes members upstream; no Till operation asks for it.
+	ScopeMembersWrite Scope = "members_write"
+	// `wallets:read`: reads wallets upstream; no Till operation asks for it.
+	ScopeWalletsRead Scope = "wallets_read"
+	// `wallets:write`: changes wallets upstream; no Till operation asks for it.
+	ScopeWalletsWrite Scope = "wallets_write"
+	// `disputes:read`: reads disputes upstream; no Till operation asks for it.
+	ScopeDisputesRead Scope = "disputes_read"
+	// `disputes:write`: answers disputes upstream; no Till operation asks for it.
+	ScopeDisputesWrite Scope = "disputes_write"
+	// `customer_meters:read`: reads customers' meters upstream; no Till operation asks for it.
+	ScopeCustomerMetersRead Scope = "customer_meters_read"
+	// `customer_sessions:write`: opens customer and member portal sessions.
+	ScopeCustomerSessionsWrite Scope = "customer_sessions_write"
+	// `member_sessions:write`: opens member sessions upstream; no Till operation asks for it.
+	ScopeMemberSessionsWrite Scope = "member_sessions_write"
+	// `customer_seats:read`: reads seats.
+	ScopeCustomerSeatsRead Scope = "customer_seats_read"
+	// `customer_seats:write`: assigns and revokes seats.
+	ScopeCustomerSeatsWrite Scope = "customer_seats_write"
+	// `orders:read`: reads orders, their invoices and receipts.
+	ScopeOrdersRead Scope = "orders_read"
+	// `orders:write`: changes orders' billing details.
+	ScopeOrdersWrite Scope = "orders_write"
+	// `refunds:read`: reads refunds upstream; no Till operation asks for it.
+	ScopeRefundsRead Scope = "refunds_read"
+	// `refunds:write`: creates refunds upstream; no Till operation asks for it.
+	ScopeRefundsWrite Scope = "refunds_write"
+	// `payments:read`: reads payments upstream; no Till operation asks for it.
+	ScopePaymentsRead Scope = "payments_read"
+	// `metrics:read`: reads metrics upstream; no Till operation asks for it.
+	ScopeMetricsRead Scope = "metrics_read"
+	// `metrics:write`: changes metrics upstream; no Till operation asks for it.
+	ScopeMetricsWrite Scope = "metrics_write"
+	// `webhooks:read`: reads webhook endpoints and their events.
+	ScopeWebhooksRead Scope = "webhooks_read"
+	// `webhooks:write`: manages webhook endpoints and redelivers events.
+	ScopeWebhooksWrite Scope = "webhooks_write"
+	// `license_keys:read`: reads license keys and signing keys.
+	ScopeLicenseKeysRead Scope = "license_keys_read"
+	// `license_keys:write`: changes, validates and activates license keys.
+	ScopeLicenseKeysWrite Scope = "license_keys_write"
+	// `customer_portal:read`: reads the customer's own orders, subscriptions and benefits; no Till operation asks for it.
+	ScopeCustomerPortalRead Scope = "customer_portal_read"
+	// `customer_portal:write`: acts in the customer portal; customer and member sessions carry it (portal fields check the session, not this scope).
+	ScopeCustomerPortalWrite Scope = "customer_portal_write"
+	// `notifications:read`: reads notifications upstream; no Till operation asks for it.
+	ScopeNotificationsRead Scope = "notifications_read"
+	// `notifications:write`: marks notifications read upstream; no Till operation asks for it.
+	ScopeNotificationsWrite Scope = "notifications_write"
+	// `notification_recipients:read`: reads notification recipients upstream; no Till operation asks for it.
+	ScopeNotificationRecipientsRead Scope = "notification_recipients_read"
+	// `notification_recipients:write`: changes notification recipients upstream; no Till operation asks for it.
+	ScopeNotificationRecipientsWrite Scope = "notification_recipients_write"
+	// `organization_access_tokens:read`: reads organization access tokens upstream; no Till operation asks for it.
+	ScopeOrganizationAccessTokensRead Scope = "organization_access_tokens_read"
+	// `organization_access_tokens:write`: manages organization access tokens upstream; no Till operation asks for it.
 	ScopeOrganizationAccessTokensWrite Scope = "organization_access_tokens_write"
 )
 
@@ -3598,14 +4556,75 @@ func (e Scope) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// How tiers price seats.
+type SeatTierType string
+
+const (
+	// Every seat at the rate of the tier the seat count falls in.
+	SeatTierTypeVolume SeatTierType = "volume"
+	// Each tier's seats at that tier's own rate.
+	SeatTierTypeGraduated SeatTierType = "graduated"
+)
+
+var AllSeatTierType = []SeatTierType{
+	SeatTierTypeVolume,
+	SeatTierTypeGraduated,
+}
+
+func (e SeatTierType) IsValid() bool {
+	switch e {
+	case SeatTierTypeVolume, SeatTierTypeGraduated:
+		return true
+	}
+	return false
+}
+
+func (e SeatTierType) String() string {
+	return string(e)
+}
+
+func (e *SeatTierType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SeatTierType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SeatTierType", str)
+	}
+	return nil
+}
+
+func (e SeatTierType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SeatTierType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SeatTierType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // When a product or seat change takes effect. next_period stores it as the subscription's
 // pendingUpdate and applies it at the next renewal; the others apply it at once, and the new
 // amount is billed from the next renewal on (no proration invoice is issued).
 type SubscriptionProrationBehavior string
 
 const (
-	SubscriptionProrationBehaviorInvoice    SubscriptionProrationBehavior = "invoice"
-	SubscriptionProrationBehaviorProrate    SubscriptionProrationBehavior = "prorate"
+	// Apply now; the new amount is billed from the next renewal.
+	SubscriptionProrationBehaviorInvoice SubscriptionProrationBehavior = "invoice"
+	// Apply now; the new amount is billed from the next renewal (no proration is invoiced).
+	SubscriptionProrationBehaviorProrate SubscriptionProrationBehavior = "prorate"
+	// Apply at the next renewal, as the subscription's pendingUpdate.
 	SubscriptionProrationBehaviorNextPeriod SubscriptionProrationBehavior = "next_period"
 )
 
@@ -3720,9 +4739,12 @@ func (e UsageEventSource) MarshalJSON() ([]byte, error) {
 type WebhookFormat string
 
 const (
-	WebhookFormatRaw     WebhookFormat = "raw"
+	// The Standard Webhooks envelope as JSON: type, timestamp and data, the /v1 shape of the object.
+	WebhookFormatRaw WebhookFormat = "raw"
+	// A message for a Discord webhook URL.
 	WebhookFormatDiscord WebhookFormat = "discord"
-	WebhookFormatSlack   WebhookFormat = "slack"
+	// A message for a Slack incoming webhook URL.
+	WebhookFormatSlack WebhookFormat = "slack"
 )
 
 var AllWebhookFormat = []WebhookFormat{
