@@ -279,11 +279,6 @@ type ComplexityRoot struct {
 		Visibility             func(childComplexity int) int
 	}
 
-	CursorPageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
-	}
-
 	Customer struct {
 		AvatarURL              func(childComplexity int) int
 		BillingAddress         func(childComplexity int) int
@@ -307,10 +302,12 @@ type ComplexityRoot struct {
 		PaymentMethods         func(childComplexity int) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
+		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
 	}
 
 	CustomerPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -480,6 +477,7 @@ type ComplexityRoot struct {
 
 	DomainEventPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -535,6 +533,7 @@ type ComplexityRoot struct {
 
 	FilePage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -595,6 +594,7 @@ type ComplexityRoot struct {
 
 	JobPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -686,7 +686,7 @@ type ComplexityRoot struct {
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
-		PaymentMethods           func(childComplexity int, page *int, limit *int) int
+		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Seats                    func(childComplexity int, page *int, limit *int) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) int
 	}
@@ -719,6 +719,7 @@ type ComplexityRoot struct {
 
 	MeterPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -826,6 +827,7 @@ type ComplexityRoot struct {
 
 	OAuth2ClientPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -961,6 +963,7 @@ type ComplexityRoot struct {
 
 	PaymentMethodPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1059,29 +1062,29 @@ type ComplexityRoot struct {
 		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) int
 		Customer               func(childComplexity int, id uuid.UUID) int
 		CustomerByExternalID   func(childComplexity int, externalID string) int
-		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
+		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter) int
-		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) int
 		File                   func(childComplexity int, id uuid.UUID) int
-		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) int
+		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Job                    func(childComplexity int, id uuid.UUID) int
-		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int) int
+		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Meter                  func(childComplexity int, id uuid.UUID) int
 		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
-		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter) int
+		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
 		Oauth2Client           func(childComplexity int, clientID string) int
-		Oauth2Clients          func(childComplexity int, page *int, limit *int) int
+		Oauth2Clients          func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Order                  func(childComplexity int, id uuid.UUID) int
 		OrderInvoice           func(childComplexity int, id uuid.UUID) int
 		OrderReceipt           func(childComplexity int, id uuid.UUID) int
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
-		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
+		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Product                func(childComplexity int, id uuid.UUID) int
 		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter) int
 		Seat                   func(childComplexity int, id uuid.UUID) int
@@ -1090,11 +1093,11 @@ type ComplexityRoot struct {
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter) int
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
-		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.UsageEventFilter) int
+		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
 		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
-		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int) int
+		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		WebhookEvent           func(childComplexity int, id uuid.UUID) int
-		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int) int
+		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) int
 	}
 
 	Subscription struct {
@@ -1236,6 +1239,7 @@ type ComplexityRoot struct {
 
 	WebhookEndpointPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1257,6 +1261,7 @@ type ComplexityRoot struct {
 
 	WebhookEventPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 }
@@ -2311,19 +2316,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckoutProduct.Visibility(childComplexity), true
 
-	case "CursorPageInfo.endCursor":
-		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.CursorPageInfo.EndCursor(childComplexity), true
-	case "CursorPageInfo.hasNextPage":
-		if e.ComplexityRoot.CursorPageInfo.HasNextPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.CursorPageInfo.HasNextPage(childComplexity), true
-
 	case "Customer.avatarUrl":
 		if e.ComplexityRoot.Customer.AvatarURL == nil {
 			break
@@ -2461,6 +2453,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Type(childComplexity), true
+	case "Customer.usageEvents":
+		if e.ComplexityRoot.Customer.UsageEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_usageEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
 
 	case "CustomerPage.items":
 		if e.ComplexityRoot.CustomerPage.Items == nil {
@@ -2468,6 +2471,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerPage.Items(childComplexity), true
+	case "CustomerPage.pageInfo":
+		if e.ComplexityRoot.CustomerPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPage.PageInfo(childComplexity), true
 	case "CustomerPage.pagination":
 		if e.ComplexityRoot.CustomerPage.Pagination == nil {
 			break
@@ -3244,6 +3253,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainEventPage.Items(childComplexity), true
+	case "DomainEventPage.pageInfo":
+		if e.ComplexityRoot.DomainEventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEventPage.PageInfo(childComplexity), true
 	case "DomainEventPage.pagination":
 		if e.ComplexityRoot.DomainEventPage.Pagination == nil {
 			break
@@ -3489,6 +3504,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FilePage.Items(childComplexity), true
+	case "FilePage.pageInfo":
+		if e.ComplexityRoot.FilePage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilePage.PageInfo(childComplexity), true
 	case "FilePage.pagination":
 		if e.ComplexityRoot.FilePage.Pagination == nil {
 			break
@@ -3747,6 +3768,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobPage.Items(childComplexity), true
+	case "JobPage.pageInfo":
+		if e.ComplexityRoot.JobPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobPage.PageInfo(childComplexity), true
 	case "JobPage.pagination":
 		if e.ComplexityRoot.JobPage.Pagination == nil {
 			break
@@ -4173,7 +4200,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.seats":
 		if e.ComplexityRoot.Me.Seats == nil {
 			break
@@ -4325,6 +4352,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterPage.Items(childComplexity), true
+	case "MeterPage.pageInfo":
+		if e.ComplexityRoot.MeterPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPage.PageInfo(childComplexity), true
 	case "MeterPage.pagination":
 		if e.ComplexityRoot.MeterPage.Pagination == nil {
 			break
@@ -5237,6 +5270,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OAuth2ClientPage.Items(childComplexity), true
+	case "OAuth2ClientPage.pageInfo":
+		if e.ComplexityRoot.OAuth2ClientPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientPage.PageInfo(childComplexity), true
 	case "OAuth2ClientPage.pagination":
 		if e.ComplexityRoot.OAuth2ClientPage.Pagination == nil {
 			break
@@ -5860,6 +5899,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PaymentMethodPage.Items(childComplexity), true
+	case "PaymentMethodPage.pageInfo":
+		if e.ComplexityRoot.PaymentMethodPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethodPage.PageInfo(childComplexity), true
 	case "PaymentMethodPage.pagination":
 		if e.ComplexityRoot.PaymentMethodPage.Pagination == nil {
 			break
@@ -6384,7 +6429,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter)), true
+		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.discount":
 		if e.ComplexityRoot.Query.Discount == nil {
 			break
@@ -6417,7 +6462,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.DomainEvents(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
+		return e.ComplexityRoot.Query.DomainEvents(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.file":
 		if e.ComplexityRoot.Query.File == nil {
 			break
@@ -6439,7 +6484,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Files(childComplexity, args["organizationId"].([]uuid.UUID), args["ids"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Files(childComplexity, args["organizationId"].([]uuid.UUID), args["ids"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -6462,7 +6507,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Jobs(childComplexity, args["kind"].([]string), args["state"].([]model.JobState), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Jobs(childComplexity, args["kind"].([]string), args["state"].([]model.JobState), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.licenseKey":
 		if e.ComplexityRoot.Query.LicenseKey == nil {
 			break
@@ -6534,7 +6579,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter)), true
+		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.oauth2Client":
 		if e.ComplexityRoot.Query.Oauth2Client == nil {
 			break
@@ -6556,7 +6601,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Oauth2Clients(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Oauth2Clients(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
 			break
@@ -6622,7 +6667,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PaymentMethods(childComplexity, args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.PaymentMethods(childComplexity, args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.product":
 		if e.ComplexityRoot.Query.Product == nil {
 			break
@@ -6721,7 +6766,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
+		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
 	case "Query.webhookEndpoint":
 		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
 			break
@@ -6743,7 +6788,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.webhookEvent":
 		if e.ComplexityRoot.Query.WebhookEvent == nil {
 			break
@@ -6765,7 +6810,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -7425,6 +7470,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEndpointPage.Items(childComplexity), true
+	case "WebhookEndpointPage.pageInfo":
+		if e.ComplexityRoot.WebhookEndpointPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPage.PageInfo(childComplexity), true
 	case "WebhookEndpointPage.pagination":
 		if e.ComplexityRoot.WebhookEndpointPage.Pagination == nil {
 			break
@@ -7517,6 +7568,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEventPage.Items(childComplexity), true
+	case "WebhookEventPage.pageInfo":
+		if e.ComplexityRoot.WebhookEventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventPage.PageInfo(childComplexity), true
 	case "WebhookEventPage.pagination":
 		if e.ComplexityRoot.WebhookEventPage.Pagination == nil {
 			break
@@ -8127,6 +8184,8 @@ enum CustomerType {
 type CustomerPage {
   items: [Customer!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input CustomerFilter {
@@ -8175,7 +8234,8 @@ extend type Query {
   customer(id: UUID!): Customer! @hasScope(any: [customers_read, customers_write])
   customerByExternalId(externalId: String!): Customer! @hasScope(any: [customers_read, customers_write])
   "Sorting: created_at, email, name (prefix - for descending); default -created_at."
-  customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter): CustomerPage!
+  customers(page: Int = 1, limit: Int = 10, sorting: [String!], filter: CustomerFilter,
+    first: Int, after: String, last: Int, before: String): CustomerPage!
     @hasScope(any: [customers_read, customers_write])
 }
 
@@ -8338,11 +8398,14 @@ type DomainEvent {
 type DomainEventPage {
   items: [DomainEvent!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
   "The organization's events, newest first (webhook deliveries read from the same log)."
-  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!]): DomainEventPage!
+  domainEvents(page: Int = 1, limit: Int = 10, type: [String!], objectId: [UUID!],
+    first: Int, after: String, last: Int, before: String): DomainEventPage!
     @hasScope(any: [webhooks_read, webhooks_write])
 }
 `, BuiltIn: false},
@@ -8436,17 +8499,14 @@ type UsageEvent {
   label: String!
 }
 
-"Where a cursor page ends and whether another follows."
-type CursorPageInfo {
-  hasNextPage: Boolean!
-  "Pass as after to read the next page; null on an empty page."
-  endCursor: String
-}
-
-"A page of usage events, read by cursor so that deep pages cost what the first does."
+"""
+A window of usage events, read by cursor so that deep windows cost what the first does; no
+total is counted, since an organization may hold millions of events.
+"""
 type UsageEventPage {
   items: [UsageEvent!]!
-  pageInfo: CursorPageInfo!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -8472,11 +8532,21 @@ extend type Query {
   usageEvent(id: UUID!): UsageEvent! @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
-  sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
-  clamped to 1000; after is the endCursor of the previous page.
+  sorting: timestamp or -timestamp (the default, newest first). first (after a cursor) or
+  last (before one, or at the end) take 1 to 100 events; with neither, the first 100.
   """
-  usageEvents(first: Int = 100, after: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage!
+  usageEvents(first: Int, after: String, last: Int, before: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage!
     @hasScope(any: [events_read, events_write])
+}
+
+extend type Customer {
+  """
+  The customer's usage events: those sent with its id, and those sent with its external id
+  while it is live (the events whose customer it is). Same window arguments, sorting and
+  filter as the root usageEvents list.
+  """
+  usageEvents(first: Int, after: String, last: Int, before: String, sorting: [String!], filter: UsageEventFilter): UsageEventPage
+    @relation(any: [events_read, events_write], portal: none)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event_ingest.graphqls", Input: `"""
@@ -8677,6 +8747,8 @@ type SupportCaseAttachmentFile implements File & FileBase {
 type FilePage {
   items: [File!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -8776,7 +8848,8 @@ input FileUpdateInput {
 
 extend type Query {
   "The uploaded live files, newest first; organizationId and ids narrow the list."
-  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10): FilePage!
+  files(organizationId: [UUID!], ids: [UUID!], page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): FilePage!
     @hasScope(any: [files_read, files_write])
   "A live file of the caller's organizations, uploaded or not."
   file(id: UUID!): File! @hasScope(any: [files_read, files_write])
@@ -8989,11 +9062,14 @@ type JobError {
 type JobPage {
   items: [Job!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
   "The organization's jobs, newest first; kind and state narrow the list (values OR-ed)."
-  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10): JobPage!
+  jobs(kind: [String!], state: [JobState!], page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): JobPage!
     @hasScope(any: [organizations_read, organizations_write])
   job(id: UUID!): Job! @hasScope(any: [organizations_read, organizations_write])
 }
@@ -9257,6 +9333,8 @@ type Meter {
 type MeterPage {
   items: [Meter!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input MeterListFilter {
@@ -9382,7 +9460,8 @@ type MeterQuantities {
 extend type Query {
   meter(id: UUID!): Meter! @hasScope(any: [meters_read, meters_write])
   "Sorting: name, created_at (prefix - for descending); default name."
-  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter): MeterPage!
+  meters(page: Int = 1, limit: Int = 10, sorting: [String!], filter: MeterListFilter,
+    first: Int, after: String, last: Int, before: String): MeterPage!
     @hasScope(any: [meters_read, meters_write])
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
@@ -9509,6 +9588,8 @@ enum OAuth2SubType {
 type OAuth2ClientPage {
   items: [OAuth2Client!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -9570,7 +9651,7 @@ input OAuth2ClientUpdateInput {
 
 extend type Query {
   "The caller's live clients, newest first: a user token's own, or an organization token's organization's."
-  oauth2Clients(page: Int = 1, limit: Int = 10): OAuth2ClientPage!
+  oauth2Clients(page: Int = 1, limit: Int = 10, first: Int, after: String, last: Int, before: String): OAuth2ClientPage!
     @hasScope(any: [organizations_read, organizations_write])
   oauth2Client(clientId: String!): OAuth2Client! @hasScope(any: [organizations_read, organizations_write])
 }
@@ -9942,11 +10023,14 @@ type CardMetadata {
 type PaymentMethodPage {
   items: [PaymentMethod!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
   "A customer's payment methods, newest first, by customer id or external id."
-  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10): PaymentMethodPage!
+  paymentMethods(customerId: UUID, externalCustomerId: String, page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): PaymentMethodPage!
     @hasScope(any: [customers_read, customers_write])
 }
 
@@ -9981,7 +10065,7 @@ type Me {
   customer: Customer!
   "The member of a member session; null for customer sessions."
   member: Member
-  paymentMethods(page: Int = 1, limit: Int = 10): PaymentMethodPage! @goField(forceResolver: true) @billing
+  paymentMethods(page: Int = 1, limit: Int = 10, first: Int, after: String, last: Int, before: String): PaymentMethodPage! @goField(forceResolver: true) @billing
 }
 
 "A person acting for a customer."
@@ -10676,6 +10760,8 @@ enum WebhookFormat {
 type WebhookEndpointPage {
   items: [WebhookEndpoint!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 input WebhookEndpointCreateInput {
@@ -10709,7 +10795,8 @@ input WebhookEndpointUpdateInput {
 
 extend type Query {
   "The live webhook endpoints, newest first; organizationId narrows to some of the caller's organizations."
-  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10): WebhookEndpointPage!
+  webhookEndpoints(organizationId: [UUID!], page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): WebhookEndpointPage!
     @hasScope(any: [webhooks_read, webhooks_write])
   webhookEndpoint(id: UUID!): WebhookEndpoint! @hasScope(any: [webhooks_read, webhooks_write])
 }
@@ -10768,6 +10855,8 @@ type WebhookDelivery {
 type WebhookEventPage {
   items: [WebhookEvent!]!
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
@@ -10776,7 +10865,8 @@ extend type Query {
   succeeded: true lists delivered events, false those that failed for good (pending events
   match neither).
   """
-  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10): WebhookEventPage!
+  webhookEvents(endpointId: UUID, type: [String!], succeeded: Boolean, page: Int = 1, limit: Int = 10,
+    first: Int, after: String, last: Int, before: String): WebhookEventPage!
     @hasScope(any: [webhooks_read, webhooks_write])
   webhookEvent(id: UUID!): WebhookEvent! @hasScope(any: [webhooks_read, webhooks_write])
 }
@@ -11149,16 +11239,6 @@ func (ec *executionContext) childFields_CheckoutProduct(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutProduct", field.Name)
 }
 
-func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "hasNextPage":
-		return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
-	case "endCursor":
-		return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type CursorPageInfo", field.Name)
-}
-
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -11205,6 +11285,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_oauthAccounts(ctx, field)
 	case "orders":
 		return ec.fieldContext_Customer_orders(ctx, field)
+	case "usageEvents":
+		return ec.fieldContext_Customer_usageEvents(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -11215,6 +11297,8 @@ func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field 
 		return ec.fieldContext_CustomerPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_CustomerPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CustomerPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerPage", field.Name)
 }
@@ -11397,6 +11481,8 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 		return ec.fieldContext_DomainEventPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_DomainEventPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DomainEventPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
@@ -11467,6 +11553,8 @@ func (ec *executionContext) childFields_FilePage(ctx context.Context, field grap
 		return ec.fieldContext_FilePage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_FilePage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_FilePage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FilePage", field.Name)
 }
@@ -11587,6 +11675,8 @@ func (ec *executionContext) childFields_JobPage(ctx context.Context, field graph
 		return ec.fieldContext_JobPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_JobPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_JobPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type JobPage", field.Name)
 }
@@ -11835,6 +11925,8 @@ func (ec *executionContext) childFields_MeterPage(ctx context.Context, field gra
 		return ec.fieldContext_MeterPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_MeterPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MeterPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MeterPage", field.Name)
 }
@@ -11901,6 +11993,8 @@ func (ec *executionContext) childFields_OAuth2ClientPage(ctx context.Context, fi
 		return ec.fieldContext_OAuth2ClientPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_OAuth2ClientPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OAuth2ClientPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OAuth2ClientPage", field.Name)
 }
@@ -12131,6 +12225,8 @@ func (ec *executionContext) childFields_PaymentMethodPage(ctx context.Context, f
 		return ec.fieldContext_PaymentMethodPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_PaymentMethodPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PaymentMethodPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PaymentMethodPage", field.Name)
 }
@@ -12507,6 +12603,8 @@ func (ec *executionContext) childFields_WebhookEndpointPage(ctx context.Context,
 		return ec.fieldContext_WebhookEndpointPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_WebhookEndpointPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEndpointPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPage", field.Name)
 }
@@ -12549,6 +12647,8 @@ func (ec *executionContext) childFields_WebhookEventPage(ctx context.Context, fi
 		return ec.fieldContext_WebhookEventPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_WebhookEventPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEventPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEventPage", field.Name)
 }

@@ -57,8 +57,8 @@ func (r *queryResolver) CustomerByExternalID(ctx context.Context, externalID str
 	return r.customerByRef(ctx, nil, &externalID)
 }
 
-func (r *queryResolver) Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter) (*model.CustomerPage, error) {
-	return r.customersPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) (*model.CustomerPage, error) {
+	return r.customersPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *Resolver) Customer() graph.CustomerResolver { return &customerResolver{r} }

@@ -350,13 +350,6 @@ type CheckoutUpdateInput struct {
 	CustomFieldData        storage.JSONMap                  `json:"customFieldData,omitempty"`
 }
 
-// Where a cursor page ends and whether another follows.
-type CursorPageInfo struct {
-	HasNextPage bool `json:"hasNextPage"`
-	// Pass as after to read the next page; null on an empty page.
-	EndCursor *string `json:"endCursor,omitempty"`
-}
-
 type CustomerCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID      `json:"organizationId,omitempty"`
@@ -382,6 +375,8 @@ type CustomerFilter struct {
 type CustomerPage struct {
 	Items      []*storage.Customer `json:"items"`
 	Pagination *Pagination         `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
@@ -699,6 +694,8 @@ type DiscountUpdateInput struct {
 type DomainEventPage struct {
 	Items      []*storage.DomainEvent `json:"items"`
 	Pagination *Pagination            `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // One file of a downloadables benefit held by the session's customer or member
@@ -814,6 +811,8 @@ type FileCreatePartInput struct {
 type FilePage struct {
 	Items      []File      `json:"items"`
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Null or empty fields are left as they are; the stored object does not move.
@@ -892,6 +891,8 @@ type FileUploadPart struct {
 type JobPage struct {
 	Items      []*storage.Job `json:"items"`
 	Pagination *Pagination    `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
@@ -1076,6 +1077,8 @@ type MeterListFilter struct {
 type MeterPage struct {
 	Items      []*storage.Meter `json:"items"`
 	Pagination *Pagination      `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Fields present are changed. filter and aggregation cannot change once the meter's usage has
@@ -1124,6 +1127,8 @@ type OAuth2ClientCreateInput struct {
 type OAuth2ClientPage struct {
 	Items      []*storage.OAuth2Client `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A client with the secret that was just generated for it. clientSecret is shown only here, once;
@@ -1271,6 +1276,8 @@ type Pagination struct {
 type PaymentMethodPage struct {
 	Items      []*storage.PaymentMethod `json:"items"`
 	Pagination *Pagination              `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 type PaymentMethodSaveInput struct {
@@ -1607,10 +1614,12 @@ type UsageEventInput struct {
 	ExternalMemberID   *string         `json:"externalMemberId,omitempty"`
 }
 
-// A page of usage events, read by cursor so that deep pages cost what the first does.
+// A window of usage events, read by cursor so that deep windows cost what the first does; no
+// total is counted, since an organization may hold millions of events.
 type UsageEventPage struct {
-	Items    []*storage.Event `json:"items"`
-	PageInfo *CursorPageInfo  `json:"pageInfo"`
+	Items []*storage.Event `json:"items"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 type UsageEventsIngestInput struct {
@@ -1642,6 +1651,8 @@ type WebhookEndpointCreateInput struct {
 type WebhookEndpointPage struct {
 	Items      []*storage.WebhookEndpoint `json:"items"`
 	Pagination *Pagination                `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Fields present are changed; name: null clears the name.
@@ -1658,6 +1669,8 @@ type WebhookEndpointUpdateInput struct {
 type WebhookEventPage struct {
 	Items      []*storage.WebhookEvent `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 type BillingAddressFieldMode string
