@@ -625,12 +625,35 @@ func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field 
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Customer().PaymentMethods(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
+				if err != nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "billing")
+				if err != nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_paymentMethods(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -1342,7 +1365,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Customer_paymentMethods(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

@@ -768,4 +768,23 @@ func (ec *executionContext) marshalOCardMetadata2ᚖtillᚋstorageᚐCardMetadat
 	return ec._CardMetadata(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.PaymentMethod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 // endregion ***************************** type.gotpl *****************************

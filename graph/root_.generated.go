@@ -8162,8 +8162,12 @@ type Customer {
   firstUserEventAt: DateTime
   avatarUrl: String
   organization: Organization!
-  "Every saved payment method, newest first."
-  paymentMethods: [PaymentMethod!]! @listSize(assumedSize: 20)
+  """
+  Every saved payment method, newest first (at most 20 are kept per customer). Portal sessions
+  see their own customer's when allowed billing features.
+  """
+  paymentMethods: [PaymentMethod!] @listSize(assumedSize: 20)
+    @relation(any: [customers_read, customers_write], portal: billing)
   "Connected OAuth accounts, keyed by platform (the portal view)."
   oauthAccounts: JSON!
   """
