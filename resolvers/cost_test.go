@@ -39,6 +39,10 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 			`query($n: Int) { ` + strings.TrimSuffix(strings.TrimPrefix(repeat(250, "c%d: customers(limit: $n) { items { id } }"), "{"), "}") + `}`,
 			"COST_LIMIT_EXCEEDED", 25_250},
 		{"a limit above 100 is refused", "{ customers(limit: 101) { items { id } } }", "RequestValidationError", 0},
+		{"last counts as the page, not the default limit: 250 × (1 + 100)",
+			repeat(250, "c%d: customers(last: 100) { items { id } }"), "COST_LIMIT_EXCEEDED", 25_250},
+		{"a cursor-only list without first holds 100: 250 × (1 + 100)",
+			repeat(250, "c%d: usageEvents { items { id } }"), "COST_LIMIT_EXCEEDED", 25_250},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			query := c.query
