@@ -141,14 +141,18 @@ func EventWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, custo
 	scan := func(owner string) string {
 		return `(SELECT ` + eventColumns + ` FROM events e WHERE ` + owner + ` AND ` + where + order + limit + `)`
 	}
-	inner := `(SELECT cu.id AS customer_id, cu.organization_id AS id, cu.external_id, cu.deleted_at
-		FROM customers cu WHERE cu.id = ANY($2) AND cu.organization_id = ANY($1)) o
-		CROSS JOIN LATERAL (SELECT * FROM (` +
+	// Every event of a window is its customer's, so the window names the customer itself
+	// instead of resolving external ids as eventDecorated does.
+	query := `SELECT ` + eventColumns + `, e.resolved_customer_id, t.label AS type_label, t.label_property_selector
+		FROM (SELECT cu.id AS customer_id, cu.organization_id AS id, cu.external_id, cu.deleted_at
+			FROM customers cu WHERE cu.id = ANY($2) AND cu.organization_id = ANY($1)) o
+		CROSS JOIN LATERAL (SELECT u.*, o.customer_id AS resolved_customer_id FROM (` +
 		scan(`e.customer_id = o.customer_id`) + ` UNION ALL ` +
 		scan(`e.customer_id IS NULL AND o.deleted_at IS NULL AND e.external_customer_id = o.external_id`) +
-		`) u` + lq.order("u") + limit + `) e`
+		`) u` + lq.order("u") + limit + `) e
+		LEFT JOIN event_types t ON t.id = e.event_type_id` + order
 	rows := []*Event{}
-	if err := sqlx.SelectContext(ctx, q, &rows, fmt.Sprintf(eventDecorated, inner)+order, f.args...); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &rows, query, f.args...); err != nil {
 		return nil, mapErr(err)
 	}
 	grouped := groupBy(customers, rows, func(e *Event) uuid.UUID { return *e.ResolvedCustomerID })
