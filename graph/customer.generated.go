@@ -25,6 +25,7 @@ type CustomerResolver interface {
 	OauthAccounts(ctx context.Context, obj *storage.Customer) (storage.RawJSON, error)
 	Orders(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 	Checkouts(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error)
+	UsageEvents(ctx context.Context, obj *storage.Customer, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
 	Subscriptions(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
 
@@ -239,6 +240,60 @@ func (ec *executionContext) field_Customer_subscriptions_args(ctx context.Contex
 		return nil, err
 	}
 	args["before"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Customer_usageEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sorting"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+		func(ctx context.Context, v any) (*model.UsageEventFilter, error) {
+			return ec.unmarshalOUsageEventFilter2ᚖtillᚋgraphᚋmodelᚐUsageEventFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["filter"] = arg5
 	return args, nil
 }
 
@@ -712,12 +767,35 @@ func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field 
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Customer().PaymentMethods(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write"})
+				if err != nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "billing")
+				if err != nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.PaymentMethod) graphql.Marshaler {
-			return ec.marshalNPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx, selections, v)
+			return ec.marshalOPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Customer_paymentMethods(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -890,6 +968,73 @@ func (ec *executionContext) fieldContext_Customer_checkouts(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Customer_usageEvents(ctx context.Context, field graphql.CollectedField, obj *storage.Customer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Customer_usageEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Customer().UsageEvents(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.UsageEventFilter))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_read", "events_write"})
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "none")
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UsageEventPage) graphql.Marshaler {
+			return ec.marshalOUsageEventPage2ᚖtillᚋgraphᚋmodelᚐUsageEventPage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Customer_usageEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Customer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UsageEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Customer_usageEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Customer_subscriptions(ctx context.Context, field graphql.CollectedField, obj *storage.Customer) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1016,6 +1161,38 @@ func (ec *executionContext) fieldContext_CustomerPage_pagination(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Pagination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CustomerPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CustomerPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -1464,7 +1641,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 					}
 				}()
 				res = ec._Customer_paymentMethods(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -1606,6 +1783,44 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "usageEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Customer_usageEvents(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "subscriptions":
 			field := field
 
@@ -1684,6 +1899,11 @@ func (ec *executionContext) _CustomerPage(ctx context.Context, sel ast.Selection
 			}
 		case "pagination":
 			out.Values[i] = ec._CustomerPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._CustomerPage_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

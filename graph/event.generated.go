@@ -35,52 +35,6 @@ type UsageEventResolver interface {
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _CursorPageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_CursorPageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
-}
-
-func (ec *executionContext) _CursorPageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.CursorPageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_CursorPageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CursorPageInfo", field, false, false, errors.New("field of type String does not have child fields"))
-}
-
 func (ec *executionContext) _UsageEvent_id(ctx context.Context, field graphql.CollectedField, obj *storage.Event) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -479,8 +433,8 @@ func (ec *executionContext) _UsageEventPage_pageInfo(ctx context.Context, field 
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
-			return ec.marshalNCursorPageInfo2ᚖtillᚋgraphᚋmodelᚐCursorPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,
@@ -493,7 +447,7 @@ func (ec *executionContext) fieldContext_UsageEventPage_pageInfo(_ context.Conte
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_CursorPageInfo(ctx, field)
+			return ec.childFields_PageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -596,49 +550,6 @@ func (ec *executionContext) unmarshalInputUsageEventFilter(ctx context.Context, 
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
-
-var cursorPageInfoImplementors = []string{"CursorPageInfo"}
-
-func (ec *executionContext) _CursorPageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.CursorPageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, cursorPageInfoImplementors)
-
-	out := graphql.NewFieldSet(fields)
-	deferredFieldSet := graphql.NewFieldSet(nil)
-	deferLabelToView := make(map[string]*graphql.FieldSetView)
-	for i, field := range fields {
-		switch field.Name {
-		case "__typename":
-			out.Values[i] = graphql.MarshalString("CursorPageInfo")
-		case "hasNextPage":
-			out.Values[i] = ec._CursorPageInfo_hasNextPage(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
-		case "endCursor":
-			out.Values[i] = ec._CursorPageInfo_endCursor(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
-			}
-		default:
-			panic("unknown field " + strconv.Quote(field.Name))
-		}
-	}
-	out.Dispatch(ctx)
-	if out.Invalids > 0 {
-		return graphql.Null
-	}
-
-	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
-
-	ec.ProcessDeferredGroup(graphql.DeferredGroup{
-		Defers:   deferLabelToView,
-		Path:     graphql.GetPath(ctx),
-		FieldSet: deferredFieldSet,
-		Context:  ctx,
-	})
-
-	return out
-}
 
 var usageEventImplementors = []string{"UsageEvent"}
 
@@ -893,16 +804,6 @@ func (ec *executionContext) _UsageEventPage(ctx context.Context, sel ast.Selecti
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
-
-func (ec *executionContext) marshalNCursorPageInfo2ᚖtillᚋgraphᚋmodelᚐCursorPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.CursorPageInfo) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CursorPageInfo(ctx, sel, v)
-}
 
 func (ec *executionContext) marshalNUsageEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Event) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {

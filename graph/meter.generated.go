@@ -521,6 +521,38 @@ func (ec *executionContext) fieldContext_MeterPage_pagination(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _MeterPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MeterPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeterPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MeterPropertyAggregation_func(ctx context.Context, field graphql.CollectedField, obj *model.MeterPropertyAggregation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1435,6 +1467,11 @@ func (ec *executionContext) _MeterPage(ctx context.Context, sel ast.SelectionSet
 			}
 		case "pagination":
 			out.Values[i] = ec._MeterPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MeterPage_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -399,6 +399,38 @@ func (ec *executionContext) fieldContext_PaymentMethodPage_pagination(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _PaymentMethodPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PaymentMethodPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PaymentMethodPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PaymentMethodPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PaymentMethodPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -653,6 +685,11 @@ func (ec *executionContext) _PaymentMethodPage(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "pageInfo":
+			out.Values[i] = ec._PaymentMethodPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -719,6 +756,25 @@ func (ec *executionContext) marshalOCardMetadata2ᚖtillᚋstorageᚐCardMetadat
 		return graphql.Null
 	}
 	return ec._CardMetadata(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.PaymentMethod) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx context.Context, sel ast.SelectionSet, v *storage.PaymentMethod) graphql.Marshaler {

@@ -20,7 +20,7 @@ import (
 // region    ************************** generated!.gotpl **************************
 
 type MeResolver interface {
-	PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.PaymentMethodPage, error)
+	PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
 	Downloadables(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.DownloadablePage, error)
 	Seats(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.CustomerSeatPage, error)
 	BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error)
@@ -297,6 +297,38 @@ func (ec *executionContext) field_Me_paymentMethods_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -470,7 +502,7 @@ func (ec *executionContext) _Me_paymentMethods(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Me().PaymentMethods(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Me().PaymentMethods(ctx, obj, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

@@ -421,11 +421,6 @@ type ComplexityRoot struct {
 		Tiers        func(childComplexity int) int
 	}
 
-	CursorPageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
-	}
-
 	Customer struct {
 		AvatarURL              func(childComplexity int) int
 		BillingAddress         func(childComplexity int) int
@@ -451,10 +446,12 @@ type ComplexityRoot struct {
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
+		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
 	}
 
 	CustomerPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -638,6 +635,7 @@ type ComplexityRoot struct {
 
 	DomainEventPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -693,6 +691,7 @@ type ComplexityRoot struct {
 
 	FilePage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -753,6 +752,7 @@ type ComplexityRoot struct {
 
 	JobPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -844,7 +844,7 @@ type ComplexityRoot struct {
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
-		PaymentMethods           func(childComplexity int, page *int, limit *int) int
+		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Seats                    func(childComplexity int, page *int, limit *int) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) int
 	}
@@ -892,6 +892,7 @@ type ComplexityRoot struct {
 
 	MeterPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1009,6 +1010,7 @@ type ComplexityRoot struct {
 
 	OAuth2ClientPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1157,6 +1159,7 @@ type ComplexityRoot struct {
 
 	PaymentMethodPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1348,29 +1351,29 @@ type ComplexityRoot struct {
 		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
 		Customer               func(childComplexity int, id uuid.UUID) int
 		CustomerByExternalID   func(childComplexity int, externalID string) int
-		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter) int
+		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
-		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID) int
+		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) int
 		File                   func(childComplexity int, id uuid.UUID) int
-		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) int
+		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Job                    func(childComplexity int, id uuid.UUID) int
-		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int) int
+		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Meter                  func(childComplexity int, id uuid.UUID) int
 		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
-		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter) int
+		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
 		Oauth2Client           func(childComplexity int, clientID string) int
-		Oauth2Clients          func(childComplexity int, page *int, limit *int) int
+		Oauth2Clients          func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Order                  func(childComplexity int, id uuid.UUID) int
 		OrderInvoice           func(childComplexity int, id uuid.UUID) int
 		OrderReceipt           func(childComplexity int, id uuid.UUID) int
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
-		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) int
+		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Product                func(childComplexity int, id uuid.UUID) int
 		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
 		Seat                   func(childComplexity int, id uuid.UUID) int
@@ -1379,11 +1382,11 @@ type ComplexityRoot struct {
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
-		UsageEvents            func(childComplexity int, first *int, after *string, sorting []string, filter *model.UsageEventFilter) int
+		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
 		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
-		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int) int
+		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		WebhookEvent           func(childComplexity int, id uuid.UUID) int
-		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int) int
+		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) int
 	}
 
 	Subscription struct {
@@ -1527,6 +1530,7 @@ type ComplexityRoot struct {
 
 	WebhookEndpointPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -1548,6 +1552,7 @@ type ComplexityRoot struct {
 
 	WebhookEventPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 }
@@ -3164,19 +3169,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CheckoutSeatTiers.Tiers(childComplexity), true
 
-	case "CursorPageInfo.endCursor":
-		if e.ComplexityRoot.CursorPageInfo.EndCursor == nil {
-			break
-		}
-
-		return e.ComplexityRoot.CursorPageInfo.EndCursor(childComplexity), true
-	case "CursorPageInfo.hasNextPage":
-		if e.ComplexityRoot.CursorPageInfo.HasNextPage == nil {
-			break
-		}
-
-		return e.ComplexityRoot.CursorPageInfo.HasNextPage(childComplexity), true
-
 	case "Customer.avatarUrl":
 		if e.ComplexityRoot.Customer.AvatarURL == nil {
 			break
@@ -3336,6 +3328,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Type(childComplexity), true
+	case "Customer.usageEvents":
+		if e.ComplexityRoot.Customer.UsageEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_usageEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
 
 	case "CustomerPage.items":
 		if e.ComplexityRoot.CustomerPage.Items == nil {
@@ -3343,6 +3346,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerPage.Items(childComplexity), true
+	case "CustomerPage.pageInfo":
+		if e.ComplexityRoot.CustomerPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerPage.PageInfo(childComplexity), true
 	case "CustomerPage.pagination":
 		if e.ComplexityRoot.CustomerPage.Pagination == nil {
 			break
@@ -4152,6 +4161,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DomainEventPage.Items(childComplexity), true
+	case "DomainEventPage.pageInfo":
+		if e.ComplexityRoot.DomainEventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DomainEventPage.PageInfo(childComplexity), true
 	case "DomainEventPage.pagination":
 		if e.ComplexityRoot.DomainEventPage.Pagination == nil {
 			break
@@ -4397,6 +4412,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FilePage.Items(childComplexity), true
+	case "FilePage.pageInfo":
+		if e.ComplexityRoot.FilePage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FilePage.PageInfo(childComplexity), true
 	case "FilePage.pagination":
 		if e.ComplexityRoot.FilePage.Pagination == nil {
 			break
@@ -4655,6 +4676,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JobPage.Items(childComplexity), true
+	case "JobPage.pageInfo":
+		if e.ComplexityRoot.JobPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JobPage.PageInfo(childComplexity), true
 	case "JobPage.pagination":
 		if e.ComplexityRoot.JobPage.Pagination == nil {
 			break
@@ -5081,7 +5108,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.seats":
 		if e.ComplexityRoot.Me.Seats == nil {
 			break
@@ -5272,6 +5299,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MeterPage.Items(childComplexity), true
+	case "MeterPage.pageInfo":
+		if e.ComplexityRoot.MeterPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterPage.PageInfo(childComplexity), true
 	case "MeterPage.pagination":
 		if e.ComplexityRoot.MeterPage.Pagination == nil {
 			break
@@ -6210,6 +6243,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OAuth2ClientPage.Items(childComplexity), true
+	case "OAuth2ClientPage.pageInfo":
+		if e.ComplexityRoot.OAuth2ClientPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OAuth2ClientPage.PageInfo(childComplexity), true
 	case "OAuth2ClientPage.pagination":
 		if e.ComplexityRoot.OAuth2ClientPage.Pagination == nil {
 			break
@@ -6877,6 +6916,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PaymentMethodPage.Items(childComplexity), true
+	case "PaymentMethodPage.pageInfo":
+		if e.ComplexityRoot.PaymentMethodPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PaymentMethodPage.PageInfo(childComplexity), true
 	case "PaymentMethodPage.pagination":
 		if e.ComplexityRoot.PaymentMethodPage.Pagination == nil {
 			break
@@ -7833,7 +7878,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter)), true
+		return e.ComplexityRoot.Query.Customers(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.discount":
 		if e.ComplexityRoot.Query.Discount == nil {
 			break
@@ -7866,7 +7911,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.DomainEvents(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID)), true
+		return e.ComplexityRoot.Query.DomainEvents(childComplexity, args["page"].(*int), args["limit"].(*int), args["type"].([]string), args["objectId"].([]uuid.UUID), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.file":
 		if e.ComplexityRoot.Query.File == nil {
 			break
@@ -7888,7 +7933,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Files(childComplexity, args["organizationId"].([]uuid.UUID), args["ids"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Files(childComplexity, args["organizationId"].([]uuid.UUID), args["ids"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.job":
 		if e.ComplexityRoot.Query.Job == nil {
@@ -7911,7 +7956,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Jobs(childComplexity, args["kind"].([]string), args["state"].([]model.JobState), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Jobs(childComplexity, args["kind"].([]string), args["state"].([]model.JobState), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.licenseKey":
 		if e.ComplexityRoot.Query.LicenseKey == nil {
 			break
@@ -7983,7 +8028,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter)), true
+		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.oauth2Client":
 		if e.ComplexityRoot.Query.Oauth2Client == nil {
 			break
@@ -8005,7 +8050,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Oauth2Clients(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Oauth2Clients(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.order":
 		if e.ComplexityRoot.Query.Order == nil {
 			break
@@ -8071,7 +8116,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PaymentMethods(childComplexity, args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.PaymentMethods(childComplexity, args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.product":
 		if e.ComplexityRoot.Query.Product == nil {
 			break
@@ -8170,7 +8215,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
+		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
 	case "Query.webhookEndpoint":
 		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
 			break
@@ -8192,7 +8237,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookEndpoints(childComplexity, args["organizationId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.webhookEvent":
 		if e.ComplexityRoot.Query.WebhookEvent == nil {
 			break
@@ -8214,7 +8259,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -8891,6 +8936,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEndpointPage.Items(childComplexity), true
+	case "WebhookEndpointPage.pageInfo":
+		if e.ComplexityRoot.WebhookEndpointPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEndpointPage.PageInfo(childComplexity), true
 	case "WebhookEndpointPage.pagination":
 		if e.ComplexityRoot.WebhookEndpointPage.Pagination == nil {
 			break
@@ -8983,6 +9034,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.WebhookEventPage.Items(childComplexity), true
+	case "WebhookEventPage.pageInfo":
+		if e.ComplexityRoot.WebhookEventPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookEventPage.PageInfo(childComplexity), true
 	case "WebhookEventPage.pagination":
 		if e.ComplexityRoot.WebhookEventPage.Pagination == nil {
 			break
@@ -10207,8 +10264,12 @@ type Customer {
   avatarUrl: String
   "The organization the customer buys from."
   organization: Organization!
-  "Every saved payment method, newest first."
-  paymentMethods: [PaymentMethod!]! @listSize(assumedSize: 20)
+  """
+  Every saved payment method, newest first (at most 20 are kept per customer). Portal sessions
+  see their own customer's when allowed billing features.
+  """
+  paymentMethods: [PaymentMethod!] @listSize(assumedSize: 20)
+    @relation(any: [customers_read, customers_write], portal: billing)
   "Connected OAuth accounts, keyed by platform (the portal view)."
   oauthAccounts: JSON!
   """
@@ -10251,6 +10312,8 @@ type CustomerPage {
   items: [Customer!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "Narrows a customer list; fields are AND-ed. Deleted customers are never listed."
@@ -10344,6 +10407,14 @@ extend type Query {
     sorting: [String!]
     "Narrows the list."
     filter: CustomerFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): CustomerPage
     @hasScope(any: [customers_read, customers_write])
 }
@@ -10619,6 +10690,8 @@ type DomainEventPage {
   items: [DomainEvent!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
@@ -10632,6 +10705,14 @@ extend type Query {
     type: [String!]
     "Only events about these objects (OR-ed)."
     objectId: [UUID!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): DomainEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
 }
@@ -10760,20 +10841,15 @@ type UsageEvent {
   label: String!
 }
 
-"Where a cursor page ends and whether another follows."
-type CursorPageInfo {
-  "Whether another page follows this one."
-  hasNextPage: Boolean!
-  "Pass as after to read the next page; null on an empty page."
-  endCursor: String
-}
-
-"A page of usage events, read by cursor so that deep pages cost what the first does."
+"""
+A window of usage events, read by cursor so that deep windows cost what the first does; no
+total is counted, since an organization may hold millions of events.
+"""
 type UsageEventPage {
   "The events of this page."
   items: [UsageEvent!]!
-  "Where this page ends, to read the next one."
-  pageInfo: CursorPageInfo!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -10807,20 +10883,47 @@ extend type Query {
   usageEvent("The event's Till id." id: UUID!): UsageEvent @hasScope(any: [events_read, events_write])
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
-  sorting: timestamp or -timestamp (the default, newest first). first defaults to 100 and is
-  clamped to 1000; after is the endCursor of the previous page.
+  sorting: timestamp or -timestamp (the default, newest first). first (after a cursor) or
+  last (before one, or at the end) take 1 to 100 events; with neither, the first 100.
   """
   usageEvents(
-    "How many events to read, default 100; more than 1000 reads 1000."
-    first: Int = 100
-    "The endCursor of the previous page; none for the first page."
+    "How many events to read forward, 1 to 100; with neither first nor last, 100."
+    first: Int
+    "The endCursor of the previous window: read the events that follow it."
     after: String
+    "How many events to read backward from the end, or before ` + "`" + `before` + "`" + `, 1 to 100."
+    last: Int
+    "The startCursor of the next window: read the events that precede it."
+    before: String
     "timestamp (oldest first) or -timestamp (newest first, the default)."
     sorting: [String!]
     "Narrows the list."
     filter: UsageEventFilter
   ): UsageEventPage
     @hasScope(any: [events_read, events_write])
+}
+
+extend type Customer {
+  """
+  The customer's usage events: those sent with its id, and those sent with its external id
+  while it is live (the events whose customer it is). Same window arguments, sorting and
+  filter as the root usageEvents list.
+  """
+  usageEvents(
+    "How many events to read forward, 1 to 100; with neither first nor last, 100."
+    first: Int
+    "The endCursor of the previous window: read the events that follow it."
+    after: String
+    "How many events to read backward from the end, or before ` + "`" + `before` + "`" + `, 1 to 100."
+    last: Int
+    "The startCursor of the next window: read the events that precede it."
+    before: String
+    "timestamp (oldest first) or -timestamp (newest first, the default)."
+    sorting: [String!]
+    "Narrows the list, as on the root usageEvents list."
+    filter: UsageEventFilter
+  ): UsageEventPage
+    @relation(any: [events_read, events_write], portal: none)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event_ingest.graphqls", Input: `"""
@@ -11123,6 +11226,8 @@ type FilePage {
   items: [File!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -11276,6 +11381,14 @@ extend type Query {
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): FilePage
     @hasScope(any: [files_read, files_write])
   "A live file of the caller's organizations, uploaded or not."
@@ -11634,6 +11747,8 @@ type JobPage {
   items: [Job!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
@@ -11647,6 +11762,14 @@ extend type Query {
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): JobPage
     @hasScope(any: [organizations_read, organizations_write])
   "One of the organization's jobs; the server's own jobs are not found."
@@ -12112,6 +12235,8 @@ type MeterPage {
   items: [Meter!]!
   "The page envelope: how many meters match and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "Narrows a meter list; fields given are AND-ed."
@@ -12307,6 +12432,14 @@ extend type Query {
     sorting: [String!]
     "Narrows the list."
     filter: MeterListFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): MeterPage
     @hasScope(any: [meters_read, meters_write])
   """
@@ -12486,6 +12619,8 @@ type OAuth2ClientPage {
   items: [OAuth2Client!]!
   "The page envelope: how many clients there are and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 """
@@ -12568,6 +12703,14 @@ extend type Query {
     page: Int = 1
     "Clients per page, 1 to 100."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): OAuth2ClientPage
     @hasScope(any: [organizations_read, organizations_write])
   "One of the caller's live clients; another's is not found."
@@ -13318,6 +13461,8 @@ type PaymentMethodPage {
   items: [PaymentMethod!]!
   "The page envelope: how many methods there are and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
@@ -13331,6 +13476,14 @@ extend type Query {
     page: Int = 1
     "Payment methods per page, 1 to 100."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): PaymentMethodPage
     @hasScope(any: [customers_read, customers_write])
 }
@@ -13388,6 +13541,14 @@ type Me {
     page: Int = 1
     "Payment methods per page, 1 to 100."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): PaymentMethodPage @goField(forceResolver: true) @billing
 }
 
@@ -14829,6 +14990,8 @@ type WebhookEndpointPage {
   items: [WebhookEndpoint!]!
   "The page envelope: how many endpoints there are and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "A new webhook endpoint."
@@ -14877,6 +15040,14 @@ extend type Query {
     page: Int = 1
     "Endpoints per page, 1 to 100."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): WebhookEndpointPage
     @hasScope(any: [webhooks_read, webhooks_write])
   "One live webhook endpoint of the caller's organizations."
@@ -14964,6 +15135,8 @@ type WebhookEventPage {
   items: [WebhookEvent!]!
   "The page envelope: how many events match and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Query {
@@ -14983,6 +15156,14 @@ extend type Query {
     page: Int = 1
     "Events per page, 1 to 100."
     limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): WebhookEventPage
     @hasScope(any: [webhooks_read, webhooks_write])
   "One webhook event of the caller's organizations."
@@ -15477,16 +15658,6 @@ func (ec *executionContext) childFields_CheckoutSeatTiers(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CheckoutSeatTiers", field.Name)
 }
 
-func (ec *executionContext) childFields_CursorPageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "hasNextPage":
-		return ec.fieldContext_CursorPageInfo_hasNextPage(ctx, field)
-	case "endCursor":
-		return ec.fieldContext_CursorPageInfo_endCursor(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type CursorPageInfo", field.Name)
-}
-
 func (ec *executionContext) childFields_Customer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -15535,6 +15706,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_orders(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_Customer_checkouts(ctx, field)
+	case "usageEvents":
+		return ec.fieldContext_Customer_usageEvents(ctx, field)
 	case "subscriptions":
 		return ec.fieldContext_Customer_subscriptions(ctx, field)
 	}
@@ -15547,6 +15720,8 @@ func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field 
 		return ec.fieldContext_CustomerPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_CustomerPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CustomerPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerPage", field.Name)
 }
@@ -15757,6 +15932,8 @@ func (ec *executionContext) childFields_DomainEventPage(ctx context.Context, fie
 		return ec.fieldContext_DomainEventPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_DomainEventPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DomainEventPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DomainEventPage", field.Name)
 }
@@ -15827,6 +16004,8 @@ func (ec *executionContext) childFields_FilePage(ctx context.Context, field grap
 		return ec.fieldContext_FilePage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_FilePage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_FilePage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FilePage", field.Name)
 }
@@ -15947,6 +16126,8 @@ func (ec *executionContext) childFields_JobPage(ctx context.Context, field graph
 		return ec.fieldContext_JobPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_JobPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_JobPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type JobPage", field.Name)
 }
@@ -16205,6 +16386,8 @@ func (ec *executionContext) childFields_MeterPage(ctx context.Context, field gra
 		return ec.fieldContext_MeterPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_MeterPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MeterPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MeterPage", field.Name)
 }
@@ -16271,6 +16454,8 @@ func (ec *executionContext) childFields_OAuth2ClientPage(ctx context.Context, fi
 		return ec.fieldContext_OAuth2ClientPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_OAuth2ClientPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OAuth2ClientPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OAuth2ClientPage", field.Name)
 }
@@ -16527,6 +16712,8 @@ func (ec *executionContext) childFields_PaymentMethodPage(ctx context.Context, f
 		return ec.fieldContext_PaymentMethodPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_PaymentMethodPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PaymentMethodPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PaymentMethodPage", field.Name)
 }
@@ -16995,6 +17182,8 @@ func (ec *executionContext) childFields_WebhookEndpointPage(ctx context.Context,
 		return ec.fieldContext_WebhookEndpointPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_WebhookEndpointPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEndpointPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEndpointPage", field.Name)
 }
@@ -17037,6 +17226,8 @@ func (ec *executionContext) childFields_WebhookEventPage(ctx context.Context, fi
 		return ec.fieldContext_WebhookEventPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_WebhookEventPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_WebhookEventPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WebhookEventPage", field.Name)
 }

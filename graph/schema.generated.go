@@ -102,43 +102,43 @@ type QueryResolver interface {
 	CheckoutByClientSecret(ctx context.Context, clientSecret string) (*storage.Checkout, error)
 	Customer(ctx context.Context, id uuid.UUID) (*storage.Customer, error)
 	CustomerByExternalID(ctx context.Context, externalID string) (*storage.Customer, error)
-	Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter) (*model.CustomerPage, error)
+	Customers(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) (*model.CustomerPage, error)
 	Discount(ctx context.Context, id uuid.UUID) (*storage.Discount, error)
 	Discounts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) (*model.DiscountPage, error)
-	DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error)
+	DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) (*model.DomainEventPage, error)
 	UsageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error)
-	UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
-	Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) (*model.FilePage, error)
+	UsageEvents(ctx context.Context, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
+	Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.FilePage, error)
 	File(ctx context.Context, id uuid.UUID) (model.File, error)
 	BenefitGrants(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error)
 	BenefitGrant(ctx context.Context, id uuid.UUID) (*storage.BenefitGrant, error)
 	Seats(ctx context.Context, subscriptionID *uuid.UUID, orderID *uuid.UUID) (*model.CustomerSeatList, error)
 	Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error)
-	Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int) (*model.JobPage, error)
+	Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.JobPage, error)
 	Job(ctx context.Context, id uuid.UUID) (*storage.Job, error)
 	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error)
 	LicenseSigningKeys(ctx context.Context, organizationID *uuid.UUID) ([]*storage.LicenseSigningKey, error)
 	Meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
-	Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter) (*model.MeterPage, error)
+	Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) (*model.MeterPage, error)
 	MeterQuantities(ctx context.Context, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) (*storage.MeterQuantities, error)
-	Oauth2Clients(ctx context.Context, page *int, limit *int) (*model.OAuth2ClientPage, error)
+	Oauth2Clients(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OAuth2ClientPage, error)
 	Oauth2Client(ctx context.Context, clientID string) (*storage.OAuth2Client, error)
 	Order(ctx context.Context, id uuid.UUID) (*storage.Order, error)
 	Orders(ctx context.Context, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 	OrderInvoice(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error)
-	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) (*model.PaymentMethodPage, error)
+	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
 	Me(ctx context.Context) (*model.Me, error)
 	Product(ctx context.Context, id uuid.UUID) (*storage.Product, error)
 	Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) (*model.ProductPage, error)
 	Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error)
 	Subscriptions(ctx context.Context, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 	TestClock(ctx context.Context, organizationID *uuid.UUID) (*storage.TestClock, error)
-	WebhookEndpoints(ctx context.Context, organizationID []uuid.UUID, page *int, limit *int) (*model.WebhookEndpointPage, error)
+	WebhookEndpoints(ctx context.Context, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.WebhookEndpointPage, error)
 	WebhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error)
-	WebhookEvents(ctx context.Context, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int) (*model.WebhookEventPage, error)
+	WebhookEvents(ctx context.Context, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.WebhookEventPage, error)
 	WebhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error)
 }
 
@@ -1533,6 +1533,38 @@ func (ec *executionContext) field_Query_customers_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1655,6 +1687,38 @@ func (ec *executionContext) field_Query_domainEvents_args(ctx context.Context, r
 		return nil, err
 	}
 	args["objectId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1707,6 +1771,38 @@ func (ec *executionContext) field_Query_files_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1759,6 +1855,38 @@ func (ec *executionContext) field_Query_jobs_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1939,6 +2067,38 @@ func (ec *executionContext) field_Query_meters_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1975,6 +2135,38 @@ func (ec *executionContext) field_Query_oauth2Clients_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg5
 	return args, nil
 }
 
@@ -2139,6 +2331,38 @@ func (ec *executionContext) field_Query_paymentMethods_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -2393,22 +2617,38 @@ func (ec *executionContext) field_Query_usageEvents_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["after"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sorting"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
+	args["sorting"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "filter",
 		func(ctx context.Context, v any) (*model.UsageEventFilter, error) {
 			return ec.unmarshalOUsageEventFilter2ᚖtillᚋgraphᚋmodelᚐUsageEventFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["filter"] = arg3
+	args["filter"] = arg5
 	return args, nil
 }
 
@@ -2453,6 +2693,38 @@ func (ec *executionContext) field_Query_webhookEndpoints_args(ctx context.Contex
 		return nil, err
 	}
 	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg6
 	return args, nil
 }
 
@@ -2513,6 +2785,38 @@ func (ec *executionContext) field_Query_webhookEvents_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg8
 	return args, nil
 }
 
@@ -7587,7 +7891,7 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Customers(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.CustomerFilter))
+			return ec.Resolvers.Query().Customers(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.CustomerFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7773,7 +8077,7 @@ func (ec *executionContext) _Query_domainEvents(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().DomainEvents(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["type"].([]string), fc.Args["objectId"].([]uuid.UUID))
+			return ec.Resolvers.Query().DomainEvents(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["type"].([]string), fc.Args["objectId"].([]uuid.UUID), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7897,7 +8201,7 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().UsageEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.UsageEventFilter))
+			return ec.Resolvers.Query().UsageEvents(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.UsageEventFilter))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -7959,7 +8263,7 @@ func (ec *executionContext) _Query_files(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Files(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["ids"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Files(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["ids"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -8331,7 +8635,7 @@ func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Jobs(ctx, fc.Args["kind"].([]string), fc.Args["state"].([]model.JobState), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Jobs(ctx, fc.Args["kind"].([]string), fc.Args["state"].([]model.JobState), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -8703,7 +9007,7 @@ func (ec *executionContext) _Query_meters(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Meters(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.MeterListFilter))
+			return ec.Resolvers.Query().Meters(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.MeterListFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -8827,7 +9131,7 @@ func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Oauth2Clients(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Oauth2Clients(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -9261,7 +9565,7 @@ func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PaymentMethods(ctx, fc.Args["customerId"].(*uuid.UUID), fc.Args["externalCustomerId"].(*string), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().PaymentMethods(ctx, fc.Args["customerId"].(*uuid.UUID), fc.Args["externalCustomerId"].(*string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -9678,7 +9982,7 @@ func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WebhookEndpoints(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().WebhookEndpoints(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -9802,7 +10106,7 @@ func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().WebhookEvents(ctx, fc.Args["endpointId"].(*uuid.UUID), fc.Args["type"].([]string), fc.Args["succeeded"].(*bool), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().WebhookEvents(ctx, fc.Args["endpointId"].(*uuid.UUID), fc.Args["type"].([]string), fc.Args["succeeded"].(*bool), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

@@ -188,21 +188,13 @@ func (c *costCalc) listSize(f *ast.Field) int {
 	return defaultListSize
 }
 
-// pageSize is the page a field asks for through `limit`, `first` or `last`, as the resolvers
-// will read it: the argument, else the schema's default; 0 when the field takes none. A limit
-// above the maximum is refused here, as GraphQL's contract says, where /v1 clamps it.
+// pageSize is the page a field asks for, as the resolvers will read it: first or last when
+// given, else limit (the argument or the schema's default), else defaultEventPage for a
+// cursor-only list; 0 when the field takes none of them. A limit above the maximum is
+// refused here, as GraphQL's contract says, where /v1 clamps it; the resolvers refuse first
+// and last above it.
 func (c *costCalc) pageSize(f *ast.Field, path ast.Path) int {
-	if f.Definition.Arguments.ForName("limit") != nil {
-		// A paged list reads first or last rows in place of limit when either is given;
-		// the resolver refuses them above the maximum.
-		for _, name := range []string{"first", "last"} {
-			if a := f.Arguments.ForName(name); a != nil {
-				if n, ok := c.intArg(f, name); ok {
-					return max(1, min(n, maxLimit))
-				}
-			}
-		}
-	}
+	size := 0
 	if n, ok := c.intArg(f, "limit"); ok {
 		if n > maxLimit && c.refusal == nil {
 			e := errorOf(&Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "less_than_equal",
@@ -210,12 +202,18 @@ func (c *costCalc) pageSize(f *ast.Field, path ast.Path) int {
 			e.Path = path
 			c.refusal = e
 		}
-		return max(1, min(n, maxLimit))
+		size = max(1, min(n, maxLimit))
 	}
-	if n, ok := c.intArg(f, "first"); ok {
-		return max(1, min(n, maxEventPage))
+	cursor := false
+	for _, name := range []string{"first", "last"} {
+		if n, ok := c.intArg(f, name); ok {
+			size, cursor = max(1, min(n, maxLimit)), true
+		}
 	}
-	return 0
+	if size == 0 && !cursor && f.Definition.Arguments.ForName("first") != nil {
+		size = defaultEventPage
+	}
+	return size
 }
 
 // intArg reads an Int argument of f; ok is false when the field has no such argument or

@@ -43,6 +43,8 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 			repeat(250, "c%d: orders(first: 100) { items { id } }"), "COST_LIMIT_EXCEEDED", "", 25_250},
 		{"last counts the same way",
 			repeat(250, "c%d: orders(last: 100) { items { id } }"), "COST_LIMIT_EXCEEDED", "", 25_250},
+		{"a cursor-only list without first holds 100: 250 × (1 + 100)",
+			repeat(250, "c%d: usageEvents { items { id } }"), "COST_LIMIT_EXCEEDED", "", 25_250},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			query := c.query

@@ -180,21 +180,18 @@ func patchTaxID(patch storage.CustomerPatch, cur *storage.Customer, get func() (
 }
 
 // customersPage lists customers with filters, sorting and pagination.
-func (r *Resolver) customersPage(ctx context.Context, page, limit *int, sorting []string, f *model.CustomerFilter) (*model.CustomerPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, customerSorts)
-	if err != nil {
-		return nil, err
-	}
+func (r *Resolver) customersPage(ctx context.Context, a listArgs, f *model.CustomerFilter) (*model.CustomerPage, error) {
 	var lf storage.CustomerListFilter
 	if f != nil {
 		lf = storage.CustomerListFilter{Email: f.Email, ExternalID: f.ExternalID, Query: f.Query, Metadata: metadataOf(f.Metadata)}
 	}
-	items, total, err := storage.ListCustomers(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	p, w, err := rootWindow(ctx, a, customerSorts, func(sorts []storage.Sort, w storage.Window) (storage.Paged[*storage.Customer], error) {
+		return storage.ListCustomers(ctx, r.DB, organizations(ctx), lf, sorts, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	record(ctx, items)
-	return &model.CustomerPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.CustomerPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // customerByRef resolves a customer of the caller's organizations by id or external id.

@@ -25,18 +25,15 @@ func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID
 	return err
 }
 
-// eventsPage lists the organization's events.
-func (r *Resolver) eventsPage(ctx context.Context, page, limit *int, types []string, objectIDs []uuid.UUID) (*model.DomainEventPage, error) {
-	p, err := pageOf(page, limit)
+// eventsPage lists the organization's domain events, newest first.
+func (r *Resolver) eventsPage(ctx context.Context, a listArgs, types []string, objectIDs []uuid.UUID) (*model.DomainEventPage, error) {
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.DomainEvent], error) {
+		return storage.ListDomainEvents(ctx, r.DB, organizations(ctx), storage.DomainEventFilter{Types: types, ObjectIDs: objectIDs}, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListDomainEvents(ctx, r.DB, organizations(ctx),
-		storage.DomainEventFilter{Types: types, ObjectIDs: objectIDs}, p)
-	if err != nil {
-		return nil, err
-	}
-	return &model.DomainEventPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.DomainEventPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // eventPayload is the rendered payload, or null while it is not rendered.

@@ -18,8 +18,8 @@ func (r *domainEventResolver) Payload(ctx context.Context, obj *storage.DomainEv
 	return eventPayload(obj), nil
 }
 
-func (r *queryResolver) DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID) (*model.DomainEventPage, error) {
-	return r.eventsPage(ctx, page, limit, typeArg, objectID)
+func (r *queryResolver) DomainEvents(ctx context.Context, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) (*model.DomainEventPage, error) {
+	return r.eventsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before}, typeArg, objectID)
 }
 
 func (r *Resolver) DomainEvent() graph.DomainEventResolver { return &domainEventResolver{r} }

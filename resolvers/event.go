@@ -2,13 +2,9 @@ package resolvers
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/binary"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -16,12 +12,10 @@ import (
 	"till/storage"
 )
 
-// Event lists are read by cursor: defaultEventPage events unless first says otherwise, and
-// never more than maxEventPage, larger requests being clamped as limits are elsewhere.
-const (
-	defaultEventPage = 100
-	maxEventPage     = 1000
-)
+// defaultEventPage is how many events a window holds when neither first nor last is given.
+// Event lists are read by cursor only: an offset deep into millions of events would cost
+// every row before it.
+const defaultEventPage = 100
 
 // eventSorts whitelists the event list's one sorting criterion.
 var eventSorts = map[string]string{"timestamp": `"timestamp"`}
@@ -32,57 +26,68 @@ func (r *Resolver) usageEvent(ctx context.Context, id uuid.UUID) (*storage.Event
 	return e, notFoundOr(err, "")
 }
 
-// usageEventsPage lists the caller's events after a cursor and loads the customers of the
-// page at once when the operation selects them.
-func (r *Resolver) usageEventsPage(ctx context.Context, first *int, after *string, sorting []string, f *model.UsageEventFilter) (*model.UsageEventPage, error) {
-	lq, err := eventListQuery(first, after, sorting)
+// usageEventsPage lists a window of the caller's events; their customers load in one
+// statement when the operation selects them.
+func (r *Resolver) usageEventsPage(ctx context.Context, a listArgs, f *model.UsageEventFilter) (*model.UsageEventPage, error) {
+	lq, err := eventListQuery(a, f)
 	if err != nil {
 		return nil, err
 	}
-	orgs := organizations(ctx)
-	if f != nil {
-		lq.Filter = eventListFilter(f)
-		if f.OrganizationID != nil {
-			orgs = slices.DeleteFunc(slices.Clone(orgs), func(o uuid.UUID) bool { return !slices.Contains(f.OrganizationID, o) })
-		}
-	}
-	items, more, err := storage.ListEvents(ctx, r.DB, orgs, lq)
+	p, err := storage.ListEvents(ctx, r.DB, eventOrganizations(ctx, f), lq)
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	record(ctx, items)
-	info := &model.CursorPageInfo{HasNextPage: more}
-	if len(items) > 0 {
-		last := items[len(items)-1]
-		info.EndCursor = ptrTo(encodeEventCursor(storage.EventCursor{Timestamp: last.Timestamp, ID: last.ID}))
-	}
-	return &model.UsageEventPage{Items: items, PageInfo: info}, nil
+	record(ctx, p.Items)
+	return &model.UsageEventPage{Items: p.Items, PageInfo: pageInfo(p, lq.Window)}, nil
 }
 
-// eventListQuery validates the page arguments: first, then the cursor, then the sorting.
-func eventListQuery(first *int, after *string, sorting []string) (storage.EventListQuery, error) {
-	lq := storage.EventListQuery{Limit: defaultEventPage}
-	if first != nil {
-		if *first <= 0 {
-			return lq, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "greater_than",
-				Loc: []any{"query", "first"}, Msg: "Input should be greater than 0", Input: *first}}}
-		}
-		lq.Limit = min(*first, maxEventPage)
-	}
-	if after != nil {
-		c, err := decodeEventCursor(*after)
-		if err != nil {
-			return lq, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "value_error",
-				Loc: []any{"query", "after"}, Msg: "Invalid cursor: " + err.Error(), Input: *after}}}
-		}
-		lq.Cursor = &c
-	}
-	sorts, err := sortsOf(sorting, eventSorts)
+// customerUsageEvents is Customer.usageEvents: a window of each customer's events of the
+// level, in one statement.
+func (r *Resolver) customerUsageEvents(ctx context.Context, c *storage.Customer, a listArgs, f *model.UsageEventFilter) (*model.UsageEventPage, error) {
+	lq, err := eventListQuery(a, f)
 	if err != nil {
-		return lq, err
+		return nil, err
 	}
-	lq.Ascending = len(sorts) > 0 && !sorts[0].Desc
+	orgs := eventOrganizations(ctx, f)
+	l, err := windowsOf(ctx, "Customer.usageEvents", []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Event], error) {
+		return storage.EventWindowsByCustomers(ctx, r.DB, orgs, ids, lq)
+	})
+	if err != nil {
+		return nil, err
+	}
+	p, err := related(ctx, l, c, func(c *storage.Customer) uuid.UUID { return c.ID })
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	return &model.UsageEventPage{Items: p.Items, PageInfo: pageInfo(p, lq.Window)}, nil
+}
+
+// eventListQuery reads an event window's arguments like every list's (first or last from 1
+// to 100, cursors, sorting) except that without first and last it holds defaultEventPage
+// events, and the filter.
+func eventListQuery(a listArgs, f *model.UsageEventFilter) (storage.EventListQuery, error) {
+	w, sorts, err := a.windowAndSorts(eventSorts)
+	if err != nil {
+		return storage.EventListQuery{}, err
+	}
+	if a.first == nil && a.last == nil {
+		w.Limit = defaultEventPage
+	}
+	lq := storage.EventListQuery{Window: w, Ascending: len(sorts) > 0 && !sorts[0].Desc}
+	if f != nil {
+		lq.Filter = eventListFilter(f)
+	}
 	return lq, nil
+}
+
+// eventOrganizations are the caller's organizations, narrowed by the filter's
+// organizationId when given.
+func eventOrganizations(ctx context.Context, f *model.UsageEventFilter) []uuid.UUID {
+	orgs := organizations(ctx)
+	if f != nil && f.OrganizationID != nil {
+		orgs = slices.DeleteFunc(slices.Clone(orgs), func(o uuid.UUID) bool { return !slices.Contains(f.OrganizationID, o) })
+	}
+	return orgs
 }
 
 // eventListFilter turns the GraphQL filter into the storage one.
@@ -94,28 +99,6 @@ func eventListFilter(f *model.UsageEventFilter) storage.EventListFilter {
 	return storage.EventListFilter{CustomerIDs: f.CustomerID, ExternalCustomerIDs: f.ExternalCustomerID,
 		Names: f.Name, Sources: sources, After: f.StartTimestamp, Before: f.EndTimestamp,
 		Metadata: metadataOf(f.Metadata), ParentID: f.ParentID}
-}
-
-// eventCursorSize is a cursor's length before encoding: the timestamp in microseconds since
-// the epoch (PostgreSQL's precision, so the position is exact) and the id.
-const eventCursorSize = 8 + 16
-
-// encodeEventCursor makes the opaque cursor of a position: base64url, unpadded.
-func encodeEventCursor(c storage.EventCursor) string {
-	b := make([]byte, eventCursorSize)
-	binary.BigEndian.PutUint64(b, uint64(c.Timestamp.UnixMicro()))
-	copy(b[8:], c.ID[:])
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// decodeEventCursor reads a cursor made by encodeEventCursor.
-func decodeEventCursor(s string) (storage.EventCursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) != eventCursorSize {
-		return storage.EventCursor{}, fmt.Errorf("not a cursor of this list")
-	}
-	id, _ := uuid.FromBytes(b[8:])
-	return storage.EventCursor{Timestamp: time.UnixMicro(int64(binary.BigEndian.Uint64(b))).UTC(), ID: id}, nil
 }
 
 // eventCustomer is the event's customer, by id or by external id (see storage.Event).

@@ -14,12 +14,16 @@ import (
 	"github.com/google/uuid"
 )
 
+func (r *customerResolver) UsageEvents(ctx context.Context, obj *storage.Customer, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error) {
+	return r.customerUsageEvents(ctx, obj, listArgs{first: first, last: last, after: after, before: before, sorting: sorting}, filter)
+}
+
 func (r *queryResolver) UsageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error) {
 	return r.usageEvent(ctx, id)
 }
 
-func (r *queryResolver) UsageEvents(ctx context.Context, first *int, after *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error) {
-	return r.usageEventsPage(ctx, first, after, sorting, filter)
+func (r *queryResolver) UsageEvents(ctx context.Context, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error) {
+	return r.usageEventsPage(ctx, listArgs{first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *usageEventResolver) Source(ctx context.Context, obj *storage.Event) (model.UsageEventSource, error) {

@@ -68,9 +68,9 @@ func newUserToken(tb testing.TB, s *resolverstest.Server, scope string, orgs ...
 const usageEventFields = `id timestamp createdAt organizationId name source customerId customer { id externalId }
 	externalCustomerId memberId externalMemberId externalId parentId metadata label`
 
-const usageEventsDoc = `query($first: Int, $after: String, $sorting: [String!], $filter: UsageEventFilter) {
-	usageEvents(first: $first, after: $after, sorting: $sorting, filter: $filter) {
-		items { ` + usageEventFields + ` } pageInfo { hasNextPage endCursor } } }`
+const usageEventsDoc = `query($first: Int, $after: String, $last: Int, $before: String, $sorting: [String!], $filter: UsageEventFilter) {
+	usageEvents(first: $first, after: $after, last: $last, before: $before, sorting: $sorting, filter: $filter) {
+		items { ` + usageEventFields + ` } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`
 
 type usageEvent struct {
 	ID             uuid.UUID  `json:"id"`
@@ -96,8 +96,8 @@ type usageEvent struct {
 type usagePage struct {
 	Items    []usageEvent
 	PageInfo struct {
-		HasNextPage bool
-		EndCursor   *string
+		HasNextPage, HasPreviousPage bool
+		StartCursor, EndCursor       *string
 	}
 }
 
@@ -254,6 +254,22 @@ func TestUsageEventsCursorWalk(t *testing.T) {
 				if diff := cmp.Diff(tc.want, got); diff != "" {
 					t.Errorf("walked ids (-want +got):\n%s", diff)
 				}
+				var back []uuid.UUID
+				args = vars{"last": first, "sorting": tc.sorting}
+				for pages := 1; ; pages++ {
+					p := listUsageEvents(t, s, org.Token, args)
+					back = append(usageIDs(p.Items), back...)
+					if !p.PageInfo.HasPreviousPage {
+						break
+					}
+					if pages > len(ids) {
+						t.Fatal("the backward walk does not end")
+					}
+					args["before"] = *p.PageInfo.StartCursor
+				}
+				if diff := cmp.Diff(tc.want, back); diff != "" {
+					t.Errorf("last/before walked (-want +got):\n%s", diff)
+				}
 			})
 		}
 	}
@@ -266,32 +282,37 @@ func TestUsageEventsCursorWalk(t *testing.T) {
 func TestUsageEventsArguments(t *testing.T) {
 	s := newEventsServer(t)
 	org := s.NewOrg(t, "events:read")
-	s.Exec(t, `INSERT INTO events (organization_id, name) SELECT $1, 'n' FROM generate_series(1, 1001)`, org.ID)
-	clamped := listUsageEvents(t, s, org.Token, vars{"first": 5000})
-	if len(clamped.Items) != 1000 || !clamped.PageInfo.HasNextPage {
-		t.Errorf("first 5000: %d items, next page %v; want 1000 and a next page", len(clamped.Items), clamped.PageInfo.HasNextPage)
+	s.Exec(t, `INSERT INTO events (organization_id, name) SELECT $1, 'n' FROM generate_series(1, 101)`, org.ID)
+	full := listUsageEvents(t, s, org.Token, vars{"first": 100})
+	if len(full.Items) != 100 || !full.PageInfo.HasNextPage {
+		t.Errorf("first 100: %d items, next page %v; want 100 and a next page", len(full.Items), full.PageInfo.HasNextPage)
 	}
 	if n := len(listUsageEvents(t, s, org.Token, nil).Items); n != 100 {
 		t.Errorf("no first: %d items, want 100", n)
 	}
+	ascending := listUsageEvents(t, s, org.Token, vars{"first": 2, "sorting": []string{"timestamp"}})
 	short := base64.RawURLEncoding.EncodeToString(make([]byte, 23))
 	for _, tc := range []struct {
 		name string
 		args vars
 		want fieldErr
 	}{
-		{"first 0", vars{"first": 0}, fieldErr{Type: "greater_than", Loc: []any{"query", "first"},
-			Msg: "Input should be greater than 0", Input: float64(0)}},
+		{"first 0", vars{"first": 0}, fieldErr{Type: "value_error", Loc: []any{"query", "first"},
+			Msg: "Input should be between 1 and 100.", Input: float64(0)}},
+		{"first above 100, the most upstream's event list returns", vars{"first": 101}, fieldErr{Type: "value_error",
+			Loc: []any{"query", "first"}, Msg: "Input should be between 1 and 100.", Input: float64(101)}},
 		{"not base64", vars{"after": "not a cursor!"}, fieldErr{Type: "value_error", Loc: []any{"query", "after"},
-			Msg: "Invalid cursor: not a cursor of this list", Input: "not a cursor!"}},
+			Msg: "Invalid cursor.", Input: "not a cursor!"}},
 		{"too short", vars{"after": short}, fieldErr{Type: "value_error", Loc: []any{"query", "after"},
-			Msg: "Invalid cursor: not a cursor of this list", Input: short}},
+			Msg: "Invalid cursor.", Input: short}},
 		{"empty", vars{"after": ""}, fieldErr{Type: "value_error", Loc: []any{"query", "after"},
-			Msg: "Invalid cursor: not a cursor of this list", Input: ""}},
+			Msg: "Invalid cursor.", Input: ""}},
+		{"a cursor of the other direction", vars{"after": *ascending.PageInfo.EndCursor}, fieldErr{Type: "value_error",
+			Loc: []any{"query", "after"}, Msg: "Invalid cursor.", Input: *ascending.PageInfo.EndCursor}},
 		{"unknown sorting", vars{"sorting": []string{"name"}}, fieldErr{Type: "enum", Loc: []any{"query", "sorting"},
 			Msg: "Invalid sorting criterion.", Input: "name"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name+" is refused", func(t *testing.T) {
 			got := s.QueryError(t, org.Token, usageEventsDoc, tc.args)
 			wantError(t, got, "BAD_USER_INPUT", "RequestValidationError", tc.want)
 		})

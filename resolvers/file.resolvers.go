@@ -28,8 +28,8 @@ func (r *mutationResolver) DeleteFile(ctx context.Context, id uuid.UUID) (model.
 	return r.deleteFile(ctx, id)
 }
 
-func (r *queryResolver) Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int) (*model.FilePage, error) {
-	return r.filesPage(ctx, organizationID, ids, page, limit)
+func (r *queryResolver) Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.FilePage, error) {
+	return r.filesPage(ctx, organizationID, ids, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) File(ctx context.Context, id uuid.UUID) (model.File, error) {

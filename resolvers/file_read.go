@@ -88,20 +88,18 @@ func (r *Resolver) file(ctx context.Context, id uuid.UUID) (model.File, error) {
 }
 
 // filesPage lists the caller's uploaded files, newest first (GET /v1/files/).
-func (r *Resolver) filesPage(ctx context.Context, orgIDs, ids []uuid.UUID, page, limit *int) (*model.FilePage, error) {
-	p, err := pageOf(page, limit)
+func (r *Resolver) filesPage(ctx context.Context, orgIDs, ids []uuid.UUID, a listArgs) (*model.FilePage, error) {
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.StoredFile], error) {
+		return storage.ListFiles(ctx, r.DB, organizations(ctx), orgIDs, ids, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rows, total, err := storage.ListFiles(ctx, r.DB, organizations(ctx), orgIDs, ids, p)
-	if err != nil {
-		return nil, err
-	}
-	items := make([]model.File, len(rows))
-	for i, f := range rows {
+	items := make([]model.File, len(p.Items))
+	for i, f := range p.Items {
 		items[i] = r.fileVariant(f)
 	}
-	return &model.FilePage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.FilePage{Items: items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // updateFile renames a file or changes its version. As upstream, a null or empty field is

@@ -12,20 +12,18 @@ import (
 )
 
 // jobsPage lists the organization's jobs, newest first.
-func (r *Resolver) jobsPage(ctx context.Context, kinds []string, states []model.JobState, page, limit *int) (*model.JobPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
+func (r *Resolver) jobsPage(ctx context.Context, kinds []string, states []model.JobState, a listArgs) (*model.JobPage, error) {
 	f := storage.JobFilter{Kinds: kinds, States: make([]string, len(states))}
 	for i, s := range states {
 		f.States[i] = string(s)
 	}
-	items, total, err := storage.ListJobs(ctx, r.DB, organizations(ctx), f, p)
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.Job], error) {
+		return storage.ListJobs(ctx, r.DB, organizations(ctx), f, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &model.JobPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.JobPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // job reads one of the organization's jobs; jobs of other organizations and the server's

@@ -30,8 +30,8 @@ func (r *mutationResolver) CancelJob(ctx context.Context, id uuid.UUID) (*storag
 	return r.cancelJob(ctx, id)
 }
 
-func (r *queryResolver) Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int) (*model.JobPage, error) {
-	return r.jobsPage(ctx, kind, state, page, limit)
+func (r *queryResolver) Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.JobPage, error) {
+	return r.jobsPage(ctx, kind, state, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) Job(ctx context.Context, id uuid.UUID) (*storage.Job, error) {

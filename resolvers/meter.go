@@ -269,18 +269,16 @@ func (r *Resolver) meter(ctx context.Context, id uuid.UUID) (*storage.Meter, err
 }
 
 // metersPage lists meters, by name unless sorted otherwise, as upstream.
-func (r *Resolver) metersPage(ctx context.Context, page, limit *int, sorting []string, f *model.MeterListFilter) (*model.MeterPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, meterSorts)
-	if err != nil {
-		return nil, err
-	}
+func (r *Resolver) metersPage(ctx context.Context, a listArgs, f *model.MeterListFilter) (*model.MeterPage, error) {
 	var q storage.MeterListQuery
 	if f != nil {
 		q = storage.MeterListQuery{Query: f.Query, IsArchived: f.IsArchived, Metadata: metadataOf(f.Metadata)}
 	}
-	items, total, err := storage.ListMeters(ctx, r.DB, organizations(ctx), q, sorts, p)
+	p, w, err := rootWindow(ctx, a, meterSorts, func(sorts []storage.Sort, w storage.Window) (storage.Paged[*storage.Meter], error) {
+		return storage.ListMeters(ctx, r.DB, organizations(ctx), q, sorts, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &model.MeterPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.MeterPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }

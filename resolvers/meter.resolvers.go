@@ -39,8 +39,8 @@ func (r *queryResolver) Meter(ctx context.Context, id uuid.UUID) (*storage.Meter
 	return r.meter(ctx, id)
 }
 
-func (r *queryResolver) Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter) (*model.MeterPage, error) {
-	return r.metersPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) (*model.MeterPage, error) {
+	return r.metersPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *queryResolver) MeterQuantities(ctx context.Context, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) (*storage.MeterQuantities, error) {

@@ -153,20 +153,21 @@ func (r *Resolver) oauth2Client(ctx context.Context, clientID string) (*storage.
 }
 
 // oauth2ClientsPage lists the caller's live clients, newest first.
-func (r *Resolver) oauth2ClientsPage(ctx context.Context, page, limit *int) (*model.OAuth2ClientPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
+func (r *Resolver) oauth2ClientsPage(ctx context.Context, a listArgs) (*model.OAuth2ClientPage, error) {
+	if _, err := a.window(); err != nil {
 		return nil, err
 	}
 	owner, err := oauth2ClientOwner(ctx)
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListOAuth2Clients(ctx, r.DB, owner, p)
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.OAuth2Client], error) {
+		return storage.ListOAuth2Clients(ctx, r.DB, owner, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &model.OAuth2ClientPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.OAuth2ClientPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // oauth2ClientScopes splits a stored scope string into its list form.

@@ -52,8 +52,8 @@ func (r *oAuth2ClientResolver) DefaultSubType(ctx context.Context, obj *storage.
 	return model.OAuth2SubType(obj.DefaultSubType), nil
 }
 
-func (r *queryResolver) Oauth2Clients(ctx context.Context, page *int, limit *int) (*model.OAuth2ClientPage, error) {
-	return r.oauth2ClientsPage(ctx, page, limit)
+func (r *queryResolver) Oauth2Clients(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OAuth2ClientPage, error) {
+	return r.oauth2ClientsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) Oauth2Client(ctx context.Context, clientID string) (*storage.OAuth2Client, error) {

@@ -10,27 +10,25 @@ import (
 )
 
 // paymentMethods lists a customer's payment methods by id or external id; an unknown or
-// deleted customer is ResourceNotFound.
-func (r *Resolver) paymentMethods(ctx context.Context, customerID *uuid.UUID, externalID *string, page, limit *int) (*model.PaymentMethodPage, error) {
-	if _, err := pageOf(page, limit); err != nil {
+// deleted customer is ResourceNotFound, after the page's own errors.
+func (r *Resolver) paymentMethods(ctx context.Context, customerID *uuid.UUID, externalID *string, a listArgs) (*model.PaymentMethodPage, error) {
+	if _, err := a.window(); err != nil {
 		return nil, err
 	}
 	c, err := r.customerByRef(ctx, customerID, externalID)
 	if err != nil {
 		return nil, err
 	}
-	return r.paymentMethodPage(ctx, c, page, limit)
+	return r.paymentMethodPage(ctx, c, a)
 }
 
-// paymentMethodPage lists one customer's payment methods.
-func (r *Resolver) paymentMethodPage(ctx context.Context, c *storage.Customer, page, limit *int) (*model.PaymentMethodPage, error) {
-	p, err := pageOf(page, limit)
+// paymentMethodPage lists one customer's payment methods, newest first.
+func (r *Resolver) paymentMethodPage(ctx context.Context, c *storage.Customer, a listArgs) (*model.PaymentMethodPage, error) {
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.PaymentMethod], error) {
+		return storage.ListPaymentMethods(ctx, r.DB, organizations(ctx), c.ID, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListPaymentMethods(ctx, r.DB, c.ID, p)
-	if err != nil {
-		return nil, err
-	}
-	return &model.PaymentMethodPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.PaymentMethodPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }

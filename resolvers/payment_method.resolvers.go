@@ -29,6 +29,6 @@ func (r *mutationResolver) PortalDeletePaymentMethod(ctx context.Context, id uui
 	return r.portalDeletePaymentMethod(ctx, id)
 }
 
-func (r *queryResolver) PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int) (*model.PaymentMethodPage, error) {
-	return r.paymentMethods(ctx, customerID, externalCustomerID, page, limit)
+func (r *queryResolver) PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error) {
+	return r.paymentMethods(ctx, customerID, externalCustomerID, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }

@@ -60,12 +60,12 @@ func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 }
 
 // portalPaymentMethods lists the session customer's payment methods.
-func (r *Resolver) portalPaymentMethods(ctx context.Context, page, limit *int) (*model.PaymentMethodPage, error) {
+func (r *Resolver) portalPaymentMethods(ctx context.Context, a listArgs) (*model.PaymentMethodPage, error) {
 	c, err := r.portalCustomer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return r.paymentMethodPage(ctx, c, page, limit)
+	return r.paymentMethodPage(ctx, c, a)
 }
 
 // portalUpdateCustomer applies the customer's own billing changes with upstream's rules

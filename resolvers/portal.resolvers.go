@@ -11,8 +11,8 @@ import (
 	"till/graph/model"
 )
 
-func (r *meResolver) PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.PaymentMethodPage, error) {
-	return r.portalPaymentMethods(ctx, page, limit)
+func (r *meResolver) PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error) {
+	return r.portalPaymentMethods(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) Me(ctx context.Context) (*model.Me, error) {

@@ -30,8 +30,8 @@ func (r *mutationResolver) RotateWebhookEndpointSecret(ctx context.Context, id u
 	return r.rotateWebhookEndpointSecret(ctx, id)
 }
 
-func (r *queryResolver) WebhookEndpoints(ctx context.Context, organizationID []uuid.UUID, page *int, limit *int) (*model.WebhookEndpointPage, error) {
-	return r.webhookEndpointsPage(ctx, organizationID, page, limit)
+func (r *queryResolver) WebhookEndpoints(ctx context.Context, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.WebhookEndpointPage, error) {
+	return r.webhookEndpointsPage(ctx, organizationID, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) WebhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {

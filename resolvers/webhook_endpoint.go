@@ -162,14 +162,12 @@ func (r *Resolver) webhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.
 
 // webhookEndpointsPage lists the caller's live endpoints, newest first, narrowed to
 // orgIDs when given (GET /v1/webhooks/endpoints).
-func (r *Resolver) webhookEndpointsPage(ctx context.Context, orgIDs []uuid.UUID, page, limit *int) (*model.WebhookEndpointPage, error) {
-	p, err := pageOf(page, limit)
+func (r *Resolver) webhookEndpointsPage(ctx context.Context, orgIDs []uuid.UUID, a listArgs) (*model.WebhookEndpointPage, error) {
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.WebhookEndpoint], error) {
+		return storage.ListWebhookEndpoints(ctx, r.DB, organizations(ctx), orgIDs, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListWebhookEndpoints(ctx, r.DB, organizations(ctx), orgIDs, p)
-	if err != nil {
-		return nil, err
-	}
-	return &model.WebhookEndpointPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.WebhookEndpointPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }

@@ -13,20 +13,17 @@ import (
 const webhookEventNotFound = "Webhook event not found"
 
 // webhookEventsPage lists the organization's webhook events, newest first. When the
-// operation selects the events' deliveries, they are loaded for the whole page at once.
+// operation selects the events' deliveries, they are loaded for the whole window at once.
 func (r *Resolver) webhookEventsPage(ctx context.Context, endpointID *uuid.UUID, types []string, succeeded *bool,
-	page, limit *int) (*model.WebhookEventPage, error) {
-	p, err := pageOf(page, limit)
+	a listArgs) (*model.WebhookEventPage, error) {
+	f := storage.WebhookEventFilter{EndpointID: endpointID, Types: types, Succeeded: succeeded}
+	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.WebhookEvent], error) {
+		return storage.ListWebhookEvents(ctx, r.DB, organizations(ctx), f, w)
+	})
 	if err != nil {
 		return nil, err
 	}
-	items, total, err := storage.ListWebhookEvents(ctx, r.DB, organizations(ctx),
-		storage.WebhookEventFilter{EndpointID: endpointID, Types: types, Succeeded: succeeded}, p)
-	if err != nil {
-		return nil, err
-	}
-	record(ctx, items)
-	return &model.WebhookEventPage{Items: items, Pagination: pagination(total, p)}, nil
+	return &model.WebhookEventPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // webhookEvent reads one of the organization's webhook events.

@@ -18,8 +18,8 @@ func (r *mutationResolver) RedeliverWebhookEvent(ctx context.Context, id uuid.UU
 	return r.redeliverWebhookEvent(ctx, id)
 }
 
-func (r *queryResolver) WebhookEvents(ctx context.Context, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int) (*model.WebhookEventPage, error) {
-	return r.webhookEventsPage(ctx, endpointID, typeArg, succeeded, page, limit)
+func (r *queryResolver) WebhookEvents(ctx context.Context, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.WebhookEventPage, error) {
+	return r.webhookEventsPage(ctx, endpointID, typeArg, succeeded, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
 func (r *queryResolver) WebhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {

@@ -136,13 +136,18 @@ type CustomerListFilter struct {
 	Metadata   map[string][]string
 }
 
-// ListCustomers returns one page of live customers and the total count.
-func ListCustomers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CustomerListFilter, sorts []Sort, p Page) ([]*Customer, int, error) {
+// ListCustomers returns one window of live customers, with the total count.
+func ListCustomers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f CustomerListFilter, sorts []Sort, w Window) (Paged[*Customer], error) {
+	return listWindow[*Customer](ctx, q, customerList(orgs, f, sorts), w)
+}
+
+// customerList is the customer list query, newest first unless sorted otherwise.
+func customerList(orgs []uuid.UUID, f CustomerListFilter, sorts []Sort) listSQL {
 	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
 	ifSet(w, "lower(email) = lower($%d)", f.Email)
 	ifSet(w, "external_id = $%d", f.ExternalID)
 	w.contains("(coalesce(email, '') || ' ' || coalesce(name, '') || ' ' || coalesce(external_id, '')) ILIKE $%d", f.Query)
 	w.metadata("metadata", f.Metadata)
-	return listPage[*Customer](ctx, q, "SELECT "+customerColumns+" FROM customers", w.where, w.args,
-		orderBy(sorts, "created_at DESC"), p)
+	return listSQL{Columns: customerColumns, From: "customers", ID: "id", Where: w.where, Args: w.args,
+		Sorts: sorts, Default: []Sort{{Column: "created_at", Desc: true}}}
 }

@@ -64,11 +64,12 @@ type DomainEventFilter struct {
 	ObjectIDs []uuid.UUID
 }
 
-// ListDomainEvents returns one page of an organization's events, newest first.
-func ListDomainEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DomainEventFilter, p Page) ([]*DomainEvent, int, error) {
-	where := []string{"organization_id = ANY($1)", "(coalesce(cardinality($2::text[]), 0) = 0 OR type = ANY($2))",
-		"(coalesce(cardinality($3::uuid[]), 0) = 0 OR object_id = ANY($3))"}
-	args := []any{pq.Array(orgs), pq.Array(f.Types), pq.Array(f.ObjectIDs)}
-	return listPage[*DomainEvent](ctx, q, "SELECT "+domainEventColumns+" FROM domain_events", where, args,
-		" ORDER BY created_at DESC, id", p)
+// ListDomainEvents returns one window of the organizations' domain events, newest first, with
+// the total count.
+func ListDomainEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DomainEventFilter, w Window) (Paged[*DomainEvent], error) {
+	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	anyOf(c, "type", f.Types)
+	anyOf(c, "object_id", f.ObjectIDs)
+	return listWindow[*DomainEvent](ctx, q, listSQL{Columns: domainEventColumns, From: "domain_events", ID: "id",
+		Where: c.where, Args: c.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -68,51 +67,6 @@ type EventListFilter struct {
 	ParentID      *uuid.UUID
 }
 
-// EventCursor is a position in the ("timestamp", id) order of an event list: the last event
-// of the previous page.
-type EventCursor struct {
-	Timestamp time.Time
-	ID        uuid.UUID
-}
-
-// EventListQuery is one page request: the events after Cursor (nil for the first page) in
-// the chosen direction, at most Limit of them.
-type EventListQuery struct {
-	Filter    EventListFilter
-	Cursor    *EventCursor
-	Ascending bool
-	Limit     int
-}
-
-// ListEvents returns a page of the organizations' events ordered by ("timestamp", id) and
-// whether more follow. The page is found by keyset, never by offset, so any page of a long
-// list costs what the first does. Each organization is read by its own index-ordered scan of
-// events_organization_timestamp_idx (a lateral subquery), because "organization_id =
-// ANY(...)" cannot return rows in index order; the scans are merged and cut to the page.
-func ListEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, lq EventListQuery) ([]*Event, bool, error) {
-	f := newFilters([]string{"e.organization_id = o.id"}, pq.Array(orgs))
-	eventFilters(f, lq.Filter)
-	if lq.Cursor != nil {
-		afterCursor(f, *lq.Cursor, lq.Ascending)
-	}
-	order := ` ORDER BY e."timestamp" DESC, e.id DESC`
-	if lq.Ascending {
-		order = ` ORDER BY e."timestamp", e.id`
-	}
-	f.args = append(f.args, lq.Limit+1)
-	limit := fmt.Sprintf(" LIMIT $%d", len(f.args))
-	inner := `unnest($1::uuid[]) AS o(id) CROSS JOIN LATERAL (SELECT ` + eventColumns + ` FROM events e WHERE ` +
-		strings.Join(f.where, " AND ") + order + limit + `) e`
-	rows := []*Event{}
-	if err := sqlx.SelectContext(ctx, q, &rows, fmt.Sprintf(eventDecorated, inner)+order+limit, f.args...); err != nil {
-		return nil, false, mapErr(err)
-	}
-	if len(rows) > lq.Limit {
-		return rows[:lq.Limit], true, nil
-	}
-	return rows, false, nil
-}
-
 // GetEvent reads one event of the organizations.
 func GetEvent(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Event, error) {
 	var e Event
@@ -152,10 +106,10 @@ func equalOrAny(f *filters, column string, values []string) {
 	anyOf(f, column, values)
 }
 
-// afterCursor keeps the events strictly after c in the list's order. The bound on
+// afterCursor keeps the events strictly after position c in the reading order. The bound on
 // "timestamp" alone is what the index can seek to; the id breaks ties between equal
 // timestamps, so no event is skipped or repeated across pages.
-func afterCursor(f *filters, c EventCursor, ascending bool) {
+func afterCursor(f *filters, c eventPosition, ascending bool) {
 	cmp := "<"
 	if ascending {
 		cmp = ">"

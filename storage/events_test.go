@@ -83,15 +83,15 @@ func eventCustomer(tb testing.TB, db sqlx.ExtContext, orgID uuid.UUID, externalI
 // listEventIDs lists with q (up to 1000 events unless q says otherwise) and returns the ids.
 func listEventIDs(tb testing.TB, db sqlx.ExtContext, orgs []uuid.UUID, q storage.EventListQuery) []uuid.UUID {
 	tb.Helper()
-	if q.Limit == 0 {
-		q.Limit = 1000
+	if q.Window.Limit == 0 {
+		q.Window.Limit = 1000
 	}
-	items, _, err := storage.ListEvents(context.Background(), db, orgs, q)
+	p, err := storage.ListEvents(context.Background(), db, orgs, q)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	out := []uuid.UUID{}
-	for _, e := range items {
+	for _, e := range p.Items {
 		out = append(out, e.ID)
 	}
 	return out
@@ -213,10 +213,11 @@ func TestListEventsTenancy(t *testing.T) {
 	if got := listEventIDs(t, db, []uuid.UUID{f.org}, storage.EventListQuery{}); slices.Contains(got, f.foreign) {
 		t.Errorf("organization lists another organization's event %s", f.foreign)
 	}
-	both, _, err := storage.ListEvents(t.Context(), db, []uuid.UUID{f.org, f.other}, storage.EventListQuery{Limit: 100})
+	bothPage, err := storage.ListEvents(t.Context(), db, []uuid.UUID{f.org, f.other}, storage.EventListQuery{Window: storage.Window{Limit: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	both := bothPage.Items
 	inOrder := slices.IsSortedFunc(both, func(a, b *storage.Event) int {
 		if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
 			return c
@@ -264,10 +265,11 @@ func TestGetEventDecorations(t *testing.T) {
 					e.ID, e.ResolvedCustomerID, e.TypeLabel, e.LabelPropertySelector, meta,
 					tc.id, tc.wantCustomer, tc.wantLabel, tc.wantSelector, tc.wantMetadataJSON)
 			}
-			page, _, err := storage.ListEvents(t.Context(), db, []uuid.UUID{f.org}, storage.EventListQuery{Limit: 100})
+			listed, err := storage.ListEvents(t.Context(), db, []uuid.UUID{f.org}, storage.EventListQuery{Window: storage.Window{Limit: 100}})
 			if err != nil {
 				t.Fatal(err)
 			}
+			page := listed.Items
 			i := slices.IndexFunc(page, func(p *storage.Event) bool { return p.ID == tc.id })
 			if i < 0 {
 				t.Fatalf("event %s is not listed", tc.id)
@@ -322,12 +324,17 @@ func TestListEventsPagesByCursor(t *testing.T) {
 				if asc {
 					want = ascending
 				}
-				got, pages := walkEvents(t, db, org.ID, storage.EventListQuery{Limit: size, Ascending: asc})
+				q := storage.EventListQuery{Window: storage.Window{Limit: size}, Ascending: asc}
+				got, pages := walkEvents(t, db, org.ID, q)
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("walked ids (-want +got):\n%s", diff)
 				}
 				if wantPages := max(1, (len(want)+size-1)/size); pages != wantPages {
 					t.Errorf("%d pages, want %d", pages, wantPages)
+				}
+				q.Window.Backward = true
+				if diff := cmp.Diff(want, walkEventsBackward(t, db, org.ID, q)); diff != "" {
+					t.Errorf("walked backward from the end (-want +got):\n%s", diff)
 				}
 			})
 		}
@@ -336,7 +343,7 @@ func TestListEventsPagesByCursor(t *testing.T) {
 		want := slices.DeleteFunc(slices.Clone(descending), func(id uuid.UUID) bool {
 			return rows[slices.Index(ids, id)].name != "n1"
 		})
-		got, _ := walkEvents(t, db, org.ID, storage.EventListQuery{Limit: 5, Filter: storage.EventListFilter{Names: []string{"n1"}}})
+		got, _ := walkEvents(t, db, org.ID, storage.EventListQuery{Window: storage.Window{Limit: 5}, Filter: storage.EventListFilter{Names: []string{"n1"}}})
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("walked ids (-want +got):\n%s", diff)
 		}
@@ -348,12 +355,13 @@ func walkEvents(t *testing.T, db sqlx.ExtContext, orgID uuid.UUID, q storage.Eve
 	t.Helper()
 	got := []uuid.UUID{}
 	for pages := 1; ; pages++ {
-		items, more, err := storage.ListEvents(t.Context(), db, []uuid.UUID{orgID}, q)
+		p, err := storage.ListEvents(t.Context(), db, []uuid.UUID{orgID}, q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(items) > q.Limit || (more && len(items) != q.Limit) {
-			t.Fatalf("page %d: %d items with more %v, limit %d", pages, len(items), more, q.Limit)
+		items, more := p.Items, p.More
+		if len(items) > q.Window.Limit || (more && len(items) != q.Window.Limit) {
+			t.Fatalf("page %d: %d items with more %v, limit %d", pages, len(items), more, q.Window.Limit)
 		}
 		for _, e := range items {
 			got = append(got, e.ID)
@@ -361,8 +369,32 @@ func walkEvents(t *testing.T, db sqlx.ExtContext, orgID uuid.UUID, q storage.Eve
 		if !more {
 			return got, pages
 		}
-		last := items[len(items)-1]
-		q.Cursor = &storage.EventCursor{Timestamp: last.Timestamp, ID: last.ID}
+		q.Window.After = &p.Cursors[len(p.Cursors)-1]
+		if pages > 1000 {
+			t.Fatal("the walk does not end")
+		}
+	}
+}
+
+// walkEventsBackward reads a list from its end to its start, each window before the
+// previous one's first event, and returns the ids in list order.
+func walkEventsBackward(t *testing.T, db sqlx.ExtContext, orgID uuid.UUID, q storage.EventListQuery) []uuid.UUID {
+	t.Helper()
+	got := []uuid.UUID{}
+	for pages := 1; ; pages++ {
+		p, err := storage.ListEvents(t.Context(), db, []uuid.UUID{orgID}, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]uuid.UUID, len(p.Items))
+		for i, e := range p.Items {
+			ids[i] = e.ID
+		}
+		got = append(ids, got...)
+		if !p.More {
+			return got
+		}
+		q.Window.Before = &p.Cursors[0]
 		if pages > 1000 {
 			t.Fatal("the walk does not end")
 		}
@@ -429,23 +461,22 @@ func TestListEventsDeepPageReadsOnlyItsRows(t *testing.T) {
 		name string
 		q    storage.EventListQuery
 	}{
-		{"newest first", storage.EventListQuery{Limit: limit}},
-		{"oldest first", storage.EventListQuery{Limit: limit, Ascending: true}},
-		{"one name", storage.EventListQuery{Limit: limit, Filter: storage.EventListFilter{Names: []string{"n1"}}}},
+		{"newest first", storage.EventListQuery{Window: storage.Window{Limit: limit}}},
+		{"oldest first", storage.EventListQuery{Window: storage.Window{Limit: limit}, Ascending: true}},
+		{"one name", storage.EventListQuery{Window: storage.Window{Limit: limit}, Filter: storage.EventListFilter{Names: []string{"n1"}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			deep := tc.q
-			deep.Limit = 1500
-			items, _, err := storage.ListEvents(t.Context(), db, []uuid.UUID{org.ID}, deep)
-			if err != nil || len(items) != deep.Limit {
-				t.Fatalf("%d items, err %v", len(items), err)
+			deep.Window.Limit = 1500
+			items, err := storage.ListEvents(t.Context(), db, []uuid.UUID{org.ID}, deep)
+			if err != nil || len(items.Items) != deep.Window.Limit {
+				t.Fatalf("%d items, err %v", len(items.Items), err)
 			}
-			last := items[len(items)-1]
-			tc.q.Cursor = &storage.EventCursor{Timestamp: last.Timestamp, ID: last.ID}
+			tc.q.Window.After = &items.Cursors[len(items.Cursors)-1]
 			edb := &explainingDB{DB: db}
-			page, _, err := storage.ListEvents(t.Context(), edb, []uuid.UUID{org.ID}, tc.q)
-			if err != nil || len(page) != limit || len(edb.plans) != 1 {
-				t.Fatalf("%d items, %d statements, err %v", len(page), len(edb.plans), err)
+			page, err := storage.ListEvents(t.Context(), edb, []uuid.UUID{org.ID}, tc.q)
+			if err != nil || len(page.Items) != limit || len(edb.plans) != 1 {
+				t.Fatalf("%d items, %d statements, err %v", len(page.Items), len(edb.plans), err)
 			}
 			var plans []struct{ Plan planNode }
 			if err := json.Unmarshal([]byte(edb.plans[0]), &plans); err != nil {

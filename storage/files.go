@@ -117,15 +117,15 @@ func MarkFileUploaded(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, u Fi
 	return &f, mapErr(err)
 }
 
-// ListFiles lists the uploaded live files of the given organizations, newest first,
-// narrowed to orgFilter and ids when they are not empty. Files whose upload never completed
-// are left out, as upstream lists them.
-func ListFiles(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter, ids []uuid.UUID, p Page) ([]*StoredFile, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL", "is_uploaded"}, pq.Array(orgs))
-	anyOf(w, "organization_id", orgFilter)
-	anyOf(w, "id", ids)
-	return listPage[*StoredFile](ctx, q, `SELECT `+fileColumns+` FROM files`, w.where, w.args,
-		" ORDER BY created_at DESC, id DESC", p)
+// ListFiles returns one window of the uploaded live files of the given organizations, newest
+// first, narrowed to orgFilter and ids when they are not empty, with the total count. Files
+// whose upload never completed are left out, as upstream lists them.
+func ListFiles(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter, ids []uuid.UUID, w Window) (Paged[*StoredFile], error) {
+	f := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL", "is_uploaded"}, pq.Array(orgs))
+	anyOf(f, "organization_id", orgFilter)
+	anyOf(f, "id", ids)
+	return listWindow[*StoredFile](ctx, q, listSQL{Columns: fileColumns, From: "files", ID: "id", Where: f.where,
+		Args: f.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // UpdateFile writes the patched columns (name, version) of a live file of the given

@@ -55,12 +55,12 @@ func TestFileLifecycle(t *testing.T) {
 	}
 	list := func(filter, ids []uuid.UUID) []uuid.UUID {
 		t.Helper()
-		items, _, err := storage.ListFiles(ctx, db, []uuid.UUID{org.ID, other.ID}, filter, ids, storage.Page{Page: 1, Limit: 10})
+		p, err := storage.ListFiles(ctx, db, []uuid.UUID{org.ID, other.ID}, filter, ids, storage.Window{Page: 1, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := []uuid.UUID{}
-		for _, f := range items {
+		for _, f := range p.Items {
 			out = append(out, f.ID)
 		}
 		return out

@@ -255,13 +255,14 @@ type JobFilter struct {
 	States []string
 }
 
-// ListJobs lists jobs of the given organizations, newest first, with the total count.
-func ListJobs(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f JobFilter, p Page) ([]*Job, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
-	anyOf(w, "kind", f.Kinds)
-	anyOf(w, "state", f.States)
-	return listPage[*Job](ctx, q, `SELECT `+jobColumns+` FROM jobs`, w.where, w.args,
-		" ORDER BY created_at DESC, id DESC", p)
+// ListJobs returns one window of the jobs of the given organizations, newest first, with the
+// total count.
+func ListJobs(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f JobFilter, w Window) (Paged[*Job], error) {
+	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	anyOf(c, "kind", f.Kinds)
+	anyOf(c, "state", f.States)
+	return listWindow[*Job](ctx, q, listSQL{Columns: jobColumns, From: "jobs", ID: "id", Where: c.where,
+		Args: c.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // RetryJob makes a discarded, cancelled or retryable job of the given organizations runnable

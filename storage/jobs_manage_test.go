@@ -112,7 +112,8 @@ func TestListJobsFiltersAndPages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			jobs, total, err := storage.ListJobs(ctx, db, []uuid.UUID{acme.ID}, tt.filter, tt.page)
+			p, err := storage.ListJobs(ctx, db, []uuid.UUID{acme.ID}, tt.filter, storage.Window{Page: tt.page.Page, Limit: tt.page.Limit})
+			jobs, total := p.Items, p.Total
 			if err != nil || total != tt.wantTotal {
 				t.Fatalf("total = %d, %v; want %d", total, err, tt.wantTotal)
 			}

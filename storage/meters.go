@@ -118,21 +118,21 @@ type MeterListQuery struct {
 	Metadata   map[string][]string
 }
 
-// ListMeters lists meters of the given organizations; the default order is by name, as
-// upstream's.
-func ListMeters(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f MeterListQuery, sorts []Sort, p Page) ([]*Meter, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
-	w.contains("name ILIKE $%d", f.Query)
+// ListMeters returns one window of the meters of the given organizations, with the total
+// count; the default order is by name, as upstream's.
+func ListMeters(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f MeterListQuery, sorts []Sort, w Window) (Paged[*Meter], error) {
+	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	c.contains("name ILIKE $%d", f.Query)
 	if f.IsArchived != nil {
 		if *f.IsArchived {
-			w.where = append(w.where, "archived_at IS NOT NULL")
+			c.where = append(c.where, "archived_at IS NOT NULL")
 		} else {
-			w.where = append(w.where, "archived_at IS NULL")
+			c.where = append(c.where, "archived_at IS NULL")
 		}
 	}
-	w.metadata("metadata", f.Metadata)
-	return listPage[*Meter](ctx, q, `SELECT `+meterColumns+` FROM meters`, w.where, w.args,
-		orderBy(sorts, "name ASC, id ASC"), p)
+	c.metadata("metadata", f.Metadata)
+	return listWindow[*Meter](ctx, q, listSQL{Columns: meterColumns, From: "meters", ID: "id", Where: c.where,
+		Args: c.args, Sorts: sorts, Default: []Sort{{Column: "name"}}}, w)
 }
 
 // MeterBilled tells whether the meter's usage has been billed: a billing entry exists for a

@@ -123,11 +123,13 @@ func GetOAuth2Client(ctx context.Context, q sqlx.ExtContext, owner OAuth2ClientO
 	return &c, mapErr(err)
 }
 
-// ListOAuth2Clients lists the live clients of owner, newest first.
-func ListOAuth2Clients(ctx context.Context, q sqlx.ExtContext, owner OAuth2ClientOwner, p Page) ([]*OAuth2Client, int, error) {
+// ListOAuth2Clients returns one window of the live clients of owner, newest first, with the
+// total count.
+func ListOAuth2Clients(ctx context.Context, q sqlx.ExtContext, owner OAuth2ClientOwner, w Window) (Paged[*OAuth2Client], error) {
 	cond, arg := owner.where(1)
-	return listPage[*OAuth2Client](ctx, q, `SELECT `+oauth2ClientColumns+` FROM oauth2_clients`,
-		[]string{cond, "deleted_at IS NULL"}, []any{arg}, " ORDER BY created_at DESC, id DESC", p)
+	return listWindow[*OAuth2Client](ctx, q, listSQL{Columns: oauth2ClientColumns, From: "oauth2_clients", ID: "id",
+		Where: []string{cond, "deleted_at IS NULL"}, Args: []any{arg},
+		Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // UpdateOAuth2Client writes the patched columns of a live client of owner. Array columns

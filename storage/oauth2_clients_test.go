@@ -64,7 +64,8 @@ func TestOAuth2ClientOwnership(t *testing.T) {
 
 	list := func(owner storage.OAuth2ClientOwner) []string {
 		t.Helper()
-		items, total, err := storage.ListOAuth2Clients(ctx, db, owner, storage.Page{Page: 1, Limit: 10})
+		p, err := storage.ListOAuth2Clients(ctx, db, owner, storage.Window{Page: 1, Limit: 10})
+		items, total := p.Items, p.Total
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,10 +44,13 @@ func (p *PaymentMethod) MethodMetadata() *CardMetadata {
 	return &CardMetadata{Brand: *p.Brand, Last4: *p.Last4, ExpMonth: *p.ExpMonth, ExpYear: *p.ExpYear, Wallet: p.Wallet}
 }
 
-const paymentMethodSelect = `SELECT pm.id, pm.created_at, pm.modified_at, pm.customer_id, pm.processor,
+const (
+	paymentMethodColumns = `pm.id, pm.created_at, pm.modified_at, pm.customer_id, pm.processor,
 	pm.processor_id, pm.type, pm.brand, pm.last4, pm.exp_month, pm.exp_year, pm.wallet,
-	(c.default_payment_method_id IS NOT DISTINCT FROM pm.id) AS is_default
-	FROM payment_methods pm JOIN customers c ON c.id = pm.customer_id`
+	(c.default_payment_method_id IS NOT DISTINCT FROM pm.id) AS is_default`
+	paymentMethodFrom   = `payment_methods pm JOIN customers c ON c.id = pm.customer_id`
+	paymentMethodSelect = `SELECT ` + paymentMethodColumns + ` FROM ` + paymentMethodFrom
+)
 
 // PaymentMethodWrite describes a saved instrument to store.
 type PaymentMethodWrite struct {
@@ -113,11 +116,12 @@ func GetCustomerPaymentMethod(ctx context.Context, q sqlx.ExtContext, customerID
 	return &pm, mapErr(err)
 }
 
-// ListPaymentMethods returns one page of a customer's live saved payment methods, newest first.
-func ListPaymentMethods(ctx context.Context, q sqlx.ExtContext, customerID uuid.UUID, p Page) ([]*PaymentMethod, int, error) {
-	return listPage[*PaymentMethod](ctx, q, paymentMethodSelect,
-		[]string{"pm.customer_id = $1", "pm.deleted_at IS NULL", savedMethod}, []any{customerID},
-		" ORDER BY pm.created_at DESC", p)
+// ListPaymentMethods returns one window of a customer's live saved payment methods, newest
+// first, with the total count.
+func ListPaymentMethods(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID uuid.UUID, w Window) (Paged[*PaymentMethod], error) {
+	return listWindow[*PaymentMethod](ctx, q, listSQL{Columns: paymentMethodColumns, From: paymentMethodFrom, ID: "pm.id",
+		Where: []string{"pm.organization_id = ANY($1)", "pm.customer_id = $2", "pm.deleted_at IS NULL", savedMethod},
+		Args:  []any{pq.Array(orgs), customerID}, Default: []Sort{{Column: "pm.created_at", Desc: true}}}, w)
 }
 
 // PaymentMethodsByCustomers loads every live saved payment method of each customer for a
@@ -125,7 +129,7 @@ func ListPaymentMethods(ctx context.Context, q sqlx.ExtContext, customerID uuid.
 func PaymentMethodsByCustomers(ctx context.Context, q sqlx.ExtContext, customerIDs []uuid.UUID) ([][]*PaymentMethod, error) {
 	var rows []*PaymentMethod
 	if err := sqlx.SelectContext(ctx, q, &rows, paymentMethodSelect+`
-		WHERE pm.customer_id = ANY($1) AND pm.deleted_at IS NULL AND `+savedMethod+` ORDER BY pm.created_at DESC`,
+		WHERE pm.customer_id = ANY($1) AND pm.deleted_at IS NULL AND `+savedMethod+` ORDER BY pm.created_at DESC, pm.id DESC`,
 		pq.Array(customerIDs)); err != nil {
 		return nil, mapErr(err)
 	}

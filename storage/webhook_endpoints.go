@@ -87,13 +87,14 @@ func GetWebhookEndpoint(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID
 	return &e, mapErr(err)
 }
 
-// ListWebhookEndpoints lists the live endpoints of the given organizations, narrowed to
-// orgFilter when it is not empty, newest first as upstream lists them.
-func ListWebhookEndpoints(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter []uuid.UUID, p Page) ([]*WebhookEndpoint, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
-	anyOf(w, "organization_id", orgFilter)
-	return listPage[*WebhookEndpoint](ctx, q, `SELECT `+webhookEndpointColumns+` FROM webhook_endpoints`,
-		w.where, w.args, " ORDER BY created_at DESC, id DESC", p)
+// ListWebhookEndpoints returns one window of the live endpoints of the given organizations,
+// narrowed to orgFilter when it is not empty, newest first as upstream lists them, with the
+// total count.
+func ListWebhookEndpoints(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter []uuid.UUID, w Window) (Paged[*WebhookEndpoint], error) {
+	f := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	anyOf(f, "organization_id", orgFilter)
+	return listWindow[*WebhookEndpoint](ctx, q, listSQL{Columns: webhookEndpointColumns, From: "webhook_endpoints",
+		ID: "id", Where: f.where, Args: f.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // UpdateWebhookEndpoint writes the patched columns (url, name, format, events, enabled) of

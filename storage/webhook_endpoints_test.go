@@ -57,7 +57,8 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	both := []uuid.UUID{org.ID, other.ID}
 	ids := func(orgs, filter []uuid.UUID) []uuid.UUID {
 		t.Helper()
-		items, total, err := storage.ListWebhookEndpoints(ctx, db, orgs, filter, storage.Page{Page: 1, Limit: 10})
+		p, err := storage.ListWebhookEndpoints(ctx, db, orgs, filter, storage.Window{Page: 1, Limit: 10})
+		items, total := p.Items, p.Total
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,15 +31,16 @@ type WebhookEventFilter struct {
 	Succeeded  *bool
 }
 
-// ListWebhookEvents lists webhook events of the given organizations, newest first, with the
-// total count. Events of deleted endpoints stay listed: they are the record of what was sent.
-func ListWebhookEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f WebhookEventFilter, p Page) ([]*WebhookEvent, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
-	ifSet(w, "webhook_endpoint_id = $%d", f.EndpointID)
-	anyOf(w, "type", f.Types)
-	ifSet(w, "succeeded = $%d", f.Succeeded)
-	return listPage[*WebhookEvent](ctx, q, `SELECT `+webhookEventColumns+` FROM webhook_events`, w.where, w.args,
-		" ORDER BY created_at DESC, id DESC", p)
+// ListWebhookEvents returns one window of the webhook events of the given organizations,
+// newest first, with the total count. Events of deleted endpoints stay listed: they are the
+// record of what was sent.
+func ListWebhookEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f WebhookEventFilter, w Window) (Paged[*WebhookEvent], error) {
+	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	ifSet(c, "webhook_endpoint_id = $%d", f.EndpointID)
+	anyOf(c, "type", f.Types)
+	ifSet(c, "succeeded = $%d", f.Succeeded)
+	return listWindow[*WebhookEvent](ctx, q, listSQL{Columns: webhookEventColumns, From: "webhook_events", ID: "id",
+		Where: c.where, Args: c.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
 // GetWebhookEvent reads a webhook event of the given organizations.

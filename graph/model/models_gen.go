@@ -985,14 +985,6 @@ type CheckoutUpdateInput struct {
 	CustomFieldData storage.JSONMap `json:"customFieldData,omitempty"`
 }
 
-// Where a cursor page ends and whether another follows.
-type CursorPageInfo struct {
-	// Whether another page follows this one.
-	HasNextPage bool `json:"hasNextPage"`
-	// Pass as after to read the next page; null on an empty page.
-	EndCursor *string `json:"endCursor,omitempty"`
-}
-
 // A customer to create (customer.created).
 type CustomerCreateInput struct {
 	// Required for user tokens that belong to several organizations.
@@ -1036,6 +1028,8 @@ type CustomerPage struct {
 	Items []*storage.Customer `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Changes customers may make to their own record in the portal.
@@ -1621,6 +1615,8 @@ type DomainEventPage struct {
 	Items []*storage.DomainEvent `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // One file of a downloadables benefit held by the session's customer or member
@@ -1812,6 +1808,8 @@ type FilePage struct {
 	Items []File `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Null or empty fields are left as they are; the stored object does not move.
@@ -1948,6 +1946,8 @@ type JobPage struct {
 	Items []*storage.Job `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
@@ -2227,6 +2227,8 @@ type MeterPage struct {
 	Items []*storage.Meter `json:"items"`
 	// The page envelope: how many meters match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Reduces a numeric property of the selected events; events without a numeric value for it are left out.
@@ -2311,6 +2313,8 @@ type OAuth2ClientPage struct {
 	Items []*storage.OAuth2Client `json:"items"`
 	// The page envelope: how many clients there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A client with the secret that was just generated for it. clientSecret is shown only here, once;
@@ -2568,6 +2572,8 @@ type PaymentMethodPage struct {
 	Items []*storage.PaymentMethod `json:"items"`
 	// The page envelope: how many methods there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A payment instrument to save for a customer.
@@ -3427,12 +3433,13 @@ type UsageEventInput struct {
 	ExternalMemberID *string `json:"externalMemberId,omitempty"`
 }
 
-// A page of usage events, read by cursor so that deep pages cost what the first does.
+// A window of usage events, read by cursor so that deep windows cost what the first does; no
+// total is counted, since an organization may hold millions of events.
 type UsageEventPage struct {
 	// The events of this page.
 	Items []*storage.Event `json:"items"`
-	// Where this page ends, to read the next one.
-	PageInfo *CursorPageInfo `json:"pageInfo"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A batch of usage events, stored all or nothing.
@@ -3474,6 +3481,8 @@ type WebhookEndpointPage struct {
 	Items []*storage.WebhookEndpoint `json:"items"`
 	// The page envelope: how many endpoints there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Fields present are changed; name: null clears the name.
@@ -3498,6 +3507,8 @@ type WebhookEventPage struct {
 	Items []*storage.WebhookEvent `json:"items"`
 	// The page envelope: how many events match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Whether the checkout form asks for an address field.
