@@ -84,6 +84,7 @@ type ComplexityRoot struct {
 		CreatedAt              func(childComplexity int) int
 		Deletable              func(childComplexity int) int
 		Description            func(childComplexity int) int
+		Grants                 func(childComplexity int, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		ID                     func(childComplexity int) int
 		IsDeleted              func(childComplexity int) int
 		LicenseKeys            func(childComplexity int) int
@@ -109,6 +110,7 @@ type ComplexityRoot struct {
 		ID                 func(childComplexity int) int
 		IsGranted          func(childComplexity int) int
 		IsRevoked          func(childComplexity int) int
+		LicenseKey         func(childComplexity int) int
 		Member             func(childComplexity int) int
 		MemberID           func(childComplexity int) int
 		ModifiedAt         func(childComplexity int) int
@@ -121,11 +123,13 @@ type ComplexityRoot struct {
 
 	BenefitGrantPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
 	BenefitPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -286,17 +290,21 @@ type ComplexityRoot struct {
 
 	Customer struct {
 		AvatarURL              func(childComplexity int) int
+		BenefitGrants          func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		BillingAddress         func(childComplexity int) int
 		BillingName            func(childComplexity int) int
 		CreatedAt              func(childComplexity int) int
 		DefaultPaymentMethodID func(childComplexity int) int
 		DeletedAt              func(childComplexity int) int
+		Downloadables          func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Email                  func(childComplexity int) int
 		EmailVerified          func(childComplexity int) int
 		ExternalID             func(childComplexity int) int
 		FirstUserEventAt       func(childComplexity int) int
 		ID                     func(childComplexity int) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Locale                 func(childComplexity int) int
+		Members                func(childComplexity int, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Metadata               func(childComplexity int) int
 		ModifiedAt             func(childComplexity int) int
 		Name                   func(childComplexity int) int
@@ -305,6 +313,7 @@ type ComplexityRoot struct {
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		PaymentMethods         func(childComplexity int) int
+		Seats                  func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
 	}
@@ -350,6 +359,7 @@ type ComplexityRoot struct {
 
 	CustomerSeatPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -516,6 +526,7 @@ type ComplexityRoot struct {
 
 	DownloadablePage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -608,12 +619,14 @@ type ComplexityRoot struct {
 
 	LicenseKey struct {
 		Activations      func(childComplexity int) int
+		Benefit          func(childComplexity int) int
 		BenefitID        func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		Customer         func(childComplexity int) int
 		CustomerID       func(childComplexity int) int
 		DisplayKey       func(childComplexity int) int
 		ExpiresAt        func(childComplexity int) int
+		Grant            func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Key              func(childComplexity int) int
 		LastValidatedAt  func(childComplexity int) int
@@ -649,6 +662,7 @@ type ComplexityRoot struct {
 
 	LicenseKeyPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -677,17 +691,17 @@ type ComplexityRoot struct {
 	}
 
 	Me struct {
-		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int) int
 		Customer                 func(childComplexity int) int
-		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
-		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int) int
-		Seats                    func(childComplexity int, page *int, limit *int) int
+		Seats                    func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter) int
 	}
 
@@ -700,6 +714,12 @@ type ComplexityRoot struct {
 		ModifiedAt func(childComplexity int) int
 		Name       func(childComplexity int) int
 		Role       func(childComplexity int) int
+	}
+
+	MemberPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	Meter struct {
@@ -836,6 +856,7 @@ type ComplexityRoot struct {
 
 	Order struct {
 		AppliedBalanceAmount func(childComplexity int) int
+		BenefitGrants        func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		BillingAddress       func(childComplexity int) int
 		BillingName          func(childComplexity int) int
 		BillingReason        func(childComplexity int) int
@@ -845,6 +866,7 @@ type ComplexityRoot struct {
 		CustomFieldData      func(childComplexity int) int
 		Customer             func(childComplexity int) int
 		CustomerID           func(childComplexity int) int
+		CustomerSeats        func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Description          func(childComplexity int) int
 		Discount             func(childComplexity int) int
 		DiscountAmount       func(childComplexity int) int
@@ -1052,8 +1074,8 @@ type ComplexityRoot struct {
 	Query struct {
 		Benefit                func(childComplexity int, id uuid.UUID) int
 		BenefitGrant           func(childComplexity int, id uuid.UUID) int
-		BenefitGrants          func(childComplexity int, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) int
-		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter) int
+		BenefitGrants          func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) int
 		Checkout               func(childComplexity int, id uuid.UUID) int
 		CheckoutByClientSecret func(childComplexity int, clientSecret string) int
 		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter) int
@@ -1068,7 +1090,7 @@ type ComplexityRoot struct {
 		Job                    func(childComplexity int, id uuid.UUID) int
 		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
-		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Meter                  func(childComplexity int, id uuid.UUID) int
@@ -1099,6 +1121,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		Amount                      func(childComplexity int) int
+		BenefitGrants               func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		CancelAtPeriodEnd           func(childComplexity int) int
 		CanceledAt                  func(childComplexity int) int
 		CheckoutID                  func(childComplexity int) int
@@ -1113,6 +1136,7 @@ type ComplexityRoot struct {
 		CustomerCancellationComment func(childComplexity int) int
 		CustomerCancellationReason  func(childComplexity int) int
 		CustomerID                  func(childComplexity int) int
+		CustomerSeats               func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Discount                    func(childComplexity int) int
 		DiscountID                  func(childComplexity int) int
 		EndedAt                     func(childComplexity int) int
@@ -1356,6 +1380,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Description(childComplexity), true
+	case "Benefit.grants":
+		if e.ComplexityRoot.Benefit.Grants == nil {
+			break
+		}
+
+		args, err := ec.field_Benefit_grants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Benefit.Grants(childComplexity, args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Benefit.id":
 		if e.ComplexityRoot.Benefit.ID == nil {
 			break
@@ -1489,6 +1524,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrant.IsRevoked(childComplexity), true
+	case "BenefitGrant.licenseKey":
+		if e.ComplexityRoot.BenefitGrant.LicenseKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.LicenseKey(childComplexity), true
 	case "BenefitGrant.member":
 		if e.ComplexityRoot.BenefitGrant.Member == nil {
 			break
@@ -1544,6 +1585,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrantPage.Items(childComplexity), true
+	case "BenefitGrantPage.pageInfo":
+		if e.ComplexityRoot.BenefitGrantPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantPage.PageInfo(childComplexity), true
 	case "BenefitGrantPage.pagination":
 		if e.ComplexityRoot.BenefitGrantPage.Pagination == nil {
 			break
@@ -1557,6 +1604,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitPage.Items(childComplexity), true
+	case "BenefitPage.pageInfo":
+		if e.ComplexityRoot.BenefitPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPage.PageInfo(childComplexity), true
 	case "BenefitPage.pagination":
 		if e.ComplexityRoot.BenefitPage.Pagination == nil {
 			break
@@ -2330,6 +2383,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.AvatarURL(childComplexity), true
+	case "Customer.benefitGrants":
+		if e.ComplexityRoot.Customer.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.billingAddress":
 		if e.ComplexityRoot.Customer.BillingAddress == nil {
 			break
@@ -2360,6 +2424,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.DeletedAt(childComplexity), true
+	case "Customer.downloadables":
+		if e.ComplexityRoot.Customer.Downloadables == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_downloadables_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.email":
 		if e.ComplexityRoot.Customer.Email == nil {
 			break
@@ -2390,12 +2465,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.ID(childComplexity), true
+	case "Customer.licenseKeys":
+		if e.ComplexityRoot.Customer.LicenseKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_licenseKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.locale":
 		if e.ComplexityRoot.Customer.Locale == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Customer.Locale(childComplexity), true
+	case "Customer.members":
+		if e.ComplexityRoot.Customer.Members == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Members(childComplexity, args["role"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.metadata":
 		if e.ComplexityRoot.Customer.Metadata == nil {
 			break
@@ -2449,6 +2546,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PaymentMethods(childComplexity), true
+	case "Customer.seats":
+		if e.ComplexityRoot.Customer.Seats == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_seats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.taxId":
 		if e.ComplexityRoot.Customer.TaxID == nil {
 			break
@@ -2617,6 +2725,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerSeatPage.Items(childComplexity), true
+	case "CustomerSeatPage.pageInfo":
+		if e.ComplexityRoot.CustomerSeatPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatPage.PageInfo(childComplexity), true
 	case "CustomerSeatPage.pagination":
 		if e.ComplexityRoot.CustomerSeatPage.Pagination == nil {
 			break
@@ -3409,6 +3523,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DownloadablePage.Items(childComplexity), true
+	case "DownloadablePage.pageInfo":
+		if e.ComplexityRoot.DownloadablePage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadablePage.PageInfo(childComplexity), true
 	case "DownloadablePage.pagination":
 		if e.ComplexityRoot.DownloadablePage.Pagination == nil {
 			break
@@ -3791,6 +3911,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKey.Activations(childComplexity), true
+	case "LicenseKey.benefit":
+		if e.ComplexityRoot.LicenseKey.Benefit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Benefit(childComplexity), true
 	case "LicenseKey.benefitId":
 		if e.ComplexityRoot.LicenseKey.BenefitID == nil {
 			break
@@ -3827,6 +3953,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKey.ExpiresAt(childComplexity), true
+	case "LicenseKey.grant":
+		if e.ComplexityRoot.LicenseKey.Grant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Grant(childComplexity), true
 	case "LicenseKey.id":
 		if e.ComplexityRoot.LicenseKey.ID == nil {
 			break
@@ -3969,6 +4101,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKeyPage.Items(childComplexity), true
+	case "LicenseKeyPage.pageInfo":
+		if e.ComplexityRoot.LicenseKeyPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyPage.PageInfo(childComplexity), true
 	case "LicenseKeyPage.pagination":
 		if e.ComplexityRoot.LicenseKeyPage.Pagination == nil {
 			break
@@ -4084,7 +4222,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.claimedSeatSubscriptions":
 		if e.ComplexityRoot.Me.ClaimedSeatSubscriptions == nil {
 			break
@@ -4112,7 +4250,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.licenseKey":
 		if e.ComplexityRoot.Me.LicenseKey == nil {
 			break
@@ -4134,7 +4272,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.LicenseKeys(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.LicenseKeys(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.member":
 		if e.ComplexityRoot.Me.Member == nil {
 			break
@@ -4184,7 +4322,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Seats(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.subscriptions":
 		if e.ComplexityRoot.Me.Subscriptions == nil {
 			break
@@ -4245,6 +4383,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Member.Role(childComplexity), true
+
+	case "MemberPage.items":
+		if e.ComplexityRoot.MemberPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.Items(childComplexity), true
+	case "MemberPage.pageInfo":
+		if e.ComplexityRoot.MemberPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.PageInfo(childComplexity), true
+	case "MemberPage.pagination":
+		if e.ComplexityRoot.MemberPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.Pagination(childComplexity), true
 
 	case "Meter.aggregation":
 		if e.ComplexityRoot.Meter.Aggregation == nil {
@@ -5263,6 +5420,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.AppliedBalanceAmount(childComplexity), true
+	case "Order.benefitGrants":
+		if e.ComplexityRoot.Order.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Order_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.billingAddress":
 		if e.ComplexityRoot.Order.BillingAddress == nil {
 			break
@@ -5317,6 +5485,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.CustomerID(childComplexity), true
+	case "Order.customerSeats":
+		if e.ComplexityRoot.Order.CustomerSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Order_customerSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.description":
 		if e.ComplexityRoot.Order.Description == nil {
 			break
@@ -6307,7 +6486,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BenefitGrants(childComplexity, args["benefitId"].(uuid.UUID), args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.benefits":
 		if e.ComplexityRoot.Query.Benefits == nil {
 			break
@@ -6318,7 +6497,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Benefits(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.BenefitFilter)), true
+		return e.ComplexityRoot.Query.Benefits(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.BenefitFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.checkout":
 		if e.ComplexityRoot.Query.Checkout == nil {
 			break
@@ -6484,7 +6663,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["customerId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.licenseSigningKeys":
 		if e.ComplexityRoot.Query.LicenseSigningKeys == nil {
 			break
@@ -6773,6 +6952,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.Amount(childComplexity), true
+	case "Subscription.benefitGrants":
+		if e.ComplexityRoot.Subscription.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.cancelAtPeriodEnd":
 		if e.ComplexityRoot.Subscription.CancelAtPeriodEnd == nil {
 			break
@@ -6857,6 +7047,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CustomerID(childComplexity), true
+	case "Subscription.customerSeats":
+		if e.ComplexityRoot.Subscription.CustomerSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_customerSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.discount":
 		if e.ComplexityRoot.Subscription.Discount == nil {
 			break
@@ -7728,6 +7929,7 @@ type LicenseKeyActivations {
 type BenefitPage {
   items: [Benefit!]!
   pagination: Pagination!
+  pageInfo: PageInfo!
 }
 
 input BenefitFilter {
@@ -7758,7 +7960,8 @@ input BenefitUpdateInput {
 extend type Query {
   benefit(id: UUID!): Benefit! @hasScope(any: [benefits_read, benefits_write])
   "Sorting: created_at, description, type (prefix - for descending); default -created_at."
-  benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter): BenefitPage!
+  benefits(page: Int = 1, limit: Int = 10, sorting: [String!], filter: BenefitFilter,
+    first: Int, after: String, last: Int, before: String): BenefitPage!
     @hasScope(any: [benefits_read, benefits_write])
 }
 
@@ -8386,15 +8589,29 @@ type FileDownload {
 type DownloadablePage {
   items: [Downloadable!]!
   pagination: Pagination!
+  pageInfo: PageInfo!
 }
 
 extend type Me {
   """
   Files of the session's downloadables benefits: all of the customer's for a customer
   session, its own for a member session. Only files of granted grants that are uploaded,
-  enabled and not deleted are listed. Newest first.
+  enabled and not deleted are listed. Sorting: created_at, name (the file's),
+  last_downloaded_at (prefix - for descending); default -created_at.
   """
-  downloadables(benefitId: UUID, page: Int = 1, limit: Int = 10): DownloadablePage! @goField(forceResolver: true)
+  downloadables(benefitId: UUID, page: Int = 1, limit: Int = 10, sorting: [String!], first: Int,
+    after: String, last: Int, before: String): DownloadablePage! @goField(forceResolver: true)
+}
+
+extend type Customer {
+  """
+  The files of the customer's downloadables benefits, with links that download them, as
+  me.downloadables lists them (a member session sees its own). The links need no token:
+  organization tokens need a files scope.
+  """
+  downloadables(benefitId: UUID, page: Int = 1, limit: Int = 10, sorting: [String!], first: Int,
+    after: String, last: Int, before: String): DownloadablePage
+    @relation(any: [files_read, files_write], portal: member)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
@@ -8823,6 +9040,7 @@ type BenefitGrant {
 type BenefitGrantPage {
   items: [BenefitGrant!]!
   pagination: Pagination!
+  pageInfo: PageInfo!
 }
 
 "A seat of a seat-based subscription or order, assigned to a member by email."
@@ -8853,6 +9071,7 @@ enum CustomerSeatStatus {
 type CustomerSeatPage {
   items: [CustomerSeat!]!
   pagination: Pagination!
+  pageInfo: PageInfo!
 }
 
 "The seats of one seat-based subscription or order, as upstream's SeatsList."
@@ -8899,11 +9118,15 @@ type CustomerSeatClaim {
 
 extend type Query {
   """
-  A benefit's grants, newest first (GET /v1/benefits/{id}/grants). isGranted false also
-  returns pending and failed grants: every grant without granted_at.
+  The organization's grants (GET /v1/benefits/{id}/grants with benefitId, which must then
+  be a live benefit of the organization). isGranted false also returns pending and failed
+  grants: every grant without granted_at. Sorting: created_at, granted_at, revoked_at
+  (prefix - for descending); default -created_at.
   """
-  benefitGrants(benefitId: UUID!, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
-    page: Int = 1, limit: Int = 10): BenefitGrantPage! @hasScope(any: [benefits_read, benefits_write])
+  benefitGrants(benefitId: UUID, isGranted: Boolean, customerId: [UUID!], memberId: [UUID!],
+    subscriptionId: [UUID!], orderId: [UUID!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): BenefitGrantPage!
+    @hasScope(any: [benefits_read, benefits_write])
   "One grant, as its webhooks report it."
   benefitGrant(id: UUID!): BenefitGrant! @hasScope(any: [benefits_read, benefits_write])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
@@ -8932,11 +9155,82 @@ extend type Mutation {
 extend type Me {
   """
   Seats: a customer session sees every seat of its subscriptions and orders, a member session
-  the seats it holds. Oldest first.
+  the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
+  created_at (oldest first).
   """
-  seats(page: Int = 1, limit: Int = 10): CustomerSeatPage! @goField(forceResolver: true)
-  "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
-  benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10): BenefitGrantPage! @goField(forceResolver: true)
+  seats(status: [CustomerSeatStatus!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): CustomerSeatPage! @goField(forceResolver: true)
+  """
+  Benefit grants of live benefits: all of the customer's for a customer session, its own for
+  a member session. Sorting as benefitGrants; default newest first.
+  """
+  benefitGrants(benefitId: UUID, page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): BenefitGrantPage! @goField(forceResolver: true)
+}
+
+extend type Customer {
+  """
+  The customer's grants, with the arguments of the root benefitGrants list (customerId
+  aside). A member session sees its own grants of live benefits, as in me.benefitGrants.
+  """
+  benefitGrants(benefitId: UUID, isGranted: Boolean, memberId: [UUID!],
+    subscriptionId: [UUID!], orderId: [UUID!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The seats of the customer's seat-based subscriptions and orders, pending, claimed and
+  revoked, with the arguments of me.seats. A member session sees the seats it holds.
+  """
+  seats(status: [CustomerSeatStatus!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Subscription {
+  """
+  The grants the subscription gave: its customer's and, when seat-based, its seat holders'.
+  Arguments as the root benefitGrants list but those naming a customer, subscription or
+  order; a member session sees its own.
+  """
+  benefitGrants(benefitId: UUID, isGranted: Boolean, memberId: [UUID!], page: Int = 1,
+    limit: Int = 10, sorting: [String!], first: Int, after: String, last: Int, before: String): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The subscription's seats when it is seat-based (none otherwise; seats is their number), with the
+  arguments of me.seats. A member session sees the seat it holds.
+  """
+  customerSeats(status: [CustomerSeatStatus!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Order {
+  """
+  The grants the order gave: its customer's and, when seat-based, its seat holders'.
+  Arguments as the root benefitGrants list but those naming a customer, subscription or
+  order; a member session sees its own.
+  """
+  benefitGrants(benefitId: UUID, isGranted: Boolean, memberId: [UUID!], page: Int = 1,
+    limit: Int = 10, sorting: [String!], first: Int, after: String, last: Int, before: String): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The order's seats when it is seat-based (none otherwise; seats is their number), with the
+  arguments of me.seats. A member session sees the seat it holds.
+  """
+  customerSeats(status: [CustomerSeatStatus!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Benefit {
+  """
+  The benefit's grants to every customer, with the arguments of the root benefitGrants
+  list (benefitId aside). Not for portal sessions: it reaches other customers.
+  """
+  grants(isGranted: Boolean, customerId: [UUID!], memberId: [UUID!], subscriptionId: [UUID!],
+    orderId: [UUID!], page: Int = 1, limit: Int = 10, sorting: [String!],
+    first: Int, after: String, last: Int, before: String): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/job.graphqls", Input: `"""
@@ -9054,6 +9348,7 @@ enum LicenseKeyStatus {
 type LicenseKeyPage {
   items: [LicenseKey!]!
   pagination: Pagination!
+  pageInfo: PageInfo!
 }
 
 "One activation of a license key: a machine or an install. Its conditions are never shown."
@@ -9148,16 +9443,25 @@ input LicenseKeyUpdateInput {
 }
 
 extend type Query {
-  "License keys issued by the organization's benefits, oldest first."
-  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
-    page: Int = 1, limit: Int = 10): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
+  """
+  License keys issued by the organization's benefits (GET /v1/license-keys/, plus customerId).
+  Sorting: created_at, expires_at, last_validated_at, usage, validations, status (prefix -
+  for descending); default created_at (oldest first).
+  """
+  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], customerId: [UUID!], status: [LicenseKeyStatus!],
+    page: Int = 1, limit: Int = 10, sorting: [String!], first: Int, after: String, last: Int,
+    before: String): LicenseKeyPage! @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
   licenseKey(id: UUID!): LicenseKey! @hasScope(any: [license_keys_read, license_keys_write])
 }
 
 extend type Me {
-  "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
-  licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10): LicenseKeyPage! @goField(forceResolver: true)
+  """
+  License keys: all of the customer's for a customer session, its own for a member session.
+  Sorting as licenseKeys; default oldest first.
+  """
+  licenseKeys(benefitId: UUID, page: Int = 1, limit: Int = 10, sorting: [String!], first: Int,
+    after: String, last: Int, before: String): LicenseKeyPage! @goField(forceResolver: true)
   "One of the session's license keys."
   licenseKey(id: UUID!): LicenseKey! @goField(forceResolver: true)
 }
@@ -9228,6 +9532,47 @@ extend type Query {
 extend type Mutation {
   "Retires the signing key and starts a new one; certificates signed before stay verifiable until they expire."
   rotateLicenseSigningKey(organizationId: UUID): LicenseSigningKey! @hasScope(any: [license_keys_write])
+}
+
+extend type Customer {
+  """
+  The customer's license keys, with the arguments of the root licenseKeys list (customerId
+  aside). A member session sees the keys it holds, as in me.licenseKeys.
+  """
+  licenseKeys(organizationId: [UUID!], benefitId: [UUID!], status: [LicenseKeyStatus!],
+    page: Int = 1, limit: Int = 10, sorting: [String!], first: Int, after: String, last: Int,
+    before: String): LicenseKeyPage @relation(any: [license_keys_read, license_keys_write], portal: member)
+}
+
+extend type LicenseKey {
+  "The license-key benefit that issued the key (also when it was deleted since)."
+  benefit: Benefit
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+  "The grant that issued the key; null when the grant no longer exists."
+  grant: BenefitGrant
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+}
+
+extend type BenefitGrant {
+  "The license key the grant issued; null unless it is a license-key benefit's grant."
+  licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member)
+}
+`, BuiltIn: false},
+	{Name: "../schema/member.graphqls", Input: `"A window of a customer's members."
+type MemberPage {
+  items: [Member!]!
+  pagination: Pagination!
+  pageInfo: PageInfo!
+}
+
+extend type Customer {
+  """
+  The people acting for the customer (the member model): its owner and the holders of its
+  seats. Sorting: created_at, email, name, role (prefix - for descending); default
+  created_at (oldest first).
+  """
+  members(role: [String!], page: Int = 1, limit: Int = 10, sorting: [String!], first: Int,
+    after: String, last: Int, before: String): MemberPage @relation(any: [members_read, members_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -10867,6 +11212,8 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 		return ec.fieldContext_Benefit_licenseKeys(ctx, field)
 	case "organization":
 		return ec.fieldContext_Benefit_organization(ctx, field)
+	case "grants":
+		return ec.fieldContext_Benefit_grants(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Benefit", field.Name)
 }
@@ -10909,6 +11256,8 @@ func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field 
 		return ec.fieldContext_BenefitGrant_benefit(ctx, field)
 	case "previousProperties":
 		return ec.fieldContext_BenefitGrant_previousProperties(ctx, field)
+	case "licenseKey":
+		return ec.fieldContext_BenefitGrant_licenseKey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
 }
@@ -10919,6 +11268,8 @@ func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, fi
 		return ec.fieldContext_BenefitGrantPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_BenefitGrantPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BenefitGrantPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantPage", field.Name)
 }
@@ -10929,6 +11280,8 @@ func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field g
 		return ec.fieldContext_BenefitPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_BenefitPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BenefitPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitPage", field.Name)
 }
@@ -11205,6 +11558,16 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_oauthAccounts(ctx, field)
 	case "orders":
 		return ec.fieldContext_Customer_orders(ctx, field)
+	case "downloadables":
+		return ec.fieldContext_Customer_downloadables(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Customer_benefitGrants(ctx, field)
+	case "seats":
+		return ec.fieldContext_Customer_seats(ctx, field)
+	case "licenseKeys":
+		return ec.fieldContext_Customer_licenseKeys(ctx, field)
+	case "members":
+		return ec.fieldContext_Customer_members(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
 }
@@ -11293,6 +11656,8 @@ func (ec *executionContext) childFields_CustomerSeatPage(ctx context.Context, fi
 		return ec.fieldContext_CustomerSeatPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_CustomerSeatPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CustomerSeatPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatPage", field.Name)
 }
@@ -11429,6 +11794,8 @@ func (ec *executionContext) childFields_DownloadablePage(ctx context.Context, fi
 		return ec.fieldContext_DownloadablePage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_DownloadablePage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DownloadablePage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DownloadablePage", field.Name)
 }
@@ -11645,6 +12012,10 @@ func (ec *executionContext) childFields_LicenseKey(ctx context.Context, field gr
 		return ec.fieldContext_LicenseKey_customer(ctx, field)
 	case "activations":
 		return ec.fieldContext_LicenseKey_activations(ctx, field)
+	case "benefit":
+		return ec.fieldContext_LicenseKey_benefit(ctx, field)
+	case "grant":
+		return ec.fieldContext_LicenseKey_grant(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKey", field.Name)
 }
@@ -11695,6 +12066,8 @@ func (ec *executionContext) childFields_LicenseKeyPage(ctx context.Context, fiel
 		return ec.fieldContext_LicenseKeyPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_LicenseKeyPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LicenseKeyPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyPage", field.Name)
 }
@@ -11797,6 +12170,18 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
+}
+
+func (ec *executionContext) childFields_MemberPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_MemberPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_MemberPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MemberPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11997,6 +12382,10 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_subscription(ctx, field)
 	case "items":
 		return ec.fieldContext_Order_items(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Order_benefitGrants(ctx, field)
+	case "customerSeats":
+		return ec.fieldContext_Order_customerSeats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -12345,6 +12734,10 @@ func (ec *executionContext) childFields_Subscription(ctx context.Context, field 
 		return ec.fieldContext_Subscription_meters(ctx, field)
 	case "pendingUpdate":
 		return ec.fieldContext_Subscription_pendingUpdate(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Subscription_benefitGrants(ctx, field)
+	case "customerSeats":
+		return ec.fieldContext_Subscription_customerSeats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Subscription", field.Name)
 }

@@ -161,11 +161,13 @@ type BenefitFilter struct {
 type BenefitGrantPage struct {
 	Items      []*storage.BenefitGrant `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+	PageInfo   *PageInfo               `json:"pageInfo"`
 }
 
 type BenefitPage struct {
 	Items      []*storage.Benefit `json:"items"`
 	Pagination *Pagination        `json:"pagination"`
+	PageInfo   *PageInfo          `json:"pageInfo"`
 }
 
 type BenefitUpdateInput struct {
@@ -425,6 +427,7 @@ type CustomerSeatList struct {
 type CustomerSeatPage struct {
 	Items      []*storage.CustomerSeat `json:"items"`
 	Pagination *Pagination             `json:"pagination"`
+	PageInfo   *PageInfo               `json:"pageInfo"`
 }
 
 type CustomerSeatRevokeInput struct {
@@ -778,6 +781,7 @@ func (DownloadableFile) IsFileBase() {}
 type DownloadablePage struct {
 	Items      []*Downloadable `json:"items"`
 	Pagination *Pagination     `json:"pagination"`
+	PageInfo   *PageInfo       `json:"pageInfo"`
 }
 
 // A file to upload. name must be a plain file name (no slash, backslash, control character,
@@ -937,6 +941,7 @@ type LicenseKeyExpiration struct {
 type LicenseKeyPage struct {
 	Items      []*storage.LicenseKey `json:"items"`
 	Pagination *Pagination           `json:"pagination"`
+	PageInfo   *PageInfo             `json:"pageInfo"`
 }
 
 // A partial update: only the fields given are written; null clears limits and expiry.
@@ -995,14 +1000,18 @@ type Me struct {
 	PaymentMethods *PaymentMethodPage `json:"paymentMethods"`
 	// Files of the session's downloadables benefits: all of the customer's for a customer
 	// session, its own for a member session. Only files of granted grants that are uploaded,
-	// enabled and not deleted are listed. Newest first.
+	// enabled and not deleted are listed. Sorting: created_at, name (the file's),
+	// last_downloaded_at (prefix - for descending); default -created_at.
 	Downloadables *DownloadablePage `json:"downloadables"`
 	// Seats: a customer session sees every seat of its subscriptions and orders, a member session
-	// the seats it holds. Oldest first.
+	// the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
+	// created_at (oldest first).
 	Seats *CustomerSeatPage `json:"seats"`
-	// Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first.
+	// Benefit grants of live benefits: all of the customer's for a customer session, its own for
+	// a member session. Sorting as benefitGrants; default newest first.
 	BenefitGrants *BenefitGrantPage `json:"benefitGrants"`
-	// License keys: all of the customer's for a customer session, its own for a member session. Oldest first.
+	// License keys: all of the customer's for a customer session, its own for a member session.
+	// Sorting as licenseKeys; default oldest first.
 	LicenseKeys *LicenseKeyPage `json:"licenseKeys"`
 	// One of the session's license keys.
 	LicenseKey *storage.LicenseKey `json:"licenseKey"`
@@ -1017,6 +1026,13 @@ type Me struct {
 	Subscriptions *SubscriptionPage `json:"subscriptions"`
 	// Subscriptions in which the session's customer (or member) holds a claimed seat.
 	ClaimedSeatSubscriptions *SubscriptionPage `json:"claimedSeatSubscriptions"`
+}
+
+// A window of a customer's members.
+type MemberPage struct {
+	Items      []*storage.Member `json:"items"`
+	Pagination *Pagination       `json:"pagination"`
+	PageInfo   *PageInfo         `json:"pageInfo"`
 }
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.
