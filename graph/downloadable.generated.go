@@ -300,6 +300,38 @@ func (ec *executionContext) fieldContext_DownloadablePage_pagination(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _DownloadablePage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.DownloadablePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DownloadablePage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DownloadablePage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DownloadablePage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _FileDownload_id(ctx context.Context, field graphql.CollectedField, obj *storage.FileDownload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -693,6 +725,11 @@ func (ec *executionContext) _DownloadablePage(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "pageInfo":
+			out.Values[i] = ec._DownloadablePage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -865,16 +902,6 @@ func (ec *executionContext) marshalNDownloadable2ᚖtillᚋgraphᚋmodelᚐDownl
 	return ec._Downloadable(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNDownloadablePage2ᚖtillᚋgraphᚋmodelᚐDownloadablePage(ctx context.Context, sel ast.SelectionSet, v *model.DownloadablePage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._DownloadablePage(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNFileDownload2ᚖtillᚋstorageᚐFileDownload(ctx context.Context, sel ast.SelectionSet, v *storage.FileDownload) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -883,6 +910,13 @@ func (ec *executionContext) marshalNFileDownload2ᚖtillᚋstorageᚐFileDownloa
 		return graphql.Null
 	}
 	return ec._FileDownload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalODownloadablePage2ᚖtillᚋgraphᚋmodelᚐDownloadablePage(ctx context.Context, sel ast.SelectionSet, v *model.DownloadablePage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DownloadablePage(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

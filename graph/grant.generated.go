@@ -27,6 +27,7 @@ type BenefitGrantResolver interface {
 	Member(ctx context.Context, obj *storage.BenefitGrant) (*storage.Member, error)
 	Benefit(ctx context.Context, obj *storage.BenefitGrant) (*storage.Benefit, error)
 	PreviousProperties(ctx context.Context, obj *storage.BenefitGrant) (model.BenefitGrantProperties, error)
+	LicenseKey(ctx context.Context, obj *storage.BenefitGrant) (*storage.LicenseKey, error)
 }
 type CustomerSeatResolver interface {
 	Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error)
@@ -492,6 +493,61 @@ func (ec *executionContext) fieldContext_BenefitGrant_previousProperties(_ conte
 	return graphql.NewScalarFieldContext("BenefitGrant", field, true, true, errors.New("field of type BenefitGrantProperties does not have child fields"))
 }
 
+func (ec *executionContext) _BenefitGrant_licenseKey(ctx context.Context, field graphql.CollectedField, obj *storage.BenefitGrant) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrant_licenseKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.BenefitGrant().LicenseKey(ctx, obj)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"license_keys_read", "license_keys_write"})
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "member")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.LicenseKey) graphql.Marshaler {
+			return ec.marshalOLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrant_licenseKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BenefitGrant",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LicenseKey(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _BenefitGrantDownloadablesProperties_files(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantDownloadablesProperties) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -712,6 +768,38 @@ func (ec *executionContext) fieldContext_BenefitGrantPage_pagination(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Pagination(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _BenefitGrantPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.BenefitGrantPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_BenefitGrantPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_BenefitGrantPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "BenefitGrantPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -1323,6 +1411,38 @@ func (ec *executionContext) fieldContext_CustomerSeatPage_pagination(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _CustomerSeatPage_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CustomerSeatPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CustomerSeatPage_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CustomerSeatPage_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CustomerSeatPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -1780,6 +1900,44 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "licenseKey":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._BenefitGrant_licenseKey(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -1987,6 +2145,11 @@ func (ec *executionContext) _BenefitGrantPage(ctx context.Context, sel ast.Selec
 			}
 		case "pagination":
 			out.Values[i] = ec._BenefitGrantPage_pagination(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._BenefitGrantPage_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2341,6 +2504,11 @@ func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.Selec
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "pageInfo":
+			out.Values[i] = ec._CustomerSeatPage_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -2392,16 +2560,6 @@ func (ec *executionContext) marshalNBenefitGrant2ᚖtillᚋstorageᚐBenefitGran
 	return ec._BenefitGrant(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNBenefitGrantPage2ᚖtillᚋgraphᚋmodelᚐBenefitGrantPage(ctx context.Context, sel ast.SelectionSet, v *model.BenefitGrantPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._BenefitGrantPage(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNBenefitGrantProperties2tillᚋgraphᚋmodelᚐBenefitGrantProperties(ctx context.Context, sel ast.SelectionSet, v model.BenefitGrantProperties) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -2446,16 +2604,6 @@ func (ec *executionContext) unmarshalNCustomerSeatAssignInput2tillᚋgraphᚋmod
 func (ec *executionContext) unmarshalNCustomerSeatClaimInput2tillᚋgraphᚋmodelᚐCustomerSeatClaimInput(ctx context.Context, v any) (model.CustomerSeatClaimInput, error) {
 	res, err := ec.unmarshalInputCustomerSeatClaimInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
-}
-
-func (ec *executionContext) marshalNCustomerSeatPage2ᚖtillᚋgraphᚋmodelᚐCustomerSeatPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatPage) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._CustomerSeatPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCustomerSeatRevokeInput2tillᚋgraphᚋmodelᚐCustomerSeatRevokeInput(ctx context.Context, v any) (model.CustomerSeatRevokeInput, error) {
@@ -2533,6 +2681,49 @@ func (ec *executionContext) marshalOCustomerSeatList2ᚖtillᚋgraphᚋmodelᚐC
 		return graphql.Null
 	}
 	return ec._CustomerSeatList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOCustomerSeatPage2ᚖtillᚋgraphᚋmodelᚐCustomerSeatPage(ctx context.Context, sel ast.SelectionSet, v *model.CustomerSeatPage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._CustomerSeatPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNCustomerSeatStatus2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCustomerSeatStatus2string(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 // endregion ***************************** type.gotpl *****************************

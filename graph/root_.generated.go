@@ -95,6 +95,7 @@ type ComplexityRoot struct {
 		Deletable              func(childComplexity int) int
 		Description            func(childComplexity int) int
 		Downloadables          func(childComplexity int) int
+		Grants                 func(childComplexity int, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		ID                     func(childComplexity int) int
 		IsDeleted              func(childComplexity int) int
 		LicenseKeys            func(childComplexity int) int
@@ -130,6 +131,7 @@ type ComplexityRoot struct {
 		ID                 func(childComplexity int) int
 		IsGranted          func(childComplexity int) int
 		IsRevoked          func(childComplexity int) int
+		LicenseKey         func(childComplexity int) int
 		Member             func(childComplexity int) int
 		MemberID           func(childComplexity int) int
 		ModifiedAt         func(childComplexity int) int
@@ -161,6 +163,7 @@ type ComplexityRoot struct {
 
 	BenefitGrantPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -172,6 +175,7 @@ type ComplexityRoot struct {
 
 	BenefitPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -423,18 +427,22 @@ type ComplexityRoot struct {
 
 	Customer struct {
 		AvatarURL              func(childComplexity int) int
+		BenefitGrants          func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		BillingAddress         func(childComplexity int) int
 		BillingName            func(childComplexity int) int
 		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
 		CreatedAt              func(childComplexity int) int
 		DefaultPaymentMethodID func(childComplexity int) int
 		DeletedAt              func(childComplexity int) int
+		Downloadables          func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Email                  func(childComplexity int) int
 		EmailVerified          func(childComplexity int) int
 		ExternalID             func(childComplexity int) int
 		FirstUserEventAt       func(childComplexity int) int
 		ID                     func(childComplexity int) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Locale                 func(childComplexity int) int
+		Members                func(childComplexity int, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Metadata               func(childComplexity int) int
 		ModifiedAt             func(childComplexity int) int
 		Name                   func(childComplexity int) int
@@ -443,6 +451,7 @@ type ComplexityRoot struct {
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		PaymentMethods         func(childComplexity int) int
+		Seats                  func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
@@ -504,6 +513,7 @@ type ComplexityRoot struct {
 
 	CustomerSeatPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -672,6 +682,7 @@ type ComplexityRoot struct {
 
 	DownloadablePage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -766,12 +777,14 @@ type ComplexityRoot struct {
 
 	LicenseKey struct {
 		Activations      func(childComplexity int) int
+		Benefit          func(childComplexity int) int
 		BenefitID        func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		Customer         func(childComplexity int) int
 		CustomerID       func(childComplexity int) int
 		DisplayKey       func(childComplexity int) int
 		ExpiresAt        func(childComplexity int) int
+		Grant            func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Key              func(childComplexity int) int
 		LastValidatedAt  func(childComplexity int) int
@@ -807,6 +820,7 @@ type ComplexityRoot struct {
 
 	LicenseKeyPage struct {
 		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
 	}
 
@@ -835,17 +849,17 @@ type ComplexityRoot struct {
 	}
 
 	Me struct {
-		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Customer                 func(childComplexity int) int
-		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		Downloadables            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
-		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int) int
+		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		Seats                    func(childComplexity int, page *int, limit *int) int
+		Seats                    func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) int
 	}
 
@@ -858,6 +872,12 @@ type ComplexityRoot struct {
 		ModifiedAt func(childComplexity int) int
 		Name       func(childComplexity int) int
 		Role       func(childComplexity int) int
+	}
+
+	MemberPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	Meter struct {
@@ -1021,6 +1041,7 @@ type ComplexityRoot struct {
 
 	Order struct {
 		AppliedBalanceAmount func(childComplexity int) int
+		BenefitGrants        func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		BillingAddress       func(childComplexity int) int
 		BillingName          func(childComplexity int) int
 		BillingReason        func(childComplexity int) int
@@ -1031,6 +1052,7 @@ type ComplexityRoot struct {
 		CustomFieldData      func(childComplexity int) int
 		Customer             func(childComplexity int) int
 		CustomerID           func(childComplexity int) int
+		CustomerSeats        func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Description          func(childComplexity int) int
 		Discount             func(childComplexity int) int
 		DiscountAmount       func(childComplexity int) int
@@ -1344,8 +1366,8 @@ type ComplexityRoot struct {
 	Query struct {
 		Benefit                func(childComplexity int, id uuid.UUID) int
 		BenefitGrant           func(childComplexity int, id uuid.UUID) int
-		BenefitGrants          func(childComplexity int, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) int
-		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter) int
+		BenefitGrants          func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) int
 		Checkout               func(childComplexity int, id uuid.UUID) int
 		CheckoutByClientSecret func(childComplexity int, clientSecret string) int
 		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
@@ -1360,7 +1382,7 @@ type ComplexityRoot struct {
 		Job                    func(childComplexity int, id uuid.UUID) int
 		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
-		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Meter                  func(childComplexity int, id uuid.UUID) int
@@ -1391,6 +1413,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		Amount                      func(childComplexity int) int
+		BenefitGrants               func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		CancelAtPeriodEnd           func(childComplexity int) int
 		CanceledAt                  func(childComplexity int) int
 		CheckoutID                  func(childComplexity int) int
@@ -1405,6 +1428,7 @@ type ComplexityRoot struct {
 		CustomerCancellationComment func(childComplexity int) int
 		CustomerCancellationReason  func(childComplexity int) int
 		CustomerID                  func(childComplexity int) int
+		CustomerSeats               func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Discount                    func(childComplexity int) int
 		DiscountID                  func(childComplexity int) int
 		EndedAt                     func(childComplexity int) int
@@ -1683,6 +1707,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.Downloadables(childComplexity), true
+	case "Benefit.grants":
+		if e.ComplexityRoot.Benefit.Grants == nil {
+			break
+		}
+
+		args, err := ec.field_Benefit_grants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Benefit.Grants(childComplexity, args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Benefit.id":
 		if e.ComplexityRoot.Benefit.ID == nil {
 			break
@@ -1842,6 +1877,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrant.IsRevoked(childComplexity), true
+	case "BenefitGrant.licenseKey":
+		if e.ComplexityRoot.BenefitGrant.LicenseKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrant.LicenseKey(childComplexity), true
 	case "BenefitGrant.member":
 		if e.ComplexityRoot.BenefitGrant.Member == nil {
 			break
@@ -1943,6 +1984,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitGrantPage.Items(childComplexity), true
+	case "BenefitGrantPage.pageInfo":
+		if e.ComplexityRoot.BenefitGrantPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitGrantPage.PageInfo(childComplexity), true
 	case "BenefitGrantPage.pagination":
 		if e.ComplexityRoot.BenefitGrantPage.Pagination == nil {
 			break
@@ -1975,6 +2022,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitPage.Items(childComplexity), true
+	case "BenefitPage.pageInfo":
+		if e.ComplexityRoot.BenefitPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPage.PageInfo(childComplexity), true
 	case "BenefitPage.pagination":
 		if e.ComplexityRoot.BenefitPage.Pagination == nil {
 			break
@@ -3175,6 +3228,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.AvatarURL(childComplexity), true
+	case "Customer.benefitGrants":
+		if e.ComplexityRoot.Customer.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.billingAddress":
 		if e.ComplexityRoot.Customer.BillingAddress == nil {
 			break
@@ -3216,6 +3280,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.DeletedAt(childComplexity), true
+	case "Customer.downloadables":
+		if e.ComplexityRoot.Customer.Downloadables == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_downloadables_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.email":
 		if e.ComplexityRoot.Customer.Email == nil {
 			break
@@ -3246,12 +3321,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.ID(childComplexity), true
+	case "Customer.licenseKeys":
+		if e.ComplexityRoot.Customer.LicenseKeys == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_licenseKeys_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.locale":
 		if e.ComplexityRoot.Customer.Locale == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Customer.Locale(childComplexity), true
+	case "Customer.members":
+		if e.ComplexityRoot.Customer.Members == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Members(childComplexity, args["role"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.metadata":
 		if e.ComplexityRoot.Customer.Metadata == nil {
 			break
@@ -3305,6 +3402,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.PaymentMethods(childComplexity), true
+	case "Customer.seats":
+		if e.ComplexityRoot.Customer.Seats == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_seats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.subscriptions":
 		if e.ComplexityRoot.Customer.Subscriptions == nil {
 			break
@@ -3528,6 +3636,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CustomerSeatPage.Items(childComplexity), true
+	case "CustomerSeatPage.pageInfo":
+		if e.ComplexityRoot.CustomerSeatPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerSeatPage.PageInfo(childComplexity), true
 	case "CustomerSeatPage.pagination":
 		if e.ComplexityRoot.CustomerSeatPage.Pagination == nil {
 			break
@@ -4332,6 +4446,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DownloadablePage.Items(childComplexity), true
+	case "DownloadablePage.pageInfo":
+		if e.ComplexityRoot.DownloadablePage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DownloadablePage.PageInfo(childComplexity), true
 	case "DownloadablePage.pagination":
 		if e.ComplexityRoot.DownloadablePage.Pagination == nil {
 			break
@@ -4726,6 +4846,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKey.Activations(childComplexity), true
+	case "LicenseKey.benefit":
+		if e.ComplexityRoot.LicenseKey.Benefit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Benefit(childComplexity), true
 	case "LicenseKey.benefitId":
 		if e.ComplexityRoot.LicenseKey.BenefitID == nil {
 			break
@@ -4762,6 +4888,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKey.ExpiresAt(childComplexity), true
+	case "LicenseKey.grant":
+		if e.ComplexityRoot.LicenseKey.Grant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKey.Grant(childComplexity), true
 	case "LicenseKey.id":
 		if e.ComplexityRoot.LicenseKey.ID == nil {
 			break
@@ -4904,6 +5036,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseKeyPage.Items(childComplexity), true
+	case "LicenseKeyPage.pageInfo":
+		if e.ComplexityRoot.LicenseKeyPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LicenseKeyPage.PageInfo(childComplexity), true
 	case "LicenseKeyPage.pagination":
 		if e.ComplexityRoot.LicenseKeyPage.Pagination == nil {
 			break
@@ -5019,7 +5157,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.claimedSeatSubscriptions":
 		if e.ComplexityRoot.Me.ClaimedSeatSubscriptions == nil {
 			break
@@ -5047,7 +5185,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.Downloadables(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.licenseKey":
 		if e.ComplexityRoot.Me.LicenseKey == nil {
 			break
@@ -5069,7 +5207,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.LicenseKeys(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.LicenseKeys(childComplexity, args["benefitId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.member":
 		if e.ComplexityRoot.Me.Member == nil {
 			break
@@ -5119,7 +5257,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Seats(childComplexity, args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Me.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.subscriptions":
 		if e.ComplexityRoot.Me.Subscriptions == nil {
 			break
@@ -5180,6 +5318,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Member.Role(childComplexity), true
+
+	case "MemberPage.items":
+		if e.ComplexityRoot.MemberPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.Items(childComplexity), true
+	case "MemberPage.pageInfo":
+		if e.ComplexityRoot.MemberPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.PageInfo(childComplexity), true
+	case "MemberPage.pagination":
+		if e.ComplexityRoot.MemberPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberPage.Pagination(childComplexity), true
 
 	case "Meter.aggregation":
 		if e.ComplexityRoot.Meter.Aggregation == nil {
@@ -6275,6 +6432,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.AppliedBalanceAmount(childComplexity), true
+	case "Order.benefitGrants":
+		if e.ComplexityRoot.Order.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Order_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.billingAddress":
 		if e.ComplexityRoot.Order.BillingAddress == nil {
 			break
@@ -6335,6 +6503,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.CustomerID(childComplexity), true
+	case "Order.customerSeats":
+		if e.ComplexityRoot.Order.CustomerSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Order_customerSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.description":
 		if e.ComplexityRoot.Order.Description == nil {
 			break
@@ -7801,7 +7980,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.BenefitGrants(childComplexity, args["benefitId"].(uuid.UUID), args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["customerId"].([]uuid.UUID), args["memberId"].([]uuid.UUID), args["subscriptionId"].([]uuid.UUID), args["orderId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.benefits":
 		if e.ComplexityRoot.Query.Benefits == nil {
 			break
@@ -7812,7 +7991,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Benefits(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.BenefitFilter)), true
+		return e.ComplexityRoot.Query.Benefits(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.BenefitFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.checkout":
 		if e.ComplexityRoot.Query.Checkout == nil {
 			break
@@ -7978,7 +8157,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["customerId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.licenseSigningKeys":
 		if e.ComplexityRoot.Query.LicenseSigningKeys == nil {
 			break
@@ -8267,6 +8446,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.Amount(childComplexity), true
+	case "Subscription.benefitGrants":
+		if e.ComplexityRoot.Subscription.BenefitGrants == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_benefitGrants_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.BenefitGrants(childComplexity, args["benefitId"].(*uuid.UUID), args["isGranted"].(*bool), args["memberId"].([]uuid.UUID), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.cancelAtPeriodEnd":
 		if e.ComplexityRoot.Subscription.CancelAtPeriodEnd == nil {
 			break
@@ -8351,6 +8541,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CustomerID(childComplexity), true
+	case "Subscription.customerSeats":
+		if e.ComplexityRoot.Subscription.CustomerSeats == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_customerSeats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.discount":
 		if e.ComplexityRoot.Subscription.Discount == nil {
 			break
@@ -9329,6 +9530,8 @@ type BenefitPage {
   items: [Benefit!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "Narrows a benefit list; fields are AND-ed. Deleted benefits are never listed."
@@ -9383,10 +9586,18 @@ extend type Query {
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-    "Sort keys, each optionally prefixed with - for descending; the field's description lists them."
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
     sorting: [String!]
     "Narrows the list."
     filter: BenefitFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): BenefitPage
     @hasScope(any: [benefits_read, benefits_write])
 }
@@ -10775,22 +10986,62 @@ type DownloadablePage {
   items: [Downloadable!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 extend type Me {
   """
   Files of the session's downloadables benefits: all of the customer's for a customer
   session, its own for a member session. Only files of granted grants that are uploaded,
-  enabled and not deleted are listed. Newest first.
+  enabled and not deleted are listed. Sorting: created_at, name (the file's),
+  last_downloaded_at (prefix - for descending); default -created_at.
   """
   downloadables(
-    "Only files of this benefit."
+    "Only rows of this benefit."
     benefitId: UUID
     "Page to read, from 1."
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-  ): DownloadablePage! @goField(forceResolver: true)
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): DownloadablePage @goField(forceResolver: true)
+}
+
+extend type Customer {
+  """
+  The files of the customer's downloadables benefits, with links that download them, as
+  me.downloadables lists them (a member session sees its own). The links need no token:
+  organization tokens need a files scope.
+  """
+  downloadables(
+    "Only rows of this benefit."
+    benefitId: UUID
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): DownloadablePage
+    @relation(any: [files_read, files_write], portal: member)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
@@ -11504,6 +11755,8 @@ type BenefitGrantPage {
   items: [BenefitGrant!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "A seat of a seat-based subscription or order, assigned to a member by email."
@@ -11556,6 +11809,8 @@ type CustomerSeatPage {
   items: [CustomerSeat!]!
   "The total count and the last page."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "The seats of one seat-based subscription or order, as upstream's SeatsList."
@@ -11610,26 +11865,40 @@ type CustomerSeatClaim {
 
 extend type Query {
   """
-  A benefit's grants, newest first (GET /v1/benefits/{id}/grants). isGranted false also
-  returns pending and failed grants: every grant without granted_at.
+  The organization's grants (GET /v1/benefits/{id}/grants with benefitId, which must then
+  be a live benefit of the organization). isGranted false also returns pending and failed
+  grants: every grant without granted_at. Sorting: created_at, granted_at, revoked_at
+  (prefix - for descending); default -created_at.
   """
   benefitGrants(
-    """
-    The benefit whose grants to list: a live benefit of the caller's organizations, else
-    NOT_FOUND.
-    """
-    benefitId: UUID!
-    "true: only grants held now; false: only grants not held (pending, failed, revoked)."
+    "Only rows of this benefit."
+    benefitId: UUID
+    "true: grants in force; false: revoked grants; absent: both."
     isGranted: Boolean
-    "Only grants of these customers."
+    "Only rows of these customers (OR-ed)."
     customerId: [UUID!]
-    "Only grants held by these members."
+    "Only rows of these members (OR-ed)."
     memberId: [UUID!]
+    "Only rows of these subscriptions (OR-ed)."
+    subscriptionId: [UUID!]
+    "Only rows of these orders (OR-ed)."
+    orderId: [UUID!]
     "Page to read, from 1."
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-  ): BenefitGrantPage @hasScope(any: [benefits_read, benefits_write])
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage
+    @hasScope(any: [benefits_read, benefits_write])
   "One grant, as its webhooks report it."
   benefitGrant("The grant's id." id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write])
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
@@ -11663,23 +11932,248 @@ extend type Mutation {
 extend type Me {
   """
   Seats: a customer session sees every seat of its subscriptions and orders, a member session
-  the seats it holds. Oldest first.
+  the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
+  created_at (oldest first).
   """
   seats(
+    "Only rows in these states (OR-ed)."
+    status: [CustomerSeatStatus!]
     "Page to read, from 1."
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-  ): CustomerSeatPage! @goField(forceResolver: true)
-  "Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first."
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CustomerSeatPage @goField(forceResolver: true)
+  """
+  Benefit grants of live benefits: all of the customer's for a customer session, its own for
+  a member session. Sorting as benefitGrants; default newest first.
+  """
   benefitGrants(
-    "Only grants of this benefit."
+    "Only rows of this benefit."
     benefitId: UUID
     "Page to read, from 1."
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-  ): BenefitGrantPage! @goField(forceResolver: true)
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage @goField(forceResolver: true)
+}
+
+extend type Customer {
+  """
+  The customer's grants, with the arguments of the root benefitGrants list (customerId
+  aside). A member session sees its own grants of live benefits, as in me.benefitGrants.
+  """
+  benefitGrants(
+    "Only rows of this benefit."
+    benefitId: UUID
+    "true: grants in force; false: revoked grants; absent: both."
+    isGranted: Boolean
+    "Only rows of these members (OR-ed)."
+    memberId: [UUID!]
+    "Only rows of these subscriptions (OR-ed)."
+    subscriptionId: [UUID!]
+    "Only rows of these orders (OR-ed)."
+    orderId: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The seats of the customer's seat-based subscriptions and orders, pending, claimed and
+  revoked, with the arguments of me.seats. A member session sees the seats it holds.
+  """
+  seats(
+    "Only rows in these states (OR-ed)."
+    status: [CustomerSeatStatus!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Subscription {
+  """
+  The grants the subscription gave: its customer's and, when seat-based, its seat holders'.
+  Arguments as the root benefitGrants list but those naming a customer, subscription or
+  order; a member session sees its own.
+  """
+  benefitGrants(
+    "Only rows of this benefit."
+    benefitId: UUID
+    "true: grants in force; false: revoked grants; absent: both."
+    isGranted: Boolean
+    "Only rows of these members (OR-ed)."
+    memberId: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The subscription's seats when it is seat-based (none otherwise; seats is their number), with the
+  arguments of me.seats. A member session sees the seat it holds.
+  """
+  customerSeats(
+    "Only rows in these states (OR-ed)."
+    status: [CustomerSeatStatus!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Order {
+  """
+  The grants the order gave: its customer's and, when seat-based, its seat holders'.
+  Arguments as the root benefitGrants list but those naming a customer, subscription or
+  order; a member session sees its own.
+  """
+  benefitGrants(
+    "Only rows of this benefit."
+    benefitId: UUID
+    "true: grants in force; false: revoked grants; absent: both."
+    isGranted: Boolean
+    "Only rows of these members (OR-ed)."
+    memberId: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write], portal: member)
+  """
+  The order's seats when it is seat-based (none otherwise; seats is their number), with the
+  arguments of me.seats. A member session sees the seat it holds.
+  """
+  customerSeats(
+    "Only rows in these states (OR-ed)."
+    status: [CustomerSeatStatus!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CustomerSeatPage
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+}
+
+extend type Benefit {
+  """
+  The benefit's grants to every customer, with the arguments of the root benefitGrants
+  list (benefitId aside). Not for portal sessions: it reaches other customers.
+  """
+  grants(
+    "true: grants in force; false: revoked grants; absent: both."
+    isGranted: Boolean
+    "Only rows of these customers (OR-ed)."
+    customerId: [UUID!]
+    "Only rows of these members (OR-ed)."
+    memberId: [UUID!]
+    "Only rows of these subscriptions (OR-ed)."
+    subscriptionId: [UUID!]
+    "Only rows of these orders (OR-ed)."
+    orderId: [UUID!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): BenefitGrantPage
+    @relation(any: [benefits_read, benefits_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/job.graphqls", Input: `"""
@@ -11853,6 +12347,8 @@ type LicenseKeyPage {
   items: [LicenseKey!]!
   "The page envelope: how many keys match and how many pages they fill."
   pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
 }
 
 "One activation of a license key: a machine or an install. Its conditions are never shown."
@@ -11983,18 +12479,34 @@ input LicenseKeyUpdateInput {
 }
 
 extend type Query {
-  "License keys issued by the organization's benefits, oldest first."
+  """
+  License keys issued by the organization's benefits (GET /v1/license-keys/, plus customerId).
+  Sorting: created_at, expires_at, last_validated_at, usage, validations, status (prefix -
+  for descending); default created_at (oldest first).
+  """
   licenseKeys(
-    "Only keys of these organizations (among the caller's)."
+    "Only rows of these organizations (OR-ed)."
     organizationId: [UUID!]
-    "Only keys issued by these benefits."
+    "Only rows of these benefits (OR-ed)."
     benefitId: [UUID!]
-    "Only keys in these statuses."
+    "Only rows of these customers (OR-ed)."
+    customerId: [UUID!]
+    "Only rows in these states (OR-ed)."
     status: [LicenseKeyStatus!]
-    "The page, from 1."
+    "Page to read, from 1."
     page: Int = 1
-    "Keys per page, 1 to 100."
+    "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
   ): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write])
   "One license key with its live activations."
   licenseKey(
@@ -12004,15 +12516,28 @@ extend type Query {
 }
 
 extend type Me {
-  "License keys: all of the customer's for a customer session, its own for a member session. Oldest first."
+  """
+  License keys: all of the customer's for a customer session, its own for a member session.
+  Sorting as licenseKeys; default oldest first.
+  """
   licenseKeys(
-    "Only keys issued by this benefit."
+    "Only rows of this benefit."
     benefitId: UUID
-    "The page, from 1."
+    "Page to read, from 1."
     page: Int = 1
-    "Keys per page, 1 to 100."
+    "Items per page, 1 to 100 (more is refused)."
     limit: Int = 10
-  ): LicenseKeyPage! @goField(forceResolver: true)
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): LicenseKeyPage @goField(forceResolver: true)
   "One of the session's license keys."
   licenseKey(
     "The key's id."
@@ -12127,6 +12652,85 @@ extend type Mutation {
     "Required for user tokens that belong to several organizations."
     organizationId: UUID
   ): LicenseSigningKey @hasScope(any: [license_keys_write])
+}
+
+extend type Customer {
+  """
+  The customer's license keys, with the arguments of the root licenseKeys list (customerId
+  aside). A member session sees the keys it holds, as in me.licenseKeys.
+  """
+  licenseKeys(
+    "Only rows of these organizations (OR-ed)."
+    organizationId: [UUID!]
+    "Only rows of these benefits (OR-ed)."
+    benefitId: [UUID!]
+    "Only rows in these states (OR-ed)."
+    status: [LicenseKeyStatus!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): LicenseKeyPage @relation(any: [license_keys_read, license_keys_write], portal: member)
+}
+
+extend type LicenseKey {
+  "The license-key benefit that issued the key (also when it was deleted since)."
+  benefit: Benefit
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+  "The grant that issued the key; null when the grant no longer exists."
+  grant: BenefitGrant
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+}
+
+extend type BenefitGrant {
+  "The license key the grant issued; null unless it is a license-key benefit's grant."
+  licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member)
+}
+`, BuiltIn: false},
+	{Name: "../schema/member.graphqls", Input: `"A window of a customer's members."
+type MemberPage {
+  "The members of this window."
+  items: [Member!]!
+  "The page envelope: total count and last page."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+extend type Customer {
+  """
+  The people acting for the customer (the member model): its owner and the holders of its
+  seats. Sorting: created_at, email, name, role (prefix - for descending); default
+  created_at (oldest first).
+  """
+  members(
+    "Only members with this role."
+    role: [String!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): MemberPage @relation(any: [members_read, members_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -15280,6 +15884,8 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 		return ec.fieldContext_Benefit_meterCredit(ctx, field)
 	case "organization":
 		return ec.fieldContext_Benefit_organization(ctx, field)
+	case "grants":
+		return ec.fieldContext_Benefit_grants(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Benefit", field.Name)
 }
@@ -15340,6 +15946,8 @@ func (ec *executionContext) childFields_BenefitGrant(ctx context.Context, field 
 		return ec.fieldContext_BenefitGrant_benefit(ctx, field)
 	case "previousProperties":
 		return ec.fieldContext_BenefitGrant_previousProperties(ctx, field)
+	case "licenseKey":
+		return ec.fieldContext_BenefitGrant_licenseKey(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrant", field.Name)
 }
@@ -15362,6 +15970,8 @@ func (ec *executionContext) childFields_BenefitGrantPage(ctx context.Context, fi
 		return ec.fieldContext_BenefitGrantPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_BenefitGrantPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BenefitGrantPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitGrantPage", field.Name)
 }
@@ -15384,6 +15994,8 @@ func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field g
 		return ec.fieldContext_BenefitPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_BenefitPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_BenefitPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitPage", field.Name)
 }
@@ -15706,8 +16318,18 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_orders(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_Customer_checkouts(ctx, field)
+	case "downloadables":
+		return ec.fieldContext_Customer_downloadables(ctx, field)
 	case "usageEvents":
 		return ec.fieldContext_Customer_usageEvents(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Customer_benefitGrants(ctx, field)
+	case "seats":
+		return ec.fieldContext_Customer_seats(ctx, field)
+	case "licenseKeys":
+		return ec.fieldContext_Customer_licenseKeys(ctx, field)
+	case "members":
+		return ec.fieldContext_Customer_members(ctx, field)
 	case "subscriptions":
 		return ec.fieldContext_Customer_subscriptions(ctx, field)
 	}
@@ -15826,6 +16448,8 @@ func (ec *executionContext) childFields_CustomerSeatPage(ctx context.Context, fi
 		return ec.fieldContext_CustomerSeatPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_CustomerSeatPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CustomerSeatPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CustomerSeatPage", field.Name)
 }
@@ -15966,6 +16590,8 @@ func (ec *executionContext) childFields_DownloadablePage(ctx context.Context, fi
 		return ec.fieldContext_DownloadablePage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_DownloadablePage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DownloadablePage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DownloadablePage", field.Name)
 }
@@ -16186,6 +16812,10 @@ func (ec *executionContext) childFields_LicenseKey(ctx context.Context, field gr
 		return ec.fieldContext_LicenseKey_customer(ctx, field)
 	case "activations":
 		return ec.fieldContext_LicenseKey_activations(ctx, field)
+	case "benefit":
+		return ec.fieldContext_LicenseKey_benefit(ctx, field)
+	case "grant":
+		return ec.fieldContext_LicenseKey_grant(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKey", field.Name)
 }
@@ -16236,6 +16866,8 @@ func (ec *executionContext) childFields_LicenseKeyPage(ctx context.Context, fiel
 		return ec.fieldContext_LicenseKeyPage_items(ctx, field)
 	case "pagination":
 		return ec.fieldContext_LicenseKeyPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LicenseKeyPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseKeyPage", field.Name)
 }
@@ -16338,6 +16970,18 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
+}
+
+func (ec *executionContext) childFields_MemberPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_MemberPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_MemberPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MemberPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16554,6 +17198,10 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_items(ctx, field)
 	case "checkout":
 		return ec.fieldContext_Order_checkout(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Order_benefitGrants(ctx, field)
+	case "customerSeats":
+		return ec.fieldContext_Order_customerSeats(ctx, field)
 	case "isReceiptGenerated":
 		return ec.fieldContext_Order_isReceiptGenerated(ctx, field)
 	}
@@ -17016,6 +17664,10 @@ func (ec *executionContext) childFields_Subscription(ctx context.Context, field 
 		return ec.fieldContext_Subscription_meters(ctx, field)
 	case "pendingUpdate":
 		return ec.fieldContext_Subscription_pendingUpdate(ctx, field)
+	case "benefitGrants":
+		return ec.fieldContext_Subscription_benefitGrants(ctx, field)
+	case "customerSeats":
+		return ec.fieldContext_Subscription_customerSeats(ctx, field)
 	case "orders":
 		return ec.fieldContext_Subscription_orders(ctx, field)
 	}

@@ -96,7 +96,7 @@ type MutationResolver interface {
 }
 type QueryResolver interface {
 	Benefit(ctx context.Context, id uuid.UUID) (*storage.Benefit, error)
-	Benefits(ctx context.Context, page *int, limit *int, sorting []string, filter *model.BenefitFilter) (*model.BenefitPage, error)
+	Benefits(ctx context.Context, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) (*model.BenefitPage, error)
 	Checkout(ctx context.Context, id uuid.UUID) (*storage.Checkout, error)
 	Checkouts(ctx context.Context, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) (*model.CheckoutPage, error)
 	CheckoutByClientSecret(ctx context.Context, clientSecret string) (*storage.Checkout, error)
@@ -110,13 +110,13 @@ type QueryResolver interface {
 	UsageEvents(ctx context.Context, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
 	Files(ctx context.Context, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.FilePage, error)
 	File(ctx context.Context, id uuid.UUID) (model.File, error)
-	BenefitGrants(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error)
+	BenefitGrants(ctx context.Context, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
 	BenefitGrant(ctx context.Context, id uuid.UUID) (*storage.BenefitGrant, error)
 	Seats(ctx context.Context, subscriptionID *uuid.UUID, orderID *uuid.UUID) (*model.CustomerSeatList, error)
 	Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error)
 	Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.JobPage, error)
 	Job(ctx context.Context, id uuid.UUID) (*storage.Job, error)
-	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error)
+	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error)
 	LicenseSigningKeys(ctx context.Context, organizationID *uuid.UUID) ([]*storage.LicenseSigningKey, error)
 	Meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
@@ -1270,8 +1270,8 @@ func (ec *executionContext) field_Query_benefitGrants_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "benefitId",
-		func(ctx context.Context, v any) (uuid.UUID, error) {
-			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1301,22 +1301,78 @@ func (ec *executionContext) field_Query_benefitGrants_args(ctx context.Context, 
 		return nil, err
 	}
 	args["memberId"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "subscriptionId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriptionId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "orderId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderId"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	args["page"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg5
+	args["limit"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sorting"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg11
+	arg12, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg12
 	return args, nil
 }
 
@@ -1369,6 +1425,38 @@ func (ec *executionContext) field_Query_benefits_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["filter"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
 	return args, nil
 }
 
@@ -1923,30 +2011,78 @@ func (ec *executionContext) field_Query_licenseKeys_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["benefitId"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "customerId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	args["status"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	args["page"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg4
+	args["limit"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sorting"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg10
 	return args, nil
 }
 
@@ -7519,7 +7655,7 @@ func (ec *executionContext) _Query_benefits(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Benefits(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.BenefitFilter))
+			return ec.Resolvers.Query().Benefits(ctx, fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["filter"].(*model.BenefitFilter), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -8387,7 +8523,7 @@ func (ec *executionContext) _Query_benefitGrants(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().BenefitGrants(ctx, fc.Args["benefitId"].(uuid.UUID), fc.Args["isGranted"].(*bool), fc.Args["customerId"].([]uuid.UUID), fc.Args["memberId"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().BenefitGrants(ctx, fc.Args["benefitId"].(*uuid.UUID), fc.Args["isGranted"].(*bool), fc.Args["customerId"].([]uuid.UUID), fc.Args["memberId"].([]uuid.UUID), fc.Args["subscriptionId"].([]uuid.UUID), fc.Args["orderId"].([]uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -8759,7 +8895,7 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().LicenseKeys(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().LicenseKeys(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["customerId"].([]uuid.UUID), fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

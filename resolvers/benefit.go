@@ -13,7 +13,8 @@ import (
 	"till/storage"
 )
 
-var benefitSorts = map[string]string{"created_at": "created_at", "description": "description", "type": "type"}
+// benefitSorts whitelists the sorting of the benefit list; newest first by default.
+var benefitSorts = storage.BenefitSortColumns
 
 // licenseKeysProperties mirrors BenefitLicenseKeysProperties (contract schema).
 type licenseKeysProperties struct {
@@ -210,8 +211,8 @@ func (r *Resolver) deleteBenefit(ctx context.Context, id uuid.UUID) (*storage.Be
 }
 
 // benefitsPage lists benefits.
-func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting []string, f *model.BenefitFilter) (*model.BenefitPage, error) {
-	p, sorts, err := pageAndSorts(page, limit, sorting, benefitSorts)
+func (r *Resolver) benefitsPage(ctx context.Context, a listArgs, f *model.BenefitFilter) (*model.BenefitPage, error) {
+	w, sorts, err := a.windowAndSorts(benefitSorts)
 	if err != nil {
 		return nil, err
 	}
@@ -219,12 +220,12 @@ func (r *Resolver) benefitsPage(ctx context.Context, page, limit *int, sorting [
 	if f != nil {
 		lf = storage.BenefitListFilter{Types: f.Type, Query: f.Query, Metadata: metadataOf(f.Metadata)}
 	}
-	items, total, err := storage.ListBenefits(ctx, r.DB, organizations(ctx), lf, sorts, p)
+	p, err := storage.ListBenefits(ctx, r.DB, organizations(ctx), lf, sorts, w)
 	if err != nil {
-		return nil, err
+		return nil, cursorErr(err, a)
 	}
-	record(ctx, items)
-	return &model.BenefitPage{Items: items, Pagination: pagination(total, p)}, nil
+	record(ctx, p.Items)
+	return &model.BenefitPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
 }
 
 // licenseKeyProperties decodes a stored license_keys benefit's properties; they were

@@ -51,8 +51,8 @@ func (r *queryResolver) Benefit(ctx context.Context, id uuid.UUID) (*storage.Ben
 	return b, notFoundOr(err, "")
 }
 
-func (r *queryResolver) Benefits(ctx context.Context, page *int, limit *int, sorting []string, filter *model.BenefitFilter) (*model.BenefitPage, error) {
-	return r.benefitsPage(ctx, page, limit, sorting, filter)
+func (r *queryResolver) Benefits(ctx context.Context, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) (*model.BenefitPage, error) {
+	return r.benefitsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
 func (r *Resolver) Benefit() graph.BenefitResolver { return &benefitResolver{r} }

@@ -13,8 +13,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
-	"till/graph/model"
-	"till/internal/auth"
 	"till/storage"
 )
 
@@ -81,39 +79,6 @@ func parseDownloadToken(key []byte, token string, now time.Time) (uuid.UUID, err
 		return uuid.Nil, errDownloadLinkExpired
 	}
 	return uuid.UUID(msg[1:17]), nil
-}
-
-// portalDownloadables lists the session's downloadables with fresh links that all expire
-// at the same moment.
-func (r *Resolver) portalDownloadables(ctx context.Context, benefitID *uuid.UUID, page, limit *int) (*model.DownloadablePage, error) {
-	pg, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	p := auth.FromContext(ctx)
-	f := storage.DownloadableListFilter{CustomerID: p.CustomerID, MemberID: sessionMember(p)}
-	if benefitID != nil {
-		f.BenefitIDs = []uuid.UUID{*benefitID}
-	}
-	rows, total, err := storage.ListDownloadables(ctx, r.DB, organizations(ctx), f, pg)
-	if err != nil {
-		return nil, err
-	}
-	key, err := r.downloadKey()
-	if err != nil {
-		return nil, err
-	}
-	expires := r.Now().Add(downloadLinkTTL).UTC().Truncate(time.Second)
-	items := make([]*model.Downloadable, len(rows))
-	benefits := make([]uuid.UUID, len(rows))
-	for i, d := range rows {
-		items[i] = &model.Downloadable{ID: d.ID, BenefitID: d.BenefitID, File: &d.File,
-			DownloadURL: r.publicLink(DownloadsPath + downloadToken(key, d.ID, expires)), ExpiresAt: expires,
-			Downloaded: d.Downloaded, LastDownloadedAt: d.LastDownloadedAt}
-		benefits[i] = d.BenefitID
-	}
-	record(ctx, items)
-	return &model.DownloadablePage{Items: items, Pagination: pagination(total, pg)}, nil
 }
 
 // download follows a download link: it checks the token, counts the download and returns

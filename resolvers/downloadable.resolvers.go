@@ -14,6 +14,10 @@ import (
 	"github.com/google/uuid"
 )
 
+func (r *customerResolver) Downloadables(ctx context.Context, obj *storage.Customer, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error) {
+	return r.customerDownloadables(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
+}
+
 func (r *downloadableResolver) Benefit(ctx context.Context, obj *model.Downloadable) (*storage.Benefit, error) {
 	return related(ctx, loaders(ctx).Benefit, obj, func(o *model.Downloadable) uuid.UUID { return o.BenefitID })
 }
@@ -22,8 +26,8 @@ func (r *fileDownloadResolver) SizeReadable(ctx context.Context, obj *storage.Fi
 	return humanReadableSize(obj.Size), nil
 }
 
-func (r *meResolver) Downloadables(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.DownloadablePage, error) {
-	return r.portalDownloadables(ctx, benefitID, page, limit)
+func (r *meResolver) Downloadables(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error) {
+	return r.portalDownloadables(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 
 func (r *Resolver) Downloadable() graph.DownloadableResolver { return &downloadableResolver{r} }

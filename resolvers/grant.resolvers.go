@@ -14,6 +14,12 @@ import (
 	"github.com/google/uuid"
 )
 
+func (r *benefitResolver) Grants(ctx context.Context, obj *storage.Benefit, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return grantRelation(ctx, r.Resolver, "Benefit.grants", obj, func(b *storage.Benefit) uuid.UUID { return b.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		storage.GrantListFilter{IsGranted: isGranted, CustomerIDs: customerID, MemberIDs: memberID, SubscriptionIDs: subscriptionID, OrderIDs: orderID},
+		storage.GrantWindowsByBenefits)
+}
+
 func (r *benefitGrantResolver) Error(ctx context.Context, obj *storage.BenefitGrant) (*model.BenefitGrantError, error) {
 	return grantErrorOf(obj)
 }
@@ -38,6 +44,17 @@ func (r *benefitGrantResolver) PreviousProperties(ctx context.Context, obj *stor
 	return nil, nil
 }
 
+func (r *customerResolver) BenefitGrants(ctx context.Context, obj *storage.Customer, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return grantRelation(ctx, r.Resolver, "Customer.benefitGrants", obj, func(c *storage.Customer) uuid.UUID { return c.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		storage.GrantListFilter{BenefitID: benefitID, IsGranted: isGranted, MemberIDs: memberID, SubscriptionIDs: subscriptionID, OrderIDs: orderID},
+		storage.GrantWindowsByCustomers)
+}
+
+func (r *customerResolver) Seats(ctx context.Context, obj *storage.Customer, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+	return seatRelation(ctx, r.Resolver, "Customer.seats", obj, func(c *storage.Customer) uuid.UUID { return c.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		status, storage.SeatWindowsByCustomers)
+}
+
 func (r *customerSeatResolver) Member(ctx context.Context, obj *storage.CustomerSeat) (*storage.Member, error) {
 	return grantMember(ctx, obj, func(s *storage.CustomerSeat) *uuid.UUID { return s.MemberID })
 }
@@ -46,12 +63,12 @@ func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.C
 	return seatCustomerEmail(ctx, obj)
 }
 
-func (r *meResolver) Seats(ctx context.Context, obj *model.Me, page *int, limit *int) (*model.CustomerSeatPage, error) {
-	return r.portalSeats(ctx, page, limit)
+func (r *meResolver) Seats(ctx context.Context, obj *model.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+	return r.portalSeats(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, status)
 }
 
-func (r *meResolver) BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error) {
-	return r.portalBenefitGrants(ctx, benefitID, page, limit)
+func (r *meResolver) BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return r.portalBenefitGrants(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 
 func (r *mutationResolver) AssignSeat(ctx context.Context, input model.CustomerSeatAssignInput) (*model.CustomerSeatAssignment, error) {
@@ -66,8 +83,19 @@ func (r *mutationResolver) RevokeSeat(ctx context.Context, input model.CustomerS
 	return r.revokeSeat(ctx, input)
 }
 
-func (r *queryResolver) BenefitGrants(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, page *int, limit *int) (*model.BenefitGrantPage, error) {
-	return r.benefitGrantsPage(ctx, benefitID, isGranted, customerID, memberID, page, limit)
+func (r *orderResolver) BenefitGrants(ctx context.Context, obj *storage.Order, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return grantRelation(ctx, r.Resolver, "Order.benefitGrants", obj, func(o *storage.Order) uuid.UUID { return o.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		storage.GrantListFilter{BenefitID: benefitID, IsGranted: isGranted, MemberIDs: memberID}, storage.GrantWindowsByOrders)
+}
+
+func (r *orderResolver) CustomerSeats(ctx context.Context, obj *storage.Order, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+	return seatRelation(ctx, r.Resolver, "Order.customerSeats", obj, func(o *storage.Order) uuid.UUID { return o.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		status, storage.SeatWindowsByOrders)
+}
+
+func (r *queryResolver) BenefitGrants(ctx context.Context, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return r.benefitGrantsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, storage.GrantListFilter{BenefitID: benefitID,
+		IsGranted: isGranted, CustomerIDs: customerID, MemberIDs: memberID, SubscriptionIDs: subscriptionID, OrderIDs: orderID})
 }
 
 func (r *queryResolver) BenefitGrant(ctx context.Context, id uuid.UUID) (*storage.BenefitGrant, error) {
@@ -80,6 +108,16 @@ func (r *queryResolver) Seats(ctx context.Context, subscriptionID *uuid.UUID, or
 
 func (r *queryResolver) Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error) {
 	return r.seat(ctx, id)
+}
+
+func (r *subscriptionResolver) BenefitGrants(ctx context.Context, obj *storage.Subscription, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+	return grantRelation(ctx, r.Resolver, "Subscription.benefitGrants", obj, func(s *storage.Subscription) uuid.UUID { return s.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		storage.GrantListFilter{BenefitID: benefitID, IsGranted: isGranted, MemberIDs: memberID}, storage.GrantWindowsBySubscriptions)
+}
+
+func (r *subscriptionResolver) CustomerSeats(ctx context.Context, obj *storage.Subscription, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+	return seatRelation(ctx, r.Resolver, "Subscription.customerSeats", obj, func(s *storage.Subscription) uuid.UUID { return s.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
+		status, storage.SeatWindowsBySubscriptions)
 }
 
 func (r *Resolver) BenefitGrant() graph.BenefitGrantResolver { return &benefitGrantResolver{r} }

@@ -10,48 +10,75 @@ import (
 	"till/storage"
 )
 
-// benefitGrantsPage lists a benefit's grants (GET /v1/benefits/{id}/grants): an unknown,
-// deleted or foreign benefit is 404, isGranted false selects every grant without granted_at.
-func (r *Resolver) benefitGrantsPage(ctx context.Context, benefitID uuid.UUID, isGranted *bool, customerIDs, memberIDs []uuid.UUID,
-	page, limit *int) (*model.BenefitGrantPage, error) {
-	p, err := pageOf(page, limit)
+// grantSorts whitelists the sorting of grant lists; upstream's grant list has none and is
+// newest first, the default here.
+var grantSorts = storage.GrantSortColumns
+
+// benefitGrantsPage lists the organizations' grants. With a benefit (GET
+// /v1/benefits/{id}/grants) an unknown, deleted or foreign benefit is 404; isGranted false
+// selects every grant without granted_at.
+func (r *Resolver) benefitGrantsPage(ctx context.Context, a listArgs, f storage.GrantListFilter) (*model.BenefitGrantPage, error) {
+	w, sorts, err := a.windowAndSorts(grantSorts)
 	if err != nil {
 		return nil, err
 	}
-	b, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), benefitID)
-	if err != nil {
-		return nil, notFoundOr(err, "")
+	if f.BenefitID != nil {
+		b, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), *f.BenefitID)
+		if err != nil {
+			return nil, notFoundOr(err, "")
+		}
+		// The benefit is already at hand: its grants' benefit field costs nothing more.
+		loaders(ctx).Benefit.prime(ctx, b.ID, b)
 	}
-	// The benefit is already at hand: its grants' benefit field costs nothing more.
-	loaders(ctx).Benefit.prime(ctx, b.ID, b)
-	return r.grantPage(ctx, storage.GrantListFilter{BenefitID: &b.ID, IsGranted: isGranted,
-		CustomerIDs: customerIDs, MemberIDs: memberIDs}, p)
+	return r.grantPage(ctx, a, w, sorts, f)
 }
 
 // portalBenefitGrants lists the session's grants of live benefits: a customer's all, a
 // member's own.
-func (r *Resolver) portalBenefitGrants(ctx context.Context, benefitID *uuid.UUID, page, limit *int) (*model.BenefitGrantPage, error) {
-	p, err := pageOf(page, limit)
+func (r *Resolver) portalBenefitGrants(ctx context.Context, a listArgs, benefitID *uuid.UUID) (*model.BenefitGrantPage, error) {
+	w, sorts, err := a.windowAndSorts(grantSorts)
 	if err != nil {
 		return nil, err
 	}
 	s := auth.FromContext(ctx)
-	f := storage.GrantListFilter{BenefitID: benefitID, CustomerIDs: []uuid.UUID{s.CustomerID}, LiveBenefits: true}
-	if s.Kind == auth.KindMemberSession {
-		f.MemberIDs = []uuid.UUID{s.MemberID}
-	}
-	return r.grantPage(ctx, f, p)
+	f := portalGrants(ctx, storage.GrantListFilter{BenefitID: benefitID, CustomerIDs: []uuid.UUID{s.CustomerID}})
+	return r.grantPage(ctx, a, w, sorts, f)
 }
 
-// grantPage runs a grant list and primes the relations the operation selects, one statement
-// each, so a page of grants with customer, member and benefit costs the same at any size.
-func (r *Resolver) grantPage(ctx context.Context, f storage.GrantListFilter, p storage.Page) (*model.BenefitGrantPage, error) {
-	items, total, err := storage.ListGrants(ctx, r.DB, organizations(ctx), f, p)
+// grantPage runs a grant list and notes its grants as read together, so that their
+// relations load in one statement each.
+func (r *Resolver) grantPage(ctx context.Context, a listArgs, w storage.Window, sorts []storage.Sort, f storage.GrantListFilter) (*model.BenefitGrantPage, error) {
+	p, err := storage.ListGrants(ctx, r.DB, organizations(ctx), f, sorts, w)
+	if err != nil {
+		return nil, cursorErr(err, a)
+	}
+	record(ctx, p.Items)
+	return grantPageOf(p, w), nil
+}
+
+// portalGrants narrows a grant list to what the portal's own list shows a session: grants
+// of live benefits, and a member session's own. Other principals see the list as asked.
+func portalGrants(ctx context.Context, f storage.GrantListFilter) storage.GrantListFilter {
+	if portal, member := portalHolder(ctx); portal {
+		f.LiveBenefits, f.MemberID = true, member
+	}
+	return f
+}
+
+// grantRelation is a list of grants related to obj (Customer.benefitGrants, Benefit.grants,
+// …): a window per parent of the level, in one statement.
+func grantRelation[P any](ctx context.Context, r *Resolver, name string, obj *P, key func(*P) uuid.UUID, a listArgs,
+	f storage.GrantListFilter, fetch windowsFetch[storage.BenefitGrant, storage.GrantListFilter]) (*model.BenefitGrantPage, error) {
+	p, w, err := relatedWindow(ctx, r.DB, name, obj, key, a, grantSorts, portalGrants(ctx, f), fetch)
 	if err != nil {
 		return nil, err
 	}
-	record(ctx, items)
-	return &model.BenefitGrantPage{Items: items, Pagination: pagination(total, p)}, nil
+	return grantPageOf(p, w), nil
+}
+
+// grantPageOf is the GraphQL page of a window of grants.
+func grantPageOf(p storage.Paged[*storage.BenefitGrant], w storage.Window) *model.BenefitGrantPage {
+	return &model.BenefitGrantPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}
 }
 
 // benefitGrant reads one grant of the caller's organizations.

@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
-	"till/graph/model"
-	"till/internal/auth"
 	"till/storage"
 )
 
@@ -69,34 +67,4 @@ func (r *Resolver) grantLicenseKey(ctx context.Context, tx *sqlx.Tx, g *storage.
 		}
 	}
 	return nil, fmt.Errorf("no unused license key after three draws for benefit %s", b.ID)
-}
-
-// licenseKeysPage lists the organizations' license keys (GET /v1/license-keys/ filters).
-func (r *Resolver) licenseKeysPage(ctx context.Context, orgIDs, benefitIDs []uuid.UUID, statuses []string, page, limit *int) (*model.LicenseKeyPage, error) {
-	return r.licenseKeyPage(ctx, storage.LicenseKeyListFilter{OrganizationIDs: orgIDs, BenefitIDs: benefitIDs,
-		Statuses: statuses}, page, limit)
-}
-
-// portalLicenseKeys lists the session's keys: a customer's all, a member's own.
-func (r *Resolver) portalLicenseKeys(ctx context.Context, benefitID *uuid.UUID, page, limit *int) (*model.LicenseKeyPage, error) {
-	p := auth.FromContext(ctx)
-	f := storage.LicenseKeyListFilter{CustomerID: &p.CustomerID, MemberID: sessionMember(p)}
-	if benefitID != nil {
-		f.BenefitIDs = []uuid.UUID{*benefitID}
-	}
-	return r.licenseKeyPage(ctx, f, page, limit)
-}
-
-// licenseKeyPage runs a key list and primes the customers of the page when selected.
-func (r *Resolver) licenseKeyPage(ctx context.Context, f storage.LicenseKeyListFilter, page, limit *int) (*model.LicenseKeyPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	items, total, err := storage.ListLicenseKeys(ctx, r.DB, organizations(ctx), f, p)
-	if err != nil {
-		return nil, err
-	}
-	record(ctx, items)
-	return &model.LicenseKeyPage{Items: items, Pagination: pagination(total, p)}, nil
 }

@@ -14,12 +14,29 @@ import (
 	"github.com/google/uuid"
 )
 
+func (r *benefitGrantResolver) LicenseKey(ctx context.Context, obj *storage.BenefitGrant) (*storage.LicenseKey, error) {
+	return grantLicenseKeyOf(ctx, obj)
+}
+
+func (r *customerResolver) LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+	return r.customerLicenseKeys(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, storage.LicenseKeyListFilter{
+		OrganizationIDs: organizationID, BenefitIDs: benefitID, Statuses: status})
+}
+
 func (r *licenseKeyResolver) Customer(ctx context.Context, obj *storage.LicenseKey) (*storage.Customer, error) {
 	return related(ctx, loaders(ctx).Customer, obj, func(o *storage.LicenseKey) uuid.UUID { return o.CustomerID })
 }
 
 func (r *licenseKeyResolver) Activations(ctx context.Context, obj *storage.LicenseKey) ([]*storage.LicenseKeyActivation, error) {
 	return r.licenseKeyActivations(ctx, obj)
+}
+
+func (r *licenseKeyResolver) Benefit(ctx context.Context, obj *storage.LicenseKey) (*storage.Benefit, error) {
+	return related(ctx, loaders(ctx).Benefit, obj, func(k *storage.LicenseKey) uuid.UUID { return k.BenefitID })
+}
+
+func (r *licenseKeyResolver) Grant(ctx context.Context, obj *storage.LicenseKey) (*storage.BenefitGrant, error) {
+	return r.licenseKeyGrant(ctx, obj)
 }
 
 func (r *licenseKeyActivationResolver) LicenseKey(ctx context.Context, obj *storage.LicenseKeyActivation) (*storage.LicenseKey, error) {
@@ -30,8 +47,8 @@ func (r *licenseKeyValidationResolver) Certificate(ctx context.Context, obj *mod
 	return r.licenseCertificate(ctx, obj, validForHours)
 }
 
-func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int) (*model.LicenseKeyPage, error) {
-	return r.portalLicenseKeys(ctx, benefitID, page, limit)
+func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+	return r.portalLicenseKeys(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 
 func (r *meResolver) LicenseKey(ctx context.Context, obj *model.Me, id uuid.UUID) (*storage.LicenseKey, error) {
@@ -74,8 +91,9 @@ func (r *mutationResolver) RotateLicenseSigningKey(ctx context.Context, organiza
 	return r.rotateLicenseSigningKey(ctx, organizationID)
 }
 
-func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int) (*model.LicenseKeyPage, error) {
-	return r.licenseKeysPage(ctx, organizationID, benefitID, status, page, limit)
+func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+	return r.licenseKeyPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, storage.LicenseKeyListFilter{
+		OrganizationIDs: organizationID, BenefitIDs: benefitID, CustomerIDs: customerID, Statuses: status})
 }
 
 func (r *queryResolver) LicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error) {

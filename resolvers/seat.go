@@ -255,20 +255,6 @@ func (r *Resolver) seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSea
 	return s, notFoundOr(err, "")
 }
 
-// portalSeats lists a customer's seats, or the seats a member holds.
-func (r *Resolver) portalSeats(ctx context.Context, page, limit *int) (*model.CustomerSeatPage, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	s := auth.FromContext(ctx)
-	items, total, err := storage.ListSeats(ctx, r.DB, organizations(ctx), s.CustomerID, sessionMember(s), p)
-	if err != nil {
-		return nil, err
-	}
-	return &model.CustomerSeatPage{Items: items, Pagination: pagination(total, p)}, nil
-}
-
 // seatCustomerEmail is the buying customer's email, as the seat's customer_email.
 func seatCustomerEmail(ctx context.Context, s *storage.CustomerSeat) (*string, error) {
 	if s.CustomerID == nil {

@@ -126,14 +126,28 @@ type BenefitListFilter struct {
 	Metadata map[string][]string
 }
 
-// ListBenefits returns one page of live benefits and the total count.
-func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f BenefitListFilter, sorts []Sort, p Page) ([]*Benefit, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
-	anyOf(w, "type", f.Types)
-	w.contains("description ILIKE $%d", f.Query)
-	w.metadata("metadata", f.Metadata)
-	return listPage[*Benefit](ctx, q, "SELECT "+benefitColumns+" FROM benefits", w.where, w.args,
-		orderBy(sorts, "created_at DESC"), p)
+// BenefitSortColumns maps the sort properties of benefit lists to SQL over benefitList's
+// alias b.
+var BenefitSortColumns = map[string]string{
+	"created_at":  "b.created_at",
+	"description": "b.description",
+	"type":        "b.type",
+}
+
+// ListBenefits returns one window of live benefits, newest first unless sorted otherwise,
+// with the total count.
+func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f BenefitListFilter, sorts []Sort, w Window) (Paged[*Benefit], error) {
+	return listWindow[*Benefit](ctx, q, benefitList(orgs, f, sorts), w)
+}
+
+// benefitList is the benefit list query.
+func benefitList(orgs []uuid.UUID, f BenefitListFilter, sorts []Sort) listSQL {
+	w := newFilters([]string{"b.organization_id = ANY($1)", "b.deleted_at IS NULL"}, pq.Array(orgs))
+	anyOf(w, "b.type", f.Types)
+	w.contains("b.description ILIKE $%d", f.Query)
+	w.metadata("b.metadata", f.Metadata)
+	return listSQL{Columns: benefitColumnsB, From: "benefits b", ID: "b.id", Where: w.where, Args: w.args,
+		Sorts: sorts, Default: []Sort{{Column: "b.created_at", Desc: true}}}
 }
 
 // BenefitsByIDs loads benefits for a dataloader, one per key in key order, nil where missing.

@@ -170,25 +170,6 @@ func RefreshBenefitDownloadables(ctx context.Context, q sqlx.ExtContext, orgID, 
 	return changed, mapErr(err)
 }
 
-// DownloadableListFilter selects a portal session's downloadables.
-type DownloadableListFilter struct {
-	CustomerID uuid.UUID
-	// MemberID narrows to one member's own; nil lists all of the customer's.
-	MemberID   *uuid.UUID
-	BenefitIDs []uuid.UUID
-}
-
-// ListDownloadables returns one page of the holder's available downloadables (see
-// downloadableAvailable), newest first as upstream lists them.
-func ListDownloadables(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DownloadableListFilter, p Page) ([]*DownloadableGrant, int, error) {
-	w := newFilters([]string{"d.organization_id = ANY($1)", "d.customer_id = $2", downloadableAvailable},
-		pq.Array(orgs), f.CustomerID)
-	ifSet(w, "d.member_id = $%d", f.MemberID)
-	anyOf(w, "d.benefit_id", f.BenefitIDs)
-	return listPage[*DownloadableGrant](ctx, q, "SELECT "+downloadableColumns+" FROM downloadables d JOIN files f ON f.id = d.file_id",
-		w.where, w.args, " ORDER BY d.created_at DESC, d.id", p)
-}
-
 // ErrDownloadableGone refuses a download whose downloadable is granted but whose file was
 // deleted, disabled, flagged malicious or never finished uploading: the seller withdrew it,
 // which the download handler tells apart from a file the customer no longer holds.

@@ -118,38 +118,6 @@ func GetGrant(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.
 	return &g, mapErr(err)
 }
 
-// GrantListFilter narrows a grant list.
-type GrantListFilter struct {
-	// BenefitID selects one benefit's grants (the organization-side list).
-	BenefitID *uuid.UUID
-	// IsGranted true: granted_at set; false: not granted (revoked, pending and failed alike).
-	IsGranted   *bool
-	CustomerIDs []uuid.UUID
-	MemberIDs   []uuid.UUID
-	// LiveBenefits hides grants of deleted benefits (the portal lists).
-	LiveBenefits bool
-}
-
-// ListGrants returns one page of the organizations' live grants, newest first.
-func ListGrants(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f GrantListFilter, p Page) ([]*BenefitGrant, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
-	ifSet(w, "benefit_id = $%d", f.BenefitID)
-	if f.IsGranted != nil {
-		if *f.IsGranted {
-			w.where = append(w.where, "granted_at IS NOT NULL")
-		} else {
-			w.where = append(w.where, "granted_at IS NULL")
-		}
-	}
-	anyOf(w, "customer_id", f.CustomerIDs)
-	anyOf(w, "member_id", f.MemberIDs)
-	if f.LiveBenefits {
-		w.where = append(w.where, "EXISTS (SELECT 1 FROM benefits b WHERE b.id = benefit_grants.benefit_id AND b.deleted_at IS NULL)")
-	}
-	return listPage[*BenefitGrant](ctx, q, "SELECT "+grantColumns+" FROM benefit_grants", w.where, w.args,
-		" ORDER BY created_at DESC, id", p)
-}
-
 // LiveProductBenefits lists the live benefits of a product of the organization, in the
 // product's order: the benefits a purchase of it grants.
 func LiveProductBenefits(ctx context.Context, q sqlx.ExtContext, orgID, productID uuid.UUID) ([]*Benefit, error) {

@@ -57,30 +57,6 @@ func RevokeLicenseKeys(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, 
 	return mapErr(err)
 }
 
-// LicenseKeyListFilter narrows a license-key list.
-type LicenseKeyListFilter struct {
-	OrganizationIDs []uuid.UUID
-	BenefitIDs      []uuid.UUID
-	Statuses        []string
-	// CustomerID and MemberID scope the portal lists: a customer sees its keys, a member the
-	// keys it holds.
-	CustomerID *uuid.UUID
-	MemberID   *uuid.UUID
-}
-
-// ListLicenseKeys returns one page of the organizations' live keys, oldest first as upstream
-// orders them.
-func ListLicenseKeys(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f LicenseKeyListFilter, p Page) ([]*LicenseKey, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
-	anyOf(w, "organization_id", f.OrganizationIDs)
-	anyOf(w, "benefit_id", f.BenefitIDs)
-	anyOf(w, "status", f.Statuses)
-	ifSet(w, "customer_id = $%d", f.CustomerID)
-	ifSet(w, "member_id = $%d", f.MemberID)
-	return listPage[*LicenseKey](ctx, q, "SELECT "+licenseKeyColumns+" FROM license_keys", w.where, w.args,
-		" ORDER BY created_at, id", p)
-}
-
 // LicenseKeyOwner scopes a key lookup to a portal session: a customer's keys, or a member's.
 type LicenseKeyOwner struct {
 	CustomerID *uuid.UUID

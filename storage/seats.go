@@ -157,15 +157,6 @@ func ClaimedSeatMembers(ctx context.Context, q sqlx.ExtContext, src *SeatSource)
 	return ids, mapErr(err)
 }
 
-// ListSeats returns one page of the seats of a customer's purchases, or of the seats a
-// member holds when memberID is set, oldest first.
-func ListSeats(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID uuid.UUID, memberID *uuid.UUID, p Page) ([]*CustomerSeat, int, error) {
-	w := newFilters([]string{"organization_id = ANY($1)", "customer_id = $2"}, pq.Array(orgs), customerID)
-	ifSet(w, "member_id = $%d", memberID)
-	return listPage[*CustomerSeat](ctx, q, "SELECT "+seatColumns+" FROM customer_seats", w.where, w.args,
-		" ORDER BY created_at, id", p)
-}
-
 // EnsureMemberByEmail returns the customer's live member with this email (case-insensitive),
 // creating a plain member when there is none. As in EnsureOwnerMember, a concurrent insert
 // makes ON CONFLICT skip with a snapshot that cannot see the winner; a second statement does.

@@ -350,6 +350,8 @@ type BenefitGrantPage struct {
 	Items []*storage.BenefitGrant `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Usage credited to a meter for each period a meter_credit benefit is held.
@@ -368,6 +370,8 @@ type BenefitPage struct {
 	Items []*storage.Benefit `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Changes a benefit: fields present are changed; the type cannot change.
@@ -1103,6 +1107,8 @@ type CustomerSeatPage struct {
 	Items []*storage.CustomerSeat `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // Revokes a seat.
@@ -1759,6 +1765,8 @@ type DownloadablePage struct {
 	Items []*Downloadable `json:"items"`
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A file to upload. name must be a plain file name (no slash, backslash, control character,
@@ -2013,6 +2021,8 @@ type LicenseKeyPage struct {
 	Items []*storage.LicenseKey `json:"items"`
 	// The page envelope: how many keys match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A partial update: only the fields given are written; null clears limits and expiry.
@@ -2087,15 +2097,19 @@ type Me struct {
 	PaymentMethods *PaymentMethodPage `json:"paymentMethods,omitempty"`
 	// Files of the session's downloadables benefits: all of the customer's for a customer
 	// session, its own for a member session. Only files of granted grants that are uploaded,
-	// enabled and not deleted are listed. Newest first.
-	Downloadables *DownloadablePage `json:"downloadables"`
+	// enabled and not deleted are listed. Sorting: created_at, name (the file's),
+	// last_downloaded_at (prefix - for descending); default -created_at.
+	Downloadables *DownloadablePage `json:"downloadables,omitempty"`
 	// Seats: a customer session sees every seat of its subscriptions and orders, a member session
-	// the seats it holds. Oldest first.
-	Seats *CustomerSeatPage `json:"seats"`
-	// Benefit grants: all of the customer's for a customer session, its own for a member session. Newest first.
-	BenefitGrants *BenefitGrantPage `json:"benefitGrants"`
-	// License keys: all of the customer's for a customer session, its own for a member session. Oldest first.
-	LicenseKeys *LicenseKeyPage `json:"licenseKeys"`
+	// the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
+	// created_at (oldest first).
+	Seats *CustomerSeatPage `json:"seats,omitempty"`
+	// Benefit grants of live benefits: all of the customer's for a customer session, its own for
+	// a member session. Sorting as benefitGrants; default newest first.
+	BenefitGrants *BenefitGrantPage `json:"benefitGrants,omitempty"`
+	// License keys: all of the customer's for a customer session, its own for a member session.
+	// Sorting as licenseKeys; default oldest first.
+	LicenseKeys *LicenseKeyPage `json:"licenseKeys,omitempty"`
 	// One of the session's license keys.
 	LicenseKey *storage.LicenseKey `json:"licenseKey"`
 	// The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
@@ -2109,6 +2123,16 @@ type Me struct {
 	Subscriptions *SubscriptionPage `json:"subscriptions"`
 	// Subscriptions in which the session's customer (or member) holds a claimed seat.
 	ClaimedSeatSubscriptions *SubscriptionPage `json:"claimedSeatSubscriptions"`
+}
+
+// A window of a customer's members.
+type MemberPage struct {
+	// The members of this window.
+	Items []*storage.Member `json:"items"`
+	// The page envelope: total count and last page.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.

@@ -1,0 +1,37 @@
+package storage
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// MemberListFilter narrows a member list; empty fields do not filter.
+type MemberListFilter struct {
+	Roles []string
+}
+
+// MemberSortColumns maps the sort properties of member lists to SQL over memberList's alias m.
+var MemberSortColumns = map[string]string{
+	"created_at": "m.created_at",
+	"email":      "lower(m.email)",
+	"name":       "m.name",
+	"role":       "m.role",
+}
+
+// MemberWindowsByCustomers returns one window of each customer's live members, in key order,
+// oldest first unless sorted otherwise, in one statement.
+func MemberWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, customers []uuid.UUID, f MemberListFilter, sorts []Sort, w Window) ([]Paged[*Member], error) {
+	return listWindows(ctx, q, memberList(orgs, f, sorts), "m.customer_id", customers, w,
+		func(m *Member) uuid.UUID { return m.CustomerID })
+}
+
+// memberList is the member list query.
+func memberList(orgs []uuid.UUID, f MemberListFilter, sorts []Sort) listSQL {
+	w := newFilters([]string{"m.organization_id = ANY($1)", "m.deleted_at IS NULL"}, pq.Array(orgs))
+	anyOf(w, "m.role", f.Roles)
+	return listSQL{Columns: qualify("m", memberColumns), From: "members m", ID: "m.id",
+		Where: w.where, Args: w.args, Sorts: sorts, Default: []Sort{{Column: "m.created_at"}}}
+}
