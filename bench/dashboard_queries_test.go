@@ -57,7 +57,7 @@ func (r customerRelation) cte() string {
 // schema: the customers page asks Till for these, and its ceiling reads exactly these, so
 // the two always do the same work. A `ceiling, all four` row reads every relation for
 // comparison. Add a field here when the schema gains it.
-var tillCustomerRelations = []string{"orders"}
+var tillCustomerRelations = []string{"orders", "subscriptions", "benefitGrants", "licenseKeys"}
 
 // relationsNamed picks the relations of customerRelations listed in names, in that order.
 func relationsNamed(names []string) []customerRelation {
