@@ -146,3 +146,28 @@ func lastRequestLine(t *testing.T, log string) string {
 	t.Fatalf("no access log line in %q", log)
 	return ""
 }
+
+// TestABadTokenIsRefusedInEachAPIsOwnShape sends a malformed organization token through the
+// wired handler: /graphql answers a GraphQL errors array (UNAUTHENTICATED), /v1 upstream's
+// OAuth2 body, both 401 with a challenge, whatever wraps the bearer middleware.
+func TestABadTokenIsRefusedInEachAPIsOwnShape(t *testing.T) {
+	h, _ := testHandler(t, map[string]string{}, &syncBuffer{})
+	for _, c := range []struct {
+		name, method, path, body, want string
+	}{
+		{"GraphQL", http.MethodPost, "/graphql", `{"query":"{ customers { items { id } } }"}`, `"code":"UNAUTHENTICATED"`},
+		{"/v1", http.MethodGet, "/v1/customers/", "", `"error":"invalid_token"`},
+	} {
+		t.Run(c.name+" answers in its own shape", func(t *testing.T) {
+			req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+			req.Header.Set("Authorization", "Bearer till_oat_not_a_real_token")
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), c.want) ||
+				rec.Header().Get("WWW-Authenticate") == "" {
+				t.Errorf("HTTP %d %s (challenge %q), want 401 with %s", rec.Code, rec.Body, rec.Header().Get("WWW-Authenticate"), c.want)
+			}
+		})
+	}
+}

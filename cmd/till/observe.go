@@ -127,17 +127,34 @@ func (m *httpMetrics) report(logger *slog.Logger, r *http.Request, info *reqinfo
 }
 
 // recordPrincipal wraps the bearer middleware so the access log learns who each request
-// acts as: the principal's kind and, when it belongs to one organization, its id.
+// acts as: the principal's kind and, when it belongs to one organization, its id. A handler
+// that answers refused tokens itself (auth.TokenRefuser, as /graphql does) stays one behind
+// the wrapper, or the middleware would answer it with /v1's OAuth2 body.
 func recordPrincipal(authn func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		return authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			p := auth.FromContext(r.Context())
-			org := ""
-			if p.OrganizationID != uuid.Nil {
-				org = p.OrganizationID.String()
-			}
-			reqinfo.From(r.Context()).SetPrincipal(p.Kind.String(), org)
-			next.ServeHTTP(w, r)
-		}))
+		rec := principalRecorder{next: next}
+		if tr, ok := next.(auth.TokenRefuser); ok {
+			return authn(refusingRecorder{principalRecorder: rec, TokenRefuser: tr})
+		}
+		return authn(rec)
 	}
+}
+
+// principalRecorder notes the request's principal, then serves it.
+type principalRecorder struct{ next http.Handler }
+
+func (h principalRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := auth.FromContext(r.Context())
+	org := ""
+	if p.OrganizationID != uuid.Nil {
+		org = p.OrganizationID.String()
+	}
+	reqinfo.From(r.Context()).SetPrincipal(p.Kind.String(), org)
+	h.next.ServeHTTP(w, r)
+}
+
+// refusingRecorder is a principalRecorder in front of a handler that refuses tokens itself.
+type refusingRecorder struct {
+	principalRecorder
+	auth.TokenRefuser
 }
