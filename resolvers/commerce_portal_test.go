@@ -160,4 +160,11 @@ func TestPortalFollowsCommerceRelationsOfItsOwnCustomer(t *testing.T) {
 		requireRefused(t, res, "checkoutByClientSecret.order", "checkoutByClientSecret.subscription",
 			"checkoutByClientSecret.customer")
 	})
+	t.Run("another organization's token with every scope reaches none of its relations either", func(t *testing.T) {
+		other := w.s.NewOrg(t, resolverstest.AllScopes)
+		res := w.s.Do(t, other.Token, `query($s: String!) { checkoutByClientSecret(clientSecret: $s) { id
+			order { id } subscription { id } customer { id paymentMethods { id } } } }`, vars{"s": w.ann2.secret})
+		requireRefused(t, res, "checkoutByClientSecret.order", "checkoutByClientSecret.subscription",
+			"checkoutByClientSecret.customer")
+	})
 }

@@ -207,6 +207,14 @@ func (c *costCalc) pageSize(f *ast.Field, path ast.Path) int {
 	cursor := false
 	for _, name := range []string{"first", "last"} {
 		if n, ok := c.intArg(f, name); ok {
+			if (n < 1 || n > maxLimit) && c.refusal == nil {
+				// Refused here, once, before any statement runs, rather than by the
+				// resolver once per parent of a nested list.
+				e := errorOf(&Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "value_error",
+					Loc: []any{name}, Msg: fmt.Sprintf("Input should be between 1 and %d.", maxLimit), Input: n}}})
+				e.Path = path
+				c.refusal = e
+			}
 			size, cursor = max(1, min(n, maxLimit)), true
 		}
 	}

@@ -39,6 +39,8 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 			`query($n: Int) { ` + strings.TrimSuffix(strings.TrimPrefix(repeat(250, "c%d: customers(limit: $n) { items { id } }"), "{"), "}") + `}`,
 			"COST_LIMIT_EXCEEDED", "", 25_250},
 		{"a limit above 100 is refused", "{ customers(limit: 101) { items { id } } }", "BAD_USER_INPUT", "RequestValidationError", 0},
+		{"a nested first above 100 is refused before any statement, once",
+			"{ customers(first: 100) { items { orders(first: 1000) { items { id } } } } }", "BAD_USER_INPUT", "RequestValidationError", 0},
 		{"first counts in place of the default limit: 250 × (1 + 100)",
 			repeat(250, "c%d: orders(first: 100) { items { id } }"), "COST_LIMIT_EXCEEDED", "", 25_250},
 		{"last counts the same way",

@@ -2,6 +2,8 @@ package resolvers
 
 import (
 	"context"
+	"reflect"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
@@ -21,6 +23,11 @@ func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver,
 		if err := checkScope(ctx, anyOf); err != nil {
 			return nil, err
 		}
+		// Public fields hand out other organizations' objects (a checkout by its client
+		// secret, a license key by its text); a token follows relations of its own only.
+		if org, ok := organizationOf(obj); !ok || !slices.Contains(organizations(ctx), org) {
+			return nil, NotPermitted("")
+		}
 		return next(ctx)
 	}
 	access := model.PortalAccessNone
@@ -37,6 +44,21 @@ func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver,
 		}
 	}
 	return next(ctx)
+}
+
+// organizationOf is the organization an object belongs to: every record of organization
+// data carries OrganizationID.
+func organizationOf(obj any) (uuid.UUID, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return uuid.UUID{}, false
+	}
+	f := v.Elem().FieldByName("OrganizationID")
+	if !f.IsValid() {
+		return uuid.UUID{}, false
+	}
+	id, ok := f.Interface().(uuid.UUID)
+	return id, ok
 }
 
 // customerOf is the customer an object belongs to, for the portal's ownership check.
