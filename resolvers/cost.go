@@ -211,7 +211,7 @@ func (c *costCalc) pageSize(f *ast.Field, path ast.Path) int {
 				// Refused here, once, before any statement runs, rather than by the
 				// resolver once per parent of a nested list.
 				e := errorOf(&Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "value_error",
-					Loc: []any{name}, Msg: fmt.Sprintf("Input should be between 1 and %d.", maxLimit), Input: n}}})
+					Loc: []any{"query", name}, Msg: fmt.Sprintf("Input should be between 1 and %d.", maxLimit), Input: n}}})
 				e.Path = path
 				c.refusal = e
 			}
