@@ -53,17 +53,6 @@ func sortsOf(sorting []string, columns map[string]string) ([]storage.Sort, error
 	return out, nil
 }
 
-// pageAndSorts reads a sortable list's page, limit and sorting criteria in one place, so
-// every sortable list rejects bad input with the same errors, the page's before the sorting's.
-func pageAndSorts(page, limit *int, sorting []string, columns map[string]string) (storage.Page, []storage.Sort, error) {
-	p, err := pageOf(page, limit)
-	if err != nil {
-		return p, nil, err
-	}
-	sorts, err := sortsOf(sorting, columns)
-	return p, sorts, err
-}
-
 // metadataOf turns GraphQL metadata filters into the storage map.
 func metadataOf(filters []*model.MetadataFilter) map[string][]string {
 	if len(filters) == 0 {

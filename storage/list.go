@@ -1,37 +1,15 @@
 package storage
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
 
-// listPage runs a filtered, sorted, paginated select plus its total count. The count ignores
-// page and limit, as upstream's pagination.total_count does.
-func listPage[T any](ctx context.Context, q sqlx.ExtContext, selectFrom string, where []string, args []any, order string, p Page) ([]T, int, error) {
-	query := selectFrom + " WHERE " + strings.Join(where, " AND ")
-	var total int
-	if err := sqlx.GetContext(ctx, q, &total, "SELECT count(*) FROM ("+query+") x", args...); err != nil {
-		return nil, 0, mapErr(err)
-	}
-	out := []T{}
-	if total == 0 || p.Offset() >= total {
-		return out, total, nil
-	}
-	args = append(args, p.Limit, p.Offset())
-	rowsSQL := fmt.Sprintf("%s%s LIMIT $%d OFFSET $%d", query, order, len(args)-1, len(args))
-	if err := sqlx.SelectContext(ctx, q, &out, rowsSQL, args...); err != nil {
-		return nil, 0, mapErr(err)
-	}
-	return out, total, nil
-}
-
-// filters collects a query's WHERE conditions and their arguments (for listPage, mostly),
+// filters collects a query's WHERE conditions and their arguments (for listSQL, mostly),
 // numbering each placeholder as its condition is added, so a function states only its
 // filters and cannot get a $n wrong. Conditions keep the order they were added in.
 type filters struct {

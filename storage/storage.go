@@ -207,27 +207,6 @@ type Sort struct {
 	Desc   bool
 }
 
-// orderBy renders sort criteria chosen from a whitelist by the use case; column names never
-// come from user input directly.
-func orderBy(sorts []Sort, fallback string) string {
-	if len(sorts) == 0 {
-		return " ORDER BY " + fallback
-	}
-	s := " ORDER BY "
-	for i, c := range sorts {
-		if i > 0 {
-			s += ", "
-		}
-		s += c.Column
-		if c.Desc {
-			s += " DESC"
-		} else {
-			s += " ASC"
-		}
-	}
-	return s
-}
-
 // Open opens a pool on dsn (a URL or key=value DSN) with binary_parameters on: lib/pq then
 // sends a parameterised statement in one round trip instead of two (parse, then bind), which
 // doubles the throughput of one-query requests such as token lookups. JSON values are bound
