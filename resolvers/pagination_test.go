@@ -97,6 +97,16 @@ func TestPagesNeverSkipOrRepeatRowsWithEqualSortKeys(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a window past the last row is empty and still counts the list", func(t *testing.T) {
+		last := listWindow(t, f, vars{"last": 1, "filter": filter})
+		for _, v := range []vars{{"first": 3, "after": last.PageInfo.EndCursor}, {"page": 6, "limit": 3}} {
+			v["filter"] = filter
+			w := listWindow(t, f, v)
+			if len(w.Items) != 0 || w.Pagination.TotalCount != 14 {
+				t.Errorf("%v: %d items of %d, want none of 14", v, len(w.Items), w.Pagination.TotalCount)
+			}
+		}
+	})
 	t.Run("a cursor window is stable when rows are added before it", func(t *testing.T) {
 		w := listWindow(t, f, vars{"first": 5, "filter": filter})
 		next := listWindow(t, f, vars{"first": 5, "after": w.PageInfo.EndCursor, "filter": filter})

@@ -142,7 +142,7 @@ func ListBenefits(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f Be
 
 // benefitList is the benefit list query.
 func benefitList(orgs []uuid.UUID, f BenefitListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"b.organization_id = ANY($1)", "b.deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("b.organization_id", orgs, "b.deleted_at IS NULL")
 	anyOf(w, "b.type", f.Types)
 	w.contains("b.description ILIKE $%d", f.Query)
 	w.metadata("b.metadata", f.Metadata)

@@ -52,7 +52,12 @@ func CheckoutsByIDs(ctx context.Context, q sqlx.ExtContext, orgs, ids []uuid.UUI
 // checkoutList is the checkout list query; $1 is now, which the effective status reads.
 func checkoutList(orgs []uuid.UUID, f CheckoutListFilter, sorts []Sort, now time.Time) listSQL {
 	// $1 is named in a condition too, so that the count, which reads no column, can type it.
-	w := newFilters([]string{"$1::timestamptz IS NOT NULL", "c.organization_id = ANY($2)"}, now, pq.Array(orgs))
+	w := newFilters([]string{"$1::timestamptz IS NOT NULL"}, now)
+	if len(orgs) == 1 { // see orgFilters
+		w.add("c.organization_id = $%d", orgs[0])
+	} else {
+		w.add("c.organization_id = ANY($%d)", pq.Array(orgs))
+	}
 	// Unlike anyOf, an id or status filter given as an empty list matches no checkout: only
 	// an absent one does not filter.
 	if f.OrganizationIDs != nil {

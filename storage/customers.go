@@ -143,7 +143,7 @@ func ListCustomers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f C
 
 // customerList is the customer list query, newest first unless sorted otherwise.
 func customerList(orgs []uuid.UUID, f CustomerListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("organization_id", orgs, "deleted_at IS NULL")
 	ifSet(w, "lower(email) = lower($%d)", f.Email)
 	ifSet(w, "external_id = $%d", f.ExternalID)
 	w.contains("(coalesce(email, '') || ' ' || coalesce(name, '') || ' ' || coalesce(external_id, '')) ILIKE $%d", f.Query)

@@ -103,7 +103,7 @@ type DiscountListFilter struct {
 
 // ListDiscounts returns one window of live discounts, with the total count.
 func ListDiscounts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DiscountListFilter, sorts []Sort, w Window) (Paged[*Discount], error) {
-	conds := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	conds := orgFilters("organization_id", orgs, "deleted_at IS NULL")
 	conds.contains("(name ILIKE $%[1]d OR code ILIKE $%[1]d)", f.Query)
 	ifSet(conds, "lower(code) = lower($%d)", f.Code)
 	return listWindow[*Discount](ctx, q, listSQL{Columns: discountColumns, From: "discounts", ID: "id",

@@ -67,7 +67,7 @@ type DomainEventFilter struct {
 // ListDomainEvents returns one window of the organizations' domain events, newest first, with
 // the total count.
 func ListDomainEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f DomainEventFilter, w Window) (Paged[*DomainEvent], error) {
-	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	c := orgFilters("organization_id", orgs)
 	anyOf(c, "type", f.Types)
 	anyOf(c, "object_id", f.ObjectIDs)
 	return listWindow[*DomainEvent](ctx, q, listSQL{Columns: domainEventColumns, From: "domain_events", ID: "id",

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // DownloadableListFilter selects available downloadables (see downloadableAvailable).
@@ -41,7 +40,7 @@ func DownloadableWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs
 
 // downloadableList is the downloadable list query: rows of downloadables with their files.
 func downloadableList(orgs []uuid.UUID, f DownloadableListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"d.organization_id = ANY($1)", downloadableAvailable}, pq.Array(orgs))
+	w := orgFilters("d.organization_id", orgs, downloadableAvailable)
 	ifSet(w, "d.customer_id = $%d", f.CustomerID)
 	ifSet(w, "d.member_id = $%d", f.MemberID)
 	anyOf(w, "d.benefit_id", f.BenefitIDs)

@@ -121,7 +121,7 @@ func MarkFileUploaded(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, u Fi
 // first, narrowed to orgFilter and ids when they are not empty, with the total count. Files
 // whose upload never completed are left out, as upstream lists them.
 func ListFiles(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter, ids []uuid.UUID, w Window) (Paged[*StoredFile], error) {
-	f := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL", "is_uploaded"}, pq.Array(orgs))
+	f := orgFilters("organization_id", orgs, "deleted_at IS NULL", "is_uploaded")
 	anyOf(f, "organization_id", orgFilter)
 	anyOf(f, "id", ids)
 	return listWindow[*StoredFile](ctx, q, listSQL{Columns: fileColumns, From: "files", ID: "id", Where: f.where,

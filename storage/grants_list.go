@@ -68,7 +68,7 @@ func GrantWindowsByOrders(ctx context.Context, q sqlx.ExtContext, orgs, orders [
 
 // grantList is the grant list query.
 func grantList(orgs []uuid.UUID, f GrantListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"g.organization_id = ANY($1)", "g.deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("g.organization_id", orgs, "g.deleted_at IS NULL")
 	ifSet(w, "g.benefit_id = $%d", f.BenefitID)
 	if f.IsGranted != nil {
 		if *f.IsGranted {

@@ -258,7 +258,7 @@ type JobFilter struct {
 // ListJobs returns one window of the jobs of the given organizations, newest first, with the
 // total count.
 func ListJobs(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f JobFilter, w Window) (Paged[*Job], error) {
-	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	c := orgFilters("organization_id", orgs)
 	anyOf(c, "kind", f.Kinds)
 	anyOf(c, "state", f.States)
 	return listWindow[*Job](ctx, q, listSQL{Columns: jobColumns, From: "jobs", ID: "id", Where: c.where,

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // LicenseKeyListFilter narrows a license-key list: the filters of GET /v1/license-keys/ plus
@@ -47,7 +46,7 @@ func LicenseKeyWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, 
 
 // licenseKeyList is the license-key list query.
 func licenseKeyList(orgs []uuid.UUID, f LicenseKeyListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"k.organization_id = ANY($1)", "k.deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("k.organization_id", orgs, "k.deleted_at IS NULL")
 	anyOf(w, "k.organization_id", f.OrganizationIDs)
 	anyOf(w, "k.benefit_id", f.BenefitIDs)
 	anyOf(w, "k.customer_id", f.CustomerIDs)

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // MemberListFilter narrows a member list; empty fields do not filter.
@@ -30,7 +29,7 @@ func MemberWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, cust
 
 // memberList is the member list query.
 func memberList(orgs []uuid.UUID, f MemberListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"m.organization_id = ANY($1)", "m.deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("m.organization_id", orgs, "m.deleted_at IS NULL")
 	anyOf(w, "m.role", f.Roles)
 	return listSQL{Columns: qualify("m", memberColumns), From: "members m", ID: "m.id",
 		Where: w.where, Args: w.args, Sorts: sorts, Default: []Sort{{Column: "m.created_at"}}}

@@ -121,7 +121,7 @@ type MeterListQuery struct {
 // ListMeters returns one window of the meters of the given organizations, with the total
 // count; the default order is by name, as upstream's.
 func ListMeters(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f MeterListQuery, sorts []Sort, w Window) (Paged[*Meter], error) {
-	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	c := orgFilters("organization_id", orgs)
 	c.contains("name ILIKE $%d", f.Query)
 	if f.IsArchived != nil {
 		if *f.IsArchived {

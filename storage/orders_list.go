@@ -87,7 +87,7 @@ func OrdersByCheckouts(ctx context.Context, q sqlx.ExtContext, orgs, checkouts [
 // orderList is the order list query. The joins serve the filters and sorts on customers,
 // products and discounts; PostgreSQL drops those a query does not use.
 func orderList(orgs []uuid.UUID, f OrderListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"o.organization_id = ANY($1)", "o.deleted_at IS NULL"}, pq.Array(orgs))
+	w := orgFilters("o.organization_id", orgs, "o.deleted_at IS NULL")
 	ifSet(w, "o.customer_id = $%d", f.CustomerID)
 	anyOf(w, "o.organization_id", f.OrganizationIDs)
 	anyOf(w, "o.product_id", f.ProductIDs)

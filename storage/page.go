@@ -98,35 +98,41 @@ func orderSQL(order []Sort, reverse bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// ListPage reads one window of a list: the rows, their cursors and the total count.
+// listWindow reads one window of a list: the rows, their cursors and the total count, in one
+// statement when the window has rows (the count rides along as an uncorrelated subquery,
+// which PostgreSQL runs once). An empty window needs a second statement for the total only
+// when it does not start the list: an empty first page means an empty list.
 func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Window) (Paged[T], error) {
 	out := Paged[T]{Items: []T{}}
 	where := strings.Join(l.Where, " AND ")
-	if err := sqlx.GetContext(ctx, q, &out.Total, "SELECT count(*) FROM "+l.From+" WHERE "+where, l.Args...); err != nil {
-		return out, mapErr(err)
-	}
-	if out.Total == 0 || w.Offset() >= out.Total {
-		return out, nil
-	}
+	count := "SELECT count(*) FROM " + l.From + " WHERE " + where
 	order := l.order()
 	args := append([]any{}, l.Args...)
 	reverse := w.Backward || w.Before != nil
+	bounded := where
 	for _, c := range []*Cursor{w.After, w.Before} {
 		if c != nil {
 			cond, cargs, err := c.condition(order, reverse, len(args))
 			if err != nil {
 				return out, err
 			}
-			where += " AND " + cond
+			bounded += " AND " + cond
 			args = append(args, cargs...)
 		}
 	}
 	args = append(args, w.Limit+1, w.Offset())
-	query := fmt.Sprintf("SELECT %s, %s AS page_cursor FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
-		l.Columns, cursorSQL(order), l.From, where, orderSQL(order, reverse), len(args)-1, len(args))
+	query := fmt.Sprintf("SELECT %s, %s AS page_cursor, (%s) AS page_total FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
+		l.Columns, cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
 		return out, cursorErr(err, w)
+	}
+	if len(rows) > 0 {
+		out.Total = rows[0].total
+	} else if bounded != where || w.Offset() > 0 {
+		if err := sqlx.GetContext(ctx, q, &out.Total, count, l.Args...); err != nil {
+			return out, mapErr(err)
+		}
 	}
 	fillPaged(&out, rows, w.Limit, reverse, order)
 	return out, nil

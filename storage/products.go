@@ -130,7 +130,7 @@ func ListProducts(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f Pr
 
 // productList is the product list query, over products as p.
 func productList(orgs []uuid.UUID, f ProductListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"p.organization_id = ANY($1)"}, pq.Array(orgs))
+	w := orgFilters("p.organization_id", orgs)
 	ifSet(w, "p.is_archived = $%d", f.IsArchived)
 	ifSet(w, "(p.recurring_interval IS NOT NULL) = $%d", f.IsRecurring)
 	w.contains("p.name ILIKE $%d", f.Query)

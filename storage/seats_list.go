@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // SeatListFilter narrows a seat list. Values of one field are OR-ed, fields AND-ed; empty
@@ -54,7 +53,7 @@ func SeatWindowsByOrders(ctx context.Context, q sqlx.ExtContext, orgs, orders []
 
 // seatList is the seat list query.
 func seatList(orgs []uuid.UUID, f SeatListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"cs.organization_id = ANY($1)"}, pq.Array(orgs))
+	w := orgFilters("cs.organization_id", orgs)
 	ifSet(w, "cs.customer_id = $%d", f.CustomerID)
 	ifSet(w, "cs.member_id = $%d", f.MemberID)
 	anyOf(w, "cs.status", f.Statuses)

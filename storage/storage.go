@@ -207,15 +207,9 @@ type Sort struct {
 	Desc   bool
 }
 
-// Open opens a pool on dsn (a URL or key=value DSN) with binary_parameters on: lib/pq then
-// sends a parameterised statement in one round trip instead of two (parse, then bind), which
-// doubles the throughput of one-query requests such as token lookups. JSON values are bound
-// as strings (see JSONMap.Value), which that mode requires.
-func Open(dsn string) (*sqlx.DB, error) {
-	return sqlx.Open("postgres", WithBinaryParameters(dsn))
-}
-
-// WithBinaryParameters adds binary_parameters=yes to a DSN unless it sets it already.
+// WithBinaryParameters adds binary_parameters=yes to a DSN unless it sets it already: lib/pq
+// then sends an unprepared parameterised statement in one round trip instead of two (parse,
+// then bind). JSON values are bound as strings (see JSONMap.Value), which that mode requires.
 func WithBinaryParameters(dsn string) string {
 	if strings.Contains(dsn, "binary_parameters") {
 		return dsn

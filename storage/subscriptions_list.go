@@ -67,8 +67,7 @@ func SubscriptionWindowsByProducts(ctx context.Context, q sqlx.ExtContext, orgs,
 
 // subscriptionList is the subscription list query: started, live subscriptions only.
 func subscriptionList(orgs []uuid.UUID, f SubscriptionListFilter, sorts []Sort) listSQL {
-	w := newFilters([]string{"s.organization_id = ANY($1)", "s.deleted_at IS NULL", "s.started_at IS NOT NULL"},
-		pq.Array(orgs))
+	w := orgFilters("s.organization_id", orgs, "s.deleted_at IS NULL", "s.started_at IS NOT NULL")
 	ifSet(w, "s.customer_id = $%d", f.CustomerID)
 	anyOf(w, "s.organization_id", f.OrganizationIDs)
 	anyOf(w, "s.product_id", f.ProductIDs)

@@ -91,7 +91,7 @@ func GetWebhookEndpoint(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID
 // narrowed to orgFilter when it is not empty, newest first as upstream lists them, with the
 // total count.
 func ListWebhookEndpoints(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter []uuid.UUID, w Window) (Paged[*WebhookEndpoint], error) {
-	f := newFilters([]string{"organization_id = ANY($1)", "deleted_at IS NULL"}, pq.Array(orgs))
+	f := orgFilters("organization_id", orgs, "deleted_at IS NULL")
 	anyOf(f, "organization_id", orgFilter)
 	return listWindow[*WebhookEndpoint](ctx, q, listSQL{Columns: webhookEndpointColumns, From: "webhook_endpoints",
 		ID: "id", Where: f.where, Args: f.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)

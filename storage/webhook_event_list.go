@@ -35,7 +35,7 @@ type WebhookEventFilter struct {
 // newest first, with the total count. Events of deleted endpoints stay listed: they are the
 // record of what was sent.
 func ListWebhookEvents(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f WebhookEventFilter, w Window) (Paged[*WebhookEvent], error) {
-	c := newFilters([]string{"organization_id = ANY($1)"}, pq.Array(orgs))
+	c := orgFilters("organization_id", orgs)
 	ifSet(c, "webhook_endpoint_id = $%d", f.EndpointID)
 	anyOf(c, "type", f.Types)
 	ifSet(c, "succeeded = $%d", f.Succeeded)

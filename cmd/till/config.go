@@ -27,6 +27,10 @@ type config struct {
 	PGPort      int    `env:"TILL_PG_PORT" envDefault:"0"`
 	LogLevel    string `env:"TILL_LOG_LEVEL" envDefault:"info"`
 	MaxConns    int    `env:"TILL_DB_MAX_CONNS" envDefault:"20"`
+	// StatementCache is how many prepared statements each database connection keeps; 0
+	// prepares nothing, for a pooler in transaction mode (PgBouncer) between Till and
+	// PostgreSQL, where a statement prepared on one server connection is unknown on the next.
+	StatementCache int `env:"TILL_DB_STATEMENT_CACHE" envDefault:"256"`
 
 	// TokenCacheTTL is how long an organization or personal token's principal is reused
 	// without a lookup; a revoked token works at most this long in a process that saw it.
@@ -188,8 +192,8 @@ func (c config) print(w io.Writer) {
 	if c.Secret != "" {
 		secret = "set (" + fmt.Sprint(len(c.Secret)) + " characters)"
 	}
-	fmt.Fprintf(w, "configuration:\n  TILL_ADDR=%s\n  TILL_PUBLIC_URL=%s\n  DATABASE_URL=%s\n  TILL_DATA_DIR=%s\n  TILL_SECRET=%s\n  TILL_PG_PORT=%d\n  TILL_DB_MAX_CONNS=%d\n  TILL_LOG_LEVEL=%s\n",
-		c.Addr, c.PublicURL, db, c.DataDir, secret, c.PGPort, c.MaxConns, c.LogLevel)
+	fmt.Fprintf(w, "configuration:\n  TILL_ADDR=%s\n  TILL_PUBLIC_URL=%s\n  DATABASE_URL=%s\n  TILL_DATA_DIR=%s\n  TILL_SECRET=%s\n  TILL_PG_PORT=%d\n  TILL_DB_MAX_CONNS=%d\n  TILL_DB_STATEMENT_CACHE=%d\n  TILL_LOG_LEVEL=%s\n",
+		c.Addr, c.PublicURL, db, c.DataDir, secret, c.PGPort, c.MaxConns, c.StatementCache, c.LogLevel)
 	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))

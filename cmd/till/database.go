@@ -50,7 +50,7 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 		}
 		dsn = c.DSN("till")
 	}
-	db, err := storage.Open(dsn)
+	db, err := storage.OpenCached(dsn, cfg.StatementCache)
 	if err != nil {
 		d.close()
 		return nil, err

@@ -354,6 +354,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		{"TILL_OIDC_KEY_ROTATION", "48h", func(c config) any { return c.OIDCKeyRotation }, 48 * time.Hour},
 		{"TILL_WEBHOOK_CONCURRENCY", "7", func(c config) any { return c.WebhookConcurrency }, 7},
 		{"TILL_MAX_CONNS_PER_IP", "9", func(c config) any { return c.MaxConnsPerIP }, 9},
+		{"TILL_DB_STATEMENT_CACHE", "0", func(c config) any { return c.StatementCache }, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name+" is read", func(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"till/storage"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // Counter is a database/sql connector around lib/pq's that counts what the pool sends to
@@ -41,9 +40,10 @@ func (c Counts) String() string {
 		c.Statements(), c.Queries, c.Execs, c.Prepares, c.StmtRuns, c.Begins)
 }
 
-// NewCounter wraps pq.NewConnector(dsn).
+// NewCounter wraps storage's connector for dsn, statement cache included: it counts the
+// statements the application runs, however each is sent.
 func NewCounter(dsn string) (*Counter, error) {
-	inner, err := pq.NewConnector(dsn)
+	inner, err := storage.NewConnector(dsn, storage.DefaultStatementCache)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func NewCounter(dsn string) (*Counter, error) {
 // OpenCountingDB opens a pool on dsn through a Counter; the pool is closed when the test ends.
 func OpenCountingDB(tb testing.TB, dsn string) (*sqlx.DB, *Counter) {
 	tb.Helper()
-	c, err := NewCounter(storage.WithBinaryParameters(dsn))
+	c, err := NewCounter(dsn)
 	if err != nil {
 		tb.Fatalf("counting connector: %v", err)
 	}

@@ -1,0 +1,222 @@
+package storage
+
+import (
+	"container/list"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// DefaultStatementCache is how many prepared statements each pooled connection keeps. Till
+// sends a few hundred distinct statement texts in all; the hot paths' fit many times over.
+const DefaultStatementCache = 256
+
+// Open opens a pool on dsn (a URL or key=value DSN, binary parameters on) whose connections
+// prepare the statements they run and keep up to DefaultStatementCache of them (see
+// NewConnector).
+func Open(dsn string) (*sqlx.DB, error) {
+	return OpenCached(dsn, DefaultStatementCache)
+}
+
+// OpenCached opens a pool on dsn whose connections each keep up to size prepared statements;
+// 0 turns preparing off (for a pooler in transaction mode, where a statement prepared on one
+// server connection is unknown on the next).
+func OpenCached(dsn string, size int) (*sqlx.DB, error) {
+	c, err := NewConnector(dsn, size)
+	if err != nil {
+		return nil, err
+	}
+	return sqlx.NewDb(sql.OpenDB(c), "postgres"), nil
+}
+
+// NewConnector is lib/pq's connector for dsn (with binary parameters) behind a statement
+// cache of size per connection; 0 returns lib/pq's connector unwrapped.
+//
+// Why: an unnamed statement is parsed, analysed and planned by PostgreSQL on every run. On the
+// pages Till serves, a statement's run is a tenth of that work (measured on an order read:
+// 0.2–1.4 ms to parse and bind, 0.03–0.2 ms to execute), so preparing once per connection
+// removes most of PostgreSQL's cost per request, and the prepared run is one round trip like
+// the unnamed one. Statements without arguments (DDL, LISTEN, migrations) are sent as before.
+func NewConnector(dsn string, size int) (driver.Connector, error) {
+	inner, err := pq.NewConnector(WithBinaryParameters(dsn))
+	if err != nil {
+		return nil, err
+	}
+	if size <= 0 {
+		return inner, nil
+	}
+	return &cachingConnector{inner: inner, size: size}, nil
+}
+
+type cachingConnector struct {
+	inner driver.Connector
+	size  int
+}
+
+func (c *cachingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &cachingConn{Conn: conn, size: c.size, stmts: map[string]*list.Element{}, lru: list.New()}, nil
+}
+
+func (c *cachingConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// cachingConn runs every statement with arguments through a statement prepared on this
+// connection, kept in a least-recently-used list of at most size. database/sql uses a
+// connection from one goroutine at a time, so it needs no lock.
+type cachingConn struct {
+	driver.Conn
+	size  int
+	stmts map[string]*list.Element // of *cachedStmt
+	lru   *list.List
+	// inTx is set between BeginTx and the transaction's end: a statement that fails inside a
+	// transaction aborts it, so a stale plan there is reported rather than retried.
+	inTx bool
+}
+
+type cachedStmt struct {
+	query string
+	stmt  driver.Stmt
+}
+
+var (
+	_ driver.QueryerContext     = (*cachingConn)(nil)
+	_ driver.ExecerContext      = (*cachingConn)(nil)
+	_ driver.ConnPrepareContext = (*cachingConn)(nil)
+	_ driver.ConnBeginTx        = (*cachingConn)(nil)
+	_ driver.Pinger             = (*cachingConn)(nil)
+	_ driver.SessionResetter    = (*cachingConn)(nil)
+	_ driver.Validator          = (*cachingConn)(nil)
+	_ driver.NamedValueChecker  = (*cachingConn)(nil)
+)
+
+// prepared returns the connection's statement for query, preparing it on first use and
+// closing the least recently used one beyond size.
+func (c *cachingConn) prepared(ctx context.Context, query string) (driver.Stmt, error) {
+	if e, ok := c.stmts[query]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*cachedStmt).stmt, nil
+	}
+	st, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	c.stmts[query] = c.lru.PushFront(&cachedStmt{query: query, stmt: st})
+	for c.lru.Len() > c.size {
+		c.evict(c.lru.Back())
+	}
+	return st, nil
+}
+
+func (c *cachingConn) evict(e *list.Element) {
+	cs := e.Value.(*cachedStmt)
+	c.lru.Remove(e)
+	delete(c.stmts, cs.query)
+	_ = cs.stmt.Close()
+}
+
+// stalePlan reports PostgreSQL's refusal to run a prepared statement whose result columns
+// changed under it (a table altered since it was prepared): the statement must be prepared
+// again.
+func stalePlan(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && pqErr.Code == "0A000" && pqErr.Message == "cached plan must not change result type"
+}
+
+func (c *cachingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if len(args) == 0 {
+		return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := c.prepared(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
+		if err != nil && stalePlan(err) {
+			c.evict(c.stmts[query])
+			if attempt == 0 && !c.inTx {
+				continue
+			}
+		}
+		return rows, err
+	}
+}
+
+func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) == 0 {
+		return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+	}
+	for attempt := 0; ; attempt++ {
+		st, err := c.prepared(ctx, query)
+		if err != nil {
+			return nil, err
+		}
+		res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
+		if err != nil && stalePlan(err) {
+			c.evict(c.stmts[query])
+			if attempt == 0 && !c.inTx {
+				continue
+			}
+		}
+		return res, err
+	}
+}
+
+// Prepare and PrepareContext hand out statements of their own (pq.CopyIn among them), which
+// their callers close; they never enter the cache.
+func (c *cachingConn) Prepare(query string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), query)
+}
+
+func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+}
+
+func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	tx, err := c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	c.inTx = true
+	return &cachingTx{Tx: tx, c: c}, nil
+}
+
+type cachingTx struct {
+	driver.Tx
+	c *cachingConn
+}
+
+func (t *cachingTx) Commit() error {
+	t.c.inTx = false
+	return t.Tx.Commit()
+}
+
+func (t *cachingTx) Rollback() error {
+	t.c.inTx = false
+	return t.Tx.Rollback()
+}
+
+func (c *cachingConn) Ping(ctx context.Context) error { return c.Conn.(driver.Pinger).Ping(ctx) }
+
+func (c *cachingConn) ResetSession(ctx context.Context) error {
+	return c.Conn.(driver.SessionResetter).ResetSession(ctx)
+}
+
+func (c *cachingConn) IsValid() bool { return c.Conn.(driver.Validator).IsValid() }
+
+func (c *cachingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	return c.Conn.(driver.NamedValueChecker).CheckNamedValue(nv)
+}
+
+// Close closes the connection; its statements go with it on the server.
+func (c *cachingConn) Close() error {
+	c.stmts, c.lru = nil, nil
+	return c.Conn.Close()
+}
