@@ -49,7 +49,12 @@ type dashboardCase struct {
 func BenchmarkDashboard(b *testing.B) {
 	duration := dashboardDuration(b)
 	began := time.Now()
-	srv := startTill(b, "TILL_GRAPHQL_COST_BUDGET=0")
+	env := []string{"TILL_GRAPHQL_COST_BUDGET=0"}
+	if addr := os.Getenv("BENCH_METRICS_ADDR"); addr != "" {
+		// The operator's listener, where /debug/pprof/ profiles the server under this load.
+		env = append(env, "TILL_METRICS_ADDR="+addr)
+	}
+	srv := startTill(b, env...)
 	seed := srv.demo(b)
 	db, err := sqlx.Open("postgres", storage.WithBinaryParameters(srv.dsn(b)))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"time"
 
@@ -58,7 +59,9 @@ func metricsGuard(token string, metrics http.Handler) http.Handler {
 	})
 }
 
-// serveMetrics serves /metrics alone on TILL_METRICS_ADDR, when set, until stop is called.
+// serveMetrics serves /metrics on TILL_METRICS_ADDR, when set, until stop is called, with the
+// Go profiler under /debug/pprof/: that listener is for the operator's network only, where
+// profiling a slow server in place is worth more than keeping the endpoints hidden.
 func serveMetrics(ctx context.Context, cfg config, metrics http.Handler, logger *slog.Logger) (stop func(), err error) {
 	if cfg.MetricsAddr == "" {
 		return func() {}, nil
@@ -69,6 +72,11 @@ func serveMetrics(ctx context.Context, cfg config, metrics http.Handler, logger 
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics)
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := newHTTPServer(ctx, cfg, mux)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -124,7 +124,7 @@ func TestServeFromScratch(t *testing.T) {
 	base := "http://" + addr
 
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200, "/metrics": 404,
-		"http://" + metricsAddr + "/metrics": 200} {
+		"/debug/pprof/": 404, "http://" + metricsAddr + "/metrics": 200, "http://" + metricsAddr + "/debug/pprof/": 200} {
 		if !strings.HasPrefix(path, "http:") {
 			path = base + path
 		}
