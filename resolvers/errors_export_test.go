@@ -5,3 +5,6 @@ var (
 	StatusByCode      = statusByCode
 	GraphQLCodeByCode = graphQLCodeByCode
 )
+
+// WireBody exposes the response encoder to package resolvers_test.
+var WireBody = wireBody

@@ -25,7 +25,7 @@ func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver,
 		}
 		// Public fields hand out other organizations' objects (a checkout by its client
 		// secret, a license key by its text); a token follows relations of its own only.
-		if org, ok := organizationOf(obj); !ok || !slices.Contains(organizations(ctx), org) {
+		if org, ok := r.organizationOf(obj); !ok || !slices.Contains(organizations(ctx), org) {
 			return nil, NotPermitted("")
 		}
 		return next(ctx)
@@ -47,18 +47,26 @@ func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver,
 }
 
 // organizationOf is the organization an object belongs to: every record of organization
-// data carries OrganizationID.
-func organizationOf(obj any) (uuid.UUID, bool) {
+// data carries OrganizationID. The field's place is looked up once per type (the check runs
+// for every object of a page).
+func (r *Resolver) organizationOf(obj any) (uuid.UUID, bool) {
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return uuid.UUID{}, false
 	}
-	f := v.Elem().FieldByName("OrganizationID")
-	if !f.IsValid() {
+	t := v.Elem().Type()
+	index, cached := r.organizationFields.Load(t)
+	if !cached {
+		f, ok := t.FieldByName("OrganizationID")
+		if !ok || f.Type != reflect.TypeFor[uuid.UUID]() {
+			f.Index = nil
+		}
+		index, _ = r.organizationFields.LoadOrStore(t, f.Index)
+	}
+	if index.([]int) == nil {
 		return uuid.UUID{}, false
 	}
-	id, ok := f.Interface().(uuid.UUID)
-	return id, ok
+	return v.Elem().FieldByIndex(index.([]int)).Interface().(uuid.UUID), true
 }
 
 // customerOf is the customer an object belongs to, for the portal's ownership check.

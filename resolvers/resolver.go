@@ -58,6 +58,9 @@ type Resolver struct {
 	// leaves budgets unlimited, while the ceiling of one operation still applies.
 	CostBudget *ratelimit.Limiter
 
+	// organizationFields caches, per record type, the index of its OrganizationID field
+	// (nil when it has none), for @relation's check on every object of a page.
+	organizationFields sync.Map
 	// validator is the prepared license validation, made on first use.
 	validator   atomic.Pointer[storage.LicenseKeyValidator]
 	validatorMu sync.Mutex
