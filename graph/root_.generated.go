@@ -104,6 +104,7 @@ type ComplexityRoot struct {
 		ModifiedAt             func(childComplexity int) int
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
+		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
 		Properties             func(childComplexity int) int
 		Selectable             func(childComplexity int) int
 		Type                   func(childComplexity int) int
@@ -1766,6 +1767,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Benefit.OrganizationID(childComplexity), true
+	case "Benefit.products":
+		if e.ComplexityRoot.Benefit.Products == nil {
+			break
+		}
+
+		args, err := ec.field_Benefit_products_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Benefit.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Benefit.properties":
 		if e.ComplexityRoot.Benefit.Properties == nil {
 			break
@@ -9611,6 +9623,35 @@ extend type Mutation {
   deleteBenefit("The benefit to delete." id: UUID!): Benefit @hasScope(any: [benefits_write])
 }
 `, BuiltIn: false},
+	{Name: "../schema/benefit_products.graphqls", Input: `# Benefit.products: the products a benefit is attached to, the inverse of Product.benefits.
+
+extend type Benefit {
+  """
+  The products the benefit is attached to, with the filters, sorting and pagination of the
+  root products list (filter.benefitId narrows further to products that also grant those
+  benefits). Archived products are listed unless filter.isArchived says otherwise.
+  """
+  products(
+    "The page, from 1."
+    page: Int = 1
+    "Products per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "created_at or name, optionally prefixed with - for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: ProductFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): ProductPage
+    @relation(any: [products_read, products_write], portal: none)
+}
+`, BuiltIn: false},
 	{Name: "../schema/checkout.graphqls", Input: `"""
 A purchase in progress. Status: open → confirmed (payment under way) → succeeded, or failed
 when the payment is declined; an open checkout past expiresAt reads as expired.
@@ -15884,6 +15925,8 @@ func (ec *executionContext) childFields_Benefit(ctx context.Context, field graph
 		return ec.fieldContext_Benefit_meterCredit(ctx, field)
 	case "organization":
 		return ec.fieldContext_Benefit_organization(ctx, field)
+	case "products":
+		return ec.fieldContext_Benefit_products(ctx, field)
 	case "grants":
 		return ec.fieldContext_Benefit_grants(ctx, field)
 	}

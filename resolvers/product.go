@@ -342,17 +342,21 @@ func (r *Resolver) productsPage(ctx context.Context, a listArgs, f *model.Produc
 	if err != nil {
 		return nil, err
 	}
-	var lf storage.ProductListFilter
-	if f != nil {
-		lf = storage.ProductListFilter{IsArchived: f.IsArchived, IsRecurring: f.IsRecurring, Query: f.Query,
-			BenefitIDs: f.BenefitID, Visibility: f.Visibility, Metadata: metadataOf(f.Metadata)}
-	}
-	p, err := storage.ListProducts(ctx, r.DB, organizations(ctx), lf, sorts, w)
+	p, err := storage.ListProducts(ctx, r.DB, organizations(ctx), productFilterOf(f), sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
 	record(ctx, p.Items)
 	return &model.ProductPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
+}
+
+// productFilterOf turns the GraphQL filter into the storage one.
+func productFilterOf(f *model.ProductFilter) storage.ProductListFilter {
+	if f == nil {
+		return storage.ProductListFilter{}
+	}
+	return storage.ProductListFilter{IsArchived: f.IsArchived, IsRecurring: f.IsRecurring, Query: f.Query,
+		BenefitIDs: f.BenefitID, Visibility: f.Visibility, Metadata: metadataOf(f.Metadata)}
 }
 
 // archiveProduct hides a product from new sales; existing orders and subscriptions keep it.

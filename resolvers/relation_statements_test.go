@@ -1,0 +1,102 @@
+package resolvers_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/resolvers/resolverstest"
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// TestBenefitProductsCostPinnedStatements pins what a page of benefits with a window of each
+// one's products and the products' prices costs, the same for 10 benefits as for 100:
+//  1. the organization token's lookup;
+//  2. the benefits page with its total;
+//  3. Benefit.products: a window of 3 products per benefit, each with its total, in one
+//     statement (ProductWindowsByBenefits);
+//  4. Product.prices: the prices of all those products (PricesByProducts).
+//
+// Not parallel, like the other statement-count tests: the count is of the whole pool.
+func TestBenefitProductsCostPinnedStatements(t *testing.T) {
+	const benefits, products = 110, 5
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	ctx := context.Background()
+	err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
+		var ids []uuid.UUID
+		for i := range benefits {
+			b, err := storage.CreateBenefit(ctx, tx, org.ID, storage.BenefitWrite{Type: "custom",
+				Description: fmt.Sprintf("Perk %03d", i), Visibility: "public", Properties: storage.RawJSON(`{"note": null}`)})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, b.ID)
+		}
+		for i := range products {
+			if _, _, err := seedPricedProduct(ctx, tx, org.ID, storage.ProductWrite{Name: fmt.Sprintf("Plan %d", i),
+				Visibility: "public"}, ids); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("seeding: %v", err)
+	}
+	const query = `query($n: Int) { benefits(limit: $n, filter: {type: [custom]}) { items { id
+		products(limit: 3, sorting: ["name"]) { items { id prices { id } } pagination { totalCount } } } } }`
+	check := func(t *testing.T, data []byte, n int) {
+		var out struct {
+			Benefits struct {
+				Items []struct {
+					Products struct {
+						Items      []struct{ Prices []struct{ ID uuid.UUID } }
+						Pagination struct{ TotalCount int }
+					}
+				}
+			}
+		}
+		mustUnmarshal(t, data, &out)
+		if len(out.Benefits.Items) != n {
+			t.Fatalf("%d benefits, want %d", len(out.Benefits.Items), n)
+		}
+		for i, b := range out.Benefits.Items {
+			if len(b.Products.Items) != 3 || b.Products.Pagination.TotalCount != products {
+				t.Fatalf("benefit %d: %d products of %d, want 3 of %d", i, len(b.Products.Items), b.Products.Pagination.TotalCount, products)
+			}
+			for _, p := range b.Products.Items {
+				if len(p.Prices) != 2 {
+					t.Fatalf("benefit %d: a product with %d prices, want 2", i, len(p.Prices))
+				}
+			}
+		}
+	}
+	requirePinnedStatements(t, counter, s, org.Token, query, 4, check)
+}
+
+// requirePinnedStatements runs query for pages of 10 and 100 parents, three times each, and
+// fails unless every run costs exactly want statements and no transaction.
+func requirePinnedStatements(t *testing.T, counter *resolverstest.Counter, s *resolverstest.Server, token, query string,
+	want int64, check func(t *testing.T, data []byte, n int)) {
+	t.Helper()
+	for _, n := range []int{10, 100} {
+		for run := 1; run <= 3; run++ {
+			counter.Reset()
+			res := s.Do(t, token, query, vars{"n": n})
+			got := counter.Snapshot()
+			if len(res.Errors) > 0 {
+				t.Fatalf("N=%d: %s", n, res.Body)
+			}
+			check(t, res.Data, n)
+			if got.Statements() != want || got.Begins != 0 {
+				t.Errorf("N=%d run %d: %s; want %d statements and no transaction", n, run, got, want)
+			}
+		}
+	}
+}
