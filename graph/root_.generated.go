@@ -29,6 +29,7 @@ type ResolverRoot interface {
 	Checkout() CheckoutResolver
 	CheckoutProduct() CheckoutProductResolver
 	Customer() CustomerResolver
+	CustomerMeter() CustomerMeterResolver
 	CustomerSeat() CustomerSeatResolver
 	Discount() DiscountResolver
 	DomainEvent() DomainEventResolver
@@ -445,6 +446,7 @@ type ComplexityRoot struct {
 		Locale                 func(childComplexity int) int
 		Members                func(childComplexity int, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Metadata               func(childComplexity int) int
+		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerMeterFilter, first *int, after *string, last *int, before *string) int
 		ModifiedAt             func(childComplexity int) int
 		Name                   func(childComplexity int) int
 		OauthAccounts          func(childComplexity int) int
@@ -457,6 +459,25 @@ type ComplexityRoot struct {
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
 		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
+	}
+
+	CustomerMeter struct {
+		Balance       func(childComplexity int) int
+		ConsumedUnits func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		CreditedUnits func(childComplexity int) int
+		Customer      func(childComplexity int) int
+		CustomerID    func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Meter         func(childComplexity int) int
+		MeterID       func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+	}
+
+	CustomerMeterPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	CustomerPage struct {
@@ -3367,6 +3388,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.Metadata(childComplexity), true
+	case "Customer.meters":
+		if e.ComplexityRoot.Customer.Meters == nil {
+			break
+		}
+
+		args, err := ec.field_Customer_meters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Customer.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.CustomerMeterFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.modifiedAt":
 		if e.ComplexityRoot.Customer.ModifiedAt == nil {
 			break
@@ -3459,6 +3491,86 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Customer.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
+
+	case "CustomerMeter.balance":
+		if e.ComplexityRoot.CustomerMeter.Balance == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.Balance(childComplexity), true
+	case "CustomerMeter.consumedUnits":
+		if e.ComplexityRoot.CustomerMeter.ConsumedUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.ConsumedUnits(childComplexity), true
+	case "CustomerMeter.createdAt":
+		if e.ComplexityRoot.CustomerMeter.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.CreatedAt(childComplexity), true
+	case "CustomerMeter.creditedUnits":
+		if e.ComplexityRoot.CustomerMeter.CreditedUnits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.CreditedUnits(childComplexity), true
+	case "CustomerMeter.customer":
+		if e.ComplexityRoot.CustomerMeter.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.Customer(childComplexity), true
+	case "CustomerMeter.customerId":
+		if e.ComplexityRoot.CustomerMeter.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.CustomerID(childComplexity), true
+	case "CustomerMeter.id":
+		if e.ComplexityRoot.CustomerMeter.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.ID(childComplexity), true
+	case "CustomerMeter.meter":
+		if e.ComplexityRoot.CustomerMeter.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.Meter(childComplexity), true
+	case "CustomerMeter.meterId":
+		if e.ComplexityRoot.CustomerMeter.MeterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.MeterID(childComplexity), true
+	case "CustomerMeter.modifiedAt":
+		if e.ComplexityRoot.CustomerMeter.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeter.ModifiedAt(childComplexity), true
+
+	case "CustomerMeterPage.items":
+		if e.ComplexityRoot.CustomerMeterPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeterPage.Items(childComplexity), true
+	case "CustomerMeterPage.pageInfo":
+		if e.ComplexityRoot.CustomerMeterPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeterPage.PageInfo(childComplexity), true
+	case "CustomerMeterPage.pagination":
+		if e.ComplexityRoot.CustomerMeterPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CustomerMeterPage.Pagination(childComplexity), true
 
 	case "CustomerPage.items":
 		if e.ComplexityRoot.CustomerPage.Items == nil {
@@ -9280,6 +9392,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCheckoutUpdateInput,
 		ec.unmarshalInputCustomerCreateInput,
 		ec.unmarshalInputCustomerFilter,
+		ec.unmarshalInputCustomerMeterFilter,
 		ec.unmarshalInputCustomerSeatAssignInput,
 		ec.unmarshalInputCustomerSeatClaimInput,
 		ec.unmarshalInputCustomerSeatRevokeInput,
@@ -10680,6 +10793,91 @@ extend type Mutation {
   deleteCustomer("The customer to delete." id: UUID!): Customer @hasScope(any: [customers_write])
   "The session's customer changes its own billing details (PATCH /v1/customer-portal/customers/me)."
   portalUpdateCustomer("The changes; fields absent are left as they are." input: PortalCustomerUpdateInput!): Customer @billing
+}
+`, BuiltIn: false},
+	{Name: "../schema/customer_meter.graphqls", Input: `# Customer.meters: a customer's balance on each meter (the contract's CustomerMeter), computed
+# when read.
+
+"""
+A customer's balance on one meter: the units it consumed against the units its meter_credit
+benefits credit, over all time. Till computes it when read, so the figures are never stale.
+"""
+type CustomerMeter {
+  "The customer meter's id, derived from the customer and the meter: the same pair always has the same id."
+  id: UUID!
+  "When the figures first changed: the ingestion of the first event counted or the grant of the first credit, whichever came first."
+  createdAt: DateTime!
+  "When the figures last changed: the ingestion of the latest event counted or the latest credit grant; equal to createdAt after one change."
+  modifiedAt: DateTime
+  "The customer's id."
+  customerId: UUID!
+  "The meter's id."
+  meterId: UUID!
+  """
+  The meter's aggregate over all the customer's events, sent with its id or its external id,
+  whenever they happened (Subscription.meters counts one meter period instead).
+  """
+  consumedUnits: Float!
+  """
+  The units credited by the customer's live meter_credit grants, each grant counted once however
+  many periods its subscription has run (Subscription.meters credits a subscription's grant again
+  each period); revoked grants credit nothing, and grants held by seat members are the members'.
+  """
+  creditedUnits: Int!
+  "creditedUnits less consumedUnits: what is left of the credits, negative when usage exceeds them."
+  balance: Float!
+  "The meter counted."
+  meter: Meter!
+  "The customer whose balance this is."
+  customer: Customer!
+}
+
+"A page of a customer's meters."
+type CustomerMeterPage {
+  "The customer meters of this page."
+  items: [CustomerMeter!]!
+  "The total count and the last page."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+"Narrows a customer's meters; fields are AND-ed."
+input CustomerMeterFilter {
+  "Only these meters (OR-ed), archived ones included; without it archived meters are left out."
+  meterId: [UUID!]
+  "Only meters whose name contains this text, ignoring case."
+  query: String
+}
+
+extend type Customer {
+  """
+  The customer's balance on each meter of its organization that counts one of its events or
+  that one of its meter_credit grants credits. Computed when read, in two statements per level
+  of the query whatever its page sizes: one reads the organization's meters, the other
+  aggregates every meter over all the events of the level's customers, so its cost grows with
+  their events and the organization's meters, not with the page. Portal sessions see their own
+  customer's.
+  """
+  meters(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "created_at, modified_at, meter_id, meter_name, consumed_units, credited_units or balance, each optionally prefixed with - for descending; default -modified_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: CustomerMeterFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): CustomerMeterPage
+    @relation(any: [customer_meters_read, customers_read, customers_write], portal: member)
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer_session.graphqls", Input: `"A short-lived token that opens the customer portal for one customer (or one member)."
@@ -14805,7 +15003,7 @@ enum Scope {
   disputes_read
   "` + "`" + `disputes:write` + "`" + `: answers disputes upstream; no Till operation asks for it."
   disputes_write
-  "` + "`" + `customer_meters:read` + "`" + `: reads customers' meters upstream; no Till operation asks for it."
+  "` + "`" + `customer_meters:read` + "`" + `: reads customers' meter balances (Customer.meters)."
   customer_meters_read
   "` + "`" + `customer_sessions:write` + "`" + `: opens customer and member portal sessions."
   customer_sessions_write
@@ -16361,6 +16559,8 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_orders(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_Customer_checkouts(ctx, field)
+	case "meters":
+		return ec.fieldContext_Customer_meters(ctx, field)
 	case "downloadables":
 		return ec.fieldContext_Customer_downloadables(ctx, field)
 	case "usageEvents":
@@ -16377,6 +16577,44 @@ func (ec *executionContext) childFields_Customer(ctx context.Context, field grap
 		return ec.fieldContext_Customer_subscriptions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Customer", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerMeter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_CustomerMeter_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_CustomerMeter_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_CustomerMeter_modifiedAt(ctx, field)
+	case "customerId":
+		return ec.fieldContext_CustomerMeter_customerId(ctx, field)
+	case "meterId":
+		return ec.fieldContext_CustomerMeter_meterId(ctx, field)
+	case "consumedUnits":
+		return ec.fieldContext_CustomerMeter_consumedUnits(ctx, field)
+	case "creditedUnits":
+		return ec.fieldContext_CustomerMeter_creditedUnits(ctx, field)
+	case "balance":
+		return ec.fieldContext_CustomerMeter_balance(ctx, field)
+	case "meter":
+		return ec.fieldContext_CustomerMeter_meter(ctx, field)
+	case "customer":
+		return ec.fieldContext_CustomerMeter_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerMeter", field.Name)
+}
+
+func (ec *executionContext) childFields_CustomerMeterPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_CustomerMeterPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_CustomerMeterPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_CustomerMeterPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CustomerMeterPage", field.Name)
 }
 
 func (ec *executionContext) childFields_CustomerPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

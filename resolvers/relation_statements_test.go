@@ -100,3 +100,63 @@ func requirePinnedStatements(t *testing.T, counter *resolverstest.Counter, s *re
 		}
 	}
 }
+
+// TestCustomerMetersCostPinnedStatements pins what a page of customers with a window of each
+// one's meter balances costs, the same for 10 customers as for 100:
+//  1. the organization token's lookup;
+//  2. the customers page with its total;
+//  3. the organization's meters and 4. every customer's figures on them, windowed per
+//     customer (CustomerMeterWindowsByCustomers); CustomerMeter.meter comes with the figures
+//     and CustomerMeter.customer is the customer already read.
+func TestCustomerMetersCostPinnedStatements(t *testing.T) {
+	const customers, meters = 110, 3
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	s.Exec(t, `INSERT INTO customers (organization_id, email, external_id, created_at)
+		SELECT $1, 'm' || i || '@example.com', 'ext-' || i, now() - i * interval '1 second' FROM generate_series(1, $2::int) i`,
+		org.ID, customers)
+	s.Exec(t, `INSERT INTO meters (organization_id, name, filter, aggregation)
+		SELECT $1, 'Meter ' || i, jsonb_build_object('conjunction', 'and', 'clauses', jsonb_build_array(
+			jsonb_build_object('property', 'name', 'operator', 'eq', 'value', 'e' || i))), '{"func": "count"}'
+		FROM generate_series(1, $2::int) i`, org.ID, meters)
+	// Each customer sends two events to every meter: one by id, one by external id.
+	s.Exec(t, `INSERT INTO events (organization_id, name, customer_id, external_customer_id)
+		SELECT c.organization_id, 'e' || i, CASE WHEN j = 1 THEN c.id END, CASE WHEN j = 2 THEN c.external_id END
+		FROM customers c, generate_series(1, $2::int) i, generate_series(1, 2) j WHERE c.organization_id = $1`, org.ID, meters)
+	const query = `query($n: Int) { customers(limit: $n) { items { id meters(limit: 2, sorting: ["meter_name"]) {
+		items { id consumedUnits meter { name } customer { id } } pagination { totalCount } } } } }`
+	check := func(t *testing.T, data []byte, n int) {
+		var out struct {
+			Customers struct {
+				Items []struct {
+					ID     uuid.UUID
+					Meters struct {
+						Items []struct {
+							ConsumedUnits float64
+							Meter         struct{ Name string }
+							Customer      struct{ ID uuid.UUID }
+						}
+						Pagination struct{ TotalCount int }
+					}
+				}
+			}
+		}
+		mustUnmarshal(t, data, &out)
+		if len(out.Customers.Items) != n {
+			t.Fatalf("%d customers, want %d", len(out.Customers.Items), n)
+		}
+		for i, c := range out.Customers.Items {
+			m := c.Meters
+			if len(m.Items) != 2 || m.Pagination.TotalCount != meters || m.Items[0].Meter.Name != "Meter 1" {
+				t.Fatalf("customer %d: %d meters of %d (%+v), want 2 of %d", i, len(m.Items), m.Pagination.TotalCount, m.Items, meters)
+			}
+			for _, it := range m.Items {
+				if it.ConsumedUnits != 2 || it.Customer.ID != c.ID {
+					t.Fatalf("customer %d: %+v, want 2 units of its own", i, it)
+				}
+			}
+		}
+	}
+	requirePinnedStatements(t, counter, s, org.Token, query, 4, check)
+}

@@ -1026,6 +1026,24 @@ type CustomerFilter struct {
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
 
+// Narrows a customer's meters; fields are AND-ed.
+type CustomerMeterFilter struct {
+	// Only these meters (OR-ed), archived ones included; without it archived meters are left out.
+	MeterID []uuid.UUID `json:"meterId,omitempty"`
+	// Only meters whose name contains this text, ignoring case.
+	Query *string `json:"query,omitempty"`
+}
+
+// A page of a customer's meters.
+type CustomerMeterPage struct {
+	// The customer meters of this page.
+	Items []*storage.CustomerMeter `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
 // A page of customers.
 type CustomerPage struct {
 	// The customers of this page.
@@ -4432,7 +4450,7 @@ const (
 	ScopeDisputesRead Scope = "disputes_read"
 	// `disputes:write`: answers disputes upstream; no Till operation asks for it.
 	ScopeDisputesWrite Scope = "disputes_write"
-	// `customer_meters:read`: reads customers' meters upstream; no Till operation asks for it.
+	// `customer_meters:read`: reads customers' meter balances (Customer.meters).
 	ScopeCustomerMetersRead Scope = "customer_meters_read"
 	// `customer_sessions:write`: opens customer and member portal sessions.
 	ScopeCustomerSessionsWrite Scope = "customer_sessions_write"
