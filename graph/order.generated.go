@@ -2545,12 +2545,35 @@ func (ec *executionContext) _Order_customer(ctx context.Context, field graphql.C
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Order().Customer(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write", "orders_read", "orders_write"})
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "member")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.Customer
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Order_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2577,7 +2600,30 @@ func (ec *executionContext) _Order_product(ctx context.Context, field graphql.Co
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Order().Product(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_read", "products_write", "orders_read", "orders_write"})
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "member")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.Product
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
 			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
@@ -2641,7 +2687,30 @@ func (ec *executionContext) _Order_subscription(ctx context.Context, field graph
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Order().Subscription(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"subscriptions_read", "subscriptions_write", "orders_read", "orders_write"})
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "member")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Subscription) graphql.Marshaler {
 			return ec.marshalOSubscription2ᚖtillᚋstorageᚐSubscription(ctx, selections, v)
 		},
@@ -4248,7 +4317,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 					}
 				}()
 				res = ec._Order_customer(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

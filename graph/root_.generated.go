@@ -13664,14 +13664,26 @@ type Order {
   refundableAmount: Int!
   "The sales tax a full refund of refundableAmount returns, in the smallest unit of currency (e.g. cents)."
   refundableTaxAmount: Int!
-  "The customer billed."
-  customer: Customer!
-  "The product bought; null when the order has no product."
+  """
+  The customer billed. The orders scopes admit it as well as the customers scopes: upstream's
+  order body embeds the customer, so orders:read alone discloses it on /v1 and here alike.
+  """
+  customer: Customer
+    @relation(any: [customers_read, customers_write, orders_read, orders_write], portal: member)
+  """
+  The product bought; null when the order has no product. The orders scopes admit it as well as
+  the products scopes, as upstream's order body embeds it.
+  """
   product: Product
+    @relation(any: [products_read, products_write, orders_read, orders_write], portal: member)
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
-  "The subscription the order bills; null for one-time purchases."
+  """
+  The subscription the order bills; null for one-time purchases. The orders scopes admit it as
+  well as the subscriptions scopes, as upstream's order body embeds it.
+  """
   subscription: Subscription
+    @relation(any: [subscriptions_read, subscriptions_write, orders_read, orders_write], portal: member)
   "The order's lines: one per price billed (metered prices each their own), at most 21."
   items: [OrderItem!]! @listSize(assumedSize: 21)
 }
@@ -14835,7 +14847,9 @@ Guards a relation of an object the caller has already reached. Organization and 
 need at least one of the scopes. Customer and member sessions may follow it only when portal
 allows, and only from an object of their own customer (a license key they validated by its
 text does not open its owner's data): member lets every member through, billing only owners
-and billing managers, none no session at all.
+and billing managers, none no session at all. organization lets every session through from any
+object of its own organization: for the catalog the portal shows beside objects of another
+customer that a session may still reach (the subscriptions in which it claimed a seat).
 """
 directive @relation(
   "Scopes of which a token needs at least one."
@@ -14852,6 +14866,8 @@ enum PortalAccess {
   member
   "Customer sessions, and member sessions of owners and billing managers."
   billing
+  "Every customer and member session of the object's organization, whoever's customer the object is."
+  organization
 }
 
 """
@@ -15131,10 +15147,21 @@ type Subscription {
   metadata: Metadata!
   "The values of the checkout's custom fields, by field slug: open by nature, so Metadata. Till keeps no custom fields, so it is {} unless given at checkout."
   customFieldData: Metadata!
-  "The subscribed customer."
-  customer: Customer!
-  "The subscribed product."
-  product: Product!
+  """
+  The subscribed customer. The subscriptions scopes admit it as well as the customers scopes:
+  upstream's subscription body embeds the customer, so subscriptions:read alone discloses it on
+  /v1 and here alike.
+  """
+  customer: Customer
+    @relation(any: [customers_read, customers_write, subscriptions_read, subscriptions_write], portal: member)
+  """
+  The subscribed product. The subscriptions scopes admit it as well as the products scopes, as
+  upstream's subscription body embeds it. Every portal session of the organization may follow
+  it: a session that claimed a seat in another customer's subscription sees its product, as
+  upstream's claimed-seat list shows it.
+  """
+  product: Product
+    @relation(any: [products_read, products_write, subscriptions_read, subscriptions_write], portal: organization)
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
   "The prices the subscription bills; at most 20."

@@ -2654,12 +2654,35 @@ func (ec *executionContext) _Subscription_customer(ctx context.Context, field gr
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Subscription().Customer(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"customers_read", "customers_write", "subscriptions_read", "subscriptions_write"})
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "member")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.Customer
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Customer) graphql.Marshaler {
-			return ec.marshalNCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
+			return ec.marshalOCustomer2ᚖtillᚋstorageᚐCustomer(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Subscription_customer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -2686,12 +2709,35 @@ func (ec *executionContext) _Subscription_product(ctx context.Context, field gra
 		func(ctx context.Context) (any, error) {
 			return ec.Resolvers.Subscription().Product(ctx, obj)
 		},
-		nil,
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"products_read", "products_write", "subscriptions_read", "subscriptions_write"})
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				portal, err := ec.unmarshalOPortalAccess2ᚖtillᚋgraphᚋmodelᚐPortalAccess(ctx, "organization")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				if ec.Directives.Relation == nil {
+					var zeroVal *storage.Product
+					return zeroVal, errors.New("directive relation is not implemented")
+				}
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+			}
+
+			next = directive1
+			return next
+		},
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Product) graphql.Marshaler {
-			return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
+			return ec.marshalOProduct2ᚖtillᚋstorageᚐProduct(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Subscription_product(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4779,7 +4825,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Subscription_customer(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -4817,7 +4863,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Subscription_product(ctx, field, obj)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

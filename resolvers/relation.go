@@ -16,7 +16,8 @@ import (
 // Relation enforces @relation on a field of an object the caller already reached: tokens
 // need a scope, as on a root field; portal sessions need the field to allow them and the
 // object to be their own customer's, because public fields (license-key validation) hand
-// out objects of customers other than the session's.
+// out objects of customers other than the session's, or for portal: organization, of their
+// own organization.
 func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver, anyOf []model.Scope, portal *model.PortalAccess) (any, error) {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindCustomerSession && p.Kind != auth.KindMemberSession {
@@ -33,6 +34,12 @@ func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver,
 	access := model.PortalAccessNone
 	if portal != nil {
 		access = *portal
+	}
+	if access == model.PortalAccessOrganization {
+		if org, ok := r.organizationOf(obj); !ok || org != p.OrganizationID {
+			return nil, NotPermitted("")
+		}
+		return next(ctx)
 	}
 	owner, ok := customerOf(obj)
 	if access == model.PortalAccessNone || !ok || owner != p.CustomerID {

@@ -4257,17 +4257,20 @@ const (
 	PortalAccessMember PortalAccess = "member"
 	// Customer sessions, and member sessions of owners and billing managers.
 	PortalAccessBilling PortalAccess = "billing"
+	// Every customer and member session of the object's organization, whoever's customer the object is.
+	PortalAccessOrganization PortalAccess = "organization"
 )
 
 var AllPortalAccess = []PortalAccess{
 	PortalAccessNone,
 	PortalAccessMember,
 	PortalAccessBilling,
+	PortalAccessOrganization,
 }
 
 func (e PortalAccess) IsValid() bool {
 	switch e {
-	case PortalAccessNone, PortalAccessMember, PortalAccessBilling:
+	case PortalAccessNone, PortalAccessMember, PortalAccessBilling, PortalAccessOrganization:
 		return true
 	}
 	return false
