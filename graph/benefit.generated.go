@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -2102,7 +2103,7 @@ func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNBenefit2ᚕᚖtillᚋstorageᚐBenefitᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Benefit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBenefit2ᚖtillᚋstorageᚐBenefit(ctx, sel, v[i])
@@ -2233,7 +2234,7 @@ func (ec *executionContext) marshalOBenefitType2ᚕstringᚄ(ctx context.Context
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBenefitType2string(ctx, sel, v[i])

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -7725,7 +7726,7 @@ func (ec *executionContext) marshalNBillingAddressFieldMode2tillᚋgraphᚋmodel
 }
 
 func (ec *executionContext) marshalNCheckout2ᚕᚖtillᚋstorageᚐCheckoutᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Checkout) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCheckout2ᚖtillᚋstorageᚐCheckout(ctx, sel, v[i])
@@ -7781,7 +7782,7 @@ func (ec *executionContext) marshalNCheckoutPrice2tillᚋgraphᚋmodelᚐCheckou
 }
 
 func (ec *executionContext) marshalNCheckoutPrice2ᚕtillᚋgraphᚋmodelᚐCheckoutPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []model.CheckoutPrice) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCheckoutPrice2tillᚋgraphᚋmodelᚐCheckoutPrice(ctx, sel, v[i])
@@ -7797,7 +7798,7 @@ func (ec *executionContext) marshalNCheckoutPrice2ᚕtillᚋgraphᚋmodelᚐChec
 }
 
 func (ec *executionContext) marshalNCheckoutProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Product) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCheckoutProduct2ᚖtillᚋstorageᚐProduct(ctx, sel, v[i])
@@ -7823,7 +7824,7 @@ func (ec *executionContext) marshalNCheckoutProduct2ᚖtillᚋstorageᚐProduct(
 }
 
 func (ec *executionContext) marshalNCheckoutSeatTier2ᚕᚖtillᚋgraphᚋmodelᚐCheckoutSeatTierᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CheckoutSeatTier) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCheckoutSeatTier2ᚖtillᚋgraphᚋmodelᚐCheckoutSeatTier(ctx, sel, v[i])
@@ -7950,7 +7951,7 @@ func (ec *executionContext) marshalOCheckoutStatus2ᚕstringᚄ(ctx context.Cont
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCheckoutStatus2string(ctx, sel, v[i])

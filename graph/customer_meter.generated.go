@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -593,7 +594,7 @@ func (ec *executionContext) _CustomerMeterPage(ctx context.Context, sel ast.Sele
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNCustomerMeter2ᚕᚖtillᚋstorageᚐCustomerMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.CustomerMeter) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerMeter2ᚖtillᚋstorageᚐCustomerMeter(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -1092,7 +1093,7 @@ func (ec *executionContext) _DiscountPage(ctx context.Context, sel ast.Selection
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNDiscount2ᚕᚖtillᚋstorageᚐDiscountᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Discount) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDiscount2ᚖtillᚋstorageᚐDiscount(ctx, sel, v[i])

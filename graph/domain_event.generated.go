@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -398,7 +399,7 @@ func (ec *executionContext) _DomainEventPage(ctx context.Context, sel ast.Select
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNDomainEvent2ᚕᚖtillᚋstorageᚐDomainEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.DomainEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDomainEvent2ᚖtillᚋstorageᚐDomainEvent(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -877,7 +878,7 @@ func (ec *executionContext) _FileDownload(ctx context.Context, sel ast.Selection
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNDownloadable2ᚕᚖtillᚋgraphᚋmodelᚐDownloadableᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Downloadable) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDownloadable2ᚖtillᚋgraphᚋmodelᚐDownloadable(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -806,7 +807,7 @@ func (ec *executionContext) _UsageEventPage(ctx context.Context, sel ast.Selecti
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNUsageEvent2ᚕᚖtillᚋstorageᚐEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Event) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, sel, v[i])
@@ -884,7 +885,7 @@ func (ec *executionContext) marshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐU
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNUsageEventSource2tillᚋgraphᚋmodelᚐUsageEventSource(ctx, sel, v[i])

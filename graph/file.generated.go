@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -3426,7 +3427,7 @@ func (ec *executionContext) marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx context
 }
 
 func (ec *executionContext) marshalNFile2ᚕtillᚋgraphᚋmodelᚐFileᚄ(ctx context.Context, sel ast.SelectionSet, v []model.File) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFile2tillᚋgraphᚋmodelᚐFile(ctx, sel, v[i])
@@ -3526,7 +3527,7 @@ func (ec *executionContext) marshalNFileUploadMultipart2ᚖtillᚋgraphᚋmodel�
 }
 
 func (ec *executionContext) marshalNFileUploadPart2ᚕᚖtillᚋgraphᚋmodelᚐFileUploadPartᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.FileUploadPart) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNFileUploadPart2ᚖtillᚋgraphᚋmodelᚐFileUploadPart(ctx, sel, v[i])
@@ -3552,7 +3553,7 @@ func (ec *executionContext) marshalNFileUploadPart2ᚖtillᚋgraphᚋmodelᚐFil
 }
 
 func (ec *executionContext) marshalNProductMediaFile2ᚕᚖtillᚋgraphᚋmodelᚐProductMediaFileᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProductMediaFile) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductMediaFile2ᚖtillᚋgraphᚋmodelᚐProductMediaFile(ctx, sel, v[i])

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -2535,7 +2536,7 @@ func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.Selec
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNBenefitGrant2ᚕᚖtillᚋstorageᚐBenefitGrantᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.BenefitGrant) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNBenefitGrant2ᚖtillᚋstorageᚐBenefitGrant(ctx, sel, v[i])
@@ -2571,7 +2572,7 @@ func (ec *executionContext) marshalNBenefitGrantProperties2tillᚋgraphᚋmodel�
 }
 
 func (ec *executionContext) marshalNCustomerSeat2ᚕᚖtillᚋstorageᚐCustomerSeatᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.CustomerSeat) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerSeat2ᚖtillᚋstorageᚐCustomerSeat(ctx, sel, v[i])
@@ -2711,7 +2712,7 @@ func (ec *executionContext) marshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerSeatStatus2string(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -727,7 +728,7 @@ func (ec *executionContext) _JobPage(ctx context.Context, sel ast.SelectionSet, 
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNJob2ᚕᚖtillᚋstorageᚐJobᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Job) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNJob2ᚖtillᚋstorageᚐJob(ctx, sel, v[i])
@@ -753,7 +754,7 @@ func (ec *executionContext) marshalNJob2ᚖtillᚋstorageᚐJob(ctx context.Cont
 }
 
 func (ec *executionContext) marshalNJobError2ᚕᚖtillᚋstorageᚐJobErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.JobError) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNJobError2ᚖtillᚋstorageᚐJobError(ctx, sel, v[i])
@@ -823,7 +824,7 @@ func (ec *executionContext) marshalOJobState2ᚕtillᚋgraphᚋmodelᚐJobState�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNJobState2tillᚋgraphᚋmodelᚐJobState(ctx, sel, v[i])

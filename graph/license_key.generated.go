@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -2270,7 +2271,7 @@ func (ec *executionContext) _Problem(ctx context.Context, sel ast.SelectionSet, 
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNLicenseKey2ᚕᚖtillᚋstorageᚐLicenseKeyᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.LicenseKey) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLicenseKey2ᚖtillᚋstorageᚐLicenseKey(ctx, sel, v[i])
@@ -2301,7 +2302,7 @@ func (ec *executionContext) unmarshalNLicenseKeyActivateInput2tillᚋgraphᚋmod
 }
 
 func (ec *executionContext) marshalNLicenseKeyActivation2ᚕᚖtillᚋstorageᚐLicenseKeyActivationᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.LicenseKeyActivation) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLicenseKeyActivation2ᚖtillᚋstorageᚐLicenseKeyActivation(ctx, sel, v[i])
@@ -2432,7 +2433,7 @@ func (ec *executionContext) marshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Co
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLicenseKeyStatus2string(ctx, sel, v[i])
@@ -2476,7 +2477,7 @@ func (ec *executionContext) marshalOLicenseSigningKey2ᚕᚖtillᚋstorageᚐLic
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLicenseSigningKey2ᚖtillᚋstorageᚐLicenseSigningKey(ctx, sel, v[i])

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/internal/scalar"
 	"till/storage"
 	"time"
@@ -1673,7 +1674,7 @@ func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNMeter2ᚕᚖtillᚋstorageᚐMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Meter) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, sel, v[i])
@@ -1758,7 +1759,7 @@ func (ec *executionContext) marshalNMeterFilterCondition2tillᚋgraphᚋmodelᚐ
 }
 
 func (ec *executionContext) marshalNMeterFilterCondition2ᚕtillᚋgraphᚋmodelᚐMeterFilterConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []model.MeterFilterCondition) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMeterFilterCondition2tillᚋgraphᚋmodelᚐMeterFilterCondition(ctx, sel, v[i])
@@ -1835,7 +1836,7 @@ func (ec *executionContext) marshalNMeterQuantityAt2tillᚋstorageᚐMeterQuanti
 }
 
 func (ec *executionContext) marshalNMeterQuantityAt2ᚕtillᚋstorageᚐMeterQuantityAtᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.MeterQuantityAt) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMeterQuantityAt2tillᚋstorageᚐMeterQuantityAt(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -1146,7 +1147,7 @@ func (ec *executionContext) _OAuth2ClientSecretPayload(ctx context.Context, sel 
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNOAuth2Client2ᚕᚖtillᚋstorageᚐOAuth2Clientᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.OAuth2Client) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOAuth2Client2ᚖtillᚋstorageᚐOAuth2Client(ctx, sel, v[i])
@@ -1206,7 +1207,7 @@ func (ec *executionContext) unmarshalNOAuth2GrantType2ᚕtillᚋgraphᚋmodelᚐ
 }
 
 func (ec *executionContext) marshalNOAuth2GrantType2ᚕtillᚋgraphᚋmodelᚐOAuth2GrantTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OAuth2GrantType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOAuth2GrantType2tillᚋgraphᚋmodelᚐOAuth2GrantType(ctx, sel, v[i])
@@ -1246,7 +1247,7 @@ func (ec *executionContext) unmarshalNOAuth2ResponseType2ᚕtillᚋgraphᚋmodel
 }
 
 func (ec *executionContext) marshalNOAuth2ResponseType2ᚕtillᚋgraphᚋmodelᚐOAuth2ResponseTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.OAuth2ResponseType) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOAuth2ResponseType2tillᚋgraphᚋmodelᚐOAuth2ResponseType(ctx, sel, v[i])

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -4834,7 +4835,7 @@ func (ec *executionContext) _OrderPage(ctx context.Context, sel ast.SelectionSet
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNOrder2ᚕᚖtillᚋstorageᚐOrderᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Order) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrder2ᚖtillᚋstorageᚐOrder(ctx, sel, v[i])
@@ -4876,7 +4877,7 @@ func (ec *executionContext) marshalNOrderBillingReason2string(ctx context.Contex
 }
 
 func (ec *executionContext) marshalNOrderItem2ᚕᚖtillᚋstorageᚐOrderItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.OrderItem) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrderItem2ᚖtillᚋstorageᚐOrderItem(ctx, sel, v[i])
@@ -4989,7 +4990,7 @@ func (ec *executionContext) marshalOOrderStatus2ᚕstringᚄ(ctx context.Context
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOrderStatus2string(ctx, sel, v[i])
@@ -5033,7 +5034,7 @@ func (ec *executionContext) marshalOProductBillingType2ᚕtillᚋgraphᚋmodel�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductBillingType2tillᚋgraphᚋmodelᚐProductBillingType(ctx, sel, v[i])

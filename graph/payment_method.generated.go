@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -716,7 +717,7 @@ func (ec *executionContext) _PaymentMethodPage(ctx context.Context, sel ast.Sele
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNPaymentMethod2ᚕᚖtillᚋstorageᚐPaymentMethodᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.PaymentMethod) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, sel, v[i])
@@ -762,7 +763,7 @@ func (ec *executionContext) marshalOPaymentMethod2ᚕᚖtillᚋstorageᚐPayment
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPaymentMethod2ᚖtillᚋstorageᚐPaymentMethod(ctx, sel, v[i])

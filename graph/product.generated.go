@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -2802,7 +2803,7 @@ func (ec *executionContext) unmarshalNPriceInput2ᚖtillᚋgraphᚋmodelᚐPrice
 }
 
 func (ec *executionContext) marshalNProduct2ᚕᚖtillᚋstorageᚐProductᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Product) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProduct2ᚖtillᚋstorageᚐProduct(ctx, sel, v[i])
@@ -2838,7 +2839,7 @@ func (ec *executionContext) unmarshalNProductCreateInput2tillᚋgraphᚋmodelᚐ
 }
 
 func (ec *executionContext) marshalNProductPrice2ᚕᚖtillᚋstorageᚐProductPriceᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.ProductPrice) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductPrice2ᚖtillᚋstorageᚐProductPrice(ctx, sel, v[i])
@@ -2864,7 +2865,7 @@ func (ec *executionContext) marshalNProductPrice2ᚖtillᚋstorageᚐProductPric
 }
 
 func (ec *executionContext) marshalNProductPriceSeatTier2ᚕᚖtillᚋgraphᚋmodelᚐProductPriceSeatTierᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ProductPriceSeatTier) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductPriceSeatTier2ᚖtillᚋgraphᚋmodelᚐProductPriceSeatTier(ctx, sel, v[i])
@@ -3060,7 +3061,7 @@ func (ec *executionContext) marshalOProductVisibility2ᚕstringᚄ(ctx context.C
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductVisibility2string(ctx, sel, v[i])

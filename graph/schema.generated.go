@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/internal/scalar"
 	"till/storage"
 	"time"
@@ -12485,7 +12486,7 @@ func (ec *executionContext) unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(c
 }
 
 func (ec *executionContext) marshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx context.Context, sel ast.SelectionSet, v []model.Scope) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNScope2tillᚋgraphᚋmodelᚐScope(ctx, sel, v[i])

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -5400,7 +5401,7 @@ func (ec *executionContext) unmarshalNAdvanceTestClockInput2tillᚋgraphᚋmodel
 }
 
 func (ec *executionContext) marshalNAttachedCustomField2ᚕᚖtillᚋgraphᚋmodelᚐAttachedCustomFieldᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AttachedCustomField) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAttachedCustomField2ᚖtillᚋgraphᚋmodelᚐAttachedCustomField(ctx, sel, v[i])
@@ -5462,7 +5463,7 @@ func (ec *executionContext) marshalNProductPriceVariant2tillᚋgraphᚋmodelᚐP
 }
 
 func (ec *executionContext) marshalNProductPriceVariant2ᚕtillᚋgraphᚋmodelᚐProductPriceVariantᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ProductPriceVariant) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNProductPriceVariant2tillᚋgraphᚋmodelᚐProductPriceVariant(ctx, sel, v[i])
@@ -5478,7 +5479,7 @@ func (ec *executionContext) marshalNProductPriceVariant2ᚕtillᚋgraphᚋmodel�
 }
 
 func (ec *executionContext) marshalNSubscription2ᚕᚖtillᚋstorageᚐSubscriptionᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Subscription) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSubscription2ᚖtillᚋstorageᚐSubscription(ctx, sel, v[i])
@@ -5509,7 +5510,7 @@ func (ec *executionContext) unmarshalNSubscriptionCancelInput2tillᚋgraphᚋmod
 }
 
 func (ec *executionContext) marshalNSubscriptionMeter2ᚕᚖtillᚋstorageᚐSubscriptionMeterᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.SubscriptionMeter) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSubscriptionMeter2ᚖtillᚋstorageᚐSubscriptionMeter(ctx, sel, v[i])
@@ -5618,7 +5619,7 @@ func (ec *executionContext) marshalOCustomerCancellationReason2ᚕstringᚄ(ctx 
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCustomerCancellationReason2string(ctx, sel, v[i])
@@ -5725,7 +5726,7 @@ func (ec *executionContext) marshalOSubscriptionStatus2ᚕstringᚄ(ctx context.
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSubscriptionStatus2string(ctx, sel, v[i])

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -787,7 +788,7 @@ func (ec *executionContext) _WebhookEndpointPage(ctx context.Context, sel ast.Se
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNWebhookEndpoint2ᚕᚖtillᚋstorageᚐWebhookEndpointᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.WebhookEndpoint) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookEndpoint2ᚖtillᚋstorageᚐWebhookEndpoint(ctx, sel, v[i])

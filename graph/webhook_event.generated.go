@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -832,7 +833,7 @@ func (ec *executionContext) _WebhookEventPage(ctx context.Context, sel ast.Selec
 // region    ***************************** type.gotpl *****************************
 
 func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖtillᚋstorageᚐWebhookDeliveryᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.WebhookDelivery) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookDelivery2ᚖtillᚋstorageᚐWebhookDelivery(ctx, sel, v[i])
@@ -858,7 +859,7 @@ func (ec *executionContext) marshalNWebhookDelivery2ᚖtillᚋstorageᚐWebhookD
 }
 
 func (ec *executionContext) marshalNWebhookEvent2ᚕᚖtillᚋstorageᚐWebhookEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.WebhookEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookEvent2ᚖtillᚋstorageᚐWebhookEvent(ctx, sel, v[i])

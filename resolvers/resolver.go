@@ -3,7 +3,7 @@
 // error vocabulary shared by GraphQL and /v1.
 package resolvers
 
-//go:generate sh -c "cd .. && go tool gqlgen generate"
+//go:generate sh -c "cd .. && go tool gqlgen generate && go run ./internal/gqlexec/rewrite graph"
 
 import (
 	"context"
