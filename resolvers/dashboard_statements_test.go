@@ -201,3 +201,46 @@ func seedDashboard(tb testing.TB, db *sqlx.DB, orgID uuid.UUID) {
 		tb.Fatalf("seeding the dashboard: %v", err)
 	}
 }
+
+// TestPortalHomeCostsPinnedStatements pins the statements of a customer portal's home page,
+// the portal case of the dashboard benchmark:
+//  1. the customer session's lookup (sessions are not cached);
+//  2. me.customer (CustomersByIDs);
+//  3. me.orders, 4. me.subscriptions and 5. me.licenseKeys, each one statement with its total
+//     (the customer has no subscriptions or keys: an empty first page costs its one statement);
+//  6. the orders' products (ProductsByIDs).
+func TestPortalHomeCostsPinnedStatements(t *testing.T) {
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	f := orderFixture{s: s, org: org, customer: newCustomer(t, s, org.Token, ""),
+		oneTime: newProduct(t, s, org.Token, "Ebook", newBenefit(t, s, org.Token, "Chapter").ID)}
+	token := newCustomerSession(t, s, org.Token, f.customer.ID)
+	for range 12 {
+		f.create(t, f.spec())
+	}
+	const query = `{ me {
+		customer { id email name billingName billingAddress { line1 postalCode city country } }
+		orders(limit: 10) { items { id createdAt status netAmount currency product { name } } pagination { totalCount } }
+		subscriptions(limit: 10) { items { id status amount currency currentPeriodEnd product { name } } pagination { totalCount } }
+		licenseKeys(limit: 10) { items { id displayKey status expiresAt } pagination { totalCount } } } }`
+	for run := 1; run <= 3; run++ {
+		counter.Reset()
+		var out struct {
+			Me struct {
+				Orders struct {
+					Items      []struct{ Product struct{ Name string } }
+					Pagination struct{ TotalCount int }
+				}
+			}
+		}
+		s.Query(t, token, query, nil, &out)
+		got := counter.Snapshot()
+		if len(out.Me.Orders.Items) != 10 || out.Me.Orders.Pagination.TotalCount != 12 || out.Me.Orders.Items[0].Product.Name != "Ebook" {
+			t.Fatalf("orders: %+v", out.Me.Orders)
+		}
+		if got.Statements() != 6 || got.Begins != 0 {
+			t.Errorf("run %d: %s; want 6 statements and no transaction", run, got)
+		}
+	}
+}
