@@ -133,39 +133,37 @@ func (c *cachingConn) QueryContext(ctx context.Context, query string, args []dri
 	if len(args) == 0 {
 		return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 	}
-	for attempt := 0; ; attempt++ {
-		st, err := c.prepared(ctx, query)
-		if err != nil {
-			return nil, err
-		}
-		rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, args)
-		if err != nil && stalePlan(err) {
-			c.evict(c.stmts[query])
-			if attempt == 0 && !c.inTx {
-				continue
-			}
-		}
-		return rows, err
-	}
+	return runPrepared(ctx, c, query, func(st driver.Stmt) (driver.Rows, error) {
+		return st.(driver.StmtQueryContext).QueryContext(ctx, args)
+	})
 }
 
 func (c *cachingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	if len(args) == 0 {
 		return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 	}
+	return runPrepared(ctx, c, query, func(st driver.Stmt) (driver.Result, error) {
+		return st.(driver.StmtExecContext).ExecContext(ctx, args)
+	})
+}
+
+// runPrepared runs query's prepared statement; when its plan went stale it is dropped and,
+// outside a transaction, prepared and run once more.
+func runPrepared[T any](ctx context.Context, c *cachingConn, query string, run func(driver.Stmt) (T, error)) (T, error) {
 	for attempt := 0; ; attempt++ {
 		st, err := c.prepared(ctx, query)
 		if err != nil {
-			return nil, err
+			var zero T
+			return zero, err
 		}
-		res, err := st.(driver.StmtExecContext).ExecContext(ctx, args)
+		out, err := run(st)
 		if err != nil && stalePlan(err) {
 			c.evict(c.stmts[query])
 			if attempt == 0 && !c.inTx {
 				continue
 			}
 		}
-		return res, err
+		return out, err
 	}
 }
 
