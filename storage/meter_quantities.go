@@ -79,8 +79,16 @@ func (a MeterAggregation) value(p *sqlParams) (value, where string, err error) {
 		return `extract(epoch FROM e."timestamp")::bigint::float8`, "true", nil
 	}
 	k := p.add(a.Property, "text")
-	return "(e.metadata ->> " + k + ")::float8", "jsonb_typeof(e.metadata -> " + k + ") = 'number'", nil
+	return "least(greatest((e.metadata ->> " + k + ")::float8, " + meterValueBound + "), " + meterValueBound[1:] + ")",
+		"jsonb_typeof(e.metadata -> " + k + ") = 'number'", nil
 }
+
+// meterValueBound (and its negation) bounds the number one event contributes. Ingestion takes
+// any finite number, up to 1.8e308, and two such events would overflow a float8 sum or
+// average: PostgreSQL then refuses the whole statement, which breaks a meter's figures for
+// every customer counted with the offender. At 1e280 a sum stays finite over more events
+// than a bigint can count.
+const meterValueBound = "-1e280"
 
 // sql compiles the aggregate over events aliased e and the condition rows must meet to
 // enter it.
@@ -92,8 +100,12 @@ func (a MeterAggregation) sql(p *sqlParams) (agg, where string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if a.Func == AggregationCount {
+	switch a.Func {
+	case AggregationCount:
 		return "count(*)", where, nil
+	case AggregationAvg:
+		// PostgreSQL's avg(float8) also sums squares, which overflow long before the sum.
+		return "sum(" + v + ") / nullif(count(" + v + "), 0)", where, nil
 	}
 	return a.Func + "(" + v + ")", where, nil
 }

@@ -1,6 +1,7 @@
 package storage_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -103,6 +104,38 @@ func TestMeterQuantityAggregations(t *testing.T) {
 			t.Fatalf("%s: %v", c.aggregation, err)
 		}
 		if got != c.want {
+			t.Errorf("%s = %v, want %v", c.aggregation, got, c.want)
+		}
+	}
+}
+
+// Two events at the largest finite number would overflow a float8 sum or average; each
+// counts at the bound instead, and every aggregation still answers.
+func TestMeterQuantityOfHugeValuesStaysFinite(t *testing.T) {
+	db := storagetest.New(t)
+	org := newOrganization(t, db, "acme")
+	cust := newMeterCustomer(t, db, org.ID, "ext-1")
+	from := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	insertEvents(t, db, org.ID,
+		usage{name: "api_call", customerID: &cust.ID, at: from.Add(time.Hour), metadata: `{"tokens": 1e308}`},
+		usage{name: "api_call", customerID: &cust.ID, at: from.Add(2 * time.Hour), metadata: `{"tokens": 1.7e308}`},
+		usage{name: "api_call", customerID: &cust.ID, at: from.Add(3 * time.Hour), metadata: `{"tokens": -1e308}`},
+	)
+	for _, c := range []struct {
+		aggregation string
+		want        float64
+	}{
+		{`{"func": "sum", "property": "tokens"}`, 1e280},
+		{`{"func": "avg", "property": "tokens"}`, 1e280 / 3},
+		{`{"func": "max", "property": "tokens"}`, 1e280},
+		{`{"func": "min", "property": "tokens"}`, -1e280},
+	} {
+		m := newMeter(t, db, org.ID, apiCalls, c.aggregation)
+		got, err := storage.MeterQuantity(t.Context(), db, m, cust, from, from.AddDate(0, 1, 0))
+		if err != nil {
+			t.Fatalf("%s: %v", c.aggregation, err)
+		}
+		if math.Abs(got-c.want) > math.Abs(c.want)*1e-12 {
 			t.Errorf("%s = %v, want %v", c.aggregation, got, c.want)
 		}
 	}
