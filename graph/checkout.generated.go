@@ -4436,7 +4436,7 @@ func (ec *executionContext) _CheckoutProduct_benefits(ctx context.Context, field
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Benefit) graphql.Marshaler {
-			return ec.marshalNBenefit2ᚕᚖtillᚋstorageᚐBenefitᚄ(ctx, selections, v)
+			return ec.marshalNBenefitPublic2ᚕᚖtillᚋstorageᚐBenefitᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4449,7 +4449,7 @@ func (ec *executionContext) fieldContext_CheckoutProduct_benefits(_ context.Cont
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Benefit(ctx, field)
+			return ec.childFields_BenefitPublic(ctx, field)
 		},
 	}
 	return fc, nil

@@ -181,6 +181,18 @@ type ComplexityRoot struct {
 		Pagination func(childComplexity int) int
 	}
 
+	BenefitPublic struct {
+		CreatedAt      func(childComplexity int) int
+		Deletable      func(childComplexity int) int
+		Description    func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IsDeleted      func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Selectable     func(childComplexity int) int
+		Type           func(childComplexity int) int
+	}
+
 	CardMetadata struct {
 		Brand    func(childComplexity int) int
 		ExpMonth func(childComplexity int) int
@@ -2067,6 +2079,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.BenefitPage.Pagination(childComplexity), true
+
+	case "BenefitPublic.createdAt":
+		if e.ComplexityRoot.BenefitPublic.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.CreatedAt(childComplexity), true
+	case "BenefitPublic.deletable":
+		if e.ComplexityRoot.BenefitPublic.Deletable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.Deletable(childComplexity), true
+	case "BenefitPublic.description":
+		if e.ComplexityRoot.BenefitPublic.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.Description(childComplexity), true
+	case "BenefitPublic.id":
+		if e.ComplexityRoot.BenefitPublic.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.ID(childComplexity), true
+	case "BenefitPublic.isDeleted":
+		if e.ComplexityRoot.BenefitPublic.IsDeleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.IsDeleted(childComplexity), true
+	case "BenefitPublic.modifiedAt":
+		if e.ComplexityRoot.BenefitPublic.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.ModifiedAt(childComplexity), true
+	case "BenefitPublic.organizationId":
+		if e.ComplexityRoot.BenefitPublic.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.OrganizationID(childComplexity), true
+	case "BenefitPublic.selectable":
+		if e.ComplexityRoot.BenefitPublic.Selectable == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.Selectable(childComplexity), true
+	case "BenefitPublic.type":
+		if e.ComplexityRoot.BenefitPublic.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.BenefitPublic.Type(childComplexity), true
 
 	case "CardMetadata.brand":
 		if e.ComplexityRoot.CardMetadata.Brand == nil {
@@ -9564,6 +9631,32 @@ type Benefit {
 }
 
 """
+A benefit as a checkout shows it to anyone holding the checkout's client secret (upstream's
+BenefitPublic): what it is, never its properties, which may hold what only its grantees get
+(a custom benefit's note, a license key's settings).
+"""
+type BenefitPublic {
+  "The benefit's id."
+  id: UUID!
+  "When the benefit was created."
+  createdAt: DateTime!
+  "When the benefit last changed; null if it never did."
+  modifiedAt: DateTime
+  "What the benefit gives."
+  type: BenefitType!
+  "What customers see of the benefit, 3 to 42 characters."
+  description: String!
+  "Whether the benefit can be attached to products; always true in Till."
+  selectable: Boolean!
+  "Whether the seller may delete it; always true in Till."
+  deletable: Boolean!
+  "Whether the benefit was deleted."
+  isDeleted: Boolean!
+  "The id of the organization the benefit belongs to."
+  organizationId: UUID!
+}
+
+"""
 What a benefit gives. Till issues license keys and download access, credits meters, and records
 grants of the others without calling their services.
 """
@@ -9962,8 +10055,8 @@ type CheckoutProduct {
   prices: [CheckoutPrice!]! @listSize(assumedSize: 20)
   "prices as /v1 spells them: the snake_case JSON of each CheckoutPrice member."
   wirePrices: [JSON!]!
-  "What buying the product grants, in the seller's order."
-  benefits: [Benefit!]! @listSize(assumedSize: 20)
+  "What buying the product grants, in the seller's order, as the public may see it."
+  benefits: [BenefitPublic!]! @listSize(assumedSize: 20)
   "Product images; always empty until product medias are managed by Till."
   medias: [ProductMediaFile!]! @listSize(assumedSize: 0)
 }
@@ -16266,6 +16359,30 @@ func (ec *executionContext) childFields_BenefitPage(ctx context.Context, field g
 		return ec.fieldContext_BenefitPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type BenefitPage", field.Name)
+}
+
+func (ec *executionContext) childFields_BenefitPublic(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_BenefitPublic_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_BenefitPublic_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_BenefitPublic_modifiedAt(ctx, field)
+	case "type":
+		return ec.fieldContext_BenefitPublic_type(ctx, field)
+	case "description":
+		return ec.fieldContext_BenefitPublic_description(ctx, field)
+	case "selectable":
+		return ec.fieldContext_BenefitPublic_selectable(ctx, field)
+	case "deletable":
+		return ec.fieldContext_BenefitPublic_deletable(ctx, field)
+	case "isDeleted":
+		return ec.fieldContext_BenefitPublic_isDeleted(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_BenefitPublic_organizationId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type BenefitPublic", field.Name)
 }
 
 func (ec *executionContext) childFields_CardMetadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

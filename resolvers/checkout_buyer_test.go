@@ -281,3 +281,42 @@ func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
 		}
 	})
 }
+
+// A checkout's benefits are public to anyone holding its client secret, so they are
+// BenefitPublic: what each benefit is, never its properties (a custom benefit's note is for
+// its grantees only, a license key's settings for the seller).
+func TestCheckoutBenefitsAreThePublicView(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	secret := createBenefit(t, s, org.Token, vars{"type": "custom", "description": "Members' room",
+		"properties": vars{"note": "invite: https://chat.example/secret"}})
+	p := newProduct(t, s, org.Token, "Course", secret.ID)
+	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{p.ID}})
+
+	var out struct {
+		CheckoutByClientSecret struct {
+			Products []struct {
+				Benefits []struct {
+					ID          uuid.UUID
+					Type        string
+					Description string
+				}
+			}
+		}
+	}
+	s.Query(t, "", `query($s: String!) { checkoutByClientSecret(clientSecret: $s) {
+		products { benefits { id type description } } } }`, vars{"s": c.ClientSecret}, &out)
+	got := out.CheckoutByClientSecret.Products
+	if len(got) != 1 || len(got[0].Benefits) != 1 || got[0].Benefits[0].ID != secret.ID ||
+		got[0].Benefits[0].Description != "Members' room" {
+		t.Fatalf("benefits %+v, want the course's one benefit", got)
+	}
+	for _, field := range []string{"properties", "custom { note }", "licenseKeys { prefix }", "metadata"} {
+		e := s.QueryError(t, "", `query($s: String!) { checkoutByClientSecret(clientSecret: $s) {
+			products { benefits { `+field+` } } } }`, vars{"s": c.ClientSecret})
+		if e.Extensions.Code != "BAD_USER_INPUT" || !strings.Contains(e.Message, "BenefitPublic") {
+			t.Errorf("selecting %s: %+v, want a validation error naming BenefitPublic", field, e)
+		}
+	}
+}
