@@ -53,11 +53,7 @@ func CheckoutsByIDs(ctx context.Context, q sqlx.ExtContext, orgs, ids []uuid.UUI
 func checkoutList(orgs []uuid.UUID, f CheckoutListFilter, sorts []Sort, now time.Time) listSQL {
 	// $1 is named in a condition too, so that the count, which reads no column, can type it.
 	w := newFilters([]string{"$1::timestamptz IS NOT NULL"}, now)
-	if len(orgs) == 1 { // see orgFilters
-		w.add("c.organization_id = $%d", orgs[0])
-	} else {
-		w.add("c.organization_id = ANY($%d)", pq.Array(orgs))
-	}
+	w.inOrgs("c.organization_id", orgs)
 	// Unlike anyOf, an id or status filter given as an empty list matches no checkout: only
 	// an absent one does not filter.
 	if f.OrganizationIDs != nil {

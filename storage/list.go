@@ -30,13 +30,19 @@ func newFilters(where []string, args ...any) *filters {
 // sorting every row of the organization.
 func orgFilters(column string, orgs []uuid.UUID, more ...string) *filters {
 	f := &filters{}
+	f.inOrgs(column, orgs)
+	f.where = append(f.where, more...)
+	return f
+}
+
+// inOrgs adds the organization scope as orgFilters words it, for a list whose conditions
+// start otherwise. Unlike anyOf, no organizations matches no row.
+func (f *filters) inOrgs(column string, orgs []uuid.UUID) {
 	if len(orgs) == 1 {
 		f.add(column+" = $%d", orgs[0])
 	} else {
 		f.add(column+" = ANY($%d)", pq.Array(orgs))
 	}
-	f.where = append(f.where, more...)
-	return f
 }
 
 // add appends a condition with one argument; cond holds %d where its placeholder number goes

@@ -129,7 +129,7 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 	}
 	if len(rows) > 0 {
 		out.Total = rows[0].total
-	} else if bounded != where || w.Offset() > 0 {
+	} else if w.After != nil || w.Before != nil || w.Offset() > 0 {
 		if err := sqlx.GetContext(ctx, q, &out.Total, count, l.Args...); err != nil {
 			return out, mapErr(err)
 		}
