@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -1629,6 +1630,9 @@ var benefitImplementors = []string{"Benefit"}
 
 func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, obj *storage.Benefit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitImplementors)
+	if m := ec._Benefit__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1993,6 +1997,9 @@ var benefitCustomPropertiesImplementors = []string{"BenefitCustomProperties"}
 
 func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitCustomProperties) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitCustomPropertiesImplementors)
+	if m := ec._BenefitCustomProperties__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2074,6 +2081,9 @@ var benefitMeterCreditPropertiesImplementors = []string{"BenefitMeterCreditPrope
 
 func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitMeterCreditProperties) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitMeterCreditPropertiesImplementors)
+	if m := ec._BenefitMeterCreditProperties__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2170,6 +2180,9 @@ var benefitPublicImplementors = []string{"BenefitPublic"}
 
 func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.SelectionSet, obj *storage.Benefit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitPublicImplementors)
+	if m := ec._BenefitPublic__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2248,6 +2261,9 @@ var licenseKeyActivationsImplementors = []string{"LicenseKeyActivations"}
 
 func (ec *executionContext) _LicenseKeyActivations(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyActivations) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationsImplementors)
+	if m := ec._LicenseKeyActivations__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2291,6 +2307,9 @@ var licenseKeyExpirationImplementors = []string{"LicenseKeyExpiration"}
 
 func (ec *executionContext) _LicenseKeyExpiration(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyExpiration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyExpirationImplementors)
+	if m := ec._LicenseKeyExpiration__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2334,6 +2353,9 @@ var licenseKeysPropertiesImplementors = []string{"LicenseKeysProperties"}
 
 func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeysProperties) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeysPropertiesImplementors)
+	if m := ec._LicenseKeysProperties__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2600,3 +2622,292 @@ func (ec *executionContext) marshalOLicenseKeysProperties2ᚖtillᚋgraphᚋmode
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Benefit__plain writes a Benefit whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Benefit__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Benefit) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "deletable", "description", "id", "metadata", "modifiedAt", "organizationId", "properties", "selectable", "type", "visibility":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Benefit").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "deletable":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Deletable).MarshalGQL(w)
+			case "description":
+				ec.marshalNString2string(ctx, f.Selections, obj.Description).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "properties":
+				ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Properties).MarshalGQL(w)
+			case "selectable":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Selectable).MarshalGQL(w)
+			case "type":
+				ec.marshalNBenefitType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			case "visibility":
+				ec.marshalNBenefitVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitCustomProperties__plain writes a BenefitCustomProperties whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitCustomProperties__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.BenefitCustomProperties) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "note":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitCustomProperties").MarshalGQL(w)
+			case "note":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Note).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitMeterCreditProperties__plain writes a BenefitMeterCreditProperties whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitMeterCreditProperties__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.BenefitMeterCreditProperties) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "meterId", "rollover", "units":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitMeterCreditProperties").MarshalGQL(w)
+			case "meterId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MeterID).MarshalGQL(w)
+			case "rollover":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Rollover).MarshalGQL(w)
+			case "units":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Units).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitPublic__plain writes a BenefitPublic whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitPublic__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Benefit) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "deletable", "description", "id", "modifiedAt", "organizationId", "selectable", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitPublic").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "deletable":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Deletable).MarshalGQL(w)
+			case "description":
+				ec.marshalNString2string(ctx, f.Selections, obj.Description).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "selectable":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Selectable).MarshalGQL(w)
+			case "type":
+				ec.marshalNBenefitType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKeyActivations__plain writes a LicenseKeyActivations whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKeyActivations__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.LicenseKeyActivations) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "enableCustomerAdmin", "limit":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKeyActivations").MarshalGQL(w)
+			case "enableCustomerAdmin":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.EnableCustomerAdmin).MarshalGQL(w)
+			case "limit":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Limit).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKeyExpiration__plain writes a LicenseKeyExpiration whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKeyExpiration__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.LicenseKeyExpiration) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "timeframe", "ttl":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKeyExpiration").MarshalGQL(w)
+			case "timeframe":
+				ec.marshalNString2string(ctx, f.Selections, obj.Timeframe).MarshalGQL(w)
+			case "ttl":
+				ec.marshalNInt2int(ctx, f.Selections, obj.TTL).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKeysProperties__plain writes a LicenseKeysProperties whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKeysProperties__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.LicenseKeysProperties) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "limitUsage", "prefix":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKeysProperties").MarshalGQL(w)
+			case "limitUsage":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.LimitUsage).MarshalGQL(w)
+			case "prefix":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Prefix).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -5379,6 +5380,9 @@ var checkoutImplementors = []string{"Checkout"}
 
 func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet, obj *storage.Checkout) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutImplementors)
+	if m := ec._Checkout__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6463,6 +6467,9 @@ var checkoutBillingAddressFieldsImplementors = []string{"CheckoutBillingAddressF
 
 func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutBillingAddressFields) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutBillingAddressFieldsImplementors)
+	if m := ec._CheckoutBillingAddressFields__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6526,6 +6533,9 @@ var checkoutDiscountFixedOnceForeverDurationImplementors = []string{"CheckoutDis
 
 func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedOnceForeverDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedOnceForeverDurationImplementors)
+	if m := ec._CheckoutDiscountFixedOnceForeverDuration__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6599,6 +6609,9 @@ var checkoutDiscountFixedRepeatDurationImplementors = []string{"CheckoutDiscount
 
 func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedRepeatDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedRepeatDurationImplementors)
+	if m := ec._CheckoutDiscountFixedRepeatDuration__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6677,6 +6690,9 @@ var checkoutDiscountPercentageOnceForeverDurationImplementors = []string{"Checko
 
 func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageOnceForeverDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageOnceForeverDurationImplementors)
+	if m := ec._CheckoutDiscountPercentageOnceForeverDuration__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6740,6 +6756,9 @@ var checkoutDiscountPercentageRepeatDurationImplementors = []string{"CheckoutDis
 
 func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageRepeatDuration) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageRepeatDurationImplementors)
+	if m := ec._CheckoutDiscountPercentageRepeatDuration__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6856,6 +6875,9 @@ var checkoutPriceCustomImplementors = []string{"CheckoutPriceCustom", "CheckoutP
 
 func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceCustom) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceCustomImplementors)
+	if m := ec._CheckoutPriceCustom__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6949,6 +6971,9 @@ var checkoutPriceFixedImplementors = []string{"CheckoutPriceFixed", "CheckoutPri
 
 func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceFixed) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFixedImplementors)
+	if m := ec._CheckoutPriceFixed__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7032,6 +7057,9 @@ var checkoutPriceFreeImplementors = []string{"CheckoutPriceFree", "CheckoutPrice
 
 func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceFree) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFreeImplementors)
+	if m := ec._CheckoutPriceFree__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7110,6 +7138,9 @@ var checkoutPriceMeterImplementors = []string{"CheckoutPriceMeter"}
 
 func (ec *executionContext) _CheckoutPriceMeter(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceMeter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeterImplementors)
+	if m := ec._CheckoutPriceMeter__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7168,6 +7199,9 @@ var checkoutPriceMeteredUnitImplementors = []string{"CheckoutPriceMeteredUnit", 
 
 func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceMeteredUnit) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeteredUnitImplementors)
+	if m := ec._CheckoutPriceMeteredUnit__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7266,6 +7300,9 @@ var checkoutPriceSeatBasedImplementors = []string{"CheckoutPriceSeatBased", "Che
 
 func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceSeatBased) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceSeatBasedImplementors)
+	if m := ec._CheckoutPriceSeatBased__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7349,6 +7386,9 @@ var checkoutProductImplementors = []string{"CheckoutProduct"}
 
 func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.SelectionSet, obj *storage.Product) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutProductImplementors)
+	if m := ec._CheckoutProduct__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7614,6 +7654,9 @@ var checkoutSeatTierImplementors = []string{"CheckoutSeatTier"}
 
 func (ec *executionContext) _CheckoutSeatTier(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSeatTier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTierImplementors)
+	if m := ec._CheckoutSeatTier__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7662,6 +7705,9 @@ var checkoutSeatTiersImplementors = []string{"CheckoutSeatTiers"}
 
 func (ec *executionContext) _CheckoutSeatTiers(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSeatTiers) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTiersImplementors)
+	if m := ec._CheckoutSeatTiers__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -7967,3 +8013,810 @@ func (ec *executionContext) marshalOCheckoutStatus2ᚕstringᚄ(ctx context.Cont
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Checkout__plain writes a Checkout whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Checkout__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Checkout) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "allowDiscountCodes", "allowTrial", "amount", "clientSecret", "createdAt", "currency", "customFieldData", "customerBillingName", "customerEmail", "customerId", "customerIpAddress", "customerName", "customerTaxId", "discountAmount", "discountId", "embedOrigin", "expiresAt", "id", "isBusinessCustomer", "locale", "maxSeats", "minSeats", "modifiedAt", "netAmount", "organizationId", "paymentMethodType", "paymentProcessor", "paymentProcessorMetadata", "productId", "productPriceId", "requireBillingAddress", "returnUrl", "seats", "status", "subscriptionId", "successUrl", "taxAmount", "taxBehavior", "totalAmount", "trialEnd", "trialInterval", "trialIntervalCount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Checkout").MarshalGQL(w)
+			case "allowDiscountCodes":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.AllowDiscountCodes).MarshalGQL(w)
+			case "allowTrial":
+				ec.marshalOBoolean2ᚖbool(ctx, f.Selections, obj.AllowTrial).MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "clientSecret":
+				ec.marshalNString2string(ctx, f.Selections, obj.ClientSecret).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "customFieldData":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.CustomFieldData).MarshalGQL(w)
+			case "customerBillingName":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerBillingName).MarshalGQL(w)
+			case "customerEmail":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerEmail).MarshalGQL(w)
+			case "customerId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "customerIpAddress":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerIPAddress).MarshalGQL(w)
+			case "customerName":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerName).MarshalGQL(w)
+			case "customerTaxId":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerTaxID).MarshalGQL(w)
+			case "discountAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.DiscountAmount).MarshalGQL(w)
+			case "discountId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.DiscountID).MarshalGQL(w)
+			case "embedOrigin":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.EmbedOrigin).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isBusinessCustomer":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsBusinessCustomer).MarshalGQL(w)
+			case "locale":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Locale).MarshalGQL(w)
+			case "maxSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxSeats).MarshalGQL(w)
+			case "minSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MinSeats).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "netAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.NetAmount).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "paymentMethodType":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.PaymentMethodType).MarshalGQL(w)
+			case "paymentProcessor":
+				ec.marshalNString2string(ctx, f.Selections, obj.PaymentProcessor).MarshalGQL(w)
+			case "paymentProcessorMetadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.PaymentProcessorMetadata).MarshalGQL(w)
+			case "productId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "productPriceId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductPriceID).MarshalGQL(w)
+			case "requireBillingAddress":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.RequireBillingAddress).MarshalGQL(w)
+			case "returnUrl":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ReturnURL).MarshalGQL(w)
+			case "seats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.Seats).MarshalGQL(w)
+			case "status":
+				ec.marshalNCheckoutStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+			case "subscriptionId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
+			case "successUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.SuccessURL).MarshalGQL(w)
+			case "taxAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.TaxAmount).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			case "totalAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.TotalAmount).MarshalGQL(w)
+			case "trialEnd":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.TrialEnd).MarshalGQL(w)
+			case "trialInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+			case "trialIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutBillingAddressFields__plain writes a CheckoutBillingAddressFields whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutBillingAddressFields__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutBillingAddressFields) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "city", "country", "line1", "line2", "postalCode", "state":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutBillingAddressFields").MarshalGQL(w)
+			case "city":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.City).MarshalGQL(w)
+			case "country":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.Country).MarshalGQL(w)
+			case "line1":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.Line1).MarshalGQL(w)
+			case "line2":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.Line2).MarshalGQL(w)
+			case "postalCode":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.PostalCode).MarshalGQL(w)
+			case "state":
+				ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, f.Selections, obj.State).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutDiscountFixedOnceForeverDuration__plain writes a CheckoutDiscountFixedOnceForeverDuration whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutDiscountFixedOnceForeverDuration) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "amounts", "code", "currency", "duration", "id", "name", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutDiscountFixedOnceForeverDuration").MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "amounts":
+				ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Amounts).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutDiscountFixedRepeatDuration__plain writes a CheckoutDiscountFixedRepeatDuration whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutDiscountFixedRepeatDuration) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "amounts", "code", "currency", "duration", "durationInMonths", "id", "name", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutDiscountFixedRepeatDuration").MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "amounts":
+				ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Amounts).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "durationInMonths":
+				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutDiscountPercentageOnceForeverDuration__plain writes a CheckoutDiscountPercentageOnceForeverDuration whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutDiscountPercentageOnceForeverDuration) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "basisPoints", "code", "duration", "id", "name", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutDiscountPercentageOnceForeverDuration").MarshalGQL(w)
+			case "basisPoints":
+				ec.marshalNInt2int(ctx, f.Selections, obj.BasisPoints).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutDiscountPercentageRepeatDuration__plain writes a CheckoutDiscountPercentageRepeatDuration whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutDiscountPercentageRepeatDuration) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "basisPoints", "code", "duration", "durationInMonths", "id", "name", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutDiscountPercentageRepeatDuration").MarshalGQL(w)
+			case "basisPoints":
+				ec.marshalNInt2int(ctx, f.Selections, obj.BasisPoints).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "durationInMonths":
+				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceCustom__plain writes a CheckoutPriceCustom whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceCustom__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceCustom) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "createdAt", "id", "isArchived", "maximumAmount", "minimumAmount", "modifiedAt", "presetAmount", "priceCurrency", "productId", "source", "taxBehavior":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceCustom").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "maximumAmount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaximumAmount).MarshalGQL(w)
+			case "minimumAmount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MinimumAmount).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "presetAmount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.PresetAmount).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceFixed__plain writes a CheckoutPriceFixed whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceFixed__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceFixed) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "createdAt", "id", "isArchived", "modifiedAt", "priceAmount", "priceCurrency", "productId", "source", "taxBehavior":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceFixed").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "priceAmount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.PriceAmount).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceFree__plain writes a CheckoutPriceFree whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceFree__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceFree) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "createdAt", "id", "isArchived", "modifiedAt", "priceCurrency", "productId", "source", "taxBehavior":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceFree").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceMeter__plain writes a CheckoutPriceMeter whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceMeter__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceMeter) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "customLabel", "customMultiplier", "id", "name", "unit":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceMeter").MarshalGQL(w)
+			case "customLabel":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomLabel).MarshalGQL(w)
+			case "customMultiplier":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.CustomMultiplier).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "unit":
+				ec.marshalNString2string(ctx, f.Selections, obj.Unit).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceMeteredUnit__plain writes a CheckoutPriceMeteredUnit whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceMeteredUnit__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceMeteredUnit) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "capAmount", "createdAt", "id", "isArchived", "meterId", "modifiedAt", "priceCurrency", "productId", "source", "taxBehavior", "unitAmount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceMeteredUnit").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "capAmount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.CapAmount).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "meterId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MeterID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			case "unitAmount":
+				ec.marshalNString2string(ctx, f.Selections, obj.UnitAmount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutPriceSeatBased__plain writes a CheckoutPriceSeatBased whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutPriceSeatBased__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutPriceSeatBased) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "createdAt", "id", "isArchived", "modifiedAt", "priceCurrency", "productId", "source", "taxBehavior":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutPriceSeatBased").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutProduct__plain writes a CheckoutProduct whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutProduct__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Product) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "description", "id", "isArchived", "metadata", "meterInterval", "meterIntervalCount", "modifiedAt", "name", "organizationId", "recurringInterval", "recurringIntervalCount", "trialInterval", "trialIntervalCount", "visibility":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutProduct").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "description":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Description).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "meterInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
+			case "meterIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MeterIntervalCount).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "recurringInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
+			case "recurringIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RecurringIntervalCount).MarshalGQL(w)
+			case "trialInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+			case "trialIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
+			case "visibility":
+				ec.marshalNProductVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutSeatTier__plain writes a CheckoutSeatTier whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutSeatTier__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutSeatTier) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "maxSeats", "minSeats", "pricePerSeat":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutSeatTier").MarshalGQL(w)
+			case "maxSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxSeats).MarshalGQL(w)
+			case "minSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MinSeats).MarshalGQL(w)
+			case "pricePerSeat":
+				ec.marshalNInt2int(ctx, f.Selections, obj.PricePerSeat).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CheckoutSeatTiers__plain writes a CheckoutSeatTiers whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CheckoutSeatTiers__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CheckoutSeatTiers) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "maximumSeats", "minimumSeats", "seatTierType":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CheckoutSeatTiers").MarshalGQL(w)
+			case "maximumSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaximumSeats).MarshalGQL(w)
+			case "minimumSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MinimumSeats).MarshalGQL(w)
+			case "seatTierType":
+				ec.marshalNString2string(ctx, f.Selections, obj.SeatTierType).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

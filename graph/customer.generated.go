@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -2372,6 +2373,9 @@ var customerImplementors = []string{"Customer"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *storage.Customer) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
+	if m := ec._Customer__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3135,3 +3139,68 @@ func (ec *executionContext) marshalOCustomerType2ᚖstring(ctx context.Context, 
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Customer__plain writes a Customer whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Customer__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Customer) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "avatarUrl", "billingName", "createdAt", "defaultPaymentMethodId", "deletedAt", "email", "emailVerified", "externalId", "firstUserEventAt", "id", "locale", "metadata", "modifiedAt", "name", "organizationId", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Customer").MarshalGQL(w)
+			case "avatarUrl":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.AvatarURL).MarshalGQL(w)
+			case "billingName":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.BillingName).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "defaultPaymentMethodId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.DefaultPaymentMethodID).MarshalGQL(w)
+			case "deletedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.DeletedAt).MarshalGQL(w)
+			case "email":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Email).MarshalGQL(w)
+			case "emailVerified":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.EmailVerified).MarshalGQL(w)
+			case "externalId":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ExternalID).MarshalGQL(w)
+			case "firstUserEventAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.FirstUserEventAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "locale":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Locale).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "type":
+				ec.marshalNCustomerType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

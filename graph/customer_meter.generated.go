@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -429,6 +430,9 @@ var customerMeterImplementors = []string{"CustomerMeter"}
 
 func (ec *executionContext) _CustomerMeter(ctx context.Context, sel ast.SelectionSet, obj *storage.CustomerMeter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerMeterImplementors)
+	if m := ec._CustomerMeter__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -635,3 +639,52 @@ func (ec *executionContext) marshalOCustomerMeterPage2ᚖtillᚋgraphᚋmodelᚐ
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _CustomerMeter__plain writes a CustomerMeter whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerMeter__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.CustomerMeter) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "balance", "consumedUnits", "createdAt", "creditedUnits", "customerId", "id", "meterId", "modifiedAt":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerMeter").MarshalGQL(w)
+			case "balance":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.Balance).MarshalGQL(w)
+			case "consumedUnits":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.ConsumedUnits).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "creditedUnits":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.CreditedUnits).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "meterId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MeterID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

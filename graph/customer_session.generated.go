@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -317,6 +318,9 @@ var customerSessionImplementors = []string{"CustomerSession"}
 
 func (ec *executionContext) _CustomerSession(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSession) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSessionImplementors)
+	if m := ec._CustomerSession__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -408,3 +412,52 @@ func (ec *executionContext) marshalOCustomerSession2ᚖtillᚋgraphᚋmodelᚐCu
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _CustomerSession__plain writes a CustomerSession whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerSession__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerSession) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "customerId", "customerPortalUrl", "expiresAt", "id", "modifiedAt", "returnUrl", "token":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerSession").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "customerPortalUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.CustomerPortalURL).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "returnUrl":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ReturnURL).MarshalGQL(w)
+			case "token":
+				ec.marshalNString2string(ctx, f.Selections, obj.Token).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -883,6 +884,9 @@ var discountImplementors = []string{"Discount"}
 
 func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet, obj *storage.Discount) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
+	if m := ec._Discount__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1219,3 +1223,72 @@ func (ec *executionContext) marshalODiscountType2ᚖstring(ctx context.Context, 
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Discount__plain writes a Discount whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Discount__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Discount) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "basisPoints", "code", "createdAt", "currency", "duration", "durationInMonths", "endsAt", "id", "maxRedemptions", "maxRedemptionsPerCustomer", "metadata", "modifiedAt", "name", "organizationId", "redemptionsCount", "startsAt", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Discount").MarshalGQL(w)
+			case "amount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "basisPoints":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.BasisPoints).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "currency":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "durationInMonths":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
+			case "endsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "maxRedemptions":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptions).MarshalGQL(w)
+			case "maxRedemptionsPerCustomer":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptionsPerCustomer).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "redemptionsCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.RedemptionsCount).MarshalGQL(w)
+			case "startsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

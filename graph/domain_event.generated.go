@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -259,6 +260,9 @@ var domainEventImplementors = []string{"DomainEvent"}
 
 func (ec *executionContext) _DomainEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.DomainEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, domainEventImplementors)
+	if m := ec._DomainEvent__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -432,3 +436,44 @@ func (ec *executionContext) marshalODomainEventPage2ᚖtillᚋgraphᚋmodelᚐDo
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _DomainEvent__plain writes a DomainEvent whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DomainEvent__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.DomainEvent) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "id", "objectId", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DomainEvent").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "objectId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ObjectID).MarshalGQL(w)
+			case "type":
+				ec.marshalNString2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

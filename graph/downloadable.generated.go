@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -602,6 +603,9 @@ var downloadableImplementors = []string{"Downloadable"}
 
 func (ec *executionContext) _Downloadable(ctx context.Context, sel ast.SelectionSet, obj *model.Downloadable) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableImplementors)
+	if m := ec._Downloadable__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -756,6 +760,9 @@ var fileDownloadImplementors = []string{"FileDownload"}
 
 func (ec *executionContext) _FileDownload(ctx context.Context, sel ast.SelectionSet, obj *storage.FileDownload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileDownloadImplementors)
+	if m := ec._FileDownload__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -921,3 +928,101 @@ func (ec *executionContext) marshalODownloadablePage2ᚖtillᚋgraphᚋmodelᚐD
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Downloadable__plain writes a Downloadable whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Downloadable__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.Downloadable) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "benefitId", "downloadUrl", "downloaded", "expiresAt", "id", "lastDownloadedAt":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Downloadable").MarshalGQL(w)
+			case "benefitId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.BenefitID).MarshalGQL(w)
+			case "downloadUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.DownloadURL).MarshalGQL(w)
+			case "downloaded":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Downloaded).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "lastDownloadedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastDownloadedAt).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _FileDownload__plain writes a FileDownload whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _FileDownload__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.FileDownload) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "size", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("FileDownload").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int64(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

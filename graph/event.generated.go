@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -556,6 +557,9 @@ var usageEventImplementors = []string{"UsageEvent"}
 
 func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.Event) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventImplementors)
+	if m := ec._UsageEvent__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -901,3 +905,60 @@ func (ec *executionContext) marshalOUsageEventSource2ᚕtillᚋgraphᚋmodelᚐU
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _UsageEvent__plain writes a UsageEvent whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _UsageEvent__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Event) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "customerId", "externalCustomerId", "externalId", "externalMemberId", "id", "memberId", "metadata", "name", "organizationId", "parentId", "timestamp":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("UsageEvent").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "externalCustomerId":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ExternalCustomerID).MarshalGQL(w)
+			case "externalId":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ExternalID).MarshalGQL(w)
+			case "externalMemberId":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ExternalMemberID).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "memberId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MemberID).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "parentId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ParentID).MarshalGQL(w)
+			case "timestamp":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.Timestamp).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -209,6 +210,9 @@ var usageEventsIngestResultImplementors = []string{"UsageEventsIngestResult"}
 
 func (ec *executionContext) _UsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, obj *model.UsageEventsIngestResult) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventsIngestResultImplementors)
+	if m := ec._UsageEventsIngestResult__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -284,3 +288,40 @@ func (ec *executionContext) marshalOUsageEventsIngestResult2ᚖtillᚋgraphᚋmo
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _UsageEventsIngestResult__plain writes a UsageEventsIngestResult whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _UsageEventsIngestResult__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.UsageEventsIngestResult) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "duplicates", "inserted":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("UsageEventsIngestResult").MarshalGQL(w)
+			case "duplicates":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Duplicates).MarshalGQL(w)
+			case "inserted":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Inserted).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

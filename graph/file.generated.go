@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -2672,6 +2673,9 @@ var downloadableFileImplementors = []string{"DownloadableFile", "File", "FileBas
 
 func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.SelectionSet, obj *model.DownloadableFile) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableFileImplementors)
+	if m := ec._DownloadableFile__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2838,6 +2842,9 @@ var fileUploadImplementors = []string{"FileUpload", "FileBase"}
 
 func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSet, obj *model.FileUpload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadImplementors)
+	if m := ec._FileUpload__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2951,6 +2958,9 @@ var fileUploadMultipartImplementors = []string{"FileUploadMultipart"}
 
 func (ec *executionContext) _FileUploadMultipart(ctx context.Context, sel ast.SelectionSet, obj *model.FileUploadMultipart) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadMultipartImplementors)
+	if m := ec._FileUploadMultipart__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2999,6 +3009,9 @@ var fileUploadPartImplementors = []string{"FileUploadPart"}
 
 func (ec *executionContext) _FileUploadPart(ctx context.Context, sel ast.SelectionSet, obj *model.FileUploadPart) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadPartImplementors)
+	if m := ec._FileUploadPart__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3067,6 +3080,9 @@ var organizationAvatarFileImplementors = []string{"OrganizationAvatarFile", "Fil
 
 func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationAvatarFile) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationAvatarFileImplementors)
+	if m := ec._OrganizationAvatarFile__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3185,6 +3201,9 @@ var productMediaFileImplementors = []string{"ProductMediaFile", "File", "FileBas
 
 func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.SelectionSet, obj *model.ProductMediaFile) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productMediaFileImplementors)
+	if m := ec._ProductMediaFile__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3303,6 +3322,9 @@ var supportCaseAttachmentFileImplementors = []string{"SupportCaseAttachmentFile"
 
 func (ec *executionContext) _SupportCaseAttachmentFile(ctx context.Context, sel ast.SelectionSet, obj *model.SupportCaseAttachmentFile) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, supportCaseAttachmentFileImplementors)
+	if m := ec._SupportCaseAttachmentFile__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3600,3 +3622,416 @@ func (ec *executionContext) marshalOFileUpload2ᚖtillᚋgraphᚋmodelᚐFileUpl
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _DownloadableFile__plain writes a DownloadableFile whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DownloadableFile__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.DownloadableFile) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "createdAt", "flaggedMaliciousAt", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "organizationId", "path", "service", "size", "sizeReadable", "storageVersion", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DownloadableFile").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "flaggedMaliciousAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.FlaggedMaliciousAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			case "service":
+				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "sizeReadable":
+				ec.marshalNString2string(ctx, f.Selections, obj.SizeReadable).MarshalGQL(w)
+			case "storageVersion":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StorageVersion).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _FileUpload__plain writes a FileUpload whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _FileUpload__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.FileUpload) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "organizationId", "path", "service", "size", "sizeReadable", "storageVersion", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("FileUpload").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			case "service":
+				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "sizeReadable":
+				ec.marshalNString2string(ctx, f.Selections, obj.SizeReadable).MarshalGQL(w)
+			case "storageVersion":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StorageVersion).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _FileUploadMultipart__plain writes a FileUploadMultipart whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _FileUploadMultipart__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.FileUploadMultipart) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "id", "path":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("FileUploadMultipart").MarshalGQL(w)
+			case "id":
+				ec.marshalNString2string(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _FileUploadPart__plain writes a FileUploadPart whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _FileUploadPart__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.FileUploadPart) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumSha256Base64", "chunkEnd", "chunkStart", "expiresAt", "headers", "number", "url":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("FileUploadPart").MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "chunkEnd":
+				ec.marshalNInt642int(ctx, f.Selections, obj.ChunkEnd).MarshalGQL(w)
+			case "chunkStart":
+				ec.marshalNInt642int(ctx, f.Selections, obj.ChunkStart).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "headers":
+				ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Headers).MarshalGQL(w)
+			case "number":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Number).MarshalGQL(w)
+			case "url":
+				ec.marshalNString2string(ctx, f.Selections, obj.URL).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _OrganizationAvatarFile__plain writes a OrganizationAvatarFile whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OrganizationAvatarFile__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.OrganizationAvatarFile) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "createdAt", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "organizationId", "path", "publicUrl", "service", "size", "sizeReadable", "storageVersion", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OrganizationAvatarFile").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			case "publicUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.PublicURL).MarshalGQL(w)
+			case "service":
+				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "sizeReadable":
+				ec.marshalNString2string(ctx, f.Selections, obj.SizeReadable).MarshalGQL(w)
+			case "storageVersion":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StorageVersion).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _ProductMediaFile__plain writes a ProductMediaFile whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _ProductMediaFile__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.ProductMediaFile) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "createdAt", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "organizationId", "path", "publicUrl", "service", "size", "sizeReadable", "storageVersion", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("ProductMediaFile").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			case "publicUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.PublicURL).MarshalGQL(w)
+			case "service":
+				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "sizeReadable":
+				ec.marshalNString2string(ctx, f.Selections, obj.SizeReadable).MarshalGQL(w)
+			case "storageVersion":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StorageVersion).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _SupportCaseAttachmentFile__plain writes a SupportCaseAttachmentFile whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _SupportCaseAttachmentFile__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.SupportCaseAttachmentFile) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checksumEtag", "checksumSha256Base64", "checksumSha256Hex", "createdAt", "id", "isUploaded", "lastModifiedAt", "mimeType", "name", "organizationId", "path", "service", "size", "sizeReadable", "storageVersion", "version":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("SupportCaseAttachmentFile").MarshalGQL(w)
+			case "checksumEtag":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumEtag).MarshalGQL(w)
+			case "checksumSha256Base64":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Base64).MarshalGQL(w)
+			case "checksumSha256Hex":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ChecksumSha256Hex).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isUploaded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsUploaded).MarshalGQL(w)
+			case "lastModifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastModifiedAt).MarshalGQL(w)
+			case "mimeType":
+				ec.marshalNString2string(ctx, f.Selections, obj.MimeType).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "path":
+				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
+			case "service":
+				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+			case "size":
+				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
+			case "sizeReadable":
+				ec.marshalNString2string(ctx, f.Selections, obj.SizeReadable).MarshalGQL(w)
+			case "storageVersion":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StorageVersion).MarshalGQL(w)
+			case "version":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Version).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

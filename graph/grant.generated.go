@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -1605,6 +1606,9 @@ var benefitGrantImplementors = []string{"BenefitGrant"}
 
 func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.SelectionSet, obj *storage.BenefitGrant) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantImplementors)
+	if m := ec._BenefitGrant__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2002,6 +2006,9 @@ var benefitGrantEmptyPropertiesImplementors = []string{"BenefitGrantEmptyPropert
 
 func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantEmptyProperties) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantEmptyPropertiesImplementors)
+	if m := ec._BenefitGrantEmptyProperties__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2040,6 +2047,9 @@ var benefitGrantErrorImplementors = []string{"BenefitGrantError"}
 
 func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantError) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantErrorImplementors)
+	if m := ec._BenefitGrantError__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2088,6 +2098,9 @@ var benefitGrantLicenseKeysPropertiesImplementors = []string{"BenefitGrantLicens
 
 func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantLicenseKeysProperties) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantLicenseKeysPropertiesImplementors)
+	if m := ec._BenefitGrantLicenseKeysProperties__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2179,6 +2192,9 @@ var customerSeatImplementors = []string{"CustomerSeat"}
 
 func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.SelectionSet, obj *storage.CustomerSeat) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatImplementors)
+	if m := ec._CustomerSeat__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2353,6 +2369,9 @@ var customerSeatAssignmentImplementors = []string{"CustomerSeatAssignment"}
 
 func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatAssignment) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatAssignmentImplementors)
+	if m := ec._CustomerSeatAssignment__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2396,6 +2415,9 @@ var customerSeatClaimImplementors = []string{"CustomerSeatClaim"}
 
 func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatClaim) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatClaimImplementors)
+	if m := ec._CustomerSeatClaim__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2439,6 +2461,9 @@ var customerSeatListImplementors = []string{"CustomerSeatList"}
 
 func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatList) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatListImplementors)
+	if m := ec._CustomerSeatList__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2728,3 +2753,333 @@ func (ec *executionContext) marshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _BenefitGrant__plain writes a BenefitGrant whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitGrant__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.BenefitGrant) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "benefitId", "createdAt", "customerId", "grantedAt", "id", "memberId", "modifiedAt", "orderId", "revokedAt", "subscriptionId":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitGrant").MarshalGQL(w)
+			case "benefitId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.BenefitID).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "grantedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.GrantedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "memberId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MemberID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "orderId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrderID).MarshalGQL(w)
+			case "revokedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.RevokedAt).MarshalGQL(w)
+			case "subscriptionId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitGrantEmptyProperties__plain writes a BenefitGrantEmptyProperties whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitGrantEmptyProperties__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.BenefitGrantEmptyProperties) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "empty":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitGrantEmptyProperties").MarshalGQL(w)
+			case "empty":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Empty).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitGrantError__plain writes a BenefitGrantError whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitGrantError__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.BenefitGrantError) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "message", "timestamp", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitGrantError").MarshalGQL(w)
+			case "message":
+				ec.marshalNString2string(ctx, f.Selections, obj.Message).MarshalGQL(w)
+			case "timestamp":
+				ec.marshalNString2string(ctx, f.Selections, obj.Timestamp).MarshalGQL(w)
+			case "type":
+				ec.marshalNString2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _BenefitGrantLicenseKeysProperties__plain writes a BenefitGrantLicenseKeysProperties whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _BenefitGrantLicenseKeysProperties__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.BenefitGrantLicenseKeysProperties) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "displayKey", "licenseKeyId":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("BenefitGrantLicenseKeysProperties").MarshalGQL(w)
+			case "displayKey":
+				ec.marshalNString2string(ctx, f.Selections, obj.DisplayKey).MarshalGQL(w)
+			case "licenseKeyId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.LicenseKeyID).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerSeat__plain writes a CustomerSeat whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerSeat__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.CustomerSeat) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "claimedAt", "createdAt", "customerId", "email", "id", "invitationTokenExpiresAt", "memberId", "modifiedAt", "orderId", "revokedAt", "seatMetadata", "status", "subscriptionId":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerSeat").MarshalGQL(w)
+			case "claimedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ClaimedAt).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "email":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Email).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "invitationTokenExpiresAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.InvitationTokenExpiresAt).MarshalGQL(w)
+			case "memberId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MemberID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "orderId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrderID).MarshalGQL(w)
+			case "revokedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.RevokedAt).MarshalGQL(w)
+			case "seatMetadata":
+				ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.SeatMetadata).MarshalGQL(w)
+			case "status":
+				ec.marshalNCustomerSeatStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+			case "subscriptionId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerSeatAssignment__plain writes a CustomerSeatAssignment whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerSeatAssignment__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerSeatAssignment) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "invitationToken":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerSeatAssignment").MarshalGQL(w)
+			case "invitationToken":
+				ec.marshalNString2string(ctx, f.Selections, obj.InvitationToken).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerSeatClaim__plain writes a CustomerSeatClaim whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerSeatClaim__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerSeatClaim) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "customerSessionToken":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerSeatClaim").MarshalGQL(w)
+			case "customerSessionToken":
+				ec.marshalNString2string(ctx, f.Selections, obj.CustomerSessionToken).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerSeatList__plain writes a CustomerSeatList whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerSeatList__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerSeatList) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "availableSeats", "totalSeats":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerSeatList").MarshalGQL(w)
+			case "availableSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.AvailableSeats).MarshalGQL(w)
+			case "totalSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.TotalSeats).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -477,6 +478,9 @@ var jobImplementors = []string{"Job"}
 
 func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *storage.Job) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobImplementors)
+	if m := ec._Job__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -631,6 +635,9 @@ var jobErrorImplementors = []string{"JobError"}
 
 func (ec *executionContext) _JobError(ctx context.Context, sel ast.SelectionSet, obj *storage.JobError) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobErrorImplementors)
+	if m := ec._JobError__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -840,3 +847,93 @@ func (ec *executionContext) marshalOJobState2ᚕtillᚋgraphᚋmodelᚐJobState�
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Job__plain writes a Job whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Job__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Job) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "args", "attempt", "attemptedAt", "createdAt", "finishedAt", "id", "kind", "maxAttempts", "scheduledAt":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Job").MarshalGQL(w)
+			case "args":
+				ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Args).MarshalGQL(w)
+			case "attempt":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Attempt).MarshalGQL(w)
+			case "attemptedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.AttemptedAt).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "finishedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.FinishedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "kind":
+				ec.marshalNString2string(ctx, f.Selections, obj.Kind).MarshalGQL(w)
+			case "maxAttempts":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MaxAttempts).MarshalGQL(w)
+			case "scheduledAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ScheduledAt).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _JobError__plain writes a JobError whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _JobError__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.JobError) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "at", "attempt", "error":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("JobError").MarshalGQL(w)
+			case "at":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.At).MarshalGQL(w)
+			case "attempt":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Attempt).MarshalGQL(w)
+			case "error":
+				ec.marshalNString2string(ctx, f.Selections, obj.Error).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -1596,6 +1597,9 @@ var licenseCertificateImplementors = []string{"LicenseCertificate"}
 
 func (ec *executionContext) _LicenseCertificate(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseCertificate) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseCertificateImplementors)
+	if m := ec._LicenseCertificate__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1654,6 +1658,9 @@ var licenseKeyImplementors = []string{"LicenseKey"}
 
 func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyImplementors)
+	if m := ec._LicenseKey__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1919,6 +1926,9 @@ var licenseKeyActivationImplementors = []string{"LicenseKeyActivation"}
 
 func (ec *executionContext) _LicenseKeyActivation(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseKeyActivation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationImplementors)
+	if m := ec._LicenseKeyActivation__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2068,6 +2078,9 @@ var licenseKeyValidationImplementors = []string{"LicenseKeyValidation"}
 
 func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyValidation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyValidationImplementors)
+	if m := ec._LicenseKeyValidation__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2169,6 +2182,9 @@ var licenseSigningKeyImplementors = []string{"LicenseSigningKey"}
 
 func (ec *executionContext) _LicenseSigningKey(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseSigningKey) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseSigningKeyImplementors)
+	if m := ec._LicenseSigningKey__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2222,6 +2238,9 @@ var problemImplementors = []string{"Problem"}
 
 func (ec *executionContext) _Problem(ctx context.Context, sel ast.SelectionSet, obj *model.Problem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, problemImplementors)
+	if m := ec._Problem__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2507,3 +2526,275 @@ func (ec *executionContext) marshalOProblem2ᚖtillᚋgraphᚋmodelᚐProblem(ct
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _LicenseCertificate__plain writes a LicenseCertificate whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseCertificate__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.LicenseCertificate) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "certificate", "expiresAt", "issuedAt", "jwksUrl", "keyId":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseCertificate").MarshalGQL(w)
+			case "certificate":
+				ec.marshalNString2string(ctx, f.Selections, obj.Certificate).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "issuedAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.IssuedAt).MarshalGQL(w)
+			case "jwksUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.JwksURL).MarshalGQL(w)
+			case "keyId":
+				ec.marshalNString2string(ctx, f.Selections, obj.KeyID).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKey__plain writes a LicenseKey whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKey__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.LicenseKey) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "benefitId", "createdAt", "customerId", "displayKey", "expiresAt", "id", "key", "lastValidatedAt", "limitActivations", "limitUsage", "memberId", "modifiedAt", "organizationId", "status", "usage", "validations":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKey").MarshalGQL(w)
+			case "benefitId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.BenefitID).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "displayKey":
+				ec.marshalNString2string(ctx, f.Selections, obj.DisplayKey).MarshalGQL(w)
+			case "expiresAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ExpiresAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "key":
+				ec.marshalNString2string(ctx, f.Selections, obj.Key).MarshalGQL(w)
+			case "lastValidatedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.LastValidatedAt).MarshalGQL(w)
+			case "limitActivations":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.LimitActivations).MarshalGQL(w)
+			case "limitUsage":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.LimitUsage).MarshalGQL(w)
+			case "memberId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MemberID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "status":
+				ec.marshalNLicenseKeyStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+			case "usage":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Usage).MarshalGQL(w)
+			case "validations":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Validations).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKeyActivation__plain writes a LicenseKeyActivation whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKeyActivation__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.LicenseKeyActivation) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "id", "label", "licenseKeyId", "meta", "modifiedAt":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKeyActivation").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "label":
+				ec.marshalNString2string(ctx, f.Selections, obj.Label).MarshalGQL(w)
+			case "licenseKeyId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.LicenseKeyID).MarshalGQL(w)
+			case "meta":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Meta).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseKeyValidation__plain writes a LicenseKeyValidation whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseKeyValidation__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.LicenseKeyValidation) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "code", "remainingUsage", "valid":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseKeyValidation").MarshalGQL(w)
+			case "code":
+				ec.marshalNLicenseKeyValidationCode2string(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "remainingUsage":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RemainingUsage).MarshalGQL(w)
+			case "valid":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Valid).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _LicenseSigningKey__plain writes a LicenseSigningKey whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _LicenseSigningKey__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.LicenseSigningKey) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "keyId", "retiredAt", "validUntil":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("LicenseSigningKey").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "keyId":
+				ec.marshalNString2string(ctx, f.Selections, obj.KeyID).MarshalGQL(w)
+			case "retiredAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.RetiredAt).MarshalGQL(w)
+			case "validUntil":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ValidUntil).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _Problem__plain writes a Problem whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Problem__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.Problem) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "code", "detail", "status":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Problem").MarshalGQL(w)
+			case "code":
+				ec.marshalNString2string(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "detail":
+				ec.marshalNString2string(ctx, f.Selections, obj.Detail).MarshalGQL(w)
+			case "status":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Status).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

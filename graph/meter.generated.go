@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -1165,6 +1166,9 @@ var meterImplementors = []string{"Meter"}
 
 func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, obj *storage.Meter) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterImplementors)
+	if m := ec._Meter__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1324,6 +1328,9 @@ var meterCountAggregationImplementors = []string{"MeterCountAggregation", "Meter
 
 func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterCountAggregation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterCountAggregationImplementors)
+	if m := ec._MeterCountAggregation__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1362,6 +1369,9 @@ var meterFilterComparisonImplementors = []string{"MeterFilterComparison", "Meter
 
 func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterComparison) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterComparisonImplementors)
+	if m := ec._MeterFilterComparison__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1410,6 +1420,9 @@ var meterFilterGroupImplementors = []string{"MeterFilterGroup", "MeterFilterCond
 
 func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterGroupImplementors)
+	if m := ec._MeterFilterGroup__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1501,6 +1514,9 @@ var meterPropertyAggregationImplementors = []string{"MeterPropertyAggregation", 
 
 func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterPropertyAggregation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterPropertyAggregationImplementors)
+	if m := ec._MeterPropertyAggregation__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1544,6 +1560,9 @@ var meterQuantitiesImplementors = []string{"MeterQuantities"}
 
 func (ec *executionContext) _MeterQuantities(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterQuantities) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantitiesImplementors)
+	if m := ec._MeterQuantities__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1587,6 +1606,9 @@ var meterQuantityAtImplementors = []string{"MeterQuantityAt"}
 
 func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterQuantityAt) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantityAtImplementors)
+	if m := ec._MeterQuantityAt__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1630,6 +1652,9 @@ var meterUniqueAggregationImplementors = []string{"MeterUniqueAggregation", "Met
 
 func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterUniqueAggregation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterUniqueAggregationImplementors)
+	if m := ec._MeterUniqueAggregation__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1995,3 +2020,311 @@ func (ec *executionContext) marshalOMeterUnit2ᚖtillᚋgraphᚋmodelᚐMeterUni
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Meter__plain writes a Meter whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Meter__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Meter) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "archivedAt", "createdAt", "customLabel", "customMultiplier", "id", "metadata", "modifiedAt", "name", "organizationId", "unit":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Meter").MarshalGQL(w)
+			case "archivedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ArchivedAt).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customLabel":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomLabel).MarshalGQL(w)
+			case "customMultiplier":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.CustomMultiplier).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "unit":
+				ec.marshalNString2string(ctx, f.Selections, obj.Unit).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterCountAggregation__plain writes a MeterCountAggregation whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterCountAggregation__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.MeterCountAggregation) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "func":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterCountAggregation").MarshalGQL(w)
+			case "func":
+				ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, f.Selections, obj.Func).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterFilterComparison__plain writes a MeterFilterComparison whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterFilterComparison__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.MeterFilterComparison) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "operator", "property", "value":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterFilterComparison").MarshalGQL(w)
+			case "operator":
+				ec.marshalNMeterFilterOperator2tillᚋgraphᚋmodelᚐMeterFilterOperator(ctx, f.Selections, obj.Operator).MarshalGQL(w)
+			case "property":
+				ec.marshalNString2string(ctx, f.Selections, obj.Property).MarshalGQL(w)
+			case "value":
+				ec.marshalNMeterFilterValue2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Value).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterFilterGroup__plain writes a MeterFilterGroup whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterFilterGroup__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.MeterFilterGroup) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "conjunction":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterFilterGroup").MarshalGQL(w)
+			case "conjunction":
+				ec.marshalNMeterFilterConjunction2tillᚋgraphᚋmodelᚐMeterFilterConjunction(ctx, f.Selections, obj.Conjunction).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterPropertyAggregation__plain writes a MeterPropertyAggregation whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterPropertyAggregation__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.MeterPropertyAggregation) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "func", "property":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterPropertyAggregation").MarshalGQL(w)
+			case "func":
+				ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, f.Selections, obj.Func).MarshalGQL(w)
+			case "property":
+				ec.marshalNString2string(ctx, f.Selections, obj.Property).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterQuantities__plain writes a MeterQuantities whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterQuantities__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.MeterQuantities) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "total":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterQuantities").MarshalGQL(w)
+			case "total":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.Total).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterQuantityAt__plain writes a MeterQuantityAt whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterQuantityAt__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.MeterQuantityAt) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "quantity", "timestamp":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterQuantityAt").MarshalGQL(w)
+			case "quantity":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.Quantity).MarshalGQL(w)
+			case "timestamp":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.Timestamp).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterUniqueAggregation__plain writes a MeterUniqueAggregation whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterUniqueAggregation__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.MeterUniqueAggregation) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "func", "property":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterUniqueAggregation").MarshalGQL(w)
+			case "func":
+				ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, f.Selections, obj.Func).MarshalGQL(w)
+			case "property":
+				ec.marshalNString2string(ctx, f.Selections, obj.Property).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

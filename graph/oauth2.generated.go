@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -172,6 +173,9 @@ var authorizeOAuth2PayloadImplementors = []string{"AuthorizeOAuth2Payload"}
 
 func (ec *executionContext) _AuthorizeOAuth2Payload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthorizeOAuth2Payload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, authorizeOAuth2PayloadImplementors)
+	if m := ec._AuthorizeOAuth2Payload__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -228,3 +232,40 @@ func (ec *executionContext) marshalOAuthorizeOAuth2Payload2ᚖtillᚋgraphᚋmod
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _AuthorizeOAuth2Payload__plain writes a AuthorizeOAuth2Payload whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _AuthorizeOAuth2Payload__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.AuthorizeOAuth2Payload) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "code", "redirectUrl":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("AuthorizeOAuth2Payload").MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "redirectUrl":
+				ec.marshalNString2string(ctx, f.Selections, obj.RedirectURL).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

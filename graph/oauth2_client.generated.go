@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -749,6 +750,9 @@ var oAuth2ClientImplementors = []string{"OAuth2Client"}
 
 func (ec *executionContext) _OAuth2Client(ctx context.Context, sel ast.SelectionSet, obj *storage.OAuth2Client) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientImplementors)
+	if m := ec._OAuth2Client__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1103,6 +1107,9 @@ var oAuth2ClientSecretPayloadImplementors = []string{"OAuth2ClientSecretPayload"
 
 func (ec *executionContext) _OAuth2ClientSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *model.OAuth2ClientSecretPayload) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientSecretPayloadImplementors)
+	if m := ec._OAuth2ClientSecretPayload__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1320,3 +1327,89 @@ func (ec *executionContext) marshalOOAuth2SubType2ᚖtillᚋgraphᚋmodelᚐOAut
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _OAuth2Client__plain writes a OAuth2Client whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OAuth2Client__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.OAuth2Client) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "clientId", "clientName", "clientUri", "createdAt", "logoUri", "modifiedAt", "policyUri", "scope", "tosUri":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OAuth2Client").MarshalGQL(w)
+			case "clientId":
+				ec.marshalNString2string(ctx, f.Selections, obj.ClientID).MarshalGQL(w)
+			case "clientName":
+				ec.marshalNString2string(ctx, f.Selections, obj.ClientName).MarshalGQL(w)
+			case "clientUri":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ClientURI).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "logoUri":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.LogoURI).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "policyUri":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.PolicyURI).MarshalGQL(w)
+			case "scope":
+				ec.marshalNString2string(ctx, f.Selections, obj.Scope).MarshalGQL(w)
+			case "tosUri":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TosURI).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _OAuth2ClientSecretPayload__plain writes a OAuth2ClientSecretPayload whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OAuth2ClientSecretPayload__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.OAuth2ClientSecretPayload) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "clientSecret":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OAuth2ClientSecretPayload").MarshalGQL(w)
+			case "clientSecret":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ClientSecret).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

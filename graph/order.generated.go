@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -3531,6 +3532,9 @@ var discountFixedOnceForeverDurationBaseImplementors = []string{"DiscountFixedOn
 
 func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedOnceForeverDurationBase) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedOnceForeverDurationBaseImplementors)
+	if m := ec._DiscountFixedOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3649,6 +3653,9 @@ var discountFixedRepeatDurationBaseImplementors = []string{"DiscountFixedRepeatD
 
 func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedRepeatDurationBase) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedRepeatDurationBaseImplementors)
+	if m := ec._DiscountFixedRepeatDurationBase__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3772,6 +3779,9 @@ var discountPercentageOnceForeverDurationBaseImplementors = []string{"DiscountPe
 
 func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageOnceForeverDurationBase) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageOnceForeverDurationBaseImplementors)
+	if m := ec._DiscountPercentageOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3880,6 +3890,9 @@ var discountPercentageRepeatDurationBaseImplementors = []string{"DiscountPercent
 
 func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageRepeatDurationBase) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageRepeatDurationBaseImplementors)
+	if m := ec._DiscountPercentageRepeatDurationBase__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3993,6 +4006,9 @@ var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *storage.Order) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	if m := ec._Order__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -4675,6 +4691,9 @@ var orderDocumentImplementors = []string{"OrderDocument"}
 
 func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.SelectionSet, obj *model.OrderDocument) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderDocumentImplementors)
+	if m := ec._OrderDocument__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -4713,6 +4732,9 @@ var orderItemImplementors = []string{"OrderItem"}
 
 func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet, obj *storage.OrderItem) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderItemImplementors)
+	if m := ec._OrderItem__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5050,3 +5072,444 @@ func (ec *executionContext) marshalOProductBillingType2ᚕtillᚋgraphᚋmodel�
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _DiscountFixedOnceForeverDurationBase__plain writes a DiscountFixedOnceForeverDurationBase whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DiscountFixedOnceForeverDurationBase__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.DiscountFixedOnceForeverDurationBase) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "amounts", "code", "createdAt", "currency", "duration", "endsAt", "id", "maxRedemptions", "maxRedemptionsPerCustomer", "metadata", "modifiedAt", "name", "organizationId", "redemptionsCount", "startsAt", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DiscountFixedOnceForeverDurationBase").MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "amounts":
+				ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Amounts).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "endsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "maxRedemptions":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptions).MarshalGQL(w)
+			case "maxRedemptionsPerCustomer":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptionsPerCustomer).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "redemptionsCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.RedemptionsCount).MarshalGQL(w)
+			case "startsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _DiscountFixedRepeatDurationBase__plain writes a DiscountFixedRepeatDurationBase whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DiscountFixedRepeatDurationBase__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.DiscountFixedRepeatDurationBase) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "amounts", "code", "createdAt", "currency", "duration", "durationInMonths", "endsAt", "id", "maxRedemptions", "maxRedemptionsPerCustomer", "metadata", "modifiedAt", "name", "organizationId", "redemptionsCount", "startsAt", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DiscountFixedRepeatDurationBase").MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "amounts":
+				ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.Amounts).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "durationInMonths":
+				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
+			case "endsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "maxRedemptions":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptions).MarshalGQL(w)
+			case "maxRedemptionsPerCustomer":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptionsPerCustomer).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "redemptionsCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.RedemptionsCount).MarshalGQL(w)
+			case "startsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _DiscountPercentageOnceForeverDurationBase__plain writes a DiscountPercentageOnceForeverDurationBase whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.DiscountPercentageOnceForeverDurationBase) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "basisPoints", "code", "createdAt", "duration", "endsAt", "id", "maxRedemptions", "maxRedemptionsPerCustomer", "metadata", "modifiedAt", "name", "organizationId", "redemptionsCount", "startsAt", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DiscountPercentageOnceForeverDurationBase").MarshalGQL(w)
+			case "basisPoints":
+				ec.marshalNInt2int(ctx, f.Selections, obj.BasisPoints).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "endsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "maxRedemptions":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptions).MarshalGQL(w)
+			case "maxRedemptionsPerCustomer":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptionsPerCustomer).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "redemptionsCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.RedemptionsCount).MarshalGQL(w)
+			case "startsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _DiscountPercentageRepeatDurationBase__plain writes a DiscountPercentageRepeatDurationBase whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _DiscountPercentageRepeatDurationBase__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.DiscountPercentageRepeatDurationBase) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "basisPoints", "code", "createdAt", "duration", "durationInMonths", "endsAt", "id", "maxRedemptions", "maxRedemptionsPerCustomer", "metadata", "modifiedAt", "name", "organizationId", "redemptionsCount", "startsAt", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("DiscountPercentageRepeatDurationBase").MarshalGQL(w)
+			case "basisPoints":
+				ec.marshalNInt2int(ctx, f.Selections, obj.BasisPoints).MarshalGQL(w)
+			case "code":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "duration":
+				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+			case "durationInMonths":
+				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
+			case "endsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "maxRedemptions":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptions).MarshalGQL(w)
+			case "maxRedemptionsPerCustomer":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxRedemptionsPerCustomer).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "redemptionsCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.RedemptionsCount).MarshalGQL(w)
+			case "startsAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
+			case "type":
+				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _Order__plain writes a Order whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Order__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Order) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "appliedBalanceAmount", "billingName", "billingReason", "checkoutId", "createdAt", "currency", "customFieldData", "customerId", "description", "discountAmount", "discountId", "dueAmount", "id", "invoiceNumber", "metadata", "modifiedAt", "netAmount", "nextPaymentAttemptAt", "platformFeeAmount", "platformFeeCurrency", "productId", "receiptNumber", "refundedAmount", "refundedTaxAmount", "seats", "status", "subscriptionId", "subtotalAmount", "taxAmount", "totalAmount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Order").MarshalGQL(w)
+			case "appliedBalanceAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.AppliedBalanceAmount).MarshalGQL(w)
+			case "billingName":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.BillingName).MarshalGQL(w)
+			case "billingReason":
+				ec.marshalNOrderBillingReason2string(ctx, f.Selections, obj.BillingReason).MarshalGQL(w)
+			case "checkoutId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CheckoutID).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "currency":
+				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
+			case "customFieldData":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.CustomFieldData).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "description":
+				ec.marshalNString2string(ctx, f.Selections, obj.Description).MarshalGQL(w)
+			case "discountAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.DiscountAmount).MarshalGQL(w)
+			case "discountId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.DiscountID).MarshalGQL(w)
+			case "dueAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.DueAmount).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "invoiceNumber":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.InvoiceNumber).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "netAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.NetAmount).MarshalGQL(w)
+			case "nextPaymentAttemptAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.NextPaymentAttemptAt).MarshalGQL(w)
+			case "platformFeeAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.PlatformFeeAmount).MarshalGQL(w)
+			case "platformFeeCurrency":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.PlatformFeeCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "receiptNumber":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.ReceiptNumber).MarshalGQL(w)
+			case "refundedAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.RefundedAmount).MarshalGQL(w)
+			case "refundedTaxAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.RefundedTaxAmount).MarshalGQL(w)
+			case "seats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.Seats).MarshalGQL(w)
+			case "status":
+				ec.marshalNOrderStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+			case "subscriptionId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
+			case "subtotalAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.SubtotalAmount).MarshalGQL(w)
+			case "taxAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.TaxAmount).MarshalGQL(w)
+			case "totalAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.TotalAmount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _OrderDocument__plain writes a OrderDocument whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OrderDocument__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.OrderDocument) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "url":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OrderDocument").MarshalGQL(w)
+			case "url":
+				ec.marshalNString2string(ctx, f.Selections, obj.URL).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _OrderItem__plain writes a OrderItem whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OrderItem__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.OrderItem) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amount", "createdAt", "id", "label", "modifiedAt", "productPriceId", "proration", "taxAmount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OrderItem").MarshalGQL(w)
+			case "amount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.Amount).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "label":
+				ec.marshalNString2string(ctx, f.Selections, obj.Label).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "productPriceId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductPriceID).MarshalGQL(w)
+			case "proration":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Proration).MarshalGQL(w)
+			case "taxAmount":
+				ec.marshalNInt2int64(ctx, f.Selections, obj.TaxAmount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -656,6 +657,9 @@ var customerPortalCustomerSettingsImplementors = []string{"CustomerPortalCustome
 
 func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalCustomerSettings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalCustomerSettingsImplementors)
+	if m := ec._CustomerPortalCustomerSettings__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -694,6 +698,9 @@ var customerPortalSubscriptionSettingsImplementors = []string{"CustomerPortalSub
 
 func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalSubscriptionSettingsImplementors)
+	if m := ec._CustomerPortalSubscriptionSettings__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -737,6 +744,9 @@ var customerPortalUsageSettingsImplementors = []string{"CustomerPortalUsageSetti
 
 func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalUsageSettings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalUsageSettingsImplementors)
+	if m := ec._CustomerPortalUsageSettings__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -775,6 +785,9 @@ var organizationImplementors = []string{"Organization"}
 
 func (ec *executionContext) _Organization(ctx context.Context, sel ast.SelectionSet, obj *storage.Organization) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationImplementors)
+	if m := ec._Organization__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1030,6 +1043,9 @@ var organizationFeatureSettingsImplementors = []string{"OrganizationFeatureSetti
 
 func (ec *executionContext) _OrganizationFeatureSettings(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationFeatureSettings) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationFeatureSettingsImplementors)
+	if m := ec._OrganizationFeatureSettings__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1157,3 +1173,204 @@ func (ec *executionContext) marshalOOrganization2ᚖtillᚋstorageᚐOrganizatio
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _CustomerPortalCustomerSettings__plain writes a CustomerPortalCustomerSettings whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerPortalCustomerSettings__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerPortalCustomerSettings) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "allowEmailChange":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerPortalCustomerSettings").MarshalGQL(w)
+			case "allowEmailChange":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.AllowEmailChange).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerPortalSubscriptionSettings__plain writes a CustomerPortalSubscriptionSettings whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerPortalSubscriptionSettings__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "updatePlan", "updateSeats":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerPortalSubscriptionSettings").MarshalGQL(w)
+			case "updatePlan":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.UpdatePlan).MarshalGQL(w)
+			case "updateSeats":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.UpdateSeats).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _CustomerPortalUsageSettings__plain writes a CustomerPortalUsageSettings whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CustomerPortalUsageSettings__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.CustomerPortalUsageSettings) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "show":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CustomerPortalUsageSettings").MarshalGQL(w)
+			case "show":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Show).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _Organization__plain writes a Organization whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Organization__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Organization) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "allowCustomerUpdates", "avatarUrl", "createdAt", "defaultPresentmentCurrency", "email", "id", "modifiedAt", "name", "processorMode", "prorationBehavior", "slug", "website":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Organization").MarshalGQL(w)
+			case "allowCustomerUpdates":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.AllowCustomerUpdates).MarshalGQL(w)
+			case "avatarUrl":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.AvatarURL).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "defaultPresentmentCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.DefaultPresentmentCurrency).MarshalGQL(w)
+			case "email":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Email).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "processorMode":
+				ec.marshalNProcessorMode2string(ctx, f.Selections, obj.ProcessorMode).MarshalGQL(w)
+			case "prorationBehavior":
+				ec.marshalNString2string(ctx, f.Selections, obj.ProrationBehavior).MarshalGQL(w)
+			case "slug":
+				ec.marshalNString2string(ctx, f.Selections, obj.Slug).MarshalGQL(w)
+			case "website":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Website).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _OrganizationFeatureSettings__plain writes a OrganizationFeatureSettings whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _OrganizationFeatureSettings__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.OrganizationFeatureSettings) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "checkoutLocalizationEnabled", "memberModelEnabled":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("OrganizationFeatureSettings").MarshalGQL(w)
+			case "checkoutLocalizationEnabled":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.CheckoutLocalizationEnabled).MarshalGQL(w)
+			case "memberModelEnabled":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.MemberModelEnabled).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -537,6 +538,9 @@ var cardMetadataImplementors = []string{"CardMetadata"}
 
 func (ec *executionContext) _CardMetadata(ctx context.Context, sel ast.SelectionSet, obj *storage.CardMetadata) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardMetadataImplementors)
+	if m := ec._CardMetadata__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -595,6 +599,9 @@ var paymentMethodImplementors = []string{"PaymentMethod"}
 
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *storage.PaymentMethod) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
+	if m := ec._PaymentMethod__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -793,3 +800,93 @@ func (ec *executionContext) marshalOPaymentMethodPage2ᚖtillᚋgraphᚋmodelᚐ
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _CardMetadata__plain writes a CardMetadata whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _CardMetadata__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.CardMetadata) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "brand", "expMonth", "expYear", "last4", "wallet":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("CardMetadata").MarshalGQL(w)
+			case "brand":
+				ec.marshalNString2string(ctx, f.Selections, obj.Brand).MarshalGQL(w)
+			case "expMonth":
+				ec.marshalNInt2int(ctx, f.Selections, obj.ExpMonth).MarshalGQL(w)
+			case "expYear":
+				ec.marshalNInt2int(ctx, f.Selections, obj.ExpYear).MarshalGQL(w)
+			case "last4":
+				ec.marshalNString2string(ctx, f.Selections, obj.Last4).MarshalGQL(w)
+			case "wallet":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Wallet).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _PaymentMethod__plain writes a PaymentMethod whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _PaymentMethod__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.PaymentMethod) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "customerId", "id", "isDefault", "modifiedAt", "processor", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("PaymentMethod").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "customerId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isDefault":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsDefault).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "processor":
+				ec.marshalNString2string(ctx, f.Selections, obj.Processor).MarshalGQL(w)
+			case "type":
+				ec.marshalNString2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

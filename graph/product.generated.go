@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -2034,6 +2035,9 @@ var productImplementors = []string{"Product"}
 
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *storage.Product) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
+	if m := ec._Product__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2499,6 +2503,9 @@ var productPriceImplementors = []string{"ProductPrice"}
 
 func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.SelectionSet, obj *storage.ProductPrice) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceImplementors)
+	if m := ec._ProductPrice__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2650,6 +2657,9 @@ var productPriceSeatTierImplementors = []string{"ProductPriceSeatTier"}
 
 func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTier) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTierImplementors)
+	if m := ec._ProductPriceSeatTier__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2698,6 +2708,9 @@ var productPriceSeatTiersImplementors = []string{"ProductPriceSeatTiers"}
 
 func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTiers) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTiersImplementors)
+	if m := ec._ProductPriceSeatTiers__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -3111,3 +3124,209 @@ func (ec *executionContext) marshalOSeatTierType2ᚖtillᚋgraphᚋmodelᚐSeatT
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Product__plain writes a Product whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Product__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Product) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "createdAt", "description", "id", "isArchived", "metadata", "meterInterval", "meterIntervalCount", "modifiedAt", "name", "organizationId", "recurringInterval", "recurringIntervalCount", "trialInterval", "trialIntervalCount", "visibility":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Product").MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "description":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Description).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "metadata":
+				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
+			case "meterInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
+			case "meterIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MeterIntervalCount).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "recurringInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
+			case "recurringIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RecurringIntervalCount).MarshalGQL(w)
+			case "trialInterval":
+				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+			case "trialIntervalCount":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
+			case "visibility":
+				ec.marshalNProductVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _ProductPrice__plain writes a ProductPrice whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _ProductPrice__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.ProductPrice) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "amountType", "capAmount", "createdAt", "id", "isArchived", "maximumAmount", "meterId", "minimumAmount", "modifiedAt", "presetAmount", "priceAmount", "priceCurrency", "productId", "source", "taxBehavior", "unitAmount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("ProductPrice").MarshalGQL(w)
+			case "amountType":
+				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+			case "capAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.CapAmount).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "maximumAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.MaximumAmount).MarshalGQL(w)
+			case "meterId":
+				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MeterID).MarshalGQL(w)
+			case "minimumAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.MinimumAmount).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "presetAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.PresetAmount).MarshalGQL(w)
+			case "priceAmount":
+				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.PriceAmount).MarshalGQL(w)
+			case "priceCurrency":
+				ec.marshalNString2string(ctx, f.Selections, obj.PriceCurrency).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "source":
+				ec.marshalNString2string(ctx, f.Selections, obj.Source).MarshalGQL(w)
+			case "taxBehavior":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.TaxBehavior).MarshalGQL(w)
+			case "unitAmount":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.UnitAmount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _ProductPriceSeatTier__plain writes a ProductPriceSeatTier whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _ProductPriceSeatTier__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.ProductPriceSeatTier) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "maxSeats", "minSeats", "pricePerSeat":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("ProductPriceSeatTier").MarshalGQL(w)
+			case "maxSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaxSeats).MarshalGQL(w)
+			case "minSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MinSeats).MarshalGQL(w)
+			case "pricePerSeat":
+				ec.marshalNInt2int(ctx, f.Selections, obj.PricePerSeat).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _ProductPriceSeatTiers__plain writes a ProductPriceSeatTiers whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _ProductPriceSeatTiers__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.ProductPriceSeatTiers) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "maximumSeats", "minimumSeats", "seatTierType":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("ProductPriceSeatTiers").MarshalGQL(w)
+			case "maximumSeats":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MaximumSeats).MarshalGQL(w)
+			case "minimumSeats":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MinimumSeats).MarshalGQL(w)
+			case "seatTierType":
+				ec.marshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTierType(ctx, f.Selections, obj.SeatTierType).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -10551,6 +10552,9 @@ var addressImplementors = []string{"Address"}
 
 func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, obj *storage.Address) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
+	if m := ec._Address__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -11152,6 +11156,9 @@ var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	if m := ec._PageInfo__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -11205,6 +11212,9 @@ var paginationImplementors = []string{"Pagination"}
 
 func (ec *executionContext) _Pagination(ctx context.Context, sel ast.SelectionSet, obj *model.Pagination) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, paginationImplementors)
+	if m := ec._Pagination__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -12737,3 +12747,126 @@ func (ec *executionContext) marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _Address__plain writes a Address whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Address__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.Address) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "city", "country", "line1", "line2", "postalCode", "state":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Address").MarshalGQL(w)
+			case "city":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.City).MarshalGQL(w)
+			case "country":
+				ec.marshalNString2string(ctx, f.Selections, obj.Country).MarshalGQL(w)
+			case "line1":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Line1).MarshalGQL(w)
+			case "line2":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Line2).MarshalGQL(w)
+			case "postalCode":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.PostalCode).MarshalGQL(w)
+			case "state":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.State).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _PageInfo__plain writes a PageInfo whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _PageInfo__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.PageInfo) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "endCursor", "hasNextPage", "hasPreviousPage", "startCursor":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("PageInfo").MarshalGQL(w)
+			case "endCursor":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.EndCursor).MarshalGQL(w)
+			case "hasNextPage":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.HasNextPage).MarshalGQL(w)
+			case "hasPreviousPage":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.HasPreviousPage).MarshalGQL(w)
+			case "startCursor":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StartCursor).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _Pagination__plain writes a Pagination whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _Pagination__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.Pagination) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "maxPage", "totalCount":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("Pagination").MarshalGQL(w)
+			case "maxPage":
+				ec.marshalNInt2int(ctx, f.Selections, obj.MaxPage).MarshalGQL(w)
+			case "totalCount":
+				ec.marshalNInt2int(ctx, f.Selections, obj.TotalCount).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -575,6 +576,9 @@ var webhookEndpointImplementors = []string{"WebhookEndpoint"}
 
 func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookEndpoint) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointImplementors)
+	if m := ec._WebhookEndpoint__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -864,3 +868,58 @@ func (ec *executionContext) marshalOWebhookFormat2ᚖtillᚋgraphᚋmodelᚐWebh
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _WebhookEndpoint__plain writes a WebhookEndpoint whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _WebhookEndpoint__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.WebhookEndpoint) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "consecutiveFailures", "createdAt", "disabledAt", "disabledReason", "enabled", "id", "modifiedAt", "name", "organizationId", "secret", "url":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("WebhookEndpoint").MarshalGQL(w)
+			case "consecutiveFailures":
+				ec.marshalNInt2int(ctx, f.Selections, obj.ConsecutiveFailures).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "disabledAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.DisabledAt).MarshalGQL(w)
+			case "disabledReason":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.DisabledReason).MarshalGQL(w)
+			case "enabled":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Enabled).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "modifiedAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
+			case "name":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Name).MarshalGQL(w)
+			case "organizationId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+			case "secret":
+				ec.marshalNString2string(ctx, f.Selections, obj.Secret).MarshalGQL(w)
+			case "url":
+				ec.marshalNString2string(ctx, f.Selections, obj.URL).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

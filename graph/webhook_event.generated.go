@@ -5,6 +5,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"sync/atomic"
@@ -590,6 +591,9 @@ var webhookDeliveryImplementors = []string{"WebhookDelivery"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookDelivery) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+	if m := ec._WebhookDelivery__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -653,6 +657,9 @@ var webhookEventImplementors = []string{"WebhookEvent"}
 
 func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventImplementors)
+	if m := ec._WebhookEvent__plain(ctx, fields, obj); m != nil {
+		return m
+	}
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -899,3 +906,105 @@ func (ec *executionContext) marshalOWebhookEventPage2ᚖtillᚋgraphᚋmodelᚐW
 }
 
 // endregion ***************************** type.gotpl *****************************
+
+// _WebhookDelivery__plain writes a WebhookDelivery whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _WebhookDelivery__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.WebhookDelivery) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "attempt", "createdAt", "httpCode", "id", "response", "succeeded":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("WebhookDelivery").MarshalGQL(w)
+			case "attempt":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Attempt).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "httpCode":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.HTTPCode).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "response":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Response).MarshalGQL(w)
+			case "succeeded":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Succeeded).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _WebhookEvent__plain writes a WebhookEvent whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _WebhookEvent__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.WebhookEvent) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "attempts", "createdAt", "deliveredAt", "endpointId", "id", "isArchived", "lastHttpCode", "nextAttemptAt", "payload", "skipped", "succeeded", "type":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("WebhookEvent").MarshalGQL(w)
+			case "attempts":
+				ec.marshalNInt2int(ctx, f.Selections, obj.Attempts).MarshalGQL(w)
+			case "createdAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
+			case "deliveredAt":
+				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.DeliveredAt).MarshalGQL(w)
+			case "endpointId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.WebhookEndpointID).MarshalGQL(w)
+			case "id":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isArchived":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "lastHttpCode":
+				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.LastHTTPCode).MarshalGQL(w)
+			case "nextAttemptAt":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.NextAttemptAt).MarshalGQL(w)
+			case "payload":
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Payload).MarshalGQL(w)
+			case "skipped":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Skipped).MarshalGQL(w)
+			case "succeeded":
+				ec.marshalOBoolean2ᚖbool(ctx, f.Selections, obj.Succeeded).MarshalGQL(w)
+			case "type":
+				ec.marshalNString2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}

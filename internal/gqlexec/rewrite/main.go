@@ -1,6 +1,7 @@
-// Command rewrite points gqlgen's generated executor at package gqlexec: it replaces every
-// call of graphql.MarshalSliceConcurrently in the given directory's *.generated.go files with
-// gqlexec.MarshalSlice and imports the package. `go generate` runs it after gqlgen, so the
+// Command rewrite adjusts gqlgen's generated executor in the given directory's
+// *.generated.go files: it replaces every call of graphql.MarshalSliceConcurrently with
+// gqlexec.MarshalSlice (importing the package), and gives object types a writer for
+// selections of plain fields (plain.go). `go generate` runs it after gqlgen, so the
 // generated code stays reproducible byte for byte.
 //
 //	go run ./internal/gqlexec/rewrite graph
@@ -31,43 +32,69 @@ func main() {
 	}
 }
 
+// tableFile is the file rewriteDir writes the plain-field table to.
+const tableFile = "plain_fields.generated.go"
+
 func rewriteDir(dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.generated.go"))
 	if err != nil {
 		return err
 	}
+	var objects []plainObject
 	for _, f := range files {
+		if filepath.Base(f) == tableFile {
+			continue
+		}
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		out, err := rewrite(src)
+		out, objs, err := rewriteFile(src)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
+		objects = append(objects, objs...)
 		if !bytes.Equal(out, src) {
 			if err := os.WriteFile(f, out, 0o644); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	table, err := plainTable(filepath.Base(dir), objects)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, tableFile), table, 0o644)
 }
 
-// rewrite returns src with the calls replaced and the import added, formatted as gofmt does
-// (which sorts the new import into place); src without such calls comes back unchanged.
+// rewrite returns src with the plain writers added (addPlainWriters) and the calls
+// replaced, formatted as gofmt does; src with nothing to change comes back unchanged.
 func rewrite(src []byte) ([]byte, error) {
-	if !bytes.Contains(src, []byte(from)) {
-		return src, nil
+	out, _, err := rewriteFile(src)
+	return out, err
+}
+
+// rewriteFile is rewrite that also returns the file's objects with plain fields.
+func rewriteFile(src []byte) ([]byte, []plainObject, error) {
+	out, objects, err := addPlainWriters(src)
+	if err != nil || !bytes.Contains(out, []byte(from)) {
+		return out, objects, err
 	}
-	out := bytes.ReplaceAll(src, []byte(from), []byte(to))
-	if !bytes.Contains(out, []byte(importPath)) {
-		i := bytes.Index(out, []byte("import (\n"))
+	out = bytes.ReplaceAll(out, []byte(from), []byte(to))
+	out, err = addImport(out, importPath)
+	return out, objects, err
+}
+
+// addImport adds path to src's import block unless it is there, and formats src as gofmt
+// does (which sorts the new import into place).
+func addImport(src []byte, path string) ([]byte, error) {
+	if !bytes.Contains(src, []byte("\t"+path+"\n")) {
+		i := bytes.Index(src, []byte("import (\n"))
 		if i < 0 {
 			return nil, fmt.Errorf("no import block")
 		}
 		i += len("import (\n")
-		out = append(out[:i:i], append([]byte("\t"+importPath+"\n"), out[i:]...)...)
+		src = append(src[:i:i], append([]byte("\t"+path+"\n"), src[i:]...)...)
 	}
-	return format.Source(out)
+	return format.Source(src)
 }

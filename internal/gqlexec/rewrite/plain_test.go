@@ -1,0 +1,178 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// generatedObject is the shape gqlgen gives an object's executor and its field functions:
+// id is plain, name is a nullable plain pointer, due a non-null pointer, paid a resolver and
+// secret a plain read behind a directive.
+const generatedObject = `package graph
+
+import (
+	"context"
+	"errors"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+type Thing struct {
+	ID     string
+	Name   *string
+	Due    *int
+	Secret string
+}
+
+type executionContext struct{ *graphql.OperationContext }
+
+var thingImplementors = []string{"Thing"}
+
+func (ec *executionContext) _Thing(ctx context.Context, sel ast.SelectionSet, obj *Thing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, thingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	return out
+}
+
+func (ec *executionContext) _Thing_id(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _Thing_name(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _Thing_due(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_due(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Due, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalNInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_due(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, false, false, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _Thing_paid(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_paid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Thing().Paid(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_paid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, true, true, errors.New("no child fields"))
+}
+
+func (ec *executionContext) _Thing_secret(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, false, false, errors.New("no child fields"))
+}
+`
+
+func TestPlainWriters(t *testing.T) {
+	out, err := rewrite([]byte(generatedObject))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{
+		"if m := ec._Thing__plain(ctx, fields, obj); m != nil {",
+		`case "__typename", "id", "name":`,
+		"if obj.Due == nil {",
+		"ec.marshalNID2string(ctx, f.Selections, obj.ID).MarshalGQL(w)",
+		"ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Name).MarshalGQL(w)",
+		`graphql.MarshalString("Thing").MarshalGQL(w)`,
+		`"io"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, refused := range []string{`case "paid"`, `case "secret"`, "obj.Secret).MarshalGQL"} {
+		if strings.Contains(got, refused) {
+			t.Errorf("a field that is not plain is written: %q", refused)
+		}
+	}
+	if strings.Index(got, "ec._Thing__plain(ctx, fields, obj)") > strings.Index(got, "out := graphql.NewFieldSet(fields)") {
+		t.Error("the executor collects into a field set before trying the plain writer")
+	}
+	again, err := rewrite(out)
+	if err != nil || string(again) != got {
+		t.Errorf("a second rewrite changed the output (err %v)", err)
+	}
+}
