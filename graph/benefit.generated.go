@@ -2634,7 +2634,7 @@ func (ec *executionContext) _Benefit__plain(ctx context.Context, fields []graphq
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "createdAt", "deletable", "description", "id", "metadata", "modifiedAt", "organizationId", "properties", "selectable", "type", "visibility":
+		case "__typename", "createdAt", "deletable", "description", "id", "isDeleted", "metadata", "modifiedAt", "organizationId", "properties", "selectable", "type", "visibility", "visibilityConfigurable":
 		default:
 			return nil
 		}
@@ -2658,6 +2658,8 @@ func (ec *executionContext) _Benefit__plain(ctx context.Context, fields []graphq
 				ec.marshalNString2string(ctx, f.Selections, obj.Description).MarshalGQL(w)
 			case "id":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isDeleted":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsDeleted()).MarshalGQL(w)
 			case "metadata":
 				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
 			case "modifiedAt":
@@ -2672,6 +2674,8 @@ func (ec *executionContext) _Benefit__plain(ctx context.Context, fields []graphq
 				ec.marshalNBenefitType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			case "visibility":
 				ec.marshalNBenefitVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+			case "visibilityConfigurable":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.VisibilityConfigurable()).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -2763,7 +2767,7 @@ func (ec *executionContext) _BenefitPublic__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "createdAt", "deletable", "description", "id", "modifiedAt", "organizationId", "selectable", "type":
+		case "__typename", "createdAt", "deletable", "description", "id", "isDeleted", "modifiedAt", "organizationId", "selectable", "type":
 		default:
 			return nil
 		}
@@ -2787,6 +2791,8 @@ func (ec *executionContext) _BenefitPublic__plain(ctx context.Context, fields []
 				ec.marshalNString2string(ctx, f.Selections, obj.Description).MarshalGQL(w)
 			case "id":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isDeleted":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsDeleted()).MarshalGQL(w)
 			case "modifiedAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.ModifiedAt).MarshalGQL(w)
 			case "organizationId":

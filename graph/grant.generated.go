@@ -2765,7 +2765,7 @@ func (ec *executionContext) _BenefitGrant__plain(ctx context.Context, fields []g
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "benefitId", "createdAt", "customerId", "grantedAt", "id", "memberId", "modifiedAt", "orderId", "revokedAt", "subscriptionId":
+		case "__typename", "benefitId", "createdAt", "customerId", "grantedAt", "id", "isGranted", "isRevoked", "memberId", "modifiedAt", "orderId", "revokedAt", "subscriptionId":
 		default:
 			return nil
 		}
@@ -2791,6 +2791,10 @@ func (ec *executionContext) _BenefitGrant__plain(ctx context.Context, fields []g
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.GrantedAt).MarshalGQL(w)
 			case "id":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
+			case "isGranted":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsGranted()).MarshalGQL(w)
+			case "isRevoked":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsRevoked()).MarshalGQL(w)
 			case "memberId":
 				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.MemberID).MarshalGQL(w)
 			case "modifiedAt":

@@ -3136,7 +3136,7 @@ func (ec *executionContext) _Product__plain(ctx context.Context, fields []graphq
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "createdAt", "description", "id", "isArchived", "metadata", "meterInterval", "meterIntervalCount", "modifiedAt", "name", "organizationId", "recurringInterval", "recurringIntervalCount", "trialInterval", "trialIntervalCount", "visibility":
+		case "__typename", "createdAt", "description", "id", "isArchived", "isRecurring", "metadata", "meterInterval", "meterIntervalCount", "modifiedAt", "name", "organizationId", "recurringInterval", "recurringIntervalCount", "trialInterval", "trialIntervalCount", "visibility":
 		default:
 			return nil
 		}
@@ -3160,6 +3160,8 @@ func (ec *executionContext) _Product__plain(ctx context.Context, fields []graphq
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
 			case "isArchived":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsArchived).MarshalGQL(w)
+			case "isRecurring":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.IsRecurring()).MarshalGQL(w)
 			case "metadata":
 				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
 			case "meterInterval":

@@ -18,7 +18,7 @@ func (r *Resolver) customerCheckouts(ctx context.Context, c *storage.Customer, a
 		return nil, err
 	}
 	lf, orgs, now := checkoutFilterOf(f), organizations(ctx), r.Now()
-	l, err := windowsOf(ctx, "Customer.checkouts", []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Checkout], error) {
+	l, err := windowsOf(ctx, "Customer.checkouts", []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Checkout], error) {
 		return storage.CheckoutWindowsByCustomers(ctx, r.DB, orgs, ids, lf, sorts, w, now)
 	})
 	if err != nil {

@@ -49,7 +49,7 @@ func (r *Resolver) customerUsageEvents(ctx context.Context, c *storage.Customer,
 		return nil, err
 	}
 	orgs := eventOrganizations(ctx, f)
-	l, err := windowsOf(ctx, "Customer.usageEvents", []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Event], error) {
+	l, err := windowsOf(ctx, "Customer.usageEvents", []any{a.key(), f}, &lq.Window, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Event], error) {
 		return storage.EventWindowsByCustomers(ctx, r.DB, orgs, ids, lq)
 	})
 	if err != nil {

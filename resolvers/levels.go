@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/jmoiron/sqlx"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/storage"
 )
@@ -142,15 +144,19 @@ func relatedOpt[P any, V any](ctx context.Context, l *loader[V], obj *P, key fun
 // windowsOf returns the operation's loader of one paginated relation under one set of
 // arguments (the same field may appear with different arguments at several places of a
 // query). Its batch reads a window per parent in one statement, and every row it returns
-// is of the next level of the query.
-func windowsOf[T any](ctx context.Context, name string, args any,
+// is of the next level of the query. It narrows w, the window fetch reads, to the columns
+// the field's items need (itemColumns); those are part of the loader's identity, so the
+// same relation selected with other fields elsewhere in the query reads its own records.
+func windowsOf[T any](ctx context.Context, name string, args any, w *storage.Window,
 	fetch func(context.Context, []uuid.UUID) ([]storage.Paged[*T], error)) (*loader[storage.Paged[*T]], error) {
-	key, err := json.Marshal(args)
+	ld := loaders(ctx)
+	plan, err := planWindow[T](ctx, ld, name, args)
 	if err != nil {
 		return nil, err
 	}
-	ld := loaders(ctx)
-	if l, ok := ld.windows.Load(name + string(key)); ok {
+	w.Columns = plan.columns
+	key := plan.key
+	if l, ok := ld.windows.Load(key); ok {
 		return l.(*loader[storage.Paged[*T]]), nil
 	}
 	l := &loader[storage.Paged[*T]]{mu: ld.mu, dl: dataloader.NewBatchedLoader(
@@ -169,8 +175,44 @@ func windowsOf[T any](ctx context.Context, name string, args any,
 			record(ctx, all)
 			return out
 		}, dataloader.WithWait[uuid.UUID, storage.Paged[*T]](noWait))}
-	actual, _ := ld.windows.LoadOrStore(name+string(key), l)
+	actual, _ := ld.windows.LoadOrStore(key, l)
 	return actual.(*loader[storage.Paged[*T]]), nil
+}
+
+// windowField is one paginated relation at one place of the document: every parent of a
+// level resolves it with the same arguments and selection.
+type windowField struct {
+	name  string
+	field *ast.Field
+}
+
+// windowPlan is what windowsOf works out once per windowField: the loader's key (name,
+// arguments and columns) and the columns of the items' records.
+type windowPlan struct {
+	key     string
+	columns []string
+}
+
+// planWindow returns the plan of the relation being resolved, made by its first parent:
+// the siblings of a page share it rather than each encoding the arguments again.
+func planWindow[T any](ctx context.Context, ld *Loaders, name string, args any) (windowPlan, error) {
+	var at windowField
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+		at = windowField{name: name, field: fc.Field.Field}
+		if p, ok := ld.plans.Load(at); ok {
+			return p.(windowPlan), nil
+		}
+	}
+	cols := itemColumns[*T](ctx)
+	key, err := json.Marshal([]any{args, cols})
+	if err != nil {
+		return windowPlan{}, err
+	}
+	p := windowPlan{key: name + string(key), columns: cols}
+	if at.field != nil {
+		ld.plans.Store(at, p)
+	}
+	return p, nil
 }
 
 // oneOf returns the operation's loader named name of one record per key, made on first

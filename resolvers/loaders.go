@@ -45,6 +45,9 @@ type Loaders struct {
 	// windows holds the loaders made on first use (oneOf, manyOf, windowsOf), by name and
 	// arguments.
 	windows sync.Map
+	// plans holds, per relation and place in the document (windowField), the loader key and
+	// columns windowsOf worked out for the first parent of a level, for its siblings.
+	plans sync.Map
 }
 
 type loadersKey struct{}

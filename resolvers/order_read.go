@@ -107,7 +107,7 @@ func orderWindow[P any](ctx context.Context, r *Resolver, name string, obj *P, k
 		return nil, err
 	}
 	lf, orgs := orderFilterOf(f), organizations(ctx)
-	l, err := windowsOf(ctx, name, []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
+	l, err := windowsOf(ctx, name, []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
 		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
 	})
 	if err != nil {

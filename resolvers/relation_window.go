@@ -26,7 +26,7 @@ func relatedWindow[P, T, F any](ctx context.Context, db *sqlx.DB, name string, o
 		return storage.Paged[*T]{}, w, err
 	}
 	orgs := organizations(ctx)
-	l, err := windowsOf(ctx, name, []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*T], error) {
+	l, err := windowsOf(ctx, name, []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*T], error) {
 		return fetch(ctx, db, orgs, ids, f, sorts, w)
 	})
 	if err != nil {

@@ -130,7 +130,7 @@ func subscriptionWindow[P any](ctx context.Context, r *Resolver, name string, ob
 		return nil, err
 	}
 	lf, orgs := subscriptionFilterOf(f), organizations(ctx)
-	l, err := windowsOf(ctx, name, []any{a.key(), f}, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Subscription], error) {
+	l, err := windowsOf(ctx, name, []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Subscription], error) {
 		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
 	})
 	if err != nil {

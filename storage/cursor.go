@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -25,13 +26,22 @@ type Cursor struct {
 	key   string
 }
 
-// String is the opaque form handed to clients.
+// String is the opaque form handed to clients: base64 of {"o":order,"k":key}, the bytes
+// json.Marshal writes for them (key compacted, HTML characters escaped), without the
+// reflection: every window's page info asks for two.
 func (c Cursor) String() string {
-	b, _ := json.Marshal(struct {
-		O uint32          `json:"o"`
-		K json.RawMessage `json:"k"`
-	}{c.order, json.RawMessage(c.key)})
-	return base64.RawURLEncoding.EncodeToString(b)
+	var b bytes.Buffer
+	b.WriteString(`{"o":`)
+	b.WriteString(strconv.FormatUint(uint64(c.order), 10))
+	b.WriteString(`,"k":`)
+	var key bytes.Buffer
+	if err := json.Compact(&key, []byte(c.key)); err != nil {
+		key.Reset()
+		key.WriteString("null")
+	}
+	json.HTMLEscape(&b, key.Bytes())
+	b.WriteByte('}')
+	return base64.RawURLEncoding.EncodeToString(b.Bytes())
 }
 
 // ParseCursor reads a cursor a client sends back; its fit with the list's order is checked

@@ -21,6 +21,10 @@ type Window struct {
 	// rows that come last (before Before, or at the end of the list), returned in list order.
 	After, Before *Cursor
 	Backward      bool
+	// Columns are the record columns the reader will use (db names); nil reads them all.
+	// The record's other fields are left zero, so only a reader that uses nothing else may
+	// name them (see projected).
+	Columns []string
 }
 
 // Offset is the number of rows before the window: only offset pages skip rows.
@@ -122,7 +126,7 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 	}
 	args = append(args, w.Limit+1, w.Offset())
 	query := fmt.Sprintf("SELECT %s, %s AS page_cursor, (%s) AS page_total FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
-		l.Columns, cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
+		projected(l.Columns, w.Columns), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
 		return out, cursorErr(err, w)
@@ -170,7 +174,7 @@ func listWindows[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, paren
 		FROM %s WHERE %s) counted) page
 		WHERE page_in OR page_any = 1 ORDER BY page_row`,
 		len(args)-1, len(args)-1, len(args),
-		l.Columns, cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
+		projected(l.Columns, w.Columns, selectName(parent)), cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
 		l.From, strings.Join(where, " AND "))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {

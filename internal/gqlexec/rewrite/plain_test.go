@@ -6,8 +6,8 @@ import (
 )
 
 // generatedObject is the shape gqlgen gives an object's executor and its field functions:
-// id is plain, name is a nullable plain pointer, due a non-null pointer, paid a resolver and
-// secret a plain read behind a directive.
+// id is plain, name is a nullable plain pointer, due a non-null pointer, total a getter
+// method, paid a resolver and secret a plain read behind a directive.
 const generatedObject = `package graph
 
 import (
@@ -99,6 +99,27 @@ func (ec *executionContext) fieldContext_Thing_due(_ context.Context, field grap
 	return graphql.NewScalarFieldContext("Thing", field, false, false, errors.New("no child fields"))
 }
 
+func (ec *executionContext) _Thing_total(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(ctx, ec.OperationContext, field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Thing_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+
+func (ec *executionContext) fieldContext_Thing_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Thing", field, true, false, errors.New("no child fields"))
+}
+
 func (ec *executionContext) _Thing_paid(ctx context.Context, field graphql.CollectedField, obj *Thing) (ret graphql.Marshaler) {
 	return graphql.ResolveField(ctx, ec.OperationContext, field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -152,7 +173,8 @@ func TestPlainWriters(t *testing.T) {
 	got := string(out)
 	for _, want := range []string{
 		"if m := ec._Thing__plain(ctx, fields, obj); m != nil {",
-		`case "__typename", "id", "name":`,
+		`case "__typename", "id", "name", "total":`,
+		"ec.marshalNInt2int(ctx, f.Selections, obj.Total()).MarshalGQL(w)",
 		"if obj.Due == nil {",
 		"ec.marshalNID2string(ctx, f.Selections, obj.ID).MarshalGQL(w)",
 		"ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Name).MarshalGQL(w)",
@@ -170,6 +192,17 @@ func TestPlainWriters(t *testing.T) {
 	}
 	if strings.Index(got, "ec._Thing__plain(ctx, fields, obj)") > strings.Index(got, "out := graphql.NewFieldSet(fields)") {
 		t.Error("the executor collects into a field set before trying the plain writer")
+	}
+	_, objects, err := rewriteFile([]byte(generatedObject))
+	if err != nil || len(objects) != 1 {
+		t.Fatalf("objects: %v %v", objects, err)
+	}
+	table, err := plainTable("graph", objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"Thing": {GoType: "*Thing", Fields: map[string]string{"due": "Due", "id": "ID", "name": "Name"}},`; !strings.Contains(string(table), want) {
+		t.Errorf("the table lacks %s (a getter method reads no column one can name):\n%s", want, table)
 	}
 	again, err := rewrite(out)
 	if err != nil || string(again) != got {
