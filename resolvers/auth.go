@@ -242,6 +242,9 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	p.TokenID, p.OrganizationID, p.UserID = t.ID, t.OrganizationID, t.UserID
 	p.CustomerID, p.MemberID, p.MemberRole, p.Organizations = t.CustomerID, t.MemberID, t.MemberRole, t.Organizations
 	p.ExpiresAt = t.ExpiresAt
+	if t.Customer != nil {
+		p.Subject = t.Customer
+	}
 	if t.Scope != "" {
 		if p.Scopes, err = auth.ParseScopes(t.Scope); err != nil {
 			return auth.Principal{}, auth.ErrInvalidToken

@@ -203,12 +203,16 @@ func seedDashboard(tb testing.TB, db *sqlx.DB, orgID uuid.UUID) {
 }
 
 // TestPortalHomeCostsPinnedStatements pins the statements of a customer portal's home page,
-// the portal case of the dashboard benchmark:
-//  1. the customer session's lookup (sessions are not cached);
-//  2. me.customer (CustomersByIDs);
-//  3. me.orders, 4. me.subscriptions and 5. me.licenseKeys, each one statement with its total
-//     (the customer has no subscriptions or keys: an empty first page costs its one statement);
-//  6. the orders' products (ProductsByIDs).
+// the portal case of the dashboard benchmark, in two rounds:
+//  1. the customer session's lookup (sessions are not cached), which carries the session's
+//     customer: me.customer costs nothing more;
+//  2. me.orders, 3. me.subscriptions and 4. me.licenseKeys, each one statement with its total,
+//     sent side by side once me has resolved; the orders and subscriptions carry the product
+//     their items select (the customer has no keys: an empty first page costs its one
+//     statement).
+//
+// The orders' and the subscriptions' products differ, so a product that either list stopped
+// carrying would cost a statement of its own.
 func TestPortalHomeCostsPinnedStatements(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
 	s := resolverstest.NewWithDB(t, db)
@@ -219,6 +223,7 @@ func TestPortalHomeCostsPinnedStatements(t *testing.T) {
 	for range 12 {
 		f.create(t, f.spec())
 	}
+	seedPortalSubscriptions(t, db, org.ID, f.customer.ID, "Pro plan", 3)
 	const query = `{ me {
 		customer { id email name billingName billingAddress { line1 postalCode city country } }
 		orders(limit: 10) { items { id createdAt status netAmount currency product { name } } pagination { totalCount } }
@@ -228,19 +233,129 @@ func TestPortalHomeCostsPinnedStatements(t *testing.T) {
 		counter.Reset()
 		var out struct {
 			Me struct {
-				Orders struct {
+				Customer struct{ ID uuid.UUID }
+				Orders   struct {
 					Items      []struct{ Product struct{ Name string } }
 					Pagination struct{ TotalCount int }
+				}
+				Subscriptions struct {
+					Items []struct{ Product struct{ Name string } }
 				}
 			}
 		}
 		s.Query(t, token, query, nil, &out)
 		got := counter.Snapshot()
+		if out.Me.Customer.ID != f.customer.ID {
+			t.Fatalf("me.customer %s, want %s", out.Me.Customer.ID, f.customer.ID)
+		}
 		if len(out.Me.Orders.Items) != 10 || out.Me.Orders.Pagination.TotalCount != 12 || out.Me.Orders.Items[0].Product.Name != "Ebook" {
 			t.Fatalf("orders: %+v", out.Me.Orders)
 		}
-		if got.Statements() != 6 || got.Begins != 0 {
-			t.Errorf("run %d: %s; want 6 statements and no transaction", run, got)
+		if subs := out.Me.Subscriptions.Items; len(subs) != 3 || subs[0].Product.Name != "Pro plan" {
+			t.Fatalf("subscriptions: %+v", out.Me.Subscriptions)
+		}
+		if got.Statements() != 4 || got.Begins != 0 {
+			t.Errorf("run %d: %s; want 4 statements and no transaction", run, got)
 		}
 	}
 }
+
+// seedPortalSubscriptions stores n started monthly subscriptions of a new product named product for
+// the customer.
+func seedPortalSubscriptions(tb testing.TB, db *sqlx.DB, orgID, customerID uuid.UUID, product string, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
+		p, err := storage.CreateProduct(ctx, tx, orgID, storage.ProductWrite{Name: product, Visibility: "public",
+			RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			start := time.Now().Add(-time.Duration(i) * time.Hour)
+			if _, err := storage.CreateSubscription(ctx, tx, orgID, start, storage.SubscriptionWrite{CustomerID: customerID,
+				ProductID: p.ID, Status: "active", Amount: 1000, Currency: "usd", RecurringInterval: "month",
+				RecurringIntervalCount: 1, CurrentPeriodStart: start, CurrentPeriodEnd: start.AddDate(0, 1, 0),
+				StartedAt: &start}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatalf("seeding subscriptions: %v", err)
+	}
+}
+
+// TestOrderPageCostsPinnedStatements pins the statements of an order page, the order case of
+// the dashboard benchmark and what GET /v1/orders/{id} runs:
+//  1. the organization token's lookup;
+//  2. the order, carrying the customer, product, discount, subscription and lines the query
+//     selects on it.
+//
+// The relations' own relations are not carried: a product's prices cost a statement (3).
+func TestOrderPageCostsPinnedStatements(t *testing.T) {
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	seed := seedOrderPage(t, db, org.ID)
+	tests := []struct {
+		name, query string
+		id          uuid.UUID
+		want        int64
+	}{
+		{"the order page of an order with every relation", orderPageQuery, seed.full, 2},
+		{"the order page of an order with none but its customer", orderPageQuery, seed.bare, 2},
+		{"relations selected through a fragment and an alias", `query($id: UUID!) { order(id: $id) { ...O } }
+			fragment O on Order { buyer: customer { email } product { name } ... on Order { items { label } } }`, seed.ebookOrder, 2},
+		{"a relation of a relation", `query($id: UUID!) { order(id: $id) { product { name prices { id } } } }`, seed.full, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name+" costs its pinned statements on every run", func(t *testing.T) {
+			for run := 1; run <= 3; run++ {
+				counter.Reset()
+				res := s.Do(t, org.Token, tc.query, vars{"id": tc.id})
+				got := counter.Snapshot()
+				if len(res.Errors) > 0 {
+					t.Fatalf("%s", res.Body)
+				}
+				var out struct {
+					Order struct{ Customer, Buyer *struct{ Email string } }
+				}
+				mustUnmarshal(t, res.Data, &out)
+				if tc.query == orderPageQuery && (out.Order.Customer == nil || out.Order.Customer.Email != "ann@example.com") {
+					t.Fatalf("order %s", res.Data)
+				}
+				if got.Statements() != tc.want || got.Begins != 0 {
+					t.Errorf("run %d: %s; want %d statements and no transaction", run, got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// orderPageQuery is the bench's order page: an order with every field of it and of its
+// customer, product, discount, subscription and lines.
+const orderPageQuery = `query Order($id: UUID!) {
+  order(id: $id) {
+    id createdAt modifiedAt status paid subtotalAmount discountAmount netAmount taxAmount totalAmount
+    appliedBalanceAmount dueAmount refundedAmount refundedTaxAmount currency billingReason billingName
+    billingAddress { line1 line2 postalCode city state country } invoiceNumber isInvoiceGenerated
+    receiptNumber seats customerId productId discountId subscriptionId checkoutId nextPaymentAttemptAt
+    metadata customFieldData platformFeeAmount platformFeeCurrency description refundableAmount refundableTaxAmount
+    customer { id createdAt modifiedAt metadata externalId email emailVerified type name billingName
+      billingAddress { line1 line2 postalCode city state country } taxId locale organizationId
+      defaultPaymentMethodId deletedAt firstUserEventAt avatarUrl }
+    product { id createdAt modifiedAt trialInterval trialIntervalCount name description visibility
+      recurringInterval recurringIntervalCount meterInterval meterIntervalCount isRecurring isArchived
+      organizationId metadata }
+    discount { __typename
+      ... on DiscountPercentageOnceForeverDurationBase { id duration type basisPoints createdAt modifiedAt
+        metadata name code startsAt endsAt maxRedemptions maxRedemptionsPerCustomer redemptionsCount organizationId } }
+    subscription { id createdAt modifiedAt amount currency recurringInterval recurringIntervalCount status
+      currentPeriodStart currentPeriodEnd currentMeterPeriodStart currentMeterPeriodEnd trialStart trialEnd
+      cancelAtPeriodEnd canceledAt startedAt endsAt endedAt pastDueAt pauseAtPeriodEnd pausedAt resumesAt
+      customerId productId discountId checkoutId seats customerCancellationReason customerCancellationComment metadata }
+    items { id createdAt modifiedAt label amount taxAmount proration productPriceId }
+  }
+}`

@@ -112,7 +112,13 @@ func (l *loader[V]) key(ctx context.Context, k uuid.UUID) (V, error) {
 }
 
 // prime hands the loader a value read elsewhere, so that rendering it costs no statement.
-func (l *loader[V]) prime(ctx context.Context, k uuid.UUID, v V) { l.dl.Prime(ctx, k, v) }
+// It takes the lock loads take, so that it never interleaves with a load of the same key
+// (the dataloader's Prime checks and sets its cache in two steps).
+func (l *loader[V]) prime(ctx context.Context, k uuid.UUID, v V) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dl.Prime(ctx, k, v)
+}
 
 // related is how every relation resolver loads: it enqueues the keys of obj's whole level
 // (once per level and loader), then loads its own key and flushes, so the batch goes out as

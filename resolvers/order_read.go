@@ -24,15 +24,20 @@ var portalOrderSorts = map[string]string{
 	"subscription": storage.OrderSortColumns["subscription"],
 }
 
-// order reads one order of the caller's organizations.
+// order reads one order of the caller's organizations, with the relations the query
+// selects on it (an order page shows them all: GET /v1/orders/{id} embeds them).
 func (r *Resolver) order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
-	o, err := storage.GetOrder(ctx, r.DB, organizations(ctx), nil, id)
-	return o, notFoundOr(err, "")
+	o, rels, err := storage.GetOrderWith(ctx, r.DB, organizations(ctx), nil, id, orderWith(selectedFields(ctx, "Order")))
+	if err != nil {
+		return nil, notFoundOr(err, "")
+	}
+	primeOrderRelations(ctx, []*storage.Order{o}, []storage.OrderRelations{rels})
+	return o, nil
 }
 
 // ordersPage lists the organizations' orders with upstream's filters and sorting.
 func (r *Resolver) ordersPage(ctx context.Context, a listArgs, f *model.OrderFilter) (*model.OrderPage, error) {
-	return r.orderPage(ctx, a, orderSorts, orderFilterOf(f))
+	return r.orderPage(ctx, a, orderSorts, orderFilterOf(f), storage.OrderWith{})
 }
 
 // orderFilterOf turns the GraphQL filter into the storage one.
@@ -47,29 +52,32 @@ func orderFilterOf(f *model.OrderFilter) storage.OrderListFilter {
 		CreatedBefore: f.CreatedBefore, Metadata: metadataOf(f.Metadata)}
 }
 
-// portalOrdersPage lists the session customer's orders, drafts included; @billing on the
-// field has checked the member's role.
+// portalOrdersPage lists the session customer's orders, drafts included, with the
+// relations the query selects on them (a portal page of orders is one customer's, so their
+// relations are few and small); @billing on the field has checked the member's role.
 func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, a listArgs, f *model.PortalOrderFilter) (*model.OrderPage, error) {
 	lf := storage.OrderListFilter{CustomerID: &me.Customer.ID}
 	if f != nil {
 		lf.ProductIDs, lf.ProductBillingTypes = f.ProductID, billingTypes(f.ProductBillingType)
 		lf.SubscriptionIDs, lf.Query = f.SubscriptionID, f.Query
 	}
-	return r.orderPage(ctx, a, portalOrderSorts, lf)
+	return r.orderPage(ctx, a, portalOrderSorts, lf, orderWith(selectedItemFields(ctx, "OrderPage", "Order")))
 }
 
-// orderPage runs a list and notes its orders as read together, so that their relations
-// load in one statement each.
-func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string]string, f storage.OrderListFilter) (*model.OrderPage, error) {
+// orderPage runs a list carrying the relations with asks for, and notes its orders as read
+// together, so that the relations it did not carry load in one statement each.
+func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string]string, f storage.OrderListFilter,
+	with storage.OrderWith) (*model.OrderPage, error) {
 	w, sorts, err := a.windowAndSorts(columns)
 	if err != nil {
 		return nil, err
 	}
-	p, err := storage.ListOrders(ctx, r.DB, organizations(ctx), f, sorts, w)
+	p, rels, err := storage.ListOrdersWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
 	record(ctx, p.Items)
+	primeOrderRelations(ctx, p.Items, rels)
 	return orderPageOf(p, w), nil
 }
 

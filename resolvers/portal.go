@@ -44,11 +44,23 @@ func (r *Resolver) requireBillingRole(ctx context.Context) error {
 	return nil
 }
 
-// me builds the portal root for the session.
+// sessionCustomer is the customer the session's lookup read with it (as portalCustomer
+// reads it), if it did.
+func sessionCustomer(ctx context.Context) (*storage.Customer, bool) {
+	p := auth.FromContext(ctx)
+	c, ok := p.Subject.(*storage.Customer)
+	return c, ok && c.ID == p.CustomerID && c.OrganizationID == p.OrganizationID
+}
+
+// me builds the portal root for the session, from the customer read with the session when
+// there is one: Query.me is read-only, so the customer is as current as the request.
 func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
-	c, err := r.portalCustomer(ctx)
-	if err != nil {
-		return nil, err
+	c, ok := sessionCustomer(ctx)
+	var err error
+	if !ok {
+		if c, err = r.portalCustomer(ctx); err != nil {
+			return nil, err
+		}
 	}
 	me := &model.Me{Customer: c}
 	if p := auth.FromContext(ctx); p.Kind == auth.KindMemberSession {

@@ -44,7 +44,7 @@ func (r *Resolver) subscriptionByID(ctx context.Context, id uuid.UUID) (*storage
 
 // subscriptionsPage lists the organizations' started subscriptions.
 func (r *Resolver) subscriptionsPage(ctx context.Context, a listArgs, f *model.SubscriptionFilter) (*model.SubscriptionPage, error) {
-	return r.listSubscriptions(ctx, a, subscriptionSorts, subscriptionFilterOf(f))
+	return r.listSubscriptions(ctx, a, subscriptionSorts, subscriptionFilterOf(f), storage.SubscriptionWith{})
 }
 
 // subscriptionFilterOf turns the GraphQL filter into the storage one.
@@ -67,23 +67,29 @@ func (r *Resolver) portalSubscriptionsPage(ctx context.Context, a listArgs, f *m
 	if f != nil {
 		lf.ProductIDs, lf.Active, lf.ProductQuery = f.ProductID, f.Active, f.Query
 	}
-	return r.listSubscriptions(ctx, a, portalSubscriptionSorts, lf)
+	sel := selectedItemFields(ctx, "SubscriptionPage", "Subscription")
+	return r.listSubscriptions(ctx, a, portalSubscriptionSorts, lf, storage.SubscriptionWith{Product: sel["product"]})
 }
 
 // listSubscriptions runs either subscription list with the sorting its whitelist allows,
-// and notes the subscriptions as read together so their relations load in one statement
-// each.
+// carrying the relations with asks for, and notes the subscriptions as read together so the
+// relations it did not carry load in one statement each.
 func (r *Resolver) listSubscriptions(ctx context.Context, a listArgs, columns map[string]string,
-	f storage.SubscriptionListFilter) (*model.SubscriptionPage, error) {
+	f storage.SubscriptionListFilter, with storage.SubscriptionWith) (*model.SubscriptionPage, error) {
 	w, sorts, err := a.windowAndSorts(columns)
 	if err != nil {
 		return nil, err
 	}
-	p, err := storage.ListSubscriptions(ctx, r.DB, organizations(ctx), f, sorts, w)
+	p, rels, err := storage.ListSubscriptionsWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
 	record(ctx, p.Items)
+	products := make([]*storage.Product, len(rels))
+	for i, rel := range rels {
+		products[i] = rel.Product
+	}
+	primeLevel(ctx, loaders(ctx).Product, products, func(p *storage.Product) uuid.UUID { return p.ID })
 	return subscriptionPageOf(p, w), nil
 }
 

@@ -53,3 +53,20 @@ func MeterRollupPlan(ctx context.Context, q sqlx.QueryerContext, m *Meter, from,
 
 // MapErr is mapErr, for the tests of what driver errors become.
 var MapErr = mapErr
+
+// RecordColumns are the column lists that the batch loaders read and prefetches carry, by
+// table, for tests that compare the two reads.
+var RecordColumns = map[string]string{
+	"customers": customerColumns, "products": productColumns, "discounts": discountColumns,
+	"subscriptions": subscriptionColumns, "order_items": orderItemColumns,
+}
+
+// DecodeRecord is decodeRecord, for tests.
+func DecodeRecord[T any](raw []byte, loc *time.Location) (*T, error) {
+	return decodeRecord[T](raw, loc)
+}
+
+// DecodeRecords is decodeRecords, for tests.
+func DecodeRecords[T any](raw []byte, loc *time.Location) ([]*T, error) {
+	return decodeRecords[T](raw, loc)
+}

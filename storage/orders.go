@@ -127,11 +127,8 @@ func InsertOrderItems(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, o
 // GetOrder reads a live order of the given organizations; customerID, when set, also
 // requires the order to be that customer's (the portal's view).
 func GetOrder(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID, id uuid.UUID) (*Order, error) {
-	var o Order
-	err := sqlx.GetContext(ctx, q, &o, `SELECT `+orderColumns+` FROM orders
-		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
-		AND ($3::uuid IS NULL OR customer_id = $3)`, id, pq.Array(orgs), customerID)
-	return &o, mapErr(err)
+	o, _, err := GetOrderWith(ctx, q, orgs, customerID, id, OrderWith{})
+	return o, err
 }
 
 // LockOrder is GetOrder that also locks the row until the transaction ends, so concurrent
@@ -199,7 +196,7 @@ func SetOrderNextPaymentAttempt(ctx context.Context, q sqlx.ExtContext, id uuid.
 func OrderItemsByOrders(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*OrderItem, error) {
 	var rows []*OrderItem
 	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+orderItemColumns+` FROM order_items
-		WHERE order_id = ANY($1) ORDER BY created_at, id`, pq.Array(ids)); err != nil {
+		WHERE order_id = ANY($1) ORDER BY `+orderItemsOrder, pq.Array(ids)); err != nil {
 		return nil, mapErr(err)
 	}
 	return groupBy(ids, rows, func(r *OrderItem) uuid.UUID { return r.OrderID }), nil

@@ -43,6 +43,9 @@ type Paged[T any] struct {
 	Cursors []Cursor
 	Total   int
 	More    bool
+	// Prefetched are the relations each item was read with (listSQL.Extra), aligned with
+	// Items; nil when the list carries none.
+	Prefetched []Prefetched
 }
 
 // listSQL is a list query in parts, so the same filters can run as one page or as one
@@ -58,6 +61,19 @@ type listSQL struct {
 	// Sorts are the whitelisted criteria, Default the order when none is asked for.
 	Sorts   []Sort
 	Default []Sort
+	// Extra are select expressions read with each row beyond the record: the prefetch_*
+	// relations it carries (see Prefetched), handed back in Paged.Prefetched.
+	Extra []string
+}
+
+// selectList is what each row selects: the record's columns (narrowed to want and keep,
+// see projected) and the extra expressions.
+func (l listSQL) selectList(want []string, keep ...string) string {
+	cols := projected(l.Columns, want, keep...)
+	if len(l.Extra) == 0 {
+		return cols
+	}
+	return cols + ", " + strings.Join(l.Extra, ", ")
 }
 
 // order is the list's sort criteria with the id as the last, so that no two rows tie.
@@ -126,7 +142,7 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 	}
 	args = append(args, w.Limit+1, w.Offset())
 	query := fmt.Sprintf("SELECT %s, %s AS page_cursor, (%s) AS page_total FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
-		projected(l.Columns, w.Columns), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
+		l.selectList(w.Columns), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
 		return out, cursorErr(err, w)
@@ -174,7 +190,7 @@ func listWindows[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, paren
 		FROM %s WHERE %s) counted) page
 		WHERE page_in OR page_any = 1 ORDER BY page_row`,
 		len(args)-1, len(args)-1, len(args),
-		projected(l.Columns, w.Columns, selectName(parent)), cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
+		l.selectList(w.Columns, selectName(parent)), cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
 		l.From, strings.Join(where, " AND "))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
@@ -216,11 +232,17 @@ func fillPaged[T any](out *Paged[T], rows []pagedRow[T], limit int, reverse bool
 	}
 	out.Items = make([]T, len(rows))
 	out.Cursors = make([]Cursor, len(rows))
+	if len(rows) > 0 && rows[0].prefetched != nil {
+		out.Prefetched = make([]Prefetched, len(rows))
+	}
 	for i, r := range rows {
 		j := i
 		if reverse {
 			j = len(rows) - 1 - i
 		}
 		out.Items[j], out.Cursors[j] = r.item, Cursor{order: sig, key: r.cursor}
+		if out.Prefetched != nil {
+			out.Prefetched[j] = r.prefetched
+		}
 	}
 }

@@ -16,6 +16,8 @@ type pagedRow[T any] struct {
 	cursor string
 	total  int
 	in     bool
+	// prefetched holds the row's prefetch_* columns, nil when the query has none.
+	prefetched Prefetched
 }
 
 // fieldAddr is the address of the field of struct v at index, a path through embedded or
@@ -39,8 +41,8 @@ func fieldAddr(v reflect.Value, index []int) any {
 var recordMapper = reflectx.NewMapperFunc("db", strings.ToLower)
 
 // scanPaged runs a window query and scans each row into a new record (T is a pointer to a
-// struct) plus the page_* columns, which no record has. Errors are the driver's, for the
-// caller to map.
+// struct) plus the page_* columns, which no record has, and the prefetch_* columns as raw
+// JSON. Errors are the driver's, for the caller to map.
 func scanPaged[T any](ctx context.Context, q sqlx.ExtContext, query string, args []any) ([]pagedRow[T], error) {
 	rows, err := q.QueryxContext(ctx, query, args...)
 	if err != nil {
@@ -53,13 +55,27 @@ func scanPaged[T any](ctx context.Context, q sqlx.ExtContext, query string, args
 	}
 	typ := reflect.TypeFor[T]().Elem()
 	paths := recordMapper.TraversalsByName(typ, cols)
+	prefetches := 0
+	for _, c := range cols {
+		if strings.HasPrefix(c, prefetchPrefix) {
+			prefetches++
+		}
+	}
 	var out []pagedRow[T]
 	for rows.Next() {
 		v := reflect.New(typ)
 		var r pagedRow[T]
 		var discard any
+		var raw [][]byte
+		if prefetches > 0 {
+			raw = make([][]byte, len(cols))
+		}
 		dest := make([]any, len(cols))
 		for i, c := range cols {
+			if raw != nil && strings.HasPrefix(c, prefetchPrefix) {
+				dest[i] = &raw[i]
+				continue
+			}
 			switch c {
 			case "page_cursor":
 				dest[i] = &r.cursor
@@ -79,6 +95,14 @@ func scanPaged[T any](ctx context.Context, q sqlx.ExtContext, query string, args
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
+		}
+		if raw != nil {
+			r.prefetched = make(Prefetched, prefetches)
+			for i, c := range cols {
+				if strings.HasPrefix(c, prefetchPrefix) {
+					r.prefetched[c[len(prefetchPrefix):]] = raw[i]
+				}
+			}
 		}
 		r.item = v.Interface().(T)
 		out = append(out, r)

@@ -41,6 +41,9 @@ type ResolvedToken struct {
 	Scope          string      `db:"scope"`
 	Organizations  []uuid.UUID `db:"-"`
 	ExpiresAt      *time.Time  `db:"expires_at"`
+	// Customer is a session's customer, read with the session exactly as GetCustomer reads it
+	// for the session's organization; nil for other credentials.
+	Customer *Customer `db:"-"`
 }
 
 // The token lookups run on every authenticated request; each is one indexed statement that
@@ -57,12 +60,20 @@ const (
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND u.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())
 		GROUP BY t.id, t.user_id, t.scope, t.expires_at`
-	resolveCustomerSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.expires_at
+)
+
+// The session lookups also carry the session's customer as GetCustomer reads it (the live
+// customer of that id in the session's organization): every portal page starts from it
+// (Query.me), which then costs no statement of its own.
+var (
+	sessionCustomerSQL = prefetchOne("customer", customerColumns, "customers",
+		"id = s.customer_id AND organization_id = s.organization_id AND deleted_at IS NULL")
+	resolveCustomerSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.expires_at, ` + sessionCustomerSQL + `
 		FROM customer_sessions s JOIN customers c ON c.id = s.customer_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND o.deleted_at IS NULL`
 	resolveMemberSessionSQL = `SELECT s.id, s.organization_id, s.customer_id, s.member_id, m.role AS member_role,
-		s.expires_at
+		s.expires_at, ` + sessionCustomerSQL + `
 		FROM member_sessions s JOIN customers c ON c.id = s.customer_id JOIN members m ON m.id = s.member_id
 		JOIN organizations o ON o.id = s.organization_id
 		WHERE s.token = $1 AND s.expires_at > now() AND c.deleted_at IS NULL AND m.deleted_at IS NULL
@@ -91,16 +102,32 @@ func ResolvePersonalToken(ctx context.Context, q sqlx.ExtContext, hash string) (
 	return &t, nil
 }
 
-// ResolveCustomerSession finds a live customer session by hash.
+// ResolveCustomerSession finds a live customer session by hash, with its customer.
 func ResolveCustomerSession(ctx context.Context, q sqlx.ExtContext, hash string) (*ResolvedToken, error) {
-	var t ResolvedToken
-	return &t, mapErr(sqlx.GetContext(ctx, q, &t, resolveCustomerSessionSQL, hash))
+	return resolveSession(ctx, q, resolveCustomerSessionSQL, hash)
 }
 
-// ResolveMemberSession finds a live member session by hash.
+// ResolveMemberSession finds a live member session by hash, with its customer.
 func ResolveMemberSession(ctx context.Context, q sqlx.ExtContext, hash string) (*ResolvedToken, error) {
-	var t ResolvedToken
-	return &t, mapErr(sqlx.GetContext(ctx, q, &t, resolveMemberSessionSQL, hash))
+	return resolveSession(ctx, q, resolveMemberSessionSQL, hash)
+}
+
+// resolveSession runs a session lookup and decodes the customer it carries.
+func resolveSession(ctx context.Context, q sqlx.ExtContext, query, hash string) (*ResolvedToken, error) {
+	var row struct {
+		ResolvedToken
+		CustomerJSON []byte `db:"prefetch_customer"`
+	}
+	if err := sqlx.GetContext(ctx, q, &row, query, hash); err != nil {
+		return nil, mapErr(err)
+	}
+	t := row.ResolvedToken
+	if t.ExpiresAt == nil {
+		return &t, nil
+	}
+	var err error
+	t.Customer, err = decodeRecord[Customer](row.CustomerJSON, sessionLocation(*t.ExpiresAt))
+	return &t, err
 }
 
 // Session is a customer or member session as the create endpoint returns it.
