@@ -1629,6 +1629,11 @@ func (ec *executionContext) unmarshalInputBenefitUpdateInput(ctx context.Context
 var benefitImplementors = []string{"Benefit"}
 
 func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, obj *storage.Benefit) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitImplementors)
 	if m := ec._Benefit__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1996,6 +2001,11 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 var benefitCustomPropertiesImplementors = []string{"BenefitCustomProperties"}
 
 func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitCustomProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitCustomPropertiesImplementors)
 	if m := ec._BenefitCustomProperties__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2080,6 +2090,11 @@ func (ec *executionContext) _BenefitDownloadablesProperties(ctx context.Context,
 var benefitMeterCreditPropertiesImplementors = []string{"BenefitMeterCreditProperties"}
 
 func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitMeterCreditProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitMeterCreditPropertiesImplementors)
 	if m := ec._BenefitMeterCreditProperties__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2179,6 +2194,11 @@ func (ec *executionContext) _BenefitPage(ctx context.Context, sel ast.SelectionS
 var benefitPublicImplementors = []string{"BenefitPublic"}
 
 func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.SelectionSet, obj *storage.Benefit) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitPublicImplementors)
 	if m := ec._BenefitPublic__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2260,6 +2280,11 @@ func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.Selectio
 var licenseKeyActivationsImplementors = []string{"LicenseKeyActivations"}
 
 func (ec *executionContext) _LicenseKeyActivations(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyActivations) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationsImplementors)
 	if m := ec._LicenseKeyActivations__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2306,6 +2331,11 @@ func (ec *executionContext) _LicenseKeyActivations(ctx context.Context, sel ast.
 var licenseKeyExpirationImplementors = []string{"LicenseKeyExpiration"}
 
 func (ec *executionContext) _LicenseKeyExpiration(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyExpiration) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyExpirationImplementors)
 	if m := ec._LicenseKeyExpiration__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2352,6 +2382,11 @@ func (ec *executionContext) _LicenseKeyExpiration(ctx context.Context, sel ast.S
 var licenseKeysPropertiesImplementors = []string{"LicenseKeysProperties"}
 
 func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeysProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeysPropertiesImplementors)
 	if m := ec._LicenseKeysProperties__plain(ctx, fields, obj); m != nil {
 		return m

@@ -5379,6 +5379,11 @@ func (ec *executionContext) _CheckoutPrice(ctx context.Context, sel ast.Selectio
 var checkoutImplementors = []string{"Checkout"}
 
 func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet, obj *storage.Checkout) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutImplementors)
 	if m := ec._Checkout__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6466,6 +6471,11 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 var checkoutBillingAddressFieldsImplementors = []string{"CheckoutBillingAddressFields"}
 
 func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutBillingAddressFields) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutBillingAddressFieldsImplementors)
 	if m := ec._CheckoutBillingAddressFields__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6532,6 +6542,11 @@ func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, s
 var checkoutDiscountFixedOnceForeverDurationImplementors = []string{"CheckoutDiscountFixedOnceForeverDuration", "CheckoutDiscount"}
 
 func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedOnceForeverDuration) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedOnceForeverDurationImplementors)
 	if m := ec._CheckoutDiscountFixedOnceForeverDuration__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6608,6 +6623,11 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx contex
 var checkoutDiscountFixedRepeatDurationImplementors = []string{"CheckoutDiscountFixedRepeatDuration", "CheckoutDiscount"}
 
 func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountFixedRepeatDuration) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedRepeatDurationImplementors)
 	if m := ec._CheckoutDiscountFixedRepeatDuration__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6689,6 +6709,11 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Con
 var checkoutDiscountPercentageOnceForeverDurationImplementors = []string{"CheckoutDiscountPercentageOnceForeverDuration", "CheckoutDiscount"}
 
 func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageOnceForeverDuration) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageOnceForeverDurationImplementors)
 	if m := ec._CheckoutDiscountPercentageOnceForeverDuration__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6755,6 +6780,11 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx c
 var checkoutDiscountPercentageRepeatDurationImplementors = []string{"CheckoutDiscountPercentageRepeatDuration", "CheckoutDiscount"}
 
 func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutDiscountPercentageRepeatDuration) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageRepeatDurationImplementors)
 	if m := ec._CheckoutDiscountPercentageRepeatDuration__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6874,6 +6904,11 @@ func (ec *executionContext) _CheckoutPage(ctx context.Context, sel ast.Selection
 var checkoutPriceCustomImplementors = []string{"CheckoutPriceCustom", "CheckoutPrice"}
 
 func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceCustom) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceCustomImplementors)
 	if m := ec._CheckoutPriceCustom__plain(ctx, fields, obj); m != nil {
 		return m
@@ -6970,6 +7005,11 @@ func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.Se
 var checkoutPriceFixedImplementors = []string{"CheckoutPriceFixed", "CheckoutPrice"}
 
 func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceFixed) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFixedImplementors)
 	if m := ec._CheckoutPriceFixed__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7056,6 +7096,11 @@ func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.Sel
 var checkoutPriceFreeImplementors = []string{"CheckoutPriceFree", "CheckoutPrice"}
 
 func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceFree) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFreeImplementors)
 	if m := ec._CheckoutPriceFree__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7137,6 +7182,11 @@ func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.Sele
 var checkoutPriceMeterImplementors = []string{"CheckoutPriceMeter"}
 
 func (ec *executionContext) _CheckoutPriceMeter(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceMeter) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeterImplementors)
 	if m := ec._CheckoutPriceMeter__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7198,6 +7248,11 @@ func (ec *executionContext) _CheckoutPriceMeter(ctx context.Context, sel ast.Sel
 var checkoutPriceMeteredUnitImplementors = []string{"CheckoutPriceMeteredUnit", "CheckoutPrice"}
 
 func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceMeteredUnit) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeteredUnitImplementors)
 	if m := ec._CheckoutPriceMeteredUnit__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7299,6 +7354,11 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel a
 var checkoutPriceSeatBasedImplementors = []string{"CheckoutPriceSeatBased", "CheckoutPrice"}
 
 func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPriceSeatBased) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceSeatBasedImplementors)
 	if m := ec._CheckoutPriceSeatBased__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7385,6 +7445,11 @@ func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast
 var checkoutProductImplementors = []string{"CheckoutProduct"}
 
 func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.SelectionSet, obj *storage.Product) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutProductImplementors)
 	if m := ec._CheckoutProduct__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7653,6 +7718,11 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 var checkoutSeatTierImplementors = []string{"CheckoutSeatTier"}
 
 func (ec *executionContext) _CheckoutSeatTier(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSeatTier) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTierImplementors)
 	if m := ec._CheckoutSeatTier__plain(ctx, fields, obj); m != nil {
 		return m
@@ -7704,6 +7774,11 @@ func (ec *executionContext) _CheckoutSeatTier(ctx context.Context, sel ast.Selec
 var checkoutSeatTiersImplementors = []string{"CheckoutSeatTiers"}
 
 func (ec *executionContext) _CheckoutSeatTiers(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutSeatTiers) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTiersImplementors)
 	if m := ec._CheckoutSeatTiers__plain(ctx, fields, obj); m != nil {
 		return m

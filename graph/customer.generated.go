@@ -2372,6 +2372,11 @@ func (ec *executionContext) unmarshalInputPortalCustomerUpdateInput(ctx context.
 var customerImplementors = []string{"Customer"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *storage.Customer) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
 	if m := ec._Customer__plain(ctx, fields, obj); m != nil {
 		return m

@@ -429,6 +429,11 @@ func (ec *executionContext) unmarshalInputCustomerMeterFilter(ctx context.Contex
 var customerMeterImplementors = []string{"CustomerMeter"}
 
 func (ec *executionContext) _CustomerMeter(ctx context.Context, sel ast.SelectionSet, obj *storage.CustomerMeter) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerMeterImplementors)
 	if m := ec._CustomerMeter__plain(ctx, fields, obj); m != nil {
 		return m

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -317,6 +318,11 @@ func (ec *executionContext) unmarshalInputCustomerSessionCreateInput(ctx context
 var customerSessionImplementors = []string{"CustomerSession"}
 
 func (ec *executionContext) _CustomerSession(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSession) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSessionImplementors)
 	if m := ec._CustomerSession__plain(ctx, fields, obj); m != nil {
 		return m

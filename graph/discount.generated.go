@@ -883,6 +883,11 @@ func (ec *executionContext) unmarshalInputDiscountUpdateInput(ctx context.Contex
 var discountImplementors = []string{"Discount"}
 
 func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet, obj *storage.Discount) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
 	if m := ec._Discount__plain(ctx, fields, obj); m != nil {
 		return m

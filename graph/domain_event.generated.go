@@ -259,6 +259,11 @@ func (ec *executionContext) fieldContext_DomainEventPage_pageInfo(_ context.Cont
 var domainEventImplementors = []string{"DomainEvent"}
 
 func (ec *executionContext) _DomainEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.DomainEvent) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, domainEventImplementors)
 	if m := ec._DomainEvent__plain(ctx, fields, obj); m != nil {
 		return m

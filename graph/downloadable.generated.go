@@ -602,6 +602,11 @@ func (ec *executionContext) fieldContext_FileDownload_isUploaded(_ context.Conte
 var downloadableImplementors = []string{"Downloadable"}
 
 func (ec *executionContext) _Downloadable(ctx context.Context, sel ast.SelectionSet, obj *model.Downloadable) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableImplementors)
 	if m := ec._Downloadable__plain(ctx, fields, obj); m != nil {
 		return m
@@ -759,6 +764,11 @@ func (ec *executionContext) _DownloadablePage(ctx context.Context, sel ast.Selec
 var fileDownloadImplementors = []string{"FileDownload"}
 
 func (ec *executionContext) _FileDownload(ctx context.Context, sel ast.SelectionSet, obj *storage.FileDownload) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileDownloadImplementors)
 	if m := ec._FileDownload__plain(ctx, fields, obj); m != nil {
 		return m

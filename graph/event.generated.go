@@ -556,6 +556,11 @@ func (ec *executionContext) unmarshalInputUsageEventFilter(ctx context.Context, 
 var usageEventImplementors = []string{"UsageEvent"}
 
 func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.Event) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventImplementors)
 	if m := ec._UsageEvent__plain(ctx, fields, obj); m != nil {
 		return m

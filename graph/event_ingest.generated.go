@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -209,6 +210,11 @@ func (ec *executionContext) unmarshalInputUsageEventsIngestInput(ctx context.Con
 var usageEventsIngestResultImplementors = []string{"UsageEventsIngestResult"}
 
 func (ec *executionContext) _UsageEventsIngestResult(ctx context.Context, sel ast.SelectionSet, obj *model.UsageEventsIngestResult) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventsIngestResultImplementors)
 	if m := ec._UsageEventsIngestResult__plain(ctx, fields, obj); m != nil {
 		return m

@@ -2672,6 +2672,11 @@ func (ec *executionContext) _FileBase(ctx context.Context, sel ast.SelectionSet,
 var downloadableFileImplementors = []string{"DownloadableFile", "File", "FileBase"}
 
 func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.SelectionSet, obj *model.DownloadableFile) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableFileImplementors)
 	if m := ec._DownloadableFile__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2841,6 +2846,11 @@ func (ec *executionContext) _FilePage(ctx context.Context, sel ast.SelectionSet,
 var fileUploadImplementors = []string{"FileUpload", "FileBase"}
 
 func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSet, obj *model.FileUpload) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadImplementors)
 	if m := ec._FileUpload__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2957,6 +2967,11 @@ func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSe
 var fileUploadMultipartImplementors = []string{"FileUploadMultipart"}
 
 func (ec *executionContext) _FileUploadMultipart(ctx context.Context, sel ast.SelectionSet, obj *model.FileUploadMultipart) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadMultipartImplementors)
 	if m := ec._FileUploadMultipart__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3008,6 +3023,11 @@ func (ec *executionContext) _FileUploadMultipart(ctx context.Context, sel ast.Se
 var fileUploadPartImplementors = []string{"FileUploadPart"}
 
 func (ec *executionContext) _FileUploadPart(ctx context.Context, sel ast.SelectionSet, obj *model.FileUploadPart) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadPartImplementors)
 	if m := ec._FileUploadPart__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3079,6 +3099,11 @@ func (ec *executionContext) _FileUploadPart(ctx context.Context, sel ast.Selecti
 var organizationAvatarFileImplementors = []string{"OrganizationAvatarFile", "File", "FileBase"}
 
 func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationAvatarFile) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationAvatarFileImplementors)
 	if m := ec._OrganizationAvatarFile__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3200,6 +3225,11 @@ func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast
 var productMediaFileImplementors = []string{"ProductMediaFile", "File", "FileBase"}
 
 func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.SelectionSet, obj *model.ProductMediaFile) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productMediaFileImplementors)
 	if m := ec._ProductMediaFile__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3321,6 +3351,11 @@ func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.Selec
 var supportCaseAttachmentFileImplementors = []string{"SupportCaseAttachmentFile", "File", "FileBase"}
 
 func (ec *executionContext) _SupportCaseAttachmentFile(ctx context.Context, sel ast.SelectionSet, obj *model.SupportCaseAttachmentFile) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, supportCaseAttachmentFileImplementors)
 	if m := ec._SupportCaseAttachmentFile__plain(ctx, fields, obj); m != nil {
 		return m

@@ -1605,6 +1605,11 @@ func (ec *executionContext) _BenefitGrantProperties(ctx context.Context, sel ast
 var benefitGrantImplementors = []string{"BenefitGrant"}
 
 func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.SelectionSet, obj *storage.BenefitGrant) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantImplementors)
 	if m := ec._BenefitGrant__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2005,6 +2010,11 @@ func (ec *executionContext) _BenefitGrantDownloadablesProperties(ctx context.Con
 var benefitGrantEmptyPropertiesImplementors = []string{"BenefitGrantEmptyProperties", "BenefitGrantProperties"}
 
 func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantEmptyProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantEmptyPropertiesImplementors)
 	if m := ec._BenefitGrantEmptyProperties__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2046,6 +2056,11 @@ func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, se
 var benefitGrantErrorImplementors = []string{"BenefitGrantError"}
 
 func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantError) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantErrorImplementors)
 	if m := ec._BenefitGrantError__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2097,6 +2112,11 @@ func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.Sele
 var benefitGrantLicenseKeysPropertiesImplementors = []string{"BenefitGrantLicenseKeysProperties", "BenefitGrantProperties"}
 
 func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantLicenseKeysProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantLicenseKeysPropertiesImplementors)
 	if m := ec._BenefitGrantLicenseKeysProperties__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2191,6 +2211,11 @@ func (ec *executionContext) _BenefitGrantPage(ctx context.Context, sel ast.Selec
 var customerSeatImplementors = []string{"CustomerSeat"}
 
 func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.SelectionSet, obj *storage.CustomerSeat) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatImplementors)
 	if m := ec._CustomerSeat__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2368,6 +2393,11 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 var customerSeatAssignmentImplementors = []string{"CustomerSeatAssignment"}
 
 func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatAssignment) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatAssignmentImplementors)
 	if m := ec._CustomerSeatAssignment__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2414,6 +2444,11 @@ func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast
 var customerSeatClaimImplementors = []string{"CustomerSeatClaim"}
 
 func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatClaim) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatClaimImplementors)
 	if m := ec._CustomerSeatClaim__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2460,6 +2495,11 @@ func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.Sele
 var customerSeatListImplementors = []string{"CustomerSeatList"}
 
 func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatList) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatListImplementors)
 	if m := ec._CustomerSeatList__plain(ctx, fields, obj); m != nil {
 		return m

@@ -477,6 +477,11 @@ func (ec *executionContext) fieldContext_JobPage_pageInfo(_ context.Context, fie
 var jobImplementors = []string{"Job"}
 
 func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj *storage.Job) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobImplementors)
 	if m := ec._Job__plain(ctx, fields, obj); m != nil {
 		return m
@@ -634,6 +639,11 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 var jobErrorImplementors = []string{"JobError"}
 
 func (ec *executionContext) _JobError(ctx context.Context, sel ast.SelectionSet, obj *storage.JobError) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobErrorImplementors)
 	if m := ec._JobError__plain(ctx, fields, obj); m != nil {
 		return m

@@ -1596,6 +1596,11 @@ func (ec *executionContext) unmarshalInputLicenseKeyValidateInput(ctx context.Co
 var licenseCertificateImplementors = []string{"LicenseCertificate"}
 
 func (ec *executionContext) _LicenseCertificate(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseCertificate) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseCertificateImplementors)
 	if m := ec._LicenseCertificate__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1657,6 +1662,11 @@ func (ec *executionContext) _LicenseCertificate(ctx context.Context, sel ast.Sel
 var licenseKeyImplementors = []string{"LicenseKey"}
 
 func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseKey) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyImplementors)
 	if m := ec._LicenseKey__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1925,6 +1935,11 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 var licenseKeyActivationImplementors = []string{"LicenseKeyActivation"}
 
 func (ec *executionContext) _LicenseKeyActivation(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseKeyActivation) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationImplementors)
 	if m := ec._LicenseKeyActivation__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2077,6 +2092,11 @@ func (ec *executionContext) _LicenseKeyPage(ctx context.Context, sel ast.Selecti
 var licenseKeyValidationImplementors = []string{"LicenseKeyValidation"}
 
 func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyValidation) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyValidationImplementors)
 	if m := ec._LicenseKeyValidation__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2181,6 +2201,11 @@ func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.S
 var licenseSigningKeyImplementors = []string{"LicenseSigningKey"}
 
 func (ec *executionContext) _LicenseSigningKey(ctx context.Context, sel ast.SelectionSet, obj *storage.LicenseSigningKey) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseSigningKeyImplementors)
 	if m := ec._LicenseSigningKey__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2237,6 +2262,11 @@ func (ec *executionContext) _LicenseSigningKey(ctx context.Context, sel ast.Sele
 var problemImplementors = []string{"Problem"}
 
 func (ec *executionContext) _Problem(ctx context.Context, sel ast.SelectionSet, obj *model.Problem) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, problemImplementors)
 	if m := ec._Problem__plain(ctx, fields, obj); m != nil {
 		return m

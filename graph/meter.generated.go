@@ -1165,6 +1165,11 @@ func (ec *executionContext) _MeterFilterCondition(ctx context.Context, sel ast.S
 var meterImplementors = []string{"Meter"}
 
 func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, obj *storage.Meter) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterImplementors)
 	if m := ec._Meter__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1327,6 +1332,11 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 var meterCountAggregationImplementors = []string{"MeterCountAggregation", "MeterAggregator"}
 
 func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterCountAggregation) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterCountAggregationImplementors)
 	if m := ec._MeterCountAggregation__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1368,6 +1378,11 @@ func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.
 var meterFilterComparisonImplementors = []string{"MeterFilterComparison", "MeterFilterCondition"}
 
 func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterComparison) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterComparisonImplementors)
 	if m := ec._MeterFilterComparison__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1419,6 +1434,11 @@ func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.
 var meterFilterGroupImplementors = []string{"MeterFilterGroup", "MeterFilterCondition"}
 
 func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.SelectionSet, obj *model.MeterFilterGroup) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterGroupImplementors)
 	if m := ec._MeterFilterGroup__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1513,6 +1533,11 @@ func (ec *executionContext) _MeterPage(ctx context.Context, sel ast.SelectionSet
 var meterPropertyAggregationImplementors = []string{"MeterPropertyAggregation", "MeterAggregator"}
 
 func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterPropertyAggregation) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterPropertyAggregationImplementors)
 	if m := ec._MeterPropertyAggregation__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1559,6 +1584,11 @@ func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel a
 var meterQuantitiesImplementors = []string{"MeterQuantities"}
 
 func (ec *executionContext) _MeterQuantities(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterQuantities) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantitiesImplementors)
 	if m := ec._MeterQuantities__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1605,6 +1635,11 @@ func (ec *executionContext) _MeterQuantities(ctx context.Context, sel ast.Select
 var meterQuantityAtImplementors = []string{"MeterQuantityAt"}
 
 func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterQuantityAt) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantityAtImplementors)
 	if m := ec._MeterQuantityAt__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1651,6 +1686,11 @@ func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.Select
 var meterUniqueAggregationImplementors = []string{"MeterUniqueAggregation", "MeterAggregator"}
 
 func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterUniqueAggregation) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterUniqueAggregationImplementors)
 	if m := ec._MeterUniqueAggregation__plain(ctx, fields, obj); m != nil {
 		return m

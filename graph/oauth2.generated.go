@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -172,6 +173,11 @@ func (ec *executionContext) unmarshalInputAuthorizeOAuth2Input(ctx context.Conte
 var authorizeOAuth2PayloadImplementors = []string{"AuthorizeOAuth2Payload"}
 
 func (ec *executionContext) _AuthorizeOAuth2Payload(ctx context.Context, sel ast.SelectionSet, obj *model.AuthorizeOAuth2Payload) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, authorizeOAuth2PayloadImplementors)
 	if m := ec._AuthorizeOAuth2Payload__plain(ctx, fields, obj); m != nil {
 		return m

@@ -749,6 +749,11 @@ func (ec *executionContext) unmarshalInputOAuth2ClientUpdateInput(ctx context.Co
 var oAuth2ClientImplementors = []string{"OAuth2Client"}
 
 func (ec *executionContext) _OAuth2Client(ctx context.Context, sel ast.SelectionSet, obj *storage.OAuth2Client) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientImplementors)
 	if m := ec._OAuth2Client__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1106,6 +1111,11 @@ func (ec *executionContext) _OAuth2ClientPage(ctx context.Context, sel ast.Selec
 var oAuth2ClientSecretPayloadImplementors = []string{"OAuth2ClientSecretPayload"}
 
 func (ec *executionContext) _OAuth2ClientSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *model.OAuth2ClientSecretPayload) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientSecretPayloadImplementors)
 	if m := ec._OAuth2ClientSecretPayload__plain(ctx, fields, obj); m != nil {
 		return m

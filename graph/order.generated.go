@@ -3531,6 +3531,11 @@ func (ec *executionContext) _DiscountBase(ctx context.Context, sel ast.Selection
 var discountFixedOnceForeverDurationBaseImplementors = []string{"DiscountFixedOnceForeverDurationBase", "DiscountBase"}
 
 func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedOnceForeverDurationBase) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedOnceForeverDurationBaseImplementors)
 	if m := ec._DiscountFixedOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3652,6 +3657,11 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Co
 var discountFixedRepeatDurationBaseImplementors = []string{"DiscountFixedRepeatDurationBase", "DiscountBase"}
 
 func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountFixedRepeatDurationBase) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedRepeatDurationBaseImplementors)
 	if m := ec._DiscountFixedRepeatDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3778,6 +3788,11 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context
 var discountPercentageOnceForeverDurationBaseImplementors = []string{"DiscountPercentageOnceForeverDurationBase", "DiscountBase"}
 
 func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageOnceForeverDurationBase) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageOnceForeverDurationBaseImplementors)
 	if m := ec._DiscountPercentageOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
@@ -3889,6 +3904,11 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx conte
 var discountPercentageRepeatDurationBaseImplementors = []string{"DiscountPercentageRepeatDurationBase", "DiscountBase"}
 
 func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPercentageRepeatDurationBase) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageRepeatDurationBaseImplementors)
 	if m := ec._DiscountPercentageRepeatDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4005,6 +4025,11 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Co
 var orderImplementors = []string{"Order"}
 
 func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, obj *storage.Order) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
 	if m := ec._Order__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4690,6 +4715,11 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 var orderDocumentImplementors = []string{"OrderDocument"}
 
 func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.SelectionSet, obj *model.OrderDocument) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderDocumentImplementors)
 	if m := ec._OrderDocument__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4731,6 +4761,11 @@ func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.Selectio
 var orderItemImplementors = []string{"OrderItem"}
 
 func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet, obj *storage.OrderItem) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderItemImplementors)
 	if m := ec._OrderItem__plain(ctx, fields, obj); m != nil {
 		return m

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 	"time"
 
@@ -656,6 +657,11 @@ func (ec *executionContext) fieldContext_OrganizationFeatureSettings_checkoutLoc
 var customerPortalCustomerSettingsImplementors = []string{"CustomerPortalCustomerSettings"}
 
 func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalCustomerSettings) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalCustomerSettingsImplementors)
 	if m := ec._CustomerPortalCustomerSettings__plain(ctx, fields, obj); m != nil {
 		return m
@@ -697,6 +703,11 @@ func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context,
 var customerPortalSubscriptionSettingsImplementors = []string{"CustomerPortalSubscriptionSettings"}
 
 func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalSubscriptionSettings) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalSubscriptionSettingsImplementors)
 	if m := ec._CustomerPortalSubscriptionSettings__plain(ctx, fields, obj); m != nil {
 		return m
@@ -743,6 +754,11 @@ func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Cont
 var customerPortalUsageSettingsImplementors = []string{"CustomerPortalUsageSettings"}
 
 func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPortalUsageSettings) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalUsageSettingsImplementors)
 	if m := ec._CustomerPortalUsageSettings__plain(ctx, fields, obj); m != nil {
 		return m
@@ -784,6 +800,11 @@ func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, se
 var organizationImplementors = []string{"Organization"}
 
 func (ec *executionContext) _Organization(ctx context.Context, sel ast.SelectionSet, obj *storage.Organization) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationImplementors)
 	if m := ec._Organization__plain(ctx, fields, obj); m != nil {
 		return m
@@ -1042,6 +1063,11 @@ func (ec *executionContext) _OrganizationCustomerPortalSettings(ctx context.Cont
 var organizationFeatureSettingsImplementors = []string{"OrganizationFeatureSettings"}
 
 func (ec *executionContext) _OrganizationFeatureSettings(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationFeatureSettings) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationFeatureSettingsImplementors)
 	if m := ec._OrganizationFeatureSettings__plain(ctx, fields, obj); m != nil {
 		return m

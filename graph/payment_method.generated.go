@@ -537,6 +537,11 @@ func (ec *executionContext) unmarshalInputPortalPaymentMethodSaveInput(ctx conte
 var cardMetadataImplementors = []string{"CardMetadata"}
 
 func (ec *executionContext) _CardMetadata(ctx context.Context, sel ast.SelectionSet, obj *storage.CardMetadata) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, cardMetadataImplementors)
 	if m := ec._CardMetadata__plain(ctx, fields, obj); m != nil {
 		return m
@@ -598,6 +603,11 @@ func (ec *executionContext) _CardMetadata(ctx context.Context, sel ast.Selection
 var paymentMethodImplementors = []string{"PaymentMethod"}
 
 func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.SelectionSet, obj *storage.PaymentMethod) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
 	if m := ec._PaymentMethod__plain(ctx, fields, obj); m != nil {
 		return m

@@ -2034,6 +2034,11 @@ func (ec *executionContext) unmarshalInputProductUpdateInput(ctx context.Context
 var productImplementors = []string{"Product"}
 
 func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, obj *storage.Product) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
 	if m := ec._Product__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2502,6 +2507,11 @@ func (ec *executionContext) _ProductPage(ctx context.Context, sel ast.SelectionS
 var productPriceImplementors = []string{"ProductPrice"}
 
 func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.SelectionSet, obj *storage.ProductPrice) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceImplementors)
 	if m := ec._ProductPrice__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2656,6 +2666,11 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 var productPriceSeatTierImplementors = []string{"ProductPriceSeatTier"}
 
 func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTier) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTierImplementors)
 	if m := ec._ProductPriceSeatTier__plain(ctx, fields, obj); m != nil {
 		return m
@@ -2707,6 +2722,11 @@ func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.S
 var productPriceSeatTiersImplementors = []string{"ProductPriceSeatTiers"}
 
 func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatTiers) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTiersImplementors)
 	if m := ec._ProductPriceSeatTiers__plain(ctx, fields, obj); m != nil {
 		return m

@@ -3968,6 +3968,11 @@ func (ec *executionContext) _ProductPriceVariant(ctx context.Context, sel ast.Se
 var advanceTestClockPayloadImplementors = []string{"AdvanceTestClockPayload"}
 
 func (ec *executionContext) _AdvanceTestClockPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AdvanceTestClockPayload) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, advanceTestClockPayloadImplementors)
 	if m := ec._AdvanceTestClockPayload__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4014,6 +4019,11 @@ func (ec *executionContext) _AdvanceTestClockPayload(ctx context.Context, sel as
 var attachedCustomFieldImplementors = []string{"AttachedCustomField"}
 
 func (ec *executionContext) _AttachedCustomField(ctx context.Context, sel ast.SelectionSet, obj *model.AttachedCustomField) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, attachedCustomFieldImplementors)
 	if m := ec._AttachedCustomField__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4065,6 +4075,11 @@ func (ec *executionContext) _AttachedCustomField(ctx context.Context, sel ast.Se
 var pendingSubscriptionUpdateImplementors = []string{"PendingSubscriptionUpdate"}
 
 func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel ast.SelectionSet, obj *storage.PendingSubscriptionUpdate) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, pendingSubscriptionUpdateImplementors)
 	if m := ec._PendingSubscriptionUpdate__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4131,6 +4146,11 @@ func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel 
 var productPriceCustomImplementors = []string{"ProductPriceCustom", "ProductPriceVariant"}
 
 func (ec *executionContext) _ProductPriceCustom(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceCustom) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceCustomImplementors)
 	if m := ec._ProductPriceCustom__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4227,6 +4247,11 @@ func (ec *executionContext) _ProductPriceCustom(ctx context.Context, sel ast.Sel
 var productPriceFixedImplementors = []string{"ProductPriceFixed", "ProductPriceVariant"}
 
 func (ec *executionContext) _ProductPriceFixed(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceFixed) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceFixedImplementors)
 	if m := ec._ProductPriceFixed__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4313,6 +4338,11 @@ func (ec *executionContext) _ProductPriceFixed(ctx context.Context, sel ast.Sele
 var productPriceFreeImplementors = []string{"ProductPriceFree", "ProductPriceVariant"}
 
 func (ec *executionContext) _ProductPriceFree(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceFree) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceFreeImplementors)
 	if m := ec._ProductPriceFree__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4394,6 +4424,11 @@ func (ec *executionContext) _ProductPriceFree(ctx context.Context, sel ast.Selec
 var productPriceMeterImplementors = []string{"ProductPriceMeter"}
 
 func (ec *executionContext) _ProductPriceMeter(ctx context.Context, sel ast.SelectionSet, obj *storage.PriceMeter) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceMeterImplementors)
 	if m := ec._ProductPriceMeter__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4455,6 +4490,11 @@ func (ec *executionContext) _ProductPriceMeter(ctx context.Context, sel ast.Sele
 var productPriceMeteredUnitImplementors = []string{"ProductPriceMeteredUnit", "ProductPriceVariant"}
 
 func (ec *executionContext) _ProductPriceMeteredUnit(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceMeteredUnit) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceMeteredUnitImplementors)
 	if m := ec._ProductPriceMeteredUnit__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4589,6 +4629,11 @@ func (ec *executionContext) _ProductPriceMeteredUnit(ctx context.Context, sel as
 var productPriceSeatBasedImplementors = []string{"ProductPriceSeatBased", "ProductPriceVariant"}
 
 func (ec *executionContext) _ProductPriceSeatBased(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPriceSeatBased) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatBasedImplementors)
 	if m := ec._ProductPriceSeatBased__plain(ctx, fields, obj); m != nil {
 		return m
@@ -4675,6 +4720,11 @@ func (ec *executionContext) _ProductPriceSeatBased(ctx context.Context, sel ast.
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet, obj *storage.Subscription) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
 	if m := ec._Subscription__plain(ctx, fields, obj); m != nil {
 		return m
@@ -5251,6 +5301,11 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var subscriptionMeterImplementors = []string{"SubscriptionMeter"}
 
 func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.SelectionSet, obj *storage.SubscriptionMeter) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionMeterImplementors)
 	if m := ec._SubscriptionMeter__plain(ctx, fields, obj); m != nil {
 		return m
@@ -5375,6 +5430,11 @@ func (ec *executionContext) _SubscriptionPage(ctx context.Context, sel ast.Selec
 var testClockImplementors = []string{"TestClock"}
 
 func (ec *executionContext) _TestClock(ctx context.Context, sel ast.SelectionSet, obj *storage.TestClock) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, testClockImplementors)
 	if m := ec._TestClock__plain(ctx, fields, obj); m != nil {
 		return m

@@ -575,6 +575,11 @@ func (ec *executionContext) unmarshalInputWebhookEndpointUpdateInput(ctx context
 var webhookEndpointImplementors = []string{"WebhookEndpoint"}
 
 func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookEndpoint) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointImplementors)
 	if m := ec._WebhookEndpoint__plain(ctx, fields, obj); m != nil {
 		return m

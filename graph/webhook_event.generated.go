@@ -590,6 +590,11 @@ func (ec *executionContext) fieldContext_WebhookEventPage_pageInfo(_ context.Con
 var webhookDeliveryImplementors = []string{"WebhookDelivery"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookDelivery) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
 	if m := ec._WebhookDelivery__plain(ctx, fields, obj); m != nil {
 		return m
@@ -656,6 +661,11 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 var webhookEventImplementors = []string{"WebhookEvent"}
 
 func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.WebhookEvent) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventImplementors)
 	if m := ec._WebhookEvent__plain(ctx, fields, obj); m != nil {
 		return m

@@ -151,7 +151,7 @@ func relatedOpt[P any, V any](ctx context.Context, l *loader[V], obj *P, key fun
 // arguments (the same field may appear with different arguments at several places of a
 // query). Its batch reads a window per parent in one statement, and every row it returns
 // is of the next level of the query. It narrows w, the window fetch reads, to the columns
-// the field's items need (itemColumns); those are part of the loader's identity, so the
+// the field's items need, or to their JSON (itemPlan); those are part of the loader's identity, so the
 // same relation selected with other fields elsewhere in the query reads its own records.
 func windowsOf[T any](ctx context.Context, name string, args any, w *storage.Window,
 	fetch func(context.Context, []uuid.UUID) ([]storage.Paged[*T], error)) (*loader[storage.Paged[*T]], error) {
@@ -160,7 +160,7 @@ func windowsOf[T any](ctx context.Context, name string, args any, w *storage.Win
 	if err != nil {
 		return nil, err
 	}
-	w.Columns = plan.columns
+	w.Columns, w.Render = plan.columns, plan.render
 	key := plan.key
 	if l, ok := ld.windows.Load(key); ok {
 		return l.(*loader[storage.Paged[*T]]), nil
@@ -193,10 +193,11 @@ type windowField struct {
 }
 
 // windowPlan is what windowsOf works out once per windowField: the loader's key (name,
-// arguments and columns) and the columns of the items' records.
+// arguments, columns and rendering) and what the items' records are read as (itemPlan).
 type windowPlan struct {
 	key     string
 	columns []string
+	render  []storage.RenderField
 }
 
 // planWindow returns the plan of the relation being resolved, made by its first parent:
@@ -209,12 +210,12 @@ func planWindow[T any](ctx context.Context, ld *Loaders, name string, args any) 
 			return p.(windowPlan), nil
 		}
 	}
-	cols := itemColumns[*T](ctx)
-	key, err := json.Marshal([]any{args, cols})
+	cols, render := itemPlan[*T](ctx)
+	key, err := json.Marshal([]any{args, cols, render})
 	if err != nil {
 		return windowPlan{}, err
 	}
-	p := windowPlan{key: name + string(key), columns: cols}
+	p := windowPlan{key: name + string(key), columns: cols, render: render}
 	if at.field != nil {
 		ld.plans.Store(at, p)
 	}

@@ -30,6 +30,11 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 	s.Exec(t, `UPDATE orders SET metadata = '{"zeta": "a\"b\\c\n", "alpha": 1, "mid": true, "f": 1.5}',
 		billing_name = 'Ann <&> "Quote"', invoice_number = 'INV-' || left(id::text, 8)
 		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC LIMIT 3)`)
+	s.Exec(t, `UPDATE orders SET created_at = date_trunc('second', created_at), modified_at = now()
+		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC OFFSET 1 LIMIT 4)`)
+	// The customer of the newest orders (those changed above) comes first on a customers page.
+	s.Exec(t, `UPDATE customers SET created_at = now() + interval '1 day'
+		WHERE id = (SELECT customer_id FROM orders ORDER BY created_at DESC LIMIT 1)`)
 	s.Exec(t, `UPDATE customers SET name = E'Tab\there \u00e9\u2028', metadata = '{"b": "2", "a": 1}',
 		external_id = 'ext-' || left(id::text, 8) WHERE id IN (SELECT id FROM customers ORDER BY created_at DESC LIMIT 2)`)
 
@@ -37,6 +42,7 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 		name, query, typ, extra string
 		fields                  string // the plain fields to select; all of them when empty
 		getters                 string // plain fields read through a method, not in PlainFields
+		rendered                bool   // select the fields PostgreSQL can write (PlainObject.Kinds)
 	}{
 		{name: "orders", query: `{ orders(limit: 20) { items { %s } } }`, typ: "Order", extra: "paid"},
 		{name: "customers", query: `{ customers(limit: 20) { items { %s } } }`, typ: "Customer", extra: "taxId"},
@@ -45,6 +51,8 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 			getters: "isDeleted visibilityConfigurable"},
 		{name: "Customer.orders", typ: "Order", extra: "paid",
 			query: `{ customers(limit: 5) { items { id orders(limit: 4, sorting: ["-created_at"]) { items { %s } pagination { totalCount } } } } }`},
+		{name: "Customer.orders, written by PostgreSQL", typ: "Order", extra: "paid", rendered: true,
+			query: `{ customers(limit: 8) { items { id orders(limit: 6) { items { __typename %s } pagination { totalCount } } } } }`},
 		{name: "Customer.orders, two columns", typ: "Order", extra: "paid", fields: "status netAmount",
 			query: `{ customers(limit: 5) { items { id orders(limit: 4) { items { %s } } } } }`},
 	}
@@ -58,6 +66,9 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 			sel := strings.Join(plain, " ")
 			if tc.fields != "" {
 				sel = tc.fields
+			}
+			if tc.rendered {
+				sel = strings.Join(slices.Sorted(mapKeys(graph.PlainFields[tc.typ].Kinds)), " ")
 			}
 			sel += " " + tc.getters
 			fast := s.Do(t, org.Token, fmt.Sprintf(tc.query, sel), nil)
@@ -112,9 +123,19 @@ func TestProjectedWindowsReadOnlyTheirColumns(t *testing.T) {
 		if o.Status != "paid" || o.CustomerID != customer || o.OrganizationID != org.ID || o.ID == uuid.Nil {
 			t.Errorf("a projected order lacks a column it needs: %+v", o)
 		}
-		if o.NetAmount != 0 || o.Currency != "" || !o.CreatedAt.IsZero() {
+		if o.NetAmount != 0 || o.Currency != "" || !o.CreatedAt.IsZero() || o.JSON != nil {
 			t.Errorf("a projected order carries columns nobody asked for: %+v", o)
 		}
+	}
+	rendered, err := storage.OrderWindowsByCustomers(context.Background(), s.DB, []uuid.UUID{org.ID}, []uuid.UUID{customer},
+		storage.OrderListFilter{}, nil, storage.Window{Page: 1, Limit: 1, Columns: []string{"status", "net_amount"},
+			Render: []storage.RenderField{{Key: "s", Column: "status", Kind: "text"}, {Key: "n", Column: "net_amount", Kind: "number"},
+				{Key: "__typename", Literal: "Order"}}})
+	if err != nil || len(rendered) != 1 || len(rendered[0].Items) != 1 {
+		t.Fatalf("rendered windows: %v %+v", err, rendered)
+	}
+	if o := rendered[0].Items[0]; string(o.JSON) != `{"s":"paid","n":1500,"__typename":"Order"}` || o.Status != "" {
+		t.Errorf("a rendered order is %s with status %q; want its JSON and no columns", o.JSON, o.Status)
 	}
 
 	var out struct {

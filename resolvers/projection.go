@@ -12,51 +12,65 @@ import (
 	"till/storage"
 )
 
-// itemColumns is what a paginated field being resolved needs of its items' records, for
-// storage.Window.Columns: when every field selected under `items` is a plain field of the
-// record type T (graph.PlainFields), the columns of those fields; nil (every column) when
-// anything else is selected, since a resolver, a relation or a guard may read any field of
-// the record. Such items are written by the executor's plain writers, which read exactly
-// those fields.
-func itemColumns[T any](ctx context.Context) []string {
+// itemPlan is what a paginated field being resolved needs of its items' records, for
+// storage.Window: when every field selected under `items` is a plain field of the record
+// type T (graph.PlainFields), the columns of those fields; nil (every column) when anything
+// else is selected, since a resolver, a relation or a guard may read any field of the
+// record. Such items are written by the executor's plain writers, which read exactly those
+// fields. When, besides, `items` is selected once, T can carry its JSON
+// (storage.Rendered) and PostgreSQL can write each field as its marshaller does, render
+// lists the keys for PostgreSQL to write each item's JSON with.
+func itemPlan[T any](ctx context.Context) (cols []string, render []storage.RenderField) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Field.Field == nil || fc.Field.Definition == nil || !graphql.HasOperationContext(ctx) {
-		return nil
+		return nil, nil
 	}
 	oc := graphql.GetOperationContext(ctx)
 	record := reflect.TypeFor[T]()
-	cols := []string{}
+	_, renders := any(*new(T)).(interface{ RenderedJSON() []byte })
+	cols = []string{}
 	page := fc.Field.Definition.Type.Name()
 	if !conditionsOnly(oc, fc.Field.Selections, page) {
-		return nil
+		return nil, nil
 	}
+	itemFields := 0
 	for _, items := range graphql.CollectFields(oc, fc.Field.Selections, []string{page}) {
 		if items.Name != "items" {
 			continue
 		}
+		itemFields++
 		typ := items.Definition.Type.Name()
 		plain, ok := graph.PlainFields[typ]
 		if !ok || plain.GoType != record.String() || !conditionsOnly(oc, items.Selections, typ) {
-			return nil
+			return nil, nil
 		}
 		for _, f := range graphql.CollectFields(oc, items.Selections, []string{typ}) {
 			if f.Name == "__typename" {
+				render = append(render, storage.RenderField{Key: f.Alias, Literal: typ})
 				continue
 			}
 			goField, ok := plain.Fields[f.Name]
 			if !ok {
-				return nil
+				return nil, nil
 			}
 			col, ok := storage.ColumnOf(record, goField)
 			if !ok {
-				return nil
+				return nil, nil
 			}
 			if !slices.Contains(cols, col) {
 				cols = append(cols, col)
 			}
+			kind := plain.Kinds[f.Name]
+			if kind == "" {
+				renders = false
+			}
+			render = append(render, storage.RenderField{Key: f.Alias, Column: col, Kind: kind})
 		}
 	}
-	return cols
+	if !renders || itemFields != 1 {
+		return cols, nil
+	}
+	return cols, render
 }
 
 // conditionsOnly reports whether every fragment in sel (spread or inline, at any depth of

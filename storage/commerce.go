@@ -12,6 +12,7 @@ import (
 
 // Order is a bill: created when a checkout succeeds and at every subscription renewal.
 type Order struct {
+	Rendered
 	ID                   uuid.UUID  `db:"id"`
 	CreatedAt            time.Time  `db:"created_at"`
 	ModifiedAt           *time.Time `db:"modified_at"`
@@ -64,6 +65,7 @@ type OrderItem struct {
 
 // Subscription is a recurring purchase of a product.
 type Subscription struct {
+	Rendered
 	ID                          uuid.UUID  `db:"id"`
 	CreatedAt                   time.Time  `db:"created_at"`
 	ModifiedAt                  *time.Time `db:"modified_at"`
@@ -125,6 +127,7 @@ type Discount struct {
 // BenefitGrant records that a customer (or a member holding a seat) holds a benefit because
 // of an order or a subscription.
 type BenefitGrant struct {
+	Rendered
 	ID             uuid.UUID  `db:"id"`
 	CreatedAt      time.Time  `db:"created_at"`
 	ModifiedAt     *time.Time `db:"modified_at"`
@@ -148,6 +151,7 @@ func (g *BenefitGrant) IsRevoked() bool { return g.RevokedAt != nil }
 
 // LicenseKey is a key issued by a license-key benefit grant.
 type LicenseKey struct {
+	Rendered
 	ID               uuid.UUID  `db:"id"`
 	CreatedAt        time.Time  `db:"created_at"`
 	ModifiedAt       *time.Time `db:"modified_at"`

@@ -25,6 +25,10 @@ type Window struct {
 	// The record's other fields are left zero, so only a reader that uses nothing else may
 	// name them (see projected).
 	Columns []string
+	// Render, when the record type embeds Rendered, has PostgreSQL write each record's JSON
+	// with these keys instead of reading Columns (see renderSQL); when a field cannot be
+	// written so, Columns are read.
+	Render []RenderField
 }
 
 // Offset is the number of rows before the window: only offset pages skip rows.
@@ -66,10 +70,15 @@ type listSQL struct {
 	Extra []string
 }
 
-// selectList is what each row selects: the record's columns (narrowed to want and keep,
-// see projected) and the extra expressions.
-func (l listSQL) selectList(want []string, keep ...string) string {
-	cols := projected(l.Columns, want, keep...)
+// selectList is what each row selects: the record's columns (narrowed to w.Columns and
+// keep, see projected) or its JSON (w.Render), and the extra expressions.
+func (l listSQL) selectList(w Window, keep ...string) string {
+	cols := projected(l.Columns, w.Columns, keep...)
+	if w.Render != nil {
+		if json := renderSQL(l.Columns, w.Render); json != "" {
+			cols = projected(l.Columns, []string{}, keep...) + ", (" + json + ") AS page_json"
+		}
+	}
 	if len(l.Extra) == 0 {
 		return cols
 	}
@@ -123,6 +132,7 @@ func orderSQL(order []Sort, reverse bool) string {
 // which PostgreSQL runs once). An empty window needs a second statement for the total only
 // when it does not start the list: an empty first page means an empty list.
 func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Window) (Paged[T], error) {
+	w = renderable[T](w)
 	out := Paged[T]{Items: []T{}}
 	where := strings.Join(l.Where, " AND ")
 	count := "SELECT count(*) FROM " + l.From + " WHERE " + where
@@ -142,7 +152,7 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 	}
 	args = append(args, w.Limit+1, w.Offset())
 	query := fmt.Sprintf("SELECT %s, %s AS page_cursor, (%s) AS page_total FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
-		l.selectList(w.Columns), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
+		l.selectList(w), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
 		return out, cursorErr(err, w)
@@ -163,6 +173,7 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 // one window per key, each with its own total. Windows are numbered by a running count over
 // the rows the cursor admits, so the total still counts every row of the parent.
 func listWindows[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, parent string, parents []uuid.UUID, w Window, keyOf func(T) uuid.UUID) ([]Paged[T], error) {
+	w = renderable[T](w)
 	order := l.order()
 	reverse := w.Backward || w.Before != nil
 	args := append(append([]any{}, l.Args...), pq.Array(parents))
@@ -190,7 +201,7 @@ func listWindows[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, paren
 		FROM %s WHERE %s) counted) page
 		WHERE page_in OR page_any = 1 ORDER BY page_row`,
 		len(args)-1, len(args)-1, len(args),
-		l.selectList(w.Columns, selectName(parent)), cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
+		l.selectList(w, selectName(parent)), cursorSQL(order), parent, admitted, parent, orderSQL(order, reverse), parent, admitted,
 		l.From, strings.Join(where, " AND "))
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {

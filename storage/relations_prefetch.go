@@ -109,7 +109,7 @@ func (d orderDecoders) relationsOf(o *Order, p Prefetched) (OrderRelations, erro
 func GetOrderWith(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID *uuid.UUID, id uuid.UUID,
 	with OrderWith) (*Order, OrderRelations, error) {
 	l := listSQL{Columns: orderColumnsO, Extra: with.columns()}
-	rows, err := scanPaged[*Order](ctx, q, `SELECT `+l.selectList(nil)+` FROM orders o
+	rows, err := scanPaged[*Order](ctx, q, `SELECT `+l.selectList(Window{})+` FROM orders o
 		WHERE o.id = $1 AND o.organization_id = ANY($2) AND o.deleted_at IS NULL
 		AND ($3::uuid IS NULL OR o.customer_id = $3)`, []any{id, pq.Array(orgs), customerID})
 	if err != nil {

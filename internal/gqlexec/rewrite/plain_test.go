@@ -173,6 +173,8 @@ func TestPlainWriters(t *testing.T) {
 	got := string(out)
 	for _, want := range []string{
 		"if m := ec._Thing__plain(ctx, fields, obj); m != nil {",
+		"if m := gqlexec.RenderedOf(obj); m != nil {",
+		`"till/internal/gqlexec"`,
 		`case "__typename", "id", "name", "total":`,
 		"ec.marshalNInt2int(ctx, f.Selections, obj.Total()).MarshalGQL(w)",
 		"if obj.Due == nil {",
@@ -193,6 +195,9 @@ func TestPlainWriters(t *testing.T) {
 	if strings.Index(got, "ec._Thing__plain(ctx, fields, obj)") > strings.Index(got, "out := graphql.NewFieldSet(fields)") {
 		t.Error("the executor collects into a field set before trying the plain writer")
 	}
+	if strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := graphql.CollectFields(") {
+		t.Error("the executor collects the fields before looking for the record's JSON")
+	}
 	_, objects, err := rewriteFile([]byte(generatedObject))
 	if err != nil || len(objects) != 1 {
 		t.Fatalf("objects: %v %v", objects, err)
@@ -201,7 +206,8 @@ func TestPlainWriters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `"Thing": {GoType: "*Thing", Fields: map[string]string{"due": "Due", "id": "ID", "name": "Name"}},`; !strings.Contains(string(table), want) {
+	if want := `"Thing": {GoType: "*Thing", Fields: map[string]string{"due": "Due", "id": "ID", "name": "Name"}, ` +
+		`Kinds: map[string]string{"due": "number", "id": "text", "name": "text"}},`; !strings.Contains(string(table), want) {
 		t.Errorf("the table lacks %s (a getter method reads no column one can name):\n%s", want, table)
 	}
 	again, err := rewrite(out)
