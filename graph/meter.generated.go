@@ -535,8 +535,8 @@ func (ec *executionContext) _MeterPage_pageInfo(ctx context.Context, field graph
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋstorageᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,

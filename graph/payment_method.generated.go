@@ -413,8 +413,8 @@ func (ec *executionContext) _PaymentMethodPage_pageInfo(ctx context.Context, fie
 			return obj.PageInfo, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
-			return ec.marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖtillᚋstorageᚐPageInfo(ctx, selections, v)
 		},
 		true,
 		true,

@@ -7447,7 +7447,7 @@ func (ec *executionContext) fieldContext_Mutation_redeliverWebhookEvent(ctx cont
 	return fc, nil
 }
 
-func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *storage.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7470,7 +7470,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *storage.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7493,7 +7493,7 @@ func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Cont
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *storage.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7502,7 +7502,7 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 			return ec.fieldContext_PageInfo_startCursor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.StartCursor, nil
+			return obj.StartCursor(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -7513,10 +7513,10 @@ func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *storage.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -7525,7 +7525,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 			return ec.fieldContext_PageInfo_endCursor(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
+			return obj.EndCursor(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
@@ -7536,7 +7536,7 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 	)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("PageInfo", field, true, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Pagination_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.Pagination) (ret graphql.Marshaler) {
@@ -11159,7 +11159,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 
 var pageInfoImplementors = []string{"PageInfo"}
 
-func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *storage.PageInfo) graphql.Marshaler {
 	if obj != nil {
 		if m := gqlexec.RenderedOf(obj); m != nil {
 			return m
@@ -12466,7 +12466,7 @@ func (ec *executionContext) unmarshalNMetadataFilter2ᚖtillᚋgraphᚋmodelᚐM
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPageInfo2ᚖtillᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) marshalNPageInfo2ᚖtillᚋstorageᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *storage.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -12810,7 +12810,7 @@ func (ec *executionContext) _Address__plain(ctx context.Context, fields []graphq
 
 // _PageInfo__plain writes a PageInfo whose selected fields are all plain struct fields, with
 // the marshallers the executor would call; nil leaves the object to the executor.
-func (ec *executionContext) _PageInfo__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.PageInfo) graphql.Marshaler {
+func (ec *executionContext) _PageInfo__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.PageInfo) graphql.Marshaler {
 	if obj == nil {
 		return nil
 	}
@@ -12836,13 +12836,13 @@ func (ec *executionContext) _PageInfo__plain(ctx context.Context, fields []graph
 			case "__typename":
 				graphql.MarshalString("PageInfo").MarshalGQL(w)
 			case "endCursor":
-				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.EndCursor).MarshalGQL(w)
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.EndCursor()).MarshalGQL(w)
 			case "hasNextPage":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.HasNextPage).MarshalGQL(w)
 			case "hasPreviousPage":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.HasPreviousPage).MarshalGQL(w)
 			case "startCursor":
-				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StartCursor).MarshalGQL(w)
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.StartCursor()).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

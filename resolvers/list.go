@@ -161,20 +161,15 @@ func cursorErr(err error, a listArgs) error {
 // pageInfo describes a window for cursor pagination. An offset page has rows after it
 // when the total says so and before it past the first page; a cursor window knows the
 // side it reads toward and assumes rows on the side of its cursor.
-func pageInfo[T any](p storage.Paged[T], w storage.Window) *model.PageInfo {
-	info := &model.PageInfo{}
-	if n := len(p.Cursors); n > 0 {
-		info.StartCursor, info.EndCursor = ptrTo(p.Cursors[0].String()), ptrTo(p.Cursors[n-1].String())
-	}
+func pageInfo[T any](p storage.Paged[T], w storage.Window) *storage.PageInfo {
 	switch {
 	case w.Backward:
-		info.HasPreviousPage, info.HasNextPage = p.More, w.Before != nil
+		return storage.PageInfoOf(p, w.Before != nil, p.More)
 	case w.After != nil:
-		info.HasNextPage, info.HasPreviousPage = p.More, true
+		return storage.PageInfoOf(p, p.More, true)
 	default:
-		info.HasNextPage, info.HasPreviousPage = p.More, w.Page > 1
+		return storage.PageInfoOf(p, p.More, w.Page > 1)
 	}
-	return info
 }
 
 // paginationOf is upstream's envelope for a window: offset pages count in limits.

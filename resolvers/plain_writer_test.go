@@ -35,6 +35,10 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 	// The customer of the newest orders (those changed above) comes first on a customers page.
 	s.Exec(t, `UPDATE customers SET created_at = now() + interval '1 day'
 		WHERE id = (SELECT customer_id FROM orders ORDER BY created_at DESC LIMIT 1)`)
+	s.Exec(t, `INSERT INTO benefit_grants (organization_id, benefit_id, customer_id, granted_at, revoked_at)
+		SELECT b.organization_id, b.id, c.id, CASE WHEN c.n % 2 = 0 THEN now() END, CASE WHEN c.n = 1 THEN now() END
+		FROM benefits b CROSS JOIN (SELECT id, row_number() OVER (ORDER BY created_at DESC, id DESC) AS n FROM customers) c
+		WHERE c.n <= 4`)
 	s.Exec(t, `UPDATE customers SET name = E'Tab\there \u00e9\u2028', metadata = '{"b": "2", "a": 1}',
 		external_id = 'ext-' || left(id::text, 8) WHERE id IN (SELECT id FROM customers ORDER BY created_at DESC LIMIT 2)`)
 
@@ -53,6 +57,8 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 			query: `{ customers(limit: 5) { items { id orders(limit: 4, sorting: ["-created_at"]) { items { %s } pagination { totalCount } } } } }`},
 		{name: "Customer.orders, written by PostgreSQL", typ: "Order", extra: "paid", rendered: true,
 			query: `{ customers(limit: 8) { items { id orders(limit: 6) { items { __typename %s } pagination { totalCount } } } } }`},
+		{name: "Customer.benefitGrants, getters", typ: "BenefitGrant", extra: "benefit { id }", fields: "id", getters: "isGranted isRevoked",
+			query: `{ customers(limit: 3) { items { id benefitGrants(limit: 10) { items { %s } } } } }`},
 		{name: "Customer.orders, two columns", typ: "Order", extra: "paid", fields: "status netAmount",
 			query: `{ customers(limit: 5) { items { id orders(limit: 4) { items { %s } } } } }`},
 	}

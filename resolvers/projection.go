@@ -14,7 +14,8 @@ import (
 
 // itemPlan is what a paginated field being resolved needs of its items' records, for
 // storage.Window: when every field selected under `items` is a plain field of the record
-// type T (graph.PlainFields), the columns of those fields; nil (every column) when anything
+// type T (graph.PlainFields; a getter method's columns are declared by the record,
+// storage.ColumnsOfGetter), the columns of those fields; nil (every column) when anything
 // else is selected, since a resolver, a relation or a guard may read any field of the
 // record. Such items are written by the executor's plain writers, which read exactly those
 // fields. When, besides, `items` is selected once, T can carry its JSON
@@ -47,6 +48,19 @@ func itemPlan[T any](ctx context.Context) (cols []string, render []storage.Rende
 		for _, f := range graphql.CollectFields(oc, items.Selections, []string{typ}) {
 			if f.Name == "__typename" {
 				render = append(render, storage.RenderField{Key: f.Alias, Literal: typ})
+				continue
+			}
+			if method, ok := plain.Getters[f.Name]; ok {
+				read, ok := storage.ColumnsOfGetter(record, method)
+				if !ok {
+					return nil, nil
+				}
+				for _, col := range read {
+					if !slices.Contains(cols, col) {
+						cols = append(cols, col)
+					}
+				}
+				renders = false // PostgreSQL knows no getter
 				continue
 			}
 			goField, ok := plain.Fields[f.Name]

@@ -149,6 +149,12 @@ func (g *BenefitGrant) IsGranted() bool { return g.GrantedAt != nil }
 // IsRevoked is derived from revoked_at, as upstream does.
 func (g *BenefitGrant) IsRevoked() bool { return g.RevokedAt != nil }
 
+// GetterColumns names the columns each getter reads, so a list that shows only these can
+// read only them (see ColumnsOfGetter).
+func (*BenefitGrant) GetterColumns() map[string][]string {
+	return map[string][]string{"IsGranted": {"granted_at"}, "IsRevoked": {"revoked_at"}}
+}
+
 // LicenseKey is a key issued by a license-key benefit grant.
 type LicenseKey struct {
 	Rendered

@@ -35,6 +35,20 @@ func ColumnOf(t reflect.Type, field string) (string, bool) {
 	return "", false
 }
 
+// ColumnsOfGetter are the columns the getter method named method of record type t reads,
+// as the record declares them (a GetterColumns method); ok is false when it declares none.
+func ColumnsOfGetter(t reflect.Type, method string) ([]string, bool) {
+	if t.Kind() != reflect.Pointer {
+		t = reflect.PointerTo(t)
+	}
+	g, ok := reflect.Zero(t).Interface().(interface{ GetterColumns() map[string][]string })
+	if !ok {
+		return nil, false
+	}
+	cols, ok := g.GetterColumns()[method]
+	return cols, ok
+}
+
 // projected is the select list columns (a record's, each entry a column, alias.column, or
 // an expression AS name) narrowed to the entries named in want, plus alwaysRead and keep.
 // It returns columns unchanged when want is nil, or when it cannot tell every entry's name

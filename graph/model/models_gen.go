@@ -351,7 +351,7 @@ type BenefitGrantPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Usage credited to a meter for each period a meter_credit benefit is held.
@@ -371,7 +371,7 @@ type BenefitPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Changes a benefit: fields present are changed; the type cannot change.
@@ -617,7 +617,7 @@ type CheckoutPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A pay-what-you-want price (amountType custom).
@@ -1041,7 +1041,7 @@ type CustomerMeterPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A page of customers.
@@ -1051,7 +1051,7 @@ type CustomerPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Changes customers may make to their own record in the portal.
@@ -1126,7 +1126,7 @@ type CustomerSeatPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Revokes a seat.
@@ -1419,7 +1419,7 @@ type DiscountPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A percentage discount applied once or forever.
@@ -1640,7 +1640,7 @@ type DomainEventPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // One file of a downloadables benefit held by the session's customer or member
@@ -1784,7 +1784,7 @@ type DownloadablePage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A file to upload. name must be a plain file name (no slash, backslash, control character,
@@ -1835,7 +1835,7 @@ type FilePage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Null or empty fields are left as they are; the stored object does not move.
@@ -1973,7 +1973,7 @@ type JobPage struct {
 	// The total count and the last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A signed statement of a valid license that an application verifies offline: a JWS (EdDSA,
@@ -2040,7 +2040,7 @@ type LicenseKeyPage struct {
 	// The page envelope: how many keys match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A partial update: only the fields given are written; null clears limits and expiry.
@@ -2150,7 +2150,7 @@ type MemberPage struct {
 	// The page envelope: total count and last page.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.
@@ -2270,7 +2270,7 @@ type MeterPage struct {
 	// The page envelope: how many meters match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Reduces a numeric property of the selected events; events without a numeric value for it are left out.
@@ -2356,7 +2356,7 @@ type OAuth2ClientPage struct {
 	// The page envelope: how many clients there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A client with the secret that was just generated for it. clientSecret is shown only here, once;
@@ -2439,7 +2439,7 @@ type OrderPage struct {
 	// The page envelope: how many orders match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Billing details shown on the invoice. Absent fields are left alone, null clears. Once the order
@@ -2585,21 +2585,6 @@ type OrganizationFeatureSettings struct {
 	CheckoutLocalizationEnabled bool `json:"checkoutLocalizationEnabled"`
 }
 
-// Where a window of a list starts and ends, for cursor pagination: pass endCursor as after
-// (with first) for the next rows, startCursor as before (with last) for the previous ones.
-// Cursors hold the row's sort values and id, so a window after a cursor neither skips nor
-// repeats rows when others are added or removed meanwhile.
-type PageInfo struct {
-	// Whether rows follow this window in list order.
-	HasNextPage bool `json:"hasNextPage"`
-	// Whether rows precede this window in list order (true after a cursor or past page 1).
-	HasPreviousPage bool `json:"hasPreviousPage"`
-	// The cursor of the window's first row; null when it is empty.
-	StartCursor *string `json:"startCursor,omitempty"`
-	// The cursor of the window's last row; null when it is empty.
-	EndCursor *string `json:"endCursor,omitempty"`
-}
-
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
 	// How many items match, over all pages.
@@ -2615,7 +2600,7 @@ type PaymentMethodPage struct {
 	// The page envelope: how many methods there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A payment instrument to save for a customer.
@@ -2878,7 +2863,7 @@ type ProductPage struct {
 	// The page envelope: how many products match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A pay-what-you-want price.
@@ -3271,7 +3256,7 @@ type SubscriptionPage struct {
 	// The page envelope: how many subscriptions match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A change of product.
@@ -3481,7 +3466,7 @@ type UsageEventPage struct {
 	// The events of this page.
 	Items []*storage.Event `json:"items"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // A batch of usage events, stored all or nothing.
@@ -3524,7 +3509,7 @@ type WebhookEndpointPage struct {
 	// The page envelope: how many endpoints there are and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Fields present are changed; name: null clears the name.
@@ -3550,7 +3535,7 @@ type WebhookEventPage struct {
 	// The page envelope: how many events match and how many pages they fill.
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
-	PageInfo *PageInfo `json:"pageInfo"`
+	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
 // Whether the checkout form asks for an address field.

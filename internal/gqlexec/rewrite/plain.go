@@ -95,8 +95,9 @@ func plainTable(pkg string, objects []plainObject) ([]byte, error) {
 	b.WriteString("// PlainObject is an object type's Go type (as Go source spells it) and its plain fields:\n" +
 		"// those the executor resolves by reading a struct field, with the Go path of that field.\n" +
 		"// Kinds says, for the fields PostgreSQL can write exactly as the marshaller does, how:\n" +
-		"// datetime, number, boolean or text.\n" +
-		"type PlainObject struct {\n\tGoType string\n\tFields map[string]string\n\tKinds  map[string]string\n}\n\n")
+		"// datetime, number, boolean or text. Getters are the plain fields read through a method\n" +
+		"// of the object that takes nothing, with the method's name.\n" +
+		"type PlainObject struct {\n\tGoType  string\n\tFields  map[string]string\n\tKinds   map[string]string\n\tGetters map[string]string\n}\n\n")
 	b.WriteString("// PlainFields are the plain fields of every object type that has some.\n")
 	b.WriteString("var PlainFields = map[string]PlainObject{\n")
 	for _, o := range objects {
@@ -113,6 +114,14 @@ func plainTable(pkg string, objects []plainObject) ([]byte, error) {
 		for _, f := range o.fields {
 			if !f.method && f.kind != "" {
 				fmt.Fprintf(&b, "%s%q: %q", sep, f.name, f.kind)
+				sep = ", "
+			}
+		}
+		b.WriteString("}, Getters: map[string]string{")
+		sep = ""
+		for _, f := range o.fields {
+			if f.method {
+				fmt.Fprintf(&b, "%s%q: %q", sep, f.name, strings.TrimSuffix(strings.TrimPrefix(f.expr, "obj."), "()"))
 				sep = ", "
 			}
 		}

@@ -207,7 +207,7 @@ func TestPlainWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := `"Thing": {GoType: "*Thing", Fields: map[string]string{"due": "Due", "id": "ID", "name": "Name"}, ` +
-		`Kinds: map[string]string{"due": "number", "id": "text", "name": "text"}},`; !strings.Contains(string(table), want) {
+		`Kinds: map[string]string{"due": "number", "id": "text", "name": "text"}, Getters: map[string]string{"total": "Total"}},`; !strings.Contains(string(table), want) {
 		t.Errorf("the table lacks %s (a getter method reads no column one can name):\n%s", want, table)
 	}
 	again, err := rewrite(out)
