@@ -30,6 +30,8 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 	s.Exec(t, `UPDATE orders SET metadata = '{"zeta": "a\"b\\c\n", "alpha": 1, "mid": true, "f": 1.5}',
 		billing_name = 'Ann <&> "Quote"', invoice_number = 'INV-' || left(id::text, 8)
 		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC LIMIT 3)`)
+	s.Exec(t, `UPDATE orders SET billing_name = 'back' || chr(8) || 'feed' || chr(12) || 'unit' || chr(31) || 'tab' || chr(9) || '\b\"'
+		WHERE id = (SELECT id FROM orders ORDER BY created_at DESC OFFSET 4 LIMIT 1)`)
 	s.Exec(t, `UPDATE orders SET created_at = date_trunc('second', created_at), modified_at = now()
 		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC OFFSET 1 LIMIT 4)`)
 	// The customer of the newest orders (those changed above) comes first on a customers page.

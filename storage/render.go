@@ -39,11 +39,12 @@ type RenderField struct {
 // renderValue writes a column's value as the executor's marshaller for kind does, or ""
 // for a kind it cannot: datetime as UTC with a Z and microseconds only when non-zero
 // (scalar.FormatDateTime), numbers and booleans as their text, text (strings, ids, enums)
-// as a JSON string. NULL is left NULL, for the caller to write as null.
+// as a JSON string escaped as gqlgen escapes it (textJSON). NULL is left NULL, for the
+// caller to write as null.
 func renderValue(kind, col string) string {
 	switch kind {
 	case "text":
-		return "to_json(" + col + ")::text"
+		return textJSON(col + "::text")
 	case "number", "boolean":
 		return col + "::text"
 	case "datetime":
@@ -52,6 +53,22 @@ func renderValue(kind, col string) string {
 			`)::bigint % 1000000 = 0 THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) || '"'`
 	}
 	return ""
+}
+
+// textJSON writes text as gqlgen's writeQuotedString does. PostgreSQL's to_json escapes
+// the same characters, but writes backspace and form feed as \b and \f and other control
+// characters in lower-case hex where gqlgen writes \u0008, \u000C and upper case; text
+// holding one of those (rare: names and emails do not) is escaped character by character.
+// The backslash is chr(92) so the SQL reads the same whatever standard_conforming_strings is.
+func textJSON(text string) string {
+	const bs = "chr(92)"
+	return `CASE WHEN ` + text + ` ~ ('[' || chr(1) || '-' || chr(8) || chr(11) || chr(12) || chr(14) || '-' || chr(31) || ']')
+		THEN (SELECT '"' || string_agg(CASE WHEN c = ` + bs + ` THEN ` + bs + ` || ` + bs + `
+			WHEN c = '"' THEN ` + bs + ` || '"' WHEN c = chr(9) THEN ` + bs + ` || 't'
+			WHEN c = chr(10) THEN ` + bs + ` || 'n' WHEN c = chr(13) THEN ` + bs + ` || 'r'
+			WHEN ascii(c) < 32 THEN ` + bs + ` || 'u00' || upper(lpad(to_hex(ascii(c)), 2, '0')) ELSE c END, '' ORDER BY n) || '"'
+			FROM unnest(string_to_array(` + text + `, NULL)) WITH ORDINALITY AS t(c, n))
+		ELSE to_json(` + text + `)::text END`
 }
 
 // responseName is what a key or a literal string may be: a GraphQL name, which needs no
