@@ -33,6 +33,7 @@ func (r *Resolver) licenseKeyPage(ctx context.Context, a listArgs, f storage.Lic
 	if err != nil {
 		return nil, err
 	}
+	w = selectionWindow[storage.LicenseKey](ctx, w)
 	p, err := storage.ListLicenseKeys(ctx, r.DB, organizations(ctx), f, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)

@@ -15,6 +15,7 @@ func rootWindow[T any](ctx context.Context, a listArgs, columns map[string]strin
 	if err != nil {
 		return storage.Paged[*T]{}, w, err
 	}
+	w = selectionWindow[T](ctx, w)
 	p, err := read(sorts, w)
 	if err != nil {
 		return p, w, cursorErr(err, a)

@@ -72,6 +72,7 @@ func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string
 	if err != nil {
 		return nil, err
 	}
+	w = selectionWindow[storage.Order](ctx, w)
 	p, rels, err := storage.ListOrdersWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)

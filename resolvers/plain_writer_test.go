@@ -51,6 +51,8 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 		rendered                bool   // select the fields PostgreSQL can write (PlainObject.Kinds)
 	}{
 		{name: "orders", query: `{ orders(limit: 20) { items { %s } } }`, typ: "Order", extra: "paid"},
+		{name: "orders, written by PostgreSQL", query: `{ orders(limit: 20) { items { __typename %s } } }`, typ: "Order",
+			extra: "paid", rendered: true},
 		{name: "customers", query: `{ customers(limit: 20) { items { %s } } }`, typ: "Customer", extra: "taxId"},
 		{name: "products", query: `{ products(limit: 20) { items { %s } } }`, typ: "Product", extra: "medias { id }", getters: "isRecurring"},
 		{name: "benefits", query: `{ benefits(limit: 20) { items { %s } } }`, typ: "Benefit", extra: "organization { id }",

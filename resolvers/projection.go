@@ -87,6 +87,14 @@ func itemPlan[T any](ctx context.Context) (cols []string, render []storage.Rende
 	return cols, render
 }
 
+// selectionWindow narrows a root list's window w to what its items' selection needs
+// (itemPlan). A root list is resolved once per place in the document, so the plan is not
+// shared as windowsOf shares it between the parents of a level.
+func selectionWindow[T any](ctx context.Context, w storage.Window) storage.Window {
+	w.Columns, w.Render = itemPlan[*T](ctx)
+	return w
+}
+
 // conditionsOnly reports whether every fragment in sel (spread or inline, at any depth of
 // fragments) is on typ itself or has no type condition. CollectFields is asked with typ
 // alone, so a fragment on an interface of typ would be dropped from what it collects.

@@ -80,6 +80,7 @@ func (r *Resolver) listSubscriptions(ctx context.Context, a listArgs, columns ma
 	if err != nil {
 		return nil, err
 	}
+	w = selectionWindow[storage.Subscription](ctx, w)
 	p, rels, err := storage.ListSubscriptionsWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)

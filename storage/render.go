@@ -38,8 +38,8 @@ type RenderField struct {
 
 // renderValue writes a column's value as the executor's marshaller for kind does, or ""
 // for a kind it cannot: datetime as UTC with a Z and microseconds only when non-zero
-// (scalar.FormatDateTime), numbers and booleans as their text, text (strings, ids, enums)
-// as a JSON string escaped as gqlgen escapes it (textJSON). NULL is left NULL, for the
+// (scalar.FormatDateTime), numbers and booleans as their text, a uuid in its canonical
+// form, text (strings, enums) as a JSON string escaped as gqlgen escapes it (textJSON). NULL is left NULL, for the
 // caller to write as null.
 func renderValue(kind, col string) string {
 	switch kind {
@@ -47,6 +47,8 @@ func renderValue(kind, col string) string {
 		return textJSON(col + "::text")
 	case "number", "boolean":
 		return col + "::text"
+	case "uuid": // lower-case hex and hyphens: nothing to escape
+		return `'"' || ` + col + `::text || '"'`
 	case "datetime":
 		utc := col + " AT TIME ZONE 'UTC'"
 		return `'"' || to_char(` + utc + `, CASE WHEN date_part('microseconds', ` + utc +

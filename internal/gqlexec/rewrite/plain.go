@@ -95,7 +95,7 @@ func plainTable(pkg string, objects []plainObject) ([]byte, error) {
 	b.WriteString("// PlainObject is an object type's Go type (as Go source spells it) and its plain fields:\n" +
 		"// those the executor resolves by reading a struct field, with the Go path of that field.\n" +
 		"// Kinds says, for the fields PostgreSQL can write exactly as the marshaller does, how:\n" +
-		"// datetime, number, boolean or text. Getters are the plain fields read through a method\n" +
+		"// datetime, number, boolean, uuid or text. Getters are the plain fields read through a method\n" +
 		"// of the object that takes nothing, with the method's name.\n" +
 		"type PlainObject struct {\n\tGoType  string\n\tFields  map[string]string\n\tKinds   map[string]string\n\tGetters map[string]string\n}\n\n")
 	b.WriteString("// PlainFields are the plain fields of every object type that has some.\n")
@@ -248,7 +248,7 @@ func plainOf(fset *token.FileSet, funcs map[string]*ast.FuncDecl, typeName, fiel
 
 // kindOf classifies a plain field by its marshaller (ec.marshal{N,O}<GraphQL type>2<Go
 // type>) and Go type, for writing it in SQL: "datetime", "number", "boolean", "text" (ids,
-// strings and enums held as strings), or "" for anything else (JSON, floats, amounts of
+// strings and enums held as strings), "uuid", or "" for anything else (JSON, floats, amounts of
 // other shapes), which only Go writes.
 func kindOf(marshal, goType string) string {
 	name := strings.TrimPrefix(strings.TrimPrefix(marshal, "ec.marshalN"), "ec.marshalO")
@@ -261,7 +261,9 @@ func kindOf(marshal, goType string) string {
 		return "number"
 	case name == "Boolean" && base == "bool":
 		return "boolean"
-	case (name == "UUID" || name == "ID") && base == "uuid.UUID", base == "string" && name != "JSON" && name != "Metadata":
+	case (name == "UUID" || name == "ID") && base == "uuid.UUID":
+		return "uuid"
+	case base == "string" && name != "JSON" && name != "Metadata":
 		return "text"
 	}
 	return ""
