@@ -1647,67 +1647,67 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Benefit")
 		case "id":
-			out.Values[i] = ec._Benefit_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Benefit_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Benefit_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			out.Values[i] = ec._Benefit_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNBenefitType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
-			out.Values[i] = ec._Benefit_description(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "selectable":
-			out.Values[i] = ec._Benefit_selectable(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Selectable)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "deletable":
-			out.Values[i] = ec._Benefit_deletable(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Deletable)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isDeleted":
-			out.Values[i] = ec._Benefit_isDeleted(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsDeleted())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._Benefit_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Benefit_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec._Benefit_visibility(ctx, field, obj)
+			out.Values[i] = ec.marshalNBenefitVisibility2string(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibilityConfigurable":
-			out.Values[i] = ec._Benefit_visibilityConfigurable(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.VisibilityConfigurable())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "properties":
-			out.Values[i] = ec._Benefit_properties(ctx, field, obj)
+			out.Values[i] = ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Properties)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2019,7 +2019,7 @@ func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel as
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitCustomProperties")
 		case "note":
-			out.Values[i] = ec._BenefitCustomProperties_note(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Note)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2108,17 +2108,17 @@ func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, s
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitMeterCreditProperties")
 		case "units":
-			out.Values[i] = ec._BenefitMeterCreditProperties_units(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Units)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "rollover":
-			out.Values[i] = ec._BenefitMeterCreditProperties_rollover(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Rollover)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "meterId":
-			out.Values[i] = ec._BenefitMeterCreditProperties_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2212,47 +2212,47 @@ func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitPublic")
 		case "id":
-			out.Values[i] = ec._BenefitPublic_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._BenefitPublic_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._BenefitPublic_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._BenefitPublic_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNBenefitType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "description":
-			out.Values[i] = ec._BenefitPublic_description(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "selectable":
-			out.Values[i] = ec._BenefitPublic_selectable(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Selectable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "deletable":
-			out.Values[i] = ec._BenefitPublic_deletable(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Deletable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "isDeleted":
-			out.Values[i] = ec._BenefitPublic_isDeleted(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsDeleted())
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._BenefitPublic_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2298,12 +2298,12 @@ func (ec *executionContext) _LicenseKeyActivations(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeyActivations")
 		case "limit":
-			out.Values[i] = ec._LicenseKeyActivations_limit(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Limit)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "enableCustomerAdmin":
-			out.Values[i] = ec._LicenseKeyActivations_enableCustomerAdmin(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.EnableCustomerAdmin)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2349,12 +2349,12 @@ func (ec *executionContext) _LicenseKeyExpiration(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeyExpiration")
 		case "ttl":
-			out.Values[i] = ec._LicenseKeyExpiration_ttl(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TTL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "timeframe":
-			out.Values[i] = ec._LicenseKeyExpiration_timeframe(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Timeframe)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2400,7 +2400,7 @@ func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeysProperties")
 		case "prefix":
-			out.Values[i] = ec._LicenseKeysProperties_prefix(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Prefix)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2415,7 +2415,7 @@ func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.
 				out.Invalids++
 			}
 		case "limitUsage":
-			out.Values[i] = ec._LicenseKeysProperties_limitUsage(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.LimitUsage)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

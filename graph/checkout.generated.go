@@ -5397,32 +5397,32 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Checkout")
 		case "id":
-			out.Values[i] = ec._Checkout_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Checkout_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Checkout_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentProcessor":
-			out.Values[i] = ec._Checkout_paymentProcessor(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PaymentProcessor)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._Checkout_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNCheckoutStatus2string(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "clientSecret":
-			out.Values[i] = ec._Checkout_clientSecret(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.ClientSecret)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5465,77 +5465,77 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "expiresAt":
-			out.Values[i] = ec._Checkout_expiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.ExpiresAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "successUrl":
-			out.Values[i] = ec._Checkout_successUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SuccessURL)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "returnUrl":
-			out.Values[i] = ec._Checkout_returnUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ReturnURL)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "embedOrigin":
-			out.Values[i] = ec._Checkout_embedOrigin(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EmbedOrigin)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
-			out.Values[i] = ec._Checkout_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seats":
-			out.Values[i] = ec._Checkout_seats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Seats)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "minSeats":
-			out.Values[i] = ec._Checkout_minSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MinSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "maxSeats":
-			out.Values[i] = ec._Checkout_maxSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "discountAmount":
-			out.Values[i] = ec._Checkout_discountAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.DiscountAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netAmount":
-			out.Values[i] = ec._Checkout_netAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.NetAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxAmount":
-			out.Values[i] = ec._Checkout_taxAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.TaxAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._Checkout_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalAmount":
-			out.Values[i] = ec._Checkout_totalAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.TotalAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currency":
-			out.Values[i] = ec._Checkout_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "allowTrial":
-			out.Values[i] = ec._Checkout_allowTrial(ctx, field, obj)
+			out.Values[i] = ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.AllowTrial)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5616,37 +5616,37 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "trialEnd":
-			out.Values[i] = ec._Checkout_trialEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.TrialEnd)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._Checkout_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
-			out.Values[i] = ec._Checkout_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productPriceId":
-			out.Values[i] = ec._Checkout_productPriceId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductPriceID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "discountId":
-			out.Values[i] = ec._Checkout_discountId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.DiscountID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "allowDiscountCodes":
-			out.Values[i] = ec._Checkout_allowDiscountCodes(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.AllowDiscountCodes)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "requireBillingAddress":
-			out.Values[i] = ec._Checkout_requireBillingAddress(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.RequireBillingAddress)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5841,32 +5841,32 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customerId":
-			out.Values[i] = ec._Checkout_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isBusinessCustomer":
-			out.Values[i] = ec._Checkout_isBusinessCustomer(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsBusinessCustomer)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerName":
-			out.Values[i] = ec._Checkout_customerName(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerName)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerEmail":
-			out.Values[i] = ec._Checkout_customerEmail(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerEmail)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerIpAddress":
-			out.Values[i] = ec._Checkout_customerIpAddress(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerIPAddress)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerBillingName":
-			out.Values[i] = ec._Checkout_customerBillingName(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerBillingName)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5876,32 +5876,32 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerTaxId":
-			out.Values[i] = ec._Checkout_customerTaxId(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerTaxID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "locale":
-			out.Values[i] = ec._Checkout_locale(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Locale)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentMethodType":
-			out.Values[i] = ec._Checkout_paymentMethodType(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PaymentMethodType)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentProcessorMetadata":
-			out.Values[i] = ec._Checkout_paymentProcessorMetadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.PaymentProcessorMetadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec._Checkout_trialInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialIntervalCount":
-			out.Values[i] = ec._Checkout_trialIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.TrialIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5944,7 +5944,7 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customFieldData":
-			out.Values[i] = ec._Checkout_customFieldData(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.CustomFieldData)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -6025,7 +6025,7 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "subscriptionId":
-			out.Values[i] = ec._Checkout_subscriptionId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SubscriptionID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -6489,32 +6489,32 @@ func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, s
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutBillingAddressFields")
 		case "country":
-			out.Values[i] = ec._CheckoutBillingAddressFields_country(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.Country)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "state":
-			out.Values[i] = ec._CheckoutBillingAddressFields_state(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.State)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "city":
-			out.Values[i] = ec._CheckoutBillingAddressFields_city(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.City)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "postalCode":
-			out.Values[i] = ec._CheckoutBillingAddressFields_postalCode(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.PostalCode)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "line1":
-			out.Values[i] = ec._CheckoutBillingAddressFields_line1(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.Line1)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "line2":
-			out.Values[i] = ec._CheckoutBillingAddressFields_line2(ctx, field, obj)
+			out.Values[i] = ec.marshalNBillingAddressFieldMode2tillᚋgraphᚋmodelᚐBillingAddressFieldMode(ctx, field.Selections, obj.Line2)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6560,42 +6560,42 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx contex
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedOnceForeverDuration")
 		case "duration":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "currency":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amounts":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_amounts(ctx, field, obj)
+			out.Values[i] = ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Amounts)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._CheckoutDiscountFixedOnceForeverDuration_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6641,47 +6641,47 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Con
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedRepeatDuration")
 		case "duration":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "durationInMonths":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_durationInMonths(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.DurationInMonths)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "currency":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amounts":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_amounts(ctx, field, obj)
+			out.Values[i] = ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Amounts)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._CheckoutDiscountFixedRepeatDuration_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6727,32 +6727,32 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx c
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageOnceForeverDuration")
 		case "duration":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "basisPoints":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_basisPoints(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.BasisPoints)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._CheckoutDiscountPercentageOnceForeverDuration_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6798,37 +6798,37 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx contex
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageRepeatDuration")
 		case "duration":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "durationInMonths":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_durationInMonths(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.DurationInMonths)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "basisPoints":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_basisPoints(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.BasisPoints)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._CheckoutDiscountPercentageRepeatDuration_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6922,62 +6922,62 @@ func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceCustom")
 		case "createdAt":
-			out.Values[i] = ec._CheckoutPriceCustom_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutPriceCustom_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutPriceCustom_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._CheckoutPriceCustom_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._CheckoutPriceCustom_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._CheckoutPriceCustom_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._CheckoutPriceCustom_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutPriceCustom_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._CheckoutPriceCustom_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "minimumAmount":
-			out.Values[i] = ec._CheckoutPriceCustom_minimumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinimumAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maximumAmount":
-			out.Values[i] = ec._CheckoutPriceCustom_maximumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaximumAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "presetAmount":
-			out.Values[i] = ec._CheckoutPriceCustom_presetAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.PresetAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -7023,52 +7023,52 @@ func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.Sel
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceFixed")
 		case "createdAt":
-			out.Values[i] = ec._CheckoutPriceFixed_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutPriceFixed_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutPriceFixed_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._CheckoutPriceFixed_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._CheckoutPriceFixed_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._CheckoutPriceFixed_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._CheckoutPriceFixed_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutPriceFixed_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._CheckoutPriceFixed_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceAmount":
-			out.Values[i] = ec._CheckoutPriceFixed_priceAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.PriceAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7114,47 +7114,47 @@ func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceFree")
 		case "createdAt":
-			out.Values[i] = ec._CheckoutPriceFree_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutPriceFree_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutPriceFree_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._CheckoutPriceFree_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._CheckoutPriceFree_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._CheckoutPriceFree_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._CheckoutPriceFree_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutPriceFree_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._CheckoutPriceFree_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7200,27 +7200,27 @@ func (ec *executionContext) _CheckoutPriceMeter(ctx context.Context, sel ast.Sel
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceMeter")
 		case "id":
-			out.Values[i] = ec._CheckoutPriceMeter_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutPriceMeter_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "unit":
-			out.Values[i] = ec._CheckoutPriceMeter_unit(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Unit)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "customLabel":
-			out.Values[i] = ec._CheckoutPriceMeter_customLabel(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomLabel)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "customMultiplier":
-			out.Values[i] = ec._CheckoutPriceMeter_customMultiplier(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.CustomMultiplier)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -7266,62 +7266,62 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel a
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceMeteredUnit")
 		case "createdAt":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "unitAmount":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_unitAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.UnitAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "capAmount":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_capAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.CapAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "meterId":
-			out.Values[i] = ec._CheckoutPriceMeteredUnit_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7372,47 +7372,47 @@ func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutPriceSeatBased")
 		case "createdAt":
-			out.Values[i] = ec._CheckoutPriceSeatBased_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutPriceSeatBased_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._CheckoutPriceSeatBased_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._CheckoutPriceSeatBased_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._CheckoutPriceSeatBased_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._CheckoutPriceSeatBased_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._CheckoutPriceSeatBased_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutPriceSeatBased_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._CheckoutPriceSeatBased_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7463,82 +7463,82 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutProduct")
 		case "id":
-			out.Values[i] = ec._CheckoutProduct_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._CheckoutProduct_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CheckoutProduct_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec._CheckoutProduct_trialInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialIntervalCount":
-			out.Values[i] = ec._CheckoutProduct_trialIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.TrialIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._CheckoutProduct_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
-			out.Values[i] = ec._CheckoutProduct_description(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec._CheckoutProduct_visibility(ctx, field, obj)
+			out.Values[i] = ec.marshalNProductVisibility2string(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec._CheckoutProduct_recurringInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringIntervalCount":
-			out.Values[i] = ec._CheckoutProduct_recurringIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.RecurringIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterInterval":
-			out.Values[i] = ec._CheckoutProduct_meterInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.MeterInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterIntervalCount":
-			out.Values[i] = ec._CheckoutProduct_meterIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MeterIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isRecurring":
-			out.Values[i] = ec._CheckoutProduct_isRecurring(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRecurring())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
-			out.Values[i] = ec._CheckoutProduct_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._CheckoutProduct_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._CheckoutProduct_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7736,17 +7736,17 @@ func (ec *executionContext) _CheckoutSeatTier(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutSeatTier")
 		case "minSeats":
-			out.Values[i] = ec._CheckoutSeatTier_minSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maxSeats":
-			out.Values[i] = ec._CheckoutSeatTier_maxSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pricePerSeat":
-			out.Values[i] = ec._CheckoutSeatTier_pricePerSeat(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.PricePerSeat)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7792,7 +7792,7 @@ func (ec *executionContext) _CheckoutSeatTiers(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutSeatTiers")
 		case "seatTierType":
-			out.Values[i] = ec._CheckoutSeatTiers_seatTierType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SeatTierType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7802,12 +7802,12 @@ func (ec *executionContext) _CheckoutSeatTiers(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "minimumSeats":
-			out.Values[i] = ec._CheckoutSeatTiers_minimumSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinimumSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maximumSeats":
-			out.Values[i] = ec._CheckoutSeatTiers_maximumSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaximumSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

@@ -447,42 +447,42 @@ func (ec *executionContext) _CustomerMeter(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerMeter")
 		case "id":
-			out.Values[i] = ec._CustomerMeter_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._CustomerMeter_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CustomerMeter_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._CustomerMeter_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterId":
-			out.Values[i] = ec._CustomerMeter_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "consumedUnits":
-			out.Values[i] = ec._CustomerMeter_consumedUnits(ctx, field, obj)
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.ConsumedUnits)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "creditedUnits":
-			out.Values[i] = ec._CustomerMeter_creditedUnits(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.CreditedUnits)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "balance":
-			out.Values[i] = ec._CustomerMeter_balance(ctx, field, obj)
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.Balance)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

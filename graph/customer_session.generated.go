@@ -336,42 +336,42 @@ func (ec *executionContext) _CustomerSession(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerSession")
 		case "id":
-			out.Values[i] = ec._CustomerSession_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._CustomerSession_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CustomerSession_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "token":
-			out.Values[i] = ec._CustomerSession_token(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Token)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expiresAt":
-			out.Values[i] = ec._CustomerSession_expiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.ExpiresAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "returnUrl":
-			out.Values[i] = ec._CustomerSession_returnUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ReturnURL)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "customerPortalUrl":
-			out.Values[i] = ec._CustomerSession_customerPortalUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.CustomerPortalURL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "customerId":
-			out.Values[i] = ec._CustomerSession_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -574,27 +574,27 @@ func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("UsageEvent")
 		case "id":
-			out.Values[i] = ec._UsageEvent_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "timestamp":
-			out.Values[i] = ec._UsageEvent_timestamp(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.Timestamp)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._UsageEvent_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._UsageEvent_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._UsageEvent_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -637,7 +637,7 @@ func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSe
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "customerId":
-			out.Values[i] = ec._UsageEvent_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -680,32 +680,32 @@ func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSe
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "externalCustomerId":
-			out.Values[i] = ec._UsageEvent_externalCustomerId(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ExternalCustomerID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "memberId":
-			out.Values[i] = ec._UsageEvent_memberId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MemberID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "externalMemberId":
-			out.Values[i] = ec._UsageEvent_externalMemberId(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ExternalMemberID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "externalId":
-			out.Values[i] = ec._UsageEvent_externalId(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ExternalID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "parentId":
-			out.Values[i] = ec._UsageEvent_parentId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ParentID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._UsageEvent_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -228,12 +228,12 @@ func (ec *executionContext) _UsageEventsIngestResult(ctx context.Context, sel as
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("UsageEventsIngestResult")
 		case "inserted":
-			out.Values[i] = ec._UsageEventsIngestResult_inserted(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Inserted)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "duplicates":
-			out.Values[i] = ec._UsageEventsIngestResult_duplicates(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Duplicates)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -2690,87 +2690,87 @@ func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DownloadableFile")
 		case "id":
-			out.Values[i] = ec._DownloadableFile_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._DownloadableFile_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._DownloadableFile_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._DownloadableFile_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "mimeType":
-			out.Values[i] = ec._DownloadableFile_mimeType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.MimeType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "size":
-			out.Values[i] = ec._DownloadableFile_size(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.Size)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "storageVersion":
-			out.Values[i] = ec._DownloadableFile_storageVersion(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StorageVersion)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumEtag":
-			out.Values[i] = ec._DownloadableFile_checksumEtag(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumEtag)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._DownloadableFile_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Hex":
-			out.Values[i] = ec._DownloadableFile_checksumSha256Hex(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Hex)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "lastModifiedAt":
-			out.Values[i] = ec._DownloadableFile_lastModifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "version":
-			out.Values[i] = ec._DownloadableFile_version(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Version)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec._DownloadableFile_service(ctx, field, obj)
+			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "isUploaded":
-			out.Values[i] = ec._DownloadableFile_isUploaded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUploaded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._DownloadableFile_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "flaggedMaliciousAt":
-			out.Values[i] = ec._DownloadableFile_flaggedMaliciousAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.FlaggedMaliciousAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "sizeReadable":
-			out.Values[i] = ec._DownloadableFile_sizeReadable(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SizeReadable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2864,57 +2864,57 @@ func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FileUpload")
 		case "id":
-			out.Values[i] = ec._FileUpload_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._FileUpload_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._FileUpload_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._FileUpload_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "mimeType":
-			out.Values[i] = ec._FileUpload_mimeType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.MimeType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "size":
-			out.Values[i] = ec._FileUpload_size(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.Size)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "storageVersion":
-			out.Values[i] = ec._FileUpload_storageVersion(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StorageVersion)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumEtag":
-			out.Values[i] = ec._FileUpload_checksumEtag(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumEtag)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._FileUpload_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Hex":
-			out.Values[i] = ec._FileUpload_checksumSha256Hex(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Hex)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "lastModifiedAt":
-			out.Values[i] = ec._FileUpload_lastModifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2924,22 +2924,22 @@ func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSe
 				out.Invalids++
 			}
 		case "version":
-			out.Values[i] = ec._FileUpload_version(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Version)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isUploaded":
-			out.Values[i] = ec._FileUpload_isUploaded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUploaded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec._FileUpload_service(ctx, field, obj)
+			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "sizeReadable":
-			out.Values[i] = ec._FileUpload_sizeReadable(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SizeReadable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2985,12 +2985,12 @@ func (ec *executionContext) _FileUploadMultipart(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FileUploadMultipart")
 		case "id":
-			out.Values[i] = ec._FileUploadMultipart_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._FileUploadMultipart_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3041,37 +3041,37 @@ func (ec *executionContext) _FileUploadPart(ctx context.Context, sel ast.Selecti
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("FileUploadPart")
 		case "number":
-			out.Values[i] = ec._FileUploadPart_number(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Number)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "chunkStart":
-			out.Values[i] = ec._FileUploadPart_chunkStart(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.ChunkStart)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "chunkEnd":
-			out.Values[i] = ec._FileUploadPart_chunkEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.ChunkEnd)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._FileUploadPart_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "url":
-			out.Values[i] = ec._FileUploadPart_url(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.URL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expiresAt":
-			out.Values[i] = ec._FileUploadPart_expiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.ExpiresAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "headers":
-			out.Values[i] = ec._FileUploadPart_headers(ctx, field, obj)
+			out.Values[i] = ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Headers)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3117,87 +3117,87 @@ func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrganizationAvatarFile")
 		case "id":
-			out.Values[i] = ec._OrganizationAvatarFile_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._OrganizationAvatarFile_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._OrganizationAvatarFile_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._OrganizationAvatarFile_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "mimeType":
-			out.Values[i] = ec._OrganizationAvatarFile_mimeType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.MimeType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "size":
-			out.Values[i] = ec._OrganizationAvatarFile_size(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.Size)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "storageVersion":
-			out.Values[i] = ec._OrganizationAvatarFile_storageVersion(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StorageVersion)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumEtag":
-			out.Values[i] = ec._OrganizationAvatarFile_checksumEtag(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumEtag)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._OrganizationAvatarFile_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Hex":
-			out.Values[i] = ec._OrganizationAvatarFile_checksumSha256Hex(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Hex)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "lastModifiedAt":
-			out.Values[i] = ec._OrganizationAvatarFile_lastModifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "version":
-			out.Values[i] = ec._OrganizationAvatarFile_version(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Version)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec._OrganizationAvatarFile_service(ctx, field, obj)
+			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "isUploaded":
-			out.Values[i] = ec._OrganizationAvatarFile_isUploaded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUploaded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._OrganizationAvatarFile_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "sizeReadable":
-			out.Values[i] = ec._OrganizationAvatarFile_sizeReadable(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SizeReadable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "publicUrl":
-			out.Values[i] = ec._OrganizationAvatarFile_publicUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PublicURL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3243,87 +3243,87 @@ func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductMediaFile")
 		case "id":
-			out.Values[i] = ec._ProductMediaFile_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._ProductMediaFile_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._ProductMediaFile_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._ProductMediaFile_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "mimeType":
-			out.Values[i] = ec._ProductMediaFile_mimeType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.MimeType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "size":
-			out.Values[i] = ec._ProductMediaFile_size(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.Size)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "storageVersion":
-			out.Values[i] = ec._ProductMediaFile_storageVersion(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StorageVersion)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumEtag":
-			out.Values[i] = ec._ProductMediaFile_checksumEtag(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumEtag)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._ProductMediaFile_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Hex":
-			out.Values[i] = ec._ProductMediaFile_checksumSha256Hex(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Hex)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "lastModifiedAt":
-			out.Values[i] = ec._ProductMediaFile_lastModifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "version":
-			out.Values[i] = ec._ProductMediaFile_version(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Version)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec._ProductMediaFile_service(ctx, field, obj)
+			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "isUploaded":
-			out.Values[i] = ec._ProductMediaFile_isUploaded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUploaded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._ProductMediaFile_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "sizeReadable":
-			out.Values[i] = ec._ProductMediaFile_sizeReadable(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SizeReadable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "publicUrl":
-			out.Values[i] = ec._ProductMediaFile_publicUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PublicURL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3369,82 +3369,82 @@ func (ec *executionContext) _SupportCaseAttachmentFile(ctx context.Context, sel 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SupportCaseAttachmentFile")
 		case "id":
-			out.Values[i] = ec._SupportCaseAttachmentFile_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._SupportCaseAttachmentFile_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._SupportCaseAttachmentFile_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "path":
-			out.Values[i] = ec._SupportCaseAttachmentFile_path(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Path)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "mimeType":
-			out.Values[i] = ec._SupportCaseAttachmentFile_mimeType(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.MimeType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "size":
-			out.Values[i] = ec._SupportCaseAttachmentFile_size(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt642int(ctx, field.Selections, obj.Size)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "storageVersion":
-			out.Values[i] = ec._SupportCaseAttachmentFile_storageVersion(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StorageVersion)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumEtag":
-			out.Values[i] = ec._SupportCaseAttachmentFile_checksumEtag(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumEtag)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Base64":
-			out.Values[i] = ec._SupportCaseAttachmentFile_checksumSha256Base64(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Base64)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "checksumSha256Hex":
-			out.Values[i] = ec._SupportCaseAttachmentFile_checksumSha256Hex(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ChecksumSha256Hex)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "lastModifiedAt":
-			out.Values[i] = ec._SupportCaseAttachmentFile_lastModifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "version":
-			out.Values[i] = ec._SupportCaseAttachmentFile_version(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Version)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec._SupportCaseAttachmentFile_service(ctx, field, obj)
+			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "isUploaded":
-			out.Values[i] = ec._SupportCaseAttachmentFile_isUploaded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsUploaded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._SupportCaseAttachmentFile_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "sizeReadable":
-			out.Values[i] = ec._SupportCaseAttachmentFile_sizeReadable(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.SizeReadable)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -1623,62 +1623,62 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitGrant")
 		case "id":
-			out.Values[i] = ec._BenefitGrant_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._BenefitGrant_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._BenefitGrant_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "grantedAt":
-			out.Values[i] = ec._BenefitGrant_grantedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.GrantedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isGranted":
-			out.Values[i] = ec._BenefitGrant_isGranted(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsGranted())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "revokedAt":
-			out.Values[i] = ec._BenefitGrant_revokedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.RevokedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isRevoked":
-			out.Values[i] = ec._BenefitGrant_isRevoked(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRevoked())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "subscriptionId":
-			out.Values[i] = ec._BenefitGrant_subscriptionId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SubscriptionID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "orderId":
-			out.Values[i] = ec._BenefitGrant_orderId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrderID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._BenefitGrant_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "memberId":
-			out.Values[i] = ec._BenefitGrant_memberId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MemberID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "benefitId":
-			out.Values[i] = ec._BenefitGrant_benefitId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.BenefitID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2028,7 +2028,7 @@ func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitGrantEmptyProperties")
 		case "empty":
-			out.Values[i] = ec._BenefitGrantEmptyProperties_empty(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Empty)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2074,17 +2074,17 @@ func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitGrantError")
 		case "type":
-			out.Values[i] = ec._BenefitGrantError_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "message":
-			out.Values[i] = ec._BenefitGrantError_message(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Message)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "timestamp":
-			out.Values[i] = ec._BenefitGrantError_timestamp(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Timestamp)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2130,12 +2130,12 @@ func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Conte
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("BenefitGrantLicenseKeysProperties")
 		case "displayKey":
-			out.Values[i] = ec._BenefitGrantLicenseKeysProperties_displayKey(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.DisplayKey)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "licenseKeyId":
-			out.Values[i] = ec._BenefitGrantLicenseKeysProperties_licenseKeyId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.LicenseKeyID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2229,42 +2229,42 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerSeat")
 		case "id":
-			out.Values[i] = ec._CustomerSeat_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._CustomerSeat_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._CustomerSeat_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "subscriptionId":
-			out.Values[i] = ec._CustomerSeat_subscriptionId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SubscriptionID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "orderId":
-			out.Values[i] = ec._CustomerSeat_orderId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrderID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._CustomerSeat_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNCustomerSeatStatus2string(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._CustomerSeat_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "memberId":
-			out.Values[i] = ec._CustomerSeat_memberId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MemberID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2307,7 +2307,7 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "email":
-			out.Values[i] = ec._CustomerSeat_email(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2350,22 +2350,22 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "invitationTokenExpiresAt":
-			out.Values[i] = ec._CustomerSeat_invitationTokenExpiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.InvitationTokenExpiresAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "claimedAt":
-			out.Values[i] = ec._CustomerSeat_claimedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ClaimedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "revokedAt":
-			out.Values[i] = ec._CustomerSeat_revokedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.RevokedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seatMetadata":
-			out.Values[i] = ec._CustomerSeat_seatMetadata(ctx, field, obj)
+			out.Values[i] = ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.SeatMetadata)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2416,7 +2416,7 @@ func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast
 				out.Invalids++
 			}
 		case "invitationToken":
-			out.Values[i] = ec._CustomerSeatAssignment_invitationToken(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.InvitationToken)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2467,7 +2467,7 @@ func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "customerSessionToken":
-			out.Values[i] = ec._CustomerSeatClaim_customerSessionToken(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.CustomerSessionToken)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2518,12 +2518,12 @@ func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "availableSeats":
-			out.Values[i] = ec._CustomerSeatList_availableSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.AvailableSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "totalSeats":
-			out.Values[i] = ec._CustomerSeatList_totalSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TotalSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -495,17 +495,17 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Job")
 		case "id":
-			out.Values[i] = ec._Job_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Job_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "kind":
-			out.Values[i] = ec._Job_kind(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Kind)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -548,27 +548,27 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "attempt":
-			out.Values[i] = ec._Job_attempt(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Attempt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "maxAttempts":
-			out.Values[i] = ec._Job_maxAttempts(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MaxAttempts)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "scheduledAt":
-			out.Values[i] = ec._Job_scheduledAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.ScheduledAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attemptedAt":
-			out.Values[i] = ec._Job_attemptedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.AttemptedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "finishedAt":
-			out.Values[i] = ec._Job_finishedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.FinishedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -611,7 +611,7 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "args":
-			out.Values[i] = ec._Job_args(ctx, field, obj)
+			out.Values[i] = ec.marshalNJSON2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Args)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -657,17 +657,17 @@ func (ec *executionContext) _JobError(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("JobError")
 		case "at":
-			out.Values[i] = ec._JobError_at(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.At)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "attempt":
-			out.Values[i] = ec._JobError_attempt(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Attempt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "error":
-			out.Values[i] = ec._JobError_error(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Error)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -1614,27 +1614,27 @@ func (ec *executionContext) _LicenseCertificate(ctx context.Context, sel ast.Sel
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseCertificate")
 		case "certificate":
-			out.Values[i] = ec._LicenseCertificate_certificate(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Certificate)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "keyId":
-			out.Values[i] = ec._LicenseCertificate_keyId(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.KeyID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "issuedAt":
-			out.Values[i] = ec._LicenseCertificate_issuedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.IssuedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expiresAt":
-			out.Values[i] = ec._LicenseCertificate_expiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.ExpiresAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "jwksUrl":
-			out.Values[i] = ec._LicenseCertificate_jwksUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.JwksURL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1680,82 +1680,82 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKey")
 		case "id":
-			out.Values[i] = ec._LicenseKey_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._LicenseKey_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._LicenseKey_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._LicenseKey_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._LicenseKey_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "memberId":
-			out.Values[i] = ec._LicenseKey_memberId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MemberID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "benefitId":
-			out.Values[i] = ec._LicenseKey_benefitId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.BenefitID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "key":
-			out.Values[i] = ec._LicenseKey_key(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Key)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "displayKey":
-			out.Values[i] = ec._LicenseKey_displayKey(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.DisplayKey)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._LicenseKey_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNLicenseKeyStatus2string(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "limitActivations":
-			out.Values[i] = ec._LicenseKey_limitActivations(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.LimitActivations)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "usage":
-			out.Values[i] = ec._LicenseKey_usage(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Usage)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "limitUsage":
-			out.Values[i] = ec._LicenseKey_limitUsage(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.LimitUsage)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "validations":
-			out.Values[i] = ec._LicenseKey_validations(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Validations)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastValidatedAt":
-			out.Values[i] = ec._LicenseKey_lastValidatedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.LastValidatedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "expiresAt":
-			out.Values[i] = ec._LicenseKey_expiresAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ExpiresAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1953,32 +1953,32 @@ func (ec *executionContext) _LicenseKeyActivation(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeyActivation")
 		case "id":
-			out.Values[i] = ec._LicenseKeyActivation_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "licenseKeyId":
-			out.Values[i] = ec._LicenseKeyActivation_licenseKeyId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.LicenseKeyID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "label":
-			out.Values[i] = ec._LicenseKeyActivation_label(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Label)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meta":
-			out.Values[i] = ec._LicenseKeyActivation_meta(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Meta)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._LicenseKeyActivation_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._LicenseKeyActivation_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2110,12 +2110,12 @@ func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeyValidation")
 		case "code":
-			out.Values[i] = ec._LicenseKeyValidation_code(ctx, field, obj)
+			out.Values[i] = ec.marshalNLicenseKeyValidationCode2string(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "valid":
-			out.Values[i] = ec._LicenseKeyValidation_valid(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Valid)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2135,7 +2135,7 @@ func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.S
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "remainingUsage":
-			out.Values[i] = ec._LicenseKeyValidation_remainingUsage(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.RemainingUsage)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2219,22 +2219,22 @@ func (ec *executionContext) _LicenseSigningKey(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseSigningKey")
 		case "keyId":
-			out.Values[i] = ec._LicenseSigningKey_keyId(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.KeyID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._LicenseSigningKey_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "retiredAt":
-			out.Values[i] = ec._LicenseSigningKey_retiredAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.RetiredAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "validUntil":
-			out.Values[i] = ec._LicenseSigningKey_validUntil(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ValidUntil)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -2280,17 +2280,17 @@ func (ec *executionContext) _Problem(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Problem")
 		case "code":
-			out.Values[i] = ec._Problem_code(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "status":
-			out.Values[i] = ec._Problem_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "detail":
-			out.Values[i] = ec._Problem_detail(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Detail)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -1183,42 +1183,42 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Meter")
 		case "id":
-			out.Values[i] = ec._Meter_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Meter_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Meter_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._Meter_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._Meter_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "unit":
-			out.Values[i] = ec._Meter_unit(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Unit)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customLabel":
-			out.Values[i] = ec._Meter_customLabel(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomLabel)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customMultiplier":
-			out.Values[i] = ec._Meter_customMultiplier(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.CustomMultiplier)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1299,12 +1299,12 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "archivedAt":
-			out.Values[i] = ec._Meter_archivedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ArchivedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Meter_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1350,7 +1350,7 @@ func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterCountAggregation")
 		case "func":
-			out.Values[i] = ec._MeterCountAggregation_func(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, field.Selections, obj.Func)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1396,17 +1396,17 @@ func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterFilterComparison")
 		case "property":
-			out.Values[i] = ec._MeterFilterComparison_property(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Property)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "operator":
-			out.Values[i] = ec._MeterFilterComparison_operator(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterFilterOperator2tillᚋgraphᚋmodelᚐMeterFilterOperator(ctx, field.Selections, obj.Operator)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "value":
-			out.Values[i] = ec._MeterFilterComparison_value(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterFilterValue2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Value)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1452,7 +1452,7 @@ func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterFilterGroup")
 		case "conjunction":
-			out.Values[i] = ec._MeterFilterGroup_conjunction(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterFilterConjunction2tillᚋgraphᚋmodelᚐMeterFilterConjunction(ctx, field.Selections, obj.Conjunction)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1551,12 +1551,12 @@ func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel a
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterPropertyAggregation")
 		case "func":
-			out.Values[i] = ec._MeterPropertyAggregation_func(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, field.Selections, obj.Func)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "property":
-			out.Values[i] = ec._MeterPropertyAggregation_property(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Property)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1607,7 +1607,7 @@ func (ec *executionContext) _MeterQuantities(ctx context.Context, sel ast.Select
 				out.Invalids++
 			}
 		case "total":
-			out.Values[i] = ec._MeterQuantities_total(ctx, field, obj)
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.Total)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1653,12 +1653,12 @@ func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterQuantityAt")
 		case "timestamp":
-			out.Values[i] = ec._MeterQuantityAt_timestamp(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.Timestamp)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "quantity":
-			out.Values[i] = ec._MeterQuantityAt_quantity(ctx, field, obj)
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.Quantity)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1704,12 +1704,12 @@ func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("MeterUniqueAggregation")
 		case "func":
-			out.Values[i] = ec._MeterUniqueAggregation_func(ctx, field, obj)
+			out.Values[i] = ec.marshalNMeterAggregationFunction2tillᚋgraphᚋmodelᚐMeterAggregationFunction(ctx, field.Selections, obj.Func)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "property":
-			out.Values[i] = ec._MeterUniqueAggregation_property(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Property)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

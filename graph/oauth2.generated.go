@@ -191,12 +191,12 @@ func (ec *executionContext) _AuthorizeOAuth2Payload(ctx context.Context, sel ast
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AuthorizeOAuth2Payload")
 		case "redirectUrl":
-			out.Values[i] = ec._AuthorizeOAuth2Payload_redirectUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.RedirectURL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._AuthorizeOAuth2Payload_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

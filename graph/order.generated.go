@@ -3549,87 +3549,87 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Co
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DiscountFixedOnceForeverDurationBase")
 		case "id":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "currency":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amounts":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_amounts(ctx, field, obj)
+			out.Values[i] = ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Amounts)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "startsAt":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_startsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.StartsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endsAt":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_endsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptions":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_maxRedemptions(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptions)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptionsPerCustomer":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptionsPerCustomer)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "redemptionsCount":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_redemptionsCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.RedemptionsCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "metadata":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._DiscountFixedOnceForeverDurationBase_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3675,92 +3675,92 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DiscountFixedRepeatDurationBase")
 		case "id":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "durationInMonths":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_durationInMonths(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.DurationInMonths)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "currency":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amounts":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_amounts(ctx, field, obj)
+			out.Values[i] = ec.marshalNCurrencyAmounts2tillᚋstorageᚐRawJSON(ctx, field.Selections, obj.Amounts)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "startsAt":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_startsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.StartsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endsAt":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_endsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptions":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_maxRedemptions(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptions)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptionsPerCustomer":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptionsPerCustomer)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "redemptionsCount":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_redemptionsCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.RedemptionsCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "metadata":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._DiscountFixedRepeatDurationBase_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3806,77 +3806,77 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx conte
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DiscountPercentageOnceForeverDurationBase")
 		case "id":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "basisPoints":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_basisPoints(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.BasisPoints)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "startsAt":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_startsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.StartsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endsAt":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_endsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptions":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_maxRedemptions(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptions)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptionsPerCustomer":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptionsPerCustomer)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "redemptionsCount":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_redemptionsCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.RedemptionsCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "metadata":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._DiscountPercentageOnceForeverDurationBase_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3922,82 +3922,82 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Co
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("DiscountPercentageRepeatDurationBase")
 		case "id":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_duration(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "durationInMonths":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_durationInMonths(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.DurationInMonths)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "basisPoints":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_basisPoints(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.BasisPoints)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "code":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_code(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "startsAt":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_startsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.StartsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endsAt":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_endsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptions":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_maxRedemptions(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptions)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "maxRedemptionsPerCustomer":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_maxRedemptionsPerCustomer(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxRedemptionsPerCustomer)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "redemptionsCount":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_redemptionsCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.RedemptionsCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "metadata":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "organizationId":
-			out.Values[i] = ec._DiscountPercentageRepeatDurationBase_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4043,22 +4043,22 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Order")
 		case "id":
-			out.Values[i] = ec._Order_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Order_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Order_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._Order_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNOrderStatus2string(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4101,62 +4101,62 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "subtotalAmount":
-			out.Values[i] = ec._Order_subtotalAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.SubtotalAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "discountAmount":
-			out.Values[i] = ec._Order_discountAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.DiscountAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "netAmount":
-			out.Values[i] = ec._Order_netAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.NetAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxAmount":
-			out.Values[i] = ec._Order_taxAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.TaxAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "totalAmount":
-			out.Values[i] = ec._Order_totalAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.TotalAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "appliedBalanceAmount":
-			out.Values[i] = ec._Order_appliedBalanceAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.AppliedBalanceAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "dueAmount":
-			out.Values[i] = ec._Order_dueAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.DueAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "refundedAmount":
-			out.Values[i] = ec._Order_refundedAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.RefundedAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "refundedTaxAmount":
-			out.Values[i] = ec._Order_refundedTaxAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.RefundedTaxAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currency":
-			out.Values[i] = ec._Order_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "billingReason":
-			out.Values[i] = ec._Order_billingReason(ctx, field, obj)
+			out.Values[i] = ec.marshalNOrderBillingReason2string(ctx, field.Selections, obj.BillingReason)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "billingName":
-			out.Values[i] = ec._Order_billingName(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.BillingName)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4166,7 +4166,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "invoiceNumber":
-			out.Values[i] = ec._Order_invoiceNumber(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.InvoiceNumber)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4209,67 +4209,67 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "receiptNumber":
-			out.Values[i] = ec._Order_receiptNumber(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.ReceiptNumber)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seats":
-			out.Values[i] = ec._Order_seats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Seats)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._Order_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
-			out.Values[i] = ec._Order_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "discountId":
-			out.Values[i] = ec._Order_discountId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.DiscountID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "subscriptionId":
-			out.Values[i] = ec._Order_subscriptionId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.SubscriptionID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "checkoutId":
-			out.Values[i] = ec._Order_checkoutId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CheckoutID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "nextPaymentAttemptAt":
-			out.Values[i] = ec._Order_nextPaymentAttemptAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.NextPaymentAttemptAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Order_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customFieldData":
-			out.Values[i] = ec._Order_customFieldData(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.CustomFieldData)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "platformFeeAmount":
-			out.Values[i] = ec._Order_platformFeeAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.PlatformFeeAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "platformFeeCurrency":
-			out.Values[i] = ec._Order_platformFeeCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PlatformFeeCurrency)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
-			out.Values[i] = ec._Order_description(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4733,7 +4733,7 @@ func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrderDocument")
 		case "url":
-			out.Values[i] = ec._OrderDocument_url(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.URL)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4779,42 +4779,42 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrderItem")
 		case "id":
-			out.Values[i] = ec._OrderItem_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._OrderItem_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._OrderItem_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "label":
-			out.Values[i] = ec._OrderItem_label(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Label)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._OrderItem_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxAmount":
-			out.Values[i] = ec._OrderItem_taxAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.TaxAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "proration":
-			out.Values[i] = ec._OrderItem_proration(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Proration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productPriceId":
-			out.Values[i] = ec._OrderItem_productPriceId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductPriceID)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

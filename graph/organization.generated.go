@@ -675,7 +675,7 @@ func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerPortalCustomerSettings")
 		case "allowEmailChange":
-			out.Values[i] = ec._CustomerPortalCustomerSettings_allowEmailChange(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.AllowEmailChange)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -721,12 +721,12 @@ func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Cont
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerPortalSubscriptionSettings")
 		case "updateSeats":
-			out.Values[i] = ec._CustomerPortalSubscriptionSettings_updateSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.UpdateSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "updatePlan":
-			out.Values[i] = ec._CustomerPortalSubscriptionSettings_updatePlan(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.UpdatePlan)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -772,7 +772,7 @@ func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CustomerPortalUsageSettings")
 		case "show":
-			out.Values[i] = ec._CustomerPortalUsageSettings_show(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Show)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -818,57 +818,57 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Organization")
 		case "id":
-			out.Values[i] = ec._Organization_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Organization_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Organization_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._Organization_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "slug":
-			out.Values[i] = ec._Organization_slug(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Slug)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "avatarUrl":
-			out.Values[i] = ec._Organization_avatarUrl(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.AvatarURL)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "email":
-			out.Values[i] = ec._Organization_email(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Email)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "website":
-			out.Values[i] = ec._Organization_website(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Website)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "defaultPresentmentCurrency":
-			out.Values[i] = ec._Organization_defaultPresentmentCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.DefaultPresentmentCurrency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "prorationBehavior":
-			out.Values[i] = ec._Organization_prorationBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.ProrationBehavior)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "allowCustomerUpdates":
-			out.Values[i] = ec._Organization_allowCustomerUpdates(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.AllowCustomerUpdates)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -949,7 +949,7 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "processorMode":
-			out.Values[i] = ec._Organization_processorMode(ctx, field, obj)
+			out.Values[i] = ec.marshalNProcessorMode2string(ctx, field.Selections, obj.ProcessorMode)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1081,12 +1081,12 @@ func (ec *executionContext) _OrganizationFeatureSettings(ctx context.Context, se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("OrganizationFeatureSettings")
 		case "memberModelEnabled":
-			out.Values[i] = ec._OrganizationFeatureSettings_memberModelEnabled(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.MemberModelEnabled)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "checkoutLocalizationEnabled":
-			out.Values[i] = ec._OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.CheckoutLocalizationEnabled)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -555,27 +555,27 @@ func (ec *executionContext) _CardMetadata(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CardMetadata")
 		case "brand":
-			out.Values[i] = ec._CardMetadata_brand(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Brand)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "last4":
-			out.Values[i] = ec._CardMetadata_last4(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Last4)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expMonth":
-			out.Values[i] = ec._CardMetadata_expMonth(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.ExpMonth)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "expYear":
-			out.Values[i] = ec._CardMetadata_expYear(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.ExpYear)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "wallet":
-			out.Values[i] = ec._CardMetadata_wallet(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Wallet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -621,32 +621,32 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PaymentMethod")
 		case "id":
-			out.Values[i] = ec._PaymentMethod_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._PaymentMethod_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._PaymentMethod_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "processor":
-			out.Values[i] = ec._PaymentMethod_processor(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Processor)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "customerId":
-			out.Values[i] = ec._PaymentMethod_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec._PaymentMethod_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -656,7 +656,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "isDefault":
-			out.Values[i] = ec._PaymentMethod_isDefault(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsDefault)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -2052,82 +2052,82 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Product")
 		case "id":
-			out.Values[i] = ec._Product_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Product_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Product_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec._Product_trialInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialIntervalCount":
-			out.Values[i] = ec._Product_trialIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.TrialIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "name":
-			out.Values[i] = ec._Product_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "description":
-			out.Values[i] = ec._Product_description(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec._Product_visibility(ctx, field, obj)
+			out.Values[i] = ec.marshalNProductVisibility2string(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec._Product_recurringInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringIntervalCount":
-			out.Values[i] = ec._Product_recurringIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.RecurringIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterInterval":
-			out.Values[i] = ec._Product_meterInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.MeterInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterIntervalCount":
-			out.Values[i] = ec._Product_meterIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MeterIntervalCount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isRecurring":
-			out.Values[i] = ec._Product_isRecurring(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsRecurring())
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
-			out.Values[i] = ec._Product_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec._Product_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Product_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2525,67 +2525,67 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPrice")
 		case "id":
-			out.Values[i] = ec._ProductPrice_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._ProductPrice_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPrice_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
-			out.Values[i] = ec._ProductPrice_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPrice_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPrice_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPrice_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPrice_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPrice_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "priceAmount":
-			out.Values[i] = ec._ProductPrice_priceAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.PriceAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "minimumAmount":
-			out.Values[i] = ec._ProductPrice_minimumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.MinimumAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "maximumAmount":
-			out.Values[i] = ec._ProductPrice_maximumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.MaximumAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "presetAmount":
-			out.Values[i] = ec._ProductPrice_presetAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.PresetAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2628,17 +2628,17 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "unitAmount":
-			out.Values[i] = ec._ProductPrice_unitAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.UnitAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capAmount":
-			out.Values[i] = ec._ProductPrice_capAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint64(ctx, field.Selections, obj.CapAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterId":
-			out.Values[i] = ec._ProductPrice_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2684,17 +2684,17 @@ func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceSeatTier")
 		case "minSeats":
-			out.Values[i] = ec._ProductPriceSeatTier_minSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maxSeats":
-			out.Values[i] = ec._ProductPriceSeatTier_maxSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaxSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "pricePerSeat":
-			out.Values[i] = ec._ProductPriceSeatTier_pricePerSeat(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.PricePerSeat)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2740,7 +2740,7 @@ func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceSeatTiers")
 		case "seatTierType":
-			out.Values[i] = ec._ProductPriceSeatTiers_seatTierType(ctx, field, obj)
+			out.Values[i] = ec.marshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTierType(ctx, field.Selections, obj.SeatTierType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2750,12 +2750,12 @@ func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.
 				out.Invalids++
 			}
 		case "minimumSeats":
-			out.Values[i] = ec._ProductPriceSeatTiers_minimumSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinimumSeats)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maximumSeats":
-			out.Values[i] = ec._ProductPriceSeatTiers_maximumSeats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaximumSeats)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}

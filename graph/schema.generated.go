@@ -10569,32 +10569,32 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Address")
 		case "line1":
-			out.Values[i] = ec._Address_line1(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Line1)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "line2":
-			out.Values[i] = ec._Address_line2(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Line2)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "postalCode":
-			out.Values[i] = ec._Address_postalCode(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.PostalCode)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "city":
-			out.Values[i] = ec._Address_city(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.City)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "state":
-			out.Values[i] = ec._Address_state(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.State)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "country":
-			out.Values[i] = ec._Address_country(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Country)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -11178,22 +11178,22 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PageInfo")
 		case "hasNextPage":
-			out.Values[i] = ec._PageInfo_hasNextPage(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasNextPage)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "hasPreviousPage":
-			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.HasPreviousPage)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "startCursor":
-			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor())
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "endCursor":
-			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor())
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -11239,12 +11239,12 @@ func (ec *executionContext) _Pagination(ctx context.Context, sel ast.SelectionSe
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Pagination")
 		case "totalCount":
-			out.Values[i] = ec._Pagination_totalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.TotalCount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maxPage":
-			out.Values[i] = ec._Pagination_maxPage(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MaxPage)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -3991,7 +3991,7 @@ func (ec *executionContext) _AdvanceTestClockPayload(ctx context.Context, sel as
 				out.Invalids++
 			}
 		case "renewals":
-			out.Values[i] = ec._AdvanceTestClockPayload_renewals(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Renewals)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4037,17 +4037,17 @@ func (ec *executionContext) _AttachedCustomField(ctx context.Context, sel ast.Se
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("AttachedCustomField")
 		case "customFieldId":
-			out.Values[i] = ec._AttachedCustomField_customFieldId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomFieldID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "order":
-			out.Values[i] = ec._AttachedCustomField_order(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Order)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "required":
-			out.Values[i] = ec._AttachedCustomField_required(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Required)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4093,32 +4093,32 @@ func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("PendingSubscriptionUpdate")
 		case "id":
-			out.Values[i] = ec._PendingSubscriptionUpdate_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._PendingSubscriptionUpdate_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._PendingSubscriptionUpdate_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "appliesAt":
-			out.Values[i] = ec._PendingSubscriptionUpdate_appliesAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.AppliesAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._PendingSubscriptionUpdate_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "seats":
-			out.Values[i] = ec._PendingSubscriptionUpdate_seats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Seats)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4164,62 +4164,62 @@ func (ec *executionContext) _ProductPriceCustom(ctx context.Context, sel ast.Sel
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceCustom")
 		case "createdAt":
-			out.Values[i] = ec._ProductPriceCustom_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPriceCustom_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._ProductPriceCustom_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._ProductPriceCustom_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPriceCustom_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPriceCustom_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPriceCustom_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPriceCustom_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPriceCustom_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "minimumAmount":
-			out.Values[i] = ec._ProductPriceCustom_minimumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.MinimumAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "maximumAmount":
-			out.Values[i] = ec._ProductPriceCustom_maximumAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.MaximumAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "presetAmount":
-			out.Values[i] = ec._ProductPriceCustom_presetAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.PresetAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4265,52 +4265,52 @@ func (ec *executionContext) _ProductPriceFixed(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceFixed")
 		case "createdAt":
-			out.Values[i] = ec._ProductPriceFixed_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPriceFixed_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._ProductPriceFixed_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._ProductPriceFixed_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPriceFixed_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPriceFixed_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPriceFixed_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPriceFixed_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPriceFixed_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceAmount":
-			out.Values[i] = ec._ProductPriceFixed_priceAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.PriceAmount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4356,47 +4356,47 @@ func (ec *executionContext) _ProductPriceFree(ctx context.Context, sel ast.Selec
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceFree")
 		case "createdAt":
-			out.Values[i] = ec._ProductPriceFree_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPriceFree_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._ProductPriceFree_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._ProductPriceFree_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPriceFree_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPriceFree_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPriceFree_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPriceFree_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPriceFree_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4442,27 +4442,27 @@ func (ec *executionContext) _ProductPriceMeter(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceMeter")
 		case "id":
-			out.Values[i] = ec._ProductPriceMeter_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "name":
-			out.Values[i] = ec._ProductPriceMeter_name(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Name)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "unit":
-			out.Values[i] = ec._ProductPriceMeter_unit(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Unit)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "customLabel":
-			out.Values[i] = ec._ProductPriceMeter_customLabel(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomLabel)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "customMultiplier":
-			out.Values[i] = ec._ProductPriceMeter_customMultiplier(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.CustomMultiplier)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4508,62 +4508,62 @@ func (ec *executionContext) _ProductPriceMeteredUnit(ctx context.Context, sel as
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceMeteredUnit")
 		case "createdAt":
-			out.Values[i] = ec._ProductPriceMeteredUnit_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPriceMeteredUnit_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "id":
-			out.Values[i] = ec._ProductPriceMeteredUnit_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "source":
-			out.Values[i] = ec._ProductPriceMeteredUnit_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPriceMeteredUnit_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPriceMeteredUnit_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPriceMeteredUnit_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPriceMeteredUnit_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPriceMeteredUnit_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "unitAmount":
-			out.Values[i] = ec._ProductPriceMeteredUnit_unitAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.UnitAmount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "capAmount":
-			out.Values[i] = ec._ProductPriceMeteredUnit_capAmount(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.CapAmount)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterId":
-			out.Values[i] = ec._ProductPriceMeteredUnit_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4647,47 +4647,47 @@ func (ec *executionContext) _ProductPriceSeatBased(ctx context.Context, sel ast.
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("ProductPriceSeatBased")
 		case "createdAt":
-			out.Values[i] = ec._ProductPriceSeatBased_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._ProductPriceSeatBased_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "id":
-			out.Values[i] = ec._ProductPriceSeatBased_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "source":
-			out.Values[i] = ec._ProductPriceSeatBased_source(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Source)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec._ProductPriceSeatBased_amountType(ctx, field, obj)
+			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "priceCurrency":
-			out.Values[i] = ec._ProductPriceSeatBased_priceCurrency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.PriceCurrency)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "taxBehavior":
-			out.Values[i] = ec._ProductPriceSeatBased_taxBehavior(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.TaxBehavior)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "isArchived":
-			out.Values[i] = ec._ProductPriceSeatBased_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "productId":
-			out.Values[i] = ec._ProductPriceSeatBased_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4738,162 +4738,162 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Subscription")
 		case "id":
-			out.Values[i] = ec._Subscription_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._Subscription_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._Subscription_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
-			out.Values[i] = ec._Subscription_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currency":
-			out.Values[i] = ec._Subscription_currency(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Currency)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec._Subscription_recurringInterval(ctx, field, obj)
+			out.Values[i] = ec.marshalNInterval2string(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringIntervalCount":
-			out.Values[i] = ec._Subscription_recurringIntervalCount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.RecurringIntervalCount)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec._Subscription_status(ctx, field, obj)
+			out.Values[i] = ec.marshalNSubscriptionStatus2string(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currentPeriodStart":
-			out.Values[i] = ec._Subscription_currentPeriodStart(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CurrentPeriodStart)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currentPeriodEnd":
-			out.Values[i] = ec._Subscription_currentPeriodEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CurrentPeriodEnd)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currentMeterPeriodStart":
-			out.Values[i] = ec._Subscription_currentMeterPeriodStart(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.CurrentMeterPeriodStart)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "currentMeterPeriodEnd":
-			out.Values[i] = ec._Subscription_currentMeterPeriodEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.CurrentMeterPeriodEnd)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialStart":
-			out.Values[i] = ec._Subscription_trialStart(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.TrialStart)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialEnd":
-			out.Values[i] = ec._Subscription_trialEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.TrialEnd)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "cancelAtPeriodEnd":
-			out.Values[i] = ec._Subscription_cancelAtPeriodEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.CancelAtPeriodEnd)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "canceledAt":
-			out.Values[i] = ec._Subscription_canceledAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.CanceledAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "startedAt":
-			out.Values[i] = ec._Subscription_startedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.StartedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "endsAt":
-			out.Values[i] = ec._Subscription_endsAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndsAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "endedAt":
-			out.Values[i] = ec._Subscription_endedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.EndedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pastDueAt":
-			out.Values[i] = ec._Subscription_pastDueAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.PastDueAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pauseAtPeriodEnd":
-			out.Values[i] = ec._Subscription_pauseAtPeriodEnd(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.PauseAtPeriodEnd)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pausedAt":
-			out.Values[i] = ec._Subscription_pausedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.PausedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "resumesAt":
-			out.Values[i] = ec._Subscription_resumesAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ResumesAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerId":
-			out.Values[i] = ec._Subscription_customerId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CustomerID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "productId":
-			out.Values[i] = ec._Subscription_productId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "discountId":
-			out.Values[i] = ec._Subscription_discountId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.DiscountID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "checkoutId":
-			out.Values[i] = ec._Subscription_checkoutId(ctx, field, obj)
+			out.Values[i] = ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.CheckoutID)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "seats":
-			out.Values[i] = ec._Subscription_seats(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.Seats)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerCancellationReason":
-			out.Values[i] = ec._Subscription_customerCancellationReason(ctx, field, obj)
+			out.Values[i] = ec.marshalOCustomerCancellationReason2ᚖstring(ctx, field.Selections, obj.CustomerCancellationReason)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerCancellationComment":
-			out.Values[i] = ec._Subscription_customerCancellationComment(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CustomerCancellationComment)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "metadata":
-			out.Values[i] = ec._Subscription_metadata(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.Metadata)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customFieldData":
-			out.Values[i] = ec._Subscription_customFieldData(ctx, field, obj)
+			out.Values[i] = ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, field.Selections, obj.CustomFieldData)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5319,37 +5319,37 @@ func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.Sele
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("SubscriptionMeter")
 		case "id":
-			out.Values[i] = ec._SubscriptionMeter_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._SubscriptionMeter_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._SubscriptionMeter_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "consumedUnits":
-			out.Values[i] = ec._SubscriptionMeter_consumedUnits(ctx, field, obj)
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.ConsumedUnits)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "creditedUnits":
-			out.Values[i] = ec._SubscriptionMeter_creditedUnits(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.CreditedUnits)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "amount":
-			out.Values[i] = ec._SubscriptionMeter_amount(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int64(ctx, field.Selections, obj.Amount)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "meterId":
-			out.Values[i] = ec._SubscriptionMeter_meterId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.MeterID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -5448,22 +5448,22 @@ func (ec *executionContext) _TestClock(ctx context.Context, sel ast.SelectionSet
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("TestClock")
 		case "organizationId":
-			out.Values[i] = ec._TestClock_organizationId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._TestClock_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "modifiedAt":
-			out.Values[i] = ec._TestClock_modifiedAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.ModifiedAt)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "frozenAt":
-			out.Values[i] = ec._TestClock_frozenAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.FrozenAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

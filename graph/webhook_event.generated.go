@@ -608,32 +608,32 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookDelivery")
 		case "id":
-			out.Values[i] = ec._WebhookDelivery_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "createdAt":
-			out.Values[i] = ec._WebhookDelivery_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "attempt":
-			out.Values[i] = ec._WebhookDelivery_attempt(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Attempt)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "httpCode":
-			out.Values[i] = ec._WebhookDelivery_httpCode(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.HTTPCode)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "response":
-			out.Values[i] = ec._WebhookDelivery_response(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Response)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		case "succeeded":
-			out.Values[i] = ec._WebhookDelivery_succeeded(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Succeeded)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -679,62 +679,62 @@ func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.Selection
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("WebhookEvent")
 		case "id":
-			out.Values[i] = ec._WebhookEvent_id(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "createdAt":
-			out.Values[i] = ec._WebhookEvent_createdAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.CreatedAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			out.Values[i] = ec._WebhookEvent_type(ctx, field, obj)
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "endpointId":
-			out.Values[i] = ec._WebhookEvent_endpointId(ctx, field, obj)
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.WebhookEndpointID)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "payload":
-			out.Values[i] = ec._WebhookEvent_payload(ctx, field, obj)
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Payload)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "succeeded":
-			out.Values[i] = ec._WebhookEvent_succeeded(ctx, field, obj)
+			out.Values[i] = ec.marshalOBoolean2ᚖbool(ctx, field.Selections, obj.Succeeded)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "skipped":
-			out.Values[i] = ec._WebhookEvent_skipped(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.Skipped)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "attempts":
-			out.Values[i] = ec._WebhookEvent_attempts(ctx, field, obj)
+			out.Values[i] = ec.marshalNInt2int(ctx, field.Selections, obj.Attempts)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "lastHttpCode":
-			out.Values[i] = ec._WebhookEvent_lastHttpCode(ctx, field, obj)
+			out.Values[i] = ec.marshalOInt2ᚖint(ctx, field.Selections, obj.LastHTTPCode)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "deliveredAt":
-			out.Values[i] = ec._WebhookEvent_deliveredAt(ctx, field, obj)
+			out.Values[i] = ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.DeliveredAt)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "nextAttemptAt":
-			out.Values[i] = ec._WebhookEvent_nextAttemptAt(ctx, field, obj)
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.NextAttemptAt)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "isArchived":
-			out.Values[i] = ec._WebhookEvent_isArchived(ctx, field, obj)
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.IsArchived)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}

@@ -15,14 +15,15 @@ import (
 	"till/storage"
 )
 
-// TestPlainWritersMatchTheExecutor checks the executor's plain writers (graph/*__plain,
-// written by internal/gqlexec/rewrite) against gqlgen's own field-by-field execution: a page
-// selecting every plain field of a type is written by the plain writer, and the same page
-// with one resolver field added at the end is executed field by field; with that field cut
-// out, the two answers must be the same bytes. For a relation (Customer.orders), the first
-// query also reads only the columns of those fields (storage.Window.Columns) and the second
-// every column. The data has NULLs and values in the nullable columns, metadata with keys
-// out of order, and text that needs escaping.
+// TestPlainWritersMatchTheExecutor checks the writers that bypass gqlgen's field-by-field
+// execution (graph/*__plain and the records PostgreSQL writes, storage.Window.Render)
+// against the executor: a page selecting plain fields of a type is written by one of them,
+// and the same page with one resolver field added at the end goes through the executor's
+// field switch; with that field cut out, the two answers must be the same bytes. For a
+// relation (Customer.orders), the first query also reads only the columns of those fields
+// (storage.Window.Columns) or has PostgreSQL write the items, and the second reads every
+// column. The data has NULLs and values in the nullable columns, date-times with and
+// without microseconds, metadata with keys out of order, and text that needs escaping.
 func TestPlainWritersMatchTheExecutor(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)

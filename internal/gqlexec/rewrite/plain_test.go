@@ -33,6 +33,16 @@ func (ec *executionContext) _Thing(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, thingImplementors)
 
 	out := graphql.NewFieldSet(fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "id":
+			out.Values[i] = ec._Thing_id(ctx, field, obj)
+		case "due":
+			out.Values[i] = ec._Thing_due(ctx, field, obj)
+		case "paid":
+			out.Values[i] = ec._Thing_paid(ctx, field, obj)
+		}
+	}
 	return out
 }
 
@@ -187,7 +197,16 @@ func TestPlainWriters(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	for _, refused := range []string{`case "paid"`, `case "secret"`, "obj.Secret).MarshalGQL"} {
+	for _, want := range []string{
+		"out.Values[i] = ec.marshalNID2string(ctx, field.Selections, obj.ID)",
+		"out.Values[i] = ec._Thing_due(ctx, field, obj)",
+		"out.Values[i] = ec._Thing_paid(ctx, field, obj)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the executor's switch lacks %q:\n%s", want, got)
+		}
+	}
+	for _, refused := range []string{"Paid(ctx, obj)).MarshalGQL", `case "secret"`, "obj.Secret).MarshalGQL", "obj.Secret)\n"} {
 		if strings.Contains(got, refused) {
 			t.Errorf("a field that is not plain is written: %q", refused)
 		}
