@@ -3,13 +3,14 @@ package resolvers
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/jmoiron/sqlx"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/storage"
 )
@@ -185,11 +186,13 @@ func windowsOf[T any](ctx context.Context, name string, args any, w *storage.Win
 	return actual.(*loader[storage.Paged[*T]]), nil
 }
 
-// windowField is one paginated relation at one place of the document: every parent of a
-// level resolves it with the same arguments and selection.
+// windowField is one paginated relation at one place of the response: every parent of a
+// level resolves it with the same arguments and selection. The place is the path of
+// response names without list indices; the field's AST node would not do, since a field
+// of a fragment spread at two places is one node whose selection merges with different
+// siblings at each.
 type windowField struct {
-	name  string
-	field *ast.Field
+	name, place string
 }
 
 // windowPlan is what windowsOf works out once per windowField: the loader's key (name,
@@ -205,7 +208,7 @@ type windowPlan struct {
 func planWindow[T any](ctx context.Context, ld *Loaders, name string, args any) (windowPlan, error) {
 	var at windowField
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
-		at = windowField{name: name, field: fc.Field.Field}
+		at = windowField{name: name, place: placeOf(fc)}
 		if p, ok := ld.plans.Load(at); ok {
 			return p.(windowPlan), nil
 		}
@@ -216,10 +219,23 @@ func planWindow[T any](ctx context.Context, ld *Loaders, name string, args any) 
 		return windowPlan{}, err
 	}
 	p := windowPlan{key: name + string(key), columns: cols, render: render}
-	if at.field != nil {
+	if at.place != "" {
 		ld.plans.Store(at, p)
 	}
 	return p, nil
+}
+
+// placeOf is the response path of the field being resolved, without list indices:
+// "customers.items.orders" for every customer's orders of a page.
+func placeOf(fc *graphql.FieldContext) string {
+	var names []string
+	for f := fc; f != nil; f = f.Parent {
+		if f.Field.Field != nil {
+			names = append(names, f.Field.Alias)
+		}
+	}
+	slices.Reverse(names)
+	return strings.Join(names, ".")
 }
 
 // oneOf returns the operation's loader named name of one record per key, made on first

@@ -33,6 +33,9 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC LIMIT 3)`)
 	s.Exec(t, `UPDATE orders SET billing_name = 'back' || chr(8) || 'feed' || chr(12) || 'unit' || chr(31) || 'tab' || chr(9) || '\b\"'
 		WHERE id = (SELECT id FROM orders ORDER BY created_at DESC OFFSET 4 LIMIT 1)`)
+	s.Exec(t, `UPDATE orders SET next_payment_attempt_at = CASE WHEN billing_name IS NULL
+		THEN '0001-06-01 00:00:00.25+00 BC'::timestamptz ELSE '0002-12-31 23:30:00+00 BC'::timestamptz END
+		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC OFFSET 1 LIMIT 4)`)
 	s.Exec(t, `UPDATE orders SET created_at = date_trunc('second', created_at), modified_at = now()
 		WHERE id IN (SELECT id FROM orders ORDER BY created_at DESC OFFSET 1 LIMIT 4)`)
 	// The customer of the newest orders (those changed above) comes first on a customers page.
@@ -173,6 +176,53 @@ func TestProjectedWindowsReadOnlyTheirColumns(t *testing.T) {
 			if o.Product == nil || o.Product.Name == "" || o.NetAmount != 1500 || c.Plain.Items[i].NetAmount != 1500 ||
 				c.Plain.Items[i].Status != o.Status {
 				t.Errorf("the two selections of one relation disagree: %+v / %+v", c.Plain.Items[i], o)
+			}
+		}
+	}
+}
+
+// TestOneFragmentAtTwoPlacesKeepsEachSelection spreads a fragment with a relation at two
+// places where it merges with different siblings: each place reads (or has PostgreSQL
+// write) what its own merged selection shows, whichever place the executor reaches first.
+func TestOneFragmentAtTwoPlacesKeepsEachSelection(t *testing.T) {
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	seedDashboard(t, s.DB, org.ID)
+	var customer uuid.UUID
+	if err := s.DB.Get(&customer, `SELECT id FROM customers WHERE organization_id = $1 LIMIT 1`, org.ID); err != nil {
+		t.Fatal(err)
+	}
+	queries := []string{
+		// whole columns at one place (metadata has no SQL kind), PostgreSQL's JSON at the other
+		`query($id: UUID!) { b: customer(id: $id) { ...F } a: customer(id: $id) { ...F orders(first: 5) { items { status totalAmount createdAt } } } }
+		fragment F on Customer { orders(first: 5) { items { id metadata } } }`,
+		`query($id: UUID!) { a: customer(id: $id) { ...F orders(first: 5) { items { status totalAmount createdAt } } } b: customer(id: $id) { ...F } }
+		fragment F on Customer { orders(first: 5) { items { id metadata } } }`,
+		// PostgreSQL's JSON at both places, with different keys
+		`query($id: UUID!) { a: customer(id: $id) { ...G orders(first: 5) { items { status totalAmount createdAt } } } b: customer(id: $id) { ...G } }
+		fragment G on Customer { orders(first: 5) { items { id } } }`,
+	}
+	for i, q := range queries {
+		for run := range 5 {
+			var out struct {
+				A, B struct {
+					Orders struct{ Items []map[string]any }
+				}
+			}
+			s.Query(t, org.Token, q, map[string]any{"id": customer}, &out)
+			if len(out.A.Orders.Items) != 5 || len(out.B.Orders.Items) != 5 {
+				t.Fatalf("query %d run %d: %+v", i, run, out)
+			}
+			for j, o := range out.A.Orders.Items {
+				if o["status"] != "paid" || o["totalAmount"] != float64(1500) || o["createdAt"] == "0001-01-01T00:00:00Z" ||
+					o["id"] != out.B.Orders.Items[j]["id"] {
+					t.Errorf("query %d run %d: a's order %d is %v", i, run, j, o)
+				}
+			}
+			for j, o := range out.B.Orders.Items {
+				if _, extra := o["status"]; extra {
+					t.Errorf("query %d run %d: b's order %d shows a field b did not select: %v", i, run, j, o)
+				}
 			}
 		}
 	}

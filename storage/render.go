@@ -51,8 +51,13 @@ func renderValue(kind, col string) string {
 		return `'"' || ` + col + `::text || '"'`
 	case "datetime":
 		utc := col + " AT TIME ZONE 'UTC'"
-		return `'"' || to_char(` + utc + `, CASE WHEN date_part('microseconds', ` + utc +
-			`)::bigint % 1000000 = 0 THEN 'YYYY-MM-DD"T"HH24:MI:SS"Z"' ELSE 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"' END) || '"'`
+		micros := `CASE WHEN date_part('microseconds', ` + utc + `)::bigint % 1000000 = 0 THEN '' ELSE to_char(` + utc + `, '.US') END`
+		// PostgreSQL's years before 1 AD are BC, without a year 0; Go counts 1 BC as year 0
+		// and 2 BC as -1 (written -0001).
+		year := `extract(year FROM ` + utc + `)::int`
+		return `'"' || CASE WHEN ` + year + ` > 0 THEN to_char(` + utc + `, 'YYYY-MM-DD"T"HH24:MI:SS')
+			ELSE CASE WHEN ` + year + ` = -1 THEN '0000' ELSE '-' || lpad((-` + year + ` - 1)::text, 4, '0') END
+				|| to_char(` + utc + `, '-MM-DD"T"HH24:MI:SS') END || ` + micros + ` || 'Z"'`
 	}
 	return ""
 }
