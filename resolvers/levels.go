@@ -213,7 +213,7 @@ func planWindow[T any](ctx context.Context, ld *Loaders, name string, args any) 
 			return p.(windowPlan), nil
 		}
 	}
-	cols, render := itemPlan[*T](ctx)
+	cols, render := itemPlan[*T](ctx, false)
 	key, err := json.Marshal([]any{args, cols, render})
 	if err != nil {
 		return windowPlan{}, err

@@ -58,6 +58,8 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 		{name: "orders, written by PostgreSQL", query: `{ orders(limit: 20) { items { __typename %s } } }`, typ: "Order",
 			extra: "paid", rendered: true},
 		{name: "customers", query: `{ customers(limit: 20) { items { %s } } }`, typ: "Customer", extra: "taxId"},
+		{name: "customers, written by PostgreSQL", query: `{ customers(limit: 20) { items { __typename %s } } }`, typ: "Customer",
+			extra: "taxId", rendered: true},
 		{name: "products", query: `{ products(limit: 20) { items { %s } } }`, typ: "Product", extra: "medias { id }", getters: "isRecurring"},
 		{name: "benefits", query: `{ benefits(limit: 20) { items { %s } } }`, typ: "Benefit", extra: "organization { id }",
 			getters: "isDeleted visibilityConfigurable"},

@@ -20,38 +20,57 @@ import (
 // record. Such items are written by the executor's plain writers, which read exactly those
 // fields. When, besides, `items` is selected once, T can carry its JSON
 // (storage.Rendered) and PostgreSQL can write each field as its marshaller does, render
-// lists the keys for PostgreSQL to write each item's JSON with.
-func itemPlan[T any](ctx context.Context) (cols []string, render []storage.RenderField) {
+// lists the keys for PostgreSQL to write each item's JSON with. With nest, a root list's
+// items may also show relations PostgreSQL writes inside them (nestedField).
+func itemPlan[T any](ctx context.Context, nest bool) (cols []string, render []storage.RenderField) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || fc.Field.Field == nil || fc.Field.Definition == nil || !graphql.HasOperationContext(ctx) {
 		return nil, nil
 	}
-	oc := graphql.GetOperationContext(ctx)
-	record := reflect.TypeFor[T]()
 	_, renders := any(*new(T)).(interface{ RenderedJSON() []byte })
+	depth := -1
+	if nest {
+		depth = 0
+	}
+	plan := itemsPlan{ctx: ctx, oc: graphql.GetOperationContext(ctx), record: reflect.TypeFor[T](), renders: renders, depth: depth}
+	return plan.of(fc.Field.Selections, fc.Field.Definition.Type.Name())
+}
+
+// itemsPlan works out the columns and JSON keys of a page's items (itemPlan), for a root
+// list or for a relation written inside its parent (depth counts those; -1 writes none).
+type itemsPlan struct {
+	ctx     context.Context
+	oc      *graphql.OperationContext
+	record  reflect.Type
+	renders bool
+	depth   int
+}
+
+// of plans the items of the page selected by sel, of the page type page.
+func (p itemsPlan) of(sel ast.SelectionSet, page string) (cols []string, render []storage.RenderField) {
 	cols = []string{}
-	page := fc.Field.Definition.Type.Name()
-	if !conditionsOnly(oc, fc.Field.Selections, page) {
+	if !conditionsOnly(p.oc, sel, page) {
 		return nil, nil
 	}
+	renders := p.renders
 	itemFields := 0
-	for _, items := range graphql.CollectFields(oc, fc.Field.Selections, []string{page}) {
+	for _, items := range graphql.CollectFields(p.oc, sel, []string{page}) {
 		if items.Name != "items" {
 			continue
 		}
 		itemFields++
 		typ := items.Definition.Type.Name()
 		plain, ok := graph.PlainFields[typ]
-		if !ok || plain.GoType != record.String() || !conditionsOnly(oc, items.Selections, typ) {
+		if !ok || plain.GoType != p.record.String() || !conditionsOnly(p.oc, items.Selections, typ) {
 			return nil, nil
 		}
-		for _, f := range graphql.CollectFields(oc, items.Selections, []string{typ}) {
+		for _, f := range graphql.CollectFields(p.oc, items.Selections, []string{typ}) {
 			if f.Name == "__typename" {
 				render = append(render, storage.RenderField{Key: f.Alias, Literal: typ})
 				continue
 			}
 			if method, ok := plain.Getters[f.Name]; ok {
-				read, ok := storage.ColumnsOfGetter(record, method)
+				read, ok := storage.ColumnsOfGetter(p.record, method)
 				if !ok {
 					return nil, nil
 				}
@@ -60,14 +79,23 @@ func itemPlan[T any](ctx context.Context) (cols []string, render []storage.Rende
 						cols = append(cols, col)
 					}
 				}
-				renders = false // PostgreSQL knows no getter
+				if kind, ok := storage.KindOfGetter(p.record, method); ok && len(read) == 1 {
+					render = append(render, storage.RenderField{Key: f.Alias, Column: read[0], Kind: kind})
+				} else {
+					renders = false // PostgreSQL cannot write this getter
+				}
 				continue
 			}
 			goField, ok := plain.Fields[f.Name]
 			if !ok {
-				return nil, nil
+				nested, ok := p.nestedField(typ, f)
+				if !ok {
+					return nil, nil
+				}
+				render = append(render, nested)
+				continue
 			}
-			col, ok := storage.ColumnOf(record, goField)
+			col, ok := storage.ColumnOf(p.record, goField)
 			if !ok {
 				return nil, nil
 			}
@@ -82,16 +110,24 @@ func itemPlan[T any](ctx context.Context) (cols []string, render []storage.Rende
 		}
 	}
 	if !renders || itemFields != 1 {
+		if hasNested(render) { // a relation is read by its resolver, which may read any column
+			return nil, nil
+		}
 		return cols, nil
 	}
 	return cols, render
+}
+
+// hasNested reports whether render writes a relation inside the record.
+func hasNested(render []storage.RenderField) bool {
+	return slices.ContainsFunc(render, func(f storage.RenderField) bool { return f.Nested != nil })
 }
 
 // selectionWindow narrows a root list's window w to what its items' selection needs
 // (itemPlan). A root list is resolved once per place in the document, so the plan is not
 // shared as windowsOf shares it between the parents of a level.
 func selectionWindow[T any](ctx context.Context, w storage.Window) storage.Window {
-	w.Columns, w.Render = itemPlan[*T](ctx)
+	w.Columns, w.Render = itemPlan[*T](ctx, true)
 	return w
 }
 

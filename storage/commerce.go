@@ -155,6 +155,12 @@ func (*BenefitGrant) GetterColumns() map[string][]string {
 	return map[string][]string{"IsGranted": {"granted_at"}, "IsRevoked": {"revoked_at"}}
 }
 
+// GetterKinds tells how PostgreSQL writes each getter from its one column (renderValue), so
+// a list that shows them can be written by PostgreSQL (see KindOfGetter).
+func (*BenefitGrant) GetterKinds() map[string]string {
+	return map[string]string{"IsGranted": "present", "IsRevoked": "present"}
+}
+
 // LicenseKey is a key issued by a license-key benefit grant.
 type LicenseKey struct {
 	Rendered

@@ -11,6 +11,7 @@ import (
 
 // Customer is a buyer of an organization; deleting one is a soft delete.
 type Customer struct {
+	Rendered
 	ID                     uuid.UUID  `db:"id"`
 	CreatedAt              time.Time  `db:"created_at"`
 	ModifiedAt             *time.Time `db:"modified_at"`

@@ -74,8 +74,8 @@ type listSQL struct {
 // keep, see projected) or its JSON (w.Render), and the extra expressions.
 func (l listSQL) selectList(w Window, keep ...string) string {
 	cols := projected(l.Columns, w.Columns, keep...)
-	if w.Render != nil {
-		if json := renderSQL(l.Columns, w.Render); json != "" {
+	if w.Render != nil && !hasNested(w.Render) {
+		if json := renderSQL(l.Columns, w.Render, nil); json != "" {
 			cols = projected(l.Columns, []string{}, keep...) + ", (" + json + ") AS page_json"
 		}
 	}
@@ -133,6 +133,9 @@ func orderSQL(order []Sort, reverse bool) string {
 // when it does not start the list: an empty first page means an empty list.
 func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Window) (Paged[T], error) {
 	w = renderable[T](w)
+	if hasNested(w.Render) && len(l.Extra) > 0 {
+		w.Render, w.Columns = nil, nil
+	}
 	out := Paged[T]{Items: []T{}}
 	where := strings.Join(l.Where, " AND ")
 	count := "SELECT count(*) FROM " + l.From + " WHERE " + where
@@ -151,8 +154,19 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 		}
 	}
 	args = append(args, w.Limit+1, w.Offset())
+	sel := l.selectList(w)
+	if hasNested(w.Render) {
+		sel = projected(l.Columns, w.Columns) + ", row_number() OVER (ORDER BY " + orderSQL(order, reverse) + ") AS page_pos"
+	}
 	query := fmt.Sprintf("SELECT %s, %s AS page_cursor, (%s) AS page_total FROM %s WHERE %s ORDER BY %s LIMIT $%d OFFSET $%d",
-		l.selectList(w), cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
+		sel, cursorSQL(order), count, l.From, bounded, orderSQL(order, reverse), len(args)-1, len(args))
+	if hasNested(w.Render) {
+		var ok bool
+		if query, args, ok = nestedPage(l, w, query, args); !ok {
+			w.Render, w.Columns = nil, nil
+			return listWindow[T](ctx, q, l, w)
+		}
+	}
 	rows, err := scanPaged[T](ctx, q, query, args)
 	if err != nil {
 		return out, cursorErr(err, w)
@@ -174,6 +188,9 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 // the rows the cursor admits, so the total still counts every row of the parent.
 func listWindows[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, parent string, parents []uuid.UUID, w Window, keyOf func(T) uuid.UUID) ([]Paged[T], error) {
 	w = renderable[T](w)
+	if hasNested(w.Render) { // relations are written inside the records of a root list only
+		w.Render, w.Columns = nil, nil
+	}
 	order := l.order()
 	reverse := w.Backward || w.Before != nil
 	args := append(append([]any{}, l.Args...), pq.Array(parents))

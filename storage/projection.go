@@ -49,6 +49,21 @@ func ColumnsOfGetter(t reflect.Type, method string) ([]string, bool) {
 	return cols, ok
 }
 
+// KindOfGetter is how PostgreSQL writes the getter method named method of record type t
+// from the one column it reads (ColumnsOfGetter), as the record declares it (a GetterKinds
+// method); ok is false when it declares none.
+func KindOfGetter(t reflect.Type, method string) (string, bool) {
+	if t.Kind() != reflect.Pointer {
+		t = reflect.PointerTo(t)
+	}
+	g, ok := reflect.Zero(t).Interface().(interface{ GetterKinds() map[string]string })
+	if !ok {
+		return "", false
+	}
+	kind, ok := g.GetterKinds()[method]
+	return kind, ok && renderValue(kind, "x") != ""
+}
+
 // projected is the select list columns (a record's, each entry a column, alias.column, or
 // an expression AS name) narrowed to the entries named in want, plus alwaysRead and keep.
 // It returns columns unchanged when want is nil, or when it cannot tell every entry's name

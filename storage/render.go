@@ -31,22 +31,28 @@ func renderable[T any](w Window) Window {
 
 // RenderField is one key of a rendered record: the JSON key (a GraphQL response name), the
 // column it shows and how the value is written (renderValue), or Literal for a constant
-// JSON value such as a __typename.
+// JSON value such as a __typename, or Nested for a relation's page written inside the
+// record (kind "nested"). Fields are an object's keys in a Nested page (kind "object").
 type RenderField struct {
 	Key, Column, Kind, Literal string
+	Nested                     *Nested
+	Fields                     []RenderField
 }
 
 // renderValue writes a column's value as the executor's marshaller for kind does, or ""
 // for a kind it cannot: datetime as UTC with a Z and microseconds only when non-zero
-// (scalar.FormatDateTime), numbers and booleans as their text, a uuid in its canonical
-// form, text (strings, enums) as a JSON string escaped as gqlgen escapes it (textJSON). NULL is left NULL, for the
-// caller to write as null.
+// (scalar.FormatDateTime), numbers and booleans as their text, present as whether the
+// column is set, a uuid in its canonical form, text (strings, enums) as a JSON string
+// escaped as gqlgen escapes it (textJSON). NULL is left NULL, for the caller to write as
+// null.
 func renderValue(kind, col string) string {
 	switch kind {
 	case "text":
 		return textJSON(col + "::text")
 	case "number", "boolean":
 		return col + "::text"
+	case "present": // a boolean getter that tells whether its column is set
+		return "(" + col + " IS NOT NULL)::text"
 	case "uuid": // lower-case hex and hyphens: nothing to escape
 		return `'"' || ` + col + `::text || '"'`
 	case "datetime":
@@ -85,8 +91,8 @@ var responseName = regexp.MustCompile(`^[_A-Za-z][_0-9A-Za-z]*$`)
 // renderSQL is the expression that writes a row's JSON from the select list columns (whose
 // entries name the table alias each column is read from), or "" when a field cannot be
 // written: an unknown kind, a column the list does not select plainly, a key that is not a
-// name.
-func renderSQL(columns string, fields []RenderField) string {
+// name, a nested relation where nested is nil. nested writes a relation's page, or "".
+func renderSQL(columns string, fields []RenderField, nested func(RenderField) string) string {
 	entries := map[string]string{}
 	for _, e := range splitSelectList(columns) {
 		if name := selectName(e); name != "" && !strings.Contains(strings.ToUpper(e), " AS ") {
@@ -106,18 +112,28 @@ func renderSQL(columns string, fields []RenderField) string {
 			b.WriteString(" || ',' || ")
 		}
 		fmt.Fprintf(&b, `'"%s":' || `, f.Key)
-		if f.Literal != "" {
+		switch {
+		case f.Literal != "":
 			if !responseName.MatchString(f.Literal) {
 				return ""
 			}
 			fmt.Fprintf(&b, `'"%s"'`, f.Literal)
-			continue
+		case f.Nested != nil:
+			page := ""
+			if nested != nil {
+				page = nested(f)
+			}
+			if page == "" {
+				return ""
+			}
+			fmt.Fprintf(&b, "(%s)", page)
+		default:
+			col := entries[f.Column]
+			if col == "" || renderValue(f.Kind, col) == "" {
+				return ""
+			}
+			fmt.Fprintf(&b, "coalesce(%s, 'null')", renderValue(f.Kind, col))
 		}
-		col := entries[f.Column]
-		if col == "" || renderValue(f.Kind, col) == "" {
-			return ""
-		}
-		fmt.Fprintf(&b, "coalesce(%s, 'null')", renderValue(f.Kind, col))
 	}
 	b.WriteString(" || '}'")
 	return b.String()

@@ -1,0 +1,203 @@
+package storage
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// A page whose items show, besides plain fields, paginated relations whose own items show
+// only plain fields (a customers page with each customer's orders) is written by PostgreSQL
+// whole: each relation is a subquery in its parent's JSON (Nested), so the page is one
+// statement and the server copies one text column per parent instead of resolving, loading
+// and writing every relation of every parent.
+
+// Nested is a paginated relation written inside its parent's JSON (a RenderField of kind
+// "nested"): an offset window of a list, the items of one parent, with its page object.
+type Nested struct {
+	list   listSQL
+	parent string // the column of the list's rows that holds the parent's id
+	window Window
+	// Page are the keys of the page object: kind "items" (the window's items, written with
+	// window.Render), "totalCount" and "maxPage" (the pagination's), "object" (an object of
+	// those, with Fields), or a Literal (a __typename).
+	Page []RenderField
+}
+
+// NestOrdersOfCustomers is OrderWindowsByCustomers written in each customer's JSON.
+func NestOrdersOfCustomers(orgs []uuid.UUID, f OrderListFilter, sorts []Sort, w Window, page []RenderField) *Nested {
+	return &Nested{list: orderList(orgs, f, sorts), parent: "o.customer_id", window: w, Page: page}
+}
+
+// NestSubscriptionsOfCustomers is SubscriptionWindowsByCustomers written in each customer's JSON.
+func NestSubscriptionsOfCustomers(orgs []uuid.UUID, f SubscriptionListFilter, sorts []Sort, w Window, page []RenderField) *Nested {
+	return &Nested{list: subscriptionList(orgs, f, sorts), parent: "s.customer_id", window: w, Page: page}
+}
+
+// NestGrantsOfCustomers is GrantWindowsByCustomers written in each customer's JSON.
+func NestGrantsOfCustomers(orgs []uuid.UUID, f GrantListFilter, sorts []Sort, w Window, page []RenderField) *Nested {
+	return &Nested{list: grantList(orgs, f, sorts), parent: "g.customer_id", window: w, Page: page}
+}
+
+// NestLicenseKeysOfCustomers is LicenseKeyWindowsByCustomers written in each customer's JSON.
+func NestLicenseKeysOfCustomers(orgs []uuid.UUID, f LicenseKeyListFilter, sorts []Sort, w Window, page []RenderField) *Nested {
+	return &Nested{list: licenseKeyList(orgs, f, sorts), parent: "k.customer_id", window: w, Page: page}
+}
+
+// hasNested reports whether fields write a relation inside the record.
+func hasNested(fields []RenderField) bool {
+	for _, f := range fields {
+		if f.Nested != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// cte reads the relation for every parent of the page (the rows of page_parent) in one
+// pass, as the statement's common table expression name: per parent, the JSON of the items
+// of its window joined by commas (null when none) and the count of all its rows. Each
+// parent's rows are numbered in list order, as listWindows numbers them; only the rows of
+// the window are written. Its arguments are numbered after base; "" when an item cannot be
+// written or the window is not an offset window.
+func (n *Nested) cte(name string, base int) (string, []any) {
+	l, w := n.list, n.window
+	if w.After != nil || w.Before != nil || w.Backward || w.Limit < 1 {
+		return "", nil
+	}
+	cols := projected(l.Columns, w.Columns)
+	names, ok := selectNames(cols)
+	if !ok {
+		return "", nil
+	}
+	json := renderSQL(qualifyNames("page_w", names), w.Render, nil)
+	if json == "" {
+		return "", nil
+	}
+	order := orderSQL(l.order(), false)
+	where := strings.Join(append(append([]string{}, l.Where...), n.parent+" IN (SELECT id FROM page_parent)"), " AND ")
+	sql := fmt.Sprintf(`%s AS (SELECT page_w.page_parent_id AS parent,
+		string_agg(%s, ',' ORDER BY page_w.page_row) FILTER (WHERE page_w.page_row > %d AND page_w.page_row <= %d) AS items,
+		count(*) AS total
+		FROM (SELECT %s, %s AS page_parent_id, row_number() OVER (PARTITION BY %s ORDER BY %s) AS page_row
+			FROM %s WHERE %s) page_w
+		GROUP BY page_w.page_parent_id)`,
+		name, json, w.Offset(), w.Offset()+w.Limit, cols, n.parent, n.parent, order, l.From, where)
+	return renumber(sql, base), l.Args
+}
+
+// page writes the relation's page object for the parent joined with the relation's common
+// table expression name; "" when a key cannot be written.
+func (n *Nested) page(name string, fields []RenderField) string {
+	total := "coalesce(" + name + ".total, 0)"
+	var b strings.Builder
+	b.WriteString("'{'")
+	for i, f := range fields {
+		if !responseName.MatchString(f.Key) {
+			return ""
+		}
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, ` || '%s"%s":' || `, sep, f.Key)
+		var v string
+		switch {
+		case f.Literal != "":
+			if responseName.MatchString(f.Literal) {
+				v = `'"` + f.Literal + `"'`
+			}
+		case f.Kind == "items":
+			v = "'[' || coalesce(" + name + ".items, '') || ']'"
+		case f.Kind == "totalCount":
+			v = total + "::text"
+		case f.Kind == "maxPage":
+			v = fmt.Sprintf("((%s + %d) / %d)::text", total, n.window.Limit-1, n.window.Limit)
+		case f.Kind == "object":
+			v = n.page(name, f.Fields)
+		}
+		if v == "" {
+			return ""
+		}
+		b.WriteString(v)
+	}
+	b.WriteString(" || '}'")
+	return b.String()
+}
+
+// placeholder is a parameter reference ($3) outside quotes; renumber skips quoted text.
+var placeholder = regexp.MustCompile(`'(?:[^']|'')*'|"[^"]*"|\$[0-9]+`)
+
+// renumber shifts every parameter reference of sql by base, so that a list's own
+// arguments ($1…) follow those of the statement it is written into.
+func renumber(sql string, base int) string {
+	if base == 0 {
+		return sql
+	}
+	return placeholder.ReplaceAllStringFunc(sql, func(m string) string {
+		if m[0] != '$' {
+			return m
+		}
+		n, _ := strconv.Atoi(m[1:])
+		return "$" + strconv.Itoa(n+base)
+	})
+}
+
+// selectNames are the names of a select list's entries; ok is false when one has none.
+func selectNames(list string) ([]string, bool) {
+	entries := splitSelectList(list)
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		if names[i] = selectName(e); names[i] == "" {
+			return nil, false
+		}
+	}
+	return names, true
+}
+
+// qualifyNames is a select list of names read from the subquery alias.
+func qualifyNames(alias string, names []string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = alias + "." + n
+	}
+	return strings.Join(out, ", ")
+}
+
+// nestedPage wraps a root list's page query, whose rows carry the columns the record's
+// JSON reads and their order (page_pos), so that PostgreSQL writes each row's JSON with
+// its nested relations, each read for the whole page in one pass (Nested.cte). The rows
+// keep the columns storage reads back (alwaysRead), their cursor and the total. ok is
+// false when a field cannot be written so.
+func nestedPage(l listSQL, w Window, query string, args []any) (string, []any, bool) {
+	names, ok := selectNames(projected(l.Columns, w.Columns))
+	keep, kept := selectNames(projected(l.Columns, []string{}))
+	if !ok || !kept || !slices.Contains(names, "id") {
+		return "", nil, false
+	}
+	ctes := []string{"page_parent AS (" + query + ")"}
+	var joins strings.Builder
+	json := renderSQL(qualifyNames("page_parent", names), w.Render, func(f RenderField) string {
+		name := fmt.Sprintf("page_rel_%d", len(ctes))
+		cte, more := f.Nested.cte(name, len(args))
+		page := f.Nested.page(name, f.Nested.Page)
+		if cte == "" || page == "" {
+			return ""
+		}
+		ctes = append(ctes, cte)
+		args = append(args, more...)
+		fmt.Fprintf(&joins, " LEFT JOIN %[1]s ON %[1]s.parent = page_parent.id", name)
+		return page
+	})
+	if json == "" {
+		return "", nil, false
+	}
+	return fmt.Sprintf(`WITH %s
+		SELECT %s, page_parent.page_cursor, page_parent.page_total, (%s) AS page_json
+		FROM page_parent%s ORDER BY page_parent.page_pos`,
+		strings.Join(ctes, ",\n\t"), qualifyNames("page_parent", keep), json, joins.String()), args, true
+}

@@ -1,0 +1,52 @@
+package storage
+
+import "testing"
+
+func TestRenumberShiftsParametersOutsideQuotes(t *testing.T) {
+	tests := []struct {
+		sql  string
+		base int
+		want string
+	}{
+		{"o.a = $1 AND o.b = ANY($2)", 3, "o.a = $4 AND o.b = ANY($5)"},
+		{"x = $1", 0, "x = $1"},
+		{`'$1' || "$2" || $10`, 2, `'$1' || "$2" || $12`},
+		{`'it''s $1' = $1`, 1, `'it''s $1' = $2`},
+		{`to_char(t, 'YYYY"T"') || $3`, 7, `to_char(t, 'YYYY"T"') || $10`},
+	}
+	for _, tc := range tests {
+		if got := renumber(tc.sql, tc.base); got != tc.want {
+			t.Errorf("renumber(%q, %d) = %q, want %q", tc.sql, tc.base, got, tc.want)
+		}
+	}
+}
+
+// TestNestedPageRefusesWhatItCannotWrite: a nested relation is written only as an offset
+// window with keys that are names; anything else leaves the page to be read as columns.
+func TestNestedPageRefusesWhatItCannotWrite(t *testing.T) {
+	items := []RenderField{{Key: "id", Column: "id", Kind: "uuid"}}
+	page := func(key string) []RenderField {
+		return []RenderField{{Key: key, Kind: "items"}, {Key: "pagination", Kind: "object",
+			Fields: []RenderField{{Key: "totalCount", Kind: "totalCount"}}}}
+	}
+	after := &Cursor{}
+	tests := []struct {
+		name string
+		n    *Nested
+		ok   bool
+	}{
+		{"an offset window", NestOrdersOfCustomers(nil, OrderListFilter{}, nil, Window{Page: 2, Limit: 5, Render: items}, page("items")), true},
+		{"a cursor window", NestOrdersOfCustomers(nil, OrderListFilter{}, nil, Window{Limit: 5, After: after, Render: items}, page("items")), false},
+		{"a key that is not a name", NestOrdersOfCustomers(nil, OrderListFilter{}, nil, Window{Page: 1, Limit: 5, Render: items}, page("it ems")), false},
+		{"items nobody can write", NestOrdersOfCustomers(nil, OrderListFilter{}, nil,
+			Window{Page: 1, Limit: 5, Render: []RenderField{{Key: "x", Column: "no_such_column", Kind: "text"}}}, page("items")), false},
+	}
+	for _, tc := range tests {
+		l := customerList(nil, CustomerListFilter{}, nil)
+		w := Window{Page: 1, Limit: 10, Render: []RenderField{{Key: "id", Column: "id", Kind: "uuid"}, {Key: "orders", Kind: "nested", Nested: tc.n}}}
+		_, _, ok := nestedPage(l, w, "SELECT 1", nil)
+		if ok != tc.ok {
+			t.Errorf("%s: written %v, want %v", tc.name, ok, tc.ok)
+		}
+	}
+}
