@@ -2047,6 +2047,11 @@ func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel as
 var benefitDownloadablesPropertiesImplementors = []string{"BenefitDownloadablesProperties"}
 
 func (ec *executionContext) _BenefitDownloadablesProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitDownloadablesProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitDownloadablesPropertiesImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2146,6 +2151,11 @@ func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, s
 var benefitPageImplementors = []string{"BenefitPage"}
 
 func (ec *executionContext) _BenefitPage(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

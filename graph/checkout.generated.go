@@ -6856,6 +6856,11 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx contex
 var checkoutPageImplementors = []string{"CheckoutPage"}
 
 func (ec *executionContext) _CheckoutPage(ctx context.Context, sel ast.SelectionSet, obj *model.CheckoutPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -2997,6 +2997,11 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 var customerPageImplementors = []string{"CustomerPage"}
 
 func (ec *executionContext) _CustomerPage(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

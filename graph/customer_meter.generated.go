@@ -553,6 +553,11 @@ func (ec *executionContext) _CustomerMeter(ctx context.Context, sel ast.Selectio
 var customerMeterPageImplementors = []string{"CustomerMeterPage"}
 
 func (ec *executionContext) _CustomerMeterPage(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerMeterPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerMeterPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -1052,6 +1052,11 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 var discountPageImplementors = []string{"DiscountPage"}
 
 func (ec *executionContext) _DiscountPage(ctx context.Context, sel ast.SelectionSet, obj *model.DiscountPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, discountPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

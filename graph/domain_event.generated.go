@@ -358,6 +358,11 @@ func (ec *executionContext) _DomainEvent(ctx context.Context, sel ast.SelectionS
 var domainEventPageImplementors = []string{"DomainEventPage"}
 
 func (ec *executionContext) _DomainEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.DomainEventPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, domainEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

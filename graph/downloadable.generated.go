@@ -716,6 +716,11 @@ func (ec *executionContext) _Downloadable(ctx context.Context, sel ast.Selection
 var downloadablePageImplementors = []string{"DownloadablePage"}
 
 func (ec *executionContext) _DownloadablePage(ctx context.Context, sel ast.SelectionSet, obj *model.DownloadablePage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, downloadablePageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -771,6 +771,11 @@ func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSe
 var usageEventPageImplementors = []string{"UsageEventPage"}
 
 func (ec *executionContext) _UsageEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.UsageEventPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

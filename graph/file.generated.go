@@ -2798,6 +2798,11 @@ func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.Selec
 var filePageImplementors = []string{"FilePage"}
 
 func (ec *executionContext) _FilePage(ctx context.Context, sel ast.SelectionSet, obj *model.FilePage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, filePageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -1972,6 +1972,11 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 var benefitGrantDownloadablesPropertiesImplementors = []string{"BenefitGrantDownloadablesProperties", "BenefitGrantProperties"}
 
 func (ec *executionContext) _BenefitGrantDownloadablesProperties(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantDownloadablesProperties) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantDownloadablesPropertiesImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2163,6 +2168,11 @@ func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Conte
 var benefitGrantPageImplementors = []string{"BenefitGrantPage"}
 
 func (ec *executionContext) _BenefitGrantPage(ctx context.Context, sel ast.SelectionSet, obj *model.BenefitGrantPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -2551,6 +2561,11 @@ func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.Selec
 var customerSeatPageImplementors = []string{"CustomerSeatPage"}
 
 func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.SelectionSet, obj *model.CustomerSeatPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -695,6 +695,11 @@ func (ec *executionContext) _JobError(ctx context.Context, sel ast.SelectionSet,
 var jobPageImplementors = []string{"JobPage"}
 
 func (ec *executionContext) _JobPage(ctx context.Context, sel ast.SelectionSet, obj *model.JobPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, jobPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -2044,6 +2044,11 @@ func (ec *executionContext) _LicenseKeyActivation(ctx context.Context, sel ast.S
 var licenseKeyPageImplementors = []string{"LicenseKeyPage"}
 
 func (ec *executionContext) _LicenseKeyPage(ctx context.Context, sel ast.SelectionSet, obj *model.LicenseKeyPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

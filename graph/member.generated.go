@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"till/graph/model"
+	"till/internal/gqlexec"
 	"till/storage"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -135,6 +136,11 @@ func (ec *executionContext) fieldContext_MemberPage_pageInfo(_ context.Context, 
 var memberPageImplementors = []string{"MemberPage"}
 
 func (ec *executionContext) _MemberPage(ctx context.Context, sel ast.SelectionSet, obj *model.MemberPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -1485,6 +1485,11 @@ func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.Selec
 var meterPageImplementors = []string{"MeterPage"}
 
 func (ec *executionContext) _MeterPage(ctx context.Context, sel ast.SelectionSet, obj *model.MeterPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meterPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -1063,6 +1063,11 @@ func (ec *executionContext) _OAuth2Client(ctx context.Context, sel ast.Selection
 var oAuth2ClientPageImplementors = []string{"OAuth2ClientPage"}
 
 func (ec *executionContext) _OAuth2ClientPage(ctx context.Context, sel ast.SelectionSet, obj *model.OAuth2ClientPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

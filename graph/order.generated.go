@@ -4842,6 +4842,11 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 var orderPageImplementors = []string{"OrderPage"}
 
 func (ec *executionContext) _OrderPage(ctx context.Context, sel ast.SelectionSet, obj *model.OrderPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, orderPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

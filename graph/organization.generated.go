@@ -1015,6 +1015,11 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 var organizationCustomerPortalSettingsImplementors = []string{"OrganizationCustomerPortalSettings"}
 
 func (ec *executionContext) _OrganizationCustomerPortalSettings(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationCustomerPortalSettings) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationCustomerPortalSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)

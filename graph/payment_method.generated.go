@@ -684,6 +684,11 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 var paymentMethodPageImplementors = []string{"PaymentMethodPage"}
 
 func (ec *executionContext) _PaymentMethodPage(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentMethodPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -22,16 +22,16 @@ import (
 // region    ************************** generated!.gotpl **************************
 
 type MeResolver interface {
-	PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
-	Downloadables(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error)
-	Seats(ctx context.Context, obj *model.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
-	BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
-	LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
-	LicenseKey(ctx context.Context, obj *model.Me, id uuid.UUID) (*storage.LicenseKey, error)
-	Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
-	OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error)
-	Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
-	ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
+	PaymentMethods(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
+	Downloadables(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error)
+	Seats(ctx context.Context, obj *storage.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
+	BenefitGrants(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
+	LicenseKeys(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
+	LicenseKey(ctx context.Context, obj *storage.Me, id uuid.UUID) (*storage.LicenseKey, error)
+	Orders(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
+	OrderInvoice(ctx context.Context, obj *storage.Me, id uuid.UUID) (*model.OrderDocument, error)
+	Subscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
+	ClaimedSeatSubscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -598,7 +598,7 @@ func (ec *executionContext) field_Me_subscriptions_args(ctx context.Context, raw
 
 // region    **************************** field.gotpl *****************************
 
-func (ec *executionContext) _Me_customer(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_customer(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -630,7 +630,7 @@ func (ec *executionContext) fieldContext_Me_customer(_ context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_member(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_member(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -662,7 +662,7 @@ func (ec *executionContext) fieldContext_Me_member(_ context.Context, field grap
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_paymentMethods(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_paymentMethods(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -719,7 +719,7 @@ func (ec *executionContext) fieldContext_Me_paymentMethods(ctx context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_downloadables(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_downloadables(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -763,7 +763,7 @@ func (ec *executionContext) fieldContext_Me_downloadables(ctx context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_seats(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_seats(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -807,7 +807,7 @@ func (ec *executionContext) fieldContext_Me_seats(ctx context.Context, field gra
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_benefitGrants(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_benefitGrants(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -851,7 +851,7 @@ func (ec *executionContext) fieldContext_Me_benefitGrants(ctx context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_licenseKeys(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_licenseKeys(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -895,7 +895,7 @@ func (ec *executionContext) fieldContext_Me_licenseKeys(ctx context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_licenseKey(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_licenseKey(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -939,7 +939,7 @@ func (ec *executionContext) fieldContext_Me_licenseKey(ctx context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_orders(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_orders(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -996,7 +996,7 @@ func (ec *executionContext) fieldContext_Me_orders(ctx context.Context, field gr
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_orderInvoice(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_orderInvoice(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1053,7 +1053,7 @@ func (ec *executionContext) fieldContext_Me_orderInvoice(ctx context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_subscriptions(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_subscriptions(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1097,7 +1097,7 @@ func (ec *executionContext) fieldContext_Me_subscriptions(ctx context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _Me_claimedSeatSubscriptions(ctx context.Context, field graphql.CollectedField, obj *model.Me) (ret graphql.Marshaler) {
+func (ec *executionContext) _Me_claimedSeatSubscriptions(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -1339,7 +1339,12 @@ func (ec *executionContext) fieldContext_Member_role(_ context.Context, field gr
 
 var meImplementors = []string{"Me"}
 
-func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *model.Me) graphql.Marshaler {
+func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *storage.Me) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, meImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -1871,7 +1876,7 @@ func (ec *executionContext) marshalNMember2ᚖtillᚋstorageᚐMember(ctx contex
 	return ec._Member(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalOMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx context.Context, sel ast.SelectionSet, v *model.Me) graphql.Marshaler {
+func (ec *executionContext) marshalOMe2ᚖtillᚋstorageᚐMe(ctx context.Context, sel ast.SelectionSet, v *storage.Me) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

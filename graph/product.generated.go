@@ -2459,6 +2459,11 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 var productPageImplementors = []string{"ProductPage"}
 
 func (ec *executionContext) _ProductPage(ctx context.Context, sel ast.SelectionSet, obj *model.ProductPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, productPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -132,7 +132,7 @@ type QueryResolver interface {
 	OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error)
 	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
-	Me(ctx context.Context) (*model.Me, error)
+	Me(ctx context.Context) (*storage.Me, error)
 	Product(ctx context.Context, id uuid.UUID) (*storage.Product, error)
 	Products(ctx context.Context, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) (*model.ProductPage, error)
 	Subscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error)
@@ -9771,7 +9771,7 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 
 			directive1 := func(ctx context.Context) (any, error) {
 				if ec.Directives.Portal == nil {
-					var zeroVal *model.Me
+					var zeroVal *storage.Me
 					return zeroVal, errors.New("directive portal is not implemented")
 				}
 				return ec.Directives.Portal(ctx, nil, directive0)
@@ -9780,8 +9780,8 @@ func (ec *executionContext) _Query_me(ctx context.Context, field graphql.Collect
 			next = directive1
 			return next
 		},
-		func(ctx context.Context, selections ast.SelectionSet, v *model.Me) graphql.Marshaler {
-			return ec.marshalOMe2ᚖtillᚋgraphᚋmodelᚐMe(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Me) graphql.Marshaler {
+			return ec.marshalOMe2ᚖtillᚋstorageᚐMe(ctx, selections, v)
 		},
 		true,
 		false,

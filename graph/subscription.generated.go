@@ -5382,6 +5382,11 @@ func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.Sele
 var subscriptionPageImplementors = []string{"SubscriptionPage"}
 
 func (ec *executionContext) _SubscriptionPage(ctx context.Context, sel ast.SelectionSet, obj *model.SubscriptionPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

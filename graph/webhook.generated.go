@@ -747,6 +747,11 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 var webhookEndpointPageImplementors = []string{"WebhookEndpointPage"}
 
 func (ec *executionContext) _WebhookEndpointPage(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEndpointPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

@@ -800,6 +800,11 @@ func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.Selection
 var webhookEventPageImplementors = []string{"WebhookEventPage"}
 
 func (ec *executionContext) _WebhookEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.WebhookEventPage) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)

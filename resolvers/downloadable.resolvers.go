@@ -26,7 +26,7 @@ func (r *fileDownloadResolver) SizeReadable(ctx context.Context, obj *storage.Fi
 	return humanReadableSize(obj.Size), nil
 }
 
-func (r *meResolver) Downloadables(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error) {
+func (r *meResolver) Downloadables(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error) {
 	return r.portalDownloadables(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 

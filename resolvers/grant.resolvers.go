@@ -63,11 +63,11 @@ func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.C
 	return seatCustomerEmail(ctx, obj)
 }
 
-func (r *meResolver) Seats(ctx context.Context, obj *model.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+func (r *meResolver) Seats(ctx context.Context, obj *storage.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return r.portalSeats(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, status)
 }
 
-func (r *meResolver) BenefitGrants(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
+func (r *meResolver) BenefitGrants(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {
 	return r.portalBenefitGrants(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 

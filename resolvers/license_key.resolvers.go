@@ -47,11 +47,11 @@ func (r *licenseKeyValidationResolver) Certificate(ctx context.Context, obj *mod
 	return r.licenseCertificate(ctx, obj, validForHours)
 }
 
-func (r *meResolver) LicenseKeys(ctx context.Context, obj *model.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+func (r *meResolver) LicenseKeys(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
 	return r.portalLicenseKeys(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, benefitID)
 }
 
-func (r *meResolver) LicenseKey(ctx context.Context, obj *model.Me, id uuid.UUID) (*storage.LicenseKey, error) {
+func (r *meResolver) LicenseKey(ctx context.Context, obj *storage.Me, id uuid.UUID) (*storage.LicenseKey, error) {
 	return r.portalLicenseKey(ctx, id)
 }
 

@@ -5,49 +5,70 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"till/graph"
 	"till/graph/model"
 	"till/internal/auth"
 	"till/storage"
 )
 
-// nestable is a paginated relation PostgreSQL can write inside its parent's JSON when a
-// root list's items select it (storage.Nested): the record type of its items, the sorting
-// criteria of its list, and how storage reads it for the caller's organizations, without
-// the filters (a relation asked with a filter is resolved as usual).
+// nestable is a paginated relation PostgreSQL can write inside its parent's JSON
+// (storage.Nested): the record type of its items, the sorting criteria of its list, who may
+// follow it without the executor's guard, and how storage reads it, without the filters (a
+// relation asked with a filter is resolved as usual).
 type nestable struct {
 	record reflect.Type
 	sorts  map[string]string
-	nest   func(orgs []uuid.UUID, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested
+	guard  func(context.Context, *ast.FieldDefinition) bool
+	nest   func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested
 }
 
 // nestedRelation is the relation named Type.field when it can be nested. Each reads what
-// its resolver reads for a token (portal sessions are never nested).
+// its resolver reads: a customer's lists for a token, the portal home's lists for the
+// customer of a customer session (renderedMe).
 func nestedRelation(name string) (nestable, bool) {
+	orgs := organizations
+	customer := func(ctx context.Context) *uuid.UUID { id := auth.FromContext(ctx).CustomerID; return &id }
 	switch name {
 	case "Customer.orders":
-		return nestable{reflect.TypeFor[*storage.Order](), orderSorts,
-			func(orgs []uuid.UUID, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
-				return storage.NestOrdersOfCustomers(orgs, orderFilterOf(nil), sorts, w, page)
+		return nestable{reflect.TypeFor[*storage.Order](), orderSorts, mayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestOrdersOfCustomers(orgs(ctx), orderFilterOf(nil), sorts, w, page)
 			}}, true
 	case "Customer.subscriptions":
-		return nestable{reflect.TypeFor[*storage.Subscription](), subscriptionSorts,
-			func(orgs []uuid.UUID, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
-				return storage.NestSubscriptionsOfCustomers(orgs, subscriptionFilterOf(nil), sorts, w, page)
+		return nestable{reflect.TypeFor[*storage.Subscription](), subscriptionSorts, mayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestSubscriptionsOfCustomers(orgs(ctx), subscriptionFilterOf(nil), sorts, w, page)
 			}}, true
 	case "Customer.benefitGrants":
-		return nestable{reflect.TypeFor[*storage.BenefitGrant](), grantSorts,
-			func(orgs []uuid.UUID, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
-				return storage.NestGrantsOfCustomers(orgs, storage.GrantListFilter{}, sorts, w, page)
+		return nestable{reflect.TypeFor[*storage.BenefitGrant](), grantSorts, mayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestGrantsOfCustomers(orgs(ctx), storage.GrantListFilter{}, sorts, w, page)
 			}}, true
 	case "Customer.licenseKeys":
-		return nestable{reflect.TypeFor[*storage.LicenseKey](), licenseKeySorts,
-			func(orgs []uuid.UUID, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
-				return storage.NestLicenseKeysOfCustomers(orgs, storage.LicenseKeyListFilter{}, sorts, w, page)
+		return nestable{reflect.TypeFor[*storage.LicenseKey](), licenseKeySorts, mayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestLicenseKeysOfCustomers(orgs(ctx), storage.LicenseKeyListFilter{}, sorts, w, page)
+			}}, true
+	case "Me.orders":
+		return nestable{reflect.TypeFor[*storage.Order](), portalOrderSorts, customerSessionMayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestOrdersOfCustomers(orgs(ctx), storage.OrderListFilter{CustomerID: customer(ctx)}, sorts, w, page)
+			}}, true
+	case "Me.subscriptions":
+		return nestable{reflect.TypeFor[*storage.Subscription](), portalSubscriptionSorts, customerSessionMayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestSubscriptionsOfCustomers(orgs(ctx), storage.SubscriptionListFilter{CustomerID: customer(ctx)}, sorts, w, page)
+			}}, true
+	case "Me.licenseKeys":
+		return nestable{reflect.TypeFor[*storage.LicenseKey](), licenseKeySorts, customerSessionMayFollow,
+			func(ctx context.Context, sorts []storage.Sort, w storage.Window, page []storage.RenderField) *storage.Nested {
+				return storage.NestLicenseKeysOfCustomers(orgs(ctx), storage.LicenseKeyListFilter{CustomerID: customer(ctx)}, sorts, w, page)
 			}}, true
 	}
 	return nestable{}, false
@@ -63,7 +84,7 @@ const maxNestedDepth = 1
 // __typename. ok is false for anything else, which the executor then resolves.
 func (p itemsPlan) nestedField(typ string, f graphql.CollectedField) (storage.RenderField, bool) {
 	rel, ok := nestedRelation(typ + "." + f.Name)
-	if !ok || p.depth < 0 || p.depth >= maxNestedDepth || f.Definition == nil || !mayFollow(p.ctx, f.Definition) {
+	if !ok || p.depth < 0 || p.depth >= maxNestedDepth || f.Definition == nil || !rel.guard(p.ctx, f.Definition) {
 		return storage.RenderField{}, false
 	}
 	a, ok := nestedArgs(f.ArgumentMap(p.oc.Variables))
@@ -84,7 +105,7 @@ func (p itemsPlan) nestedField(typ string, f graphql.CollectedField) (storage.Re
 		case "__typename":
 			fields = append(fields, storage.RenderField{Key: pf.Alias, Literal: page})
 		case "items":
-			child := itemsPlan{ctx: p.ctx, oc: p.oc, record: rel.record, renders: true, depth: p.depth + 1}
+			child := itemsPlan{ctx: p.ctx, oc: p.oc, record: rel.record, renders: true, depth: p.depth + 1, own: p.own}
 			if w.Columns, w.Render = child.of(f.Selections, page); w.Render == nil {
 				return storage.RenderField{}, false
 			}
@@ -99,7 +120,66 @@ func (p itemsPlan) nestedField(typ string, f graphql.CollectedField) (storage.Re
 			return storage.RenderField{}, false
 		}
 	}
-	return storage.RenderField{Key: f.Alias, Kind: "nested", Nested: rel.nest(organizations(p.ctx), sorts, w, fields)}, true
+	return storage.RenderField{Key: f.Alias, Kind: "nested", Nested: rel.nest(p.ctx, sorts, w, fields)}, true
+}
+
+// oneField plans f, a to-one relation of an item of type typ, as the related record written
+// inside the item: a product its guard lets the caller see, every selected field of which
+// PostgreSQL writes. key is the column that names the product.
+func (p itemsPlan) oneField(typ string, f graphql.CollectedField) (storage.RenderField, string, bool) {
+	switch typ + "." + f.Name {
+	case "Order.product", "Subscription.product":
+	default:
+		return storage.RenderField{}, "", false
+	}
+	if f.Definition == nil || !(mayFollow(p.ctx, f.Definition) || p.own && customerSessionMayFollow(p.ctx, f.Definition)) {
+		return storage.RenderField{}, "", false
+	}
+	child := itemsPlan{ctx: p.ctx, oc: p.oc, record: reflect.TypeFor[*storage.Product](), renders: true, depth: -1, own: p.own}
+	_, fields, writes, ok := child.object(f.Definition.Type.Name(), f.Selections)
+	if !ok || !writes || readsRelations(fields) {
+		return storage.RenderField{}, "", false
+	}
+	return storage.RenderField{Key: f.Alias, One: storage.OneProduct(fields)}, "product_id", true
+}
+
+// jsonField plans f as an object stored in a JSON column of the record (an address), each
+// selected key written from the key encoding/json reads into its field. Only the portal
+// home's customer, which the session's lookup decodes from JSON, is planned so: a record
+// scanned from its column reads JSON null as an empty address, not as none.
+func (p itemsPlan) jsonField(f graphql.CollectedField) (storage.RenderField, string, bool) {
+	address := reflect.TypeFor[storage.Address]()
+	if !p.own || f.Definition == nil || f.Definition.Type.Name() != "Address" || len(f.Definition.Directives) > 0 {
+		return storage.RenderField{}, "", false
+	}
+	record := p.record
+	for record.Kind() == reflect.Pointer {
+		record = record.Elem()
+	}
+	sf, found := record.FieldByNameFunc(func(n string) bool { return strings.EqualFold(n, f.Name) })
+	col, ok := storage.ColumnOf(record, sf.Name)
+	if !found || sf.Type != reflect.PointerTo(address) || !ok || !conditionsOnly(p.oc, f.Selections, "Address") {
+		return storage.RenderField{}, "", false
+	}
+	plain := graph.PlainFields["Address"]
+	var fields []storage.RenderField
+	for _, af := range graphql.CollectFields(p.oc, f.Selections, []string{"Address"}) {
+		if af.Name == "__typename" {
+			fields = append(fields, storage.RenderField{Key: af.Alias, Literal: "Address"})
+			continue
+		}
+		goField, ok := address.FieldByName(plain.Fields[af.Name])
+		if !ok || plain.Fields[af.Name] == "" {
+			return storage.RenderField{}, "", false
+		}
+		key, _, _ := strings.Cut(goField.Tag.Get("json"), ",")
+		kind := map[reflect.Type]string{reflect.TypeFor[*string](): "text", reflect.TypeFor[string](): "text!"}[goField.Type]
+		if kind == "" || key == "" {
+			return storage.RenderField{}, "", false
+		}
+		fields = append(fields, storage.RenderField{Key: af.Alias, Column: key, Kind: kind})
+	}
+	return storage.RenderField{Key: f.Alias, Column: col, Kind: "jsonobject", Fields: fields}, col, true
 }
 
 // paginationFields are the keys of a nested page's pagination object.
@@ -146,6 +226,71 @@ func mayFollow(ctx context.Context, def *ast.FieldDefinition) bool {
 		scopes = append(scopes, s)
 	}
 	return len(scopes) > 0 && checkScope(ctx, scopes) == nil
+}
+
+// customerSessionMayFollow reports whether a customer session passes def's guards on its
+// own customer's objects: @billing (a customer holds every billing right; members are
+// never planned so) and @relation where it admits portal sessions. Any other directive, or
+// another principal, is left to the executor.
+func customerSessionMayFollow(ctx context.Context, def *ast.FieldDefinition) bool {
+	if auth.FromContext(ctx).Kind != auth.KindCustomerSession {
+		return false
+	}
+	for _, d := range def.Directives {
+		switch d.Name {
+		case "goField", "billing":
+		case "relation":
+			portal := d.Arguments.ForName("portal")
+			if portal == nil || portal.Value == nil || model.PortalAccess(portal.Value.Raw) == model.PortalAccessNone ||
+				!model.PortalAccess(portal.Value.Raw).IsValid() {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// renderedMe has PostgreSQL write the whole portal home of a customer session in one
+// statement, when each field me selects is the customer's plain fields and address, or
+// one of its lists whose items PostgreSQL writes (with their product): nil otherwise, or
+// when the customer is gone, for the executor to resolve me field by field.
+func (r *Resolver) renderedMe(ctx context.Context, c *storage.Customer) ([]byte, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if auth.FromContext(ctx).Kind != auth.KindCustomerSession || fc == nil || fc.Field.Field == nil ||
+		!graphql.HasOperationContext(ctx) {
+		return nil, nil
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if !conditionsOnly(oc, fc.Field.Selections, "Me") {
+		return nil, nil
+	}
+	p := itemsPlan{ctx: ctx, oc: oc, record: reflect.TypeFor[*storage.Customer](), renders: true, depth: 0, own: true}
+	var fields []storage.RenderField
+	for _, f := range graphql.CollectFields(oc, fc.Field.Selections, []string{"Me"}) {
+		switch f.Name {
+		case "__typename":
+			fields = append(fields, storage.RenderField{Key: f.Alias, Literal: "Me"})
+		case "customer":
+			_, render, writes, ok := p.object("Customer", f.Selections)
+			if !ok || !writes || readsRelations(render) {
+				return nil, nil
+			}
+			fields = append(fields, storage.RenderField{Key: f.Alias, Kind: "object", Fields: render})
+		default:
+			nested, ok := p.nestedField("Me", f)
+			if !ok {
+				return nil, nil
+			}
+			fields = append(fields, nested)
+		}
+	}
+	out, ok, err := storage.RenderCustomer(ctx, r.DB, organizations(ctx), c.ID, fields)
+	if !ok {
+		return nil, nil
+	}
+	return out, err
 }
 
 // nestedArgs reads a relation's arguments when they are only a page, a limit and a

@@ -14,11 +14,11 @@ import (
 	"github.com/google/uuid"
 )
 
-func (r *meResolver) Orders(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
+func (r *meResolver) Orders(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error) {
 	return r.portalOrdersPage(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
-func (r *meResolver) OrderInvoice(ctx context.Context, obj *model.Me, id uuid.UUID) (*model.OrderDocument, error) {
+func (r *meResolver) OrderInvoice(ctx context.Context, obj *storage.Me, id uuid.UUID) (*model.OrderDocument, error) {
 	return r.orderInvoice(ctx, portalCustomer(ctx), id)
 }
 

@@ -55,7 +55,7 @@ func orderFilterOf(f *model.OrderFilter) storage.OrderListFilter {
 // portalOrdersPage lists the session customer's orders, drafts included, with the
 // relations the query selects on them (a portal page of orders is one customer's, so their
 // relations are few and small); @billing on the field has checked the member's role.
-func (r *Resolver) portalOrdersPage(ctx context.Context, me *model.Me, a listArgs, f *model.PortalOrderFilter) (*model.OrderPage, error) {
+func (r *Resolver) portalOrdersPage(ctx context.Context, me *storage.Me, a listArgs, f *model.PortalOrderFilter) (*model.OrderPage, error) {
 	lf := storage.OrderListFilter{CustomerID: &me.Customer.ID}
 	if f != nil {
 		lf.ProductIDs, lf.ProductBillingTypes = f.ProductID, billingTypes(f.ProductBillingType)

@@ -54,7 +54,7 @@ func sessionCustomer(ctx context.Context) (*storage.Customer, bool) {
 
 // me builds the portal root for the session, from the customer read with the session when
 // there is one: Query.me is read-only, so the customer is as current as the request.
-func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
+func (r *Resolver) me(ctx context.Context) (*storage.Me, error) {
 	c, ok := sessionCustomer(ctx)
 	var err error
 	if !ok {
@@ -62,7 +62,12 @@ func (r *Resolver) me(ctx context.Context) (*model.Me, error) {
 			return nil, err
 		}
 	}
-	me := &model.Me{Customer: c}
+	me := &storage.Me{Customer: c}
+	if ok { // the home written whole shows the customer as the session read it
+		if me.JSON, err = r.renderedMe(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	if p := auth.FromContext(ctx); p.Kind == auth.KindMemberSession {
 		if me.Member, err = storage.GetMember(ctx, r.DB, c.ID, p.MemberID); err != nil {
 			return nil, notFoundOr(err, "")

@@ -9,13 +9,14 @@ import (
 	"context"
 	"till/graph"
 	"till/graph/model"
+	"till/storage"
 )
 
-func (r *meResolver) PaymentMethods(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error) {
+func (r *meResolver) PaymentMethods(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error) {
 	return r.portalPaymentMethods(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 
-func (r *queryResolver) Me(ctx context.Context) (*model.Me, error) {
+func (r *queryResolver) Me(ctx context.Context) (*storage.Me, error) {
 	return r.me(ctx)
 }
 

@@ -38,12 +38,15 @@ func itemPlan[T any](ctx context.Context, nest bool) (cols []string, render []st
 
 // itemsPlan works out the columns and JSON keys of a page's items (itemPlan), for a root
 // list or for a relation written inside its parent (depth counts those; -1 writes none).
+// own is set when the items are the portal session's customer's own, read from its own
+// lists (the portal home, renderedMe): the portal's relation guards then hold for each.
 type itemsPlan struct {
 	ctx     context.Context
 	oc      *graphql.OperationContext
 	record  reflect.Type
 	renders bool
 	depth   int
+	own     bool
 }
 
 // of plans the items of the page selected by sel, of the page type page.
@@ -59,58 +62,20 @@ func (p itemsPlan) of(sel ast.SelectionSet, page string) (cols []string, render 
 			continue
 		}
 		itemFields++
-		typ := items.Definition.Type.Name()
-		plain, ok := graph.PlainFields[typ]
-		if !ok || plain.GoType != p.record.String() || !conditionsOnly(p.oc, items.Selections, typ) {
+		c, r, writes, ok := p.object(items.Definition.Type.Name(), items.Selections)
+		if !ok {
 			return nil, nil
 		}
-		for _, f := range graphql.CollectFields(p.oc, items.Selections, []string{typ}) {
-			if f.Name == "__typename" {
-				render = append(render, storage.RenderField{Key: f.Alias, Literal: typ})
-				continue
-			}
-			if method, ok := plain.Getters[f.Name]; ok {
-				read, ok := storage.ColumnsOfGetter(p.record, method)
-				if !ok {
-					return nil, nil
-				}
-				for _, col := range read {
-					if !slices.Contains(cols, col) {
-						cols = append(cols, col)
-					}
-				}
-				if kind, ok := storage.KindOfGetter(p.record, method); ok && len(read) == 1 {
-					render = append(render, storage.RenderField{Key: f.Alias, Column: read[0], Kind: kind})
-				} else {
-					renders = false // PostgreSQL cannot write this getter
-				}
-				continue
-			}
-			goField, ok := plain.Fields[f.Name]
-			if !ok {
-				nested, ok := p.nestedField(typ, f)
-				if !ok {
-					return nil, nil
-				}
-				render = append(render, nested)
-				continue
-			}
-			col, ok := storage.ColumnOf(p.record, goField)
-			if !ok {
-				return nil, nil
-			}
+		for _, col := range c {
 			if !slices.Contains(cols, col) {
 				cols = append(cols, col)
 			}
-			kind := plain.Kinds[f.Name]
-			if kind == "" {
-				renders = false
-			}
-			render = append(render, storage.RenderField{Key: f.Alias, Column: col, Kind: kind})
 		}
+		render = append(render, r...)
+		renders = renders && writes
 	}
 	if !renders || itemFields != 1 {
-		if hasNested(render) { // a relation is read by its resolver, which may read any column
+		if readsRelations(render) { // a relation is read by its resolver, which may read any column
 			return nil, nil
 		}
 		return cols, nil
@@ -118,9 +83,82 @@ func (p itemsPlan) of(sel ast.SelectionSet, page string) (cols []string, render 
 	return cols, render
 }
 
-// hasNested reports whether render writes a relation inside the record.
-func hasNested(render []storage.RenderField) bool {
-	return slices.ContainsFunc(render, func(f storage.RenderField) bool { return f.Nested != nil })
+// object plans the fields sel selects of an object of type typ, whose record is p.record:
+// the columns they read and their JSON keys. writes tells whether PostgreSQL can write
+// every key; ok is false when a field is neither plain nor a relation PostgreSQL writes.
+func (p itemsPlan) object(typ string, sel ast.SelectionSet) (cols []string, render []storage.RenderField, writes, ok bool) {
+	plain, known := graph.PlainFields[typ]
+	if !known || plain.GoType != p.record.String() || !conditionsOnly(p.oc, sel, typ) {
+		return nil, nil, false, false
+	}
+	writes = true
+	read := func(col string) {
+		if !slices.Contains(cols, col) {
+			cols = append(cols, col)
+		}
+	}
+	for _, f := range graphql.CollectFields(p.oc, sel, []string{typ}) {
+		if f.Name == "__typename" {
+			render = append(render, storage.RenderField{Key: f.Alias, Literal: typ})
+			continue
+		}
+		if method, isGetter := plain.Getters[f.Name]; isGetter {
+			getterCols, declared := storage.ColumnsOfGetter(p.record, method)
+			if !declared {
+				return nil, nil, false, false
+			}
+			for _, col := range getterCols {
+				read(col)
+			}
+			if kind, ok := storage.KindOfGetter(p.record, method); ok && len(getterCols) == 1 {
+				render = append(render, storage.RenderField{Key: f.Alias, Column: getterCols[0], Kind: kind})
+			} else {
+				writes = false // PostgreSQL cannot write this getter
+			}
+			continue
+		}
+		goField, isPlain := plain.Fields[f.Name]
+		if !isPlain {
+			field, key, ok := p.relatedField(typ, f)
+			if !ok {
+				return nil, nil, false, false
+			}
+			if key != "" {
+				read(key)
+			}
+			render = append(render, field)
+			continue
+		}
+		col, ok := storage.ColumnOf(p.record, goField)
+		if !ok {
+			return nil, nil, false, false
+		}
+		read(col)
+		kind := plain.Kinds[f.Name]
+		if kind == "" {
+			writes = false
+		}
+		render = append(render, storage.RenderField{Key: f.Alias, Column: col, Kind: kind})
+	}
+	return cols, render, writes, true
+}
+
+// relatedField plans a field of typ that is not plain: a paginated relation written inside
+// the record (nestedField), a to-one relation (oneField) or an object stored as a JSON
+// column (jsonField). key is a column the field reads, if any.
+func (p itemsPlan) relatedField(typ string, f graphql.CollectedField) (field storage.RenderField, key string, ok bool) {
+	if field, ok = p.nestedField(typ, f); ok {
+		return field, "", true
+	}
+	if field, key, ok = p.oneField(typ, f); ok {
+		return field, key, true
+	}
+	return p.jsonField(f)
+}
+
+// readsRelations reports whether render writes a relation inside the record.
+func readsRelations(render []storage.RenderField) bool {
+	return slices.ContainsFunc(render, func(f storage.RenderField) bool { return f.Nested != nil || f.One != nil })
 }
 
 // selectionWindow narrows a root list's window w to what its items' selection needs

@@ -18,11 +18,11 @@ func (r *customerResolver) Subscriptions(ctx context.Context, obj *storage.Custo
 	return r.customerSubscriptions(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
-func (r *meResolver) Subscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+func (r *meResolver) Subscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
 	return r.portalSubscriptionsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
-func (r *meResolver) ClaimedSeatSubscriptions(ctx context.Context, obj *model.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
+func (r *meResolver) ClaimedSeatSubscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error) {
 	return r.claimedSeatSubscriptionsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before})
 }
 

@@ -1,6 +1,9 @@
 package storage
 
 import (
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -8,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 )
 
 // A page whose items show, besides plain fields, paginated relations whose own items show
@@ -174,9 +178,18 @@ func qualifyNames(alias string, names []string) string {
 // keep the columns storage reads back (alwaysRead), their cursor and the total. ok is
 // false when a field cannot be written so.
 func nestedPage(l listSQL, w Window, query string, args []any) (string, []any, bool) {
+	keep, ok := selectNames(projected(l.Columns, []string{}))
+	if !ok {
+		return "", nil, false
+	}
+	return nestedSelect(l, w, query, args, qualifyNames("page_parent", keep)+", page_parent.page_cursor, page_parent.page_total, ")
+}
+
+// nestedSelect selects lead and the JSON of each row of query (the rows of list l with
+// their page_pos) written with w.Render, relations included.
+func nestedSelect(l listSQL, w Window, query string, args []any, lead string) (string, []any, bool) {
 	names, ok := selectNames(projected(l.Columns, w.Columns))
-	keep, kept := selectNames(projected(l.Columns, []string{}))
-	if !ok || !kept || !slices.Contains(names, "id") {
+	if !ok || !slices.Contains(names, "id") {
 		return "", nil, false
 	}
 	ctes := []string{"page_parent AS (" + query + ")"}
@@ -197,7 +210,29 @@ func nestedPage(l listSQL, w Window, query string, args []any) (string, []any, b
 		return "", nil, false
 	}
 	return fmt.Sprintf(`WITH %s
-		SELECT %s, page_parent.page_cursor, page_parent.page_total, (%s) AS page_json
+		SELECT %s(%s) AS page_json
 		FROM page_parent%s ORDER BY page_parent.page_pos`,
-		strings.Join(ctes, ",\n\t"), qualifyNames("page_parent", keep), json, joins.String()), args, true
+		strings.Join(ctes, ",\n\t"), lead, json, joins.String()), args, true
+}
+
+// RenderCustomer has PostgreSQL write the JSON of the live customer id of orgs with fields,
+// relations included, in one statement: a portal's home. ok is false when a field cannot
+// be written so; the JSON is nil when there is no such customer.
+func RenderCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, fields []RenderField) ([]byte, bool, error) {
+	l := customerList(orgs, CustomerListFilter{}, nil)
+	l.Args = append(l.Args, id)
+	where := strings.Join(append(l.Where, fmt.Sprintf("id = $%d", len(l.Args))), " AND ")
+	query, args, ok := nestedSelect(l, Window{Render: fields},
+		"SELECT "+l.Columns+", 1 AS page_pos FROM "+l.From+" WHERE "+where, l.Args, "")
+	if !ok {
+		return nil, false, nil
+	}
+	var out []byte
+	if err := sqlx.GetContext(ctx, q, &out, query, args...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, true, nil
+		}
+		return nil, true, mapErr(err)
+	}
+	return out, true, nil
 }

@@ -32,12 +32,32 @@ func renderable[T any](w Window) Window {
 // RenderField is one key of a rendered record: the JSON key (a GraphQL response name), the
 // column it shows and how the value is written (renderValue), or Literal for a constant
 // JSON value such as a __typename, or Nested for a relation's page written inside the
-// record (kind "nested"). Fields are an object's keys in a Nested page (kind "object").
+// record, or One for a to-one relation. Fields are the keys of an object: kind "object" is
+// one written from the record's own columns (and, in a Nested page, the page's), kind
+// "jsonobject" one stored as a JSON column, whose Fields name its keys in Column and are
+// of kind "text" (null when absent) or "text!" ("" when absent), as encoding/json leaves a
+// *string and a string.
 type RenderField struct {
 	Key, Column, Kind, Literal string
 	Nested                     *Nested
+	One                        *One
 	Fields                     []RenderField
 }
+
+// One is a to-one relation written inside a record: the record of table whose id is the
+// record's column Key, with Fields, null when the column is null or no record has it.
+type One struct {
+	table, columns, key string
+	Fields              []RenderField
+}
+
+// OneProduct is the product a record's product_id names, as the product loader reads it.
+func OneProduct(fields []RenderField) *One {
+	return &One{table: "products", columns: productColumns, key: "product_id", Fields: fields}
+}
+
+// jsonKey is what a key of a stored JSON object may be.
+var jsonKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // renderValue writes a column's value as the executor's marshaller for kind does, or ""
 // for a kind it cannot: datetime as UTC with a Z and microseconds only when non-zero
@@ -127,6 +147,24 @@ func renderSQL(columns string, fields []RenderField, nested func(RenderField) st
 				return ""
 			}
 			fmt.Fprintf(&b, "(%s)", page)
+		case f.One != nil:
+			one := f.One.sql(entries[f.One.key])
+			if one == "" {
+				return ""
+			}
+			fmt.Fprintf(&b, "coalesce(%s, 'null')", one)
+		case f.Kind == "object":
+			obj := renderSQL(columns, f.Fields, nested)
+			if obj == "" {
+				return ""
+			}
+			fmt.Fprintf(&b, "(%s)", obj)
+		case f.Kind == "jsonobject":
+			obj := jsonObjectSQL(entries[f.Column], f.Fields)
+			if obj == "" {
+				return ""
+			}
+			b.WriteString(obj)
 		default:
 			col := entries[f.Column]
 			if col == "" || renderValue(f.Kind, col) == "" {
@@ -136,5 +174,53 @@ func renderSQL(columns string, fields []RenderField, nested func(RenderField) st
 		}
 	}
 	b.WriteString(" || '}'")
+	return b.String()
+}
+
+// sql is the relation's record's JSON for the record whose key column is key (its select
+// list entry), NULL when there is none; "" when a field cannot be written.
+func (o *One) sql(key string) string {
+	names, ok := selectNames(o.columns)
+	if key == "" || !ok {
+		return ""
+	}
+	obj := renderSQL(qualifyNames("page_one", names), o.Fields, nil)
+	if obj == "" {
+		return ""
+	}
+	return "(SELECT " + obj + " FROM " + o.table + " page_one WHERE page_one.id = " + key + ")"
+}
+
+// jsonObjectSQL writes the object stored in the JSON column col with fields (kind
+// "jsonobject"), null when the column is NULL or holds JSON null (as a record decoded from
+// JSON has it, see decodeRecord); "" when a field cannot be written.
+func jsonObjectSQL(col string, fields []RenderField) string {
+	if col == "" {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("(CASE WHEN " + col + " IS NULL OR " + col + "::text = 'null' THEN 'null' ELSE '{' || ")
+	for i, f := range fields {
+		if !responseName.MatchString(f.Key) {
+			return ""
+		}
+		if i > 0 {
+			b.WriteString(" || ',' || ")
+		}
+		fmt.Fprintf(&b, `'"%s":' || `, f.Key)
+		if f.Literal != "" {
+			if !responseName.MatchString(f.Literal) {
+				return ""
+			}
+			fmt.Fprintf(&b, `'"%s"'`, f.Literal)
+			continue
+		}
+		absent := map[string]string{"text": "'null'", "text!": `'""'`}[f.Kind]
+		if absent == "" || !jsonKey.MatchString(f.Column) {
+			return ""
+		}
+		fmt.Fprintf(&b, "coalesce(%s, %s)", textJSON("("+col+"->>'"+f.Column+"')"), absent)
+	}
+	b.WriteString(" || '}' END)")
 	return b.String()
 }

@@ -2105,44 +2105,6 @@ type LicenseKeysProperties struct {
 	LimitUsage *int `json:"limitUsage,omitempty"`
 }
 
-// The customer portal root for customer and member sessions.
-type Me struct {
-	// The session's customer.
-	Customer *storage.Customer `json:"customer"`
-	// The member of a member session; null for customer sessions.
-	Member *storage.Member `json:"member,omitempty"`
-	// The customer's saved payment methods, newest first; members need the owner or billing_manager role.
-	PaymentMethods *PaymentMethodPage `json:"paymentMethods,omitempty"`
-	// Files of the session's downloadables benefits: all of the customer's for a customer
-	// session, its own for a member session. Only files of granted grants that are uploaded,
-	// enabled and not deleted are listed. Sorting: created_at, name (the file's),
-	// last_downloaded_at (prefix - for descending); default -created_at.
-	Downloadables *DownloadablePage `json:"downloadables,omitempty"`
-	// Seats: a customer session sees every seat of its subscriptions and orders, a member session
-	// the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
-	// created_at (oldest first).
-	Seats *CustomerSeatPage `json:"seats,omitempty"`
-	// Benefit grants of live benefits: all of the customer's for a customer session, its own for
-	// a member session. Sorting as benefitGrants; default newest first.
-	BenefitGrants *BenefitGrantPage `json:"benefitGrants,omitempty"`
-	// License keys: all of the customer's for a customer session, its own for a member session.
-	// Sorting as licenseKeys; default oldest first.
-	LicenseKeys *LicenseKeyPage `json:"licenseKeys,omitempty"`
-	// One of the session's license keys.
-	LicenseKey *storage.LicenseKey `json:"licenseKey"`
-	// The customer's orders, drafts included (GET /v1/customer-portal/orders/); members need the
-	// owner or billing_manager role. sorting: created_at, amount, net_amount, product,
-	// subscription; default -created_at.
-	Orders *OrderPage `json:"orders,omitempty"`
-	// The link to one of the customer's order invoices (GET /v1/customer-portal/orders/{id}/invoice).
-	OrderInvoice *OrderDocument `json:"orderInvoice,omitempty"`
-	// The customer's started subscriptions. Sorting (prefix - for descending; default
-	// -started_at): started_at, amount, status, organization (slug), product (name).
-	Subscriptions *SubscriptionPage `json:"subscriptions"`
-	// Subscriptions in which the session's customer (or member) holds a claimed seat.
-	ClaimedSeatSubscriptions *SubscriptionPage `json:"claimedSeatSubscriptions"`
-}
-
 // A window of a customer's members.
 type MemberPage struct {
 	// The members of this window.

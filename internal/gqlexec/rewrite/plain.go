@@ -22,6 +22,8 @@ import (
 // are all plain in one pass, with the same marshallers and the same bytes, and makes the
 // object's executor try it first. Anything else selected (a resolver, a relation, a
 // directive, a deferred fragment, a null in a non-null field) leaves the object to gqlgen.
+// Every object executor, with plain fields or of a pointer, first asks gqlexec.RenderedOf
+// whether the object carries the JSON PostgreSQL wrote for its selection.
 
 // plainField is a plain field of an object: its GraphQL name, the Go expression that reads
 // it from obj, the marshaller gqlgen calls for it, and whether a nil value would be an error
@@ -60,8 +62,8 @@ func addPlainWriters(src []byte) ([]byte, []plainObject, error) {
 		return nil, nil, err
 	}
 	objects := plainObjects(fset, file, src)
-	if len(objects) == 0 || bytes.Contains(src, []byte(plainSuffix+"(")) {
-		return src, objects, nil
+	if len(objects) == 0 || bytes.Contains(src, []byte(plainSuffix+"(")) || bytes.Contains(src, []byte("gqlexec.RenderedOf(")) {
+		return src, withPlainFields(objects), nil
 	}
 	var out bytes.Buffer
 	last := 0
@@ -72,18 +74,23 @@ func addPlainWriters(src []byte) ([]byte, []plainObject, error) {
 		} else {
 			out.WriteString("if m := gqlexec.RenderedOf(obj); m != nil {\n\t\treturn m\n\t}\n\t")
 		}
+		if len(o.fields) == 0 { // the hook alone: a record that carries its JSON (storage.Me)
+			last = o.startAt
+			continue
+		}
 		out.Write(src[o.startAt:o.hookAt])
 		fmt.Fprintf(&out, "\n\tif m := ec._%s%s(ctx, fields, obj); m != nil {\n\t\treturn m\n\t}\n", o.typeName, plainSuffix)
 		out.Write(directPlainFields(src[o.hookAt:o.endAt], o))
 		last = o.endAt
 	}
 	out.Write(src[last:])
+	objects = withPlainFields(objects)
 	for _, o := range objects {
 		writePlainObject(&out, o)
 	}
-	formatted, err := addImport(out.Bytes(), `"io"`)
-	if err == nil {
-		formatted, err = addImport(formatted, importPath)
+	formatted, err := addImport(out.Bytes(), importPath)
+	if err == nil && len(objects) > 0 {
+		formatted, err = addImport(formatted, `"io"`)
 	}
 	return formatted, objects, err
 }
@@ -151,7 +158,8 @@ func plainTable(pkg string, objects []plainObject) ([]byte, error) {
 }
 
 // plainObjects finds the object executor functions of file and their plain fields, sorted
-// by the position of their hooks.
+// by the position of their hooks: those with plain fields, and those of a pointer, which
+// may carry the JSON PostgreSQL wrote (gqlexec.RenderedOf) even with none.
 func plainObjects(fset *token.FileSet, file *ast.File, src []byte) []plainObject {
 	funcs := map[string]*ast.FuncDecl{}
 	for _, d := range file.Decls {
@@ -182,12 +190,23 @@ func plainObjects(fset *token.FileSet, file *ast.File, src []byte) []plainObject
 				o.fields = append(o.fields, p)
 			}
 		}
-		if len(o.fields) > 0 {
+		if len(o.fields) > 0 || o.pointer {
 			objects = append(objects, o)
 		}
 	}
 	sort.Slice(objects, func(i, j int) bool { return objects[i].hookAt < objects[j].hookAt })
 	return objects
+}
+
+// withPlainFields are the objects of objects that have plain fields.
+func withPlainFields(objects []plainObject) []plainObject {
+	var out []plainObject
+	for _, o := range objects {
+		if len(o.fields) > 0 {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // objectFunc recognises `func (ec *executionContext) _T(ctx context.Context, sel

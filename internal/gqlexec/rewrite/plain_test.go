@@ -234,3 +234,60 @@ func TestPlainWriters(t *testing.T) {
 		t.Errorf("a second rewrite changed the output (err %v)", err)
 	}
 }
+
+// generatedHome is an object with no plain field (its one field has a resolver), as gqlgen
+// writes the portal's root.
+const generatedHome = `package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+type Home struct{ Child *Home }
+
+type executionContext struct{ *graphql.OperationContext }
+
+var homeImplementors = []string{"Home"}
+
+func (ec *executionContext) _Home(ctx context.Context, sel ast.SelectionSet, obj *Home) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, homeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	for i, field := range fields {
+		switch field.Name {
+		case "child":
+			out.Values[i] = ec.resolveChild(ctx, field, obj)
+		}
+	}
+	return out
+}
+`
+
+// TestObjectsWithoutPlainFieldsGetTheHookAlone: an object of a pointer with no plain field
+// still asks for the JSON its record may carry (storage.Me), and gets no plain writer.
+func TestObjectsWithoutPlainFieldsGetTheHookAlone(t *testing.T) {
+	out, err := rewrite([]byte(generatedHome))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	if !strings.Contains(got, "if m := gqlexec.RenderedOf(obj); m != nil {") ||
+		strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := graphql.CollectFields(") {
+		t.Errorf("the executor does not look for the record's JSON first:\n%s", got)
+	}
+	for _, refused := range []string{"__plain", `"io"`} {
+		if strings.Contains(got, refused) {
+			t.Errorf("an object without plain fields got %q:\n%s", refused, got)
+		}
+	}
+	if again, err := rewrite(out); err != nil || string(again) != got {
+		t.Errorf("a second rewrite changed the output (err %v)", err)
+	}
+	_, objects, err := rewriteFile([]byte(generatedHome))
+	if err != nil || len(objects) != 0 {
+		t.Errorf("the table would list an object without plain fields: %v %v", objects, err)
+	}
+}
