@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,22 +132,39 @@ func (n *Nested) page(name string, fields []RenderField) string {
 	return b.String()
 }
 
-// placeholder is a parameter reference ($3) outside quotes; renumber skips quoted text.
-var placeholder = regexp.MustCompile(`'(?:[^']|'')*'|"[^"]*"|\$[0-9]+`)
-
-// renumber shifts every parameter reference of sql by base, so that a list's own
-// arguments ($1…) follow those of the statement it is written into.
+// renumber shifts every parameter reference ($3) of sql by base, so that a list's own
+// arguments ($1…) follow those of the statement it is written into. Quoted text ('…', with
+// '' inside, and "…") is copied as it is.
 func renumber(sql string, base int) string {
-	if base == 0 {
+	if base == 0 || !strings.Contains(sql, "$") {
 		return sql
 	}
-	return placeholder.ReplaceAllStringFunc(sql, func(m string) string {
-		if m[0] != '$' {
-			return m
+	var b strings.Builder
+	b.Grow(len(sql) + 16)
+	for i := 0; i < len(sql); i++ {
+		c := sql[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := strings.IndexByte(sql[i+1:], c)
+			if end < 0 {
+				b.WriteString(sql[i:])
+				return b.String()
+			}
+			b.WriteString(sql[i : i+end+2])
+			i += end + 1
+		case c == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9':
+			j := i + 1
+			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+				j++
+			}
+			n, _ := strconv.Atoi(sql[i+1 : j])
+			b.WriteString("$" + strconv.Itoa(n+base))
+			i = j - 1
+		default:
+			b.WriteByte(c)
 		}
-		n, _ := strconv.Atoi(m[1:])
-		return "$" + strconv.Itoa(n+base)
-	})
+	}
+	return b.String()
 }
 
 // selectNames are the names of a select list's entries; ok is false when one has none.
