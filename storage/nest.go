@@ -134,7 +134,7 @@ func (n *Nested) page(name string, fields []RenderField) string {
 
 // renumber shifts every parameter reference ($3) of sql by base, so that a list's own
 // arguments ($1…) follow those of the statement it is written into. Quoted text ('…', with
-// '' inside, and "…") is copied as it is.
+// ” inside, and "…") is copied as it is.
 func renumber(sql string, base int) string {
 	if base == 0 || !strings.Contains(sql, "$") {
 		return sql
