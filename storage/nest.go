@@ -133,8 +133,8 @@ func (n *Nested) page(name string, fields []RenderField) string {
 }
 
 // renumber shifts every parameter reference ($3) of sql by base, so that a list's own
-// arguments ($1…) follow those of the statement it is written into. Quoted text ('…', with
-// ” inside, and "…") is copied as it is.
+// arguments ($1…) follow those of the statement it is written into. Quoted text (a string
+// literal, whose doubled quotes keep it going, or a quoted identifier) is copied as it is.
 func renumber(sql string, base int) string {
 	if base == 0 || !strings.Contains(sql, "$") {
 		return sql
