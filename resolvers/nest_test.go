@@ -68,6 +68,9 @@ func TestNestedRelationsMatchTheExecutor(t *testing.T) {
 			later: orders(limit: 4, page: 9) { items { id } pagination { totalCount maxPage } }
 			subscriptions(sorting: ["amount", "-started_at"]) { items { amount } } %s } } }`,
 			map[string]any{"s": []string{"created_at"}, "l": 2}},
+		{"items with their product", `{ customers(limit: 6) { items { id
+			orders(limit: 3) { items { id product { __typename id name isArchived } } }
+			subscriptions { items { p: product { name } } } %s } } }`, nil},
 	}
 	cut := regexp.MustCompile(`,"organization":\{"id":"[^"]*"\}}`)
 	for _, tc := range tests {

@@ -93,43 +93,22 @@ func (n *Nested) cte(name string, base int) (string, []any) {
 	return renumber(sql, base), l.Args
 }
 
-// page writes the relation's page object for the parent joined with the relation's common
-// table expression name; "" when a key cannot be written.
-func (n *Nested) page(name string, fields []RenderField) string {
-	total := "coalesce(" + name + ".total, 0)"
-	var b strings.Builder
-	b.WriteString("'{'")
-	for i, f := range fields {
-		if !responseName.MatchString(f.Key) {
-			return ""
+// page writes the relation's page object with fields, from the expressions of its items'
+// JSON array and of its total; "" when a key cannot be written.
+func (n *Nested) page(items, total string, fields []RenderField) string {
+	return objectSQL(fields, func(f RenderField) string {
+		switch f.Kind {
+		case "items":
+			return items
+		case "totalCount":
+			return total + "::text"
+		case "maxPage":
+			return fmt.Sprintf("((%s + %d) / %d)::text", total, n.window.Limit-1, n.window.Limit)
+		case "object":
+			return parenthesized(n.page(items, total, f.Fields))
 		}
-		sep := ","
-		if i == 0 {
-			sep = ""
-		}
-		fmt.Fprintf(&b, ` || '%s"%s":' || `, sep, f.Key)
-		var v string
-		switch {
-		case f.Literal != "":
-			if responseName.MatchString(f.Literal) {
-				v = `'"` + f.Literal + `"'`
-			}
-		case f.Kind == "items":
-			v = "'[' || coalesce(" + name + ".items, '') || ']'"
-		case f.Kind == "totalCount":
-			v = total + "::text"
-		case f.Kind == "maxPage":
-			v = fmt.Sprintf("((%s + %d) / %d)::text", total, n.window.Limit-1, n.window.Limit)
-		case f.Kind == "object":
-			v = n.page(name, f.Fields)
-		}
-		if v == "" {
-			return ""
-		}
-		b.WriteString(v)
-	}
-	b.WriteString(" || '}'")
-	return b.String()
+		return ""
+	})
 }
 
 // renumber shifts every parameter reference ($3) of sql by base, so that a list's own
@@ -213,7 +192,7 @@ func nestedSelect(l listSQL, w Window, query string, args []any, lead string) (s
 	json := renderSQL(qualifyNames("page_parent", names), w.Render, func(f RenderField) string {
 		name := fmt.Sprintf("page_rel_%d", len(ctes))
 		cte, more := f.Nested.cte(name, len(args))
-		page := f.Nested.page(name, f.Nested.Page)
+		page := f.Nested.page("'[' || coalesce("+name+".items, '') || ']'", "coalesce("+name+".total, 0)", f.Nested.Page)
 		if cte == "" || page == "" {
 			return ""
 		}

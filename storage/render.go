@@ -119,6 +119,35 @@ func renderSQL(columns string, fields []RenderField, nested func(RenderField) st
 			entries[name] = e
 		}
 	}
+	return objectSQL(fields, func(f RenderField) string {
+		switch {
+		case f.Nested != nil:
+			if nested == nil {
+				return ""
+			}
+			return parenthesized(nested(f))
+		case f.One != nil:
+			if one := f.One.sql(entries[f.One.key]); one != "" {
+				return "coalesce(" + one + ", 'null')"
+			}
+			return ""
+		case f.Kind == "object":
+			return parenthesized(renderSQL(columns, f.Fields, nested))
+		case f.Kind == "jsonobject":
+			return jsonObjectSQL(entries[f.Column], f.Fields)
+		}
+		col := entries[f.Column]
+		if col == "" || renderValue(f.Kind, col) == "" {
+			return ""
+		}
+		return "coalesce(" + renderValue(f.Kind, col) + ", 'null')"
+	})
+}
+
+// objectSQL writes a JSON object of fields: each key, then a Literal as a JSON string or
+// the JSON text value writes for the field; "" when a key or a literal is not a name or
+// value writes "".
+func objectSQL(fields []RenderField, value func(RenderField) string) string {
 	if len(fields) == 0 {
 		return "'{}'"
 	}
@@ -132,49 +161,29 @@ func renderSQL(columns string, fields []RenderField, nested func(RenderField) st
 			b.WriteString(" || ',' || ")
 		}
 		fmt.Fprintf(&b, `'"%s":' || `, f.Key)
-		switch {
-		case f.Literal != "":
+		if f.Literal != "" {
 			if !responseName.MatchString(f.Literal) {
 				return ""
 			}
 			fmt.Fprintf(&b, `'"%s"'`, f.Literal)
-		case f.Nested != nil:
-			page := ""
-			if nested != nil {
-				page = nested(f)
-			}
-			if page == "" {
-				return ""
-			}
-			fmt.Fprintf(&b, "(%s)", page)
-		case f.One != nil:
-			one := f.One.sql(entries[f.One.key])
-			if one == "" {
-				return ""
-			}
-			fmt.Fprintf(&b, "coalesce(%s, 'null')", one)
-		case f.Kind == "object":
-			obj := renderSQL(columns, f.Fields, nested)
-			if obj == "" {
-				return ""
-			}
-			fmt.Fprintf(&b, "(%s)", obj)
-		case f.Kind == "jsonobject":
-			obj := jsonObjectSQL(entries[f.Column], f.Fields)
-			if obj == "" {
-				return ""
-			}
-			b.WriteString(obj)
-		default:
-			col := entries[f.Column]
-			if col == "" || renderValue(f.Kind, col) == "" {
-				return ""
-			}
-			fmt.Fprintf(&b, "coalesce(%s, 'null')", renderValue(f.Kind, col))
+			continue
 		}
+		v := value(f)
+		if v == "" {
+			return ""
+		}
+		b.WriteString(v)
 	}
 	b.WriteString(" || '}'")
 	return b.String()
+}
+
+// parenthesized is expr in parentheses, "" for "".
+func parenthesized(expr string) string {
+	if expr == "" {
+		return ""
+	}
+	return "(" + expr + ")"
 }
 
 // sql is the relation's record's JSON for the record whose key column is key (its select
@@ -198,29 +207,15 @@ func jsonObjectSQL(col string, fields []RenderField) string {
 	if col == "" {
 		return ""
 	}
-	var b strings.Builder
-	b.WriteString("(CASE WHEN " + col + " IS NULL OR " + col + "::text = 'null' THEN 'null' ELSE '{' || ")
-	for i, f := range fields {
-		if !responseName.MatchString(f.Key) {
-			return ""
-		}
-		if i > 0 {
-			b.WriteString(" || ',' || ")
-		}
-		fmt.Fprintf(&b, `'"%s":' || `, f.Key)
-		if f.Literal != "" {
-			if !responseName.MatchString(f.Literal) {
-				return ""
-			}
-			fmt.Fprintf(&b, `'"%s"'`, f.Literal)
-			continue
-		}
+	obj := objectSQL(fields, func(f RenderField) string {
 		absent := map[string]string{"text": "'null'", "text!": `'""'`}[f.Kind]
 		if absent == "" || !jsonKey.MatchString(f.Column) {
 			return ""
 		}
-		fmt.Fprintf(&b, "coalesce(%s, %s)", textJSON("("+col+"->>'"+f.Column+"')"), absent)
+		return "coalesce(" + textJSON("("+col+"->>'"+f.Column+"')") + ", " + absent + ")"
+	})
+	if obj == "" {
+		return ""
 	}
-	b.WriteString(" || '}' END)")
-	return b.String()
+	return "(CASE WHEN " + col + " IS NULL OR " + col + "::text = 'null' THEN 'null' ELSE " + obj + " END)"
 }
