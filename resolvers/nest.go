@@ -146,10 +146,12 @@ func (p itemsPlan) oneField(typ string, f graphql.CollectedField) (storage.Rende
 // jsonField plans f as an object stored in a JSON column of the record (an address), each
 // selected key written from the key encoding/json reads into its field. Only the portal
 // home's customer, which the session's lookup decodes from JSON, is planned so: a record
-// scanned from its column reads JSON null as an empty address, not as none.
+// scanned from its column reads JSON null as an empty address, not as none. Keys names
+// every key the stored object may have: one stored otherwise leaves the home to the
+// executor (storage.RenderField).
 func (p itemsPlan) jsonField(f graphql.CollectedField) (storage.RenderField, string, bool) {
 	address := reflect.TypeFor[storage.Address]()
-	if !p.own || f.Definition == nil || f.Definition.Type.Name() != "Address" || len(f.Definition.Directives) > 0 {
+	if !p.own || p.depth != 0 || p.record != reflect.TypeFor[*storage.Customer]() || f.Definition == nil || f.Definition.Type.Name() != "Address" || len(f.Definition.Directives) > 0 {
 		return storage.RenderField{}, "", false
 	}
 	record := p.record
@@ -179,7 +181,12 @@ func (p itemsPlan) jsonField(f graphql.CollectedField) (storage.RenderField, str
 		}
 		fields = append(fields, storage.RenderField{Key: af.Alias, Column: key, Kind: kind})
 	}
-	return storage.RenderField{Key: f.Alias, Column: col, Kind: "jsonobject", Fields: fields}, col, true
+	var keys []string
+	for i := range address.NumField() {
+		key, _, _ := strings.Cut(address.Field(i).Tag.Get("json"), ",")
+		keys = append(keys, key)
+	}
+	return storage.RenderField{Key: f.Alias, Column: col, Kind: "jsonobject", Fields: fields, Keys: keys}, col, true
 }
 
 // paginationFields are the keys of a nested page's pagination object.
@@ -254,8 +261,8 @@ func customerSessionMayFollow(ctx context.Context, def *ast.FieldDefinition) boo
 
 // renderedMe has PostgreSQL write the whole portal home of a customer session in one
 // statement, when each field me selects is the customer's plain fields and address, or
-// one of its lists whose items PostgreSQL writes (with their product): nil otherwise, or
-// when the customer is gone, for the executor to resolve me field by field.
+// one of its lists whose items PostgreSQL writes (with their product): nil otherwise, when
+// the customer is gone or the statement fails, for the executor to resolve me field by field.
 func (r *Resolver) renderedMe(ctx context.Context, c *storage.Customer) ([]byte, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if auth.FromContext(ctx).Kind != auth.KindCustomerSession || fc == nil || fc.Field.Field == nil ||
@@ -286,11 +293,12 @@ func (r *Resolver) renderedMe(ctx context.Context, c *storage.Customer) ([]byte,
 			fields = append(fields, nested)
 		}
 	}
-	out, ok, err := storage.RenderCustomer(ctx, r.DB, organizations(ctx), c.ID, fields)
-	if !ok {
+	out, _, err := storage.RenderCustomer(ctx, r.DB, organizations(ctx), c.ID, fields)
+	if err != nil {
+		// Resolved field by field, a value that cannot be read fails only its own field.
 		return nil, nil
 	}
-	return out, err
+	return out, nil
 }
 
 // nestedArgs reads a relation's arguments when they are only a page, a limit and a

@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -119,5 +120,27 @@ func TestNestedRelationsKeepTheirGuards(t *testing.T) {
 	}
 	if strings.Contains(string(res.Body), `"orders":{`) || !strings.Contains(string(res.Body), `"licenseKeys":{"items":[{"id":`) {
 		t.Errorf("a refused relation was written, or an admitted one was not: %s", res.Body)
+	}
+}
+
+// TestNestedPageThatFailsIsResolvedFieldByField: a value PostgreSQL cannot write as the
+// executor does (an infinite date-time) fails the page statement; the page is then read
+// as columns, and only the relations that show the value fail, as the executor has them.
+func TestNestedPageThatFailsIsResolvedFieldByField(t *testing.T) {
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	seedDashboard(t, s.DB, org.ID)
+	s.Exec(t, `UPDATE orders SET modified_at = 'infinity' WHERE id = (SELECT id FROM orders
+		WHERE customer_id = (SELECT id FROM customers ORDER BY created_at DESC, id DESC LIMIT 1) ORDER BY created_at DESC LIMIT 1)`)
+	const query = `{ customers(limit: 3) { items { id orders(limit: 2) { items { id modifiedAt } } %s } } }`
+	fast := s.Do(t, org.Token, strings.Replace(query, "%s", "", 1), nil)
+	slow := s.Do(t, org.Token, strings.Replace(query, "%s", "organization { id }", 1), nil)
+	if len(fast.Errors) == 0 || len(fast.Errors) != len(slow.Errors) {
+		t.Fatalf("errors differ:\n nested   %s\n executor %s", fast.Body, slow.Body)
+	}
+	for i, e := range fast.Errors {
+		if fmt.Sprint(e.Path) != fmt.Sprint(slow.Errors[i].Path) || len(e.Path) < 4 || e.Path[3] != "orders" {
+			t.Errorf("error %d at %v, the executor's at %v", i, e.Path, slow.Errors[i].Path)
+		}
 	}
 }

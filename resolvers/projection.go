@@ -170,18 +170,21 @@ func selectionWindow[T any](ctx context.Context, w storage.Window) storage.Windo
 }
 
 // conditionsOnly reports whether every fragment in sel (spread or inline, at any depth of
-// fragments) is on typ itself or has no type condition. CollectFields is asked with typ
-// alone, so a fragment on an interface of typ would be dropped from what it collects.
+// fragments) is on typ itself or has no type condition, and none is deferred. CollectFields
+// is asked with typ alone, so a fragment on an interface of typ would be dropped from what
+// it collects; a deferred fragment is the executor's to leave out.
 func conditionsOnly(oc *graphql.OperationContext, sel ast.SelectionSet, typ string) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.InlineFragment:
-			if s.TypeCondition != "" && s.TypeCondition != typ || !conditionsOnly(oc, s.SelectionSet, typ) {
+			if s.TypeCondition != "" && s.TypeCondition != typ || s.Directives.ForName("defer") != nil ||
+				!conditionsOnly(oc, s.SelectionSet, typ) {
 				return false
 			}
 		case *ast.FragmentSpread:
 			f := oc.Doc.Fragments.ForName(s.Name)
-			if f == nil || f.TypeCondition != typ || !conditionsOnly(oc, f.SelectionSet, typ) {
+			if f == nil || f.TypeCondition != typ || s.Directives.ForName("defer") != nil ||
+				!conditionsOnly(oc, f.SelectionSet, typ) {
 				return false
 			}
 		}

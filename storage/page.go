@@ -168,6 +168,11 @@ func listWindow[T any](ctx context.Context, q sqlx.ExtContext, l listSQL, w Wind
 		}
 	}
 	rows, err := scanPaged[T](ctx, q, query, args)
+	if err != nil && hasNested(w.Render) && ctx.Err() == nil {
+		// Read as columns, a value that cannot be written fails only the field that shows it.
+		w.Render, w.Columns = nil, nil
+		return listWindow[T](ctx, q, l, w)
+	}
 	if err != nil {
 		return out, cursorErr(err, w)
 	}

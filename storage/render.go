@@ -36,12 +36,15 @@ func renderable[T any](w Window) Window {
 // one written from the record's own columns (and, in a Nested page, the page's), kind
 // "jsonobject" one stored as a JSON column, whose Fields name its keys in Column and are
 // of kind "text" (null when absent) or "text!" ("" when absent), as encoding/json leaves a
-// *string and a string.
+// *string and a string. Keys are every key such a stored object may have: one holding
+// another key, or a value that is not a string, leaves the record unwritten (its JSON is
+// NULL), for the executor, which reads it as encoding/json does.
 type RenderField struct {
 	Key, Column, Kind, Literal string
 	Nested                     *Nested
 	One                        *One
 	Fields                     []RenderField
+	Keys                       []string
 }
 
 // One is a to-one relation written inside a record: the record of table whose id is the
@@ -134,7 +137,7 @@ func renderSQL(columns string, fields []RenderField, nested func(RenderField) st
 		case f.Kind == "object":
 			return parenthesized(renderSQL(columns, f.Fields, nested))
 		case f.Kind == "jsonobject":
-			return jsonObjectSQL(entries[f.Column], f.Fields)
+			return jsonObjectSQL(entries[f.Column], f.Fields, f.Keys)
 		}
 		col := entries[f.Column]
 		if col == "" || renderValue(f.Kind, col) == "" {
@@ -202,10 +205,17 @@ func (o *One) sql(key string) string {
 
 // jsonObjectSQL writes the object stored in the JSON column col with fields (kind
 // "jsonobject"), null when the column is NULL or holds JSON null (as a record decoded from
-// JSON has it, see decodeRecord); "" when a field cannot be written.
-func jsonObjectSQL(col string, fields []RenderField) string {
-	if col == "" {
+// JSON has it, see decodeRecord); NULL, so that the whole record is NULL, when the stored
+// value is not an object of keys and string or null values; "" when a field cannot be
+// written.
+func jsonObjectSQL(col string, fields []RenderField, keys []string) string {
+	if col == "" || len(keys) == 0 {
 		return ""
+	}
+	for _, k := range keys {
+		if !jsonKey.MatchString(k) {
+			return ""
+		}
 	}
 	obj := objectSQL(fields, func(f RenderField) string {
 		absent := map[string]string{"text": "'null'", "text!": `'""'`}[f.Kind]
@@ -217,5 +227,8 @@ func jsonObjectSQL(col string, fields []RenderField) string {
 	if obj == "" {
 		return ""
 	}
-	return "(CASE WHEN " + col + " IS NULL OR " + col + "::text = 'null' THEN 'null' ELSE " + obj + " END)"
+	return "(CASE WHEN " + col + " IS NULL OR jsonb_typeof(" + col + ") = 'null' THEN 'null'" +
+		" WHEN jsonb_typeof(" + col + ") = 'object' AND NOT EXISTS (SELECT FROM jsonb_each(" + col + ") page_kv" +
+		" WHERE page_kv.key NOT IN ('" + strings.Join(keys, "', '") + "') OR jsonb_typeof(page_kv.value) NOT IN ('string', 'null'))" +
+		" THEN " + obj + " END)"
 }
