@@ -144,3 +144,37 @@ func TestNestedPageThatFailsIsResolvedFieldByField(t *testing.T) {
 		}
 	}
 }
+
+// TestWrittenProductsMatchTheExecutor: an item's product is written by PostgreSQL in a root
+// list and in a relation's window (read with a cursor, so not nested) as the executor
+// writes it; the same pages with the order's paid (a resolver) resolve the product field by
+// field.
+func TestWrittenProductsMatchTheExecutor(t *testing.T) {
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	s := resolverstest.NewWithDB(t, db)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	seedDashboard(t, s.DB, org.ID)
+	s.Exec(t, `UPDATE products SET name = E'Pro "Plan" \\ \t' WHERE id = (SELECT product_id FROM orders ORDER BY created_at DESC LIMIT 1)`)
+	cut := regexp.MustCompile(`,"paid":(true|false)}`)
+	for _, tc := range []struct{ query string }{
+		{`{ orders(limit: 12) { items { id product { __typename id name isArchived createdAt } %s } } }`},
+		{`{ customers(limit: 4) { items { id orders(first: 3) { items { id p: product { name } %s } } } } }`},
+	} {
+		counter.Reset()
+		fast := s.Do(t, org.Token, strings.Replace(tc.query, "%s", "", 1), nil)
+		statements := counter.Snapshot().Statements()
+		slow := s.Do(t, org.Token, strings.Replace(tc.query, "%s", "paid", 1), nil)
+		if len(fast.Errors) > 0 || len(slow.Errors) > 0 {
+			t.Fatalf("errors: %s / %s", fast.Body, slow.Body)
+		}
+		stripped := cut.ReplaceAllString(string(slow.Body), "}")
+		fastData, _, _ := strings.Cut(string(fast.Body), `,"extensions"`)
+		stripped, _, _ = strings.Cut(stripped, `,"extensions"`)
+		if stripped != fastData || !strings.Contains(fastData, `Pro \"Plan\"`) {
+			t.Errorf("PostgreSQL's products and the executor's differ:\n written  %s\n executor %s", fastData, stripped)
+		}
+		if want := int64(strings.Count(tc.query, "items")) + 1; statements != want {
+			t.Errorf("%s cost %d statements, want %d (the token, then one per list)", tc.query, statements, want)
+		}
+	}
+}
