@@ -93,13 +93,7 @@ func TestPlainWritersMatchTheExecutor(t *testing.T) {
 				t.Fatalf("errors: %s / %s", fast.Body, slow.Body)
 			}
 			cut := regexp.MustCompile(`,"` + key + `":(null|true|false|-?[0-9][0-9.eE+-]*|"(?:[^"\\]|\\.)*"|\[[^\]]*\]|\{"id":"[^"]*"\})}`)
-			stripped := cut.ReplaceAllString(string(slow.Body), "}")
-			if stripped == string(slow.Body) {
-				t.Fatalf("%q is not in the executed answer: %s", key, slow.Body)
-			}
-			// The cost extension counts the extra field; the data must be the same bytes.
-			fastData, _, _ := strings.Cut(string(fast.Body), `,"extensions"`)
-			stripped, _, _ = strings.Cut(stripped, `,"extensions"`)
+			fastData, stripped := dataWithout(t, fast, slow, func(b string) string { return cut.ReplaceAllString(b, "}") })
 			if stripped != fastData {
 				t.Errorf("the plain writer and the executor differ:\n plain    %s\n executor %s", fast.Body, stripped)
 			}
