@@ -181,8 +181,20 @@ func nestedPage(l listSQL, w Window, query string, args []any) (string, []any, b
 }
 
 // nestedSelect selects lead and the JSON of each row of query (the rows of list l with
-// their page_pos) written with w.Render, relations included.
+// their page_pos) written with w.Render, relations included. The text is built once per
+// shape (nestedTexts); the arguments are args and each nested list's, in field order.
 func nestedSelect(l listSQL, w Window, query string, args []any, lead string) (string, []any, bool) {
+	key := nestedKey(l, w, query, len(args), lead)
+	if t, found := nestedTexts.get(key); found {
+		return t.text, nestedArgs(append([]any{}, args...), w.Render), t.ok
+	}
+	text, all, ok := buildNestedSelect(l, w, query, args, lead)
+	nestedTexts.put(key, memoText{text: text, ok: ok})
+	return text, all, ok
+}
+
+// buildNestedSelect writes nestedSelect's statement.
+func buildNestedSelect(l listSQL, w Window, query string, args []any, lead string) (string, []any, bool) {
 	names, ok := selectNames(projected(l.Columns, w.Columns))
 	if !ok || !slices.Contains(names, "id") {
 		return "", nil, false
