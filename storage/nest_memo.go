@@ -19,7 +19,8 @@ type memoText struct {
 }
 
 // textMemo is a bounded map of statement texts by shape; past its limit it starts over, so
-// a flood of distinct documents costs rebuilding, never memory.
+// a flood of distinct documents costs rebuilding, never memory (a shape's key and text are
+// tens of kilobytes: 128 of them stay under ten megabytes).
 type textMemo struct {
 	mu    sync.RWMutex
 	limit int
@@ -28,7 +29,7 @@ type textMemo struct {
 
 // nestedTexts remembers nestedSelect's texts for the process. It caches a pure function of
 // its key, as the record mapper caches struct layouts: no caller can tell it is there.
-var nestedTexts = &textMemo{limit: 512, texts: map[string]memoText{}}
+var nestedTexts = &textMemo{limit: 128, texts: map[string]memoText{}}
 
 func (m *textMemo) get(key string) (memoText, bool) {
 	m.mu.RLock()
