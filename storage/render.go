@@ -94,17 +94,13 @@ func renderValue(kind, col string) string {
 // textJSON writes text as gqlgen's writeQuotedString does. PostgreSQL's to_json escapes
 // the same characters, but writes backspace and form feed as \b and \f and other control
 // characters in lower-case hex where gqlgen writes \u0008, \u000C and upper case; text
-// holding one of those (rare: names and emails do not) is escaped character by character.
-// The backslash is chr(92) so the SQL reads the same whatever standard_conforming_strings is.
+// holding one of those (rare: names and emails do not) is written by till_json_text
+// (migrations/00023_json_text.sql), character by character. A subquery there instead would
+// be a subplan that every run of the statement sets up, whether it runs or not: a tenth of
+// a portal home's time in PostgreSQL.
 func textJSON(text string) string {
-	const bs = "chr(92)"
 	return `CASE WHEN ` + text + ` ~ ('[' || chr(1) || '-' || chr(8) || chr(11) || chr(12) || chr(14) || '-' || chr(31) || ']')
-		THEN (SELECT '"' || string_agg(CASE WHEN c = ` + bs + ` THEN ` + bs + ` || ` + bs + `
-			WHEN c = '"' THEN ` + bs + ` || '"' WHEN c = chr(9) THEN ` + bs + ` || 't'
-			WHEN c = chr(10) THEN ` + bs + ` || 'n' WHEN c = chr(13) THEN ` + bs + ` || 'r'
-			WHEN ascii(c) < 32 THEN ` + bs + ` || 'u00' || upper(lpad(to_hex(ascii(c)), 2, '0')) ELSE c END, '' ORDER BY n) || '"'
-			FROM unnest(string_to_array(` + text + `, NULL)) WITH ORDINALITY AS t(c, n))
-		ELSE to_json(` + text + `)::text END`
+		THEN till_json_text(` + text + `) ELSE to_json(` + text + `)::text END`
 }
 
 // responseName is what a key or a literal string may be: a GraphQL name, which needs no
