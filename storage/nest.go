@@ -15,9 +15,10 @@ import (
 
 // A page whose items show, besides plain fields, paginated relations whose own items show
 // only plain fields (a customers page with each customer's orders) is written by PostgreSQL
-// whole: each relation is a subquery in its parent's JSON (Nested), so the page is one
-// statement and the server copies one text column per parent instead of resolving, loading
-// and writing every relation of every parent.
+// whole: each relation (Nested) is read for every parent of the page in one pass and
+// written into its parent's JSON, so the page is one statement and the server copies one
+// text column per parent instead of resolving, loading and writing every relation of every
+// parent.
 
 // Nested is a paginated relation written inside its parent's JSON (a RenderField of kind
 // "nested"): an offset window of a list, the items of one parent, with its page object.
