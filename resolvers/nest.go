@@ -295,7 +295,11 @@ func (r *Resolver) renderedMe(ctx context.Context, c *storage.Customer) ([]byte,
 	}
 	out, _, err := storage.RenderCustomer(ctx, r.DB, organizations(ctx), c.ID, fields)
 	if err != nil {
-		// Resolved field by field, a value that cannot be read fails only its own field.
+		// Resolved field by field, a value that cannot be read fails only its own field. A
+		// statement that fails otherwise would slow every home down unseen, so it is logged.
+		if ctx.Err() == nil {
+			r.Logger.WarnContext(ctx, "portal home: the written statement failed; resolving it field by field", "err", err)
+		}
 		return nil, nil
 	}
 	return out, nil
