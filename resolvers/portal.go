@@ -49,11 +49,16 @@ func (r *Resolver) requireBillingRole(ctx context.Context) error {
 func sessionCustomer(ctx context.Context) (*storage.Customer, bool) {
 	p := auth.FromContext(ctx)
 	c, ok := p.Subject.(*storage.Customer)
-	return c, ok && c.ID == p.CustomerID && c.OrganizationID == p.OrganizationID
+	if !ok || c.ID != p.CustomerID || c.OrganizationID != p.OrganizationID {
+		return nil, false
+	}
+	own := *c // a cached session's customer is shared by every request that uses the session
+	return &own, true
 }
 
 // me builds the portal root for the session, from the customer read with the session when
-// there is one: Query.me is read-only, so the customer is as current as the request.
+// there is one: Query.me is read-only, and a session's customer is current (sessions are
+// cached only while every change to their customer is announced; see auth.Cache).
 func (r *Resolver) me(ctx context.Context) (*storage.Me, error) {
 	c, ok := sessionCustomer(ctx)
 	var err error

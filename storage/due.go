@@ -20,6 +20,9 @@ const (
 	WebhookEventsChannel = "till_webhook_events"
 	// RenewalsChannel: when some subscription's renewal work falls due may have changed.
 	RenewalsChannel = "till_renewals"
+	// SessionsChannel: something a customer or member session lookup answers may have
+	// changed (migrations/00024), so serving processes forget the sessions they hold.
+	SessionsChannel = "till_sessions"
 )
 
 // The functions below tell a loop that found nothing to do how long it may sleep: until the

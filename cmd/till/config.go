@@ -34,6 +34,8 @@ type config struct {
 
 	// TokenCacheTTL is how long an organization or personal token's principal is reused
 	// without a lookup; a revoked token works at most this long in a process that saw it.
+	// Customer and member sessions are kept as long, but forgotten as soon as a change to
+	// them is announced (see credentialCache).
 	TokenCacheTTL time.Duration `env:"TILL_TOKEN_CACHE_TTL" envDefault:"5s"`
 	// CustomerCacheTTL is how long license validations reuse a key's customer without a
 	// read; another Till process's change to the customer shows within it (this process's

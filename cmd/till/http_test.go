@@ -29,6 +29,8 @@ type testApp struct {
 	handler, metrics http.Handler
 	resolver         *resolvers.Resolver
 	secret           []byte
+	cfg              config
+	db               *database
 }
 
 // newTestApp builds a testApp with vars set, logging to log.
@@ -59,7 +61,7 @@ func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return testApp{handler: h, metrics: metrics, resolver: r, secret: secret}
+	return testApp{handler: h, metrics: metrics, resolver: r, secret: secret, cfg: cfg, db: db}
 }
 
 func TestMetricsAreNotPublicByDefault(t *testing.T) {

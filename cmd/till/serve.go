@@ -14,6 +14,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/reqinfo"
+	"till/internal/wake"
 	"till/storage"
 )
 
@@ -57,13 +58,14 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
-	handler, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(auth.Cache(r, cfg.TokenCacheTTL, time.Now), secret), db,
+	listener := wake.New(db.dsn, logger)
+	handler, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(credentialCache(cfg, r, listener), secret), db,
 		blobHandler, logger)
 	if err != nil {
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	work := startWork(workCtx, cfg, r, db, logger)
+	work := startWork(workCtx, cfg, r, listener, db, logger)
 	defer func() {
 		stopWork()
 		work.wait()
@@ -96,6 +98,16 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	return nil
+}
+
+// credentialCache keeps resolved credentials for cfg.TokenCacheTTL. Sessions are kept only
+// while listener (not yet running: startWork runs it) hears the notifications that announce
+// their changes, and are all forgotten on each one and when it stops hearing them.
+func credentialCache(cfg config, r auth.Resolver, listener *wake.Listener) *auth.Cache {
+	c := auth.NewCache(r, cfg.TokenCacheTTL, time.Now, listener)
+	listener.On(storage.SessionsChannel, c.ForgetSessions)
+	listener.OnLoss(c.ForgetSessions)
+	return c
 }
 
 // bootstrap creates the demo organization and an all-scope token on a fresh installation

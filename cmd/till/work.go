@@ -67,9 +67,11 @@ const (
 // Loops whose work comes from rows sleep until a notification says such rows were committed
 // (by this process or another), or until their next scheduled work falls due, polling only
 // as a safety net; an idle process runs a few statements a minute.
-func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, db *database, logger *slog.Logger) *background {
+//
+// listener is the process's notification connection; startWork subscribes the loops and runs
+// it, so whatever else the caller subscribed (the session cache) is served by the same one.
+func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, listener *wake.Listener, db *database, logger *slog.Logger) *background {
 	work := &background{logger: logger}
-	listener := wake.New(db.dsn, logger)
 	rendering, renewals, jobsQueued := wake.NewSignal(), wake.NewSignal(), wake.NewSignal()
 	listener.On(storage.DomainEventsChannel, rendering.Wake)
 	listener.On(storage.RenewalsChannel, renewals.Wake)

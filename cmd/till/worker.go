@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"till/internal/wake"
 )
 
 // workerCmd runs the background work without the API, to scale it out next to one or more
@@ -31,7 +33,7 @@ func workerCmd(ctx context.Context, cfg config, args []string, stdout io.Writer)
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	work := startWork(workCtx, cfg, r, db, logger)
+	work := startWork(workCtx, cfg, r, wake.New(db.dsn, logger), db, logger)
 	fmt.Fprintln(stdout, "Till worker running; interrupt to stop.")
 	<-ctx.Done()
 	logger.Info("worker shutting down")

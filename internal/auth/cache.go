@@ -2,47 +2,121 @@ package auth
 
 import (
 	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"till/internal/ttlcache"
 )
 
-// cacheLimit bounds how many principals a cache holds.
+// cacheLimit bounds how many principals each of a cache's maps holds.
 const cacheLimit = 10_000
 
-// Cache wraps a Resolver so that organization and personal tokens, the credentials of
-// server-to-server traffic such as license validation, cost a query only once per ttl
-// instead of on every request. A revoked or expired token therefore keeps working for at
-// most ttl in a process that saw it recently, never past its own expiry. Sessions are not
-// cached: a member's role and a deleted customer apply to the portal at once. Failures are
-// not cached either. A ttl of 0 returns resolve unchanged.
-func Cache(resolve Resolver, ttl time.Duration, now func() time.Time) Resolver {
-	if ttl <= 0 {
-		return resolve
-	}
-	return &cache{next: resolve, principals: ttlcache.New[string, Principal](ttl, cacheLimit, now)}
+// Feed is the notification connection that tells a Cache when sessions may have changed
+// (a wake.Listener): a session is kept only while Listening holds, and the owner calls
+// ForgetSessions on every notification and as soon as the connection is lost.
+type Feed interface {
+	Listening() bool
 }
 
-type cache struct {
+// Cache wraps a Resolver so that a credential costs a query once per ttl instead of on every
+// request. Failures are never cached, nor anything past the credential's own expiry.
+//
+//   - Organization and personal tokens, the credentials of server-to-server traffic such as
+//     license validation, are kept for ttl: a revoked token keeps working for at most ttl
+//     in a process that saw it recently.
+//   - Customer and member sessions carry what the portal shows at once (the customer, a
+//     member's role), so they are kept only with a Feed whose notifications announce every
+//     change to them; the cache then forgets them within the notification's latency (well
+//     under a millisecond on one machine) and never keeps one read while the feed was down.
+//     Without a feed they are not cached.
+type Cache struct {
 	next       Resolver
-	principals *ttlcache.Cache[string, Principal]
+	now        func() time.Time
+	ttl        time.Duration
+	principals *ttlcache.Cache[string, Principal] // nil when ttl is 0
+	feed       Feed
+
+	// sessions is replaced whole by ForgetSessions; mu orders that against a lookup storing
+	// its answer, and generation tells a lookup that a flush happened while it read.
+	sessions   atomic.Pointer[ttlcache.Cache[string, Principal]]
+	mu         sync.Mutex
+	generation uint64
 }
 
-func (c *cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
-	if kind != TokenOrganization && kind != TokenPersonal {
+// NewCache returns a Cache over resolve. A ttl of 0 caches nothing; a nil feed caches no
+// sessions.
+func NewCache(resolve Resolver, ttl time.Duration, now func() time.Time, feed Feed) *Cache {
+	c := &Cache{next: resolve, now: now, ttl: ttl, feed: feed}
+	if ttl > 0 {
+		c.principals = ttlcache.New[string, Principal](ttl, cacheLimit, now)
+		c.sessions.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
+	}
+	return c
+}
+
+// ForgetSessions drops every session the cache holds and makes lookups in flight keep
+// their answers to themselves.
+func (c *Cache) ForgetSessions() {
+	if c.ttl <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
+	c.sessions.Store(ttlcache.New[string, Principal](c.ttl, cacheLimit, c.now))
+}
+
+// ResolveToken answers from the cache when it may, and from the wrapped resolver otherwise.
+func (c *Cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
+	switch {
+	case c.principals == nil:
+		return c.next.ResolveToken(ctx, kind, hash)
+	case kind == TokenOrganization || kind == TokenPersonal:
+		if p, found := c.principals.Get(hash); found {
+			return p, nil
+		}
+		p, err := c.next.ResolveToken(ctx, kind, hash)
+		if err == nil {
+			c.principals.Put(hash, p, expiry(p))
+		}
+		return p, err
+	case (kind == TokenCustomerSession || kind == TokenMemberSession) && c.feed != nil:
+		return c.session(ctx, kind, hash)
+	default:
 		return c.next.ResolveToken(ctx, kind, hash)
 	}
-	if p, found := c.principals.Get(hash); found {
+}
+
+// session resolves a session through the cache. The answer is kept only when the feed was
+// listening from before the lookup until after it and no flush happened meanwhile: then
+// any later change to what it read will be announced and will flush it.
+func (c *Cache) session(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
+	key := strconv.Itoa(int(kind)) + ":" + hash
+	if p, found := c.sessions.Load().Get(key); found {
 		return p, nil
 	}
+	c.mu.Lock()
+	generation := c.generation
+	c.mu.Unlock()
+	listening := c.feed.Listening()
 	p, err := c.next.ResolveToken(ctx, kind, hash)
-	if err != nil {
+	if err != nil || !listening {
 		return p, err
 	}
-	var notAfter time.Time
-	if p.ExpiresAt != nil {
-		notAfter = *p.ExpiresAt
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.generation == generation && c.feed.Listening() {
+		c.sessions.Load().Put(key, p, expiry(p))
 	}
-	c.principals.Put(hash, p, notAfter)
 	return p, nil
+}
+
+// expiry is when a principal must leave the cache at the latest; zero for never.
+func expiry(p Principal) time.Time {
+	if p.ExpiresAt == nil {
+		return time.Time{}
+	}
+	return *p.ExpiresAt
 }

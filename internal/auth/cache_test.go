@@ -3,49 +3,75 @@ package auth
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// countingResolver answers from a table and counts lookups.
+// countingResolver answers from a table and counts lookups; during, when set, runs inside
+// each lookup, as a change committed while the lookup reads would.
 type countingResolver struct {
 	calls     atomic.Int64
 	principal map[string]Principal
+	during    func()
 }
 
 func (c *countingResolver) ResolveToken(_ context.Context, _ TokenKind, hash string) (Principal, error) {
 	c.calls.Add(1)
+	if c.during != nil {
+		c.during()
+	}
 	if p, ok := c.principal[hash]; ok {
 		return p, nil
 	}
 	return Principal{}, ErrInvalidToken
 }
 
+// feed is a Feed the test turns on and off.
+type feed struct{ on atomic.Bool }
+
+func (f *feed) Listening() bool { return f.on.Load() }
+
 func TestCacheReusesTokenPrincipalsWithinTheirTTL(t *testing.T) {
 	t0 := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
 	soon := t0.Add(2 * time.Second)
 	tests := []struct {
-		name  string
-		kind  TokenKind
-		hash  string
-		at    []time.Duration // times of the lookups after t0
-		calls int64           // lookups that reach the store
+		name   string
+		kind   TokenKind
+		hash   string
+		noFeed bool
+		at     []time.Duration // times of the lookups after t0
+		calls  int64           // lookups that reach the store
 	}{
-		{"organization token: one lookup per ttl", TokenOrganization, "org", []time.Duration{0, time.Second, 4 * time.Second, 5 * time.Second}, 2},
-		{"personal token is cached too", TokenPersonal, "pat", []time.Duration{0, time.Second}, 1},
-		{"never past the token's own expiry", TokenOrganization, "expiring", []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 3},
-		{"customer sessions are never cached", TokenCustomerSession, "cst", []time.Duration{0, 0, 0}, 3},
-		{"member sessions are never cached", TokenMemberSession, "mst", []time.Duration{0, 0}, 2},
-		{"failures are never cached", TokenOrganization, "unknown", []time.Duration{0, 0, 0}, 3},
+		{"organization token: one lookup per ttl", TokenOrganization, "org", false, []time.Duration{0, time.Second, 4 * time.Second, 5 * time.Second}, 2},
+		{"personal token is cached too", TokenPersonal, "pat", false, []time.Duration{0, time.Second}, 1},
+		{"never past the token's own expiry", TokenOrganization, "expiring", false, []time.Duration{0, time.Second, 2 * time.Second, 3 * time.Second}, 3},
+		{"customer session: one lookup per ttl with a feed", TokenCustomerSession, "cst", false, []time.Duration{0, 0, time.Second, 5 * time.Second}, 2},
+		{"member session: the same", TokenMemberSession, "mst", false, []time.Duration{0, time.Second}, 1},
+		{"a session never past its own expiry", TokenCustomerSession, "expiring", false, []time.Duration{0, time.Second, 2 * time.Second}, 2},
+		{"customer sessions are not cached without a feed", TokenCustomerSession, "cst", true, []time.Duration{0, 0, 0}, 3},
+		{"member sessions are not cached without a feed", TokenMemberSession, "mst", true, []time.Duration{0, 0}, 2},
+		{"other credentials are never cached", TokenOAuthAccess, "oauth", false, []time.Duration{0, 0}, 2},
+		{"failures are never cached", TokenOrganization, "unknown", false, []time.Duration{0, 0, 0}, 3},
+		{"failed sessions are never cached", TokenCustomerSession, "unknown", false, []time.Duration{0, 0}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := &countingResolver{principal: map[string]Principal{
 				"org": {Kind: KindOrganization}, "pat": {Kind: KindUser}, "cst": {Kind: KindCustomerSession},
-				"mst": {Kind: KindMemberSession}, "expiring": {Kind: KindOrganization, ExpiresAt: &soon}}}
+				"mst": {Kind: KindMemberSession}, "oauth": {Kind: KindUser}, "expiring": {Kind: KindOrganization, ExpiresAt: &soon}}}
 			var now time.Time
-			c := Cache(store, 5*time.Second, func() time.Time { return now })
+			f := &feed{}
+			f.on.Store(true)
+			var c *Cache
+			if tt.noFeed {
+				c = NewCache(store, 5*time.Second, func() time.Time { return now }, nil)
+			} else {
+				c = NewCache(store, 5*time.Second, func() time.Time { return now }, f)
+			}
 			for _, at := range tt.at {
 				now = t0.Add(at)
 				_, err := c.ResolveToken(context.Background(), tt.kind, tt.hash)
@@ -61,12 +87,128 @@ func TestCacheReusesTokenPrincipalsWithinTheirTTL(t *testing.T) {
 }
 
 func TestCacheLeavesUnknownTokensAndZeroTTLAlone(t *testing.T) {
-	store := &countingResolver{principal: map[string]Principal{}}
-	if Cache(store, 0, time.Now) != Resolver(store) {
-		t.Error("a zero ttl should not wrap the resolver")
+	store := &countingResolver{principal: map[string]Principal{"org": {Kind: KindOrganization}}}
+	c := NewCache(store, 0, time.Now, &feed{})
+	for range 2 {
+		if _, err := c.ResolveToken(context.Background(), TokenOrganization, "org"); err != nil {
+			t.Fatal(err)
+		}
 	}
-	c := Cache(store, time.Minute, time.Now)
+	c.ForgetSessions()
+	if got := store.calls.Load(); got != 2 {
+		t.Errorf("a zero ttl cached: %d lookups for 2 requests", got)
+	}
+	c = NewCache(store, time.Minute, time.Now, nil)
 	if _, err := c.ResolveToken(context.Background(), TokenOrganization, "missing"); !errors.Is(err, ErrInvalidToken) {
 		t.Errorf("unknown token: %v", err)
 	}
+}
+
+// TestCacheKeepsSessionsOnlyWhileChangesAreAnnounced walks what may happen around a session
+// lookup and counts the lookups that reach the store for two requests in a row: 1 when the
+// first answer was kept, 2 when it was not.
+func TestCacheKeepsSessionsOnlyWhileChangesAreAnnounced(t *testing.T) {
+	tests := []struct {
+		name      string
+		listening bool
+		between   func(c *Cache, f *feed) // after the first request
+		during    func(c *Cache, f *feed) // inside the first lookup
+		calls     int64
+	}{
+		{"listening: kept", true, nil, nil, 1},
+		{"not listening: not kept", false, nil, nil, 2},
+		{"a notification forgets it", true, func(c *Cache, _ *feed) { c.ForgetSessions() }, nil, 2},
+		{"a flush while the lookup reads: not kept", true, nil, func(c *Cache, _ *feed) { c.ForgetSessions() }, 2},
+		{"the feed lost while the lookup reads: not kept", true, nil, func(_ *Cache, f *feed) { f.on.Store(false) }, 2},
+		{"the feed back while the lookup reads: not kept", false, nil, func(_ *Cache, f *feed) { f.on.Store(true) }, 2},
+		{"organization tokens outlive a flush", true, func(c *Cache, _ *feed) { c.ForgetSessions() }, nil, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kind, hash := TokenCustomerSession, "cst"
+			if tt.name == "organization tokens outlive a flush" {
+				kind, hash = TokenOrganization, "org"
+			}
+			f := &feed{}
+			f.on.Store(tt.listening)
+			store := &countingResolver{principal: map[string]Principal{"cst": {Kind: KindCustomerSession}, "org": {Kind: KindOrganization}}}
+			c := NewCache(store, time.Minute, time.Now, f)
+			if tt.during != nil {
+				store.during = func() { tt.during(c, f); store.during = nil }
+			}
+			for i := range 2 {
+				if _, err := c.ResolveToken(context.Background(), kind, hash); err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 && tt.between != nil {
+					tt.between(c, f)
+				}
+			}
+			if got := store.calls.Load(); got != tt.calls {
+				t.Errorf("store lookups = %d, want %d", got, tt.calls)
+			}
+		})
+	}
+}
+
+// TestCacheNeverKeepsASessionReadBeforeAFlush races lookups against changes and their
+// flushes: no request that starts after a flush returned may see what was read before the
+// change that flush announced.
+func TestCacheNeverKeepsASessionReadBeforeAFlush(t *testing.T) {
+	var version, flushed atomic.Int64 // the store's current version; the last one announced
+	store := resolverFunc(func(context.Context, TokenKind, string) (Principal, error) {
+		v := version.Load()
+		time.Sleep(50 * time.Microsecond) // a change may commit while the lookup reads
+		return Principal{Kind: KindCustomerSession, MemberRole: strconv.FormatInt(v, 10)}, nil
+	})
+	f := &feed{}
+	f.on.Store(true)
+	c := NewCache(store, time.Minute, time.Now, f)
+	var stale, answers atomic.Int64
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				runtime.Gosched() // leave the flushing goroutine its turns on a small machine
+				floor := flushed.Load()
+				p, err := c.ResolveToken(context.Background(), TokenCustomerSession, "cst")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				answers.Add(1)
+				if got, _ := strconv.ParseInt(p.MemberRole, 10, 64); got < floor {
+					stale.Add(1)
+				}
+			}
+		}()
+	}
+	for range 200 {
+		v := version.Add(1) // the change commits...
+		c.ForgetSessions()  // ...and its notification arrives
+		flushed.Store(v)
+		time.Sleep(100 * time.Microsecond)
+	}
+	close(done)
+	wg.Wait()
+	if n := stale.Load(); n != 0 {
+		t.Errorf("%d of %d answers were older than a flush that had returned before the request began", n, answers.Load())
+	}
+	if answers.Load() < 1000 {
+		t.Errorf("only %d answers: the race did not run", answers.Load())
+	}
+}
+
+type resolverFunc func(context.Context, TokenKind, string) (Principal, error)
+
+func (f resolverFunc) ResolveToken(ctx context.Context, k TokenKind, h string) (Principal, error) {
+	return f(ctx, k, h)
 }

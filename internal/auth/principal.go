@@ -84,9 +84,9 @@ type Principal struct {
 	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
 	// principals never keeps one past it.
 	ExpiresAt *time.Time
-	// Subject is a record the resolver read with the credential for this request's use (a
-	// session's customer), or nil. auth never reads it; only sessions, which Cache never
-	// keeps, carry one, so it is never older than the request.
+	// Subject is a record the resolver read with the credential (a session's customer), or
+	// nil. auth never reads it. A Cache shares it between the requests that use the same
+	// session, so it is read-only: a use case copies it before changing anything.
 	Subject any
 }
 

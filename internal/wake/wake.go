@@ -7,6 +7,9 @@
 // lost. A Listener therefore calls every subscriber once it is listening and again after each
 // reconnection, so each loop looks for what it may have missed, and loops keep a slow poll
 // underneath for whatever no notification announces.
+//
+// A cache that notifications invalidate has no poll to fall back on: it asks Listening
+// before keeping anything, and OnLoss empties it the moment the connection is lost.
 package wake
 
 import (
@@ -32,8 +35,12 @@ type Listener struct {
 	logger *slog.Logger
 	dialer pq.Dialer // nil: pq's own
 
-	mu   sync.Mutex
-	subs map[string][]func()
+	mu     sync.Mutex
+	subs   map[string][]func()
+	losses []func()
+	// ready is set once Run has listened on every channel, connected while pq's connection
+	// is up; notifications are certain to arrive only when both hold.
+	ready, connected bool
 }
 
 // New returns a Listener that connects with dsn (a lib/pq connection string or URL).
@@ -49,16 +56,52 @@ func (l *Listener) On(channel string, fn func()) {
 	l.subs[channel] = append(l.subs[channel], fn)
 }
 
+// OnLoss calls fn each time the listener stops listening (a lost connection, or the end of
+// Run), before anything notified meanwhile could be missed. Like On, fn must return at once.
+func (l *Listener) OnLoss(fn func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.losses = append(l.losses, fn)
+}
+
+// Listening reports whether every change notified from now on is certain to reach the
+// subscribers: Run has listened on every channel and the connection has not been lost since.
+func (l *Listener) Listening() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ready && l.connected
+}
+
+// setState changes the listening state under the lock and calls the loss subscribers when
+// listening ends.
+func (l *Listener) setState(change func()) {
+	l.mu.Lock()
+	was := l.ready && l.connected
+	change()
+	now := l.ready && l.connected
+	losses := l.losses
+	l.mu.Unlock()
+	if was && !now {
+		for _, fn := range losses {
+			fn()
+		}
+	}
+}
+
 // Run listens until ctx ends. It reconnects after losing the connection, for as long as it
 // takes, calling every subscriber once listening again. It returns when ctx is done.
 func (l *Listener) Run(ctx context.Context) {
 	events := func(ev pq.ListenerEventType, err error) {
 		switch ev {
+		case pq.ListenerEventConnected:
+			l.setState(func() { l.connected = true })
 		case pq.ListenerEventDisconnected:
+			l.setState(func() { l.connected = false })
 			l.logger.Warn("wake: lost the notification connection; reconnecting", "err", err)
 		case pq.ListenerEventConnectionAttemptFailed:
 			l.logger.Warn("wake: connecting for notifications failed; retrying", "err", err)
-		case pq.ListenerEventReconnected:
+		case pq.ListenerEventReconnected: // pq has listened again on every channel
+			l.setState(func() { l.connected = true })
 			l.logger.Info("wake: notification connection restored")
 		}
 	}
@@ -93,9 +136,11 @@ func (l *Listener) Run(ctx context.Context) {
 		}
 	}
 	if listening {
+		l.setState(func() { l.ready = true })
 		l.all() // work committed before LISTEN took effect was announced to no one
 	}
 	<-ctx.Done()
+	l.setState(func() { l.ready, l.connected = false, false })
 	_ = pl.Close() // also here: stop may have cancelled the AfterFunc before it ran
 }
 

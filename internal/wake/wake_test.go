@@ -92,17 +92,25 @@ func TestListenerWakesItsSubscribers(t *testing.T) {
 	dialer := &cuttingDialer{refused: make(chan struct{}, 1)}
 	l := wake.New(dsn, slog.New(slog.DiscardHandler))
 	wake.WithDialer(l, dialer)
-	jobs, events := wake.NewSignal(), wake.NewSignal()
+	jobs, events, losses := wake.NewSignal(), wake.NewSignal(), wake.NewSignal()
 	l.On("wake_test_jobs", jobs.Wake)
 	l.On("wake_test_events", events.Wake)
+	l.OnLoss(losses.Wake)
+	if l.Listening() {
+		t.Fatal("listening before Run")
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		<-done
+	}()
 
 	t.Run("every subscriber looks for work once the listener listens", func(t *testing.T) {
 		waitSignal(t, jobs, "the first catch-up of jobs")
 		waitSignal(t, events, "the first catch-up of events")
+		waitListening(t, l, true)
 	})
 	t.Run("a notification wakes its channel's subscriber", func(t *testing.T) {
 		notify(t, db, "wake_test_jobs")
@@ -117,11 +125,37 @@ func TestListenerWakesItsSubscribers(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the listener did not try to reconnect within 10s")
 		}
+		if l.Listening() {
+			t.Error("listening while the connection is down")
+		}
+		waitSignal(t, losses, "the loss of the connection")
 		notify(t, db, "wake_test_jobs") // nobody listens: lost
 		dialer.allow()
 		waitSignal(t, jobs, "the catch-up of jobs after reconnecting")
 		waitSignal(t, events, "the catch-up of events after reconnecting")
+		waitListening(t, l, true)
 		notify(t, db, "wake_test_jobs")
 		waitSignal(t, jobs, "a notification after reconnecting")
 	})
+	t.Run("the end of Run ends listening", func(t *testing.T) {
+		cancel()
+		<-done
+		if l.Listening() {
+			t.Error("listening after Run returned")
+		}
+		waitSignal(t, losses, "the end of Run")
+	})
+}
+
+// waitListening waits until the listener reports want: the connection's events arrive on
+// pq's goroutine, a moment after the listener's own.
+func waitListening(t *testing.T, l *wake.Listener, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for l.Listening() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("Listening() stayed %v for 10s", !want)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"till/internal/auth"
+	"till/internal/wake"
+	"till/storage"
+)
+
+// countingAuth counts the lookups that reach the database.
+type countingAuth struct {
+	next  auth.Resolver
+	calls atomic.Int64
+}
+
+func (c *countingAuth) ResolveToken(ctx context.Context, kind auth.TokenKind, hash string) (auth.Principal, error) {
+	c.calls.Add(1)
+	return c.next.ResolveToken(ctx, kind, hash)
+}
+
+// TestSessionsAreCachedUntilAChangeIsAnnounced runs serve's credential cache over a real
+// listener with a ttl of an hour: a session is looked up once, and each change to what the
+// lookup answers shows within moments, which only the change's notification can explain.
+func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
+	app := newTestApp(t, map[string]string{}, &syncBuffer{})
+	ctx := t.Context()
+	db := app.db.DB
+	store := &countingAuth{next: app.resolver}
+	cfg := app.cfg
+	cfg.TokenCacheTTL = time.Hour
+	listener := wake.New(app.db.dsn, slog.New(slog.DiscardHandler))
+	cache := credentialCache(cfg, store, listener)
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { listener.Run(runCtx); close(done) }()
+	defer func() { stop(); <-done }()
+	waitFor(t, "the listener", func() bool { return listener.Listening() })
+
+	org, err := storage.CreateOrganization(ctx, db, "Cache", "cache")
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := "buyer@example.com"
+	c, err := storage.CreateCustomer(ctx, db, org.ID, storage.CustomerWrite{Email: &email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := storage.EnsureOwnerMember(ctx, db, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := time.Now().Add(24 * time.Hour)
+	for _, s := range []struct {
+		hash   string
+		member bool
+	}{{"cst-1", false}, {"cst-2", false}, {"cst-3", false}, {"mst-1", true}} {
+		if s.member {
+			_, err = storage.CreateMemberSession(ctx, db, org.ID, c.ID, m.ID, s.hash, in, nil)
+		} else {
+			_, err = storage.CreateCustomerSession(ctx, db, org.ID, c.ID, s.hash, in, nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	resolve := func(kind auth.TokenKind, hash string) (auth.Principal, error) {
+		return cache.ResolveToken(ctx, kind, hash)
+	}
+	customerName := func(p auth.Principal) string {
+		if c, ok := p.Subject.(*storage.Customer); ok && c.Name != nil {
+			return *c.Name
+		}
+		return ""
+	}
+	exec := func(query string, args ...any) func(t *testing.T) {
+		return func(t *testing.T) {
+			if _, err := db.Exec(query, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tests := []struct {
+		name   string
+		kind   auth.TokenKind
+		hash   string
+		change func(t *testing.T)
+		shows  func(p auth.Principal, err error) bool
+	}{
+		{"the customer renamed", auth.TokenCustomerSession, "cst-1", func(t *testing.T) {
+			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerPatch{"name": "Renamed"}); err != nil {
+				t.Fatal(err)
+			}
+		}, func(p auth.Principal, err error) bool { return err == nil && customerName(p) == "Renamed" }},
+		{"the member's role changed", auth.TokenMemberSession, "mst-1", exec(`UPDATE members SET role = 'member' WHERE id = $1`, m.ID),
+			func(p auth.Principal, err error) bool { return err == nil && p.MemberRole == "member" }},
+		{"the session ended", auth.TokenCustomerSession, "cst-2", exec(`UPDATE customer_sessions SET expires_at = now() WHERE token = 'cst-2'`),
+			func(_ auth.Principal, err error) bool { return errors.Is(err, auth.ErrInvalidToken) }},
+		{"the customer deleted", auth.TokenCustomerSession, "cst-3", func(t *testing.T) {
+			if _, err := storage.DeleteCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}, func(_ auth.Principal, err error) bool { return errors.Is(err, auth.ErrInvalidToken) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := resolve(tt.kind, tt.hash); err != nil {
+				t.Fatal(err)
+			}
+			before := store.calls.Load()
+			p, err := resolve(tt.kind, tt.hash)
+			if err != nil || store.calls.Load() != before {
+				t.Fatalf("the second lookup reached the database (%v)", err)
+			}
+			if tt.shows(p, err) {
+				t.Fatal("the change shows before it was made")
+			}
+			tt.change(t)
+			waitFor(t, "the change", func() bool { return tt.shows(resolve(tt.kind, tt.hash)) })
+		})
+	}
+	t.Run("without the listener nothing is kept", func(t *testing.T) {
+		if _, err := storage.CreateCustomerSession(ctx, db, org.ID, m.CustomerID, "cst-4", in, nil); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		<-done
+		before := store.calls.Load()
+		for range 3 {
+			_, _ = resolve(auth.TokenCustomerSession, "cst-4")
+		}
+		if got := store.calls.Load() - before; got != 3 {
+			t.Errorf("%d lookups for 3 requests with the listener stopped, want 3", got)
+		}
+	})
+}
+
+// waitFor polls ok for up to 5 seconds, far below the cache's ttl of an hour.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not show within 5s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

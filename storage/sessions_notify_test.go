@@ -1,0 +1,99 @@
+package storage_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/lib/pq"
+
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// TestChangesToSessionsNotifyTheSessionCaches runs each change, then a marker: whatever the
+// listener receives before the marker is what the change notified. Every change that could
+// alter a session lookup's answer must notify; the hot writes that cannot must not, or every
+// order would empty every process's sessions.
+func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
+	dsn := storagetest.DSN(t)
+	db, err := storage.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	l := pq.NewListener(dsn, time.Second, time.Second, nil)
+	defer l.Close()
+	const marker = "till_test_marker"
+	for _, c := range []string{marker, storage.SessionsChannel} {
+		if err := l.Listen(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := t.Context()
+	org, err := storage.CreateOrganization(ctx, db, "Sessions", "sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := "buyer@example.com"
+	c, err := storage.CreateCustomer(ctx, db, org.ID, storage.CustomerWrite{Email: &email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := storage.EnsureOwnerMember(ctx, db, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(query string, args ...any) func(t *testing.T) {
+		return func(t *testing.T) {
+			if _, err := db.Exec(query, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	in := time.Now().Add(time.Hour)
+	sessions := []string{storage.SessionsChannel}
+	tests := []struct {
+		name   string
+		change func(t *testing.T)
+		want   []string
+	}{
+		{"a new session notifies nobody", func(t *testing.T) {
+			if _, err := storage.CreateCustomerSession(ctx, db, org.ID, c.ID, "h1", in, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := storage.CreateMemberSession(ctx, db, org.ID, c.ID, m.ID, "h2", in, nil); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
+		{"a customer session changed", exec(`UPDATE customer_sessions SET expires_at = now() WHERE token = 'h1'`), sessions},
+		{"a customer session deleted", exec(`DELETE FROM customer_sessions WHERE token = 'h1'`), sessions},
+		{"a member session changed", exec(`UPDATE member_sessions SET expires_at = now() WHERE token = 'h2'`), sessions},
+		{"a member's role changed", exec(`UPDATE members SET role = 'member' WHERE id = $1`, m.ID), sessions},
+		{"a customer changed", func(t *testing.T) {
+			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerPatch{"name": "Renamed"}); err != nil {
+				t.Fatal(err)
+			}
+		}, sessions},
+		{"a customer deleted", func(t *testing.T) {
+			if _, err := storage.DeleteCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID); err != nil {
+				t.Fatal(err)
+			}
+		}, sessions},
+		{"a statement changing no row still notifies", exec(`UPDATE members SET role = 'owner' WHERE false`), sessions},
+		{"an order number drawn notifies nobody", exec(`UPDATE organizations SET invoice_next_number = invoice_next_number + 1 WHERE id = $1`, org.ID), nil},
+		{"an organization deleted", exec(`UPDATE organizations SET deleted_at = now() WHERE id = $1`, org.ID), sessions},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.change(t)
+			if _, err := db.Exec(`SELECT pg_notify($1, '')`, marker); err != nil {
+				t.Fatal(err)
+			}
+			if got := notifiedBefore(t, l, marker); !cmp.Equal(got, tt.want) {
+				t.Errorf("notified %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
