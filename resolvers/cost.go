@@ -138,6 +138,9 @@ func (c *costCalc) selection(set ast.SelectionSet, pageSize int, path ast.Path) 
 	for _, sel := range set {
 		switch sel := sel.(type) {
 		case *ast.Field:
+			if len(sel.SelectionSet) == 0 { // a leaf costs nothing; most fields are leaves
+				continue
+			}
 			total = addCost(total, c.field(sel, pageSize, append(path[:len(path):len(path)], ast.PathName(sel.Alias))))
 		case *ast.InlineFragment:
 			total = addCost(total, c.selection(sel.SelectionSet, pageSize, path))
