@@ -1634,7 +1634,7 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitImplementors)
 	if m := ec._Benefit__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2006,7 +2006,7 @@ func (ec *executionContext) _BenefitCustomProperties(ctx context.Context, sel as
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitCustomPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitCustomPropertiesImplementors)
 	if m := ec._BenefitCustomProperties__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2052,7 +2052,7 @@ func (ec *executionContext) _BenefitDownloadablesProperties(ctx context.Context,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitDownloadablesPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitDownloadablesPropertiesImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2100,7 +2100,7 @@ func (ec *executionContext) _BenefitMeterCreditProperties(ctx context.Context, s
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitMeterCreditPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitMeterCreditPropertiesImplementors)
 	if m := ec._BenefitMeterCreditProperties__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2156,7 +2156,7 @@ func (ec *executionContext) _BenefitPage(ctx context.Context, sel ast.SelectionS
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2209,7 +2209,7 @@ func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.Selectio
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitPublicImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitPublicImplementors)
 	if m := ec._BenefitPublic__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2295,7 +2295,7 @@ func (ec *executionContext) _LicenseKeyActivations(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyActivationsImplementors)
 	if m := ec._LicenseKeyActivations__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2346,7 +2346,7 @@ func (ec *executionContext) _LicenseKeyExpiration(ctx context.Context, sel ast.S
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyExpirationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyExpirationImplementors)
 	if m := ec._LicenseKeyExpiration__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2397,7 +2397,7 @@ func (ec *executionContext) _LicenseKeysProperties(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeysPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeysPropertiesImplementors)
 	if m := ec._LicenseKeysProperties__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -5384,7 +5384,7 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutImplementors)
 	if m := ec._Checkout__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6476,7 +6476,7 @@ func (ec *executionContext) _CheckoutBillingAddressFields(ctx context.Context, s
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutBillingAddressFieldsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutBillingAddressFieldsImplementors)
 	if m := ec._CheckoutBillingAddressFields__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6547,7 +6547,7 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx contex
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedOnceForeverDurationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutDiscountFixedOnceForeverDurationImplementors)
 	if m := ec._CheckoutDiscountFixedOnceForeverDuration__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6628,7 +6628,7 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Con
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountFixedRepeatDurationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutDiscountFixedRepeatDurationImplementors)
 	if m := ec._CheckoutDiscountFixedRepeatDuration__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6714,7 +6714,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx c
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageOnceForeverDurationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutDiscountPercentageOnceForeverDurationImplementors)
 	if m := ec._CheckoutDiscountPercentageOnceForeverDuration__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6785,7 +6785,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx contex
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutDiscountPercentageRepeatDurationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutDiscountPercentageRepeatDurationImplementors)
 	if m := ec._CheckoutDiscountPercentageRepeatDuration__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -6861,7 +6861,7 @@ func (ec *executionContext) _CheckoutPage(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -6914,7 +6914,7 @@ func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.Se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceCustomImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceCustomImplementors)
 	if m := ec._CheckoutPriceCustom__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7015,7 +7015,7 @@ func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.Sel
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFixedImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceFixedImplementors)
 	if m := ec._CheckoutPriceFixed__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7106,7 +7106,7 @@ func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceFreeImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceFreeImplementors)
 	if m := ec._CheckoutPriceFree__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7192,7 +7192,7 @@ func (ec *executionContext) _CheckoutPriceMeter(ctx context.Context, sel ast.Sel
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeterImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceMeterImplementors)
 	if m := ec._CheckoutPriceMeter__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7258,7 +7258,7 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel a
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceMeteredUnitImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceMeteredUnitImplementors)
 	if m := ec._CheckoutPriceMeteredUnit__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7364,7 +7364,7 @@ func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutPriceSeatBasedImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutPriceSeatBasedImplementors)
 	if m := ec._CheckoutPriceSeatBased__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7455,7 +7455,7 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutProductImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutProductImplementors)
 	if m := ec._CheckoutProduct__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7728,7 +7728,7 @@ func (ec *executionContext) _CheckoutSeatTier(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTierImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutSeatTierImplementors)
 	if m := ec._CheckoutSeatTier__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -7784,7 +7784,7 @@ func (ec *executionContext) _CheckoutSeatTiers(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, checkoutSeatTiersImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, checkoutSeatTiersImplementors)
 	if m := ec._CheckoutSeatTiers__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -2377,7 +2377,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerImplementors)
 	if m := ec._Customer__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3002,7 +3002,7 @@ func (ec *executionContext) _CustomerPage(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -434,7 +434,7 @@ func (ec *executionContext) _CustomerMeter(ctx context.Context, sel ast.Selectio
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerMeterImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerMeterImplementors)
 	if m := ec._CustomerMeter__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -558,7 +558,7 @@ func (ec *executionContext) _CustomerMeterPage(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerMeterPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerMeterPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -323,7 +323,7 @@ func (ec *executionContext) _CustomerSession(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSessionImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSessionImplementors)
 	if m := ec._CustomerSession__plain(ctx, fields, obj); m != nil {
 		return m
 	}

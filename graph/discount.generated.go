@@ -888,7 +888,7 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountImplementors)
 	if m := ec._Discount__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1057,7 +1057,7 @@ func (ec *executionContext) _DiscountPage(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -264,7 +264,7 @@ func (ec *executionContext) _DomainEvent(ctx context.Context, sel ast.SelectionS
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, domainEventImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, domainEventImplementors)
 	if m := ec._DomainEvent__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -363,7 +363,7 @@ func (ec *executionContext) _DomainEventPage(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, domainEventPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, domainEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -607,7 +607,7 @@ func (ec *executionContext) _Downloadable(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, downloadableImplementors)
 	if m := ec._Downloadable__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -721,7 +721,7 @@ func (ec *executionContext) _DownloadablePage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, downloadablePageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, downloadablePageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -774,7 +774,7 @@ func (ec *executionContext) _FileDownload(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, fileDownloadImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, fileDownloadImplementors)
 	if m := ec._FileDownload__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -561,7 +561,7 @@ func (ec *executionContext) _UsageEvent(ctx context.Context, sel ast.SelectionSe
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, usageEventImplementors)
 	if m := ec._UsageEvent__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -776,7 +776,7 @@ func (ec *executionContext) _UsageEventPage(ctx context.Context, sel ast.Selecti
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, usageEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -215,7 +215,7 @@ func (ec *executionContext) _UsageEventsIngestResult(ctx context.Context, sel as
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, usageEventsIngestResultImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, usageEventsIngestResultImplementors)
 	if m := ec._UsageEventsIngestResult__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -2677,7 +2677,7 @@ func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, downloadableFileImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, downloadableFileImplementors)
 	if m := ec._DownloadableFile__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2803,7 +2803,7 @@ func (ec *executionContext) _FilePage(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, filePageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, filePageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2856,7 +2856,7 @@ func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSe
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, fileUploadImplementors)
 	if m := ec._FileUpload__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2977,7 +2977,7 @@ func (ec *executionContext) _FileUploadMultipart(ctx context.Context, sel ast.Se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadMultipartImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, fileUploadMultipartImplementors)
 	if m := ec._FileUploadMultipart__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3033,7 +3033,7 @@ func (ec *executionContext) _FileUploadPart(ctx context.Context, sel ast.Selecti
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, fileUploadPartImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, fileUploadPartImplementors)
 	if m := ec._FileUploadPart__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3109,7 +3109,7 @@ func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, organizationAvatarFileImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, organizationAvatarFileImplementors)
 	if m := ec._OrganizationAvatarFile__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3235,7 +3235,7 @@ func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productMediaFileImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productMediaFileImplementors)
 	if m := ec._ProductMediaFile__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3361,7 +3361,7 @@ func (ec *executionContext) _SupportCaseAttachmentFile(ctx context.Context, sel 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, supportCaseAttachmentFileImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, supportCaseAttachmentFileImplementors)
 	if m := ec._SupportCaseAttachmentFile__plain(ctx, fields, obj); m != nil {
 		return m
 	}

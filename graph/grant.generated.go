@@ -1610,7 +1610,7 @@ func (ec *executionContext) _BenefitGrant(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantImplementors)
 	if m := ec._BenefitGrant__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1977,7 +1977,7 @@ func (ec *executionContext) _BenefitGrantDownloadablesProperties(ctx context.Con
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantDownloadablesPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantDownloadablesPropertiesImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2020,7 +2020,7 @@ func (ec *executionContext) _BenefitGrantEmptyProperties(ctx context.Context, se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantEmptyPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantEmptyPropertiesImplementors)
 	if m := ec._BenefitGrantEmptyProperties__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2066,7 +2066,7 @@ func (ec *executionContext) _BenefitGrantError(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantErrorImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantErrorImplementors)
 	if m := ec._BenefitGrantError__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2122,7 +2122,7 @@ func (ec *executionContext) _BenefitGrantLicenseKeysProperties(ctx context.Conte
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantLicenseKeysPropertiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantLicenseKeysPropertiesImplementors)
 	if m := ec._BenefitGrantLicenseKeysProperties__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2173,7 +2173,7 @@ func (ec *executionContext) _BenefitGrantPage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, benefitGrantPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, benefitGrantPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2226,7 +2226,7 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSeatImplementors)
 	if m := ec._CustomerSeat__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2408,7 +2408,7 @@ func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatAssignmentImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSeatAssignmentImplementors)
 	if m := ec._CustomerSeatAssignment__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2459,7 +2459,7 @@ func (ec *executionContext) _CustomerSeatClaim(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatClaimImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSeatClaimImplementors)
 	if m := ec._CustomerSeatClaim__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2510,7 +2510,7 @@ func (ec *executionContext) _CustomerSeatList(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatListImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSeatListImplementors)
 	if m := ec._CustomerSeatList__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2566,7 +2566,7 @@ func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerSeatPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerSeatPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -482,7 +482,7 @@ func (ec *executionContext) _Job(ctx context.Context, sel ast.SelectionSet, obj 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, jobImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, jobImplementors)
 	if m := ec._Job__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -644,7 +644,7 @@ func (ec *executionContext) _JobError(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, jobErrorImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, jobErrorImplementors)
 	if m := ec._JobError__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -700,7 +700,7 @@ func (ec *executionContext) _JobPage(ctx context.Context, sel ast.SelectionSet, 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, jobPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, jobPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -1601,7 +1601,7 @@ func (ec *executionContext) _LicenseCertificate(ctx context.Context, sel ast.Sel
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseCertificateImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseCertificateImplementors)
 	if m := ec._LicenseCertificate__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1667,7 +1667,7 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyImplementors)
 	if m := ec._LicenseKey__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1940,7 +1940,7 @@ func (ec *executionContext) _LicenseKeyActivation(ctx context.Context, sel ast.S
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyActivationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyActivationImplementors)
 	if m := ec._LicenseKeyActivation__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2049,7 +2049,7 @@ func (ec *executionContext) _LicenseKeyPage(ctx context.Context, sel ast.Selecti
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2102,7 +2102,7 @@ func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.S
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseKeyValidationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseKeyValidationImplementors)
 	if m := ec._LicenseKeyValidation__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2211,7 +2211,7 @@ func (ec *executionContext) _LicenseSigningKey(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, licenseSigningKeyImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, licenseSigningKeyImplementors)
 	if m := ec._LicenseSigningKey__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2272,7 +2272,7 @@ func (ec *executionContext) _Problem(ctx context.Context, sel ast.SelectionSet, 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, problemImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, problemImplementors)
 	if m := ec._Problem__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -141,7 +141,7 @@ func (ec *executionContext) _MemberPage(ctx context.Context, sel ast.SelectionSe
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, memberPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, memberPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -1170,7 +1170,7 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterImplementors)
 	if m := ec._Meter__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1337,7 +1337,7 @@ func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterCountAggregationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterCountAggregationImplementors)
 	if m := ec._MeterCountAggregation__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1383,7 +1383,7 @@ func (ec *executionContext) _MeterFilterComparison(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterComparisonImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterFilterComparisonImplementors)
 	if m := ec._MeterFilterComparison__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1439,7 +1439,7 @@ func (ec *executionContext) _MeterFilterGroup(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterFilterGroupImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterFilterGroupImplementors)
 	if m := ec._MeterFilterGroup__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1490,7 +1490,7 @@ func (ec *executionContext) _MeterPage(ctx context.Context, sel ast.SelectionSet
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1543,7 +1543,7 @@ func (ec *executionContext) _MeterPropertyAggregation(ctx context.Context, sel a
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterPropertyAggregationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterPropertyAggregationImplementors)
 	if m := ec._MeterPropertyAggregation__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1594,7 +1594,7 @@ func (ec *executionContext) _MeterQuantities(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantitiesImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterQuantitiesImplementors)
 	if m := ec._MeterQuantities__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1645,7 +1645,7 @@ func (ec *executionContext) _MeterQuantityAt(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterQuantityAtImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterQuantityAtImplementors)
 	if m := ec._MeterQuantityAt__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1696,7 +1696,7 @@ func (ec *executionContext) _MeterUniqueAggregation(ctx context.Context, sel ast
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meterUniqueAggregationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterUniqueAggregationImplementors)
 	if m := ec._MeterUniqueAggregation__plain(ctx, fields, obj); m != nil {
 		return m
 	}

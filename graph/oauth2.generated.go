@@ -178,7 +178,7 @@ func (ec *executionContext) _AuthorizeOAuth2Payload(ctx context.Context, sel ast
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, authorizeOAuth2PayloadImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, authorizeOAuth2PayloadImplementors)
 	if m := ec._AuthorizeOAuth2Payload__plain(ctx, fields, obj); m != nil {
 		return m
 	}

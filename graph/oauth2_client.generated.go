@@ -754,7 +754,7 @@ func (ec *executionContext) _OAuth2Client(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, oAuth2ClientImplementors)
 	if m := ec._OAuth2Client__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1068,7 +1068,7 @@ func (ec *executionContext) _OAuth2ClientPage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, oAuth2ClientPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1121,7 +1121,7 @@ func (ec *executionContext) _OAuth2ClientSecretPayload(ctx context.Context, sel 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, oAuth2ClientSecretPayloadImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, oAuth2ClientSecretPayloadImplementors)
 	if m := ec._OAuth2ClientSecretPayload__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -3536,7 +3536,7 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Co
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedOnceForeverDurationBaseImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountFixedOnceForeverDurationBaseImplementors)
 	if m := ec._DiscountFixedOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3662,7 +3662,7 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountFixedRepeatDurationBaseImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountFixedRepeatDurationBaseImplementors)
 	if m := ec._DiscountFixedRepeatDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3793,7 +3793,7 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx conte
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageOnceForeverDurationBaseImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountPercentageOnceForeverDurationBaseImplementors)
 	if m := ec._DiscountPercentageOnceForeverDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -3909,7 +3909,7 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Co
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, discountPercentageRepeatDurationBaseImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, discountPercentageRepeatDurationBaseImplementors)
 	if m := ec._DiscountPercentageRepeatDurationBase__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4030,7 +4030,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, orderImplementors)
 	if m := ec._Order__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4720,7 +4720,7 @@ func (ec *executionContext) _OrderDocument(ctx context.Context, sel ast.Selectio
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderDocumentImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, orderDocumentImplementors)
 	if m := ec._OrderDocument__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4766,7 +4766,7 @@ func (ec *executionContext) _OrderItem(ctx context.Context, sel ast.SelectionSet
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderItemImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, orderItemImplementors)
 	if m := ec._OrderItem__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4847,7 +4847,7 @@ func (ec *executionContext) _OrderPage(ctx context.Context, sel ast.SelectionSet
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, orderPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, orderPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -662,7 +662,7 @@ func (ec *executionContext) _CustomerPortalCustomerSettings(ctx context.Context,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalCustomerSettingsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerPortalCustomerSettingsImplementors)
 	if m := ec._CustomerPortalCustomerSettings__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -708,7 +708,7 @@ func (ec *executionContext) _CustomerPortalSubscriptionSettings(ctx context.Cont
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalSubscriptionSettingsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerPortalSubscriptionSettingsImplementors)
 	if m := ec._CustomerPortalSubscriptionSettings__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -759,7 +759,7 @@ func (ec *executionContext) _CustomerPortalUsageSettings(ctx context.Context, se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, customerPortalUsageSettingsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, customerPortalUsageSettingsImplementors)
 	if m := ec._CustomerPortalUsageSettings__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -805,7 +805,7 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, organizationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, organizationImplementors)
 	if m := ec._Organization__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -1020,7 +1020,7 @@ func (ec *executionContext) _OrganizationCustomerPortalSettings(ctx context.Cont
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, organizationCustomerPortalSettingsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, organizationCustomerPortalSettingsImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1073,7 +1073,7 @@ func (ec *executionContext) _OrganizationFeatureSettings(ctx context.Context, se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, organizationFeatureSettingsImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, organizationFeatureSettingsImplementors)
 	if m := ec._OrganizationFeatureSettings__plain(ctx, fields, obj); m != nil {
 		return m
 	}

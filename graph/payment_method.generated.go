@@ -542,7 +542,7 @@ func (ec *executionContext) _CardMetadata(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, cardMetadataImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, cardMetadataImplementors)
 	if m := ec._CardMetadata__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -608,7 +608,7 @@ func (ec *executionContext) _PaymentMethod(ctx context.Context, sel ast.Selectio
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, paymentMethodImplementors)
 	if m := ec._PaymentMethod__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -689,7 +689,7 @@ func (ec *executionContext) _PaymentMethodPage(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, paymentMethodPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, paymentMethodPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -1345,7 +1345,7 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, meImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -1773,7 +1773,7 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, memberImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, memberImplementors)
 	if m := ec._Member__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -2039,7 +2039,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productImplementors)
 	if m := ec._Product__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2464,7 +2464,7 @@ func (ec *executionContext) _ProductPage(ctx context.Context, sel ast.SelectionS
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -2517,7 +2517,7 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceImplementors)
 	if m := ec._ProductPrice__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2676,7 +2676,7 @@ func (ec *executionContext) _ProductPriceSeatTier(ctx context.Context, sel ast.S
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTierImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceSeatTierImplementors)
 	if m := ec._ProductPriceSeatTier__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -2732,7 +2732,7 @@ func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatTiersImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceSeatTiersImplementors)
 	if m := ec._ProductPriceSeatTiers__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -10556,7 +10556,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, addressImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, addressImplementors)
 	if m := ec._Address__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -10622,7 +10622,7 @@ func (ec *executionContext) _Address(ctx context.Context, sel ast.SelectionSet, 
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -11165,7 +11165,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, pageInfoImplementors)
 	if m := ec._PageInfo__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -11226,7 +11226,7 @@ func (ec *executionContext) _Pagination(ctx context.Context, sel ast.SelectionSe
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, paginationImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, paginationImplementors)
 	if m := ec._Pagination__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -11272,7 +11272,7 @@ func (ec *executionContext) _Pagination(ctx context.Context, sel ast.SelectionSe
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})

@@ -3973,7 +3973,7 @@ func (ec *executionContext) _AdvanceTestClockPayload(ctx context.Context, sel as
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, advanceTestClockPayloadImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, advanceTestClockPayloadImplementors)
 	if m := ec._AdvanceTestClockPayload__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4024,7 +4024,7 @@ func (ec *executionContext) _AttachedCustomField(ctx context.Context, sel ast.Se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, attachedCustomFieldImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, attachedCustomFieldImplementors)
 	if m := ec._AttachedCustomField__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4080,7 +4080,7 @@ func (ec *executionContext) _PendingSubscriptionUpdate(ctx context.Context, sel 
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, pendingSubscriptionUpdateImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, pendingSubscriptionUpdateImplementors)
 	if m := ec._PendingSubscriptionUpdate__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4151,7 +4151,7 @@ func (ec *executionContext) _ProductPriceCustom(ctx context.Context, sel ast.Sel
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceCustomImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceCustomImplementors)
 	if m := ec._ProductPriceCustom__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4252,7 +4252,7 @@ func (ec *executionContext) _ProductPriceFixed(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceFixedImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceFixedImplementors)
 	if m := ec._ProductPriceFixed__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4343,7 +4343,7 @@ func (ec *executionContext) _ProductPriceFree(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceFreeImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceFreeImplementors)
 	if m := ec._ProductPriceFree__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4429,7 +4429,7 @@ func (ec *executionContext) _ProductPriceMeter(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceMeterImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceMeterImplementors)
 	if m := ec._ProductPriceMeter__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4495,7 +4495,7 @@ func (ec *executionContext) _ProductPriceMeteredUnit(ctx context.Context, sel as
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceMeteredUnitImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceMeteredUnitImplementors)
 	if m := ec._ProductPriceMeteredUnit__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4634,7 +4634,7 @@ func (ec *executionContext) _ProductPriceSeatBased(ctx context.Context, sel ast.
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, productPriceSeatBasedImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, productPriceSeatBasedImplementors)
 	if m := ec._ProductPriceSeatBased__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -4725,7 +4725,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, subscriptionImplementors)
 	if m := ec._Subscription__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -5306,7 +5306,7 @@ func (ec *executionContext) _SubscriptionMeter(ctx context.Context, sel ast.Sele
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionMeterImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, subscriptionMeterImplementors)
 	if m := ec._SubscriptionMeter__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -5387,7 +5387,7 @@ func (ec *executionContext) _SubscriptionPage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, subscriptionPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)
@@ -5440,7 +5440,7 @@ func (ec *executionContext) _TestClock(ctx context.Context, sel ast.SelectionSet
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, testClockImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, testClockImplementors)
 	if m := ec._TestClock__plain(ctx, fields, obj); m != nil {
 		return m
 	}

@@ -580,7 +580,7 @@ func (ec *executionContext) _WebhookEndpoint(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, webhookEndpointImplementors)
 	if m := ec._WebhookEndpoint__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -752,7 +752,7 @@ func (ec *executionContext) _WebhookEndpointPage(ctx context.Context, sel ast.Se
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEndpointPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, webhookEndpointPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

@@ -595,7 +595,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, webhookDeliveryImplementors)
 	if m := ec._WebhookDelivery__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -666,7 +666,7 @@ func (ec *executionContext) _WebhookEvent(ctx context.Context, sel ast.Selection
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, webhookEventImplementors)
 	if m := ec._WebhookEvent__plain(ctx, fields, obj); m != nil {
 		return m
 	}
@@ -805,7 +805,7 @@ func (ec *executionContext) _WebhookEventPage(ctx context.Context, sel ast.Selec
 			return m
 		}
 	}
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookEventPageImplementors)
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, webhookEventPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferredFieldSet := graphql.NewFieldSet(nil)

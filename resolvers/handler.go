@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/graph"
+	"till/internal/gqlexec"
 	"till/internal/graphiql"
 	"till/internal/reqinfo"
 )
@@ -28,6 +29,9 @@ import (
 const (
 	maxDepth       = 12
 	queryCacheSize = 1000
+	// fieldsMemoSize bounds the selection sets whose fields a handler keeps: a few dozen per
+	// cached document.
+	fieldsMemoSize = 20_000
 )
 
 // Schema is Till's executable GraphQL schema with its directives wired.
@@ -45,6 +49,7 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 		DepthLimit{Max: maxDepth},
 		costLimit{r: r},
 		LoadersExtension{DB: r.DB},
+		gqlexec.NewFieldsMemo(fieldsMemoSize),
 	}
 }
 
@@ -116,6 +121,7 @@ func (r *Resolver) Executor() *Executor {
 	e := executor.New(r.Schema())
 	e.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	e.Use(LoadersExtension{DB: r.DB})
+	e.Use(gqlexec.NewFieldsMemo(fieldsMemoSize))
 	e.SetErrorPresenter(ErrorPresenter(r.Logger))
 	e.SetRecoverFunc(Recover(r.Logger))
 	return &Executor{exec: e}

@@ -1,7 +1,8 @@
 // Command rewrite adjusts gqlgen's generated executor in the given directory's
 // *.generated.go files: it replaces every call of graphql.MarshalSliceConcurrently with
-// gqlexec.MarshalSlice (importing the package), and gives object types a writer for
-// selections of plain fields (plain.go). `go generate` runs it after gqlgen, so the
+// gqlexec.MarshalSlice and every call of graphql.CollectFields with gqlexec.CollectFields
+// (importing the package), and gives object types a writer for selections of plain fields
+// (plain.go). `go generate` runs it after gqlgen, so the
 // generated code stays reproducible byte for byte.
 //
 //	go run ./internal/gqlexec/rewrite graph
@@ -19,6 +20,10 @@ const (
 	from       = "graphql.MarshalSliceConcurrently("
 	to         = "gqlexec.MarshalSlice("
 	importPath = `"till/internal/gqlexec"`
+	// Every call of CollectFields in the generated executor is in an object's executor,
+	// where ctx is the field's context.
+	fromCollect = "graphql.CollectFields(ec.OperationContext, "
+	toCollect   = "gqlexec.CollectFields(ctx, ec.OperationContext, "
 )
 
 func main() {
@@ -77,10 +82,11 @@ func rewrite(src []byte) ([]byte, error) {
 // rewriteFile is rewrite that also returns the file's objects with plain fields.
 func rewriteFile(src []byte) ([]byte, []plainObject, error) {
 	out, objects, err := addPlainWriters(src)
-	if err != nil || !bytes.Contains(out, []byte(from)) {
+	if err != nil || !bytes.Contains(out, []byte(from)) && !bytes.Contains(out, []byte(fromCollect)) {
 		return out, objects, err
 	}
 	out = bytes.ReplaceAll(out, []byte(from), []byte(to))
+	out = bytes.ReplaceAll(out, []byte(fromCollect), []byte(toCollect))
 	out, err = addImport(out, importPath)
 	return out, objects, err
 }

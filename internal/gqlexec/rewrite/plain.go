@@ -218,7 +218,8 @@ func objectFunc(fset *token.FileSet, f *ast.FuncDecl, typeName string, src []byt
 	}
 	first, ok := f.Body.List[0].(*ast.AssignStmt)
 	if !ok || len(first.Lhs) != 1 || exprString(fset, first.Lhs[0]) != "fields" ||
-		!strings.HasPrefix(exprString(fset, first.Rhs[0]), "graphql.CollectFields(") {
+		!strings.HasPrefix(exprString(fset, first.Rhs[0]), "graphql.CollectFields(") &&
+			!strings.HasPrefix(exprString(fset, first.Rhs[0]), "gqlexec.CollectFields(") {
 		return plainObject{}, false
 	}
 	_, pointer := params[2].Type.(*ast.StarExpr)

@@ -214,7 +214,7 @@ func TestPlainWriters(t *testing.T) {
 	if strings.Index(got, "ec._Thing__plain(ctx, fields, obj)") > strings.Index(got, "out := graphql.NewFieldSet(fields)") {
 		t.Error("the executor collects into a field set before trying the plain writer")
 	}
-	if strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := graphql.CollectFields(") {
+	if strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := gqlexec.CollectFields(ctx, ") {
 		t.Error("the executor collects the fields before looking for the record's JSON")
 	}
 	_, objects, err := rewriteFile([]byte(generatedObject))
@@ -275,7 +275,7 @@ func TestObjectsWithoutPlainFieldsGetTheHookAlone(t *testing.T) {
 	}
 	got := string(out)
 	if !strings.Contains(got, "if m := gqlexec.RenderedOf(obj); m != nil {") ||
-		strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := graphql.CollectFields(") {
+		strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := gqlexec.CollectFields(ctx, ") {
 		t.Errorf("the executor does not look for the record's JSON first:\n%s", got)
 	}
 	for _, refused := range []string{"__plain", `"io"`} {
