@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx/reflectx"
 	"github.com/lib/pq"
+
+	"till/internal/rawjson"
 )
 
 // A read of parent records can carry related records as JSON columns named prefetch_<name>,
@@ -62,7 +64,7 @@ func decodeRecord[T any](raw []byte, loc *time.Location) (*T, error) {
 // but not nil when there are none.
 func decodeRecords[T any](raw []byte, loc *time.Location) ([]*T, error) {
 	out := []*T{}
-	err := eachElement(raw, func(item []byte) error {
+	err := rawjson.Elements(raw, func(item []byte) error {
 		v := new(T)
 		out = append(out, v)
 		return decodeStruct(reflect.ValueOf(v).Elem(), item, loc)
@@ -111,7 +113,7 @@ var recordColumns sync.Map
 // A key with no field is an error, as in sqlx.
 func decodeStruct(v reflect.Value, raw []byte, loc *time.Location) error {
 	cols := columnsOf(v.Type())
-	return eachField(raw, func(name, val []byte) error {
+	return rawjson.Fields(raw, func(name, val []byte) error {
 		c, ok := cols[string(name)]
 		if !ok {
 			return fmt.Errorf("storage: prefetched %s: missing destination name %s", v.Type(), name)
@@ -158,7 +160,7 @@ func driverValue(raw []byte, base reflect.Type, loc *time.Location) (any, error)
 	case 't', 'f':
 		return raw[0] == 't', nil
 	case '"':
-		s, err := unquote(raw)
+		s, err := rawjson.Unquote(raw)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,11 @@
-package storage
+// Package rawjson finds the members and elements of JSON that Till's own code wrote
+// (PostgreSQL's to_json, the GraphQL executor's output) without validating it:
+// encoding/json validates its whole input at every call, which made decoding a carried
+// record cost as much as the statement it saves, and made /v1 pay for its response twice.
+// The functions only find where keys and values start and end, never read past the input,
+// and report ErrMalformed for input such writers do not produce; each value is left to the
+// caller's own decoding.
+package rawjson
 
 import (
 	"bytes"
@@ -6,20 +13,14 @@ import (
 	"errors"
 )
 
-// The carried records are JSON that PostgreSQL wrote (to_json, json_agg), so decoding them
-// needs no validation beyond not reading past the input: these helpers only find where keys
-// and values start and end, and leave each value to the column's own decoding. encoding/json
-// validates its whole input at every call, which made decoding a record cost as much as the
-// statement it saves.
+// ErrMalformed is JSON that the writers this package reads would not have written.
+var ErrMalformed = errors.New("rawjson: malformed JSON")
 
-// errMalformed is JSON that PostgreSQL would not have written.
-var errMalformed = errors.New("storage: malformed prefetched JSON")
-
-// eachField calls f with the key and the raw value of each member of the JSON object raw.
-func eachField(raw []byte, f func(key, val []byte) error) error {
+// Fields calls f with the key and the raw value of each member of the JSON object raw.
+func Fields(raw []byte, f func(key, val []byte) error) error {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return errMalformed
+		return ErrMalformed
 	}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
@@ -27,19 +28,19 @@ func eachField(raw []byte, f func(key, val []byte) error) error {
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
-			return errMalformed
+			return ErrMalformed
 		}
 		end, err := stringEnd(raw, i)
 		if err != nil {
 			return err
 		}
-		key, err := unquote(raw[i:end])
+		key, err := Unquote(raw[i:end])
 		if err != nil {
 			return err
 		}
 		i = skipSpace(raw, end)
 		if i >= len(raw) || raw[i] != ':' {
-			return errMalformed
+			return ErrMalformed
 		}
 		i = skipSpace(raw, i+1)
 		if end, err = valueEnd(raw, i); err != nil {
@@ -54,11 +55,11 @@ func eachField(raw []byte, f func(key, val []byte) error) error {
 	}
 }
 
-// eachElement calls f with each raw element of the JSON array raw.
-func eachElement(raw []byte, f func(val []byte) error) error {
+// Elements calls f with each raw element of the JSON array raw.
+func Elements(raw []byte, f func(val []byte) error) error {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
-		return errMalformed
+		return ErrMalformed
 	}
 	i = skipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
@@ -88,7 +89,7 @@ func nextMember(raw []byte, i int, closing byte) (int, error) {
 	case i < len(raw) && raw[i] == closing:
 		return -1, nil
 	}
-	return -1, errMalformed
+	return -1, ErrMalformed
 }
 
 // skipSpace is the index of the first byte from i that is not JSON whitespace.
@@ -109,14 +110,14 @@ func stringEnd(raw []byte, i int) (int, error) {
 			return j + 1, nil
 		}
 	}
-	return 0, errMalformed
+	return 0, ErrMalformed
 }
 
 // valueEnd is the index after the value that starts at i: a string, an object or array
 // (strings inside skipped whole), or a literal (number, true, false, null).
 func valueEnd(raw []byte, i int) (int, error) {
 	if i >= len(raw) {
-		return 0, errMalformed
+		return 0, ErrMalformed
 	}
 	switch raw[i] {
 	case '"':
@@ -139,23 +140,23 @@ func valueEnd(raw []byte, i int) (int, error) {
 				}
 			}
 		}
-		return 0, errMalformed
+		return 0, ErrMalformed
 	}
 	j := i
 	for j < len(raw) && bytes.IndexByte([]byte(",}] \t\n\r"), raw[j]) < 0 {
 		j++
 	}
 	if j == i {
-		return 0, errMalformed
+		return 0, ErrMalformed
 	}
 	return j, nil
 }
 
-// unquote is the text of a JSON string (quotes included in raw): the bytes between the
+// Unquote is the text of a JSON string (quotes included in raw): the bytes between the
 // quotes when nothing is escaped, as column names and most values are, else decoded.
-func unquote(raw []byte) ([]byte, error) {
+func Unquote(raw []byte) ([]byte, error) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, errMalformed
+		return nil, ErrMalformed
 	}
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return raw[1 : len(raw)-1], nil
@@ -165,4 +166,19 @@ func unquote(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return []byte(s), nil
+}
+
+// Member is the raw value of the member name of the JSON object raw; found is false when
+// the object has no such member.
+func Member(raw []byte, name string) (value []byte, found bool, err error) {
+	err = Fields(raw, func(key, val []byte) error {
+		if !found && string(key) == name {
+			value, found = val, true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return value, found, nil
 }
