@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -59,17 +60,23 @@ type EventRenderer interface {
 // the processor busy; queuing for webhooks stays in event order.
 const renderParallelism = 4
 
+// renderLease is how long a renderer holds the events it claimed: far longer than a batch
+// takes to render, and the longest a dead process can delay them.
+const renderLease = 30 * time.Second
+
 // RenderEvents renders up to limit events still missing their payload, oldest first. The
-// serve loop calls it continuously; it is safe to run in several processes (a payload is
-// stored once). Events render concurrently but are published (stored and queued for
-// webhooks) one at a time in their order, each as soon as it and those before it are
-// rendered. An event that fails is retried a few times, then left with its error, so one
-// unreadable object never holds up the others. It returns how many it rendered.
+// serve and worker loops call it continuously, in any number of processes: each claims the
+// events it renders, so the work is divided, not repeated. Events render concurrently but
+// are published (stored and queued for webhooks) one at a time in their order, each as soon
+// as it and those before it are rendered; an event published before an older one of the
+// same object waits for it at delivery (storage.ClaimWebhookHeads). An event that fails is
+// released and retried a few times, then left with its error, so one unreadable object
+// never holds up the others. It returns how many it rendered.
 func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	if r.RenderEvent == nil {
 		return 0, nil
 	}
-	events, err := storage.UnrenderedDomainEvents(ctx, r.DB, r.RenderEvent.Families(), limit)
+	events, err := storage.ClaimUnrenderedDomainEvents(ctx, r.DB, r.RenderEvent.Families(), limit, renderLease)
 	if err != nil {
 		return 0, err
 	}
@@ -99,7 +106,10 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 		<-out[i].done
 		err := out[i].err
 		if err == nil {
-			err = r.publishEvent(ctx, targets, e, out[i].payload)
+			if err = r.publishEvent(ctx, targets, e, out[i].payload); err != nil {
+				err = errors.Join(fmt.Errorf("publishing event %s (%s): %w", e.ID, e.Type, err),
+					storage.ReleaseDomainEvent(context.WithoutCancel(ctx), r.DB, e.ID))
+			}
 		} else {
 			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
 				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))

@@ -1,7 +1,10 @@
 package storage
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,14 +37,33 @@ func InsertDomainEvent(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, 
 // with its error for an operator to look at.
 const maxRenderAttempts = 5
 
-// UnrenderedDomainEvents lists events of the given families (the part of the type before
-// the dot) whose payload is still missing, oldest first.
-func UnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, families []string, limit int) ([]*DomainEvent, error) {
+// ClaimUnrenderedDomainEvents claims up to limit events of the given families (the part of
+// the type before the dot) whose payload is still missing and that no other renderer holds,
+// oldest first, for lease: processes rendering at once divide the events between them. A
+// claim ends when the event is published or its rendering fails (FailDomainEventRender,
+// ReleaseDomainEvent), or when the lease lapses because its renderer died.
+func ClaimUnrenderedDomainEvents(ctx context.Context, q sqlx.ExtContext, families []string, limit int, lease time.Duration) ([]*DomainEvent, error) {
 	var rows []*DomainEvent
-	err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+domainEventColumns+` FROM domain_events
-		WHERE payload IS NULL AND render_attempts < $3 AND split_part(type, '.', 1) = ANY($1)
-		ORDER BY created_at LIMIT $2`, pq.Array(families), limit, maxRenderAttempts)
+	err := sqlx.SelectContext(ctx, q, &rows, `WITH claimable AS (
+			SELECT id FROM domain_events
+			WHERE payload IS NULL AND render_attempts < $3 AND split_part(type, '.', 1) = ANY($1)
+				AND (render_claimed_until IS NULL OR render_claimed_until < now())
+			ORDER BY created_at LIMIT $2
+			FOR UPDATE SKIP LOCKED)
+		UPDATE domain_events d SET render_claimed_until = now() + make_interval(secs => $4)
+		FROM claimable c WHERE d.id = c.id
+		RETURNING `+prefixed("d", domainEventColumns), pq.Array(families), limit, maxRenderAttempts, lease.Seconds())
+	slices.SortFunc(rows, func(a, b *DomainEvent) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), bytes.Compare(a.ID[:], b.ID[:]))
+	})
 	return rows, mapErr(err)
+}
+
+// ReleaseDomainEvent ends a claim without rendering, for another attempt by any renderer.
+func ReleaseDomainEvent(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) error {
+	_, err := q.ExecContext(ctx, `UPDATE domain_events SET render_claimed_until = NULL
+		WHERE id = $1 AND payload IS NULL`, id)
+	return mapErr(err)
 }
 
 // SetDomainEventPayload stores a rendered payload once; a second renderer changes nothing.
@@ -51,9 +73,11 @@ func SetDomainEventPayload(ctx context.Context, q sqlx.ExtContext, id uuid.UUID,
 	return mapErr(err)
 }
 
-// FailDomainEventRender counts a failed rendering attempt and keeps its error.
+// FailDomainEventRender counts a failed rendering attempt, keeps its error and ends the
+// claim, so that the next attempt may be any renderer's.
 func FailDomainEventRender(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, reason string) error {
-	_, err := q.ExecContext(ctx, `UPDATE domain_events SET render_attempts = render_attempts + 1, render_error = $2
+	_, err := q.ExecContext(ctx, `UPDATE domain_events SET render_attempts = render_attempts + 1, render_error = $2,
+			render_claimed_until = NULL
 		WHERE id = $1 AND payload IS NULL`, id, reason)
 	return mapErr(err)
 }

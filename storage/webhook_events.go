@@ -1,7 +1,11 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -58,14 +62,15 @@ func WebhookTargets(ctx context.Context, q sqlx.QueryerContext, orgID uuid.UUID,
 // each endpoint receives events in the order they happened. Queuing the same domain event
 // again for an endpoint is a no-op. It returns how many were queued.
 func PublishDomainEvent(ctx context.Context, q sqlx.ExtContext, e *DomainEvent, payload string, bodies map[uuid.UUID]string) (int, error) {
-	endpoints := make([]uuid.UUID, 0, len(bodies))
+	// Rows are inserted in the endpoints' order, so that two publishers of one event (a
+	// renderer whose claim lapsed, say) wait for each other instead of deadlocking.
+	endpoints := slices.SortedFunc(maps.Keys(bodies), func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	texts := make([]string, 0, len(bodies))
-	for id, body := range bodies {
-		endpoints = append(endpoints, id)
-		texts = append(texts, body)
+	for _, id := range endpoints {
+		texts = append(texts, bodies[id])
 	}
 	res, err := q.ExecContext(ctx, `WITH rendered AS (
-			UPDATE domain_events SET payload = $7, rendered_at = now(), render_error = NULL
+			UPDATE domain_events SET payload = $7, rendered_at = now(), render_error = NULL, render_claimed_until = NULL
 			WHERE id = $4 AND payload IS NULL)
 		INSERT INTO webhook_events (organization_id, webhook_endpoint_id, type, payload, created_at, domain_event_id)
 		SELECT $1, t.endpoint, $2, t.body, $3, $4
@@ -102,16 +107,26 @@ const pendingHeads = `WITH RECURSIVE pending(endpoint) AS (
 		SELECT h.* FROM pending p
 		JOIN webhook_endpoints w ON w.id = p.endpoint AND w.enabled
 		CROSS JOIN LATERAL (
-			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
+			SELECT e.id, e.next_attempt_at, e.claimed_until, e.domain_event_id FROM webhook_events e
 			WHERE e.webhook_endpoint_id = p.endpoint AND e.succeeded IS NULL AND NOT e.skipped
 			ORDER BY e.created_at, e.id LIMIT 1) h)`
 
 // claimHeadsSQL claims the pending heads that are due and not leased. The UPDATE re-checks
 // the lease under the row lock, so two dispatchers never claim one event.
+//
+// A head also waits while an older domain event of the same object is still unrendered (and
+// not given up on): renderers publish in parallel, across processes and after failures, so
+// an object's later event can be queued first, and delivering it then would reverse the
+// object's history for the endpoint. The older event, once published, is queued ahead of it.
 var claimHeadsSQL = pendingHeads + `,
 	heads AS MATERIALIZED (
 		SELECT h.id FROM pending_heads h
 		WHERE h.next_attempt_at <= now() AND (h.claimed_until IS NULL OR h.claimed_until < now())
+			AND NOT EXISTS (
+				SELECT FROM domain_events de JOIN domain_events older ON older.object_id = de.object_id
+				WHERE de.id = h.domain_event_id AND older.payload IS NULL
+					AND older.render_attempts < ` + strconv.Itoa(maxRenderAttempts) + `
+					AND (older.created_at, older.id) < (de.created_at, de.id))
 		LIMIT $1),
 	claimed AS (
 		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $2), attempts = e.attempts + 1, modified_at = now()
@@ -205,7 +220,7 @@ const recordAttemptsSQL = `WITH input AS (
 		SELECT ev.id AS prev, n.id, w.url, w.secret, ev.lease FROM ev
 		JOIN webhook_endpoints w ON w.id = ev.webhook_endpoint_id AND w.enabled
 		CROSS JOIN LATERAL (
-			SELECT e.id, e.next_attempt_at, e.claimed_until FROM webhook_events e
+			SELECT e.id, e.next_attempt_at, e.claimed_until, e.domain_event_id FROM webhook_events e
 			WHERE e.webhook_endpoint_id = ev.webhook_endpoint_id AND e.succeeded IS NULL AND NOT e.skipped
 				AND e.id <> ev.id
 			ORDER BY e.created_at, e.id LIMIT 1) n
