@@ -103,16 +103,21 @@ func (r *Resolver) ExpireCheckouts(ctx context.Context, now time.Time) (int, err
 	}
 }
 
-// staleConfirmGrace is how long a checkout may stay confirmed before it counts as left by a
-// crash between the two steps of confirm (the second holds the row lock while it runs).
-const staleConfirmGrace = 2 * time.Minute
+// confirmLease is how long a confirmed checkout belongs to the confirm that set it before a
+// sweep may reopen it. The purchase step holds the checkout's row lock for as long as it
+// runs, however long the processor takes, and the sweep skips locked rows; so the lease
+// only covers the moment between confirm's two transactions, and a buyer whose server died
+// mid-purchase can pay again within seconds rather than after a fixed grace. A purchase
+// step that starts after a sweep reopened its checkout finds it open and refuses, and the
+// charge's idempotency key (the checkout id) keeps a retried charge from being taken twice.
+const confirmLease = 10 * time.Second
 
 // ReopenStaleCheckouts reopens checkouts a crash left confirmed, recording checkout.updated
 // for each, so their buyers can confirm again. The serve loop calls it with ExpireCheckouts.
 func (r *Resolver) ReopenStaleCheckouts(ctx context.Context, now time.Time) (int, error) {
 	var n int
 	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		rows, err := storage.ReopenStaleCheckouts(ctx, tx, now.Add(-staleConfirmGrace), expireBatch)
+		rows, err := storage.ReopenStaleCheckouts(ctx, tx, now.Add(-confirmLease), expireBatch)
 		if err != nil {
 			return err
 		}

@@ -322,4 +322,27 @@ func TestCheckoutUpdates(t *testing.T) {
 			t.Errorf("a checkout confirmed a moment ago was touched: %s", got.Status)
 		}
 	})
+
+	t.Run("a purchase still running past the lease keeps its checkout", func(t *testing.T) {
+		c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{a.ID}, "customerEmail": "slowpay@example.com"})
+		s.Exec(t, `UPDATE checkouts SET status = 'confirmed', modified_at = now() - interval '1 minute' WHERE id = $1`, c.ID)
+		tx, err := s.DB.BeginTxx(t.Context(), nil) // the purchase step, waiting on the processor
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(`SELECT id FROM checkouts WHERE id = $1 FOR UPDATE`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Resolver.ReopenStaleCheckouts(t.Context(), time.Now())
+		_ = tx.Rollback() // the step dies without committing
+		if err != nil || n != 0 {
+			t.Fatalf("while the purchase held its checkout: reopened %d, %v; want 0", n, err)
+		}
+		if n, err := s.Resolver.ReopenStaleCheckouts(t.Context(), time.Now()); err != nil || n != 1 {
+			t.Fatalf("once it died: reopened %d, %v; want 1", n, err)
+		}
+		if got := ckGet(t, s, org.Token, c.ID); got.Status != "open" {
+			t.Errorf("status = %s, want open", got.Status)
+		}
+	})
 }

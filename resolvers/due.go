@@ -19,5 +19,5 @@ func (r *Resolver) NextRenewalAt(ctx context.Context) (at time.Time, ok bool, er
 // Nothing a request does brings that time closer than a minute (checkouts live an hour, a
 // confirmed one turns stale after minutes), so the loop needs no notification.
 func (r *Resolver) NextCheckoutChangeAt(ctx context.Context) (at time.Time, ok bool, err error) {
-	return storage.NextCheckoutChangeAt(ctx, r.DB, staleConfirmGrace)
+	return storage.NextCheckoutChangeAt(ctx, r.DB, confirmLease)
 }

@@ -186,8 +186,8 @@ func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID
 
 // ReopenStaleCheckouts turns checkouts left `confirmed` since before `before` back to open.
 // Confirming commits `confirmed` and then completes the purchase in a second transaction
-// that holds the row lock; a checkout still confirmed and unlocked after a grace period is
-// one whose second step never committed (a crash), so nothing was bought and it may be
+// that holds the row lock; a checkout still confirmed and unlocked once its lease is over
+// is one whose second step never committed (a crash), so nothing was bought and it may be
 // confirmed again (the charge's idempotency key is the checkout id, so a charge that did go
 // through is replayed, not repeated).
 func ReopenStaleCheckouts(ctx context.Context, q sqlx.ExtContext, before time.Time, limit int) ([]ExpiredCheckout, error) {
