@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
+	"till/internal/auth"
 	"till/storage"
 )
 
@@ -77,6 +78,7 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
 	c, err := storage.DeleteCustomer(ctx, r.DB, organizations(ctx), id)
 	r.Customers.Forget(id)
+	auth.SessionsChanged(ctx)
 	return c, notFoundOr(err, "")
 }
 

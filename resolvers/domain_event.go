@@ -12,15 +12,21 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
+	"till/internal/auth"
 	"till/storage"
 )
 
 // emit records a domain event in the caller's transaction, so the event exists exactly when
 // the change does. Its payload is rendered after commit (RenderEvents). A customer.* event
-// also drops the customer from r.Customers.
+// also drops the customer from r.Customers, and a customer.* or member.* event has the
+// request's session cache forget its sessions once the request is done (a session carries
+// its customer and its member's role).
 func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID, typ string, objectID uuid.UUID) error {
 	if strings.HasPrefix(typ, "customer.") { // every change to a customer is announced
 		r.Customers.Forget(objectID)
+	}
+	if strings.HasPrefix(typ, "customer.") || strings.HasPrefix(typ, "member.") {
+		auth.SessionsChanged(ctx)
 	}
 	_, err := storage.InsertDomainEvent(ctx, tx, orgID, typ, objectID)
 	return err

@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,5 +156,76 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("%s did not show within 5s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// silentFeed listens and never notifies, so that only a request's own report of its change
+// can empty the cache.
+type silentFeed struct{}
+
+func (silentFeed) Listening() bool { return true }
+
+// TestAChangeShowsInTheNextRequestWithoutWaitingForItsNotification changes a customer through
+// /v1 and reads the portal through the same server at once: the answer already shows the
+// change, though no notification ever reaches the cache.
+func TestAChangeShowsInTheNextRequestWithoutWaitingForItsNotification(t *testing.T) {
+	app := newTestApp(t, map[string]string{}, &syncBuffer{})
+	ctx := t.Context()
+	db := app.db.DB
+	cache := auth.NewCache(app.resolver, time.Hour, time.Now, silentFeed{})
+	h, _, err := newHTTPHandler(app.cfg, app.resolver, auth.Middleware(cache, app.secret), app.db, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := storage.CreateOrganization(ctx, db, "Mine", "mine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := auth.ParseScopes("all")
+	orgToken, _, err := createToken(ctx, db, app.secret, org.ID, set, "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	email := "mine@example.com"
+	c, err := storage.CreateCustomer(ctx, db, org.ID, storage.CustomerWrite{Email: &email})
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := auth.Generate(auth.PrefixCustomerSession)
+	if _, err := storage.CreateCustomerSession(ctx, db, org.ID, c.ID, auth.Hash(app.secret, session), time.Now().Add(time.Hour), nil); err != nil {
+		t.Fatal(err)
+	}
+	do := func(method, path, token, body string) (int, string) {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.String()
+	}
+	portal := func() (int, string) {
+		// organization { id } keeps the executor on the customer the session's lookup read
+		return do(http.MethodPost, "/graphql", session, `{"query":"{ me { customer { name organization { id } } } }"}`)
+	}
+	for range 2 {
+		if code, body := portal(); code != http.StatusOK || !strings.Contains(body, `"name":null`) {
+			t.Fatalf("portal before: %d %s", code, body)
+		}
+	}
+	mutate := func(query string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"id": c.ID}})
+		if code, out := do(http.MethodPost, "/graphql", orgToken, string(body)); code != http.StatusOK || strings.Contains(out, `"errors"`) {
+			t.Fatalf("%s: %d %s", query, code, out)
+		}
+	}
+	mutate(`mutation($id: UUID!) { updateCustomer(input: {id: $id, name: "Renamed"}) { id } }`)
+	if code, body := portal(); code != http.StatusOK || !strings.Contains(body, `"name":"Renamed"`) {
+		t.Errorf("portal right after the rename: %d %s", code, body)
+	}
+	mutate(`mutation($id: UUID!) { deleteCustomer(id: $id) { id } }`)
+	if code, body := portal(); !strings.Contains(body, "UNAUTHENTICATED") {
+		t.Errorf("portal right after the deletion: %d %s", code, body)
 	}
 }

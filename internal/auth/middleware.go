@@ -46,7 +46,9 @@ type TokenRefuser interface {
 // 401 invalid_token on every route, including public ones, because upstream
 // does so. Resolver failures other than [ErrInvalidToken] give a bare 500 and
 // are logged through the default slog logger. A next handler that is a
-// [TokenRefuser] writes both answers itself.
+// [TokenRefuser] writes both answers itself. With a resolver that keeps
+// sessions (a [Cache]), a request that calls [SessionsChanged] empties them
+// when it is done.
 //
 // It panics if resolve is nil or secret is empty: both are wiring mistakes
 // that would otherwise authenticate nobody or hash with a guessable key.
@@ -69,7 +71,7 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 		if tr, ok := next.(TokenRefuser); ok {
 			refuse = tr.RefuseToken
 		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return forgettingSessions(resolve, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token, ok := BearerToken(r.Header.Get("Authorization"))
 			if !ok {
 				next.ServeHTTP(w, r)
@@ -108,7 +110,7 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 				p.Scopes = NewScopeSet(ScopeCustomerPortalWrite)
 			}
 			next.ServeHTTP(w, r.WithContext(WithPrincipal(ctx, p)))
-		})
+		}))
 	}
 }
 
