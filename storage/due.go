@@ -23,6 +23,9 @@ const (
 	// SessionsChannel: something a customer or member session lookup answers may have
 	// changed (migrations/00024), so serving processes forget the sessions they hold.
 	SessionsChannel = "till_sessions"
+	// CredentialsChannel: what an organization or personal token's lookup answers may have
+	// changed (migrations/00026), so serving processes forget the tokens they hold.
+	CredentialsChannel = "till_credentials"
 )
 
 // The functions below tell a loop that found nothing to do how long it may sleep: until the

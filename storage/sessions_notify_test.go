@@ -14,8 +14,8 @@ import (
 
 // TestChangesToSessionsNotifyTheSessionCaches runs each change, then a marker: whatever the
 // listener receives before the marker is what the change notified. Every change that could
-// alter a session lookup's answer must notify; the hot writes that cannot must not, or every
-// order would empty every process's sessions.
+// alter a session's or a token's lookup must notify its channel; the hot writes that cannot
+// must not, or every order would empty every process's caches.
 func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 	dsn := storagetest.DSN(t)
 	db, err := storage.Open(dsn)
@@ -26,7 +26,7 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 	l := pq.NewListener(dsn, time.Second, time.Second, nil)
 	defer l.Close()
 	const marker = "till_test_marker"
-	for _, c := range []string{marker, storage.SessionsChannel} {
+	for _, c := range []string{marker, storage.SessionsChannel, storage.CredentialsChannel} {
 		if err := l.Listen(c); err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 		}
 	}
 	in := time.Now().Add(time.Hour)
-	sessions := []string{storage.SessionsChannel}
+	sessions, credentials := []string{storage.SessionsChannel}, []string{storage.CredentialsChannel}
 	tests := []struct {
 		name   string
 		change func(t *testing.T)
@@ -83,7 +83,12 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 		}, sessions},
 		{"a statement changing no row still notifies", exec(`UPDATE members SET role = 'owner' WHERE false`), sessions},
 		{"an order number drawn notifies nobody", exec(`UPDATE organizations SET invoice_next_number = invoice_next_number + 1 WHERE id = $1`, org.ID), nil},
-		{"an organization deleted", exec(`UPDATE organizations SET deleted_at = now() WHERE id = $1`, org.ID), sessions},
+		{"an organization token revoked", exec(`UPDATE organization_access_tokens SET deleted_at = now() WHERE organization_id = $1`, org.ID), credentials},
+		{"a personal token deleted", exec(`DELETE FROM personal_access_tokens WHERE false`), credentials},
+		{"a user joins an organization", exec(`INSERT INTO user_organizations (user_id, organization_id)
+			SELECT id, $1 FROM users WHERE false`, org.ID), credentials},
+		{"an organization deleted", exec(`UPDATE organizations SET deleted_at = now() WHERE id = $1`, org.ID),
+			[]string{storage.SessionsChannel, storage.CredentialsChannel}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

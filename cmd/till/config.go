@@ -32,10 +32,10 @@ type config struct {
 	// PostgreSQL, where a statement prepared on one server connection is unknown on the next.
 	StatementCache int `env:"TILL_DB_STATEMENT_CACHE" envDefault:"256"`
 
-	// TokenCacheTTL is how long an organization or personal token's principal is reused
-	// without a lookup; a revoked token works at most this long in a process that saw it.
-	// Customer and member sessions are kept as long, but forgotten as soon as a change to
-	// them is announced (see credentialCache).
+	// TokenCacheTTL is how long a resolved credential is reused without a lookup. Tokens
+	// and sessions are forgotten as soon as a change to them is announced (see
+	// credentialCache); should announcements stop, a revoked token works at most this long
+	// in a process that saw it, and sessions are not kept.
 	TokenCacheTTL time.Duration `env:"TILL_TOKEN_CACHE_TTL" envDefault:"5s"`
 	// CustomerCacheTTL is how long license validations reuse a key's customer without a
 	// read; another Till process's change to the customer shows within it (this process's

@@ -102,10 +102,13 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 
 // credentialCache keeps resolved credentials for cfg.TokenCacheTTL. Sessions are kept only
 // while listener (not yet running: startWork runs it) hears the notifications that announce
-// their changes, and are all forgotten on each one and when it stops hearing them.
+// their changes, and are all forgotten on each one and when it stops hearing them. Tokens
+// are kept for the ttl in any case, and forgotten early on each notification of a revoked
+// token or a deleted organization.
 func credentialCache(cfg config, r auth.Resolver, listener *wake.Listener) *auth.Cache {
 	c := auth.NewCache(r, cfg.TokenCacheTTL, time.Now, listener)
 	listener.On(storage.SessionsChannel, c.ForgetSessions)
+	listener.On(storage.CredentialsChannel, c.ForgetTokens)
 	listener.OnLoss(c.ForgetSessions)
 	return c
 }

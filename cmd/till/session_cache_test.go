@@ -131,6 +131,27 @@ func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
 			waitFor(t, "the change", func() bool { return tt.shows(resolve(tt.kind, tt.hash)) })
 		})
 	}
+	t.Run("an organization token revoked", func(t *testing.T) {
+		if _, err := storage.CreateOrganizationToken(ctx, db, org.ID, "oat-1", "customers:read", "test", nil); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := resolve(auth.TokenOrganization, "oat-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := store.calls.Load()
+		if _, err := resolve(auth.TokenOrganization, "oat-1"); err != nil || store.calls.Load() != before {
+			t.Fatalf("the token was not cached (%v)", err)
+		}
+		if _, err := db.Exec(`UPDATE organization_access_tokens SET deleted_at = now() WHERE token = 'oat-1'`); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the revocation", func() bool {
+			_, err := resolve(auth.TokenOrganization, "oat-1")
+			return errors.Is(err, auth.ErrInvalidToken)
+		})
+	})
 	t.Run("without the listener nothing is kept", func(t *testing.T) {
 		if _, err := storage.CreateCustomerSession(ctx, db, org.ID, m.CustomerID, "cst-4", in, nil); err != nil {
 			t.Fatal(err)

@@ -25,18 +25,21 @@ type Feed interface {
 //
 //   - Organization and personal tokens, the credentials of server-to-server traffic such as
 //     license validation, are kept for ttl: a revoked token keeps working for at most ttl
-//     in a process that saw it recently.
+//     in a process that saw it recently, and only a moment when the owner calls
+//     ForgetTokens on the notifications of such changes.
 //   - Customer and member sessions carry what the portal shows at once (the customer, a
 //     member's role), so they are kept only with a Feed whose notifications announce every
 //     change to them; the cache then forgets them within the notification's latency (well
 //     under a millisecond on one machine) and never keeps one read while the feed was down.
 //     Without a feed they are not cached.
 type Cache struct {
-	next       Resolver
-	now        func() time.Time
-	ttl        time.Duration
-	principals *ttlcache.Cache[string, Principal] // nil when ttl is 0
-	feed       Feed
+	next Resolver
+	now  func() time.Time
+	ttl  time.Duration
+	feed Feed
+
+	// tokens is replaced whole by ForgetTokens; nil inside when ttl is 0.
+	tokens atomic.Pointer[ttlcache.Cache[string, Principal]]
 
 	// sessions is replaced whole by ForgetSessions; mu orders that against a lookup storing
 	// its answer, and generation tells a lookup that a flush happened while it read.
@@ -50,10 +53,20 @@ type Cache struct {
 func NewCache(resolve Resolver, ttl time.Duration, now func() time.Time, feed Feed) *Cache {
 	c := &Cache{next: resolve, now: now, ttl: ttl, feed: feed}
 	if ttl > 0 {
-		c.principals = ttlcache.New[string, Principal](ttl, cacheLimit, now)
+		c.tokens.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
 		c.sessions.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
 	}
 	return c
+}
+
+// ForgetTokens drops every organization and personal token the cache holds; notifications
+// of revoked tokens and deleted organizations call it, so that those stop at once in every
+// process that listens rather than at the end of the ttl.
+func (c *Cache) ForgetTokens() {
+	if c.ttl <= 0 {
+		return
+	}
+	c.tokens.Store(ttlcache.New[string, Principal](c.ttl, cacheLimit, c.now))
 }
 
 // ForgetSessions drops every session the cache holds and makes lookups in flight keep
@@ -70,16 +83,17 @@ func (c *Cache) ForgetSessions() {
 
 // ResolveToken answers from the cache when it may, and from the wrapped resolver otherwise.
 func (c *Cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
+	tokens := c.tokens.Load()
 	switch {
-	case c.principals == nil:
+	case tokens == nil:
 		return c.next.ResolveToken(ctx, kind, hash)
 	case kind == TokenOrganization || kind == TokenPersonal:
-		if p, found := c.principals.Get(hash); found {
+		if p, found := tokens.Get(hash); found {
 			return p, nil
 		}
 		p, err := c.next.ResolveToken(ctx, kind, hash)
 		if err == nil {
-			c.principals.Put(hash, p, expiry(p))
+			tokens.Put(hash, p, expiry(p))
 		}
 		return p, err
 	case (kind == TokenCustomerSession || kind == TokenMemberSession) && c.feed != nil:

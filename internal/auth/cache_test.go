@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -122,11 +123,13 @@ func TestCacheKeepsSessionsOnlyWhileChangesAreAnnounced(t *testing.T) {
 		{"the feed lost while the lookup reads: not kept", true, nil, func(_ *Cache, f *feed) { f.on.Store(false) }, 2},
 		{"the feed back while the lookup reads: not kept", false, nil, func(_ *Cache, f *feed) { f.on.Store(true) }, 2},
 		{"organization tokens outlive a flush", true, func(c *Cache, _ *feed) { c.ForgetSessions() }, nil, 1},
+		{"organization tokens: forgotten on their own notification", true, func(c *Cache, _ *feed) { c.ForgetTokens() }, nil, 2},
+		{"sessions outlive the tokens' notification", true, func(c *Cache, _ *feed) { c.ForgetTokens() }, nil, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kind, hash := TokenCustomerSession, "cst"
-			if tt.name == "organization tokens outlive a flush" {
+			if strings.HasPrefix(tt.name, "organization tokens") {
 				kind, hash = TokenOrganization, "org"
 			}
 			f := &feed{}
