@@ -29,9 +29,10 @@ type Feed interface {
 //     ForgetTokens on the notifications of such changes.
 //   - Customer and member sessions carry what the portal shows at once (the customer, a
 //     member's role), so they are kept only with a Feed whose notifications announce every
-//     change to them; the cache then forgets them within the notification's latency (well
-//     under a millisecond on one machine) and never keeps one read while the feed was down.
-//     Without a feed they are not cached.
+//     change to them; the cache then forgets them within the notification's latency
+//     (milliseconds; tens of them on a loaded machine) and never keeps one read while the
+//     feed was down. A change made through this process's own requests is forgotten before
+//     that request answers (SessionsChanged). Without a feed sessions are not cached.
 type Cache struct {
 	next Resolver
 	now  func() time.Time
