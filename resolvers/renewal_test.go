@@ -144,6 +144,27 @@ func TestRenewalsWithTestClocks(t *testing.T) {
 		}
 	})
 
+	t.Run("renewals an advance left undone are finished by any process once the advance is stale", func(t *testing.T) {
+		w := newSubWorld(t, payment.TokenVisa)
+		s := w.subscribePlan(t)
+		// The clock moved past two period ends and its process died before renewing.
+		w.s.Exec(t, `UPDATE test_clocks SET frozen_at = $2, modified_at = now() WHERE organization_id = $1`, w.org.ID, at(4, 1))
+		if n, err := w.s.Resolver.RenewStrandedTestClocks(t.Context()); err != nil || n != 0 {
+			t.Fatalf("renewed %d (%v) while the advance may still be running, want 0", n, err)
+		}
+		w.s.Exec(t, `UPDATE test_clocks SET modified_at = now() - interval '1 minute' WHERE organization_id = $1`, w.org.ID)
+		if n, err := w.s.Resolver.RenewStrandedTestClocks(t.Context()); err != nil || n != 2 {
+			t.Fatalf("renewed %d (%v), want the 2 period ends", n, err)
+		}
+		got := w.get(t, s.ID)
+		if !got.CurrentPeriodStart.Equal(at(3, 31)) || len(w.orders(t, s.ID)) != 2 {
+			t.Errorf("after the stranded renewals: period from %s, %d orders", got.CurrentPeriodStart, len(w.orders(t, s.ID)))
+		}
+		if n, err := w.s.Resolver.RenewStrandedTestClocks(t.Context()); err != nil || n != 0 {
+			t.Errorf("a second pass renewed %d (%v)", n, err)
+		}
+	})
+
 	t.Run("a card that stops working goes past_due, is retried after 2, 4 and 7 days, then unpaid", func(t *testing.T) {
 		w := newSubWorld(t, payment.TokenChargeCustomerFail)
 		s := w.subscribePlan(t)

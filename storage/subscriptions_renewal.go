@@ -19,15 +19,34 @@ import (
 func ClaimDueSubscription(ctx context.Context, tx sqlx.ExtContext, orgID *uuid.UUID, now time.Time, skip []uuid.UUID) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, tx, &id, `SELECT s.id FROM subscriptions s
-		WHERE s.deleted_at IS NULL AND NOT (s.id = ANY(coalesce($3::uuid[], '{}')))
+		WHERE NOT (s.id = ANY(coalesce($3::uuid[], '{}')))
 		AND (s.organization_id = $2 OR ($2::uuid IS NULL AND NOT EXISTS (
 			SELECT 1 FROM test_clocks t WHERE t.organization_id = s.organization_id)))
-		AND ((s.current_period_end <= $1 AND (s.status IN ('trialing', 'active')
-				OR (s.status = 'past_due' AND s.cancel_at_period_end)))
-			OR (s.status = 'past_due' AND EXISTS (SELECT 1 FROM orders o WHERE o.subscription_id = s.id
-				AND o.status = 'pending' AND o.next_payment_attempt_at <= $1)))
+		AND `+renewalDueAt("$1")+`
 		ORDER BY s.current_period_end LIMIT 1 FOR UPDATE OF s SKIP LOCKED`, now, orgID, pq.Array(skip))
 	return id, mapErr(err)
+}
+
+// renewalDueAt is the condition under which the subscription s has renewal work due at the
+// time at (an SQL expression): a period that ended, or a payment retry that fell due.
+func renewalDueAt(at string) string {
+	return `s.deleted_at IS NULL AND ((s.current_period_end <= ` + at + ` AND (s.status IN ('trialing', 'active')
+				OR (s.status = 'past_due' AND s.cancel_at_period_end)))
+			OR (s.status = 'past_due' AND EXISTS (SELECT 1 FROM orders o WHERE o.subscription_id = s.id
+				AND o.status = 'pending' AND o.next_payment_attempt_at <= ` + at + `)))`
+}
+
+// StrandedTestClocks lists the test clocks that were last advanced before since and still
+// have renewal work due at their time: an advance renews everything due before it answers,
+// so such work was left by a process that died during an advance.
+func StrandedTestClocks(ctx context.Context, q sqlx.QueryerContext, since time.Time) ([]TestClock, error) {
+	var out []TestClock
+	err := sqlx.SelectContext(ctx, q, &out, `SELECT `+prefixed("t", testClockColumns)+` FROM test_clocks t
+		WHERE coalesce(t.modified_at, t.created_at) < $1
+		AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.organization_id = t.organization_id AND `+
+		renewalDueAt("t.frozen_at")+`)
+		ORDER BY t.organization_id`, since)
+	return out, mapErr(err)
 }
 
 // UnpaidOrder is the pending order of a subscription that dunning keeps retrying.

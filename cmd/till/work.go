@@ -99,6 +99,10 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, listener 
 		if err != nil || n == renewBatch {
 			return n, 0, err
 		}
+		stranded, err := r.RenewStrandedTestClocks(ctx)
+		if n += stranded; err != nil {
+			return n, 0, err
+		}
 		return untilNext(r, n)(r.NextRenewalAt(ctx))
 	})
 	work.onWake(ctx, "expire checkouts", nil, time.Second, func(ctx context.Context) (int, time.Duration, error) {
