@@ -18,21 +18,9 @@ import (
 // each, a marker notification: what a listener receives before the marker is what the change
 // notified, since notifications arrive in commit order.
 func TestChangesThatGiveLoopsWorkNotifyThemAtCommit(t *testing.T) {
-	dsn := storagetest.DSN(t)
-	db, err := storage.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l := pq.NewListener(dsn, time.Second, time.Second, nil)
-	defer l.Close()
-	const marker = "till_test_marker"
-	for _, c := range []string{marker, storage.JobsChannel, storage.DomainEventsChannel,
-		storage.WebhookEventsChannel, storage.RenewalsChannel} {
-		if err := l.Listen(c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	probe := newNotifyProbe(t, storage.JobsChannel, storage.DomainEventsChannel, storage.WebhookEventsChannel,
+		storage.RenewalsChannel)
+	db := probe.db
 	ctx := t.Context()
 	org, err := storage.CreateOrganization(ctx, db, "Wake", "wake")
 	if err != nil {
@@ -121,15 +109,51 @@ func TestChangesThatGiveLoopsWorkNotifyThemAtCommit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.change(t)
-			if _, err := db.Exec(`SELECT pg_notify($1, '')`, marker); err != nil {
-				t.Fatal(err)
-			}
-			if got := notifiedBefore(t, l, marker); !cmp.Equal(got, tt.want) {
+			if got := probe.notifiedBy(t, tt.change); !cmp.Equal(got, tt.want) {
 				t.Errorf("notified %v, want %v", got, tt.want)
 			}
 		})
 	}
+}
+
+// notifyProbe is a database and a listener on some channels, for telling which of them a
+// change notifies.
+type notifyProbe struct {
+	db *sqlx.DB
+	l  *pq.Listener
+}
+
+// notifyMarker is notified after each change: notifications arrive in commit order, so
+// whatever arrives before it is what the change notified.
+const notifyMarker = "till_test_marker"
+
+// newNotifyProbe opens a fresh database and listens on channels there.
+func newNotifyProbe(t *testing.T, channels ...string) *notifyProbe {
+	t.Helper()
+	dsn := storagetest.DSN(t)
+	db, err := storage.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	l := pq.NewListener(dsn, time.Second, time.Second, nil)
+	t.Cleanup(func() { l.Close() })
+	for _, c := range append([]string{notifyMarker}, channels...) {
+		if err := l.Listen(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &notifyProbe{db: db, l: l}
+}
+
+// notifiedBy runs change and returns the channels it notified, in order.
+func (p *notifyProbe) notifiedBy(t *testing.T, change func(t *testing.T)) []string {
+	t.Helper()
+	change(t)
+	if _, err := p.db.Exec(`SELECT pg_notify($1, '')`, notifyMarker); err != nil {
+		t.Fatal(err)
+	}
+	return notifiedBefore(t, p.l, notifyMarker)
 }
 
 // notifiedBefore returns the channels notified before marker.

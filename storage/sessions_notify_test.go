@@ -6,10 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 
 	"till/storage"
-	"till/storage/storagetest"
 )
 
 // TestChangesToSessionsNotifyTheSessionCaches runs each change, then a marker: whatever the
@@ -17,20 +15,8 @@ import (
 // alter a session's or a token's lookup must notify its channel; the hot writes that cannot
 // must not, or every order would empty every process's caches.
 func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
-	dsn := storagetest.DSN(t)
-	db, err := storage.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l := pq.NewListener(dsn, time.Second, time.Second, nil)
-	defer l.Close()
-	const marker = "till_test_marker"
-	for _, c := range []string{marker, storage.SessionsChannel, storage.CredentialsChannel} {
-		if err := l.Listen(c); err != nil {
-			t.Fatal(err)
-		}
-	}
+	probe := newNotifyProbe(t, storage.SessionsChannel, storage.CredentialsChannel)
+	db := probe.db
 	ctx := t.Context()
 	org, err := storage.CreateOrganization(ctx, db, "Sessions", "sessions")
 	if err != nil {
@@ -92,11 +78,7 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.change(t)
-			if _, err := db.Exec(`SELECT pg_notify($1, '')`, marker); err != nil {
-				t.Fatal(err)
-			}
-			if got := notifiedBefore(t, l, marker); !cmp.Equal(got, tt.want) {
+			if got := probe.notifiedBy(t, tt.change); !cmp.Equal(got, tt.want) {
 				t.Errorf("notified %v, want %v", got, tt.want)
 			}
 		})
