@@ -22,6 +22,8 @@ type database struct {
 	cluster *pgembed.Cluster
 	// dsn is what DB was opened with, for the connection that listens for notifications.
 	dsn string
+	// payments is the built-in test processor's pool (storage.TestPayments).
+	payments *sqlx.DB
 }
 
 // openDatabase connects to DATABASE_URL, or starts the embedded cluster under the data
@@ -67,13 +69,28 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 		d.close()
 		return nil, err
 	}
+	// The test processor runs while a use case holds a connection of the main pool; with a
+	// pool of its own it never waits for another one of those.
+	if d.payments, err = storage.Open(dsn); err != nil {
+		d.close()
+		return nil, err
+	}
+	d.payments.SetMaxOpenConns(testPaymentConns)
+	d.payments.SetMaxIdleConns(testPaymentConns)
 	return d, nil
 }
+
+// testPaymentConns bounds the test processor's own pool: one short transaction per save or
+// charge.
+const testPaymentConns = 4
 
 // close closes the pool and stops the embedded cluster, if any.
 func (d *database) close() {
 	if d.DB != nil {
 		_ = d.DB.Close()
+	}
+	if d.payments != nil {
+		_ = d.payments.Close()
 	}
 	if d.cluster != nil {
 		_ = d.cluster.Stop()

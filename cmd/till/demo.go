@@ -35,7 +35,7 @@ func demoCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 	}
 	defer db.close()
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: slog.New(slog.DiscardHandler),
-		PortalURL: cfg.PublicURL, Now: time.Now, Payments: payment.NewTestProcessor()}
+		PortalURL: cfg.PublicURL, Now: time.Now, Payments: payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments})}
 	out, err := seedDemo(ctx, r, secret)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)

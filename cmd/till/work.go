@@ -24,7 +24,7 @@ import (
 // whose link handler it returns for serve to mount (nil for a bucket).
 func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (*resolvers.Resolver, http.Handler, error) {
 	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
-		Payments: payment.NewTestProcessor(),
+		Payments: payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}),
 		Webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})}
 	if cfg.CustomerCacheTTL > 0 {
 		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)

@@ -32,7 +32,6 @@ type testCard struct {
 	// failAfterFirst declines every charge after the first, like a card that stops working
 	// between a purchase and its renewal.
 	failAfterFirst bool
-	charged        int
 }
 
 var applePay = "apple_pay"
@@ -46,79 +45,129 @@ var testCards = map[string]testCard{
 	TokenChargeCustomerFail: {brand: "visa", last4: "0341", failAfterFirst: true},
 }
 
-// TestProcessor simulates the processor's test mode in memory. Saved methods keep their
-// behaviour: a method saved from tok_chargeCustomerFail declines every charge, which is how
-// renewal failures are produced. It is safe for concurrent use.
+// TestProcessor simulates the processor's test mode. Saved methods keep their behaviour: a
+// method saved from tok_chargeCustomerFail declines every charge after its first, which is
+// how renewal failures are produced. What it remembers (each saved method's token and
+// charges, each idempotency key's outcome) lives in a TestState: in memory for one process
+// (NewTestProcessor), or in the database (NewTestProcessorIn), so that every process of an
+// installation sees the same cards behave the same way, across restarts. It is safe for
+// concurrent use.
 type TestProcessor struct {
-	mu      sync.Mutex
-	methods map[string]testCard
-	charges map[string]chargeOutcome // by idempotency key
+	state TestState
 }
 
-type chargeOutcome struct {
-	charge Charge
-	err    error
+// TestState is where a TestProcessor keeps what it remembers.
+type TestState interface {
+	// SaveTestMethod remembers the token a saved method was made from.
+	SaveTestMethod(ctx context.Context, id, token string) error
+	// ChargeTestMethod charges a saved method once per idempotency key: for a key seen
+	// before it returns that charge's outcome; otherwise it calls decide with the method's
+	// token and how often it was charged (known false for a method it never saved), counts
+	// the charge and keeps the outcome under key (unless key is ""). Calls with one key or
+	// one method run one at a time.
+	ChargeTestMethod(ctx context.Context, key, methodID string, decide func(token string, known bool, charged int) TestOutcome) (TestOutcome, error)
 }
 
-// NewTestProcessor returns an empty test processor.
+// TestOutcome is one test charge: its id and amount when it went through, else the decline
+// code.
+type TestOutcome struct {
+	ChargeID    string
+	Amount      int64
+	DeclineCode string
+}
+
+// NewTestProcessor returns a test processor that remembers in this process's memory.
 func NewTestProcessor() *TestProcessor {
-	return &TestProcessor{methods: map[string]testCard{}, charges: map[string]chargeOutcome{}}
+	return &TestProcessor{state: &memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{}}}
+}
+
+// NewTestProcessorIn returns a test processor that remembers in state.
+func NewTestProcessorIn(state TestState) *TestProcessor {
+	return &TestProcessor{state: state}
 }
 
 // Name implements Processor.
 func (p *TestProcessor) Name() string { return testProcessorName }
 
 // SavePaymentMethod implements Processor.
-func (p *TestProcessor) SavePaymentMethod(_ context.Context, token string) (Method, error) {
+func (p *TestProcessor) SavePaymentMethod(ctx context.Context, token string) (Method, error) {
 	card, ok := testCards[token]
 	if !ok {
 		return Method{}, ErrInvalidToken
 	}
 	id := testMethodPrefix + randomHex(12)
-	p.mu.Lock()
-	p.methods[id] = card
-	p.mu.Unlock()
+	if err := p.state.SaveTestMethod(ctx, id, token); err != nil {
+		return Method{}, err
+	}
 	return Method{ProcessorID: id, Type: "card", Brand: card.brand, Last4: card.last4, ExpMonth: 12,
 		ExpYear: 2034, Wallet: card.wallet}, nil
 }
 
-// Charge implements Processor. Methods not saved by this process (for example after a
-// restart) are looked up by nothing but their id and charge successfully, so a restarted
-// server keeps renewing test subscriptions.
-func (p *TestProcessor) Charge(_ context.Context, req ChargeRequest) (Charge, error) {
+// Charge implements Processor. Methods it never saved (made before their state was kept,
+// say) charge successfully, so test subscriptions keep renewing.
+func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if req.Amount < 0 {
 		return Charge{}, fmt.Errorf("payment: negative amount %d", req.Amount)
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if req.IdempotencyKey != "" {
-		if prev, ok := p.charges[req.IdempotencyKey]; ok {
-			return prev.charge, prev.err
+	out, err := p.state.ChargeTestMethod(ctx, req.IdempotencyKey, req.PaymentMethodID, func(token string, known bool, charged int) TestOutcome {
+		card := testCards[token]
+		decline := card.decline
+		if known && card.failAfterFirst && charged > 0 {
+			decline = "generic_decline"
 		}
+		if decline != "" {
+			return TestOutcome{DeclineCode: decline}
+		}
+		return TestOutcome{ChargeID: testChargePrefix + randomHex(12), Amount: req.Amount}
+	})
+	if err != nil {
+		return Charge{}, err
 	}
-	var out chargeOutcome
-	card, known := p.methods[req.PaymentMethodID]
-	decline := card.decline
-	if card.failAfterFirst && card.charged > 0 {
-		decline = "generic_decline"
-	}
-	if known {
-		card.charged++
-		p.methods[req.PaymentMethodID] = card
-	}
-	if decline != "" {
+	if out.DeclineCode != "" {
 		msg := declineMessageGeneric
-		if decline == "insufficient_funds" {
+		if out.DeclineCode == "insufficient_funds" {
 			msg = declineMessageInsufficientFun
 		}
-		out.err = &DeclineError{Code: "card_declined", DeclineCode: decline, Message: msg}
-	} else {
-		out.charge = Charge{ID: testChargePrefix + randomHex(12), Amount: req.Amount}
+		return Charge{}, &DeclineError{Code: "card_declined", DeclineCode: out.DeclineCode, Message: msg}
 	}
-	if req.IdempotencyKey != "" {
-		p.charges[req.IdempotencyKey] = out
+	return Charge{ID: out.ChargeID, Amount: out.Amount}, nil
+}
+
+// memoryState is a TestState for one process.
+type memoryState struct {
+	mu      sync.Mutex
+	methods map[string]memoryMethod
+	charges map[string]TestOutcome // by idempotency key
+}
+
+type memoryMethod struct {
+	token   string
+	charged int
+}
+
+func (m *memoryState) SaveTestMethod(_ context.Context, id, token string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.methods[id] = memoryMethod{token: token}
+	return nil
+}
+
+func (m *memoryState) ChargeTestMethod(_ context.Context, key, methodID string, decide func(string, bool, int) TestOutcome) (TestOutcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.charges[key]; ok && key != "" {
+		return prev, nil
 	}
-	return out.charge, out.err
+	method, known := m.methods[methodID]
+	out := decide(method.token, known, method.charged)
+	if known {
+		method.charged++
+		m.methods[methodID] = method
+	}
+	if key != "" {
+		m.charges[key] = out
+	}
+	return out, nil
 }
 
 func randomHex(n int) string {

@@ -1,0 +1,127 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"till/internal/payment"
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// TestTheTestProcessorRemembersInTheDatabase runs two processors over one database, as two
+// processes of one installation: a card saved through one behaves the same through the
+// other, and an idempotency key charges once across both, however many callers race.
+func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
+	db := storagetest.New(t)
+	ctx := context.Background()
+	one := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
+	two := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
+	charge := func(p *payment.TestProcessor, method, key string) (payment.Charge, string) {
+		t.Helper()
+		c, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: method, IdempotencyKey: key})
+		var d *payment.DeclineError
+		if errors.As(err, &d) {
+			return c, d.DeclineCode
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c, ""
+	}
+
+	t.Run("a card that stops working stops in every process", func(t *testing.T) {
+		m, err := one.SavePaymentMethod(ctx, payment.TokenChargeCustomerFail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, decline := charge(two, m.ProcessorID, "first"); decline != "" {
+			t.Fatalf("first charge declined: %s", decline)
+		}
+		if _, decline := charge(one, m.ProcessorID, "second"); decline != "generic_decline" {
+			t.Errorf("second charge through the other process: %q, want generic_decline", decline)
+		}
+		if _, decline := charge(two, m.ProcessorID, "first"); decline != "" {
+			t.Errorf("replaying the first key: %q, want its first outcome", decline)
+		}
+	})
+	t.Run("a declined token declines everywhere, and a replay says so again", func(t *testing.T) {
+		m, err := two.SavePaymentMethod(ctx, payment.TokenInsufficientFunds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []*payment.TestProcessor{one, two, one} {
+			if _, decline := charge(p, m.ProcessorID, "poor"); decline != "insufficient_funds" {
+				t.Errorf("declined with %q, want insufficient_funds", decline)
+			}
+		}
+	})
+	t.Run("racing callers with one key charge once", func(t *testing.T) {
+		m, err := one.SavePaymentMethod(ctx, payment.TokenVisa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		ids := map[string]int{}
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := []*payment.TestProcessor{one, two}[i%2]
+				c, err := p.Charge(ctx, payment.ChargeRequest{Amount: 500, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "race"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				ids[c.ID]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		var charged int
+		if err := db.Get(&charged, `SELECT charged FROM test_payment_methods WHERE id = $1`, m.ProcessorID); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 1 || charged != 1 {
+			t.Errorf("%d distinct charges, the method charged %d times; want one", len(ids), charged)
+		}
+	})
+	t.Run("racing charges of one method with their own keys are all counted", func(t *testing.T) {
+		m, err := one.SavePaymentMethod(ctx, payment.TokenChargeCustomerFail)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		paid := 0
+		var wg sync.WaitGroup
+		for i := range 12 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p := []*payment.TestProcessor{one, two}[i%2]
+				_, err := p.Charge(ctx, payment.ChargeRequest{Amount: 500, Currency: "usd", PaymentMethodID: m.ProcessorID,
+					IdempotencyKey: fmt.Sprintf("own-%d", i)})
+				if err == nil {
+					mu.Lock()
+					paid++
+					mu.Unlock()
+				} else if !payment.IsDecline(err) {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		var charged int
+		if err := db.Get(&charged, `SELECT charged FROM test_payment_methods WHERE id = $1`, m.ProcessorID); err != nil {
+			t.Fatal(err)
+		}
+		if paid != 1 || charged != 12 {
+			t.Errorf("%d charges paid (want the first only), the method counted %d (want 12)", paid, charged)
+		}
+	})
+}
