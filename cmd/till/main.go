@@ -34,6 +34,8 @@ Usage:
   till demo                                   seed a demo organization and print its tokens and ids
   till license verify [--keys FILE|URL] CERT  verify an offline license certificate and print its claims
   till oidc rotate-key                        replace the OpenID Connect id-token signing key now
+  till database-url                           print the database URL other processes use (with TILL_PG_PORT
+                                              for the embedded cluster; it contains a password)
 
 Run "till COMMAND --help" for a command's flags. Configuration comes from environment
 variables; "till serve" prints the effective values at start.
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return licenseCmd(ctx, cfg, args[1:], stdout)
 	case "oidc":
 		return oidcCmd(ctx, cfg, args[1:], stdout)
+	case "database-url":
+		return databaseURLCmd(ctx, cfg, args[1:], stdout)
 	}
 	_, _ = io.WriteString(stdout, usage)
 	return fmt.Errorf("unknown command %q", args[0])

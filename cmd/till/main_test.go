@@ -63,6 +63,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		{"worker --help describes worker", []string{"worker", "--help"}, "Usage: till worker"},
 		{"org create --help lists its flags", []string{"org", "create", "--help"}, "-slug"},
 		{"token create --help lists its flags", []string{"token", "create", "--help"}, "-expires-in"},
+		{"database-url --help says it prints a secret", []string{"database-url", "--help"}, "contains a secret"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

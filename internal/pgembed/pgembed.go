@@ -80,7 +80,8 @@ type Cluster struct {
 }
 
 // Start brings up the cluster in o.Dir: it runs initdb on first use (superuser till, trust
-// authentication on the local socket, password authentication over TCP, UTF8, C locale),
+// authentication on the local socket, password authentication over TCP with a password it
+// makes and keeps, see TCPDSN, UTF8, C locale),
 // otherwise reuses the data; then starts postgres and returns once it accepts connections.
 // ctx bounds only the start, not the server's life. A lock file left by a killed earlier run
 // is cleared; a server still running on the same data gives ErrAlreadyRunning.
@@ -144,6 +145,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return c, nil
 		}
 		return nil, err
+	}
+	if c.tcp {
+		if err := c.ensurePassword(ctx); err != nil {
+			_ = c.Stop()
+			return nil, err
+		}
 	}
 	c.logger.Info("pgembed: started PostgreSQL", "dir", c.layout.root, "socket_dir", c.layout.socket,
 		"tcp_port", c.Port(), "user", acct.name, "pid", c.PID(), "created", c.created, "took", time.Since(began))

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -345,6 +346,46 @@ func TestTCPPort(t *testing.T) {
 	var listen string
 	if err := open(t, c).QueryRow(`SHOW listen_addresses`).Scan(&listen); err != nil || listen != "127.0.0.1" {
 		t.Errorf("listen_addresses = %q, %v; want 127.0.0.1", listen, err)
+	}
+	dsn, err := c.TCPDSN("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ping := func(dsn string) error {
+		db, err := sql.Open("postgres", dsn)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		return db.Ping()
+	}
+	if err := ping(dsn); err != nil {
+		t.Errorf("another process cannot log in over TCP with %s: %v", dsn, err)
+	}
+	u, _ := url.Parse(dsn)
+	u.User = url.UserPassword(pgembed.Superuser, "wrong")
+	if err := ping(u.String()); err == nil {
+		t.Error("a wrong password was let in")
+	}
+	dir := c.Dir()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := pgembed.Start(t.Context(), pgembed.Options{Dir: dir, Port: port, Settings: fastSettings()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Stop()
+	if same, err := again.TCPDSN("postgres"); err != nil || same != dsn || ping(same) != nil {
+		t.Errorf("after a restart the URL is %q (%v), want the same working %q", same, err, dsn)
+	}
+	socketOnly, err := pgembed.Start(t.Context(), pgembed.Options{Dir: reachableTempDir(t), Settings: fastSettings()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer socketOnly.Stop()
+	if _, err := socketOnly.TCPDSN("postgres"); err == nil {
+		t.Error("a socket-only cluster gave a TCP URL")
 	}
 }
 
