@@ -18,6 +18,14 @@ const blobURLPath = "/blob/"
 // directory) whose signed links Till serves itself; the handler is nil for S3, whose links
 // point at the bucket. Local links are signed with a key derived from the server secret, so
 // they survive restarts and no other use of the secret can forge them.
+// errNoSharedBlobs refuses to start with DATABASE_URL and no storage named for documents: the
+// default directory lives under each process's own data directory, so a receipt stored by
+// one process would answer 404 from another. The embedded cluster keeps every process on one
+// data directory, where the default is shared.
+var errNoSharedBlobs = errors.New("configuration: with DATABASE_URL, stored files and documents (receipts, invoices) " +
+	"must live where every till process sees them: set TILL_S3_BUCKET (with TILL_S3_ENDPOINT), or TILL_BLOB_DIR to a " +
+	"directory that all processes share; a single process may name its own, such as $TILL_DATA_DIR/blobs")
+
 func openBlobStore(cfg config, secret []byte) (blob.Store, http.Handler, error) {
 	if cfg.S3Bucket != "" {
 		if cfg.S3Endpoint == "" {
@@ -33,6 +41,9 @@ func openBlobStore(cfg config, secret []byte) (blob.Store, http.Handler, error) 
 	}
 	dir := cfg.BlobDir
 	if dir == "" {
+		if cfg.DatabaseURL != "" {
+			return nil, nil, errNoSharedBlobs
+		}
 		dir = filepath.Join(cfg.DataDir, "blobs")
 	}
 	l, err := blob.NewLocal(blob.LocalConfig{Dir: dir, BaseURL: cfg.PublicURL + blobURLPath, Secret: key,

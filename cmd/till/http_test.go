@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,6 +42,7 @@ func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 	}
 	vars["TILL_DATA_DIR"] = t.TempDir()
 	vars["DATABASE_URL"] = storagetest.DSN(t)
+	vars["TILL_BLOB_DIR"] = filepath.Join(vars["TILL_DATA_DIR"], "blobs")
 	vars["TILL_SECRET"] = "http-test-secret"
 	cfg, err := loadConfig(getenvOf(vars))
 	if err != nil {

@@ -123,7 +123,7 @@ func TestIdleServerIsQuiet(t *testing.T) {
 		t.Skip("starts PostgreSQL")
 	}
 	dsn, stats := startCountingCluster(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "TILL_SECRET": "idle-test-secret", "TILL_LOG_LEVEL": "error",
+	vars := map[string]string{"DATABASE_URL": dsn, "TILL_BLOB_DIR": t.TempDir(), "TILL_SECRET": "idle-test-secret", "TILL_LOG_LEVEL": "error",
 		"TILL_DATA_DIR": t.TempDir(), "TILL_ADDR": freeAddr(t)}
 	_, stop := startServe(t, vars)
 	defer stop()
@@ -148,7 +148,7 @@ func TestWorkerWakesForAJobQueuedElsewhere(t *testing.T) {
 		t.Skip("starts PostgreSQL")
 	}
 	dsn, stats := startCountingCluster(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "TILL_SECRET": "wake-test-secret", "TILL_LOG_LEVEL": "error",
+	vars := map[string]string{"DATABASE_URL": dsn, "TILL_BLOB_DIR": t.TempDir(), "TILL_SECRET": "wake-test-secret", "TILL_LOG_LEVEL": "error",
 		"TILL_DATA_DIR": t.TempDir()}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

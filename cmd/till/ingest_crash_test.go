@@ -30,7 +30,7 @@ func TestIngestKilledMidBatchStoresNothing(t *testing.T) {
 		t.Skip("needs PostgreSQL")
 	}
 	dsn := storagetest.DSN(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "TILL_SECRET": "crash-test-secret", "TILL_LOG_LEVEL": "error",
+	vars := map[string]string{"DATABASE_URL": dsn, "TILL_BLOB_DIR": t.TempDir(), "TILL_SECRET": "crash-test-secret", "TILL_LOG_LEVEL": "error",
 		"TILL_DATA_DIR": t.TempDir()}
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"org", "create", "--name", "Crash", "--slug", "crash"}, getenvOf(vars), &out); err != nil {

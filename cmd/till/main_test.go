@@ -294,6 +294,22 @@ func TestMain(m *testing.M) {
 	os.Exit(storagetest.Main(m))
 }
 
+// TestDatabaseURLNeedsSharedDocuments refuses to start a server on a shared database whose
+// documents would stay in its own data directory, and says what to set.
+func TestDatabaseURLNeedsSharedDocuments(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	vars := map[string]string{"TILL_DATA_DIR": t.TempDir(), "TILL_ADDR": freeAddr(t), "TILL_LOG_LEVEL": "error",
+		"DATABASE_URL": storagetest.DSN(t), "TILL_SECRET": "a-test-secret"}
+	for _, cmd := range []string{"serve", "worker"} {
+		err := run(t.Context(), []string{cmd}, getenvOf(vars), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "TILL_BLOB_DIR") || !strings.Contains(err.Error(), "TILL_S3_BUCKET") {
+			t.Errorf("%s: err = %v, want a refusal naming TILL_BLOB_DIR and TILL_S3_BUCKET", cmd, err)
+		}
+	}
+}
+
 // TestServeWithDatabaseURL uses the given server and starts no cluster of its own.
 func TestServeWithDatabaseURL(t *testing.T) {
 	if testing.Short() {
@@ -302,7 +318,7 @@ func TestServeWithDatabaseURL(t *testing.T) {
 	dataDir := t.TempDir()
 	addr := freeAddr(t)
 	vars := map[string]string{"TILL_DATA_DIR": dataDir, "TILL_ADDR": addr, "TILL_LOG_LEVEL": "error",
-		"DATABASE_URL": storagetest.DSN(t), "TILL_SECRET": "a-test-secret"}
+		"DATABASE_URL": storagetest.DSN(t), "TILL_SECRET": "a-test-secret", "TILL_BLOB_DIR": t.TempDir()}
 	out, stop := startServe(t, vars)
 	defer stop()
 	if !strings.Contains(out.String(), "DATABASE_URL=host=") {

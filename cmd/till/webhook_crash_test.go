@@ -25,7 +25,7 @@ func TestWebhookKilledBetweenSendAndRecordIsSentAgain(t *testing.T) {
 		t.Skip("needs PostgreSQL")
 	}
 	dsn := storagetest.DSN(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "TILL_SECRET": "crash-test-secret", "TILL_LOG_LEVEL": "error",
+	vars := map[string]string{"DATABASE_URL": dsn, "TILL_BLOB_DIR": t.TempDir(), "TILL_SECRET": "crash-test-secret", "TILL_LOG_LEVEL": "error",
 		"TILL_DATA_DIR": t.TempDir(), "TILL_WEBHOOK_ALLOW_PRIVATE": "true", "TILL_WEBHOOK_TIMEOUT": "1s"}
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"org", "create", "--name", "Hooks", "--slug", "hooks"}, getenvOf(vars), &out); err != nil {

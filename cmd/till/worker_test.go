@@ -18,7 +18,7 @@ func TestWorkerRunsTheBackgroundWork(t *testing.T) {
 		t.Skip("needs PostgreSQL")
 	}
 	dsn := storagetest.DSN(t)
-	vars := map[string]string{"DATABASE_URL": dsn, "TILL_SECRET": "a-test-secret", "TILL_LOG_LEVEL": "error",
+	vars := map[string]string{"DATABASE_URL": dsn, "TILL_BLOB_DIR": t.TempDir(), "TILL_SECRET": "a-test-secret", "TILL_LOG_LEVEL": "error",
 		"TILL_DATA_DIR": t.TempDir()}
 	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
