@@ -21,3 +21,9 @@ func (r *Resolver) NextRenewalAt(ctx context.Context) (at time.Time, ok bool, er
 func (r *Resolver) NextCheckoutChangeAt(ctx context.Context) (at time.Time, ok bool, err error) {
 	return storage.NextCheckoutChangeAt(ctx, r.DB, confirmLease)
 }
+
+// NextRenderClaimLapseAt is when a claim on an unrendered event held by a renderer that may
+// have died lapses, for the render loop to look again then.
+func (r *Resolver) NextRenderClaimLapseAt(ctx context.Context) (at time.Time, ok bool, err error) {
+	return storage.NextRenderClaimLapseAt(ctx, r.DB)
+}

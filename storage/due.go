@@ -77,6 +77,15 @@ func NextCheckoutChangeAt(ctx context.Context, q sqlx.QueryerContext, staleAfter
 	return at.Time, at.Valid, mapErr(err)
 }
 
+// NextRenderClaimLapseAt is when the earliest claim on an unrendered domain event lapses:
+// its renderer died, and no notification will say that the event may be claimed again.
+func NextRenderClaimLapseAt(ctx context.Context, q sqlx.QueryerContext) (time.Time, bool, error) {
+	var at sql.NullTime
+	err := sqlx.GetContext(ctx, q, &at, `SELECT min(render_claimed_until) FROM domain_events
+		WHERE payload IS NULL AND render_attempts < $1 AND render_claimed_until > now()`, maxRenderAttempts)
+	return at.Time, at.Valid, mapErr(err)
+}
+
 // secondsUntil runs a query answering a number of seconds, or NULL for none.
 func secondsUntil(ctx context.Context, q sqlx.QueryerContext, query string, args ...any) (time.Duration, bool, error) {
 	var s sql.NullFloat64

@@ -251,6 +251,29 @@ func TestAnObjectsEventsReachAnEndpointInOrder(t *testing.T) {
 		t.Errorf("after the earlier event was given up on, delivered %q, want order.paid", got)
 	}
 
+	// A delivery that hands its lease on to the endpoint's next event holds it back too.
+	q, v := uuid.New(), uuid.New()
+	first := event("order.created", q)
+	older, newer := event("order.created", v), event("order.paid", v)
+	publish(first)
+	publish(newer)
+	claimed, err := storage.ClaimWebhookHeads(ctx, db, 10, time.Minute)
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %d, %v; want the first object's event", len(claimed), err)
+	}
+	lease := time.Minute
+	out, err := storage.RecordWebhookAttempt(ctx, db, &claimed[0].WebhookEvent, storage.WebhookAttempt{Succeeded: true}, nil, &lease)
+	if err != nil || !out.Recorded || out.Next != nil {
+		t.Errorf("recorded %v, handed the lease on to %v (%v); want no next event while the older one is unrendered", out.Recorded, out.Next, err)
+	}
+	publish(older)
+	if got := deliver(); got != `{"t":"order.created"}` {
+		t.Errorf("after the older event was published, delivered %q, want it first", got)
+	}
+	if got := deliver(); got != `{"t":"order.paid"}` {
+		t.Errorf("then delivered %q, want order.paid", got)
+	}
+
 	z, w := uuid.New(), uuid.New()
 	event("order.created", z) // never rendered here
 	other := event("order.created", w)

@@ -122,11 +122,7 @@ var claimHeadsSQL = pendingHeads + `,
 	heads AS MATERIALIZED (
 		SELECT h.id FROM pending_heads h
 		WHERE h.next_attempt_at <= now() AND (h.claimed_until IS NULL OR h.claimed_until < now())
-			AND NOT EXISTS (
-				SELECT FROM domain_events de JOIN domain_events older ON older.object_id = de.object_id
-				WHERE de.id = h.domain_event_id AND older.payload IS NULL
-					AND older.render_attempts < ` + strconv.Itoa(maxRenderAttempts) + `
-					AND (older.created_at, older.id) < (de.created_at, de.id))
+			AND NOT ` + waitsForOlderEvent("h.domain_event_id") + `
 		LIMIT $1),
 	claimed AS (
 		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $2), attempts = e.attempts + 1, modified_at = now()
@@ -136,6 +132,17 @@ var claimHeadsSQL = pendingHeads + `,
 		RETURNING e.*)
 	SELECT ` + prefixed("c", webhookEventColumns) + `, w.url, w.secret
 	FROM claimed c JOIN webhook_endpoints w ON w.id = c.webhook_endpoint_id`
+
+// waitsForOlderEvent is the condition under which the webhook event of the domain event
+// domainEventID (an SQL expression) must wait: an older domain event of the same object is
+// still unrendered and not given up on (see claimHeadsSQL).
+func waitsForOlderEvent(domainEventID string) string {
+	return `EXISTS (
+				SELECT FROM domain_events de JOIN domain_events older ON older.object_id = de.object_id
+				WHERE de.id = ` + domainEventID + ` AND older.payload IS NULL
+					AND older.render_attempts < ` + strconv.Itoa(maxRenderAttempts) + `
+					AND (older.created_at, older.id) < (de.created_at, de.id))`
+}
 
 // ClaimWebhookHeads leases, for up to limit endpoints, the oldest pending event if it is due.
 // Each claim counts as an attempt.
@@ -195,8 +202,9 @@ type WebhookAttempt struct {
 // pending event is ever leased). With a lease, a settled event (delivered or failed for good)
 // hands the lease on to its endpoint's next event, if that one is due, so a stream costs no
 // claim of its own. The next head is found in the statement's snapshot, in which the settled
-// event is still pending, hence the id <> ev.id.
-const recordAttemptsSQL = `WITH input AS (
+// event is still pending, hence the id <> ev.id. The next head waits, as a claimed one does,
+// while an older event of its object is unrendered.
+var recordAttemptsSQL = `WITH input AS (
 		SELECT * FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[], $5::bool[], $6::float8[], $7::float8[])
 			AS i(id, attempt, code, response, ok, retry, lease)),
 	ev AS (
@@ -225,7 +233,8 @@ const recordAttemptsSQL = `WITH input AS (
 				AND e.id <> ev.id
 			ORDER BY e.created_at, e.id LIMIT 1) n
 		WHERE ev.lease IS NOT NULL AND (ev.ok OR ev.retry IS NULL)
-			AND n.next_attempt_at <= now() AND (n.claimed_until IS NULL OR n.claimed_until < now())),
+			AND n.next_attempt_at <= now() AND (n.claimed_until IS NULL OR n.claimed_until < now())
+			AND NOT ` + waitsForOlderEvent("n.domain_event_id") + `),
 	next AS (
 		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => head.lease),
 			attempts = e.attempts + 1, modified_at = now()

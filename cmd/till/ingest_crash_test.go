@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -115,44 +116,61 @@ func TestIngestKilledMidBatchStoresNothing(t *testing.T) {
 }
 
 // startTillProcess runs `till serve` as a child process (this test binary, see runAsTill)
-// and returns its base URL and a function that kills it with SIGKILL.
+// until it answers /readyz, and returns its base URL and a kill func (SIGKILL).
 func startTillProcess(t *testing.T, vars map[string]string) (string, func()) {
 	t.Helper()
+	p := startTill(t, "serve", vars)
+	return p.base, p.kill
+}
+
+// tillProcess is a till command running as a child process.
+type tillProcess struct {
+	base string      // the API's URL, for serve
+	out  *syncBuffer // its standard output and error
+	kill func()      // SIGKILL, then wait; safe to call twice
+}
+
+// startTill runs `till command` as a child process (this test binary, see runAsTill): serve
+// until it answers /readyz, worker until it says it runs.
+func startTill(t *testing.T, command string, vars map[string]string) *tillProcess {
+	t.Helper()
 	addr := freeAddr(t)
-	cmd := exec.Command(os.Args[0], "serve")
+	cmd := exec.Command(os.Args[0], command)
 	cmd.Env = append(os.Environ(), runAsTill+"=1", "TILL_ADDR="+addr)
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	killed := false
-	kill := func() {
-		if !killed {
-			killed = true
+	var once sync.Once
+	p := &tillProcess{base: "http://" + addr, out: out, kill: func() {
+		once.Do(func() {
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
+		})
+	}}
+	t.Cleanup(p.kill)
+	ready := func() bool {
+		if command != "serve" {
+			return strings.Contains(out.String(), "Till worker running")
 		}
+		resp, err := http.Get(p.base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	}
-	t.Cleanup(kill)
-	base := "http://" + addr
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if resp, err := http.Get(base + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return base, kill
-			}
-		}
+	for deadline := time.Now().Add(60 * time.Second); !ready(); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			kill()
-			t.Fatalf("till serve not ready after 60s:\n%s", out.String())
+			p.kill()
+			t.Fatalf("till %s not ready after 60s:\n%s", command, out.String())
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	return p
 }
 
 // waitForStatement polls until a backend runs a statement matching pattern.

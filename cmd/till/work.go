@@ -82,10 +82,10 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, listener 
 
 	work.onWake(ctx, "render events", rendering, 100*time.Millisecond, func(ctx context.Context) (int, time.Duration, error) {
 		n, err := r.RenderEvents(ctx, renderBatch)
-		if n == renderBatch {
+		if n == renderBatch || err != nil {
 			return n, 0, err
 		}
-		return n, nothingDue, err
+		return untilNext(r, n)(r.NextRenderClaimLapseAt(ctx))
 	})
 	work.run(ctx, func(ctx context.Context) { r.DispatchWebhooks(ctx, max(1, cfg.WebhookConcurrency), safetyNet) })
 	worker := &jobs.Worker{DB: db.DB, Handlers: r.JobHandlers(), Logger: logger, Wake: jobsQueued, PollInterval: safetyNet}
