@@ -21,11 +21,13 @@ import (
 )
 
 // TestManyProcessesKeepEveryGuarantee runs Till the way it scales: two `till serve` and one
-// `till worker` on one database. It buys through both servers, ingests usage events with
-// repeats through both, delivers webhooks to two endpoints that refuse some first attempts,
-// and kills one server with SIGKILL mid-run before starting it again. Then: one order and one
-// charge per checkout, each event once, every webhook delivered with each object's events in
-// order at each endpoint, and no ERROR in any process's log.
+// `till worker` on one database. It buys (half of it subscriptions) through both servers,
+// ingests usage events with repeats through both, delivers webhooks to two endpoints that
+// refuse some first attempts, kills one server with SIGKILL mid-run before starting it again,
+// and has both servers advance the test clock past a period at once. Then: one order and one
+// charge per checkout and per renewal, each subscription renewed once, each event once,
+// every webhook delivered with each object's events in order at each endpoint, and no ERROR
+// in any process's log.
 func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three till processes")
@@ -58,9 +60,12 @@ func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 			events: ["checkout.created", "checkout.updated", "customer.created", "order.created", "order.paid"]}) { id } }`,
 			map[string]any{"url": hooks.url + path}, nil)
 	}
-	var product struct{ CreateProduct struct{ ID uuid.UUID } }
+	var ebook, plan struct{ CreateProduct struct{ ID uuid.UUID } }
 	mustGraphQL(t, b.base, token, `mutation { createProduct(input: {name: "Ebook",
-		prices: [{amountType: fixed, priceAmount: 900}]}) { id } }`, nil, &product)
+		prices: [{amountType: fixed, priceAmount: 900}]}) { id } }`, nil, &ebook)
+	mustGraphQL(t, a.base, token, `mutation { createProduct(input: {name: "Plan", recurringInterval: month,
+		prices: [{amountType: fixed, priceAmount: 1000}]}) { id } }`, nil, &plan)
+	products := []uuid.UUID{ebook.CreateProduct.ID, plan.CreateProduct.ID} // odd checkouts subscribe
 
 	// servers is where requests go: both servers, with b replaced after it is killed.
 	var mu sync.Mutex
@@ -78,7 +83,7 @@ func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := worker; i < checkouts; i += 4 {
-				buy(t, server, i, token, product.CreateProduct.ID)
+				buy(t, server, i, token, products[i%2])
 				bought.Add(1)
 			}
 		}()
@@ -96,6 +101,18 @@ func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 	b.kill() // mid-run: requests, claims and leases of b die with it
 	logs = append(logs, startAgain(t, &mu, servers, 1, own()))
 	wg.Wait()
+
+	// Both servers advance the organization's test clock past every subscription's first
+	// period at once: each period is renewed once, by one of them.
+	month := time.Now().AddDate(0, 1, 2).UTC().Format(time.RFC3339)
+	var advanced sync.WaitGroup
+	for i := range 2 {
+		advanced.Go(func() {
+			_ = graphQL(server(i), token, `mutation($to: DateTime!) { advanceTestClock(input: {to: $to}) { renewals } }`,
+				map[string]any{"to": month}, nil)
+		})
+	}
+	advanced.Wait()
 
 	db, err := sqlx.Open("postgres", dsn)
 	if err != nil {
@@ -245,10 +262,14 @@ func checkSums(t *testing.T, db *sqlx.DB, checkouts, events int) {
 		want  int
 	}{
 		{"checkouts succeeded", `SELECT count(*) FROM checkouts WHERE status = 'succeeded'`, checkouts},
-		{"orders", `SELECT count(*) FROM orders`, checkouts},
-		{"checkouts with more than one order", `SELECT count(*) FROM (SELECT checkout_id FROM orders GROUP BY checkout_id HAVING count(*) > 1) x`, 0},
-		{"succeeded payments", `SELECT count(*) FROM payments WHERE status = 'succeeded'`, checkouts},
-		{"charges taken by the processor", `SELECT count(*) FROM test_payment_charges WHERE charge_id IS NOT NULL`, checkouts},
+		{"subscriptions", `SELECT count(*) FROM subscriptions`, checkouts / 2},
+		{"orders: one per checkout, one per renewal", `SELECT count(*) FROM orders`, checkouts + checkouts/2},
+		{"checkouts with more than one order", `SELECT count(*) FROM (SELECT checkout_id FROM orders
+			WHERE checkout_id IS NOT NULL GROUP BY checkout_id HAVING count(*) > 1) x`, 0},
+		{"subscriptions not renewed exactly once", `SELECT count(*) FROM subscriptions s WHERE (SELECT count(*)
+			FROM orders o WHERE o.subscription_id = s.id AND o.billing_reason = 'subscription_cycle') <> 1`, 0},
+		{"succeeded payments", `SELECT count(*) FROM payments WHERE status = 'succeeded'`, checkouts + checkouts/2},
+		{"charges taken by the processor", `SELECT count(*) FROM test_payment_charges WHERE charge_id IS NOT NULL`, checkouts + checkouts/2},
 		{"usage events", `SELECT count(*) FROM events WHERE external_id LIKE 'mp-%'`, events},
 		{"domain events rendered twice into one endpoint", `SELECT count(*) FROM (SELECT 1 FROM webhook_events
 			GROUP BY domain_event_id, webhook_endpoint_id HAVING count(*) > 1) x`, 0},
