@@ -231,4 +231,3 @@ func processesTable(rows []processesRow) string {
 	}
 	return sb.String()
 }
-
