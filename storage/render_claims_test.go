@@ -282,3 +282,63 @@ func TestAnObjectsEventsReachAnEndpointInOrder(t *testing.T) {
 		t.Errorf("another object's event waited: delivered %q", got)
 	}
 }
+
+// TestDispatchersClaimEachHeadOnce races dispatchers claiming the heads of many endpoints at
+// once, as several processes do: no claim fails (they once deadlocked), and each head is
+// claimed by one of them.
+func TestDispatchersClaimEachHeadOnce(t *testing.T) {
+	db := storagetest.New(t)
+	ctx := context.Background()
+	org, err := storage.CreateOrganization(ctx, db, "Heads", "heads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bodies := map[uuid.UUID]string{}
+	for i := range 30 {
+		hook, err := storage.CreateWebhookEndpoint(ctx, db, org.ID, storage.WebhookEndpointWrite{
+			URL: fmt.Sprintf("https://example.com/%d", i), Format: "raw", Secret: "whsec_test", Events: []string{"customer.updated"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies[hook.ID] = `{}`
+	}
+	id, err := storage.InsertDomainEvent(ctx, db, org.ID, "customer.updated", uuid.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := &storage.DomainEvent{ID: id, OrganizationID: org.ID, Type: "customer.updated", CreatedAt: time.Now()}
+	if _, err := storage.PublishDomainEvent(ctx, db, ev, `{}`, bodies); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	claimed := map[uuid.UUID]int{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for {
+				heads, err := storage.ClaimWebhookHeads(ctx, db, 4, time.Minute)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(heads) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, h := range heads {
+					claimed[h.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(claimed) != len(bodies) {
+		t.Errorf("%d heads claimed, want %d", len(claimed), len(bodies))
+	}
+	for id, n := range claimed {
+		if n != 1 {
+			t.Errorf("head %s claimed %d times", id, n)
+		}
+	}
+}

@@ -111,8 +111,11 @@ const pendingHeads = `WITH RECURSIVE pending(endpoint) AS (
 			WHERE e.webhook_endpoint_id = p.endpoint AND e.succeeded IS NULL AND NOT e.skipped
 			ORDER BY e.created_at, e.id LIMIT 1) h)`
 
-// claimHeadsSQL claims the pending heads that are due and not leased. The UPDATE re-checks
-// the lease under the row lock, so two dispatchers never claim one event.
+// claimHeadsSQL claims the pending heads that are due and not leased. The heads are locked
+// in id order, skipping any another dispatcher holds, so dispatchers of several processes
+// claiming at once never wait on each other (they deadlocked when each locked its heads in
+// its own plan's order); the UPDATE re-checks the lease under the lock, so two dispatchers
+// never claim one event.
 //
 // A head also waits while an older domain event of the same object is still unrendered (and
 // not given up on): renderers publish in parallel, across processes and after failures, so
@@ -124,10 +127,13 @@ var claimHeadsSQL = pendingHeads + `,
 		WHERE h.next_attempt_at <= now() AND (h.claimed_until IS NULL OR h.claimed_until < now())
 			AND NOT ` + waitsForOlderEvent("h.domain_event_id") + `
 		LIMIT $1),
+	locked AS (
+		SELECT e.id FROM webhook_events e WHERE e.id IN (SELECT id FROM heads)
+		ORDER BY e.id FOR UPDATE SKIP LOCKED),
 	claimed AS (
 		UPDATE webhook_events e SET claimed_until = now() + make_interval(secs => $2), attempts = e.attempts + 1, modified_at = now()
-		FROM heads
-		WHERE e.id = heads.id AND e.succeeded IS NULL AND NOT e.skipped
+		FROM locked
+		WHERE e.id = locked.id AND e.succeeded IS NULL AND NOT e.skipped
 			AND (e.claimed_until IS NULL OR e.claimed_until < now())
 		RETURNING e.*)
 	SELECT ` + prefixed("c", webhookEventColumns) + `, w.url, w.secret
