@@ -35,27 +35,17 @@ type Feed interface {
 //     that request answers (SessionsChanged). Without a feed sessions are not cached.
 type Cache struct {
 	next Resolver
-	now  func() time.Time
-	ttl  time.Duration
 	feed Feed
-
-	// tokens is replaced whole by ForgetTokens; nil inside when ttl is 0.
-	tokens atomic.Pointer[ttlcache.Cache[string, Principal]]
-
-	// sessions is replaced whole by ForgetSessions; mu orders that against a lookup storing
-	// its answer, and generation tells a lookup that a flush happened while it read.
-	sessions   atomic.Pointer[ttlcache.Cache[string, Principal]]
-	mu         sync.Mutex
-	generation uint64
+	// tokens and sessions are nil when ttl is 0.
+	tokens, sessions *flushable
 }
 
 // NewCache returns a Cache over resolve. A ttl of 0 caches nothing; a nil feed caches no
 // sessions.
 func NewCache(resolve Resolver, ttl time.Duration, now func() time.Time, feed Feed) *Cache {
-	c := &Cache{next: resolve, now: now, ttl: ttl, feed: feed}
+	c := &Cache{next: resolve, feed: feed}
 	if ttl > 0 {
-		c.tokens.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
-		c.sessions.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
+		c.tokens, c.sessions = newFlushable(ttl, now), newFlushable(ttl, now)
 	}
 	return c
 }
@@ -63,67 +53,78 @@ func NewCache(resolve Resolver, ttl time.Duration, now func() time.Time, feed Fe
 // ForgetTokens drops every organization and personal token the cache holds; notifications
 // of revoked tokens and deleted organizations call it, so that those stop at once in every
 // process that listens rather than at the end of the ttl.
-func (c *Cache) ForgetTokens() {
-	if c.ttl <= 0 {
-		return
-	}
-	c.tokens.Store(ttlcache.New[string, Principal](c.ttl, cacheLimit, c.now))
-}
+func (c *Cache) ForgetTokens() { c.tokens.flush() }
 
-// ForgetSessions drops every session the cache holds and makes lookups in flight keep
-// their answers to themselves.
-func (c *Cache) ForgetSessions() {
-	if c.ttl <= 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.generation++
-	c.sessions.Store(ttlcache.New[string, Principal](c.ttl, cacheLimit, c.now))
-}
+// ForgetSessions drops every session the cache holds.
+func (c *Cache) ForgetSessions() { c.sessions.flush() }
 
 // ResolveToken answers from the cache when it may, and from the wrapped resolver otherwise.
 func (c *Cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
-	tokens := c.tokens.Load()
 	switch {
-	case tokens == nil:
+	case c.tokens == nil:
 		return c.next.ResolveToken(ctx, kind, hash)
 	case kind == TokenOrganization || kind == TokenPersonal:
-		if p, found := tokens.Get(hash); found {
-			return p, nil
-		}
-		p, err := c.next.ResolveToken(ctx, kind, hash)
-		if err == nil {
-			tokens.Put(hash, p, expiry(p))
-		}
-		return p, err
+		return c.tokens.resolve(hash, nil, func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) })
 	case (kind == TokenCustomerSession || kind == TokenMemberSession) && c.feed != nil:
-		return c.session(ctx, kind, hash)
+		// A session is kept only when the feed was listening from before the lookup until
+		// after it: then any later change to what it read will be announced and flush it.
+		return c.sessions.resolve(strconv.Itoa(int(kind))+":"+hash, c.feed.Listening,
+			func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) })
 	default:
 		return c.next.ResolveToken(ctx, kind, hash)
 	}
 }
 
-// session resolves a session through the cache. The answer is kept only when the feed was
-// listening from before the lookup until after it and no flush happened meanwhile: then
-// any later change to what it read will be announced and will flush it.
-func (c *Cache) session(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
-	key := strconv.Itoa(int(kind)) + ":" + hash
-	if p, found := c.sessions.Load().Get(key); found {
+// flushable is a map of principals that notifications empty whole. A lookup keeps its answer
+// only if no flush happened while it read: one that read a row before a change and finished
+// after the change's flush would otherwise keep the old answer for the whole ttl.
+type flushable struct {
+	ttl time.Duration
+	now func() time.Time
+
+	// entries is replaced whole by flush; mu orders that against a lookup storing its
+	// answer, and generation tells a lookup that a flush happened while it read.
+	entries    atomic.Pointer[ttlcache.Cache[string, Principal]]
+	mu         sync.Mutex
+	generation uint64
+}
+
+func newFlushable(ttl time.Duration, now func() time.Time) *flushable {
+	f := &flushable{ttl: ttl, now: now}
+	f.entries.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
+	return f
+}
+
+// flush drops every entry and makes lookups in flight keep their answers to themselves.
+// A nil flushable (a ttl of 0) has nothing to drop.
+func (f *flushable) flush() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.generation++
+	f.entries.Store(ttlcache.New[string, Principal](f.ttl, cacheLimit, f.now))
+}
+
+// resolve answers key from the map, or by lookup, keeping a successful answer when no flush
+// happened meanwhile and, with keep, when keep holds both before and after the lookup.
+func (f *flushable) resolve(key string, keep func() bool, lookup func() (Principal, error)) (Principal, error) {
+	if p, found := f.entries.Load().Get(key); found {
 		return p, nil
 	}
-	c.mu.Lock()
-	generation := c.generation
-	c.mu.Unlock()
-	listening := c.feed.Listening()
-	p, err := c.next.ResolveToken(ctx, kind, hash)
-	if err != nil || !listening {
+	f.mu.Lock()
+	generation := f.generation
+	f.mu.Unlock()
+	keeping := keep == nil || keep()
+	p, err := lookup()
+	if err != nil || !keeping {
 		return p, err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.generation == generation && c.feed.Listening() {
-		c.sessions.Load().Put(key, p, expiry(p))
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.generation == generation && (keep == nil || keep()) {
+		f.entries.Load().Put(key, p, expiry(p))
 	}
 	return p, nil
 }

@@ -125,6 +125,7 @@ func TestCacheKeepsSessionsOnlyWhileChangesAreAnnounced(t *testing.T) {
 		{"organization tokens outlive a flush", true, func(c *Cache, _ *feed) { c.ForgetSessions() }, nil, 1},
 		{"organization tokens: forgotten on their own notification", true, func(c *Cache, _ *feed) { c.ForgetTokens() }, nil, 2},
 		{"sessions outlive the tokens' notification", true, func(c *Cache, _ *feed) { c.ForgetTokens() }, nil, 1},
+		{"organization tokens: a flush while the lookup reads: not kept", true, nil, func(c *Cache, _ *feed) { c.ForgetTokens() }, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
