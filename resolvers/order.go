@@ -14,10 +14,12 @@ import (
 
 // Orders are created by the purchase flow (a succeeded checkout, a subscription renewal)
 // inside its transaction, so an order, its items, its numbers and its events commit with
-// the purchase or not at all. Numbering is per organization and race-free: invoice numbers
-// <SLUG>-<NNNN> from organizations.invoice_next_number when the order is created, receipt
-// numbers RCPT-<SLUG>-<NNNN> from organizations.receipt_next_number when it is paid (at
-// least four digits; the slug upper-cased is upstream's default invoice prefix).
+// the purchase or not at all. Numbering is per organization, gapless and race-free: invoice
+// numbers <SLUG>-<NNNN> from organizations.invoice_next_number for every order, receipt
+// numbers RCPT-<SLUG>-<NNNN> from organizations.receipt_next_number once it is paid (at
+// least four digits; the slug upper-cased is upstream's default invoice prefix). Both are
+// drawn as the transaction commits (see storage.InsertOrder), so the orders a use case holds
+// inside its transaction have no numbers yet.
 
 // paidStatuses are the statuses of an order that was paid, refunds or not.
 var paidStatuses = map[string]bool{"paid": true, "partially_refunded": true, "refunded": true}
@@ -90,7 +92,7 @@ func checkOrderSpec(spec orderSpec) error {
 	return nil
 }
 
-// markOrderPaid turns a pending order paid (allocating its receipt number) and emits
+// markOrderPaid turns a pending order paid (its receipt number is drawn at commit) and emits
 // order.updated and order.paid; an order already paid is returned unchanged.
 func (r *Resolver) markOrderPaid(ctx context.Context, tx *sqlx.Tx, orderID uuid.UUID) (*storage.Order, error) {
 	o, changed, err := storage.MarkOrderPaid(ctx, tx, orderID, r.Now())

@@ -249,8 +249,8 @@ func TestCreateOrder(t *testing.T) {
 }
 
 // TestOrderNumbersAreRaceFree creates 50 orders of one organization at once: each gets its
-// own invoice number and together they are exactly 0001..0050, because numbering and insert
-// are one statement that takes the organization's row lock.
+// own invoice number and together they are exactly 0001..0050, because each transaction
+// draws its numbers under the organization's row lock as it commits.
 func TestOrderNumbersAreRaceFree(t *testing.T) {
 	t.Parallel()
 	f := newOrderFixture(t)

@@ -46,35 +46,27 @@ type OrderWrite struct {
 	Metadata        JSONMap
 }
 
-// insertOrderSQL numbers the order and inserts it in one statement. The UPDATE of the
-// organization's counters takes its row lock, so concurrent orders of one organization get
-// distinct, consecutive numbers (and a rolled-back order gives its number back). Numbers
-// are <SLUG>-<NNNN> for invoices and RCPT-<SLUG>-<NNNN> for receipts, at least four digits,
-// as upstream's customer_invoice_prefix (the upper-cased slug) and receipt numbers read.
-const insertOrderSQL = `WITH seq AS (
-		UPDATE organizations SET invoice_next_number = invoice_next_number + 1,
-			receipt_next_number = receipt_next_number + CASE WHEN $5::text = 'paid' THEN 1 ELSE 0 END
-		WHERE id = $1 AND deleted_at IS NULL
-			AND EXISTS (SELECT 1 FROM customers WHERE id = $2 AND organization_id = $1)
-			AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM products WHERE id = $3 AND organization_id = $1))
-		RETURNING upper(slug) AS prefix, invoice_next_number - 1 AS invoice, receipt_next_number - 1 AS receipt
-	)
-	INSERT INTO orders (organization_id, customer_id, product_id, discount_id, subscription_id,
+// insertOrderSQL inserts an order of a live organization, for a customer and product of that
+// organization. Its numbers are drawn when the transaction commits (migration
+// 00028_number_orders_at_commit): <SLUG>-<NNNN> for invoices and RCPT-<SLUG>-<NNNN> for
+// receipts, at least four digits, as upstream's customer_invoice_prefix (the upper-cased
+// slug) and receipt numbers read.
+const insertOrderSQL = `INSERT INTO orders (organization_id, customer_id, product_id, discount_id, subscription_id,
 		checkout_id, status, billing_reason, currency, subtotal_amount, discount_amount, net_amount,
 		tax_amount, total_amount, billing_name, billing_address, description, seats, custom_field_data,
-		metadata, created_at, invoice_number, receipt_number)
-	SELECT $1, $2, $3, $4, $6, $7, $5, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		seq.prefix || '-' || lpad(seq.invoice::text, greatest(4, length(seq.invoice::text)), '0'),
-		CASE WHEN $5::text = 'paid' THEN
-			'RCPT-' || seq.prefix || '-' || lpad(seq.receipt::text, greatest(4, length(seq.receipt::text)), '0')
-		END
-	FROM seq
+		metadata, created_at)
+	SELECT $1, $2, $3, $4, $6, $7, $5, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21
+	WHERE EXISTS (SELECT 1 FROM organizations WHERE id = $1 AND deleted_at IS NULL)
+		AND EXISTS (SELECT 1 FROM customers WHERE id = $2 AND organization_id = $1)
+		AND ($3::uuid IS NULL OR EXISTS (SELECT 1 FROM products WHERE id = $3 AND organization_id = $1))
 	RETURNING ` + orderColumns
 
-// InsertOrder numbers and inserts an order of the organization: an invoice number always, a
-// receipt number when it is created paid. created_at is the use case's clock (a test clock
-// may run ahead of the database's). A customer or product of another organization is
-// ErrNotFound and takes no number.
+// InsertOrder inserts an order of the organization. Its invoice number (and its receipt
+// number when it is created paid) is drawn at commit, in the organization's gapless
+// sequence, so the order returned has none yet: the organization's counter row is locked
+// for the commit only, not for the rest of the purchase. created_at is the use case's clock
+// (a test clock may run ahead of the database's). A customer or product of another
+// organization is ErrNotFound.
 func InsertOrder(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, now time.Time, w OrderWrite) (*Order, error) {
 	var o Order
 	err := sqlx.GetContext(ctx, q, &o, insertOrderSQL, orgID, w.CustomerID, w.ProductID, w.DiscountID,
@@ -159,24 +151,14 @@ func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.
 	return &o, mapErr(err)
 }
 
-// MarkOrderPaid turns a pending order paid and gives it the organization's next receipt
-// number, in one statement; the row lock makes a concurrent second call find it paid. It
-// reports false (and no order) when the order was not pending.
+// MarkOrderPaid turns a pending order paid; its receipt number is drawn when the
+// transaction commits, as InsertOrder's numbers are. The row lock makes a concurrent second
+// call find it paid. It reports false (and no order) when the order was not pending.
 func MarkOrderPaid(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time) (*Order, bool, error) {
 	var o Order
-	err := sqlx.GetContext(ctx, q, &o, `WITH target AS (
-			SELECT id, organization_id FROM orders
-			WHERE id = $1 AND status = 'pending' AND deleted_at IS NULL FOR UPDATE
-		), seq AS (
-			UPDATE organizations org SET receipt_next_number = receipt_next_number + 1
-			FROM target WHERE org.id = target.organization_id
-			RETURNING upper(org.slug) AS prefix, org.receipt_next_number - 1 AS receipt
-		)
-		UPDATE orders SET status = 'paid', modified_at = $2, next_payment_attempt_at = NULL,
-			receipt_number = coalesce(receipt_number,
-				'RCPT-' || seq.prefix || '-' || lpad(seq.receipt::text, greatest(4, length(seq.receipt::text)), '0'))
-		FROM seq WHERE orders.id = $1
-		RETURNING `+qualify("orders", orderColumns), id, now)
+	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET status = 'paid', modified_at = $2, next_payment_attempt_at = NULL
+		WHERE id = $1 AND status = 'pending' AND deleted_at IS NULL
+		RETURNING `+orderColumns, id, now)
 	if err = mapErr(err); errors.Is(err, ErrNotFound) {
 		return nil, false, nil
 	}
