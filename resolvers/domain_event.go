@@ -72,12 +72,13 @@ const renderLease = 30 * time.Second
 
 // RenderEvents renders up to limit events still missing their payload, oldest first. The
 // serve and worker loops call it continuously, in any number of processes: each claims the
-// events it renders, so the work is divided, not repeated. Events render concurrently but
-// are published (stored and queued for webhooks) one at a time in their order, each as soon
-// as it and those before it are rendered; an event published before an older one of the
-// same object waits for it at delivery (storage.ClaimWebhookHeads). An event that fails is
-// released and retried a few times, then left with its error, so one unreadable object
-// never holds up the others. It returns how many it rendered.
+// events it renders, so the work is divided, not repeated. Events render concurrently and are
+// published (stored and queued for webhooks) in their order, as soon as they and those
+// before them are rendered: whatever has finished rendering by then goes in one statement,
+// so a burst costs a few commits rather than one per event. An event published before an
+// older one of the same object waits for it at delivery (storage.ClaimWebhookHeads). An
+// event that fails to render is retried a few times, then left with its error, so one
+// unreadable object never holds up the others. It returns how many it rendered.
 func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	if r.RenderEvent == nil {
 		return 0, nil
@@ -85,11 +86,6 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	events, err := storage.ClaimUnrenderedDomainEvents(ctx, r.DB, r.RenderEvent.Families(), limit, renderLease)
 	if err != nil {
 		return 0, err
-	}
-	type rendering struct {
-		payload string
-		err     error
-		done    chan struct{}
 	}
 	out := make([]rendering, len(events))
 	for i := range out {
@@ -108,23 +104,60 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 	n := 0
 	var firstErr error
 	targets := webhookTargets{}
-	for i, e := range events {
+	for i := 0; i < len(events); {
 		<-out[i].done
-		err := out[i].err
-		if err == nil {
-			if err = r.publishEvent(ctx, targets, e, out[i].payload); err != nil {
-				err = errors.Join(fmt.Errorf("publishing event %s (%s): %w", e.ID, e.Type, err),
-					storage.ReleaseDomainEvent(context.WithoutCancel(ctx), r.DB, e.ID))
-			}
-		} else {
-			err = errors.Join(fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
-				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))
+		end := i + 1
+		for end < len(events) && out[end].finished() {
+			end++
 		}
-		if err != nil {
-			firstErr = cmp.Or(firstErr, err)
-			continue
-		}
-		n++
+		published, err := r.publishRendered(ctx, targets, events[i:end], out[i:end])
+		n += published
+		firstErr = cmp.Or(firstErr, err)
+		i = end
 	}
 	return n, firstErr
+}
+
+// rendering is one claimed event's payload or error, once done is closed.
+type rendering struct {
+	payload string
+	err     error
+	done    chan struct{}
+}
+
+func (r rendering) finished() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// publishRendered publishes the rendered events of a run of claimed ones in one statement
+// and records the failures: a render error counts against its event; a failed publication
+// releases its events for another try.
+func (r *Resolver) publishRendered(ctx context.Context, targets webhookTargets, events []*storage.DomainEvent, done []rendering) (int, error) {
+	var errs []error
+	var ready []*storage.DomainEvent
+	var payloads []string
+	for i, e := range events {
+		if err := done[i].err; err != nil {
+			errs = append(errs, fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
+				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))
+			continue
+		}
+		ready, payloads = append(ready, e), append(payloads, done[i].payload)
+	}
+	if len(ready) == 0 {
+		return 0, errors.Join(errs...)
+	}
+	if err := r.publishEvents(ctx, targets, ready, payloads); err != nil {
+		errs = append(errs, fmt.Errorf("publishing %d events from %s (%s): %w", len(ready), ready[0].ID, ready[0].Type, err))
+		for _, e := range ready {
+			errs = append(errs, storage.ReleaseDomainEvent(context.WithoutCancel(ctx), r.DB, e.ID))
+		}
+		return 0, errors.Join(errs...)
+	}
+	return len(ready), errors.Join(errs...)
 }

@@ -15,11 +15,11 @@ import (
 // Orders are created by the purchase flow (a succeeded checkout, a subscription renewal)
 // inside its transaction, so an order, its items, its numbers and its events commit with
 // the purchase or not at all. Numbering is per organization, gapless and race-free: invoice
-// numbers <SLUG>-<NNNN> from organizations.invoice_next_number for every order, receipt
-// numbers RCPT-<SLUG>-<NNNN> from organizations.receipt_next_number once it is paid (at
-// least four digits; the slug upper-cased is upstream's default invoice prefix). Both are
-// drawn as the transaction commits (see storage.InsertOrder), so the orders a use case holds
-// inside its transaction have no numbers yet.
+// numbers <SLUG>-<NNNN> for every order, receipt numbers RCPT-<SLUG>-<NNNN> once it is paid,
+// from the organization's counters in order_numbers (at least four digits; the slug
+// upper-cased is upstream's default invoice prefix). Both are drawn as the transaction
+// commits (see storage.InsertOrder), so the orders a use case holds inside its transaction
+// have no numbers yet.
 
 // paidStatuses are the statuses of an order that was paid, refunds or not.
 var paidStatuses = map[string]bool{"paid": true, "partially_refunded": true, "refunded": true}

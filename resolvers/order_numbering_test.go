@@ -113,10 +113,11 @@ func TestOrderNumbersAreDrawnAtCommit(t *testing.T) {
 				t.Errorf("invoice numbers %v, receipt numbers %v; want %v and %v", gotInvoices, gotReceipts, invoices, receipts)
 			}
 			var next struct {
-				Invoice int `db:"invoice_next_number"`
-				Receipt int `db:"receipt_next_number"`
+				Invoice int `db:"invoice"`
+				Receipt int `db:"receipt"`
 			}
-			f.s.Get(t, &next, `SELECT invoice_next_number, receipt_next_number FROM organizations WHERE id = $1`, f.org.ID)
+			f.s.Get(t, &next, `SELECT coalesce(max(invoice_last), 0) + 1 AS invoice, coalesce(max(receipt_last), 0) + 1 AS receipt
+				FROM order_numbers WHERE organization_id = $1`, f.org.ID)
 			if next.Invoice != nextInvoice || next.Receipt != nextReceipt {
 				t.Errorf("next numbers %d and %d, want %d and %d", next.Invoice, next.Receipt, nextInvoice, nextReceipt)
 			}

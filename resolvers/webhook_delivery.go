@@ -303,23 +303,27 @@ func (c webhookTargets) of(ctx context.Context, q sqlx.QueryerContext, e *storag
 	return out, nil
 }
 
-// publishEvent stores a rendered event's payload and queues it, in the same statement, for
-// every endpoint that takes it, each in the endpoint's format; then it wakes the dispatcher.
-// Queuing is idempotent, so a second renderer of the same event adds nothing.
-func (r *Resolver) publishEvent(ctx context.Context, targets webhookTargets, e *storage.DomainEvent, payload string) error {
-	to, err := targets.of(ctx, r.DB, e)
-	if err != nil {
-		return err
-	}
-	bodies := make(map[uuid.UUID]string, len(to))
-	for _, t := range to {
-		body, err := webhook.Payload(t.Format, e.Type, []byte(payload))
+// publishEvents stores rendered events' payloads and queues them, in one statement, for
+// every endpoint that takes each, in the endpoint's format; then it wakes the dispatcher.
+// Queuing is idempotent, so a second renderer of the same events adds nothing.
+func (r *Resolver) publishEvents(ctx context.Context, targets webhookTargets, events []*storage.DomainEvent, payloads []string) error {
+	pubs := make([]storage.Publication, len(events))
+	for i, e := range events {
+		to, err := targets.of(ctx, r.DB, e)
 		if err != nil {
 			return err
 		}
-		bodies[t.ID] = string(body)
+		bodies := make(map[uuid.UUID]string, len(to))
+		for _, t := range to {
+			body, err := webhook.Payload(t.Format, e.Type, []byte(payloads[i]))
+			if err != nil {
+				return err
+			}
+			bodies[t.ID] = string(body)
+		}
+		pubs[i] = storage.Publication{Event: e, Payload: payloads[i], Bodies: bodies}
 	}
-	queued, err := storage.PublishDomainEvent(ctx, r.DB, e, payload, bodies)
+	queued, err := storage.PublishDomainEvents(ctx, r.DB, pubs)
 	if err == nil && queued > 0 && r.Webhooks != nil {
 		r.Webhooks.Wake()
 	}

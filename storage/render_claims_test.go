@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -128,11 +129,12 @@ func TestARenderClaimEndsWithItsAttemptOrItsLease(t *testing.T) {
 	}
 }
 
-// TestPublishersOfOneEventNeverDeadlock publishes each event from two transactions at once,
-// as two renderers do when a claim lapsed, to many endpoints: the rows go in one order, so
-// one publisher waits for the other instead of deadlocking, and each endpoint gets the event
-// once.
-func TestPublishersOfOneEventNeverDeadlock(t *testing.T) {
+// TestPublishersOfOneBatchNeverDeadlock publishes each batch of events from two transactions
+// at once, as two renderers do when a claim lapsed, to many endpoints, one publisher listing
+// the batch in the opposite order: rows go in one order whatever the caller's, so one
+// publisher waits for the other instead of deadlocking, every event gets its payload, and
+// each endpoint gets each event once.
+func TestPublishersOfOneBatchNeverDeadlock(t *testing.T) {
 	db := storagetest.New(t)
 	ctx := context.Background()
 	org, err := storage.CreateOrganization(ctx, db, "Fanout", "fanout")
@@ -148,36 +150,46 @@ func TestPublishersOfOneEventNeverDeadlock(t *testing.T) {
 		}
 		bodies[hook.ID] = `{}`
 	}
-	const events = 25
-	for range events {
-		id, err := storage.InsertDomainEvent(ctx, db, org.ID, "customer.updated", uuid.New())
-		if err != nil {
-			t.Fatal(err)
+	const batches, batch = 10, 5
+	for range batches {
+		var pubs []storage.Publication
+		for range batch {
+			id, err := storage.InsertDomainEvent(ctx, db, org.ID, "customer.updated", uuid.New())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := &storage.DomainEvent{ID: id, OrganizationID: org.ID, Type: "customer.updated", CreatedAt: time.Now()}
+			pubs = append(pubs, storage.Publication{Event: ev, Payload: `{"id":"` + id.String() + `"}`, Bodies: bodies})
 		}
-		ev := &storage.DomainEvent{ID: id, OrganizationID: org.ID, Type: "customer.updated", CreatedAt: time.Now()}
+		reversed := slices.Clone(pubs)
+		slices.Reverse(reversed)
 		var wg sync.WaitGroup
-		for range 2 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for _, order := range [][]storage.Publication{pubs, reversed} {
+			wg.Go(func() {
 				// Each publisher holds its rows until it commits, as a renderer's statement does.
 				err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
-					_, err := storage.PublishDomainEvent(ctx, tx, ev, `{}`, bodies)
+					_, err := storage.PublishDomainEvents(ctx, tx, order)
 					return err
 				})
 				if err != nil {
-					t.Errorf("publishing %s: %v", id, err)
+					t.Errorf("publishing: %v", err)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 	}
-	var rows, distinct int
+	var rows, distinct, unrendered int
 	if err := db.QueryRow(`SELECT count(*), count(DISTINCT (domain_event_id, webhook_endpoint_id)) FROM webhook_events`).Scan(&rows, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if rows != events*len(bodies) || distinct != rows {
-		t.Errorf("%d webhook events (%d distinct), want %d once each", rows, distinct, events*len(bodies))
+	if rows != batches*batch*len(bodies) || distinct != rows {
+		t.Errorf("%d webhook events (%d distinct), want %d once each", rows, distinct, batches*batch*len(bodies))
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM domain_events WHERE payload IS DISTINCT FROM '{"id":"' || id || '"}'`).Scan(&unrendered); err != nil {
+		t.Fatal(err)
+	}
+	if unrendered != 0 {
+		t.Errorf("%d events without their own payload", unrendered)
 	}
 }
 

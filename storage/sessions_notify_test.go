@@ -68,7 +68,8 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 			}
 		}, sessions},
 		{"a statement changing no row still notifies", exec(`UPDATE members SET role = 'owner' WHERE false`), sessions},
-		{"an order number drawn notifies nobody", exec(`UPDATE organizations SET invoice_next_number = invoice_next_number + 1 WHERE id = $1`, org.ID), nil},
+		{"an order number drawn notifies nobody", exec(`INSERT INTO order_numbers (organization_id, invoice_last) VALUES ($1, 1)
+			ON CONFLICT (organization_id) DO UPDATE SET invoice_last = order_numbers.invoice_last + 1`, org.ID), nil},
 		{"an organization token revoked", exec(`UPDATE organization_access_tokens SET deleted_at = now() WHERE organization_id = $1`, org.ID), credentials},
 		{"a personal token deleted", exec(`DELETE FROM personal_access_tokens WHERE false`), credentials},
 		{"a user joins an organization", exec(`INSERT INTO user_organizations (user_id, organization_id)
