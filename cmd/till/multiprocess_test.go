@@ -25,9 +25,9 @@ import (
 // ingests usage events with repeats through both, delivers webhooks to two endpoints that
 // refuse some first attempts, kills one server with SIGKILL mid-run before starting it again,
 // and has both servers advance the test clock past a period at once. Then: one order and one
-// charge per checkout and per renewal, each subscription renewed once, each event once,
-// every webhook delivered with each object's events in order at each endpoint, and no ERROR
-// in any process's log.
+// charge per checkout and per renewal, gapless invoice and receipt numbers, each
+// subscription renewed once, each event once, every webhook delivered with each object's
+// events in order at each endpoint, and no ERROR in any process's log.
 func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three till processes")
@@ -253,7 +253,7 @@ func waitForDeliveries(t *testing.T, db *sqlx.DB) {
 	}
 }
 
-// checkSums checks the money and the counts.
+// checkSums checks the money, the counts and the numbering.
 func checkSums(t *testing.T, db *sqlx.DB, checkouts, events int) {
 	t.Helper()
 	checks := []struct {
@@ -271,6 +271,12 @@ func checkSums(t *testing.T, db *sqlx.DB, checkouts, events int) {
 		{"succeeded payments", `SELECT count(*) FROM payments WHERE status = 'succeeded'`, checkouts + checkouts/2},
 		{"charges taken by the processor", `SELECT count(*) FROM test_payment_charges WHERE charge_id IS NOT NULL`, checkouts + checkouts/2},
 		{"usage events", `SELECT count(*) FROM events WHERE external_id LIKE 'mp-%'`, events},
+		{"invoice numbers missing, repeated or skipped", `SELECT count(*) FROM (SELECT substring(invoice_number FROM '[0-9]+$')::int AS n,
+			row_number() OVER (PARTITION BY organization_id ORDER BY substring(invoice_number FROM '[0-9]+$')::int) AS i
+			FROM orders) x WHERE n IS DISTINCT FROM i`, 0},
+		{"receipt numbers missing, repeated or skipped", `SELECT count(*) FROM (SELECT substring(receipt_number FROM '[0-9]+$')::int AS n,
+			row_number() OVER (PARTITION BY organization_id ORDER BY substring(receipt_number FROM '[0-9]+$')::int) AS i
+			FROM orders WHERE status = 'paid') x WHERE n IS DISTINCT FROM i`, 0},
 		{"domain events rendered twice into one endpoint", `SELECT count(*) FROM (SELECT 1 FROM webhook_events
 			GROUP BY domain_event_id, webhook_endpoint_id HAVING count(*) > 1) x`, 0},
 	}
