@@ -217,16 +217,16 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	)
 	switch kind {
 	case auth.TokenOrganization:
-		t, err = storage.ResolveOrganizationToken(ctx, r.DB, hash)
+		t, err = storage.ResolveOrganizationToken(ctx, r.db, hash)
 		p.Kind = auth.KindOrganization
 	case auth.TokenPersonal:
-		t, err = storage.ResolvePersonalToken(ctx, r.DB, hash)
+		t, err = storage.ResolvePersonalToken(ctx, r.db, hash)
 		p.Kind = auth.KindUser
 	case auth.TokenCustomerSession:
-		t, err = storage.ResolveCustomerSession(ctx, r.DB, hash)
+		t, err = storage.ResolveCustomerSession(ctx, r.db, hash)
 		p.Kind = auth.KindCustomerSession
 	case auth.TokenMemberSession:
-		t, err = storage.ResolveMemberSession(ctx, r.DB, hash)
+		t, err = storage.ResolveMemberSession(ctx, r.db, hash)
 		p.Kind = auth.KindMemberSession
 	case auth.TokenOAuthAccess:
 		return r.resolveOAuthToken(ctx, hash)

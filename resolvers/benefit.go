@@ -127,7 +127,7 @@ func (r *Resolver) createBenefit(ctx context.Context, in model.BenefitCreateInpu
 	if in.Visibility != nil {
 		vis = *in.Visibility
 	}
-	b, err := storage.CreateBenefit(ctx, r.DB, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
+	b, err := storage.CreateBenefit(ctx, r.db, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
 		Visibility: vis, Properties: props, Metadata: in.Metadata})
 	return b, benefitRefError(err)
 }
@@ -159,7 +159,7 @@ func checkDescription(d string) error {
 // updateBenefit applies the fields present in the input; a downloadables benefit's holders
 // get its new files in the same transaction.
 func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInput) (*storage.Benefit, error) {
-	cur, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), in.ID)
+	cur, err := storage.GetBenefit(ctx, r.db, organizations(ctx), in.ID)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -185,7 +185,7 @@ func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInpu
 		patch["metadata"] = v
 	}
 	var b *storage.Benefit
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if b, err = storage.UpdateBenefit(ctx, tx, organizations(ctx), in.ID, patch); err != nil {
 			return benefitRefError(err)
 		}
@@ -199,14 +199,14 @@ func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInpu
 
 // deleteBenefit soft-deletes a deletable benefit.
 func (r *Resolver) deleteBenefit(ctx context.Context, id uuid.UUID) (*storage.Benefit, error) {
-	cur, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), id)
+	cur, err := storage.GetBenefit(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
 	if !cur.Deletable {
 		return nil, NotPermitted("This benefit cannot be deleted.")
 	}
-	b, err := storage.DeleteBenefit(ctx, r.DB, organizations(ctx), id)
+	b, err := storage.DeleteBenefit(ctx, r.db, organizations(ctx), id)
 	return b, notFoundOr(err, "")
 }
 
@@ -220,7 +220,7 @@ func (r *Resolver) benefitsPage(ctx context.Context, a listArgs, f *model.Benefi
 	if f != nil {
 		lf = storage.BenefitListFilter{Types: f.Type, Query: f.Query, Metadata: metadataOf(f.Metadata)}
 	}
-	p, err := storage.ListBenefits(ctx, r.DB, organizations(ctx), lf, sorts, w)
+	p, err := storage.ListBenefits(ctx, r.db, organizations(ctx), lf, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}

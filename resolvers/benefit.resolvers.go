@@ -47,7 +47,7 @@ func (r *mutationResolver) DeleteBenefit(ctx context.Context, id uuid.UUID) (*st
 }
 
 func (r *queryResolver) Benefit(ctx context.Context, id uuid.UUID) (*storage.Benefit, error) {
-	b, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), id)
+	b, err := storage.GetBenefit(ctx, r.db, organizations(ctx), id)
 	return b, notFoundOr(err, "")
 }
 

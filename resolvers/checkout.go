@@ -163,7 +163,7 @@ func (r *Resolver) createCheckout(ctx context.Context, in model.CheckoutCreateIn
 		returnURL: given(in.ReturnURL), embedOrigin: given(in.EmbedOrigin), locale: given(in.Locale),
 		metadata: in.Metadata, customerMetadata: in.CustomerMetadata, customFieldData: in.CustomFieldData}
 	var out *storage.Checkout
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		products, orgID, err := checkoutProducts(ctx, tx, in.Products)
 		if err != nil {
 			return err
@@ -207,8 +207,8 @@ func (r *Resolver) createCheckout(ctx context.Context, in model.CheckoutCreateIn
 		}
 		values := storage.Patch{"id": cur.ID, "organization_id": orgID, "client_secret": auth.Generate(checkoutSecretPrefix),
 			"expires_at": r.Now().Add(checkoutTTL), "min_seats": in.MinSeats, "max_seats": in.MaxSeats,
-			"payment_processor": r.Payments.Name(), "allow_trial": *d.allowTrial,
-			"success_url": r.PortalURL + "/checkout/" + "{CLIENT_SECRET}/confirmation",
+			"payment_processor": r.payments.Name(), "allow_trial": *d.allowTrial,
+			"success_url": r.portalURL + "/checkout/" + "{CLIENT_SECRET}/confirmation",
 			"customer_id": cur.CustomerID, "external_customer_id": in.ExternalCustomerID}
 		for _, m := range []storage.Patch{prefill(cur), details, priced} {
 			for k, v := range m {

@@ -53,7 +53,7 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		if _, err := r.openCheckout(ctx, in.ID, in.ClientSecret); err != nil {
 			return nil, err
 		}
-		m, err := r.Payments.SavePaymentMethod(ctx, *in.PaymentToken)
+		m, err := r.payments.SavePaymentMethod(ctx, *in.PaymentToken)
 		if errors.Is(err, payment.ErrInvalidToken) {
 			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
 		}
@@ -66,7 +66,7 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		email: given(in.CustomerEmail), name: given(in.CustomerName), billingName: given(in.CustomerBillingName),
 		taxID: given(in.CustomerTaxID), billingAddress: given(in.CustomerBillingAddress), isBusiness: in.IsBusinessCustomer,
 		discountCode: given(in.DiscountCode), customFieldData: in.CustomFieldData}
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		c, err := r.lockOpenCheckout(ctx, tx, in.ID, in.ClientSecret)
 		if err != nil {
 			return err
@@ -97,13 +97,13 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
 			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
 	}
-	if ferr := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	if ferr := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, "confirmed", next); err != nil {
 			return err
 		}
 		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
 	}); ferr != nil {
-		r.Logger.ErrorContext(ctx, "checkout: leaving confirmed failed", "checkout", conf.checkout.ID, "err", ferr)
+		r.logger.ErrorContext(ctx, "checkout: leaving confirmed failed", "checkout", conf.checkout.ID, "err", ferr)
 	}
 	return nil, err
 }
@@ -157,7 +157,7 @@ func (r *Resolver) checkConfirmable(ctx context.Context, tx *sqlx.Tx, c *storage
 // completeCheckout is step 2: the purchase, in one transaction ending with the charge.
 func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*storage.Checkout, error) {
 	var out *storage.Checkout
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		c, err := storage.LockCheckout(ctx, tx, []uuid.UUID{conf.checkout.OrganizationID}, conf.checkout.ID, r.Now())
 		if err != nil {
 			return err
@@ -206,7 +206,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 			if pm == nil {
 				return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
 			}
-			charge, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
+			charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
 				PaymentMethodID: pm.ProcessorID, IdempotencyKey: c.ID.String(), Description: d.product.Name})
 			if err != nil {
 				return err
@@ -214,7 +214,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 			// The payment is recorded as renewals record theirs; a failure here rolls the
 			// purchase back and a retry replays the same charge (same idempotency key).
 			if err := storage.RecordChargeAttempt(ctx, tx, r.Now(), storage.ChargeAttempt{OrganizationID: c.OrganizationID,
-				CustomerID: cust.ID, OrderID: order.ID, PaymentMethodID: &pm.ID, Processor: r.Payments.Name(),
+				CustomerID: cust.ID, OrderID: order.ID, PaymentMethodID: &pm.ID, Processor: r.payments.Name(),
 				ProcessorID: &charge.ID, Status: "succeeded", Amount: c.TotalAmount, Currency: c.Currency}); err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/payment"
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 )
 
@@ -32,9 +33,11 @@ func (p *ckProcessor) Charge(ctx context.Context, req payment.ChargeRequest) (pa
 // ckServer is a test server whose processor counts charges.
 func ckServer(t *testing.T) (*resolverstest.Server, *ckProcessor) {
 	t.Helper()
-	s := resolverstest.New(t)
-	p := &ckProcessor{Processor: s.Resolver.Payments}
-	s.Resolver.Payments = p
+	var p *ckProcessor
+	s := resolverstest.New(t, func(d *resolvers.Deps) {
+		p = &ckProcessor{Processor: d.Payments}
+		d.Payments = p
+	})
 	return s, p
 }
 

@@ -181,7 +181,7 @@ func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b che
 // default; heldFor, when set, holds it for that checkout only. A saved method counts against
 // the customer's cap; a held one is none of the customer's methods and does not.
 func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, heldFor *uuid.UUID) (*storage.PaymentMethod, error) {
-	w := storage.PaymentMethodWrite{Processor: r.Payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
+	w := storage.PaymentMethodWrite{Processor: r.payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
 		HeldForCheckoutID: heldFor}
 	if heldFor == nil {
 		w.Limit = MaxCustomerPaymentMethods

@@ -18,13 +18,13 @@ const expireBatch = 500
 
 // checkout reads one checkout of the caller's organizations.
 func (r *Resolver) checkout(ctx context.Context, id uuid.UUID) (*storage.Checkout, error) {
-	c, err := storage.GetCheckout(ctx, r.DB, organizations(ctx), id, r.Now())
+	c, err := storage.GetCheckout(ctx, r.db, organizations(ctx), id, r.Now())
 	return c, notFoundOr(err, "")
 }
 
 // checkoutByClientSecret reads a checkout for the buyer's page; the secret is the credential.
 func (r *Resolver) checkoutByClientSecret(ctx context.Context, secret string) (*storage.Checkout, error) {
-	c, err := storage.GetCheckoutByClientSecret(ctx, r.DB, secret, r.Now())
+	c, err := storage.GetCheckoutByClientSecret(ctx, r.db, secret, r.Now())
 	return c, notFoundOr(err, "")
 }
 
@@ -53,7 +53,7 @@ func (r *Resolver) checkoutsPage(ctx context.Context, a listArgs, f *model.Check
 	if err != nil {
 		return nil, err
 	}
-	p, err := storage.ListCheckouts(ctx, r.DB, organizations(ctx), checkoutFilterOf(f), sorts, w, r.Now())
+	p, err := storage.ListCheckouts(ctx, r.db, organizations(ctx), checkoutFilterOf(f), sorts, w, r.Now())
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -83,7 +83,7 @@ func (r *Resolver) ExpireCheckouts(ctx context.Context, now time.Time) (int, err
 	total := 0
 	for {
 		var n int
-		err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 			rows, err := storage.ExpireCheckouts(ctx, tx, now, expireBatch)
 			if err != nil {
 				return err
@@ -116,7 +116,7 @@ const confirmLease = 10 * time.Second
 // for each, so their buyers can confirm again. The serve loop calls it with ExpireCheckouts.
 func (r *Resolver) ReopenStaleCheckouts(ctx context.Context, now time.Time) (int, error) {
 	var n int
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		rows, err := storage.ReopenStaleCheckouts(ctx, tx, now.Add(-confirmLease), expireBatch)
 		if err != nil {
 			return err
@@ -180,7 +180,7 @@ func (r *Resolver) checkoutActiveTrial(ctx context.Context, c *storage.Checkout)
 
 // checkoutURL is where the buyer pays: Till's checkout page for the client secret.
 func (r *Resolver) checkoutURL(c *storage.Checkout) string {
-	return fmt.Sprintf("%s/checkout/%s", r.PortalURL, c.ClientSecret)
+	return fmt.Sprintf("%s/checkout/%s", r.portalURL, c.ClientSecret)
 }
 
 // checkoutProduct is the selected product.

@@ -19,7 +19,7 @@ func (r *Resolver) customerCheckouts(ctx context.Context, c *storage.Customer, a
 	}
 	lf, orgs, now := checkoutFilterOf(f), organizations(ctx), r.Now()
 	l, err := windowsOf(ctx, "Customer.checkouts", []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Checkout], error) {
-		return storage.CheckoutWindowsByCustomers(ctx, r.DB, orgs, ids, lf, sorts, w, now)
+		return storage.CheckoutWindowsByCustomers(ctx, r.db, orgs, ids, lf, sorts, w, now)
 	})
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) customerCheckouts(ctx context.Context, c *storage.Customer, a
 // orderCheckout is Order.checkout: the checkouts of the level's orders, in one statement.
 func (r *Resolver) orderCheckout(ctx context.Context, o *storage.Order) (*storage.Checkout, error) {
 	orgs, now := organizations(ctx), r.Now()
-	l := oneOf(ctx, r.DB, "Order.checkout", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*storage.Checkout, error) {
+	l := oneOf(ctx, r.db, "Order.checkout", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*storage.Checkout, error) {
 		return storage.CheckoutsByIDs(ctx, q, orgs, ids, now)
 	}, "Checkout not found")
 	return relatedOpt(ctx, l, o, func(o *storage.Order) *uuid.UUID { return o.CheckoutID })
@@ -44,7 +44,7 @@ func (r *Resolver) orderCheckout(ctx context.Context, o *storage.Order) (*storag
 // statement; nil for a checkout that made none.
 func (r *Resolver) checkoutOrder(ctx context.Context, c *storage.Checkout) (*storage.Order, error) {
 	orgs := organizations(ctx)
-	l := manyOf(ctx, r.DB, "Checkout.order", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*storage.Order, error) {
+	l := manyOf(ctx, r.db, "Checkout.order", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*storage.Order, error) {
 		return storage.OrdersByCheckouts(ctx, q, orgs, ids)
 	})
 	orders, err := related(ctx, l, c, func(c *storage.Checkout) uuid.UUID { return c.ID })

@@ -155,7 +155,7 @@ func (r *Resolver) updateCheckout(ctx context.Context, in model.CheckoutUpdateIn
 		successURL: in.SuccessURL, returnURL: in.ReturnURL, embedOrigin: in.EmbedOrigin, locale: in.Locale,
 		metadata: in.Metadata, customerMetadata: in.CustomerMetadata, customFieldData: in.CustomFieldData}
 	var out *storage.Checkout
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		c, err := r.lockOpenCheckout(ctx, tx, &in.ID, nil)
 		if err != nil {
 			return err
@@ -179,7 +179,7 @@ func (r *Resolver) lockOpenCheckout(ctx context.Context, tx *sqlx.Tx, id *uuid.U
 // openCheckout is lockOpenCheckout without the lock, for refusing early what step 1 of a
 // confirm would refuse anyway, before work that is costly or outside the database.
 func (r *Resolver) openCheckout(ctx context.Context, id *uuid.UUID, secret *string) (*storage.Checkout, error) {
-	return r.findOpenCheckout(ctx, r.DB, id, secret, false)
+	return r.findOpenCheckout(ctx, r.db, id, secret, false)
 }
 
 func (r *Resolver) findOpenCheckout(ctx context.Context, q sqlx.ExtContext, id *uuid.UUID, secret *string, lock bool) (*storage.Checkout, error) {

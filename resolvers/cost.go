@@ -83,11 +83,11 @@ func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 		return errorOf(&Error{Code: CodeCostLimitExceeded,
 			Detail: fmt.Sprintf("The operation costs %d points; one operation may cost at most %d.", cost, maxCost)})
 	}
-	if c.r.CostBudget == nil {
+	if c.r.costBudget == nil {
 		return nil
 	}
 	now := time.Now()
-	ok, remaining, reset := c.r.CostBudget.Spend(budgetKey(ctx), cost, now)
+	ok, remaining, reset := c.r.costBudget.Spend(budgetKey(ctx), cost, now)
 	resetAt := now.Add(reset).UTC().Format(time.RFC3339)
 	report.Remaining, report.Reset = &remaining, &resetAt
 	if !ok {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -22,7 +21,7 @@ import (
 // took seconds before the document limits: 5,900 `__typename` in a 65 KB POST, 8,850 by
 // GET, and a 749 KB query.
 func BenchmarkDocumentRefusal(b *testing.B) {
-	h := (&resolvers.Resolver{Logger: slog.New(slog.DiscardHandler)}).Handler()
+	h := resolvers.New(resolvers.Deps{}).Handler()
 	post := func(query string) func() *http.Request {
 		body, _ := json.Marshal(map[string]any{"query": query})
 		return func() *http.Request {

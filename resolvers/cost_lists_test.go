@@ -18,7 +18,7 @@ import (
 // cannot be priced at a guess.
 func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 	t.Parallel()
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	paged := map[string]bool{} // types every field returning them takes limit or first
 	for _, typ := range schema.Types {
 		for _, f := range typ.Fields {

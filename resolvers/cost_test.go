@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"till/internal/ratelimit"
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/storage/storagetest"
 )
@@ -83,12 +84,11 @@ func TestOperationCostIsPricedBeforeAnySQL(t *testing.T) {
 
 func TestCostBudgetIsSpentPerPrincipal(t *testing.T) {
 	t.Parallel()
-	s := resolverstest.New(t)
 	budget, err := ratelimit.NewLimiter(ratelimit.Limit{Rate: 250, Interval: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Resolver.CostBudget = budget
+	s := resolverstest.New(t, func(d *resolvers.Deps) { d.CostBudget = budget })
 	a, b := s.NewOrg(t, resolverstest.AllScopes), s.NewOrg(t, resolverstest.AllScopes)
 	const page = "{ customers(limit: 100) { items { id } } }" // 101 points
 

@@ -65,7 +65,7 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 		w.TaxID, w.TaxIDFormat = &v, &f
 	}
 	var c *storage.Customer
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if c, err = storage.CreateCustomer(ctx, tx, orgID, w); err != nil {
 			return customerConflict(err, in)
 		}
@@ -76,8 +76,8 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 
 // deleteCustomer soft-deletes a customer; its sessions stop working at once.
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
-	c, err := storage.DeleteCustomer(ctx, r.DB, organizations(ctx), id)
-	r.Customers.Forget(id)
+	c, err := storage.DeleteCustomer(ctx, r.db, organizations(ctx), id)
+	r.customers.Forget(id)
 	auth.SessionsChanged(ctx)
 	return c, notFoundOr(err, "")
 }
@@ -85,7 +85,7 @@ func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.C
 // updateCustomer applies the fields present in the input; explicit nulls clear them.
 func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateInput) (*storage.Customer, error) {
 	var out *storage.Customer
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetCustomer(ctx, tx, organizations(ctx), in.ID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -188,7 +188,7 @@ func (r *Resolver) customersPage(ctx context.Context, a listArgs, f *model.Custo
 		lf = storage.CustomerListFilter{Email: f.Email, ExternalID: f.ExternalID, Query: f.Query, Metadata: metadataOf(f.Metadata)}
 	}
 	p, w, err := rootWindow(ctx, a, customerSorts, func(sorts []storage.Sort, w storage.Window) (storage.Paged[*storage.Customer], error) {
-		return storage.ListCustomers(ctx, r.DB, organizations(ctx), lf, sorts, w)
+		return storage.ListCustomers(ctx, r.db, organizations(ctx), lf, sorts, w)
 	})
 	if err != nil {
 		return nil, err
@@ -204,9 +204,9 @@ func (r *Resolver) customerByRef(ctx context.Context, id *uuid.UUID, externalID 
 	)
 	switch {
 	case id != nil:
-		c, err = storage.GetCustomer(ctx, r.DB, organizations(ctx), *id)
+		c, err = storage.GetCustomer(ctx, r.db, organizations(ctx), *id)
 	case externalID != nil:
-		c, err = storage.GetCustomerByExternalID(ctx, r.DB, organizations(ctx), *externalID)
+		c, err = storage.GetCustomerByExternalID(ctx, r.db, organizations(ctx), *externalID)
 	default:
 		return nil, Invalid("missing", "Field required", nil, "input", "customerId")
 	}

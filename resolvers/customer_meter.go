@@ -20,7 +20,7 @@ func (r *Resolver) customerMeters(ctx context.Context, c *storage.Customer, a li
 	if f != nil {
 		lf = storage.CustomerMeterListFilter{MeterIDs: f.MeterID, Query: f.Query}
 	}
-	p, w, err := relatedWindow(ctx, r.DB, "Customer.meters", c, func(c *storage.Customer) uuid.UUID { return c.ID },
+	p, w, err := relatedWindow(ctx, r.db, "Customer.meters", c, func(c *storage.Customer) uuid.UUID { return c.ID },
 		a, storage.CustomerMeterSortColumns, lf, storage.CustomerMeterWindowsByCustomers)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerS
 		}
 		return nil, err
 	}
-	org, err := storage.GetOrganization(ctx, r.DB, c.OrganizationID)
+	org, err := storage.GetOrganization(ctx, r.db, c.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
@@ -49,14 +49,14 @@ func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerS
 			return nil, err
 		}
 		token = auth.Generate(auth.PrefixMemberSession)
-		s, err = storage.CreateMemberSession(ctx, r.DB, c.OrganizationID, c.ID, m.ID, auth.Hash(r.Secret, token), expires, in.ReturnURL)
+		s, err = storage.CreateMemberSession(ctx, r.db, c.OrganizationID, c.ID, m.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
 		if err != nil {
 			return nil, err
 		}
 		email = &m.Email
 	} else {
 		token = auth.Generate(auth.PrefixCustomerSession)
-		s, err = storage.CreateCustomerSession(ctx, r.DB, c.OrganizationID, c.ID, auth.Hash(r.Secret, token), expires, in.ReturnURL)
+		s, err = storage.CreateCustomerSession(ctx, r.db, c.OrganizationID, c.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +67,7 @@ func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerS
 	}
 	return &model.CustomerSession{ID: s.ID, CreatedAt: s.CreatedAt, ModifiedAt: s.ModifiedAt, Token: token,
 		ExpiresAt: s.ExpiresAt, ReturnURL: s.ReturnURL, CustomerID: c.ID, Customer: c,
-		CustomerPortalURL: r.PortalURL + "/" + org.Slug + "/portal?" + q.Encode()}, nil
+		CustomerPortalURL: r.portalURL + "/" + org.Slug + "/portal?" + q.Encode()}, nil
 }
 
 // sessionMember picks the member a member session is for: by id, then external id, else
@@ -79,19 +79,19 @@ func (r *Resolver) sessionMember(ctx context.Context, c *storage.Customer, in mo
 	)
 	switch {
 	case in.MemberID != nil:
-		m, err = storage.GetMember(ctx, r.DB, c.ID, *in.MemberID)
+		m, err = storage.GetMember(ctx, r.db, c.ID, *in.MemberID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, Invalid("value_error", "Member does not exist for this customer.", in.MemberID.String(), "input", "memberId")
 		}
 	case in.ExternalMemberID != nil:
-		m, err = storage.GetMemberByExternalID(ctx, r.DB, c.ID, *in.ExternalMemberID)
+		m, err = storage.GetMemberByExternalID(ctx, r.db, c.ID, *in.ExternalMemberID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, Invalid("value_error", "Member does not exist for this customer.", *in.ExternalMemberID, "input", "externalMemberId")
 		}
 	case c.Type == "team":
 		return nil, Invalid("value_error", "member_id is required for team customers.", nil, "input", "memberId")
 	default:
-		m, err = storage.EnsureOwnerMember(ctx, r.DB, c)
+		m, err = storage.EnsureOwnerMember(ctx, r.db, c)
 		if errors.Is(err, storage.ErrNotFound) {
 			// Another member already uses the customer's email, so no owner could be made.
 			return nil, Invalid("value_error", "member_id is required: the customer has no owner member.", nil, "input", "memberId")

@@ -140,7 +140,7 @@ func (r *Resolver) createDiscount(ctx context.Context, in model.DiscountCreateIn
 		return nil, err
 	}
 	var out *storage.Discount
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if out, err = storage.CreateDiscount(ctx, tx, orgID, w); err != nil {
 			return discountConflict(err, w.Code)
 		}
@@ -174,7 +174,7 @@ func setDiscountProducts(ctx context.Context, tx *sqlx.Tx, orgID, discountID uui
 // subscriptions already priced with it must keep meaning what they meant.
 func (r *Resolver) updateDiscount(ctx context.Context, in model.DiscountUpdateInput) (*storage.Discount, error) {
 	var out *storage.Discount
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetDiscount(ctx, tx, organizations(ctx), in.ID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -254,7 +254,7 @@ func overlayChanged[T comparable](dst **T, get func() (*T, bool)) bool {
 // deleteDiscount soft-deletes a discount.
 func (r *Resolver) deleteDiscount(ctx context.Context, id uuid.UUID) (*storage.Discount, error) {
 	var out *storage.Discount
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		var err error
 		if out, err = storage.DeleteDiscount(ctx, tx, organizations(ctx), id); err != nil {
 			return notFoundOr(err, "")
@@ -266,7 +266,7 @@ func (r *Resolver) deleteDiscount(ctx context.Context, id uuid.UUID) (*storage.D
 
 // discount reads one live discount.
 func (r *Resolver) discount(ctx context.Context, id uuid.UUID) (*storage.Discount, error) {
-	d, err := storage.GetDiscount(ctx, r.DB, organizations(ctx), id)
+	d, err := storage.GetDiscount(ctx, r.db, organizations(ctx), id)
 	return d, notFoundOr(err, "")
 }
 
@@ -281,7 +281,7 @@ func (r *Resolver) discountsPage(ctx context.Context, a listArgs, f *model.Disco
 	if f != nil {
 		lf = storage.DiscountListFilter{Query: f.Query, Code: f.Code}
 	}
-	p, err := storage.ListDiscounts(ctx, r.DB, organizations(ctx), lf, sorts, w)
+	p, err := storage.ListDiscounts(ctx, r.db, organizations(ctx), lf, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}

@@ -18,12 +18,12 @@ import (
 
 // emit records a domain event in the caller's transaction, so the event exists exactly when
 // the change does. Its payload is rendered after commit (RenderEvents). A customer.* event
-// also drops the customer from r.Customers, and a customer.* or member.* event has the
+// also drops the customer from r.customers, and a customer.* or member.* event has the
 // request's session cache forget its sessions once the request is done (a session carries
 // its customer and its member's role).
 func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID, typ string, objectID uuid.UUID) error {
 	if strings.HasPrefix(typ, "customer.") { // every change to a customer is announced
-		r.Customers.Forget(objectID)
+		r.customers.Forget(objectID)
 	}
 	if strings.HasPrefix(typ, "customer.") || strings.HasPrefix(typ, "member.") {
 		auth.SessionsChanged(ctx)
@@ -35,7 +35,7 @@ func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID
 // eventsPage lists the organization's domain events, newest first.
 func (r *Resolver) eventsPage(ctx context.Context, a listArgs, types []string, objectIDs []uuid.UUID) (*model.DomainEventPage, error) {
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.DomainEvent], error) {
-		return storage.ListDomainEvents(ctx, r.DB, organizations(ctx), storage.DomainEventFilter{Types: types, ObjectIDs: objectIDs}, w)
+		return storage.ListDomainEvents(ctx, r.db, organizations(ctx), storage.DomainEventFilter{Types: types, ObjectIDs: objectIDs}, w)
 	})
 	if err != nil {
 		return nil, err
@@ -80,10 +80,10 @@ const renderLease = 30 * time.Second
 // event that fails to render is retried a few times, then left with its error, so one
 // unreadable object never holds up the others. It returns how many it rendered.
 func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
-	if r.RenderEvent == nil {
+	if r.renderEvent == nil {
 		return 0, nil
 	}
-	events, err := storage.ClaimUnrenderedDomainEvents(ctx, r.DB, r.RenderEvent.Families(), limit, renderLease)
+	events, err := storage.ClaimUnrenderedDomainEvents(ctx, r.db, r.renderEvent.Families(), limit, renderLease)
 	if err != nil {
 		return 0, err
 	}
@@ -97,7 +97,7 @@ func (r *Resolver) RenderEvents(ctx context.Context, limit int) (int, error) {
 			slots <- struct{}{}
 			go func() {
 				defer func() { <-slots; close(out[i].done) }()
-				out[i].payload, out[i].err = r.RenderEvent.Render(ctx, e)
+				out[i].payload, out[i].err = r.renderEvent.Render(ctx, e)
 			}()
 		}
 	}()
@@ -144,7 +144,7 @@ func (r *Resolver) publishRendered(ctx context.Context, targets webhookTargets, 
 	for i, e := range events {
 		if err := done[i].err; err != nil {
 			errs = append(errs, fmt.Errorf("rendering event %s (%s): %w", e.ID, e.Type, err),
-				storage.FailDomainEventRender(ctx, r.DB, e.ID, err.Error()))
+				storage.FailDomainEventRender(ctx, r.db, e.ID, err.Error()))
 			continue
 		}
 		ready, payloads = append(ready, e), append(payloads, done[i].payload)
@@ -155,7 +155,7 @@ func (r *Resolver) publishRendered(ctx context.Context, targets webhookTargets, 
 	if err := r.publishEvents(ctx, targets, ready, payloads); err != nil {
 		errs = append(errs, fmt.Errorf("publishing %d events from %s (%s): %w", len(ready), ready[0].ID, ready[0].Type, err))
 		for _, e := range ready {
-			errs = append(errs, storage.ReleaseDomainEvent(context.WithoutCancel(ctx), r.DB, e.ID))
+			errs = append(errs, storage.ReleaseDomainEvent(context.WithoutCancel(ctx), r.db, e.ID))
 		}
 		return 0, errors.Join(errs...)
 	}

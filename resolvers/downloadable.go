@@ -47,7 +47,7 @@ var (
 
 // downloadKey derives the link key from the server secret.
 func (r *Resolver) downloadKey() ([]byte, error) {
-	return hkdf.Key(sha256.New, r.Secret, nil, downloadLinkLabel, 32)
+	return hkdf.Key(sha256.New, r.secret, nil, downloadLinkLabel, 32)
 }
 
 // downloadToken signs a reference to downloadable id that works until expires.
@@ -94,16 +94,16 @@ func (r *Resolver) download(ctx context.Context, token string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return "", errors.New("downloads need a blob store")
 	}
 	var url string
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		d, err := storage.CountDownload(ctx, tx, id, r.Now().UTC())
 		if err != nil {
 			return err
 		}
-		url, err = r.Blobs.SignedURL(ctx, d.File.Path, downloadRedirectTTL, d.File.Name)
+		url, err = r.blobs.SignedURL(ctx, d.File.Path, downloadRedirectTTL, d.File.Name)
 		return err
 	})
 	return url, err

@@ -30,7 +30,7 @@ func (r *Resolver) DownloadHandler() http.Handler {
 		case errors.Is(err, storage.ErrDownloadableGone):
 			http.Error(w, "This file is no longer available.", http.StatusGone)
 		case err != nil:
-			r.Logger.ErrorContext(req.Context(), "download failed", "error", err)
+			r.logger.ErrorContext(req.Context(), "download failed", "error", err)
 			http.Error(w, "Internal server error.", http.StatusInternalServerError)
 		default:
 			http.Redirect(w, req, url, http.StatusFound)

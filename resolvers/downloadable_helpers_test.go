@@ -33,18 +33,16 @@ type downloadWorld struct {
 
 func newDownloadWorld(tb testing.TB) *downloadWorld {
 	tb.Helper()
-	w := &downloadWorld{grantWorld: newGrantWorld(tb)}
 	mux := http.NewServeMux()
-	w.srv = httptest.NewServer(mux)
-	tb.Cleanup(w.srv.Close)
+	srv := httptest.NewServer(mux)
+	tb.Cleanup(srv.Close)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	l, err := blob.NewLocal(blob.LocalConfig{Dir: tb.TempDir(), BaseURL: w.srv.URL + "/blob/", Secret: secret})
+	l, err := blob.NewLocal(blob.LocalConfig{Dir: tb.TempDir(), BaseURL: srv.URL + "/blob/", Secret: secret})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w.blobs = l
-	w.s.Resolver.Blobs = l
+	w := &downloadWorld{grantWorld: newGrantWorld(tb, func(d *resolvers.Deps) { d.Blobs = l }), blobs: l, srv: srv}
 	mux.Handle("/blob/", l.Handler())
 	mux.Handle("/downloads/", w.s.Resolver.DownloadHandler())
 	return w

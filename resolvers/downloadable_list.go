@@ -57,7 +57,7 @@ func (r *Resolver) portalDownloadables(ctx context.Context, a listArgs, benefitI
 	if benefitID != nil {
 		f.BenefitIDs = []uuid.UUID{*benefitID}
 	}
-	rows, err := storage.ListDownloadables(ctx, r.DB, organizations(ctx), f, sorts, w)
+	rows, err := storage.ListDownloadables(ctx, r.db, organizations(ctx), f, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -81,7 +81,7 @@ func (r *Resolver) customerDownloadables(ctx context.Context, c *storage.Custome
 	if _, member := portalHolder(ctx); member != nil {
 		f.MemberID = member
 	}
-	p, w, err := relatedWindow(ctx, r.DB, "Customer.downloadables", c, func(c *storage.Customer) uuid.UUID { return c.ID }, a,
+	p, w, err := relatedWindow(ctx, r.db, "Customer.downloadables", c, func(c *storage.Customer) uuid.UUID { return c.ID }, a,
 		downloadableSorts, f, func(ctx context.Context, q sqlx.ExtContext, orgs, parents []uuid.UUID, f storage.DownloadableListFilter,
 			sorts []storage.Sort, w storage.Window) ([]storage.Paged[*model.Downloadable], error) {
 			rows, err := storage.DownloadableWindowsByCustomers(ctx, q, orgs, parents, f, sorts, w)

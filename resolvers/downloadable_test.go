@@ -210,11 +210,11 @@ func TestDownloadLinks(t *testing.T) {
 
 	t.Run("an expired link is refused and counts nothing", func(t *testing.T) {
 		before := w.downloadables(t, token, nil)[0].Downloaded
-		w.s.Resolver.Now = func() time.Time { return time.Now().Add(time.Hour + time.Minute) }
+		w.s.Clock.Set(time.Now().Add(time.Hour + time.Minute))
 		if status, _ := w.fetch(t, link); status != http.StatusForbidden {
 			t.Errorf("status = %d, want 403", status)
 		}
-		w.s.Resolver.Now = time.Now
+		w.s.Clock.Reset()
 		if after := w.downloadables(t, token, nil)[0].Downloaded; after != before {
 			t.Errorf("downloaded went from %d to %d", before, after)
 		}

@@ -11,7 +11,7 @@ import (
 // dunning retry), so the renewal loop can sleep until then; ok is false when nothing is
 // scheduled.
 func (r *Resolver) NextRenewalAt(ctx context.Context) (at time.Time, ok bool, err error) {
-	return storage.NextRenewalAt(ctx, r.DB)
+	return storage.NextRenewalAt(ctx, r.db)
 }
 
 // NextCheckoutChangeAt is when ExpireCheckouts or ReopenStaleCheckouts next has work, so the
@@ -19,11 +19,11 @@ func (r *Resolver) NextRenewalAt(ctx context.Context) (at time.Time, ok bool, er
 // Nothing a request does brings that time closer than a minute (checkouts live an hour, a
 // confirmed one turns stale after minutes), so the loop needs no notification.
 func (r *Resolver) NextCheckoutChangeAt(ctx context.Context) (at time.Time, ok bool, err error) {
-	return storage.NextCheckoutChangeAt(ctx, r.DB, confirmLease)
+	return storage.NextCheckoutChangeAt(ctx, r.db, confirmLease)
 }
 
 // NextRenderClaimLapseAt is when a claim on an unrendered event held by a renderer that may
 // have died lapses, for the render loop to look again then.
 func (r *Resolver) NextRenderClaimLapseAt(ctx context.Context) (at time.Time, ok bool, err error) {
-	return storage.NextRenderClaimLapseAt(ctx, r.DB)
+	return storage.NextRenderClaimLapseAt(ctx, r.db)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -98,12 +97,11 @@ func TestEveryGraphQLErrorCodeIsInTheSet(t *testing.T) {
 	s.Exec(t, `UPDATE checkouts SET expires_at = now() - interval '1 minute' WHERE id = $1`, expired.ID)
 
 	// A server whose cost budget is spent after one operation.
-	spent := resolverstest.New(t)
 	budget, err := ratelimit.NewLimiter(ratelimit.Limit{Rate: 150, Interval: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spent.Resolver.CostBudget = budget
+	spent := resolverstest.New(t, func(d *resolvers.Deps) { d.CostBudget = budget })
 	spender := spent.NewOrg(t, resolverstest.AllScopes)
 	spent.Query(t, spender.Token, `{ customers(limit: 100) { items { id } } }`, nil, nil)
 
@@ -112,7 +110,7 @@ func TestEveryGraphQLErrorCodeIsInTheSet(t *testing.T) {
 	broken := resolverstest.New(t)
 	brokenOrg := broken.NewOrg(t, resolverstest.AllScopes)
 	broken.Exec(t, `ALTER TABLE customers RENAME TO customers_gone`)
-	bare := httptest.NewServer((&resolvers.Resolver{Logger: slog.New(slog.DiscardHandler)}).Handler())
+	bare := httptest.NewServer(resolvers.New(resolvers.Deps{}).Handler())
 	t.Cleanup(bare.Close)
 
 	apq := `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + strings.Repeat("ab", 32) + `"}}}`
@@ -285,8 +283,7 @@ func TestGraphQLOverHTTPStatuses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spent := resolverstest.New(t)
-		spent.Resolver.CostBudget = budget
+		spent := resolverstest.New(t, func(d *resolvers.Deps) { d.CostBudget = budget })
 		o := spent.NewOrg(t, resolverstest.AllScopes)
 		a := postJSON(t, spent.URL, o.Token, asResponse, `{ customers { items { id } } }`, nil)
 		if a.status != http.StatusTooManyRequests || a.hasData || a.header.Get("Retry-After") == "" {

@@ -22,7 +22,7 @@ var eventSorts = map[string]string{"timestamp": `"timestamp"`}
 
 // usageEvent reads one event of the caller's organizations.
 func (r *Resolver) usageEvent(ctx context.Context, id uuid.UUID) (*storage.Event, error) {
-	e, err := storage.GetEvent(ctx, r.DB, organizations(ctx), id)
+	e, err := storage.GetEvent(ctx, r.db, organizations(ctx), id)
 	return e, notFoundOr(err, "")
 }
 
@@ -33,7 +33,7 @@ func (r *Resolver) usageEventsPage(ctx context.Context, a listArgs, f *model.Usa
 	if err != nil {
 		return nil, err
 	}
-	p, err := storage.ListEvents(ctx, r.DB, eventOrganizations(ctx, f), lq)
+	p, err := storage.ListEvents(ctx, r.db, eventOrganizations(ctx, f), lq)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -50,7 +50,7 @@ func (r *Resolver) customerUsageEvents(ctx context.Context, c *storage.Customer,
 	}
 	orgs := eventOrganizations(ctx, f)
 	l, err := windowsOf(ctx, "Customer.usageEvents", []any{a.key(), f}, &lq.Window, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Event], error) {
-		return storage.EventWindowsByCustomers(ctx, r.DB, orgs, ids, lq)
+		return storage.EventWindowsByCustomers(ctx, r.db, orgs, ids, lq)
 	})
 	if err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func (r *Resolver) IngestEvents(ctx context.Context, events []EventIngest) (*mod
 	if len(errs) > 0 {
 		return nil, &Error{Code: CodeValidation, Errors: errs}
 	}
-	inserted, err := storage.IngestEvents(ctx, r.DB, writes, now)
+	inserted, err := storage.IngestEvents(ctx, r.db, writes, now)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +81,11 @@ func (r *Resolver) eventWrites(ctx context.Context, events []EventIngest, now ti
 			memberIDs = append(memberIDs, *e.MemberID)
 		}
 	}
-	customers, err := storage.LiveCustomerIDs(ctx, r.DB, orgs, customerIDs)
+	customers, err := storage.LiveCustomerIDs(ctx, r.db, orgs, customerIDs)
 	if err != nil {
 		return nil, nil, err
 	}
-	members, err := storage.LiveMemberIDs(ctx, r.DB, orgs, memberIDs)
+	members, err := storage.LiveMemberIDs(ctx, r.db, orgs, memberIDs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -189,5 +189,5 @@ const eventPartitionsAhead = 4
 // EnsureEventPartitions creates the monthly event partitions that are missing from the
 // current month on, returning how many it created.
 func (r *Resolver) EnsureEventPartitions(ctx context.Context) (int, error) {
-	return storage.EnsureEventPartitions(ctx, r.DB, r.Now(), eventPartitionsAhead)
+	return storage.EnsureEventPartitions(ctx, r.db, r.Now(), eventPartitionsAhead)
 }

@@ -288,7 +288,7 @@ func TestEventPartitionsStayAhead(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	future := time.Date(2031, 7, 15, 0, 0, 0, 0, time.UTC)
-	s.Resolver.Now = func() time.Time { return future }
+	s.Clock.Set(future)
 	for _, want := range []int{4, 0} { // the second run finds them all
 		got, err := s.Resolver.EnsureEventPartitions(t.Context())
 		if err != nil || got != want {

@@ -111,15 +111,15 @@ func (r *Resolver) createFile(ctx context.Context, in model.FileCreateInput) (*m
 	if w.Path, err = blob.JoinKey(append(segments, w.Name)...); err != nil {
 		return nil, Invalid("value_error", "The file name cannot be stored.", w.Name, "input", "name")
 	}
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return nil, errors.New("files: no object storage configured")
 	}
-	if w.UploadID, err = r.Blobs.CreateMultipart(ctx, w.Path, blob.UploadSpec{ContentType: w.MimeType, Size: w.Size,
+	if w.UploadID, err = r.blobs.CreateMultipart(ctx, w.Path, blob.UploadSpec{ContentType: w.MimeType, Size: w.Size,
 		Parts: parts}); err != nil {
 		return nil, fmt.Errorf("files: start upload: %w", err)
 	}
 	var out *model.FileUpload
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		f, err := storage.CreateFile(ctx, tx, orgID, w)
 		if err != nil {
 			return err
@@ -128,8 +128,8 @@ func (r *Resolver) createFile(ctx context.Context, in model.FileCreateInput) (*m
 		return err
 	})
 	if err != nil {
-		if aerr := r.Blobs.AbortMultipart(context.WithoutCancel(ctx), w.Path, w.UploadID); aerr != nil {
-			r.Logger.ErrorContext(ctx, "files: abort upload", "path", w.Path, "error", aerr)
+		if aerr := r.blobs.AbortMultipart(context.WithoutCancel(ctx), w.Path, w.UploadID); aerr != nil {
+			r.logger.ErrorContext(ctx, "files: abort upload", "path", w.Path, "error", aerr)
 		}
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (r *Resolver) fileWrite(in model.FileCreateInput) (storage.FileWrite, []blo
 			}
 		}
 	}
-	if err := blob.ValidateParts(w.Size, parts, r.Files.MaxPartSize); err != nil {
+	if err := blob.ValidateParts(w.Size, parts, r.files.MaxPartSize); err != nil {
 		var pe *blob.PartError
 		if !errors.As(err, &pe) {
 			return w, nil, err
@@ -239,7 +239,7 @@ func partMessage(pe *blob.PartError) string {
 
 // fileUpload presigns every part of a new file's upload.
 func (r *Resolver) fileUpload(ctx context.Context, f *storage.StoredFile, parts []blob.Part) (*model.FileUpload, error) {
-	ttl := r.Files.presignTTL()
+	ttl := r.files.presignTTL()
 	out := &model.FileUpload{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
 		MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
 		ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
@@ -247,7 +247,7 @@ func (r *Resolver) fileUpload(ctx context.Context, f *storage.StoredFile, parts 
 		SizeReadable: humanReadableSize(f.Size),
 		Upload:       &model.FileUploadMultipart{ID: *f.UploadID, Path: f.Path, Parts: make([]*model.FileUploadPart, len(parts))}}
 	for i, p := range parts {
-		signed, err := r.Blobs.PresignPart(ctx, f.Path, *f.UploadID, p, ttl)
+		signed, err := r.blobs.PresignPart(ctx, f.Path, *f.UploadID, p, ttl)
 		if err != nil {
 			return nil, fmt.Errorf("files: presign part %d: %w", p.Number, err)
 		}
@@ -280,7 +280,7 @@ func (r *Resolver) checkFileWrite(ctx context.Context, orgID uuid.UUID, detail s
 	if p.Kind != auth.KindUser {
 		return nil
 	}
-	role, err := storage.UserOrganizationRole(ctx, r.DB, p.UserID, orgID)
+	role, err := storage.UserOrganizationRole(ctx, r.db, p.UserID, orgID)
 	if err != nil {
 		return notFoundOr(err, "")
 	}

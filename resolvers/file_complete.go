@@ -27,7 +27,7 @@ func (r *Resolver) completeFileUpload(ctx context.Context, id uuid.UUID, in mode
 		}
 	}
 	var out *storage.StoredFile
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		f, err := storage.LockFile(ctx, tx, organizations(ctx), id)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -76,15 +76,15 @@ func checkCompletion(f *storage.StoredFile, in model.FileUploadCompletedInput) e
 // been completed by an earlier call whose transaction then failed; when the object is there,
 // that completion is taken, so a retry repairs the row instead of stranding the file.
 func (r *Resolver) assemble(ctx context.Context, f *storage.StoredFile, parts []blob.CompletedPart) (blob.Object, error) {
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return blob.Object{}, errors.New("files: no object storage configured")
 	}
-	obj, err := r.Blobs.CompleteMultipart(ctx, f.Path, *f.UploadID, parts)
+	obj, err := r.blobs.CompleteMultipart(ctx, f.Path, *f.UploadID, parts)
 	var pe *blob.PartError
 	switch {
 	case err == nil && obj.Size != f.Size:
 		// A bucket completes whatever parts it is given; Local refuses a short list itself.
-		if derr := r.Blobs.Delete(ctx, f.Path); derr != nil {
+		if derr := r.blobs.Delete(ctx, f.Path); derr != nil {
 			return obj, fmt.Errorf("files: delete short object: %w", derr)
 		}
 		return obj, Invalid("value_error", fmt.Sprintf("The parts hold %d bytes, the file was created with %d; create the file again.",
@@ -94,7 +94,7 @@ func (r *Resolver) assemble(ctx context.Context, f *storage.StoredFile, parts []
 	case errors.As(err, &pe):
 		return obj, partRefused(pe, parts)
 	case errors.Is(err, blob.ErrUploadNotFound):
-		if stored, serr := r.Blobs.Stat(ctx, f.Path); serr == nil {
+		if stored, serr := r.blobs.Stat(ctx, f.Path); serr == nil {
 			return stored, nil
 		}
 		return obj, Invalid("value_error", "The upload no longer exists; create the file again.", *f.UploadID, "input", "id")

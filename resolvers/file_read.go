@@ -55,7 +55,7 @@ const (
 
 // publicLink is Till's public URL followed by path.
 func (r *Resolver) publicLink(path string) string {
-	return strings.TrimRight(r.PortalURL, "/") + path
+	return strings.TrimRight(r.portalURL, "/") + path
 }
 
 // filePublicURL is the public link of a product image or avatar: Till's media route, which
@@ -80,7 +80,7 @@ func humanReadableSize(size int64) string {
 
 // file reads a live file of the caller's organizations, uploaded or not.
 func (r *Resolver) file(ctx context.Context, id uuid.UUID) (model.File, error) {
-	f, err := storage.GetFile(ctx, r.DB, organizations(ctx), id)
+	f, err := storage.GetFile(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -90,7 +90,7 @@ func (r *Resolver) file(ctx context.Context, id uuid.UUID) (model.File, error) {
 // filesPage lists the caller's uploaded files, newest first (GET /v1/files/).
 func (r *Resolver) filesPage(ctx context.Context, orgIDs, ids []uuid.UUID, a listArgs) (*model.FilePage, error) {
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.StoredFile], error) {
-		return storage.ListFiles(ctx, r.DB, organizations(ctx), orgIDs, ids, w)
+		return storage.ListFiles(ctx, r.db, organizations(ctx), orgIDs, ids, w)
 	})
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUp
 		}
 		patch["version"] = *in.Version
 	}
-	f, err := storage.GetFile(ctx, r.DB, organizations(ctx), id)
+	f, err := storage.GetFile(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -127,7 +127,7 @@ func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUp
 		return nil, err
 	}
 	if len(patch) > 0 {
-		if f, err = storage.UpdateFile(ctx, r.DB, []uuid.UUID{f.OrganizationID}, id, patch); err != nil {
+		if f, err = storage.UpdateFile(ctx, r.db, []uuid.UUID{f.OrganizationID}, id, patch); err != nil {
 			return nil, notFoundOr(err, "")
 		}
 	}
@@ -139,7 +139,7 @@ func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUp
 // away from the customers granted that benefit without anyone deciding so.
 func (r *Resolver) deleteFile(ctx context.Context, id uuid.UUID) (model.File, error) {
 	var f *storage.StoredFile
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		locked, err := storage.LockFile(ctx, tx, organizations(ctx), id)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -173,19 +173,19 @@ func (r *Resolver) deleteFile(ctx context.Context, id uuid.UUID) (model.File, er
 // serves them any more; a storage failure is logged rather than failing the delete, and
 // leaves an unreachable object behind.
 func (r *Resolver) discardFileObject(ctx context.Context, f *storage.StoredFile) {
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if !f.IsUploaded && f.UploadID != nil {
-		err = r.Blobs.AbortMultipart(ctx, f.Path, *f.UploadID)
+		err = r.blobs.AbortMultipart(ctx, f.Path, *f.UploadID)
 	}
-	if derr := r.Blobs.Delete(ctx, f.Path); derr != nil && err == nil {
+	if derr := r.blobs.Delete(ctx, f.Path); derr != nil && err == nil {
 		err = derr
 	}
 	if err != nil {
-		r.Logger.ErrorContext(ctx, "files: discard object", "file_id", f.ID, "path", f.Path, "error", err)
+		r.logger.ErrorContext(ctx, "files: discard object", "file_id", f.ID, "path", f.Path, "error", err)
 	}
 }
 
@@ -193,12 +193,12 @@ func (r *Resolver) discardFileObject(ctx context.Context, f *storage.StoredFile)
 // uploaded, enabled, live product image or avatar, downloaded under its current name.
 // Other files, and unknown ids, are not found.
 func (r *Resolver) PublicMediaURL(ctx context.Context, id uuid.UUID) (string, error) {
-	f, err := storage.PublicFile(ctx, r.DB, id)
+	f, err := storage.PublicFile(ctx, r.db, id)
 	if err != nil {
 		return "", notFoundOr(err, "")
 	}
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return "", NotFound("")
 	}
-	return r.Blobs.SignedURL(ctx, f.Path, r.Files.mediaURLTTL(), f.Name)
+	return r.blobs.SignedURL(ctx, f.Path, r.files.mediaURLTTL(), f.Name)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/blob"
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 )
 
@@ -21,15 +22,13 @@ const (
 // fileServer is a GraphQL server whose resolver stores files on a local store.
 func fileServer(t *testing.T) *resolverstest.Server {
 	t.Helper()
-	s := resolverstest.New(t)
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	l, err := blob.NewLocal(blob.LocalConfig{Dir: t.TempDir(), BaseURL: "http://till.test/blob/", Secret: secret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Resolver.Blobs = l
-	return s
+	return resolverstest.New(t, func(d *resolvers.Deps) { d.Blobs = l })
 }
 
 // fileInput is a one-part create input of size bytes.

@@ -34,7 +34,7 @@ func FuzzGraphQLVariables(f *testing.F) {
 	org := s.NewOrg(f, resolverstest.AllScopes)
 	c := newCustomer(f, s, org.Token, "fuzz-1")
 	tokens := []string{"", org.Token, newCustomerSession(f, s, org.Token, c.ID)}
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	for _, op := range fuzzOperations {
 		if _, errs := gqlparser.LoadQuery(schema, op); errs != nil {
 			f.Fatalf("operation %s: %v", op, errs)

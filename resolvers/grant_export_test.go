@@ -14,10 +14,10 @@ type GrantScope = grantScope
 
 // GrantBenefits runs grantBenefits in a transaction of its own.
 func (r *Resolver) GrantBenefits(ctx context.Context, scope GrantScope) error {
-	return storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error { return r.grantBenefits(ctx, tx, scope) })
+	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error { return r.grantBenefits(ctx, tx, scope) })
 }
 
 // RevokeBenefits runs revokeBenefits in a transaction of its own.
 func (r *Resolver) RevokeBenefits(ctx context.Context, scope GrantScope) error {
-	return storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error { return r.revokeBenefits(ctx, tx, scope) })
+	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error { return r.revokeBenefits(ctx, tx, scope) })
 }

@@ -18,9 +18,9 @@ type grantWorld struct {
 	org resolverstest.Org
 }
 
-func newGrantWorld(tb testing.TB) *grantWorld {
+func newGrantWorld(tb testing.TB, opts ...resolverstest.Option) *grantWorld {
 	tb.Helper()
-	s := resolverstest.New(tb)
+	s := resolverstest.New(tb, opts...)
 	return &grantWorld{s: s, org: s.NewOrg(tb, resolverstest.AllScopes)}
 }
 

@@ -23,7 +23,7 @@ func (r *Resolver) benefitGrantsPage(ctx context.Context, a listArgs, f storage.
 		return nil, err
 	}
 	if f.BenefitID != nil {
-		b, err := storage.GetBenefit(ctx, r.DB, organizations(ctx), *f.BenefitID)
+		b, err := storage.GetBenefit(ctx, r.db, organizations(ctx), *f.BenefitID)
 		if err != nil {
 			return nil, notFoundOr(err, "")
 		}
@@ -48,7 +48,7 @@ func (r *Resolver) portalBenefitGrants(ctx context.Context, a listArgs, benefitI
 // grantPage runs a grant list and notes its grants as read together, so that their
 // relations load in one statement each.
 func (r *Resolver) grantPage(ctx context.Context, a listArgs, w storage.Window, sorts []storage.Sort, f storage.GrantListFilter) (*model.BenefitGrantPage, error) {
-	p, err := storage.ListGrants(ctx, r.DB, organizations(ctx), f, sorts, w)
+	p, err := storage.ListGrants(ctx, r.db, organizations(ctx), f, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -69,7 +69,7 @@ func portalGrants(ctx context.Context, f storage.GrantListFilter) storage.GrantL
 // …): a window per parent of the level, in one statement.
 func grantRelation[P any](ctx context.Context, r *Resolver, name string, obj *P, key func(*P) uuid.UUID, a listArgs,
 	f storage.GrantListFilter, fetch windowsFetch[storage.BenefitGrant, storage.GrantListFilter]) (*model.BenefitGrantPage, error) {
-	p, w, err := relatedWindow(ctx, r.DB, name, obj, key, a, grantSorts, portalGrants(ctx, f), fetch)
+	p, w, err := relatedWindow(ctx, r.db, name, obj, key, a, grantSorts, portalGrants(ctx, f), fetch)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func grantPageOf(p storage.Paged[*storage.BenefitGrant], w storage.Window) *mode
 
 // benefitGrant reads one grant of the caller's organizations.
 func (r *Resolver) benefitGrant(ctx context.Context, id uuid.UUID) (*storage.BenefitGrant, error) {
-	g, err := storage.GetGrant(ctx, r.DB, organizations(ctx), id)
+	g, err := storage.GetGrant(ctx, r.db, organizations(ctx), id)
 	return g, notFoundOr(err, "")
 }
 

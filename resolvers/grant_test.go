@@ -19,7 +19,7 @@ func TestGrantAndRevokeBenefits(t *testing.T) {
 	t.Parallel()
 	w := newGrantWorld(t)
 	now := time.Date(2027, 1, 31, 10, 0, 0, 0, time.UTC)
-	w.s.Resolver.Now = func() time.Time { return now }
+	w.s.Clock.Set(now)
 	lk := w.licenseBenefit(t, vars{"prefix": " myApp ", "activations": vars{"limit": 3, "enable_customer_admin": true},
 		"limit_usage": 100, "expires": vars{"ttl": 1, "timeframe": "month"}})
 	custom := newBenefit(t, w.s, w.org.Token, "Support")
@@ -78,6 +78,7 @@ func TestGrantAndRevokeBenefits(t *testing.T) {
 	t.Run("granting the same scope again changes nothing and emits nothing", func(t *testing.T) {
 		before := w.grants(t, lk.ID, nil)
 		now = now.Add(time.Hour)
+		w.s.Clock.Set(now)
 		w.grant(t, scope)
 		if diff := cmp.Diff(before, w.grants(t, lk.ID, nil)); diff != "" {
 			t.Errorf("grants changed (-before +after):\n%s", diff)
@@ -109,6 +110,7 @@ func TestGrantAndRevokeBenefits(t *testing.T) {
 	t.Run("revoking twice changes nothing and emits nothing", func(t *testing.T) {
 		before := w.grants(t, lk.ID, nil)
 		now = now.Add(time.Hour)
+		w.s.Clock.Set(now)
 		w.revoke(t, scope)
 		if diff := cmp.Diff(before, w.grants(t, lk.ID, nil)); diff != "" {
 			t.Errorf("grants changed (-before +after):\n%s", diff)
@@ -156,7 +158,7 @@ func TestLicenseKeyTerms(t *testing.T) {
 	t.Parallel()
 	w := newGrantWorld(t)
 	now := time.Date(2028, 1, 31, 23, 59, 59, 123456000, time.UTC)
-	w.s.Resolver.Now = func() time.Time { return now }
+	w.s.Clock.Set(now)
 	c := newCustomer(t, w.s, w.org.Token, "")
 	for _, tc := range []struct {
 		name      string

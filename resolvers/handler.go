@@ -48,7 +48,7 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 		extension.Introspection{},
 		DepthLimit{Max: maxDepth},
 		costLimit{r: r},
-		LoadersExtension{DB: r.DB},
+		LoadersExtension{DB: r.db},
 		gqlexec.NewFieldsMemo(fieldsMemoSize),
 	}
 }
@@ -73,8 +73,8 @@ func (r *Resolver) Handler() http.Handler {
 	for _, e := range r.extensions() {
 		srv.Use(e)
 	}
-	srv.SetErrorPresenter(ErrorPresenter(r.Logger))
-	srv.SetRecoverFunc(Recover(r.Logger))
+	srv.SetErrorPresenter(ErrorPresenter(r.logger))
+	srv.SetRecoverFunc(Recover(r.logger))
 	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets)}
 }
 
@@ -120,10 +120,10 @@ type Executor struct{ exec *executor.Executor }
 func (r *Resolver) Executor() *Executor {
 	e := executor.New(r.Schema())
 	e.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
-	e.Use(LoadersExtension{DB: r.DB})
+	e.Use(LoadersExtension{DB: r.db})
 	e.Use(gqlexec.NewFieldsMemo(fieldsMemoSize))
-	e.SetErrorPresenter(ErrorPresenter(r.Logger))
-	e.SetRecoverFunc(Recover(r.Logger))
+	e.SetErrorPresenter(ErrorPresenter(r.logger))
+	e.SetRecoverFunc(Recover(r.logger))
 	return &Executor{exec: e}
 }
 

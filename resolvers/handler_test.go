@@ -3,10 +3,11 @@ package resolvers_test
 import (
 	"encoding/base64"
 	"errors"
-	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2"
 	"html"
 	"regexp"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
 
 	"bytes"
 	"crypto/sha256"
@@ -16,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
 	"till/resolvers"
 
 	"till/resolvers/resolverstest"
@@ -121,7 +123,7 @@ func TestGraphiQLForBrowsers(t *testing.T) {
 
 func TestDepthLimit(t *testing.T) {
 	t.Parallel()
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	cases := []struct {
 		name  string
 		max   int

@@ -123,7 +123,7 @@ func TestHostileStringsAreRefusedAtDecoding(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	c := newCustomer(t, s, org.Token, "ext-1")
 	session := newCustomerSession(t, s, org.Token, c.ID)
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	principals := []struct{ name, token string }{{"anonymous", ""}, {"an organization", org.Token}, {"a customer", session}}
 	roots := []struct {
 		kind string

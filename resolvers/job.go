@@ -18,7 +18,7 @@ func (r *Resolver) jobsPage(ctx context.Context, kinds []string, states []model.
 		f.States[i] = string(s)
 	}
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.Job], error) {
-		return storage.ListJobs(ctx, r.DB, organizations(ctx), f, w)
+		return storage.ListJobs(ctx, r.db, organizations(ctx), f, w)
 	})
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func (r *Resolver) jobsPage(ctx context.Context, kinds []string, states []model.
 // job reads one of the organization's jobs; jobs of other organizations and the server's
 // own jobs (no organization) are not found.
 func (r *Resolver) job(ctx context.Context, id uuid.UUID) (*storage.Job, error) {
-	j, err := storage.GetJob(ctx, r.DB, organizations(ctx), id)
+	j, err := storage.GetJob(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, jobNotFound)
 	}
@@ -38,13 +38,13 @@ func (r *Resolver) job(ctx context.Context, id uuid.UUID) (*storage.Job, error) 
 
 // retryJob runs a finished-unsuccessfully or waiting job again now.
 func (r *Resolver) retryJob(ctx context.Context, id uuid.UUID) (*storage.Job, error) {
-	j, err := storage.RetryJob(ctx, r.DB, organizations(ctx), id)
+	j, err := storage.RetryJob(ctx, r.db, organizations(ctx), id)
 	return j, jobChangeError(err, "retried", "discarded, cancelled or retryable")
 }
 
 // cancelJob stops a waiting job from ever running.
 func (r *Resolver) cancelJob(ctx context.Context, id uuid.UUID) (*storage.Job, error) {
-	j, err := storage.CancelJob(ctx, r.DB, organizations(ctx), id)
+	j, err := storage.CancelJob(ctx, r.db, organizations(ctx), id)
 	return j, jobChangeError(err, "cancelled", "available or retryable")
 }
 

@@ -49,7 +49,7 @@ func (r *Resolver) licenseCertificate(ctx context.Context, v *model.LicenseKeyVa
 	if k.ExpiresAt != nil && k.ExpiresAt.Before(exp) {
 		exp = *k.ExpiresAt
 	}
-	c := licensecert.Claims{Issuer: r.PortalURL, Subject: k.ID.String(), IssuedAt: now.Unix(), NotBefore: now.Unix(),
+	c := licensecert.Claims{Issuer: r.portalURL, Subject: k.ID.String(), IssuedAt: now.Unix(), NotBefore: now.Unix(),
 		Expiry: exp.Unix(), OrganizationID: k.OrganizationID, LicenseKeyID: k.ID, DisplayKey: k.DisplayKey,
 		CustomerID: k.CustomerID, BenefitID: k.BenefitID, Status: k.Status, LimitActivations: k.LimitActivations,
 		LimitUsage: k.LimitUsage, Usage: k.Usage, ExpiresAt: k.ExpiresAt}
@@ -61,16 +61,16 @@ func (r *Resolver) licenseCertificate(ctx context.Context, v *model.LicenseKeyVa
 		return nil, err
 	}
 	return &model.LicenseCertificate{Certificate: token, KeyID: key.KeyID, IssuedAt: now, ExpiresAt: time.Unix(c.Expiry, 0).UTC(),
-		JwksURL: licensecert.JWKSURL(r.PortalURL, k.OrganizationID)}, nil
+		JwksURL: licensecert.JWKSURL(r.portalURL, k.OrganizationID)}, nil
 }
 
 // signingKey returns the organization's active signing key, creating one on first use.
 // Concurrent first signers converge on one key: the losers read the winner's.
 func (r *Resolver) signingKey(ctx context.Context, orgID uuid.UUID) (*storage.LicenseSigningKey, ed25519.PrivateKey, error) {
 	for range 2 {
-		k, err := storage.ActiveLicenseSigningKey(ctx, r.DB, orgID)
+		k, err := storage.ActiveLicenseSigningKey(ctx, r.db, orgID)
 		if errors.Is(err, storage.ErrNotFound) {
-			k, err = r.newSigningKey(ctx, r.DB, orgID)
+			k, err = r.newSigningKey(ctx, r.db, orgID)
 			if errors.Is(err, storage.ErrConflict) {
 				continue
 			}
@@ -78,7 +78,7 @@ func (r *Resolver) signingKey(ctx context.Context, orgID uuid.UUID) (*storage.Li
 		if err != nil {
 			return nil, nil, err
 		}
-		priv, err := licensecert.OpenKey(r.Secret, k.SealedPrivateKey)
+		priv, err := licensecert.OpenKey(r.secret, k.SealedPrivateKey)
 		return k, priv, err
 	}
 	return nil, nil, errors.New("no active license signing key after a conflict")
@@ -89,7 +89,7 @@ func (r *Resolver) newSigningKey(ctx context.Context, q sqlx.ExtContext, orgID u
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := licensecert.SealKey(r.Secret, priv)
+	sealed, err := licensecert.SealKey(r.secret, priv)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +104,7 @@ func (r *Resolver) rotateLicenseSigningKey(ctx context.Context, organizationID *
 		return nil, err
 	}
 	var k *storage.LicenseSigningKey
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		now := r.Now()
 		if _, err := storage.RetireLicenseSigningKeys(ctx, tx, orgID, now, now.Add(certificateMaxValidity)); err != nil {
 			return err
@@ -132,13 +132,13 @@ func (r *Resolver) licenseSigningKeys(ctx context.Context, organizationID *uuid.
 	if err != nil {
 		return nil, err
 	}
-	return storage.PublishedLicenseSigningKeys(ctx, r.DB, orgID, r.Now())
+	return storage.PublishedLicenseSigningKeys(ctx, r.db, orgID, r.Now())
 }
 
 // PublishedLicenseKeys is the organization's license-verification key set, served at its
 // well-known URL without authentication.
 func (r *Resolver) PublishedLicenseKeys(ctx context.Context, orgID uuid.UUID) (licensecert.KeySet, error) {
-	keys, err := storage.PublishedLicenseSigningKeys(ctx, r.DB, orgID, r.Now())
+	keys, err := storage.PublishedLicenseSigningKeys(ctx, r.db, orgID, r.Now())
 	if err != nil {
 		return licensecert.KeySet{}, err
 	}

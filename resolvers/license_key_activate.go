@@ -36,7 +36,7 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 		a *storage.LicenseKeyActivation
 		k *storage.LicenseKey
 	)
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		var err error
 		if k, err = storage.LockLicenseKey(ctx, tx, ref); err != nil {
 			return notFoundOr(err, "")
@@ -91,7 +91,7 @@ func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKey
 		return NotFound("")
 	}
 	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
-	return notFoundOr(storage.DeactivateLicenseKeyActivation(ctx, r.DB, ref, in.ActivationID, r.Now()), "")
+	return notFoundOr(storage.DeactivateLicenseKeyActivation(ctx, r.db, ref, in.ActivationID, r.Now()), "")
 }
 
 // licenseKeyOrganizations is the organizations an organization-side license operation may

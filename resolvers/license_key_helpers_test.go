@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 )
 
 // keyWorld is a grantWorld with one license-key benefit granted to one customer: the key
@@ -18,9 +19,9 @@ type keyWorld struct {
 	key      licenseKey
 }
 
-func newKeyWorld(tb testing.TB, props vars) *keyWorld {
+func newKeyWorld(tb testing.TB, props vars, opts ...resolverstest.Option) *keyWorld {
 	tb.Helper()
-	w := &keyWorld{grantWorld: newGrantWorld(tb)}
+	w := &keyWorld{grantWorld: newGrantWorld(tb, opts...)}
 	w.benefit = w.licenseBenefit(tb, props)
 	p := newProduct(tb, w.s, w.org.Token, "App", w.benefit.ID)
 	w.customer = newCustomer(tb, w.s, w.org.Token, "")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"till/internal/ratelimit"
+	"till/resolvers"
 )
 
 // TestPublicLicenseOperationsAreRateLimitedPerAlias pins that the public license rule
@@ -13,12 +14,11 @@ import (
 // (as many as the document limits let through) gets the client's three calls, and every
 // other alias is refused before it reads a key.
 func TestPublicLicenseOperationsAreRateLimitedPerAlias(t *testing.T) {
-	w := newKeyWorld(t, vars{"activations": nil})
 	guard, err := ratelimit.New(ratelimit.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.s.Resolver.LicenseLimits = guard
+	w := newKeyWorld(t, vars{"activations": nil}, func(d *resolvers.Deps) { d.LicenseLimits = guard })
 	const guesses = 200
 	var doc strings.Builder
 	doc.WriteString("mutation($org: UUID!) {")

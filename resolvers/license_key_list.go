@@ -34,7 +34,7 @@ func (r *Resolver) licenseKeyPage(ctx context.Context, a listArgs, f storage.Lic
 		return nil, err
 	}
 	w = selectionWindow[storage.LicenseKey](ctx, w)
-	p, err := storage.ListLicenseKeys(ctx, r.DB, organizations(ctx), f, sorts, w)
+	p, err := storage.ListLicenseKeys(ctx, r.db, organizations(ctx), f, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -48,7 +48,7 @@ func (r *Resolver) customerLicenseKeys(ctx context.Context, c *storage.Customer,
 	if _, member := portalHolder(ctx); member != nil {
 		f.MemberID = member
 	}
-	p, w, err := relatedWindow(ctx, r.DB, "Customer.licenseKeys", c, func(c *storage.Customer) uuid.UUID { return c.ID },
+	p, w, err := relatedWindow(ctx, r.db, "Customer.licenseKeys", c, func(c *storage.Customer) uuid.UUID { return c.ID },
 		a, licenseKeySorts, f, storage.LicenseKeyWindowsByCustomers)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func grantLicenseKeyOf(ctx context.Context, g *storage.BenefitGrant) (*storage.L
 // licenseKeyGrant is LicenseKey.grant: the grant that issued the key, nil when it is gone.
 func (r *Resolver) licenseKeyGrant(ctx context.Context, k *storage.LicenseKey) (*storage.BenefitGrant, error) {
 	orgs := organizations(ctx)
-	l := manyOf(ctx, r.DB, "LicenseKey.grant", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*storage.BenefitGrant, error) {
+	l := manyOf(ctx, r.db, "LicenseKey.grant", func(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([][]*storage.BenefitGrant, error) {
 		return storage.GrantsByLicenseKeys(ctx, q, orgs, ids)
 	})
 	gs, err := related(ctx, l, k, func(k *storage.LicenseKey) uuid.UUID { return k.ID })

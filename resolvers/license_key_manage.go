@@ -19,7 +19,7 @@ import (
 
 // licenseKey reads one of the organizations' keys.
 func (r *Resolver) licenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error) {
-	k, err := storage.GetLicenseKey(ctx, r.DB, organizations(ctx), id, storage.LicenseKeyOwner{})
+	k, err := storage.GetLicenseKey(ctx, r.db, organizations(ctx), id, storage.LicenseKeyOwner{})
 	return k, notFoundOr(err, "")
 }
 
@@ -27,7 +27,7 @@ func (r *Resolver) licenseKey(ctx context.Context, id uuid.UUID) (*storage.Licen
 // session, only its own for a member session.
 func (r *Resolver) portalLicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error) {
 	p := auth.FromContext(ctx)
-	k, err := storage.GetLicenseKey(ctx, r.DB, organizations(ctx), id,
+	k, err := storage.GetLicenseKey(ctx, r.db, organizations(ctx), id,
 		storage.LicenseKeyOwner{CustomerID: &p.CustomerID, MemberID: sessionMember(p)})
 	return k, notFoundOr(err, "")
 }
@@ -68,7 +68,7 @@ func (r *Resolver) updateLicenseKey(ctx context.Context, id uuid.UUID, in model.
 		}
 	}
 	var k *storage.LicenseKey
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		now := r.Now()
 		var previous string
 		var err error
@@ -114,7 +114,7 @@ func (r *Resolver) regenerateLicenseKey(ctx context.Context, id uuid.UUID) (*sto
 	}
 	prefix := licenseKeyProperties(b).Prefix
 	for range 3 {
-		k, err := storage.ReplaceLicenseKey(ctx, r.DB, organizations(ctx), id, licenseKeyOf(prefix), r.Now())
+		k, err := storage.ReplaceLicenseKey(ctx, r.db, organizations(ctx), id, licenseKeyOf(prefix), r.Now())
 		if !errors.Is(err, storage.ErrConflict) {
 			return k, notFoundOr(err, "")
 		}

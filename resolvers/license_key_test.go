@@ -122,7 +122,7 @@ func TestValidateLicenseKeyChecksInUpstreamOrder(t *testing.T) {
 	}
 	t.Run("a key expires at expires_at", func(t *testing.T) {
 		now := time.Now().UTC().Truncate(time.Second)
-		w.s.Resolver.Now = func() time.Time { return now }
+		w.s.Clock.Set(now)
 		w.s.Exec(t, `UPDATE license_keys SET expires_at = $2 WHERE id = $1`, w.key.ID, now)
 		got := w.validate(t, "", vars{})
 		if got.Code != "expired" || got.Error.Detail != "License key has expired." {

@@ -86,7 +86,7 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 		if !errors.Is(err, storage.ErrNotFound) {
 			return nil, nil, err
 		}
-		s, err := storage.DiagnoseLicenseKey(ctx, r.DB, c)
+		s, err := storage.DiagnoseLicenseKey(ctx, r.db, c)
 		if errors.Is(err, storage.ErrNotFound) {
 			return invalidation(codeNotFound, NotFound("")), nil, nil
 		}
@@ -100,20 +100,20 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 	return nil, nil, fmt.Errorf("license key %s changed during three validations", c.Key)
 }
 
-// licenseKeyCustomer returns a validated key's customer, from r.Customers when it holds it.
+// licenseKeyCustomer returns a validated key's customer, from r.customers when it holds it.
 // Deleted customers are returned too: their keys are still the keys they were.
 func (r *Resolver) licenseKeyCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
-	if c, ok := r.Customers.Get(id); ok {
+	if c, ok := r.customers.Get(id); ok {
 		return c, nil
 	}
-	cs, err := storage.CustomersByIDs(ctx, r.DB, []uuid.UUID{id})
+	cs, err := storage.CustomersByIDs(ctx, r.db, []uuid.UUID{id})
 	if err != nil {
 		return nil, err
 	}
 	if cs[0] == nil {
 		return nil, fmt.Errorf("license key customer %s: %w", id, storage.ErrNotFound)
 	}
-	r.Customers.Put(id, cs[0], time.Time{})
+	r.customers.Put(id, cs[0], time.Time{})
 	return cs[0], nil
 }
 

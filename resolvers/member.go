@@ -15,7 +15,7 @@ var memberSorts = storage.MemberSortColumns
 // customerMembers is Customer.members: a window of each customer's live members of the
 // level, in one statement.
 func (r *Resolver) customerMembers(ctx context.Context, c *storage.Customer, a listArgs, roles []string) (*model.MemberPage, error) {
-	p, w, err := relatedWindow(ctx, r.DB, "Customer.members", c, func(c *storage.Customer) uuid.UUID { return c.ID }, a,
+	p, w, err := relatedWindow(ctx, r.db, "Customer.members", c, func(c *storage.Customer) uuid.UUID { return c.ID }, a,
 		memberSorts, storage.MemberListFilter{Roles: roles}, storage.MemberWindowsByCustomers)
 	if err != nil {
 		return nil, err

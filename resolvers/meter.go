@@ -146,7 +146,7 @@ func (r *Resolver) createMeter(ctx context.Context, in model.MeterCreateInput) (
 	if err != nil {
 		return nil, err
 	}
-	return storage.InsertMeter(ctx, r.DB, orgID, storage.MeterWrite{Name: f.Name, Unit: f.Unit,
+	return storage.InsertMeter(ctx, r.db, orgID, storage.MeterWrite{Name: f.Name, Unit: f.Unit,
 		CustomLabel: f.CustomLabel, CustomMultiplier: f.CustomMultiplier, Filter: filter,
 		Aggregation: aggregation, Metadata: f.Metadata})
 }
@@ -156,7 +156,7 @@ func (r *Resolver) createMeter(ctx context.Context, in model.MeterCreateInput) (
 // freezes them: invoices already sent must keep meaning what they meant.
 func (r *Resolver) updateMeter(ctx context.Context, in model.MeterUpdateInput) (*storage.Meter, error) {
 	var out *storage.Meter
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetMeter(ctx, tx, organizations(ctx), in.ID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -231,7 +231,7 @@ func (r *Resolver) meterPatch(ctx context.Context, tx *sqlx.Tx, cur *storage.Met
 // archiveMeter archives a meter; archiving an archived meter keeps its first archive time.
 func (r *Resolver) archiveMeter(ctx context.Context, id uuid.UUID) (*storage.Meter, error) {
 	var out *storage.Meter
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetMeter(ctx, tx, organizations(ctx), id)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -264,7 +264,7 @@ func setMeterArchived(ctx context.Context, tx *sqlx.Tx, id uuid.UUID, archived b
 
 // meter reads one meter of the caller's organizations.
 func (r *Resolver) meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error) {
-	m, err := storage.GetMeter(ctx, r.DB, organizations(ctx), id)
+	m, err := storage.GetMeter(ctx, r.db, organizations(ctx), id)
 	return m, notFoundOr(err, "")
 }
 
@@ -275,7 +275,7 @@ func (r *Resolver) metersPage(ctx context.Context, a listArgs, f *model.MeterLis
 		q = storage.MeterListQuery{Query: f.Query, IsArchived: f.IsArchived, Metadata: metadataOf(f.Metadata)}
 	}
 	p, w, err := rootWindow(ctx, a, meterSorts, func(sorts []storage.Sort, w storage.Window) (storage.Paged[*storage.Meter], error) {
-		return storage.ListMeters(ctx, r.DB, organizations(ctx), q, sorts, w)
+		return storage.ListMeters(ctx, r.db, organizations(ctx), q, sorts, w)
 	})
 	if err != nil {
 		return nil, err

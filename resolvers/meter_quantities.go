@@ -56,7 +56,7 @@ func (r *Resolver) meterQuantities(ctx context.Context, id uuid.UUID, w quantity
 	if err := w.check(); err != nil {
 		return nil, err
 	}
-	m, err := storage.GetMeter(ctx, r.DB, organizations(ctx), id)
+	m, err := storage.GetMeter(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -64,7 +64,7 @@ func (r *Resolver) meterQuantities(ctx context.Context, id uuid.UUID, w quantity
 	if err != nil {
 		return nil, err
 	}
-	return storage.MeterQuantitySeries(ctx, r.DB, m, c, w.from, w.to, string(w.interval))
+	return storage.MeterQuantitySeries(ctx, r.db, m, c, w.from, w.to, string(w.interval))
 }
 
 // meterCustomer resolves whose events a quantity covers, as upstream's customer_id and
@@ -78,7 +78,7 @@ func (r *Resolver) meterCustomer(ctx context.Context, orgID uuid.UUID, customerI
 	switch {
 	case customerID != nil:
 		c := &storage.MeterCustomer{OrganizationID: orgID, ID: *customerID}
-		cust, err := storage.GetCustomer(ctx, r.DB, orgs, *customerID)
+		cust, err := storage.GetCustomer(ctx, r.db, orgs, *customerID)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -92,7 +92,7 @@ func (r *Resolver) meterCustomer(ctx context.Context, orgID uuid.UUID, customerI
 		return c, nil
 	case externalID != nil:
 		c := &storage.MeterCustomer{OrganizationID: orgID, ExternalID: externalID}
-		cust, err := storage.GetCustomerByExternalID(ctx, r.DB, orgs, *externalID)
+		cust, err := storage.GetCustomerByExternalID(ctx, r.db, orgs, *externalID)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 		case err != nil:
@@ -108,5 +108,5 @@ func (r *Resolver) meterCustomer(ctx context.Context, orgID uuid.UUID, customerI
 // RefreshMeterRollups brings the meters' daily rollups up to today, so quantities read
 // whole days from them instead of from every event; serve runs it every minute.
 func (r *Resolver) RefreshMeterRollups(ctx context.Context) (int, error) {
-	return storage.RefreshMeterRollups(ctx, r.DB, r.Now())
+	return storage.RefreshMeterRollups(ctx, r.db, r.Now())
 }

@@ -293,12 +293,12 @@ func (r *Resolver) renderedMe(ctx context.Context, c *storage.Customer) ([]byte,
 			fields = append(fields, nested)
 		}
 	}
-	out, _, err := storage.RenderCustomer(ctx, r.DB, organizations(ctx), c.ID, fields)
+	out, _, err := storage.RenderCustomer(ctx, r.db, organizations(ctx), c.ID, fields)
 	if err != nil {
 		// Resolved field by field, a value that cannot be read fails only its own field. A
 		// statement that fails otherwise would slow every home down unseen, so it is logged.
 		if ctx.Err() == nil {
-			r.Logger.WarnContext(ctx, "portal home: the written statement failed; resolving it field by field", "err", err)
+			r.logger.WarnContext(ctx, "portal home: the written statement failed; resolving it field by field", "err", err)
 		}
 		return nil, nil
 	}

@@ -23,7 +23,7 @@ var otherFieldDirectives = []string{"goField", "listSize", "deprecated"}
 // guard cannot slip past.
 func TestEveryGuardedFieldIsNullable(t *testing.T) {
 	t.Parallel()
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	for name, d := range schema.Directives {
 		if d.Position == nil || d.Position.Src.BuiltIn || !slices.Contains(d.Locations, ast.LocationFieldDefinition) {
 			continue

@@ -86,7 +86,7 @@ func (r *Resolver) ValidateAuthorization(ctx context.Context, req AuthorizeReque
 	if req.ClientID == "" {
 		return nil, oauthError(400, "invalid_client", "")
 	}
-	client, err := storage.GetOAuth2ClientByClientID(ctx, r.DB, req.ClientID)
+	client, err := storage.GetOAuth2ClientByClientID(ctx, r.db, req.ClientID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, oauthError(400, "invalid_client", "")
 	}
@@ -180,7 +180,7 @@ func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2
 		return nil, err
 	}
 	if v.SubType == "organization" {
-		if err := checkOrganizationConsent(ctx, r.DB, userID, *in.OrganizationID); err != nil {
+		if err := checkOrganizationConsent(ctx, r.db, userID, *in.OrganizationID); err != nil {
 			return nil, err
 		}
 	}
@@ -206,8 +206,8 @@ func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2
 		c.CodeChallenge, c.CodeChallengeMethod = &v.Request.CodeChallenge, &method
 	}
 	code := auth.Generate(auth.PrefixAuthorizationCode)
-	c.Code = auth.Hash(r.Secret, code)
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	c.Code = auth.Hash(r.secret, code)
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if _, err := storage.CreateOAuth2AuthorizationCode(ctx, tx, c, codeTTL); err != nil {
 			return err
 		}
@@ -295,5 +295,5 @@ const oauth2CodeRetention = 24 * time.Hour
 
 // PurgeOAuth2Codes deletes authorization codes past their retention; serve runs it hourly.
 func (r *Resolver) PurgeOAuth2Codes(ctx context.Context) (int, error) {
-	return storage.PurgeOAuth2AuthorizationCodes(ctx, r.DB, r.Now().Add(-oauth2CodeRetention))
+	return storage.PurgeOAuth2AuthorizationCodes(ctx, r.db, r.Now().Add(-oauth2CodeRetention))
 }

@@ -22,7 +22,7 @@ func (r *Resolver) verifyClientSecret(c *storage.OAuth2Client, secret string) bo
 	if c.ClientSecretExpiresAt != nil && !r.Now().Before(*c.ClientSecretExpiresAt) {
 		return false
 	}
-	got := auth.Hash(r.Secret, secret)
+	got := auth.Hash(r.secret, secret)
 	return subtle.ConstantTimeCompare([]byte(got), []byte(*c.ClientSecretHash)) == 1
 }
 
@@ -43,7 +43,7 @@ func oauth2ClientOwner(ctx context.Context) (storage.OAuth2ClientOwner, error) {
 // newClientSecret makes a till_cs_ secret and the hash that is all Till keeps of it.
 func (r *Resolver) newClientSecret() (secret, hash string) {
 	secret = auth.Generate(auth.PrefixClientSecret)
-	return secret, auth.Hash(r.Secret, secret)
+	return secret, auth.Hash(r.secret, secret)
 }
 
 // createOAuth2Client validates and registers a client for the caller, with a secret unless
@@ -63,7 +63,7 @@ func (r *Resolver) createOAuth2Client(ctx context.Context, in model.OAuth2Client
 		s, hash := r.newClientSecret()
 		secret, w.SecretHash = &s, &hash
 	}
-	c, err := storage.CreateOAuth2Client(ctx, r.DB, owner, w)
+	c, err := storage.CreateOAuth2Client(ctx, r.db, owner, w)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +84,7 @@ func (r *Resolver) updateOAuth2Client(ctx context.Context, clientID string, in m
 		return nil, err
 	}
 	var out *model.OAuth2ClientSecretPayload
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		current, err := storage.GetOAuth2Client(ctx, tx, owner, clientID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -116,7 +116,7 @@ func (r *Resolver) rotateOAuth2ClientSecret(ctx context.Context, clientID string
 	if err != nil {
 		return nil, err
 	}
-	current, err := storage.GetOAuth2Client(ctx, r.DB, owner, clientID)
+	current, err := storage.GetOAuth2Client(ctx, r.db, owner, clientID)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -124,7 +124,7 @@ func (r *Resolver) rotateOAuth2ClientSecret(ctx context.Context, clientID string
 		return nil, BadRequest("A public client (token_endpoint_auth_method none) has no secret to rotate.")
 	}
 	secret, hash := r.newClientSecret()
-	c, err := storage.RotateOAuth2ClientSecret(ctx, r.DB, owner, clientID, hash)
+	c, err := storage.RotateOAuth2ClientSecret(ctx, r.db, owner, clientID, hash)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -138,7 +138,7 @@ func (r *Resolver) deleteOAuth2Client(ctx context.Context, clientID string) (*st
 	if err != nil {
 		return nil, err
 	}
-	c, err := storage.DeleteOAuth2Client(ctx, r.DB, owner, clientID)
+	c, err := storage.DeleteOAuth2Client(ctx, r.db, owner, clientID)
 	return c, notFoundOr(err, "")
 }
 
@@ -148,7 +148,7 @@ func (r *Resolver) oauth2Client(ctx context.Context, clientID string) (*storage.
 	if err != nil {
 		return nil, err
 	}
-	c, err := storage.GetOAuth2Client(ctx, r.DB, owner, clientID)
+	c, err := storage.GetOAuth2Client(ctx, r.db, owner, clientID)
 	return c, notFoundOr(err, "")
 }
 
@@ -162,7 +162,7 @@ func (r *Resolver) oauth2ClientsPage(ctx context.Context, a listArgs) (*model.OA
 		return nil, err
 	}
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.OAuth2Client], error) {
-		return storage.ListOAuth2Clients(ctx, r.DB, owner, w)
+		return storage.ListOAuth2Clients(ctx, r.db, owner, w)
 	})
 	if err != nil {
 		return nil, err

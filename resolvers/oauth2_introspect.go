@@ -51,7 +51,7 @@ func (r *Resolver) findClientToken(ctx context.Context, creds ClientCredentials,
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := storage.FindOAuth2Token(ctx, r.DB, auth.Hash(r.Secret, token), h)
+	t, err := storage.FindOAuth2Token(ctx, r.db, auth.Hash(r.secret, token), h)
 	if errors.Is(err, storage.ErrNotFound) {
 		return client, nil, nil
 	}
@@ -92,7 +92,7 @@ func (r *Resolver) RevokeOAuth2Token(ctx context.Context, creds ClientCredential
 	if t.ClientID != client.ClientID {
 		return oauthError(400, "invalid_grant", "")
 	}
-	return storage.RevokeOAuth2Token(ctx, r.DB, t.ID, hint == "access_token")
+	return storage.RevokeOAuth2Token(ctx, r.db, t.ID, hint == "access_token")
 }
 
 // UserInfo is the OIDC userinfo answer; absent claims are left out (upstream's exclude_unset).
@@ -110,7 +110,7 @@ func (r *Resolver) OAuth2UserInfo(ctx context.Context, token string) (*UserInfo,
 	if auth.Classify(token) != auth.TokenOAuthAccess {
 		return nil, auth.ErrInvalidToken
 	}
-	t, err := storage.ResolveOAuth2AccessToken(ctx, r.DB, auth.Hash(r.Secret, token))
+	t, err := storage.ResolveOAuth2AccessToken(ctx, r.db, auth.Hash(r.secret, token))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, auth.ErrInvalidToken
 	}
@@ -121,7 +121,7 @@ func (r *Resolver) OAuth2UserInfo(ctx context.Context, token string) (*UserInfo,
 	if t.SubType == "organization" {
 		info := &UserInfo{Sub: t.OrganizationID.String()}
 		if scopes.Has(auth.ScopeOpenID) {
-			o, err := storage.GetOAuth2Organization(ctx, r.DB, t.OrganizationID)
+			o, err := storage.GetOAuth2Organization(ctx, r.db, t.OrganizationID)
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +131,7 @@ func (r *Resolver) OAuth2UserInfo(ctx context.Context, token string) (*UserInfo,
 	}
 	info := &UserInfo{Sub: t.UserID.String()}
 	if scopes.Has(auth.ScopeEmail) {
-		u, err := storage.GetOAuth2User(ctx, r.DB, t.UserID)
+		u, err := storage.GetOAuth2User(ctx, r.db, t.UserID)
 		if err != nil {
 			return nil, err
 		}

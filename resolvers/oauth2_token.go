@@ -82,7 +82,7 @@ func (r *Resolver) checkClientCredentials(ctx context.Context, creds ClientCrede
 	if creds.ID == "" {
 		return nil, fail
 	}
-	c, err := storage.GetOAuth2ClientByClientID(ctx, r.DB, creds.ID)
+	c, err := storage.GetOAuth2ClientByClientID(ctx, r.db, creds.ID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fail
 	}
@@ -144,8 +144,8 @@ func (r *Resolver) exchangeCode(ctx context.Context, client *storage.OAuth2Clien
 	}
 	var resp *TokenResponse
 	var replayed *storage.OAuth2AuthorizationCode
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		code, err := storage.UseOAuth2AuthorizationCode(ctx, tx, auth.Hash(r.Secret, req.Code), client.ClientID)
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		code, err := storage.UseOAuth2AuthorizationCode(ctx, tx, auth.Hash(r.secret, req.Code), client.ClientID)
 		switch {
 		case errors.Is(err, storage.ErrCodeUsed):
 			replayed = code
@@ -182,7 +182,7 @@ func (r *Resolver) exchangeCode(ctx context.Context, client *storage.OAuth2Clien
 		return err
 	})
 	if replayed != nil {
-		if _, rerr := storage.RevokeOAuth2TokensOfCode(context.WithoutCancel(ctx), r.DB, replayed.ID); rerr != nil {
+		if _, rerr := storage.RevokeOAuth2TokensOfCode(context.WithoutCancel(ctx), r.db, replayed.ID); rerr != nil {
 			return nil, rerr
 		}
 	}
@@ -224,8 +224,8 @@ func (r *Resolver) refresh(ctx context.Context, client *storage.OAuth2Client, re
 		return nil, oauthError(400, "invalid_request", `Missing "refresh_token" in request.`)
 	}
 	var resp *TokenResponse
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		old, err := storage.UseOAuth2RefreshToken(ctx, tx, auth.Hash(r.Secret, req.RefreshToken), client.ClientID)
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		old, err := storage.UseOAuth2RefreshToken(ctx, tx, auth.Hash(r.secret, req.RefreshToken), client.ClientID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return oauthError(400, "invalid_grant", `Invalid "refresh_token" in request.`)
 		}
@@ -272,13 +272,13 @@ func (r *Resolver) issueTokens(ctx context.Context, q sqlx.ExtContext, client *s
 	}
 	resp := &TokenResponse{AccessToken: auth.Generate(accessPrefix), TokenType: "Bearer",
 		ExpiresIn: int(in.ttl.Seconds()), Scope: in.scope}
-	w := storage.OAuth2TokenWrite{ClientID: client.ClientID, AccessToken: auth.Hash(r.Secret, resp.AccessToken),
+	w := storage.OAuth2TokenWrite{ClientID: client.ClientID, AccessToken: auth.Hash(r.secret, resp.AccessToken),
 		Scope: in.scope, SubType: in.subType, UserID: in.userID, OrganizationID: in.organizationID,
 		OrganizationIDs: in.organizationIDs, Nonce: in.nonce, ExpiresIn: in.ttl, AuthorizationCodeID: in.codeID,
 		ConsentedBy: in.consentedBy}
 	if slices.Contains(client.GrantTypes, "refresh_token") {
 		resp.RefreshToken = auth.Generate(refreshPrefix)
-		hash := auth.Hash(r.Secret, resp.RefreshToken)
+		hash := auth.Hash(r.secret, resp.RefreshToken)
 		w.RefreshToken = &hash
 	}
 	if _, err := storage.CreateOAuth2Token(ctx, q, w); err != nil {
@@ -299,7 +299,7 @@ func splitScope(scope string) []auth.Scope {
 // resolveOAuthToken builds the principal of a live OAuth2 access token: a user acting in
 // their (possibly down-scoped) organizations, or an organization.
 func (r *Resolver) resolveOAuthToken(ctx context.Context, hash string) (auth.Principal, error) {
-	t, err := storage.ResolveOAuth2AccessToken(ctx, r.DB, hash)
+	t, err := storage.ResolveOAuth2AccessToken(ctx, r.db, hash)
 	if errors.Is(err, storage.ErrNotFound) {
 		return auth.Principal{}, auth.ErrInvalidToken
 	}

@@ -93,7 +93,7 @@ func (r *Resolver) SignIDToken(ctx context.Context, c IDTokenClaims) (string, er
 	if err != nil {
 		return "", err
 	}
-	priv, err := openOIDCKey(r.Secret, k.KeyID, k.SealedPrivateKey)
+	priv, err := openOIDCKey(r.secret, k.KeyID, k.SealedPrivateKey)
 	if err != nil {
 		return "", err
 	}
@@ -121,7 +121,7 @@ func (r *Resolver) OIDCKeySet(ctx context.Context) (jose.JSONWebKeySet, error) {
 	if _, err := r.currentOIDCSigningKey(ctx); err != nil {
 		return jose.JSONWebKeySet{}, err
 	}
-	keys, err := storage.PublishedOIDCSigningKeys(ctx, r.DB, r.Now())
+	keys, err := storage.PublishedOIDCSigningKeys(ctx, r.db, r.Now())
 	if err != nil {
 		return jose.JSONWebKeySet{}, err
 	}
@@ -141,7 +141,7 @@ func (r *Resolver) OIDCKeySet(ctx context.Context) (jose.JSONWebKeySet, error) {
 // published until its last id token expires.
 func (r *Resolver) RotateOIDCSigningKey(ctx context.Context) (*storage.OIDCSigningKey, error) {
 	for range 3 {
-		k, err := storage.CurrentOIDCSigningKey(ctx, r.DB)
+		k, err := storage.CurrentOIDCSigningKey(ctx, r.db)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			k, err = r.replaceOIDCSigningKey(ctx, nil)
@@ -161,7 +161,7 @@ func (r *Resolver) RotateOIDCSigningKey(ctx context.Context) (*storage.OIDCSigni
 // the winner's.
 func (r *Resolver) currentOIDCSigningKey(ctx context.Context) (*storage.OIDCSigningKey, error) {
 	for range 3 {
-		k, err := storage.CurrentOIDCSigningKey(ctx, r.DB)
+		k, err := storage.CurrentOIDCSigningKey(ctx, r.db)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			k, err = r.replaceOIDCSigningKey(ctx, nil)
@@ -176,8 +176,8 @@ func (r *Resolver) currentOIDCSigningKey(ctx context.Context) (*storage.OIDCSign
 }
 
 func (r *Resolver) oidcKeyRotation() time.Duration {
-	if r.OIDC.KeyRotation > 0 {
-		return r.OIDC.KeyRotation
+	if r.oidc.KeyRotation > 0 {
+		return r.oidc.KeyRotation
 	}
 	return defaultOIDCKeyRotation
 }
@@ -199,12 +199,12 @@ func (r *Resolver) replaceOIDCSigningKey(ctx context.Context, old *storage.OIDCS
 	if err != nil {
 		return nil, err
 	}
-	sealed, err := sealOIDCKey(r.Secret, kid, priv)
+	sealed, err := sealOIDCKey(r.secret, kid, priv)
 	if err != nil {
 		return nil, err
 	}
 	var k *storage.OIDCSigningKey
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		now := r.Now()
 		if old != nil {
 			retired, err := storage.RetireOIDCSigningKey(ctx, tx, old.ID, now, now.Add(IDTokenLifetime+oidcKeyRetentionMargin))
@@ -221,8 +221,8 @@ func (r *Resolver) replaceOIDCSigningKey(ctx context.Context, old *storage.OIDCS
 	if err != nil {
 		return nil, err
 	}
-	if r.Logger != nil {
-		r.Logger.InfoContext(ctx, "oidc: new id-token signing key", "kid", k.KeyID)
+	if r.logger != nil {
+		r.logger.InfoContext(ctx, "oidc: new id-token signing key", "kid", k.KeyID)
 	}
 	return k, nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -37,13 +36,14 @@ func (c *oidcClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func newOIDCResolver(t *testing.T) (*resolvers.Resolver, *oidcClock) {
+func newOIDCResolver(t *testing.T, rotation time.Duration) (*resolvers.Resolver, *oidcClock, resolvers.Deps) {
 	t.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	clock := &oidcClock{now: time.Now().UTC().Truncate(time.Second)}
-	return &resolvers.Resolver{DB: storagetest.New(t), Secret: secret, Logger: slog.New(slog.DiscardHandler),
-		PortalURL: "https://till.example.com/", Now: clock.Now}, clock
+	d := resolvers.Deps{DB: storagetest.New(t), Secret: secret, PortalURL: "https://till.example.com/", Clock: clock.Now,
+		OIDC: resolvers.OIDCSettings{KeyRotation: rotation}}
+	return resolvers.New(d), clock, d
 }
 
 // verifyIDToken checks token as a relying party would at the given time: against the key the
@@ -96,7 +96,7 @@ func publishedKeyIDs(t *testing.T, r *resolvers.Resolver) []string {
 }
 
 func TestSignIDTokenClaims(t *testing.T) {
-	r, clock := newOIDCResolver(t)
+	r, clock, _ := newOIDCResolver(t, 0)
 	now := clock.Now()
 	authTime := now.Add(-time.Minute)
 	token, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "user-1", Audience: "till_ci_client",
@@ -149,7 +149,7 @@ func TestSignIDTokenClaims(t *testing.T) {
 }
 
 func TestSignIDTokenRefusesBadClaims(t *testing.T) {
-	r, clock := newOIDCResolver(t)
+	r, clock, _ := newOIDCResolver(t, 0)
 	for name, c := range map[string]resolvers.IDTokenClaims{
 		"no subject":    {Audience: "c"},
 		"no audience":   {Subject: "s"},
@@ -162,7 +162,7 @@ func TestSignIDTokenRefusesBadClaims(t *testing.T) {
 }
 
 func TestTamperedIDTokenFailsVerification(t *testing.T) {
-	r, clock := newOIDCResolver(t)
+	r, clock, _ := newOIDCResolver(t, 0)
 	token, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "user-1", Audience: "client-a"})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestTamperedIDTokenFailsVerification(t *testing.T) {
 }
 
 func TestOIDCKeyCreatedOnceUnderConcurrency(t *testing.T) {
-	r, _ := newOIDCResolver(t)
+	r, _, d := newOIDCResolver(t, 0)
 	const signers = 8
 	tokens := make([]string, signers)
 	errs := make([]error, signers)
@@ -219,7 +219,7 @@ func TestOIDCKeyCreatedOnceUnderConcurrency(t *testing.T) {
 		kids[tokenKeyID(t, tokens[i])] = true
 	}
 	var rows int
-	if err := r.DB.GetContext(t.Context(), &rows, `SELECT count(*) FROM oidc_signing_keys`); err != nil {
+	if err := d.DB.GetContext(t.Context(), &rows, `SELECT count(*) FROM oidc_signing_keys`); err != nil {
 		t.Fatal(err)
 	}
 	if published := publishedKeyIDs(t, r); len(kids) != 1 || rows != 1 || len(published) != 1 {
@@ -228,8 +228,7 @@ func TestOIDCKeyCreatedOnceUnderConcurrency(t *testing.T) {
 }
 
 func TestOIDCKeyRotation(t *testing.T) {
-	r, clock := newOIDCResolver(t)
-	r.OIDC.KeyRotation = 24 * time.Hour
+	r, clock, _ := newOIDCResolver(t, 24*time.Hour)
 	sign := func() string {
 		t.Helper()
 		token, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"})
@@ -282,17 +281,17 @@ func TestOIDCKeyRotation(t *testing.T) {
 }
 
 func TestOIDCKeySealedAtRest(t *testing.T) {
-	r, _ := newOIDCResolver(t)
+	r, _, d := newOIDCResolver(t, 0)
 	if _, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"}); err != nil {
 		t.Fatal(err)
 	}
 	// Another server secret cannot open the stored key, so a database alone cannot sign.
-	stranger := &resolvers.Resolver{DB: r.DB, Secret: []byte("another secret"), Logger: r.Logger, PortalURL: r.PortalURL, Now: r.Now}
+	stranger := resolvers.New(resolvers.Deps{DB: d.DB, Secret: []byte("another secret"), PortalURL: d.PortalURL, Clock: d.Clock})
 	if _, err := stranger.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"}); err == nil {
 		t.Error("signed with another server secret, want a failure")
 	}
 	// A sealed key moved to another row, or altered, does not open either.
-	if _, err := r.DB.ExecContext(t.Context(), `UPDATE oidc_signing_keys SET kid = kid || 'x'`); err != nil {
+	if _, err := d.DB.ExecContext(t.Context(), `UPDATE oidc_signing_keys SET kid = kid || 'x'`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"}); err == nil {
@@ -301,8 +300,7 @@ func TestOIDCKeySealedAtRest(t *testing.T) {
 }
 
 func TestOIDCKeyRotatedOnceUnderConcurrency(t *testing.T) {
-	r, clock := newOIDCResolver(t)
-	r.OIDC.KeyRotation = time.Hour
+	r, clock, d := newOIDCResolver(t, time.Hour)
 	first, err := r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"})
 	if err != nil {
 		t.Fatal(err)
@@ -334,10 +332,10 @@ func TestOIDCKeyRotatedOnceUnderConcurrency(t *testing.T) {
 		}
 	}
 	var retired, current int
-	if err := r.DB.GetContext(t.Context(), &retired, `SELECT count(*) FROM oidc_signing_keys WHERE retired_at IS NOT NULL`); err != nil {
+	if err := d.DB.GetContext(t.Context(), &retired, `SELECT count(*) FROM oidc_signing_keys WHERE retired_at IS NOT NULL`); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.DB.GetContext(t.Context(), &current, `SELECT count(*) FROM oidc_signing_keys WHERE retired_at IS NULL`); err != nil {
+	if err := d.DB.GetContext(t.Context(), &current, `SELECT count(*) FROM oidc_signing_keys WHERE retired_at IS NULL`); err != nil {
 		t.Fatal(err)
 	}
 	if retired != 1 || current != 1 {

@@ -43,7 +43,7 @@ type documentArgs struct {
 // void orders are refused, billing name and address are required, and an invoice that
 // already shows the current details is not rendered again.
 func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UUID, id uuid.UUID) error {
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		o, err := storage.LockOrder(ctx, tx, organizations(ctx), customerID, id)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -73,8 +73,8 @@ func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UU
 
 // jobsQueued tells the worker that committed jobs wait.
 func (r *Resolver) jobsQueued() {
-	if r.JobsQueued != nil {
-		r.JobsQueued()
+	if r.jobsQueuedFn != nil {
+		r.jobsQueuedFn()
 	}
 }
 
@@ -90,7 +90,7 @@ func (r *Resolver) enqueueDocument(ctx context.Context, tx sqlx.ExtContext, kind
 // orderInvoice is the link to an order's invoice, or InvoiceDoesNotExist before one is
 // rendered.
 func (r *Resolver) orderInvoice(ctx context.Context, customerID *uuid.UUID, id uuid.UUID) (*model.OrderDocument, error) {
-	o, err := storage.GetOrder(ctx, r.DB, organizations(ctx), customerID, id)
+	o, err := storage.GetOrder(ctx, r.db, organizations(ctx), customerID, id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -104,7 +104,7 @@ func (r *Resolver) orderInvoice(ctx context.Context, customerID *uuid.UUID, id u
 // receipt number (unpaid) is ReceiptNotAllocated; a number without a rendered receipt
 // schedules it and answers DocumentPending.
 func (r *Resolver) orderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error) {
-	o, err := storage.GetOrder(ctx, r.DB, organizations(ctx), nil, id)
+	o, err := storage.GetOrder(ctx, r.db, organizations(ctx), nil, id)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -112,7 +112,7 @@ func (r *Resolver) orderReceipt(ctx context.Context, id uuid.UUID) (*model.Order
 		return nil, &Error{Code: CodeReceiptNotAllocated, Detail: "No receipt allocated for order " + o.ID.String() + "."}
 	}
 	if o.ReceiptPath == nil {
-		if err := r.enqueueDocument(ctx, r.DB, JobOrderReceipt, o); err != nil {
+		if err := r.enqueueDocument(ctx, r.db, JobOrderReceipt, o); err != nil {
 			return nil, err
 		}
 		r.jobsQueued()
@@ -122,10 +122,10 @@ func (r *Resolver) orderReceipt(ctx context.Context, id uuid.UUID) (*model.Order
 }
 
 func (r *Resolver) documentLink(ctx context.Context, path string) (*model.OrderDocument, error) {
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return nil, errors.New("no blob store configured")
 	}
-	url, err := r.Blobs.SignedURL(ctx, path, documentURLTTL, "")
+	url, err := r.blobs.SignedURL(ctx, path, documentURLTTL, "")
 	if err != nil {
 		return nil, err
 	}
@@ -244,10 +244,10 @@ func (r *Resolver) storeDocument(ctx context.Context, tx sqlx.ExtContext, o *sto
 	if err != nil {
 		return "", jobs.Discard(err)
 	}
-	if r.Blobs == nil {
+	if r.blobs == nil {
 		return "", errors.New("no blob store configured")
 	}
-	if _, err := r.Blobs.Put(ctx, key, bytes.NewReader(pdf), int64(len(pdf)), "application/pdf"); err != nil {
+	if _, err := r.blobs.Put(ctx, key, bytes.NewReader(pdf), int64(len(pdf)), "application/pdf"); err != nil {
 		return "", err
 	}
 	return key, nil

@@ -22,32 +22,32 @@ type (
 // CreateOrderForTest runs createOrder in its own transaction and reads the order as it was
 // committed, numbers included.
 func (r *Resolver) CreateOrderForTest(ctx context.Context, spec OrderSpec) (o *storage.Order, err error) {
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		o, err = r.createOrder(ctx, tx, spec)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return storage.GetOrderByID(ctx, r.DB, o.ID)
+	return storage.GetOrderByID(ctx, r.db, o.ID)
 }
 
 // MarkOrderPaidForTest runs markOrderPaid in its own transaction and reads the order as it
 // was committed, receipt number included.
 func (r *Resolver) MarkOrderPaidForTest(ctx context.Context, id uuid.UUID) (o *storage.Order, err error) {
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		o, err = r.markOrderPaid(ctx, tx, id)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return storage.GetOrderByID(ctx, r.DB, o.ID)
+	return storage.GetOrderByID(ctx, r.db, o.ID)
 }
 
 // ScheduleOrderPaymentForTest runs scheduleOrderPayment in its own transaction.
 func (r *Resolver) ScheduleOrderPaymentForTest(ctx context.Context, id uuid.UUID, next *time.Time) error {
-	return storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		return r.scheduleOrderPayment(ctx, tx, id, next)
 	})
 }

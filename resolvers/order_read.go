@@ -27,7 +27,7 @@ var portalOrderSorts = map[string]string{
 // order reads one order of the caller's organizations, with the relations the query
 // selects on it (an order page shows them all: GET /v1/orders/{id} embeds them).
 func (r *Resolver) order(ctx context.Context, id uuid.UUID) (*storage.Order, error) {
-	o, rels, err := storage.GetOrderWith(ctx, r.DB, organizations(ctx), nil, id, orderWith(selectedFields(ctx, "Order")))
+	o, rels, err := storage.GetOrderWith(ctx, r.db, organizations(ctx), nil, id, orderWith(selectedFields(ctx, "Order")))
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -73,7 +73,7 @@ func (r *Resolver) orderPage(ctx context.Context, a listArgs, columns map[string
 		return nil, err
 	}
 	w = selectionWindow[storage.Order](ctx, w)
-	p, rels, err := storage.ListOrdersWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
+	p, rels, err := storage.ListOrdersWith(ctx, r.db, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -117,7 +117,7 @@ func orderWindow[P any](ctx context.Context, r *Resolver, name string, obj *P, k
 	}
 	lf, orgs := orderFilterOf(f), organizations(ctx)
 	l, err := windowsOf(ctx, name, []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Order], error) {
-		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
+		return fetch(ctx, r.db, orgs, ids, lf, sorts, w)
 	})
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func (r *Resolver) patchOrder(ctx context.Context, customerID *uuid.UUID, id uui
 		patch["billing_address"] = newAddress
 	}
 	var out *storage.Order
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.LockOrder(ctx, tx, organizations(ctx), customerID, id)
 		if err != nil {
 			return notFoundOr(err, "")

@@ -25,6 +25,6 @@ func (r *Resolver) organization(ctx context.Context, id *uuid.UUID) (*storage.Or
 	if target == uuid.Nil {
 		return nil, NotFound("")
 	}
-	o, err := storage.GetOrganization(ctx, r.DB, target)
+	o, err := storage.GetOrganization(ctx, r.db, target)
 	return o, notFoundOr(err, "")
 }

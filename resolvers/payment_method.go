@@ -25,7 +25,7 @@ func (r *Resolver) paymentMethods(ctx context.Context, customerID *uuid.UUID, ex
 // paymentMethodPage lists one customer's payment methods, newest first.
 func (r *Resolver) paymentMethodPage(ctx context.Context, c *storage.Customer, a listArgs) (*model.PaymentMethodPage, error) {
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.PaymentMethod], error) {
-		return storage.ListPaymentMethods(ctx, r.DB, organizations(ctx), c.ID, w)
+		return storage.ListPaymentMethods(ctx, r.db, organizations(ctx), c.ID, w)
 	})
 	if err != nil {
 		return nil, err

@@ -16,7 +16,7 @@ import (
 // and records it for the customer. The processor call comes first and outside the
 // transaction: an unknown token is a 422 that changes nothing.
 func (r *Resolver) saveMethodFromToken(ctx context.Context, cust *storage.Customer, token string, setDefault *bool) (*storage.PaymentMethod, error) {
-	m, err := r.Payments.SavePaymentMethod(ctx, token)
+	m, err := r.payments.SavePaymentMethod(ctx, token)
 	if errors.Is(err, payment.ErrInvalidToken) {
 		return nil, Invalid("value_error", "Payment token is invalid.", token, "input", "token")
 	}
@@ -24,7 +24,7 @@ func (r *Resolver) saveMethodFromToken(ctx context.Context, cust *storage.Custom
 		return nil, err
 	}
 	var out *storage.PaymentMethod
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		out, err = r.storeMethod(ctx, tx, cust, m, setDefault != nil && *setDefault)
 		return err
 	})
@@ -33,7 +33,7 @@ func (r *Resolver) saveMethodFromToken(ctx context.Context, cust *storage.Custom
 
 // savePaymentMethod saves a payment method for a customer of the caller's organizations.
 func (r *Resolver) savePaymentMethod(ctx context.Context, in model.PaymentMethodSaveInput) (*storage.PaymentMethod, error) {
-	cust, err := storage.GetCustomer(ctx, r.DB, organizations(ctx), in.CustomerID)
+	cust, err := storage.GetCustomer(ctx, r.db, organizations(ctx), in.CustomerID)
 	if err != nil {
 		return nil, notFoundOr(err, "Customer not found")
 	}
@@ -53,7 +53,7 @@ func (r *Resolver) portalSavePaymentMethod(ctx context.Context, in model.PortalP
 // removeMethod deletes a customer's payment method, clearing the default it was.
 func (r *Resolver) removeMethod(ctx context.Context, cust *storage.Customer, id uuid.UUID) (*storage.PaymentMethod, error) {
 	var out *storage.PaymentMethod
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		pm, cleared, err := storage.DeletePaymentMethod(ctx, tx, cust.ID, id)
 		if err != nil {
 			return notFoundOr(err, "Payment method not found")
@@ -69,11 +69,11 @@ func (r *Resolver) removeMethod(ctx context.Context, cust *storage.Customer, id 
 
 // deletePaymentMethod removes a payment method of a customer of the caller's organizations.
 func (r *Resolver) deletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error) {
-	pm, err := storage.GetPaymentMethod(ctx, r.DB, organizations(ctx), id)
+	pm, err := storage.GetPaymentMethod(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, "Payment method not found")
 	}
-	cust, err := storage.GetCustomer(ctx, r.DB, organizations(ctx), pm.CustomerID)
+	cust, err := storage.GetCustomer(ctx, r.db, organizations(ctx), pm.CustomerID)
 	if err != nil {
 		return nil, notFoundOr(err, "Payment method not found")
 	}

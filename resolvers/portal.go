@@ -15,7 +15,7 @@ import (
 // portalCustomer loads the session's customer.
 func (r *Resolver) portalCustomer(ctx context.Context) (*storage.Customer, error) {
 	p := auth.FromContext(ctx)
-	c, err := storage.GetCustomer(ctx, r.DB, organizations(ctx), p.CustomerID)
+	c, err := storage.GetCustomer(ctx, r.db, organizations(ctx), p.CustomerID)
 	return c, notFoundOr(err, "")
 }
 
@@ -74,7 +74,7 @@ func (r *Resolver) me(ctx context.Context) (*storage.Me, error) {
 		}
 	}
 	if p := auth.FromContext(ctx); p.Kind == auth.KindMemberSession {
-		if me.Member, err = storage.GetMember(ctx, r.DB, c.ID, p.MemberID); err != nil {
+		if me.Member, err = storage.GetMember(ctx, r.db, c.ID, p.MemberID); err != nil {
 			return nil, notFoundOr(err, "")
 		}
 	}
@@ -95,7 +95,7 @@ func (r *Resolver) portalPaymentMethods(ctx context.Context, a listArgs) (*model
 // The billing role is checked by @billing on the field.
 func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCustomerUpdateInput) (*storage.Customer, error) {
 	var out *storage.Customer
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetCustomer(ctx, tx, organizations(ctx), auth.FromContext(ctx).CustomerID)
 		if err != nil {
 			return notFoundOr(err, "")

@@ -136,7 +136,7 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 		one := 1
 		w.TrialIntervalCount = &one
 	}
-	org, err := storage.GetOrganization(ctx, r.DB, orgID)
+	org, err := storage.GetOrganization(ctx, r.db, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -146,11 +146,11 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 			return nil, err
 		}
 	}
-	if err := checkMeters(ctx, r.DB, orgID, in.Prices); err != nil {
+	if err := checkMeters(ctx, r.db, orgID, in.Prices); err != nil {
 		return nil, err
 	}
 	var out *storage.Product
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if out, err = storage.CreateProduct(ctx, tx, orgID, w); err != nil {
 			return err
 		}
@@ -223,7 +223,7 @@ func (r *Resolver) setBenefits(ctx context.Context, tx *sqlx.Tx, orgID, productI
 // updateProduct applies the fields present in the input; a price list replaces the prices.
 func (r *Resolver) updateProduct(ctx context.Context, in model.ProductUpdateInput) (*storage.Product, error) {
 	var out *storage.Product
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		cur, err := storage.GetProduct(ctx, tx, organizations(ctx), in.ID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -321,7 +321,7 @@ func (r *Resolver) replacePrices(ctx context.Context, tx *sqlx.Tx, p *storage.Pr
 // updateProductBenefits replaces a product's benefits.
 func (r *Resolver) updateProductBenefits(ctx context.Context, in model.ProductBenefitsInput) (*storage.Product, error) {
 	var out *storage.Product
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		p, err := storage.GetProduct(ctx, tx, organizations(ctx), in.ID)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -342,7 +342,7 @@ func (r *Resolver) productsPage(ctx context.Context, a listArgs, f *model.Produc
 	if err != nil {
 		return nil, err
 	}
-	p, err := storage.ListProducts(ctx, r.DB, organizations(ctx), productFilterOf(f), sorts, w)
+	p, err := storage.ListProducts(ctx, r.db, organizations(ctx), productFilterOf(f), sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -361,6 +361,6 @@ func productFilterOf(f *model.ProductFilter) storage.ProductListFilter {
 
 // archiveProduct hides a product from new sales; existing orders and subscriptions keep it.
 func (r *Resolver) archiveProduct(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
-	p, err := storage.UpdateProduct(ctx, r.DB, organizations(ctx), id, storage.Patch{"is_archived": true})
+	p, err := storage.UpdateProduct(ctx, r.db, organizations(ctx), id, storage.Patch{"is_archived": true})
 	return p, notFoundOr(err, "")
 }

@@ -54,7 +54,7 @@ func (r *productPriceResolver) SeatTiers(ctx context.Context, obj *storage.Produ
 }
 
 func (r *queryResolver) Product(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
-	p, err := storage.GetProduct(ctx, r.DB, organizations(ctx), id)
+	p, err := storage.GetProduct(ctx, r.db, organizations(ctx), id)
 	return p, notFoundOr(err, "")
 }
 

@@ -44,7 +44,8 @@ func TestProcessesDivideTheRendering(t *testing.T) {
 	var mu sync.Mutex
 	rendered := 0
 	for range 3 {
-		r := &resolvers.Resolver{DB: s.DB, Logger: s.Resolver.Logger, Now: s.Resolver.Now, RenderEvent: renderer}
+		r := resolvers.New(resolvers.Deps{DB: s.DB, Logger: s.Deps.Logger, Clock: s.Deps.Clock,
+			Renderer: func(*resolvers.Executor) resolvers.EventRenderer { return renderer }})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

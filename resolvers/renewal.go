@@ -37,7 +37,7 @@ func (r *Resolver) RenewDue(ctx context.Context, orgID *uuid.UUID, now time.Time
 	var errs []error
 	for n < limit {
 		var claimed uuid.UUID
-		err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 			id, err := storage.ClaimDueSubscription(ctx, tx, orgID, now, failed)
 			if errors.Is(err, storage.ErrNotFound) {
 				return nil
@@ -296,7 +296,7 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, o *storage.Order, key string,
 	at time.Time) (bool, error) {
 	attempt := storage.ChargeAttempt{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, OrderID: o.ID,
-		Processor: r.Payments.Name(), Amount: o.DueAmount, Currency: o.Currency, Status: "succeeded"}
+		Processor: r.payments.Name(), Amount: o.DueAmount, Currency: o.Currency, Status: "succeeded"}
 	if o.DueAmount > 0 {
 		method, err := storage.ChargeableMethod(ctx, tx, s)
 		switch {
@@ -307,7 +307,7 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 			return false, err
 		default:
 			attempt.PaymentMethodID = &method.ID
-			ch, err := r.Payments.Charge(ctx, payment.ChargeRequest{Amount: o.DueAmount, Currency: o.Currency,
+			ch, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: o.DueAmount, Currency: o.Currency,
 				PaymentMethodID: method.ProcessorID, IdempotencyKey: key, Description: "Subscription renewal"})
 			var decline *payment.DeclineError
 			switch {

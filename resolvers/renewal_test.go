@@ -379,7 +379,7 @@ func (w *subWorld) chargeOnce(tb testing.TB, methodID uuid.UUID) {
 	tb.Helper()
 	var processorID string
 	w.s.Get(tb, &processorID, `SELECT processor_id FROM payment_methods WHERE id = $1`, methodID)
-	if _, err := w.s.Resolver.Payments.Charge(context.Background(), payment.ChargeRequest{Amount: 1000, Currency: "usd",
+	if _, err := w.s.Deps.Payments.Charge(context.Background(), payment.ChargeRequest{Amount: 1000, Currency: "usd",
 		PaymentMethodID: processorID, IdempotencyKey: uuid.NewString()}); err != nil {
 		tb.Fatalf("first charge: %v", err)
 	}

@@ -22,26 +22,34 @@ import (
 	"till/storage"
 )
 
-// Resolver is the dependency-injection root; run() in cmd/till builds it.
-type Resolver struct {
+// Deps is what the application takes from outside: the database, the server secret, the
+// clock and the collaborators that cmd/till chooses by configuration (payment processor,
+// blob store, webhook sender) or that tests replace. Zero fields take the defaults New
+// documents, so a schema-only resolver is New(Deps{}).
+type Deps struct {
 	DB     *sqlx.DB
 	Secret []byte
+	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 	// PortalURL is the base of customer-portal links, e.g. https://till.example.com.
 	PortalURL string
-	// Now is the clock; tests and test-mode organizations may replace it.
-	Now func() time.Time
-	// Payments saves payment methods and charges them.
+	// Clock is the server's time; nil is time.Now. Test-mode organizations run on their own
+	// test clocks on top of it.
+	Clock func() time.Time
+	// Payments saves payment methods and charges them; a resolver without one sells nothing
+	// that costs money.
 	Payments payment.Processor
-	// RenderEvent renders webhook payloads; nil leaves events unrendered.
-	RenderEvent EventRenderer
+	// Renderer makes the renderer of webhook payloads from the resolver's own executor (the
+	// payloads are /v1 shapes, which the rest layer knows); nil leaves events unrendered.
+	Renderer func(*Executor) EventRenderer
 	// Customers caches the customers license validations return, so the hottest path does
 	// not read its key's customer every time. Customers this process changes are forgotten
 	// at once; other processes' changes show within the cache's ttl. Nil caches nothing.
 	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
 	// Webhooks sends queued webhook events; nil queues them but sends nothing.
 	Webhooks *WebhookDelivery
-	// Blobs stores rendered documents (invoices, receipts) and signs their download links.
+	// Blobs stores rendered documents (invoices, receipts) and uploaded files, and signs
+	// their links; nil refuses both.
 	Blobs blob.Store
 	// Files tunes file uploads (part size cap, URL lifetimes); the zero value is upstream's.
 	Files FileSettings
@@ -57,6 +65,27 @@ type Resolver struct {
 	// CostBudget holds each principal's GraphQL cost points per window (see cost.go); nil
 	// leaves budgets unlimited, while the ceiling of one operation still applies.
 	CostBudget *ratelimit.Limiter
+}
+
+// Resolver is the application: every use case, the GraphQL resolvers and the background
+// work, over the dependencies it was built with. New is the only way to make one, so what a
+// resolver runs on is fixed when it is built and nothing rewires it while it serves.
+type Resolver struct {
+	db            *sqlx.DB
+	secret        []byte
+	logger        *slog.Logger
+	portalURL     string
+	clock         func() time.Time
+	payments      payment.Processor
+	renderEvent   EventRenderer
+	customers     *ttlcache.Cache[uuid.UUID, *storage.Customer]
+	webhooks      *WebhookDelivery
+	blobs         blob.Store
+	files         FileSettings
+	jobsQueuedFn  func()
+	oidc          OIDCSettings
+	licenseLimits *ratelimit.Guard
+	costBudget    *ratelimit.Limiter
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -68,6 +97,30 @@ type Resolver struct {
 	clientAuthThrottle *clientAuthThrottle
 	clientAuthOnce     sync.Once
 }
+
+// New builds the application over d.
+func New(d Deps) *Resolver {
+	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
+		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
+		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget}
+	if r.logger == nil {
+		r.logger = slog.New(slog.DiscardHandler)
+	}
+	if r.clock == nil {
+		r.clock = time.Now
+	}
+	if d.Renderer != nil {
+		r.renderEvent = d.Renderer(r.Executor())
+	}
+	return r
+}
+
+// Now is the server's time (a test-mode organization's use cases read its test clock
+// through clockFor instead).
+func (r *Resolver) Now() time.Time { return r.clock() }
+
+// Logger is where the application logs, for the loops cmd/till runs around it.
+func (r *Resolver) Logger() *slog.Logger { return r.logger }
 
 // licenseKeyValidator prepares the validation statement once for the resolver's pool. A
 // failed preparation (the database briefly unreachable) is not kept: the next validation
@@ -81,7 +134,7 @@ func (r *Resolver) licenseKeyValidator(ctx context.Context) (*storage.LicenseKey
 	if v := r.validator.Load(); v != nil {
 		return v, nil
 	}
-	v, err := storage.PrepareLicenseKeyValidator(context.WithoutCancel(ctx), r.DB)
+	v, err := storage.PrepareLicenseKeyValidator(context.WithoutCancel(ctx), r.db)
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func (f schemaFindings) report(t *testing.T, files []string, rule string) {
 // scalars and directives, introspection types), and the names of the files it comes from.
 func ownSchema(t *testing.T) (*ast.Schema, []string) {
 	t.Helper()
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	files := map[string]bool{}
 	for _, typ := range schema.Types {
 		if own(typ.Name, typ.Position) {

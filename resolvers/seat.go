@@ -106,7 +106,7 @@ func (r *Resolver) assignSeat(ctx context.Context, in model.CustomerSeatAssignIn
 		return nil, err
 	}
 	var out *model.CustomerSeatAssignment
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		src, err := seatSourceOf(ctx, tx, in.SubscriptionID, in.OrderID, true)
 		if err != nil {
 			return err
@@ -126,7 +126,7 @@ func (r *Resolver) assignSeat(ctx context.Context, in model.CustomerSeatAssignIn
 		}
 		now := r.Now()
 		seat, err := storage.AssignSeat(ctx, tx, storage.SeatAssignment{Source: src, Email: email,
-			TokenHash: auth.Hash(r.Secret, token), ExpiresAt: now.Add(invitationTTL), Metadata: meta, Reuse: occ.Reusable}, now)
+			TokenHash: auth.Hash(r.secret, token), ExpiresAt: now.Add(invitationTTL), Metadata: meta, Reuse: occ.Reusable}, now)
 		if err != nil {
 			return err
 		}
@@ -154,8 +154,8 @@ func (r *Resolver) claimSeat(ctx context.Context, in model.CustomerSeatClaimInpu
 		return nil, invalidInvitationToken()
 	}
 	var out *model.CustomerSeatClaim
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
-		seat, err := storage.GetSeatByToken(ctx, tx, auth.Hash(r.Secret, in.InvitationToken))
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		seat, err := storage.GetSeatByToken(ctx, tx, auth.Hash(r.secret, in.InvitationToken))
 		if errors.Is(err, storage.ErrNotFound) {
 			return invalidInvitationToken()
 		}
@@ -190,7 +190,7 @@ func (r *Resolver) claimSeat(ctx context.Context, in model.CustomerSeatClaimInpu
 		}
 		token := auth.Generate(auth.PrefixMemberSession)
 		if _, err := storage.CreateMemberSession(ctx, tx, seat.OrganizationID, *seat.CustomerID, m.ID,
-			auth.Hash(r.Secret, token), now.Add(sessionTTL), nil); err != nil {
+			auth.Hash(r.secret, token), now.Add(sessionTTL), nil); err != nil {
 			return err
 		}
 		out = &model.CustomerSeatClaim{Seat: seat, CustomerSessionToken: token}
@@ -203,7 +203,7 @@ func (r *Resolver) claimSeat(ctx context.Context, in model.CustomerSeatClaimInpu
 // already revoked is returned as it is, and emits nothing.
 func (r *Resolver) revokeSeat(ctx context.Context, in model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
 	var out *storage.CustomerSeat
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		seat, err := storage.GetSeat(ctx, tx, organizations(ctx), in.ID, true)
 		if err != nil {
 			return notFoundOr(err, "")
@@ -228,11 +228,11 @@ func (r *Resolver) revokeSeat(ctx context.Context, in model.CustomerSeatRevokeIn
 
 // seatList lists the seats of one subscription or order with what is left of them.
 func (r *Resolver) seatList(ctx context.Context, subscriptionID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
-	src, err := seatSourceOf(ctx, r.DB, subscriptionID, orderID, false)
+	src, err := seatSourceOf(ctx, r.db, subscriptionID, orderID, false)
 	if err != nil {
 		return nil, err
 	}
-	seats, err := storage.SourceSeats(ctx, r.DB, src)
+	seats, err := storage.SourceSeats(ctx, r.db, src)
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (r *Resolver) seatList(ctx context.Context, subscriptionID, orderID *uuid.U
 
 // seat reads one seat of the caller's organizations.
 func (r *Resolver) seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error) {
-	s, err := storage.GetSeat(ctx, r.DB, organizations(ctx), id, false)
+	s, err := storage.GetSeat(ctx, r.db, organizations(ctx), id, false)
 	return s, notFoundOr(err, "")
 }
 

@@ -21,7 +21,7 @@ func (r *Resolver) portalSeats(ctx context.Context, a listArgs, statuses []strin
 		return nil, err
 	}
 	s := auth.FromContext(ctx)
-	p, err := storage.ListSeats(ctx, r.DB, organizations(ctx), storage.SeatListFilter{CustomerID: &s.CustomerID,
+	p, err := storage.ListSeats(ctx, r.db, organizations(ctx), storage.SeatListFilter{CustomerID: &s.CustomerID,
 		MemberID: sessionMember(s), Statuses: statuses}, sorts, w)
 	if err != nil {
 		return nil, cursorErr(err, a)
@@ -39,7 +39,7 @@ func seatRelation[P any](ctx context.Context, r *Resolver, name string, obj *P, 
 	if _, member := portalHolder(ctx); member != nil {
 		f.MemberID = member
 	}
-	p, w, err := relatedWindow(ctx, r.DB, name, obj, key, a, seatSorts, f, fetch)
+	p, w, err := relatedWindow(ctx, r.db, name, obj, key, a, seatSorts, f, fetch)
 	if err != nil {
 		return nil, err
 	}

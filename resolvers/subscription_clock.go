@@ -24,14 +24,14 @@ func (r *Resolver) advanceTestClock(ctx context.Context, in model.AdvanceTestClo
 	if err != nil {
 		return nil, err
 	}
-	org, err := storage.GetOrganization(ctx, r.DB, orgID)
+	org, err := storage.GetOrganization(ctx, r.db, orgID)
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
 	if org.ProcessorMode != "test" {
 		return nil, BadRequest("Test clocks are only available to organizations in test mode.")
 	}
-	current, err := r.clockFor(ctx, r.DB, orgID)
+	current, err := r.clockFor(ctx, r.db, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (r *Resolver) advanceTestClock(ctx context.Context, in model.AdvanceTestClo
 	if !in.To.After(current) {
 		return nil, backwards
 	}
-	clock, err := storage.AdvanceTestClock(ctx, r.DB, orgID, in.To.UTC())
+	clock, err := storage.AdvanceTestClock(ctx, r.db, orgID, in.To.UTC())
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, backwards
 	}
@@ -67,7 +67,7 @@ func (r *Resolver) testClock(ctx context.Context, orgID *uuid.UUID) (*storage.Te
 	if err != nil {
 		return nil, err
 	}
-	c, err := storage.GetTestClock(ctx, r.DB, id)
+	c, err := storage.GetTestClock(ctx, r.db, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
@@ -83,7 +83,7 @@ const strandedClockAfter = 30 * time.Second
 // because its process died: the background loop leaves test-clock organizations to their
 // advances, so nobody else would. It runs in any process, at each clock's own time.
 func (r *Resolver) RenewStrandedTestClocks(ctx context.Context) (int, error) {
-	clocks, err := storage.StrandedTestClocks(ctx, r.DB, r.Now().Add(-strandedClockAfter))
+	clocks, err := storage.StrandedTestClocks(ctx, r.db, r.Now().Add(-strandedClockAfter))
 	if err != nil {
 		return 0, err
 	}

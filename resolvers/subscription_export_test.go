@@ -18,7 +18,7 @@ type SubscriptionSpec = subscriptionSpec
 
 // CreateSubscriptionForTest runs createSubscription in its own transaction.
 func (r *Resolver) CreateSubscriptionForTest(ctx context.Context, spec SubscriptionSpec) (s *storage.Subscription, err error) {
-	err = storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		s, err = r.createSubscription(ctx, tx, spec)
 		return err
 	})

@@ -27,7 +27,7 @@ func (r *Resolver) changeSubscription(ctx context.Context, id uuid.UUID, change 
 		customerID = &p.CustomerID
 	}
 	var out *storage.Subscription
-	err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		s, err := storage.LockSubscription(ctx, tx, organizations(ctx), customerID, id)
 		if err != nil {
 			return notFoundOr(err, "")

@@ -134,7 +134,7 @@ func meteredAmount(p *storage.ProductPrice, units float64) (amount int64, capped
 // organization. Safe to run concurrently and beside the renewal loop: a subscription being
 // renewed is skipped and recounted at the next call.
 func (r *Resolver) RefreshSubscriptionMeters(ctx context.Context, orgID *uuid.UUID, staleAfter time.Duration, limit int) (int, error) {
-	ids, err := storage.StaleMeteredSubscriptions(ctx, r.DB, orgID, staleAfter, limit)
+	ids, err := storage.StaleMeteredSubscriptions(ctx, r.db, orgID, staleAfter, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -142,7 +142,7 @@ func (r *Resolver) RefreshSubscriptionMeters(ctx context.Context, orgID *uuid.UU
 	var errs []error
 	for _, id := range ids {
 		counted := false
-		err := storage.InTx(ctx, r.DB, func(tx *sqlx.Tx) error {
+		err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 			s, err := storage.ShareLiveSubscription(ctx, tx, id)
 			if errors.Is(err, storage.ErrNotFound) {
 				return nil

@@ -38,7 +38,7 @@ var portalSubscriptionSorts = map[string]string{
 
 // subscriptionByID reads a subscription of the caller's organizations.
 func (r *Resolver) subscriptionByID(ctx context.Context, id uuid.UUID) (*storage.Subscription, error) {
-	s, err := storage.GetSubscription(ctx, r.DB, organizations(ctx), id)
+	s, err := storage.GetSubscription(ctx, r.db, organizations(ctx), id)
 	return s, notFoundOr(err, "")
 }
 
@@ -81,7 +81,7 @@ func (r *Resolver) listSubscriptions(ctx context.Context, a listArgs, columns ma
 		return nil, err
 	}
 	w = selectionWindow[storage.Subscription](ctx, w)
-	p, rels, err := storage.ListSubscriptionsWith(ctx, r.DB, organizations(ctx), f, sorts, w, with)
+	p, rels, err := storage.ListSubscriptionsWith(ctx, r.db, organizations(ctx), f, sorts, w, with)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -102,7 +102,7 @@ func (r *Resolver) claimedSeatSubscriptionsPage(ctx context.Context, a listArgs)
 		return nil, err
 	}
 	pr := auth.FromContext(ctx)
-	p, err := storage.ListClaimedSeatSubscriptions(ctx, r.DB, organizations(ctx), pr.CustomerID, sessionMember(pr), w)
+	p, err := storage.ListClaimedSeatSubscriptions(ctx, r.db, organizations(ctx), pr.CustomerID, sessionMember(pr), w)
 	if err != nil {
 		return nil, cursorErr(err, a)
 	}
@@ -138,7 +138,7 @@ func subscriptionWindow[P any](ctx context.Context, r *Resolver, name string, ob
 	}
 	lf, orgs := subscriptionFilterOf(f), organizations(ctx)
 	l, err := windowsOf(ctx, name, []any{a.key(), f}, &w, func(ctx context.Context, ids []uuid.UUID) ([]storage.Paged[*storage.Subscription], error) {
-		return fetch(ctx, r.DB, orgs, ids, lf, sorts, w)
+		return fetch(ctx, r.db, orgs, ids, lf, sorts, w)
 	})
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func coverTenancy(doc string) {
 // (an id argument, or an input with one) and that no tenancy case called. Public fields are
 // left out: they act for no organization.
 func uncoveredTenancyFields() []string {
-	schema := (&resolvers.Resolver{}).Schema().Schema()
+	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	tenancyCoverage.Lock()
 	defer tenancyCoverage.Unlock()
 	var missing []string

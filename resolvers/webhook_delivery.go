@@ -83,12 +83,12 @@ func (d *WebhookDelivery) lease() time.Duration {
 // redelivered, an attempt finished), when the earliest retry or expired lease falls due, and
 // at least every idle. Attempts in flight when ctx ends are finished and recorded.
 func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Duration) {
-	d := r.Webhooks
+	d := r.webhooks
 	var queue *storage.WebhookQueue
 	for queue == nil && ctx.Err() == nil {
 		var err error
-		if queue, err = storage.PrepareWebhookQueue(ctx, r.DB); err != nil {
-			r.Logger.Error("preparing webhook delivery", "err", err)
+		if queue, err = storage.PrepareWebhookQueue(ctx, r.db); err != nil {
+			r.logger.Error("preparing webhook delivery", "err", err)
 			sleep(ctx, idle)
 		}
 	}
@@ -114,7 +114,7 @@ func (r *Resolver) DispatchWebhooks(ctx context.Context, slots int, idle time.Du
 		want := len(free)
 		claimed, err := queue.Claim(ctx, want, d.lease())
 		if err != nil && ctx.Err() == nil {
-			r.Logger.Error("claiming webhook events", "err", err)
+			r.logger.Error("claiming webhook events", "err", err)
 		}
 		for _, ev := range claimed {
 			<-free
@@ -146,9 +146,9 @@ const minWebhookSleep = 50 * time.Millisecond
 
 // nextWebhookDue is how long until an event may be claimed, between minWebhookSleep and idle.
 func (r *Resolver) nextWebhookDue(ctx context.Context, idle time.Duration) time.Duration {
-	in, ok, err := storage.NextWebhookIn(ctx, r.DB)
+	in, ok, err := storage.NextWebhookIn(ctx, r.db)
 	if err != nil && ctx.Err() == nil {
-		r.Logger.Error("reading the next webhook due time", "err", err)
+		r.logger.Error("reading the next webhook due time", "err", err)
 	}
 	if err != nil || !ok {
 		return idle
@@ -215,7 +215,7 @@ const webhookStreak = 100
 // webhookFailureThreshold attempts in a row.
 func (r *Resolver) deliverWebhook(ctx context.Context, stopping <-chan struct{},
 	record func(storage.WebhookRecord) (storage.WebhookOutcome, error), ev *storage.WebhookDispatch) {
-	d := r.Webhooks
+	d := r.webhooks
 	for streak := 1; ev != nil; streak++ {
 		var body []byte
 		if ev.Payload != nil {
@@ -239,12 +239,12 @@ func (r *Resolver) deliverWebhook(ctx context.Context, stopping <-chan struct{},
 		out, err := record(storage.WebhookRecord{Event: &ev.WebhookEvent, Attempt: attempt, RetryIn: retryIn, LeaseOn: lease})
 		switch {
 		case err != nil:
-			r.Logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)
+			r.logger.Error("recording a webhook attempt", "webhook_event_id", ev.ID, "err", err)
 		case !out.Recorded:
-			r.Logger.Warn("webhook attempt outlived its lease; the event was claimed again",
+			r.logger.Warn("webhook attempt outlived its lease; the event was claimed again",
 				"webhook_event_id", ev.ID, "attempt", ev.Attempts)
 		case out.Failures >= webhookFailureThreshold:
-			r.disableFailingEndpoint(ctx, r.DB, ev, out.Failures)
+			r.disableFailingEndpoint(ctx, r.db, ev, out.Failures)
 			out.Next = nil // skipped with the endpoint's other pending events
 		}
 		ev = out.Next
@@ -260,7 +260,7 @@ func (r *Resolver) logAttemptFailure(ev *storage.WebhookDispatch, err error) {
 	if err == nil || errors.As(err, &status) || errors.Is(err, context.Canceled) {
 		return
 	}
-	r.Logger.Warn("webhook attempt got no answer", "webhook_event_id", ev.ID, "webhook_endpoint_id", ev.WebhookEndpointID,
+	r.logger.Warn("webhook attempt got no answer", "webhook_event_id", ev.ID, "webhook_endpoint_id", ev.WebhookEndpointID,
 		"organization_id", ev.OrganizationID, "attempt", ev.Attempts, "err", err)
 }
 
@@ -269,11 +269,11 @@ func (r *Resolver) disableFailingEndpoint(ctx context.Context, q sqlx.QueryerCon
 	reason := "Disabled after " + strconv.Itoa(failures) + " failed delivery attempts in a row."
 	disabled, skipped, err := storage.DisableWebhookEndpoint(ctx, q, ev.WebhookEndpointID, reason)
 	if err != nil {
-		r.Logger.Error("disabling a failing webhook endpoint", "webhook_endpoint_id", ev.WebhookEndpointID, "err", err)
+		r.logger.Error("disabling a failing webhook endpoint", "webhook_endpoint_id", ev.WebhookEndpointID, "err", err)
 		return
 	}
 	if disabled {
-		r.Logger.Warn("webhook endpoint disabled", "webhook_endpoint_id", ev.WebhookEndpointID,
+		r.logger.Warn("webhook endpoint disabled", "webhook_endpoint_id", ev.WebhookEndpointID,
 			"organization_id", ev.OrganizationID, "failures", failures, "skipped_events", skipped)
 	}
 }
@@ -309,7 +309,7 @@ func (c webhookTargets) of(ctx context.Context, q sqlx.QueryerContext, e *storag
 func (r *Resolver) publishEvents(ctx context.Context, targets webhookTargets, events []*storage.DomainEvent, payloads []string) error {
 	pubs := make([]storage.Publication, len(events))
 	for i, e := range events {
-		to, err := targets.of(ctx, r.DB, e)
+		to, err := targets.of(ctx, r.db, e)
 		if err != nil {
 			return err
 		}
@@ -323,9 +323,9 @@ func (r *Resolver) publishEvents(ctx context.Context, targets webhookTargets, ev
 		}
 		pubs[i] = storage.Publication{Event: e, Payload: payloads[i], Bodies: bodies}
 	}
-	queued, err := storage.PublishDomainEvents(ctx, r.DB, pubs)
-	if err == nil && queued > 0 && r.Webhooks != nil {
-		r.Webhooks.Wake()
+	queued, err := storage.PublishDomainEvents(ctx, r.db, pubs)
+	if err == nil && queued > 0 && r.webhooks != nil {
+		r.webhooks.Wake()
 	}
 	return err
 }
@@ -337,7 +337,7 @@ const webhookRetention = 90 * 24 * time.Hour
 // ArchiveWebhookEvents drops the payloads and attempt logs older than the retention window;
 // serve runs it hourly.
 func (r *Resolver) ArchiveWebhookEvents(ctx context.Context) (int, error) {
-	return storage.ArchiveWebhookEvents(ctx, r.DB, r.Now().Add(-webhookRetention))
+	return storage.ArchiveWebhookEvents(ctx, r.db, r.Now().Add(-webhookRetention))
 }
 
 // sleep waits d or until ctx ends.

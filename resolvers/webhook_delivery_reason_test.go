@@ -38,11 +38,12 @@ func (l *lockedBuffer) String() string {
 // the operator's log only.
 func TestWebhookDeliveryLogShowsAReasonNotTheServersNetwork(t *testing.T) {
 	t.Parallel()
-	w, _ := newDeliveryWorld(t, answerStatus(http.StatusOK))
-	w.s.Resolver.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: 2 * time.Second})
-	w.s.Resolver.Webhooks.Backoff = func(int) time.Duration { return time.Hour }
 	var log lockedBuffer
-	w.s.Resolver.Logger = slog.New(slog.NewJSONHandler(&log, nil))
+	refusing := resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: 2 * time.Second})
+	refusing.Backoff = func(int) time.Duration { return time.Hour }
+	w, _ := newDeliveryWorld(t, answerStatus(http.StatusOK), func(d *resolvers.Deps) {
+		d.Webhooks, d.Logger = refusing, slog.New(slog.NewJSONHandler(&log, nil))
+	})
 	w.publish(t, 1)
 
 	ctx, cancel := context.WithCancel(t.Context())

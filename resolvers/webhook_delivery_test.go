@@ -82,15 +82,16 @@ type deliveryWorld struct {
 	secret   string
 }
 
-func newDeliveryWorld(t *testing.T, answer func(int, http.ResponseWriter)) (*deliveryWorld, *receiver) {
+func newDeliveryWorld(t *testing.T, answer func(int, http.ResponseWriter), opts ...resolverstest.Option) (*deliveryWorld, *receiver) {
 	t.Helper()
-	s := resolverstest.New(t)
+	deliveries := resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true, Timeout: 2 * time.Second})
+	deliveries.Backoff = func(int) time.Duration { return 0 }
+	opts = append([]resolverstest.Option{func(d *resolvers.Deps) { d.Webhooks = deliveries }}, opts...)
+	s := resolverstest.New(t, opts...)
 	w := &deliveryWorld{s: s, org: s.NewOrg(t, resolverstest.AllScopes), secret: auth.Generate("whsec_")}
 	rc, ts := newReceiver(t, w.secret, answer)
 	s.Get(t, &w.endpoint, `INSERT INTO webhook_endpoints (organization_id, url, format, secret, events)
 		VALUES ($1, $2, 'raw', $3, '{order.updated}') RETURNING id`, w.org.ID, ts.URL, w.secret)
-	s.Resolver.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true, Timeout: 2 * time.Second})
-	s.Resolver.Webhooks.Backoff = func(int) time.Duration { return 0 }
 	return w, rc
 }
 

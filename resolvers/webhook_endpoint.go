@@ -24,7 +24,7 @@ const minWebhookSecretLength = 32
 // valid endpoints, and such receivers commonly speak plain http, so both rules relax
 // together: an endpoint is never accepted that its deliveries could not reach.
 func (r *Resolver) webhookRequireHTTPS() bool {
-	return r.Webhooks == nil || r.Webhooks.Sender == nil || !r.Webhooks.Sender.AllowPrivate
+	return r.webhooks == nil || r.webhooks.Sender == nil || !r.webhooks.Sender.AllowPrivate
 }
 
 // createWebhookEndpoint validates and stores an endpoint, with a generated secret unless
@@ -51,7 +51,7 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.WebhookEn
 	if err != nil {
 		return nil, err
 	}
-	return storage.CreateWebhookEndpoint(ctx, r.DB, orgID, storage.WebhookEndpointWrite{URL: url, Name: in.Name,
+	return storage.CreateWebhookEndpoint(ctx, r.db, orgID, storage.WebhookEndpointWrite{URL: url, Name: in.Name,
 		Format: string(in.Format), Secret: secret, Events: in.Events})
 }
 
@@ -137,26 +137,26 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, in model.WebhookEn
 			patch["consecutive_failures"], patch["disabled_at"], patch["disabled_reason"] = 0, nil, nil
 		}
 	}
-	e, err := storage.UpdateWebhookEndpoint(ctx, r.DB, organizations(ctx), in.ID, patch)
+	e, err := storage.UpdateWebhookEndpoint(ctx, r.db, organizations(ctx), in.ID, patch)
 	return e, notFoundOr(err, "")
 }
 
 // rotateWebhookEndpointSecret gives an endpoint a fresh secret.
 func (r *Resolver) rotateWebhookEndpointSecret(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {
-	e, err := storage.RotateWebhookEndpointSecret(ctx, r.DB, organizations(ctx), id, webhook.NewSecret())
+	e, err := storage.RotateWebhookEndpointSecret(ctx, r.db, organizations(ctx), id, webhook.NewSecret())
 	return e, notFoundOr(err, "")
 }
 
 // deleteWebhookEndpoint soft-deletes an endpoint; another organization's, or one already
 // deleted, is not found.
 func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {
-	e, err := storage.DeleteWebhookEndpoint(ctx, r.DB, organizations(ctx), id)
+	e, err := storage.DeleteWebhookEndpoint(ctx, r.db, organizations(ctx), id)
 	return e, notFoundOr(err, "")
 }
 
 // webhookEndpoint reads a live endpoint of the caller's organizations.
 func (r *Resolver) webhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {
-	e, err := storage.GetWebhookEndpoint(ctx, r.DB, organizations(ctx), id)
+	e, err := storage.GetWebhookEndpoint(ctx, r.db, organizations(ctx), id)
 	return e, notFoundOr(err, "")
 }
 
@@ -164,7 +164,7 @@ func (r *Resolver) webhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.
 // orgIDs when given (GET /v1/webhooks/endpoints).
 func (r *Resolver) webhookEndpointsPage(ctx context.Context, orgIDs []uuid.UUID, a listArgs) (*model.WebhookEndpointPage, error) {
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.WebhookEndpoint], error) {
-		return storage.ListWebhookEndpoints(ctx, r.DB, organizations(ctx), orgIDs, w)
+		return storage.ListWebhookEndpoints(ctx, r.db, organizations(ctx), orgIDs, w)
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ func (r *Resolver) webhookEventsPage(ctx context.Context, endpointID *uuid.UUID,
 	a listArgs) (*model.WebhookEventPage, error) {
 	f := storage.WebhookEventFilter{EndpointID: endpointID, Types: types, Succeeded: succeeded}
 	p, w, err := rootWindow(ctx, a, nil, func(_ []storage.Sort, w storage.Window) (storage.Paged[*storage.WebhookEvent], error) {
-		return storage.ListWebhookEvents(ctx, r.DB, organizations(ctx), f, w)
+		return storage.ListWebhookEvents(ctx, r.db, organizations(ctx), f, w)
 	})
 	if err != nil {
 		return nil, err
@@ -28,7 +28,7 @@ func (r *Resolver) webhookEventsPage(ctx context.Context, endpointID *uuid.UUID,
 
 // webhookEvent reads one of the organization's webhook events.
 func (r *Resolver) webhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {
-	e, err := storage.GetWebhookEvent(ctx, r.DB, organizations(ctx), id)
+	e, err := storage.GetWebhookEvent(ctx, r.db, organizations(ctx), id)
 	if err != nil {
 		return nil, notFoundOr(err, webhookEventNotFound)
 	}
@@ -47,22 +47,22 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, e *storage.WebhookEven
 // right now exists, and saying so is more useful than pretending it does not.
 func (r *Resolver) redeliverWebhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {
 	orgs := organizations(ctx)
-	e, err := storage.RedeliverWebhookEvent(ctx, r.DB, orgs, id)
+	e, err := storage.RedeliverWebhookEvent(ctx, r.db, orgs, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, r.redeliveryRefusal(ctx, orgs, id)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if r.Webhooks != nil {
-		r.Webhooks.Wake()
+	if r.webhooks != nil {
+		r.webhooks.Wake()
 	}
 	return e, nil
 }
 
 // redeliveryRefusal explains why an event of the organizations could not be queued again.
 func (r *Resolver) redeliveryRefusal(ctx context.Context, orgs []uuid.UUID, id uuid.UUID) error {
-	e, err := storage.GetWebhookEvent(ctx, r.DB, orgs, id)
+	e, err := storage.GetWebhookEvent(ctx, r.db, orgs, id)
 	switch {
 	case err != nil:
 		return notFoundOr(err, webhookEventNotFound)

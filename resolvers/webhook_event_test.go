@@ -289,7 +289,7 @@ func TestRedeliverWebhookEventSendsItAgain(t *testing.T) {
 		<-answered
 		w.WriteHeader(http.StatusOK)
 	})
-	dw.s.Resolver.Webhooks.Sender.Timeout = time.Minute // however long the mutation takes here
+	dw.s.Deps.Webhooks.Sender.Timeout = time.Minute // however long the mutation takes here
 	var once sync.Once
 	answer := func() { once.Do(func() { close(answered) }) }
 	id := insertHookEvents(t, dw.s, dw.org.ID,

@@ -40,7 +40,7 @@ func MediaHandler(r *resolvers.Resolver) http.Handler {
 			writeJSON(w, http.StatusNotFound, []byte(`{"detail":"Not Found"}`))
 			return
 		case err != nil:
-			r.Logger.ErrorContext(req.Context(), "media: sign URL", "file_id", id, "error", err)
+			r.Logger().ErrorContext(req.Context(), "media: sign URL", "file_id", id, "error", err)
 			writeInternal(w)
 			return
 		}

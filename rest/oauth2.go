@@ -176,9 +176,7 @@ func storableValues(values url.Values) bool {
 func writeOAuthFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, creds resolvers.ClientCredentials, err error) {
 	var oe *resolvers.OAuth2Error
 	if !errors.As(err, &oe) {
-		if r.Logger != nil {
-			r.Logger.ErrorContext(req.Context(), "oauth2 endpoint failed", "path", req.URL.Path, "error", err)
-		}
+		r.Logger().ErrorContext(req.Context(), "oauth2 endpoint failed", "path", req.URL.Path, "error", err)
 		writeOAuth2Error(w, http.StatusInternalServerError, "server_error", "", nil)
 		return
 	}

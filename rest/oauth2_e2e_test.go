@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"till/internal/auth"
+	"till/resolvers"
 	"till/rest"
 )
 
@@ -34,7 +35,7 @@ func newOIDCServer(t *testing.T) *oidcServer {
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	s.r.PortalURL = srv.URL
+	s.rebuild(t, func(d *resolvers.Deps) { d.PortalURL = srv.URL })
 	mux.Handle("/graphql", auth.Middleware(s.r, s.secret)(s.r.Handler()))
 	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(s.r))
 	mux.Handle(rest.JWKSPath, rest.JWKSHandler(s.r))

@@ -313,7 +313,5 @@ func writeFieldErrors(w http.ResponseWriter, req *http.Request, r *resolvers.Res
 }
 
 func logRegistrationFailure(ctx context.Context, r *resolvers.Resolver, req *http.Request, err error) {
-	if r.Logger != nil {
-		r.Logger.ErrorContext(ctx, "oauth2 registration failed", "method", req.Method, "path", req.URL.Path, "error", err)
-	}
+	r.Logger().ErrorContext(ctx, "oauth2 registration failed", "method", req.Method, "path", req.URL.Path, "error", err)
 }

@@ -102,7 +102,7 @@ func JWKSHandler(r *resolvers.Resolver) http.Handler {
 		}
 		set, err := r.OIDCKeySet(req.Context())
 		if err != nil {
-			r.Logger.ErrorContext(req.Context(), "oidc: key set", "error", err)
+			r.Logger().ErrorContext(req.Context(), "oidc: key set", "error", err)
 			writeOIDCError(w, http.StatusInternalServerError, "Internal Server Error")
 			return
 		}

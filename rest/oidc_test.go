@@ -73,7 +73,7 @@ func TestOpenIDConfiguration(t *testing.T) {
 
 	// A trailing slash on the public URL does not leak into the issuer: relying parties
 	// compare it byte for byte with the id tokens' iss.
-	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Logger: s.r.Logger, PortalURL: portalURL + "/", Now: s.r.Now}
+	r := resolvers.New(resolvers.Deps{DB: s.db, Secret: s.secret, PortalURL: portalURL + "/"})
 	if _, body := serveOIDC(t, rest.OpenIDConfigurationHandler(r), http.MethodGet, rest.OpenIDConfigurationPath); body["issuer"] != portalURL {
 		t.Errorf("issuer with a trailing-slash portal URL = %v, want %s", body["issuer"], portalURL)
 	}

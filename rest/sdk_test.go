@@ -19,7 +19,6 @@ import (
 	"till/internal/auth"
 	"till/internal/blob"
 	"till/internal/jobs"
-	"till/internal/payment"
 	"till/internal/webhook"
 	"till/resolvers"
 	"till/rest"
@@ -93,9 +92,7 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 // checkouts and grants of every price shape to decode. It returns the license-key benefit.
 func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID {
 	t.Helper()
-	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Logger: slog.New(slog.DiscardHandler), PortalURL: portalURL,
-		Now: time.Now, Payments: payment.NewTestProcessor()}
-	exec := r.Executor()
+	exec := s.r.Executor()
 	ctx := auth.WithPrincipal(context.Background(), auth.Principal{Kind: auth.KindOrganization, OrganizationID: orgID,
 		Scopes: auth.NewScopeSet(auth.AllScopes()...)})
 	run := func(doc string, vars map[string]any, out any) {
@@ -143,15 +140,17 @@ func runBackground(t *testing.T, s *v1, mux *http.ServeMux, baseURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux.Handle("/blob/", blobs.Handler())
-	mux.Handle("/", s.h)
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.r.Blobs = blobs
-	s.r.RenderEvent = rest.EventRenderer(s.r.Executor(), docs)
-	s.r.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
+	s.rebuild(t, func(d *resolvers.Deps) {
+		d.Blobs = blobs
+		d.Renderer = func(e *resolvers.Executor) resolvers.EventRenderer { return rest.EventRenderer(e, docs) }
+		d.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
+	})
+	mux.Handle("/blob/", blobs.Handler())
+	mux.Handle("/", s.h)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })

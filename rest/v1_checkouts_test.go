@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"till/resolvers"
 	"till/rest"
 	"till/rest/resttest"
 	"till/storage"
@@ -336,13 +334,11 @@ func ckContainsAll(s string, subs ...string) bool {
 func TestCheckoutEventsRenderTheWebhookPayloads(t *testing.T) {
 	t.Parallel()
 	w := newCheckoutWorld(t)
-	r := &resolvers.Resolver{DB: w.s.db, Secret: w.s.secret, Now: time.Now,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(r.Executor(), docs)
+	render := rest.EventRenderer(w.s.r.Executor(), docs)
 	doc := resttest.Contract(t)
 	for _, tc := range []struct {
 		typ, schema string

@@ -16,6 +16,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/blob"
+	"till/resolvers"
 	"till/rest"
 )
 
@@ -43,7 +44,7 @@ func newFilesWorld(t *testing.T) filesWorld {
 		t.Fatal(err)
 	}
 	mux.Handle("/blob/", l.Handler())
-	s.r.Blobs = l
+	s.rebuild(t, func(d *resolvers.Deps) { d.Blobs = l })
 	w := filesWorld{s: s, org: s.newOrg(t, "files:write"), other: s.newOrg(t, "files:write"), blobs: l, srv: srv}
 	w.read = s.newToken(t, w.org.ID, "files:read")
 	return w
@@ -232,7 +233,7 @@ func TestFileSizeReadableIsUpstreams(t *testing.T) {
 func TestFileCreateRefusesBadInput(t *testing.T) {
 	t.Parallel()
 	w := newFilesWorld(t)
-	w.s.r.Files.MaxPartSize = 8
+	w.s.rebuild(t, func(d *resolvers.Deps) { d.Files.MaxPartSize = 8 })
 	post := func(body string) call { return call{method: http.MethodPost, target: "/v1/files/", body: body} }
 	named := func(name string) call { return post(sizedBody("downloadable", name, "text/plain", 4, "")) }
 	nameItem := func(msg string) want {

@@ -2,14 +2,12 @@ package rest_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
-	"till/resolvers"
 	"till/rest"
 	"till/rest/resttest"
 	"till/storage"
@@ -21,13 +19,11 @@ import (
 func TestGrantAndSeatEventsRenderTheWebhookPayloads(t *testing.T) {
 	t.Parallel()
 	f := newGrantsFixture(t)
-	r := &resolvers.Resolver{DB: f.s.db, Secret: f.s.secret, Now: time.Now,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(r.Executor(), docs)
+	render := rest.EventRenderer(f.s.r.Executor(), docs)
 
 	var sub, seat uuid.UUID
 	if err := f.s.db.GetContext(t.Context(), &sub, `INSERT INTO subscriptions (organization_id, customer_id, product_id,

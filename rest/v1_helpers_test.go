@@ -25,6 +25,7 @@ import (
 	"till/internal/auth"
 	"till/internal/payment"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 	"till/rest/resttest"
 	"till/storage"
@@ -107,23 +108,46 @@ type v1 struct {
 	db     *sqlx.DB
 	secret []byte
 	r      *resolvers.Resolver
+	// deps is what r was built with; clock is its clock, which tests may stop.
+	deps  resolvers.Deps
+	clock *resolverstest.Clock
 }
 
 // newV1 builds the production /v1 stack (bearer middleware, route table, persisted
-// operations, resolvers) over a database of this test's own.
-func newV1(tb testing.TB) *v1 {
+// operations, resolvers) over a database of this test's own; opts change what the
+// application is built with.
+func newV1(tb testing.TB, opts ...resolverstest.Option) *v1 {
 	tb.Helper()
-	db := storagetest.New(tb)
+	return newV1On(tb, storagetest.New(tb), opts...)
+}
+
+// newV1On is newV1 over db, for tests that count the statements of the pool.
+func newV1On(tb testing.TB, db *sqlx.DB, opts ...resolverstest.Option) *v1 {
+	tb.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	logger := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now,
-		Payments: payment.NewTestProcessor()}
-	h, err := rest.New(r, auth.Middleware(r, secret), logger)
+	clock := &resolverstest.Clock{}
+	s := &v1{db: db, secret: secret, clock: clock, deps: resolvers.Deps{DB: db, Secret: secret,
+		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+		PortalURL: portalURL, Clock: clock.Now, Payments: payment.NewTestProcessor()}}
+	s.rebuild(tb, opts...)
+	return s
+}
+
+// rebuild builds the application again over the same database, with opts applied to what
+// it was built with, as a server restarted with another configuration would be. Handlers
+// mounted before hold the previous one.
+func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
+	tb.Helper()
+	for _, o := range opts {
+		o(&s.deps)
+	}
+	s.r = resolvers.New(s.deps)
+	h, err := rest.New(s.r, auth.Middleware(s.r, s.secret), s.deps.Logger)
 	if err != nil {
 		tb.Fatalf("rest.New: %v", err)
 	}
-	return &v1{h: h, db: db, secret: secret, r: r}
+	s.h = h
 }
 
 // org is an organization with an organization access token.

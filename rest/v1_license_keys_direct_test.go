@@ -25,7 +25,7 @@ func TestValidateRoutesRenderExactlyTheirOperation(t *testing.T) {
 	t.Parallel()
 	f := newKeysFixture(t)
 	now := time.Date(2027, 3, 4, 5, 6, 7, 891011000, time.UTC)
-	f.s.r.Now = func() time.Time { return now }
+	f.s.clock.Set(now)
 	f.s.exec(t, `UPDATE customers SET name = 'Ada <Lovelace> & "Co"', billing_name = 'Ada Ltd', locale = 'de-DE',
 		billing_address = '{"line1": "Main St 1", "line2": null, "postal_code": "10115", "city": "Berlin", "state": null, "country": "DE"}',
 		tax_id = 'DE123456789', tax_id_format = 'eu_vat', metadata = '{"tier": "gold", "n": 1, "ok": true, "x": 1.5}' WHERE id = $1`, f.customer)

@@ -10,6 +10,7 @@ import (
 
 	"till/internal/auth"
 	"till/internal/ratelimit"
+	"till/resolvers"
 	"till/rest/resttest"
 )
 
@@ -23,7 +24,7 @@ func TestPublicLicenseRateLimitIsSharedByV1AndGraphQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.s.r.LicenseLimits = guard
+	f.s.rebuild(t, func(d *resolvers.Deps) { d.LicenseLimits = guard })
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", auth.Middleware(f.s.r, f.s.secret)(f.s.r.Handler()))
 	mux.Handle("/", f.s.h)
@@ -105,7 +106,7 @@ func TestPublicLicenseRateLimitCountsAnIPv6ClientByItsSlash64(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.s.r.LicenseLimits = guard
+	f.s.rebuild(t, func(d *resolvers.Deps) { d.LicenseLimits = guard })
 	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(f.s.h)
 	validate := func(addr string) *httptest.ResponseRecorder {
 		req := resttest.NewRequest(http.MethodPost, "/v1/customer-portal/license-keys/validate", f.body("KEY-A", ""))

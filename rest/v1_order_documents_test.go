@@ -13,6 +13,7 @@ import (
 
 	"till/internal/blob"
 	"till/internal/jobs"
+	"till/resolvers"
 	"till/storage"
 )
 
@@ -32,7 +33,7 @@ func newDocumentWorld(t *testing.T) documentWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.r.Blobs = l
+	s.rebuild(t, func(d *resolvers.Deps) { d.Blobs = l })
 	return documentWorld{orderWorld: newOrderWorld(t, s), blobs: l}
 }
 

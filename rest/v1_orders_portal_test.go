@@ -1,22 +1,15 @@
 package rest_test
 
 import (
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
-	"till/rest"
 	"till/storage"
 	"till/storage/storagetest"
 )
@@ -208,16 +201,7 @@ func TestPortalOrdersFollowTheBillingRole(t *testing.T) {
 // Not parallel, so the loaders' batch windows are not disturbed by other tests.
 func TestPortalOrdersStatementsPerRequest(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now,
-		Payments: payment.NewTestProcessor()}
-	h, err := rest.New(r, auth.Middleware(r, secret), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &v1{h: h, db: db, secret: secret}
+	s := newV1On(t, db)
 	w := newOrderWorld(t, s)
 	for i := range 120 {
 		o := storage.OrderWrite{CustomerID: w.bob.ID, ProductID: &w.ebook.ID, Status: "paid", BillingReason: "purchase"}

@@ -1,17 +1,10 @@
 package rest_test
 
 import (
-	"crypto/rand"
 	"encoding/json"
-	"log/slog"
 	"testing"
-	"time"
 
-	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
-	"till/rest"
 	"till/storage/storagetest"
 )
 
@@ -54,16 +47,7 @@ func TestGetOrderBodyIsTheListedOrder(t *testing.T) {
 // Not parallel: the count is of the whole pool.
 func TestGetOrderCostsTwoStatements(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now,
-		Payments: payment.NewTestProcessor()}
-	h, err := rest.New(r, auth.Middleware(r, secret), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := newOrderWorld(t, &v1{h: h, db: db, secret: secret})
+	w := newOrderWorld(t, newV1On(t, db))
 	for run := 1; run <= 3; run++ {
 		counter.Reset()
 		rec := w.s.do(t, call{target: "/v1/orders/" + w.b.ID.String(), token: w.org.Token})

@@ -3,7 +3,6 @@ package rest_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"till/resolvers"
 	"till/rest"
 	"till/rest/resttest"
 	"till/storage"
@@ -117,13 +115,11 @@ func TestOrderEventsRenderTheWebhookPayloads(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
 	w := newOrderWorld(t, s)
-	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Now: time.Now,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(r.Executor(), docs)
+	render := rest.EventRenderer(s.r.Executor(), docs)
 	rec := s.do(t, call{target: "/v1/orders/" + w.b.ID.String(), token: w.org.Token})
 	want{status: 200}.check(t, rec)
 	doc := resttest.Contract(t)

@@ -2,19 +2,14 @@ package rest_test
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
-	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/rest"
 	"till/rest/resttest"
@@ -30,16 +25,7 @@ import (
 // Not parallel, so the loaders' batch windows are not disturbed by other tests.
 func TestListSubscriptionsStatementsPerRequest(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: portalURL, Now: time.Now,
-		Payments: payment.NewTestProcessor()}
-	h, err := rest.New(r, auth.Middleware(r, secret), logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &v1{h: h, db: db, secret: secret}
+	s := newV1On(t, db)
 	w := newSubscriptionWorld(t, s)
 	for i := range 110 {
 		c := s.newCustomer(t, w.org.ID, "")
@@ -77,13 +63,11 @@ func TestSubscriptionEventsRenderTheWebhookPayloads(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
 	w := newSubscriptionWorld(t, s)
-	r := &resolvers.Resolver{DB: s.db, Secret: s.secret, Now: time.Now,
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(r.Executor(), docs)
+	render := rest.EventRenderer(s.r.Executor(), docs)
 	rec := s.do(t, call{target: "/v1/subscriptions/?sorting=started_at&limit=1", token: w.org.Token})
 	want{status: 200}.check(t, rec)
 	var body struct{ Items []json.RawMessage }

@@ -213,8 +213,9 @@ func TestWebhookEndpointListAndDeleteServeTheContract(t *testing.T) {
 
 func TestWebhookEndpointsMayBeLocalWhenDeliveriesMayBe(t *testing.T) {
 	t.Parallel()
-	s := newV1(t)
-	s.r.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
+	s := newV1(t, func(d *resolvers.Deps) {
+		d.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
+	})
 	o := s.newOrg(t, "webhooks:write")
 	post := func(url string) call {
 		return call{method: http.MethodPost, target: "/v1/webhooks/endpoints", token: o.Token, body: webhookBody(url, "")}

@@ -61,6 +61,10 @@ type config struct {
 	// 25,000 whatever the budget.
 	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"250000"`
 
+	// PaymentProcessor names who takes payments: "test", the built-in processor that plays
+	// Stripe's test cards with no network.
+	PaymentProcessor string `env:"TILL_PAYMENT_PROCESSOR" envDefault:"test"`
+
 	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
 	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`
 	// WebhookConcurrency is how many deliveries may be in flight at once, each to a different
@@ -138,6 +142,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
+	if c.PaymentProcessor != "test" {
+		return c, fmt.Errorf("configuration: TILL_PAYMENT_PROCESSOR %q is not a payment processor Till has; use test", c.PaymentProcessor)
+	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
 		c.DataDir = abs
@@ -201,6 +208,7 @@ func (c config) print(w io.Writer) {
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
 	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n  TILL_CORS_ORIGINS=%s\n", c.GraphQLCostBudget,
 		strings.Join(c.CORSOrigins, ","))
+	fmt.Fprintf(w, "  TILL_PAYMENT_PROCESSOR=%s\n", c.PaymentProcessor)
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
 	if c.S3Bucket != "" {

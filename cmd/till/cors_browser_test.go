@@ -73,11 +73,11 @@ func TestBrowserCallsTillFromAnotherOrigin(t *testing.T) {
 	till := httptest.NewServer(app.handler)
 	defer till.Close()
 	ctx := context.Background()
-	demo, err := seedDemo(ctx, app.resolver, app.secret)
+	demo, err := seedDemo(ctx, app.resolver, app.db.DB, app.secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := storage.GetLicenseKey(ctx, app.resolver.DB, []uuid.UUID{demo.Organization.ID},
+	key, err := storage.GetLicenseKey(ctx, app.db.DB, []uuid.UUID{demo.Organization.ID},
 		uuid.MustParse(demo.LicenseKeys["alice"]), storage.LicenseKeyOwner{})
 	if err != nil {
 		t.Fatal(err)

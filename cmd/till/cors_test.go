@@ -35,7 +35,7 @@ type corsCase struct {
 func TestCORS(t *testing.T) {
 	app := newTestApp(t, map[string]string{"TILL_CORS_ORIGINS": listedOrigin + ", http://localhost:5173"}, &syncBuffer{})
 	closed := newTestApp(t, map[string]string{}, &syncBuffer{})
-	org, token, err := newDemoOrganization(context.Background(), app.resolver, app.secret)
+	org, token, err := newDemoOrganization(context.Background(), app.db.DB, app.secret)
 	if err != nil {
 		t.Fatal(err)
 	}

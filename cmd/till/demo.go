@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
-	"till/internal/payment"
 	"till/resolvers"
 	"till/storage"
 )
@@ -34,9 +33,12 @@ func demoCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 		return err
 	}
 	defer db.close()
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: slog.New(slog.DiscardHandler),
-		PortalURL: cfg.PublicURL, Now: time.Now, Payments: payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments})}
-	out, err := seedDemo(ctx, r, secret)
+	payments, err := paymentProcessor(cfg, db)
+	if err != nil {
+		return err
+	}
+	r := resolvers.New(resolvers.Deps{DB: db.DB, Secret: secret, PortalURL: cfg.PublicURL, Payments: payments})
+	out, err := seedDemo(ctx, r, db.DB, secret)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -92,13 +94,13 @@ func firstLine(s string) string {
 }
 
 // freeSlug finds an unused demo slug so the command can run more than once.
-func freeSlug(ctx context.Context, r *resolvers.Resolver) (string, error) {
+func freeSlug(ctx context.Context, db *sqlx.DB) (string, error) {
 	for i := 1; ; i++ {
 		slug := "demo-shop"
 		if i > 1 {
 			slug = fmt.Sprintf("demo-shop-%d", i)
 		}
-		_, err := storage.GetOrganizationBySlug(ctx, r.DB, slug)
+		_, err := storage.GetOrganizationBySlug(ctx, db, slug)
 		if err == storage.ErrNotFound {
 			return slug, nil
 		}
@@ -109,12 +111,12 @@ func freeSlug(ctx context.Context, r *resolvers.Resolver) (string, error) {
 }
 
 // newDemoOrganization creates the organization and an all-scope token for it.
-func newDemoOrganization(ctx context.Context, r *resolvers.Resolver, secret []byte) (*storage.Organization, string, error) {
-	slug, err := freeSlug(ctx, r)
+func newDemoOrganization(ctx context.Context, db *sqlx.DB, secret []byte) (*storage.Organization, string, error) {
+	slug, err := freeSlug(ctx, db)
 	if err != nil {
 		return nil, "", err
 	}
-	org, err := storage.CreateOrganization(ctx, r.DB, "Demo Shop", slug)
+	org, err := storage.CreateOrganization(ctx, db, "Demo Shop", slug)
 	if err != nil {
 		return nil, "", err
 	}
@@ -122,6 +124,6 @@ func newDemoOrganization(ctx context.Context, r *resolvers.Resolver, secret []by
 	if err != nil {
 		return nil, "", err
 	}
-	tok, _, err := createToken(ctx, r.DB, secret, org.ID, all, "till demo", nil)
+	tok, _, err := createToken(ctx, db, secret, org.ID, all, "till demo", nil)
 	return org, tok, err
 }

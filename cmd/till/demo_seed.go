@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
 	"till/internal/payment"
@@ -18,8 +19,8 @@ type idOnly struct {
 
 // seedDemo builds the demo dataset; every step goes through a GraphQL operation, so the
 // data obeys the same rules (and records the same events) as data made through the API.
-func seedDemo(ctx context.Context, r *resolvers.Resolver, secret []byte) (*demoOutput, error) {
-	org, token, err := newDemoOrganization(ctx, r, secret)
+func seedDemo(ctx context.Context, r *resolvers.Resolver, db *sqlx.DB, secret []byte) (*demoOutput, error) {
+	org, token, err := newDemoOrganization(ctx, db, secret)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func seedDemo(ctx context.Context, r *resolvers.Resolver, secret []byte) (*demoO
 		return nil, err
 	}
 	out.Benefits["license_keys"], out.Benefits["custom"] = lk.CreateBenefit.ID.String(), perk.CreateBenefit.ID.String()
-	meter, err := storage.CreateMeter(ctx, r.DB, org.ID, "API requests",
+	meter, err := storage.CreateMeter(ctx, db, org.ID, "API requests",
 		storage.RawJSON(`{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "api.request"}]}`),
 		storage.RawJSON(`{"func": "count"}`))
 	if err != nil {

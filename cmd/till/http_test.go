@@ -55,11 +55,12 @@ func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 	}
 	t.Cleanup(db.close)
 	secret := []byte(cfg.Secret)
-	r, blobs, err := newResolver(cfg, db, secret, logger)
+	a, err := newApp(cfg, db, secret, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, blobs, logger)
+	r := a.r
+	h, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, a.blobHandler, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

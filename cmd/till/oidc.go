@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"till/resolvers"
 )
@@ -35,7 +34,7 @@ func oidcCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) e
 		return err
 	}
 	defer db.close()
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: slog.New(slog.DiscardHandler), PortalURL: cfg.PublicURL, Now: time.Now}
+	r := resolvers.New(resolvers.Deps{DB: db.DB, Secret: secret, PortalURL: cfg.PublicURL})
 	k, err := r.RotateOIDCSigningKey(ctx)
 	if err != nil {
 		return fmt.Errorf("oidc rotate-key: %w", err)

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"till/internal/auth"
 	"till/resolvers"
@@ -63,7 +62,7 @@ func TestOpenIDDocumentsAreMounted(t *testing.T) {
 	}
 	defer db.close()
 	secret := []byte("oidc-secret")
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: slog.New(slog.DiscardHandler), PortalURL: cfg.PublicURL, Now: time.Now}
+	r := resolvers.New(resolvers.Deps{DB: db.DB, Secret: secret, PortalURL: cfg.PublicURL})
 	h, _, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -54,18 +54,18 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	if err := bootstrap(ctx, cfg, db, secret, stdout); err != nil {
 		return err
 	}
-	r, blobHandler, err := newResolver(cfg, db, secret, logger)
+	a, err := newApp(cfg, db, secret, logger)
 	if err != nil {
 		return err
 	}
 	listener := wake.New(db.dsn, logger)
-	handler, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(credentialCache(cfg, r, listener), secret), db,
-		blobHandler, logger)
+	handler, metrics, err := newHTTPHandler(cfg, a.r, auth.Middleware(credentialCache(cfg, a.r, listener), secret), db,
+		a.blobHandler, logger)
 	if err != nil {
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	work := startWork(workCtx, cfg, r, listener, db, logger)
+	work := startWork(workCtx, cfg, a, listener, db, logger)
 	defer func() {
 		stopWork()
 		work.wait()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -19,35 +20,62 @@ import (
 	"till/storage"
 )
 
-// newResolver wires the application layer as serve and worker both run it: payments, webhook
-// delivery, the customer cache, the event renderer (the /v1 shapes) and the blob store,
-// whose link handler it returns for serve to mount (nil for a bucket).
-func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (*resolvers.Resolver, http.Handler, error) {
-	r := &resolvers.Resolver{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Now: time.Now,
-		Payments: payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}),
-		Webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})}
-	if cfg.CustomerCacheTTL > 0 {
-		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
+// app is the application and the collaborators cmd made for it that the background loops
+// and the HTTP handler reach directly: the webhook sender and job signal they wake, the
+// blob store they sweep and whose link handler serve mounts (nil for a bucket).
+type app struct {
+	r           *resolvers.Resolver
+	webhooks    *resolvers.WebhookDelivery
+	jobsQueued  wake.Signal
+	blobs       blob.Store
+	blobHandler http.Handler
+}
+
+// newApp wires the application as serve and worker both run it: the payment processor the
+// configuration names, webhook delivery, the customer cache, the event renderer (the /v1
+// shapes) and the blob store, all handed to resolvers.New at once.
+func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app, error) {
+	a := &app{webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate}),
+		jobsQueued: wake.NewSignal()}
+	payments, err := paymentProcessor(cfg, db)
+	if err != nil {
+		return nil, err
 	}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r.RenderEvent = rest.EventRenderer(r.Executor(), docs)
-	blobs, blobHandler, err := openBlobStore(cfg, secret)
-	if err != nil {
-		return nil, nil, err
+	if a.blobs, a.blobHandler, err = openBlobStore(cfg, secret); err != nil {
+		return nil, err
 	}
-	r.Blobs = blobs
-	r.Files = resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL}
-	r.OIDC = resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}
-	if r.LicenseLimits, err = licenseLimits(cfg); err != nil {
-		return nil, nil, err
+	d := resolvers.Deps{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Clock: time.Now,
+		Payments: payments, Webhooks: a.webhooks, Blobs: a.blobs, JobsQueued: a.jobsQueued.Wake,
+		Renderer: func(e *resolvers.Executor) resolvers.EventRenderer { return rest.EventRenderer(e, docs) },
+		Files:    resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL},
+		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}}
+	if cfg.CustomerCacheTTL > 0 {
+		d.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
 	}
-	if r.CostBudget, err = costBudget(cfg); err != nil {
-		return nil, nil, err
+	if d.LicenseLimits, err = licenseLimits(cfg); err != nil {
+		return nil, err
 	}
-	return r, blobHandler, nil
+	if d.CostBudget, err = costBudget(cfg); err != nil {
+		return nil, err
+	}
+	a.r = resolvers.New(d)
+	return a, nil
+}
+
+// paymentProcessor is the processor TILL_PAYMENT_PROCESSOR names. The test processor keeps
+// what it knows of saved cards in the database, on a pool of its own, so every process
+// agrees on a card's behaviour.
+func paymentProcessor(cfg config, db *database) (payment.Processor, error) {
+	switch cfg.PaymentProcessor {
+	case "test":
+		return payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}), nil
+	default:
+		return nil, fmt.Errorf("TILL_PAYMENT_PROCESSOR %q is not a payment processor Till has", cfg.PaymentProcessor)
+	}
 }
 
 // abandonedUploadAge is when the local store forgets a multipart upload that was never
@@ -70,14 +98,14 @@ const (
 //
 // listener is the process's notification connection; startWork subscribes the loops and runs
 // it, so whatever else the caller subscribed (the session cache) is served by the same one.
-func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, listener *wake.Listener, db *database, logger *slog.Logger) *background {
+func startWork(ctx context.Context, cfg config, a *app, listener *wake.Listener, db *database, logger *slog.Logger) *background {
 	work := &background{logger: logger}
-	rendering, renewals, jobsQueued := wake.NewSignal(), wake.NewSignal(), wake.NewSignal()
+	r, jobsQueued := a.r, a.jobsQueued
+	rendering, renewals := wake.NewSignal(), wake.NewSignal()
 	listener.On(storage.DomainEventsChannel, rendering.Wake)
 	listener.On(storage.RenewalsChannel, renewals.Wake)
 	listener.On(storage.JobsChannel, jobsQueued.Wake)
-	listener.On(storage.WebhookEventsChannel, r.Webhooks.Wake)
-	r.JobsQueued = jobsQueued.Wake
+	listener.On(storage.WebhookEventsChannel, a.webhooks.Wake)
 	work.run(ctx, listener.Run)
 
 	work.onWake(ctx, "render events", rendering, 100*time.Millisecond, func(ctx context.Context) (int, time.Duration, error) {
@@ -128,7 +156,7 @@ func startWork(ctx context.Context, cfg config, r *resolvers.Resolver, listener 
 	work.every(ctx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
 		return r.EnsureEventPartitions(ctx)
 	})
-	if l, ok := r.Blobs.(*blob.Local); ok {
+	if l, ok := a.blobs.(*blob.Local); ok {
 		work.every(ctx, "sweep abandoned uploads", time.Hour, func(ctx context.Context) (int, error) {
 			return l.SweepUploads(ctx, abandonedUploadAge)
 		})

@@ -28,12 +28,12 @@ func workerCmd(ctx context.Context, cfg config, args []string, stdout io.Writer)
 		return err
 	}
 	defer db.close()
-	r, _, err := newResolver(cfg, db, secret, logger)
+	a, err := newApp(cfg, db, secret, logger)
 	if err != nil {
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
-	work := startWork(workCtx, cfg, r, wake.New(db.dsn, logger), db, logger)
+	work := startWork(workCtx, cfg, a, wake.New(db.dsn, logger), db, logger)
 	fmt.Fprintln(stdout, "Till worker running; interrupt to stop.")
 	<-ctx.Done()
 	logger.Info("worker shutting down")

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,43 +38,74 @@ type Server struct {
 	DB *sqlx.DB
 	// Secret keys token hashes, as the server secret does in production.
 	Secret []byte
-	// Resolver is the dependency root behind the handler.
+	// Resolver is the application behind the handler.
 	Resolver *resolvers.Resolver
+	// Deps is what Resolver was built with, for tests that build a second application on
+	// the same database or reach a collaborator (the payment processor).
+	Deps resolvers.Deps
+	// Clock is the server's clock, which tests may stop at a time of their choosing.
+	Clock *Clock
 	// URL is the /graphql endpoint.
 	URL string
 
 	http *http.Client
 }
 
+// Option changes what a test server's application is built with (a webhook sender, a blob
+// store, a cost budget), before it is built: resolvers.New takes everything at once.
+type Option func(*resolvers.Deps)
+
 // New starts a server on a fresh database of its own.
-func New(tb testing.TB) *Server {
+func New(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	return NewWithDB(tb, storagetest.New(tb))
+	return NewWithDB(tb, storagetest.New(tb), opts...)
 }
 
 // NewWithDB starts a server whose resolver uses db, for tests that must observe or shape the
 // pool itself (statement counting).
-func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
+func NewWithDB(tb testing.TB, db *sqlx.DB, opts ...Option) *Server {
 	tb.Helper()
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
-	r := &resolvers.Resolver{
+	clock := &Clock{}
+	d := resolvers.Deps{
 		DB:        db,
 		Secret:    secret,
 		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 		PortalURL: PortalURL,
-		Now:       time.Now,
+		Clock:     clock.Now,
 		Payments:  payment.NewTestProcessor(),
 		Customers: ttlcache.New[uuid.UUID, *storage.Customer](time.Minute, 1000, time.Now),
 	}
+	for _, o := range opts {
+		o(&d)
+	}
+	r := resolvers.New(d)
 	mux := http.NewServeMux()
 	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(r, secret)(r.Handler()))
 	mux.Handle("/graphql", h)
 	mux.Handle("/graphql/assets/", h)
 	ts := httptest.NewServer(mux)
 	tb.Cleanup(ts.Close)
-	return &Server{DB: db, Secret: secret, Resolver: r, URL: ts.URL + "/graphql", http: ts.Client()}
+	return &Server{DB: db, Secret: secret, Resolver: r, Deps: d, Clock: clock, URL: ts.URL + "/graphql", http: ts.Client()}
 }
+
+// Clock is a test server's clock: the real time until a test sets it.
+type Clock struct{ at atomic.Pointer[time.Time] }
+
+// Now is the set time, or the real one.
+func (c *Clock) Now() time.Time {
+	if t := c.at.Load(); t != nil {
+		return *t
+	}
+	return time.Now()
+}
+
+// Set stops the clock at t.
+func (c *Clock) Set(t time.Time) { c.at.Store(&t) }
+
+// Reset lets the clock run with the real time again.
+func (c *Clock) Reset() { c.at.Store(nil) }
 
 // Org is an organization with an organization access token.
 type Org struct {

@@ -67,8 +67,8 @@ func newWorld(t *testing.T) *world {
 	secret := make([]byte, 32)
 	_, _ = rand.Read(secret)
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	r := &resolvers.Resolver{DB: db, Secret: secret, Logger: logger, PortalURL: "https://portal.till.test",
-		Now: time.Now, Payments: payment.NewTestProcessor()}
+	r := resolvers.New(resolvers.Deps{DB: db, Secret: secret, Logger: logger, PortalURL: "https://portal.till.test",
+		Payments: payment.NewTestProcessor()})
 	authn := auth.Middleware(r, secret)
 	v1, err := rest.New(r, authn, logger)
 	if err != nil {
