@@ -2,14 +2,13 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/pricing"
 	"till/storage"
 )
 
@@ -53,58 +52,11 @@ func staticPrice(prices []*storage.ProductPrice) *storage.ProductPrice {
 	return nil
 }
 
-// seatTiers is the stored ProductPriceSeatTiers shape.
-type seatTiers struct {
-	SeatTierType string `json:"seat_tier_type"`
-	Tiers        []struct {
-		MinSeats     int   `json:"min_seats"`
-		MaxSeats     *int  `json:"max_seats"`
-		PricePerSeat int64 `json:"price_per_seat"`
-	} `json:"tiers"`
-}
-
-func parseSeatTiers(raw storage.RawJSON) seatTiers {
-	var t seatTiers
-	_ = json.Unmarshal(raw, &t)
-	sort.SliceStable(t.Tiers, func(i, j int) bool { return t.Tiers[i].MinSeats < t.Tiers[j].MinSeats })
-	if t.SeatTierType == "" {
-		t.SeatTierType = "volume"
-	}
+// parseSeatTiers reads a seat-based price's stored tiers; tiers that do not parse price no
+// seat count (they are validated when written, so only a damaged row has them).
+func parseSeatTiers(raw storage.RawJSON) pricing.SeatTiers {
+	t, _ := pricing.ParseSeatTiers(raw)
 	return t
-}
-
-// bounds are the seat counts the tiers price: from the first tier's minimum to the last
-// tier's maximum (nil: unlimited).
-func (t seatTiers) bounds() (int, *int) {
-	if len(t.Tiers) == 0 {
-		return 1, nil
-	}
-	return max(t.Tiers[0].MinSeats, 1), t.Tiers[len(t.Tiers)-1].MaxSeats
-}
-
-// amount prices a seat count: volume pricing charges every seat the rate of the tier the
-// count falls in; graduated pricing charges each tier's range at its own rate.
-func (t seatTiers) amount(seats int) (int64, bool) {
-	if t.SeatTierType == "graduated" {
-		var total int64
-		for _, tier := range t.Tiers {
-			hi := seats
-			if tier.MaxSeats != nil {
-				hi = min(hi, *tier.MaxSeats)
-			}
-			if n := hi - max(tier.MinSeats, 1) + 1; n > 0 {
-				total += int64(n) * tier.PricePerSeat
-			}
-		}
-		lo, hi := t.bounds()
-		return total, seats >= lo && (hi == nil || seats <= *hi)
-	}
-	for _, tier := range t.Tiers {
-		if seats >= tier.MinSeats && (tier.MaxSeats == nil || seats <= *tier.MaxSeats) {
-			return tier.PricePerSeat * int64(seats), true
-		}
-	}
-	return 0, false
 }
 
 // priceAmount is the amount before discount of the selected price for the draft's seats or
@@ -143,14 +95,14 @@ func (d *checkoutDraft) priceAmount() (int64, error) {
 		if err := checkSeatCap(*d.seats); err != nil {
 			return 0, err
 		}
-		lo, hi := tiers.bounds()
+		lo, hi := tiers.Bounds()
 		if d.minSeats != nil {
 			lo = max(lo, *d.minSeats)
 		}
 		if d.maxSeats != nil && (hi == nil || *d.maxSeats < *hi) {
 			hi = d.maxSeats
 		}
-		amount, ok := tiers.amount(*d.seats)
+		amount, ok := tiers.Amount(*d.seats)
 		if !ok || *d.seats < lo || hi != nil && *d.seats > *hi {
 			msg := fmt.Sprintf("Seats must be at least %d.", lo)
 			if hi != nil {
@@ -295,7 +247,7 @@ func flagsOf(c *storage.Checkout, product *storage.Product, prices []*storage.Pr
 		metered = metered || p.AmountType == "metered_unit"
 	}
 	f.paymentRequired = c.TotalAmount > 0 && c.TrialEnd == nil
-	fullyFree := d != nil && d.Duration == "forever" && d.Type == "percentage" && deref(d.BasisPoints) == basisPointsDenomination
+	fullyFree := d != nil && d.Duration == "forever" && d.Type == "percentage" && deref(d.BasisPoints) == pricing.BasisPointsWhole
 	f.setupRequired = product != nil && product.IsRecurring() && !f.freePrice &&
 		!(c.Amount == 0 && !metered) && !fullyFree
 	return f

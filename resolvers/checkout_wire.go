@@ -67,10 +67,10 @@ func (r *Resolver) checkoutPriceOf(ctx context.Context, p *storage.ProductPrice)
 		for i, tier := range t.Tiers {
 			tiers[i] = &model.CheckoutSeatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats, PricePerSeat: int(tier.PricePerSeat)}
 		}
-		lo, hi := t.bounds()
+		lo, hi := t.Bounds()
 		return &model.CheckoutPriceSeatBased{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
-			ProductID: p.ProductID, SeatTiers: &model.CheckoutSeatTiers{SeatTierType: t.SeatTierType, Tiers: tiers,
+			ProductID: p.ProductID, SeatTiers: &model.CheckoutSeatTiers{SeatTierType: t.Type, Tiers: tiers,
 				MinimumSeats: lo, MaximumSeats: hi}}, nil
 	case "metered_unit":
 		out := &model.CheckoutPriceMeteredUnit{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,

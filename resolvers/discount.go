@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
+	"till/internal/pricing"
 	"till/storage"
 )
 
@@ -20,11 +21,10 @@ var discountSorts = map[string]string{"created_at": "created_at", "name": "name"
 
 // Upstream's discount bounds (server/polar/discount/schemas.py).
 const (
-	maxDiscountAmount       = 999_999_999_999
-	maxDiscountMonths       = 999
-	minCodeLength           = 3
-	maxCodeLength           = 256
-	basisPointsDenomination = 10_000
+	maxDiscountAmount = 999_999_999_999
+	maxDiscountMonths = 999
+	minCodeLength     = 3
+	maxCodeLength     = 256
 )
 
 // discountFields is a discount's writable state, validated as a whole so a create and an
@@ -55,7 +55,7 @@ func (f discountFields) write() (storage.DiscountWrite, error) {
 		if f.BasisPoints == nil {
 			return w, Invalid("missing", "Field required", nil, "input", "basisPoints")
 		}
-		if *f.BasisPoints < 1 || *f.BasisPoints > basisPointsDenomination {
+		if *f.BasisPoints < 1 || *f.BasisPoints > pricing.BasisPointsWhole {
 			return w, Invalid("less_than_equal", "Basis points must be between 1 and 10000.", *f.BasisPoints, "input", "basisPoints")
 		}
 		w.BasisPoints = f.BasisPoints

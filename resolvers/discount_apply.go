@@ -7,27 +7,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/pricing"
 	"till/storage"
 )
 
-// discountAmount is what a discount takes off a base amount: a percentage rounded half up
-// (upstream's polar_round), or a fixed amount capped at the base so a total never goes
-// negative.
+// discountAmount is what a discount takes off a base amount, by the pricing rules a renewal
+// uses too: a percentage rounded half up (upstream's polar_round), or a fixed amount capped at
+// the base so a total never goes negative. Whether a fixed discount's currency fits is the
+// caller's check.
 func discountAmount(d *storage.Discount, base int64) int64 {
-	if base <= 0 {
-		return 0
-	}
-	switch d.Type {
-	case "percentage":
-		if d.BasisPoints == nil {
-			return 0
-		}
-		return (base*int64(*d.BasisPoints) + basisPointsDenomination/2) / basisPointsDenomination
-	case "fixed":
-		if d.Amount == nil {
-			return 0
-		}
-		return min(*d.Amount, base)
+	switch {
+	case d.Type == "percentage" && d.BasisPoints != nil:
+		return pricing.PercentOff(base, *d.BasisPoints)
+	case d.Type == "fixed" && d.Amount != nil:
+		return pricing.FixedOff(base, *d.Amount)
 	}
 	return 0
 }

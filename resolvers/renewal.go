@@ -279,13 +279,10 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 			return 0, nil
 		}
 	}
-	if d.Type == "percentage" && d.BasisPoints != nil {
-		return (s.Amount*int64(*d.BasisPoints) + 5000) / 10000, nil
-	}
-	if d.Currency == nil || *d.Currency != s.Currency || d.Amount == nil {
+	if d.Type == "fixed" && (d.Currency == nil || *d.Currency != s.Currency) {
 		return 0, nil
 	}
-	return min(*d.Amount, s.Amount), nil
+	return discountAmount(d, s.Amount), nil
 }
 
 // chargeRenewal charges an order's due amount to the subscription's payment method (its own,

@@ -2,7 +2,6 @@ package resolvers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/pricing"
 	"till/storage"
 )
 
@@ -146,55 +146,24 @@ func subscriptionOrigin(s *storage.Subscription) time.Time {
 	return s.CurrentPeriodStart
 }
 
-// subscriptionSeatTiers is a seat-based price's tiers.
-type subscriptionSeatTiers struct {
-	Tiers []subscriptionSeatTier `json:"tiers"`
-}
-
-// subscriptionSeatTier is one tier, spelled as the contract's ProductPriceSeatTier.
-type subscriptionSeatTier struct {
-	MinSeats     int   `json:"min_seats"`
-	MaxSeats     *int  `json:"max_seats"`
-	PricePerSeat int64 `json:"price_per_seat"`
-}
-
-// seatRange is the number of seats a seat-based price allows: from its first tier's minimum
-// to its last tier's maximum (nil: unbounded).
-func (t subscriptionSeatTiers) seatRange() (int, *int) {
-	if len(t.Tiers) == 0 {
-		return 1, nil
-	}
-	return max(1, t.Tiers[0].MinSeats), t.Tiers[len(t.Tiers)-1].MaxSeats
-}
-
-// perSeat is the price of one seat for a seat count: the tier the count falls in (volume
-// pricing: every seat costs the tier's price).
-func (t subscriptionSeatTiers) perSeat(seats int) (int64, bool) {
-	for _, tier := range t.Tiers {
-		if seats >= tier.MinSeats && (tier.MaxSeats == nil || seats <= *tier.MaxSeats) {
-			return tier.PricePerSeat, true
-		}
-	}
-	return 0, false
-}
-
 // subscriptionSeatPrice returns the seat-based price among prices and its tiers, or nil.
-func subscriptionSeatPrice(prices []*storage.ProductPrice) (*storage.ProductPrice, subscriptionSeatTiers, error) {
-	var tiers subscriptionSeatTiers
+func subscriptionSeatPrice(prices []*storage.ProductPrice) (*storage.ProductPrice, pricing.SeatTiers, error) {
 	for _, p := range prices {
 		if p.AmountType == "seat_based" {
-			if err := json.Unmarshal(p.SeatTiers, &tiers); err != nil {
+			tiers, err := pricing.ParseSeatTiers(p.SeatTiers)
+			if err != nil {
 				return nil, tiers, fmt.Errorf("price %s: seat tiers: %w", p.ID, err)
 			}
 			return p, tiers, nil
 		}
 	}
-	return nil, tiers, nil
+	return nil, pricing.SeatTiers{}, nil
 }
 
 // subscriptionAmount is the recurring amount of prices for a seat count: fixed prices at
-// their amount, custom prices at their preset (or minimum), seat-based prices at seats ×
-// the tier's price per seat; free and metered prices add nothing (usage is billed apart).
+// their amount, custom prices at their preset (or minimum), seat-based prices at what the
+// seats cost under their tiers (volume or graduated, as a checkout prices them); free and
+// metered prices add nothing (usage is billed apart).
 func subscriptionAmount(prices []*storage.ProductPrice, seats *int) (int64, error) {
 	var total int64
 	for _, p := range prices {
@@ -208,19 +177,19 @@ func subscriptionAmount(prices []*storage.ProductPrice, seats *int) (int64, erro
 				total += centsOrZero(p.MinimumAmount)
 			}
 		case "seat_based":
-			var tiers subscriptionSeatTiers
-			if err := json.Unmarshal(p.SeatTiers, &tiers); err != nil {
+			tiers, err := pricing.ParseSeatTiers(p.SeatTiers)
+			if err != nil {
 				return 0, fmt.Errorf("price %s: seat tiers: %w", p.ID, err)
 			}
 			n := 1
 			if seats != nil {
 				n = *seats
 			}
-			each, ok := tiers.perSeat(n)
+			amount, ok := tiers.Amount(n)
 			if !ok {
 				return 0, BadRequest(fmt.Sprintf("No price tier covers %d seats.", n))
 			}
-			total += each * int64(n)
+			total += amount
 		}
 	}
 	return total, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"math/big"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/pricing"
 	"till/storage"
 )
 
@@ -109,21 +109,11 @@ func meteredAmount(p *storage.ProductPrice, units float64) (amount int64, capped
 	if p.UnitAmount == nil {
 		return 0, false, fmt.Errorf("metered price %s has no unit amount", p.ID)
 	}
-	unit, ok := new(big.Rat).SetString(*p.UnitAmount)
-	if !ok || math.IsNaN(units) || math.IsInf(units, 0) {
-		return 0, false, fmt.Errorf("metered price %s: cannot price %v units at %q", p.ID, units, *p.UnitAmount)
+	amount, capped, err = pricing.Metered(*p.UnitAmount, units, p.CapAmount)
+	if err != nil {
+		return 0, false, fmt.Errorf("metered price %s: %v units at %q: %w", p.ID, units, *p.UnitAmount, err)
 	}
-	raw := new(big.Rat).Mul(unit, new(big.Rat).SetFloat64(max(0, units)))
-	// raw >= 0, so half away from zero is floor(raw + 1/2) = (2·num + den) div (2·den).
-	num := new(big.Int).Add(new(big.Int).Lsh(raw.Num(), 1), raw.Denom())
-	rounded := num.Quo(num, new(big.Int).Lsh(raw.Denom(), 1))
-	if p.CapAmount != nil && rounded.Cmp(big.NewInt(*p.CapAmount)) > 0 {
-		return *p.CapAmount, true, nil
-	}
-	if !rounded.IsInt64() {
-		return 0, false, fmt.Errorf("metered price %s: amount for %v units is out of range", p.ID, units)
-	}
-	return rounded.Int64(), false, nil
+	return amount, capped, nil
 }
 
 // RefreshSubscriptionMeters recounts the meters of up to limit live subscriptions whose

@@ -75,13 +75,13 @@ func priceVariant(p *storage.ProductPrice) model.ProductPriceVariant {
 // output: tiers by minimum, volume unless stored otherwise, with the bounds they imply.
 func seatTiersOf(raw storage.RawJSON) *model.ProductPriceSeatTiers {
 	t := parseSeatTiers(raw)
-	out := &model.ProductPriceSeatTiers{SeatTierType: model.SeatTierType(t.SeatTierType),
+	out := &model.ProductPriceSeatTiers{SeatTierType: model.SeatTierType(t.Type),
 		Tiers: make([]*model.ProductPriceSeatTier, len(t.Tiers))}
 	for i, tier := range t.Tiers {
 		out.Tiers[i] = &model.ProductPriceSeatTier{MinSeats: tier.MinSeats, MaxSeats: tier.MaxSeats,
 			PricePerSeat: int(tier.PricePerSeat)}
 	}
-	out.MinimumSeats, out.MaximumSeats = t.bounds()
+	out.MinimumSeats, out.MaximumSeats = t.Bounds()
 	return out
 }
 

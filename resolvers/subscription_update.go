@@ -80,7 +80,7 @@ func (r *Resolver) updateSubscriptionSeats(ctx context.Context, in model.Subscri
 		if err := checkSeatCap(in.Seats); err != nil {
 			return nil, err
 		}
-		lo, hi := tiers.seatRange()
+		lo, hi := tiers.Bounds()
 		if in.Seats < lo || (hi != nil && in.Seats > *hi) {
 			msg := fmt.Sprintf("Seats must be at least %d.", lo)
 			if hi != nil {
@@ -182,7 +182,7 @@ func (r *Resolver) productTarget(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 	if seatPrice == nil {
 		seats = nil
 	} else {
-		lo, hi := tiers.seatRange()
+		lo, hi := tiers.Bounds()
 		n := lo
 		if seats != nil {
 			n = *seats

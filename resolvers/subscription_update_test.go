@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -107,6 +108,20 @@ func TestUpdateSubscriptionSeats(t *testing.T) {
 		got := w.mutate(t, w.org.Token, "updateSubscriptionSeats", vars{"id": s.ID, "seats": 7, "prorationBehavior": "invoice"})
 		if *got.Seats != 7 || got.Amount != 5600 {
 			t.Errorf("seats changed now: seats %v amount %d, want 7 and 5600", got.Seats, got.Amount)
+		}
+	})
+
+	t.Run("graduated tiers price the new count as a checkout does", func(t *testing.T) {
+		tiers, _ := json.Marshal(map[string]any{"seatTierType": "graduated", "tiers": []map[string]any{
+			{"minSeats": 1, "maxSeats": 5, "pricePerSeat": 1000},
+			{"minSeats": 6, "maxSeats": nil, "pricePerSeat": 800}}})
+		graduated := createProduct(t, w.s, w.org.Token, vars{"name": "Graduated seats", "recurringInterval": "month",
+			"prices": []vars{{"amountType": "seat_based", "seatTiers": json.RawMessage(tiers)}}})
+		s := w.subscribe(t, graduated.ID, w.customer.ID, &w.card, 3000, 0, &three)
+		got := w.mutate(t, w.org.Token, "updateSubscriptionSeats", vars{"id": s.ID, "seats": 7, "prorationBehavior": "invoice"})
+		// Five seats at 1,000 and two at 800, not all seven at the second tier's rate.
+		if *got.Seats != 7 || got.Amount != 6600 {
+			t.Errorf("seats changed now: seats %v amount %d, want 7 and 6600", got.Seats, got.Amount)
 		}
 	})
 
