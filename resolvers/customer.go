@@ -77,7 +77,9 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 // deleteCustomer soft-deletes a customer; its sessions stop working at once.
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
 	c, err := storage.DeleteCustomer(ctx, r.DB, organizations(ctx), id)
-	r.Customers.Forget(id)
+	if r.Customers != nil {
+		r.Customers.Remove(id)
+	}
 	auth.SessionsChanged(ctx)
 	return c, notFoundOr(err, "")
 }

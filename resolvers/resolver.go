@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/blob"
 	"till/internal/payment"
 	"till/internal/ratelimit"
-	"till/internal/ttlcache"
 	"till/storage"
 )
 
@@ -38,7 +38,7 @@ type Resolver struct {
 	// Customers caches the customers license validations return, so the hottest path does
 	// not read its key's customer every time. Customers this process changes are forgotten
 	// at once; other processes' changes show within the cache's ttl. Nil caches nothing.
-	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
+	Customers *expirable.LRU[uuid.UUID, *storage.Customer]
 	// Webhooks sends queued webhook events; nil queues them but sends nothing.
 	Webhooks *WebhookDelivery
 	// Blobs stores rendered documents (invoices, receipts) and signs their download links.

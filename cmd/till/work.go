@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"till/internal/blob"
 	"till/internal/jobs"
 	"till/internal/payment"
-	"till/internal/ttlcache"
 	"till/internal/wake"
 	"till/internal/webhook"
 	"till/resolvers"
@@ -27,7 +27,7 @@ func newResolver(cfg config, db *database, secret []byte, logger *slog.Logger) (
 		Payments: payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}),
 		Webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate})}
 	if cfg.CustomerCacheTTL > 0 {
-		r.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
+		r.Customers = expirable.NewLRU[uuid.UUID, *storage.Customer](customerCacheLimit, nil, cfg.CustomerCacheTTL)
 	}
 	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {

@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
 	"till/internal/payment"
 	"till/internal/ratelimit"
-	"till/internal/ttlcache"
 	"till/resolvers"
 	"till/storage"
 	"till/storage/storagetest"
@@ -64,7 +64,7 @@ func NewWithDB(tb testing.TB, db *sqlx.DB) *Server {
 		PortalURL: PortalURL,
 		Now:       time.Now,
 		Payments:  payment.NewTestProcessor(),
-		Customers: ttlcache.New[uuid.UUID, *storage.Customer](time.Minute, 1000, time.Now),
+		Customers: expirable.NewLRU[uuid.UUID, *storage.Customer](1000, nil, time.Minute),
 	}
 	mux := http.NewServeMux()
 	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(r, secret)(r.Handler()))
