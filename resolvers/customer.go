@@ -77,7 +77,9 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 // deleteCustomer soft-deletes a customer; its sessions stop working at once.
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
 	c, err := storage.DeleteCustomer(ctx, r.db, organizations(ctx), id)
-	r.customers.Forget(id)
+	if r.customers != nil {
+		r.customers.Remove(id)
+	}
 	auth.SessionsChanged(ctx)
 	return c, notFoundOr(err, "")
 }

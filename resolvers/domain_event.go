@@ -22,8 +22,8 @@ import (
 // request's session cache forget its sessions once the request is done (a session carries
 // its customer and its member's role).
 func (r *Resolver) emit(ctx context.Context, tx sqlx.ExtContext, orgID uuid.UUID, typ string, objectID uuid.UUID) error {
-	if strings.HasPrefix(typ, "customer.") { // every change to a customer is announced
-		r.customers.Forget(objectID)
+	if strings.HasPrefix(typ, "customer.") && r.customers != nil { // every change to a customer is announced
+		r.customers.Remove(objectID)
 	}
 	if strings.HasPrefix(typ, "customer.") || strings.HasPrefix(typ, "member.") {
 		auth.SessionsChanged(ctx)

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/blob"
 	"till/internal/payment"
 	"till/internal/ratelimit"
-	"till/internal/ttlcache"
 	"till/storage"
 )
 
@@ -45,7 +45,7 @@ type Deps struct {
 	// Customers caches the customers license validations return, so the hottest path does
 	// not read its key's customer every time. Customers this process changes are forgotten
 	// at once; other processes' changes show within the cache's ttl. Nil caches nothing.
-	Customers *ttlcache.Cache[uuid.UUID, *storage.Customer]
+	Customers *expirable.LRU[uuid.UUID, *storage.Customer]
 	// Webhooks sends queued webhook events; nil queues them but sends nothing.
 	Webhooks *WebhookDelivery
 	// Blobs stores rendered documents (invoices, receipts) and uploaded files, and signs
@@ -78,7 +78,7 @@ type Resolver struct {
 	clock         func() time.Time
 	payments      payment.Processor
 	renderEvent   EventRenderer
-	customers     *ttlcache.Cache[uuid.UUID, *storage.Customer]
+	customers     *expirable.LRU[uuid.UUID, *storage.Customer]
 	webhooks      *WebhookDelivery
 	blobs         blob.Store
 	files         FileSettings

@@ -5,10 +5,9 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
-	"till/internal/punycode"
+	"golang.org/x/net/idna"
 )
 
 // URL is pydantic's AnyUrl with UrlConstraints (HttpUrl is Schemes http and
@@ -268,27 +267,37 @@ func unquoteBytes(s string) string {
 	return b.String()
 }
 
+// domainToASCII is the URL Standard's domain to ASCII with beStrict false: UTS #46
+// non-transitional processing (so "ß" is kept and punycoded, not mapped to "ss") with
+// CheckBidi and CheckJoiners, but without CheckHyphens, UseSTD3ASCIIRules or
+// VerifyDnsLength, which is why "x_y.com", "-x.com" and "x..com" pass as they do for
+// upstream. No forbidden domain code point may remain in the result.
 func domainToASCII(d string) (string, string) {
-	labels := strings.Split(d, ".")
-	for i, label := range labels {
-		if strings.IndexFunc(label, func(r rune) bool {
-			return r <= 0x20 || r == 0x7f || strings.ContainsRune("#%/:<>?@[\\]^|", r)
-		}) >= 0 {
-			return "", "invalid international domain name"
-		}
-		label = strings.Map(unicode.ToLower, label)
-		if strings.HasPrefix(label, "xn--") {
-			decoded, ok := punycode.Decode(label[4:])
-			if !ok || isASCII(decoded) || strings.IndexFunc(decoded, unicode.IsControl) >= 0 {
-				return "", "invalid international domain name"
-			}
-		}
-		if !isASCII(label) {
-			label = "xn--" + punycode.Encode(label)
-		}
-		labels[i] = label
+	const invalid = "invalid international domain name"
+	profile := idna.New(idna.MapForLookup(), idna.Transitional(false), idna.CheckHyphens(false),
+		idna.StrictDomainName(false), idna.VerifyDNSLength(false), idna.BidiRule())
+	ascii, err := profile.ToASCII(d)
+	if err != nil || hasBareACEPrefix(d) || strings.IndexFunc(ascii, forbiddenDomainCodePoint) >= 0 {
+		return "", invalid
 	}
-	return strings.Join(labels, "."), ""
+	return ascii, ""
+}
+
+// hasBareACEPrefix reports a label that is "xn--" alone: UTS #46 makes a label that
+// decodes to nothing an error, which x/net/idna lets through as an empty label.
+func hasBareACEPrefix(d string) bool {
+	for _, label := range strings.Split(d, ".") {
+		if strings.EqualFold(label, "xn--") {
+			return true
+		}
+	}
+	return false
+}
+
+// forbiddenDomainCodePoint is the URL Standard's set: C0 controls, space, DEL and
+// "#%/:<>?@[\\]^|".
+func forbiddenDomainCodePoint(r rune) bool {
+	return r <= 0x20 || r == 0x7f || strings.ContainsRune("#%/:<>?@[\\]^|", r)
 }
 
 func endsInNumber(domain string) bool {

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 
 	"till/internal/blob"
 	"till/internal/jobs"
 	"till/internal/payment"
-	"till/internal/ttlcache"
 	"till/internal/wake"
 	"till/internal/webhook"
 	"till/resolvers"
@@ -54,7 +54,7 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 		Files:    resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL},
 		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}}
 	if cfg.CustomerCacheTTL > 0 {
-		d.Customers = ttlcache.New[uuid.UUID, *storage.Customer](cfg.CustomerCacheTTL, customerCacheLimit, time.Now)
+		d.Customers = expirable.NewLRU[uuid.UUID, *storage.Customer](customerCacheLimit, nil, cfg.CustomerCacheTTL)
 	}
 	if d.LicenseLimits, err = licenseLimits(cfg); err != nil {
 		return nil, err

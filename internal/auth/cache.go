@@ -4,10 +4,9 @@ import (
 	"context"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"till/internal/ttlcache"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
 // cacheLimit bounds how many principals each of a cache's maps holds.
@@ -82,17 +81,23 @@ type flushable struct {
 	ttl time.Duration
 	now func() time.Time
 
-	// entries is replaced whole by flush; mu orders that against a lookup storing its
-	// answer, and generation tells a lookup that a flush happened while it read.
-	entries    atomic.Pointer[ttlcache.Cache[string, Principal]]
+	// entries holds at most cacheLimit principals, dropping the least recently used past
+	// that and the ones its ttl passed by the wall clock; until, read by the cache's own
+	// clock, decides a hit. mu orders a flush against a lookup storing its answer, and
+	// generation tells a lookup that a flush happened while it read.
+	entries    *expirable.LRU[string, cachedPrincipal]
 	mu         sync.Mutex
 	generation uint64
 }
 
+// cachedPrincipal is a principal and the moment it stops being served from the cache.
+type cachedPrincipal struct {
+	p     Principal
+	until time.Time
+}
+
 func newFlushable(ttl time.Duration, now func() time.Time) *flushable {
-	f := &flushable{ttl: ttl, now: now}
-	f.entries.Store(ttlcache.New[string, Principal](ttl, cacheLimit, now))
-	return f
+	return &flushable{ttl: ttl, now: now, entries: expirable.NewLRU[string, cachedPrincipal](cacheLimit, nil, ttl)}
 }
 
 // flush drops every entry and makes lookups in flight keep their answers to themselves.
@@ -104,14 +109,14 @@ func (f *flushable) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.generation++
-	f.entries.Store(ttlcache.New[string, Principal](f.ttl, cacheLimit, f.now))
+	f.entries.Purge()
 }
 
 // resolve answers key from the map, or by lookup, keeping a successful answer when no flush
 // happened meanwhile and, with keep, when keep holds both before and after the lookup.
 func (f *flushable) resolve(key string, keep func() bool, lookup func() (Principal, error)) (Principal, error) {
-	if p, found := f.entries.Load().Get(key); found {
-		return p, nil
+	if c, found := f.entries.Get(key); found && f.now().Before(c.until) {
+		return c.p, nil
 	}
 	f.mu.Lock()
 	generation := f.generation
@@ -124,15 +129,17 @@ func (f *flushable) resolve(key string, keep func() bool, lookup func() (Princip
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.generation == generation && (keep == nil || keep()) {
-		f.entries.Load().Put(key, p, expiry(p))
+		f.entries.Add(key, cachedPrincipal{p: p, until: f.until(p)})
 	}
 	return p, nil
 }
 
-// expiry is when a principal must leave the cache at the latest; zero for never.
-func expiry(p Principal) time.Time {
-	if p.ExpiresAt == nil {
-		return time.Time{}
+// until is when a principal stored now leaves the cache: after the ttl, or at the
+// credential's own expiry when that is sooner.
+func (f *flushable) until(p Principal) time.Time {
+	until := f.now().Add(f.ttl)
+	if p.ExpiresAt != nil && p.ExpiresAt.Before(until) {
+		until = *p.ExpiresAt
 	}
-	return *p.ExpiresAt
+	return until
 }

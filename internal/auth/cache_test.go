@@ -105,6 +105,48 @@ func TestCacheLeavesUnknownTokensAndZeroTTLAlone(t *testing.T) {
 	}
 }
 
+// TestCacheDropsTheLeastRecentlyUsedTokenWhenFull fills the token map to its bound and adds
+// one more: only the token used longest ago must be looked up again; the others, and the
+// one just used, stay cached.
+func TestCacheDropsTheLeastRecentlyUsedTokenWhenFull(t *testing.T) {
+	principals := map[string]Principal{}
+	for i := range cacheLimit + 1 {
+		principals[strconv.Itoa(i)] = Principal{Kind: KindOrganization}
+	}
+	store := &countingResolver{principal: principals}
+	c := NewCache(store, time.Minute, time.Now, nil)
+	resolve := func(hash string) {
+		t.Helper()
+		if _, err := c.ResolveToken(context.Background(), TokenOrganization, hash); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range cacheLimit {
+		resolve(strconv.Itoa(i))
+	}
+	resolve("0")                      // the oldest entry becomes the most recently used
+	resolve(strconv.Itoa(cacheLimit)) // one past the bound: "1" is now the least recently used
+	tests := []struct {
+		name   string
+		hash   string
+		lookup bool
+	}{
+		{"the token used just before the map filled is still cached", "0", false},
+		{"a token used after it is still cached", "2", false},
+		{"the token that overflowed the map is cached", strconv.Itoa(cacheLimit), false},
+		{"the least recently used token was dropped", "1", true}, // last: its lookup evicts another
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := store.calls.Load()
+			resolve(tt.hash)
+			if looked := store.calls.Load() > before; looked != tt.lookup {
+				t.Errorf("token %s reached the store: %v, want %v", tt.hash, looked, tt.lookup)
+			}
+		})
+	}
+}
+
 // TestCacheKeepsSessionsOnlyWhileChangesAreAnnounced walks what may happen around a session
 // lookup and counts the lookups that reach the store for two requests in a row: 1 when the
 // first answer was kept, 2 when it was not.

@@ -53,8 +53,9 @@ type Object struct {
 	// Version is the bucket's version id when versioning is on, else empty (always for Local).
 	Version string
 	// ChecksumSHA256 is S3's composite checksum of an object assembled from parts that
-	// carried SHA-256 digests ("<base64>-<parts>", see CompositeSHA256), else empty. S3
-	// reports it only in CompleteMultipart's result; Local keeps it with the object.
+	// carried SHA-256 digests ("<base64>-<parts>", see CompositeSHA256), else empty.
+	// CompleteMultipart, Get and Stat all report it: S3 when asked with
+	// x-amz-checksum-mode, Local from the metadata it keeps with the object.
 	ChecksumSHA256 string
 }
 

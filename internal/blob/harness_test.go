@@ -25,15 +25,17 @@ import (
 type harness struct {
 	name  string
 	store blob.Store
-	// advance moves the clock that signed URLs are checked against; nil when the store's
-	// server cannot be told the time.
+	// advance moves the clock that signed URLs are checked against: a fake clock, or the
+	// wall clock by sleeping for a server that reads the real time.
 	advance func(time.Duration)
+	// resolution is how coarsely the store dates a signed URL: zero for an exact fake
+	// clock, a second for S3's X-Amz-Date. The expiry case keeps that far from the edge.
+	resolution time.Duration
 	// client downloads signed URLs.
 	client *http.Client
-	// noExpiry, when set, is why expired URLs cannot be tested against this store.
-	noExpiry string
-	// noUnknownSize, when set, is why puts of unknown size cannot be tested against it.
-	noUnknownSize string
+	// noExpiry, noUnknownSize, noEmptyPart, noChecksum, noMultipartStatETag and
+	// noTruncatedBody, when set, say why a case or check cannot run against this store.
+	noExpiry, noUnknownSize, noEmptyPart, noChecksum, noMultipartStatETag, noTruncatedBody string
 }
 
 // clock is a settable time source, so expiry tests never sleep or read the wall clock.
@@ -121,25 +123,56 @@ func newS3(t testing.TB, useTLS bool) (*blob.S3, *http.Client) {
 	return store, srv.Client()
 }
 
+// harnesses are every Store the shared cases run against: the local directory, S3 through
+// gofakes3 in process (fast, but lenient: the skip reasons below say where), and S3 on a
+// real server, versitygw, which checks what gofakes3 does not. -short leaves versitygw out.
 func harnesses(t *testing.T) []harness {
 	t.Helper()
 	local := newLocal(t)
+	hs := []harness{{name: "local", store: local.store, client: local.server.Client(), advance: local.clock.Advance}}
+	hs = append(hs, gofakes3Harnesses(t)...)
+	if testing.Short() {
+		return hs
+	}
+	bin := versitygwBinary(t)
+	for _, useTLS := range []bool{true, false} {
+		name := "s3 on versitygw"
+		if !useTLS {
+			name += " over plain HTTP"
+		}
+		store, client := newVersitygw(t, bin, useTLS)
+		h := harness{name: name, store: store, client: client, advance: time.Sleep, resolution: time.Second}
+		if useTLS {
+			// Over TLS the client sends the body unsigned with its Content-Length; when the
+			// body stops short (the reader failed), versitygw stores the bytes it got. Over
+			// plain HTTP the chunk signatures make it refuse the cut stream.
+			h.noTruncatedBody = "versitygw " + versitygwVersion + " stores an unsigned PUT body cut short of its Content-Length"
+		}
+		hs = append(hs, h)
+	}
+	return hs
+}
+
+// gofakes3Harnesses are S3 stores on gofakes3 over TLS and over plain HTTP.
+func gofakes3Harnesses(t *testing.T) []harness {
+	t.Helper()
 	s3TLS, tlsClient := newS3(t, true)
 	s3HTTP, httpClient := newS3(t, false)
-	// gofakes3 authenticates nothing: it ignores presigned query parameters,
-	// X-Amz-Expires included, so an expired URL still downloads.
-	const noExpiry = "gofakes3 does not check presigned URL expiry"
-	return []harness{
-		{name: "local", store: local.store, client: local.server.Client(), advance: local.clock.Advance},
-		{name: "s3", store: s3TLS, client: tlsClient, noExpiry: noExpiry},
-		{
-			name: "s3 over plain HTTP", store: s3HTTP, client: httpClient, noExpiry: noExpiry,
-			// Without TLS the client signs bodies as aws-chunked streams; gofakes3 decodes
-			// those for single PUTs but stores multipart parts (how unknown sizes are sent)
-			// still encoded.
-			noUnknownSize: "gofakes3 does not decode aws-chunked multipart parts",
-		},
+	fake := harness{
+		// gofakes3 authenticates nothing: it ignores presigned query parameters,
+		// X-Amz-Expires included, so an expired URL still downloads.
+		noExpiry:            "gofakes3 does not check presigned URL expiry",
+		noEmptyPart:         "gofakes3 refuses part PUTs without a positive Content-Length",
+		noChecksum:          "gofakes3 ignores x-amz-checksum-sha256 and keeps no part checksums",
+		noMultipartStatETag: "gofakes3 reports the MD5 of the whole object on HEAD, not the multipart ETag",
 	}
+	overTLS, overHTTP := fake, fake
+	overTLS.name, overTLS.store, overTLS.client = "s3", s3TLS, tlsClient
+	overHTTP.name, overHTTP.store, overHTTP.client = "s3 over plain HTTP", s3HTTP, httpClient
+	// Without TLS the client signs bodies as aws-chunked streams; gofakes3 decodes those
+	// for single PUTs but stores multipart parts (how unknown sizes are sent) still encoded.
+	overHTTP.noUnknownSize = "gofakes3 does not decode aws-chunked multipart parts"
+	return []harness{overTLS, overHTTP}
 }
 
 // put stores data under key with contentType, failing the test on error.

@@ -19,15 +19,12 @@ import (
 	"till/internal/blob"
 )
 
-// mpHarness is a store under the multipart table with what differs between stores.
+// mpHarness is a store under the multipart table with its part size.
 type mpHarness struct {
 	harness
 	// partSize is the size of non-last parts: S3 requires at least 5 MiB; Local takes
 	// anything, and smaller parts keep its cases fast.
 	partSize int64
-	// noEmptyPart, noChecksum and noMultipartStatETag, when set, say why a case or check
-	// cannot run against this store.
-	noEmptyPart, noChecksum, noMultipartStatETag string
 }
 
 func mpHarnesses(t *testing.T) []mpHarness {
@@ -36,9 +33,6 @@ func mpHarnesses(t *testing.T) []mpHarness {
 		m := mpHarness{harness: h, partSize: 64<<10 + 3}
 		if _, ok := h.store.(*blob.S3); ok {
 			m.partSize = 5 << 20
-			m.noEmptyPart = "gofakes3 refuses part PUTs without a positive Content-Length"
-			m.noChecksum = "gofakes3 ignores x-amz-checksum-sha256 and keeps no part checksums"
-			m.noMultipartStatETag = "gofakes3 reports the MD5 of the whole object on HEAD, not the multipart ETag"
 		}
 		out = append(out, m)
 	}

@@ -200,6 +200,9 @@ func testSizeMismatch(t *testing.T, h harness) {
 }
 
 func testFailingReader(t *testing.T, h harness) {
+	if h.noTruncatedBody != "" {
+		t.Skip(h.noTruncatedBody)
+	}
 	_, err := h.store.Put(context.Background(), "uploads/h/broken", &failingReader{n: 100 << 10}, 200<<10, "text/plain")
 	if !errors.Is(err, errBoom) {
 		t.Errorf("Put error = %v, want the reader's error", err)
@@ -262,16 +265,22 @@ func testSignedExpired(t *testing.T, h harness) {
 	if h.noExpiry != "" {
 		t.Skip(h.noExpiry)
 	}
+	// A minute on a fake clock; on a real one, as short as the store's dating allows, since
+	// the case waits it out.
+	ttl := time.Minute
+	if h.resolution > 0 {
+		ttl = 3 * h.resolution
+	}
 	put(t, h.store, invoiceKey, "application/pdf", []byte("pdf"))
-	u, err := h.store.SignedURL(context.Background(), invoiceKey, time.Minute, "")
+	u, err := h.store.SignedURL(context.Background(), invoiceKey, ttl, "")
 	if err != nil {
 		t.Fatalf("SignedURL: %v", err)
 	}
-	h.advance(59 * time.Second)
+	h.advance(ttl - time.Second - h.resolution)
 	if resp, _ := download(t, h.client, u); resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET before expiry = %d, want 200", resp.StatusCode)
 	}
-	h.advance(time.Second)
+	h.advance(time.Second + 2*h.resolution)
 	if resp, _ := download(t, h.client, u); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("GET after expiry = %d, want 403", resp.StatusCode)
 	}

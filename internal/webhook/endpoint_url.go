@@ -5,9 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
 
-	"till/internal/punycode"
+	"golang.org/x/net/idna"
 )
 
 // MaxURLLength is the longest endpoint URL upstream accepts (its HttpsUrl max_length).
@@ -204,78 +203,16 @@ func ipv4Part(p string) (uint64, bool) {
 }
 
 // validDomain reports whether a lowercase host name would pass IDNA 2008 encoding, as
-// upstream checks with idna.encode: at most 253 characters, and labels of letters, digits
-// and inner hyphens, none longer than 63 characters. An "xn--" label must decode to such a
-// label, and so must a label given in Unicode. Underscores and other punctuation fail.
-// Unicode labels are judged by character class (letters, digits, combining marks), not by
-// the full IDNA tables.
+// upstream checks with idna.encode: the IDNA registration rules of RFC 5891 section 4
+// (no mapping, letters, digits and inner hyphens only, hyphens not in both the third and
+// fourth places, labels of 1 to 63 and a name of at most 253 octets, the Bidi and
+// joiner rules). An "xn--" label must decode to such a label. One trailing dot, the root,
+// is allowed as idna.encode allows it.
 func validDomain(host string) bool {
 	host = strings.TrimSuffix(host, ".")
-	if host == "" || len(host) > 253 {
+	if host == "" {
 		return false
 	}
-	for _, label := range strings.Split(host, ".") {
-		if !validLabel(label) {
-			return false
-		}
-	}
-	return true
-}
-
-func validLabel(label string) bool {
-	if label == "" || len(label) > 63 && isASCII(label) {
-		return false
-	}
-	if !isASCII(label) {
-		return validUnicodeLabel(label)
-	}
-	if strings.HasPrefix(label, "xn--") {
-		decoded, ok := punycode.Decode(label[4:])
-		return ok && !strings.HasSuffix(label, "-") && !isASCII(decoded) && validUnicodeLabel(decoded)
-	}
-	return hyphensAllowed(label) && strings.Trim(label, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
-}
-
-// hyphensAllowed is IDNA's hyphen rule: none at either end, none in both the third and
-// fourth positions.
-func hyphensAllowed(label string) bool {
-	if strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
-		return false
-	}
-	return len(label) < 4 || label[2:4] != "--"
-}
-
-// validUnicodeLabel accepts lowercase or caseless letters, digits, combining marks after
-// the first character and inner hyphens.
-func validUnicodeLabel(label string) bool {
-	if !hyphensAllowed(label) {
-		return false
-	}
-	for i, r := range label {
-		switch {
-		case r == '-':
-		case r < 0x80:
-			if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
-				return false
-			}
-		case unicode.In(r, unicode.Mn, unicode.Mc):
-			if i == 0 {
-				return false
-			}
-		case unicode.IsDigit(r):
-		case unicode.IsLetter(r) && !unicode.IsUpper(r) && !unicode.IsTitle(r):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-func isASCII(s string) bool {
-	for i := range len(s) {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
+	_, err := idna.Registration.ToASCII(host)
+	return err == nil
 }

@@ -42,6 +42,9 @@ func TestValidateURL(t *testing.T) {
 		{"a punycode host is accepted", "https://xn--bcher-kva.example/", true, "https://xn--bcher-kva.example/", nil},
 		{"a public IPv4 literal is accepted", "https://8.8.8.8/", true, "https://8.8.8.8/", nil},
 		{"a public IPv6 literal is accepted", "https://[2606:4700::1111]:8443/", true, "https://[2606:4700::1111]:8443/", nil},
+		{"a Japanese host is accepted", "https://例え.example/", true, "https://例え.example/", nil},
+		{"an Arabic host passes the Bidi rule", "https://ليهمابتكلموشعربي؟.example/", true, "https://ليهمابتكلموشعربي؟.example/", nil},
+		{"a mixed-script A-label is accepted", "https://xn--3b-ww4c5e180e575a65lsy2b.example/", true, "https://xn--3b-ww4c5e180e575a65lsy2b.example/", nil},
 		{"a trailing dot is accepted", "https://example.com./", true, "https://example.com./", nil},
 
 		{"an empty URL does not parse", "", true, "", parsing("input is empty")},
@@ -64,6 +67,11 @@ func TestValidateURL(t *testing.T) {
 		{"an empty label is not IDNA-valid", "https://a..example.com/", true, "", valueError(hostnameMsg)},
 		{"a malformed punycode label is not IDNA-valid", "https://xn--.example/", true, "", valueError(hostnameMsg)},
 		{"a punycode label of plain ASCII is not IDNA-valid", "https://xn--abc-.example/", true, "", valueError(hostnameMsg)},
+		{"an A-label ending inside a number is not IDNA-valid", "https://xn--bcher-kv.example/", true, "", valueError(hostnameMsg)},
+		{"an A-label that overflows is not IDNA-valid", "https://xn--99999999999a.example/", true, "", valueError(hostnameMsg)},
+		{"an A-label beyond the last code point is not IDNA-valid", "https://xn--zzzzzzzzz.example/", true, "", valueError(hostnameMsg)},
+		{"a host in capitals is judged in lowercase", "https://BÜCHER.example/", true, "https://BÜCHER.example/", nil},
+		{"a zero width joiner out of context is not IDNA-valid", "https://a\u200db.example/", true, "", valueError(hostnameMsg)},
 		{"IDNA validity is checked in development too", "http://my_host/", false, "", valueError(hostnameMsg)},
 
 		{"localhost is refused", "https://localhost/hook", true, "", valueError(privateMsg)},

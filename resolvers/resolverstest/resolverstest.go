@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
 	"till/internal/payment"
 	"till/internal/ratelimit"
-	"till/internal/ttlcache"
 	"till/resolvers"
 	"till/storage"
 	"till/storage/storagetest"
@@ -75,7 +75,7 @@ func NewWithDB(tb testing.TB, db *sqlx.DB, opts ...Option) *Server {
 		PortalURL: PortalURL,
 		Clock:     clock.Now,
 		Payments:  payment.NewTestProcessor(),
-		Customers: ttlcache.New[uuid.UUID, *storage.Customer](time.Minute, 1000, time.Now),
+		Customers: expirable.NewLRU[uuid.UUID, *storage.Customer](1000, nil, time.Minute),
 	}
 	for _, o := range opts {
 		o(&d)

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package blob_test
+
+import "syscall"
+
+// serverProcAttr adds nothing where the kernel cannot tie the server's life to the test's.
+func serverProcAttr() *syscall.SysProcAttr { return nil }
