@@ -3,7 +3,7 @@ package rest
 import (
 	"net/http"
 
-	"till/storage"
+	"till/resolvers"
 )
 
 // webhookRoutes serve the organization's webhook endpoints: list, create and delete. Their
@@ -30,7 +30,7 @@ func webhookEndpointCreate() Object {
 		{Name: "name", Schema: Nullable{Schema: String{}}},
 		{Name: "secret", Schema: Nullable{Schema: String{MinLength: 32}}},
 		{Name: "format", Schema: Enum{Name: "WebhookFormat", Values: []string{"raw", "discord", "slack"}}, Required: true},
-		{Name: "events", Schema: List{Items: Enum{Name: "WebhookEventType", Values: storage.WebhookEventTypes()}}, Required: true},
+		{Name: "events", Schema: List{Items: Enum{Name: "WebhookEventType", Values: resolvers.WebhookEventTypes()}}, Required: true},
 		{Name: "organization_id", Schema: Nullable{Schema: UUID4{}}},
 	}}
 }
