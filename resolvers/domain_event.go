@@ -61,6 +61,34 @@ type EventRenderer interface {
 	Render(ctx context.Context, e *storage.DomainEvent) (string, error)
 }
 
+// EventRef is what rendering an event's payload needs to know of the event: the payload's
+// data is read from the committed state of the object, not from the event's row.
+type EventRef struct {
+	Type           string
+	OrganizationID uuid.UUID
+	ObjectID       uuid.UUID
+	CreatedAt      time.Time
+}
+
+// PayloadRenderer is the /v1 layer's side of an EventRenderer: it renders from an EventRef,
+// so the layer that owns the shapes never handles a storage record.
+type PayloadRenderer interface {
+	// Families lists the event families (the type before the dot) it can render.
+	Families() []string
+	// RenderPayload renders one event from the committed state of its object.
+	RenderPayload(ctx context.Context, e EventRef) (string, error)
+}
+
+// RenderPayloads adapts p to the EventRenderer RenderEvents calls.
+func RenderPayloads(p PayloadRenderer) EventRenderer { return payloadRenderer{p} }
+
+type payloadRenderer struct{ PayloadRenderer }
+
+// Render implements EventRenderer.
+func (p payloadRenderer) Render(ctx context.Context, e *storage.DomainEvent) (string, error) {
+	return p.RenderPayload(ctx, EventRef{Type: e.Type, OrganizationID: e.OrganizationID, ObjectID: e.ObjectID, CreatedAt: e.CreatedAt})
+}
+
 // renderParallelism is how many events RenderEvents renders at once. Rendering reads the
 // committed state through the executor and waits on the database, so a few in flight keep
 // the processor busy; queuing for webhooks stays in event order.

@@ -40,16 +40,24 @@ func (r *Resolver) validateLicenseKey(ctx context.Context, in model.LicenseKeyVa
 	return v, err
 }
 
+// LicenseKeyValidationV1 is a validation as /v1's validate routes render it: the GraphQL
+// result and the validated key's customer, which the /v1 shape embeds. It carries the
+// records to the /v1 layer, which renders them but never reads storage itself.
+type LicenseKeyValidationV1 struct {
+	*model.LicenseKeyValidation
+	Customer *storage.Customer // nil unless the key is valid
+}
+
 // ValidateLicenseKeyForV1 validates a key for /v1's validate routes, which render the result
-// without a GraphQL operation: it returns the validated key's customer along with the
-// result. public is the customer-portal route, open to any organization's keys; otherwise
-// the key must be in an organization the principal may see.
-func (r *Resolver) ValidateLicenseKeyForV1(ctx context.Context, in model.LicenseKeyValidateInput, public bool) (*model.LicenseKeyValidation, *storage.Customer, error) {
+// without a GraphQL operation. public is the customer-portal route, open to any
+// organization's keys; otherwise the key must be in an organization the principal may see.
+func (r *Resolver) ValidateLicenseKeyForV1(ctx context.Context, in model.LicenseKeyValidateInput, public bool) (LicenseKeyValidationV1, error) {
 	var orgs []uuid.UUID
 	if !public {
 		orgs = licenseKeyOrganizations(ctx)
 	}
-	return r.checkLicenseKey(ctx, in, orgs)
+	v, customer, err := r.checkLicenseKey(ctx, in, orgs)
+	return LicenseKeyValidationV1{LicenseKeyValidation: v, Customer: customer}, err
 }
 
 // checkLicenseKey validates a key. orgs limits it to keys of those organizations; nil (the

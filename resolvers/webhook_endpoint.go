@@ -78,6 +78,10 @@ func (r *Resolver) webhookURL(raw string) (string, error) {
 	return url, err
 }
 
+// WebhookEventTypes lists the event types an endpoint may subscribe to, in upstream's
+// order: /v1 names them in its 422 before the use case sees the request.
+func WebhookEventTypes() []string { return storage.WebhookEventTypes() }
+
 // checkWebhookEvents refuses values that are not WebhookEventType wire values, one item
 // per bad entry, worded as pydantic's enum error.
 func checkWebhookEvents(events []string) error {

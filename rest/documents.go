@@ -15,6 +15,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/formatter"
 	"github.com/vektah/gqlparser/v2/parser"
+
+	"till/rest/fastapi"
 )
 
 // The persisted operations ship inside the binary, so a deployment cannot
@@ -313,7 +315,7 @@ func checkRoutes(routes []Route, docs Documents) error {
 		}
 		declaredPath := map[string]bool{}
 		for _, p := range r.Params {
-			if p.In == InPath {
+			if p.In == fastapi.InPath {
 				declaredPath[p.Name] = true
 			}
 		}
@@ -352,7 +354,7 @@ func checkRoutes(routes []Route, docs Documents) error {
 func checkVariables(r Route, op *ast.OperationDefinition, report func(string, ...any)) {
 	fed := map[string]bool{} // variable -> always supplied
 	for _, p := range r.Params {
-		fed[p.gqlName()] = fed[p.gqlName()] || p.In == InPath
+		fed[p.Variable()] = fed[p.Variable()] || p.In == fastapi.InPath
 	}
 	if r.Body != nil {
 		fed[r.Body.Var] = !r.Body.Optional

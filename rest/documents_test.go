@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 func docFS(files map[string]string) fstest.MapFS {
@@ -261,7 +262,7 @@ func TestNewRouterRejectsBrokenRows(t *testing.T) {
 	}
 	row := func(mutate func(*rest.Route)) []rest.Route {
 		r := rest.Route{Method: http.MethodGet, Path: "/v1/things/{id}", Operation: "GetThing",
-			Params: []rest.Param{rest.Page(), rest.PathUUID4("id", "")}, Field: "thing"}
+			Params: []fastapi.Param{rest.Page(), rest.PathUUID4("id", "")}, Field: "thing"}
 		if mutate != nil {
 			mutate(&r)
 		}
@@ -277,7 +278,7 @@ func TestNewRouterRejectsBrokenRows(t *testing.T) {
 		{"an undeclared variable", row(func(r *rest.Route) { r.Params = append(r.Params, rest.Limit()) }), "does not declare $limit"},
 		{"a required variable fed by an optional query parameter", row(func(r *rest.Route) {
 			r.Path = "/v1/things"
-			r.Params = []rest.Param{rest.Page(), rest.Query("id", "", rest.UUID4{})}
+			r.Params = []fastapi.Param{rest.Page(), rest.Query("id", "", fastapi.UUID4{})}
 		}), "required $id"},
 		{"a path parameter without a Param", row(func(r *rest.Route) { r.Path = "/v1/things/{id}/{other}" }), "{other} has no Param"},
 		{"a response field the operation does not select", row(func(r *rest.Route) { r.Field = "things" }), `does not select "things"`},

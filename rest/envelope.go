@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"strings"
+
+	"till/rest/fastapi"
 )
 
 // Upstream's error bodies, byte for byte where clients can see it: compact
@@ -25,7 +27,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 func writeDetail(w http.ResponseWriter, status int, detail string) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"detail":`)
-	writePyString(&buf, detail)
+	fastapi.WriteJSON(&buf, detail)
 	buf.WriteByte('}')
 	writeJSON(w, status, buf.Bytes())
 }
@@ -34,18 +36,18 @@ func writeDetail(w http.ResponseWriter, status int, detail string) {
 func writeError(w http.ResponseWriter, status int, name, detail string) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"error":`)
-	writePyString(&buf, name)
+	fastapi.WriteJSON(&buf, name)
 	buf.WriteString(`,"detail":`)
-	writePyString(&buf, detail)
+	fastapi.WriteJSON(&buf, detail)
 	buf.WriteByte('}')
 	writeJSON(w, status, buf.Bytes())
 }
 
 // writeValidation is a 422 with FastAPI items under Polar's error name.
-func writeValidation(w http.ResponseWriter, status int, name string, items []ValidationError) {
+func writeValidation(w http.ResponseWriter, status int, name string, items []fastapi.ValidationError) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"error":`)
-	writePyString(&buf, name)
+	fastapi.WriteJSON(&buf, name)
 	buf.WriteString(`,"detail":[`)
 	for i, item := range items {
 		if i > 0 {
@@ -77,9 +79,9 @@ func writeOAuthError(w http.ResponseWriter, status int, realm, code, description
 	h.Set("Pragma", "no-cache")
 	var buf bytes.Buffer
 	buf.WriteString(`{"error":`)
-	writePyString(&buf, code)
+	fastapi.WriteJSON(&buf, code)
 	buf.WriteString(`,"error_description":`)
-	writePyString(&buf, description)
+	fastapi.WriteJSON(&buf, description)
 	buf.WriteByte('}')
 	writeJSON(w, status, buf.Bytes())
 }

@@ -11,7 +11,6 @@ import (
 	"till/internal/auth"
 	"till/internal/scalar"
 	"till/resolvers"
-	"till/storage"
 )
 
 // eventShape names the persisted operation that renders the objects of an event family and
@@ -32,7 +31,7 @@ var eventShapes = map[string]eventShape{
 // /v1, as the organization itself would read the object, so a payload's data is exactly the
 // object's /v1 shape.
 func EventRenderer(exec Executor, docs Documents) resolvers.EventRenderer {
-	return &eventRenderer{exec: exec, docs: docs, every: auth.NewScopeSet(auth.AllScopes()...)}
+	return resolvers.RenderPayloads(&eventRenderer{exec: exec, docs: docs, every: auth.NewScopeSet(auth.AllScopes()...)})
 }
 
 type eventRenderer struct {
@@ -41,7 +40,7 @@ type eventRenderer struct {
 	every auth.ScopeSet
 }
 
-// Families implements resolvers.EventRenderer: the families whose document exists.
+// Families implements resolvers.PayloadRenderer: the families whose document exists.
 func (x *eventRenderer) Families() []string {
 	var out []string
 	for family, shape := range eventShapes {
@@ -53,8 +52,8 @@ func (x *eventRenderer) Families() []string {
 	return out
 }
 
-// Render implements resolvers.EventRenderer.
-func (x *eventRenderer) Render(ctx context.Context, e *storage.DomainEvent) (string, error) {
+// RenderPayload implements resolvers.PayloadRenderer.
+func (x *eventRenderer) RenderPayload(ctx context.Context, e resolvers.EventRef) (string, error) {
 	family, _, _ := strings.Cut(e.Type, ".")
 	shape, ok := eventShapes[family]
 	if !ok || x.docs[shape.operation] == "" {

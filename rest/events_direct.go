@@ -10,6 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/resolvers"
+	"till/rest/fastapi"
 )
 
 // ingestDirect serves POST /v1/events/ingest. A batch holds up to thousands of events, and
@@ -47,7 +48,7 @@ func ingestDirect(r *resolvers.Resolver, present func(context.Context, error) *g
 // ingestStream validates the events of a batch one by one as the body is parsed and keeps
 // each as the use case takes it, its metadata already encoded: of a 10 MiB batch of small
 // events, only the events themselves are held, not three trees of maps.
-var ingestStream = &Stream{Field: "events", Keep: func(item map[string]any) any {
+var ingestStream = &fastapi.Stream{Field: "events", Keep: func(item map[string]any) any {
 	e := eventIngestOf(item)
 	if e.Metadata != nil {
 		if b, err := json.Marshal(e.Metadata); err == nil {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 // storable fails the test when a decoded value holds what PostgreSQL or a JSON document
@@ -38,7 +39,7 @@ func storable(t *testing.T, v any, where string) {
 
 // checkFuzzItems fails the test unless every 422 item renders as JSON with loc under one of
 // the given roots.
-func checkFuzzItems(t *testing.T, verrs rest.ValidationErrors, roots ...string) {
+func checkFuzzItems(t *testing.T, verrs fastapi.ValidationErrors, roots ...string) {
 	t.Helper()
 	if len(verrs) == 0 {
 		t.Fatal("a validation error without items")
@@ -64,8 +65,8 @@ func contains(roots []string, v any) bool {
 }
 
 // routeBodies are the bodies of the real route table, and the two test bodies.
-func routeBodies() []*rest.Body {
-	bodies := []*rest.Body{customerSessionBody(), licenseKeyValidateBody()}
+func routeBodies() []*fastapi.Body {
+	bodies := []*fastapi.Body{customerSessionBody(), licenseKeyValidateBody()}
 	for _, r := range rest.Routes() {
 		if r.Body != nil {
 			bodies = append(bodies, r.Body)
@@ -92,12 +93,12 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Add([]byte(s), "application/json")
 	}
 	f.Add([]byte(`{"key":"k"}`), "text/plain")
-	bodies := append(routeBodies(), &rest.Body{Var: "input", Schema: rest.Any{}, Optional: true})
+	bodies := append(routeBodies(), &fastapi.Body{Var: "input", Schema: fastapi.Any{}, Optional: true})
 	f.Fuzz(func(t *testing.T, raw []byte, contentType string) {
 		for i, b := range bodies {
-			v, err := rest.DecodeBody(b, contentType, raw)
+			v, err := fastapi.DecodeBody(b, nil, contentType, raw)
 			if err == nil {
-				if _, isAny := b.Schema.(rest.Any); !isAny {
+				if _, isAny := b.Schema.(fastapi.Any); !isAny {
 					storable(t, v, "body")
 				}
 				if _, mErr := json.Marshal(v); mErr != nil && v != nil {
@@ -108,10 +109,10 @@ func FuzzDecodeBody(f *testing.F) {
 			if v != nil {
 				t.Fatalf("DecodeBody returned both %v and %v", v, err)
 			}
-			if errors.Is(err, rest.ErrUnparsableBody) {
+			if errors.Is(err, fastapi.ErrUnparsableBody) {
 				continue
 			}
-			var verrs rest.ValidationErrors
+			var verrs fastapi.ValidationErrors
 			if !errors.As(err, &verrs) {
 				t.Fatalf("unexpected error %v", err)
 			}
@@ -131,16 +132,16 @@ func FuzzStreamedBodyDecodesAsTheWholeBody(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	var body *rest.Body
+	var body *fastapi.Body
 	for _, r := range rest.Routes() {
 		if r.Path == "/v1/events/ingest" {
 			body = r.Body
 		}
 	}
-	keep := &rest.Stream{Field: "events", Keep: func(item map[string]any) any { return item }}
+	keep := &fastapi.Stream{Field: "events", Keep: func(item map[string]any) any { return item }}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		whole, wholeErr := rest.DecodeBody(body, "application/json", raw)
-		streamed, streamedErr := rest.DecodeStreamed(body, keep, "application/json", raw)
+		whole, wholeErr := fastapi.DecodeBody(body, nil, "application/json", raw)
+		streamed, streamedErr := fastapi.DecodeBody(body, keep, "application/json", raw)
 		if a, b := errorText(wholeErr), errorText(streamedErr); a != b {
 			t.Fatalf("whole body: %s\nstreamed:   %s", a, b)
 		}
@@ -154,7 +155,7 @@ func FuzzStreamedBodyDecodesAsTheWholeBody(f *testing.F) {
 
 // errorText renders a decoding error, 422 items included, for comparison.
 func errorText(err error) string {
-	var verrs rest.ValidationErrors
+	var verrs fastapi.ValidationErrors
 	if !errors.As(err, &verrs) {
 		if err == nil {
 			return ""
@@ -183,7 +184,8 @@ func FuzzDecodeParams(f *testing.F) {
 	routes := rest.Routes()
 	f.Fuzz(func(t *testing.T, path, rawQuery string) {
 		for _, r := range routes {
-			vars, verrs := rest.DecodeParams(r.Params, path, rawQuery)
+			vars := map[string]any{}
+			verrs := fastapi.DecodeParams(r.Params, func(string) string { return fastapi.PathValue(path, false) }, rawQuery, vars)
 			if len(verrs) > 0 {
 				checkFuzzItems(t, verrs, "path", "query")
 				continue

@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 // The documents and rows below stand in for the real table: the executor is
@@ -46,37 +47,37 @@ const (
 	orgUUID = "1dbfc517-0bbf-4301-9ba8-555ca42b9737"
 )
 
-func customerSessionBody() *rest.Body {
-	common := func(idField rest.Field) []rest.Field {
-		return []rest.Field{
-			{Name: "member_id", Schema: rest.Nullable{Schema: rest.UUID4{}}},
-			{Name: "external_member_id", Schema: rest.Nullable{Schema: rest.String{}}},
-			{Name: "return_url", Schema: rest.Nullable{Schema: rest.URL{Schemes: []string{"http", "https"}, MaxLength: 2083}}},
+func customerSessionBody() *fastapi.Body {
+	common := func(idField fastapi.Field) []fastapi.Field {
+		return []fastapi.Field{
+			{Name: "member_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
+			{Name: "external_member_id", Schema: fastapi.Nullable{Schema: fastapi.String{}}},
+			{Name: "return_url", Schema: fastapi.Nullable{Schema: fastapi.URL{Schemes: []string{"http", "https"}, MaxLength: 2083}}},
 			idField,
 		}
 	}
-	return &rest.Body{Var: "input", Schema: rest.Union{Members: []rest.Schema{
-		rest.Object{Name: "CustomerSessionCustomerIDCreate", Fields: common(
-			rest.Field{Name: "customer_id", Schema: rest.UUID4{}, Required: true})},
-		rest.Object{Name: "CustomerSessionCustomerExternalIDCreate", Fields: common(
-			rest.Field{Name: "external_customer_id", Aliases: []string{"customer_external_id"}, Schema: rest.String{}, Required: true})},
+	return &fastapi.Body{Var: "input", Schema: fastapi.Union{Members: []fastapi.Schema{
+		fastapi.Object{Name: "CustomerSessionCustomerIDCreate", Fields: common(
+			fastapi.Field{Name: "customer_id", Schema: fastapi.UUID4{}, Required: true})},
+		fastapi.Object{Name: "CustomerSessionCustomerExternalIDCreate", Fields: common(
+			fastapi.Field{Name: "external_customer_id", Aliases: []string{"customer_external_id"}, Schema: fastapi.String{}, Required: true})},
 	}}}
 }
 
-func metadataValues() rest.Map {
-	return rest.Map{
-		Keys:      rest.String{MinLength: 1, MaxLength: 40},
-		Values:    rest.Union{Members: []rest.Schema{rest.String{MinLength: 1, MaxLength: 500}, rest.Int{}, rest.Float{}, rest.Bool{}}},
+func metadataValues() fastapi.Map {
+	return fastapi.Map{
+		Keys:      fastapi.String{MinLength: 1, MaxLength: 40},
+		Values:    fastapi.Union{Members: []fastapi.Schema{fastapi.String{MinLength: 1, MaxLength: 500}, fastapi.Int{}, fastapi.Float{}, fastapi.Bool{}}},
 		MaxLength: 50,
 	}
 }
 
-func licenseKeyValidateBody() *rest.Body {
-	return &rest.Body{Var: "input", Schema: rest.Object{Name: "LicenseKeyValidate", Fields: []rest.Field{
-		{Name: "key", Schema: rest.String{}, Required: true},
-		{Name: "organization_id", Schema: rest.UUID4{}, Required: true},
-		{Name: "activation_id", Schema: rest.Nullable{Schema: rest.UUID4{}}},
-		{Name: "increment_usage", Schema: rest.Nullable{Schema: rest.Int{Ge: rest.At(0)}}},
+func licenseKeyValidateBody() *fastapi.Body {
+	return &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "LicenseKeyValidate", Fields: []fastapi.Field{
+		{Name: "key", Schema: fastapi.String{}, Required: true},
+		{Name: "organization_id", Schema: fastapi.UUID4{}, Required: true},
+		{Name: "activation_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
+		{Name: "increment_usage", Schema: fastapi.Nullable{Schema: fastapi.Int{Ge: fastapi.At(0)}}},
 		{Name: "conditions", Schema: metadataValues()},
 	}}}
 }
@@ -84,21 +85,21 @@ func licenseKeyValidateBody() *rest.Body {
 func testRoutes() []rest.Route {
 	return []rest.Route{
 		{Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "ListCustomerPaymentMethods",
-			Params: []rest.Param{rest.Page(), rest.Limit(), rest.PathUUID4("id", "customerId")}, Field: "paymentMethods"},
+			Params: []fastapi.Param{rest.Page(), rest.Limit(), rest.PathUUID4("id", "customerId")}, Field: "paymentMethods"},
 		{Method: http.MethodPost, Path: "/v1/customer-sessions/", Operation: "CreateCustomerSession",
 			Body: customerSessionBody(), Field: "customerSession", Status: http.StatusCreated},
-		{Method: http.MethodGet, Path: "/v1/orders/", Operation: "ListOrders", Field: "orders", Params: []rest.Param{
+		{Method: http.MethodGet, Path: "/v1/orders/", Operation: "ListOrders", Field: "orders", Params: []fastapi.Param{
 			rest.Page(), rest.Limit(), rest.Sorting("created_at", "status"), rest.Metadata(),
-			rest.Filter("organization_id", "", rest.UUID4{}),
-			rest.Filter("status", "", rest.Enum{Name: "OrderStatus", Values: []string{"draft", "pending", "paid"}}),
-			rest.Filter("external_customer_id", "", rest.String{}),
-			rest.Query("active", "", rest.Bool{}),
-			rest.Query("created_after", "", rest.Nullable{Schema: rest.DateTime{}}),
+			rest.Filter("organization_id", "", fastapi.UUID4{}),
+			rest.Filter("status", "", fastapi.Enum{Name: "OrderStatus", Values: []string{"draft", "pending", "paid"}}),
+			rest.Filter("external_customer_id", "", fastapi.String{}),
+			rest.Query("active", "", fastapi.Bool{}),
+			rest.Query("created_after", "", fastapi.Nullable{Schema: fastapi.DateTime{}}),
 		}},
 		{Method: http.MethodPost, Path: "/v1/orders/{id}/invoice", Operation: "GenerateOrderInvoice",
-			Params: []rest.Param{rest.PathUUID4("id", "")}, Status: http.StatusAccepted},
+			Params: []fastapi.Param{rest.PathUUID4("id", "")}, Status: http.StatusAccepted},
 		{Method: http.MethodPost, Path: "/v1/license-keys/deactivate", Operation: "DeactivateLicenseKey",
-			Body: &rest.Body{Var: "input", Schema: rest.Object{Name: "LicenseKeyDeactivate"}}, Status: http.StatusNoContent},
+			Body: &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "LicenseKeyDeactivate"}}, Status: http.StatusNoContent},
 		{Method: http.MethodPost, Path: "/v1/license-keys/validate", Operation: "ValidateLicenseKey",
 			Body: licenseKeyValidateBody(), Field: "validateLicenseKey"},
 	}

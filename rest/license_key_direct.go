@@ -13,7 +13,6 @@ import (
 	"till/graph/model"
 	"till/internal/scalar"
 	"till/resolvers"
-	"till/storage"
 )
 
 // The validate routes are license validation's hottest path: every application launch calls
@@ -26,7 +25,7 @@ import (
 func validateDirect(r *resolvers.Resolver, present func(context.Context, error) *gqlerror.Error, public bool) DirectFunc {
 	return func(ctx context.Context, vars map[string]any) (json.RawMessage, *gqlerror.Error) {
 		in, _ := vars["input"].(map[string]any)
-		v, customer, err := r.ValidateLicenseKeyForV1(ctx, validateInput(in), public)
+		v, err := r.ValidateLicenseKeyForV1(ctx, validateInput(in), public)
 		if err != nil {
 			return nil, present(ctx, err)
 		}
@@ -34,7 +33,7 @@ func validateDirect(r *resolvers.Resolver, present func(context.Context, error) 
 			return nil, present(ctx, &resolvers.Error{Code: v.Error.Code, Detail: v.Error.Detail})
 		}
 		var buf bytes.Buffer
-		writeValidatedLicenseKey(&buf, v.LicenseKey, customer, v.Activation)
+		writeValidatedLicenseKey(&buf, v)
 		return buf.Bytes(), nil
 	}
 }
@@ -61,14 +60,15 @@ func validateInput(in map[string]any) model.LicenseKeyValidateInput {
 		out.IncrementUsage = &inc
 	}
 	if c, isMap := in["conditions"].(map[string]any); isMap {
-		out.Conditions = storage.JSONMap(c)
+		out.Conditions = c
 	}
 	return out
 }
 
 // writeValidatedLicenseKey writes ValidatedLicenseKey exactly as LicenseKeyShape followed by
 // the activation renders it, with the GraphQL scalars' own marshalers.
-func writeValidatedLicenseKey(w *bytes.Buffer, k *storage.LicenseKey, c *storage.Customer, a *storage.LicenseKeyActivation) {
+func writeValidatedLicenseKey(w *bytes.Buffer, v resolvers.LicenseKeyValidationV1) {
+	k, a := v.LicenseKey, v.Activation
 	o := jsonObject{w: w}
 	o.field("id", graphql.MarshalUUID(k.ID))
 	o.field("created_at", scalar.MarshalDateTime(k.CreatedAt))
@@ -76,7 +76,7 @@ func writeValidatedLicenseKey(w *bytes.Buffer, k *storage.LicenseKey, c *storage
 	o.field("organization_id", graphql.MarshalUUID(k.OrganizationID))
 	o.field("customer_id", graphql.MarshalUUID(k.CustomerID))
 	o.key("customer")
-	writeCustomer(w, c)
+	writeCustomer(w, v)
 	o.field("benefit_id", graphql.MarshalUUID(k.BenefitID))
 	o.field("key", graphql.MarshalString(k.Key))
 	o.field("display_key", graphql.MarshalString(k.DisplayKey))
@@ -103,8 +103,9 @@ func writeValidatedLicenseKey(w *bytes.Buffer, k *storage.LicenseKey, c *storage
 	o.close()
 }
 
-// writeCustomer writes CustomerShape.
-func writeCustomer(w *bytes.Buffer, c *storage.Customer) {
+// writeCustomer writes the validated key's customer as CustomerShape.
+func writeCustomer(w *bytes.Buffer, v resolvers.LicenseKeyValidationV1) {
+	c := v.Customer
 	o := jsonObject{w: w}
 	o.field("id", graphql.MarshalUUID(c.ID))
 	o.field("created_at", scalar.MarshalDateTime(c.CreatedAt))

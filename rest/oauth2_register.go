@@ -12,6 +12,7 @@ import (
 	"till/internal/auth"
 	"till/internal/scalar"
 	"till/resolvers"
+	"till/rest/fastapi"
 )
 
 // Client registration (RFC 7591) and configuration (RFC 7592) at /v1/oauth2/register. They
@@ -24,33 +25,33 @@ import (
 // OAuth2ClientConfigurationUpdate. Only the JSON types are checked here; the values (URLs,
 // enumerations, scopes, defaults) are the use case's rules, shared with GraphQL.
 var (
-	registerClientBody = &Body{Var: "input", Schema: clientConfiguration("OAuth2ClientConfiguration")}
-	updateClientBody   = &Body{Var: "input", Schema: clientConfiguration("OAuth2ClientConfigurationUpdate",
-		Field{Name: "client_id", Schema: String{}, Required: true})}
+	registerClientBody = &fastapi.Body{Var: "input", Schema: clientConfiguration("OAuth2ClientConfiguration")}
+	updateClientBody   = &fastapi.Body{Var: "input", Schema: clientConfiguration("OAuth2ClientConfigurationUpdate",
+		fastapi.Field{Name: "client_id", Schema: fastapi.String{}, Required: true})}
 )
 
-func clientConfiguration(name string, extra ...Field) Object {
-	texts := List{Items: String{}}
-	uri := Nullable{Schema: String{}}
-	return Object{Name: name, Fields: append([]Field{
+func clientConfiguration(name string, extra ...fastapi.Field) fastapi.Object {
+	texts := fastapi.List{Items: fastapi.String{}}
+	uri := fastapi.Nullable{Schema: fastapi.String{}}
+	return fastapi.Object{Name: name, Fields: append([]fastapi.Field{
 		{Name: "redirect_uris", Schema: texts, Required: true},
-		{Name: "token_endpoint_auth_method", Schema: String{}},
+		{Name: "token_endpoint_auth_method", Schema: fastapi.String{}},
 		{Name: "grant_types", Schema: texts},
 		{Name: "response_types", Schema: texts},
-		{Name: "scope", Schema: String{}},
-		{Name: "client_name", Schema: String{}, Required: true},
+		{Name: "scope", Schema: fastapi.String{}},
+		{Name: "client_name", Schema: fastapi.String{}, Required: true},
 		{Name: "client_uri", Schema: uri},
 		{Name: "logo_uri", Schema: uri},
 		{Name: "tos_uri", Schema: uri},
 		{Name: "policy_uri", Schema: uri},
-		{Name: "default_sub_type", Schema: String{}},
+		{Name: "default_sub_type", Schema: fastapi.String{}},
 	}, extra...)}
 }
 
 // oauth2RegisterRoutes are the four registration operations, in upstream's order.
 func oauth2RegisterRoutes(r *resolvers.Resolver) []Route {
 	const configure = "/v1/oauth2/register/{client_id}"
-	id := []Param{PathString("client_id", "clientId")}
+	id := []fastapi.Param{PathString("client_id", "clientId")}
 	users := []auth.Kind{auth.KindUser}
 	write := Guard{Kinds: users, Scopes: []auth.Scope{auth.ScopeOrganizationsWrite}}
 	read := Guard{Kinds: users, Scopes: []auth.Scope{auth.ScopeOrganizationsRead, auth.ScopeOrganizationsWrite}}
@@ -133,14 +134,14 @@ func oauth2DeleteClient(r *resolvers.Resolver) http.Handler {
 // clientIDParam is the {client_id} segment; Starlette's path parameters need one character,
 // so an empty one has answered 404 when ok is false; one holding U+0000 has answered 422.
 func clientIDParam(w http.ResponseWriter, req *http.Request) (string, bool) {
-	id := pathParamValue(chi.URLParam(req, "client_id"), req.URL.RawPath != "")
+	id := fastapi.PathValue(chi.URLParam(req, "client_id"), req.URL.RawPath != "")
 	switch {
 	case id == "":
 		writeDetail(w, http.StatusNotFound, "Not Found")
 		return "", false
 	case !scalar.Storable(id):
 		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation,
-			[]ValidationError{errNUL([]any{"path", "client_id"}, id)})
+			[]fastapi.ValidationError{fastapi.NULError([]any{"path", "client_id"}, id)})
 		return "", false
 	}
 	return id, true
@@ -149,7 +150,7 @@ func clientIDParam(w http.ResponseWriter, req *http.Request) (string, bool) {
 // clientMetadataRequest reads a registration body in FastAPI's order: JSON syntax first,
 // then the caller (401/403 win over a malformed body), then the body's shape. It has
 // answered the request when ok is false.
-func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *Body) (map[string]any, bool) {
+func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body) (map[string]any, bool) {
 	raw, err := io.ReadAll(req.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -160,7 +161,7 @@ func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolver
 		}
 		return nil, false
 	}
-	parsed, jsonErrs, err := parseBody(req.Header.Get("Content-Type"), raw)
+	parsed, jsonErrs, err := fastapi.ReadBody(body, nil, req.Header.Get("Content-Type"), raw)
 	switch {
 	case err != nil:
 		writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
@@ -173,7 +174,7 @@ func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolver
 		writeRegistrationFailure(w, req, r, body, err)
 		return nil, false
 	}
-	v, errs := body.validate(parsed)
+	v, errs := body.Validate(parsed)
 	if len(errs) > 0 {
 		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation, errs)
 		return nil, false
@@ -218,37 +219,37 @@ func metadataOf(in map[string]any) resolvers.OAuth2ClientMetadata {
 // client_secret_expires_at (0: never), then registration_client_uri. Till issues no
 // registration access token: a user token manages its clients.
 func writeClientConfiguration(w http.ResponseWriter, r *resolvers.Resolver, status int, c *resolvers.OAuth2ClientConfiguration) {
-	obj := newPyObject()
-	obj.set("redirect_uris", []string(c.RedirectURIs))
-	obj.set("token_endpoint_auth_method", *c.TokenEndpointAuthMethod)
-	obj.set("grant_types", []string(c.GrantTypes))
-	obj.set("response_types", []string(c.ResponseTypes))
-	obj.set("scope", *c.Scope)
-	obj.set("client_name", c.ClientName)
+	obj := fastapi.NewDict()
+	obj.Set("redirect_uris", []string(c.RedirectURIs))
+	obj.Set("token_endpoint_auth_method", *c.TokenEndpointAuthMethod)
+	obj.Set("grant_types", []string(c.GrantTypes))
+	obj.Set("response_types", []string(c.ResponseTypes))
+	obj.Set("scope", *c.Scope)
+	obj.Set("client_name", c.ClientName)
 	for _, u := range []struct {
 		key   string
 		value *string
 	}{{"client_uri", c.ClientURI}, {"logo_uri", c.LogoURI}, {"tos_uri", c.TosURI}, {"policy_uri", c.PolicyURI}} {
 		if u.value != nil {
-			obj.set(u.key, *u.value)
+			obj.Set(u.key, *u.value)
 		}
 	}
-	obj.set("default_sub_type", *c.DefaultSubType)
-	obj.set("client_id", c.ClientID)
+	obj.Set("default_sub_type", *c.DefaultSubType)
+	obj.Set("client_id", c.ClientID)
 	if c.ClientSecret != nil {
-		obj.set("client_secret", *c.ClientSecret)
+		obj.Set("client_secret", *c.ClientSecret)
 	}
-	obj.set("client_id_issued_at", c.IssuedAt.Unix())
+	obj.Set("client_id_issued_at", c.IssuedAt.Unix())
 	if c.SecretExpiresAt != nil {
 		var expires int64
 		if !c.SecretExpiresAt.IsZero() {
 			expires = c.SecretExpiresAt.Unix()
 		}
-		obj.set("client_secret_expires_at", expires)
+		obj.Set("client_secret_expires_at", expires)
 	}
-	obj.set("registration_client_uri", r.Issuer()+"/v1/oauth2/register/"+c.ClientID)
+	obj.Set("registration_client_uri", r.Issuer()+"/v1/oauth2/register/"+c.ClientID)
 	var buf bytes.Buffer
-	encodePy(&buf, obj)
+	fastapi.WriteJSON(&buf, obj)
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("Pragma", "no-cache")
@@ -258,7 +259,7 @@ func writeClientConfiguration(w http.ResponseWriter, r *resolvers.Resolver, stat
 // writeRegistrationFailure renders a use-case error as upstream answers it on these routes.
 // A client that is unknown, deleted or someone else's is authlib's 401 invalid_client
 // (RFC 7592 §2); body is the route's body spec, to map field errors to their wire loc.
-func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *Body, err error) {
+func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body, err error) {
 	var oe *resolvers.OAuth2Error
 	var te *resolvers.Error
 	switch {
@@ -288,7 +289,7 @@ func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resol
 // writeFieldErrors answers the use case's field errors. Upstream validates the shape with
 // pydantic (422) before authlib checks the scope against the supported ones, so a scope
 // error alone is 400 invalid_client_metadata, and otherwise only the 422 items are sent.
-func writeFieldErrors(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *Body, te *resolvers.Error) {
+func writeFieldErrors(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body, te *resolvers.Error) {
 	var others []resolvers.FieldError
 	scopeFailed := false
 	for _, fe := range te.Errors {

@@ -15,6 +15,7 @@ import (
 	"till/internal/ratelimit"
 	"till/internal/rawjson"
 	"till/resolvers"
+	"till/rest/fastapi"
 )
 
 // writeResult turns an operation's result into the route's HTTP answer.
@@ -192,7 +193,7 @@ type gqlItem struct {
 // validationItems converts a Till error's field errors to REST items, mapping each GraphQL
 // loc (["input","customerId"]) to the wire (["body","customer_id"]). They pass through JSON
 // so each input is written exactly as encoding/json writes it.
-func (rt *router) validationItems(route Route, raw any) ([]ValidationError, error) {
+func (rt *router) validationItems(route Route, raw any) ([]fastapi.ValidationError, error) {
 	b, err := json.Marshal(raw)
 	if err != nil {
 		return nil, err
@@ -203,7 +204,7 @@ func (rt *router) validationItems(route Route, raw any) ([]ValidationError, erro
 	if err := dec.Decode(&items); err != nil {
 		return nil, err
 	}
-	out := make([]ValidationError, len(items))
+	out := make([]fastapi.ValidationError, len(items))
 	for i, it := range items {
 		loc := make([]any, len(it.Loc))
 		for j, seg := range it.Loc {
@@ -218,7 +219,7 @@ func (rt *router) validationItems(route Route, raw any) ([]ValidationError, erro
 				return nil, errors.New("loc segment is neither a string nor an integer")
 			}
 		}
-		out[i] = ValidationError{Type: it.Type, Loc: restLoc(route, loc), Msg: it.Msg, Input: it.Input}
+		out[i] = fastapi.ValidationError{Type: it.Type, Loc: restLoc(route, loc), Msg: it.Msg, Input: it.Input}
 		if len(it.Ctx) > 0 && string(it.Ctx) != "null" {
 			out[i].Ctx = it.Ctx
 		}
@@ -240,68 +241,16 @@ func restLoc(route Route, loc []any) []any {
 		return loc
 	}
 	if first == "input" || (route.Body != nil && first == route.Body.Var) {
-		var s Schema
+		var s fastapi.Schema
 		if route.Body != nil {
 			s = route.Body.Schema
 		}
-		return append([]any{"body"}, wirePath(s, loc[1:])...)
+		return append([]any{"body"}, fastapi.WirePath(s, loc[1:])...)
 	}
 	for _, p := range route.Params {
-		if p.gqlName() == first {
+		if p.Variable() == first {
 			return append([]any{p.In.String(), p.Name}, loc[1:]...)
 		}
 	}
 	return loc
-}
-
-func wirePath(s Schema, segs []any) []any {
-	out := make([]any, 0, len(segs))
-	for _, seg := range segs {
-		name, isName := seg.(string)
-		if !isName {
-			out = append(out, seg)
-			s = itemSchema(s)
-			continue
-		}
-		wire, child, found := wireField(s, name)
-		if !found {
-			wire, child = snakeCase(name), nil
-		}
-		out = append(out, wire)
-		s = child
-	}
-	return out
-}
-
-// wireField finds the wire name and schema of a GraphQL field or map key.
-func wireField(s Schema, name string) (string, Schema, bool) {
-	switch s := s.(type) {
-	case Nullable:
-		return wireField(s.Schema, name)
-	case Object:
-		for _, f := range s.Fields {
-			if f.gqlName() == name {
-				return f.Name, f.Schema, true
-			}
-		}
-	case Union:
-		for _, m := range s.Members {
-			if wire, child, found := wireField(m, name); found {
-				return wire, child, true
-			}
-		}
-	case Map:
-		return name, s.values(), true
-	}
-	return "", nil, false
-}
-
-func itemSchema(s Schema) Schema {
-	switch s := s.(type) {
-	case Nullable:
-		return itemSchema(s.Schema)
-	case List:
-		return s.Items
-	}
-	return nil
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/rest/fastapi"
 )
 
 // Executor runs a persisted operation in process. It is an interface so this
@@ -41,11 +43,11 @@ type Route struct {
 	// this order, so list them as FastAPI validates them: dependencies first
 	// (Page, Limit, Sorting, Metadata), then the endpoint's own path
 	// parameters, then its own query parameters, each in signature order.
-	Params []Param
+	Params []fastapi.Param
 
 	// Body is the JSON request body; nil when the route takes none (the body
 	// is then never read).
-	Body *Body
+	Body *fastapi.Body
 
 	// Field is the key of data whose value is the response body.
 	Field string
@@ -72,7 +74,7 @@ type Route struct {
 
 	// Stream, with Direct, validates a list of the body item by item while it is parsed, so
 	// a batch never exists whole as parsed values (see Stream).
-	Stream *Stream
+	Stream *fastapi.Stream
 
 	// Handler, when set, serves the route instead of a GraphQL operation,
 	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
@@ -95,117 +97,51 @@ func (r Route) status() int {
 	return r.Status
 }
 
-// Body is a route's JSON request body.
-type Body struct {
-	Var      string // GraphQL variable receiving the validated body, e.g. "input"
-	Schema   Schema // usually an Object, or a Union of Objects
-	Optional bool   // an empty body is allowed; otherwise it is 422 missing at ["body"]
-}
-
-// In is where a parameter comes from.
-type In int
-
-const (
-	// InPath is a path segment of the chi pattern.
-	InPath In = iota + 1
-	// InQuery is a query-string parameter.
-	InQuery
-)
-
-// String is the loc segment of the location: "path" or "query".
-func (in In) String() string {
-	if in == InPath {
-		return "path"
-	}
-	return "query"
-}
-
-// Shape is how a query parameter's occurrences become one variable.
-type Shape int
-
-const (
-	// ShapeScalar takes the last occurrence (FastAPI scalar parameters).
-	ShapeScalar Shape = iota
-	// ShapeFilter is Polar's MultipleQueryFilter: one value or a repeated
-	// parameter, always a list; errors carry pydantic's union tags.
-	ShapeFilter
-	// ShapeList is list[T]: every occurrence, errors indexed (sorting).
-	ShapeList
-	// ShapeDeepObject collects name[key]=value pairs into a GraphQL
-	// MetadataFilter list [{key, values}]; it never fails (Polar's metadata
-	// filter).
-	ShapeDeepObject
-)
-
-// Param is one path or query parameter.
-type Param struct {
-	In     In
-	Name   string // wire name, also the loc segment
-	Var    string // GraphQL variable; "" means camelCase(Name)
-	Schema Schema // validates each occurrence (a string); nil means String{}
-	Shape  Shape
-	Clamp  int64 // when > 0, a larger integer is replaced by Clamp silently
-}
-
-func (p Param) gqlName() string {
-	if p.Var != "" {
-		return p.Var
-	}
-	return camelCase(p.Name)
-}
-
-func (p Param) schema() Schema {
-	if p.Schema == nil {
-		return String{}
-	}
-	return p.Schema
-}
-
 // PathUUID4 is a UUID4 path parameter such as {id}.
-func PathUUID4(name, variable string) Param {
-	return Param{In: InPath, Name: name, Var: variable, Schema: UUID4{}}
+func PathUUID4(name, variable string) fastapi.Param {
+	return fastapi.Param{In: fastapi.InPath, Name: name, Var: variable, Schema: fastapi.UUID4{}}
 }
 
 // PathString is a plain string path parameter such as {external_id}.
-func PathString(name, variable string) Param {
-	return Param{In: InPath, Name: name, Var: variable}
+func PathString(name, variable string) fastapi.Param {
+	return fastapi.Param{In: fastapi.InPath, Name: name, Var: variable}
 }
 
 // Page is Polar's page parameter (int > 0, default left to GraphQL).
-func Page() Param {
-	return Param{In: InQuery, Name: "page", Schema: Int{Gt: At(0)}, Clamp: math.MaxInt32}
+func Page() fastapi.Param {
+	return fastapi.Param{In: fastapi.InQuery, Name: "page", Schema: fastapi.Int{Gt: fastapi.At(0)}, Clamp: math.MaxInt32}
 }
 
 // Limit is Polar's limit parameter (int > 0, above 100 clamped to 100).
-func Limit() Param {
-	return Param{In: InQuery, Name: "limit", Schema: Int{Gt: At(0)}, Clamp: 100}
+func Limit() fastapi.Param {
+	return fastapi.Param{In: fastapi.InQuery, Name: "limit", Schema: fastapi.Int{Gt: fastapi.At(0)}, Clamp: 100}
 }
 
 // Sorting is Polar's repeatable sorting parameter over the given sort
 // properties; each may be prefixed with "-", and the allowed values are
 // listed as upstream's enum lists them (p, -p for each p).
-func Sorting(properties ...string) Param {
+func Sorting(properties ...string) fastapi.Param {
 	values := make([]string, 0, 2*len(properties))
 	for _, p := range properties {
 		values = append(values, p, "-"+p)
 	}
-	return Param{In: InQuery, Name: "sorting", Schema: Enum{Values: values}, Shape: ShapeList}
+	return fastapi.Param{In: fastapi.InQuery, Name: "sorting", Schema: fastapi.Enum{Values: values}, Shape: fastapi.ShapeList}
 }
 
 // Metadata is Polar's metadata[key]=value filter, as the GraphQL
 // [MetadataFilter!] list ({key, values} per key, in order of appearance).
-func Metadata() Param {
-	return Param{In: InQuery, Name: "metadata", Shape: ShapeDeepObject}
+func Metadata() fastapi.Param {
+	return fastapi.Param{In: fastapi.InQuery, Name: "metadata", Shape: fastapi.ShapeDeepObject}
 }
 
 // Filter is a MultipleQueryFilter query parameter (repeatable, a list).
-func Filter(name, variable string, s Schema) Param {
-	return Param{In: InQuery, Name: name, Var: variable, Schema: s, Shape: ShapeFilter}
+func Filter(name, variable string, s fastapi.Schema) fastapi.Param {
+	return fastapi.Param{In: fastapi.InQuery, Name: name, Var: variable, Schema: s, Shape: fastapi.ShapeFilter}
 }
 
 // Query is a scalar query parameter (the last occurrence wins).
-func Query(name, variable string, s Schema) Param {
-	return Param{In: InQuery, Name: name, Var: variable, Schema: s}
+func Query(name, variable string, s fastapi.Schema) fastapi.Param {
+	return fastapi.Param{In: fastapi.InQuery, Name: name, Var: variable, Schema: s}
 }
 
 // Config wires the /v1 router.

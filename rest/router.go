@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"till/rest/fastapi"
 )
 
 // router serves the route table; one per NewRouter call.
@@ -174,10 +176,10 @@ func (rt *router) serve(route Route) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		pathValues := map[string]string{}
 		for _, p := range route.Params {
-			if p.In != InPath {
+			if p.In != fastapi.InPath {
 				continue
 			}
-			v := pathParamValue(chi.URLParam(r, p.Name), r.URL.RawPath != "")
+			v := fastapi.PathValue(chi.URLParam(r, p.Name), r.URL.RawPath != "")
 			if v == "" { // Starlette's {param} needs one character
 				writeDetail(w, http.StatusNotFound, "Not Found")
 				return
@@ -187,7 +189,7 @@ func (rt *router) serve(route Route) http.Handler {
 
 		// FastAPI reads and parses the body before it resolves any
 		// dependency: a JSON syntax error beats authentication.
-		var body parsedBody
+		var body fastapi.ParsedBody
 		if route.Body != nil {
 			raw, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -199,12 +201,12 @@ func (rt *router) serve(route Route) http.Handler {
 				}
 				return
 			}
-			var jsonErrs []ValidationError
-			var hook *listHook
+			var jsonErrs []fastapi.ValidationError
+			var stream *fastapi.Stream
 			if route.Direct != nil {
-				hook = newListHook(route.Body, route.Stream)
+				stream = route.Stream
 			}
-			body, jsonErrs, err = parseStreamedBody(r.Header.Get("Content-Type"), raw, hook)
+			body, jsonErrs, err = fastapi.ReadBody(route.Body, stream, r.Header.Get("Content-Type"), raw)
 			if err != nil {
 				writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
 				return
@@ -223,11 +225,11 @@ func (rt *router) serve(route Route) http.Handler {
 		}
 
 		vars := map[string]any{}
-		errs := decodeParams(route.Params, func(name string) string { return pathValues[name] }, parseQuery(r.URL.RawQuery), vars)
+		errs := fastapi.DecodeParams(route.Params, func(name string) string { return pathValues[name] }, r.URL.RawQuery, vars)
 		if route.Body != nil {
-			v, berrs := route.Body.validate(body)
+			v, berrs := route.Body.Validate(body)
 			errs = append(errs, berrs...)
-			if body.present {
+			if body.Present() {
 				vars[route.Body.Var] = v
 			}
 		}

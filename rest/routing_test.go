@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 // Starlette takes the first route whose path and method both match, so a
@@ -17,7 +18,7 @@ func TestRoutingPrefersAFullMatchOverAStaticSegment(t *testing.T) {
 		"ValidateKey.graphql": &fstest.MapFile{Data: []byte(`mutation ValidateKey { validate }`)},
 	}
 	routes := []rest.Route{
-		{Method: http.MethodGet, Path: "/v1/license-keys/{id}", Operation: "GetKey", Params: []rest.Param{rest.PathUUID4("id", "")}, Field: "key"},
+		{Method: http.MethodGet, Path: "/v1/license-keys/{id}", Operation: "GetKey", Params: []fastapi.Param{rest.PathUUID4("id", "")}, Field: "key"},
 		{Method: http.MethodPost, Path: "/v1/license-keys/validate", Operation: "ValidateKey", Field: "validate"},
 	}
 	h, err := rest.NewRouter(rest.Config{Executor: &fakeExecutor{}, Routes: routes, Documents: docs})

@@ -15,6 +15,7 @@ import (
 
 	"till/internal/auth"
 	"till/rest"
+	"till/rest/fastapi"
 	"till/rest/resttest"
 )
 
@@ -67,7 +68,7 @@ func TestDirectRoutePanicIsAnInternalError(t *testing.T) {
 	t.Parallel()
 	h, err := rest.NewRouter(rest.Config{Executor: rest.ExecutorFunc(nil), Routes: []rest.Route{{
 		Method: http.MethodPost, Path: "/v1/license-keys/validate", Operation: "ValidateLicenseKey",
-		Field: "validateLicenseKey.licenseKey", Body: &rest.Body{Var: "input", Schema: rest.Object{Name: "B"}},
+		Field: "validateLicenseKey.licenseKey", Body: &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "B"}},
 		Direct: func(context.Context, map[string]any) (json.RawMessage, *gqlerror.Error) { panic("boom") },
 	}}})
 	if err != nil {

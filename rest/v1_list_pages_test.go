@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 // TestV1ListsPageThroughEqualSortKeysOnce walks /v1 lists whose 101 rows share three
@@ -114,7 +115,7 @@ func TestEveryV1ListClampsItsLimit(t *testing.T) {
 	t.Parallel()
 	lists := 0
 	for _, r := range rest.Routes() {
-		var page, limit *rest.Param
+		var page, limit *fastapi.Param
 		for i, p := range r.Params {
 			switch p.Name {
 			case "page":
@@ -127,7 +128,7 @@ func TestEveryV1ListClampsItsLimit(t *testing.T) {
 			continue
 		}
 		lists++
-		if page == nil || limit == nil || limit.Clamp != 100 || limit.In != rest.InQuery {
+		if page == nil || limit == nil || limit.Clamp != 100 || limit.In != fastapi.InQuery {
 			t.Errorf("%s %s: page %v, limit %+v; want both, limit clamped to 100", r.Method, r.Path, page != nil, limit)
 		}
 	}

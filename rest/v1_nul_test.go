@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"till/rest"
+	"till/rest/fastapi"
 )
 
 // nulProbe is a string PostgreSQL text cannot hold: it has a NUL inside.
@@ -16,27 +17,27 @@ const nulProbe = "a\x00b"
 // probeTarget is route's path with parameter probed set to value and every other path
 // parameter to a well-formed value, and the query holding only probed (when it is a query
 // parameter), so that no other parameter's 422 hides what the probed one does.
-func probeTarget(route rest.Route, probed rest.Param, value string) string {
+func probeTarget(route rest.Route, probed fastapi.Param, value string) string {
 	target := route.Path
 	for _, p := range route.Params {
-		if p.In != rest.InPath {
+		if p.In != fastapi.InPath {
 			continue
 		}
 		v := "x"
-		if _, isUUID := p.Schema.(rest.UUID4); isUUID {
+		if _, isUUID := p.Schema.(fastapi.UUID4); isUUID {
 			v = uuid4
 		}
-		if p.Name == probed.Name && probed.In == rest.InPath {
+		if p.Name == probed.Name && probed.In == fastapi.InPath {
 			v = value
 		}
 		target = strings.Replace(target, "{"+p.Name+"}", url.PathEscape(v), 1)
 	}
-	if probed.In != rest.InQuery {
+	if probed.In != fastapi.InQuery {
 		return target
 	}
 	q := url.Values{}
 	switch probed.Shape {
-	case rest.ShapeDeepObject:
+	case fastapi.ShapeDeepObject:
 		q.Add(probed.Name+"["+value+"]", "v")
 		q.Add(probed.Name+"[key]", value)
 	default:

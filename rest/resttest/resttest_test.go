@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"till/rest"
+	"till/rest/fastapi"
 	"till/rest/resttest"
 )
 
@@ -113,7 +114,7 @@ func TestServeValidatesTheRealRouter(t *testing.T) {
 	})
 	h, err := rest.NewRouter(rest.Config{Executor: exec, Documents: docs, Routes: []rest.Route{{
 		Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "ListCustomerPaymentMethods",
-		Params: []rest.Param{rest.Page(), rest.Limit(), rest.PathUUID4("id", "customerId")}, Field: "paymentMethods",
+		Params: []fastapi.Param{rest.Page(), rest.Limit(), rest.PathUUID4("id", "customerId")}, Field: "paymentMethods",
 	}}})
 	if err != nil {
 		t.Fatal(err)

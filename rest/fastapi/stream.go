@@ -1,14 +1,16 @@
-package rest
+package fastapi
 
 // A usage-event batch may hold 150,000 events in its 10 MiB. Parsed into Python-shaped
 // values, validated into GraphQL variables and converted for the use case, every event
 // existed three times over at once, and the server grew to 40 times the body. A streamed
-// route instead validates each item of one top-level list as soon as the parser has read it
-// and keeps only what the route needs of it: nothing of the parsed tree outlives its item.
+// body instead has each item of one top-level list validated as soon as the parser has read
+// it, keeping only what the endpoint needs of it: nothing of the parsed tree outlives its item.
 
-// Stream makes a Direct route validate its body's list field Field item by item while the
-// body is parsed. Keep turns a validated item (GraphQL names, canonical values) into what
-// Direct receives in that field's list, in place of the item.
+// Stream makes ReadBody validate a body's list field Field item by item while the body is
+// parsed. Keep turns a validated item (GraphQL names, canonical values) into what the
+// validated body holds in that field's list, in place of the item. It applies when the
+// body is an object whose Field is a list without length limits (which would need the
+// whole list); other bodies are read whole.
 type Stream struct {
 	Field string
 	Keep  func(item map[string]any) any
@@ -47,8 +49,8 @@ func (h *listHook) item(i int, v any) {
 	}
 }
 
-// newListHook builds the hook for a route body, or nil when the body is not an object whose
-// Field is a plain list (a length limit would need the whole list).
+// newListHook builds the hook for a body, or nil without a stream or when the body is not
+// an object whose Field is a plain list (a length limit would need the whole list).
 func newListHook(b *Body, s *Stream) *listHook {
 	obj, isObj := b.Schema.(Object)
 	if s == nil || !isObj {
@@ -62,21 +64,21 @@ func newListHook(b *Body, s *Stream) *listHook {
 	return nil
 }
 
-// parseStreamedBody is parseBody for a streamed route: the same answers, with the list
+// parseStreamedBody is parseBody for a streamed body: the same answers, with the list
 // consumed by the hook.
-func parseStreamedBody(contentType string, raw []byte, hook *listHook) (parsedBody, []ValidationError, error) {
+func parseStreamedBody(contentType string, raw []byte, hook *listHook) (ParsedBody, []ValidationError, error) {
 	if hook == nil || len(raw) == 0 || contentType != "" && !isJSONContentType(contentType) {
 		return parseBody(contentType, raw)
 	}
 	v, syntaxErr, err := decodePythonJSONWith(raw, hook)
 	if err != nil {
-		return parsedBody{}, nil, err
+		return ParsedBody{}, nil, err
 	}
 	if syntaxErr != nil {
-		e := newError("json_invalid", []any{"body", syntaxErr.pos}, "JSON decode error", newPyObject(), "error", syntaxErr.msg)
-		return parsedBody{}, []ValidationError{e}, nil
+		e := newError("json_invalid", []any{"body", syntaxErr.pos}, "JSON decode error", NewDict(), "error", syntaxErr.msg)
+		return ParsedBody{}, []ValidationError{e}, nil
 	}
-	return parsedBody{value: v, present: v != nil}, nil, nil
+	return ParsedBody{value: v, present: v != nil}, nil, nil
 }
 
 // streamArray is array for the hooked list: items go to the hook instead of a slice.

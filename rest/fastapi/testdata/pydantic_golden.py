@@ -1,7 +1,7 @@
-"""Builds pydantic-golden.json, the oracle for rest's FastAPI/pydantic 422 fidelity.
+"""Builds pydantic-golden.json, the oracle for rest/fastapi's FastAPI/pydantic 422 fidelity.
 
-Run with pydantic v2 installed: python3 rest/testdata/pydantic_golden.py
-The models mirror the Go schemas in rest/golden_test.go; FastAPI is not needed: it validates a
+Run with pydantic v2 installed: python3 rest/fastapi/testdata/pydantic_golden.py
+The models mirror the Go schemas in rest/fastapi/golden_test.go; FastAPI is not needed: it validates a
 body with TypeAdapter.validate_python(value, from_attributes=True) and prefixes loc with "body"
 (or "query", name), which is what this script does.
 """

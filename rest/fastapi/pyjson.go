@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type jsonSyntaxError struct {
 // ErrUnparsableBody is a body FastAPI cannot even decode (invalid UTF-8, an
 // integer literal over Python's 4300 digits, nesting beyond the recursion
 // limit); it is answered 400 {"detail":"There was an error parsing the body"}.
-var ErrUnparsableBody = errors.New("rest: there was an error parsing the body")
+var ErrUnparsableBody = errors.New("fastapi: there was an error parsing the body")
 
 // maxJSONDepth stands in for Python's recursion limit.
 const maxJSONDepth = 1000
@@ -277,7 +277,7 @@ func hex4(s string) (uint16, bool) {
 
 func (p *pyParser) object(i, depth int) (any, int, *parseErr) {
 	s := p.s
-	obj := newPyObject()
+	obj := NewDict()
 	i = p.skipWS(i)
 	if i < len(s) && s[i] == '}' {
 		return obj, i + 1, nil
@@ -305,7 +305,7 @@ func (p *pyParser) object(i, depth int) (any, int, *parseErr) {
 		if err2 != nil {
 			return nil, 0, err2
 		}
-		obj.set(k.(string), v)
+		obj.Set(k.(string), v)
 		i = p.skipWS(next)
 		if i < len(s) && s[i] == '}' {
 			return obj, i + 1, nil

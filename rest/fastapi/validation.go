@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ func (e ValidationError) MarshalJSON() ([]byte, error) {
 	buf.WriteString(`{"type":`)
 	writePyString(&buf, e.Type)
 	buf.WriteString(`,"loc":`)
-	encodePy(&buf, e.Loc)
+	WriteJSON(&buf, e.Loc)
 	buf.WriteString(`,"msg":`)
 	writePyString(&buf, e.Msg)
 	buf.WriteString(`,"input":`)
@@ -42,8 +42,8 @@ func (e ValidationError) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// ValidationErrors is a request that failed validation; the router answers
-// it with 422 {"error":"RequestValidationError","detail":[...]}.
+// ValidationErrors is a request that failed validation; /v1 answers it with
+// 422 {"error":"RequestValidationError","detail":[...]}.
 type ValidationErrors []ValidationError
 
 // Error lists the items for logs; clients get the JSON rendering.
@@ -60,9 +60,9 @@ func (v ValidationErrors) Error() string {
 func newError(typ string, loc []any, msg string, input any, ctx ...any) ValidationError {
 	e := ValidationError{Type: typ, Loc: loc, Msg: msg, Input: pyJSON(input)}
 	if len(ctx) > 0 {
-		obj := newPyObject()
+		obj := NewDict()
 		for i := 0; i+1 < len(ctx); i += 2 {
-			obj.set(ctx[i].(string), ctx[i+1])
+			obj.Set(ctx[i].(string), ctx[i+1])
 		}
 		e.Ctx = pyJSON(obj)
 	}

@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"encoding/json"

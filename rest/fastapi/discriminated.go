@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func (t Tagged) validatorName() string {
 }
 
 func (t Tagged) validate(in any, loc []any) (outcome, []ValidationError) {
-	obj, isObj := in.(*pyObject)
+	obj, isObj := in.(*Dict)
 	if !isObj {
 		return fail(errModelAttributesType(loc, in))
 	}
@@ -69,7 +69,7 @@ type Regex struct {
 	re      *regexp.Regexp
 }
 
-// NewRegex compiles pattern once, when the route table is built.
+// NewRegex compiles pattern once, when the schema is built.
 func NewRegex(pattern string) Regex {
 	return Regex{Pattern: pattern, re: regexp.MustCompile(pattern)}
 }

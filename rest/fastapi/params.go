@@ -1,10 +1,70 @@
-package rest
+package fastapi
 
 import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
 )
+
+// In is where a parameter comes from.
+type In int
+
+const (
+	// InPath is a segment of the route's path.
+	InPath In = iota + 1
+	// InQuery is a query-string parameter.
+	InQuery
+)
+
+// String is the loc segment of the location: "path" or "query".
+func (in In) String() string {
+	if in == InPath {
+		return "path"
+	}
+	return "query"
+}
+
+// Shape is how a query parameter's occurrences become one variable.
+type Shape int
+
+const (
+	// ShapeScalar takes the last occurrence (FastAPI scalar parameters).
+	ShapeScalar Shape = iota
+	// ShapeFilter is Polar's MultipleQueryFilter: one value or a repeated
+	// parameter, always a list; errors carry pydantic's union tags.
+	ShapeFilter
+	// ShapeList is list[T]: every occurrence, errors indexed (sorting).
+	ShapeList
+	// ShapeDeepObject collects name[key]=value pairs into a GraphQL
+	// MetadataFilter list [{key, values}]; it never fails (Polar's metadata
+	// filter).
+	ShapeDeepObject
+)
+
+// Param is one path or query parameter.
+type Param struct {
+	In     In
+	Name   string // wire name, also the loc segment
+	Var    string // GraphQL variable; "" means camelCase(Name)
+	Schema Schema // validates each occurrence (a string); nil means String{}
+	Shape  Shape
+	Clamp  int64 // when > 0, a larger integer is replaced by Clamp silently
+}
+
+// Variable is the GraphQL variable the parameter's value goes to.
+func (p Param) Variable() string {
+	if p.Var != "" {
+		return p.Var
+	}
+	return camelCase(p.Name)
+}
+
+func (p Param) schema() Schema {
+	if p.Schema == nil {
+		return String{}
+	}
+	return p.Schema
+}
 
 // queryPair is one name=value of a query string, in request order.
 type queryPair struct{ name, value string }
@@ -121,9 +181,11 @@ func unhex(c byte) byte {
 	}
 }
 
-// decodeParams validates the route's parameters in order and fills vars.
-// pathValue returns a path parameter (already unescaped).
-func decodeParams(params []Param, pathValue func(string) string, query []queryPair, vars map[string]any) []ValidationError {
+// DecodeParams validates an endpoint's parameters in order, as FastAPI does, and fills vars
+// with their GraphQL values. pathValue returns a path parameter's text (see PathValue);
+// rawQuery is the request's query string as it arrived.
+func DecodeParams(params []Param, pathValue func(name string) string, rawQuery string, vars map[string]any) []ValidationError {
+	query := parseQuery(rawQuery)
 	var errs []ValidationError
 	for _, p := range params {
 		value, present, perrs := decodeParam(p, pathValue, query)
@@ -132,7 +194,7 @@ func decodeParams(params []Param, pathValue func(string) string, query []queryPa
 			continue
 		}
 		if present {
-			vars[p.gqlName()] = clamp(value, p.Clamp)
+			vars[p.Variable()] = clamp(value, p.Clamp)
 		}
 	}
 	return errs
@@ -143,7 +205,7 @@ func decodeParam(p Param, pathValue func(string) string, query []queryPair) (any
 		raw := pathValue(p.Name)
 		oc, errs := p.schema().validate(raw, []any{"path", p.Name})
 		if _, bad := unstorableQuery(oc.value); len(errs) == 0 && bad {
-			errs = []ValidationError{errNUL([]any{"path", p.Name}, raw)}
+			errs = []ValidationError{NULError([]any{"path", p.Name}, raw)}
 		}
 		return oc.value, len(errs) == 0, errs
 	}
@@ -175,7 +237,7 @@ func decodeParam(p Param, pathValue func(string) string, query []queryPair) (any
 		}
 	}
 	if s, bad := unstorableQuery(oc.value); len(errs) == 0 && bad {
-		errs = []ValidationError{errNUL(loc, s)}
+		errs = []ValidationError{NULError(loc, s)}
 	}
 	return oc.value, len(errs) == 0, errs
 }
@@ -208,7 +270,7 @@ func deepObject(name string, query []queryPair) ([]any, []ValidationError) {
 		}
 		key := rest[:end]
 		if strings.IndexByte(key, 0) >= 0 || strings.IndexByte(q.value, 0) >= 0 {
-			errs = append(errs, errNUL([]any{"query", name, key}, q.value))
+			errs = append(errs, NULError([]any{"query", name, key}, q.value))
 			continue
 		}
 		f, seen := index[key]

@@ -1,10 +1,10 @@
-package rest_test
+package fastapi_test
 
 import (
 	"errors"
 	"testing"
 
-	"till/rest"
+	"till/rest/fastapi"
 )
 
 // TestURLHostsGoThroughIDNA pins the host conversion the pydantic golden file samples only
@@ -13,7 +13,7 @@ import (
 func TestURLHostsGoThroughIDNA(t *testing.T) {
 	t.Parallel()
 	const invalid = "Input should be a valid URL, invalid international domain name"
-	schema := rest.URL{Schemes: []string{"http", "https"}, MaxLength: 2083}
+	schema := fastapi.URL{Schemes: []string{"http", "https"}, MaxLength: 2083}
 	tests := []struct {
 		name, input string
 		want        string // the serialised URL, or "" when the error below is expected
@@ -39,15 +39,15 @@ func TestURLHostsGoThroughIDNA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body := &rest.Body{Var: "input", Schema: rest.Object{Name: "M", Fields: []rest.Field{{Name: "u", Schema: schema, Required: true}}}}
-			v, err := rest.DecodeBody(body, "", []byte(`{"u":"`+tt.input+`"}`))
+			body := &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "M", Fields: []fastapi.Field{{Name: "u", Schema: schema, Required: true}}}}
+			v, err := fastapi.DecodeBody(body, nil, "", []byte(`{"u":"`+tt.input+`"}`))
 			if tt.wantErr == "" {
 				if got, _ := v.(map[string]any)["u"].(string); err != nil || got != tt.want {
 					t.Fatalf("%s: got %v, %v; want %s", tt.input, v, err, tt.want)
 				}
 				return
 			}
-			var verrs rest.ValidationErrors
+			var verrs fastapi.ValidationErrors
 			if !errors.As(err, &verrs) || len(verrs) != 1 || verrs[0].Msg != tt.wantErr {
 				t.Fatalf("%s: got %v, %v; want %q", tt.input, v, err, tt.wantErr)
 			}

@@ -1,4 +1,4 @@
-package rest_test
+package fastapi_test
 
 import (
 	"encoding/json"
@@ -8,29 +8,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"till/rest"
+	"till/rest/fastapi"
 )
-
-// itemsJSON renders 422 items exactly as the router writes them.
-func itemsJSON(tb testing.TB, errs rest.ValidationErrors) string {
-	tb.Helper()
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		b, err := e.MarshalJSON()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		parts[i] = string(b)
-	}
-	return "[" + strings.Join(parts, ",") + "]"
-}
 
 func TestDecodeBodyReportsPydanticErrors(t *testing.T) {
 	validate := licenseKeyValidateBody()
 	session := customerSessionBody()
 	tests := []struct {
 		name        string
-		body        *rest.Body
+		body        *fastapi.Body
 		contentType string
 		raw         string
 		want        string
@@ -68,7 +54,7 @@ func TestDecodeBodyReportsPydanticErrors(t *testing.T) {
 			`[{"type":"value_error","loc":["body","key"],"msg":"Value error, This value contains invalid characters","input":"a\u0000b","ctx":{"error":{}}}]`},
 		{"a NUL character in a map key is a value error on the field", validate, "", `{"key":"k","organization_id":"` + orgUUID + `","conditions":{"a\u0000":"x"}}`,
 			`[{"type":"value_error","loc":["body","conditions"],"msg":"Value error, This value contains invalid characters","input":{"a\u0000":"x"},"ctx":{"error":{}}}]`},
-		{"an infinite or NaN float anywhere in a JSON value is refused at its loc", &rest.Body{Var: "input", Schema: rest.Any{}}, "", `{"a":[1,1e400],"b":{"c":NaN},"d":-Infinity}`,
+		{"an infinite or NaN float anywhere in a JSON value is refused at its loc", &fastapi.Body{Var: "input", Schema: fastapi.Any{}}, "", `{"a":[1,1e400],"b":{"c":NaN},"d":-Infinity}`,
 			`[{"type":"finite_number","loc":["body","a",1],"msg":"Input should be a finite number","input":null},` +
 				`{"type":"finite_number","loc":["body","b","c"],"msg":"Input should be a finite number","input":null},` +
 				`{"type":"finite_number","loc":["body","d"],"msg":"Input should be a finite number","input":null}]`},
@@ -95,8 +81,8 @@ func TestDecodeBodyReportsPydanticErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := rest.DecodeBody(tt.body, tt.contentType, []byte(tt.raw))
-			var verrs rest.ValidationErrors
+			v, err := fastapi.DecodeBody(tt.body, nil, tt.contentType, []byte(tt.raw))
+			var verrs fastapi.ValidationErrors
 			if !errors.As(err, &verrs) {
 				t.Fatalf("DecodeBody = %v, %v; want validation errors", v, err)
 			}
@@ -129,8 +115,8 @@ func TestDecodeBodyReportsPythonJSONErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := rest.DecodeBody(&rest.Body{Var: "input", Schema: rest.Any{}}, "", []byte(tt.raw))
-			var verrs rest.ValidationErrors
+			_, err := fastapi.DecodeBody(&fastapi.Body{Var: "input", Schema: fastapi.Any{}}, nil, "", []byte(tt.raw))
+			var verrs fastapi.ValidationErrors
 			if !errors.As(err, &verrs) {
 				t.Fatalf("DecodeBody error = %v; want validation errors", err)
 			}
@@ -156,8 +142,8 @@ func TestDecodeBodyRefusesUndecodableBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := rest.DecodeBody(&rest.Body{Var: "input", Schema: rest.Any{}}, "", []byte(tt.raw))
-			if !errors.Is(err, rest.ErrUnparsableBody) {
+			_, err := fastapi.DecodeBody(&fastapi.Body{Var: "input", Schema: fastapi.Any{}}, nil, "", []byte(tt.raw))
+			if !errors.Is(err, fastapi.ErrUnparsableBody) {
 				t.Errorf("DecodeBody error = %v; want ErrUnparsableBody", err)
 			}
 		})
@@ -169,7 +155,7 @@ func TestDecodeBodyProducesGraphQLVariables(t *testing.T) {
 	validate := licenseKeyValidateBody()
 	tests := []struct {
 		name string
-		body *rest.Body
+		body *fastapi.Body
 		raw  string
 		want any
 	}{
@@ -186,12 +172,12 @@ func TestDecodeBodyProducesGraphQLVariables(t *testing.T) {
 		{"lax integers and exact map values convert", validate, `{"key":"k","organization_id":"` + orgUUID + `","increment_usage":"7","conditions":{"s":"1","i":2,"f":1.5,"b":true,"x":10000000000000000000000}}`,
 			map[string]any{"key": "k", "organizationId": orgUUID, "incrementUsage": int64(7),
 				"conditions": map[string]any{"s": "1", "i": int64(2), "f": 1.5, "b": true, "x": json.Number("10000000000000000000000")}}},
-		{"duplicate keys keep the last value", &rest.Body{Var: "input", Schema: rest.Any{}}, `{"a":1,"a":2}`,
+		{"duplicate keys keep the last value", &fastapi.Body{Var: "input", Schema: fastapi.Any{}}, `{"a":1,"a":2}`,
 			map[string]any{"a": int64(2)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := rest.DecodeBody(tt.body, "application/json; charset=utf-8", []byte(tt.raw))
+			got, err := fastapi.DecodeBody(tt.body, nil, "application/json; charset=utf-8", []byte(tt.raw))
 			if err != nil {
 				t.Fatalf("DecodeBody: %v", err)
 			}

@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"bytes"
@@ -13,35 +13,40 @@ import (
 // Request values are held the way Python holds them after json.loads, because
 // upstream validates (and echoes back in 422 items) those Python objects, not
 // the raw bytes: integers are arbitrary precision (*big.Int), other numbers
-// are float64, objects keep their key order (*pyObject), arrays are []any,
+// are float64, objects keep their key order (*Dict), arrays are []any,
 // and strings, booleans and nil map to themselves.
 
-// pyObject is a JSON object as Python's dict builds it from json.loads: a key
-// keeps the position of its first occurrence and the value of its last.
-type pyObject struct {
+// Dict is a JSON object as Python's dict holds it: a key keeps the position of its first
+// occurrence and the value of its last. Request bodies parse into it, so a 422 echoes an
+// object's keys in the client's order; WriteJSON writes it in that order too, for answers
+// whose key order upstream fixes.
+type Dict struct {
 	keys []string
 	vals map[string]any
 }
 
-func newPyObject() *pyObject { return &pyObject{vals: map[string]any{}} }
+// NewDict returns an empty Dict.
+func NewDict() *Dict { return &Dict{vals: map[string]any{}} }
 
-func (o *pyObject) set(k string, v any) {
+// Set sets k to v, appending k when it is new.
+func (o *Dict) Set(k string, v any) {
 	if _, ok := o.vals[k]; !ok {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
 }
 
-func (o *pyObject) get(k string) (any, bool) {
+func (o *Dict) get(k string) (any, bool) {
 	v, ok := o.vals[k]
 	return v, ok
 }
 
-// encodePy writes v as Starlette's JSONResponse would (json.dumps with
-// ensure_ascii=False and compact separators). Go values that only occur in
-// our own error items (int, int64, json.RawMessage, []string) are accepted
-// too. Non-finite floats, which Python would refuse to encode, become null.
-func encodePy(buf *bytes.Buffer, v any) {
+// WriteJSON writes v as Starlette's JSONResponse would (json.dumps with ensure_ascii=False
+// and compact separators): the request values of this package (nil, bool, *big.Int,
+// float64, string, []any, *Dict) and the Go values answers are made of (int, int64,
+// []string, json.RawMessage written as is). Non-finite floats, which Python would refuse to
+// encode, become null.
+func WriteJSON(buf *bytes.Buffer, v any) {
 	switch v := v.(type) {
 	case nil:
 		buf.WriteString("null")
@@ -74,10 +79,10 @@ func encodePy(buf *bytes.Buffer, v any) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			encodePy(buf, e)
+			WriteJSON(buf, e)
 		}
 		buf.WriteByte(']')
-	case *pyObject:
+	case *Dict:
 		buf.WriteByte('{')
 		for i, k := range v.keys {
 			if i > 0 {
@@ -85,7 +90,7 @@ func encodePy(buf *bytes.Buffer, v any) {
 			}
 			writePyString(buf, k)
 			buf.WriteByte(':')
-			encodePy(buf, v.vals[k])
+			WriteJSON(buf, v.vals[k])
 		}
 		buf.WriteByte('}')
 	default:
@@ -98,10 +103,10 @@ func encodePy(buf *bytes.Buffer, v any) {
 	}
 }
 
-// pyJSON returns encodePy's output as a raw message.
+// pyJSON returns WriteJSON's output as a raw message.
 func pyJSON(v any) json.RawMessage {
 	var buf bytes.Buffer
-	encodePy(&buf, v)
+	WriteJSON(&buf, v)
 	return buf.Bytes()
 }
 

@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"strings"
@@ -37,7 +37,7 @@ type Object struct {
 func (o Object) validatorName() string { return o.Name }
 
 func (o Object) validate(in any, loc []any) (outcome, []ValidationError) {
-	obj, isObj := in.(*pyObject)
+	obj, isObj := in.(*Dict)
 	if !isObj {
 		return fail(errModelAttributesType(loc, in))
 	}
@@ -71,7 +71,7 @@ func (o Object) validate(in any, loc []any) (outcome, []ValidationError) {
 	return outcome{value: out, exactness: ex, fieldsSet: set}, nil
 }
 
-func lookupField(obj *pyObject, f Field) (key string, raw any, present bool) {
+func lookupField(obj *Dict, f Field) (key string, raw any, present bool) {
 	if v, found := obj.get(f.Name); found {
 		return f.Name, v, true
 	}
@@ -175,7 +175,7 @@ func (u Union) best(in any, loc []any, skipIncomplete bool) (outcome, bool) {
 // lacksRequired reports whether in is not an object or misses a required field, so that
 // validating it must fail.
 func (o Object) lacksRequired(in any) bool {
-	obj, isObj := in.(*pyObject)
+	obj, isObj := in.(*Dict)
 	if !isObj {
 		return true
 	}
@@ -255,7 +255,7 @@ func (m Map) validatorName() string {
 }
 
 func (m Map) validate(in any, loc []any) (outcome, []ValidationError) {
-	obj, isObj := in.(*pyObject)
+	obj, isObj := in.(*Dict)
 	if !isObj {
 		return fail(newError("dict_type", loc, "Input should be a valid dictionary", in))
 	}
@@ -314,21 +314,6 @@ func camelCase(s string) string {
 		r := []rune(p)
 		r[0] = unicode.ToUpper(r[0])
 		b.WriteString(string(r))
-	}
-	return b.String()
-}
-
-// snakeCase turns a GraphQL name back into a wire name.
-func snakeCase(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		if unicode.IsUpper(r) {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r = unicode.ToLower(r)
-		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }

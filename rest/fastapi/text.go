@@ -1,4 +1,4 @@
-package rest
+package fastapi
 
 import (
 	"math"
@@ -12,8 +12,9 @@ import (
 // fails in the database or the JSON encoder with a 500; here every decoder of outside
 // input refuses them, at the value's loc, so no use case has to remember.
 
-// errNUL is Polar's answer to a string holding U+0000.
-func errNUL(loc []any, input any) ValidationError {
+// NULError is Polar's item for a string holding U+0000, for values read outside this
+// package (a path parameter a handler takes itself).
+func NULError(loc []any, input any) ValidationError {
 	return errValue(loc, input, nulMessage)
 }
 
@@ -31,9 +32,9 @@ func utf8Replacing(s string) string {
 	return decodeReplacing([]byte(s))
 }
 
-// pathParamValue unescapes a chi path parameter taken from the escaped path (when the URL
-// had one) into text.
-func pathParamValue(v string, escaped bool) string {
+// PathValue unescapes a path parameter taken from the escaped path (escaped: the URL had
+// one) into text, as uvicorn decodes a path: {param} values are always text.
+func PathValue(v string, escaped bool) string {
 	if escaped {
 		if unescaped, err := url.PathUnescape(v); err == nil {
 			v = unescaped
@@ -56,7 +57,7 @@ func nonFinite(in any, loc []any) []ValidationError {
 			errs = append(errs, nonFinite(e, at(loc, i))...)
 		}
 		return errs
-	case *pyObject:
+	case *Dict:
 		var errs []ValidationError
 		for _, k := range v.keys {
 			errs = append(errs, nonFinite(v.vals[k], at(loc, k))...)

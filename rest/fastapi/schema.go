@@ -1,7 +1,8 @@
-package rest
+package fastapi
 
 import (
 	"math/big"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -12,7 +13,7 @@ import (
 // (json.Number beyond int64), float64, nil, []any or map[string]any.
 //
 // The implementations are the types of this package (String, UUID4, Int,
-// Object, Union, ...); rows compose them as literals.
+// Object, Union, ...); callers compose them as literals, as pydantic models are declared.
 type Schema interface {
 	validate(in any, loc []any) (outcome, []ValidationError)
 	// validatorName is pydantic-core's name for the validator, which a
@@ -71,6 +72,19 @@ func (s String) validate(in any, loc []any) (outcome, []ValidationError) {
 		return fail(errStringTooLong(loc, in, s.MaxLength))
 	}
 	return ok(v, exact)
+}
+
+// UpperCase upper-cases a string before Schema validates it (pydantic's
+// BeforeValidator(str.upper)); other values reach Schema unchanged.
+type UpperCase struct{ Schema Schema }
+
+func (u UpperCase) validatorName() string { return u.Schema.validatorName() }
+
+func (u UpperCase) validate(in any, loc []any) (outcome, []ValidationError) {
+	if s, isString := in.(string); isString {
+		in = strings.ToUpper(s)
+	}
+	return u.Schema.validate(in, loc)
 }
 
 // UUID4 is pydantic's UUID4: any spelling uuid::Uuid::parse_str accepts,
@@ -190,7 +204,7 @@ func graphQLValue(v any) any {
 			out[i] = graphQLValue(e)
 		}
 		return out
-	case *pyObject:
+	case *Dict:
 		out := make(map[string]any, len(v.keys))
 		for _, k := range v.keys {
 			out[k] = graphQLValue(v.vals[k])
