@@ -162,10 +162,20 @@ func TestWorkerRefusesUnsafeSettings(t *testing.T) {
 }
 
 // TestWakeStartsAJobBeforeThePoll: with a poll interval of a minute, a job enqueued after the
-// queue ran dry starts as soon as the worker is woken.
+// queue ran dry starts as soon as the worker is woken. The wake channel is unbuffered, so a
+// send completes only once the worker waits on it: the first send proves the worker found
+// the queue dry and went to sleep, the second wakes it for the job.
 func TestWakeStartsAJobBeforeThePoll(t *testing.T) {
 	db, _ := newDB(t)
-	wake := make(chan struct{}, 1)
+	wake := make(chan struct{})
+	send := func(why string) {
+		t.Helper()
+		select {
+		case wake <- struct{}{}:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the worker never waited for a wake (%s)", why)
+		}
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	w := &jobs.Worker{DB: db, Handlers: map[string]jobs.Handler{"test": func(_ context.Context, tx *sqlx.Tx, job *storage.Job) error {
 		return writeEffect(tx, job)
@@ -173,9 +183,9 @@ func TestWakeStartsAJobBeforeThePoll(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	time.Sleep(200 * time.Millisecond) // the first claim finds nothing: the worker now waits a minute
+	send("after its first, empty claim")
 	job := enqueue(t, db, storage.JobInsert{Kind: "test"})
-	wake <- struct{}{}
+	send("for the job")
 	waitFor(t, db, 10*time.Second, `SELECT state = 'completed' FROM jobs WHERE id = $1`, job.ID)
 }
 
