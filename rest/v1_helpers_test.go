@@ -151,31 +151,18 @@ func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
 }
 
 // org is an organization with an organization access token.
-type org struct {
-	ID    uuid.UUID
-	Slug  string
-	Token string
-}
+type org = resolverstest.Org
 
 // newOrg creates an organization with a token carrying scope (space separated).
 func (s *v1) newOrg(tb testing.TB, scope string) org {
 	tb.Helper()
-	slug := "org-" + randomHex(6)
-	o, err := storage.CreateOrganization(context.Background(), s.db, "Org "+slug, slug)
-	if err != nil {
-		tb.Fatalf("creating organization: %v", err)
-	}
-	return org{ID: o.ID, Slug: slug, Token: s.newToken(tb, o.ID, scope)}
+	return resolverstest.NewOrgIn(tb, s.db, s.secret, scope)
 }
 
 // newToken creates another organization access token for orgID.
 func (s *v1) newToken(tb testing.TB, orgID uuid.UUID, scope string) string {
 	tb.Helper()
-	tok := auth.Generate(auth.PrefixOrganizationAccessToken)
-	if _, err := storage.CreateOrganizationToken(context.Background(), s.db, orgID, auth.Hash(s.secret, tok), scope, "", nil); err != nil {
-		tb.Fatalf("creating organization token: %v", err)
-	}
-	return tok
+	return resolverstest.NewTokenIn(tb, s.db, s.secret, orgID, scope)
 }
 
 // newCustomer creates an individual customer with a unique email and the given external id

@@ -121,19 +121,32 @@ const AllScopes = "all"
 // or comma separated list, or AllScopes).
 func (s *Server) NewOrg(tb testing.TB, scope string) Org {
 	tb.Helper()
-	slug := "org-" + randomHex(6)
-	o, err := storage.CreateOrganization(context.Background(), s.DB, "Org "+slug, slug)
-	if err != nil {
-		tb.Fatalf("creating organization: %v", err)
-	}
-	return Org{ID: o.ID, Slug: slug, Token: s.NewToken(tb, o.ID, scope)}
+	return NewOrgIn(tb, s.DB, s.Secret, scope)
 }
 
 // NewToken creates another organization access token for orgID.
 func (s *Server) NewToken(tb testing.TB, orgID uuid.UUID, scope string) string {
 	tb.Helper()
+	return NewTokenIn(tb, s.DB, s.Secret, orgID, scope)
+}
+
+// NewOrgIn is NewOrg on any test database whose tokens are hashed with secret, for harnesses
+// that serve the application otherwise (the /v1 tests).
+func NewOrgIn(tb testing.TB, db *sqlx.DB, secret []byte, scope string) Org {
+	tb.Helper()
+	slug := "org-" + randomHex(6)
+	o, err := storage.CreateOrganization(context.Background(), db, "Org "+slug, slug)
+	if err != nil {
+		tb.Fatalf("creating organization: %v", err)
+	}
+	return Org{ID: o.ID, Slug: slug, Token: NewTokenIn(tb, db, secret, o.ID, scope)}
+}
+
+// NewTokenIn is NewToken on any test database whose tokens are hashed with secret.
+func NewTokenIn(tb testing.TB, db *sqlx.DB, secret []byte, orgID uuid.UUID, scope string) string {
+	tb.Helper()
 	tok := auth.Generate(auth.PrefixOrganizationAccessToken)
-	if _, err := storage.CreateOrganizationToken(context.Background(), s.DB, orgID, auth.Hash(s.Secret, tok), scope, "", nil); err != nil {
+	if _, err := storage.CreateOrganizationToken(context.Background(), db, orgID, auth.Hash(secret, tok), scope, "", nil); err != nil {
 		tb.Fatalf("creating organization token: %v", err)
 	}
 	return tok
