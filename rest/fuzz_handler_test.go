@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"till/rest/fastapi/fastapitest"
+
 	"till/rest"
 )
 
@@ -78,8 +80,8 @@ func FuzzV1Routes(f *testing.F) {
 			body = []byte(`{"events":[{"name":"a","external_customer_id":"x\u0000","metadata":{"k":1e400}}]}`)
 		}
 		f.Add(uint8(i), uint8(i), "a\x00b", "external_customer_id=%00&metadata[k]=%00&page=1", body, "application/json")
-		f.Add(uint8(i), uint8(i+1), uuid4, "sorting=-created_at&limit=1000", []byte(`{"metadata":{"k":"\u0000"}}`), "")
-		f.Add(uint8(i), uint8(i+2), "%ff", "customer_id="+uuid4+"&query=%C3", []byte(`{"name":NaN}`), "text/plain")
+		f.Add(uint8(i), uint8(i+1), fastapitest.UUID4, "sorting=-created_at&limit=1000", []byte(`{"metadata":{"k":"\u0000"}}`), "")
+		f.Add(uint8(i), uint8(i+2), "%ff", "customer_id="+fastapitest.UUID4+"&query=%C3", []byte(`{"name":NaN}`), "text/plain")
 	}
 	f.Fuzz(func(t *testing.T, route, who uint8, segment, rawQuery string, body []byte, contentType string) {
 		r := w.routes[int(route)%len(w.routes)]

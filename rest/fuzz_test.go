@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"till/rest/fastapi/fastapitest"
+
 	"till/rest"
 	"till/rest/fastapi"
 )
@@ -66,7 +68,7 @@ func contains(roots []string, v any) bool {
 
 // routeBodies are the bodies of the real route table, and the two test bodies.
 func routeBodies() []*fastapi.Body {
-	bodies := []*fastapi.Body{customerSessionBody(), licenseKeyValidateBody()}
+	bodies := []*fastapi.Body{fastapitest.CustomerSessionBody(), fastapitest.LicenseKeyValidateBody()}
 	for _, r := range rest.Routes() {
 		if r.Body != nil {
 			bodies = append(bodies, r.Body)
@@ -80,13 +82,13 @@ func routeBodies() []*fastapi.Body {
 // as valid JSON starting with the body location, and a value it accepts must be storable.
 func FuzzDecodeBody(f *testing.F) {
 	seeds := []string{
-		``, `null`, `{}`, `[]`, `{"customer_id":"` + uuid4 + `"}`, `{"customer_external_id":"x","return_url":""}`,
-		`{"key":"k","organization_id":"` + orgUUID + `","conditions":{"a":1,"b":"x","c":1.5,"d":true}}`,
+		``, `null`, `{}`, `[]`, `{"customer_id":"` + fastapitest.UUID4 + `"}`, `{"customer_external_id":"x","return_url":""}`,
+		`{"key":"k","organization_id":"` + fastapitest.OrgUUID + `","conditions":{"a":1,"b":"x","c":1.5,"d":true}}`,
 		`{"a":}`, `{"a":1,}`, `"\ud800\udc00"`, `"\u12"`, `NaN`, `-Infinity`, `1e999`, "\xef\xbb\xbf{}", "\xff\xfe{\x00}\x00",
 		`{"key":"a\u0000"}`, `[[[[[[[[`, `{"increment_usage":"1_000.00"}`,
 		`{"events":[{"name":"a","external_customer_id":"x","metadata":{"k":1e400,"j":NaN}}]}`,
-		`{"events":[{"name":"a","customer_id":"` + uuid4 + `","metadata":{"_llm":{"vendor":"v","model":"m","input_tokens":1,"output_tokens":1,"total_tokens":2}}}]}`,
-		`{"key":"k","organization_id":"` + orgUUID + `","conditions":{"a\u0000":1}}`,
+		`{"events":[{"name":"a","customer_id":"` + fastapitest.UUID4 + `","metadata":{"_llm":{"vendor":"v","model":"m","input_tokens":1,"output_tokens":1,"total_tokens":2}}}]}`,
+		`{"key":"k","organization_id":"` + fastapitest.OrgUUID + `","conditions":{"a\u0000":1}}`,
 		`{"name":"n","metadata":{"k":"\u0000"}}`, `{"url":"https://x.test/\u0000","format":"raw","events":["order.created"]}`,
 	}
 	for _, s := range seeds {
@@ -128,7 +130,7 @@ func FuzzStreamedBodyDecodesAsTheWholeBody(f *testing.F) {
 		`{"events":[]}`, `{"events":[{"name":"a","external_customer_id":"x"}]}`,
 		`{"events":[{"name":5}],"events":[{"name":"a","external_customer_id":"x"}]}`,
 		`{"events":[{"name":"a","external_customer_id":"x"}],"events":5}`, `{"events":[1,2,3]`, `{"events":[{"name":5}]} x`,
-		`[{"events":[]}]`, `{"x":{"events":[1]}}`, `{"events":[{"name":"a","customer_id":"` + uuid4 + `","metadata":{"k":1e400}}]}`,
+		`[{"events":[]}]`, `{"x":{"events":[1]}}`, `{"events":[{"name":"a","customer_id":"` + fastapitest.UUID4 + `","metadata":{"k":1e400}}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -175,9 +177,9 @@ func errorText(err error) string {
 // storable (metadata filters included).
 func FuzzDecodeParams(f *testing.F) {
 	for _, s := range [][2]string{
-		{"x", ""}, {uuid4, "page=2&limit=500"}, {"a\x00b", "external_customer_id=a%00b"}, {"a\xffb", "metadata[k]=v&metadata[k]=w"},
+		{"x", ""}, {fastapitest.UUID4, "page=2&limit=500"}, {"a\x00b", "external_customer_id=a%00b"}, {"a\xffb", "metadata[k]=v&metadata[k]=w"},
 		{"%00", "metadata[k%00]=v"}, {"x", "metadata[]=v&metadata[k"}, {"x", "sorting=-created_at&sorting=x"},
-		{"x", "customer_id=" + uuid4 + "&customer_id=%ff%fe"}, {"x", "page=1e400&limit=NaN"}, {"x", "a=%zz&%=&&="},
+		{"x", "customer_id=" + fastapitest.UUID4 + "&customer_id=%ff%fe"}, {"x", "page=1e400&limit=NaN"}, {"x", "a=%zz&%=&&="},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/99designs/gqlgen/graphql"
 
 	"till/rest"
@@ -40,54 +42,12 @@ func testDocuments() fstest.MapFS {
 	}
 }
 
-const (
-	uuid4   = "3f1c2a5e-8b7d-4c19-9e2f-0a1b2c3d4e5f"
-	uuidV1  = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
-	uuid4b  = "0b0c2e9a-6a8e-4d51-8a49-6e1d3c3b9f10"
-	orgUUID = "1dbfc517-0bbf-4301-9ba8-555ca42b9737"
-)
-
-func customerSessionBody() *fastapi.Body {
-	common := func(idField fastapi.Field) []fastapi.Field {
-		return []fastapi.Field{
-			{Name: "member_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
-			{Name: "external_member_id", Schema: fastapi.Nullable{Schema: fastapi.String{}}},
-			{Name: "return_url", Schema: fastapi.Nullable{Schema: fastapi.URL{Schemes: []string{"http", "https"}, MaxLength: 2083}}},
-			idField,
-		}
-	}
-	return &fastapi.Body{Var: "input", Schema: fastapi.Union{Members: []fastapi.Schema{
-		fastapi.Object{Name: "CustomerSessionCustomerIDCreate", Fields: common(
-			fastapi.Field{Name: "customer_id", Schema: fastapi.UUID4{}, Required: true})},
-		fastapi.Object{Name: "CustomerSessionCustomerExternalIDCreate", Fields: common(
-			fastapi.Field{Name: "external_customer_id", Aliases: []string{"customer_external_id"}, Schema: fastapi.String{}, Required: true})},
-	}}}
-}
-
-func metadataValues() fastapi.Map {
-	return fastapi.Map{
-		Keys:      fastapi.String{MinLength: 1, MaxLength: 40},
-		Values:    fastapi.Union{Members: []fastapi.Schema{fastapi.String{MinLength: 1, MaxLength: 500}, fastapi.Int{}, fastapi.Float{}, fastapi.Bool{}}},
-		MaxLength: 50,
-	}
-}
-
-func licenseKeyValidateBody() *fastapi.Body {
-	return &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "LicenseKeyValidate", Fields: []fastapi.Field{
-		{Name: "key", Schema: fastapi.String{}, Required: true},
-		{Name: "organization_id", Schema: fastapi.UUID4{}, Required: true},
-		{Name: "activation_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
-		{Name: "increment_usage", Schema: fastapi.Nullable{Schema: fastapi.Int{Ge: fastapi.At(0)}}},
-		{Name: "conditions", Schema: metadataValues()},
-	}}}
-}
-
 func testRoutes() []rest.Route {
 	return []rest.Route{
 		{Method: http.MethodGet, Path: "/v1/customers/{id}/payment-methods", Operation: "ListCustomerPaymentMethods",
 			Params: []fastapi.Param{rest.Page(), rest.Limit(), rest.PathUUID4("id", "customerId")}, Field: "paymentMethods"},
 		{Method: http.MethodPost, Path: "/v1/customer-sessions/", Operation: "CreateCustomerSession",
-			Body: customerSessionBody(), Field: "customerSession", Status: http.StatusCreated},
+			Body: fastapitest.CustomerSessionBody(), Field: "customerSession", Status: http.StatusCreated},
 		{Method: http.MethodGet, Path: "/v1/orders/", Operation: "ListOrders", Field: "orders", Params: []fastapi.Param{
 			rest.Page(), rest.Limit(), rest.Sorting("created_at", "status"), rest.Metadata(),
 			rest.Filter("organization_id", "", fastapi.UUID4{}),
@@ -101,7 +61,7 @@ func testRoutes() []rest.Route {
 		{Method: http.MethodPost, Path: "/v1/license-keys/deactivate", Operation: "DeactivateLicenseKey",
 			Body: &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "LicenseKeyDeactivate"}}, Status: http.StatusNoContent},
 		{Method: http.MethodPost, Path: "/v1/license-keys/validate", Operation: "ValidateLicenseKey",
-			Body: licenseKeyValidateBody(), Field: "validateLicenseKey"},
+			Body: fastapitest.LicenseKeyValidateBody(), Field: "validateLicenseKey"},
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/resolvers"
@@ -32,7 +34,9 @@ func TestGlobalBehaviour(t *testing.T) {
 			func() *http.Request { return request(http.MethodGet, "/", "") },
 			http.StatusNotFound, `{"detail":"Not Found"}`, nil, false},
 		{"a known path with the wrong method is 405 with Allow",
-			func() *http.Request { return request(http.MethodDelete, "/v1/customers/"+uuid4+"/payment-methods", "") },
+			func() *http.Request {
+				return request(http.MethodDelete, "/v1/customers/"+fastapitest.UUID4+"/payment-methods", "")
+			},
 			http.StatusMethodNotAllowed, `{"detail":"Method Not Allowed"}`, map[string]string{"Allow": "GET, HEAD"}, false},
 		{"a POST-only path answers GET with 405",
 			func() *http.Request { return request(http.MethodGet, "/v1/customer-sessions/", "") },
@@ -42,9 +46,9 @@ func TestGlobalBehaviour(t *testing.T) {
 			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/customer-sessions/"}, false},
 		{"an extra trailing slash redirects and keeps the query",
 			func() *http.Request {
-				return request(http.MethodGet, "/v1/customers/"+uuid4+"/payment-methods/?page=2&limit=5", "")
+				return request(http.MethodGet, "/v1/customers/"+fastapitest.UUID4+"/payment-methods/?page=2&limit=5", "")
 			},
-			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/customers/" + uuid4 + "/payment-methods?page=2&limit=5"}, false},
+			http.StatusTemporaryRedirect, ``, map[string]string{"Location": "/v1/customers/" + fastapitest.UUID4 + "/payment-methods?page=2&limit=5"}, false},
 		{"a redirect never points at the request's Host",
 			func() *http.Request {
 				r := request(http.MethodGet, "/v1/orders", "")
@@ -82,7 +86,7 @@ func TestGlobalBehaviour(t *testing.T) {
 			http.StatusNotFound, `{"detail":"Not Found"}`, nil, false},
 		{"a POST without Content-Length is 411",
 			func() *http.Request {
-				r := request(http.MethodPost, "/v1/orders/"+uuid4+"/invoice", "")
+				r := request(http.MethodPost, "/v1/orders/"+fastapitest.UUID4+"/invoice", "")
 				r.Header.Del("Content-Length")
 				return r
 			},
@@ -121,14 +125,14 @@ func TestGlobalBehaviour(t *testing.T) {
 			},
 			http.StatusBadRequest, `{"detail":"There was an error parsing the body"}`, nil, false},
 		{"a 202 route writes JSON null",
-			func() *http.Request { return request(http.MethodPost, "/v1/orders/"+uuid4+"/invoice", "") },
+			func() *http.Request { return request(http.MethodPost, "/v1/orders/"+fastapitest.UUID4+"/invoice", "") },
 			http.StatusAccepted, `null`, map[string]string{"Content-Type": "application/json"}, true},
 		{"a 204 route writes no body",
 			func() *http.Request { return request(http.MethodPost, "/v1/license-keys/deactivate", "{}") },
 			http.StatusNoContent, ``, nil, true},
 		{"a 201 route writes the selected field",
 			func() *http.Request {
-				return request(http.MethodPost, "/v1/customer-sessions/", `{"customer_id":"`+uuid4+`"}`)
+				return request(http.MethodPost, "/v1/customer-sessions/", `{"customer_id":"`+fastapitest.UUID4+`"}`)
 			},
 			http.StatusCreated, `{"id":"x"}`, map[string]string{"Content-Type": "application/json"}, true},
 	}

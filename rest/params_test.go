@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -24,15 +26,15 @@ func TestParametersAnswer422LikeFastAPI(t *testing.T) {
 				`{"type":"greater_than","loc":["query","limit"],"msg":"Input should be greater than 0","input":"-1","ctx":{"gt":0}}]`},
 		{"a path id that is not a UUID", "/v1/customers/not-a-uuid/payment-methods",
 			`[{"type":"uuid_parsing","loc":["path","id"],"msg":"Input should be a valid UUID, ` + badChar + `","input":"not-a-uuid","ctx":{"error":"` + badChar + `"}}]`},
-		{"a path id of another UUID version", "/v1/customers/" + uuidV1 + "/payment-methods",
-			`[{"type":"uuid_version","loc":["path","id"],"msg":"UUID version 4 expected","input":"` + uuidV1 + `","ctx":{"expected_version":4}}]`},
-		{"pagination dependencies are reported before the path", "/v1/customers/" + uuidV1 + "/payment-methods?page=0",
+		{"a path id of another UUID version", "/v1/customers/" + fastapitest.UUIDV1 + "/payment-methods",
+			`[{"type":"uuid_version","loc":["path","id"],"msg":"UUID version 4 expected","input":"` + fastapitest.UUIDV1 + `","ctx":{"expected_version":4}}]`},
+		{"pagination dependencies are reported before the path", "/v1/customers/" + fastapitest.UUIDV1 + "/payment-methods?page=0",
 			`[{"type":"greater_than","loc":["query","page"],"msg":"Input should be greater than 0","input":"0","ctx":{"gt":0}},` +
-				`{"type":"uuid_version","loc":["path","id"],"msg":"UUID version 4 expected","input":"` + uuidV1 + `","ctx":{"expected_version":4}}]`},
+				`{"type":"uuid_version","loc":["path","id"],"msg":"UUID version 4 expected","input":"` + fastapitest.UUIDV1 + `","ctx":{"expected_version":4}}]`},
 		{"an unknown sorting value names every allowed one", "/v1/orders/?sorting=-created_at&sorting=amount",
 			`[{"type":"enum","loc":["query","sorting",1],"msg":"Input should be 'created_at', '-created_at', 'status' or '-status'","input":"amount","ctx":{"expected":"'created_at', '-created_at', 'status' or '-status'"}}]`},
-		{"a bad UUID filter fails both members of MultipleQueryFilter", "/v1/orders/?organization_id=" + orgUUID + "&organization_id=nope",
-			`[{"type":"uuid_type","loc":["query","organization_id","uuid"],"msg":"UUID input should be a string, bytes or UUID object","input":["` + orgUUID + `","nope"]},` +
+		{"a bad UUID filter fails both members of MultipleQueryFilter", "/v1/orders/?organization_id=" + fastapitest.OrgUUID + "&organization_id=nope",
+			`[{"type":"uuid_type","loc":["query","organization_id","uuid"],"msg":"UUID input should be a string, bytes or UUID object","input":["` + fastapitest.OrgUUID + `","nope"]},` +
 				`{"type":"uuid_parsing","loc":["query","organization_id","` + uuidTags + `",1],"msg":"Input should be a valid UUID, ` + badChar + `","input":"nope","ctx":{"error":"` + badChar + `"}}]`},
 		{"a bad enum filter names the enum class", "/v1/orders/?status=lost",
 			`[{"type":"enum","loc":["query","status","str-enum[OrderStatus]"],"msg":"Input should be 'draft', 'pending' or 'paid'","input":["lost"],"ctx":{"expected":"'draft', 'pending' or 'paid'"}},` +
@@ -70,8 +72,8 @@ func TestParametersBecomeVariables(t *testing.T) {
 		{"absent parameters are left to GraphQL defaults", "/v1/orders/", map[string]any{}},
 		{"a limit above 100 is clamped", "/v1/orders/?limit=500&page=2", map[string]any{"limit": int64(100), "page": int64(2)}},
 		{"integers parse leniently like pydantic", "/v1/orders/?page=+3&limit=1_0", map[string]any{"page": int64(3), "limit": int64(10)}},
-		{"a single filter value is a list of one", "/v1/orders/?organization_id=" + strings.ToUpper(orgUUID),
-			map[string]any{"organizationId": []any{orgUUID}}},
+		{"a single filter value is a list of one", "/v1/orders/?organization_id=" + strings.ToUpper(fastapitest.OrgUUID),
+			map[string]any{"organizationId": []any{fastapitest.OrgUUID}}},
 		{"repeated filter values are kept in order", "/v1/orders/?status=paid&status=draft",
 			map[string]any{"status": []any{"paid", "draft"}}},
 		{"a comma is not a separator", "/v1/orders/?external_customer_id=a,b",
@@ -86,8 +88,8 @@ func TestParametersBecomeVariables(t *testing.T) {
 		{"date-times are normalised to UTC", "/v1/orders/?created_after=2026-04-01T12:30:00.5%2B02:00",
 			map[string]any{"createdAfter": "2026-04-01T10:30:00.5Z"}},
 		{"a plain date means midnight", "/v1/orders/?created_after=2026-04-01", map[string]any{"createdAfter": "2026-04-01T00:00:00Z"}},
-		{"a path UUID is canonicalised", "/v1/customers/{" + strings.ToUpper(uuid4) + "}/payment-methods",
-			map[string]any{"customerId": uuid4}},
+		{"a path UUID is canonicalised", "/v1/customers/{" + strings.ToUpper(fastapitest.UUID4) + "}/payment-methods",
+			map[string]any{"customerId": fastapitest.UUID4}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -25,7 +27,7 @@ func tillError(te *resolvers.Error) *graphql.Response {
 }
 
 func TestGraphQLErrorsBecomePolarEnvelopes(t *testing.T) {
-	paymentMethods := request(http.MethodGet, "/v1/customers/"+uuid4+"/payment-methods", "")
+	paymentMethods := request(http.MethodGet, "/v1/customers/"+fastapitest.UUID4+"/payment-methods", "")
 	tests := []struct {
 		name    string
 		req     *http.Request
@@ -61,20 +63,20 @@ func TestGraphQLErrorsBecomePolarEnvelopes(t *testing.T) {
 			tillError(resolvers.RateLimited(90 * time.Second)),
 			http.StatusTooManyRequests, `{"error":"TooManyRequests","detail":"Rate limit exceeded. Retry in 90 seconds."}`,
 			map[string]string{"Retry-After": "90"}},
-		{"service validation maps GraphQL locs to the wire", request(http.MethodPost, "/v1/customer-sessions/", `{"customer_id":"`+uuid4+`"}`),
+		{"service validation maps GraphQL locs to the wire", request(http.MethodPost, "/v1/customer-sessions/", `{"customer_id":"`+fastapitest.UUID4+`"}`),
 			tillError(&resolvers.Error{Code: resolvers.CodeValidation, Errors: []resolvers.FieldError{
-				{Type: "value_error", Loc: []any{"input", "customerId"}, Msg: "Customer does not exist.", Input: uuid4},
+				{Type: "value_error", Loc: []any{"input", "customerId"}, Msg: "Customer does not exist.", Input: fastapitest.UUID4},
 				{Type: "missing", Loc: []any{"input", "memberId"}, Msg: "member_id is required for team customers.", Input: nil},
 				{Type: "enum", Loc: []any{"query", "sorting"}, Msg: "Invalid sorting criterion.", Input: "x"},
 			}}),
 			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[` +
-				`{"type":"value_error","loc":["body","customer_id"],"msg":"Customer does not exist.","input":"` + uuid4 + `"},` +
+				`{"type":"value_error","loc":["body","customer_id"],"msg":"Customer does not exist.","input":"` + fastapitest.UUID4 + `"},` +
 				`{"type":"missing","loc":["body","member_id"],"msg":"member_id is required for team customers.","input":null},` +
 				`{"type":"enum","loc":["query","sorting"],"msg":"Invalid sorting criterion.","input":"x"}]}`, nil},
 		{"a parameter's variable maps back to its location", paymentMethods,
-			tillError(resolvers.Invalid("invalid", "Bad.", uuid4, "customerId")),
-			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[{"type":"invalid","loc":["path","id"],"msg":"Bad.","input":"` + uuid4 + `"}]}`, nil},
-		{"nested locs walk the body schema", request(http.MethodPost, "/v1/license-keys/validate", `{"key":"k","organization_id":"`+orgUUID+`"}`),
+			tillError(resolvers.Invalid("invalid", "Bad.", fastapitest.UUID4, "customerId")),
+			http.StatusUnprocessableEntity, `{"error":"PolarRequestValidationError","detail":[{"type":"invalid","loc":["path","id"],"msg":"Bad.","input":"` + fastapitest.UUID4 + `"}]}`, nil},
+		{"nested locs walk the body schema", request(http.MethodPost, "/v1/license-keys/validate", `{"key":"k","organization_id":"`+fastapitest.OrgUUID+`"}`),
 			tillError(&resolvers.Error{Code: resolvers.CodeValidation, Errors: []resolvers.FieldError{
 				{Type: "invalid", Loc: []any{"input", "conditions", "maxSeats"}, Msg: "Bad.", Input: 1},
 				{Type: "invalid", Loc: []any{"input", "someThing", 0, "deepName"}, Msg: "Bad.", Input: 1},
@@ -122,7 +124,7 @@ func TestSuccessBodiesKeepGraphQLBytes(t *testing.T) {
 	data := `{"paymentMethods":{"items":[{"id":"a","exp_month":12,"amount":12345678901234567890,"ratio":1.50,"created_at":"2026-04-01T12:00:00.123456Z","wallet":null}],` +
 		`"pagination":{"total_count":1,"max_page":1}}}`
 	exec := &fakeExecutor{response: &graphql.Response{Data: json.RawMessage(data)}}
-	rec := serve(newTestRouter(t, exec, nil), request(http.MethodGet, "/v1/customers/"+uuid4+"/payment-methods", ""))
+	rec := serve(newTestRouter(t, exec, nil), request(http.MethodGet, "/v1/customers/"+fastapitest.UUID4+"/payment-methods", ""))
 	want := `{"items":[{"id":"a","exp_month":12,"amount":12345678901234567890,"ratio":1.50,"created_at":"2026-04-01T12:00:00.123456Z","wallet":null}],` +
 		`"pagination":{"total_count":1,"max_page":1}}`
 	if rec.Code != http.StatusOK || rec.Body.String() != want {
@@ -138,7 +140,7 @@ func TestSuccessBodiesKeepGraphQLBytes(t *testing.T) {
 
 func TestDataWithoutTheFieldIsAServerError(t *testing.T) {
 	exec := &fakeExecutor{response: &graphql.Response{Data: json.RawMessage(`{"other":1}`)}}
-	rec := serve(newTestRouter(t, exec, nil), request(http.MethodGet, "/v1/customers/"+uuid4+"/payment-methods", ""))
+	rec := serve(newTestRouter(t, exec, nil), request(http.MethodGet, "/v1/customers/"+fastapitest.UUID4+"/payment-methods", ""))
 	if rec.Code != http.StatusInternalServerError || !strings.Contains(rec.Body.String(), "InternalServerError") {
 		t.Errorf("got %d %s", rec.Code, rec.Body)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"till/rest/fastapi/fastapitest"
+
 	"till/rest"
 	"till/rest/fastapi"
 )
@@ -25,7 +27,7 @@ func probeTarget(route rest.Route, probed fastapi.Param, value string) string {
 		}
 		v := "x"
 		if _, isUUID := p.Schema.(fastapi.UUID4); isUUID {
-			v = uuid4
+			v = fastapitest.UUID4
 		}
 		if p.Name == probed.Name && probed.In == fastapi.InPath {
 			v = value

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
@@ -204,7 +206,7 @@ func TestListOrdersServesTheContract(t *testing.T) {
 				item{Type: "enum", Loc: []any{"query", "status", "json-or-python[json=list[str-enum[OrderStatus]],python=chain[is-instance[Sequence],function-wrap[sequence_validator()]]]", 0}})},
 		{"a comma-separated id list is one bad value", "customer_id=" + w.alice.ID.String() + "," + w.bob.ID.String(),
 			want{status: 422, error: "RequestValidationError"}},
-		{"a UUID of another version is 422", "product_id=" + uuidV1, want{status: 422, error: "RequestValidationError"}},
+		{"a UUID of another version is 422", "product_id=" + fastapitest.UUIDV1, want{status: 422, error: "RequestValidationError"}},
 		{"page 0 is 422", "page=0", validation(item{Type: "greater_than", Loc: []any{"query", "page"}})},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,7 +403,7 @@ func TestGetOrderServesTheContract(t *testing.T) {
 			want{status: 404, body: resourceNotFoundBody}},
 		{"another organization's order is 404, not 403", func() string { return w.s.newOrg(t, "orders:read").Token },
 			w.a.ID.String(), want{status: 404, body: resourceNotFoundBody}},
-		{"an id of another UUID version is 422", func() string { return w.org.Token }, uuidV1,
+		{"an id of another UUID version is 422", func() string { return w.org.Token }, fastapitest.UUIDV1,
 			validation(item{Type: "uuid_version", Loc: []any{"path", "id"}})},
 		{"a token with orders:write only is 403", func() string { return w.s.newToken(t, w.org.ID, "orders:write") },
 			w.a.ID.String(), insufficientScope("orders:read")},

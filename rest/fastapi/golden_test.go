@@ -8,6 +8,8 @@ import (
 	"os"
 	"testing"
 
+	"till/rest/fastapi/fastapitest"
+
 	"till/rest/fastapi"
 )
 
@@ -58,7 +60,7 @@ func goldenBodies() map[string]*fastapi.Body {
 		{Name: "flag", Schema: fastapi.Bool{}},
 		{Name: "ratio", Schema: fastapi.Float{AllowInfNaN: true}}, // pydantic's float
 	}}}
-	session := customerSessionBody()
+	session := fastapitest.CustomerSessionBody()
 	for _, m := range session.Schema.(fastapi.Union).Members {
 		m.(fastapi.Object).Fields[2].Schema = fastapi.Nullable{Schema: fastapi.String{MinLength: 1, MaxLength: 20}}
 	}
@@ -75,7 +77,7 @@ func goldenBodies() map[string]*fastapi.Body {
 			event("EventCreateExternalCustomer", fastapi.Field{Name: "external_customer_id", Schema: fastapi.String{}, Required: true}),
 		}}}},
 	}}}
-	return map[string]*fastapi.Body{"validate": licenseKeyValidateBody(), "update": update, "session": session, "events": events}
+	return map[string]*fastapi.Body{"validate": fastapitest.LicenseKeyValidateBody(), "update": update, "session": session, "events": events}
 }
 
 func TestBodiesFailExactlyAsPydanticDoes(t *testing.T) {
