@@ -69,9 +69,27 @@ func CreateProduct(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Pr
 // Patch is a set of column changes chosen by a use case from a fixed list of column names.
 type Patch map[string]any
 
-// UpdateProduct writes the patched columns of a product of the given organizations.
-func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Product, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+// ProductUpdate is a change to a product: each set field writes its column, the others keep
+// what they hold. The zero value only stamps modified_at.
+type ProductUpdate struct {
+	Name               Omittable[string]
+	Description        Omittable[*string]
+	Visibility         Omittable[string]
+	IsArchived         Omittable[bool]
+	TrialInterval      Omittable[*string]
+	TrialIntervalCount Omittable[*int]
+	Metadata           Omittable[JSONMap]
+}
+
+func (u ProductUpdate) assignments() []assignment {
+	return []assignment{u.Name.to("name"), u.Description.to("description"), u.Visibility.to("visibility"),
+		u.IsArchived.to("is_archived"), u.TrialInterval.to("trial_interval"),
+		u.TrialIntervalCount.to("trial_interval_count"), u.Metadata.to("metadata")}
+}
+
+// UpdateProduct writes the set fields of u to a product of the given organizations.
+func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u ProductUpdate) (*Product, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var p Product
 	err := sqlx.GetContext(ctx, q, &p, `UPDATE products SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) RETURNING `+productColumns, args...)
