@@ -23,6 +23,9 @@ var updateCases = []struct {
 	{"file", storage.FileUpdate{}, storage.StoredFile{}},
 	{"webhook endpoint", storage.WebhookEndpointUpdate{}, storage.WebhookEndpoint{}},
 	{"OAuth2 client", storage.OAuth2ClientUpdate{}, storage.OAuth2Client{}},
+	{"customer", storage.CustomerUpdate{}, storage.Customer{}},
+	{"order", storage.OrderUpdate{}, storage.Order{}},
+	{"subscription", storage.SubscriptionUpdate{}, storage.Subscription{}},
 }
 
 func TestUpdateStructsWriteOnlyTheColumnsTheyDeclare(t *testing.T) {
