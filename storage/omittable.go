@@ -65,6 +65,20 @@ func isZero(u update) bool {
 	return true
 }
 
+// insertLists renders the column list and the parameter list of an INSERT of the set fields
+// of u, with their values.
+func insertLists(u update) (columns, params string, args []any) {
+	var cols, marks []string
+	for _, a := range u.assignments() {
+		if !a.set {
+			continue
+		}
+		args = append(args, a.value)
+		cols, marks = append(cols, a.column), append(marks, fmt.Sprintf("$%d", len(args)))
+	}
+	return strings.Join(cols, ", "), strings.Join(marks, ", "), args
+}
+
 // setClause renders "modified, column = $n, …" for the set fields of u, numbering the
 // parameters after the leading args it is given and returning them extended with the values.
 // modified is the caller's modified_at assignment: most tables are stamped with the

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"database/sql/driver"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,8 +11,8 @@ import (
 	"till/storage"
 )
 
-// updateCases pairs each update struct with the record that reads its table, whose db tags
-// name the columns by the same Go field names.
+// updateCases pairs each update struct (and the checkout insert) with the record that reads
+// its table, whose db tags name the columns by the same Go field names.
 var updateCases = []struct {
 	name   string
 	update storage.Update
@@ -26,49 +27,83 @@ var updateCases = []struct {
 	{"customer", storage.CustomerUpdate{}, storage.Customer{}},
 	{"order", storage.OrderUpdate{}, storage.Order{}},
 	{"subscription", storage.SubscriptionUpdate{}, storage.Subscription{}},
+	{"checkout", storage.CheckoutUpdate{}, storage.Checkout{}},
+	{"new checkout", storage.CheckoutWrite{}, storage.Checkout{}},
 }
 
 func TestUpdateStructsWriteOnlyTheColumnsTheyDeclare(t *testing.T) {
 	t.Parallel()
 	for _, tc := range updateCases {
-		t.Run("a zero "+tc.name+" update writes no column", func(t *testing.T) {
-			if got := storage.Assigned(tc.update); len(got) != 0 {
-				t.Errorf("zero update writes %v", got)
+		fields := columnFields(reflect.TypeOf(tc.update))
+		var declared, always []string
+		for _, f := range fields {
+			rf, ok := reflect.TypeOf(tc.record).FieldByName(f.Name)
+			if !ok {
+				t.Fatalf("%T has no field %s", tc.record, f.Name)
 			}
-		})
+			declared = append(declared, rf.Tag.Get("db"))
+			if !isOmittable(f.Type) {
+				always = append(always, rf.Tag.Get("db"))
+			}
+		}
 		t.Run("each field of a "+tc.name+" update is the column its record reads", func(t *testing.T) {
-			ut, rt := reflect.TypeOf(tc.update), reflect.TypeOf(tc.record)
-			var want []string
-			for i := range ut.NumField() {
-				f, ok := rt.FieldByName(ut.Field(i).Name)
-				if !ok {
-					t.Fatalf("%s has no field %s", rt.Name(), ut.Field(i).Name)
-				}
-				want = append(want, f.Tag.Get("db"))
-			}
-			if diff := cmp.Diff(want, storage.Declared(tc.update)); diff != "" {
+			if diff := cmp.Diff(declared, storage.Declared(tc.update)); diff != "" {
 				t.Errorf("declared columns (-want +got):\n%s", diff)
 			}
 		})
+		t.Run("a zero "+tc.name+" update writes only the columns that are not optional", func(t *testing.T) {
+			if diff := cmp.Diff(always, columnsOf(storage.Assigned(tc.update))); diff != "" {
+				t.Errorf("zero update writes (-want +got):\n%s", diff)
+			}
+		})
 		t.Run("setting one field of a "+tc.name+" update writes its column alone, a nil one as NULL", func(t *testing.T) {
-			declared := storage.Declared(tc.update)
-			for i := range reflect.TypeOf(tc.update).NumField() {
-				u := reflect.New(reflect.TypeOf(tc.update)).Elem()
-				f := u.Field(i)
-				f.Set(f.MethodByName("Touched").Call(nil)[0])
-				got := storage.Assigned(u.Interface().(storage.Update))
-				if len(got) != 1 || got[0].Column != declared[i] {
-					t.Errorf("setting %s writes %v, want %s alone", u.Type().Field(i).Name, got, declared[i])
+			for i, f := range fields {
+				if !isOmittable(f.Type) {
 					continue
 				}
-				if f.MethodByName("Get").Type().Out(0).Kind() == reflect.Pointer {
-					if v := driverValue(t, got[0].Value); v != nil {
-						t.Errorf("setting %s to nil writes %v, want NULL", u.Type().Field(i).Name, v)
+				u := reflect.New(reflect.TypeOf(tc.update)).Elem()
+				v := u.FieldByIndex(f.Index)
+				v.Set(v.MethodByName("Touched").Call(nil)[0])
+				got := storage.Assigned(u.Interface().(storage.Update))
+				extra := slices.DeleteFunc(slices.Clone(got), func(a storage.Assignment) bool { return slices.Contains(always, a.Column) })
+				if len(extra) != 1 || extra[0].Column != declared[i] {
+					t.Errorf("setting %s writes %v, want %s alone", f.Name, columnsOf(extra), declared[i])
+					continue
+				}
+				if v.MethodByName("Get").Type().Out(0).Kind() == reflect.Pointer {
+					if dv := driverValue(t, extra[0].Value); dv != nil {
+						t.Errorf("setting %s to nil writes %v, want NULL", f.Name, dv)
 					}
 				}
 			}
 		})
 	}
+}
+
+// columnFields lists the fields of an update struct that name columns, in order: its own and
+// those of an embedded update, not the embedded struct itself.
+func columnFields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
+	for _, f := range reflect.VisibleFields(t) {
+		if !f.Anonymous {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// isOmittable tells an optional field (storage.Omittable) from one every write carries.
+func isOmittable(t reflect.Type) bool {
+	_, ok := t.MethodByName("Touched")
+	return ok
+}
+
+func columnsOf(as []storage.Assignment) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Column)
+	}
+	return out
 }
 
 // driverValue is what database/sql hands the driver for v.
