@@ -45,8 +45,7 @@ const customerColumns = `id, created_at, modified_at, deleted_at, organization_i
 	email, email_verified, name, billing_name, billing_address, tax_id, tax_id_format, locale,
 	metadata, avatar_url, first_user_event_at, default_payment_method_id`
 
-// CustomerWrite holds the writable fields of a customer; nil pointers leave a field alone on
-// update (Set* flags say when a nil means "clear").
+// CustomerWrite holds the fields of a new customer; changes to one are a CustomerUpdate.
 type CustomerWrite struct {
 	Type           string
 	ExternalID     *string
