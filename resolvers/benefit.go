@@ -163,33 +163,35 @@ func (r *Resolver) updateBenefit(ctx context.Context, in model.BenefitUpdateInpu
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
-	patch := storage.Patch{}
+	var u storage.BenefitUpdate
 	if v, ok := in.Description.ValueOK(); ok && v != nil {
 		if err := checkDescription(*v); err != nil {
 			return nil, err
 		}
-		patch["description"] = *v
+		u.Description = storage.Set(*v)
 	}
 	if v, ok := in.Visibility.ValueOK(); ok && v != nil {
-		patch["visibility"] = *v
+		u.Visibility = storage.Set(*v)
 	}
 	if v, ok := in.Properties.ValueOK(); ok {
-		if patch["properties"], err = benefitProperties(cur.Type, v); err != nil {
+		props, err := benefitProperties(cur.Type, v)
+		if err != nil {
 			return nil, err
 		}
+		u.Properties = storage.Set(props)
 	}
 	if v, ok := in.Metadata.ValueOK(); ok {
 		if err := checkMetadata(v, "input", "metadata"); err != nil {
 			return nil, err
 		}
-		patch["metadata"] = v
+		u.Metadata = storage.Set(v)
 	}
 	var b *storage.Benefit
 	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		if b, err = storage.UpdateBenefit(ctx, tx, organizations(ctx), in.ID, patch); err != nil {
+		if b, err = storage.UpdateBenefit(ctx, tx, organizations(ctx), in.ID, u); err != nil {
 			return benefitRefError(err)
 		}
-		if _, ok := patch["properties"]; ok {
+		if u.Properties.IsSet() {
 			return r.refreshDownloadables(ctx, tx, b)
 		}
 		return nil

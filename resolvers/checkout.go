@@ -43,36 +43,36 @@ func given[T any](v *T) graphql.Omittable[*T] {
 	return graphql.OmittableOf(v)
 }
 
-// detailsPatch validates the changes that do not affect the price and returns their columns.
+// setDetails validates the changes that do not affect the price and sets them on u.
 // cur is the checkout as stored (for a create: its id and nothing else).
-func detailsPatch(cur *storage.Checkout, ch checkoutChanges) (storage.Patch, error) {
-	patch := storage.Patch{}
+func setDetails(cur *storage.Checkout, ch checkoutChanges, u *storage.CheckoutUpdate) error {
 	if v, ok := ch.email.ValueOK(); ok && cur.CustomerID == nil {
 		if v != nil {
 			if err := checkEmail(*v, "input", "customerEmail"); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		patch["customer_email"] = v
+		u.CustomerEmail = storage.Set(v)
 	}
-	for col, o := range map[string]graphql.Omittable[*string]{"customer_name": ch.name,
-		"customer_billing_name": ch.billingName, "return_url": ch.returnURL, "embed_origin": ch.embedOrigin, "locale": ch.locale} {
-		if v, ok := o.ValueOK(); ok {
-			patch[col] = v
-		}
+	for _, f := range []struct {
+		dst *storage.Omittable[*string]
+		in  graphql.Omittable[*string]
+	}{{&u.CustomerName, ch.name}, {&u.CustomerBillingName, ch.billingName}, {&u.ReturnURL, ch.returnURL},
+		{&u.EmbedOrigin, ch.embedOrigin}, {&u.Locale, ch.locale}} {
+		setGiven(f.dst, f.in.ValueOK)
 	}
 	if v, ok := ch.returnURL.ValueOK(); ok && v != nil {
 		if err := checkURL(*v, "input", "returnUrl"); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	address := cur.CustomerBillingAddress
 	if v, ok := ch.billingAddress.ValueOK(); ok {
 		a, err := addressOf(v, "input", "customerBillingAddress")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		patch["customer_billing_address"], address = a, a
+		u.CustomerBillingAddress, address = storage.Set(a), a
 	}
 	taxID, taxGiven := ch.taxID.ValueOK()
 	if !taxGiven && cur.CustomerTaxID != nil {
@@ -80,63 +80,59 @@ func detailsPatch(cur *storage.Checkout, ch checkoutChanges) (storage.Patch, err
 	}
 	if taxGiven {
 		if taxID == nil || *taxID == "" {
-			patch["customer_tax_id"] = nil
+			u.CustomerTaxID = storage.Set[*string](nil)
 		} else {
 			country := ""
 			if address != nil {
 				country = address.Country
 			}
 			if country == "" {
-				return nil, Invalid("missing", "Country is required to validate tax ID.", nil, "input", "customerBillingAddress")
+				return Invalid("missing", "Country is required to validate tax ID.", nil, "input", "customerBillingAddress")
 			}
 			v, _, err := taxIDOf(*taxID, country, "input", "customerTaxId")
 			if err != nil {
-				return nil, err
+				return err
 			}
-			patch["customer_tax_id"] = v
+			u.CustomerTaxID = storage.Set(&v)
 		}
 	}
-	for col, v := range map[string]*bool{"is_business_customer": ch.isBusiness, "allow_discount_codes": ch.allowDiscountCodes,
-		"require_billing_address": ch.requireBilling, "allow_trial": ch.allowTrial} {
-		if v != nil {
-			patch[col] = *v
+	for _, f := range []struct {
+		dst *storage.Omittable[bool]
+		in  *bool
+	}{{&u.IsBusinessCustomer, ch.isBusiness}, {&u.AllowDiscountCodes, ch.allowDiscountCodes},
+		{&u.RequireBillingAddress, ch.requireBilling}, {&u.AllowTrial, ch.allowTrial}} {
+		if f.in != nil {
+			*f.dst = storage.Set(*f.in)
 		}
 	}
-	if v, ok := ch.trialInterval.ValueOK(); ok {
-		patch["trial_interval"] = v
-	}
+	setGiven(&u.TrialInterval, ch.trialInterval.ValueOK)
 	if v, ok := ch.trialIntervalCount.ValueOK(); ok {
 		if err := checkCount(v, "input", "trialIntervalCount"); err != nil {
-			return nil, err
+			return err
 		}
-		patch["trial_interval_count"] = v
+		u.TrialIntervalCount = storage.Set(v)
 	}
 	if ch.successURL != nil {
 		if err := checkURL(*ch.successURL, "input", "successUrl"); err != nil {
-			return nil, err
+			return err
 		}
-		patch["success_url"] = strings.ReplaceAll(*ch.successURL, "{CHECKOUT_ID}", cur.ID.String())
+		u.SuccessURL = storage.Set(strings.ReplaceAll(*ch.successURL, "{CHECKOUT_ID}", cur.ID.String()))
 	}
-	for col, m := range map[string]storage.JSONMap{"metadata": ch.metadata, "customer_metadata": ch.customerMetadata,
-		"custom_field_data": ch.customFieldData} {
-		if m == nil {
+	for _, f := range []struct {
+		dst   *storage.Omittable[storage.JSONMap]
+		field string
+		in    storage.JSONMap
+	}{{&u.Metadata, "metadata", ch.metadata}, {&u.CustomerMetadata, "customerMetadata", ch.customerMetadata},
+		{&u.CustomFieldData, "customFieldData", ch.customFieldData}} {
+		if f.in == nil {
 			continue
 		}
-		if err := checkMetadata(m, "input", camel(col)); err != nil {
-			return nil, err
+		if err := checkMetadata(f.in, "input", f.field); err != nil {
+			return err
 		}
-		patch[col] = m
+		*f.dst = storage.Set(f.in)
 	}
-	return patch, nil
-}
-
-// camel is the input name of a column, for error locations.
-func camel(col string) string {
-	parts := strings.Split(col, "_")
-	for i := 1; i < len(parts); i++ {
-		parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
-	}
-	return strings.Join(parts, "")
+	return nil
 }
 
 // createCheckout opens a checkout for products of one organization.
@@ -197,30 +193,26 @@ func (r *Resolver) createCheckout(ctx context.Context, in model.CheckoutCreateIn
 			}
 			d.discountCode = in.DiscountCode
 		}
-		details, err := detailsPatch(cur, ch)
-		if err != nil {
+		w := storage.CheckoutWrite{OrganizationID: orgID, ClientSecret: auth.Generate(checkoutSecretPrefix),
+			ExpiresAt: r.Now().Add(checkoutTTL), ID: storage.Set(cur.ID), MinSeats: storage.Set(in.MinSeats),
+			MaxSeats: storage.Set(in.MaxSeats), PaymentProcessor: storage.Set(r.payments.Name()),
+			ExternalCustomerID: storage.Set(in.ExternalCustomerID)}
+		w.AllowTrial, w.CustomerID = storage.Set(*d.allowTrial), storage.Set(cur.CustomerID)
+		w.SuccessURL = storage.Set(r.portalURL + "/checkout/" + "{CLIENT_SECRET}/confirmation")
+		prefill(cur, &w.CheckoutUpdate)
+		if err := setDetails(cur, ch, &w.CheckoutUpdate); err != nil {
 			return err
 		}
-		priced, _, err := r.price(ctx, tx, d)
-		if err != nil {
+		if _, err := r.price(ctx, tx, d, &w.CheckoutUpdate); err != nil {
 			return err
 		}
-		values := storage.Patch{"id": cur.ID, "organization_id": orgID, "client_secret": auth.Generate(checkoutSecretPrefix),
-			"expires_at": r.Now().Add(checkoutTTL), "min_seats": in.MinSeats, "max_seats": in.MaxSeats,
-			"payment_processor": r.payments.Name(), "allow_trial": *d.allowTrial,
-			"success_url": r.portalURL + "/checkout/" + "{CLIENT_SECRET}/confirmation",
-			"customer_id": cur.CustomerID, "external_customer_id": in.ExternalCustomerID}
-		for _, m := range []storage.Patch{prefill(cur), details, priced} {
-			for k, v := range m {
-				values[k] = v
-			}
-		}
-		values["success_url"] = strings.ReplaceAll(values["success_url"].(string), "{CLIENT_SECRET}", values["client_secret"].(string))
+		success, _ := w.SuccessURL.Get()
+		w.SuccessURL = storage.Set(strings.ReplaceAll(success, "{CLIENT_SECRET}", w.ClientSecret))
 		ids := make([]uuid.UUID, len(products))
 		for i, p := range products {
 			ids[i] = p.ID
 		}
-		if out, err = storage.CreateCheckout(ctx, tx, values, ids, r.Now()); err != nil {
+		if out, err = storage.CreateCheckout(ctx, tx, w, ids, r.Now()); err != nil {
 			return err
 		}
 		return r.emit(ctx, tx, orgID, "checkout.created", out.ID)
@@ -330,12 +322,13 @@ func (r *Resolver) linkCustomer(ctx context.Context, tx *sqlx.Tx, orgID uuid.UUI
 	return nil
 }
 
-// prefill copies the linked customer's details onto a new checkout; given fields override.
-func prefill(cur *storage.Checkout) storage.Patch {
+// prefill copies the linked customer's details onto a new checkout; given fields set later
+// override them.
+func prefill(cur *storage.Checkout, u *storage.CheckoutUpdate) {
 	if cur.CustomerID == nil {
-		return nil
+		return
 	}
-	return storage.Patch{"customer_email": cur.CustomerEmail, "customer_name": cur.CustomerName,
-		"customer_billing_name": cur.CustomerBillingName, "customer_billing_address": cur.CustomerBillingAddress,
-		"customer_tax_id": cur.CustomerTaxID}
+	u.CustomerEmail, u.CustomerName = storage.Set(cur.CustomerEmail), storage.Set(cur.CustomerName)
+	u.CustomerBillingName, u.CustomerBillingAddress = storage.Set(cur.CustomerBillingName), storage.Set(cur.CustomerBillingAddress)
+	u.CustomerTaxID = storage.Set(cur.CustomerTaxID)
 }

@@ -195,12 +195,12 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 				return err
 			}
 		}
-		patch := storage.Patch{"status": "succeeded", "customer_id": cust.ID}
+		u := storage.CheckoutUpdate{Status: storage.Set("succeeded"), CustomerID: storage.Set(&cust.ID)}
 		if sub != nil {
-			patch["subscription_id"] = sub.ID
+			u.SubscriptionID = storage.Set(sub.ID)
 		}
 		if pm != nil {
-			patch["payment_method_type"] = pm.Type
+			u.PaymentMethodType = storage.Set(pm.Type)
 		}
 		if c.TotalAmount > 0 && !conf.trialing {
 			if pm == nil {
@@ -219,7 +219,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 				return err
 			}
 		}
-		if out, err = storage.UpdateCheckout(ctx, tx, c.ID, patch, r.Now()); err != nil {
+		if out, err = storage.UpdateCheckout(ctx, tx, c.ID, u, r.Now()); err != nil {
 			return err
 		}
 		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)

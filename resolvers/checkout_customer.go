@@ -104,19 +104,19 @@ func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage
 		return checkoutBuyer{customer: cust, bound: true}, r.emit(ctx, tx, c.OrganizationID, "customer.created", cust.ID)
 	}
 	cust := b.customer
-	patch := storage.CustomerPatch{}
+	var u storage.CustomerUpdate
 	if b.bound {
 		if cust.Name == nil && c.CustomerName != nil {
-			patch["name"] = *c.CustomerName
+			u.Name = storage.Set(c.CustomerName)
 		}
 		if c.CustomerBillingName != nil && (cust.BillingName == nil || *cust.BillingName != *c.CustomerBillingName) {
-			patch["billing_name"] = *c.CustomerBillingName
+			u.BillingName = storage.Set(c.CustomerBillingName)
 		}
 		if c.CustomerBillingAddress != nil {
-			patch["billing_address"] = c.CustomerBillingAddress
+			u.BillingAddress = storage.Set(c.CustomerBillingAddress)
 		}
 		if taxID != nil {
-			patch["tax_id"], patch["tax_id_format"] = *taxID, *taxFormat
+			u.TaxIDValue, u.TaxIDFormat = storage.Set(taxID), storage.Set(taxFormat)
 		}
 	}
 	if len(c.CustomerMetadata) > 0 {
@@ -127,15 +127,15 @@ func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage
 		for k, v := range c.CustomerMetadata {
 			merged[k] = v
 		}
-		patch["metadata"] = merged
+		u.Metadata = storage.Set(merged)
 	}
-	if len(patch) == 0 {
+	if u.IsZero() {
 		return b, nil
 	}
-	if b.customer, err = storage.UpdateCustomer(ctx, tx, []uuid.UUID{c.OrganizationID}, cust.ID, patch); err != nil {
+	if b.customer, err = storage.UpdateCustomer(ctx, tx, []uuid.UUID{c.OrganizationID}, cust.ID, u); err != nil {
 		return b, err
 	}
-	return b, r.emitCustomerUpdated(ctx, tx, b.customer, patch)
+	return b, r.emitCustomerUpdated(ctx, tx, b.customer, u)
 }
 
 // errNoSuchMethod refuses a saved payment method the checkout may not use. It reads the same

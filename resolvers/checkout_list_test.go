@@ -82,10 +82,12 @@ func ckSeedCheckouts(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 				}
 				products = append(products, p)
 			}
-			if _, err := storage.CreateCheckout(ctx, tx, storage.Patch{"organization_id": orgID,
-				"client_secret": fmt.Sprintf("till_c_seed_%d_%s", i, uuid.NewString()), "expires_at": time.Now().Add(time.Hour),
-				"success_url": "https://example.com", "product_id": products[0], "product_price_id": firstPrice,
-				"discount_id": d.ID, "amount": 1000, "discount_amount": 100, "net_amount": 900, "total_amount": 900},
+			if _, err := storage.CreateCheckout(ctx, tx, storage.CheckoutWrite{OrganizationID: orgID,
+				ClientSecret: fmt.Sprintf("till_c_seed_%d_%s", i, uuid.NewString()), ExpiresAt: time.Now().Add(time.Hour),
+				CheckoutUpdate: storage.CheckoutUpdate{SuccessURL: storage.Set("https://example.com"),
+					ProductID: storage.Set(products[0]), ProductPriceID: storage.Set(firstPrice), DiscountID: storage.Set(&d.ID),
+					Amount: storage.Set[int64](1000), DiscountAmount: storage.Set[int64](100), NetAmount: storage.Set[int64](900),
+					TotalAmount: storage.Set[int64](900)}},
 				products, time.Now()); err != nil {
 				return err
 			}

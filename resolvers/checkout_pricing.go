@@ -128,13 +128,14 @@ func discountApplicable(p *storage.ProductPrice) bool {
 	return p.AmountType == "fixed" || p.AmountType == "custom" || p.AmountType == "seat_based"
 }
 
-// price computes the draft's amounts and the columns that store them. No tax engine exists
-// yet, so tax_amount is 0 and total equals net (documented on the Checkout type). The trial
-// end is measured on the organization's clock, as the subscription it previews will be.
-func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft) (storage.Patch, *storage.Discount, error) {
+// price computes the draft's amounts and sets the fields that store them on u. No tax
+// engine exists yet, so the tax amount is 0 and total equals net (documented on the Checkout
+// type). The trial end is measured on the organization's clock, as the subscription it
+// previews will be.
+func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft, u *storage.CheckoutUpdate) (*storage.Discount, error) {
 	amount, err := d.priceAmount()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var (
 		discount *storage.Discount
@@ -146,7 +147,7 @@ func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft) (st
 			if d.discountCode != nil {
 				loc = "discountCode"
 			}
-			return nil, nil, Invalid("value_error", "Discounts are not applicable to this product.", nil, "input", loc)
+			return nil, Invalid("value_error", "Discounts are not applicable to this product.", nil, "input", loc)
 		}
 		id := d.discountID
 		if d.discountCode != nil {
@@ -154,29 +155,28 @@ func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft) (st
 		}
 		use, err := r.applyDiscount(ctx, tx, d.orgID, id, d.discountCode, d.customerID, d.product.ID, amount, d.price.PriceCurrency)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if use.Discount.Duration == "repeating" && !d.product.IsRecurring() {
-			return nil, nil, Invalid("value_error", "Discount is not applicable to this product.", use.Discount.ID.String(), "input", "discountId")
+			return nil, Invalid("value_error", "Discount is not applicable to this product.", use.Discount.ID.String(), "input", "discountId")
 		}
 		discount, off = use.Discount, use.Amount
 		d.discountID = &discount.ID
 	}
 	now, err := r.clockFor(ctx, tx, d.orgID)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var tax int64
 	seats := d.seats
 	if d.price.AmountType != "seat_based" {
 		seats = nil
 	}
-	return storage.Patch{
-		"product_id": d.product.ID, "product_price_id": d.price.ID, "currency": d.price.PriceCurrency,
-		"amount": amount, "discount_amount": off, "net_amount": amount - off, "tax_amount": tax,
-		"total_amount": amount - off + tax, "seats": seats, "discount_id": d.discountID,
-		"trial_end": d.trialEnd(now),
-	}, discount, nil
+	u.ProductID, u.ProductPriceID, u.Currency = storage.Set(d.product.ID), storage.Set(d.price.ID), storage.Set(d.price.PriceCurrency)
+	u.Amount, u.DiscountAmount, u.NetAmount = storage.Set(amount), storage.Set(off), storage.Set(amount-off)
+	u.TaxAmount, u.TotalAmount = storage.Set(tax), storage.Set(amount-off+tax)
+	u.Seats, u.DiscountID, u.TrialEnd = storage.Set(seats), storage.Set(d.discountID), storage.Set(d.trialEnd(now))
+	return discount, nil
 }
 
 // activeTrial is the trial the checkout would start: its own interval when set, else the

@@ -135,7 +135,7 @@ func (r *Resolver) changeDraft(ctx context.Context, tx *sqlx.Tx, c *storage.Chec
 		d.discountID, d.discountCode = nil, v
 	}
 	if productChanged && d.discountID != nil && d.discountCode == nil {
-		if _, _, err := r.price(ctx, tx, d); err != nil {
+		if _, err := r.price(ctx, tx, d, &storage.CheckoutUpdate{}); err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Code == CodeValidation && len(e.Errors) > 0 && e.Errors[0].Loc[len(e.Errors[0].Loc)-1] == "discountId" {
 				d.discountID = nil
@@ -215,16 +215,12 @@ func (r *Resolver) changeCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.C
 	if err := r.changeDraft(ctx, tx, c, d, ch); err != nil {
 		return nil, err
 	}
-	patch, err := detailsPatch(c, ch)
-	if err != nil {
+	var u storage.CheckoutUpdate
+	if err := setDetails(c, ch, &u); err != nil {
 		return nil, err
 	}
-	priced, _, err := r.price(ctx, tx, d)
-	if err != nil {
+	if _, err := r.price(ctx, tx, d, &u); err != nil {
 		return nil, err
 	}
-	for k, v := range priced {
-		patch[k] = v
-	}
-	return storage.UpdateCheckout(ctx, tx, c.ID, patch, r.Now())
+	return storage.UpdateCheckout(ctx, tx, c.ID, u, r.Now())
 }

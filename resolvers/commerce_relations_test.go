@@ -32,10 +32,11 @@ func seedPurchase(ctx context.Context, tx *sqlx.Tx, orgID, customerID, productID
 	if err != nil {
 		return p, err
 	}
-	ck, err := storage.CreateCheckout(ctx, tx, storage.Patch{"organization_id": orgID, "client_secret": p.secret,
-		"expires_at": at.Add(time.Hour), "success_url": "https://example.com", "product_id": productID,
-		"customer_id": customerID, "subscription_id": sub.ID, "status": "succeeded", "amount": 1000,
-		"net_amount": 1000, "total_amount": 1000}, []uuid.UUID{productID}, at)
+	ck, err := storage.CreateCheckout(ctx, tx, storage.CheckoutWrite{OrganizationID: orgID, ClientSecret: p.secret,
+		ExpiresAt: at.Add(time.Hour), CheckoutUpdate: storage.CheckoutUpdate{SuccessURL: storage.Set("https://example.com"),
+			ProductID: storage.Set(productID), CustomerID: storage.Set(&customerID), SubscriptionID: storage.Set(sub.ID),
+			Status: storage.Set("succeeded"), Amount: storage.Set[int64](1000), NetAmount: storage.Set[int64](1000),
+			TotalAmount: storage.Set[int64](1000)}}, []uuid.UUID{productID}, at)
 	if err != nil {
 		return p, err
 	}
@@ -95,9 +96,10 @@ func newCommerceWorld(t *testing.T) commerceWorld {
 		if w.bob1, err = seedPurchase(ctx, tx, w.org.ID, w.bob.ID, w.plan, commerceBase.Add(2*time.Hour)); err != nil {
 			return err
 		}
-		open, err := storage.CreateCheckout(ctx, tx, storage.Patch{"organization_id": w.org.ID,
-			"client_secret": "till_c_open_" + uuid.NewString(), "expires_at": time.Now().Add(time.Hour),
-			"success_url": "https://example.com", "product_id": w.ebook, "customer_id": w.ann.ID}, []uuid.UUID{w.ebook}, time.Now())
+		open, err := storage.CreateCheckout(ctx, tx, storage.CheckoutWrite{OrganizationID: w.org.ID,
+			ClientSecret: "till_c_open_" + uuid.NewString(), ExpiresAt: time.Now().Add(time.Hour),
+			CheckoutUpdate: storage.CheckoutUpdate{SuccessURL: storage.Set("https://example.com"), ProductID: storage.Set(w.ebook),
+				CustomerID: storage.Set(&w.ann.ID)}}, []uuid.UUID{w.ebook}, time.Now())
 		if err != nil {
 			return err
 		}

@@ -92,7 +92,7 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		patch := storage.CustomerPatch{}
+		var u storage.CustomerUpdate
 		if v, ok := in.Email.ValueOK(); ok {
 			if v == nil {
 				return Invalid("value_error", "Email cannot be removed.", nil, "input", "email")
@@ -101,23 +101,23 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 				return err
 			}
 			if cur.Email == nil || *cur.Email != *v {
-				patch["email"], patch["email_verified"] = *v, false
+				u.Email, u.EmailVerified = storage.Set(*v), storage.Set(false)
 			}
 		}
-		setString(patch, "name", in.Name.ValueOK)
+		setGiven(&u.Name, in.Name.ValueOK)
 		if v, ok := in.ExternalID.ValueOK(); ok {
 			if cur.ExternalID != nil && (v == nil || *v != *cur.ExternalID) {
 				return Invalid("value_error", "Customer external ID cannot be updated once set.", v, "input", "externalId")
 			}
-			patch["external_id"] = v
+			u.ExternalID = storage.Set(v)
 		}
-		setString(patch, "billing_name", in.BillingName.ValueOK)
-		setString(patch, "locale", in.Locale.ValueOK)
+		setGiven(&u.BillingName, in.BillingName.ValueOK)
+		setGiven(&u.Locale, in.Locale.ValueOK)
 		if v, ok := in.Metadata.ValueOK(); ok {
 			if err := checkMetadata(v, "input", "metadata"); err != nil {
 				return err
 			}
-			patch["metadata"] = v
+			u.Metadata = storage.Set(v)
 		}
 		country := ""
 		if cur.BillingAddress != nil {
@@ -128,15 +128,15 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 			if err != nil {
 				return err
 			}
-			patch["billing_address"], country = a, ""
+			u.BillingAddress, country = storage.Set(a), ""
 			if a != nil {
 				country = a.Country
 			}
 		}
-		if err := patchTaxID(patch, cur, in.TaxID.ValueOK, country); err != nil {
+		if err := setTaxID(&u, cur, in.TaxID.ValueOK, country); err != nil {
 			return err
 		}
-		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), in.ID, patch)
+		out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), in.ID, u)
 		if err != nil {
 			attempted := model.CustomerCreateInput{Email: cur.Email, ExternalID: cur.ExternalID}
 			if v, ok := in.Email.ValueOK(); ok {
@@ -147,38 +147,37 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 			}
 			return customerConflict(err, attempted)
 		}
-		return r.emitCustomerUpdated(ctx, tx, out, patch)
+		return r.emitCustomerUpdated(ctx, tx, out, u)
 	})
 	return out, err
 }
 
-// setString copies an omittable string into the patch when it was given.
-func setString(patch storage.CustomerPatch, col string, get func() (*string, bool)) {
+// setGiven copies an omittable input into an update field when it was given (null included).
+func setGiven[T any](dst *storage.Omittable[T], get func() (T, bool)) {
 	if v, ok := get(); ok {
-		patch[col] = v
+		*dst = storage.Set(v)
 	}
 }
 
-// patchTaxID sets, clears or re-validates the tax id against the (possibly new) country.
+// setTaxID sets, clears or re-validates the tax id against the (possibly new) country.
 // Changing only the address re-validates the existing tax id, as upstream does.
-func patchTaxID(patch storage.CustomerPatch, cur *storage.Customer, get func() (*string, bool), country string) error {
+func setTaxID(u *storage.CustomerUpdate, cur *storage.Customer, get func() (*string, bool), country string) error {
 	v, given := get()
-	_, addressChanged := patch["billing_address"]
 	switch {
 	case given && (v == nil || *v == ""):
-		patch["tax_id"], patch["tax_id_format"] = nil, nil
+		u.TaxIDValue, u.TaxIDFormat = storage.Set[*string](nil), storage.Set[*string](nil)
 	case given:
 		val, format, err := taxIDOf(*v, country, "input", "taxId")
 		if err != nil {
 			return err
 		}
-		patch["tax_id"], patch["tax_id_format"] = val, format
-	case addressChanged && cur.TaxIDValue != nil:
+		u.TaxIDValue, u.TaxIDFormat = storage.Set(&val), storage.Set(&format)
+	case u.BillingAddress.IsSet() && cur.TaxIDValue != nil:
 		val, format, err := taxIDOf(*cur.TaxIDValue, country, "input", "taxId")
 		if err != nil {
 			return err
 		}
-		patch["tax_id"], patch["tax_id_format"] = val, format
+		u.TaxIDValue, u.TaxIDFormat = storage.Set(&val), storage.Set(&format)
 	}
 	return nil
 }
@@ -219,8 +218,8 @@ func (r *Resolver) customerByRef(ctx context.Context, id *uuid.UUID, externalID 
 }
 
 // emitCustomerUpdated records customer.updated when an update changed something.
-func (r *Resolver) emitCustomerUpdated(ctx context.Context, tx *sqlx.Tx, c *storage.Customer, patch storage.CustomerPatch) error {
-	if len(patch) == 0 {
+func (r *Resolver) emitCustomerUpdated(ctx context.Context, tx *sqlx.Tx, c *storage.Customer, u storage.CustomerUpdate) error {
+	if u.IsZero() {
 		return nil
 	}
 	return r.emit(ctx, tx, c.OrganizationID, "customer.updated", c.ID)

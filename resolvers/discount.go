@@ -217,11 +217,7 @@ func (r *Resolver) updateDiscount(ctx context.Context, in model.DiscountUpdateIn
 		if err != nil {
 			return err
 		}
-		patch := storage.Patch{"name": w.Name, "type": w.Type, "basis_points": w.BasisPoints, "amount": w.Amount,
-			"currency": w.Currency, "duration": w.Duration, "duration_in_months": w.DurationInMonths, "code": w.Code,
-			"starts_at": w.StartsAt, "ends_at": w.EndsAt, "max_redemptions": w.MaxRedemptions,
-			"max_redemptions_per_customer": w.MaxRedemptionsPerCustomer, "metadata": w.Metadata}
-		if out, err = storage.UpdateDiscount(ctx, tx, organizations(ctx), cur.ID, patch); err != nil {
+		if out, err = storage.UpdateDiscount(ctx, tx, organizations(ctx), cur.ID, w); err != nil {
 			return discountConflict(err, w.Code)
 		}
 		if ids, ok := in.Products.ValueOK(); ok {

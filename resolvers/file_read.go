@@ -106,18 +106,18 @@ func (r *Resolver) filesPage(ctx context.Context, orgIDs, ids []uuid.UUID, a lis
 // left alone; the object keeps its key, so only what clients see and downloads are named
 // after changes.
 func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUpdateInput) (model.File, error) {
-	patch := storage.Patch{}
+	var u storage.FileUpdate
 	if in.Name != nil && *in.Name != "" {
 		if msg := plainNameProblem("file name", *in.Name); msg != "" {
 			return nil, Invalid("value_error", msg, *in.Name, "input", "name")
 		}
-		patch["name"] = *in.Name
+		u.Name = storage.Set(*in.Name)
 	}
 	if in.Version != nil && *in.Version != "" {
 		if msg := plainNameProblem("version", *in.Version); msg != "" {
 			return nil, Invalid("value_error", msg, *in.Version, "input", "version")
 		}
-		patch["version"] = *in.Version
+		u.Version = storage.Set(*in.Version)
 	}
 	f, err := storage.GetFile(ctx, r.db, organizations(ctx), id)
 	if err != nil {
@@ -126,8 +126,8 @@ func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUp
 	if err := r.checkFileWrite(ctx, f.OrganizationID, "You don't have the permission to update this file."); err != nil {
 		return nil, err
 	}
-	if len(patch) > 0 {
-		if f, err = storage.UpdateFile(ctx, r.db, []uuid.UUID{f.OrganizationID}, id, patch); err != nil {
+	if !u.IsZero() {
+		if f, err = storage.UpdateFile(ctx, r.db, []uuid.UUID{f.OrganizationID}, id, u); err != nil {
 			return nil, notFoundOr(err, "")
 		}
 	}

@@ -166,7 +166,7 @@ func seedCatalog(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 				}
 				last = pm.ID
 			}
-			if _, err := storage.UpdateCustomer(ctx, tx, []uuid.UUID{orgID}, c.ID, storage.CustomerPatch{"default_payment_method_id": last}); err != nil {
+			if _, err := storage.UpdateCustomer(ctx, tx, []uuid.UUID{orgID}, c.ID, storage.CustomerUpdate{DefaultPaymentMethodID: storage.Set(last)}); err != nil {
 				return err
 			}
 

@@ -161,11 +161,11 @@ func (r *Resolver) updateMeter(ctx context.Context, in model.MeterUpdateInput) (
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		patch, err := r.meterPatch(ctx, tx, cur, in)
+		u, err := r.meterUpdate(ctx, tx, cur, in)
 		if err != nil {
 			return err
 		}
-		if out, err = storage.UpdateMeter(ctx, tx, organizations(ctx), cur.ID, patch); err != nil {
+		if out, err = storage.UpdateMeter(ctx, tx, organizations(ctx), cur.ID, u); err != nil {
 			return err
 		}
 		if in.IsArchived != nil {
@@ -176,8 +176,8 @@ func (r *Resolver) updateMeter(ctx context.Context, in model.MeterUpdateInput) (
 	return out, err
 }
 
-// meterPatch validates an update against the stored meter and returns the columns to write.
-func (r *Resolver) meterPatch(ctx context.Context, tx *sqlx.Tx, cur *storage.Meter, in model.MeterUpdateInput) (storage.Patch, error) {
+// meterUpdate validates an update against the stored meter and returns the change to write.
+func (r *Resolver) meterUpdate(ctx context.Context, tx *sqlx.Tx, cur *storage.Meter, in model.MeterUpdateInput) (storage.MeterUpdate, error) {
 	f := meterFields{Name: cur.Name, Unit: cur.Unit, CustomLabel: cur.CustomLabel,
 		CustomMultiplier: cur.CustomMultiplier, Metadata: cur.Metadata}
 	if in.Name != nil {
@@ -192,40 +192,40 @@ func (r *Resolver) meterPatch(ctx context.Context, tx *sqlx.Tx, cur *storage.Met
 		f.Metadata = in.Metadata
 	}
 	if err := f.check(); err != nil {
-		return nil, err
+		return storage.MeterUpdate{}, err
 	}
-	patch := storage.Patch{"name": f.Name, "unit": f.Unit, "custom_label": f.CustomLabel,
-		"custom_multiplier": f.CustomMultiplier, "metadata": f.Metadata}
+	u := storage.MeterUpdate{Name: storage.Set(f.Name), Unit: storage.Set(f.Unit), CustomLabel: storage.Set(f.CustomLabel),
+		CustomMultiplier: storage.Set(f.CustomMultiplier), Metadata: storage.Set(f.Metadata)}
 	if in.Filter == nil && in.Aggregation == nil {
-		return patch, nil
+		return u, nil
 	}
 	billed, err := storage.MeterBilled(ctx, tx, cur.ID)
 	if err != nil {
-		return nil, err
+		return storage.MeterUpdate{}, err
 	}
 	for _, c := range []struct {
 		given bool
 		field string
-		col   string
+		dst   *storage.Omittable[storage.RawJSON]
 		value func() (storage.RawJSON, error)
 	}{
-		{in.Filter != nil, "filter", "filter", func() (storage.RawJSON, error) { return meterFilterJSON(in.Filter) }},
-		{in.Aggregation != nil, "aggregation", "aggregation", func() (storage.RawJSON, error) { return meterAggregationJSON(in.Aggregation) }},
+		{in.Filter != nil, "filter", &u.Filter, func() (storage.RawJSON, error) { return meterFilterJSON(in.Filter) }},
+		{in.Aggregation != nil, "aggregation", &u.Aggregation, func() (storage.RawJSON, error) { return meterAggregationJSON(in.Aggregation) }},
 	} {
 		if !c.given {
 			continue
 		}
 		if billed {
-			return nil, Invalid("forbidden", "This field can't be updated because the meter is already aggregating events.",
+			return storage.MeterUpdate{}, Invalid("forbidden", "This field can't be updated because the meter is already aggregating events.",
 				nil, "input", c.field)
 		}
 		v, err := c.value()
 		if err != nil {
-			return nil, err
+			return storage.MeterUpdate{}, err
 		}
-		patch[c.col] = v
+		*c.dst = storage.Set(v)
 	}
-	return patch, nil
+	return u, nil
 }
 
 // archiveMeter archives a meter; archiving an archived meter keeps its first archive time.

@@ -75,7 +75,7 @@ func (r *Resolver) createOAuth2Client(ctx context.Context, in model.OAuth2Client
 // secret a public client could be tricked into relying on, nor lacks one a confidential
 // client needs; a created secret is returned once.
 func (r *Resolver) updateOAuth2Client(ctx context.Context, clientID string, in model.OAuth2ClientUpdateInput) (*model.OAuth2ClientSecretPayload, error) {
-	patch, err := checkOAuth2ClientUpdate(in)
+	u, err := checkOAuth2ClientUpdate(in)
 	if err != nil {
 		return nil, err
 	}
@@ -90,16 +90,16 @@ func (r *Resolver) updateOAuth2Client(ctx context.Context, clientID string, in m
 			return notFoundOr(err, "")
 		}
 		var secret *string
-		if method, set := patch["token_endpoint_auth_method"]; set {
+		if method, set := u.TokenEndpointAuthMethod.Get(); set {
 			switch {
 			case method == authMethodNone:
-				patch["client_secret_hash"] = nil
+				u.ClientSecretHash = storage.Set[*string](nil)
 			case current.ClientSecretHash == nil:
 				s, hash := r.newClientSecret()
-				secret, patch["client_secret_hash"] = &s, hash
+				secret, u.ClientSecretHash = &s, storage.Set(&hash)
 			}
 		}
-		c, err := storage.UpdateOAuth2Client(ctx, tx, owner, clientID, patch)
+		c, err := storage.UpdateOAuth2Client(ctx, tx, owner, clientID, u)
 		if err != nil {
 			return notFoundOr(err, "")
 		}

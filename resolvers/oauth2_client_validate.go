@@ -98,43 +98,44 @@ func checkOAuth2ClientCreate(in model.OAuth2ClientCreateInput) (storage.OAuth2Cl
 }
 
 // checkOAuth2ClientUpdate validates the fields present by the creation rules and returns
-// them as the columns to write.
-func checkOAuth2ClientUpdate(in model.OAuth2ClientUpdateInput) (storage.Patch, error) {
+// them as the change to write.
+func checkOAuth2ClientUpdate(in model.OAuth2ClientUpdateInput) (storage.OAuth2ClientUpdate, error) {
 	var c clientCheck
-	patch := storage.Patch{}
+	var u storage.OAuth2ClientUpdate
 	if in.ClientName != nil {
-		patch["client_name"] = c.name(*in.ClientName)
+		u.ClientName = storage.Set(c.name(*in.ClientName))
 	}
 	for _, f := range []struct {
-		col, field string
-		value      graphql.Omittable[*string]
+		dst   *storage.Omittable[*string]
+		field string
+		value graphql.Omittable[*string]
 	}{
-		{"client_uri", "clientUri", in.ClientURI}, {"logo_uri", "logoUri", in.LogoURI},
-		{"tos_uri", "tosUri", in.TosURI}, {"policy_uri", "policyUri", in.PolicyURI},
+		{&u.ClientURI, "clientUri", in.ClientURI}, {&u.LogoURI, "logoUri", in.LogoURI},
+		{&u.TosURI, "tosUri", in.TosURI}, {&u.PolicyURI, "policyUri", in.PolicyURI},
 	} {
 		if v, set := f.value.ValueOK(); set {
-			patch[f.col] = c.uri(v, f.field)
+			*f.dst = storage.Set(c.uri(v, f.field))
 		}
 	}
 	if in.RedirectUris != nil {
-		patch["redirect_uris"] = c.redirectURIs(in.RedirectUris)
+		u.RedirectURIs = storage.Set(c.redirectURIs(in.RedirectUris))
 	}
 	if in.Scope != nil {
-		patch["scope"] = c.scope(*in.Scope)
+		u.Scope = storage.Set(c.scope(*in.Scope))
 	}
 	if in.TokenEndpointAuthMethod != nil {
-		patch["token_endpoint_auth_method"] = c.choice("literal_error", *in.TokenEndpointAuthMethod, oauth2AuthMethods, "tokenEndpointAuthMethod")
+		u.TokenEndpointAuthMethod = storage.Set(c.choice("literal_error", *in.TokenEndpointAuthMethod, oauth2AuthMethods, "tokenEndpointAuthMethod"))
 	}
 	if in.GrantTypes != nil {
-		patch["grant_types"] = c.choices(in.GrantTypes, oauth2GrantTypes, "grantTypes")
+		u.GrantTypes = storage.Set(c.choices(in.GrantTypes, oauth2GrantTypes, "grantTypes"))
 	}
 	if in.ResponseTypes != nil {
-		patch["response_types"] = c.choices(in.ResponseTypes, oauth2ResponseTypes, "responseTypes")
+		u.ResponseTypes = storage.Set(c.choices(in.ResponseTypes, oauth2ResponseTypes, "responseTypes"))
 	}
 	if in.DefaultSubType != nil {
-		patch["default_sub_type"] = c.choice("enum", *in.DefaultSubType, oauth2SubTypes, "defaultSubType")
+		u.DefaultSubType = storage.Set(c.choice("enum", *in.DefaultSubType, oauth2SubTypes, "defaultSubType"))
 	}
-	return patch, c.err()
+	return u, c.err()
 }
 
 // name checks the display name shown on consent screens; surrounding space is dropped.

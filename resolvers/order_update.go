@@ -31,9 +31,9 @@ func (r *Resolver) portalUpdateOrder(ctx context.Context, id uuid.UUID, in model
 // upstream sends the webhook on every PATCH. The input is validated before the order is
 // read, as FastAPI validates a body before the endpoint runs.
 func (r *Resolver) patchOrder(ctx context.Context, customerID *uuid.UUID, id uuid.UUID, in model.OrderUpdateInput) (*storage.Order, error) {
-	patch := storage.Patch{}
+	var u storage.OrderUpdate
 	if v, ok := in.BillingName.ValueOK(); ok {
-		patch["billing_name"] = v
+		u.BillingName = storage.Set(v)
 	}
 	address, addressGiven := in.BillingAddress.ValueOK()
 	var newAddress *storage.Address
@@ -42,7 +42,7 @@ func (r *Resolver) patchOrder(ctx context.Context, customerID *uuid.UUID, id uui
 		if newAddress, err = orderAddressOf(address, "input", "billingAddress"); err != nil {
 			return nil, err
 		}
-		patch["billing_address"] = newAddress
+		u.BillingAddress = storage.Set(newAddress)
 	}
 	var out *storage.Order
 	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
@@ -56,8 +56,8 @@ func (r *Resolver) patchOrder(ctx context.Context, customerID *uuid.UUID, id uui
 			}
 		}
 		out = cur
-		if len(patch) > 0 {
-			if out, err = storage.UpdateOrder(ctx, tx, cur.ID, r.Now(), patch); err != nil {
+		if !u.IsZero() {
+			if out, err = storage.UpdateOrder(ctx, tx, cur.ID, r.Now(), u); err != nil {
 				return err
 			}
 		}

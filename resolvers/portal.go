@@ -100,9 +100,9 @@ func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCust
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		patch := storage.CustomerPatch{}
+		var u storage.CustomerUpdate
 		if v, ok := in.BillingName.ValueOK(); ok && v != nil && *v != "" {
-			patch["billing_name"] = *v
+			u.BillingName = storage.Set(v)
 		}
 		country := ""
 		if cur.BillingAddress != nil {
@@ -116,9 +116,9 @@ func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCust
 			if err != nil {
 				return err
 			}
-			patch["billing_address"], country = a, a.Country
+			u.BillingAddress, country = storage.Set(a), a.Country
 		}
-		if err := patchTaxID(patch, cur, in.TaxID.ValueOK, country); err != nil {
+		if err := setTaxID(&u, cur, in.TaxID.ValueOK, country); err != nil {
 			return err
 		}
 		if v, ok := in.DefaultPaymentMethodID.ValueOK(); ok {
@@ -131,12 +131,12 @@ func (r *Resolver) portalUpdateCustomer(ctx context.Context, in model.PortalCust
 				}
 				return err
 			}
-			patch["default_payment_method_id"] = *v
+			u.DefaultPaymentMethodID = storage.Set(*v)
 		}
-		if out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), cur.ID, patch); err != nil {
+		if out, err = storage.UpdateCustomer(ctx, tx, organizations(ctx), cur.ID, u); err != nil {
 			return err
 		}
-		return r.emitCustomerUpdated(ctx, tx, out, patch)
+		return r.emitCustomerUpdated(ctx, tx, out, u)
 	})
 	return out, err
 }

@@ -228,46 +228,46 @@ func (r *Resolver) updateProduct(ctx context.Context, in model.ProductUpdateInpu
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		patch := storage.Patch{}
+		var u storage.ProductUpdate
 		if v, ok := in.Name.ValueOK(); ok && v != nil {
 			if len([]rune(*v)) < 3 {
 				return Invalid("string_too_short", "String should have at least 3 characters", *v, "input", "name")
 			}
-			patch["name"] = *v
+			u.Name = storage.Set(*v)
 		}
 		if v, ok := in.Description.ValueOK(); ok {
-			patch["description"] = v
+			u.Description = storage.Set(v)
 		}
 		if v, ok := in.Visibility.ValueOK(); ok && v != nil {
-			patch["visibility"] = *v
+			u.Visibility = storage.Set(*v)
 		}
 		if v, ok := in.IsArchived.ValueOK(); ok && v != nil {
-			patch["is_archived"] = *v
+			u.IsArchived = storage.Set(*v)
 		}
 		if v, ok := in.TrialInterval.ValueOK(); ok {
 			if v != nil && !cur.IsRecurring() {
 				return Invalid("value_error", "Trials are only available on recurring products.", *v, "input", "trialInterval")
 			}
-			patch["trial_interval"] = v
+			u.TrialInterval = storage.Set(v)
 		}
 		if v, ok := in.TrialIntervalCount.ValueOK(); ok {
 			if err := checkCount(v, "input", "trialIntervalCount"); err != nil {
 				return err
 			}
-			patch["trial_interval_count"] = v
+			u.TrialIntervalCount = storage.Set(v)
 		}
 		if v, ok := in.Metadata.ValueOK(); ok {
 			if err := checkMetadata(v, "input", "metadata"); err != nil {
 				return err
 			}
-			patch["metadata"] = v
+			u.Metadata = storage.Set(v)
 		}
 		if prices, ok := in.Prices.ValueOK(); ok {
 			if err := r.replacePrices(ctx, tx, cur, prices); err != nil {
 				return err
 			}
 		}
-		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), in.ID, patch)
+		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), in.ID, u)
 		return err
 	})
 	return out, err
@@ -329,7 +329,7 @@ func (r *Resolver) updateProductBenefits(ctx context.Context, in model.ProductBe
 		if err := r.setBenefits(ctx, tx, p.OrganizationID, p.ID, in.BenefitIds); err != nil {
 			return err
 		}
-		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), p.ID, storage.Patch{})
+		out, err = storage.UpdateProduct(ctx, tx, organizations(ctx), p.ID, storage.ProductUpdate{})
 		return err
 	})
 	return out, err
@@ -361,6 +361,6 @@ func productFilterOf(f *model.ProductFilter) storage.ProductListFilter {
 
 // archiveProduct hides a product from new sales; existing orders and subscriptions keep it.
 func (r *Resolver) archiveProduct(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
-	p, err := storage.UpdateProduct(ctx, r.db, organizations(ctx), id, storage.Patch{"is_archived": true})
+	p, err := storage.UpdateProduct(ctx, r.db, organizations(ctx), id, storage.ProductUpdate{IsArchived: storage.Set(true)})
 	return p, notFoundOr(err, "")
 }

@@ -95,8 +95,8 @@ func (r *Resolver) endPeriod(ctx context.Context, tx *sqlx.Tx, s *storage.Subscr
 		_, err := r.endSubscription(ctx, tx, s, at, now, nil, nil)
 		return err
 	case s.PauseAtPeriodEnd:
-		out, err := r.stopSubscription(ctx, tx, s, now, storage.Patch{"status": "paused", "paused_at": at,
-			"pause_at_period_end": false})
+		out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set("paused"),
+			PausedAt: storage.Set(&at), PauseAtPeriodEnd: storage.Set(false)})
 		if err != nil {
 			return err
 		}
@@ -122,9 +122,9 @@ func (r *Resolver) endPeriod(ctx context.Context, tx *sqlx.Tx, s *storage.Subscr
 // subscription.updated and subscription.cycled (and subscription.past_due).
 func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, start, now time.Time) (*storage.Subscription, error) {
 	end := subscriptionPeriodEnd(subscriptionOrigin(s), start, s.RecurringInterval, s.RecurringIntervalCount)
-	patch := storage.Patch{"current_period_start": start, "current_period_end": end}
+	u := storage.SubscriptionUpdate{CurrentPeriodStart: storage.Set(start), CurrentPeriodEnd: storage.Set(end)}
 	if s.CurrentMeterPeriodStart != nil {
-		patch["current_meter_period_start"], patch["current_meter_period_end"] = start, end
+		u.CurrentMeterPeriodStart, u.CurrentMeterPeriodEnd = storage.Set(start), storage.Set(end)
 	}
 	order, err := r.createCycleOrder(ctx, tx, s, start)
 	if err != nil {
@@ -137,15 +137,15 @@ func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storag
 	}
 	events := []string{"subscription.updated", "subscription.cycled"}
 	if paid {
-		patch["status"], patch["past_due_at"] = "active", nil
+		u.Status, u.PastDueAt = storage.Set("active"), storage.Set[*time.Time](nil)
 	} else {
-		patch["status"], patch["past_due_at"] = "past_due", start
+		u.Status, u.PastDueAt = storage.Set("past_due"), storage.Set(&start)
 		events = append(events, "subscription.past_due")
 		if err := r.scheduleOrderPayment(ctx, tx, order.ID, renewalPtr(start.Add(dunningRetries[0]))); err != nil {
 			return nil, err
 		}
 	}
-	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, patch)
+	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, u)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +173,8 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 		return err
 	}
 	if paid {
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"status": "active", "past_due_at": nil})
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set("active"),
+			PastDueAt: storage.Set[*time.Time](nil)})
 		if err != nil {
 			return err
 		}
@@ -182,7 +183,8 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 	if failed := o.FailedAttempts + 1; failed <= len(dunningRetries) {
 		return r.scheduleOrderPayment(ctx, tx, o.ID, renewalPtr(at.Add(dunningRetries[failed-1])))
 	}
-	out, err := r.stopSubscription(ctx, tx, s, now, storage.Patch{"status": "unpaid", "ended_at": at, "ends_at": at})
+	out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set("unpaid"),
+		EndedAt: storage.Set(at), EndsAt: storage.Set(&at)})
 	if err != nil {
 		return err
 	}

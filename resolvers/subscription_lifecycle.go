@@ -61,9 +61,10 @@ func (r *Resolver) cancelSubscription(ctx context.Context, id uuid.UUID, reason,
 		if _, err := storage.CancelPendingUpdate(ctx, tx, s.ID, now); err != nil {
 			return nil, err
 		}
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"cancel_at_period_end": true,
-			"canceled_at": now, "ends_at": s.CurrentPeriodEnd, "pause_at_period_end": false,
-			"customer_cancellation_reason": reason, "customer_cancellation_comment": comment})
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{
+			CancelAtPeriodEnd: storage.Set(true), CanceledAt: storage.Set(&now), EndsAt: storage.Set(&s.CurrentPeriodEnd),
+			PauseAtPeriodEnd: storage.Set(false), CustomerCancellationReason: storage.Set(reason),
+			CustomerCancellationComment: storage.Set(comment)})
 		if err != nil {
 			return nil, err
 		}
@@ -80,8 +81,9 @@ func (r *Resolver) uncancelSubscription(ctx context.Context, id uuid.UUID) (*sto
 		if !s.CancelAtPeriodEnd {
 			return nil, BadRequest("This subscription is not set to cancel.")
 		}
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"cancel_at_period_end": false,
-			"canceled_at": nil, "ends_at": nil, "customer_cancellation_reason": nil, "customer_cancellation_comment": nil})
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{
+			CancelAtPeriodEnd: storage.Set(false), CanceledAt: storage.Set[*time.Time](nil), EndsAt: storage.Set[*time.Time](nil),
+			CustomerCancellationReason: storage.Set[*string](nil), CustomerCancellationComment: storage.Set[*string](nil)})
 		if err != nil {
 			return nil, err
 		}
@@ -105,17 +107,18 @@ func (r *Resolver) revokeSubscription(ctx context.Context, id uuid.UUID, reason,
 // cancellation was already announced) and subscription.revoked.
 func (r *Resolver) endSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, at, now time.Time,
 	reason, comment *string) (*storage.Subscription, error) {
-	patch := storage.Patch{"status": "canceled", "ended_at": at, "ends_at": at, "pause_at_period_end": false}
+	u := storage.SubscriptionUpdate{Status: storage.Set("canceled"), EndedAt: storage.Set(at), EndsAt: storage.Set(&at),
+		PauseAtPeriodEnd: storage.Set(false)}
 	if s.CanceledAt == nil {
-		patch["canceled_at"] = at
+		u.CanceledAt = storage.Set(&at)
 	}
 	if reason != nil {
-		patch["customer_cancellation_reason"] = *reason
+		u.CustomerCancellationReason = storage.Set(reason)
 	}
 	if comment != nil {
-		patch["customer_cancellation_comment"] = *comment
+		u.CustomerCancellationComment = storage.Set(comment)
 	}
-	out, err := r.stopSubscription(ctx, tx, s, now, patch)
+	out, err := r.stopSubscription(ctx, tx, s, now, u)
 	if err != nil {
 		return nil, err
 	}
@@ -136,10 +139,10 @@ func (r *Resolver) endSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.
 	return out, r.emitSubscription(ctx, tx, out, events...)
 }
 
-// stopSubscription applies a patch that takes access away (ended, unpaid, paused): the open
+// stopSubscription applies a change that takes access away (ended, unpaid, paused): the open
 // change is dropped, an unpaid order is no longer retried and the benefits are revoked.
 func (r *Resolver) stopSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time,
-	patch storage.Patch) (*storage.Subscription, error) {
+	u storage.SubscriptionUpdate) (*storage.Subscription, error) {
 	if _, err := storage.CancelPendingUpdate(ctx, tx, s.ID, now); err != nil {
 		return nil, err
 	}
@@ -150,7 +153,7 @@ func (r *Resolver) stopSubscription(ctx context.Context, tx *sqlx.Tx, s *storage
 	} else if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, patch)
+	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, u)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +171,7 @@ func (r *Resolver) pauseSubscription(ctx context.Context, id uuid.UUID) (*storag
 		case s.Status != "active" && s.Status != "trialing":
 			return nil, BadRequest("Only active or trialing subscriptions can be paused.")
 		}
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"pause_at_period_end": true})
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{PauseAtPeriodEnd: storage.Set(true)})
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +187,7 @@ func (r *Resolver) resumeSubscription(ctx context.Context, id uuid.UUID) (*stora
 		switch {
 		case s.Status == "paused":
 		case s.PauseAtPeriodEnd && !subscriptionEnded[s.Status]:
-			out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"pause_at_period_end": false})
+			out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{PauseAtPeriodEnd: storage.Set(false)})
 			if err != nil {
 				return nil, err
 			}
@@ -192,8 +195,8 @@ func (r *Resolver) resumeSubscription(ctx context.Context, id uuid.UUID) (*stora
 		default:
 			return nil, BadRequest("This subscription is not paused.")
 		}
-		resumed, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{"status": "active",
-			"paused_at": nil, "resumes_at": nil})
+		resumed, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set("active"),
+			PausedAt: storage.Set[*time.Time](nil), ResumesAt: storage.Set[*time.Time](nil)})
 		if err != nil {
 			return nil, err
 		}

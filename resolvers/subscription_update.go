@@ -218,7 +218,7 @@ func (r *Resolver) applyOrSchedule(ctx context.Context, tx *sqlx.Tx, s *storage.
 		if _, err := storage.SchedulePendingUpdate(ctx, tx, now, pending); err != nil {
 			return nil, err
 		}
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.Patch{})
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{})
 		if err != nil {
 			return nil, err
 		}
@@ -234,13 +234,13 @@ func (r *Resolver) applyOrSchedule(ctx context.Context, tx *sqlx.Tx, s *storage.
 // and amount; a new product's benefits replace the old one's. It emits subscription.updated.
 func (r *Resolver) applySubscriptionTarget(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time,
 	target subscriptionTarget) (*storage.Subscription, error) {
-	patch := storage.Patch{"seats": target.seats, "amount": target.amount}
+	u := storage.SubscriptionUpdate{Seats: storage.Set(target.seats), Amount: storage.Set(target.amount)}
 	if target.product != nil {
-		patch["product_id"] = target.product.ID
-		patch["recurring_interval"] = *target.product.RecurringInterval
-		patch["recurring_interval_count"] = 1
+		u.ProductID = storage.Set(target.product.ID)
+		u.RecurringInterval = storage.Set(*target.product.RecurringInterval)
+		u.RecurringIntervalCount = storage.Set(1)
 		if target.product.RecurringIntervalCount != nil {
-			patch["recurring_interval_count"] = *target.product.RecurringIntervalCount
+			u.RecurringIntervalCount = storage.Set(*target.product.RecurringIntervalCount)
 		}
 		ids := make([]uuid.UUID, len(target.prices))
 		for i, p := range target.prices {
@@ -250,7 +250,7 @@ func (r *Resolver) applySubscriptionTarget(ctx context.Context, tx *sqlx.Tx, s *
 			return nil, err
 		}
 	}
-	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, patch)
+	out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, u)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -115,33 +116,33 @@ func quotedChoices(values []string) string {
 // updateWebhookEndpoint changes the given fields of an endpoint of the caller's
 // organizations; the URL obeys the same rules as at creation.
 func (r *Resolver) updateWebhookEndpoint(ctx context.Context, in model.WebhookEndpointUpdateInput) (*storage.WebhookEndpoint, error) {
-	patch := storage.Patch{}
+	var u storage.WebhookEndpointUpdate
 	if in.URL != nil {
 		url, err := r.webhookURL(*in.URL)
 		if err != nil {
 			return nil, err
 		}
-		patch["url"] = url
+		u.URL = storage.Set(url)
 	}
 	if name, set := in.Name.ValueOK(); set {
-		patch["name"] = name
+		u.Name = storage.Set(name)
 	}
 	if in.Format != nil {
-		patch["format"] = string(*in.Format)
+		u.Format = storage.Set(string(*in.Format))
 	}
 	if in.Events != nil {
 		if err := checkWebhookEvents(in.Events); err != nil {
 			return nil, err
 		}
-		patch["events"] = in.Events
+		u.Events = storage.Set(in.Events)
 	}
 	if in.Enabled != nil {
-		patch["enabled"] = *in.Enabled
+		u.Enabled = storage.Set(*in.Enabled)
 		if *in.Enabled { // turned back on: it starts with a clean record
-			patch["consecutive_failures"], patch["disabled_at"], patch["disabled_reason"] = 0, nil, nil
+			u.ConsecutiveFailures, u.DisabledAt, u.DisabledReason = storage.Set(0), storage.Set[*time.Time](nil), storage.Set[*string](nil)
 		}
 	}
-	e, err := storage.UpdateWebhookEndpoint(ctx, r.db, organizations(ctx), in.ID, patch)
+	e, err := storage.UpdateWebhookEndpoint(ctx, r.db, organizations(ctx), in.ID, u)
 	return e, notFoundOr(err, "")
 }
 

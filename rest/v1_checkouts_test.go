@@ -88,35 +88,50 @@ func newCheckoutWorld(t *testing.T) checkoutWorld {
 		}
 		return id
 	}
-	w.a = w.checkout(t, w.org.ID, 3, []uuid.UUID{w.ebook.ID}, storage.Patch{"product_price_id": price(w.ebook),
-		"customer_id": w.alice.ID, "customer_email": w.alice.Email, "external_customer_id": "ext-alice", "amount": 1000,
-		"discount_id": w.fixedOff.ID, "discount_amount": 200, "net_amount": 800, "total_amount": 800, "tax_amount": 0,
-		"customer_billing_address": storage.Address{Country: "US", City: ptr("Austin")}, "metadata": storage.JSONMap{"ref": "a"}})
-	w.b = w.checkout(t, w.org.ID, 2, []uuid.UUID{w.plan.ID, w.ebook.ID}, storage.Patch{"product_price_id": price(w.plan),
-		"customer_id": w.bob.ID, "customer_email": w.bob.Email, "status": "succeeded", "amount": 900, "allow_trial": true,
-		"discount_id": w.pctOff.ID, "discount_amount": 90, "net_amount": 810, "total_amount": 810, "tax_amount": 0})
-	w.c = w.checkout(t, w.org.ID, 1, []uuid.UUID{w.team.ID}, storage.Patch{"product_price_id": price(w.team),
-		"customer_email": "odd_name%tag@example.com", "seats": 3, "min_seats": 2, "amount": 2100, "net_amount": 2100,
-		"total_amount": 2100, "expires_at": time.Now().Add(-time.Minute)})
+	w.a = w.checkout(t, w.org.ID, 3, []uuid.UUID{w.ebook.ID}, storage.CheckoutWrite{ExternalCustomerID: storage.Set(ptr("ext-alice")),
+		CheckoutUpdate: storage.CheckoutUpdate{ProductPriceID: storage.Set(price(w.ebook)), CustomerID: storage.Set(&w.alice.ID),
+			CustomerEmail: storage.Set(w.alice.Email), Amount: storage.Set[int64](1000), DiscountID: storage.Set(&w.fixedOff.ID),
+			DiscountAmount: storage.Set[int64](200), NetAmount: storage.Set[int64](800), TotalAmount: storage.Set[int64](800),
+			TaxAmount:              storage.Set[int64](0),
+			CustomerBillingAddress: storage.Set(&storage.Address{Country: "US", City: ptr("Austin")}),
+			Metadata:               storage.Set(storage.JSONMap{"ref": "a"})}})
+	w.b = w.checkout(t, w.org.ID, 2, []uuid.UUID{w.plan.ID, w.ebook.ID}, storage.CheckoutWrite{CheckoutUpdate: storage.CheckoutUpdate{
+		ProductPriceID: storage.Set(price(w.plan)), CustomerID: storage.Set(&w.bob.ID), CustomerEmail: storage.Set(w.bob.Email),
+		Status: storage.Set("succeeded"), Amount: storage.Set[int64](900), AllowTrial: storage.Set(true),
+		DiscountID: storage.Set(&w.pctOff.ID), DiscountAmount: storage.Set[int64](90), NetAmount: storage.Set[int64](810),
+		TotalAmount: storage.Set[int64](810), TaxAmount: storage.Set[int64](0)}})
+	w.c = w.checkout(t, w.org.ID, 1, []uuid.UUID{w.team.ID}, storage.CheckoutWrite{MinSeats: storage.Set(ptr(2)),
+		ExpiresAt: time.Now().Add(-time.Minute), CheckoutUpdate: storage.CheckoutUpdate{ProductPriceID: storage.Set(price(w.team)),
+			CustomerEmail: storage.Set(ptr("odd_name%tag@example.com")), Seats: storage.Set(ptr(3)), Amount: storage.Set[int64](2100),
+			NetAmount: storage.Set[int64](2100), TotalAmount: storage.Set[int64](2100)}})
 	foreignProduct, err := storage.CreateProduct(ctx, s.db, w.other.ID, storage.ProductWrite{Name: "Foreign", Visibility: "public"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.foreign = w.checkout(t, w.other.ID, 0, []uuid.UUID{foreignProduct.ID}, storage.Patch{"customer_email": "alice@example.com"})
+	w.foreign = w.checkout(t, w.other.ID, 0, []uuid.UUID{foreignProduct.ID}, storage.CheckoutWrite{
+		CheckoutUpdate: storage.CheckoutUpdate{CustomerEmail: storage.Set(ptr("alice@example.com"))}})
 	return w
 }
 
-// checkout stores a checkout created hoursAgo with the given columns over sane defaults.
-func (w checkoutWorld) checkout(t *testing.T, orgID uuid.UUID, hoursAgo int, products []uuid.UUID, cols storage.Patch) uuid.UUID {
+// checkout stores a checkout created hoursAgo from c over sane defaults.
+func (w checkoutWorld) checkout(t *testing.T, orgID uuid.UUID, hoursAgo int, products []uuid.UUID, c storage.CheckoutWrite) uuid.UUID {
 	t.Helper()
 	id := uuid.New()
-	values := storage.Patch{"id": id, "organization_id": orgID, "client_secret": "till_c_" + randomHex(16),
-		"expires_at": time.Now().Add(time.Hour), "success_url": portalURL + "/checkout/x/confirmation",
-		"product_id": products[0], "created_at": time.Now().Add(-time.Duration(hoursAgo) * time.Hour)}
-	for k, v := range cols {
-		values[k] = v
+	c.ID, c.OrganizationID, c.ClientSecret = storage.Set(id), orgID, "till_c_"+randomHex(16)
+	if c.ExpiresAt.IsZero() {
+		c.ExpiresAt = time.Now().Add(time.Hour)
 	}
-	if _, err := storage.CreateCheckout(context.Background(), w.s.db, values, products, time.Now()); err != nil {
+	if !c.SuccessURL.IsSet() {
+		c.SuccessURL = storage.Set(portalURL + "/checkout/x/confirmation")
+	}
+	if !c.ProductID.IsSet() {
+		c.ProductID = storage.Set(products[0])
+	}
+	if _, err := storage.CreateCheckout(context.Background(), w.s.db, c, products, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.s.db.Exec(`UPDATE checkouts SET created_at = $2 WHERE id = $1`,
+		id, time.Now().Add(-time.Duration(hoursAgo)*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -58,8 +58,10 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 	if err := storage.SetSubscriptionPrices(ctx, s.db, o.ID, sub.ID, priceIDs); err != nil {
 		t.Fatal(err)
 	}
-	checkoutWorld{s: s}.checkout(t, o.ID, 0, []uuid.UUID{p.ID}, storage.Patch{"product_price_id": priceIDs[0],
-		"customer_email": "buyer@example.com", "amount": 1500, "net_amount": 1500, "total_amount": 1500, "tax_amount": 0})
+	checkoutWorld{s: s}.checkout(t, o.ID, 0, []uuid.UUID{p.ID}, storage.CheckoutWrite{
+		CheckoutUpdate: storage.CheckoutUpdate{ProductPriceID: storage.Set(priceIDs[0]), CustomerEmail: storage.Set(ptr("buyer@example.com")),
+			Amount: storage.Set[int64](1500), NetAmount: storage.Set[int64](1500), TotalAmount: storage.Set[int64](1500),
+			TaxAmount: storage.Set[int64](0)}})
 
 	list := func(target string) map[string]json.RawMessage {
 		t.Helper()

@@ -143,7 +143,7 @@ func TestBenefitReferences(t *testing.T) {
 		{"my downloadables may list my file again", w.myDownload, downloads(w.myFile), nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := storage.UpdateBenefit(ctx, w.db, []uuid.UUID{w.mine, w.theirs}, tc.benefit.ID, storage.Patch{"properties": tc.props})
+			_, err := storage.UpdateBenefit(ctx, w.db, []uuid.UUID{w.mine, w.theirs}, tc.benefit.ID, storage.BenefitUpdate{Properties: storage.Set(tc.props)})
 			checkRefError(t, err, tc.want)
 			got, err := storage.GetBenefit(ctx, w.db, []uuid.UUID{w.mine}, tc.benefit.ID)
 			if err != nil {
@@ -163,7 +163,7 @@ func TestBenefitReferences(t *testing.T) {
 	}
 
 	t.Run("updating an unknown benefit is not found", func(t *testing.T) {
-		_, err := storage.UpdateBenefit(ctx, w.db, []uuid.UUID{w.mine}, uuid.New(), storage.Patch{"properties": credit(w.theirMeter)})
+		_, err := storage.UpdateBenefit(ctx, w.db, []uuid.UUID{w.mine}, uuid.New(), storage.BenefitUpdate{Properties: storage.Set(credit(w.theirMeter))})
 		if !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("err = %v, want ErrNotFound", err)
 		}

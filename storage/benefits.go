@@ -64,13 +64,27 @@ func CreateBenefit(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Be
 	return &b, err
 }
 
-// UpdateBenefit writes the patched columns of a live benefit of the given organizations.
-// When the patch replaces the properties, the objects they name must be the benefit's
+// BenefitUpdate is a change to a benefit: each set field writes its column, the others keep
+// what they hold.
+type BenefitUpdate struct {
+	Description Omittable[string]
+	Visibility  Omittable[string]
+	Properties  Omittable[RawJSON]
+	Metadata    Omittable[JSONMap]
+}
+
+func (u BenefitUpdate) assignments() []assignment {
+	return []assignment{u.Description.to("description"), u.Visibility.to("visibility"),
+		u.Properties.to("properties"), u.Metadata.to("metadata")}
+}
+
+// UpdateBenefit writes the set fields of u to a live benefit of the given organizations.
+// When u replaces the properties, the objects they name must be the benefit's
 // organization's (see benefit_refs.go); otherwise nothing is written and the error is a
 // *RefError.
-func UpdateBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Benefit, error) {
-	props, _ := patch["properties"].(RawJSON)
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs), props})
+func UpdateBenefit(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u BenefitUpdate) (*Benefit, error) {
+	props, _ := u.Properties.Get()
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs), props})
 	const (
 		typ = "(SELECT type FROM benefits WHERE id = $1)"
 		org = "(SELECT organization_id FROM benefits WHERE id = $1)"

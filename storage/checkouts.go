@@ -3,8 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,22 +31,13 @@ func effectiveStatus(now int) string {
 	return fmt.Sprintf("(CASE WHEN c.status = 'open' AND c.expires_at <= $%d THEN 'expired' ELSE c.status END)", now)
 }
 
-// CreateCheckout inserts a checkout from the use case's column values (names from its fixed
-// list, never from input) and the products it offers, in order.
-func CreateCheckout(ctx context.Context, q sqlx.ExtContext, values Patch, productIDs []uuid.UUID, now time.Time) (*Checkout, error) {
-	cols := make([]string, 0, len(values))
-	for col := range values {
-		cols = append(cols, col)
-	}
-	sort.Strings(cols)
-	args := make([]any, len(cols))
-	marks := make([]string, len(cols))
-	for i, col := range cols {
-		args[i], marks[i] = values[col], fmt.Sprintf("$%d", i+1)
-	}
+// CreateCheckout inserts a checkout and the products it offers, in order, and returns it as
+// of now.
+func CreateCheckout(ctx context.Context, q sqlx.ExtContext, w CheckoutWrite, productIDs []uuid.UUID, now time.Time) (*Checkout, error) {
+	cols, params, args := insertLists(w)
 	var id uuid.UUID
-	if err := sqlx.GetContext(ctx, q, &id, `INSERT INTO checkouts (`+strings.Join(cols, ", ")+`)
-		VALUES (`+strings.Join(marks, ", ")+`) RETURNING id`, args...); err != nil {
+	if err := sqlx.GetContext(ctx, q, &id, `INSERT INTO checkouts (`+cols+`)
+		VALUES (`+params+`) RETURNING id`, args...); err != nil {
 		return nil, mapErr(err)
 	}
 	if _, err := q.ExecContext(ctx, `INSERT INTO checkout_products (checkout_id, product_id, organization_id, "order")
@@ -90,9 +79,9 @@ func LockCheckoutByClientSecret(ctx context.Context, q sqlx.ExtContext, secret s
 	return getCheckout(ctx, q, "c.client_secret = $2", secret, now, true)
 }
 
-// UpdateCheckout writes the patched columns of a checkout and returns it as of now.
-func UpdateCheckout(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, patch Patch, now time.Time) (*Checkout, error) {
-	sets, args := patchSets(patch, []any{id})
+// UpdateCheckout writes the set fields of u to a checkout and returns it as of now.
+func UpdateCheckout(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, u CheckoutUpdate, now time.Time) (*Checkout, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id})
 	if _, err := q.ExecContext(ctx, `UPDATE checkouts SET `+sets+` WHERE id = $1`, args...); err != nil {
 		return nil, mapErr(err)
 	}

@@ -45,8 +45,7 @@ const customerColumns = `id, created_at, modified_at, deleted_at, organization_i
 	email, email_verified, name, billing_name, billing_address, tax_id, tax_id_format, locale,
 	metadata, avatar_url, first_user_event_at, default_payment_method_id`
 
-// CustomerWrite holds the writable fields of a customer; nil pointers leave a field alone on
-// update (Set* flags say when a nil means "clear").
+// CustomerWrite holds the fields of a new customer; changes to one are a CustomerUpdate.
 type CustomerWrite struct {
 	Type           string
 	ExternalID     *string
@@ -74,17 +73,40 @@ func CreateCustomer(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w C
 	return &c, mapErr(err)
 }
 
-// CustomerPatch lists the columns to change; only the keys present are written.
-type CustomerPatch map[string]any
+// CustomerUpdate is a change to a customer: each set field writes its column, the others
+// keep what they hold; a set nil pointer clears the column.
+type CustomerUpdate struct {
+	Email                  Omittable[string]
+	EmailVerified          Omittable[bool]
+	Name                   Omittable[*string]
+	ExternalID             Omittable[*string]
+	BillingName            Omittable[*string]
+	BillingAddress         Omittable[*Address]
+	TaxIDValue             Omittable[*string]
+	TaxIDFormat            Omittable[*string]
+	Locale                 Omittable[*string]
+	Metadata               Omittable[JSONMap]
+	DefaultPaymentMethodID Omittable[uuid.UUID]
+}
 
-// UpdateCustomer writes the patched columns of a live customer of the given organizations.
-// Column names come from the use case's fixed list, never from input.
-// An empty patch changes nothing, not even modified_at.
-func UpdateCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch CustomerPatch) (*Customer, error) {
-	if len(patch) == 0 {
+func (u CustomerUpdate) assignments() []assignment {
+	return []assignment{u.Email.to("email"), u.EmailVerified.to("email_verified"), u.Name.to("name"),
+		u.ExternalID.to("external_id"), u.BillingName.to("billing_name"), u.BillingAddress.to("billing_address"),
+		u.TaxIDValue.to("tax_id"), u.TaxIDFormat.to("tax_id_format"), u.Locale.to("locale"),
+		u.Metadata.to("metadata"), u.DefaultPaymentMethodID.to("default_payment_method_id")}
+}
+
+// IsZero reports whether u changes nothing: such an update writes no row, and a use case
+// announces no customer.updated for it.
+func (u CustomerUpdate) IsZero() bool { return isZero(u) }
+
+// UpdateCustomer writes the set fields of u to a live customer of the given organizations.
+// A zero update changes nothing, not even modified_at.
+func UpdateCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u CustomerUpdate) (*Customer, error) {
+	if u.IsZero() {
 		return GetCustomer(ctx, q, orgs, id)
 	}
-	sets, args := patchSets(Patch(patch), []any{id, pq.Array(orgs)})
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var c Customer
 	err := sqlx.GetContext(ctx, q, &c, `UPDATE customers SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+customerColumns, args...)

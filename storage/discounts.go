@@ -48,12 +48,17 @@ func CreateDiscount(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w D
 	return &d, mapErr(err)
 }
 
-// UpdateDiscount writes the patched columns of a live discount of the given organizations.
-func UpdateDiscount(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Discount, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+// UpdateDiscount replaces the writable fields of a live discount of the given organizations
+// with w: a discount's fields are checked together (see the use case), so an update writes
+// them all. A code already used by another live discount is a *ConflictError.
+func UpdateDiscount(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, w DiscountWrite) (*Discount, error) {
 	var d Discount
-	err := sqlx.GetContext(ctx, q, &d, `UPDATE discounts SET `+sets+`
-		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+discountColumns, args...)
+	err := sqlx.GetContext(ctx, q, &d, `UPDATE discounts SET modified_at = now(), name = $3, type = $4,
+		basis_points = $5, amount = $6, currency = $7, duration = $8, duration_in_months = $9, code = $10,
+		starts_at = $11, ends_at = $12, max_redemptions = $13, max_redemptions_per_customer = $14, metadata = $15
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+discountColumns,
+		id, pq.Array(orgs), w.Name, w.Type, w.BasisPoints, w.Amount, w.Currency, w.Duration, w.DurationInMonths,
+		w.Code, w.StartsAt, w.EndsAt, w.MaxRedemptions, w.MaxRedemptionsPerCustomer, w.Metadata)
 	return &d, mapErr(err)
 }
 

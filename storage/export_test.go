@@ -70,3 +70,39 @@ func DecodeRecord[T any](raw []byte, loc *time.Location) (*T, error) {
 func DecodeRecords[T any](raw []byte, loc *time.Location) ([]*T, error) {
 	return decodeRecords[T](raw, loc)
 }
+
+// Update is what every update struct is, for tests that go over all of them.
+type Update = update
+
+// Assignment is one column an update writes and the value it hands the driver.
+type Assignment struct {
+	Column string
+	Value  any
+}
+
+// Declared lists every column u may write, in field order, set or not.
+func Declared(u Update) []string {
+	var cols []string
+	for _, a := range u.assignments() {
+		cols = append(cols, a.column)
+	}
+	return cols
+}
+
+// Assigned lists the columns u writes, with their values.
+func Assigned(u Update) []Assignment {
+	var out []Assignment
+	for _, a := range u.assignments() {
+		if a.set {
+			out = append(out, Assignment{a.column, a.value})
+		}
+	}
+	return out
+}
+
+// Touched is o set to the value it holds, so a test can set each field of an update struct
+// in turn through reflection without knowing its type.
+func (o Omittable[T]) Touched() Omittable[T] {
+	o.set = true
+	return o
+}

@@ -128,10 +128,24 @@ func ListFiles(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter, ids []uu
 		Args: f.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
-// UpdateFile writes the patched columns (name, version) of a live file of the given
-// organizations. The path is never patched: the object stays where it was uploaded.
-func UpdateFile(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*StoredFile, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+// FileUpdate is a change to a file: each set field writes its column, the others keep what
+// they hold. The path is not among them: the object stays where it was uploaded.
+type FileUpdate struct {
+	Name    Omittable[string]
+	Version Omittable[string]
+}
+
+func (u FileUpdate) assignments() []assignment {
+	return []assignment{u.Name.to("name"), u.Version.to("version")}
+}
+
+// IsZero reports whether u changes nothing, so a caller can skip the write (and the
+// modified_at stamp) altogether.
+func (u FileUpdate) IsZero() bool { return isZero(u) }
+
+// UpdateFile writes the set fields of u to a live file of the given organizations.
+func UpdateFile(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u FileUpdate) (*StoredFile, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var f StoredFile
 	err := sqlx.GetContext(ctx, q, &f, `UPDATE files SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+fileColumns, args...)

@@ -97,11 +97,11 @@ func TestFileLifecycle(t *testing.T) {
 		t.Errorf("a downloadable is public: %v", err)
 	}
 
-	renamed, err := storage.UpdateFile(ctx, db, mine, media.ID, storage.Patch{"name": "b.png"})
+	renamed, err := storage.UpdateFile(ctx, db, mine, media.ID, storage.FileUpdate{Name: storage.Set("b.png")})
 	if err != nil || renamed.Name != "b.png" || renamed.Path != media.Path || renamed.ModifiedAt == nil {
 		t.Errorf("renamed = %+v (%v), want the new name at the old path", renamed, err)
 	}
-	if _, err := storage.UpdateFile(ctx, db, mine, foreign.ID, storage.Patch{"name": "x"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.UpdateFile(ctx, db, mine, foreign.ID, storage.FileUpdate{Name: storage.Set("x")}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("renaming another organization's file: %v, want ErrNotFound", err)
 	}
 

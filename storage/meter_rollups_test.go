@@ -246,8 +246,8 @@ func TestMeterEditIgnoresOldRollups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err = storage.UpdateMeter(ctx, f.db, []uuid.UUID{f.org}, m.ID, storage.Patch{
-		"filter": storage.RawJSON(`{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "other"}]}`)})
+	m, err = storage.UpdateMeter(ctx, f.db, []uuid.UUID{f.org}, m.ID, storage.MeterUpdate{
+		Filter: storage.Set(storage.RawJSON(`{"conjunction": "and", "clauses": [{"property": "name", "operator": "eq", "value": "other"}]}`))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,9 +61,27 @@ func InsertMeter(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Mete
 	return &m, mapErr(err)
 }
 
-// UpdateMeter writes the patched columns of a meter of the given organizations.
-func UpdateMeter(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Meter, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+// MeterUpdate is a change to a meter: each set field writes its column, the others keep what
+// they hold.
+type MeterUpdate struct {
+	Name             Omittable[string]
+	Unit             Omittable[string]
+	CustomLabel      Omittable[*string]
+	CustomMultiplier Omittable[*int]
+	Filter           Omittable[RawJSON]
+	Aggregation      Omittable[RawJSON]
+	Metadata         Omittable[JSONMap]
+}
+
+func (u MeterUpdate) assignments() []assignment {
+	return []assignment{u.Name.to("name"), u.Unit.to("unit"), u.CustomLabel.to("custom_label"),
+		u.CustomMultiplier.to("custom_multiplier"), u.Filter.to("filter"), u.Aggregation.to("aggregation"),
+		u.Metadata.to("metadata")}
+}
+
+// UpdateMeter writes the set fields of u to a meter of the given organizations.
+func UpdateMeter(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u MeterUpdate) (*Meter, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var m Meter
 	err := sqlx.GetContext(ctx, q, &m, `UPDATE meters SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) RETURNING `+meterColumns, args...)

@@ -132,16 +132,36 @@ func ListOAuth2Clients(ctx context.Context, q sqlx.ExtContext, owner OAuth2Clien
 		Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
-// UpdateOAuth2Client writes the patched columns of a live client of owner. Array columns
-// (redirect_uris, grant_types, response_types) are given as []string.
-func UpdateOAuth2Client(ctx context.Context, q sqlx.ExtContext, owner OAuth2ClientOwner, clientID string, patch Patch) (*OAuth2Client, error) {
-	for _, col := range [...]string{"redirect_uris", "grant_types", "response_types"} {
-		if list, isList := patch[col].([]string); isList {
-			patch[col] = pq.Array(nonNilStrings(list))
-		}
-	}
+// OAuth2ClientUpdate is a change to an OAuth2 client: each set field writes its column, the
+// others keep what they hold. A nil ClientSecretHash makes the client public.
+type OAuth2ClientUpdate struct {
+	ClientSecretHash        Omittable[*string]
+	ClientName              Omittable[string]
+	ClientURI               Omittable[*string]
+	LogoURI                 Omittable[*string]
+	TosURI                  Omittable[*string]
+	PolicyURI               Omittable[*string]
+	RedirectURIs            Omittable[[]string]
+	Scope                   Omittable[string]
+	TokenEndpointAuthMethod Omittable[string]
+	GrantTypes              Omittable[[]string]
+	ResponseTypes           Omittable[[]string]
+	DefaultSubType          Omittable[string]
+}
+
+func (u OAuth2ClientUpdate) assignments() []assignment {
+	list := func(v []string) any { return pq.Array(nonNilStrings(v)) }
+	return []assignment{u.ClientSecretHash.to("client_secret_hash"), u.ClientName.to("client_name"),
+		u.ClientURI.to("client_uri"), u.LogoURI.to("logo_uri"), u.TosURI.to("tos_uri"), u.PolicyURI.to("policy_uri"),
+		mapped(u.RedirectURIs, "redirect_uris", list), u.Scope.to("scope"),
+		u.TokenEndpointAuthMethod.to("token_endpoint_auth_method"), mapped(u.GrantTypes, "grant_types", list),
+		mapped(u.ResponseTypes, "response_types", list), u.DefaultSubType.to("default_sub_type")}
+}
+
+// UpdateOAuth2Client writes the set fields of u to a live client of owner.
+func UpdateOAuth2Client(ctx context.Context, q sqlx.ExtContext, owner OAuth2ClientOwner, clientID string, u OAuth2ClientUpdate) (*OAuth2Client, error) {
 	cond, arg := owner.where(2)
-	sets, args := patchSets(patch, []any{clientID, arg})
+	sets, args := setClause("modified_at = now()", u, []any{clientID, arg})
 	var c OAuth2Client
 	err := sqlx.GetContext(ctx, q, &c, `UPDATE oauth2_clients SET `+sets+`
 		WHERE client_id = $1 AND deleted_at IS NULL AND `+cond+` RETURNING `+oauth2ClientColumns, args...)

@@ -101,7 +101,7 @@ func TestOAuth2ClientOwnership(t *testing.T) {
 	if _, err := storage.GetOAuth2Client(ctx, db, orgOwner, newer.ClientID); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("an organization's get of a user client: err = %v, want ErrNotFound", err)
 	}
-	if _, err := storage.UpdateOAuth2Client(ctx, db, otherUser, newer.ClientID, storage.Patch{"client_name": "x"}); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storage.UpdateOAuth2Client(ctx, db, otherUser, newer.ClientID, storage.OAuth2ClientUpdate{ClientName: storage.Set("x")}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("another user's update: err = %v, want ErrNotFound", err)
 	}
 	if _, err := storage.DeleteOAuth2Client(ctx, db, otherUser, newer.ClientID); !errors.Is(err, storage.ErrNotFound) {
@@ -115,9 +115,10 @@ func TestOAuth2ClientOwnership(t *testing.T) {
 		t.Errorf("by client id = %+v, %v; want the organization's client, whoever asks", got, err)
 	}
 
-	updated, err := storage.UpdateOAuth2Client(ctx, db, user, newer.ClientID, storage.Patch{
-		"redirect_uris": []string{"https://a.example/1", "http://127.0.0.1:8080/cb"}, "grant_types": []string{"authorization_code"},
-		"client_uri": nil,
+	updated, err := storage.UpdateOAuth2Client(ctx, db, user, newer.ClientID, storage.OAuth2ClientUpdate{
+		RedirectURIs: storage.Set([]string{"https://a.example/1", "http://127.0.0.1:8080/cb"}),
+		GrantTypes:   storage.Set([]string{"authorization_code"}),
+		ClientURI:    storage.Set[*string](nil),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -142,10 +142,24 @@ func GetOrderByID(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) (*Order,
 	return &o, mapErr(err)
 }
 
-// UpdateOrder writes the patched columns of an order the caller has locked. Column names
-// come from the use case's fixed list; modified_at is the use case's clock.
-func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, patch Patch) (*Order, error) {
-	sets, args := patchSetsWith("modified_at = $2", patch, []any{id, now})
+// OrderUpdate is a change to an order's billing details: each set field writes its column,
+// the others keep what they hold. Amounts and status change only through their own calls.
+type OrderUpdate struct {
+	BillingName    Omittable[*string]
+	BillingAddress Omittable[*Address]
+}
+
+func (u OrderUpdate) assignments() []assignment {
+	return []assignment{u.BillingName.to("billing_name"), u.BillingAddress.to("billing_address")}
+}
+
+// IsZero reports whether u changes nothing, so a caller can skip the write.
+func (u OrderUpdate) IsZero() bool { return isZero(u) }
+
+// UpdateOrder writes the set fields of u to an order the caller has locked; modified_at is
+// the use case's clock.
+func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, u OrderUpdate) (*Order, error) {
+	sets, args := setClause("modified_at = $2", u, []any{id, now})
 	var o Order
 	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET `+sets+` WHERE id = $1 RETURNING `+orderColumns, args...)
 	return &o, mapErr(err)

@@ -2,8 +2,6 @@ package storage
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,33 +64,31 @@ func CreateProduct(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Pr
 	return &p, mapErr(err)
 }
 
-// Patch is a set of column changes chosen by a use case from a fixed list of column names.
-type Patch map[string]any
+// ProductUpdate is a change to a product: each set field writes its column, the others keep
+// what they hold. The zero value only stamps modified_at.
+type ProductUpdate struct {
+	Name               Omittable[string]
+	Description        Omittable[*string]
+	Visibility         Omittable[string]
+	IsArchived         Omittable[bool]
+	TrialInterval      Omittable[*string]
+	TrialIntervalCount Omittable[*int]
+	Metadata           Omittable[JSONMap]
+}
 
-// UpdateProduct writes the patched columns of a product of the given organizations.
-func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*Product, error) {
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+func (u ProductUpdate) assignments() []assignment {
+	return []assignment{u.Name.to("name"), u.Description.to("description"), u.Visibility.to("visibility"),
+		u.IsArchived.to("is_archived"), u.TrialInterval.to("trial_interval"),
+		u.TrialIntervalCount.to("trial_interval_count"), u.Metadata.to("metadata")}
+}
+
+// UpdateProduct writes the set fields of u to a product of the given organizations.
+func UpdateProduct(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u ProductUpdate) (*Product, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var p Product
 	err := sqlx.GetContext(ctx, q, &p, `UPDATE products SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) RETURNING `+productColumns, args...)
 	return &p, mapErr(err)
-}
-
-// patchSets renders "modified_at = now(), col = $n, …" after the given leading arguments.
-func patchSets(patch Patch, args []any) (string, []any) {
-	return patchSetsWith("modified_at = now()", patch, args)
-}
-
-// patchSetsWith is patchSets with the caller's modified_at assignment: orders and
-// subscriptions are stamped with the use case's clock ("modified_at = $2"), as a test clock
-// may run ahead of the database's.
-func patchSetsWith(modified string, patch Patch, args []any) (string, []any) {
-	sets := []string{modified}
-	for col, v := range patch {
-		args = append(args, v)
-		sets = append(sets, fmt.Sprintf("%s = $%d", col, len(args)))
-	}
-	return strings.Join(sets, ", "), args
 }
 
 // GetProduct reads a product of the given organizations.

@@ -58,7 +58,8 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 		{"a member session changed", exec(`UPDATE member_sessions SET expires_at = now() WHERE token = 'h2'`), sessions},
 		{"a member's role changed", exec(`UPDATE members SET role = 'member' WHERE id = $1`, m.ID), sessions},
 		{"a customer changed", func(t *testing.T) {
-			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerPatch{"name": "Renamed"}); err != nil {
+			renamed := "Renamed"
+			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerUpdate{Name: storage.Set(&renamed)}); err != nil {
 				t.Fatal(err)
 			}
 		}, sessions},

@@ -108,10 +108,48 @@ func LockSubscription(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, 
 	return &s, mapErr(err)
 }
 
-// UpdateSubscription writes the patched columns of a subscription the caller has locked.
-// Column names come from the use case's fixed list; modified_at is the use case's clock.
-func UpdateSubscription(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, patch Patch) (*Subscription, error) {
-	sets, args := patchSetsWith("modified_at = $2", patch, []any{id, now})
+// SubscriptionUpdate is a change to a subscription: each set field writes its column, the
+// others keep what they hold; a set nil pointer clears the column. The zero value only
+// stamps modified_at.
+type SubscriptionUpdate struct {
+	ProductID                   Omittable[uuid.UUID]
+	Status                      Omittable[string]
+	Amount                      Omittable[int64]
+	RecurringInterval           Omittable[string]
+	RecurringIntervalCount      Omittable[int]
+	CurrentPeriodStart          Omittable[time.Time]
+	CurrentPeriodEnd            Omittable[time.Time]
+	CurrentMeterPeriodStart     Omittable[time.Time]
+	CurrentMeterPeriodEnd       Omittable[time.Time]
+	CancelAtPeriodEnd           Omittable[bool]
+	CanceledAt                  Omittable[*time.Time]
+	EndsAt                      Omittable[*time.Time]
+	EndedAt                     Omittable[time.Time]
+	PastDueAt                   Omittable[*time.Time]
+	PauseAtPeriodEnd            Omittable[bool]
+	PausedAt                    Omittable[*time.Time]
+	ResumesAt                   Omittable[*time.Time]
+	Seats                       Omittable[*int]
+	CustomerCancellationReason  Omittable[*string]
+	CustomerCancellationComment Omittable[*string]
+}
+
+func (u SubscriptionUpdate) assignments() []assignment {
+	return []assignment{u.ProductID.to("product_id"), u.Status.to("status"), u.Amount.to("amount"),
+		u.RecurringInterval.to("recurring_interval"), u.RecurringIntervalCount.to("recurring_interval_count"),
+		u.CurrentPeriodStart.to("current_period_start"), u.CurrentPeriodEnd.to("current_period_end"),
+		u.CurrentMeterPeriodStart.to("current_meter_period_start"), u.CurrentMeterPeriodEnd.to("current_meter_period_end"),
+		u.CancelAtPeriodEnd.to("cancel_at_period_end"), u.CanceledAt.to("canceled_at"), u.EndsAt.to("ends_at"),
+		u.EndedAt.to("ended_at"), u.PastDueAt.to("past_due_at"), u.PauseAtPeriodEnd.to("pause_at_period_end"),
+		u.PausedAt.to("paused_at"), u.ResumesAt.to("resumes_at"), u.Seats.to("seats"),
+		u.CustomerCancellationReason.to("customer_cancellation_reason"),
+		u.CustomerCancellationComment.to("customer_cancellation_comment")}
+}
+
+// UpdateSubscription writes the set fields of u to a subscription the caller has locked;
+// modified_at is the use case's clock.
+func UpdateSubscription(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time, u SubscriptionUpdate) (*Subscription, error) {
+	sets, args := setClause("modified_at = $2", u, []any{id, now})
 	var s Subscription
 	err := sqlx.GetContext(ctx, q, &s, `UPDATE subscriptions SET `+sets+`
 		WHERE id = $1 RETURNING `+subscriptionColumns, args...)

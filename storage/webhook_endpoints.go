@@ -97,13 +97,31 @@ func ListWebhookEndpoints(ctx context.Context, q sqlx.ExtContext, orgs, orgFilte
 		ID: "id", Where: f.where, Args: f.args, Default: []Sort{{Column: "created_at", Desc: true}}}, w)
 }
 
-// UpdateWebhookEndpoint writes the patched columns (url, name, format, events, enabled) of
-// a live endpoint of the given organizations.
-func UpdateWebhookEndpoint(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, patch Patch) (*WebhookEndpoint, error) {
-	if events, isList := patch["events"].([]string); isList {
-		patch["events"] = pq.Array(nonNilStrings(events))
-	}
-	sets, args := patchSets(patch, []any{id, pq.Array(orgs)})
+// WebhookEndpointUpdate is a change to a webhook endpoint: each set field writes its
+// column, the others keep what they hold.
+type WebhookEndpointUpdate struct {
+	URL                 Omittable[string]
+	Name                Omittable[*string]
+	Format              Omittable[string]
+	Secret              Omittable[string]
+	Events              Omittable[[]string]
+	Enabled             Omittable[bool]
+	ConsecutiveFailures Omittable[int]
+	DisabledAt          Omittable[*time.Time]
+	DisabledReason      Omittable[*string]
+}
+
+func (u WebhookEndpointUpdate) assignments() []assignment {
+	return []assignment{u.URL.to("url"), u.Name.to("name"), u.Format.to("format"), u.Secret.to("secret"),
+		mapped(u.Events, "events", func(v []string) any { return pq.Array(nonNilStrings(v)) }),
+		u.Enabled.to("enabled"), u.ConsecutiveFailures.to("consecutive_failures"),
+		u.DisabledAt.to("disabled_at"), u.DisabledReason.to("disabled_reason")}
+}
+
+// UpdateWebhookEndpoint writes the set fields of u to a live endpoint of the given
+// organizations.
+func UpdateWebhookEndpoint(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u WebhookEndpointUpdate) (*WebhookEndpoint, error) {
+	sets, args := setClause("modified_at = now()", u, []any{id, pq.Array(orgs)})
 	var e WebhookEndpoint
 	err := sqlx.GetContext(ctx, q, &e, `UPDATE webhook_endpoints SET `+sets+`
 		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL RETURNING `+webhookEndpointColumns, args...)
@@ -113,7 +131,7 @@ func UpdateWebhookEndpoint(ctx context.Context, q sqlx.ExtContext, orgs []uuid.U
 // RotateWebhookEndpointSecret replaces the signing secret of a live endpoint. Deliveries
 // signed from then on use the new secret, retries of earlier events included.
 func RotateWebhookEndpointSecret(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, secret string) (*WebhookEndpoint, error) {
-	return UpdateWebhookEndpoint(ctx, q, orgs, id, Patch{"secret": secret})
+	return UpdateWebhookEndpoint(ctx, q, orgs, id, WebhookEndpointUpdate{Secret: Set(secret)})
 }
 
 // DeleteWebhookEndpoint soft-deletes a live endpoint of the given organizations and

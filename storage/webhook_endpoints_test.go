@@ -82,14 +82,14 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 	}
 
 	updated, err := storage.UpdateWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID,
-		storage.Patch{"events": []string{"order.paid", "order.updated"}, "enabled": false})
+		storage.WebhookEndpointUpdate{Events: storage.Set([]string{"order.paid", "order.updated"}), Enabled: storage.Set(false)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(pq.StringArray{"order.paid", "order.updated"}, updated.Events); diff != "" || updated.Enabled || updated.ModifiedAt == nil {
 		t.Errorf("updated = %+v (events diff %s)", updated, diff)
 	}
-	if _, err := storage.UpdateWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID, storage.Patch{"events": []string{"nope"}}); err == nil {
+	if _, err := storage.UpdateWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID, storage.WebhookEndpointUpdate{Events: storage.Set([]string{"nope"})}); err == nil {
 		t.Error("an unknown event type was stored")
 	}
 	rotated, err := storage.RotateWebhookEndpointSecret(ctx, db, []uuid.UUID{org.ID}, first.ID, "whsec_new")
@@ -110,7 +110,7 @@ func TestWebhookEndpointLifecycle(t *testing.T) {
 		}(),
 		"get": func() error { _, err := storage.GetWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID); return err }(),
 		"update": func() error {
-			_, err := storage.UpdateWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID, storage.Patch{"enabled": true})
+			_, err := storage.UpdateWebhookEndpoint(ctx, db, []uuid.UUID{org.ID}, first.ID, storage.WebhookEndpointUpdate{Enabled: storage.Set(true)})
 			return err
 		}(),
 	} {

@@ -100,7 +100,8 @@ func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
 		shows  func(p auth.Principal, err error) bool
 	}{
 		{"the customer renamed", auth.TokenCustomerSession, "cst-1", func(t *testing.T) {
-			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerPatch{"name": "Renamed"}); err != nil {
+			renamed := "Renamed"
+			if _, err := storage.UpdateCustomer(ctx, db, []uuid.UUID{org.ID}, c.ID, storage.CustomerUpdate{Name: storage.Set(&renamed)}); err != nil {
 				t.Fatal(err)
 			}
 		}, func(p auth.Principal, err error) bool { return err == nil && customerName(p) == "Renamed" }},
