@@ -13,8 +13,9 @@
 -- on it, and sharing a row that other transactions keep updating costs a multixact per
 -- check; the organization row now changes only when the organization does.
 --
--- An order needs an invoice number as soon as it exists and a receipt number once it is
--- paid (refunds keep it). The WHEN clause skips the trigger for rows that need nothing, and
+-- An order needs an invoice number as soon as it exists, unless it is a draft (a draft is
+-- numbered when it leaves that status), and a receipt number once it is paid (refunds keep
+-- it). The WHEN clause skips the trigger for rows that need nothing, and
 -- the function reads the row as it is at commit, since a row inserted and then paid in one
 -- transaction queues two firings and the first numbers both.
 CREATE TABLE order_numbers (
@@ -42,7 +43,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    wants_invoice := CASE WHEN o.invoice_number IS NULL THEN 1 ELSE 0 END;
+    wants_invoice := CASE WHEN o.invoice_number IS NULL AND o.status <> 'draft' THEN 1 ELSE 0 END;
     wants_receipt := CASE WHEN o.receipt_number IS NULL
         AND o.status IN ('paid', 'partially_refunded', 'refunded') THEN 1 ELSE 0 END;
     IF wants_invoice = 0 AND wants_receipt = 0 THEN
@@ -69,7 +70,7 @@ $$;
 
 CREATE CONSTRAINT TRIGGER orders_number AFTER INSERT OR UPDATE OF status ON orders
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-    WHEN (NEW.invoice_number IS NULL
+    WHEN ((NEW.invoice_number IS NULL AND NEW.status <> 'draft')
         OR (NEW.receipt_number IS NULL AND NEW.status IN ('paid', 'partially_refunded', 'refunded')))
     EXECUTE FUNCTION number_order();
 

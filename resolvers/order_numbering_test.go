@@ -71,6 +71,19 @@ func TestOrderNumbersAreDrawnAtCommit(t *testing.T) {
 			}
 			return []string{"0001"}, []string{"0001"}, 2, 2
 		}},
+		{"a draft takes no number until it leaves draft", func(t *testing.T, f orderFixture) ([]string, []string, int, int) {
+			var id string
+			f.s.Get(t, &id, `INSERT INTO orders (organization_id, customer_id, status, billing_reason, currency,
+				subtotal_amount, discount_amount, net_amount, tax_amount, total_amount)
+				VALUES ($1, $2, 'draft', 'purchase', 'usd', 0, 0, 0, 0, 0) RETURNING id`, f.org.ID, f.customer.ID)
+			var numbered bool
+			f.s.Get(t, &numbered, `SELECT invoice_number IS NOT NULL FROM orders WHERE id = $1`, id)
+			if numbered {
+				t.Error("a draft was numbered")
+			}
+			f.s.Exec(t, `UPDATE orders SET status = 'pending' WHERE id = $1`, id)
+			return []string{"0001"}, nil, 2, 1
+		}},
 		{"orders of one transaction are numbered in the order they were written", func(t *testing.T, f orderFixture) ([]string, []string, int, int) {
 			tx := f.s.DB.MustBeginTx(ctx, nil)
 			defer tx.Rollback()
