@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -116,17 +115,6 @@ func serve(h http.Handler, r *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, r)
 	return rec
-}
-
-// compactJSON normalises whitespace so expectations can be written readably
-// while key order and number spelling still count.
-func compactJSON(tb testing.TB, s string) string {
-	tb.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(s)); err != nil {
-		tb.Fatalf("invalid JSON %q: %v", s, err)
-	}
-	return buf.String()
 }
 
 func readAll(tb testing.TB, r io.Reader) string {

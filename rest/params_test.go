@@ -56,7 +56,7 @@ func TestParametersAnswer422LikeFastAPI(t *testing.T) {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("status = %d, body %s", rec.Code, rec.Body)
 			}
-			want := `{"error":"RequestValidationError","detail":` + compactJSON(t, tt.want) + `}`
+			want := `{"error":"RequestValidationError","detail":` + fastapitest.CompactJSON(t, tt.want) + `}`
 			if got := rec.Body.String(); got != want {
 				t.Errorf("body:\n got %s\nwant %s", got, want)
 			}

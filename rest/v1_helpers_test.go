@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -338,8 +340,8 @@ func (w want) check(tb testing.TB, rec *httptest.ResponseRecorder) {
 			tb.Errorf("body lacks %s: %s", sub, body)
 		}
 	}
-	if w.body != "" && rec.Body.String() != compactJSON(tb, w.body) {
-		tb.Errorf("body = %s\nwant   %s", body, compactJSON(tb, w.body))
+	if w.body != "" && rec.Body.String() != fastapitest.CompactJSON(tb, w.body) {
+		tb.Errorf("body = %s\nwant   %s", body, fastapitest.CompactJSON(tb, w.body))
 	}
 }
 

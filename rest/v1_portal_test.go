@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"till/rest/fastapi/fastapitest"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
@@ -334,7 +336,7 @@ func wantTaxID(t *testing.T, got portalBody, want []string) {
 
 func wantJSON(t *testing.T, field string, got json.RawMessage, want string) {
 	t.Helper()
-	if string(got) != compactJSON(t, want) {
-		t.Errorf("%s = %s, want %s", field, got, compactJSON(t, want))
+	if string(got) != fastapitest.CompactJSON(t, want) {
+		t.Errorf("%s = %s, want %s", field, got, fastapitest.CompactJSON(t, want))
 	}
 }

@@ -88,7 +88,7 @@ func TestDecodeBodyReportsPydanticErrors(t *testing.T) {
 			if !errors.As(err, &verrs) {
 				t.Fatalf("DecodeBody = %v, %v; want validation errors", v, err)
 			}
-			if got, want := itemsJSON(t, verrs), compactJSON(t, tt.want); got != want {
+			if got, want := itemsJSON(t, verrs), fastapitest.CompactJSON(t, tt.want); got != want {
 				t.Errorf("items:\n got %s\nwant %s", got, want)
 			}
 		})

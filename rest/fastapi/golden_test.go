@@ -91,7 +91,7 @@ func TestBodiesFailExactlyAsPydanticDoes(t *testing.T) {
 		} else if err != nil {
 			got = err.Error()
 		}
-		if want := compactJSON(t, string(c.Detail)); got != want {
+		if want := fastapitest.CompactJSON(t, string(c.Detail)); got != want {
 			t.Errorf("%s body %s:\n got %s\nwant %s", c.Schema, c.Raw, got, want)
 		}
 	}
@@ -128,7 +128,7 @@ func TestQueryParametersFailExactlyAsPydanticDoes(t *testing.T) {
 		got := itemsJSON(t, fastapi.DecodeParams(params, noPath, rawQuery, map[string]any{}))
 		want := "[]"
 		if string(c.Detail) != "null" {
-			want = compactJSON(t, string(c.Detail))
+			want = fastapitest.CompactJSON(t, string(c.Detail))
 		}
 		if got != want {
 			t.Errorf("%s=%q:\n got %s\nwant %s", c.Param, c.Values, got, want)
@@ -151,7 +151,7 @@ func TestURLsParseExactlyAsPydanticDoes(t *testing.T) {
 				t.Errorf("%s %s: got %v, %v; want %s", c.Schema, c.Input, v, err, *c.Value)
 			}
 		case errors.As(err, &verrs):
-			if got, want := itemsJSON(t, verrs), compactJSON(t, string(c.Detail)); got != want {
+			if got, want := itemsJSON(t, verrs), fastapitest.CompactJSON(t, string(c.Detail)); got != want {
 				t.Errorf("%s %s:\n got %s\nwant %s", c.Schema, c.Input, got, want)
 			}
 		default:

@@ -1,8 +1,6 @@
 package fastapi_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -21,15 +19,4 @@ func itemsJSON(tb testing.TB, errs fastapi.ValidationErrors) string {
 		parts[i] = string(b)
 	}
 	return "[" + strings.Join(parts, ",") + "]"
-}
-
-// compactJSON normalises whitespace so expectations can be written readably
-// while key order and number spelling still count.
-func compactJSON(tb testing.TB, s string) string {
-	tb.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(s)); err != nil {
-		tb.Fatalf("invalid JSON %q: %v", s, err)
-	}
-	return buf.String()
 }

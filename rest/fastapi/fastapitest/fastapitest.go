@@ -3,7 +3,13 @@
 // nullable fields and bounded maps.
 package fastapitest
 
-import "till/rest/fastapi"
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"till/rest/fastapi"
+)
 
 // UUIDs of each version the schemas tell apart.
 const (
@@ -50,4 +56,15 @@ func LicenseKeyValidateBody() *fastapi.Body {
 		{Name: "increment_usage", Schema: fastapi.Nullable{Schema: fastapi.Int{Ge: fastapi.At(0)}}},
 		{Name: "conditions", Schema: MetadataValues()},
 	}}}
+}
+
+// CompactJSON normalises whitespace so expectations can be written readably while key order
+// and number spelling still count.
+func CompactJSON(tb testing.TB, s string) string {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(s)); err != nil {
+		tb.Fatalf("invalid JSON %q: %v", s, err)
+	}
+	return buf.String()
 }
