@@ -45,7 +45,8 @@ func rewriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	var objects []plainObject
+	var paths []string
+	var srcs [][]byte
 	for _, f := range files {
 		if filepath.Base(f) == tableFile {
 			continue
@@ -54,7 +55,16 @@ func rewriteDir(dir string) error {
 		if err != nil {
 			return err
 		}
-		out, objs, err := rewriteFile(src)
+		paths, srcs = append(paths, f), append(srcs, src)
+	}
+	texts, err := stringCasts(srcs...)
+	if err != nil {
+		return err
+	}
+	var objects []plainObject
+	for i, f := range paths {
+		src := srcs[i]
+		out, objs, err := rewriteFile(src, texts)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -75,13 +85,18 @@ func rewriteDir(dir string) error {
 // rewrite returns src with the plain writers added (addPlainWriters) and the calls
 // replaced, formatted as gofmt does; src with nothing to change comes back unchanged.
 func rewrite(src []byte) ([]byte, error) {
-	out, _, err := rewriteFile(src)
+	texts, err := stringCasts(src)
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := rewriteFile(src, texts)
 	return out, err
 }
 
-// rewriteFile is rewrite that also returns the file's objects with plain fields.
-func rewriteFile(src []byte) ([]byte, []plainObject, error) {
-	out, objects, err := addPlainWriters(src)
+// rewriteFile is rewrite that also returns the file's objects with plain fields; texts are
+// the marshallers that write a named string type as a string (stringCasts).
+func rewriteFile(src []byte, texts map[string]bool) ([]byte, []plainObject, error) {
+	out, objects, err := addPlainWriters(src, texts)
 	if err != nil || !bytes.Contains(out, []byte(from)) && !bytes.Contains(out, []byte(fromCollect)) {
 		return out, objects, err
 	}

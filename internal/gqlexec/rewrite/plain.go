@@ -55,13 +55,13 @@ const plainSuffix = "__plain"
 // addPlainWriters returns src with the plain writers of its object types appended and the
 // hooks in place, and the objects it found; a file that already has them, or has no object
 // with plain fields, comes back unchanged.
-func addPlainWriters(src []byte) ([]byte, []plainObject, error) {
+func addPlainWriters(src []byte, texts map[string]bool) ([]byte, []plainObject, error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
 	if err != nil {
 		return nil, nil, err
 	}
-	objects := plainObjects(fset, file, src)
+	objects := plainObjects(fset, file, src, texts)
 	if len(objects) == 0 || bytes.Contains(src, []byte(plainSuffix+"(")) || bytes.Contains(src, []byte("gqlexec.RenderedOf(")) {
 		return src, withPlainFields(objects), nil
 	}
@@ -160,7 +160,7 @@ func plainTable(pkg string, objects []plainObject) ([]byte, error) {
 // plainObjects finds the object executor functions of file and their plain fields, sorted
 // by the position of their hooks: those with plain fields, and those of a pointer, which
 // may carry the JSON PostgreSQL wrote (gqlexec.RenderedOf) even with none.
-func plainObjects(fset *token.FileSet, file *ast.File, src []byte) []plainObject {
+func plainObjects(fset *token.FileSet, file *ast.File, src []byte, texts map[string]bool) []plainObject {
 	funcs := map[string]*ast.FuncDecl{}
 	for _, d := range file.Decls {
 		if f, ok := d.(*ast.FuncDecl); ok && f.Recv != nil {
@@ -186,7 +186,7 @@ func plainObjects(fset *token.FileSet, file *ast.File, src []byte) []plainObject
 		}
 		sort.Strings(names)
 		for _, field := range names {
-			if p, ok := plainOf(fset, funcs, typeName, field, src); ok {
+			if p, ok := plainOf(fset, funcs, typeName, field, src, texts); ok {
 				o.fields = append(o.fields, p)
 			}
 		}
@@ -238,7 +238,8 @@ func objectFunc(fset *token.FileSet, f *ast.FuncDecl, typeName string, src []byt
 //			return ec.marshalV(ctx, selections, v)
 //		},
 //		true, nonNull)
-func plainOf(fset *token.FileSet, funcs map[string]*ast.FuncDecl, typeName, field string, src []byte) (plainField, bool) {
+func plainOf(fset *token.FileSet, funcs map[string]*ast.FuncDecl, typeName, field string, src []byte,
+	texts map[string]bool) (plainField, bool) {
 	f := funcs["_"+typeName+"_"+field]
 	call, ok := onlyReturn(f.Body).(*ast.CallExpr)
 	if !ok || exprString(fset, call.Fun) != "graphql.ResolveField" || len(call.Args) != 9 {
@@ -283,14 +284,15 @@ func plainOf(fset *token.FileSet, funcs map[string]*ast.FuncDecl, typeName, fiel
 	nonNull := exprString(fset, call.Args[8]) == "true"
 	marshal := exprString(fset, mcall.Fun)
 	return plainField{name: field, expr: exprString(fset, ret.Results[0]), marshal: marshal,
-		nilIsError: isPointer && nonNull, method: method, kind: kindOf(marshal, exprString(fset, vType))}, true
+		nilIsError: isPointer && nonNull, method: method, kind: kindOf(marshal, exprString(fset, vType), texts)}, true
 }
 
 // kindOf classifies a plain field by its marshaller (ec.marshal{N,O}<GraphQL type>2<Go
 // type>) and Go type, for writing it in SQL: "datetime", "number", "boolean", "text" (ids,
-// strings and enums held as strings), "uuid", or "" for anything else (JSON, floats, amounts of
-// other shapes), which only Go writes.
-func kindOf(marshal, goType string) string {
+// strings, and enums held as strings or as named string types, whose marshallers are in
+// texts), "uuid", or "" for anything else (JSON, floats, amounts of other shapes), which only
+// Go writes.
+func kindOf(marshal, goType string, texts map[string]bool) string {
 	name := strings.TrimPrefix(strings.TrimPrefix(marshal, "ec.marshalN"), "ec.marshalO")
 	name, _, _ = strings.Cut(name, "2")
 	base := strings.TrimPrefix(goType, "*")
@@ -303,7 +305,7 @@ func kindOf(marshal, goType string) string {
 		return "boolean"
 	case (name == "UUID" || name == "ID") && base == "uuid.UUID":
 		return "uuid"
-	case base == "string" && name != "JSON" && name != "Metadata":
+	case base == "string" && name != "JSON" && name != "Metadata", texts[marshal]:
 		return "text"
 	}
 	return ""
@@ -389,4 +391,31 @@ func writePlainObject(out *bytes.Buffer, o plainObject) {
 		fmt.Fprintf(out, "\t\t\tcase %q:\n\t\t\t\t%s(ctx, f.Selections, %s).MarshalGQL(w)\n", f.name, f.marshal, f.expr)
 	}
 	out.WriteString("\t\t\t}\n\t\t}\n\t\t_, _ = io.WriteString(w, \"}\")\n\t})\n}\n")
+}
+
+// stringCasts names the marshallers of the generated files (as plainOf spells them,
+// "ec.marshalNOrderStatus2…") that write a named string type as the string it holds: gqlgen
+// casts such a type (an enum bound to storage.OrderStatus) and calls the String marshaller,
+// so PostgreSQL writes it as it writes text.
+func stringCasts(srcs ...[]byte) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, src := range srcs {
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, "", src, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range file.Decls {
+			f, ok := d.(*ast.FuncDecl)
+			if !ok || f.Recv == nil || f.Body == nil || !strings.HasPrefix(f.Name.Name, "marshal") {
+				continue
+			}
+			body := src[fset.Position(f.Body.Pos()).Offset:fset.Position(f.Body.End()).Offset]
+			if bytes.Contains(body, []byte("MarshalString(string(v))")) ||
+				bytes.Contains(body, []byte("MarshalString(string(*v))")) {
+				out["ec."+f.Name.Name] = true
+			}
+		}
+	}
+	return out, nil
 }

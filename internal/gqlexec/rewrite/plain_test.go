@@ -217,7 +217,7 @@ func TestPlainWriters(t *testing.T) {
 	if strings.Index(got, "gqlexec.RenderedOf(obj)") > strings.Index(got, "fields := gqlexec.CollectFields(ctx, ") {
 		t.Error("the executor collects the fields before looking for the record's JSON")
 	}
-	_, objects, err := rewriteFile([]byte(generatedObject))
+	_, objects, err := rewriteFile([]byte(generatedObject), nil)
 	if err != nil || len(objects) != 1 {
 		t.Fatalf("objects: %v %v", objects, err)
 	}
@@ -286,8 +286,60 @@ func TestObjectsWithoutPlainFieldsGetTheHookAlone(t *testing.T) {
 	if again, err := rewrite(out); err != nil || string(again) != got {
 		t.Errorf("a second rewrite changed the output (err %v)", err)
 	}
-	_, objects, err := rewriteFile([]byte(generatedHome))
+	_, objects, err := rewriteFile([]byte(generatedHome), nil)
 	if err != nil || len(objects) != 0 {
 		t.Errorf("the table would list an object without plain fields: %v %v", objects, err)
+	}
+}
+
+// generatedMarshallers are gqlgen's marshallers of an enum bound to a named string type (a
+// cast to string, non-null and nullable), of a plain string, and of a type that marshals
+// itself.
+const generatedMarshallers = `package graph
+
+func (ec *executionContext) marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v storage.OrderStatus) graphql.Marshaler {
+	_ = sel
+	res := scalar.MarshalString(string(v))
+	return res
+}
+
+func (ec *executionContext) marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx context.Context, sel ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	res := scalar.MarshalString(string(*v))
+	return res
+}
+
+func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	res := scalar.MarshalString(v)
+	return res
+}
+
+func (ec *executionContext) marshalNJobState2tillᚋgraphᚋmodelᚐJobState(ctx context.Context, sel ast.SelectionSet, v model.JobState) graphql.Marshaler {
+	return v
+}
+`
+
+func TestKindsOfNamedStringTypes(t *testing.T) {
+	texts, err := stringCasts([]byte(generatedMarshallers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		marshal, goType, want string
+	}{
+		{"ec.marshalNOrderStatus2tillᚋstorageᚐOrderStatus", "storage.OrderStatus", "text"},
+		{"ec.marshalOInterval2ᚖtillᚋstorageᚐInterval", "*storage.Interval", "text"},
+		{"ec.marshalNString2string", "string", "text"},
+		{"ec.marshalNJobState2tillᚋgraphᚋmodelᚐJobState", "model.JobState", ""},
+		{"ec.marshalNDateTime2timeᚐTime", "time.Time", "datetime"},
+	} {
+		if got := kindOf(tc.marshal, tc.goType, texts); got != tc.want {
+			t.Errorf("kindOf(%s, %s) = %q, want %q", tc.marshal, tc.goType, got, tc.want)
+		}
+	}
+	if len(texts) != 2 {
+		t.Errorf("string casts %v, want the two enum marshallers", texts)
 	}
 }
