@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -292,8 +293,8 @@ func (ec *executionContext) _Benefit_type(ctx context.Context, field graphql.Col
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNBenefitType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.BenefitType) graphql.Marshaler {
+			return ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -453,8 +454,8 @@ func (ec *executionContext) _Benefit_visibility(ctx context.Context, field graph
 			return obj.Visibility, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNBenefitVisibility2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.BenefitVisibility) graphql.Marshaler {
+			return ec.marshalNBenefitVisibility2tillᚋstorageᚐBenefitVisibility(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1119,8 +1120,8 @@ func (ec *executionContext) _BenefitPublic_type(ctx context.Context, field graph
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNBenefitType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.BenefitType) graphql.Marshaler {
+			return ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1478,7 +1479,7 @@ func (ec *executionContext) unmarshalInputBenefitCreateInput(ctx context.Context
 			it.OrganizationID = data
 		case "type":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
-			data, err := ec.unmarshalNBenefitType2string(ctx, v)
+			data, err := ec.unmarshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1492,7 +1493,7 @@ func (ec *executionContext) unmarshalInputBenefitCreateInput(ctx context.Context
 			it.Description = data
 		case "visibility":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
-			data, err := ec.unmarshalOBenefitVisibility2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOBenefitVisibility2ᚖtillᚋstorageᚐBenefitVisibility(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1536,7 +1537,7 @@ func (ec *executionContext) unmarshalInputBenefitFilter(ctx context.Context, obj
 		switch k {
 		case "type":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
-			data, err := ec.unmarshalOBenefitType2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOBenefitType2ᚕtillᚋstorageᚐBenefitTypeᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1594,7 +1595,7 @@ func (ec *executionContext) unmarshalInputBenefitUpdateInput(ctx context.Context
 			it.Description = graphql.OmittableOf(data)
 		case "visibility":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
-			data, err := ec.unmarshalOBenefitVisibility2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOBenefitVisibility2ᚖtillᚋstorageᚐBenefitVisibility(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1662,7 +1663,7 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			out.Values[i] = ec.marshalNBenefitType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1697,7 +1698,7 @@ func (ec *executionContext) _Benefit(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec.marshalNBenefitVisibility2string(ctx, field.Selections, obj.Visibility)
+			out.Values[i] = ec.marshalNBenefitVisibility2tillᚋstorageᚐBenefitVisibility(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2237,7 +2238,7 @@ func (ec *executionContext) _BenefitPublic(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNBenefitType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2511,14 +2512,15 @@ func (ec *executionContext) marshalNBenefitPublic2ᚖtillᚋstorageᚐBenefit(ct
 	return ec._BenefitPublic(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNBenefitType2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNBenefitType2tillᚋstorageᚐBenefitType(ctx context.Context, v any) (storage.BenefitType, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.BenefitType(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNBenefitType2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx context.Context, sel ast.SelectionSet, v storage.BenefitType) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2532,14 +2534,15 @@ func (ec *executionContext) unmarshalNBenefitUpdateInput2tillᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNBenefitVisibility2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNBenefitVisibility2tillᚋstorageᚐBenefitVisibility(ctx context.Context, v any) (storage.BenefitVisibility, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.BenefitVisibility(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNBenefitVisibility2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNBenefitVisibility2tillᚋstorageᚐBenefitVisibility(ctx context.Context, sel ast.SelectionSet, v storage.BenefitVisibility) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2591,16 +2594,16 @@ func (ec *executionContext) marshalOBenefitPage2ᚖtillᚋgraphᚋmodelᚐBenefi
 	return ec._BenefitPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOBenefitType2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOBenefitType2ᚕtillᚋstorageᚐBenefitTypeᚄ(ctx context.Context, v any) ([]storage.BenefitType, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.BenefitType, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNBenefitType2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -2608,14 +2611,14 @@ func (ec *executionContext) unmarshalOBenefitType2ᚕstringᚄ(ctx context.Conte
 	return res, nil
 }
 
-func (ec *executionContext) marshalOBenefitType2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOBenefitType2ᚕtillᚋstorageᚐBenefitTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.BenefitType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNBenefitType2string(ctx, sel, v[i])
+		return ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -2627,21 +2630,22 @@ func (ec *executionContext) marshalOBenefitType2ᚕstringᚄ(ctx context.Context
 	return ret
 }
 
-func (ec *executionContext) unmarshalOBenefitVisibility2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOBenefitVisibility2ᚖtillᚋstorageᚐBenefitVisibility(ctx context.Context, v any) (*storage.BenefitVisibility, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.BenefitVisibility(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOBenefitVisibility2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOBenefitVisibility2ᚖtillᚋstorageᚐBenefitVisibility(ctx context.Context, sel ast.SelectionSet, v *storage.BenefitVisibility) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -2716,9 +2720,9 @@ func (ec *executionContext) _Benefit__plain(ctx context.Context, fields []graphq
 			case "selectable":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Selectable).MarshalGQL(w)
 			case "type":
-				ec.marshalNBenefitType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			case "visibility":
-				ec.marshalNBenefitVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+				ec.marshalNBenefitVisibility2tillᚋstorageᚐBenefitVisibility(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
 			case "visibilityConfigurable":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.VisibilityConfigurable()).MarshalGQL(w)
 			}
@@ -2845,7 +2849,7 @@ func (ec *executionContext) _BenefitPublic__plain(ctx context.Context, fields []
 			case "selectable":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Selectable).MarshalGQL(w)
 			case "type":
-				ec.marshalNBenefitType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNBenefitType2tillᚋstorageᚐBenefitType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -25,7 +26,7 @@ import (
 type CheckoutResolver interface {
 	URL(ctx context.Context, obj *storage.Checkout) (string, error)
 
-	ActiveTrialInterval(ctx context.Context, obj *storage.Checkout) (*string, error)
+	ActiveTrialInterval(ctx context.Context, obj *storage.Checkout) (*storage.Interval, error)
 	ActiveTrialIntervalCount(ctx context.Context, obj *storage.Checkout) (*int, error)
 
 	IsDiscountApplicable(ctx context.Context, obj *storage.Checkout) (bool, error)
@@ -170,8 +171,8 @@ func (ec *executionContext) _Checkout_status(ctx context.Context, field graphql.
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNCheckoutStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.CheckoutStatus) graphql.Marshaler {
+			return ec.marshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -584,8 +585,8 @@ func (ec *executionContext) _Checkout_activeTrialInterval(ctx context.Context, f
 			return ec.Resolvers.Checkout().ActiveTrialInterval(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1168,8 +1169,8 @@ func (ec *executionContext) _Checkout_trialInterval(ctx context.Context, field g
 			return obj.TrialInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1852,8 +1853,8 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_duration(c
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1875,8 +1876,8 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration_type(ctx c
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2036,8 +2037,8 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_duration(ctx co
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2082,8 +2083,8 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration_type(ctx contex
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2243,8 +2244,8 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_durat
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2266,8 +2267,8 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration_type(
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2381,8 +2382,8 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_duration(c
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2427,8 +2428,8 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration_type(ctx c
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2730,8 +2731,8 @@ func (ec *executionContext) _CheckoutPriceCustom_amountType(ctx context.Context,
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3006,8 +3007,8 @@ func (ec *executionContext) _CheckoutPriceFixed_amountType(ctx context.Context, 
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3236,8 +3237,8 @@ func (ec *executionContext) _CheckoutPriceFree_amountType(ctx context.Context, f
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3558,8 +3559,8 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit_amountType(ctx context.Con
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -3866,8 +3867,8 @@ func (ec *executionContext) _CheckoutPriceSeatBased_amountType(ctx context.Conte
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4082,8 +4083,8 @@ func (ec *executionContext) _CheckoutProduct_trialInterval(ctx context.Context, 
 			return obj.TrialInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4174,8 +4175,8 @@ func (ec *executionContext) _CheckoutProduct_visibility(ctx context.Context, fie
 			return obj.Visibility, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNProductVisibility2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.ProductVisibility) graphql.Marshaler {
+			return ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, selections, v)
 		},
 		true,
 		true,
@@ -4197,8 +4198,8 @@ func (ec *executionContext) _CheckoutProduct_recurringInterval(ctx context.Conte
 			return obj.RecurringInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4243,8 +4244,8 @@ func (ec *executionContext) _CheckoutProduct_meterInterval(ctx context.Context, 
 			return obj.MeterInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -4950,7 +4951,7 @@ func (ec *executionContext) unmarshalInputCheckoutCreateInput(ctx context.Contex
 			it.AllowTrial = data
 		case "trialInterval":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
-			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -5064,7 +5065,7 @@ func (ec *executionContext) unmarshalInputCheckoutFilter(ctx context.Context, ob
 			it.ExternalCustomerID = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOCheckoutStatus2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOCheckoutStatus2ᚕtillᚋstorageᚐCheckoutStatusᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -5213,7 +5214,7 @@ func (ec *executionContext) unmarshalInputCheckoutUpdateInput(ctx context.Contex
 			it.AllowTrial = data
 		case "trialInterval":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
-			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -5417,7 +5418,7 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec.marshalNCheckoutStatus2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5896,7 +5897,7 @@ func (ec *executionContext) _Checkout(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -6560,12 +6561,12 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration(ctx contex
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedOnceForeverDuration")
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6641,7 +6642,7 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Con
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountFixedRepeatDuration")
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6651,7 +6652,7 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration(ctx context.Con
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6727,12 +6728,12 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration(ctx c
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageOnceForeverDuration")
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6798,7 +6799,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx contex
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("CheckoutDiscountPercentageRepeatDuration")
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6808,7 +6809,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration(ctx contex
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -6947,7 +6948,7 @@ func (ec *executionContext) _CheckoutPriceCustom(ctx context.Context, sel ast.Se
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7048,7 +7049,7 @@ func (ec *executionContext) _CheckoutPriceFixed(ctx context.Context, sel ast.Sel
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7139,7 +7140,7 @@ func (ec *executionContext) _CheckoutPriceFree(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7291,7 +7292,7 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit(ctx context.Context, sel a
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7397,7 +7398,7 @@ func (ec *executionContext) _CheckoutPriceSeatBased(ctx context.Context, sel ast
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -7483,7 +7484,7 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7503,12 +7504,12 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec.marshalNProductVisibility2string(ctx, field.Selections, obj.Visibility)
+			out.Values[i] = ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.RecurringInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7518,7 +7519,7 @@ func (ec *executionContext) _CheckoutProduct(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.MeterInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.MeterInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7985,14 +7986,15 @@ func (ec *executionContext) marshalNCheckoutSeatTiers2ᚖtillᚋgraphᚋmodelᚐ
 	return ec._CheckoutSeatTiers(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCheckoutStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx context.Context, v any) (storage.CheckoutStatus, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CheckoutStatus(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCheckoutStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx context.Context, sel ast.SelectionSet, v storage.CheckoutStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -8056,16 +8058,16 @@ func (ec *executionContext) marshalOCheckoutProduct2ᚖtillᚋstorageᚐProduct(
 	return ec._CheckoutProduct(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCheckoutStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOCheckoutStatus2ᚕtillᚋstorageᚐCheckoutStatusᚄ(ctx context.Context, v any) ([]storage.CheckoutStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.CheckoutStatus, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNCheckoutStatus2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -8073,14 +8075,14 @@ func (ec *executionContext) unmarshalOCheckoutStatus2ᚕstringᚄ(ctx context.Co
 	return res, nil
 }
 
-func (ec *executionContext) marshalOCheckoutStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOCheckoutStatus2ᚕtillᚋstorageᚐCheckoutStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.CheckoutStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCheckoutStatus2string(ctx, sel, v[i])
+		return ec.marshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -8188,7 +8190,7 @@ func (ec *executionContext) _Checkout__plain(ctx context.Context, fields []graph
 			case "seats":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.Seats).MarshalGQL(w)
 			case "status":
-				ec.marshalNCheckoutStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNCheckoutStatus2tillᚋstorageᚐCheckoutStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "subscriptionId":
 				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
 			case "successUrl":
@@ -8202,7 +8204,7 @@ func (ec *executionContext) _Checkout__plain(ctx context.Context, fields []graph
 			case "trialEnd":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.TrialEnd).MarshalGQL(w)
 			case "trialInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
 			case "trialIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
 			}
@@ -8292,13 +8294,13 @@ func (ec *executionContext) _CheckoutDiscountFixedOnceForeverDuration__plain(ctx
 			case "currency":
 				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "id":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
 			case "name":
 				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -8341,7 +8343,7 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration__plain(ctx cont
 			case "currency":
 				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "durationInMonths":
 				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
 			case "id":
@@ -8349,7 +8351,7 @@ func (ec *executionContext) _CheckoutDiscountFixedRepeatDuration__plain(ctx cont
 			case "name":
 				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -8388,13 +8390,13 @@ func (ec *executionContext) _CheckoutDiscountPercentageOnceForeverDuration__plai
 			case "code":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "id":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ID).MarshalGQL(w)
 			case "name":
 				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -8433,7 +8435,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration__plain(ctx
 			case "code":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Code).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "durationInMonths":
 				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
 			case "id":
@@ -8441,7 +8443,7 @@ func (ec *executionContext) _CheckoutDiscountPercentageRepeatDuration__plain(ctx
 			case "name":
 				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -8476,7 +8478,7 @@ func (ec *executionContext) _CheckoutPriceCustom__plain(ctx context.Context, fie
 			case "__typename":
 				graphql.MarshalString("CheckoutPriceCustom").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -8533,7 +8535,7 @@ func (ec *executionContext) _CheckoutPriceFixed__plain(ctx context.Context, fiel
 			case "__typename":
 				graphql.MarshalString("CheckoutPriceFixed").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -8586,7 +8588,7 @@ func (ec *executionContext) _CheckoutPriceFree__plain(ctx context.Context, field
 			case "__typename":
 				graphql.MarshalString("CheckoutPriceFree").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -8680,7 +8682,7 @@ func (ec *executionContext) _CheckoutPriceMeteredUnit__plain(ctx context.Context
 			case "__typename":
 				graphql.MarshalString("CheckoutPriceMeteredUnit").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "capAmount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.CapAmount).MarshalGQL(w)
 			case "createdAt":
@@ -8737,7 +8739,7 @@ func (ec *executionContext) _CheckoutPriceSeatBased__plain(ctx context.Context, 
 			case "__typename":
 				graphql.MarshalString("CheckoutPriceSeatBased").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -8800,7 +8802,7 @@ func (ec *executionContext) _CheckoutProduct__plain(ctx context.Context, fields 
 			case "metadata":
 				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
 			case "meterInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
 			case "meterIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MeterIntervalCount).MarshalGQL(w)
 			case "modifiedAt":
@@ -8810,15 +8812,15 @@ func (ec *executionContext) _CheckoutProduct__plain(ctx context.Context, fields 
 			case "organizationId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "recurringInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
 			case "recurringIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RecurringIntervalCount).MarshalGQL(w)
 			case "trialInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
 			case "trialIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
 			case "visibility":
-				ec.marshalNProductVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+				ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

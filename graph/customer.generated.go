@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -31,8 +32,8 @@ type CustomerResolver interface {
 	Downloadables(ctx context.Context, obj *storage.Customer, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error)
 	UsageEvents(ctx context.Context, obj *storage.Customer, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) (*model.UsageEventPage, error)
 	BenefitGrants(ctx context.Context, obj *storage.Customer, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
-	Seats(ctx context.Context, obj *storage.Customer, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
-	LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
+	Seats(ctx context.Context, obj *storage.Customer, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
+	LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
 	Members(ctx context.Context, obj *storage.Customer, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error)
 	Subscriptions(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
@@ -303,8 +304,8 @@ func (ec *executionContext) field_Customer_licenseKeys_args(ctx context.Context,
 	}
 	args["benefitId"] = arg1
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.LicenseKeyStatus, error) {
+			return ec.unmarshalOLicenseKeyStatus2ᚕtillᚋstorageᚐLicenseKeyStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -583,8 +584,8 @@ func (ec *executionContext) field_Customer_seats_args(ctx context.Context, rawAr
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.CustomerSeatStatus, error) {
+			return ec.unmarshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -950,8 +951,8 @@ func (ec *executionContext) _Customer_type(ctx context.Context, field graphql.Co
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNCustomerType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.CustomerType) graphql.Marshaler {
+			return ec.marshalNCustomerType2tillᚋstorageᚐCustomerType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1722,7 +1723,7 @@ func (ec *executionContext) _Customer_seats(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Customer().Seats(ctx, obj, fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Customer().Seats(ctx, obj, fc.Args["status"].([]storage.CustomerSeatStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -1789,7 +1790,7 @@ func (ec *executionContext) _Customer_licenseKeys(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Customer().LicenseKeys(ctx, obj, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Customer().LicenseKeys(ctx, obj, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["status"].([]storage.LicenseKeyStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -2128,7 +2129,7 @@ func (ec *executionContext) unmarshalInputCustomerCreateInput(ctx context.Contex
 			it.ExternalID = data
 		case "type":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
-			data, err := ec.unmarshalOCustomerType2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOCustomerType2ᚖtillᚋstorageᚐCustomerType(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2425,7 +2426,7 @@ func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			out.Values[i] = ec.marshalNCustomerType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNCustomerType2tillᚋstorageᚐCustomerType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -3082,14 +3083,15 @@ func (ec *executionContext) unmarshalNCustomerCreateInput2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNCustomerType2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNCustomerType2tillᚋstorageᚐCustomerType(ctx context.Context, v any) (storage.CustomerType, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CustomerType(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCustomerType2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNCustomerType2tillᚋstorageᚐCustomerType(ctx context.Context, sel ast.SelectionSet, v storage.CustomerType) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -3130,21 +3132,22 @@ func (ec *executionContext) marshalOCustomerPage2ᚖtillᚋgraphᚋmodelᚐCusto
 	return ec._CustomerPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCustomerType2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOCustomerType2ᚖtillᚋstorageᚐCustomerType(ctx context.Context, v any) (*storage.CustomerType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CustomerType(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCustomerType2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOCustomerType2ᚖtillᚋstorageᚐCustomerType(ctx context.Context, sel ast.SelectionSet, v *storage.CustomerType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -3208,7 +3211,7 @@ func (ec *executionContext) _Customer__plain(ctx context.Context, fields []graph
 			case "organizationId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "type":
-				ec.marshalNCustomerType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNCustomerType2tillᚋstorageᚐCustomerType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -137,8 +138,8 @@ func (ec *executionContext) _Discount_type(ctx context.Context, field graphql.Co
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -229,8 +230,8 @@ func (ec *executionContext) _Discount_duration(ctx context.Context, field graphq
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -613,7 +614,7 @@ func (ec *executionContext) unmarshalInputDiscountCreateInput(ctx context.Contex
 			it.Name = data
 		case "type":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
-			data, err := ec.unmarshalNDiscountType2string(ctx, v)
+			data, err := ec.unmarshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -641,7 +642,7 @@ func (ec *executionContext) unmarshalInputDiscountCreateInput(ctx context.Contex
 			it.Currency = data
 		case "duration":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("duration"))
-			data, err := ec.unmarshalNDiscountDuration2string(ctx, v)
+			data, err := ec.unmarshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -813,7 +814,7 @@ func (ec *executionContext) unmarshalInputDiscountUpdateInput(ctx context.Contex
 			it.MaxRedemptionsPerCustomer = graphql.OmittableOf(data)
 		case "type":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
-			data, err := ec.unmarshalODiscountType2ᚖstring(ctx, v)
+			data, err := ec.unmarshalODiscountType2ᚖtillᚋstorageᚐDiscountType(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -841,7 +842,7 @@ func (ec *executionContext) unmarshalInputDiscountUpdateInput(ctx context.Contex
 			it.Currency = graphql.OmittableOf(data)
 		case "duration":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("duration"))
-			data, err := ec.unmarshalODiscountDuration2ᚖstring(ctx, v)
+			data, err := ec.unmarshalODiscountDuration2ᚖtillᚋstorageᚐDiscountDuration(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -921,7 +922,7 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -941,7 +942,7 @@ func (ec *executionContext) _Discount(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1137,14 +1138,15 @@ func (ec *executionContext) unmarshalNDiscountCreateInput2tillᚋgraphᚋmodel�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNDiscountDuration2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx context.Context, v any) (storage.DiscountDuration, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.DiscountDuration(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNDiscountDuration2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx context.Context, sel ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -1153,14 +1155,15 @@ func (ec *executionContext) marshalNDiscountDuration2string(ctx context.Context,
 	return res
 }
 
-func (ec *executionContext) unmarshalNDiscountType2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNDiscountType2tillᚋstorageᚐDiscountType(ctx context.Context, v any) (storage.DiscountType, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.DiscountType(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNDiscountType2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx context.Context, sel ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -1181,21 +1184,22 @@ func (ec *executionContext) marshalODiscount2ᚖtillᚋstorageᚐDiscount(ctx co
 	return ec._Discount(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalODiscountDuration2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalODiscountDuration2ᚖtillᚋstorageᚐDiscountDuration(ctx context.Context, v any) (*storage.DiscountDuration, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.DiscountDuration(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalODiscountDuration2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalODiscountDuration2ᚖtillᚋstorageᚐDiscountDuration(ctx context.Context, sel ast.SelectionSet, v *storage.DiscountDuration) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -1214,21 +1218,22 @@ func (ec *executionContext) marshalODiscountPage2ᚖtillᚋgraphᚋmodelᚐDisco
 	return ec._DiscountPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalODiscountType2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalODiscountType2ᚖtillᚋstorageᚐDiscountType(ctx context.Context, v any) (*storage.DiscountType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.DiscountType(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalODiscountType2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalODiscountType2ᚖtillᚋstorageᚐDiscountType(ctx context.Context, sel ast.SelectionSet, v *storage.DiscountType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -1272,7 +1277,7 @@ func (ec *executionContext) _Discount__plain(ctx context.Context, fields []graph
 			case "currency":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Currency).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "durationInMonths":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
 			case "endsAt":
@@ -1296,7 +1301,7 @@ func (ec *executionContext) _Discount__plain(ctx context.Context, fields []graph
 			case "startsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

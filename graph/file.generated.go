@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -318,8 +319,8 @@ func (ec *executionContext) _DownloadableFile_service(ctx context.Context, field
 			return obj.Service, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNFileService2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.FileService) graphql.Marshaler {
+			return ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, selections, v)
 		},
 		true,
 		true,
@@ -860,8 +861,8 @@ func (ec *executionContext) _FileUpload_service(ctx context.Context, field graph
 			return obj.Service, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNFileService2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.FileService) graphql.Marshaler {
+			return ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1421,8 +1422,8 @@ func (ec *executionContext) _OrganizationAvatarFile_service(ctx context.Context,
 			return obj.Service, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNFileService2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.FileService) graphql.Marshaler {
+			return ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1812,8 +1813,8 @@ func (ec *executionContext) _ProductMediaFile_service(ctx context.Context, field
 			return obj.Service, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNFileService2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.FileService) graphql.Marshaler {
+			return ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2203,8 +2204,8 @@ func (ec *executionContext) _SupportCaseAttachmentFile_service(ctx context.Conte
 			return obj.Service, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNFileService2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.FileService) graphql.Marshaler {
+			return ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2349,7 +2350,7 @@ func (ec *executionContext) unmarshalInputFileCreateInput(ctx context.Context, o
 			it.Upload = data
 		case "service":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("service"))
-			data, err := ec.unmarshalNFileService2string(ctx, v)
+			data, err := ec.unmarshalNFileService2tillᚋstorageᚐFileService(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2750,7 +2751,7 @@ func (ec *executionContext) _DownloadableFile(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
+			out.Values[i] = ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -2939,7 +2940,7 @@ func (ec *executionContext) _FileUpload(ctx context.Context, sel ast.SelectionSe
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
+			out.Values[i] = ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3182,7 +3183,7 @@ func (ec *executionContext) _OrganizationAvatarFile(ctx context.Context, sel ast
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
+			out.Values[i] = ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3308,7 +3309,7 @@ func (ec *executionContext) _ProductMediaFile(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
+			out.Values[i] = ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3434,7 +3435,7 @@ func (ec *executionContext) _SupportCaseAttachmentFile(ctx context.Context, sel 
 				out.Invalids++
 			}
 		case "service":
-			out.Values[i] = ec.marshalNFileService2string(ctx, field.Selections, obj.Service)
+			out.Values[i] = ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, field.Selections, obj.Service)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3533,14 +3534,15 @@ func (ec *executionContext) unmarshalNFileCreatePartInput2ᚖtillᚋgraphᚋmode
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNFileService2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNFileService2tillᚋstorageᚐFileService(ctx context.Context, v any) (storage.FileService, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.FileService(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNFileService2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNFileService2tillᚋstorageᚐFileService(ctx context.Context, sel ast.SelectionSet, v storage.FileService) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -3715,7 +3717,7 @@ func (ec *executionContext) _DownloadableFile__plain(ctx context.Context, fields
 			case "path":
 				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
 			case "service":
-				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+				ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, f.Selections, obj.Service).MarshalGQL(w)
 			case "size":
 				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
 			case "sizeReadable":
@@ -3778,7 +3780,7 @@ func (ec *executionContext) _FileUpload__plain(ctx context.Context, fields []gra
 			case "path":
 				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
 			case "service":
-				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+				ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, f.Selections, obj.Service).MarshalGQL(w)
 			case "size":
 				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
 			case "sizeReadable":
@@ -3929,7 +3931,7 @@ func (ec *executionContext) _OrganizationAvatarFile__plain(ctx context.Context, 
 			case "publicUrl":
 				ec.marshalNString2string(ctx, f.Selections, obj.PublicURL).MarshalGQL(w)
 			case "service":
-				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+				ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, f.Selections, obj.Service).MarshalGQL(w)
 			case "size":
 				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
 			case "sizeReadable":
@@ -3996,7 +3998,7 @@ func (ec *executionContext) _ProductMediaFile__plain(ctx context.Context, fields
 			case "publicUrl":
 				ec.marshalNString2string(ctx, f.Selections, obj.PublicURL).MarshalGQL(w)
 			case "service":
-				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+				ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, f.Selections, obj.Service).MarshalGQL(w)
 			case "size":
 				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
 			case "sizeReadable":
@@ -4061,7 +4063,7 @@ func (ec *executionContext) _SupportCaseAttachmentFile__plain(ctx context.Contex
 			case "path":
 				ec.marshalNString2string(ctx, f.Selections, obj.Path).MarshalGQL(w)
 			case "service":
-				ec.marshalNFileService2string(ctx, f.Selections, obj.Service).MarshalGQL(w)
+				ec.marshalNFileService2tillᚋstorageᚐFileService(ctx, f.Selections, obj.Service).MarshalGQL(w)
 			case "size":
 				ec.marshalNInt642int(ctx, f.Selections, obj.Size).MarshalGQL(w)
 			case "sizeReadable":

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -934,8 +935,8 @@ func (ec *executionContext) _CustomerSeat_status(ctx context.Context, field grap
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNCustomerSeatStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.CustomerSeatStatus) graphql.Marshaler {
+			return ec.marshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2264,7 +2265,7 @@ func (ec *executionContext) _CustomerSeat(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec.marshalNCustomerSeatStatus2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2692,14 +2693,15 @@ func (ec *executionContext) unmarshalNCustomerSeatRevokeInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNCustomerSeatStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx context.Context, v any) (storage.CustomerSeatStatus, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CustomerSeatStatus(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCustomerSeatStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx context.Context, sel ast.SelectionSet, v storage.CustomerSeatStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2771,16 +2773,16 @@ func (ec *executionContext) marshalOCustomerSeatPage2ᚖtillᚋgraphᚋmodelᚐC
 	return ec._CustomerSeatPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx context.Context, v any) ([]storage.CustomerSeatStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.CustomerSeatStatus, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNCustomerSeatStatus2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -2788,14 +2790,14 @@ func (ec *executionContext) unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx contex
 	return res, nil
 }
 
-func (ec *executionContext) marshalOCustomerSeatStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.CustomerSeatStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCustomerSeatStatus2string(ctx, sel, v[i])
+		return ec.marshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -3027,7 +3029,7 @@ func (ec *executionContext) _CustomerSeat__plain(ctx context.Context, fields []g
 			case "seatMetadata":
 				ec.marshalOJSON2tillᚋstorageᚐRawJSON(ctx, f.Selections, obj.SeatMetadata).MarshalGQL(w)
 			case "status":
-				ec.marshalNCustomerSeatStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNCustomerSeatStatus2tillᚋstorageᚐCustomerSeatStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "subscriptionId":
 				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
 			}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -390,8 +391,8 @@ func (ec *executionContext) _LicenseKey_status(ctx context.Context, field graphq
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNLicenseKeyStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.LicenseKeyStatus) graphql.Marshaler {
+			return ec.marshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -991,8 +992,8 @@ func (ec *executionContext) _LicenseKeyValidation_code(ctx context.Context, fiel
 			return obj.Code, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNLicenseKeyValidationCode2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.LicenseKeyValidationCode) graphql.Marshaler {
+			return ec.marshalNLicenseKeyValidationCode2tillᚋstorageᚐLicenseKeyValidationCode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1475,7 +1476,7 @@ func (ec *executionContext) unmarshalInputLicenseKeyUpdateInput(ctx context.Cont
 		switch k {
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOLicenseKeyStatus2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOLicenseKeyStatus2ᚖtillᚋstorageᚐLicenseKeyStatus(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1725,7 +1726,7 @@ func (ec *executionContext) _LicenseKey(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec.marshalNLicenseKeyStatus2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2115,7 +2116,7 @@ func (ec *executionContext) _LicenseKeyValidation(ctx context.Context, sel ast.S
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("LicenseKeyValidation")
 		case "code":
-			out.Values[i] = ec.marshalNLicenseKeyValidationCode2string(ctx, field.Selections, obj.Code)
+			out.Values[i] = ec.marshalNLicenseKeyValidationCode2tillᚋstorageᚐLicenseKeyValidationCode(ctx, field.Selections, obj.Code)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2386,14 +2387,15 @@ func (ec *executionContext) unmarshalNLicenseKeyDeactivateInput2tillᚋgraphᚋm
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNLicenseKeyStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx context.Context, v any) (storage.LicenseKeyStatus, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.LicenseKeyStatus(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNLicenseKeyStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx context.Context, sel ast.SelectionSet, v storage.LicenseKeyStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2412,14 +2414,15 @@ func (ec *executionContext) unmarshalNLicenseKeyValidateInput2tillᚋgraphᚋmod
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNLicenseKeyValidationCode2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNLicenseKeyValidationCode2tillᚋstorageᚐLicenseKeyValidationCode(ctx context.Context, v any) (storage.LicenseKeyValidationCode, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.LicenseKeyValidationCode(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNLicenseKeyValidationCode2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNLicenseKeyValidationCode2tillᚋstorageᚐLicenseKeyValidationCode(ctx context.Context, sel ast.SelectionSet, v storage.LicenseKeyValidationCode) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2466,16 +2469,16 @@ func (ec *executionContext) marshalOLicenseKeyPage2ᚖtillᚋgraphᚋmodelᚐLic
 	return ec._LicenseKeyPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚕtillᚋstorageᚐLicenseKeyStatusᚄ(ctx context.Context, v any) ([]storage.LicenseKeyStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.LicenseKeyStatus, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNLicenseKeyStatus2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -2483,14 +2486,14 @@ func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.
 	return res, nil
 }
 
-func (ec *executionContext) marshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOLicenseKeyStatus2ᚕtillᚋstorageᚐLicenseKeyStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.LicenseKeyStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNLicenseKeyStatus2string(ctx, sel, v[i])
+		return ec.marshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -2502,21 +2505,22 @@ func (ec *executionContext) marshalOLicenseKeyStatus2ᚕstringᚄ(ctx context.Co
 	return ret
 }
 
-func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOLicenseKeyStatus2ᚖtillᚋstorageᚐLicenseKeyStatus(ctx context.Context, v any) (*storage.LicenseKeyStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.LicenseKeyStatus(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOLicenseKeyStatus2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOLicenseKeyStatus2ᚖtillᚋstorageᚐLicenseKeyStatus(ctx context.Context, sel ast.SelectionSet, v *storage.LicenseKeyStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -2659,7 +2663,7 @@ func (ec *executionContext) _LicenseKey__plain(ctx context.Context, fields []gra
 			case "organizationId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "status":
-				ec.marshalNLicenseKeyStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNLicenseKeyStatus2tillᚋstorageᚐLicenseKeyStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "usage":
 				ec.marshalNInt2int(ctx, f.Selections, obj.Usage).MarshalGQL(w)
 			case "validations":
@@ -2743,7 +2747,7 @@ func (ec *executionContext) _LicenseKeyValidation__plain(ctx context.Context, fi
 			case "__typename":
 				graphql.MarshalString("LicenseKeyValidation").MarshalGQL(w)
 			case "code":
-				ec.marshalNLicenseKeyValidationCode2string(ctx, f.Selections, obj.Code).MarshalGQL(w)
+				ec.marshalNLicenseKeyValidationCode2tillᚋstorageᚐLicenseKeyValidationCode(ctx, f.Selections, obj.Code).MarshalGQL(w)
 			case "remainingUsage":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RemainingUsage).MarshalGQL(w)
 			case "valid":

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -36,7 +37,7 @@ type OrderResolver interface {
 	Items(ctx context.Context, obj *storage.Order) ([]*storage.OrderItem, error)
 	Checkout(ctx context.Context, obj *storage.Order) (*storage.Checkout, error)
 	BenefitGrants(ctx context.Context, obj *storage.Order, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
-	CustomerSeats(ctx context.Context, obj *storage.Order, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
+	CustomerSeats(ctx context.Context, obj *storage.Order, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
 	IsReceiptGenerated(ctx context.Context, obj *storage.Order) (bool, error)
 }
 
@@ -134,8 +135,8 @@ func (ec *executionContext) field_Order_customerSeats_args(ctx context.Context, 
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.CustomerSeatStatus, error) {
+			return ec.unmarshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -285,8 +286,8 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_duration(ctx c
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -308,8 +309,8 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase_type(ctx conte
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -676,8 +677,8 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase_duration(ctx contex
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -722,8 +723,8 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase_type(ctx context.Co
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1090,8 +1091,8 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_duration(
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1113,8 +1114,8 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase_type(ctx 
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1435,8 +1436,8 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase_duration(ctx c
 			return obj.Duration, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountDuration2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountDuration) graphql.Marshaler {
+			return ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1481,8 +1482,8 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase_type(ctx conte
 			return obj.Type, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNDiscountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DiscountType) graphql.Marshaler {
+			return ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1803,8 +1804,8 @@ func (ec *executionContext) _Order_status(ctx context.Context, field graphql.Col
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNOrderStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.OrderStatus) graphql.Marshaler {
+			return ec.marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2079,8 +2080,8 @@ func (ec *executionContext) _Order_billingReason(ctx context.Context, field grap
 			return obj.BillingReason, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNOrderBillingReason2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.OrderBillingReason) graphql.Marshaler {
+			return ec.marshalNOrderBillingReason2tillᚋstorageᚐOrderBillingReason(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2897,7 +2898,7 @@ func (ec *executionContext) _Order_customerSeats(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Order().CustomerSeats(ctx, obj, fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Order().CustomerSeats(ctx, obj, fc.Args["status"].([]storage.CustomerSeatStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -3360,7 +3361,7 @@ func (ec *executionContext) unmarshalInputOrderFilter(ctx context.Context, obj a
 			it.SubscriptionID = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOOrderStatus2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOOrderStatus2ᚕtillᚋstorageᚐOrderStatusᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -3564,12 +3565,12 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase(ctx context.Co
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3690,7 +3691,7 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3700,7 +3701,7 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase(ctx context.Context
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3821,12 +3822,12 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase(ctx conte
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3937,7 +3938,7 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Co
 				out.Invalids++
 			}
 		case "duration":
-			out.Values[i] = ec.marshalNDiscountDuration2string(ctx, field.Selections, obj.Duration)
+			out.Values[i] = ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, field.Selections, obj.Duration)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -3947,7 +3948,7 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase(ctx context.Co
 				out.Invalids++
 			}
 		case "type":
-			out.Values[i] = ec.marshalNDiscountType2string(ctx, field.Selections, obj.Type)
+			out.Values[i] = ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, field.Selections, obj.Type)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4058,7 +4059,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec.marshalNOrderStatus2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4151,7 +4152,7 @@ func (ec *executionContext) _Order(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "billingReason":
-			out.Values[i] = ec.marshalNOrderBillingReason2string(ctx, field.Selections, obj.BillingReason)
+			out.Values[i] = ec.marshalNOrderBillingReason2tillᚋstorageᚐOrderBillingReason(ctx, field.Selections, obj.BillingReason)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4922,14 +4923,15 @@ func (ec *executionContext) marshalNOrder2ᚖtillᚋstorageᚐOrder(ctx context.
 	return ec._Order(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNOrderBillingReason2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNOrderBillingReason2tillᚋstorageᚐOrderBillingReason(ctx context.Context, v any) (storage.OrderBillingReason, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.OrderBillingReason(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderBillingReason2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderBillingReason2tillᚋstorageᚐOrderBillingReason(ctx context.Context, sel ast.SelectionSet, v storage.OrderBillingReason) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -4964,14 +4966,15 @@ func (ec *executionContext) marshalNOrderItem2ᚖtillᚋstorageᚐOrderItem(ctx 
 	return ec._OrderItem(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNOrderStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx context.Context, v any) (storage.OrderStatus, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.OrderStatus(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNOrderStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx context.Context, sel ast.SelectionSet, v storage.OrderStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -5031,16 +5034,16 @@ func (ec *executionContext) marshalOOrderPage2ᚖtillᚋgraphᚋmodelᚐOrderPag
 	return ec._OrderPage(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOOrderStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOOrderStatus2ᚕtillᚋstorageᚐOrderStatusᚄ(ctx context.Context, v any) ([]storage.OrderStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.OrderStatus, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNOrderStatus2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -5048,14 +5051,14 @@ func (ec *executionContext) unmarshalOOrderStatus2ᚕstringᚄ(ctx context.Conte
 	return res, nil
 }
 
-func (ec *executionContext) marshalOOrderStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOOrderStatus2ᚕtillᚋstorageᚐOrderStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.OrderStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNOrderStatus2string(ctx, sel, v[i])
+		return ec.marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -5151,7 +5154,7 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase__plain(ctx con
 			case "currency":
 				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "endsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
 			case "id":
@@ -5173,7 +5176,7 @@ func (ec *executionContext) _DiscountFixedOnceForeverDurationBase__plain(ctx con
 			case "startsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -5218,7 +5221,7 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase__plain(ctx context.
 			case "currency":
 				ec.marshalNString2string(ctx, f.Selections, obj.Currency).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "durationInMonths":
 				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
 			case "endsAt":
@@ -5242,7 +5245,7 @@ func (ec *executionContext) _DiscountFixedRepeatDurationBase__plain(ctx context.
 			case "startsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -5283,7 +5286,7 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase__plain(ct
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "endsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.EndsAt).MarshalGQL(w)
 			case "id":
@@ -5305,7 +5308,7 @@ func (ec *executionContext) _DiscountPercentageOnceForeverDurationBase__plain(ct
 			case "startsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -5346,7 +5349,7 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase__plain(ctx con
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "duration":
-				ec.marshalNDiscountDuration2string(ctx, f.Selections, obj.Duration).MarshalGQL(w)
+				ec.marshalNDiscountDuration2tillᚋstorageᚐDiscountDuration(ctx, f.Selections, obj.Duration).MarshalGQL(w)
 			case "durationInMonths":
 				ec.marshalNInt2int(ctx, f.Selections, obj.DurationInMonths).MarshalGQL(w)
 			case "endsAt":
@@ -5370,7 +5373,7 @@ func (ec *executionContext) _DiscountPercentageRepeatDurationBase__plain(ctx con
 			case "startsAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartsAt).MarshalGQL(w)
 			case "type":
-				ec.marshalNDiscountType2string(ctx, f.Selections, obj.Type).MarshalGQL(w)
+				ec.marshalNDiscountType2tillᚋstorageᚐDiscountType(ctx, f.Selections, obj.Type).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -5409,7 +5412,7 @@ func (ec *executionContext) _Order__plain(ctx context.Context, fields []graphql.
 			case "billingName":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.BillingName).MarshalGQL(w)
 			case "billingReason":
-				ec.marshalNOrderBillingReason2string(ctx, f.Selections, obj.BillingReason).MarshalGQL(w)
+				ec.marshalNOrderBillingReason2tillᚋstorageᚐOrderBillingReason(ctx, f.Selections, obj.BillingReason).MarshalGQL(w)
 			case "checkoutId":
 				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CheckoutID).MarshalGQL(w)
 			case "createdAt":
@@ -5455,7 +5458,7 @@ func (ec *executionContext) _Order__plain(ctx context.Context, fields []graphql.
 			case "seats":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.Seats).MarshalGQL(w)
 			case "status":
-				ec.marshalNOrderStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNOrderStatus2tillᚋstorageᚐOrderStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "subscriptionId":
 				ec.marshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.SubscriptionID).MarshalGQL(w)
 			case "subtotalAmount":

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -457,8 +458,8 @@ func (ec *executionContext) _Organization_processorMode(ctx context.Context, fie
 			return obj.ProcessorMode, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNProcessorMode2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.ProcessorMode) graphql.Marshaler {
+			return ec.marshalNProcessorMode2tillᚋstorageᚐProcessorMode(ctx, selections, v)
 		},
 		true,
 		true,
@@ -949,7 +950,7 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "processorMode":
-			out.Values[i] = ec.marshalNProcessorMode2string(ctx, field.Selections, obj.ProcessorMode)
+			out.Values[i] = ec.marshalNProcessorMode2tillᚋstorageᚐProcessorMode(ctx, field.Selections, obj.ProcessorMode)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -1180,14 +1181,15 @@ func (ec *executionContext) marshalNOrganizationFeatureSettings2ᚖtillᚋgraph�
 	return ec._OrganizationFeatureSettings(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNProcessorMode2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNProcessorMode2tillᚋstorageᚐProcessorMode(ctx context.Context, v any) (storage.ProcessorMode, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.ProcessorMode(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProcessorMode2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNProcessorMode2tillᚋstorageᚐProcessorMode(ctx context.Context, sel ast.SelectionSet, v storage.ProcessorMode) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -1356,7 +1358,7 @@ func (ec *executionContext) _Organization__plain(ctx context.Context, fields []g
 			case "name":
 				ec.marshalNString2string(ctx, f.Selections, obj.Name).MarshalGQL(w)
 			case "processorMode":
-				ec.marshalNProcessorMode2string(ctx, f.Selections, obj.ProcessorMode).MarshalGQL(w)
+				ec.marshalNProcessorMode2tillᚋstorageᚐProcessorMode(ctx, f.Selections, obj.ProcessorMode).MarshalGQL(w)
 			case "prorationBehavior":
 				ec.marshalNString2string(ctx, f.Selections, obj.ProrationBehavior).MarshalGQL(w)
 			case "slug":

@@ -24,7 +24,7 @@ import (
 type MeResolver interface {
 	PaymentMethods(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
 	Downloadables(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.DownloadablePage, error)
-	Seats(ctx context.Context, obj *storage.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
+	Seats(ctx context.Context, obj *storage.Me, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
 	BenefitGrants(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
 	LicenseKeys(ctx context.Context, obj *storage.Me, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, obj *storage.Me, id uuid.UUID) (*storage.LicenseKey, error)
@@ -458,8 +458,8 @@ func (ec *executionContext) field_Me_seats_args(ctx context.Context, rawArgs map
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.CustomerSeatStatus, error) {
+			return ec.unmarshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -773,7 +773,7 @@ func (ec *executionContext) _Me_seats(ctx context.Context, field graphql.Collect
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Me().Seats(ctx, obj, fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Me().Seats(ctx, obj, fc.Args["status"].([]storage.CustomerSeatStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CustomerSeatPage) graphql.Marshaler {

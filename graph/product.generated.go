@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -264,8 +265,8 @@ func (ec *executionContext) _Product_trialInterval(ctx context.Context, field gr
 			return obj.TrialInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -356,8 +357,8 @@ func (ec *executionContext) _Product_visibility(ctx context.Context, field graph
 			return obj.Visibility, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNProductVisibility2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.ProductVisibility) graphql.Marshaler {
+			return ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, selections, v)
 		},
 		true,
 		true,
@@ -379,8 +380,8 @@ func (ec *executionContext) _Product_recurringInterval(ctx context.Context, fiel
 			return obj.RecurringInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -425,8 +426,8 @@ func (ec *executionContext) _Product_meterInterval(ctx context.Context, field gr
 			return obj.MeterInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOInterval2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
+			return ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		false,
@@ -1077,8 +1078,8 @@ func (ec *executionContext) _ProductPrice_amountType(ctx context.Context, field 
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1574,7 +1575,7 @@ func (ec *executionContext) unmarshalInputPriceInput(ctx context.Context, obj an
 			it.ID = data
 		case "amountType":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amountType"))
-			data, err := ec.unmarshalOAmountType2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOAmountType2ᚖtillᚋstorageᚐAmountType(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1732,14 +1733,14 @@ func (ec *executionContext) unmarshalInputProductCreateInput(ctx context.Context
 			it.Description = data
 		case "visibility":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
-			data, err := ec.unmarshalOProductVisibility2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOProductVisibility2ᚖtillᚋstorageᚐProductVisibility(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Visibility = data
 		case "recurringInterval":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("recurringInterval"))
-			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1753,7 +1754,7 @@ func (ec *executionContext) unmarshalInputProductCreateInput(ctx context.Context
 			it.RecurringIntervalCount = data
 		case "trialInterval":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
-			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1839,7 +1840,7 @@ func (ec *executionContext) unmarshalInputProductFilter(ctx context.Context, obj
 			it.BenefitID = data
 		case "visibility":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
-			data, err := ec.unmarshalOProductVisibility2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOProductVisibility2ᚕtillᚋstorageᚐProductVisibilityᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -1978,14 +1979,14 @@ func (ec *executionContext) unmarshalInputProductUpdateInput(ctx context.Context
 			it.Description = graphql.OmittableOf(data)
 		case "visibility":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
-			data, err := ec.unmarshalOProductVisibility2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOProductVisibility2ᚖtillᚋstorageᚐProductVisibility(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Visibility = graphql.OmittableOf(data)
 		case "trialInterval":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("trialInterval"))
-			data, err := ec.unmarshalOInterval2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -2067,7 +2068,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "trialInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.TrialInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.TrialInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2087,12 +2088,12 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "visibility":
-			out.Values[i] = ec.marshalNProductVisibility2string(ctx, field.Selections, obj.Visibility)
+			out.Values[i] = ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, field.Selections, obj.Visibility)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.RecurringInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2102,7 +2103,7 @@ func (ec *executionContext) _Product(ctx context.Context, sel ast.SelectionSet, 
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "meterInterval":
-			out.Values[i] = ec.marshalOInterval2ᚖstring(ctx, field.Selections, obj.MeterInterval)
+			out.Values[i] = ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, field.Selections, obj.MeterInterval)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2550,7 +2551,7 @@ func (ec *executionContext) _ProductPrice(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -2789,14 +2790,15 @@ func (ec *executionContext) _ProductPriceSeatTiers(ctx context.Context, sel ast.
 
 // region    ***************************** type.gotpl *****************************
 
-func (ec *executionContext) unmarshalNAmountType2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNAmountType2tillᚋstorageᚐAmountType(ctx context.Context, v any) (storage.AmountType, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.AmountType(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNAmountType2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNAmountType2tillᚋstorageᚐAmountType(ctx context.Context, sel ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2805,14 +2807,15 @@ func (ec *executionContext) marshalNAmountType2string(ctx context.Context, sel a
 	return res
 }
 
-func (ec *executionContext) unmarshalNInterval2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNInterval2tillᚋstorageᚐInterval(ctx context.Context, v any) (storage.Interval, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.Interval(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNInterval2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNInterval2tillᚋstorageᚐInterval(ctx context.Context, sel ast.SelectionSet, v storage.Interval) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2962,14 +2965,15 @@ func (ec *executionContext) unmarshalNProductUpdateInput2tillᚋgraphᚋmodelᚐ
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNProductVisibility2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx context.Context, v any) (storage.ProductVisibility, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.ProductVisibility(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNProductVisibility2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx context.Context, sel ast.SelectionSet, v storage.ProductVisibility) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -2988,39 +2992,41 @@ func (ec *executionContext) marshalNSeatTierType2tillᚋgraphᚋmodelᚐSeatTier
 	return v
 }
 
-func (ec *executionContext) unmarshalOAmountType2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOAmountType2ᚖtillᚋstorageᚐAmountType(ctx context.Context, v any) (*storage.AmountType, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.AmountType(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOAmountType2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOAmountType2ᚖtillᚋstorageᚐAmountType(ctx context.Context, sel ast.SelectionSet, v *storage.AmountType) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
-func (ec *executionContext) unmarshalOInterval2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOInterval2ᚖtillᚋstorageᚐInterval(ctx context.Context, v any) (*storage.Interval, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.Interval(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOInterval2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx context.Context, sel ast.SelectionSet, v *storage.Interval) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -3078,16 +3084,16 @@ func (ec *executionContext) unmarshalOProductPriceSeatTiersInput2ᚖtillᚋgraph
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalOProductVisibility2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOProductVisibility2ᚕtillᚋstorageᚐProductVisibilityᚄ(ctx context.Context, v any) ([]storage.ProductVisibility, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.ProductVisibility, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNProductVisibility2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -3095,14 +3101,14 @@ func (ec *executionContext) unmarshalOProductVisibility2ᚕstringᚄ(ctx context
 	return res, nil
 }
 
-func (ec *executionContext) marshalOProductVisibility2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOProductVisibility2ᚕtillᚋstorageᚐProductVisibilityᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.ProductVisibility) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNProductVisibility2string(ctx, sel, v[i])
+		return ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -3114,21 +3120,22 @@ func (ec *executionContext) marshalOProductVisibility2ᚕstringᚄ(ctx context.C
 	return ret
 }
 
-func (ec *executionContext) unmarshalOProductVisibility2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOProductVisibility2ᚖtillᚋstorageᚐProductVisibility(ctx context.Context, v any) (*storage.ProductVisibility, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.ProductVisibility(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOProductVisibility2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOProductVisibility2ᚖtillᚋstorageᚐProductVisibility(ctx context.Context, sel ast.SelectionSet, v *storage.ProductVisibility) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -3190,7 +3197,7 @@ func (ec *executionContext) _Product__plain(ctx context.Context, fields []graphq
 			case "metadata":
 				ec.marshalNMetadata2tillᚋstorageᚐJSONMap(ctx, f.Selections, obj.Metadata).MarshalGQL(w)
 			case "meterInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.MeterInterval).MarshalGQL(w)
 			case "meterIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.MeterIntervalCount).MarshalGQL(w)
 			case "modifiedAt":
@@ -3200,15 +3207,15 @@ func (ec *executionContext) _Product__plain(ctx context.Context, fields []graphq
 			case "organizationId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "recurringInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
 			case "recurringIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.RecurringIntervalCount).MarshalGQL(w)
 			case "trialInterval":
-				ec.marshalOInterval2ᚖstring(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
+				ec.marshalOInterval2ᚖtillᚋstorageᚐInterval(ctx, f.Selections, obj.TrialInterval).MarshalGQL(w)
 			case "trialIntervalCount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.TrialIntervalCount).MarshalGQL(w)
 			case "visibility":
-				ec.marshalNProductVisibility2string(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
+				ec.marshalNProductVisibility2tillᚋstorageᚐProductVisibility(ctx, f.Selections, obj.Visibility).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -3243,7 +3250,7 @@ func (ec *executionContext) _ProductPrice__plain(ctx context.Context, fields []g
 			case "__typename":
 				graphql.MarshalString("ProductPrice").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "capAmount":
 				ec.marshalOInt2ᚖint64(ctx, f.Selections, obj.CapAmount).MarshalGQL(w)
 			case "createdAt":

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"till/graph/model"
+	"till/storage"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -454,7 +455,7 @@ type ComplexityRoot struct {
 		ExternalID             func(childComplexity int) int
 		FirstUserEventAt       func(childComplexity int) int
 		ID                     func(childComplexity int) int
-		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Locale                 func(childComplexity int) int
 		Members                func(childComplexity int, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Metadata               func(childComplexity int) int
@@ -466,7 +467,7 @@ type ComplexityRoot struct {
 		Organization           func(childComplexity int) int
 		OrganizationID         func(childComplexity int) int
 		PaymentMethods         func(childComplexity int) int
-		Seats                  func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Seats                  func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
 		TaxID                  func(childComplexity int) int
 		Type                   func(childComplexity int) int
@@ -893,7 +894,7 @@ type ComplexityRoot struct {
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		Seats                    func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Seats                    func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) int
 	}
 
@@ -1086,7 +1087,7 @@ type ComplexityRoot struct {
 		CustomFieldData      func(childComplexity int) int
 		Customer             func(childComplexity int) int
 		CustomerID           func(childComplexity int) int
-		CustomerSeats        func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		CustomerSeats        func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Description          func(childComplexity int) int
 		Discount             func(childComplexity int) int
 		DiscountAmount       func(childComplexity int) int
@@ -1416,7 +1417,7 @@ type ComplexityRoot struct {
 		Job                    func(childComplexity int, id uuid.UUID) int
 		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		LicenseKey             func(childComplexity int, id uuid.UUID) int
-		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
 		Me                     func(childComplexity int) int
 		Meter                  func(childComplexity int, id uuid.UUID) int
@@ -1462,7 +1463,7 @@ type ComplexityRoot struct {
 		CustomerCancellationComment func(childComplexity int) int
 		CustomerCancellationReason  func(childComplexity int) int
 		CustomerID                  func(childComplexity int) int
-		CustomerSeats               func(childComplexity int, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		CustomerSeats               func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Discount                    func(childComplexity int) int
 		DiscountID                  func(childComplexity int) int
 		EndedAt                     func(childComplexity int) int
@@ -3431,7 +3432,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Customer.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Customer.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["status"].([]storage.LicenseKeyStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.locale":
 		if e.ComplexityRoot.Customer.Locale == nil {
 			break
@@ -3523,7 +3524,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Customer.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Customer.Seats(childComplexity, args["status"].([]storage.CustomerSeatStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.subscriptions":
 		if e.ComplexityRoot.Customer.Subscriptions == nil {
 			break
@@ -5448,7 +5449,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Me.Seats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Me.Seats(childComplexity, args["status"].([]storage.CustomerSeatStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.subscriptions":
 		if e.ComplexityRoot.Me.Subscriptions == nil {
 			break
@@ -6704,7 +6705,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Order.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Order.CustomerSeats(childComplexity, args["status"].([]storage.CustomerSeatStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.description":
 		if e.ComplexityRoot.Order.Description == nil {
 			break
@@ -8348,7 +8349,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["customerId"].([]uuid.UUID), args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Query.LicenseKeys(childComplexity, args["organizationId"].([]uuid.UUID), args["benefitId"].([]uuid.UUID), args["customerId"].([]uuid.UUID), args["status"].([]storage.LicenseKeyStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.licenseSigningKeys":
 		if e.ComplexityRoot.Query.LicenseSigningKeys == nil {
 			break
@@ -8742,7 +8743,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.CustomerSeats(childComplexity, args["status"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Subscription.CustomerSeats(childComplexity, args["status"].([]storage.CustomerSeatStatus), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Subscription.discount":
 		if e.ComplexityRoot.Subscription.Discount == nil {
 			break

@@ -118,7 +118,7 @@ type QueryResolver interface {
 	Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error)
 	Jobs(ctx context.Context, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.JobPage, error)
 	Job(ctx context.Context, id uuid.UUID) (*storage.Job, error)
-	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
+	LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
 	LicenseKey(ctx context.Context, id uuid.UUID) (*storage.LicenseKey, error)
 	LicenseSigningKeys(ctx context.Context, organizationID *uuid.UUID) ([]*storage.LicenseSigningKey, error)
 	Meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
@@ -2022,8 +2022,8 @@ func (ec *executionContext) field_Query_licenseKeys_args(ctx context.Context, ra
 	}
 	args["customerId"] = arg2
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOLicenseKeyStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.LicenseKeyStatus, error) {
+			return ec.unmarshalOLicenseKeyStatus2ᚕtillᚋstorageᚐLicenseKeyStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8897,7 +8897,7 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().LicenseKeys(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["customerId"].([]uuid.UUID), fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Query().LicenseKeys(ctx, fc.Args["organizationId"].([]uuid.UUID), fc.Args["benefitId"].([]uuid.UUID), fc.Args["customerId"].([]uuid.UUID), fc.Args["status"].([]storage.LicenseKeyStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"till/graph/model"
 	"till/internal/gqlexec"
+	"till/internal/scalar"
 	"till/storage"
 	"time"
 
@@ -34,7 +35,7 @@ type SubscriptionResolver interface {
 	Meters(ctx context.Context, obj *storage.Subscription) ([]*storage.SubscriptionMeter, error)
 	PendingUpdate(ctx context.Context, obj *storage.Subscription) (*storage.PendingSubscriptionUpdate, error)
 	BenefitGrants(ctx context.Context, obj *storage.Subscription, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
-	CustomerSeats(ctx context.Context, obj *storage.Subscription, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
+	CustomerSeats(ctx context.Context, obj *storage.Subscription, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
 	Orders(ctx context.Context, obj *storage.Subscription, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 }
 
@@ -132,8 +133,8 @@ func (ec *executionContext) field_Subscription_customerSeats_args(ctx context.Co
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "status",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOCustomerSeatStatus2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.CustomerSeatStatus, error) {
+			return ec.unmarshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCustomerSeatStatusᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -638,8 +639,8 @@ func (ec *executionContext) _ProductPriceCustom_amountType(ctx context.Context, 
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -914,8 +915,8 @@ func (ec *executionContext) _ProductPriceFixed_amountType(ctx context.Context, f
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1144,8 +1145,8 @@ func (ec *executionContext) _ProductPriceFree_amountType(ctx context.Context, fi
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1466,8 +1467,8 @@ func (ec *executionContext) _ProductPriceMeteredUnit_amountType(ctx context.Cont
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1774,8 +1775,8 @@ func (ec *executionContext) _ProductPriceSeatBased_amountType(ctx context.Contex
 			return obj.AmountType, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNAmountType2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.AmountType) graphql.Marshaler {
+			return ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2036,8 +2037,8 @@ func (ec *executionContext) _Subscription_recurringInterval(ctx context.Context,
 			return obj.RecurringInterval, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNInterval2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.Interval) graphql.Marshaler {
+			return ec.marshalNInterval2tillᚋstorageᚐInterval(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2082,8 +2083,8 @@ func (ec *executionContext) _Subscription_status(ctx context.Context, field grap
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNSubscriptionStatus2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.SubscriptionStatus) graphql.Marshaler {
+			return ec.marshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2565,8 +2566,8 @@ func (ec *executionContext) _Subscription_customerCancellationReason(ctx context
 			return obj.CustomerCancellationReason, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOCustomerCancellationReason2ᚖstring(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.CustomerCancellationReason) graphql.Marshaler {
+			return ec.marshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx, selections, v)
 		},
 		true,
 		false,
@@ -2992,7 +2993,7 @@ func (ec *executionContext) _Subscription_customerSeats(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().CustomerSeats(ctx, obj, fc.Args["status"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Subscription().CustomerSeats(ctx, obj, fc.Args["status"].([]storage.CustomerSeatStatus), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -3609,7 +3610,7 @@ func (ec *executionContext) unmarshalInputSubscriptionCancelInput(ctx context.Co
 			it.ID = data
 		case "customerCancellationReason":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
-			data, err := ec.unmarshalOCustomerCancellationReason2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -3688,7 +3689,7 @@ func (ec *executionContext) unmarshalInputSubscriptionFilter(ctx context.Context
 			it.Active = data
 		case "status":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
-			data, err := ec.unmarshalOSubscriptionStatus2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOSubscriptionStatus2ᚕtillᚋstorageᚐSubscriptionStatusᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -3702,7 +3703,7 @@ func (ec *executionContext) unmarshalInputSubscriptionFilter(ctx context.Context
 			it.CancelAtPeriodEnd = data
 		case "customerCancellationReason":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
-			data, err := ec.unmarshalOCustomerCancellationReason2ᚕstringᚄ(ctx, v)
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚕtillᚋstorageᚐCustomerCancellationReasonᚄ(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -3848,7 +3849,7 @@ func (ec *executionContext) unmarshalInputSubscriptionRevokeInput(ctx context.Co
 			it.ID = data
 		case "customerCancellationReason":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerCancellationReason"))
-			data, err := ec.unmarshalOCustomerCancellationReason2ᚖstring(ctx, v)
+			data, err := ec.unmarshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -4184,7 +4185,7 @@ func (ec *executionContext) _ProductPriceCustom(ctx context.Context, sel ast.Sel
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4285,7 +4286,7 @@ func (ec *executionContext) _ProductPriceFixed(ctx context.Context, sel ast.Sele
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4376,7 +4377,7 @@ func (ec *executionContext) _ProductPriceFree(ctx context.Context, sel ast.Selec
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4528,7 +4529,7 @@ func (ec *executionContext) _ProductPriceMeteredUnit(ctx context.Context, sel as
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4667,7 +4668,7 @@ func (ec *executionContext) _ProductPriceSeatBased(ctx context.Context, sel ast.
 				out.Invalids++
 			}
 		case "amountType":
-			out.Values[i] = ec.marshalNAmountType2string(ctx, field.Selections, obj.AmountType)
+			out.Values[i] = ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, field.Selections, obj.AmountType)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -4763,7 +4764,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "recurringInterval":
-			out.Values[i] = ec.marshalNInterval2string(ctx, field.Selections, obj.RecurringInterval)
+			out.Values[i] = ec.marshalNInterval2tillᚋstorageᚐInterval(ctx, field.Selections, obj.RecurringInterval)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4773,7 +4774,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
-			out.Values[i] = ec.marshalNSubscriptionStatus2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -4878,7 +4879,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customerCancellationReason":
-			out.Values[i] = ec.marshalOCustomerCancellationReason2ᚖstring(ctx, field.Selections, obj.CustomerCancellationReason)
+			out.Values[i] = ec.marshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx, field.Selections, obj.CustomerCancellationReason)
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -5528,14 +5529,15 @@ func (ec *executionContext) marshalNAttachedCustomField2ᚖtillᚋgraphᚋmodel�
 	return ec._AttachedCustomField(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNCustomerCancellationReason2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNCustomerCancellationReason2tillᚋstorageᚐCustomerCancellationReason(ctx context.Context, v any) (storage.CustomerCancellationReason, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CustomerCancellationReason(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCustomerCancellationReason2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNCustomerCancellationReason2tillᚋstorageᚐCustomerCancellationReason(ctx context.Context, sel ast.SelectionSet, v storage.CustomerCancellationReason) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -5667,14 +5669,15 @@ func (ec *executionContext) unmarshalNSubscriptionSeatsChangeInput2tillᚋgraph�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) unmarshalNSubscriptionStatus2string(ctx context.Context, v any) (string, error) {
-	res, err := graphql.UnmarshalString(v)
+func (ec *executionContext) unmarshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx context.Context, v any) (storage.SubscriptionStatus, error) {
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.SubscriptionStatus(tmp)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSubscriptionStatus2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+func (ec *executionContext) marshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx context.Context, sel ast.SelectionSet, v storage.SubscriptionStatus) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalString(v)
+	res := scalar.MarshalString(string(v))
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -5700,16 +5703,16 @@ func (ec *executionContext) marshalOAdvanceTestClockPayload2ᚖtillᚋgraphᚋmo
 	return ec._AdvanceTestClockPayload(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚕtillᚋstorageᚐCustomerCancellationReasonᚄ(ctx context.Context, v any) ([]storage.CustomerCancellationReason, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.CustomerCancellationReason, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNCustomerCancellationReason2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNCustomerCancellationReason2tillᚋstorageᚐCustomerCancellationReason(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -5717,14 +5720,14 @@ func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚕstringᚄ(ct
 	return res, nil
 }
 
-func (ec *executionContext) marshalOCustomerCancellationReason2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOCustomerCancellationReason2ᚕtillᚋstorageᚐCustomerCancellationReasonᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.CustomerCancellationReason) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNCustomerCancellationReason2string(ctx, sel, v[i])
+		return ec.marshalNCustomerCancellationReason2tillᚋstorageᚐCustomerCancellationReason(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -5736,21 +5739,22 @@ func (ec *executionContext) marshalOCustomerCancellationReason2ᚕstringᚄ(ctx 
 	return ret
 }
 
-func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚖstring(ctx context.Context, v any) (*string, error) {
+func (ec *executionContext) unmarshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx context.Context, v any) (*storage.CustomerCancellationReason, error) {
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalString(v)
+	tmp, err := scalar.UnmarshalString(v)
+	res := storage.CustomerCancellationReason(tmp)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalOCustomerCancellationReason2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+func (ec *executionContext) marshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx context.Context, sel ast.SelectionSet, v *storage.CustomerCancellationReason) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	_ = sel
 	_ = ctx
-	res := graphql.MarshalString(*v)
+	res := scalar.MarshalString(string(*v))
 	return res
 }
 
@@ -5807,16 +5811,16 @@ func (ec *executionContext) marshalOSubscriptionProrationBehavior2ᚖtillᚋgrap
 	return v
 }
 
-func (ec *executionContext) unmarshalOSubscriptionStatus2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+func (ec *executionContext) unmarshalOSubscriptionStatus2ᚕtillᚋstorageᚐSubscriptionStatusᚄ(ctx context.Context, v any) ([]storage.SubscriptionStatus, error) {
 	if v == nil {
 		return nil, nil
 	}
 	vSlice := graphql.CoerceList(v)
 	var err error
-	res := make([]string, len(vSlice))
+	res := make([]storage.SubscriptionStatus, len(vSlice))
 	for i := range vSlice {
 		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
-		res[i], err = ec.unmarshalNSubscriptionStatus2string(ctx, vSlice[i])
+		res[i], err = ec.unmarshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx, vSlice[i])
 		if err != nil {
 			return nil, err
 		}
@@ -5824,14 +5828,14 @@ func (ec *executionContext) unmarshalOSubscriptionStatus2ᚕstringᚄ(ctx contex
 	return res, nil
 }
 
-func (ec *executionContext) marshalOSubscriptionStatus2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+func (ec *executionContext) marshalOSubscriptionStatus2ᚕtillᚋstorageᚐSubscriptionStatusᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.SubscriptionStatus) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
-		return ec.marshalNSubscriptionStatus2string(ctx, sel, v[i])
+		return ec.marshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx, sel, v[i])
 	})
 
 	for _, e := range ret {
@@ -5999,7 +6003,7 @@ func (ec *executionContext) _ProductPriceCustom__plain(ctx context.Context, fiel
 			case "__typename":
 				graphql.MarshalString("ProductPriceCustom").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -6056,7 +6060,7 @@ func (ec *executionContext) _ProductPriceFixed__plain(ctx context.Context, field
 			case "__typename":
 				graphql.MarshalString("ProductPriceFixed").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -6109,7 +6113,7 @@ func (ec *executionContext) _ProductPriceFree__plain(ctx context.Context, fields
 			case "__typename":
 				graphql.MarshalString("ProductPriceFree").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -6203,7 +6207,7 @@ func (ec *executionContext) _ProductPriceMeteredUnit__plain(ctx context.Context,
 			case "__typename":
 				graphql.MarshalString("ProductPriceMeteredUnit").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "capAmount":
 				ec.marshalOInt2ᚖint(ctx, f.Selections, obj.CapAmount).MarshalGQL(w)
 			case "createdAt":
@@ -6260,7 +6264,7 @@ func (ec *executionContext) _ProductPriceSeatBased__plain(ctx context.Context, f
 			case "__typename":
 				graphql.MarshalString("ProductPriceSeatBased").MarshalGQL(w)
 			case "amountType":
-				ec.marshalNAmountType2string(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
+				ec.marshalNAmountType2tillᚋstorageᚐAmountType(ctx, f.Selections, obj.AmountType).MarshalGQL(w)
 			case "createdAt":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.CreatedAt).MarshalGQL(w)
 			case "id":
@@ -6335,7 +6339,7 @@ func (ec *executionContext) _Subscription__plain(ctx context.Context, fields []g
 			case "customerCancellationComment":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.CustomerCancellationComment).MarshalGQL(w)
 			case "customerCancellationReason":
-				ec.marshalOCustomerCancellationReason2ᚖstring(ctx, f.Selections, obj.CustomerCancellationReason).MarshalGQL(w)
+				ec.marshalOCustomerCancellationReason2ᚖtillᚋstorageᚐCustomerCancellationReason(ctx, f.Selections, obj.CustomerCancellationReason).MarshalGQL(w)
 			case "customerId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.CustomerID).MarshalGQL(w)
 			case "discountId":
@@ -6359,7 +6363,7 @@ func (ec *executionContext) _Subscription__plain(ctx context.Context, fields []g
 			case "productId":
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
 			case "recurringInterval":
-				ec.marshalNInterval2string(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
+				ec.marshalNInterval2tillᚋstorageᚐInterval(ctx, f.Selections, obj.RecurringInterval).MarshalGQL(w)
 			case "recurringIntervalCount":
 				ec.marshalNInt2int(ctx, f.Selections, obj.RecurringIntervalCount).MarshalGQL(w)
 			case "resumesAt":
@@ -6369,7 +6373,7 @@ func (ec *executionContext) _Subscription__plain(ctx context.Context, fields []g
 			case "startedAt":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.StartedAt).MarshalGQL(w)
 			case "status":
-				ec.marshalNSubscriptionStatus2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNSubscriptionStatus2tillᚋstorageᚐSubscriptionStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "trialEnd":
 				ec.marshalODateTime2ᚖtimeᚐTime(ctx, f.Selections, obj.TrialEnd).MarshalGQL(w)
 			case "trialStart":

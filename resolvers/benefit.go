@@ -32,7 +32,7 @@ type licenseKeysProperties struct {
 
 // benefitProperties validates a type's properties and returns them normalised, with every
 // declared key present as the contract's schemas require.
-func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error) {
+func benefitProperties(typ storage.BenefitType, raw storage.RawJSON) (storage.RawJSON, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = storage.RawJSON("{}")
 	}
@@ -40,7 +40,7 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 		return Invalid("value_error", msg, json.RawMessage(raw), append([]any{"input", "properties"}, loc...)...)
 	}
 	switch typ {
-	case "license_keys":
+	case storage.BenefitTypeLicenseKeys:
 		var p licenseKeysProperties
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, invalid("Invalid license key properties: " + err.Error())
@@ -58,7 +58,7 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 			return nil, invalid("Input should be greater than 0", "limit_usage")
 		}
 		return json.Marshal(p)
-	case "custom":
+	case storage.BenefitTypeCustom:
 		var p struct {
 			Note *string `json:"note"`
 		}
@@ -66,7 +66,7 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 			return nil, invalid("Invalid custom properties: " + err.Error())
 		}
 		return json.Marshal(p)
-	case "downloadables":
+	case storage.BenefitTypeDownloadables:
 		var p struct {
 			Archived map[string]bool `json:"archived"`
 			Files    []uuid.UUID     `json:"files"`
@@ -87,7 +87,7 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 		}
 		p.Archived = archived
 		return json.Marshal(p)
-	case "meter_credit":
+	case storage.BenefitTypeMeterCredit:
 		var p struct {
 			Units    *int       `json:"units"`
 			Rollover bool       `json:"rollover"`
@@ -97,7 +97,8 @@ func benefitProperties(typ string, raw storage.RawJSON) (storage.RawJSON, error)
 			return nil, invalid("Meter credit needs positive units and a meter_id.")
 		}
 		return json.Marshal(p)
-	case "discord", "github_repository", "feature_flag", "slack_shared_channel":
+	case storage.BenefitTypeDiscord, storage.BenefitTypeGithubRepository, storage.BenefitTypeFeatureFlag,
+		storage.BenefitTypeSlackSharedChannel:
 		var p map[string]any
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return nil, invalid(fmt.Sprintf("Invalid %s properties: %v", typ, err))
@@ -123,7 +124,7 @@ func (r *Resolver) createBenefit(ctx context.Context, in model.BenefitCreateInpu
 	if err != nil {
 		return nil, err
 	}
-	vis := "public"
+	vis := storage.BenefitVisibilityPublic
 	if in.Visibility != nil {
 		vis = *in.Visibility
 	}
@@ -240,7 +241,7 @@ func licenseKeyProperties(b *storage.Benefit) licenseKeysProperties {
 
 // licenseKeysOf decodes the typed license-key properties of a license_keys benefit.
 func licenseKeysOf(b *storage.Benefit) *model.LicenseKeysProperties {
-	if b.Type != "license_keys" {
+	if b.Type != storage.BenefitTypeLicenseKeys {
 		return nil
 	}
 	var p licenseKeysProperties

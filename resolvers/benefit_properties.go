@@ -18,7 +18,7 @@ func customPropertiesOf(b *storage.Benefit) *model.BenefitCustomProperties {
 	var p struct {
 		Note *string `json:"note"`
 	}
-	if b.Type != "custom" || json.Unmarshal(b.Properties, &p) != nil {
+	if b.Type != storage.BenefitTypeCustom || json.Unmarshal(b.Properties, &p) != nil {
 		return nil
 	}
 	return &model.BenefitCustomProperties{Note: p.Note}
@@ -27,7 +27,7 @@ func customPropertiesOf(b *storage.Benefit) *model.BenefitCustomProperties {
 // downloadablesPropertiesOf decodes a downloadables benefit's files; archived, keyed by file
 // id in /v1, becomes the list of archived files in the benefit's order.
 func downloadablesPropertiesOf(b *storage.Benefit) *model.BenefitDownloadablesProperties {
-	if b.Type != "downloadables" {
+	if b.Type != storage.BenefitTypeDownloadables {
 		return nil
 	}
 	p := downloadablesOf(b)
@@ -50,7 +50,7 @@ func meterCreditPropertiesOf(b *storage.Benefit) *model.BenefitMeterCreditProper
 		Rollover bool      `json:"rollover"`
 		MeterID  uuid.UUID `json:"meter_id"`
 	}
-	if b.Type != "meter_credit" || json.Unmarshal(b.Properties, &p) != nil {
+	if b.Type != storage.BenefitTypeMeterCredit || json.Unmarshal(b.Properties, &p) != nil {
 		return nil
 	}
 	return &model.BenefitMeterCreditProperties{Units: p.Units, Rollover: p.Rollover, MeterID: p.MeterID}

@@ -28,7 +28,7 @@ type checkoutChanges struct {
 	allowTrial                                     *bool
 	discountID                                     graphql.Omittable[*uuid.UUID]
 	discountCode                                   graphql.Omittable[*string]
-	trialInterval                                  graphql.Omittable[*string]
+	trialInterval                                  graphql.Omittable[*storage.Interval]
 	trialIntervalCount                             graphql.Omittable[*int]
 	successURL                                     *string
 	returnURL, embedOrigin, locale                 graphql.Omittable[*string]

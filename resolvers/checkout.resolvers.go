@@ -18,7 +18,7 @@ func (r *checkoutResolver) URL(ctx context.Context, obj *storage.Checkout) (stri
 	return r.checkoutURL(obj), nil
 }
 
-func (r *checkoutResolver) ActiveTrialInterval(ctx context.Context, obj *storage.Checkout) (*string, error) {
+func (r *checkoutResolver) ActiveTrialInterval(ctx context.Context, obj *storage.Checkout) (*storage.Interval, error) {
 	interval, _, err := r.checkoutActiveTrial(ctx, obj)
 	return interval, err
 }

@@ -77,7 +77,8 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		if err := r.checkConfirmable(ctx, tx, c, conf); err != nil {
 			return err
 		}
-		if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, "open", "confirmed"); err != nil {
+		if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, storage.CheckoutStatusOpen,
+			storage.CheckoutStatusConfirmed); err != nil {
 			return err
 		}
 		conf.checkout = c
@@ -90,15 +91,15 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	if err == nil {
 		return out, nil
 	}
-	next := "open"
+	next := storage.CheckoutStatusOpen
 	var decline *payment.DeclineError
 	if errors.As(err, &decline) {
-		next = "failed"
+		next = storage.CheckoutStatusFailed
 		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
 			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
 	}
 	if ferr := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, "confirmed", next); err != nil {
+		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, storage.CheckoutStatusConfirmed, next); err != nil {
 			return err
 		}
 		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
@@ -162,7 +163,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 		if err != nil {
 			return err
 		}
-		if c.Status != "confirmed" {
+		if c.Status != storage.CheckoutStatusConfirmed {
 			return notOpen(c)
 		}
 		d, err := draftOf(ctx, tx, c)
@@ -195,7 +196,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 				return err
 			}
 		}
-		u := storage.CheckoutUpdate{Status: storage.Set("succeeded"), CustomerID: storage.Set(&cust.ID)}
+		u := storage.CheckoutUpdate{Status: storage.Set(storage.CheckoutStatusSucceeded), CustomerID: storage.Set(&cust.ID)}
 		if sub != nil {
 			u.SubscriptionID = storage.Set(sub.ID)
 		}
@@ -234,7 +235,8 @@ func (r *Resolver) purchase(ctx context.Context, tx *sqlx.Tx, c *storage.Checkou
 	pmID *uuid.UUID, trialing bool) (*storage.Subscription, *storage.Order, error) {
 	var sub *storage.Subscription
 	spec := orderSpec{OrganizationID: c.OrganizationID, CustomerID: cust.ID, ProductID: &d.product.ID,
-		DiscountID: c.DiscountID, CheckoutID: &c.ID, BillingReason: "purchase", Status: "paid", Currency: c.Currency,
+		DiscountID: c.DiscountID, CheckoutID: &c.ID, BillingReason: storage.OrderBillingReasonPurchase,
+		Status: storage.OrderStatusPaid, Currency: c.Currency,
 		Items:          []orderItemSpec{{Label: d.product.Name, Amount: c.Amount, ProductPriceID: &d.price.ID}},
 		DiscountAmount: c.DiscountAmount, BillingName: c.CustomerBillingName, BillingAddress: c.CustomerBillingAddress,
 		Seats: c.Seats, Description: d.product.Name, CustomFieldData: c.CustomFieldData, Metadata: c.Metadata}
@@ -257,7 +259,7 @@ func (r *Resolver) purchase(ctx context.Context, tx *sqlx.Tx, c *storage.Checkou
 			TrialEnd: trialEnd, CustomFieldData: c.CustomFieldData, Metadata: c.Metadata}); err != nil {
 			return nil, nil, err
 		}
-		spec.BillingReason, spec.SubscriptionID = "subscription_create", &sub.ID
+		spec.BillingReason, spec.SubscriptionID = storage.OrderBillingReasonSubscriptionCreate, &sub.ID
 		if trialing {
 			spec.Items[0].Label, spec.Items[0].Amount, spec.DiscountAmount = d.product.Name+" (trial)", 0, 0
 		}
@@ -278,7 +280,7 @@ func (r *Resolver) purchase(ctx context.Context, tx *sqlx.Tx, c *storage.Checkou
 func subscriptionPrices(d *checkoutDraft) []*storage.ProductPrice {
 	out := []*storage.ProductPrice{d.price}
 	for _, p := range d.prices {
-		if p.AmountType == "metered_unit" && p.ID != d.price.ID {
+		if p.AmountType == storage.AmountTypeMeteredUnit && p.ID != d.price.ID {
 			out = append(out, p)
 		}
 	}

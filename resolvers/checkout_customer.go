@@ -90,7 +90,7 @@ func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage
 		taxID, taxFormat = &v, &f
 	}
 	if b.customer == nil {
-		w := storage.CustomerWrite{Type: "individual", ExternalID: c.ExternalCustomerID, Email: c.CustomerEmail,
+		w := storage.CustomerWrite{Type: storage.CustomerTypeIndividual, ExternalID: c.ExternalCustomerID, Email: c.CustomerEmail,
 			Name: c.CustomerName, BillingName: c.CustomerBillingName, BillingAddress: c.CustomerBillingAddress,
 			TaxID: taxID, TaxIDFormat: taxFormat, Locale: c.Locale, Metadata: c.CustomerMetadata}
 		cust, err := storage.CreateCustomer(ctx, tx, c.OrganizationID, w)

@@ -34,7 +34,7 @@ type checkoutDraft struct {
 	discountCode       *string // resolves discountID when set
 	customerID         uuid.UUID
 	allowTrial         *bool
-	trialInterval      *string
+	trialInterval      *storage.Interval
 	trialIntervalCount *int
 }
 
@@ -42,7 +42,7 @@ type checkoutDraft struct {
 // decides the amount and behaviour (pay what you want, seats), else its first price.
 func staticPrice(prices []*storage.ProductPrice) *storage.ProductPrice {
 	for _, p := range prices {
-		if p.AmountType != "metered_unit" {
+		if p.AmountType != storage.AmountTypeMeteredUnit {
 			return p
 		}
 	}
@@ -63,13 +63,13 @@ func parseSeatTiers(raw storage.RawJSON) pricing.SeatTiers {
 // custom amount, with upstream's errors for seats and amounts out of range.
 func (d *checkoutDraft) priceAmount() (int64, error) {
 	p := d.price
-	if p.AmountType != "seat_based" && d.seats != nil {
+	if p.AmountType != storage.AmountTypeSeatBased && d.seats != nil {
 		return 0, Invalid("value_error", "Seats can only be set for seat-based pricing.", *d.seats, "input", "seats")
 	}
 	switch p.AmountType {
-	case "fixed":
+	case storage.AmountTypeFixed:
 		return deref(p.PriceAmount), nil
-	case "custom":
+	case storage.AmountTypeCustom:
 		if d.customAmount == nil {
 			switch {
 			case p.PresetAmount != nil && *p.PresetAmount > 0:
@@ -87,7 +87,7 @@ func (d *checkoutDraft) priceAmount() (int64, error) {
 			return 0, Invalid("less_than_equal", "Amount is above maximum.", a, "input", "amount")
 		}
 		return a, nil
-	case "seat_based":
+	case storage.AmountTypeSeatBased:
 		if d.seats == nil || *d.seats < 1 {
 			return 0, Invalid("missing", "Seats is required for seat-based pricing.", d.seats, "input", "seats")
 		}
@@ -125,7 +125,11 @@ func deref[T any](p *T) T {
 
 // discountApplicable reports whether a price can be discounted: free and metered ones cannot.
 func discountApplicable(p *storage.ProductPrice) bool {
-	return p.AmountType == "fixed" || p.AmountType == "custom" || p.AmountType == "seat_based"
+	switch p.AmountType {
+	case storage.AmountTypeFixed, storage.AmountTypeCustom, storage.AmountTypeSeatBased:
+		return true
+	}
+	return false
 }
 
 // price computes the draft's amounts and sets the fields that store them on u. No tax
@@ -157,7 +161,7 @@ func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft, u *
 		if err != nil {
 			return nil, err
 		}
-		if use.Discount.Duration == "repeating" && !d.product.IsRecurring() {
+		if use.Discount.Duration == storage.DiscountDurationRepeating && !d.product.IsRecurring() {
 			return nil, Invalid("value_error", "Discount is not applicable to this product.", use.Discount.ID.String(), "input", "discountId")
 		}
 		discount, off = use.Discount, use.Amount
@@ -169,7 +173,7 @@ func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft, u *
 	}
 	var tax int64
 	seats := d.seats
-	if d.price.AmountType != "seat_based" {
+	if d.price.AmountType != storage.AmountTypeSeatBased {
 		seats = nil
 	}
 	u.ProductID, u.ProductPriceID, u.Currency = storage.Set(d.product.ID), storage.Set(d.price.ID), storage.Set(d.price.PriceCurrency)
@@ -181,7 +185,7 @@ func (r *Resolver) price(ctx context.Context, tx *sqlx.Tx, d *checkoutDraft, u *
 
 // activeTrial is the trial the checkout would start: its own interval when set, else the
 // product's, unless trials are disallowed or the product is one-time.
-func activeTrial(c *storage.Checkout, p *storage.Product) (*string, *int) {
+func activeTrial(c *storage.Checkout, p *storage.Product) (*storage.Interval, *int) {
 	if p == nil || !p.IsRecurring() || (c.AllowTrial != nil && !*c.AllowTrial) {
 		return nil, nil
 	}
@@ -214,13 +218,13 @@ func (d *checkoutDraft) trialEnd(now time.Time) *time.Time {
 }
 
 // addInterval adds count intervals to t, calendar-aware for months and years.
-func addInterval(t time.Time, interval string, count int) time.Time {
+func addInterval(t time.Time, interval storage.Interval, count int) time.Time {
 	switch interval {
-	case "day":
+	case storage.IntervalDay:
 		return t.AddDate(0, 0, count)
-	case "week":
+	case storage.IntervalWeek:
 		return t.AddDate(0, 0, 7*count)
-	case "month":
+	case storage.IntervalMonth:
 		return t.AddDate(0, count, 0)
 	default:
 		return t.AddDate(count, 0, 0)
@@ -243,11 +247,12 @@ func flagsOf(c *storage.Checkout, product *storage.Product, prices []*storage.Pr
 	metered := false
 	for _, p := range prices {
 		f.discountApplicable = f.discountApplicable || discountApplicable(p)
-		f.freePrice = f.freePrice && p.AmountType == "free"
-		metered = metered || p.AmountType == "metered_unit"
+		f.freePrice = f.freePrice && p.AmountType == storage.AmountTypeFree
+		metered = metered || p.AmountType == storage.AmountTypeMeteredUnit
 	}
 	f.paymentRequired = c.TotalAmount > 0 && c.TrialEnd == nil
-	fullyFree := d != nil && d.Duration == "forever" && d.Type == "percentage" && deref(d.BasisPoints) == pricing.BasisPointsWhole
+	fullyFree := d != nil && d.Duration == storage.DiscountDurationForever && d.Type == storage.DiscountTypePercentage &&
+		deref(d.BasisPoints) == pricing.BasisPointsWhole
 	f.setupRequired = product != nil && product.IsRecurring() && !f.freePrice &&
 		!(c.Amount == 0 && !metered) && !fullyFree
 	return f

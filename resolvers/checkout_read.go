@@ -166,7 +166,7 @@ func (r *Resolver) checkoutFlagsOf(ctx context.Context, c *storage.Checkout) (ch
 }
 
 // checkoutActiveTrial is the trial interval and count the checkout would start.
-func (r *Resolver) checkoutActiveTrial(ctx context.Context, c *storage.Checkout) (*string, *int, error) {
+func (r *Resolver) checkoutActiveTrial(ctx context.Context, c *storage.Checkout) (*storage.Interval, *int, error) {
 	if c.ProductID == nil {
 		return nil, nil, nil
 	}

@@ -15,7 +15,7 @@ import (
 // notOpen is the error for a change to a checkout that is no longer open. An open checkout
 // past expires_at reads as expired (storage computes the effective status).
 func notOpen(c *storage.Checkout) error {
-	if c.Status == "expired" {
+	if c.Status == storage.CheckoutStatusExpired {
 		return &Error{Code: CodeExpiredCheckout, Detail: "This checkout session has expired."}
 	}
 	return &Error{Code: CodeNotOpenCheckout, Detail: fmt.Sprintf("Checkout is not open: %s.", c.Status)}
@@ -48,7 +48,7 @@ func draftOf(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (*checkoutDr
 	if c.CustomerID != nil {
 		d.customerID = *c.CustomerID
 	}
-	if d.price.AmountType == "custom" {
+	if d.price.AmountType == storage.AmountTypeCustom {
 		d.customAmount = &c.Amount
 	}
 	return d, nil
@@ -97,7 +97,7 @@ func (r *Resolver) changeDraft(ctx context.Context, tx *sqlx.Tx, c *storage.Chec
 		}
 		d.customAmount = nil
 	}
-	if d.price.AmountType != "seat_based" {
+	if d.price.AmountType != storage.AmountTypeSeatBased {
 		d.seats = nil
 	} else if d.seats == nil && ch.seats == nil {
 		d.seats = ptrTo(1)
@@ -108,7 +108,7 @@ func (r *Resolver) changeDraft(ctx context.Context, tx *sqlx.Tx, c *storage.Chec
 		}
 		d.seats = ch.seats
 	}
-	if ch.amount != nil && d.price.AmountType == "custom" {
+	if ch.amount != nil && d.price.AmountType == storage.AmountTypeCustom {
 		a := int64(*ch.amount)
 		d.customAmount = &a
 	}
@@ -200,7 +200,7 @@ func (r *Resolver) findOpenCheckout(ctx context.Context, q sqlx.ExtContext, id *
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
-	if c.Status != "open" {
+	if c.Status != storage.CheckoutStatusOpen {
 		return nil, notOpen(c)
 	}
 	return c, nil

@@ -52,16 +52,16 @@ func object(fields ...field) (storage.RawJSON, error) {
 // (loaded through the operation's loader).
 func (r *Resolver) checkoutPriceOf(ctx context.Context, p *storage.ProductPrice) (model.CheckoutPrice, error) {
 	switch p.AmountType {
-	case "fixed":
+	case storage.AmountTypeFixed:
 		return &model.CheckoutPriceFixed{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, PriceAmount: int(deref(p.PriceAmount))}, nil
-	case "custom":
+	case storage.AmountTypeCustom:
 		return &model.CheckoutPriceCustom{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, MinimumAmount: int(deref(p.MinimumAmount)), MaximumAmount: intOf(p.MaximumAmount),
 			PresetAmount: intOf(p.PresetAmount)}, nil
-	case "seat_based":
+	case storage.AmountTypeSeatBased:
 		t := parseSeatTiers(p.SeatTiers)
 		tiers := make([]*model.CheckoutSeatTier, len(t.Tiers))
 		for i, tier := range t.Tiers {
@@ -72,7 +72,7 @@ func (r *Resolver) checkoutPriceOf(ctx context.Context, p *storage.ProductPrice)
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, SeatTiers: &model.CheckoutSeatTiers{SeatTierType: t.Type, Tiers: tiers,
 				MinimumSeats: lo, MaximumSeats: hi}}, nil
-	case "metered_unit":
+	case storage.AmountTypeMeteredUnit:
 		out := &model.CheckoutPriceMeteredUnit{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, UnitAmount: deref(p.UnitAmount), CapAmount: intOf(p.CapAmount), MeterID: deref(p.MeterID)}
@@ -248,9 +248,9 @@ func (r *Resolver) checkoutDiscount(ctx context.Context, c *storage.Checkout) (m
 		return nil, err
 	}
 	months := deref(d.DurationInMonths)
-	if d.Type == "percentage" {
+	if d.Type == storage.DiscountTypePercentage {
 		bp := deref(d.BasisPoints)
-		if d.Duration == "repeating" {
+		if d.Duration == storage.DiscountDurationRepeating {
 			return model.CheckoutDiscountPercentageRepeatDuration{Duration: d.Duration, DurationInMonths: months,
 				Type: d.Type, BasisPoints: bp, ID: d.ID, Name: d.Name, Code: d.Code}, nil
 		}
@@ -262,7 +262,7 @@ func (r *Resolver) checkoutDiscount(ctx context.Context, c *storage.Checkout) (m
 	if err != nil {
 		return nil, err
 	}
-	if d.Duration == "repeating" {
+	if d.Duration == storage.DiscountDurationRepeating {
 		return model.CheckoutDiscountFixedRepeatDuration{Duration: d.Duration, DurationInMonths: months, Type: d.Type,
 			Amount: amount, Currency: currency, Amounts: amounts, ID: d.ID, Name: d.Name, Code: d.Code}, nil
 	}

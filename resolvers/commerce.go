@@ -33,8 +33,8 @@ type orderSpec struct {
 	DiscountID      *uuid.UUID
 	SubscriptionID  *uuid.UUID
 	CheckoutID      *uuid.UUID
-	BillingReason   string // purchase, subscription_create, subscription_cycle, subscription_update
-	Status          string // pending or paid
+	BillingReason   storage.OrderBillingReason
+	Status          storage.OrderStatus // pending or paid
 	Currency        string
 	Items           []orderItemSpec
 	DiscountAmount  int64

@@ -150,7 +150,7 @@ func TestCommerceRelationsCostConstantStatements(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	ctx := context.Background()
 	err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
-		month := "month"
+		month := storage.IntervalMonth
 		for i := range rows {
 			c, err := storage.CreateCustomer(ctx, tx, org.ID, storage.CustomerWrite{Email: ptr(fmt.Sprintf("c%03d@example.com", i))})
 			if err != nil {

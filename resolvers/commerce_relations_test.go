@@ -35,7 +35,7 @@ func seedPurchase(ctx context.Context, tx *sqlx.Tx, orgID, customerID, productID
 	ck, err := storage.CreateCheckout(ctx, tx, storage.CheckoutWrite{OrganizationID: orgID, ClientSecret: p.secret,
 		ExpiresAt: at.Add(time.Hour), CheckoutUpdate: storage.CheckoutUpdate{SuccessURL: storage.Set("https://example.com"),
 			ProductID: storage.Set(productID), CustomerID: storage.Set(&customerID), SubscriptionID: storage.Set(sub.ID),
-			Status: storage.Set("succeeded"), Amount: storage.Set[int64](1000), NetAmount: storage.Set[int64](1000),
+			Status: storage.Set(storage.CheckoutStatusSucceeded), Amount: storage.Set[int64](1000), NetAmount: storage.Set[int64](1000),
 			TotalAmount: storage.Set[int64](1000)}}, []uuid.UUID{productID}, at)
 	if err != nil {
 		return p, err
@@ -76,7 +76,7 @@ func newCommerceWorld(t *testing.T) commerceWorld {
 	stranger := createCustomer(t, s, other.Token, vars{"email": "stranger@example.com"})
 	ctx := context.Background()
 	err := storage.InTx(ctx, s.DB, func(tx *sqlx.Tx) error {
-		month := "month"
+		month := storage.IntervalMonth
 		plan, err := storage.CreateProduct(ctx, tx, w.org.ID, storage.ProductWrite{Name: "Plan", Visibility: "public",
 			RecurringInterval: &month, RecurringIntervalCount: ptr(1)})
 		if err != nil {

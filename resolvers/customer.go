@@ -34,12 +34,12 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 	if err != nil {
 		return nil, err
 	}
-	w := storage.CustomerWrite{Type: "individual", ExternalID: in.ExternalID, Email: in.Email, Name: in.Name,
+	w := storage.CustomerWrite{Type: storage.CustomerTypeIndividual, ExternalID: in.ExternalID, Email: in.Email, Name: in.Name,
 		BillingName: in.BillingName, Locale: in.Locale, Metadata: in.Metadata}
 	if in.Type != nil {
 		w.Type = *in.Type
 	}
-	if in.Email == nil && w.Type == "individual" {
+	if in.Email == nil && w.Type == storage.CustomerTypeIndividual {
 		return nil, Invalid("missing", "Field required", nil, "input", "email")
 	}
 	if in.Email != nil {

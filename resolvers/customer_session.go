@@ -88,7 +88,7 @@ func (r *Resolver) sessionMember(ctx context.Context, c *storage.Customer, in mo
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, Invalid("value_error", "Member does not exist for this customer.", *in.ExternalMemberID, "input", "externalMemberId")
 		}
-	case c.Type == "team":
+	case c.Type == storage.CustomerTypeTeam:
 		return nil, Invalid("value_error", "member_id is required for team customers.", nil, "input", "memberId")
 	default:
 		m, err = storage.EnsureOwnerMember(ctx, r.db, c)

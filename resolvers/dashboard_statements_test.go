@@ -265,7 +265,7 @@ func seedPortalSubscriptions(tb testing.TB, db *sqlx.DB, orgID, customerID uuid.
 	ctx := context.Background()
 	err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		p, err := storage.CreateProduct(ctx, tx, orgID, storage.ProductWrite{Name: product, Visibility: "public",
-			RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+			RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
 		if err != nil {
 			return err
 		}

@@ -30,7 +30,9 @@ const (
 // discountFields is a discount's writable state, validated as a whole so a create and an
 // update (the stored discount with the update's fields laid over it) obey the same rules.
 type discountFields struct {
-	Name, Type, Duration      string
+	Name                      string
+	Type                      storage.DiscountType
+	Duration                  storage.DiscountDuration
 	BasisPoints               *int
 	Amount                    *int
 	Currency                  *string
@@ -51,7 +53,7 @@ func (f discountFields) write() (storage.DiscountWrite, error) {
 		return w, Invalid("string_too_short", "String should have at least 1 character", f.Name, "input", "name")
 	}
 	switch f.Type {
-	case "percentage":
+	case storage.DiscountTypePercentage:
 		if f.BasisPoints == nil {
 			return w, Invalid("missing", "Field required", nil, "input", "basisPoints")
 		}
@@ -59,7 +61,7 @@ func (f discountFields) write() (storage.DiscountWrite, error) {
 			return w, Invalid("less_than_equal", "Basis points must be between 1 and 10000.", *f.BasisPoints, "input", "basisPoints")
 		}
 		w.BasisPoints = f.BasisPoints
-	case "fixed":
+	case storage.DiscountTypeFixed:
 		if f.Amount == nil {
 			return w, Invalid("missing", "Field required", nil, "input", "amount")
 		}
@@ -75,7 +77,7 @@ func (f discountFields) write() (storage.DiscountWrite, error) {
 		}
 		w.Amount, w.Currency = &amount, &currency
 	}
-	if f.Duration == "repeating" {
+	if f.Duration == storage.DiscountDurationRepeating {
 		if f.DurationInMonths == nil {
 			return w, Invalid("missing", "Field required", nil, "input", "durationInMonths")
 		}

@@ -17,9 +17,9 @@ import (
 // caller's check.
 func discountAmount(d *storage.Discount, base int64) int64 {
 	switch {
-	case d.Type == "percentage" && d.BasisPoints != nil:
+	case d.Type == storage.DiscountTypePercentage && d.BasisPoints != nil:
 		return pricing.PercentOff(base, *d.BasisPoints)
-	case d.Type == "fixed" && d.Amount != nil:
+	case d.Type == storage.DiscountTypeFixed && d.Amount != nil:
 		return pricing.FixedOff(base, *d.Amount)
 	}
 	return 0
@@ -63,7 +63,7 @@ func (r *Resolver) applyDiscount(ctx context.Context, tx *sqlx.Tx, orgID uuid.UU
 		return nil, Invalid("value_error", "Discount has expired.", in, loc...)
 	case d.MaxRedemptions != nil && d.RedemptionsCount >= *d.MaxRedemptions:
 		return nil, Invalid("value_error", "Discount is no longer redeemable.", in, loc...)
-	case d.Type == "fixed" && (d.Currency == nil || *d.Currency != currency):
+	case d.Type == storage.DiscountTypeFixed && (d.Currency == nil || *d.Currency != currency):
 		return nil, Invalid("value_error", "Discount is not applicable to this currency.", in, loc...)
 	}
 	ok, err := storage.DiscountAppliesToProduct(ctx, tx, d.ID, productID)

@@ -51,7 +51,7 @@ func (s FileSettings) mediaURLTTL() time.Duration {
 // constrain mime_type and size. /v1 builds its body schema from these rules, so both APIs
 // refuse the same files.
 type FileServiceRule struct {
-	Service string
+	Service storage.FileService
 	// MimePattern is the mime_type regular expression (pydantic's pattern); "" accepts any.
 	MimePattern string
 	// MaxSize is the largest size in bytes; 0 means no limit.
@@ -60,10 +60,10 @@ type FileServiceRule struct {
 
 // fileServiceRules are upstream's FileCreate variants, in its order.
 var fileServiceRules = []FileServiceRule{
-	{Service: "downloadable"},
-	{Service: "product_media", MimePattern: `^image\/(jpeg|png|gif|webp|svg\+xml)$`, MaxSize: 10 << 20},
-	{Service: "organization_avatar", MimePattern: `^image\/(jpeg|png|gif|webp|svg\+xml)$`, MaxSize: 1 << 20},
-	{Service: "support_case_attachment", MimePattern: `^(image\/(jpeg|png|gif|webp)|video\/(mp4|quicktime|webm)` +
+	{Service: storage.FileServiceDownloadable},
+	{Service: storage.FileServiceProductMedia, MimePattern: `^image\/(jpeg|png|gif|webp|svg\+xml)$`, MaxSize: 10 << 20},
+	{Service: storage.FileServiceOrganizationAvatar, MimePattern: `^image\/(jpeg|png|gif|webp|svg\+xml)$`, MaxSize: 1 << 20},
+	{Service: storage.FileServiceSupportCaseAttachment, MimePattern: `^(image\/(jpeg|png|gif|webp)|video\/(mp4|quicktime|webm)` +
 		`|application\/pdf|text\/(csv|plain)|application\/msword` +
 		`|application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.document` +
 		`|application\/vnd\.ms-excel` +
@@ -74,8 +74,8 @@ var fileServiceRules = []FileServiceRule{
 func FileServiceRules() []FileServiceRule { return append([]FileServiceRule(nil), fileServiceRules...) }
 
 // fileMimePatterns are the compiled patterns, by service.
-var fileMimePatterns = func() map[string]*regexp.Regexp {
-	m := map[string]*regexp.Regexp{}
+var fileMimePatterns = func() map[storage.FileService]*regexp.Regexp {
+	m := map[storage.FileService]*regexp.Regexp{}
 	for _, r := range fileServiceRules {
 		if r.MimePattern != "" {
 			m[r.Service] = regexp.MustCompile(r.MimePattern)
@@ -104,7 +104,7 @@ func (r *Resolver) createFile(ctx context.Context, in model.FileCreateInput) (*m
 		return nil, err
 	}
 	w.ID = uuid.New()
-	segments := []string{w.Service, orgID.String(), w.ID.String()}
+	segments := []string{string(w.Service), orgID.String(), w.ID.String()}
 	if w.Version != nil {
 		segments = append(segments, *w.Version)
 	}
@@ -182,7 +182,7 @@ func (r *Resolver) fileWrite(in model.FileCreateInput) (storage.FileWrite, []blo
 
 // checkFileServiceRule applies a service's mime type and size limits with pydantic's
 // wording, as upstream's schema would refuse them.
-func checkFileServiceRule(service, mimeType string, size int64) error {
+func checkFileServiceRule(service storage.FileService, mimeType string, size int64) error {
 	for _, rule := range fileServiceRules {
 		if rule.Service != service {
 			continue

@@ -20,19 +20,19 @@ import (
 func (r *Resolver) fileVariant(f *storage.StoredFile) model.File {
 	size := humanReadableSize(f.Size)
 	switch f.Service {
-	case "product_media":
+	case storage.FileServiceProductMedia:
 		return &model.ProductMediaFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
 			MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
 			ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
 			LastModifiedAt: f.LastModifiedAt, Version: f.Version, Service: f.Service, IsUploaded: f.IsUploaded,
 			CreatedAt: f.CreatedAt, SizeReadable: size, PublicURL: r.filePublicURL(f)}
-	case "organization_avatar":
+	case storage.FileServiceOrganizationAvatar:
 		return &model.OrganizationAvatarFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name, Path: f.Path,
 			MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion, ChecksumEtag: f.ChecksumETag,
 			ChecksumSha256Base64: f.ChecksumSHA256Base64, ChecksumSha256Hex: f.ChecksumSHA256Hex,
 			LastModifiedAt: f.LastModifiedAt, Version: f.Version, Service: f.Service, IsUploaded: f.IsUploaded,
 			CreatedAt: f.CreatedAt, SizeReadable: size, PublicURL: r.filePublicURL(f)}
-	case "support_case_attachment":
+	case storage.FileServiceSupportCaseAttachment:
 		return &model.SupportCaseAttachmentFile{ID: f.ID, OrganizationID: f.OrganizationID, Name: f.Name,
 			Path: f.Path, MimeType: f.MimeType, Size: int(f.Size), StorageVersion: f.StorageVersion,
 			ChecksumEtag: f.ChecksumETag, ChecksumSha256Base64: f.ChecksumSHA256Base64,

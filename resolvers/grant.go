@@ -141,10 +141,10 @@ func (r *Resolver) grantBenefit(ctx context.Context, tx *sqlx.Tx, scope grantSco
 // as the contract's BenefitGrant*Properties. License keys and downloadables produce something
 // here; the other types record an empty object.
 func (r *Resolver) grantProperties(ctx context.Context, tx *sqlx.Tx, g *storage.BenefitGrant, b *storage.Benefit, now time.Time) (storage.RawJSON, error) {
-	if b.Type == "downloadables" {
+	if b.Type == storage.BenefitTypeDownloadables {
 		return r.grantDownloadables(ctx, tx, g, b, now)
 	}
-	if b.Type != "license_keys" {
+	if b.Type != storage.BenefitTypeLicenseKeys {
 		return storage.RawJSON("{}"), nil
 	}
 	var prev struct {

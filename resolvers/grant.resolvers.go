@@ -50,7 +50,7 @@ func (r *customerResolver) BenefitGrants(ctx context.Context, obj *storage.Custo
 		storage.GrantWindowsByCustomers)
 }
 
-func (r *customerResolver) Seats(ctx context.Context, obj *storage.Customer, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+func (r *customerResolver) Seats(ctx context.Context, obj *storage.Customer, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return seatRelation(ctx, r.Resolver, "Customer.seats", obj, func(c *storage.Customer) uuid.UUID { return c.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
 		status, storage.SeatWindowsByCustomers)
 }
@@ -63,7 +63,7 @@ func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.C
 	return seatCustomerEmail(ctx, obj)
 }
 
-func (r *meResolver) Seats(ctx context.Context, obj *storage.Me, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+func (r *meResolver) Seats(ctx context.Context, obj *storage.Me, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return r.portalSeats(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, status)
 }
 
@@ -88,7 +88,7 @@ func (r *orderResolver) BenefitGrants(ctx context.Context, obj *storage.Order, b
 		storage.GrantListFilter{BenefitID: benefitID, IsGranted: isGranted, MemberIDs: memberID}, storage.GrantWindowsByOrders)
 }
 
-func (r *orderResolver) CustomerSeats(ctx context.Context, obj *storage.Order, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+func (r *orderResolver) CustomerSeats(ctx context.Context, obj *storage.Order, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return seatRelation(ctx, r.Resolver, "Order.customerSeats", obj, func(o *storage.Order) uuid.UUID { return o.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
 		status, storage.SeatWindowsByOrders)
 }
@@ -115,7 +115,7 @@ func (r *subscriptionResolver) BenefitGrants(ctx context.Context, obj *storage.S
 		storage.GrantListFilter{BenefitID: benefitID, IsGranted: isGranted, MemberIDs: memberID}, storage.GrantWindowsBySubscriptions)
 }
 
-func (r *subscriptionResolver) CustomerSeats(ctx context.Context, obj *storage.Subscription, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
+func (r *subscriptionResolver) CustomerSeats(ctx context.Context, obj *storage.Subscription, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return seatRelation(ctx, r.Resolver, "Subscription.customerSeats", obj, func(s *storage.Subscription) uuid.UUID { return s.ID }, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting},
 		status, storage.SeatWindowsBySubscriptions)
 }

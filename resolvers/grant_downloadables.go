@@ -63,7 +63,7 @@ func (r *Resolver) grantDownloadables(ctx context.Context, tx *sqlx.Tx, g *stora
 // granted grants, in the transaction of the update, and announces each grant whose files
 // changed with benefit_grant.updated. Other benefit types are left alone.
 func (r *Resolver) refreshDownloadables(ctx context.Context, tx *sqlx.Tx, b *storage.Benefit) error {
-	if b.Type != "downloadables" {
+	if b.Type != storage.BenefitTypeDownloadables {
 		return nil
 	}
 	now, err := r.clockFor(ctx, tx, b.OrganizationID)

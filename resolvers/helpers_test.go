@@ -167,19 +167,19 @@ const productFields = `id name description visibility recurringInterval recurrin
 	benefits { id type description }`
 
 type product struct {
-	ID                     uuid.UUID      `json:"id"`
-	Name                   string         `json:"name"`
-	Description            *string        `json:"description"`
-	Visibility             string         `json:"visibility"`
-	RecurringInterval      *string        `json:"recurringInterval"`
-	RecurringIntervalCount *int           `json:"recurringIntervalCount"`
-	TrialInterval          *string        `json:"trialInterval"`
-	TrialIntervalCount     *int           `json:"trialIntervalCount"`
-	IsRecurring            bool           `json:"isRecurring"`
-	IsArchived             bool           `json:"isArchived"`
-	OrganizationID         uuid.UUID      `json:"organizationId"`
-	Metadata               map[string]any `json:"metadata"`
-	Prices                 []price        `json:"prices"`
+	ID                     uuid.UUID         `json:"id"`
+	Name                   string            `json:"name"`
+	Description            *string           `json:"description"`
+	Visibility             string            `json:"visibility"`
+	RecurringInterval      *storage.Interval `json:"recurringInterval"`
+	RecurringIntervalCount *int              `json:"recurringIntervalCount"`
+	TrialInterval          *string           `json:"trialInterval"`
+	TrialIntervalCount     *int              `json:"trialIntervalCount"`
+	IsRecurring            bool              `json:"isRecurring"`
+	IsArchived             bool              `json:"isArchived"`
+	OrganizationID         uuid.UUID         `json:"organizationId"`
+	Metadata               map[string]any    `json:"metadata"`
+	Prices                 []price           `json:"prices"`
 	Benefits               []struct {
 		ID          uuid.UUID `json:"id"`
 		Type        string    `json:"type"`

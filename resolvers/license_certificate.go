@@ -51,7 +51,7 @@ func (r *Resolver) licenseCertificate(ctx context.Context, v *model.LicenseKeyVa
 	}
 	c := licensecert.Claims{Issuer: r.portalURL, Subject: k.ID.String(), IssuedAt: now.Unix(), NotBefore: now.Unix(),
 		Expiry: exp.Unix(), OrganizationID: k.OrganizationID, LicenseKeyID: k.ID, DisplayKey: k.DisplayKey,
-		CustomerID: k.CustomerID, BenefitID: k.BenefitID, Status: k.Status, LimitActivations: k.LimitActivations,
+		CustomerID: k.CustomerID, BenefitID: k.BenefitID, Status: string(k.Status), LimitActivations: k.LimitActivations,
 		LimitUsage: k.LimitUsage, Usage: k.Usage, ExpiresAt: k.ExpiresAt}
 	if a := v.Activation; a != nil {
 		c.Activation = &licensecert.Activation{ID: a.ID, Label: a.Label, Meta: a.Meta}

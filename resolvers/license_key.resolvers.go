@@ -18,7 +18,7 @@ func (r *benefitGrantResolver) LicenseKey(ctx context.Context, obj *storage.Bene
 	return grantLicenseKeyOf(ctx, obj)
 }
 
-func (r *customerResolver) LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+func (r *customerResolver) LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
 	return r.customerLicenseKeys(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, storage.LicenseKeyListFilter{
 		OrganizationIDs: organizationID, BenefitIDs: benefitID, Statuses: status})
 }
@@ -91,7 +91,7 @@ func (r *mutationResolver) RotateLicenseSigningKey(ctx context.Context, organiza
 	return r.rotateLicenseSigningKey(ctx, organizationID)
 }
 
-func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
+func (r *queryResolver) LicenseKeys(ctx context.Context, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error) {
 	return r.licenseKeyPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, storage.LicenseKeyListFilter{
 		OrganizationIDs: organizationID, BenefitIDs: benefitID, CustomerIDs: customerID, Statuses: status})
 }

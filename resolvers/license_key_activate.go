@@ -63,15 +63,16 @@ func (r *Resolver) activateLicenseKey(ctx context.Context, in model.LicenseKeyAc
 // activatable says why a locked key cannot take an activation, or nil.
 func activatable(k *storage.LicenseKey, now time.Time) error {
 	switch {
-	case k.Status != "granted":
-		reason := codeDisabled
-		if k.Status == "revoked" {
-			reason = codeRevoked
+	case k.Status != storage.LicenseKeyStatusGranted:
+		reason := storage.LicenseKeyValidationCodeDisabled
+		if k.Status == storage.LicenseKeyStatusRevoked {
+			reason = storage.LicenseKeyValidationCodeRevoked
 		}
-		return &Error{Code: CodeNotPermitted, Cause: reason,
+		return &Error{Code: CodeNotPermitted, Cause: string(reason),
 			Detail: "License key is no longer active. This license key can not be activated."}
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
-		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.", Cause: codeExpired}
+		return &Error{Code: CodeNotPermitted, Detail: "License key has expired.",
+			Cause: string(storage.LicenseKeyValidationCodeExpired)}
 	case k.LimitActivations == nil:
 		return &Error{Code: CodeNotPermitted, Cause: codeActivationsDisabled,
 			Detail: "This license key does not support activations. Use the /validate endpoint instead to check license validity."}

@@ -70,7 +70,7 @@ func (r *Resolver) updateLicenseKey(ctx context.Context, id uuid.UUID, in model.
 	var k *storage.LicenseKey
 	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		now := r.Now()
-		var previous string
+		var previous storage.LicenseKeyStatus
 		var err error
 		if k, previous, err = storage.UpdateLicenseKey(ctx, tx, organizations(ctx), id, u, now); err != nil {
 			return notFoundOr(err, "")
@@ -85,7 +85,7 @@ func (r *Resolver) updateLicenseKey(ctx context.Context, id uuid.UUID, in model.
 
 // syncLicenseKeyGrants carries a key's new status over to the grants that issued it.
 func (r *Resolver) syncLicenseKeyGrants(ctx context.Context, tx *sqlx.Tx, k *storage.LicenseKey, now time.Time) error {
-	granted := k.Status != "revoked"
+	granted := k.Status != storage.LicenseKeyStatusRevoked
 	grants, err := storage.SetLicenseKeyGrants(ctx, tx, k.OrganizationID, k.ID, granted, now)
 	if err != nil {
 		return err

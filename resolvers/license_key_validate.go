@@ -12,19 +12,9 @@ import (
 	"till/storage"
 )
 
-// Validation codes: VALID or the first check a key failed, in upstream's order (contract
-// §4.1). Each failure has the error /v1 answers with.
+// The causes of refused activations that are not validation codes: /v1 names them in its
+// errors, GraphQL in extensions.reason.
 const (
-	codeValid               = "valid"
-	codeNotFound            = "not_found"
-	codeRevoked             = "revoked"
-	codeDisabled            = "disabled"
-	codeExpired             = "expired"
-	codeActivationNotFound  = "activation_not_found"
-	codeConditionsMismatch  = "conditions_mismatch"
-	codeBenefitMismatch     = "benefit_mismatch"
-	codeCustomerMismatch    = "customer_mismatch"
-	codeUsageLimitExceeded  = "usage_limit_exceeded"
 	codeActivationsDisabled = "activations_not_supported"
 	codeActivationLimit     = "activation_limit_reached"
 )
@@ -74,7 +64,7 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 		return nil, nil, err
 	}
 	if !visibleTo(orgs, c.OrganizationID) {
-		return invalidation(codeNotFound, NotFound("")), nil, nil
+		return invalidation(storage.LicenseKeyValidationCodeNotFound, NotFound("")), nil, nil
 	}
 	validator, err := r.licenseKeyValidator(ctx)
 	if err != nil {
@@ -95,12 +85,12 @@ func (r *Resolver) checkLicenseKey(ctx context.Context, in model.LicenseKeyValid
 		}
 		s, err := storage.DiagnoseLicenseKey(ctx, r.db, c)
 		if errors.Is(err, storage.ErrNotFound) {
-			return invalidation(codeNotFound, NotFound("")), nil, nil
+			return invalidation(storage.LicenseKeyValidationCodeNotFound, NotFound("")), nil, nil
 		}
 		if err != nil {
 			return nil, nil, err
 		}
-		if code, fail := firstFailure(s, c); code != codeValid {
+		if code, fail := firstFailure(s, c); code != storage.LicenseKeyValidationCodeValid {
 			return invalidation(code, fail), nil, nil
 		}
 	}
@@ -150,22 +140,22 @@ func licenseKeyCheckOf(in model.LicenseKeyValidateInput) (storage.LicenseKeyChec
 
 // firstFailure applies upstream's checks in order to a key a validation did not match and
 // returns the first that fails, or VALID when none does.
-func firstFailure(s *storage.LicenseKeyState, c storage.LicenseKeyCheck) (string, *Error) {
+func firstFailure(s *storage.LicenseKeyState, c storage.LicenseKeyCheck) (storage.LicenseKeyValidationCode, *Error) {
 	switch {
-	case s.Status == "revoked":
-		return codeRevoked, NotFound("License key is no longer active.")
-	case s.Status != "granted":
-		return codeDisabled, NotFound("License key is no longer active.")
+	case s.Status == storage.LicenseKeyStatusRevoked:
+		return storage.LicenseKeyValidationCodeRevoked, NotFound("License key is no longer active.")
+	case s.Status != storage.LicenseKeyStatusGranted:
+		return storage.LicenseKeyValidationCodeDisabled, NotFound("License key is no longer active.")
 	case s.ExpiresAt != nil && !c.Now.Before(*s.ExpiresAt):
-		return codeExpired, NotFound("License key has expired.")
+		return storage.LicenseKeyValidationCodeExpired, NotFound("License key has expired.")
 	case c.ActivationID != nil && !s.ActivationFound:
-		return codeActivationNotFound, NotFound("")
+		return storage.LicenseKeyValidationCodeActivationNotFound, NotFound("")
 	case c.ActivationID != nil && !s.ActivationConditionsMatch:
-		return codeConditionsMismatch, NotFound("License key does not match required conditions")
+		return storage.LicenseKeyValidationCodeConditionsMismatch, NotFound("License key does not match required conditions")
 	case c.BenefitID != nil && *c.BenefitID != s.BenefitID:
-		return codeBenefitMismatch, NotFound("License key does not match given benefit.")
+		return storage.LicenseKeyValidationCodeBenefitMismatch, NotFound("License key does not match given benefit.")
 	case c.CustomerID != nil && *c.CustomerID != s.CustomerID:
-		return codeCustomerMismatch, NotFound("License key does not match given user.")
+		return storage.LicenseKeyValidationCodeCustomerMismatch, NotFound("License key does not match given user.")
 	}
 	if c.IncrementUsage > 0 {
 		remaining := int64(math.MaxInt32) - int64(s.Usage) // usage is a 32-bit counter
@@ -173,16 +163,18 @@ func firstFailure(s *storage.LicenseKeyState, c storage.LicenseKeyCheck) (string
 			remaining = min(remaining, int64(*s.LimitUsage)-int64(s.Usage))
 		}
 		if int64(c.IncrementUsage) > remaining {
-			return codeUsageLimitExceeded, BadRequest(fmt.Sprintf("License key only has %d more usages.", remaining))
+			return storage.LicenseKeyValidationCodeUsageLimitExceeded,
+				BadRequest(fmt.Sprintf("License key only has %d more usages.", remaining))
 		}
 	}
-	return codeValid, nil
+	return storage.LicenseKeyValidationCodeValid, nil
 }
 
 // validated turns a validated key into the result.
 func validated(v *storage.ValidatedLicenseKey) *model.LicenseKeyValidation {
 	key := v.LicenseKey
-	res := &model.LicenseKeyValidation{Code: codeValid, Valid: true, LicenseKey: &key, Activation: v.Activation}
+	res := &model.LicenseKeyValidation{Code: storage.LicenseKeyValidationCodeValid, Valid: true, LicenseKey: &key,
+		Activation: v.Activation}
 	if key.LimitUsage != nil {
 		remaining := *key.LimitUsage - key.Usage
 		res.RemainingUsage = &remaining
@@ -191,7 +183,7 @@ func validated(v *storage.ValidatedLicenseKey) *model.LicenseKeyValidation {
 }
 
 // invalidation is a failed validation's result: its code and the error /v1 answers with.
-func invalidation(code string, e *Error) *model.LicenseKeyValidation {
+func invalidation(code storage.LicenseKeyValidationCode, e *Error) *model.LicenseKeyValidation {
 	return &model.LicenseKeyValidation{Code: code,
 		Error: &model.Problem{Code: e.Code, Status: e.Status(), Detail: e.Detail}}
 }

@@ -22,7 +22,8 @@ import (
 // have no numbers yet.
 
 // paidStatuses are the statuses of an order that was paid, refunds or not.
-var paidStatuses = map[string]bool{"paid": true, "partially_refunded": true, "refunded": true}
+var paidStatuses = map[storage.OrderStatus]bool{storage.OrderStatusPaid: true, storage.OrderStatusPartiallyRefunded: true,
+	storage.OrderStatusRefunded: true}
 
 // createOrder stores an order with its items, numbering it in the organization's invoice
 // sequence, and emits order.created (and order.paid when created paid).
@@ -65,7 +66,7 @@ func (r *Resolver) createOrder(ctx context.Context, tx *sqlx.Tx, spec orderSpec)
 	if err := r.emit(ctx, tx, o.OrganizationID, "order.created", o.ID); err != nil {
 		return nil, err
 	}
-	if o.Status == "paid" {
+	if o.Status == storage.OrderStatusPaid {
 		if err := r.emit(ctx, tx, o.OrganizationID, "order.paid", o.ID); err != nil {
 			return nil, err
 		}
@@ -77,7 +78,7 @@ func (r *Resolver) createOrder(ctx context.Context, tx *sqlx.Tx, spec orderSpec)
 // errors, not input errors, so they are plain errors (a 500 if one ever escapes).
 func checkOrderSpec(spec orderSpec) error {
 	switch {
-	case spec.Status != "pending" && spec.Status != "paid":
+	case spec.Status != storage.OrderStatusPending && spec.Status != storage.OrderStatusPaid:
 		return fmt.Errorf("createOrder: status %q, want pending or paid", spec.Status)
 	case spec.Currency == "":
 		return errors.New("createOrder: no currency")
@@ -85,7 +86,7 @@ func checkOrderSpec(spec orderSpec) error {
 		return errors.New("createOrder: negative discount or tax")
 	}
 	switch spec.BillingReason {
-	case "purchase", "subscription_create", "subscription_cycle", "subscription_update", "subscription_meter_cycle":
+	case storage.OrderBillingReasonPurchase, storage.OrderBillingReasonSubscriptionCreate, storage.OrderBillingReasonSubscriptionCycle, storage.OrderBillingReasonSubscriptionUpdate, storage.OrderBillingReasonSubscriptionMeterCycle:
 	default:
 		return fmt.Errorf("createOrder: billing reason %q", spec.BillingReason)
 	}

@@ -19,8 +19,8 @@ func discountVariant(d *storage.Discount) model.DiscountBase {
 	if d.DurationInMonths != nil {
 		months = *d.DurationInMonths
 	}
-	repeating := d.Duration == "repeating"
-	if d.Type == "percentage" {
+	repeating := d.Duration == storage.DiscountDurationRepeating
+	if d.Type == storage.DiscountTypePercentage {
 		bp := 0
 		if d.BasisPoints != nil {
 			bp = *d.BasisPoints

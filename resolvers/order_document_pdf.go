@@ -31,7 +31,7 @@ func (r *Resolver) invoiceOf(ctx context.Context, q sqlx.ExtContext, o *storage.
 		Kind:           kind,
 		Number:         number,
 		IssuedAt:       o.CreatedAt,
-		Paid:           o.Status == "paid" || o.Status == "partially_refunded" || o.Status == "refunded",
+		Paid:           o.Status == storage.OrderStatusPaid || o.Status == storage.OrderStatusPartiallyRefunded || o.Status == storage.OrderStatusRefunded,
 		Seller:         invoice.Seller{Name: org.Name, Email: deref(org.Email)},
 		Customer:       invoice.Customer{Name: deref(o.BillingName), Email: deref(c.Email), Address: invoiceAddress(o.BillingAddress)},
 		Currency:       o.Currency,
@@ -49,9 +49,9 @@ func (r *Resolver) invoiceOf(ctx context.Context, q sqlx.ExtContext, o *storage.
 		doc.Customer.TaxID, doc.Customer.TaxIDType = *c.TaxIDValue, *c.TaxIDFormat
 	}
 	switch o.Status {
-	case "refunded":
+	case storage.OrderStatusRefunded:
 		doc.Status = "Refunded"
-	case "partially_refunded":
+	case storage.OrderStatusPartiallyRefunded:
 		doc.Status = "Partially refunded"
 	}
 	for _, it := range items[0] {

@@ -48,9 +48,9 @@ func (r *Resolver) generateOrderInvoice(ctx context.Context, customerID *uuid.UU
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		if o.Status == "draft" || o.Status == "void" {
+		if o.Status == storage.OrderStatusDraft || o.Status == storage.OrderStatusVoid {
 			return &Error{Code: CodeOrderNotEligibleForInvoice,
-				Detail: "Order " + o.ID.String() + " is not eligible for invoice generation (current status: " + o.Status + ")."}
+				Detail: "Order " + o.ID.String() + " is not eligible for invoice generation (current status: " + string(o.Status) + ")."}
 		}
 		if o.BillingName == nil || o.BillingAddress == nil {
 			return &Error{Code: CodeMissingInvoiceBillingDetails,

@@ -261,7 +261,7 @@ func TestOrderNumbersAreRaceFree(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			spec := f.spec()
-			spec.Status = []string{"pending", "paid"}[i%2]
+			spec.Status = []storage.OrderStatus{storage.OrderStatusPending, storage.OrderStatusPaid}[i%2]
 			o, err := f.s.Resolver.CreateOrderForTest(context.Background(), spec)
 			if errs[i] = err; err == nil {
 				numbers[i] = *o.InvoiceNumber

@@ -38,7 +38,7 @@ func seedOrderPage(tb testing.TB, db *sqlx.DB, orgID uuid.UUID) orderPageSeed {
 			return err
 		}
 		plan, err := storage.CreateProduct(ctx, tx, orgID, storage.ProductWrite{Name: "Pro plan", Description: ptr("Everything"),
-			Visibility: "public", RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1), Metadata: storage.JSONMap{"k": "v"}})
+			Visibility: "public", RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1), Metadata: storage.JSONMap{"k": "v"}})
 		if err != nil {
 			return err
 		}

@@ -54,9 +54,9 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 	}
 	var err error
 	switch w.AmountType {
-	case "fixed":
+	case storage.AmountTypeFixed:
 		w.PriceAmount, err = amount(in.PriceAmount, "priceAmount", true)
-	case "custom":
+	case storage.AmountTypeCustom:
 		if in.MinimumAmount == nil {
 			fifty := 50
 			in.MinimumAmount = &fifty
@@ -76,10 +76,10 @@ func priceWrite(in *model.PriceInput, i int, currency string) (storage.ProductPr
 		if *w.PresetAmount < *w.MinimumAmount || (w.MaximumAmount != nil && *w.PresetAmount > *w.MaximumAmount) {
 			return w, Invalid("value_error", "Preset amount must be between the minimum and maximum amounts.", *in.PresetAmount, loc("presetAmount")...)
 		}
-	case "free":
-	case "seat_based":
+	case storage.AmountTypeFree:
+	case storage.AmountTypeSeatBased:
 		w.SeatTiers, err = seatTiersWrite(in.SeatTiers, loc("seatTiers")...)
-	case "metered_unit":
+	case storage.AmountTypeMeteredUnit:
 		if in.UnitAmount == nil || !decimal.MatchString(*in.UnitAmount) {
 			return w, Invalid("string_pattern_mismatch", "Unit amount must be a decimal number of cents.", in.UnitAmount, loc("unitAmount")...)
 		}
@@ -119,7 +119,7 @@ func (r *Resolver) createProduct(ctx context.Context, in model.ProductCreateInpu
 	if (in.RecurringInterval == nil) != (in.RecurringIntervalCount == nil) && in.RecurringIntervalCount != nil {
 		return nil, Invalid("value_error", "recurring_interval is required with recurring_interval_count.", nil, "input", "recurringInterval")
 	}
-	w := storage.ProductWrite{Name: in.Name, Description: in.Description, Visibility: "public",
+	w := storage.ProductWrite{Name: in.Name, Description: in.Description, Visibility: storage.ProductVisibilityPublic,
 		RecurringInterval: in.RecurringInterval, RecurringIntervalCount: in.RecurringIntervalCount,
 		TrialInterval: in.TrialInterval, TrialIntervalCount: in.TrialIntervalCount, Metadata: in.Metadata}
 	if in.Visibility != nil {
@@ -177,7 +177,7 @@ func checkCount(v *int, loc ...any) error {
 // foreign key alone would accept another tenant's meter and turn an unknown one into a 500.
 func checkMeters(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, prices []*model.PriceInput) error {
 	metered := func(p *model.PriceInput) bool {
-		return p.ID == nil && p.AmountType != nil && *p.AmountType == "metered_unit" && p.MeterID != nil
+		return p.ID == nil && p.AmountType != nil && *p.AmountType == storage.AmountTypeMeteredUnit && p.MeterID != nil
 	}
 	var ids []uuid.UUID
 	for _, p := range prices {

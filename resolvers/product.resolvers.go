@@ -47,7 +47,7 @@ func (r *productResolver) Medias(ctx context.Context, obj *storage.Product) ([]*
 }
 
 func (r *productPriceResolver) SeatTiers(ctx context.Context, obj *storage.ProductPrice) (*model.ProductPriceSeatTiers, error) {
-	if obj.AmountType != "seat_based" {
+	if obj.AmountType != storage.AmountTypeSeatBased {
 		return nil, nil
 	}
 	return seatTiersOf(obj.SeatTiers), nil

@@ -76,9 +76,9 @@ func (r *Resolver) renewStep(ctx context.Context, tx *sqlx.Tx, s *storage.Subscr
 	}
 	periodOver := !s.CurrentPeriodEnd.After(now)
 	switch {
-	case periodOver && (s.Status == "trialing" || s.Status == "active" || (s.Status == "past_due" && s.CancelAtPeriodEnd)):
+	case periodOver && (s.Status == storage.SubscriptionStatusTrialing || s.Status == storage.SubscriptionStatusActive || (s.Status == storage.SubscriptionStatusPastDue && s.CancelAtPeriodEnd)):
 		return r.endPeriod(ctx, tx, s, now)
-	case s.Status == "past_due":
+	case s.Status == storage.SubscriptionStatusPastDue:
 		return r.retryRenewal(ctx, tx, s, now)
 	}
 	return nil
@@ -95,7 +95,7 @@ func (r *Resolver) endPeriod(ctx context.Context, tx *sqlx.Tx, s *storage.Subscr
 		_, err := r.endSubscription(ctx, tx, s, at, now, nil, nil)
 		return err
 	case s.PauseAtPeriodEnd:
-		out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set("paused"),
+		out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusPaused),
 			PausedAt: storage.Set(&at), PauseAtPeriodEnd: storage.Set(false)})
 		if err != nil {
 			return err
@@ -137,9 +137,9 @@ func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storag
 	}
 	events := []string{"subscription.updated", "subscription.cycled"}
 	if paid {
-		u.Status, u.PastDueAt = storage.Set("active"), storage.Set[*time.Time](nil)
+		u.Status, u.PastDueAt = storage.Set(storage.SubscriptionStatusActive), storage.Set[*time.Time](nil)
 	} else {
-		u.Status, u.PastDueAt = storage.Set("past_due"), storage.Set(&start)
+		u.Status, u.PastDueAt = storage.Set(storage.SubscriptionStatusPastDue), storage.Set(&start)
 		events = append(events, "subscription.past_due")
 		if err := r.scheduleOrderPayment(ctx, tx, order.ID, renewalPtr(start.Add(dunningRetries[0]))); err != nil {
 			return nil, err
@@ -173,7 +173,7 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 		return err
 	}
 	if paid {
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set("active"),
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusActive),
 			PastDueAt: storage.Set[*time.Time](nil)})
 		if err != nil {
 			return err
@@ -183,7 +183,7 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 	if failed := o.FailedAttempts + 1; failed <= len(dunningRetries) {
 		return r.scheduleOrderPayment(ctx, tx, o.ID, renewalPtr(at.Add(dunningRetries[failed-1])))
 	}
-	out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set("unpaid"),
+	out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusUnpaid),
 		EndedAt: storage.Set(at), EndsAt: storage.Set(&at)})
 	if err != nil {
 		return err
@@ -209,7 +209,7 @@ func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage
 	}
 	var priceID *uuid.UUID
 	for _, p := range prices[0] {
-		if p.AmountType != "metered_unit" {
+		if p.AmountType != storage.AmountTypeMeteredUnit {
 			priceID = &p.ID
 			break
 		}
@@ -223,7 +223,7 @@ func (r *Resolver) createCycleOrder(ctx context.Context, tx *sqlx.Tx, s *storage
 		return nil, err
 	}
 	spec := orderSpec{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, ProductID: &s.ProductID,
-		SubscriptionID: &s.ID, BillingReason: "subscription_cycle", Status: "pending", Currency: s.Currency,
+		SubscriptionID: &s.ID, BillingReason: storage.OrderBillingReasonSubscriptionCycle, Status: storage.OrderStatusPending, Currency: s.Currency,
 		Items: append([]orderItemSpec{{Label: label, Amount: s.Amount, ProductPriceID: priceID}}, metered...),
 		Seats: s.Seats, Description: label}
 	if discount > 0 {
@@ -247,7 +247,7 @@ func (r *Resolver) billFinalUsage(ctx context.Context, tx *sqlx.Tx, s *storage.S
 		return err
 	}
 	order, err := r.createOrder(ctx, tx, orderSpec{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID,
-		ProductID: &s.ProductID, SubscriptionID: &s.ID, BillingReason: "subscription_cycle", Status: "pending",
+		ProductID: &s.ProductID, SubscriptionID: &s.ID, BillingReason: storage.OrderBillingReasonSubscriptionCycle, Status: storage.OrderStatusPending,
 		Currency: s.Currency, Items: items, Seats: s.Seats, Description: "Final usage"})
 	if err != nil {
 		return err
@@ -274,14 +274,14 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 	}
 	d := rows[0]
 	switch d.Duration {
-	case "once":
+	case storage.DiscountDurationOnce:
 		return 0, nil
-	case "repeating":
+	case storage.DiscountDurationRepeating:
 		if d.DurationInMonths == nil || s.StartedAt == nil || !start.Before(s.StartedAt.AddDate(0, *d.DurationInMonths, 0)) {
 			return 0, nil
 		}
 	}
-	if d.Type == "fixed" && (d.Currency == nil || *d.Currency != s.Currency) {
+	if d.Type == storage.DiscountTypeFixed && (d.Currency == nil || *d.Currency != s.Currency) {
 		return 0, nil
 	}
 	return discountAmount(d, s.Amount), nil

@@ -23,7 +23,7 @@ func TestSubscriptionPeriodsKeepTheBillingDay(t *testing.T) {
 	tests := []struct {
 		name          string
 		origin, start time.Time
-		interval      string
+		interval      storage.Interval
 		count         int
 		want          time.Time
 	}{

@@ -73,13 +73,19 @@ func sourceID(src *storage.SeatSource) string {
 	return src.OrderID.String()
 }
 
+// subscriptionRunning are the statuses of a subscription that hands out and honours seats:
+// running, in its trial, or retrying a renewal payment.
+var subscriptionRunning = map[storage.SubscriptionStatus]bool{storage.SubscriptionStatusActive: true,
+	storage.SubscriptionStatusTrialing: true, storage.SubscriptionStatusPastDue: true}
+
 // seatsOpen tells whether a purchase may hand out and honour seats: a subscription that is
 // running, an order that is paid.
 func seatsOpen(src *storage.SeatSource) error {
 	switch {
-	case src.SubscriptionID != nil && src.Status != "active" && src.Status != "trialing" && src.Status != "past_due":
+	case src.SubscriptionID != nil && !subscriptionRunning[src.SubscriptionStatus]:
 		return seatNotAvailable("Subscription is not active")
-	case src.OrderID != nil && src.Status != "paid" && src.Status != "partially_refunded":
+	case src.OrderID != nil && src.OrderStatus != storage.OrderStatusPaid &&
+		src.OrderStatus != storage.OrderStatusPartiallyRefunded:
 		return seatNotAvailable("Order must be paid before assigning seats")
 	case src.ProductID == nil:
 		return seatNotAvailable("Container has no associated product")
@@ -164,7 +170,7 @@ func (r *Resolver) claimSeat(ctx context.Context, in model.CustomerSeatClaimInpu
 		}
 		now := r.Now()
 		expired := seat.InvitationTokenExpiresAt != nil && seat.InvitationTokenExpiresAt.Before(now)
-		if seat.Status != "pending" || expired || seat.CustomerID == nil || seat.Email == nil {
+		if seat.Status != storage.CustomerSeatStatusPending || expired || seat.CustomerID == nil || seat.Email == nil {
 			return invalidInvitationToken()
 		}
 		src, err := storage.GetSeatSource(ctx, tx, []uuid.UUID{seat.OrganizationID}, seat.SubscriptionID, seat.OrderID, false)
@@ -208,11 +214,11 @@ func (r *Resolver) revokeSeat(ctx context.Context, in model.CustomerSeatRevokeIn
 		if err != nil {
 			return notFoundOr(err, "")
 		}
-		if seat.Status == "revoked" {
+		if seat.Status == storage.CustomerSeatStatusRevoked {
 			out = seat
 			return nil
 		}
-		if seat.Status == "claimed" && seat.MemberID != nil && seat.CustomerID != nil {
+		if seat.Status == storage.CustomerSeatStatusClaimed && seat.MemberID != nil && seat.CustomerID != nil {
 			if err := r.revokeBenefits(ctx, tx, grantScope{OrganizationID: seat.OrganizationID, CustomerID: *seat.CustomerID,
 				MemberID: seat.MemberID, SubscriptionID: seat.SubscriptionID, OrderID: seat.OrderID}); err != nil {
 				return err
@@ -242,7 +248,7 @@ func (r *Resolver) seatList(ctx context.Context, subscriptionID, orderID *uuid.U
 	}
 	used := 0
 	for _, s := range seats {
-		if s.Status != "revoked" {
+		if s.Status != storage.CustomerSeatStatusRevoked {
 			used++
 		}
 	}

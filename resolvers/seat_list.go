@@ -15,7 +15,7 @@ import (
 var seatSorts = storage.SeatSortColumns
 
 // portalSeats lists a customer's seats, or the seats a member holds.
-func (r *Resolver) portalSeats(ctx context.Context, a listArgs, statuses []string) (*model.CustomerSeatPage, error) {
+func (r *Resolver) portalSeats(ctx context.Context, a listArgs, statuses []storage.CustomerSeatStatus) (*model.CustomerSeatPage, error) {
 	w, sorts, err := a.windowAndSorts(seatSorts)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (r *Resolver) portalSeats(ctx context.Context, a listArgs, statuses []strin
 // …): a window per parent of the level, in one statement. A member session sees the seats
 // it holds, as in its own list.
 func seatRelation[P any](ctx context.Context, r *Resolver, name string, obj *P, key func(*P) uuid.UUID, a listArgs,
-	statuses []string, fetch windowsFetch[storage.CustomerSeat, storage.SeatListFilter]) (*model.CustomerSeatPage, error) {
+	statuses []storage.CustomerSeatStatus, fetch windowsFetch[storage.CustomerSeat, storage.SeatListFilter]) (*model.CustomerSeatPage, error) {
 	f := storage.SeatListFilter{Statuses: statuses}
 	if _, member := portalHolder(ctx); member != nil {
 		f.MemberID = member

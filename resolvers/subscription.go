@@ -29,7 +29,8 @@ import (
 // in the same transaction.
 
 // subscriptionEnded lists the statuses a subscription never leaves.
-var subscriptionEnded = map[string]bool{"canceled": true, "unpaid": true, "incomplete_expired": true}
+var subscriptionEnded = map[storage.SubscriptionStatus]bool{storage.SubscriptionStatusCanceled: true,
+	storage.SubscriptionStatusUnpaid: true, storage.SubscriptionStatusIncompleteExpired: true}
 
 // createSubscription stores a subscription for a recurring product inside the caller's
 // transaction: trialing until spec.TrialEnd (when it lies ahead) or active for its first
@@ -50,18 +51,18 @@ func (r *Resolver) createSubscription(ctx context.Context, tx *sqlx.Tx, spec sub
 		count = *p.RecurringIntervalCount
 	}
 	w := storage.SubscriptionWrite{CustomerID: spec.CustomerID, ProductID: p.ID, DiscountID: spec.DiscountID,
-		CheckoutID: spec.CheckoutID, PaymentMethodID: spec.PaymentMethodID, Status: "active", Amount: spec.Amount,
+		CheckoutID: spec.CheckoutID, PaymentMethodID: spec.PaymentMethodID, Status: storage.SubscriptionStatusActive, Amount: spec.Amount,
 		Currency: spec.Currency, RecurringInterval: *p.RecurringInterval, RecurringIntervalCount: count,
 		CurrentPeriodStart: now, CurrentPeriodEnd: subscriptionPeriodEnd(now, now, *p.RecurringInterval, count),
 		StartedAt: &now, Seats: spec.Seats, CustomFieldData: spec.CustomFieldData, Metadata: spec.Metadata}
 	if spec.TrialEnd != nil && spec.TrialEnd.After(now) {
 		trialEnd := spec.TrialEnd.UTC()
-		w.Status, w.TrialStart, w.TrialEnd, w.CurrentPeriodEnd = "trialing", &now, &trialEnd, trialEnd
+		w.Status, w.TrialStart, w.TrialEnd, w.CurrentPeriodEnd = storage.SubscriptionStatusTrialing, &now, &trialEnd, trialEnd
 	}
 	priceIDs := make([]uuid.UUID, len(spec.Prices))
 	for i, pr := range spec.Prices {
 		priceIDs[i] = pr.ID
-		if pr.AmountType == "metered_unit" {
+		if pr.AmountType == storage.AmountTypeMeteredUnit {
 			w.CurrentMeterPeriodStart, w.CurrentMeterPeriodEnd = &w.CurrentPeriodStart, &w.CurrentPeriodEnd
 		}
 	}
@@ -113,15 +114,15 @@ func (r *Resolver) clockFor(ctx context.Context, q sqlx.ExtContext, orgID uuid.U
 // renews on February 28 (29 in leap years), then on March 31. The billing day is the start's
 // day, unless the start is the last day of a month, where a clamp may have shortened it:
 // then the day of origin (trial end or start of the subscription) is used when it is later.
-func subscriptionPeriodEnd(origin, start time.Time, interval string, count int) time.Time {
+func subscriptionPeriodEnd(origin, start time.Time, interval storage.Interval, count int) time.Time {
 	start, origin = start.UTC(), origin.UTC()
 	months := count
 	switch interval {
-	case "day":
+	case storage.IntervalDay:
 		return start.AddDate(0, 0, count)
-	case "week":
+	case storage.IntervalWeek:
 		return start.AddDate(0, 0, 7*count)
-	case "year":
+	case storage.IntervalYear:
 		months = 12 * count
 	}
 	day := start.Day()
@@ -149,7 +150,7 @@ func subscriptionOrigin(s *storage.Subscription) time.Time {
 // subscriptionSeatPrice returns the seat-based price among prices and its tiers, or nil.
 func subscriptionSeatPrice(prices []*storage.ProductPrice) (*storage.ProductPrice, pricing.SeatTiers, error) {
 	for _, p := range prices {
-		if p.AmountType == "seat_based" {
+		if p.AmountType == storage.AmountTypeSeatBased {
 			tiers, err := pricing.ParseSeatTiers(p.SeatTiers)
 			if err != nil {
 				return nil, tiers, fmt.Errorf("price %s: seat tiers: %w", p.ID, err)
@@ -168,15 +169,15 @@ func subscriptionAmount(prices []*storage.ProductPrice, seats *int) (int64, erro
 	var total int64
 	for _, p := range prices {
 		switch p.AmountType {
-		case "fixed":
+		case storage.AmountTypeFixed:
 			total += centsOrZero(p.PriceAmount)
-		case "custom":
+		case storage.AmountTypeCustom:
 			if p.PresetAmount != nil {
 				total += *p.PresetAmount
 			} else {
 				total += centsOrZero(p.MinimumAmount)
 			}
-		case "seat_based":
+		case storage.AmountTypeSeatBased:
 			tiers, err := pricing.ParseSeatTiers(p.SeatTiers)
 			if err != nil {
 				return 0, fmt.Errorf("price %s: seat tiers: %w", p.ID, err)

@@ -28,7 +28,7 @@ func (r *Resolver) advanceTestClock(ctx context.Context, in model.AdvanceTestClo
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
-	if org.ProcessorMode != "test" {
+	if org.ProcessorMode != storage.ProcessorModeTest {
 		return nil, BadRequest("Test clocks are only available to organizations in test mode.")
 	}
 	current, err := r.clockFor(ctx, r.db, orgID)

@@ -26,6 +26,6 @@ func (r *Resolver) CreateSubscriptionForTest(ctx context.Context, spec Subscript
 }
 
 // SubscriptionPeriodEnd exposes the period arithmetic.
-func SubscriptionPeriodEnd(origin, start time.Time, interval string, count int) time.Time {
+func SubscriptionPeriodEnd(origin, start time.Time, interval storage.Interval, count int) time.Time {
 	return subscriptionPeriodEnd(origin, start, interval, count)
 }

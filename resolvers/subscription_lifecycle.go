@@ -50,12 +50,13 @@ func errSubscriptionEnded() error {
 // cancelSubscription sets the subscription to end at the end of its period (the trial end
 // for trials), with the customer's reason and comment. Benefits stay until then. A paused
 // subscription has no running period, so cancelling it ends it at once.
-func (r *Resolver) cancelSubscription(ctx context.Context, id uuid.UUID, reason, comment *string) (*storage.Subscription, error) {
+func (r *Resolver) cancelSubscription(ctx context.Context, id uuid.UUID, reason *storage.CustomerCancellationReason,
+	comment *string) (*storage.Subscription, error) {
 	return r.changeSubscription(ctx, id, func(tx *sqlx.Tx, s *storage.Subscription, now time.Time) (*storage.Subscription, error) {
 		if subscriptionEnded[s.Status] || s.CancelAtPeriodEnd {
 			return nil, errSubscriptionEnded()
 		}
-		if s.Status == "paused" {
+		if s.Status == storage.SubscriptionStatusPaused {
 			return r.endSubscription(ctx, tx, s, now, now, reason, comment)
 		}
 		if _, err := storage.CancelPendingUpdate(ctx, tx, s.ID, now); err != nil {
@@ -83,7 +84,7 @@ func (r *Resolver) uncancelSubscription(ctx context.Context, id uuid.UUID) (*sto
 		}
 		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{
 			CancelAtPeriodEnd: storage.Set(false), CanceledAt: storage.Set[*time.Time](nil), EndsAt: storage.Set[*time.Time](nil),
-			CustomerCancellationReason: storage.Set[*string](nil), CustomerCancellationComment: storage.Set[*string](nil)})
+			CustomerCancellationReason: storage.Set[*storage.CustomerCancellationReason](nil), CustomerCancellationComment: storage.Set[*string](nil)})
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +93,8 @@ func (r *Resolver) uncancelSubscription(ctx context.Context, id uuid.UUID) (*sto
 }
 
 // revokeSubscription ends the subscription now. Revoking twice is a BadRequest.
-func (r *Resolver) revokeSubscription(ctx context.Context, id uuid.UUID, reason, comment *string) (*storage.Subscription, error) {
+func (r *Resolver) revokeSubscription(ctx context.Context, id uuid.UUID, reason *storage.CustomerCancellationReason,
+	comment *string) (*storage.Subscription, error) {
 	return r.changeSubscription(ctx, id, func(tx *sqlx.Tx, s *storage.Subscription, now time.Time) (*storage.Subscription, error) {
 		if subscriptionEnded[s.Status] {
 			return nil, BadRequest("This subscription is already canceled.")
@@ -106,8 +108,8 @@ func (r *Resolver) revokeSubscription(ctx context.Context, id uuid.UUID, reason,
 // and benefits revoked. It emits subscription.updated, subscription.canceled (unless the
 // cancellation was already announced) and subscription.revoked.
 func (r *Resolver) endSubscription(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, at, now time.Time,
-	reason, comment *string) (*storage.Subscription, error) {
-	u := storage.SubscriptionUpdate{Status: storage.Set("canceled"), EndedAt: storage.Set(at), EndsAt: storage.Set(&at),
+	reason *storage.CustomerCancellationReason, comment *string) (*storage.Subscription, error) {
+	u := storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusCanceled), EndedAt: storage.Set(at), EndsAt: storage.Set(&at),
 		PauseAtPeriodEnd: storage.Set(false)}
 	if s.CanceledAt == nil {
 		u.CanceledAt = storage.Set(&at)
@@ -166,9 +168,9 @@ func (r *Resolver) pauseSubscription(ctx context.Context, id uuid.UUID) (*storag
 		switch {
 		case subscriptionEnded[s.Status] || s.CancelAtPeriodEnd:
 			return nil, errSubscriptionEnded()
-		case s.Status == "paused" || s.PauseAtPeriodEnd:
+		case s.Status == storage.SubscriptionStatusPaused || s.PauseAtPeriodEnd:
 			return nil, BadRequest("This subscription is already paused or will be at the end of the period.")
-		case s.Status != "active" && s.Status != "trialing":
+		case s.Status != storage.SubscriptionStatusActive && s.Status != storage.SubscriptionStatusTrialing:
 			return nil, BadRequest("Only active or trialing subscriptions can be paused.")
 		}
 		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{PauseAtPeriodEnd: storage.Set(true)})
@@ -185,7 +187,7 @@ func (r *Resolver) pauseSubscription(ctx context.Context, id uuid.UUID) (*storag
 func (r *Resolver) resumeSubscription(ctx context.Context, id uuid.UUID) (*storage.Subscription, error) {
 	return r.changeSubscription(ctx, id, func(tx *sqlx.Tx, s *storage.Subscription, now time.Time) (*storage.Subscription, error) {
 		switch {
-		case s.Status == "paused":
+		case s.Status == storage.SubscriptionStatusPaused:
 		case s.PauseAtPeriodEnd && !subscriptionEnded[s.Status]:
 			out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{PauseAtPeriodEnd: storage.Set(false)})
 			if err != nil {
@@ -195,7 +197,7 @@ func (r *Resolver) resumeSubscription(ctx context.Context, id uuid.UUID) (*stora
 		default:
 			return nil, BadRequest("This subscription is not paused.")
 		}
-		resumed, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set("active"),
+		resumed, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusActive),
 			PausedAt: storage.Set[*time.Time](nil), ResumesAt: storage.Set[*time.Time](nil)})
 		if err != nil {
 			return nil, err

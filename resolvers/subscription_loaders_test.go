@@ -76,7 +76,7 @@ func seedSubscriptions(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 			duration) VALUES ($1, 'Ten', 'percentage', 1000, 'forever') RETURNING id`, orgID); err != nil {
 			return err
 		}
-		month := "month"
+		month := storage.IntervalMonth
 		one := 1
 		for i := range n {
 			c, err := storage.CreateCustomer(ctx, tx, orgID, storage.CustomerWrite{Email: ptr(fmt.Sprintf("s%03d@example.com", i))})

@@ -35,7 +35,7 @@ func meteredPrices(prices []*storage.ProductPrice) []*storage.ProductPrice {
 	seen := map[uuid.UUID]bool{}
 	var out []*storage.ProductPrice
 	for _, p := range prices {
-		if p.AmountType != "metered_unit" || p.MeterID == nil || seen[*p.MeterID] {
+		if p.AmountType != storage.AmountTypeMeteredUnit || p.MeterID == nil || seen[*p.MeterID] {
 			continue
 		}
 		seen[*p.MeterID] = true

@@ -371,7 +371,7 @@ func seedMeteredSubscriptions(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int
 		if err != nil {
 			return err
 		}
-		month, one := "month", 1
+		month, one := storage.IntervalMonth, 1
 		p, err := storage.CreateProduct(ctx, tx, orgID, storage.ProductWrite{Name: "Metered", Visibility: "public",
 			RecurringInterval: &month, RecurringIntervalCount: &one})
 		if err != nil {

@@ -43,7 +43,7 @@ func newSubListWorld(t *testing.T) *subListWorld {
 	s.Get(t, &w.discount, `INSERT INTO discounts (organization_id, name, type, basis_points, duration)
 		VALUES ($1, 'Launch 10%', 'percentage', 1000, 'forever') RETURNING id`, w.org.ID)
 	day := func(n int) time.Time { return w.base.Add(time.Duration(n) * 24 * time.Hour) }
-	mk := func(c customer, p product, status string, amount int64, started *time.Time, edit func(*storage.SubscriptionWrite)) uuid.UUID {
+	mk := func(c customer, p product, status storage.SubscriptionStatus, amount int64, started *time.Time, edit func(*storage.SubscriptionWrite)) uuid.UUID {
 		sw := storage.SubscriptionWrite{CustomerID: c.ID, ProductID: p.ID, Status: status, Amount: amount, Currency: "usd",
 			RecurringInterval: *p.RecurringInterval, RecurringIntervalCount: 1, CurrentPeriodStart: w.base,
 			CurrentPeriodEnd: w.base.AddDate(0, 1, 0), StartedAt: started}

@@ -47,20 +47,20 @@ func priceVariants(prices []*storage.ProductPrice) []model.ProductPriceVariant {
 
 func priceVariant(p *storage.ProductPrice) model.ProductPriceVariant {
 	switch p.AmountType {
-	case "fixed":
+	case storage.AmountTypeFixed:
 		return &model.ProductPriceFixed{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, PriceAmount: int(deref(p.PriceAmount))}
-	case "custom":
+	case storage.AmountTypeCustom:
 		return &model.ProductPriceCustom{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, MinimumAmount: int(deref(p.MinimumAmount)), MaximumAmount: narrowAmount(p.MaximumAmount),
 			PresetAmount: narrowAmount(p.PresetAmount)}
-	case "seat_based":
+	case storage.AmountTypeSeatBased:
 		return &model.ProductPriceSeatBased{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, SeatTiers: seatTiersOf(p.SeatTiers)}
-	case "metered_unit":
+	case storage.AmountTypeMeteredUnit:
 		return &model.ProductPriceMeteredUnit{CreatedAt: p.CreatedAt, ModifiedAt: p.ModifiedAt, ID: p.ID, Source: p.Source,
 			AmountType: p.AmountType, PriceCurrency: p.PriceCurrency, TaxBehavior: p.TaxBehavior, IsArchived: p.IsArchived,
 			ProductID: p.ProductID, UnitAmount: deref(p.UnitAmount), CapAmount: narrowAmount(p.CapAmount), MeterID: deref(p.MeterID)}

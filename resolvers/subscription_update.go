@@ -133,9 +133,9 @@ func subscriptionChangeable(s *storage.Subscription) error {
 	switch {
 	case subscriptionEnded[s.Status] || s.CancelAtPeriodEnd:
 		return errSubscriptionEnded()
-	case s.Status == "past_due":
+	case s.Status == storage.SubscriptionStatusPastDue:
 		return BadRequest("A past due subscription cannot be changed until its payment succeeds.")
-	case s.Status != "active" && s.Status != "trialing":
+	case s.Status != storage.SubscriptionStatusActive && s.Status != storage.SubscriptionStatusTrialing:
 		return BadRequest(fmt.Sprintf("A %s subscription cannot be changed.", s.Status))
 	}
 	return nil

@@ -55,14 +55,14 @@ func fileCreate() fastapi.Tagged {
 		if rule.MaxSize > 0 {
 			size.Le = fastapi.At(rule.MaxSize)
 		}
-		t.Members = append(t.Members, fastapi.TaggedMember{Tag: rule.Service, Schema: fastapi.Object{Name: names[rule.Service], Fields: []fastapi.Field{
+		t.Members = append(t.Members, fastapi.TaggedMember{Tag: string(rule.Service), Schema: fastapi.Object{Name: names[string(rule.Service)], Fields: []fastapi.Field{
 			{Name: "organization_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
 			{Name: "name", Schema: fastapi.String{}, Required: true},
 			{Name: "mime_type", Schema: mime, Required: true},
 			{Name: "size", Schema: size, Required: true},
 			{Name: "checksum_sha256_base64", Schema: fastapi.Nullable{Schema: fastapi.String{}}},
 			{Name: "upload", Schema: upload, Required: true},
-			{Name: "service", Schema: fastapi.Enum{Name: "FileServiceTypes", Values: []string{rule.Service}}, Required: true},
+			{Name: "service", Schema: fastapi.Enum{Name: "FileServiceTypes", Values: []string{string(rule.Service)}}, Required: true},
 			{Name: "version", Schema: fastapi.Nullable{Schema: fastapi.String{}}},
 		}}})
 	}

@@ -41,7 +41,7 @@ func newCheckoutWorld(t *testing.T) checkoutWorld {
 	product := func(name string, recurring bool, prices ...storage.ProductPriceWrite) *storage.Product {
 		pw := storage.ProductWrite{Name: name, Visibility: "public"}
 		if recurring {
-			pw.RecurringInterval, pw.RecurringIntervalCount = ptr("month"), ptr(1)
+			pw.RecurringInterval, pw.RecurringIntervalCount = ptr(storage.IntervalMonth), ptr(1)
 		}
 		p, err := storage.CreateProduct(ctx, s.db, w.org.ID, pw)
 		if err != nil {
@@ -97,7 +97,7 @@ func newCheckoutWorld(t *testing.T) checkoutWorld {
 			Metadata:               storage.Set(storage.JSONMap{"ref": "a"})}})
 	w.b = w.checkout(t, w.org.ID, 2, []uuid.UUID{w.plan.ID, w.ebook.ID}, storage.CheckoutWrite{CheckoutUpdate: storage.CheckoutUpdate{
 		ProductPriceID: storage.Set(price(w.plan)), CustomerID: storage.Set(&w.bob.ID), CustomerEmail: storage.Set(w.bob.Email),
-		Status: storage.Set("succeeded"), Amount: storage.Set[int64](900), AllowTrial: storage.Set(true),
+		Status: storage.Set(storage.CheckoutStatusSucceeded), Amount: storage.Set[int64](900), AllowTrial: storage.Set(true),
 		DiscountID: storage.Set(&w.pctOff.ID), DiscountAmount: storage.Set[int64](90), NetAmount: storage.Set[int64](810),
 		TotalAmount: storage.Set[int64](810), TaxAmount: storage.Set[int64](0)}})
 	w.c = w.checkout(t, w.org.ID, 1, []uuid.UUID{w.team.ID}, storage.CheckoutWrite{MinSeats: storage.Set(ptr(2)),

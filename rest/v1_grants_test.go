@@ -77,10 +77,10 @@ func newGrantsFixture(t *testing.T) grantsFixture {
 	return f
 }
 
-func (f grantsFixture) newBenefit(tb testing.TB, orgID uuid.UUID, typ, props string) uuid.UUID {
+func (f grantsFixture) newBenefit(tb testing.TB, orgID uuid.UUID, typ storage.BenefitType, props string) uuid.UUID {
 	tb.Helper()
 	b, err := storage.CreateBenefit(context.Background(), f.s.db, orgID, storage.BenefitWrite{Type: typ,
-		Description: "A " + typ + " benefit", Visibility: "public", Properties: storage.RawJSON(props)})
+		Description: "A " + string(typ) + " benefit", Visibility: "public", Properties: storage.RawJSON(props)})
 	if err != nil {
 		tb.Fatal(err)
 	}

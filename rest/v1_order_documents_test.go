@@ -38,7 +38,7 @@ func newDocumentWorld(t *testing.T) documentWorld {
 }
 
 // billed is an order of status with billing details (or none), one line of 1,000.
-func (w documentWorld) billed(t *testing.T, status string, details bool) *storage.Order {
+func (w documentWorld) billed(t *testing.T, status storage.OrderStatus, details bool) *storage.Order {
 	t.Helper()
 	o := storage.OrderWrite{CustomerID: w.alice.ID, Status: status, BillingReason: "purchase"}
 	if details {
@@ -112,7 +112,7 @@ func TestOrderInvoiceServesTheContract(t *testing.T) {
 			tt.want.check(t, rec)
 			if tt.want.status == 409 {
 				want{detail: "Order " + tt.order.ID.String() + " is not eligible for invoice generation (current status: " +
-					tt.order.Status + ")."}.check(t, rec)
+					string(tt.order.Status) + ")."}.check(t, rec)
 			}
 			if n := w.pendingJobs(t, tt.order.ID); n != 0 {
 				t.Errorf("%d jobs scheduled by a refused request", n)

@@ -55,7 +55,7 @@ func newOrderWorld(t *testing.T, s *v1) orderWorld {
 		t.Fatal(err)
 	}
 	if w.plan, err = storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Pro plan", Visibility: "public",
-		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)}); err != nil {
+		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()

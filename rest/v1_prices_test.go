@@ -29,7 +29,7 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := storage.CreateProduct(ctx, s.db, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
-		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

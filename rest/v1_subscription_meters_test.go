@@ -40,7 +40,7 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 		t.Fatal(err)
 	}
 	p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
-		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
 	if err != nil {
 		t.Fatal(err)
 	}

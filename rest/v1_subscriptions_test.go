@@ -43,7 +43,7 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 	}
 	product := func(name string, price storage.ProductPriceWrite) (*storage.Product, *storage.ProductPrice) {
 		p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: name, Visibility: "public",
-			RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+			RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 		Type: "fixed", Amount: ptr(int64(500)), Currency: ptr("usd"), Duration: "once"}); err != nil {
 		t.Fatal(err)
 	}
-	mk := func(c *storage.Customer, p *storage.Product, pr *storage.ProductPrice, status string, amount int64,
+	mk := func(c *storage.Customer, p *storage.Product, pr *storage.ProductPrice, status storage.SubscriptionStatus, amount int64,
 		started *time.Time, edit func(*storage.SubscriptionWrite)) *storage.Subscription {
 		sw := storage.SubscriptionWrite{CustomerID: c.ID, ProductID: p.ID, Status: status, Amount: amount, Currency: "usd",
 			RecurringInterval: "month", RecurringIntervalCount: 1, CurrentPeriodStart: w.base,

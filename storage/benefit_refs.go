@@ -62,7 +62,7 @@ func benefitRefsOK(org string) string {
 // missingBenefitRef explains a refused benefit write: the first object the properties name
 // that is not the organization's, meters first, files in list order. It only diagnoses: the
 // write itself already refused atomically. With every object found, the benefit was missing.
-func missingBenefitRef(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, typ string, props RawJSON) error {
+func missingBenefitRef(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, typ BenefitType, props RawJSON) error {
 	var rows []struct {
 		Table string    `db:"tbl"`
 		ID    uuid.UUID `db:"id"`

@@ -65,7 +65,7 @@ func (w *refsWorld) file(t *testing.T, orgID uuid.UUID) uuid.UUID {
 	return id
 }
 
-func (w *refsWorld) create(t *testing.T, typ string, props storage.RawJSON) *storage.Benefit {
+func (w *refsWorld) create(t *testing.T, typ storage.BenefitType, props storage.RawJSON) *storage.Benefit {
 	t.Helper()
 	b, err := storage.CreateBenefit(context.Background(), w.db, w.mine, storage.BenefitWrite{Type: typ, Description: "Benefit",
 		Visibility: "public", Properties: props})
@@ -103,7 +103,7 @@ func TestBenefitReferences(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		typ   string
+		typ   storage.BenefitType
 		props storage.RawJSON
 		want  *storage.RefError
 	}{

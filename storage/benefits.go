@@ -14,25 +14,25 @@ import (
 // Discord roles, … Its type-specific settings live in Properties, spelled as the contract's
 // Benefit*Properties schemas.
 type Benefit struct {
-	ID             uuid.UUID  `db:"id"`
-	CreatedAt      time.Time  `db:"created_at"`
-	ModifiedAt     *time.Time `db:"modified_at"`
-	DeletedAt      *time.Time `db:"deleted_at"`
-	OrganizationID uuid.UUID  `db:"organization_id"`
-	Type           string     `db:"type"`
-	Description    string     `db:"description"`
-	Visibility     string     `db:"visibility"`
-	Selectable     bool       `db:"selectable"`
-	Deletable      bool       `db:"deletable"`
-	Properties     RawJSON    `db:"properties"`
-	Metadata       JSONMap    `db:"metadata"`
+	ID             uuid.UUID         `db:"id"`
+	CreatedAt      time.Time         `db:"created_at"`
+	ModifiedAt     *time.Time        `db:"modified_at"`
+	DeletedAt      *time.Time        `db:"deleted_at"`
+	OrganizationID uuid.UUID         `db:"organization_id"`
+	Type           BenefitType       `db:"type"`
+	Description    string            `db:"description"`
+	Visibility     BenefitVisibility `db:"visibility"`
+	Selectable     bool              `db:"selectable"`
+	Deletable      bool              `db:"deletable"`
+	Properties     RawJSON           `db:"properties"`
+	Metadata       JSONMap           `db:"metadata"`
 }
 
 // IsDeleted reports a soft-deleted benefit.
 func (b *Benefit) IsDeleted() bool { return b.DeletedAt != nil }
 
 // VisibilityConfigurable is true for every type a seller may hide from the portal.
-func (b *Benefit) VisibilityConfigurable() bool { return b.Type != "meter_credit" }
+func (b *Benefit) VisibilityConfigurable() bool { return b.Type != BenefitTypeMeterCredit }
 
 const benefitColumns = `id, created_at, modified_at, deleted_at, organization_id, type, description,
 	visibility, selectable, deletable, properties, metadata`
@@ -42,9 +42,9 @@ const benefitColumnsB = `b.id, b.created_at, b.modified_at, b.deleted_at, b.orga
 
 // BenefitWrite holds a benefit's writable fields.
 type BenefitWrite struct {
-	Type        string
+	Type        BenefitType
 	Description string
-	Visibility  string
+	Visibility  BenefitVisibility
 	Properties  RawJSON
 	Metadata    JSONMap
 }
@@ -68,7 +68,7 @@ func CreateBenefit(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Be
 // what they hold.
 type BenefitUpdate struct {
 	Description Omittable[string]
-	Visibility  Omittable[string]
+	Visibility  Omittable[BenefitVisibility]
 	Properties  Omittable[RawJSON]
 	Metadata    Omittable[JSONMap]
 }
@@ -135,7 +135,7 @@ func CountBenefits(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, ids 
 
 // BenefitListFilter narrows a benefit list.
 type BenefitListFilter struct {
-	Types    []string
+	Types    []BenefitType
 	Query    *string
 	Metadata map[string][]string
 }

@@ -11,7 +11,7 @@ import (
 // the buyer's or seller's changes and the re-computed price, and a new checkout starts from
 // one (see CheckoutWrite).
 type CheckoutUpdate struct {
-	Status                 Omittable[string]
+	Status                 Omittable[CheckoutStatus]
 	SuccessURL             Omittable[string]
 	ReturnURL              Omittable[*string]
 	EmbedOrigin            Omittable[*string]
@@ -23,7 +23,7 @@ type CheckoutUpdate struct {
 	TotalAmount            Omittable[int64]
 	Seats                  Omittable[*int]
 	AllowTrial             Omittable[bool]
-	TrialInterval          Omittable[*string]
+	TrialInterval          Omittable[*Interval]
 	TrialIntervalCount     Omittable[*int]
 	TrialEnd               Omittable[*time.Time]
 	ProductID              Omittable[uuid.UUID]

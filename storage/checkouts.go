@@ -90,7 +90,7 @@ func UpdateCheckout(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, u Chec
 
 // SetCheckoutStatus moves a checkout from one status to another and reports whether it was
 // in the expected status, so a transition never overwrites a concurrent one.
-func SetCheckoutStatus(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, from, to string) (bool, error) {
+func SetCheckoutStatus(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, from, to CheckoutStatus) (bool, error) {
 	res, err := q.ExecContext(ctx, `UPDATE checkouts SET status = $3, modified_at = now()
 		WHERE id = $1 AND status = $2`, id, from, to)
 	if err != nil {

@@ -15,7 +15,7 @@ type CheckoutListFilter struct {
 	ProductIDs          []uuid.UUID
 	CustomerIDs         []uuid.UUID
 	ExternalCustomerIDs []string
-	Statuses            []string
+	Statuses            []CheckoutStatus
 	// Query matches customer_email with ILIKE '%query%' without escaping, as upstream does.
 	Query *string
 }

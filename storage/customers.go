@@ -12,25 +12,25 @@ import (
 // Customer is a buyer of an organization; deleting one is a soft delete.
 type Customer struct {
 	Rendered
-	ID                     uuid.UUID  `db:"id"`
-	CreatedAt              time.Time  `db:"created_at"`
-	ModifiedAt             *time.Time `db:"modified_at"`
-	DeletedAt              *time.Time `db:"deleted_at"`
-	OrganizationID         uuid.UUID  `db:"organization_id"`
-	Type                   string     `db:"type"`
-	ExternalID             *string    `db:"external_id"`
-	Email                  *string    `db:"email"`
-	EmailVerified          bool       `db:"email_verified"`
-	Name                   *string    `db:"name"`
-	BillingName            *string    `db:"billing_name"`
-	BillingAddress         *Address   `db:"billing_address"`
-	TaxIDValue             *string    `db:"tax_id"`
-	TaxIDFormat            *string    `db:"tax_id_format"`
-	Locale                 *string    `db:"locale"`
-	Metadata               JSONMap    `db:"metadata"`
-	AvatarURL              *string    `db:"avatar_url"`
-	FirstUserEventAt       *time.Time `db:"first_user_event_at"`
-	DefaultPaymentMethodID *uuid.UUID `db:"default_payment_method_id"`
+	ID                     uuid.UUID    `db:"id"`
+	CreatedAt              time.Time    `db:"created_at"`
+	ModifiedAt             *time.Time   `db:"modified_at"`
+	DeletedAt              *time.Time   `db:"deleted_at"`
+	OrganizationID         uuid.UUID    `db:"organization_id"`
+	Type                   CustomerType `db:"type"`
+	ExternalID             *string      `db:"external_id"`
+	Email                  *string      `db:"email"`
+	EmailVerified          bool         `db:"email_verified"`
+	Name                   *string      `db:"name"`
+	BillingName            *string      `db:"billing_name"`
+	BillingAddress         *Address     `db:"billing_address"`
+	TaxIDValue             *string      `db:"tax_id"`
+	TaxIDFormat            *string      `db:"tax_id_format"`
+	Locale                 *string      `db:"locale"`
+	Metadata               JSONMap      `db:"metadata"`
+	AvatarURL              *string      `db:"avatar_url"`
+	FirstUserEventAt       *time.Time   `db:"first_user_event_at"`
+	DefaultPaymentMethodID *uuid.UUID   `db:"default_payment_method_id"`
 }
 
 // TaxID is the contract's [value, format] pair, or nil when no tax id is set.
@@ -47,7 +47,7 @@ const customerColumns = `id, created_at, modified_at, deleted_at, organization_i
 
 // CustomerWrite holds the fields of a new customer; changes to one are a CustomerUpdate.
 type CustomerWrite struct {
-	Type           string
+	Type           CustomerType
 	ExternalID     *string
 	Email          *string
 	Name           *string
@@ -62,7 +62,7 @@ type CustomerWrite struct {
 // CreateCustomer inserts a customer.
 func CreateCustomer(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w CustomerWrite) (*Customer, error) {
 	if w.Type == "" {
-		w.Type = "individual"
+		w.Type = CustomerTypeIndividual
 	}
 	var c Customer
 	err := sqlx.GetContext(ctx, q, &c, `INSERT INTO customers (organization_id, type, external_id, email,

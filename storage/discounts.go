@@ -21,11 +21,11 @@ const discountColumns = `id, created_at, modified_at, organization_id, name, typ
 // DiscountWrite holds a discount's writable fields.
 type DiscountWrite struct {
 	Name                      string
-	Type                      string
+	Type                      DiscountType
 	BasisPoints               *int
 	Amount                    *int64
 	Currency                  *string
-	Duration                  string
+	Duration                  DiscountDuration
 	DurationInMonths          *int
 	Code                      *string
 	StartsAt                  *time.Time

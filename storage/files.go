@@ -18,18 +18,18 @@ import (
 // The GraphQL API presents it as one of the File variants, so it is not named File, which
 // would bind it to that interface.
 type StoredFile struct {
-	ID             uuid.UUID  `db:"id"`
-	CreatedAt      time.Time  `db:"created_at"`
-	ModifiedAt     *time.Time `db:"modified_at"`
-	OrganizationID uuid.UUID  `db:"organization_id"`
-	Service        string     `db:"service"`
-	Name           string     `db:"name"`
-	Version        *string    `db:"version"`
-	Path           string     `db:"path"`
-	MimeType       string     `db:"mime_type"`
-	Size           int64      `db:"size"`
-	StorageVersion *string    `db:"storage_version"`
-	ChecksumETag   *string    `db:"checksum_etag"`
+	ID             uuid.UUID   `db:"id"`
+	CreatedAt      time.Time   `db:"created_at"`
+	ModifiedAt     *time.Time  `db:"modified_at"`
+	OrganizationID uuid.UUID   `db:"organization_id"`
+	Service        FileService `db:"service"`
+	Name           string      `db:"name"`
+	Version        *string     `db:"version"`
+	Path           string      `db:"path"`
+	MimeType       string      `db:"mime_type"`
+	Size           int64       `db:"size"`
+	StorageVersion *string     `db:"storage_version"`
+	ChecksumETag   *string     `db:"checksum_etag"`
 	// ChecksumSHA256Base64 and ChecksumSHA256Hex are the whole-file digest the client
 	// declared when it started the upload, kept as given: upstream does not recompute them.
 	ChecksumSHA256Base64 *string    `db:"checksum_sha256_base64"`
@@ -49,7 +49,7 @@ const fileColumns = `id, created_at, modified_at, organization_id, service, name
 // because the object key (Path) contains it and the upload starts before the row exists.
 type FileWrite struct {
 	ID                   uuid.UUID
-	Service              string
+	Service              FileService
 	Name                 string
 	Version              *string
 	Path                 string

@@ -25,11 +25,11 @@ func TestFileLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(orgID uuid.UUID, service string) *storage.StoredFile {
+	create := func(orgID uuid.UUID, service storage.FileService) *storage.StoredFile {
 		t.Helper()
 		id := uuid.New()
 		f, err := storage.CreateFile(ctx, db, orgID, storage.FileWrite{ID: id, Service: service, Name: "a.png",
-			Path: service + "/" + orgID.String() + "/" + id.String() + "/a.png", MimeType: "image/png", Size: 3,
+			Path: string(service) + "/" + orgID.String() + "/" + id.String() + "/a.png", MimeType: "image/png", Size: 3,
 			UploadID: "upload-" + id.String()})
 		if err != nil {
 			t.Fatal(err)

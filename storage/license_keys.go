@@ -86,7 +86,7 @@ func LicenseKeysByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) (
 // LicenseKeyUpdate is a partial update: a field is written only when its Set flag is true;
 // a nil value then writes NULL.
 type LicenseKeyUpdate struct {
-	Status                                         *string
+	Status                                         *LicenseKeyStatus
 	Usage                                          *int
 	SetLimitActivations, SetLimitUsage, SetExpires bool
 	LimitActivations, LimitUsage                   *int
@@ -95,10 +95,10 @@ type LicenseKeyUpdate struct {
 
 // UpdateLicenseKey applies a partial update to a live key of the organizations and returns
 // the key with the status it had before, so the caller can tell a status change.
-func UpdateLicenseKey(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u LicenseKeyUpdate, now time.Time) (*LicenseKey, string, error) {
+func UpdateLicenseKey(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID, u LicenseKeyUpdate, now time.Time) (*LicenseKey, LicenseKeyStatus, error) {
 	var row struct {
 		LicenseKey
-		PreviousStatus string `db:"previous_status"`
+		PreviousStatus LicenseKeyStatus `db:"previous_status"`
 	}
 	err := sqlx.GetContext(ctx, q, &row, `UPDATE license_keys k SET
 			status = coalesce($3, k.status),

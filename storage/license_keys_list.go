@@ -13,7 +13,7 @@ type LicenseKeyListFilter struct {
 	OrganizationIDs []uuid.UUID
 	BenefitIDs      []uuid.UUID
 	CustomerIDs     []uuid.UUID
-	Statuses        []string
+	Statuses        []LicenseKeyStatus
 	// CustomerID and MemberID scope the portal lists: a customer sees its keys, a member the
 	// keys it holds.
 	CustomerID *uuid.UUID

@@ -30,8 +30,8 @@ type OrderWrite struct {
 	DiscountID      *uuid.UUID
 	SubscriptionID  *uuid.UUID
 	CheckoutID      *uuid.UUID
-	Status          string
-	BillingReason   string
+	Status          OrderStatus
+	BillingReason   OrderBillingReason
 	Currency        string
 	SubtotalAmount  int64
 	DiscountAmount  int64

@@ -23,7 +23,7 @@ type OrderListFilter struct {
 	ExternalCustomerIDs []string // matched on live customers only
 	CheckoutIDs         []uuid.UUID
 	SubscriptionIDs     []uuid.UUID
-	Statuses            []string
+	Statuses            []OrderStatus
 	CreatedAfter        *time.Time // strict
 	CreatedBefore       *time.Time // strict
 	Query               *string    // product name, ILIKE with wildcards escaped

@@ -12,20 +12,20 @@ import (
 
 // Organization is a seller: the tenant that owns customers, products and everything sold.
 type Organization struct {
-	ID                         uuid.UUID  `db:"id"`
-	CreatedAt                  time.Time  `db:"created_at"`
-	ModifiedAt                 *time.Time `db:"modified_at"`
-	Name                       string     `db:"name"`
-	Slug                       string     `db:"slug"`
-	AvatarURL                  *string    `db:"avatar_url"`
-	Email                      *string    `db:"email"`
-	Website                    *string    `db:"website"`
-	DefaultPresentmentCurrency string     `db:"default_presentment_currency"`
-	ProrationBehavior          string     `db:"proration_behavior"`
-	AllowCustomerUpdates       bool       `db:"allow_customer_updates"`
-	CustomerPortalSettings     RawJSON    `db:"customer_portal_settings"`
-	FeatureSettings            RawJSON    `db:"feature_settings"`
-	ProcessorMode              string     `db:"processor_mode"`
+	ID                         uuid.UUID     `db:"id"`
+	CreatedAt                  time.Time     `db:"created_at"`
+	ModifiedAt                 *time.Time    `db:"modified_at"`
+	Name                       string        `db:"name"`
+	Slug                       string        `db:"slug"`
+	AvatarURL                  *string       `db:"avatar_url"`
+	Email                      *string       `db:"email"`
+	Website                    *string       `db:"website"`
+	DefaultPresentmentCurrency string        `db:"default_presentment_currency"`
+	ProrationBehavior          string        `db:"proration_behavior"`
+	AllowCustomerUpdates       bool          `db:"allow_customer_updates"`
+	CustomerPortalSettings     RawJSON       `db:"customer_portal_settings"`
+	FeatureSettings            RawJSON       `db:"feature_settings"`
+	ProcessorMode              ProcessorMode `db:"processor_mode"`
 }
 
 // MemberModelEnabled reports the feature that makes customer sessions member sessions.

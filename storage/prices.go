@@ -17,7 +17,7 @@ type ProductPrice struct {
 	ModifiedAt     *time.Time `db:"modified_at"`
 	ProductID      uuid.UUID  `db:"product_id"`
 	Source         string     `db:"source"`
-	AmountType     string     `db:"amount_type"`
+	AmountType     AmountType `db:"amount_type"`
 	PriceCurrency  string     `db:"price_currency"`
 	TaxBehavior    *string    `db:"tax_behavior"`
 	IsArchived     bool       `db:"is_archived"`
@@ -38,7 +38,7 @@ const priceColumns = `id, created_at, modified_at, product_id, source, amount_ty
 
 // ProductPriceWrite describes a price to create.
 type ProductPriceWrite struct {
-	AmountType    string
+	AmountType    AmountType
 	PriceCurrency string
 	TaxBehavior   *string
 	PriceAmount   *int64

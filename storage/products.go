@@ -11,21 +11,21 @@ import (
 
 // Product is something an organization sells, one-time or recurring.
 type Product struct {
-	ID                     uuid.UUID  `db:"id"`
-	CreatedAt              time.Time  `db:"created_at"`
-	ModifiedAt             *time.Time `db:"modified_at"`
-	OrganizationID         uuid.UUID  `db:"organization_id"`
-	Name                   string     `db:"name"`
-	Description            *string    `db:"description"`
-	Visibility             string     `db:"visibility"`
-	RecurringInterval      *string    `db:"recurring_interval"`
-	RecurringIntervalCount *int       `db:"recurring_interval_count"`
-	MeterInterval          *string    `db:"meter_interval"`
-	MeterIntervalCount     *int       `db:"meter_interval_count"`
-	TrialInterval          *string    `db:"trial_interval"`
-	TrialIntervalCount     *int       `db:"trial_interval_count"`
-	IsArchived             bool       `db:"is_archived"`
-	Metadata               JSONMap    `db:"metadata"`
+	ID                     uuid.UUID         `db:"id"`
+	CreatedAt              time.Time         `db:"created_at"`
+	ModifiedAt             *time.Time        `db:"modified_at"`
+	OrganizationID         uuid.UUID         `db:"organization_id"`
+	Name                   string            `db:"name"`
+	Description            *string           `db:"description"`
+	Visibility             ProductVisibility `db:"visibility"`
+	RecurringInterval      *Interval         `db:"recurring_interval"`
+	RecurringIntervalCount *int              `db:"recurring_interval_count"`
+	MeterInterval          *Interval         `db:"meter_interval"`
+	MeterIntervalCount     *int              `db:"meter_interval_count"`
+	TrialInterval          *Interval         `db:"trial_interval"`
+	TrialIntervalCount     *int              `db:"trial_interval_count"`
+	IsArchived             bool              `db:"is_archived"`
+	Metadata               JSONMap           `db:"metadata"`
 }
 
 // IsRecurring tells a subscription product from a one-time one.
@@ -42,12 +42,12 @@ var productColumnsP = qualify("p", productColumns)
 type ProductWrite struct {
 	Name                   string
 	Description            *string
-	Visibility             string
-	RecurringInterval      *string
+	Visibility             ProductVisibility
+	RecurringInterval      *Interval
 	RecurringIntervalCount *int
-	MeterInterval          *string
+	MeterInterval          *Interval
 	MeterIntervalCount     *int
-	TrialInterval          *string
+	TrialInterval          *Interval
 	TrialIntervalCount     *int
 	Metadata               JSONMap
 }
@@ -69,9 +69,9 @@ func CreateProduct(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w Pr
 type ProductUpdate struct {
 	Name               Omittable[string]
 	Description        Omittable[*string]
-	Visibility         Omittable[string]
+	Visibility         Omittable[ProductVisibility]
 	IsArchived         Omittable[bool]
-	TrialInterval      Omittable[*string]
+	TrialInterval      Omittable[*Interval]
 	TrialIntervalCount Omittable[*int]
 	Metadata           Omittable[JSONMap]
 }
@@ -115,7 +115,7 @@ type ProductListFilter struct {
 	IsRecurring *bool
 	Query       *string
 	BenefitIDs  []uuid.UUID
-	Visibility  []string
+	Visibility  []ProductVisibility
 	Metadata    map[string][]string
 }
 

@@ -13,15 +13,17 @@ const seatColumns = `id, created_at, modified_at, organization_id, subscription_
 	member_id, email, invitation_token_expires_at, claimed_at, revoked_at, seat_metadata`
 
 // SeatSource is the subscription or the order whose seats are handed out (exactly one of
-// SubscriptionID and OrderID is set). Seats is nil when the purchase is not seat-based.
+// SubscriptionID and OrderID is set, and its status is in SubscriptionStatus or OrderStatus).
+// Seats is nil when the purchase is not seat-based.
 type SeatSource struct {
-	SubscriptionID *uuid.UUID `db:"subscription_id"`
-	OrderID        *uuid.UUID `db:"order_id"`
-	OrganizationID uuid.UUID  `db:"organization_id"`
-	CustomerID     uuid.UUID  `db:"customer_id"`
-	ProductID      *uuid.UUID `db:"product_id"`
-	Seats          *int       `db:"seats"`
-	Status         string     `db:"status"`
+	SubscriptionID     *uuid.UUID         `db:"subscription_id"`
+	OrderID            *uuid.UUID         `db:"order_id"`
+	OrganizationID     uuid.UUID          `db:"organization_id"`
+	CustomerID         uuid.UUID          `db:"customer_id"`
+	ProductID          *uuid.UUID         `db:"product_id"`
+	Seats              *int               `db:"seats"`
+	SubscriptionStatus SubscriptionStatus `db:"subscription_status"`
+	OrderStatus        OrderStatus        `db:"order_status"`
 }
 
 // GetSeatSource reads a live subscription (subscriptionID) or order (orderID) of the given
@@ -29,11 +31,11 @@ type SeatSource struct {
 // so concurrent assignments never exceed its seats.
 func GetSeatSource(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, subscriptionID, orderID *uuid.UUID, lock bool) (*SeatSource, error) {
 	query := `SELECT id AS subscription_id, NULL::uuid AS order_id, organization_id, customer_id, product_id,
-		seats, status FROM subscriptions WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`
+		seats, status AS subscription_status, '' AS order_status FROM subscriptions WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`
 	id := subscriptionID
 	if subscriptionID == nil {
 		query = `SELECT NULL::uuid AS subscription_id, id AS order_id, organization_id, customer_id, product_id,
-			seats, status FROM orders WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`
+			seats, '' AS subscription_status, status AS order_status FROM orders WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL`
 		id = orderID
 	}
 	if id == nil {

@@ -14,7 +14,7 @@ type SeatListFilter struct {
 	// purchases, a member the seats it holds.
 	CustomerID *uuid.UUID
 	MemberID   *uuid.UUID
-	Statuses   []string
+	Statuses   []CustomerSeatStatus
 }
 
 // SeatSortColumns maps the sort properties of seat lists to SQL over seatList's alias cs.

@@ -38,10 +38,10 @@ type SubscriptionWrite struct {
 	DiscountID              *uuid.UUID
 	CheckoutID              *uuid.UUID
 	PaymentMethodID         *uuid.UUID
-	Status                  string
+	Status                  SubscriptionStatus
 	Amount                  int64
 	Currency                string
-	RecurringInterval       string
+	RecurringInterval       Interval
 	RecurringIntervalCount  int
 	CurrentPeriodStart      time.Time
 	CurrentPeriodEnd        time.Time
@@ -113,9 +113,9 @@ func LockSubscription(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, 
 // stamps modified_at.
 type SubscriptionUpdate struct {
 	ProductID                   Omittable[uuid.UUID]
-	Status                      Omittable[string]
+	Status                      Omittable[SubscriptionStatus]
 	Amount                      Omittable[int64]
-	RecurringInterval           Omittable[string]
+	RecurringInterval           Omittable[Interval]
 	RecurringIntervalCount      Omittable[int]
 	CurrentPeriodStart          Omittable[time.Time]
 	CurrentPeriodEnd            Omittable[time.Time]
@@ -130,7 +130,7 @@ type SubscriptionUpdate struct {
 	PausedAt                    Omittable[*time.Time]
 	ResumesAt                   Omittable[*time.Time]
 	Seats                       Omittable[*int]
-	CustomerCancellationReason  Omittable[*string]
+	CustomerCancellationReason  Omittable[*CustomerCancellationReason]
 	CustomerCancellationComment Omittable[*string]
 }
 

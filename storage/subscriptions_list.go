@@ -22,9 +22,9 @@ type SubscriptionListFilter struct {
 	// Active true is status trialing or active, false is canceled or unpaid; past_due,
 	// paused and incomplete* match neither, as upstream.
 	Active                     *bool
-	Statuses                   []string
+	Statuses                   []SubscriptionStatus
 	CancelAtPeriodEnd          *bool
-	CustomerCancellationReason []string
+	CustomerCancellationReason []CustomerCancellationReason
 	CanceledAtAfter            *time.Time // inclusive
 	CanceledAtBefore           *time.Time // inclusive
 	StartedAfter               *time.Time // strict

@@ -40,7 +40,7 @@ type CheckoutPrice interface {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	GetSource() string
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	GetAmountType() string
+	GetAmountType() storage.AmountType
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	GetPriceCurrency() string
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -61,9 +61,9 @@ type DiscountBase interface {
 	// When the discount was last changed; null if never.
 	GetModifiedAt() *time.Time
 	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-	GetDuration() string
+	GetDuration() storage.DiscountDuration
 	// fixed (an amount off) or percentage.
-	GetType() string
+	GetType() storage.DiscountType
 	// The discount's name, shown to the customer when it applies.
 	GetName() string
 	// The code customers enter at checkout; null when it applies only through a checkout that names it.
@@ -114,7 +114,7 @@ type File interface {
 	// The seller's version label, e.g. 1.2.0; null for none.
 	GetVersion() *string
 	// What the file is for; it decides the variant.
-	GetService() string
+	GetService() storage.FileService
 	// true once the upload is completed; only uploaded files can be downloaded.
 	GetIsUploaded() bool
 	// When the file was created (its upload started).
@@ -176,7 +176,7 @@ type ProductPriceVariant interface {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	GetSource() string
 	// Which variant this is: fixed, custom, free, seat_based or metered_unit.
-	GetAmountType() string
+	GetAmountType() storage.AmountType
 	// The lowercase ISO 4217 currency the customer is charged in.
 	GetPriceCurrency() string
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -271,11 +271,11 @@ type BenefitCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
 	// What the benefit gives; it cannot change later.
-	Type string `json:"type"`
+	Type storage.BenefitType `json:"type"`
 	// What customers see, 3 to 42 characters.
 	Description string `json:"description"`
 	// Default public.
-	Visibility *string `json:"visibility,omitempty"`
+	Visibility *storage.BenefitVisibility `json:"visibility,omitempty"`
 	// The type's properties as the contract spells them, e.g. for license_keys {"prefix", "expires", "activations", "limit_usage"}.
 	Properties storage.RawJSON `json:"properties,omitempty"`
 	// The seller's own key-value data.
@@ -300,7 +300,7 @@ type BenefitDownloadablesProperties struct {
 // Narrows a benefit list; fields are AND-ed. Deleted benefits are never listed.
 type BenefitFilter struct {
 	// Only benefits of these types (OR-ed).
-	Type []string `json:"type,omitempty"`
+	Type []storage.BenefitType `json:"type,omitempty"`
 	// Matches the description, case-insensitively (substring).
 	Query *string `json:"query,omitempty"`
 	// Only benefits whose metadata matches every key.
@@ -381,7 +381,7 @@ type BenefitUpdateInput struct {
 	// What customers see, 3 to 42 characters.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	// Whether the customer portal may show the benefit.
-	Visibility graphql.Omittable[*string] `json:"visibility,omitempty"`
+	Visibility graphql.Omittable[*storage.BenefitVisibility] `json:"visibility,omitempty"`
 	// Replaces the type's properties, validated as at creation; a downloadables benefit's holders
 	// get its new files at once.
 	Properties graphql.Omittable[storage.RawJSON] `json:"properties,omitempty"`
@@ -491,7 +491,7 @@ type CheckoutCreateInput struct {
 	// Whether the product's trial applies; default true.
 	AllowTrial *bool `json:"allowTrial,omitempty"`
 	// Overrides the product's trial.
-	TrialInterval *string `json:"trialInterval,omitempty"`
+	TrialInterval *storage.Interval `json:"trialInterval,omitempty"`
 	// How many trialInterval units the trial lasts, at least 1; default 1.
 	TrialIntervalCount *int `json:"trialIntervalCount,omitempty"`
 	// Where the buyer goes after paying; {CHECKOUT_ID} is replaced. Default: Till's confirmation page.
@@ -513,9 +513,9 @@ type CheckoutCreateInput struct {
 // A fixed discount applied once or forever.
 type CheckoutDiscountFixedOnceForeverDuration struct {
 	// How many payments the discount reduces.
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// Whether it takes off an amount or a percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The amount taken off, in the smallest unit of currency, e.g. cents.
 	Amount int `json:"amount"`
 	// The currency of amount, lowercase ISO 4217, e.g. usd.
@@ -535,11 +535,11 @@ func (CheckoutDiscountFixedOnceForeverDuration) IsCheckoutDiscount() {}
 // A fixed discount applied for a number of months.
 type CheckoutDiscountFixedRepeatDuration struct {
 	// How many payments the discount reduces.
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// How many months of payments the discount reduces.
 	DurationInMonths int `json:"durationInMonths"`
 	// Whether it takes off an amount or a percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The amount taken off, in the smallest unit of currency, e.g. cents.
 	Amount int `json:"amount"`
 	// The currency of amount, lowercase ISO 4217, e.g. usd.
@@ -559,9 +559,9 @@ func (CheckoutDiscountFixedRepeatDuration) IsCheckoutDiscount() {}
 // A percentage discount applied once or forever.
 type CheckoutDiscountPercentageOnceForeverDuration struct {
 	// How many payments the discount reduces.
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// Whether it takes off an amount or a percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The percentage taken off, in hundredths of a percent (1000 is 10 %).
 	BasisPoints int `json:"basisPoints"`
 	// The discount's id.
@@ -577,11 +577,11 @@ func (CheckoutDiscountPercentageOnceForeverDuration) IsCheckoutDiscount() {}
 // A percentage discount applied for a number of months.
 type CheckoutDiscountPercentageRepeatDuration struct {
 	// How many payments the discount reduces.
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// How many months of payments the discount reduces.
 	DurationInMonths int `json:"durationInMonths"`
 	// Whether it takes off an amount or a percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The percentage taken off, in hundredths of a percent (1000 is 10 %).
 	BasisPoints int `json:"basisPoints"`
 	// The discount's id.
@@ -605,7 +605,7 @@ type CheckoutFilter struct {
 	// Only checkouts of the customers with these external ids.
 	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
 	// Only checkouts in these states.
-	Status []string `json:"status,omitempty"`
+	Status []storage.CheckoutStatus `json:"status,omitempty"`
 	// Matches the customer email with ILIKE '%query%', unescaped as upstream: % and _ are wildcards.
 	Query *string `json:"query,omitempty"`
 }
@@ -631,7 +631,7 @@ type CheckoutPriceCustom struct {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	Source string `json:"source"`
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -665,7 +665,7 @@ func (this CheckoutPriceCustom) GetID() uuid.UUID { return this.ID }
 func (this CheckoutPriceCustom) GetSource() string { return this.Source }
 
 // Which member this is: fixed, custom, free, seat_based or metered_unit.
-func (this CheckoutPriceCustom) GetAmountType() string { return this.AmountType }
+func (this CheckoutPriceCustom) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 func (this CheckoutPriceCustom) GetPriceCurrency() string { return this.PriceCurrency }
@@ -690,7 +690,7 @@ type CheckoutPriceFixed struct {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	Source string `json:"source"`
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -718,7 +718,7 @@ func (this CheckoutPriceFixed) GetID() uuid.UUID { return this.ID }
 func (this CheckoutPriceFixed) GetSource() string { return this.Source }
 
 // Which member this is: fixed, custom, free, seat_based or metered_unit.
-func (this CheckoutPriceFixed) GetAmountType() string { return this.AmountType }
+func (this CheckoutPriceFixed) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 func (this CheckoutPriceFixed) GetPriceCurrency() string { return this.PriceCurrency }
@@ -743,7 +743,7 @@ type CheckoutPriceFree struct {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	Source string `json:"source"`
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -769,7 +769,7 @@ func (this CheckoutPriceFree) GetID() uuid.UUID { return this.ID }
 func (this CheckoutPriceFree) GetSource() string { return this.Source }
 
 // Which member this is: fixed, custom, free, seat_based or metered_unit.
-func (this CheckoutPriceFree) GetAmountType() string { return this.AmountType }
+func (this CheckoutPriceFree) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 func (this CheckoutPriceFree) GetPriceCurrency() string { return this.PriceCurrency }
@@ -808,7 +808,7 @@ type CheckoutPriceMeteredUnit struct {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	Source string `json:"source"`
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -844,7 +844,7 @@ func (this CheckoutPriceMeteredUnit) GetID() uuid.UUID { return this.ID }
 func (this CheckoutPriceMeteredUnit) GetSource() string { return this.Source }
 
 // Which member this is: fixed, custom, free, seat_based or metered_unit.
-func (this CheckoutPriceMeteredUnit) GetAmountType() string { return this.AmountType }
+func (this CheckoutPriceMeteredUnit) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 func (this CheckoutPriceMeteredUnit) GetPriceCurrency() string { return this.PriceCurrency }
@@ -869,7 +869,7 @@ type CheckoutPriceSeatBased struct {
 	// catalog: a price of the product; ad_hoc: a price made for one checkout (Till makes none).
 	Source string `json:"source"`
 	// Which member this is: fixed, custom, free, seat_based or metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null to follow the organization's default.
@@ -897,7 +897,7 @@ func (this CheckoutPriceSeatBased) GetID() uuid.UUID { return this.ID }
 func (this CheckoutPriceSeatBased) GetSource() string { return this.Source }
 
 // Which member this is: fixed, custom, free, seat_based or metered_unit.
-func (this CheckoutPriceSeatBased) GetAmountType() string { return this.AmountType }
+func (this CheckoutPriceSeatBased) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The currency the buyer is charged in, lowercase ISO 4217, e.g. usd.
 func (this CheckoutPriceSeatBased) GetPriceCurrency() string { return this.PriceCurrency }
@@ -970,7 +970,7 @@ type CheckoutUpdateInput struct {
 	// Whether the trial applies.
 	AllowTrial *bool `json:"allowTrial,omitempty"`
 	// Overrides the product's trial; null returns to the product's.
-	TrialInterval graphql.Omittable[*string] `json:"trialInterval,omitempty"`
+	TrialInterval graphql.Omittable[*storage.Interval] `json:"trialInterval,omitempty"`
 	// How many trialInterval units the trial lasts, at least 1.
 	TrialIntervalCount graphql.Omittable[*int] `json:"trialIntervalCount,omitempty"`
 	// Where the buyer goes after paying; {CHECKOUT_ID} is replaced.
@@ -1000,7 +1000,7 @@ type CustomerCreateInput struct {
 	// Your id of the customer, unique among the organization's live customers.
 	ExternalID *string `json:"externalId,omitempty"`
 	// Default individual.
-	Type *string `json:"type,omitempty"`
+	Type *storage.CustomerType `json:"type,omitempty"`
 	// The name on invoices.
 	BillingName *string `json:"billingName,omitempty"`
 	// The address on invoices; its country validates taxId.
@@ -1203,7 +1203,7 @@ type DiscountCreateInput struct {
 	// The name buyers see, at least 1 character.
 	Name string `json:"name"`
 	// How it reduces a price.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// percentage: hundredths of a percent, 1 to 10000 (1000 is 10 %).
 	BasisPoints *int `json:"basisPoints,omitempty"`
 	// fixed: the amount taken off, in the smallest unit of currency, e.g. cents, 0 or more.
@@ -1211,7 +1211,7 @@ type DiscountCreateInput struct {
 	// fixed: the currency of amount, a three-letter ISO 4217 code (stored lowercase); default usd.
 	Currency *string `json:"currency,omitempty"`
 	// How many payments it reduces.
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// repeating: 1 to 999 months.
 	DurationInMonths *int `json:"durationInMonths,omitempty"`
 	// 3 to 256 letters and digits, unique per organization ignoring case; none means API-only.
@@ -1247,9 +1247,9 @@ type DiscountFixedOnceForeverDurationBase struct {
 	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// fixed (an amount off) or percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The amount taken off, in the smallest unit of currency (e.g. cents).
 	Amount int `json:"amount"`
 	// The lowercase ISO 4217 currency of amount.
@@ -1288,10 +1288,12 @@ func (this DiscountFixedOnceForeverDurationBase) GetCreatedAt() time.Time { retu
 func (this DiscountFixedOnceForeverDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
 
 // How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-func (this DiscountFixedOnceForeverDurationBase) GetDuration() string { return this.Duration }
+func (this DiscountFixedOnceForeverDurationBase) GetDuration() storage.DiscountDuration {
+	return this.Duration
+}
 
 // fixed (an amount off) or percentage.
-func (this DiscountFixedOnceForeverDurationBase) GetType() string { return this.Type }
+func (this DiscountFixedOnceForeverDurationBase) GetType() storage.DiscountType { return this.Type }
 
 // The discount's name, shown to the customer when it applies.
 func (this DiscountFixedOnceForeverDurationBase) GetName() string { return this.Name }
@@ -1335,11 +1337,11 @@ type DiscountFixedRepeatDurationBase struct {
 	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// How many months the discount applies to a subscription.
 	DurationInMonths int `json:"durationInMonths"`
 	// fixed (an amount off) or percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// The amount taken off, in the smallest unit of currency (e.g. cents).
 	Amount int `json:"amount"`
 	// The lowercase ISO 4217 currency of amount.
@@ -1378,10 +1380,12 @@ func (this DiscountFixedRepeatDurationBase) GetCreatedAt() time.Time { return th
 func (this DiscountFixedRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
 
 // How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-func (this DiscountFixedRepeatDurationBase) GetDuration() string { return this.Duration }
+func (this DiscountFixedRepeatDurationBase) GetDuration() storage.DiscountDuration {
+	return this.Duration
+}
 
 // fixed (an amount off) or percentage.
-func (this DiscountFixedRepeatDurationBase) GetType() string { return this.Type }
+func (this DiscountFixedRepeatDurationBase) GetType() storage.DiscountType { return this.Type }
 
 // The discount's name, shown to the customer when it applies.
 func (this DiscountFixedRepeatDurationBase) GetName() string { return this.Name }
@@ -1431,9 +1435,9 @@ type DiscountPercentageOnceForeverDurationBase struct {
 	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// fixed (an amount off) or percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// Hundredths of a percent (1000 is 10 %).
 	BasisPoints int `json:"basisPoints"`
 	// The discount's name, shown to the customer when it applies.
@@ -1470,10 +1474,14 @@ func (this DiscountPercentageOnceForeverDurationBase) GetModifiedAt() *time.Time
 }
 
 // How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-func (this DiscountPercentageOnceForeverDurationBase) GetDuration() string { return this.Duration }
+func (this DiscountPercentageOnceForeverDurationBase) GetDuration() storage.DiscountDuration {
+	return this.Duration
+}
 
 // fixed (an amount off) or percentage.
-func (this DiscountPercentageOnceForeverDurationBase) GetType() string { return this.Type }
+func (this DiscountPercentageOnceForeverDurationBase) GetType() storage.DiscountType {
+	return this.Type
+}
 
 // The discount's name, shown to the customer when it applies.
 func (this DiscountPercentageOnceForeverDurationBase) GetName() string { return this.Name }
@@ -1521,11 +1529,11 @@ type DiscountPercentageRepeatDurationBase struct {
 	// When the discount was last changed; null if never.
 	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
 	// How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-	Duration string `json:"duration"`
+	Duration storage.DiscountDuration `json:"duration"`
 	// How many months the discount applies to a subscription.
 	DurationInMonths int `json:"durationInMonths"`
 	// fixed (an amount off) or percentage.
-	Type string `json:"type"`
+	Type storage.DiscountType `json:"type"`
 	// Hundredths of a percent (1000 is 10 %).
 	BasisPoints int `json:"basisPoints"`
 	// The discount's name, shown to the customer when it applies.
@@ -1560,10 +1568,12 @@ func (this DiscountPercentageRepeatDurationBase) GetCreatedAt() time.Time { retu
 func (this DiscountPercentageRepeatDurationBase) GetModifiedAt() *time.Time { return this.ModifiedAt }
 
 // How long the discount applies to a subscription: once, forever or repeating (durationInMonths).
-func (this DiscountPercentageRepeatDurationBase) GetDuration() string { return this.Duration }
+func (this DiscountPercentageRepeatDurationBase) GetDuration() storage.DiscountDuration {
+	return this.Duration
+}
 
 // fixed (an amount off) or percentage.
-func (this DiscountPercentageRepeatDurationBase) GetType() string { return this.Type }
+func (this DiscountPercentageRepeatDurationBase) GetType() storage.DiscountType { return this.Type }
 
 // The discount's name, shown to the customer when it applies.
 func (this DiscountPercentageRepeatDurationBase) GetName() string { return this.Name }
@@ -1616,7 +1626,7 @@ type DiscountUpdateInput struct {
 	// How many purchases of one customer may redeem it, at least 1; null removes the limit.
 	MaxRedemptionsPerCustomer graphql.Omittable[*int] `json:"maxRedemptionsPerCustomer,omitempty"`
 	// How it reduces a price; give the matching basisPoints or amount.
-	Type graphql.Omittable[*string] `json:"type,omitempty"`
+	Type graphql.Omittable[*storage.DiscountType] `json:"type,omitempty"`
 	// percentage: hundredths of a percent, 1 to 10000.
 	BasisPoints graphql.Omittable[*int] `json:"basisPoints,omitempty"`
 	// fixed: the amount taken off, in the smallest unit of currency, e.g. cents.
@@ -1624,7 +1634,7 @@ type DiscountUpdateInput struct {
 	// fixed: the currency of amount, a three-letter ISO 4217 code.
 	Currency graphql.Omittable[*string] `json:"currency,omitempty"`
 	// How many payments it reduces.
-	Duration graphql.Omittable[*string] `json:"duration,omitempty"`
+	Duration graphql.Omittable[*storage.DiscountDuration] `json:"duration,omitempty"`
 	// repeating: 1 to 999 months.
 	DurationInMonths graphql.Omittable[*int] `json:"durationInMonths,omitempty"`
 	// Replaces the products it is limited to; empty means every product.
@@ -1692,7 +1702,7 @@ type DownloadableFile struct {
 	// The seller's version label, e.g. 1.2.0; null for none.
 	Version *string `json:"version,omitempty"`
 	// What the file is for; it decides the variant.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// Whether the upload completed; only uploaded files can be downloaded.
 	IsUploaded bool `json:"isUploaded"`
 	// When the file was created (its upload started).
@@ -1742,7 +1752,7 @@ func (this DownloadableFile) GetLastModifiedAt() *time.Time { return this.LastMo
 func (this DownloadableFile) GetVersion() *string { return this.Version }
 
 // What the file is for; it decides the variant.
-func (this DownloadableFile) GetService() string { return this.Service }
+func (this DownloadableFile) GetService() storage.FileService { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
 func (this DownloadableFile) GetIsUploaded() bool { return this.IsUploaded }
@@ -1805,7 +1815,7 @@ type FileCreateInput struct {
 	// How the file is split into parts.
 	Upload *FileCreateMultipartInput `json:"upload"`
 	// What the file is for.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// A version label, a plain file name like name; it becomes part of the object key.
 	Version *string `json:"version,omitempty"`
 }
@@ -1878,7 +1888,7 @@ type FileUpload struct {
 	// Always false: the upload has just started.
 	IsUploaded bool `json:"isUploaded"`
 	// What the file is for; it decides the variant.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// The size as upstream prints it: 512.0 B, 1.5 KB, 10.0 MB.
 	SizeReadable string `json:"sizeReadable"`
 }
@@ -2046,7 +2056,7 @@ type LicenseKeyPage struct {
 // A partial update: only the fields given are written; null clears limits and expiry.
 type LicenseKeyUpdateInput struct {
 	// granted, revoked or disabled; revoking also revokes the key's benefit grant, granting or disabling a revoked key grants it again.
-	Status graphql.Omittable[*string] `json:"status,omitempty"`
+	Status graphql.Omittable[*storage.LicenseKeyStatus] `json:"status,omitempty"`
 	// Sets the counted usage.
 	Usage graphql.Omittable[*int] `json:"usage,omitempty"`
 	// The most live activations, above 0; null: the key takes no activations.
@@ -2078,7 +2088,7 @@ type LicenseKeyValidateInput struct {
 // The outcome of a validation. Nothing is written unless it is valid.
 type LicenseKeyValidation struct {
 	// valid, or why the validation failed.
-	Code string `json:"code"`
+	Code storage.LicenseKeyValidationCode `json:"code"`
 	// Whether code is valid.
 	Valid bool `json:"valid"`
 	// The failure as /v1 reports it; null when valid.
@@ -2385,7 +2395,7 @@ type OrderFilter struct {
 	// Only orders billing these subscriptions.
 	SubscriptionID []uuid.UUID `json:"subscriptionId,omitempty"`
 	// Only orders in these statuses.
-	Status []string `json:"status,omitempty"`
+	Status []storage.OrderStatus `json:"status,omitempty"`
 	// Only orders created strictly after this time.
 	CreatedAfter *time.Time `json:"createdAfter,omitempty"`
 	// Only orders created strictly before this time.
@@ -2441,7 +2451,7 @@ type OrganizationAvatarFile struct {
 	// The seller's version label, e.g. 1.2.0; null for none.
 	Version *string `json:"version,omitempty"`
 	// What the file is for; it decides the variant.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// Whether the upload completed; only uploaded files can be downloaded.
 	IsUploaded bool `json:"isUploaded"`
 	// When the file was created (its upload started).
@@ -2493,7 +2503,7 @@ func (this OrganizationAvatarFile) GetLastModifiedAt() *time.Time { return this.
 func (this OrganizationAvatarFile) GetVersion() *string { return this.Version }
 
 // What the file is for; it decides the variant.
-func (this OrganizationAvatarFile) GetService() string { return this.Service }
+func (this OrganizationAvatarFile) GetService() storage.FileService { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
 func (this OrganizationAvatarFile) GetIsUploaded() bool { return this.IsUploaded }
@@ -2622,7 +2632,7 @@ type PriceInput struct {
 	// An existing price to keep (updates only); other fields are then ignored.
 	ID *uuid.UUID `json:"id,omitempty"`
 	// Which kind of price; required for new prices.
-	AmountType *string `json:"amountType,omitempty"`
+	AmountType *storage.AmountType `json:"amountType,omitempty"`
 	// A three-letter ISO 4217 code, any case (stored lowercase); default: the organization's default presentment currency.
 	PriceCurrency *string `json:"priceCurrency,omitempty"`
 	// inclusive or exclusive of tax; absent: the organization's default.
@@ -2673,13 +2683,13 @@ type ProductCreateInput struct {
 	// The product's description.
 	Description *string `json:"description,omitempty"`
 	// Default public.
-	Visibility *string `json:"visibility,omitempty"`
+	Visibility *storage.ProductVisibility `json:"visibility,omitempty"`
 	// The billing period's unit; absent for a one-time product.
-	RecurringInterval *string `json:"recurringInterval,omitempty"`
+	RecurringInterval *storage.Interval `json:"recurringInterval,omitempty"`
 	// How many recurringInterval units a period lasts, at least 1; default 1. Needs recurringInterval.
 	RecurringIntervalCount *int `json:"recurringIntervalCount,omitempty"`
 	// The unit of a free trial; recurring products only.
-	TrialInterval *string `json:"trialInterval,omitempty"`
+	TrialInterval *storage.Interval `json:"trialInterval,omitempty"`
 	// How many trialInterval units the trial lasts, at least 1; default 1.
 	TrialIntervalCount *int `json:"trialIntervalCount,omitempty"`
 	// 1 to 20 prices.
@@ -2701,7 +2711,7 @@ type ProductFilter struct {
 	// Only products granting one of these benefits.
 	BenefitID []uuid.UUID `json:"benefitId,omitempty"`
 	// Only products of these visibilities.
-	Visibility []string `json:"visibility,omitempty"`
+	Visibility []storage.ProductVisibility `json:"visibility,omitempty"`
 	// Only products whose metadata has these values.
 	Metadata []*MetadataFilter `json:"metadata,omitempty"`
 }
@@ -2733,7 +2743,7 @@ type ProductMediaFile struct {
 	// The seller's version label, e.g. 1.2.0; null for none.
 	Version *string `json:"version,omitempty"`
 	// What the file is for; it decides the variant.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// Whether the upload completed; only uploaded files can be downloaded.
 	IsUploaded bool `json:"isUploaded"`
 	// When the file was created (its upload started).
@@ -2783,7 +2793,7 @@ func (this ProductMediaFile) GetLastModifiedAt() *time.Time { return this.LastMo
 func (this ProductMediaFile) GetVersion() *string { return this.Version }
 
 // What the file is for; it decides the variant.
-func (this ProductMediaFile) GetService() string { return this.Service }
+func (this ProductMediaFile) GetService() storage.FileService { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
 func (this ProductMediaFile) GetIsUploaded() bool { return this.IsUploaded }
@@ -2839,7 +2849,7 @@ type ProductPriceCustom struct {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	Source string `json:"source"`
 	// Always custom.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The lowercase ISO 4217 currency the customer is charged in.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -2871,7 +2881,7 @@ func (this ProductPriceCustom) GetID() uuid.UUID { return this.ID }
 func (this ProductPriceCustom) GetSource() string { return this.Source }
 
 // Which variant this is: fixed, custom, free, seat_based or metered_unit.
-func (this ProductPriceCustom) GetAmountType() string { return this.AmountType }
+func (this ProductPriceCustom) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The lowercase ISO 4217 currency the customer is charged in.
 func (this ProductPriceCustom) GetPriceCurrency() string { return this.PriceCurrency }
@@ -2896,7 +2906,7 @@ type ProductPriceFixed struct {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	Source string `json:"source"`
 	// Always fixed.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The lowercase ISO 4217 currency the customer is charged in.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -2924,7 +2934,7 @@ func (this ProductPriceFixed) GetID() uuid.UUID { return this.ID }
 func (this ProductPriceFixed) GetSource() string { return this.Source }
 
 // Which variant this is: fixed, custom, free, seat_based or metered_unit.
-func (this ProductPriceFixed) GetAmountType() string { return this.AmountType }
+func (this ProductPriceFixed) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The lowercase ISO 4217 currency the customer is charged in.
 func (this ProductPriceFixed) GetPriceCurrency() string { return this.PriceCurrency }
@@ -2949,7 +2959,7 @@ type ProductPriceFree struct {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	Source string `json:"source"`
 	// Always free.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The lowercase ISO 4217 currency the price belongs to.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -2975,7 +2985,7 @@ func (this ProductPriceFree) GetID() uuid.UUID { return this.ID }
 func (this ProductPriceFree) GetSource() string { return this.Source }
 
 // Which variant this is: fixed, custom, free, seat_based or metered_unit.
-func (this ProductPriceFree) GetAmountType() string { return this.AmountType }
+func (this ProductPriceFree) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The lowercase ISO 4217 currency the customer is charged in.
 func (this ProductPriceFree) GetPriceCurrency() string { return this.PriceCurrency }
@@ -3000,7 +3010,7 @@ type ProductPriceMeteredUnit struct {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	Source string `json:"source"`
 	// Always metered_unit.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The lowercase ISO 4217 currency the customer is charged in.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -3034,7 +3044,7 @@ func (this ProductPriceMeteredUnit) GetID() uuid.UUID { return this.ID }
 func (this ProductPriceMeteredUnit) GetSource() string { return this.Source }
 
 // Which variant this is: fixed, custom, free, seat_based or metered_unit.
-func (this ProductPriceMeteredUnit) GetAmountType() string { return this.AmountType }
+func (this ProductPriceMeteredUnit) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The lowercase ISO 4217 currency the customer is charged in.
 func (this ProductPriceMeteredUnit) GetPriceCurrency() string { return this.PriceCurrency }
@@ -3059,7 +3069,7 @@ type ProductPriceSeatBased struct {
 	// catalog (a price of the product) or ad_hoc (made for one checkout).
 	Source string `json:"source"`
 	// Always seat_based.
-	AmountType string `json:"amountType"`
+	AmountType storage.AmountType `json:"amountType"`
 	// The lowercase ISO 4217 currency the customer is charged in.
 	PriceCurrency string `json:"priceCurrency"`
 	// inclusive or exclusive of tax; null: the organization's default.
@@ -3087,7 +3097,7 @@ func (this ProductPriceSeatBased) GetID() uuid.UUID { return this.ID }
 func (this ProductPriceSeatBased) GetSource() string { return this.Source }
 
 // Which variant this is: fixed, custom, free, seat_based or metered_unit.
-func (this ProductPriceSeatBased) GetAmountType() string { return this.AmountType }
+func (this ProductPriceSeatBased) GetAmountType() storage.AmountType { return this.AmountType }
 
 // The lowercase ISO 4217 currency the customer is charged in.
 func (this ProductPriceSeatBased) GetPriceCurrency() string { return this.PriceCurrency }
@@ -3151,9 +3161,9 @@ type ProductUpdateInput struct {
 	// The product's description; null clears it.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	// Who can buy the product.
-	Visibility graphql.Omittable[*string] `json:"visibility,omitempty"`
+	Visibility graphql.Omittable[*storage.ProductVisibility] `json:"visibility,omitempty"`
 	// The unit of a free trial (recurring products only); null removes the trial.
-	TrialInterval graphql.Omittable[*string] `json:"trialInterval,omitempty"`
+	TrialInterval graphql.Omittable[*storage.Interval] `json:"trialInterval,omitempty"`
 	// How many trialInterval units the trial lasts, at least 1.
 	TrialIntervalCount graphql.Omittable[*int] `json:"trialIntervalCount,omitempty"`
 	// true archives the product, false puts it back on sale.
@@ -3173,7 +3183,7 @@ type SubscriptionCancelInput struct {
 	// The subscription.
 	ID uuid.UUID `json:"id"`
 	// Why the customer is leaving, when known.
-	CustomerCancellationReason *string `json:"customerCancellationReason,omitempty"`
+	CustomerCancellationReason *storage.CustomerCancellationReason `json:"customerCancellationReason,omitempty"`
 	// The customer's words on leaving.
 	CustomerCancellationComment *string `json:"customerCancellationComment,omitempty"`
 }
@@ -3194,11 +3204,11 @@ type SubscriptionFilter struct {
 	// Deprecated upstream: true is trialing or active, false is canceled or unpaid (past_due and paused match neither).
 	Active *bool `json:"active,omitempty"`
 	// Only subscriptions in these statuses.
-	Status []string `json:"status,omitempty"`
+	Status []storage.SubscriptionStatus `json:"status,omitempty"`
 	// true: only those ending at period end; false: only those renewing.
 	CancelAtPeriodEnd *bool `json:"cancelAtPeriodEnd,omitempty"`
 	// Only subscriptions canceled for these reasons.
-	CustomerCancellationReason []string `json:"customerCancellationReason,omitempty"`
+	CustomerCancellationReason []storage.CustomerCancellationReason `json:"customerCancellationReason,omitempty"`
 	// canceled_at at or after (inclusive).
 	CanceledAtAfter *time.Time `json:"canceledAtAfter,omitempty"`
 	// canceled_at at or before (inclusive).
@@ -3242,7 +3252,7 @@ type SubscriptionRevokeInput struct {
 	// The subscription.
 	ID uuid.UUID `json:"id"`
 	// Why the customer is leaving, when known.
-	CustomerCancellationReason *string `json:"customerCancellationReason,omitempty"`
+	CustomerCancellationReason *storage.CustomerCancellationReason `json:"customerCancellationReason,omitempty"`
 	// The customer's words on leaving.
 	CustomerCancellationComment *string `json:"customerCancellationComment,omitempty"`
 }
@@ -3284,7 +3294,7 @@ type SupportCaseAttachmentFile struct {
 	// The seller's version label, e.g. 1.2.0; null for none.
 	Version *string `json:"version,omitempty"`
 	// What the file is for; it decides the variant.
-	Service string `json:"service"`
+	Service storage.FileService `json:"service"`
 	// Whether the upload completed; only uploaded files can be downloaded.
 	IsUploaded bool `json:"isUploaded"`
 	// When the file was created (its upload started).
@@ -3334,7 +3344,7 @@ func (this SupportCaseAttachmentFile) GetLastModifiedAt() *time.Time { return th
 func (this SupportCaseAttachmentFile) GetVersion() *string { return this.Version }
 
 // What the file is for; it decides the variant.
-func (this SupportCaseAttachmentFile) GetService() string { return this.Service }
+func (this SupportCaseAttachmentFile) GetService() storage.FileService { return this.Service }
 
 // true once the upload is completed; only uploaded files can be downloaded.
 func (this SupportCaseAttachmentFile) GetIsUploaded() bool { return this.IsUploaded }
