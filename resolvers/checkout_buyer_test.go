@@ -173,14 +173,14 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 
 	t.Run("the matched customer's own session may pay with its saved card; another customer's session may not", func(t *testing.T) {
 		a := ckNewVictim(t, s, tok, "")
-		other := newCustomer(t, s, tok, "")
+		other := s.NewCustomer(t, org.ID, "")
 		c := open(t, nil)
 		in := vars{"clientSecret": c.ClientSecret, "customerEmail": *a.Email, "paymentMethodId": a.method}
-		e := s.QueryError(t, newCustomerSession(t, s, tok, other.ID), ckConfirm, vars{"in": in})
+		e := s.QueryError(t, s.NewCustomerSession(t, org.ID, other.ID), ckConfirm, vars{"in": in})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "paymentMethodId"},
 			Msg: "Payment method does not exist.", Input: a.method.String()})
 		var out struct{ ConfirmCheckout ckCheckout }
-		s.Query(t, newCustomerSession(t, s, tok, a.ID), ckConfirm, vars{"in": in}, &out)
+		s.Query(t, s.NewCustomerSession(t, org.ID, a.ID), ckConfirm, vars{"in": in}, &out)
 		if got := out.ConfirmCheckout; got.Status != "succeeded" || *got.CustomerID != a.ID {
 			t.Errorf("status %s customer %v, want succeeded for %s", got.Status, got.CustomerID, a.ID)
 		}
@@ -192,7 +192,7 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 		outsider := createCustomer(t, s, otherOrg.Token, vars{"email": *a.Email})
 		c := open(t, nil)
 		in := vars{"clientSecret": c.ClientSecret, "customerEmail": *a.Email, "paymentMethodId": a.method}
-		e := s.QueryError(t, newCustomerSession(t, s, otherOrg.Token, outsider.ID), ckConfirm, vars{"in": in})
+		e := s.QueryError(t, s.NewCustomerSession(t, otherOrg.ID, outsider.ID), ckConfirm, vars{"in": in})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "paymentMethodId"},
 			Msg: "Payment method does not exist.", Input: a.method.String()})
 	})
@@ -230,7 +230,7 @@ func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	ebook := ckProduct(t, s, org.Token, "Ebook", "", ckFixed(0))
-	cust := newCustomer(t, s, org.Token, "crm-42")
+	cust := s.NewCustomer(t, org.ID, "crm-42")
 	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{ebook.ID}, "externalCustomerId": "crm-42",
 		"metadata": vars{"margin": "thin"}, "customerMetadata": vars{"segment": "whale"}})
 	const fields = `id metadata customerMetadata externalCustomerId`
@@ -248,7 +248,7 @@ func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
 
 	for _, tc := range []struct{ name, token string }{
 		{"an anonymous buyer", ""},
-		{"the customer's own portal session", newCustomerSession(t, s, org.Token, cust.ID)},
+		{"the customer's own portal session", s.NewCustomerSession(t, org.ID, cust.ID)},
 		{"another organization's token", otherOrg.Token},
 	} {
 		t.Run(tc.name+" reading by client secret sees none of the seller's metadata or ids", func(t *testing.T) {
@@ -291,7 +291,7 @@ func TestCheckoutBenefitsAreThePublicView(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	secret := createBenefit(t, s, org.Token, vars{"type": "custom", "description": "Members' room",
 		"properties": vars{"note": "invite: https://chat.example/secret"}})
-	p := newProduct(t, s, org.Token, "Course", secret.ID)
+	p := s.NewProduct(t, org.ID, "Course", secret.ID)
 	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{p.ID}})
 
 	var out struct {

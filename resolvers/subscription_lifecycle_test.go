@@ -237,9 +237,9 @@ func TestPortalSubscriptionChanges(t *testing.T) {
 	t.Parallel()
 	w := newSubWorld(t, payment.TokenVisa)
 	mine := w.subscribePlan(t)
-	someone := newCustomer(t, w.s, w.org.Token, "")
+	someone := w.s.NewCustomer(t, w.org.ID, "")
 	theirs := w.subscribe(t, w.plan.ID, someone.ID, nil, 1000, 0, nil)
-	session := w.session(t, w.customer.ID)
+	session := w.s.NewCustomerSession(t, w.org.ID, w.customer.ID)
 
 	t.Run("a customer cancels and uncancels their own subscription", func(t *testing.T) {
 		got := w.mutate(t, session, "portalCancelSubscription", vars{"id": mine.ID, "customerCancellationReason": "unused"})

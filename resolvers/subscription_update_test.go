@@ -68,7 +68,7 @@ func TestUpdateSubscriptionProduct(t *testing.T) {
 	stranger := w.s.NewOrg(t, "products:write")
 	foreign := createProduct(t, w.s, stranger.Token, vars{"name": "Foreign plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 100}}})
-	oneTime := newProduct(t, w.s, w.org.Token, "Ebook")
+	oneTime := w.s.NewProduct(t, w.org.ID, "Ebook")
 	archived := createProduct(t, w.s, w.org.Token, vars{"name": "Old plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 100}}})
 	w.s.Exec(t, `UPDATE products SET is_archived = true WHERE id = $1`, archived.ID)

@@ -23,16 +23,16 @@ func TestGrantAndSeatEventsRenderTheWebhookPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(f.s.r.Executor(), docs)
+	render := rest.EventRenderer(f.s.Resolver.Executor(), docs)
 
 	var sub, seat uuid.UUID
-	if err := f.s.db.GetContext(t.Context(), &sub, `INSERT INTO subscriptions (organization_id, customer_id, product_id,
+	if err := f.s.DB.GetContext(t.Context(), &sub, `INSERT INTO subscriptions (organization_id, customer_id, product_id,
 			status, amount, currency, recurring_interval, current_period_start, current_period_end, started_at, seats)
 		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now(), 2) RETURNING id`,
-		f.org.ID, f.customers[0], f.product(t, f.org.ID)); err != nil {
+		f.org.ID, f.customers[0], f.s.NewProduct(t, f.org.ID, "Granted").ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.db.GetContext(t.Context(), &seat, `INSERT INTO customer_seats (organization_id, subscription_id, status,
+	if err := f.s.DB.GetContext(t.Context(), &seat, `INSERT INTO customer_seats (organization_id, subscription_id, status,
 			customer_id, member_id, email, claimed_at, seat_metadata)
 		VALUES ($1, $2, 'claimed', $3, $4, 'm@example.com', now(), '{"team": "core"}') RETURNING id`,
 		f.org.ID, sub, f.customers[0], f.member); err != nil {

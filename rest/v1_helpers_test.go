@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"till/rest/fastapi/fastapitest"
 
@@ -25,12 +23,9 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/rest"
 	"till/rest/resttest"
-	"till/storage"
 	"till/storage/storagetest"
 )
 
@@ -101,18 +96,14 @@ func uncoveredRoutes() []string {
 	return missing
 }
 
-// portalURL is the portal base of the test resolver, so tests can predict portal links.
-const portalURL = "http://till.test"
+// portalURL is the portal base of the test application, so tests can predict portal links.
+const portalURL = resolverstest.PortalURL
 
-// v1 is the real /v1 handler, wired as cmd/till wires it, over a fresh database.
+// v1 is the real /v1 handler, wired as cmd/till wires it, in front of a test application
+// over a fresh database.
 type v1 struct {
-	h      http.Handler
-	db     *sqlx.DB
-	secret []byte
-	r      *resolvers.Resolver
-	// deps is what r was built with; clock is its clock, which tests may stop.
-	deps  resolvers.Deps
-	clock *resolverstest.Clock
+	*resolverstest.App
+	h http.Handler
 }
 
 // newV1 builds the production /v1 stack (bearer middleware, route table, persisted
@@ -126,13 +117,8 @@ func newV1(tb testing.TB, opts ...resolverstest.Option) *v1 {
 // newV1On is newV1 over db, for tests that count the statements of the pool.
 func newV1On(tb testing.TB, db *sqlx.DB, opts ...resolverstest.Option) *v1 {
 	tb.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	clock := &resolverstest.Clock{}
-	s := &v1{db: db, secret: secret, clock: clock, deps: resolvers.Deps{DB: db, Secret: secret,
-		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		PortalURL: portalURL, Clock: clock.Now, Payments: payment.NewTestProcessor()}}
-	s.rebuild(tb, opts...)
+	s := &v1{App: resolverstest.NewApp(tb, db, opts...)}
+	s.mount(tb)
 	return s
 }
 
@@ -141,11 +127,14 @@ func newV1On(tb testing.TB, db *sqlx.DB, opts ...resolverstest.Option) *v1 {
 // mounted before hold the previous one.
 func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
 	tb.Helper()
-	for _, o := range opts {
-		o(&s.deps)
-	}
-	s.r = resolvers.New(s.deps)
-	h, err := rest.New(s.r, auth.Middleware(s.r, s.secret), s.deps.Logger)
+	s.Rebuild(opts...)
+	s.mount(tb)
+}
+
+// mount puts the /v1 router in front of the current application.
+func (s *v1) mount(tb testing.TB) {
+	tb.Helper()
+	h, err := rest.New(s.Resolver, auth.Middleware(s.Resolver, s.Secret), s.Deps.Logger)
 	if err != nil {
 		tb.Fatalf("rest.New: %v", err)
 	}
@@ -155,84 +144,14 @@ func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
 // org is an organization with an organization access token.
 type org = resolverstest.Org
 
-// newOrg creates an organization with a token carrying scope (space separated).
-func (s *v1) newOrg(tb testing.TB, scope string) org {
-	tb.Helper()
-	return resolverstest.NewOrgIn(tb, s.db, s.secret, scope)
-}
-
-// newToken creates another organization access token for orgID.
-func (s *v1) newToken(tb testing.TB, orgID uuid.UUID, scope string) string {
-	tb.Helper()
-	return resolverstest.NewTokenIn(tb, s.db, s.secret, orgID, scope)
-}
-
-// newCustomer creates an individual customer with a unique email and the given external id
-// (none when empty).
-func (s *v1) newCustomer(tb testing.TB, orgID uuid.UUID, externalID string) *storage.Customer {
-	tb.Helper()
-	w := storage.CustomerWrite{Email: ptr("c-" + randomHex(4) + "@example.com"), Name: ptr("Ada")}
-	if externalID != "" {
-		w.ExternalID = &externalID
-	}
-	c, err := storage.CreateCustomer(context.Background(), s.db, orgID, w)
-	if err != nil {
-		tb.Fatalf("creating customer: %v", err)
-	}
-	return c
-}
-
-// addCard stores a card for a customer, created age ago so tests control the newest-first
-// order.
-func (s *v1) addCard(tb testing.TB, orgID, customerID uuid.UUID, last4 string, age time.Duration) uuid.UUID {
-	tb.Helper()
-	return s.addMethod(tb, orgID, customerID, storage.PaymentMethodWrite{Type: "card",
-		Brand: ptr("visa"), Last4: ptr(last4), ExpMonth: ptr(12), ExpYear: ptr(2030)}, age)
-}
-
-// addMethod stores any payment method, created age ago.
-func (s *v1) addMethod(tb testing.TB, orgID, customerID uuid.UUID, w storage.PaymentMethodWrite, age time.Duration) uuid.UUID {
-	tb.Helper()
-	w.Processor, w.ProcessorID = "stripe", "pm_"+randomHex(8)
-	pm, err := storage.CreatePaymentMethod(context.Background(), s.db, orgID, customerID, w)
-	if err != nil {
-		tb.Fatalf("creating payment method: %v", err)
-	}
-	s.exec(tb, `UPDATE payment_methods SET created_at = now() - $2::interval WHERE id = $1`, pm.ID,
-		fmt.Sprintf("%d microseconds", age.Microseconds()))
-	return pm.ID
-}
-
-// exec runs a statement on the test database, for states the API cannot reach.
-func (s *v1) exec(tb testing.TB, query string, args ...any) {
-	tb.Helper()
-	if _, err := s.db.ExecContext(context.Background(), query, args...); err != nil {
-		tb.Fatalf("exec %q: %v", strings.Join(strings.Fields(query), " "), err)
-	}
-}
-
 // customerRow is the stored customer as JSON, for proving a failed request wrote nothing.
 func (s *v1) customerRow(tb testing.TB, id uuid.UUID) string {
 	tb.Helper()
 	var row string
-	if err := s.db.GetContext(context.Background(), &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id); err != nil {
+	if err := s.DB.GetContext(context.Background(), &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id); err != nil {
 		tb.Fatalf("reading customer row: %v", err)
 	}
 	return row
-}
-
-// session opens a portal session for a customer through POST /v1/customer-sessions/ and
-// returns its token.
-func (s *v1) session(tb testing.TB, orgToken string, customerID uuid.UUID) string {
-	tb.Helper()
-	rec := s.do(tb, call{method: http.MethodPost, target: "/v1/customer-sessions/", token: orgToken,
-		body: fmt.Sprintf(`{"customer_id":%q}`, customerID)})
-	if rec.Code != http.StatusCreated {
-		tb.Fatalf("creating customer session: %d %s", rec.Code, rec.Body)
-	}
-	var out struct{ Token string }
-	decodeJSON(tb, rec.Body.Bytes(), &out)
-	return out.Token
 }
 
 // call is one HTTP request to /v1.

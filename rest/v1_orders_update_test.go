@@ -75,14 +75,14 @@ func TestUpdateOrderServesTheContract(t *testing.T) {
 			rec := s.do(t, call{method: http.MethodPatch, target: "/v1/orders/" + o.ID.String(), token: w.org.Token, body: tt.body})
 			tt.want.check(t, rec)
 			var events int
-			if err := s.db.Get(&events, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, o.ID); err != nil {
+			if err := s.DB.Get(&events, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, o.ID); err != nil {
 				t.Fatal(err)
 			}
 			if wantEvents := map[bool]int{true: 1, false: 0}[rec.Code == 200]; events != wantEvents {
 				t.Errorf("%d order.updated events, want %d", events, wantEvents)
 			}
 			if rec.Code != 200 {
-				after, err := storage.GetOrderByID(context.Background(), s.db, o.ID)
+				after, err := storage.GetOrderByID(context.Background(), s.DB, o.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,9 +97,9 @@ func TestUpdateOrderServesTheContract(t *testing.T) {
 		token func() string
 		want  want
 	}{
-		{"another organization's order is 404", func() string { return s.newOrg(t, "orders:write").Token },
+		{"another organization's order is 404", func() string { return s.NewOrg(t, "orders:write").Token },
 			want{status: 404, body: resourceNotFoundBody}},
-		{"orders:read is not enough", func() string { return s.newToken(t, w.org.ID, "orders:read") }, insufficientScope("orders:write")},
+		{"orders:read is not enough", func() string { return s.NewToken(t, w.org.ID, "orders:read") }, insufficientScope("orders:write")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := s.do(t, call{method: http.MethodPatch, target: "/v1/orders/" + w.a.ID.String(), token: tt.token(),
@@ -119,7 +119,7 @@ func TestOrderEventsRenderTheWebhookPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(s.r.Executor(), docs)
+	render := rest.EventRenderer(s.Resolver.Executor(), docs)
 	rec := s.do(t, call{target: "/v1/orders/" + w.b.ID.String(), token: w.org.Token})
 	want{status: 200}.check(t, rec)
 	doc := resttest.Contract(t)

@@ -21,14 +21,14 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newV1(t)
-	o := s.newOrg(t, "subscriptions:read checkouts:read")
-	buyer := s.newCustomer(t, o.ID, "")
-	meter, err := storage.CreateMeter(ctx, s.db, o.ID, "API calls",
+	o := s.NewOrg(t, "subscriptions:read checkouts:read")
+	buyer := s.NewCustomer(t, o.ID, "")
+	meter, err := storage.CreateMeter(ctx, s.DB, o.ID, "API calls",
 		storage.RawJSON(`{"conjunction": "and", "clauses": []}`), storage.RawJSON(`{"func": "count"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := storage.CreateProduct(ctx, s.db, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
+	p, err := storage.CreateProduct(ctx, s.DB, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
 		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
 	if err != nil {
 		t.Fatal(err)
@@ -42,20 +42,20 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 		{AmountType: "metered_unit", UnitAmount: ptr("0.25"), CapAmount: ptr(int64(10000)), MeterID: &meter.ID},
 	} {
 		w.PriceCurrency = "usd"
-		pr, err := storage.CreatePrice(ctx, s.db, o.ID, p.ID, w)
+		pr, err := storage.CreatePrice(ctx, s.DB, o.ID, p.ID, w)
 		if err != nil {
 			t.Fatal(err)
 		}
 		priceIDs = append(priceIDs, pr.ID)
 	}
 	now := time.Now().UTC()
-	sub, err := storage.CreateSubscription(ctx, s.db, o.ID, now, storage.SubscriptionWrite{CustomerID: buyer.ID,
+	sub, err := storage.CreateSubscription(ctx, s.DB, o.ID, now, storage.SubscriptionWrite{CustomerID: buyer.ID,
 		ProductID: p.ID, Status: "active", Amount: 1500, Currency: "usd", RecurringInterval: "month",
 		RecurringIntervalCount: 1, CurrentPeriodStart: now, CurrentPeriodEnd: now.AddDate(0, 1, 0), StartedAt: &now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.SetSubscriptionPrices(ctx, s.db, o.ID, sub.ID, priceIDs); err != nil {
+	if err := storage.SetSubscriptionPrices(ctx, s.DB, o.ID, sub.ID, priceIDs); err != nil {
 		t.Fatal(err)
 	}
 	checkoutWorld{s: s}.checkout(t, o.ID, 0, []uuid.UUID{p.ID}, storage.CheckoutWrite{

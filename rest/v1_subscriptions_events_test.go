@@ -28,7 +28,7 @@ func TestListSubscriptionsStatementsPerRequest(t *testing.T) {
 	s := newV1On(t, db)
 	w := newSubscriptionWorld(t, s)
 	for i := range 110 {
-		c := s.newCustomer(t, w.org.ID, "")
+		c := s.NewCustomer(t, w.org.ID, "")
 		started := w.base.Add(time.Duration(i) * time.Minute)
 		sub, err := storage.CreateSubscription(context.Background(), db, w.org.ID, started, storage.SubscriptionWrite{
 			CustomerID: c.ID, ProductID: w.plan.ID, DiscountID: &w.percent.ID, Status: "active", Amount: 1500,
@@ -37,7 +37,7 @@ func TestListSubscriptionsStatementsPerRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.exec(t, `INSERT INTO subscription_prices (subscription_id, product_price_id, organization_id)
+		s.Exec(t, `INSERT INTO subscription_prices (subscription_id, product_price_id, organization_id)
 			SELECT $1, id, organization_id FROM product_prices WHERE product_id = $2`, sub.ID, w.plan.ID)
 	}
 	cost := func(limit int) int64 {
@@ -67,7 +67,7 @@ func TestSubscriptionEventsRenderTheWebhookPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	render := rest.EventRenderer(s.r.Executor(), docs)
+	render := rest.EventRenderer(s.Resolver.Executor(), docs)
 	rec := s.do(t, call{target: "/v1/subscriptions/?sorting=started_at&limit=1", token: w.org.Token})
 	want{status: 200}.check(t, rec)
 	var body struct{ Items []json.RawMessage }
