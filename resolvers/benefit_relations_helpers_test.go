@@ -46,11 +46,11 @@ func newBenefitGraph(t *testing.T) *benefitGraph {
 
 	g.annOrder = w.s.NewPaidOrder(t, w.org.ID, g.ann.ID, bundle.ID, nil)
 	w.grant(t, resolvers.GrantScope{CustomerID: g.ann.ID, ProductID: bundle.ID, OrderID: &g.annOrder})
-	g.bobSub = w.subscription(t, g.bob.ID, bundle.ID, nil)
+	g.bobSub = w.s.NewSubscription(t, w.org.ID, g.bob.ID, bundle.ID, nil)
 	w.grant(t, resolvers.GrantScope{CustomerID: g.bob.ID, ProductID: bundle.ID, SubscriptionID: &g.bobSub})
 	teamOrder := w.s.NewPaidOrder(t, w.org.ID, g.team.ID, bundle.ID, nil)
 	w.grant(t, resolvers.GrantScope{CustomerID: g.team.ID, ProductID: bundle.ID, OrderID: &teamOrder})
-	g.teamSub = w.subscription(t, g.team.ID, plan.ID, ptr(2))
+	g.teamSub = w.s.NewSubscription(t, w.org.ID, g.team.ID, plan.ID, ptr(2))
 	w.grant(t, resolvers.GrantScope{CustomerID: g.team.ID, ProductID: plan.ID, SubscriptionID: &g.teamSub})
 	_, invitation := w.assign(t, vars{"subscriptionId": g.teamSub, "email": "ada@example.com"})
 	adaSeat, adaToken := w.claim(t, invitation)

@@ -208,7 +208,7 @@ func TestConcurrentSeatAssignmentsAndClaims(t *testing.T) {
 	lk := w.licenseBenefit(t, vars{})
 	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
 	c := w.s.NewCustomer(t, w.org.ID, "")
-	sub := w.subscription(t, c.ID, p.ID, ptr(3))
+	sub := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
 
 	var mu sync.Mutex
 	codes := map[string]int{}

@@ -211,7 +211,7 @@ func TestConcurrentGrantsOfOneScope(t *testing.T) {
 	custom := newBenefit(t, w.s, w.org.Token, "Support")
 	p := w.s.NewProduct(t, w.org.ID, "Raced", lk.ID, custom.ID)
 	c := w.s.NewCustomer(t, w.org.ID, "")
-	subID := w.subscription(t, c.ID, p.ID, nil)
+	subID := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, nil)
 	scope := resolvers.GrantScope{OrganizationID: w.org.ID, CustomerID: c.ID, ProductID: p.ID, SubscriptionID: &subID}
 
 	var mu sync.Mutex

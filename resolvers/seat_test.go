@@ -88,7 +88,7 @@ func TestSeats(t *testing.T) {
 	lk := w.licenseBenefit(t, vars{"prefix": "team"})
 	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
 	buyer := w.s.NewCustomer(t, w.org.ID, "")
-	subID := w.subscription(t, buyer.ID, p.ID, ptr(2))
+	subID := w.s.NewSubscription(t, w.org.ID, buyer.ID, p.ID, ptr(2))
 	subScope := resolvers.GrantScope{CustomerID: buyer.ID, ProductID: p.ID, SubscriptionID: &subID}
 	seatEvents := func(tb testing.TB) []int {
 		e := w.events(tb)
@@ -249,15 +249,15 @@ func TestSeatRules(t *testing.T) {
 	w := newGrantWorld(t)
 	p := w.s.NewProduct(t, w.org.ID, "Team plan")
 	c := w.s.NewCustomer(t, w.org.ID, "")
-	seatBased := w.subscription(t, c.ID, p.ID, ptr(3))
-	plain := w.subscription(t, c.ID, p.ID, nil)
+	seatBased := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
+	plain := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, nil)
 	unpaid := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, ptr(3))
 	w.s.Exec(t, `UPDATE orders SET status = 'pending' WHERE id = $1`, unpaid)
-	canceled := w.subscription(t, c.ID, p.ID, ptr(3))
+	canceled := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
 	w.s.Exec(t, `UPDATE subscriptions SET status = 'canceled' WHERE id = $1`, canceled)
 	other := w.s.NewOrg(t, resolverstest.AllScopes)
 	foreign := w.s.NewCustomer(t, other.ID, "")
-	foreignSub := (&grantWorld{s: w.s, org: other}).subscription(t, foreign.ID, w.s.NewProduct(t, other.ID, "Theirs").ID, ptr(3))
+	foreignSub := w.s.NewSubscription(t, other.ID, foreign.ID, w.s.NewProduct(t, other.ID, "Theirs").ID, ptr(3))
 	paid := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, ptr(1))
 
 	for _, tc := range []struct {
@@ -335,7 +335,7 @@ func TestSeatsEndWithTheirSubscription(t *testing.T) {
 	lk := w.licenseBenefit(t, vars{"prefix": "team"})
 	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
 	buyer := w.s.NewCustomer(t, w.org.ID, "")
-	subID := w.subscription(t, buyer.ID, p.ID, ptr(3))
+	subID := w.s.NewSubscription(t, w.org.ID, buyer.ID, p.ID, ptr(3))
 	_, token := w.assign(t, vars{"subscriptionId": subID, "email": "kept@example.com"})
 	w.claim(t, token)
 	w.assign(t, vars{"subscriptionId": subID, "email": "pending@example.com"})

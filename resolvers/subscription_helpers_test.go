@@ -225,14 +225,6 @@ func (w *subWorld) grantedBenefits(tb testing.TB, subID uuid.UUID) []uuid.UUID {
 	return out
 }
 
-// row is the stored subscription as JSON, for proving that a failed change wrote nothing.
-func (w *subWorld) row(tb testing.TB, id uuid.UUID) string {
-	tb.Helper()
-	var row string
-	w.s.Get(tb, &row, `SELECT row_to_json(s)::text FROM subscriptions s WHERE id = $1`, id)
-	return row
-}
-
 // seatPlan creates a monthly seat-based product: 1000 per seat up to 5, 800 per seat from 6
 // to maxSeats (nil: unbounded).
 func (w *subWorld) seatPlan(tb testing.TB, name string, maxSeats *int) product {

@@ -57,7 +57,7 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
 	w.myDiscount = ckDiscount(tb, w.s, w.mine.Token, vars{"name": "Mine", "type": "percentage", "basisPoints": 1000, "duration": "once"})
 	w.myCheckout = ckNewCheckout(tb, w.s, w.mine.Token, vars{"products": []uuid.UUID{w.myProduct.ID}})
-	w.mySubscription = insertSubscription(tb, w.s, w.mine.ID, w.myCustomer.ID, w.myPlan.ID)
+	w.mySubscription = w.s.NewSubscription(tb, w.mine.ID, w.myCustomer.ID, w.myPlan.ID, nil)
 
 	w.theirCustomer = w.s.NewCustomer(tb, w.theirs.ID, "theirs")
 	w.s.Get(tb, &w.theirMember, `INSERT INTO members (organization_id, customer_id, email) VALUES ($1, $2, 'm@example.com') RETURNING id`,
@@ -70,7 +70,7 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
 	w.theirPrice = w.theirProduct.Prices[0].ID
 	w.theirDiscount = ckDiscount(tb, w.s, w.theirs.Token, vars{"name": "Theirs", "type": "percentage", "basisPoints": 1000, "duration": "once"})
-	w.theirSubscription = insertSubscription(tb, w.s, w.theirs.ID, w.theirCustomer.ID, w.theirPlan.ID)
+	w.theirSubscription = w.s.NewSubscription(tb, w.theirs.ID, w.theirCustomer.ID, w.theirPlan.ID, nil)
 	w.theirPM = w.s.AddCard(tb, w.theirs.ID, w.theirCustomer.ID, "4242", 0)
 
 	w.theirCheckout = ckNewCheckout(tb, w.s, w.theirs.Token, vars{"products": []uuid.UUID{w.theirProduct.ID}})
@@ -119,16 +119,5 @@ func insertFile(tb testing.TB, s *resolverstest.Server, orgID uuid.UUID) uuid.UU
 	id := uuid.New()
 	s.Exec(tb, `INSERT INTO files (id, organization_id, service, name, path, mime_type, size, is_uploaded)
 		VALUES ($1, $2, 'downloadable', 'a.txt', $3, 'text/plain', 1, true)`, id, orgID, "downloadable/"+id.String())
-	return id
-}
-
-// insertSubscription inserts an active monthly subscription of a product.
-func insertSubscription(tb testing.TB, s *resolverstest.Server, orgID, customerID, productID uuid.UUID) uuid.UUID {
-	tb.Helper()
-	var id uuid.UUID
-	s.Get(tb, &id, `INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount,
-			currency, recurring_interval, current_period_start, current_period_end, started_at)
-		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now())
-		RETURNING id`, orgID, customerID, productID)
 	return id
 }

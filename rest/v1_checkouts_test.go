@@ -44,15 +44,9 @@ func newCheckoutWorld(t *testing.T) checkoutWorld {
 		if recurring {
 			pw.RecurringInterval, pw.RecurringIntervalCount = ptr("month"), ptr(1)
 		}
-		p, err := storage.CreateProduct(ctx, s.DB, w.org.ID, pw)
+		p, _, err := resolverstest.StoreProduct(ctx, s.DB, w.org.ID, pw, prices)
 		if err != nil {
 			t.Fatal(err)
-		}
-		for _, pr := range prices {
-			pr.PriceCurrency = "usd"
-			if _, err := storage.CreatePrice(ctx, s.DB, w.org.ID, p.ID, pr); err != nil {
-				t.Fatal(err)
-			}
 		}
 		return p
 	}

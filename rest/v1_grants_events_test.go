@@ -25,13 +25,8 @@ func TestGrantAndSeatEventsRenderTheWebhookPayloads(t *testing.T) {
 	}
 	render := rest.EventRenderer(f.s.Resolver.Executor(), docs)
 
-	var sub, seat uuid.UUID
-	if err := f.s.DB.GetContext(t.Context(), &sub, `INSERT INTO subscriptions (organization_id, customer_id, product_id,
-			status, amount, currency, recurring_interval, current_period_start, current_period_end, started_at, seats)
-		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now(), 2) RETURNING id`,
-		f.org.ID, f.customers[0], f.s.NewProduct(t, f.org.ID, "Granted").ID); err != nil {
-		t.Fatal(err)
-	}
+	sub := f.s.NewSubscription(t, f.org.ID, f.customers[0], f.s.NewProduct(t, f.org.ID, "Granted").ID, ptr(2))
+	var seat uuid.UUID
 	if err := f.s.DB.GetContext(t.Context(), &seat, `INSERT INTO customer_seats (organization_id, subscription_id, status,
 			customer_id, member_id, email, claimed_at, seat_metadata)
 		VALUES ($1, $2, 'claimed', $3, $4, 'm@example.com', now(), '{"team": "core"}') RETURNING id`,

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -143,16 +142,6 @@ func (s *v1) mount(tb testing.TB) {
 
 // org is an organization with an organization access token.
 type org = resolverstest.Org
-
-// customerRow is the stored customer as JSON, for proving a failed request wrote nothing.
-func (s *v1) customerRow(tb testing.TB, id uuid.UUID) string {
-	tb.Helper()
-	var row string
-	if err := s.DB.GetContext(context.Background(), &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id); err != nil {
-		tb.Fatalf("reading customer row: %v", err)
-	}
-	return row
-}
 
 // call is one HTTP request to /v1.
 type call struct {

@@ -39,22 +39,17 @@ func newOrderWorld(t *testing.T, s *v1) orderWorld {
 	ctx := context.Background()
 	w := orderWorld{s: s, org: s.NewOrg(t, "orders:read orders:write customer_sessions:write")}
 	w.alice, w.bob = s.NewCustomer(t, w.org.ID, ""), s.NewCustomer(t, w.org.ID, "ext-bob")
-	var err error
-	if w.ebook, err = storage.CreateProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Ebook", Visibility: "public"}); err != nil {
-		t.Fatal(err)
-	}
-	if w.ebookPrice, err = storage.CreatePrice(ctx, s.DB, w.org.ID, w.ebook.ID, storage.ProductPriceWrite{
-		AmountType: "fixed", PriceCurrency: "usd", PriceAmount: ptr(int64(1000))}); err != nil {
-		t.Fatal(err)
-	}
 	benefit, err := storage.CreateBenefit(ctx, s.DB, w.org.ID, storage.BenefitWrite{Type: "custom", Description: "Chapter",
 		Visibility: "public", Properties: storage.RawJSON(`{"note": null}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.SetProductBenefits(ctx, s.DB, w.org.ID, w.ebook.ID, []uuid.UUID{benefit.ID}); err != nil {
+	var prices []*storage.ProductPrice
+	if w.ebook, prices, err = resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Ebook", Visibility: "public"},
+		[]storage.ProductPriceWrite{{AmountType: "fixed", PriceAmount: ptr(int64(1000))}}, benefit.ID); err != nil {
 		t.Fatal(err)
 	}
+	w.ebookPrice = prices[0]
 	if w.plan, err = storage.CreateProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Pro plan", Visibility: "public",
 		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)}); err != nil {
 		t.Fatal(err)

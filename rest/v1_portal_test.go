@@ -208,11 +208,11 @@ func TestPortalUpdateCustomerServesTheContract(t *testing.T) {
 			if tt.token != nil {
 				token = tt.token(c)
 			}
-			before := f.s.customerRow(t, c.id)
+			before := f.s.Row(t, "customers", c.id)
 			rec := f.s.do(t, call{method: http.MethodPatch, target: path, token: token, body: tt.body(c)})
 			tt.want.check(t, rec)
 			if rec.Code != http.StatusOK {
-				if after := f.s.customerRow(t, c.id); after != before && !deletedBy(tt.name) {
+				if after := f.s.Row(t, "customers", c.id); after != before && !deletedBy(tt.name) {
 					t.Errorf("a failed update wrote the customer:\nbefore %s\nafter  %s", before, after)
 				}
 				return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -28,24 +29,19 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := storage.CreateProduct(ctx, s.DB, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
-		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var priceIDs []uuid.UUID
-	for _, w := range []storage.ProductPriceWrite{
+	p, stored, err := resolverstest.StoreProduct(ctx, s.DB, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
+		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{
 		{AmountType: "fixed", PriceAmount: ptr(int64(1500)), TaxBehavior: ptr("exclusive")},
 		{AmountType: "custom", MinimumAmount: ptr(int64(500)), MaximumAmount: ptr(int64(5000)), PresetAmount: ptr(int64(900))},
 		{AmountType: "seat_based", SeatTiers: storage.RawJSON(`{"seat_tier_type": "graduated", "tiers": [
 			{"min_seats": 5, "max_seats": null, "price_per_seat": 600}, {"min_seats": 1, "max_seats": 4, "price_per_seat": 700}]}`)},
 		{AmountType: "metered_unit", UnitAmount: ptr("0.25"), CapAmount: ptr(int64(10000)), MeterID: &meter.ID},
-	} {
-		w.PriceCurrency = "usd"
-		pr, err := storage.CreatePrice(ctx, s.DB, o.ID, p.ID, w)
-		if err != nil {
-			t.Fatal(err)
-		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var priceIDs []uuid.UUID
+	for _, pr := range stored {
 		priceIDs = append(priceIDs, pr.ID)
 	}
 	now := time.Now().UTC()

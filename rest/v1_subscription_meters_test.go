@@ -40,21 +40,14 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 		storage.RawJSON(meteredFilter), storage.RawJSON(`{"func": "count"}`)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := storage.CreateProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
-		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+	p, prices, err := resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
+		RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{
+		{AmountType: "fixed", PriceAmount: ptr(int64(900))},
+		{AmountType: "metered_unit", UnitAmount: ptr("12.5"), CapAmount: ptr(int64(10000)), MeterID: &w.meter.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := storage.CreatePrice(ctx, s.DB, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
-		PriceCurrency: "usd", PriceAmount: ptr(int64(900))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metered, err := storage.CreatePrice(ctx, s.DB, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "metered_unit",
-		PriceCurrency: "usd", UnitAmount: ptr("12.5"), CapAmount: ptr(int64(10000)), MeterID: &w.meter.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixed, metered := prices[0], prices[1]
 	now := time.Now().UTC()
 	start, end := now.Add(-24*time.Hour), now.AddDate(0, 1, 0)
 	if w.sub, err = storage.CreateSubscription(ctx, s.DB, w.org.ID, start, storage.SubscriptionWrite{CustomerID: w.buyer.ID,

@@ -43,20 +43,12 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 		t.Fatal(err)
 	}
 	product := func(name string, price storage.ProductPriceWrite) (*storage.Product, *storage.ProductPrice) {
-		p, err := storage.CreateProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: name, Visibility: "public",
-			RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)})
+		p, prices, err := resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: name, Visibility: "public",
+			RecurringInterval: ptr("month"), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{price}, benefit.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		price.PriceCurrency = "usd"
-		pr, err := storage.CreatePrice(ctx, s.DB, w.org.ID, p.ID, price)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := storage.SetProductBenefits(ctx, s.DB, w.org.ID, p.ID, []uuid.UUID{benefit.ID}); err != nil {
-			t.Fatal(err)
-		}
-		return p, pr
+		return p, prices[0]
 	}
 	var planPrice, seatPrice, customPrice *storage.ProductPrice
 	w.plan, planPrice = product("Pro plan", storage.ProductPriceWrite{AmountType: "fixed", PriceAmount: ptr(int64(1500))})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/lib/pq"
 
 	"till/internal/auth"
 	"till/storage"
@@ -150,6 +151,22 @@ func (a *App) AddPaymentMethod(tb testing.TB, orgID, customerID uuid.UUID, w sto
 	return pm.ID
 }
 
+// NewSubscription stores an active monthly subscription of a product for 1000 usd, started
+// now, of seats seats when the product is seat-based (nil otherwise): what a paid checkout of
+// a plan leaves, for tests of what follows (grants, seats, portals, tenancy).
+func (a *App) NewSubscription(tb testing.TB, orgID, customerID, productID uuid.UUID, seats *int) uuid.UUID {
+	tb.Helper()
+	now := time.Now()
+	sub, err := storage.CreateSubscription(context.Background(), a.DB, orgID, now, storage.SubscriptionWrite{
+		CustomerID: customerID, ProductID: productID, Status: "active", Amount: 1000, Currency: "usd",
+		RecurringInterval: "month", RecurringIntervalCount: 1, CurrentPeriodStart: now,
+		CurrentPeriodEnd: now.AddDate(0, 1, 0), StartedAt: &now, Seats: seats})
+	if err != nil {
+		tb.Fatalf("storing a subscription: %v", err)
+	}
+	return sub.ID
+}
+
 // Run executes an operation in process as organization orgID with every scope and decodes
 // its data into out (when not nil); the test fails on any error. Fixtures build on it.
 func (a *App) Run(tb testing.TB, orgID uuid.UUID, query string, vars Vars, out any) {
@@ -177,6 +194,15 @@ func (a *App) Get(tb testing.TB, dest any, query string, args ...any) {
 	if err := a.DB.GetContext(context.Background(), dest, query, args...); err != nil {
 		tb.Fatalf("get %q: %v", strings.Join(strings.Fields(query), " "), err)
 	}
+}
+
+// Row is the stored row of table with id as JSON, for proving that a refused request wrote
+// nothing to it.
+func (a *App) Row(tb testing.TB, table string, id uuid.UUID) string {
+	tb.Helper()
+	var row string
+	a.Get(tb, &row, `SELECT row_to_json(t)::text FROM `+pq.QuoteIdentifier(table)+` t WHERE id = $1`, id)
+	return row
 }
 
 func randomHex(n int) string {

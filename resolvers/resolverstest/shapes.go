@@ -1,9 +1,13 @@
 package resolverstest
 
 import (
+	"context"
 	"testing"
 
+	"till/storage"
+
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 )
 
 // CustomerFields selects everything tests compare on a customer.
@@ -109,4 +113,33 @@ func (a *App) NewProduct(tb testing.TB, orgID uuid.UUID, name string, benefitIDs
 	a.Run(tb, orgID, `mutation($input: ProductCreateInput!) { createProduct(input: $input) { `+ProductFields+` } }`,
 		Vars{"input": Vars{"name": name, "benefitIds": benefitIDs, "prices": []Vars{{"amountType": "fixed", "priceAmount": 1000}}}}, &out)
 	return out.CreateProduct
+}
+
+// StoreProduct stores a product of orgID with its prices, in the order given (in usd when a
+// price names no currency), and its benefits, through the storage functions the product use
+// case runs, on q: the pool, or the transaction of a seed that builds many. It is for
+// catalogs a test needs as storage records or in bulk; NewProduct makes one as a seller does.
+func StoreProduct(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID, w storage.ProductWrite,
+	prices []storage.ProductPriceWrite, benefitIDs ...uuid.UUID) (*storage.Product, []*storage.ProductPrice, error) {
+	p, err := storage.CreateProduct(ctx, q, orgID, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	stored := make([]*storage.ProductPrice, 0, len(prices))
+	for _, pw := range prices {
+		if pw.PriceCurrency == "" {
+			pw.PriceCurrency = "usd"
+		}
+		pr, err := storage.CreatePrice(ctx, q, orgID, p.ID, pw)
+		if err != nil {
+			return nil, nil, err
+		}
+		stored = append(stored, pr)
+	}
+	if len(benefitIDs) > 0 {
+		if err := storage.SetProductBenefits(ctx, q, orgID, p.ID, benefitIDs); err != nil {
+			return nil, nil, err
+		}
+	}
+	return p, stored, nil
 }
