@@ -4,19 +4,17 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"till/rest/fastapi/fastapitest"
+	"till/storage"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
@@ -27,73 +25,6 @@ import (
 	"till/rest/resttest"
 	"till/storage/storagetest"
 )
-
-// TestMain stops the test database server after the run and, when the whole suite ran and
-// passed, fails it if some /v1 route never answered a success status in a real-handler test:
-// a new row in rest.Routes() needs a test that reaches it.
-func TestMain(m *testing.M) {
-	code := storagetest.Main(m)
-	if code == 0 && storagetest.WholeSuite() {
-		if missing := uncoveredRoutes(); len(missing) > 0 {
-			fmt.Fprintf(os.Stderr, "FAIL: these /v1 routes have no test that reaches their success status through the real handler:\n\t%s\n",
-				strings.Join(missing, "\n\t"))
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// routeCoverage records which routes answered a success status through the real handler.
-var routeCoverage = struct {
-	sync.Mutex
-	hit map[string]bool
-}{hit: map[string]bool{}}
-
-// routeKey names a route as "METHOD /path/pattern".
-func routeKey(method, pattern string) string { return method + " " + pattern }
-
-// patternRegexp turns a chi pattern into an anchored regexp over the escaped path.
-func patternRegexp(pattern string) *regexp.Regexp {
-	quoted := regexp.QuoteMeta(pattern)
-	return regexp.MustCompile(`^` + regexp.MustCompile(`\\\{[^}]*\\\}`).ReplaceAllString(quoted, `[^/]+`) + `$`)
-}
-
-// recordCoverage marks the route a successful request reached.
-func recordCoverage(req *http.Request, status int) {
-	if status < 200 || status > 299 {
-		return
-	}
-	path := req.URL.EscapedPath()
-	if strings.HasPrefix(path, "/api/v1/") {
-		path = strings.TrimPrefix(path, "/api")
-	}
-	method := req.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	for _, route := range rest.Routes() {
-		if route.Method == method && patternRegexp(route.Path).MatchString(path) {
-			routeCoverage.Lock()
-			routeCoverage.hit[routeKey(route.Method, route.Path)] = true
-			routeCoverage.Unlock()
-			return
-		}
-	}
-}
-
-// uncoveredRoutes lists the routes no successful request reached, sorted.
-func uncoveredRoutes() []string {
-	routeCoverage.Lock()
-	defer routeCoverage.Unlock()
-	var missing []string
-	for _, route := range rest.Routes() {
-		if key := routeKey(route.Method, route.Path); !routeCoverage.hit[key] {
-			missing = append(missing, key)
-		}
-	}
-	sort.Strings(missing)
-	return missing
-}
 
 // portalURL is the portal base of the test application, so tests can predict portal links.
 const portalURL = resolverstest.PortalURL
@@ -142,6 +73,39 @@ func (s *v1) mount(tb testing.TB) {
 
 // org is an organization with an organization access token.
 type org = resolverstest.Org
+
+// webhookPayload renders an event of typ about object the way the serve loop does, fails the
+// test unless the payload matches the contract's webhook schema, and returns the payload's
+// type and data.
+func (s *v1) webhookPayload(t *testing.T, orgID uuid.UUID, typ, schema string, object uuid.UUID) (string, json.RawMessage) {
+	t.Helper()
+	docs, err := rest.LoadDocuments(rest.Operations())
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, err := rest.EventRenderer(s.Resolver.Executor(), docs).Render(t.Context(), &storage.DomainEvent{ID: uuid.New(),
+		CreatedAt: time.Now(), OrganizationID: orgID, Type: typ, ObjectID: object})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic any
+	if err := json.Unmarshal([]byte(payload), &generic); err != nil {
+		t.Fatalf("payload is not JSON: %v\n%s", err, payload)
+	}
+	sch, ok := resttest.Contract(t).Components.Schemas[schema]
+	if !ok {
+		t.Fatalf("no schema %s", schema)
+	}
+	if err := sch.Value.VisitJSON(generic, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("payload does not match %s: %v\n%s", schema, err, payload)
+	}
+	var v struct {
+		Type string
+		Data json.RawMessage
+	}
+	decodeJSON(t, []byte(payload), &v)
+	return v.Type, v.Data
+}
 
 // call is one HTTP request to /v1.
 type call struct {
