@@ -16,11 +16,13 @@ import (
 	"till/storage"
 )
 
-// Fixtures arrange a test's world as the organization that owns it, through the use cases
-// where one exists (so the rows, events and caches are the ones production writes) and
-// through storage for what only a processor or another system writes (saved cards, member
-// sessions of organizations without the member model). They act with every scope: a test's
-// tokens and scopes are what it checks, not what its world was built with.
+// Fixtures arrange a test's world as the organization that owns it: through the use cases
+// where one makes the thing (so the rows, events and caches are the ones production writes);
+// through storage for what another system or a longer flow leaves behind (saved cards,
+// member sessions of organizations without the member model, the order or subscription a
+// purchase ends with); with SQL only where storage has no function (users). They act with
+// every scope: a test's tokens and scopes are what it checks, not what its world was built
+// with.
 
 // Org is an organization with an organization access token.
 type Org struct {
