@@ -126,32 +126,6 @@ const organizationTokenCTE = `WITH tok AS (SELECT t.organization_id FROM organiz
 		JOIN organizations o ON o.id = t.organization_id
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND o.deleted_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now()))`
 
-// orderQuery is an order page: the order with what GET /v1/orders/{id} renders of it (its
-// customer, product, discount, subscription and items), in GraphQL's names.
-const orderQuery = `query Order($id: UUID!) {
-  order(id: $id) {
-    id createdAt modifiedAt status paid subtotalAmount discountAmount netAmount taxAmount totalAmount
-    appliedBalanceAmount dueAmount refundedAmount refundedTaxAmount currency billingReason billingName
-    billingAddress { line1 line2 postalCode city state country } invoiceNumber isInvoiceGenerated
-    receiptNumber seats customerId productId discountId subscriptionId checkoutId nextPaymentAttemptAt
-    metadata customFieldData platformFeeAmount platformFeeCurrency description refundableAmount refundableTaxAmount
-    customer { id createdAt modifiedAt metadata externalId email emailVerified type name billingName
-      billingAddress { line1 line2 postalCode city state country } taxId locale organizationId
-      defaultPaymentMethodId deletedAt firstUserEventAt avatarUrl }
-    product { id createdAt modifiedAt trialInterval trialIntervalCount name description visibility
-      recurringInterval recurringIntervalCount meterInterval meterIntervalCount isRecurring isArchived
-      organizationId metadata }
-    discount { __typename
-      ... on DiscountPercentageOnceForeverDurationBase { id duration type basisPoints createdAt modifiedAt
-        metadata name code startsAt endsAt maxRedemptions maxRedemptionsPerCustomer redemptionsCount organizationId } }
-    subscription { id createdAt modifiedAt amount currency recurringInterval recurringIntervalCount status
-      currentPeriodStart currentPeriodEnd currentMeterPeriodStart currentMeterPeriodEnd trialStart trialEnd
-      cancelAtPeriodEnd canceledAt startedAt endsAt endedAt pastDueAt pauseAtPeriodEnd pausedAt resumesAt
-      customerId productId discountId checkoutId seats customerCancellationReason customerCancellationComment metadata }
-    items { id createdAt modifiedAt label amount taxAmount proration productPriceId }
-  }
-}`
-
 // orderSQL is the ceiling's order page in one statement: the order of the token's
 // organization ($2, a hash) by id ($1) with the whole rows of its customer, product,
 // discount and subscription, and its items.

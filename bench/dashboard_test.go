@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -142,7 +143,7 @@ func dashboardCases(b *testing.B, srv *tillServer, db *sqlx.DB, seed demoSeed, c
 		order.ceiling.requests = append(order.ceiling.requests, request{method: http.MethodGet, url: ceil.url + "/order?id=" + id})
 		order.tills[0].requests = append(order.tills[0].requests, request{method: http.MethodGet, url: srv.baseURL + "/v1/orders/" + id})
 		order.tills[1].requests = append(order.tills[1].requests, request{url: srv.baseURL + "/graphql",
-			body: gql(orderQuery, map[string]any{"id": id})})
+			body: gql(resolverstest.OrderPage, map[string]any{"id": id})})
 
 		n := i%(dashboardCustomers/50) + 1
 		page.ceiling.requests = append(page.ceiling.requests, request{method: http.MethodGet, url: fmt.Sprintf("%s/customers?page=%d", ceil.url, n)})

@@ -1,8 +1,7 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"till/resolvers/resolverstest"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -104,10 +105,10 @@ func buyFor(b *testing.B, servers []*tillServer, token, product string, d time.D
 			for j := i; time.Now().Before(end); j++ {
 				s := servers[j%len(servers)]
 				var c struct{ CreateCheckout struct{ ID string } }
-				err := postGraphQL(client, s.baseURL, token, `mutation($p: UUID!) { createCheckout(input: {products: [$p]}) { id } }`,
+				err := resolverstest.Call(context.Background(), client, s.baseURL+"/graphql", token, `mutation($p: UUID!) { createCheckout(input: {products: [$p]}) { id } }`,
 					map[string]any{"p": product}, &c)
 				if err == nil {
-					err = postGraphQL(client, servers[(j+1)%len(servers)].baseURL, token,
+					err = resolverstest.Call(context.Background(), client, servers[(j+1)%len(servers)].baseURL+"/graphql", token,
 						`mutation($id: UUID!, $email: String!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa",
 							customerEmail: $email}) { status } }`, map[string]any{"id": c.CreateCheckout.ID,
 							"email": fmt.Sprintf("buyer-%d@example.com", buyer.Add(1))}, nil)
@@ -126,33 +127,6 @@ func buyFor(b *testing.B, servers []*tillServer, token, product string, d time.D
 		b.Errorf("%d purchases failed; first: %v", n, firstFail.Load())
 	}
 	return paid.Load()
-}
-
-// postGraphQL posts an operation and decodes its data into out.
-func postGraphQL(client *http.Client, base, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data   json.RawMessage
-		Errors []json.RawMessage
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return err
-	}
-	if len(answer.Errors) > 0 {
-		return fmt.Errorf("%s", answer.Errors[0])
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(answer.Data, out)
 }
 
 // drainWebhooks waits until the previous round's events are delivered to the endpoint, so

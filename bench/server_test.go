@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"till/internal/pgembed"
+	"till/resolvers/resolverstest"
 )
 
 // serverPoolSize is `till serve`'s database pool size when TILL_DB_MAX_CONNS is unset (see
@@ -287,16 +288,15 @@ func (s *tillServer) pickKey(b *testing.B, seed demoSeed) benchKey {
 // graphql runs one query as the organization token and decodes its data into out.
 func (s *tillServer) graphql(b *testing.B, token, query string, out any) {
 	b.Helper()
-	status, raw := s.send(b, token, http.MethodPost, "/graphql", map[string]any{"query": query})
-	var env struct {
-		Data   json.RawMessage `json:"data"`
-		Errors []any           `json:"errors"`
+	res, err := resolverstest.Post(context.Background(), http.DefaultClient, s.baseURL+"/graphql", token, query, nil)
+	if err != nil {
+		b.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, &env); err != nil || status != http.StatusOK || len(env.Errors) > 0 {
-		b.Fatalf("graphql %s: status %d: %s", query, status, raw)
+	if res.Status != http.StatusOK || len(res.Errors) > 0 {
+		b.Fatalf("graphql %s: status %d: %s", query, res.Status, res.Body)
 	}
-	if err := json.Unmarshal(env.Data, out); err != nil {
-		b.Fatalf("graphql data: %v: %s", err, raw)
+	if err := json.Unmarshal(res.Data, out); err != nil {
+		b.Fatalf("graphql data: %v: %s", err, res.Body)
 	}
 }
 

@@ -22,8 +22,8 @@ func TestAuthorization(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	readOnly := s.NewToken(t, org.ID, "customers:read")
 	productsOnly := s.NewToken(t, org.ID, "products:read products:write")
-	c := newCustomer(t, s, org.Token, "")
-	session := newCustomerSession(t, s, org.Token, c.ID)
+	c := s.NewCustomer(t, org.ID, "")
+	session := s.NewCustomerSession(t, org.ID, c.ID)
 
 	const (
 		listDoc   = `{ customers { items { id } } }`
@@ -80,8 +80,8 @@ func TestAuthorization(t *testing.T) {
 	expired := s.NewToken(t, org.ID, "all")
 	s.Exec(t, `UPDATE organization_access_tokens SET expires_at = now() - interval '1 second' WHERE token = $1`, auth.Hash(s.Secret, expired))
 	gone := s.NewOrg(t, "all")
-	goneCustomer := newCustomer(t, s, gone.Token, "")
-	goneSession := newCustomerSession(t, s, gone.Token, goneCustomer.ID)
+	goneCustomer := s.NewCustomer(t, gone.ID, "")
+	goneSession := s.NewCustomerSession(t, gone.ID, goneCustomer.ID)
 	s.Exec(t, `UPDATE organizations SET deleted_at = now() WHERE id = $1`, gone.ID)
 
 	for name, token := range map[string]string{

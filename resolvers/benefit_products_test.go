@@ -29,13 +29,13 @@ func newBenefitProductsWorld(t *testing.T) benefitProductsWorld {
 	w.shared = newBenefit(t, s, w.org.Token, "Shared perk")
 	w.solo = newBenefit(t, s, w.org.Token, "Solo perk")
 	w.unused = newBenefit(t, s, w.org.Token, "Unused perk")
-	w.alpha = newProduct(t, s, w.org.Token, "Alpha", w.shared.ID)
-	w.bravo = newProduct(t, s, w.org.Token, "Bravo", w.solo.ID, w.shared.ID)
-	w.charlie = newProduct(t, s, w.org.Token, "Charlie", w.shared.ID)
-	w.delta = newProduct(t, s, w.org.Token, "Delta", w.solo.ID)
+	w.alpha = s.NewProduct(t, w.org.ID, "Alpha", w.shared.ID)
+	w.bravo = s.NewProduct(t, w.org.ID, "Bravo", w.solo.ID, w.shared.ID)
+	w.charlie = s.NewProduct(t, w.org.ID, "Charlie", w.shared.ID)
+	w.delta = s.NewProduct(t, w.org.ID, "Delta", w.solo.ID)
 	s.Query(t, w.org.Token, `mutation($id: UUID!) { archiveProduct(id: $id) { id } }`, vars{"id": w.charlie.ID}, nil)
 	other := s.NewOrg(t, resolverstest.AllScopes)
-	w.foreign = newProduct(t, s, other.Token, "Foreign").ID
+	w.foreign = s.NewProduct(t, other.ID, "Foreign").ID
 	s.Exec(t, `INSERT INTO product_benefits (product_id, benefit_id, organization_id) VALUES ($1, $2, $3)`,
 		w.foreign, w.shared.ID, other.ID)
 	return w

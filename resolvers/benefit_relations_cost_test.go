@@ -19,7 +19,7 @@ func TestBenefitRelationsCostConstantStatements(t *testing.T) {
 	s := resolverstest.NewWithDB(t, db)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	first := seedBenefitGraph(t, s, org.ID, rows)
-	session := newCustomerSession(t, s, org.Token, first)
+	session := s.NewCustomerSession(t, org.ID, first)
 
 	// items checks that the list at path holds n objects and that its last one reached its
 	// relation at nested: an object, or a list that is not empty.

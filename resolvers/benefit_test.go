@@ -237,7 +237,7 @@ func TestDeleteBenefit(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	gone, stays := newBenefit(t, s, org.Token, "Gone"), newBenefit(t, s, org.Token, "Stays")
-	p := newProduct(t, s, org.Token, "Bundle", gone.ID, stays.ID)
+	p := s.NewProduct(t, org.ID, "Bundle", gone.ID, stays.ID)
 
 	var out struct{ DeleteBenefit benefit }
 	s.Query(t, org.Token, deleteBenefitDoc, vars{"id": gone.ID}, &out)
@@ -256,7 +256,7 @@ func TestDeleteBenefit(t *testing.T) {
 	t.Run("it is detached from its products", func(t *testing.T) {
 		var got struct{ Product product }
 		s.Query(t, org.Token, getProductDoc, vars{"id": p.ID}, &got)
-		if diff := cmp.Diff([]uuid.UUID{stays.ID}, got.Product.benefitIDs()); diff != "" {
+		if diff := cmp.Diff([]uuid.UUID{stays.ID}, got.Product.BenefitIDs()); diff != "" {
 			t.Errorf("product benefits (-want +got):\n%s", diff)
 		}
 		var n int

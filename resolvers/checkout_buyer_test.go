@@ -31,14 +31,6 @@ func ckNewVictim(t *testing.T, s *resolverstest.Server, tok, externalID string) 
 	return ckVictim{customer: c, method: saved.SavePaymentMethod.ID}
 }
 
-// ckCustomerRow is a customer's whole stored row, so a test sees any write to it.
-func ckCustomerRow(t *testing.T, s *resolverstest.Server, id uuid.UUID) string {
-	t.Helper()
-	var row string
-	s.Get(t, &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id)
-	return row
-}
-
 // ckStranger is what a buyer who is not the customer types into the checkout form.
 func ckStranger(secret, email string) vars {
 	return vars{"clientSecret": secret, "customerEmail": email, "customerName": "Mallory",
@@ -72,13 +64,13 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 		t.Run("an anonymous buyer cannot pay with the saved card of the customer whose email they give, "+tc.name, func(t *testing.T) {
 			a := ckNewVictim(t, s, tok, "")
 			c := open(t, nil)
-			before, charges := ckCustomerRow(t, s, a.ID), proc.charges.Load()
+			before, charges := s.Row(t, "customers", a.ID), proc.charges.Load()
 			in := ckStranger(c.ClientSecret, tc.email(*a.Email))
 			in["paymentMethodId"] = a.method
 			e := s.QueryError(t, "", ckConfirm, vars{"in": in})
 			wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "paymentMethodId"},
 				Msg: "Payment method does not exist.", Input: a.method.String()})
-			if after := ckCustomerRow(t, s, a.ID); after != before {
+			if after := s.Row(t, "customers", a.ID); after != before {
 				t.Errorf("the customer changed:\nbefore %s\nafter  %s", before, after)
 			}
 			if n := proc.charges.Load() - charges; n != 0 {
@@ -101,7 +93,7 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 		s.Exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, a.method)
 		s.Exec(t, `UPDATE customers SET default_payment_method_id = NULL WHERE id = $1`, a.ID)
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{monthly.ID}})
-		before := ckCustomerRow(t, s, a.ID)
+		before := s.Row(t, "customers", a.ID)
 		in := ckStranger(c.ClientSecret, *a.Email)
 		in["paymentToken"] = "tok_mastercard"
 		var out struct{ ConfirmCheckout ckCheckout }
@@ -109,7 +101,7 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 		if got := out.ConfirmCheckout; got.Status != "succeeded" || got.CustomerID == nil || *got.CustomerID != a.ID {
 			t.Fatalf("status %s customer %v, want succeeded for the matched customer %s", got.Status, got.CustomerID, a.ID)
 		}
-		if after := ckCustomerRow(t, s, a.ID); after != before {
+		if after := s.Row(t, "customers", a.ID); after != before {
 			t.Errorf("the customer changed:\nbefore %s\nafter  %s", before, after)
 		}
 		var order struct {
@@ -173,14 +165,14 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 
 	t.Run("the matched customer's own session may pay with its saved card; another customer's session may not", func(t *testing.T) {
 		a := ckNewVictim(t, s, tok, "")
-		other := newCustomer(t, s, tok, "")
+		other := s.NewCustomer(t, org.ID, "")
 		c := open(t, nil)
 		in := vars{"clientSecret": c.ClientSecret, "customerEmail": *a.Email, "paymentMethodId": a.method}
-		e := s.QueryError(t, newCustomerSession(t, s, tok, other.ID), ckConfirm, vars{"in": in})
+		e := s.QueryError(t, s.NewCustomerSession(t, org.ID, other.ID), ckConfirm, vars{"in": in})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "paymentMethodId"},
 			Msg: "Payment method does not exist.", Input: a.method.String()})
 		var out struct{ ConfirmCheckout ckCheckout }
-		s.Query(t, newCustomerSession(t, s, tok, a.ID), ckConfirm, vars{"in": in}, &out)
+		s.Query(t, s.NewCustomerSession(t, org.ID, a.ID), ckConfirm, vars{"in": in}, &out)
 		if got := out.ConfirmCheckout; got.Status != "succeeded" || *got.CustomerID != a.ID {
 			t.Errorf("status %s customer %v, want succeeded for %s", got.Status, got.CustomerID, a.ID)
 		}
@@ -192,7 +184,7 @@ func TestConfirmCheckoutBuyerBinding(t *testing.T) {
 		outsider := createCustomer(t, s, otherOrg.Token, vars{"email": *a.Email})
 		c := open(t, nil)
 		in := vars{"clientSecret": c.ClientSecret, "customerEmail": *a.Email, "paymentMethodId": a.method}
-		e := s.QueryError(t, newCustomerSession(t, s, otherOrg.Token, outsider.ID), ckConfirm, vars{"in": in})
+		e := s.QueryError(t, s.NewCustomerSession(t, otherOrg.ID, outsider.ID), ckConfirm, vars{"in": in})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "paymentMethodId"},
 			Msg: "Payment method does not exist.", Input: a.method.String()})
 	})
@@ -230,7 +222,7 @@ func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	ebook := ckProduct(t, s, org.Token, "Ebook", "", ckFixed(0))
-	cust := newCustomer(t, s, org.Token, "crm-42")
+	cust := s.NewCustomer(t, org.ID, "crm-42")
 	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{ebook.ID}, "externalCustomerId": "crm-42",
 		"metadata": vars{"margin": "thin"}, "customerMetadata": vars{"segment": "whale"}})
 	const fields = `id metadata customerMetadata externalCustomerId`
@@ -248,7 +240,7 @@ func TestCheckoutSellerFieldsStayWithTheSeller(t *testing.T) {
 
 	for _, tc := range []struct{ name, token string }{
 		{"an anonymous buyer", ""},
-		{"the customer's own portal session", newCustomerSession(t, s, org.Token, cust.ID)},
+		{"the customer's own portal session", s.NewCustomerSession(t, org.ID, cust.ID)},
 		{"another organization's token", otherOrg.Token},
 	} {
 		t.Run(tc.name+" reading by client secret sees none of the seller's metadata or ids", func(t *testing.T) {
@@ -291,7 +283,7 @@ func TestCheckoutBenefitsAreThePublicView(t *testing.T) {
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	secret := createBenefit(t, s, org.Token, vars{"type": "custom", "description": "Members' room",
 		"properties": vars{"note": "invite: https://chat.example/secret"}})
-	p := newProduct(t, s, org.Token, "Course", secret.ID)
+	p := s.NewProduct(t, org.ID, "Course", secret.ID)
 	c := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{p.ID}})
 
 	var out struct {

@@ -288,7 +288,7 @@ func TestConfirmCheckout(t *testing.T) {
 	})
 
 	t.Run("a saved payment method of the customer pays", func(t *testing.T) {
-		cust := newCustomer(t, s, tok, "")
+		cust := s.NewCustomer(t, org.ID, "")
 		var saved struct{ SavePaymentMethod struct{ ID uuid.UUID } }
 		s.Query(t, tok, `mutation($in: PaymentMethodSaveInput!) { savePaymentMethod(input: $in) { id } }`,
 			vars{"in": vars{"customerId": cust.ID, "token": "tok_visa"}}, &saved)

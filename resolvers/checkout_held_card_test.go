@@ -69,7 +69,7 @@ func TestAStrangersCardIsHeldForTheirPurchaseOnly(t *testing.T) {
 	t.Parallel()
 	h := newHeldCard(t)
 	w := h.subWorld
-	session := w.session(t, w.customer.ID)
+	session := w.s.NewCustomerSession(t, w.org.ID, w.customer.ID)
 
 	for _, tc := range []struct {
 		name string
@@ -171,7 +171,7 @@ func TestAStrangersHeldCardPaysOnlyTheSubscriptionItBought(t *testing.T) {
 			[]string{"stranger's card succeeded"}, []string{"customer's card succeeded"}},
 		{"the customer's subscription without a card of the customer's does not fall back to the stranger's, even were it the default",
 			func(t *testing.T, h heldCard) {
-				h.s.Query(t, h.session(t, h.customer.ID), `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`,
+				h.s.Query(t, h.s.NewCustomerSession(t, h.org.ID, h.customer.ID), `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`,
 					vars{"id": h.subWorld.card}, nil)
 				// No operation makes a held card a default; the renewal must not charge it if one did.
 				h.s.Exec(t, `UPDATE customers SET default_payment_method_id = $2 WHERE id = $1`, h.customer.ID, h.card)

@@ -52,7 +52,7 @@ func TestOrderAndSubscriptionRelationsAreGuarded(t *testing.T) {
 		}
 	})
 
-	owner := newCustomerSession(t, w.s, w.org.Token, w.ann.ID)
+	owner := w.s.NewCustomerSession(t, w.org.ID, w.ann.ID)
 	t.Run("a customer session follows them from its own orders and subscriptions", func(t *testing.T) {
 		var out struct {
 			Me struct {

@@ -83,7 +83,7 @@ func TestCommerceListsNeverSkipOrRepeatRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob := newCustomerSession(t, w.s, w.org.Token, w.bob.ID)
+	bob := w.s.NewCustomerSession(t, w.org.ID, w.bob.ID)
 	for _, l := range []struct {
 		field, sorting, token string
 		rows                  int

@@ -54,7 +54,7 @@ func TestPortalFollowsCommerceRelationsOfItsOwnCustomer(t *testing.T) {
 	t.Parallel()
 	w := newCommerceWorld(t)
 	w.s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, w.org.ID)
-	owner := newCustomerSession(t, w.s, w.org.Token, w.ann.ID)
+	owner := w.s.NewCustomerSession(t, w.org.ID, w.ann.ID)
 	var memberID uuid.UUID
 	w.s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role)
 		VALUES ($1, $2, 'dev@example.com', 'member') RETURNING id`, w.org.ID, w.ann.ID)

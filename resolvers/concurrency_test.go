@@ -33,7 +33,7 @@ func TestConcurrentWrites(t *testing.T) {
 		s := resolverstest.New(t)
 		org := s.NewOrg(t, resolverstest.AllScopes)
 		s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, org.ID)
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		var mu sync.Mutex
 		var failures []string
 		race(n, func(int) {

@@ -187,7 +187,7 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 	}
 	t.Run("a customer's 21st saved payment method is refused as bad input", func(t *testing.T) {
 		t.Parallel()
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		for range resolvers.MaxCustomerPaymentMethods {
 			s.Query(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}}, nil)
 		}

@@ -56,8 +56,8 @@ func newCustomerMeterWorld(t *testing.T) customerMeterWorld {
 	s := resolverstest.New(t)
 	w := customerMeterWorld{s: s, org: s.NewOrg(t, resolverstest.AllScopes)}
 	other := s.NewOrg(t, resolverstest.AllScopes)
-	w.ann = newCustomer(t, s, w.org.Token, "ann-ext")
-	w.bob = newCustomer(t, s, w.org.Token, "")
+	w.ann = s.NewCustomer(t, w.org.ID, "ann-ext")
+	w.bob = s.NewCustomer(t, w.org.ID, "")
 	meter := func(org uuid.UUID, name, event, aggregation string) uuid.UUID {
 		var id uuid.UUID
 		s.Get(t, &id, `INSERT INTO meters (organization_id, name, filter, aggregation, created_at) VALUES ($1, $2,
@@ -308,7 +308,7 @@ func TestCustomerMetersAreGuarded(t *testing.T) {
 				}
 			}
 		}
-		w.s.Query(t, newCustomerSession(t, w.s, w.org.Token, w.ann.ID), `{ me { customer { meters(sorting: ["meter_name"]) {
+		w.s.Query(t, w.s.NewCustomerSession(t, w.org.ID, w.ann.ID), `{ me { customer { meters(sorting: ["meter_name"]) {
 			items { `+customerMeterFields+` } } } } }`, nil, &out)
 		if diff := cmp.Diff(figuresOf(w.annsMeters(t, w.org.Token, `sorting: ["meter_name"]`)),
 			figuresOf(out.Me.Customer.Meters.Items)); diff != "" {

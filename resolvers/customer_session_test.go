@@ -69,7 +69,7 @@ func TestCustomerSession(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "customer_sessions:write customers:write")
-	c := newCustomer(t, s, org.Token, "ext-session")
+	c := s.NewCustomer(t, org.ID, "ext-session")
 
 	t.Run("a session for a customer id opens the portal for that customer", func(t *testing.T) {
 		before := time.Now()
@@ -111,7 +111,7 @@ func TestCustomerSession(t *testing.T) {
 		}
 	})
 
-	deleted := newCustomer(t, s, org.Token, "ext-deleted")
+	deleted := s.NewCustomer(t, org.ID, "ext-deleted")
 	s.Query(t, org.Token, deleteCustomerDoc, vars{"id": deleted.ID}, nil)
 	unknown := uuid.New()
 	for _, tc := range []struct {
@@ -154,7 +154,7 @@ func TestCustomerSession(t *testing.T) {
 	})
 
 	t.Run("the session of a customer deleted afterwards is 401 invalid_token", func(t *testing.T) {
-		victim := newCustomer(t, s, org.Token, "")
+		victim := s.NewCustomer(t, org.ID, "")
 		got := createSession(t, s, org.Token, vars{"customerId": victim.ID})
 		s.Query(t, got.Token, meDoc, nil, nil)
 		s.Query(t, org.Token, deleteCustomerDoc, vars{"id": victim.ID}, nil)
@@ -262,7 +262,7 @@ func TestMemberSession(t *testing.T) {
 	}
 
 	t.Run("a plain member may not see or change billing", func(t *testing.T) {
-		addPaymentMethod(t, s, org.ID, team.ID, "7777", time.Minute)
+		s.AddCard(t, org.ID, team.ID, "7777", time.Minute)
 		got := createSession(t, s, org.Token, vars{"customerId": team.ID, "memberId": plain})
 		for _, doc := range []string{
 			mePaymentsDoc,
@@ -314,7 +314,7 @@ func TestMemberSession(t *testing.T) {
 	})
 
 	t.Run("the member session of a customer deleted afterwards is 401 invalid_token", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		got := createSession(t, s, org.Token, vars{"customerId": c.ID})
 		s.Query(t, got.Token, meDoc, nil, nil)
 		s.Query(t, org.Token, deleteCustomerDoc, vars{"id": c.ID}, nil)

@@ -171,7 +171,7 @@ func TestGetCustomer(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "customers:read customers:write")
-	c := newCustomer(t, s, org.Token, "ext-1")
+	c := s.NewCustomer(t, org.ID, "ext-1")
 
 	t.Run("by id returns the customer", func(t *testing.T) {
 		var out struct{ Customer customer }
@@ -366,7 +366,7 @@ func TestDeleteCustomer(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	c := newCustomer(t, s, org.Token, "ext-del")
+	c := s.NewCustomer(t, org.ID, "ext-del")
 
 	var out struct{ DeleteCustomer customer }
 	s.Query(t, org.Token, deleteCustomerDoc, vars{"id": c.ID}, &out)

@@ -215,9 +215,9 @@ func TestPortalHomeCostsPinnedStatements(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
 	s := resolverstest.NewWithDB(t, db)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	f := orderFixture{s: s, org: org, customer: newCustomer(t, s, org.Token, ""),
-		oneTime: newProduct(t, s, org.Token, "Ebook", newBenefit(t, s, org.Token, "Chapter").ID)}
-	token := newCustomerSession(t, s, org.Token, f.customer.ID)
+	f := orderFixture{s: s, org: org, customer: s.NewCustomer(t, org.ID, ""),
+		oneTime: s.NewProduct(t, org.ID, "Ebook", newBenefit(t, s, org.Token, "Chapter").ID)}
+	token := s.NewCustomerSession(t, org.ID, f.customer.ID)
 	for range 12 {
 		f.create(t, f.spec())
 	}
@@ -302,8 +302,8 @@ func TestOrderPageCostsPinnedStatements(t *testing.T) {
 		id          uuid.UUID
 		want        int64
 	}{
-		{"the order page of an order with every relation", orderPageQuery, seed.full, 2},
-		{"the order page of an order with none but its customer", orderPageQuery, seed.bare, 2},
+		{"the order page of an order with every relation", resolverstest.OrderPage, seed.full, 2},
+		{"the order page of an order with none but its customer", resolverstest.OrderPage, seed.bare, 2},
 		{"relations selected through a fragment and an alias", `query($id: UUID!) { order(id: $id) { ...O } }
 			fragment O on Order { buyer: customer { email } product { name } ... on Order { items { label } } }`, seed.ebookOrder, 2},
 		{"a relation of a relation", `query($id: UUID!) { order(id: $id) { product { name prices { id } } } }`, seed.full, 3},
@@ -321,7 +321,7 @@ func TestOrderPageCostsPinnedStatements(t *testing.T) {
 					Order struct{ Customer, Buyer *struct{ Email string } }
 				}
 				mustUnmarshal(t, res.Data, &out)
-				if tc.query == orderPageQuery && (out.Order.Customer == nil || out.Order.Customer.Email != "ann@example.com") {
+				if tc.query == resolverstest.OrderPage && (out.Order.Customer == nil || out.Order.Customer.Email != "ann@example.com") {
 					t.Fatalf("order %s", res.Data)
 				}
 				if got.Statements() != tc.want || got.Begins != 0 {
@@ -331,29 +331,3 @@ func TestOrderPageCostsPinnedStatements(t *testing.T) {
 		})
 	}
 }
-
-// orderPageQuery is the bench's order page: an order with every field of it and of its
-// customer, product, discount, subscription and lines.
-const orderPageQuery = `query Order($id: UUID!) {
-  order(id: $id) {
-    id createdAt modifiedAt status paid subtotalAmount discountAmount netAmount taxAmount totalAmount
-    appliedBalanceAmount dueAmount refundedAmount refundedTaxAmount currency billingReason billingName
-    billingAddress { line1 line2 postalCode city state country } invoiceNumber isInvoiceGenerated
-    receiptNumber seats customerId productId discountId subscriptionId checkoutId nextPaymentAttemptAt
-    metadata customFieldData platformFeeAmount platformFeeCurrency description refundableAmount refundableTaxAmount
-    customer { id createdAt modifiedAt metadata externalId email emailVerified type name billingName
-      billingAddress { line1 line2 postalCode city state country } taxId locale organizationId
-      defaultPaymentMethodId deletedAt firstUserEventAt avatarUrl }
-    product { id createdAt modifiedAt trialInterval trialIntervalCount name description visibility
-      recurringInterval recurringIntervalCount meterInterval meterIntervalCount isRecurring isArchived
-      organizationId metadata }
-    discount { __typename
-      ... on DiscountPercentageOnceForeverDurationBase { id duration type basisPoints createdAt modifiedAt
-        metadata name code startsAt endsAt maxRedemptions maxRedemptionsPerCustomer redemptionsCount organizationId } }
-    subscription { id createdAt modifiedAt amount currency recurringInterval recurringIntervalCount status
-      currentPeriodStart currentPeriodEnd currentMeterPeriodStart currentMeterPeriodEnd trialStart trialEnd
-      cancelAtPeriodEnd canceledAt startedAt endsAt endedAt pastDueAt pauseAtPeriodEnd pausedAt resumesAt
-      customerId productId discountId checkoutId seats customerCancellationReason customerCancellationComment metadata }
-    items { id createdAt modifiedAt label amount taxAmount proration productPriceId }
-  }
-}`

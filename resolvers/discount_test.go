@@ -197,7 +197,7 @@ func TestDiscountRules(t *testing.T) {
 	t.Run("the per-customer limit counts the customer's redemptions", func(t *testing.T) {
 		id := ckDiscount(t, s, tok, vars{"name": "Per customer", "type": "fixed", "amount": 100, "duration": "once",
 			"maxRedemptionsPerCustomer": 1})
-		buyer := newCustomer(t, s, tok, "")
+		buyer := s.NewCustomer(t, org.ID, "")
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{usd.ID}, "discountId": id, "customerId": buyer.ID})
 		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": "tok_visa"}}, nil)
 		e := s.QueryError(t, tok, ckCreate, vars{"in": vars{"products": []uuid.UUID{usd.ID}, "discountId": id, "customerId": buyer.ID}})
@@ -255,7 +255,7 @@ func TestDiscountRedemptionRaces(t *testing.T) {
 		s := resolverstest.New(t)
 		org := s.NewOrg(t, resolverstest.AllScopes)
 		id := ckDiscount(t, s, org.Token, vars{"name": "Three each", "type": "fixed", "amount": 1, "duration": "once", "maxRedemptionsPerCustomer": 3})
-		cust := newCustomer(t, s, org.Token, "")
+		cust := s.NewCustomer(t, org.ID, "")
 		var ok ckCounter
 		race(20, func(int) {
 			if ckRedeem(s.DB, storage.Redemption{DiscountID: id, CustomerID: &cust.ID}) == nil {

@@ -17,7 +17,7 @@ func TestCustomerChangesAreRecordedAsEvents(t *testing.T) {
 	createCustomer(t, s, other.Token, vars{"email": "events@example.com"})
 	s.Query(t, org.Token, `mutation($id: UUID!) { updateCustomer(input: {id: $id, name: "Renamed"}) { id } }`, vars{"id": c.ID}, nil)
 	s.Query(t, org.Token, `mutation($id: UUID!) { updateCustomer(input: {id: $id}) { id } }`, vars{"id": c.ID}, nil)
-	session := newCustomerSession(t, s, org.Token, c.ID)
+	session := s.NewCustomerSession(t, org.ID, c.ID)
 	s.Query(t, session, `mutation { portalUpdateCustomer(input: {billingName: "Events Ltd"}) { id } }`, nil, nil)
 
 	var out struct {

@@ -11,15 +11,12 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/internal/blob"
 	"till/resolvers"
 	"till/resolvers/resolverstest"
-	"till/storage"
 )
 
 // downloadWorld is the grant world with a local blob store and one HTTP server that serves
@@ -88,34 +85,12 @@ func downloadablesProps(files, archived []uuid.UUID) vars {
 // purchase grants a product of the benefits to a new customer through a paid order.
 func (w *downloadWorld) purchase(tb testing.TB, benefitIDs ...uuid.UUID) (customer, resolvers.GrantScope) {
 	tb.Helper()
-	c := newCustomer(tb, w.s, w.org.Token, "")
-	p := newProduct(tb, w.s, w.org.Token, "Files "+uuid.NewString()[:6], benefitIDs...)
-	orderID := w.order(tb, c.ID, p.ID, nil)
+	c := w.s.NewCustomer(tb, w.org.ID, "")
+	p := w.s.NewProduct(tb, w.org.ID, "Files "+uuid.NewString()[:6], benefitIDs...)
+	orderID := w.s.NewPaidOrder(tb, w.org.ID, c.ID, p.ID, nil)
 	scope := resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &orderID}
 	w.grant(tb, scope)
 	return c, scope
-}
-
-// customerToken opens a customer portal session.
-func (w *downloadWorld) customerToken(tb testing.TB, customerID uuid.UUID) string {
-	tb.Helper()
-	tok := auth.Generate(auth.PrefixCustomerSession)
-	if _, err := storage.CreateCustomerSession(context.Background(), w.s.DB, w.org.ID, customerID,
-		auth.Hash(w.s.Secret, tok), time.Now().Add(time.Hour), nil); err != nil {
-		tb.Fatal(err)
-	}
-	return tok
-}
-
-// memberToken opens a member portal session.
-func (w *downloadWorld) memberToken(tb testing.TB, customerID, memberID uuid.UUID) string {
-	tb.Helper()
-	tok := auth.Generate(auth.PrefixMemberSession)
-	if _, err := storage.CreateMemberSession(context.Background(), w.s.DB, w.org.ID, customerID, memberID,
-		auth.Hash(w.s.Secret, tok), time.Now().Add(time.Hour), nil); err != nil {
-		tb.Fatal(err)
-	}
-	return tok
 }
 
 type downloadable struct {

@@ -22,7 +22,7 @@ func TestDownloadablesFollowTheirGrants(t *testing.T) {
 	ben := w.benefit(t, []uuid.UUID{a, b, archived, deleted}, archived)
 	w.s.Exec(t, `UPDATE files SET deleted_at = now() WHERE id = $1`, deleted)
 	alice, aliceScope := w.purchase(t, ben.ID)
-	aliceToken := w.customerToken(t, alice.ID)
+	aliceToken := w.s.NewCustomerSession(t, w.org.ID, alice.ID)
 	added := w.file(t, "new.txt", "new")
 
 	t.Run("granting gives the active, existing files and records them on the grant", func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestDownloadablesFollowTheirGrants(t *testing.T) {
 			t.Errorf("alice's grant properties = %s, want %s", got, want)
 		}
 		bob, _ := w.purchase(t, ben.ID)
-		if diff := cmp.Diff(sortedIDs(a, added), fileIDs(w.downloadables(t, w.customerToken(t, bob.ID), nil))); diff != "" {
+		if diff := cmp.Diff(sortedIDs(a, added), fileIDs(w.downloadables(t, w.s.NewCustomerSession(t, w.org.ID, bob.ID), nil))); diff != "" {
 			t.Errorf("bob's files (-want +got):\n%s", diff)
 		}
 		if n := w.events(t)["benefit_grant.updated"]; n != 1 {
@@ -116,22 +116,22 @@ func TestDownloadablesOfMembers(t *testing.T) {
 	w := newDownloadWorld(t)
 	f := w.file(t, "team.txt", "team")
 	ben := w.benefit(t, []uuid.UUID{f})
-	team := newCustomer(t, w.s, w.org.Token, "")
-	p := newProduct(t, w.s, w.org.Token, "Team files", ben.ID)
-	orderID := w.order(t, team.ID, p.ID, nil)
+	team := w.s.NewCustomer(t, w.org.ID, "")
+	p := w.s.NewProduct(t, w.org.ID, "Team files", ben.ID)
+	orderID := w.s.NewPaidOrder(t, w.org.ID, team.ID, p.ID, nil)
 	members := make([]uuid.UUID, 2)
 	for i := range members {
 		w.s.Get(t, &members[i], `INSERT INTO members (organization_id, customer_id, email) VALUES ($1, $2, $3) RETURNING id`,
 			w.org.ID, team.ID, uuid.NewString()[:8]+"@example.com")
 		w.grant(t, resolvers.GrantScope{CustomerID: team.ID, ProductID: p.ID, OrderID: &orderID, MemberID: &members[i]})
 	}
-	customerWide := w.downloadables(t, w.customerToken(t, team.ID), nil)
+	customerWide := w.downloadables(t, w.s.NewCustomerSession(t, w.org.ID, team.ID), nil)
 	if len(customerWide) != 2 {
 		t.Fatalf("the customer lists %d downloadables, want its two members'", len(customerWide))
 	}
 	for i, m := range members {
 		t.Run(fmt.Sprintf("member %d sees only its own downloadable", i), func(t *testing.T) {
-			ds := w.downloadables(t, w.memberToken(t, team.ID, m), nil)
+			ds := w.downloadables(t, w.s.NewMemberSession(t, w.org.ID, team.ID, m), nil)
 			var own uuid.UUID
 			w.s.Get(t, &own, `SELECT id FROM downloadables WHERE member_id = $1`, m)
 			if len(ds) != 1 || ds[0].ID != own {
@@ -147,7 +147,7 @@ func TestDownloadLinks(t *testing.T) {
 	f := w.file(t, "app.zip", "0123456789")
 	ben := w.benefit(t, []uuid.UUID{f})
 	c, _ := w.purchase(t, ben.ID)
-	token := w.customerToken(t, c.ID)
+	token := w.s.NewCustomerSession(t, w.org.ID, c.ID)
 	link := w.downloadables(t, token, nil)[0].DownloadURL
 
 	t.Run("concurrent downloads all return the bytes and all count", func(t *testing.T) {
@@ -245,7 +245,7 @@ func TestFileSizesReadAsUpstreamPrintsThem(t *testing.T) {
 	ben := w.benefit(t, files)
 	c, _ := w.purchase(t, ben.ID)
 	got := map[int64]string{}
-	for _, d := range w.downloadables(t, w.customerToken(t, c.ID), nil) {
+	for _, d := range w.downloadables(t, w.s.NewCustomerSession(t, w.org.ID, c.ID), nil) {
 		got[d.File.Size] = d.File.SizeReadable
 	}
 	for _, tt := range tests {

@@ -90,8 +90,8 @@ func TestEveryGraphQLErrorCodeIsInTheSet(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	productsOnly := s.NewToken(t, org.ID, "products:read")
-	c := newCustomer(t, s, org.Token, "")
-	session := newCustomerSession(t, s, org.Token, c.ID)
+	c := s.NewCustomer(t, org.ID, "")
+	session := s.NewCustomerSession(t, org.ID, c.ID)
 	ebook := ckProduct(t, s, org.Token, "Ebook", "", ckFixed(2000))
 	expired := ckNewCheckout(t, s, org.Token, vars{"products": []uuid.UUID{ebook.ID}, "customerEmail": "late@example.com"})
 	s.Exec(t, `UPDATE checkouts SET expires_at = now() - interval '1 minute' WHERE id = $1`, expired.ID)
@@ -335,7 +335,7 @@ func TestARefusedFieldLeavesTheRestOfTheResponse(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, org.ID)
-	c := newCustomer(t, s, org.Token, "")
+	c := s.NewCustomer(t, org.ID, "")
 	var memberID uuid.UUID
 	s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role) VALUES ($1, $2, 'm@example.com', 'member') RETURNING id`,
 		org.ID, c.ID)

@@ -97,7 +97,7 @@ func TestCustomerUsageEvents(t *testing.T) {
 	})
 
 	t.Run("a deleted customer keeps the events sent with its id, not those sent with its external id", func(t *testing.T) {
-		gone := newCustomer(t, s, admin, "gone")
+		gone := s.NewCustomer(t, w.org.ID, "gone")
 		ids := insertUsageEvents(t, s, w.org.ID,
 			usageRow{ts: w.now.Add(-2 * time.Hour), name: "n", customer: &gone.ID},
 			usageRow{ts: w.now.Add(-time.Hour), name: "n", external: "gone"})
@@ -127,7 +127,7 @@ func TestCustomerUsageEvents(t *testing.T) {
 	})
 
 	t.Run("a portal session is refused its own customer's usage events", func(t *testing.T) {
-		session := newCustomerSession(t, s, admin, w.ada.ID)
+		session := s.NewCustomerSession(t, w.org.ID, w.ada.ID)
 		requireRefusedRelation(t, s.Do(t, session, `{ me { customer { id usageEvents { items { id } } } } }`, nil),
 			"usageEvents", "me", "customer", "id")
 	})

@@ -31,7 +31,7 @@ func newIngestWorld(t *testing.T) *ingestWorld {
 	t.Helper()
 	s := resolverstest.New(t)
 	w := &ingestWorld{s: s, org: s.NewOrg(t, resolverstest.AllScopes), other: s.NewOrg(t, resolverstest.AllScopes)}
-	w.customer = newCustomer(t, s, w.org.Token, "ext-1")
+	w.customer = s.NewCustomer(t, w.org.ID, "ext-1")
 	s.Get(t, &w.member, `INSERT INTO members (organization_id, customer_id, email, role)
 		VALUES ($1, $2, 'm@example.com', 'owner') RETURNING id`, w.org.ID, w.customer.ID)
 	return w
@@ -170,7 +170,7 @@ func TestIngestEventsIsAllOrNothing(t *testing.T) {
 	t.Parallel()
 	w := newIngestWorld(t)
 	c := w.customer.ID
-	otherCustomer := newCustomer(t, w.s, w.other.Token, "")
+	otherCustomer := w.s.NewCustomer(t, w.other.ID, "")
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
 	long := fmt.Sprintf("%0129d", 0)
 	tests := []struct {
@@ -223,7 +223,7 @@ func TestIngestEventsIsAllOrNothing(t *testing.T) {
 func TestIngestEventsOrganizationOfUserTokens(t *testing.T) {
 	t.Parallel()
 	w := newIngestWorld(t)
-	user := newUserToken(t, w.s, "events:write", w.org.ID)
+	user := w.s.NewUser(t, resolverstest.UserSpec{Scope: "events:write", Orgs: []uuid.UUID{w.org.ID}}).Token
 	c := w.customer.ID
 	if got := w.ingest(t, user, ev("a", "customerId", c, "organizationId", w.org.ID)); got.Inserted != 1 {
 		t.Fatalf("user ingest = %+v", got)

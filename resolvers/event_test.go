@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/internal/scalar"
 	"till/resolvers/resolverstest"
 	"till/storage/storagetest"
@@ -49,20 +48,6 @@ func newEventsServer(tb testing.TB) *resolverstest.Server {
 	s := resolverstest.New(tb)
 	s.Exec(tb, `SELECT ensure_event_partitions(now() - interval '3 months', 6)`)
 	return s
-}
-
-// newUserToken makes a user who belongs to orgs and a personal access token of theirs.
-func newUserToken(tb testing.TB, s *resolverstest.Server, scope string, orgs ...uuid.UUID) string {
-	tb.Helper()
-	var userID uuid.UUID
-	s.Get(tb, &userID, `INSERT INTO users (email) VALUES ($1) RETURNING id`, uuid.NewString()[:8]+"@example.com")
-	for _, o := range orgs {
-		s.Exec(tb, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, userID, o)
-	}
-	tok := auth.Generate(auth.PrefixPersonalAccessToken)
-	s.Exec(tb, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		userID, auth.Hash(s.Secret, tok), scope)
-	return tok
 }
 
 const usageEventFields = `id timestamp createdAt organizationId name source customerId customer { id externalId }
@@ -132,9 +117,8 @@ type usageWorld struct {
 func newUsageWorld(t *testing.T) *usageWorld {
 	s := newEventsServer(t)
 	w := &usageWorld{s: s, org: s.NewOrg(t, "events:read"), other: s.NewOrg(t, resolverstest.AllScopes)}
-	admin := s.NewToken(t, w.org.ID, resolverstest.AllScopes)
-	w.ada, w.bob = newCustomer(t, s, admin, "ada"), newCustomer(t, s, admin, "bob")
-	newCustomer(t, s, w.other.Token, "bob")
+	w.ada, w.bob = s.NewCustomer(t, w.org.ID, "ada"), s.NewCustomer(t, w.org.ID, "bob")
+	s.NewCustomer(t, w.other.ID, "bob")
 	w.now = time.Now().UTC().Truncate(time.Microsecond)
 	day := 24 * time.Hour
 	ids := insertUsageEvents(t, s, w.org.ID,
@@ -332,7 +316,7 @@ func TestUsageEventsTenancyAndScopes(t *testing.T) {
 	if one.UsageEvent.ID != w.byID {
 		t.Errorf("usageEvent = %s, want %s", one.UsageEvent.ID, w.byID)
 	}
-	user := newUserToken(t, s, "events:write", w.org.ID, w.other.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "events:write", Orgs: []uuid.UUID{w.org.ID, w.other.ID}}).Token
 	if got := usageIDs(listUsageEvents(t, s, user, nil).Items); len(got) != len(w.all)+1 || !slices.Contains(got, w.foreign) {
 		t.Errorf("a member of both organizations lists %v, want all %d events", got, len(w.all)+1)
 	}
@@ -340,13 +324,13 @@ func TestUsageEventsTenancyAndScopes(t *testing.T) {
 	if diff := cmp.Diff(w.all, usageIDs(narrowed.Items)); diff != "" {
 		t.Errorf("organizationId filter (-want +got):\n%s", diff)
 	}
-	outsider := newUserToken(t, s, "events:read")
+	outsider := s.NewUser(t, resolverstest.UserSpec{Scope: "events:read"}).Token
 	if got := listUsageEvents(t, s, outsider, nil).Items; len(got) != 0 {
 		t.Errorf("a user of no organization lists %d events", len(got))
 	}
 	for name, token := range map[string]string{
 		"organization token without events scopes": s.NewToken(t, w.org.ID, "customers:read"),
-		"user token without events scopes":         newUserToken(t, s, "customers:read", w.org.ID),
+		"user token without events scopes":         s.NewUser(t, resolverstest.UserSpec{Scope: "customers:read", Orgs: []uuid.UUID{w.org.ID}}).Token,
 	} {
 		got := s.QueryError(t, token, usageEventsDoc, nil)
 		if got.Extensions.Code != "FORBIDDEN" || got.Extensions.Reason != "insufficient_scope" {
@@ -420,7 +404,7 @@ func TestUsageEventsCustomersCostOneStatement(t *testing.T) {
 	now := time.Now().UTC()
 	var rows []usageRow
 	for i := range 40 {
-		c := newCustomer(t, s, org.Token, fmt.Sprint("cost-", i))
+		c := s.NewCustomer(t, org.ID, fmt.Sprint("cost-", i))
 		r := usageRow{ts: now.Add(-time.Duration(i) * time.Minute), name: "n"}
 		if i%2 == 0 {
 			r.customer = &c.ID

@@ -32,8 +32,8 @@ var fuzzOperations = []string{
 func FuzzGraphQLVariables(f *testing.F) {
 	s := resolverstest.New(f)
 	org := s.NewOrg(f, resolverstest.AllScopes)
-	c := newCustomer(f, s, org.Token, "fuzz-1")
-	tokens := []string{"", org.Token, newCustomerSession(f, s, org.Token, c.ID)}
+	c := s.NewCustomer(f, org.ID, "fuzz-1")
+	tokens := []string{"", org.Token, s.NewCustomerSession(f, org.ID, c.ID)}
 	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	for _, op := range fuzzOperations {
 		if _, errs := gqlparser.LoadQuery(schema, op); errs != nil {

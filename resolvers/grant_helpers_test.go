@@ -30,29 +30,6 @@ func (w *grantWorld) licenseBenefit(tb testing.TB, props vars) benefit {
 	return createBenefit(tb, w.s, w.org.Token, vars{"type": "license_keys", "description": "License key", "properties": props})
 }
 
-// order inserts a paid one-time order of a product; seats makes it seat-based.
-func (w *grantWorld) order(tb testing.TB, customerID, productID uuid.UUID, seats *int) uuid.UUID {
-	tb.Helper()
-	var id uuid.UUID
-	w.s.Get(tb, &id, `INSERT INTO orders (organization_id, customer_id, product_id, status, billing_reason,
-			currency, subtotal_amount, net_amount, total_amount, seats)
-		VALUES ($1, $2, $3, 'paid', 'purchase', 'usd', 1000, 1000, 1000, $4) RETURNING id`,
-		w.org.ID, customerID, productID, seats)
-	return id
-}
-
-// subscription inserts an active monthly subscription of a product; seats makes it
-// seat-based.
-func (w *grantWorld) subscription(tb testing.TB, customerID, productID uuid.UUID, seats *int) uuid.UUID {
-	tb.Helper()
-	var id uuid.UUID
-	w.s.Get(tb, &id, `INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount,
-			currency, recurring_interval, current_period_start, current_period_end, started_at, seats)
-		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now(), $4)
-		RETURNING id`, w.org.ID, customerID, productID, seats)
-	return id
-}
-
 // grant runs grantBenefits for a scope and fails the test if it fails.
 func (w *grantWorld) grant(tb testing.TB, scope resolvers.GrantScope) {
 	tb.Helper()

@@ -18,10 +18,10 @@ import (
 // failed (oldest). It returns their ids in that order and the customers holding them.
 func grantStates(tb testing.TB, w *grantWorld, benefitID uuid.UUID) (ids, customers []uuid.UUID) {
 	tb.Helper()
-	p := newProduct(tb, w.s, w.org.Token, "Stateful", benefitID)
+	p := w.s.NewProduct(tb, w.org.ID, "Stateful", benefitID)
 	for range 4 {
-		c := newCustomer(tb, w.s, w.org.Token, "")
-		o := w.order(tb, c.ID, p.ID, nil)
+		c := w.s.NewCustomer(tb, w.org.ID, "")
+		o := w.s.NewPaidOrder(tb, w.org.ID, c.ID, p.ID, nil)
 		w.grant(tb, resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &o})
 		var id uuid.UUID
 		w.s.Get(tb, &id, `SELECT id FROM benefit_grants WHERE order_id = $1`, o)
@@ -106,7 +106,7 @@ func TestListBenefitGrants(t *testing.T) {
 		{name: "another organization's benefit is not found, never forbidden", token: other.Token, benefit: b.ID, code: "NOT_FOUND", reason: "ResourceNotFound"},
 		{name: "a token without benefits scopes is forbidden", token: w.s.NewToken(t, w.org.ID, "license_keys:read"), benefit: b.ID,
 			code: "FORBIDDEN", reason: "insufficient_scope"},
-		{name: "a customer session is forbidden", token: newCustomerSession(t, w.s, w.org.Token, customers[0]), benefit: b.ID,
+		{name: "a customer session is forbidden", token: w.s.NewCustomerSession(t, w.org.ID, customers[0]), benefit: b.ID,
 			code: "FORBIDDEN", reason: "Unauthorized"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -134,9 +134,9 @@ func TestListLicenseKeys(t *testing.T) {
 	w := newGrantWorld(t)
 	a := w.licenseBenefit(t, vars{})
 	b := w.licenseBenefit(t, vars{})
-	p := newProduct(t, w.s, w.org.Token, "Keys", a.ID, b.ID)
-	c := newCustomer(t, w.s, w.org.Token, "")
-	o1, o2 := w.order(t, c.ID, p.ID, nil), w.order(t, c.ID, p.ID, nil)
+	p := w.s.NewProduct(t, w.org.ID, "Keys", a.ID, b.ID)
+	c := w.s.NewCustomer(t, w.org.ID, "")
+	o1, o2 := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, nil), w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, nil)
 	w.grant(t, resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &o1})
 	w.grant(t, resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &o2})
 	w.revoke(t, resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &o2})
@@ -206,9 +206,9 @@ func TestConcurrentSeatAssignmentsAndClaims(t *testing.T) {
 	const n = 20
 	w := newGrantWorld(t)
 	lk := w.licenseBenefit(t, vars{})
-	p := newProduct(t, w.s, w.org.Token, "Team plan", lk.ID)
-	c := newCustomer(t, w.s, w.org.Token, "")
-	sub := w.subscription(t, c.ID, p.ID, ptr(3))
+	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
+	c := w.s.NewCustomer(t, w.org.ID, "")
+	sub := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
 
 	var mu sync.Mutex
 	codes := map[string]int{}

@@ -20,7 +20,7 @@ func TestGrantListsCostConstantStatements(t *testing.T) {
 	s := resolverstest.NewWithDB(t, db)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	benefit, first := seedGrants(t, s, org.ID, rows)
-	session := newCustomerSession(t, s, org.Token, first)
+	session := s.NewCustomerSession(t, org.ID, first)
 
 	for _, tc := range []struct {
 		name, token, query string

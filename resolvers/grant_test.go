@@ -23,9 +23,9 @@ func TestGrantAndRevokeBenefits(t *testing.T) {
 	lk := w.licenseBenefit(t, vars{"prefix": " myApp ", "activations": vars{"limit": 3, "enable_customer_admin": true},
 		"limit_usage": 100, "expires": vars{"ttl": 1, "timeframe": "month"}})
 	custom := newBenefit(t, w.s, w.org.Token, "Support")
-	p := newProduct(t, w.s, w.org.Token, "Pro app", lk.ID, custom.ID)
-	c := newCustomer(t, w.s, w.org.Token, "")
-	orderID := w.order(t, c.ID, p.ID, nil)
+	p := w.s.NewProduct(t, w.org.ID, "Pro app", lk.ID, custom.ID)
+	c := w.s.NewCustomer(t, w.org.ID, "")
+	orderID := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, nil)
 	scope := resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &orderID}
 	grantEvents := func(tb testing.TB) map[string]int {
 		tb.Helper()
@@ -159,7 +159,7 @@ func TestLicenseKeyTerms(t *testing.T) {
 	w := newGrantWorld(t)
 	now := time.Date(2028, 1, 31, 23, 59, 59, 123456000, time.UTC)
 	w.s.Clock.Set(now)
-	c := newCustomer(t, w.s, w.org.Token, "")
+	c := w.s.NewCustomer(t, w.org.ID, "")
 	for _, tc := range []struct {
 		name      string
 		props     vars
@@ -185,8 +185,8 @@ func TestLicenseKeyTerms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := w.licenseBenefit(t, tc.props)
-			p := newProduct(t, w.s, w.org.Token, "Product", b.ID)
-			o := w.order(t, c.ID, p.ID, nil)
+			p := w.s.NewProduct(t, w.org.ID, "Product", b.ID)
+			o := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, nil)
 			w.grant(t, resolvers.GrantScope{CustomerID: c.ID, ProductID: p.ID, OrderID: &o})
 			keys := w.licenseKeys(t, b.ID)
 			if len(keys) != 1 {
@@ -209,9 +209,9 @@ func TestConcurrentGrantsOfOneScope(t *testing.T) {
 	w := newGrantWorld(t)
 	lk := w.licenseBenefit(t, vars{"prefix": "race"})
 	custom := newBenefit(t, w.s, w.org.Token, "Support")
-	p := newProduct(t, w.s, w.org.Token, "Raced", lk.ID, custom.ID)
-	c := newCustomer(t, w.s, w.org.Token, "")
-	subID := w.subscription(t, c.ID, p.ID, nil)
+	p := w.s.NewProduct(t, w.org.ID, "Raced", lk.ID, custom.ID)
+	c := w.s.NewCustomer(t, w.org.ID, "")
+	subID := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, nil)
 	scope := resolvers.GrantScope{OrganizationID: w.org.ID, CustomerID: c.ID, ProductID: p.ID, SubscriptionID: &subID}
 
 	var mu sync.Mutex

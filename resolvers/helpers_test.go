@@ -1,20 +1,17 @@
 package resolvers_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"till/resolvers/resolverstest"
-	"till/storage"
 	"till/storage/storagetest"
 )
 
@@ -37,39 +34,16 @@ type (
 	vars     = resolverstest.Vars
 	gqlError = resolverstest.Error
 	fieldErr = resolverstest.FieldError
+	customer = resolverstest.Customer
+	address  = resolverstest.Address
+	product  = resolverstest.Product
+	price    = resolverstest.Price
 )
 
-// customerFields selects everything tests compare on a customer.
-const customerFields = `id email emailVerified name externalId type billingName
-	billingAddress { line1 line2 postalCode city state country } taxId locale metadata
-	organizationId defaultPaymentMethodId deletedAt`
-
-// customer is the JSON shape of customerFields.
-type customer struct {
-	ID                     uuid.UUID      `json:"id"`
-	Email                  *string        `json:"email"`
-	EmailVerified          bool           `json:"emailVerified"`
-	Name                   *string        `json:"name"`
-	ExternalID             *string        `json:"externalId"`
-	Type                   string         `json:"type"`
-	BillingName            *string        `json:"billingName"`
-	BillingAddress         *address       `json:"billingAddress"`
-	TaxID                  []string       `json:"taxId"`
-	Locale                 *string        `json:"locale"`
-	Metadata               map[string]any `json:"metadata"`
-	OrganizationID         uuid.UUID      `json:"organizationId"`
-	DefaultPaymentMethodID *uuid.UUID     `json:"defaultPaymentMethodId"`
-	DeletedAt              *string        `json:"deletedAt"`
-}
-
-type address struct {
-	Line1      *string `json:"line1"`
-	Line2      *string `json:"line2"`
-	PostalCode *string `json:"postalCode"`
-	City       *string `json:"city"`
-	State      *string `json:"state"`
-	Country    string  `json:"country"`
-}
+const (
+	customerFields = resolverstest.CustomerFields
+	productFields  = resolverstest.ProductFields
+)
 
 func ptr[T any](v T) *T { return &v }
 
@@ -80,32 +54,6 @@ func createCustomer(tb testing.TB, s *resolverstest.Server, token string, input 
 	s.Query(tb, token, `mutation($input: CustomerCreateInput!) { createCustomer(input: $input) { `+customerFields+` } }`,
 		vars{"input": input}, &out)
 	return out.CreateCustomer
-}
-
-// newCustomer creates a customer with a unique email and the given external id (none when empty).
-func newCustomer(tb testing.TB, s *resolverstest.Server, token, externalID string) customer {
-	tb.Helper()
-	in := vars{"email": fmt.Sprintf("c-%s@example.com", uuid.NewString()[:8])}
-	if externalID != "" {
-		in["externalId"] = externalID
-	}
-	return createCustomer(tb, s, token, in)
-}
-
-// addPaymentMethod stores a card for a customer directly, as the payment processor
-// integration would, created age ago so tests control the newest-first order.
-func addPaymentMethod(tb testing.TB, s *resolverstest.Server, orgID, customerID uuid.UUID, last4 string, age time.Duration) uuid.UUID {
-	tb.Helper()
-	pm, err := storage.CreatePaymentMethod(context.Background(), s.DB, orgID, customerID, storage.PaymentMethodWrite{
-		Processor: "stripe", ProcessorID: "pm_" + uuid.NewString(), Type: "card",
-		Brand: ptr("visa"), Last4: ptr(last4), ExpMonth: ptr(12), ExpYear: ptr(2030),
-	})
-	if err != nil {
-		tb.Fatalf("creating payment method: %v", err)
-	}
-	s.Exec(tb, `UPDATE payment_methods SET created_at = now() - $2::interval WHERE id = $1`, pm.ID,
-		fmt.Sprintf("%d microseconds", age.Microseconds()))
-	return pm.ID
 }
 
 // wantInvalid checks a BAD_USER_INPUT PolarRequestValidationError with exactly one failing
@@ -141,68 +89,12 @@ func jsonOf(tb testing.TB, doc string) any {
 	return v
 }
 
-// newCustomerSession opens a portal session for a customer and returns its token.
-func newCustomerSession(tb testing.TB, s *resolverstest.Server, orgToken string, customerID uuid.UUID) string {
-	tb.Helper()
-	var out struct{ CreateCustomerSession struct{ Token string } }
-	s.Query(tb, orgToken, `mutation($id: UUID!) { createCustomerSession(input: {customerId: $id}) { token } }`,
-		vars{"id": customerID}, &out)
-	return out.CreateCustomerSession.Token
-}
-
 // decodeBody decodes a JSON response body.
 func decodeBody(tb testing.TB, res *http.Response, out any) {
 	tb.Helper()
 	if err := json.NewDecoder(res.Body).Decode(out); err != nil {
 		tb.Fatalf("decoding body: %v", err)
 	}
-}
-
-// productFields selects everything tests compare on a product.
-const productFields = `id name description visibility recurringInterval recurringIntervalCount trialInterval
-	trialIntervalCount isRecurring isArchived organizationId metadata
-	prices { id productId source amountType priceCurrency taxBehavior isArchived priceAmount minimumAmount
-		maximumAmount presetAmount seatTiers { seatTierType tiers { minSeats maxSeats pricePerSeat } minimumSeats maximumSeats }
-		unitAmount capAmount meterId }
-	benefits { id type description }`
-
-type product struct {
-	ID                     uuid.UUID         `json:"id"`
-	Name                   string            `json:"name"`
-	Description            *string           `json:"description"`
-	Visibility             string            `json:"visibility"`
-	RecurringInterval      *storage.Interval `json:"recurringInterval"`
-	RecurringIntervalCount *int              `json:"recurringIntervalCount"`
-	TrialInterval          *string           `json:"trialInterval"`
-	TrialIntervalCount     *int              `json:"trialIntervalCount"`
-	IsRecurring            bool              `json:"isRecurring"`
-	IsArchived             bool              `json:"isArchived"`
-	OrganizationID         uuid.UUID         `json:"organizationId"`
-	Metadata               map[string]any    `json:"metadata"`
-	Prices                 []price           `json:"prices"`
-	Benefits               []struct {
-		ID          uuid.UUID `json:"id"`
-		Type        string    `json:"type"`
-		Description string    `json:"description"`
-	} `json:"benefits"`
-}
-
-type price struct {
-	ID            uuid.UUID  `json:"id"`
-	ProductID     uuid.UUID  `json:"productId"`
-	Source        string     `json:"source"`
-	AmountType    string     `json:"amountType"`
-	PriceCurrency string     `json:"priceCurrency"`
-	TaxBehavior   *string    `json:"taxBehavior"`
-	IsArchived    bool       `json:"isArchived"`
-	PriceAmount   *int       `json:"priceAmount"`
-	MinimumAmount *int       `json:"minimumAmount"`
-	MaximumAmount *int       `json:"maximumAmount"`
-	PresetAmount  *int       `json:"presetAmount"`
-	SeatTiers     any        `json:"seatTiers"`
-	UnitAmount    *string    `json:"unitAmount"`
-	CapAmount     *int       `json:"capAmount"`
-	MeterID       *uuid.UUID `json:"meterId"`
 }
 
 // itemIDs is the ids of a page's items, in page order; never nil, so an empty page compares
@@ -215,14 +107,6 @@ func itemIDs(items []struct{ ID uuid.UUID }) []uuid.UUID {
 	return out
 }
 
-func (p product) benefitIDs() []uuid.UUID {
-	out := []uuid.UUID{}
-	for _, b := range p.Benefits {
-		out = append(out, b.ID)
-	}
-	return out
-}
-
 // createProduct creates a product through the API and fails the test if that fails.
 func createProduct(tb testing.TB, s *resolverstest.Server, token string, input vars) product {
 	tb.Helper()
@@ -230,16 +114,6 @@ func createProduct(tb testing.TB, s *resolverstest.Server, token string, input v
 	s.Query(tb, token, `mutation($input: ProductCreateInput!) { createProduct(input: $input) { `+productFields+` } }`,
 		vars{"input": input}, &out)
 	return out.CreateProduct
-}
-
-// newProduct creates a one-time product with a fixed price and the given benefits.
-func newProduct(tb testing.TB, s *resolverstest.Server, token, name string, benefitIDs ...uuid.UUID) product {
-	tb.Helper()
-	if benefitIDs == nil {
-		benefitIDs = []uuid.UUID{}
-	}
-	return createProduct(tb, s, token, vars{"name": name, "benefitIds": benefitIDs,
-		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
 }
 
 // benefitFields selects everything tests compare on a benefit.

@@ -121,8 +121,8 @@ func TestHostileStringsAreRefusedAtDecoding(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	c := newCustomer(t, s, org.Token, "ext-1")
-	session := newCustomerSession(t, s, org.Token, c.ID)
+	c := s.NewCustomer(t, org.ID, "ext-1")
+	session := s.NewCustomerSession(t, org.ID, c.ID)
 	schema := resolvers.New(resolvers.Deps{}).Schema().Schema()
 	principals := []struct{ name, token string }{{"anonymous", ""}, {"an organization", org.Token}, {"a customer", session}}
 	roots := []struct {

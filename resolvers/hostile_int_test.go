@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -30,7 +31,7 @@ func TestIntVariablesBeyond32BitsAreRefused(t *testing.T) {
 	checkout := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{seats.ID}, "seats": 1})
 	discount := ckDiscount(t, s, tok, vars{"name": "Ten", "type": "fixed", "amount": 1000, "duration": "once"})
 	createMeter(t, s, tok, apiCallsInput(nil))
-	user := newUserToken(t, s, "organizations:write", w.org.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:write", Orgs: []uuid.UUID{w.org.ID}}).Token
 	createOAuth2Client(t, s, user, oauth2ClientInput(nil))
 
 	const int32Over = 2147483648

@@ -197,7 +197,7 @@ func TestJobsOfOtherOrganizationsAreNotFound(t *testing.T) {
 		}
 	}
 	t.Run("a member's user token sees only its organizations' jobs", func(t *testing.T) {
-		tok := newUserToken(t, w.s, "organizations:read", w.other.ID)
+		tok := w.s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:read", Orgs: []uuid.UUID{w.other.ID}}).Token
 		if got := jobIDs(w.list(t, tok, vars{}).Items); !cmp.Equal(got, []uuid.UUID{w.alien}) {
 			t.Errorf("jobs = %v, want only %v", got, w.alien)
 		}

@@ -23,7 +23,7 @@ func TestLicenseValidationCostsOneStatement(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
 	s := resolverstest.NewWithDB(t, db)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	c := newCustomer(t, s, org.Token, "")
+	c := s.NewCustomer(t, org.ID, "")
 	var benefitID uuid.UUID
 	s.Get(t, &benefitID, `INSERT INTO benefits (organization_id, type, description, properties)
 		VALUES ($1, 'license_keys', 'Key', '{}') RETURNING id`, org.ID)

@@ -23,9 +23,9 @@ func newKeyWorld(tb testing.TB, props vars, opts ...resolverstest.Option) *keyWo
 	tb.Helper()
 	w := &keyWorld{grantWorld: newGrantWorld(tb, opts...)}
 	w.benefit = w.licenseBenefit(tb, props)
-	p := newProduct(tb, w.s, w.org.Token, "App", w.benefit.ID)
-	w.customer = newCustomer(tb, w.s, w.org.Token, "")
-	orderID := w.order(tb, w.customer.ID, p.ID, nil)
+	p := w.s.NewProduct(tb, w.org.ID, "App", w.benefit.ID)
+	w.customer = w.s.NewCustomer(tb, w.org.ID, "")
+	orderID := w.s.NewPaidOrder(tb, w.org.ID, w.customer.ID, p.ID, nil)
 	w.grant(tb, resolvers.GrantScope{CustomerID: w.customer.ID, ProductID: p.ID, OrderID: &orderID})
 	keys := w.licenseKeys(tb, w.benefit.ID)
 	if len(keys) != 1 {

@@ -196,20 +196,16 @@ func seedCatalog(tb testing.TB, db *sqlx.DB, orgID uuid.UUID, n int) {
 // the product's and the prices' ids.
 func seedPricedProduct(ctx context.Context, tx *sqlx.Tx, orgID uuid.UUID, w storage.ProductWrite,
 	benefitIDs []uuid.UUID) (uuid.UUID, []uuid.UUID, error) {
-	p, err := storage.CreateProduct(ctx, tx, orgID, w)
+	p, stored, err := resolverstest.StoreProduct(ctx, tx, orgID, w, []storage.ProductPriceWrite{
+		{AmountType: "fixed", PriceAmount: ptr(int64(1000))}, {AmountType: "fixed", PriceAmount: ptr(int64(2000))}}, benefitIDs...)
 	if err != nil {
 		return uuid.Nil, nil, err
 	}
-	var prices []uuid.UUID
-	for _, amount := range []int64{1000, 2000} {
-		pr, err := storage.CreatePrice(ctx, tx, orgID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
-			PriceCurrency: "usd", PriceAmount: &amount})
-		if err != nil {
-			return uuid.Nil, nil, err
-		}
-		prices = append(prices, pr.ID)
+	prices := make([]uuid.UUID, len(stored))
+	for i, pr := range stored {
+		prices[i] = pr.ID
 	}
-	return p.ID, prices, storage.SetProductBenefits(ctx, tx, orgID, p.ID, benefitIDs)
+	return p.ID, prices, nil
 }
 
 // requireConstantStatements is the measurement of every dataloader proof: it sends do's

@@ -231,7 +231,7 @@ func TestMeterUpdateRules(t *testing.T) {
 	if !sameJSON(t, ok.UpdateMeter.Filter, `{"conjunction": "or", "clauses": []}`) {
 		t.Errorf("filter before billing = %s", ok.UpdateMeter.Filter)
 	}
-	c := newCustomer(t, s, org.Token, "")
+	c := s.NewCustomer(t, org.ID, "")
 	s.Exec(t, `INSERT INTO billing_entries (organization_id, type, direction, start_timestamp, end_timestamp, customer_id, product_price_id)
 		VALUES ($1, 'metered', 'debit', now(), now(), $2, $3)`, org.ID, c.ID, p.CreateProduct.Prices[0].ID)
 	wantInvalid(t, s.QueryError(t, org.Token, updateFilter, vars{"id": m.ID}), fieldErr{Type: "forbidden",
@@ -271,7 +271,7 @@ func TestMeterQuantitiesQuery(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	m := createMeter(t, s, org.Token, apiCallsInput(vars{"aggregation": vars{"func": "sum", "property": "tokens"}}))
-	alice, bob := newCustomer(t, s, org.Token, "alice"), newCustomer(t, s, org.Token, "bob")
+	alice, bob := s.NewCustomer(t, org.ID, "alice"), s.NewCustomer(t, org.ID, "bob")
 	day := func(d int) time.Time { return time.Date(2026, 2, d, 12, 0, 0, 0, time.UTC) }
 	for _, e := range []struct {
 		customer *uuid.UUID

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"till/resolvers/resolverstest"
 )
 
@@ -132,10 +134,10 @@ func TestOAuth2ClientsBelongToTheirOwner(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "organizations:write")
 	otherOrg := s.NewOrg(t, "organizations:write")
-	user := newUserToken(t, s, "organizations:write", org.ID)
-	otherUser := newUserToken(t, s, "organizations:write", org.ID)
-	reader := newUserToken(t, s, "organizations:read", org.ID)
-	unscoped := newUserToken(t, s, "webhooks:write", org.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:write", Orgs: []uuid.UUID{org.ID}}).Token
+	otherUser := s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:write", Orgs: []uuid.UUID{org.ID}}).Token
+	reader := s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:read", Orgs: []uuid.UUID{org.ID}}).Token
+	unscoped := s.NewUser(t, resolverstest.UserSpec{Scope: "webhooks:write", Orgs: []uuid.UUID{org.ID}}).Token
 
 	userClient := createOAuth2Client(t, s, user, oauth2ClientInput(vars{"clientName": "user app"})).Client
 	orgClient := createOAuth2Client(t, s, org.Token, oauth2ClientInput(vars{"clientName": "org app"})).Client

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"till/internal/auth"
 	"till/resolvers/resolverstest"
@@ -81,7 +82,7 @@ func TestOAuth2ClientLifecycle(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "organizations:write")
-	user := newUserToken(t, s, "organizations:write", org.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "organizations:write", Orgs: []uuid.UUID{org.ID}}).Token
 
 	created := createOAuth2Client(t, s, user, oauth2ClientInput(vars{"clientUri": "https://app.example/",
 		"scope": "email openid email", "redirectUris": []any{"https://app.example/callback", "http://127.0.0.1:4711/cb"}}))

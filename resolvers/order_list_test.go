@@ -28,7 +28,7 @@ type listedOrders struct {
 func newListedOrders(t *testing.T) listedOrders {
 	t.Helper()
 	f := newOrderFixture(t)
-	l := listedOrders{orderFixture: f, other: newCustomer(t, f.s, f.org.Token, "ext-b")}
+	l := listedOrders{orderFixture: f, other: f.s.NewCustomer(t, f.org.ID, "ext-b")}
 	ctx := context.Background()
 	var err error
 	now := time.Now()
@@ -191,7 +191,7 @@ func TestPortalOrders(t *testing.T) {
 	f.s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, f.org.ID)
 	draft := f.create(t, f.spec())
 	f.s.Exec(t, `UPDATE orders SET status = 'draft' WHERE id = $1`, draft.ID)
-	own := newCustomerSession(t, f.s, f.org.Token, f.customer.ID) // an owner member session
+	own := f.s.NewCustomerSession(t, f.org.ID, f.customer.ID) // an owner member session
 	var memberID uuid.UUID
 	f.s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role) VALUES ($1, $2, 'm@example.com', 'member') RETURNING id`,
 		f.org.ID, f.customer.ID)
@@ -280,9 +280,9 @@ func TestPortalOrdersCostConstantStatements(t *testing.T) {
 	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
 	s := resolverstest.NewWithDB(t, db)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	f := orderFixture{s: s, org: org, customer: newCustomer(t, s, org.Token, ""),
-		oneTime: newProduct(t, s, org.Token, "Ebook", newBenefit(t, s, org.Token, "Chapter").ID)}
-	token := newCustomerSession(t, s, org.Token, f.customer.ID)
+	f := orderFixture{s: s, org: org, customer: s.NewCustomer(t, org.ID, ""),
+		oneTime: s.NewProduct(t, org.ID, "Ebook", newBenefit(t, s, org.Token, "Chapter").ID)}
+	token := s.NewCustomerSession(t, org.ID, f.customer.ID)
 	for range 110 {
 		f.create(t, f.spec())
 	}

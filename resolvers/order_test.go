@@ -31,8 +31,8 @@ func newOrderFixture(t *testing.T) orderFixture {
 	t.Helper()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	return orderFixture{s: s, org: org, customer: newCustomer(t, s, org.Token, ""),
-		oneTime: newProduct(t, s, org.Token, "Ebook"),
+	return orderFixture{s: s, org: org, customer: s.NewCustomer(t, org.ID, ""),
+		oneTime: s.NewProduct(t, org.ID, "Ebook"),
 		recurring: createProduct(t, s, org.Token, vars{"name": "Pro plan", "recurringInterval": "month",
 			"prices": []vars{{"amountType": "fixed", "priceAmount": 2000}}})}
 }
@@ -175,7 +175,7 @@ func TestCreateOrder(t *testing.T) {
 	t.Run("invoice numbers follow the organization's sequence and slug", func(t *testing.T) {
 		s := resolverstest.New(t)
 		org := s.NewOrg(t, resolverstest.AllScopes)
-		g := orderFixture{s: s, org: org, customer: newCustomer(t, s, org.Token, ""), oneTime: newProduct(t, s, org.Token, "Ebook")}
+		g := orderFixture{s: s, org: org, customer: s.NewCustomer(t, org.ID, ""), oneTime: s.NewProduct(t, org.ID, "Ebook")}
 		upper := strings.ToUpper(org.Slug)
 		var got []string
 		for range 3 {
@@ -212,8 +212,8 @@ func TestCreateOrder(t *testing.T) {
 	})
 
 	other := f.s.NewOrg(t, resolverstest.AllScopes)
-	stranger := newCustomer(t, f.s, other.Token, "")
-	strangersProduct := newProduct(t, f.s, other.Token, "Other ebook")
+	stranger := f.s.NewCustomer(t, other.ID, "")
+	strangersProduct := f.s.NewProduct(t, other.ID, "Other ebook")
 	for _, tc := range []struct {
 		name   string
 		mutate func(*resolvers.OrderSpec)

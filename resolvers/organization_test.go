@@ -51,7 +51,7 @@ func TestExecutor(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
-	c := newCustomer(t, s, org.Token, "ext-exec")
+	c := s.NewCustomer(t, org.ID, "ext-exec")
 	scopes, err := auth.ParseScopes("customers:read")
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 func tiedOrders(t *testing.T) (orderFixture, customer) {
 	t.Helper()
 	f := newOrderFixture(t)
-	second := newCustomer(t, f.s, f.org.Token, "ext-tied")
+	second := f.s.NewCustomer(t, f.org.ID, "ext-tied")
 	for i := range 17 {
 		spec := f.spec()
 		if i >= 14 {

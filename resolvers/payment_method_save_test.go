@@ -44,7 +44,7 @@ func TestSavePaymentMethods(t *testing.T) {
 	}
 
 	t.Run("the first method becomes the default and later ones only on request", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		first := save(t, org.Token, vars{"customerId": c.ID, "token": "tok_visa"})
 		if !first.IsDefault || first.Type != "card" || first.Processor != "stripe" || first.MethodMetadata.Last4 != "4242" {
 			t.Fatalf("first = %+v", first)
@@ -60,7 +60,7 @@ func TestSavePaymentMethods(t *testing.T) {
 	})
 
 	t.Run("an unknown token is bad input and stores nothing", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		e := s.QueryError(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_bogus"}})
 		wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "token"}, Msg: "Payment token is invalid.", Input: "tok_bogus"})
 		if n := ckCount(t, s, `SELECT count(*) FROM payment_methods WHERE customer_id = $1`, c.ID); n != 0 {
@@ -69,7 +69,7 @@ func TestSavePaymentMethods(t *testing.T) {
 	})
 
 	t.Run("deleting the default clears it; another organization sees nothing", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
+		c := s.NewCustomer(t, org.ID, "")
 		m := save(t, org.Token, vars{"customerId": c.ID, "token": "tok_visa"})
 		other := s.NewOrg(t, resolverstest.AllScopes)
 		e := s.QueryError(t, other.Token, `mutation($id: UUID!) { deletePaymentMethod(id: $id) { id } }`, vars{"id": m.ID})
@@ -89,14 +89,14 @@ func TestSavePaymentMethods(t *testing.T) {
 	})
 
 	t.Run("a customer saves and deletes its own methods in the portal", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
-		session := newCustomerSession(t, s, org.Token, c.ID)
+		c := s.NewCustomer(t, org.ID, "")
+		session := s.NewCustomerSession(t, org.ID, c.ID)
 		var out struct{ PortalSavePaymentMethod ckMethod }
 		s.Query(t, session, `mutation { portalSavePaymentMethod(input: {token: "tok_mastercard"}) { id customerId isDefault } }`, nil, &out)
 		if out.PortalSavePaymentMethod.CustomerID != c.ID || !out.PortalSavePaymentMethod.IsDefault {
 			t.Fatalf("portal save = %+v", out.PortalSavePaymentMethod)
 		}
-		stranger := newCustomer(t, s, org.Token, "")
+		stranger := s.NewCustomer(t, org.ID, "")
 		theirs := save(t, org.Token, vars{"customerId": stranger.ID, "token": "tok_visa"})
 		e := s.QueryError(t, session, `mutation($id: UUID!) { portalDeletePaymentMethod(id: $id) { id } }`, vars{"id": theirs.ID})
 		wantError(t, e, "NOT_FOUND", "ResourceNotFound")

@@ -59,16 +59,15 @@ func TestPaymentMethods(t *testing.T) {
 	t.Parallel()
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "customers:read customer_sessions:write")
-	writer := s.NewToken(t, org.ID, "customers:write")
-	c := newCustomer(t, s, writer, "ext-pm")
-	oldest := addPaymentMethod(t, s, org.ID, c.ID, "1111", 3*time.Minute)
-	middle := addPaymentMethod(t, s, org.ID, c.ID, "2222", 2*time.Minute)
+	c := s.NewCustomer(t, org.ID, "ext-pm")
+	oldest := s.AddCard(t, org.ID, c.ID, "1111", 3*time.Minute)
+	middle := s.AddCard(t, org.ID, c.ID, "2222", 2*time.Minute)
 	paypal, err := storage.CreatePaymentMethod(context.Background(), s.DB, org.ID, c.ID,
 		storage.PaymentMethodWrite{Processor: "stripe", ProcessorID: "pm_paypal", Type: "paypal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deleted := addPaymentMethod(t, s, org.ID, c.ID, "9999", time.Second)
+	deleted := s.AddCard(t, org.ID, c.ID, "9999", time.Second)
 	s.Exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, deleted)
 	s.Exec(t, `UPDATE customers SET default_payment_method_id = $2 WHERE id = $1`, c.ID, middle)
 	newestFirst := []uuid.UUID{paypal.ID, middle, oldest}
@@ -122,7 +121,7 @@ func TestPaymentMethods(t *testing.T) {
 	})
 
 	t.Run("a customer without methods has an empty list and no pages", func(t *testing.T) {
-		bare := newCustomer(t, s, writer, "")
+		bare := s.NewCustomer(t, org.ID, "")
 		got := list(t, org.Token, vars{"id": bare.ID})
 		if len(got.Items) != 0 || got.Pagination.TotalCount != 0 || got.Pagination.MaxPage != 0 {
 			t.Errorf("list = %+v", got)
@@ -157,7 +156,7 @@ func TestPaymentMethods(t *testing.T) {
 	})
 
 	t.Run("the portal lists the session customer's methods newest first", func(t *testing.T) {
-		session := newCustomerSession(t, s, org.Token, c.ID)
+		session := s.NewCustomerSession(t, org.ID, c.ID)
 		var out struct {
 			Me struct{ PaymentMethods paymentMethodPage }
 		}
@@ -181,7 +180,7 @@ func TestPortalUpdateCustomer(t *testing.T) {
 		t.Helper()
 		c := createCustomer(t, s, org.Token, vars{"email": "p-" + uuid.NewString()[:8] + "@example.com",
 			"billingName": "Old Name", "billingAddress": vars{"line1": "Str. 1", "country": "DE"}, "taxId": "DE123456789"})
-		return c, newCustomerSession(t, s, org.Token, c.ID)
+		return c, s.NewCustomerSession(t, org.ID, c.ID)
 	}
 	update := func(t *testing.T, session string, input vars) customer {
 		t.Helper()
@@ -234,8 +233,8 @@ func TestPortalUpdateCustomer(t *testing.T) {
 
 	t.Run("a default payment method of the customer is set", func(t *testing.T) {
 		c, session := fresh(t)
-		a := addPaymentMethod(t, s, org.ID, c.ID, "1111", 2*time.Minute)
-		b := addPaymentMethod(t, s, org.ID, c.ID, "2222", time.Minute)
+		a := s.AddCard(t, org.ID, c.ID, "1111", 2*time.Minute)
+		b := s.AddCard(t, org.ID, c.ID, "2222", time.Minute)
 		got := update(t, session, vars{"defaultPaymentMethodId": a})
 		if got.DefaultPaymentMethodID == nil || *got.DefaultPaymentMethodID != a {
 			t.Errorf("defaultPaymentMethodId = %v, want %s", got.DefaultPaymentMethodID, a)
@@ -257,8 +256,8 @@ func TestPortalUpdateCustomer(t *testing.T) {
 		}
 	})
 
-	otherCustomer := newCustomer(t, s, org.Token, "")
-	othersMethod := addPaymentMethod(t, s, org.ID, otherCustomer.ID, "4444", time.Minute)
+	otherCustomer := s.NewCustomer(t, org.ID, "")
+	othersMethod := s.AddCard(t, org.ID, otherCustomer.ID, "4444", time.Minute)
 	unknown := uuid.New()
 	for _, tc := range []struct {
 		name  string
@@ -295,15 +294,15 @@ func TestPortalUpdateCustomer(t *testing.T) {
 	}
 
 	t.Run("a customer without an address gets the null-address error too", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
-		session := newCustomerSession(t, s, org.Token, c.ID)
+		c := s.NewCustomer(t, org.ID, "")
+		session := s.NewCustomerSession(t, org.ID, c.ID)
 		wantInvalid(t, s.QueryError(t, session, portalUpdateDoc, vars{"input": vars{"billingAddress": nil}}),
 			fieldErr{Type: "missing", Loc: []any{"input", "billingAddress"}, Msg: "Customer billing address cannot be reset to null once set."})
 	})
 
 	t.Run("a tax id without any billing address is rejected", func(t *testing.T) {
-		c := newCustomer(t, s, org.Token, "")
-		session := newCustomerSession(t, s, org.Token, c.ID)
+		c := s.NewCustomer(t, org.ID, "")
+		session := s.NewCustomerSession(t, org.ID, c.ID)
 		wantInvalid(t, s.QueryError(t, session, portalUpdateDoc, vars{"input": vars{"taxId": "DE123456789"}}),
 			fieldErr{Type: "value_error", Loc: []any{"input", "taxId"}, Msg: "Country is required to validate tax ID.", Input: "DE123456789"})
 	})

@@ -1,16 +1,12 @@
 package resolvers_test
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/resolvers/resolverstest"
-	"till/storage"
 	"till/storage/storagetest"
 )
 
@@ -52,7 +48,7 @@ func TestRenderedPortalHomeMatchesTheExecutor(t *testing.T) {
 			licenseKeys(page: 5) { items { id } pagination { totalCount maxPage } } %s } }`, map[string]any{"l": 2}},
 	}
 	for i, c := range customers[:4] {
-		token := newCustomerSession(t, s, org.Token, c)
+		token := s.NewCustomerSession(t, org.ID, c)
 		for _, q := range queries {
 			counter.Reset()
 			fast := s.Do(t, token, strings.Replace(q.query, "%s", "", 1), q.vars)
@@ -76,7 +72,7 @@ func TestRenderedPortalHomeMatchesTheExecutor(t *testing.T) {
 		// JSON null address an empty one; a deferred fragment is the executor's to leave out.
 		s.Exec(t, `UPDATE customers SET billing_address = '{"LINE1": "Upper", "Country": "FR", "line1": "lower"}' WHERE id = $1`, customers[3])
 		s.Exec(t, `UPDATE orders SET billing_address = 'null'::jsonb WHERE customer_id = $1`, customers[3])
-		token := newCustomerSession(t, s, org.Token, customers[3])
+		token := s.NewCustomerSession(t, org.ID, customers[3])
 		for _, q := range []string{
 			`{ me { customer { id billingAddress { line1 country } } %s } }`,
 			`{ me { orders(limit: 2) { items { id billingAddress { line1 country } } } %s } }`,
@@ -99,11 +95,7 @@ func TestRenderedPortalHomeMatchesTheExecutor(t *testing.T) {
 		var memberID uuid.UUID
 		s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role)
 			VALUES ($1, $2, 'owner@example.com', 'owner') RETURNING id`, org.ID, customers[0])
-		token := auth.Generate(auth.PrefixMemberSession)
-		if _, err := storage.CreateMemberSession(context.Background(), s.DB, org.ID, customers[0], memberID,
-			auth.Hash(s.Secret, token), time.Now().Add(time.Hour), nil); err != nil {
-			t.Fatal(err)
-		}
+		token := s.NewMemberSession(t, org.ID, customers[0], memberID)
 		counter.Reset()
 		res := s.Do(t, token, `{ me { customer { id } licenseKeys { items { id } pagination { totalCount } } } }`, nil)
 		if len(res.Errors) > 0 || counter.Snapshot().Statements() < 3 {

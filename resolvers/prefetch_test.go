@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
-	"till/internal/auth"
 	"till/resolvers/resolverstest"
 	"till/storage"
 )
@@ -154,7 +153,7 @@ func TestPrefetchedRelationsAnswerAsTheirLoaders(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	seed := seedOrderPage(t, s.DB, org.ID)
-	session := newCustomerSession(t, s, org.Token, seed.customer)
+	session := s.NewCustomerSession(t, org.ID, seed.customer)
 	ids := []uuid.UUID{seed.full, seed.ebookOrder, seed.bare}
 
 	for _, c := range []struct {
@@ -259,11 +258,7 @@ func TestPrefetchedRelationsKeepTheirGuards(t *testing.T) {
 		var memberID uuid.UUID
 		s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role)
 			VALUES ($1, $2, 'dev@example.com', 'member') RETURNING id`, org.ID, seed.customer)
-		token := auth.Generate(auth.PrefixMemberSession)
-		if _, err := storage.CreateMemberSession(context.Background(), s.DB, org.ID, seed.customer, memberID,
-			auth.Hash(s.Secret, token), time.Now().Add(time.Hour), nil); err != nil {
-			t.Fatal(err)
-		}
+		token := s.NewMemberSession(t, org.ID, seed.customer, memberID)
 		res := s.Do(t, token, `{ me { customer { id } orders { items { id product { name } } } } }`, nil)
 		requireRefused(t, res, "me.orders")
 		requireForbidden(t, res)

@@ -71,7 +71,7 @@ func TestCreateProduct(t *testing.T) {
 				t.Errorf("price %s has productId %s, want %s", p.ID, p.ProductID, got.ID)
 			}
 		}
-		if diff := cmp.Diff([]uuid.UUID{second.ID, first.ID}, got.benefitIDs()); diff != "" {
+		if diff := cmp.Diff([]uuid.UUID{second.ID, first.ID}, got.BenefitIDs()); diff != "" {
 			t.Errorf("benefits in given order (-want +got):\n%s", diff)
 		}
 		if !got.IsRecurring || *got.RecurringInterval != "month" || *got.RecurringIntervalCount != 1 ||
@@ -81,7 +81,7 @@ func TestCreateProduct(t *testing.T) {
 	})
 
 	t.Run("a one-time product defaults to public and is not recurring", func(t *testing.T) {
-		got := newProduct(t, s, org.Token, "Plain")
+		got := s.NewProduct(t, org.ID, "Plain")
 		if got.IsRecurring || got.RecurringInterval != nil || got.Visibility != "public" || got.IsArchived {
 			t.Errorf("product = %+v", got)
 		}
@@ -255,7 +255,7 @@ func TestUpdateProduct(t *testing.T) {
 	})
 
 	t.Run("a trial on a one-time product is rejected", func(t *testing.T) {
-		p := newProduct(t, s, org.Token, "One-time")
+		p := s.NewProduct(t, org.ID, "One-time")
 		wantInvalid(t, s.QueryError(t, org.Token, updateProductDoc, vars{"input": vars{"id": p.ID, "trialInterval": "day"}}),
 			fieldErr{Type: "value_error", Loc: []any{"input", "trialInterval"}, Msg: "Trials are only available on recurring products.", Input: "day"})
 	})
@@ -290,12 +290,12 @@ func TestUpdateProductBenefits(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 	a, b, c := newBenefit(t, s, org.Token, "Benefit A"), newBenefit(t, s, org.Token, "Benefit B"), newBenefit(t, s, org.Token, "Benefit C")
-	p := newProduct(t, s, org.Token, "Bundle", a.ID, b.ID)
+	p := s.NewProduct(t, org.ID, "Bundle", a.ID, b.ID)
 	set := func(t *testing.T, ids ...uuid.UUID) []uuid.UUID {
 		t.Helper()
 		var out struct{ UpdateProductBenefits product }
 		s.Query(t, org.Token, updateProductBenefitsDoc, vars{"id": p.ID, "b": ids}, &out)
-		return out.UpdateProductBenefits.benefitIDs()
+		return out.UpdateProductBenefits.BenefitIDs()
 	}
 
 	for _, tc := range []struct {

@@ -20,7 +20,7 @@ func TestConcurrentRenewalsCycleEachPeriodOnce(t *testing.T) {
 	w := newSubWorld(t, payment.TokenVisa)
 	ids := make([]uuid.UUID, subscriptions)
 	for i := range ids {
-		c := newCustomer(t, w.s, w.org.Token, "")
+		c := w.s.NewCustomer(t, w.org.ID, "")
 		card := w.saveCard(t, c.ID, payment.TokenVisa)
 		ids[i] = w.subscribe(t, w.plan.ID, c.ID, &card, 1000, 0, nil).ID
 	}

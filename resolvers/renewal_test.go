@@ -95,7 +95,7 @@ func TestCreateSubscription(t *testing.T) {
 	})
 
 	t.Run("a one-time product cannot be subscribed to", func(t *testing.T) {
-		once := newProduct(t, w.s, w.org.Token, "Ebook")
+		once := w.s.NewProduct(t, w.org.ID, "Ebook")
 		p, err := storage.GetProduct(context.Background(), w.s.DB, []uuid.UUID{w.org.ID}, once.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -391,7 +391,7 @@ func (w *subWorld) chargeOnce(tb testing.TB, methodID uuid.UUID) {
 func TestCheckoutToRenewal(t *testing.T) {
 	t.Parallel()
 	w := newSubWorld(t, payment.TokenVisa)
-	buyer := newCustomer(t, w.s, w.org.Token, "")
+	buyer := w.s.NewCustomer(t, w.org.ID, "")
 	var created struct{ CreateCheckout struct{ ID uuid.UUID } }
 	w.s.Query(t, w.org.Token, `mutation($p: UUID!, $c: UUID!) { createCheckout(input: {products: [$p], customerId: $c}) { id } }`,
 		vars{"p": w.plan.ID, "c": buyer.ID}, &created)

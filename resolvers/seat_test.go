@@ -86,9 +86,9 @@ func TestSeats(t *testing.T) {
 	t.Parallel()
 	w := newGrantWorld(t)
 	lk := w.licenseBenefit(t, vars{"prefix": "team"})
-	p := newProduct(t, w.s, w.org.Token, "Team plan", lk.ID)
-	buyer := newCustomer(t, w.s, w.org.Token, "")
-	subID := w.subscription(t, buyer.ID, p.ID, ptr(2))
+	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
+	buyer := w.s.NewCustomer(t, w.org.ID, "")
+	subID := w.s.NewSubscription(t, w.org.ID, buyer.ID, p.ID, ptr(2))
 	subScope := resolvers.GrantScope{CustomerID: buyer.ID, ProductID: p.ID, SubscriptionID: &subID}
 	seatEvents := func(tb testing.TB) []int {
 		e := w.events(tb)
@@ -178,7 +178,7 @@ func TestSeats(t *testing.T) {
 	})
 
 	t.Run("the buyer's customer session sees every grant, key and seat of its purchases", func(t *testing.T) {
-		gs, keys, seats := portal(t, w.s, newCustomerSession(t, w.s, w.org.Token, buyer.ID))
+		gs, keys, seats := portal(t, w.s, w.s.NewCustomerSession(t, w.org.ID, buyer.ID))
 		if len(gs) != 1 || len(keys) != 1 || len(seats) != 2 {
 			t.Errorf("customer portal: %d grants, %d keys, %d seats; want 1, 1 and 2", len(gs), len(keys), len(seats))
 		}
@@ -247,18 +247,18 @@ func TestSeats(t *testing.T) {
 func TestSeatRules(t *testing.T) {
 	t.Parallel()
 	w := newGrantWorld(t)
-	p := newProduct(t, w.s, w.org.Token, "Team plan")
-	c := newCustomer(t, w.s, w.org.Token, "")
-	seatBased := w.subscription(t, c.ID, p.ID, ptr(3))
-	plain := w.subscription(t, c.ID, p.ID, nil)
-	unpaid := w.order(t, c.ID, p.ID, ptr(3))
+	p := w.s.NewProduct(t, w.org.ID, "Team plan")
+	c := w.s.NewCustomer(t, w.org.ID, "")
+	seatBased := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
+	plain := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, nil)
+	unpaid := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, ptr(3))
 	w.s.Exec(t, `UPDATE orders SET status = 'pending' WHERE id = $1`, unpaid)
-	canceled := w.subscription(t, c.ID, p.ID, ptr(3))
+	canceled := w.s.NewSubscription(t, w.org.ID, c.ID, p.ID, ptr(3))
 	w.s.Exec(t, `UPDATE subscriptions SET status = 'canceled' WHERE id = $1`, canceled)
 	other := w.s.NewOrg(t, resolverstest.AllScopes)
-	foreign := newCustomer(t, w.s, other.Token, "")
-	foreignSub := (&grantWorld{s: w.s, org: other}).subscription(t, foreign.ID, newProduct(t, w.s, other.Token, "Theirs").ID, ptr(3))
-	paid := w.order(t, c.ID, p.ID, ptr(1))
+	foreign := w.s.NewCustomer(t, other.ID, "")
+	foreignSub := w.s.NewSubscription(t, other.ID, foreign.ID, w.s.NewProduct(t, other.ID, "Theirs").ID, ptr(3))
+	paid := w.s.NewPaidOrder(t, w.org.ID, c.ID, p.ID, ptr(1))
 
 	for _, tc := range []struct {
 		name   string
@@ -333,9 +333,9 @@ func TestSeatsEndWithTheirSubscription(t *testing.T) {
 	t.Parallel()
 	w := newGrantWorld(t)
 	lk := w.licenseBenefit(t, vars{"prefix": "team"})
-	p := newProduct(t, w.s, w.org.Token, "Team plan", lk.ID)
-	buyer := newCustomer(t, w.s, w.org.Token, "")
-	subID := w.subscription(t, buyer.ID, p.ID, ptr(3))
+	p := w.s.NewProduct(t, w.org.ID, "Team plan", lk.ID)
+	buyer := w.s.NewCustomer(t, w.org.ID, "")
+	subID := w.s.NewSubscription(t, w.org.ID, buyer.ID, p.ID, ptr(3))
 	_, token := w.assign(t, vars{"subscriptionId": subID, "email": "kept@example.com"})
 	w.claim(t, token)
 	w.assign(t, vars{"subscriptionId": subID, "email": "pending@example.com"})

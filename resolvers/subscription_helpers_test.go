@@ -36,7 +36,7 @@ func newSubWorld(tb testing.TB, cardToken string) *subWorld {
 	w.benefit = newBenefit(tb, s, w.org.Token, "Community access")
 	w.plan = createProduct(tb, s, w.org.Token, vars{"name": "Pro plan", "recurringInterval": "month",
 		"benefitIds": []uuid.UUID{w.benefit.ID}, "prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
-	w.customer = newCustomer(tb, s, w.org.Token, "")
+	w.customer = s.NewCustomer(tb, w.org.ID, "")
 	w.card = w.saveCard(tb, w.customer.ID, cardToken)
 	return w
 }
@@ -223,20 +223,6 @@ func (w *subWorld) grantedBenefits(tb testing.TB, subID uuid.UUID) []uuid.UUID {
 		tb.Fatalf("reading grants: %v", err)
 	}
 	return out
-}
-
-// row is the stored subscription as JSON, for proving that a failed change wrote nothing.
-func (w *subWorld) row(tb testing.TB, id uuid.UUID) string {
-	tb.Helper()
-	var row string
-	w.s.Get(tb, &row, `SELECT row_to_json(s)::text FROM subscriptions s WHERE id = $1`, id)
-	return row
-}
-
-// session opens a portal session for a customer.
-func (w *subWorld) session(tb testing.TB, customerID uuid.UUID) string {
-	tb.Helper()
-	return newCustomerSession(tb, w.s, w.org.Token, customerID)
 }
 
 // seatPlan creates a monthly seat-based product: 1000 per seat up to 5, 800 per seat from 6

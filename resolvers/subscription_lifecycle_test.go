@@ -134,13 +134,13 @@ func TestSubscriptionStateMachine(t *testing.T) {
 			for k, v := range tc.input {
 				input[k] = v
 			}
-			before, eventsBefore := w.row(t, s.ID), len(w.events(t, s.ID))
+			before, eventsBefore := w.s.Row(t, "subscriptions", s.ID), len(w.events(t, s.ID))
 			if tc.errCode != "" {
 				e := w.mutateError(t, w.org.Token, tc.mutation, input)
 				if e.Extensions.Code != "BAD_USER_INPUT" || e.Extensions.Reason != tc.errCode {
 					t.Fatalf("error = %s (%s) %q, want BAD_USER_INPUT (%s)", e.Extensions.Code, e.Extensions.Reason, e.Message, tc.errCode)
 				}
-				if after := w.row(t, s.ID); after != before {
+				if after := w.s.Row(t, "subscriptions", s.ID); after != before {
 					t.Errorf("a refused change wrote:\nbefore %s\nafter  %s", before, after)
 				}
 				if n := len(w.events(t, s.ID)); n != eventsBefore {
@@ -237,9 +237,9 @@ func TestPortalSubscriptionChanges(t *testing.T) {
 	t.Parallel()
 	w := newSubWorld(t, payment.TokenVisa)
 	mine := w.subscribePlan(t)
-	someone := newCustomer(t, w.s, w.org.Token, "")
+	someone := w.s.NewCustomer(t, w.org.ID, "")
 	theirs := w.subscribe(t, w.plan.ID, someone.ID, nil, 1000, 0, nil)
-	session := w.session(t, w.customer.ID)
+	session := w.s.NewCustomerSession(t, w.org.ID, w.customer.ID)
 
 	t.Run("a customer cancels and uncancels their own subscription", func(t *testing.T) {
 		got := w.mutate(t, session, "portalCancelSubscription", vars{"id": mine.ID, "customerCancellationReason": "unused"})
@@ -266,10 +266,10 @@ func TestPortalSubscriptionChanges(t *testing.T) {
 			"prices": []vars{{"amountType": "fixed", "priceAmount": 3000}}})
 		w.s.Exec(t, `UPDATE organizations SET customer_portal_settings = jsonb_set(customer_portal_settings,
 			'{subscription,update_plan}', 'false') WHERE id = $1`, w.org.ID)
-		before := w.row(t, mine.ID)
+		before := w.s.Row(t, "subscriptions", mine.ID)
 		e := w.mutateError(t, session, "portalUpdateSubscriptionProduct", vars{"id": mine.ID, "productId": team.ID})
 		wantError(t, e, "FORBIDDEN", "NotPermitted")
-		if w.row(t, mine.ID) != before {
+		if w.s.Row(t, "subscriptions", mine.ID) != before {
 			t.Error("a refused portal change wrote")
 		}
 		w.s.Exec(t, `UPDATE organizations SET customer_portal_settings = jsonb_set(customer_portal_settings,

@@ -163,7 +163,7 @@ func TestSubscriptionMetersCountTheCurrentPeriod(t *testing.T) {
 		before []meterView
 	}
 	setups := make([]setup, len(tests))
-	other := newCustomer(t, w.s, w.org.Token, "")
+	other := w.s.NewCustomer(t, w.org.ID, "")
 	var events []usage
 	for i, tc := range tests {
 		event := fmt.Sprintf("call-%d", i)
@@ -175,7 +175,7 @@ func TestSubscriptionMetersCountTheCurrentPeriod(t *testing.T) {
 		}
 		plan := w.usagePlan(t, meter, tc.unit, tc.capAmount, benefits...)
 		external := "ext-" + uuid.NewString()
-		c := newCustomer(t, w.s, w.org.Token, external)
+		c := w.s.NewCustomer(t, w.org.ID, external)
 		sub := w.subscribe(t, plan.ID, c.ID, nil, 500, 0, nil)
 		setups[i] = setup{sub: sub, meter: meter, before: w.meters(t, sub.ID)}
 		events = append(events, tc.events(event, c, external, other)...)
@@ -270,7 +270,7 @@ func TestRenewalBillsMeteredUsage(t *testing.T) {
 		event := fmt.Sprintf("api-%d", i)
 		meter := w.newMeter(t, fmt.Sprintf("API calls %d", i), event, `{"func": "count"}`)
 		plan := w.usagePlan(t, meter, tc.unit, tc.capAmount)
-		c := newCustomer(t, w.s, w.org.Token, "")
+		c := w.s.NewCustomer(t, w.org.ID, "")
 		card := w.saveCard(t, c.ID, payment.TokenVisa)
 		sub := w.subscribe(t, plan.ID, c.ID, &card, 500, 0, nil)
 		setups[i] = setup{sub: sub, plan: plan, meter: meter, fixed: plan.Prices[0].ID, priced: plan.Prices[1].ID}
@@ -419,7 +419,7 @@ func TestCanceledSubscriptionBillsItsLastUsage(t *testing.T) {
 	end := at(2, 28)
 	meter := w.newMeter(t, "API calls", "api", `{"func": "count"}`)
 	plan := w.usagePlan(t, meter, "25", nil)
-	c := newCustomer(t, w.s, w.org.Token, "")
+	c := w.s.NewCustomer(t, w.org.ID, "")
 	card := w.saveCard(t, c.ID, payment.TokenVisa)
 	sub := w.subscribe(t, plan.ID, c.ID, &card, 500, 0, nil)
 	var events []usage

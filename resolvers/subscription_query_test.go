@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/resolvers/resolverstest"
 	"till/storage"
 )
@@ -71,7 +70,7 @@ func newSubListWorld(t *testing.T) *subListWorld {
 	s.Exec(t, `UPDATE subscriptions SET canceled_at = $2, ended_at = $2 WHERE id = $1`, w.s5, day(-2))
 	w.s6 = mk(w.bob, w.alpha, "unpaid", 3000, ptr(day(0)), nil)
 	w.incomplete = mk(w.alice, w.alpha, "incomplete", 1500, nil, nil)
-	foreignCustomer := newCustomer(t, s, w.other.Token, "")
+	foreignCustomer := s.NewCustomer(t, w.other.ID, "")
 	foreignProduct := createProduct(t, s, w.other.Token, vars{"name": "Foreign plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 100}}})
 	sub, err := storage.CreateSubscription(context.Background(), s.DB, w.other.ID, w.base, storage.SubscriptionWrite{
@@ -205,7 +204,7 @@ func TestListSubscriptions(t *testing.T) {
 func TestPortalSubscriptions(t *testing.T) {
 	t.Parallel()
 	w := newSubListWorld(t)
-	alice := newCustomerSession(t, w.s, w.org.Token, w.alice.ID)
+	alice := w.s.NewCustomerSession(t, w.org.ID, w.alice.ID)
 	list := func(t *testing.T, token string, args vars) []uuid.UUID {
 		t.Helper()
 		var out struct {
@@ -240,7 +239,7 @@ func TestPortalSubscriptions(t *testing.T) {
 	t.Run("claimed seats list the subscriptions the customer or member holds a seat in", func(t *testing.T) {
 		w.s.Exec(t, `INSERT INTO customer_seats (organization_id, subscription_id, status, customer_id, claimed_at)
 			VALUES ($1, $2, 'claimed', $3, now()), ($1, $4, 'pending', $3, NULL)`, w.org.ID, w.s1, w.carol.ID, w.s3)
-		carol := newCustomerSession(t, w.s, w.org.Token, w.carol.ID)
+		carol := w.s.NewCustomerSession(t, w.org.ID, w.carol.ID)
 		claimed := func(token string) []uuid.UUID {
 			var out struct {
 				Me struct {
@@ -265,11 +264,7 @@ func TestPortalSubscriptions(t *testing.T) {
 			VALUES ($1, $2, 'dev@example.com', 'member') RETURNING id`, w.org.ID, w.bob.ID)
 		w.s.Exec(t, `INSERT INTO customer_seats (organization_id, subscription_id, status, customer_id, member_id, claimed_at)
 			VALUES ($1, $2, 'claimed', $3, $4, now())`, w.org.ID, w.s4, w.bob.ID, memberID)
-		token := auth.Generate(auth.PrefixMemberSession)
-		if _, err := storage.CreateMemberSession(context.Background(), w.s.DB, w.org.ID, w.bob.ID, memberID,
-			auth.Hash(w.s.Secret, token), time.Now().Add(time.Hour), nil); err != nil {
-			t.Fatal(err)
-		}
+		token := w.s.NewMemberSession(t, w.org.ID, w.bob.ID, memberID)
 		if diff := cmp.Diff([]uuid.UUID{w.s4}, claimed(token)); diff != "" {
 			t.Errorf("the member's claimed seats (-want +got):\n%s", diff)
 		}

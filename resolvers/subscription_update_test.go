@@ -68,7 +68,7 @@ func TestUpdateSubscriptionProduct(t *testing.T) {
 	stranger := w.s.NewOrg(t, "products:write")
 	foreign := createProduct(t, w.s, stranger.Token, vars{"name": "Foreign plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 100}}})
-	oneTime := newProduct(t, w.s, w.org.Token, "Ebook")
+	oneTime := w.s.NewProduct(t, w.org.ID, "Ebook")
 	archived := createProduct(t, w.s, w.org.Token, vars{"name": "Old plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 100}}})
 	w.s.Exec(t, `UPDATE products SET is_archived = true WHERE id = $1`, archived.ID)
@@ -85,11 +85,11 @@ func TestUpdateSubscriptionProduct(t *testing.T) {
 	} {
 		t.Run(tc.name+" and nothing changes", func(t *testing.T) {
 			s := w.subscribePlan(t)
-			before := w.row(t, s.ID)
+			before := w.s.Row(t, "subscriptions", s.ID)
 			id := tc.productID(s)
 			e := w.mutateError(t, w.org.Token, "updateSubscriptionProduct", vars{"id": s.ID, "productId": id})
 			wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "productId"}, Msg: tc.msg, Input: id.String()})
-			if w.row(t, s.ID) != before {
+			if w.s.Row(t, "subscriptions", s.ID) != before {
 				t.Error("a refused change wrote")
 			}
 		})
@@ -147,7 +147,7 @@ func TestUpdateSubscriptionSeats(t *testing.T) {
 			w.s.Exec(t, `INSERT INTO customer_seats (organization_id, subscription_id, status, email)
 				VALUES ($1, $2, 'pending', $3)`, w.org.ID, s.ID, "member"+string(rune('a'+i))+"@example.com")
 		}
-		before := w.row(t, s.ID)
+		before := w.s.Row(t, "subscriptions", s.ID)
 		for _, tc := range []struct {
 			seats int
 			msg   string
@@ -160,7 +160,7 @@ func TestUpdateSubscriptionSeats(t *testing.T) {
 			e := w.mutateError(t, w.org.Token, "updateSubscriptionSeats", vars{"id": s.ID, "seats": tc.seats})
 			wantInvalid(t, e, fieldErr{Type: "value_error", Loc: []any{"input", "seats"}, Msg: tc.msg, Input: float64(tc.seats)})
 		}
-		if w.row(t, s.ID) != before {
+		if w.s.Row(t, "subscriptions", s.ID) != before {
 			t.Error("a refused change wrote")
 		}
 	})

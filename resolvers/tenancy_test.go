@@ -20,16 +20,16 @@ func TestTenancy(t *testing.T) {
 	mine := s.NewOrg(t, resolverstest.AllScopes)
 	theirs := s.NewOrg(t, resolverstest.AllScopes)
 
-	myCustomer := newCustomer(t, s, mine.Token, "shared-ext")
+	myCustomer := s.NewCustomer(t, mine.ID, "shared-ext")
 	myBenefit := newBenefit(t, s, mine.Token, "My benefit")
-	myProduct := newProduct(t, s, mine.Token, "My product", myBenefit.ID)
+	myProduct := s.NewProduct(t, mine.ID, "My product", myBenefit.ID)
 
 	theirCustomer := createCustomer(t, s, theirs.Token, vars{"email": "their@example.com", "externalId": "their-ext",
 		"name": "Theirs", "metadata": vars{"k": "v"}})
 	createCustomer(t, s, theirs.Token, vars{"email": "their-shared@example.com", "externalId": "shared-ext"})
-	theirPM := addPaymentMethod(t, s, theirs.ID, theirCustomer.ID, "4242", time.Minute)
+	theirPM := s.AddCard(t, theirs.ID, theirCustomer.ID, "4242", time.Minute)
 	theirBenefit := newBenefit(t, s, theirs.Token, "Their benefit")
-	theirProduct := newProduct(t, s, theirs.Token, "Their product", theirBenefit.ID)
+	theirProduct := s.NewProduct(t, theirs.ID, "Their product", theirBenefit.ID)
 
 	for _, tc := range []struct {
 		name string
@@ -94,7 +94,7 @@ func TestTenancy(t *testing.T) {
 	}
 
 	t.Run("a portal session cannot make their payment method its default", func(t *testing.T) {
-		session := newCustomerSession(t, s, mine.Token, myCustomer.ID)
+		session := s.NewCustomerSession(t, mine.ID, myCustomer.ID)
 		got := s.QueryError(t, session, `mutation($pm: UUID!) { portalUpdateCustomer(input: {defaultPaymentMethodId: $pm}) { id } }`,
 			vars{"pm": theirPM})
 		wantInvalid(t, got, fieldErr{Type: "invalid", Loc: []any{"input", "defaultPaymentMethodId"},

@@ -41,37 +41,37 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 	tb.Helper()
 	s := resolverstest.New(tb)
 	w := &tenancyWorld{s: s, mine: s.NewOrg(tb, resolverstest.AllScopes), theirs: s.NewOrg(tb, resolverstest.AllScopes)}
-	w.both = newUserToken(tb, s, "all", w.mine.ID, w.theirs.ID)
-	w.onlyMine = newUserToken(tb, s, "all", w.mine.ID)
+	w.both = s.NewUser(tb, resolverstest.UserSpec{Scope: "all", Orgs: []uuid.UUID{w.mine.ID, w.theirs.ID}}).Token
+	w.onlyMine = s.NewUser(tb, resolverstest.UserSpec{Scope: "all", Orgs: []uuid.UUID{w.mine.ID}}).Token
 	s.Exec(tb, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, w.mine.ID)
 
-	w.myCustomer = newCustomer(tb, w.s, w.mine.Token, "mine")
+	w.myCustomer = w.s.NewCustomer(tb, w.mine.ID, "mine")
 	w.myMeter = createMeter(tb, w.s, w.mine.Token, apiCallsInput(nil))
 	w.myFile = insertFile(tb, w.s, w.mine.ID)
 	w.myCredit = createBenefit(tb, w.s, w.mine.Token, vars{"type": "meter_credit", "description": "Credits",
 		"properties": vars{"units": 10, "meter_id": w.myMeter.ID}})
 	w.myDownloads = createBenefit(tb, w.s, w.mine.Token, vars{"type": "downloadables", "description": "Downloads",
 		"properties": vars{"files": []uuid.UUID{w.myFile}}})
-	w.myProduct = newProduct(tb, w.s, w.mine.Token, "My product")
+	w.myProduct = w.s.NewProduct(tb, w.mine.ID, "My product")
 	w.myPlan = createProduct(tb, w.s, w.mine.Token, vars{"name": "My plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
 	w.myDiscount = ckDiscount(tb, w.s, w.mine.Token, vars{"name": "Mine", "type": "percentage", "basisPoints": 1000, "duration": "once"})
 	w.myCheckout = ckNewCheckout(tb, w.s, w.mine.Token, vars{"products": []uuid.UUID{w.myProduct.ID}})
-	w.mySubscription = insertSubscription(tb, w.s, w.mine.ID, w.myCustomer.ID, w.myPlan.ID)
+	w.mySubscription = w.s.NewSubscription(tb, w.mine.ID, w.myCustomer.ID, w.myPlan.ID, nil)
 
-	w.theirCustomer = newCustomer(tb, w.s, w.theirs.Token, "theirs")
+	w.theirCustomer = w.s.NewCustomer(tb, w.theirs.ID, "theirs")
 	w.s.Get(tb, &w.theirMember, `INSERT INTO members (organization_id, customer_id, email) VALUES ($1, $2, 'm@example.com') RETURNING id`,
 		w.theirs.ID, w.theirCustomer.ID)
 	w.theirMeter = createMeter(tb, w.s, w.theirs.Token, apiCallsInput(nil))
 	w.theirFile = insertFile(tb, w.s, w.theirs.ID)
 	w.theirBenefit = newBenefit(tb, w.s, w.theirs.Token, "Their benefit")
-	w.theirProduct = newProduct(tb, w.s, w.theirs.Token, "Their product")
+	w.theirProduct = w.s.NewProduct(tb, w.theirs.ID, "Their product")
 	w.theirPlan = createProduct(tb, w.s, w.theirs.Token, vars{"name": "Their plan", "recurringInterval": "month",
 		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
 	w.theirPrice = w.theirProduct.Prices[0].ID
 	w.theirDiscount = ckDiscount(tb, w.s, w.theirs.Token, vars{"name": "Theirs", "type": "percentage", "basisPoints": 1000, "duration": "once"})
-	w.theirSubscription = insertSubscription(tb, w.s, w.theirs.ID, w.theirCustomer.ID, w.theirPlan.ID)
-	w.theirPM = addPaymentMethod(tb, w.s, w.theirs.ID, w.theirCustomer.ID, "4242", 0)
+	w.theirSubscription = w.s.NewSubscription(tb, w.theirs.ID, w.theirCustomer.ID, w.theirPlan.ID, nil)
+	w.theirPM = w.s.AddCard(tb, w.theirs.ID, w.theirCustomer.ID, "4242", 0)
 
 	w.theirCheckout = ckNewCheckout(tb, w.s, w.theirs.Token, vars{"products": []uuid.UUID{w.theirProduct.ID}})
 	theirRows := func(query string, args ...any) uuid.UUID {
@@ -80,9 +80,7 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		w.s.Get(tb, &id, query+" RETURNING id", args...)
 		return id
 	}
-	w.theirOrder = theirRows(`INSERT INTO orders (organization_id, customer_id, product_id, status, billing_reason,
-			currency, subtotal_amount, net_amount, total_amount) VALUES ($1, $2, $3, 'paid', 'purchase', 'usd', 1000, 1000, 1000)`,
-		w.theirs.ID, w.theirCustomer.ID, w.theirProduct.ID)
+	w.theirOrder = w.s.NewPaidOrder(tb, w.theirs.ID, w.theirCustomer.ID, w.theirProduct.ID, nil)
 	w.theirJob = theirRows(`INSERT INTO jobs (organization_id, kind) VALUES ($1, 'order_invoice')`, w.theirs.ID)
 	w.theirKey = theirRows(`INSERT INTO license_keys (organization_id, benefit_id, customer_id, key)
 		VALUES ($1, $2, $3, 'THEIR-KEY')`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
@@ -95,7 +93,7 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		VALUES ($1, $2, $3, now())`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
 	w.theirEvent = theirRows(`INSERT INTO events (organization_id, name, customer_id) VALUES ($1, 'api.call', $2)`,
 		w.theirs.ID, w.theirCustomer.ID)
-	w.portal = newCustomerSession(tb, w.s, w.mine.Token, w.myCustomer.ID)
+	w.portal = w.s.NewCustomerSession(tb, w.mine.ID, w.myCustomer.ID)
 	return w
 }
 
@@ -121,16 +119,5 @@ func insertFile(tb testing.TB, s *resolverstest.Server, orgID uuid.UUID) uuid.UU
 	id := uuid.New()
 	s.Exec(tb, `INSERT INTO files (id, organization_id, service, name, path, mime_type, size, is_uploaded)
 		VALUES ($1, $2, 'downloadable', 'a.txt', $3, 'text/plain', 1, true)`, id, orgID, "downloadable/"+id.String())
-	return id
-}
-
-// insertSubscription inserts an active monthly subscription of a product.
-func insertSubscription(tb testing.TB, s *resolverstest.Server, orgID, customerID, productID uuid.UUID) uuid.UUID {
-	tb.Helper()
-	var id uuid.UUID
-	s.Get(tb, &id, `INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount,
-			currency, recurring_interval, current_period_start, current_period_end, started_at)
-		VALUES ($1, $2, $3, 'active', 1000, 'usd', 'month', now(), now() + interval '1 month', now())
-		RETURNING id`, orgID, customerID, productID)
 	return id
 }

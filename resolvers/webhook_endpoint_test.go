@@ -104,7 +104,7 @@ func TestWebhookEndpointValidation(t *testing.T) {
 	s := resolverstest.New(t)
 	org := s.NewOrg(t, "webhooks:write")
 	other := s.NewOrg(t, "webhooks:write")
-	user := newUserToken(t, s, "webhooks:write", org.ID, other.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "webhooks:write", Orgs: []uuid.UUID{org.ID, other.ID}}).Token
 	existing := createWebhook(t, s, org.Token, webhookInput(nil))
 	urlErr := func(typ, msg, input string) fieldErr {
 		return fieldErr{Type: typ, Loc: []any{"input", "url"}, Msg: msg, Input: input}
@@ -172,7 +172,7 @@ func TestWebhookEndpointTenancyAndScopes(t *testing.T) {
 	readOnly := s.NewToken(t, org.ID, "webhooks:read")
 	mine := createWebhook(t, s, org.Token, webhookInput(nil))
 	theirs := createWebhook(t, s, other.Token, webhookInput(vars{"name": "Theirs"}))
-	user := newUserToken(t, s, "webhooks:read", org.ID, other.ID)
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "webhooks:read", Orgs: []uuid.UUID{org.ID, other.ID}}).Token
 
 	for _, doc := range []string{getWebhookDoc, rotateWebhookDoc, deleteWebhookDoc} {
 		wantError(t, s.QueryError(t, org.Token, doc, vars{"id": theirs.ID}), "NOT_FOUND", "ResourceNotFound")

@@ -24,9 +24,9 @@ type fuzzWorld struct {
 
 func newFuzzWorld(f *testing.F) *fuzzWorld {
 	s := newV1(f)
-	o := s.newOrg(f, "all")
-	c := s.newCustomer(f, o.ID, "fuzz-customer")
-	return &fuzzWorld{s: s, tokens: []string{"", o.Token, s.session(f, o.Token, c.ID)}, routes: rest.Routes()}
+	o := s.NewOrg(f, "all")
+	c := s.NewCustomer(f, o.ID, "fuzz-customer")
+	return &fuzzWorld{s: s, tokens: []string{"", o.Token, s.NewCustomerSession(f, o.ID, c.ID)}, routes: rest.Routes()}
 }
 
 // answer serves req through the real handler and fails on a server error.

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"till/internal/auth"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 )
 
@@ -36,55 +36,30 @@ func newOIDCServer(t *testing.T) *oidcServer {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	s.rebuild(t, func(d *resolvers.Deps) { d.PortalURL = srv.URL })
-	mux.Handle("/graphql", auth.Middleware(s.r, s.secret)(s.r.Handler()))
-	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(s.r))
-	mux.Handle(rest.JWKSPath, rest.JWKSHandler(s.r))
+	mux.Handle("/graphql", s.GraphQL)
+	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(s.Resolver))
+	mux.Handle(rest.JWKSPath, rest.JWKSHandler(s.Resolver))
 	mux.Handle("/", s.h)
 	return &oidcServer{v1: s, srv: srv}
-}
-
-// newUser creates a user who belongs to orgID and returns the user's id and a personal
-// access token with scope, as the dashboard holds it.
-func (s *oidcServer) newUser(t *testing.T, orgID uuid.UUID, scope string) (uuid.UUID, string) {
-	t.Helper()
-	var userID uuid.UUID
-	if err := s.db.GetContext(t.Context(), &userID, `INSERT INTO users (email, email_verified) VALUES ($1, true) RETURNING id`,
-		"u-"+randomHex(4)+"@example.com"); err != nil {
-		t.Fatal(err)
-	}
-	s.exec(t, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, userID, orgID)
-	pat := auth.Generate(auth.PrefixPersonalAccessToken)
-	s.exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`, userID, auth.Hash(s.secret, pat), scope)
-	return userID, pat
 }
 
 // graphql runs an operation over HTTP with token as bearer and returns the status; out
 // receives data when the answer has no errors.
 func (s *oidcServer) graphql(t *testing.T, token, query string, vars map[string]any, out any) int {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.srv.URL+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := resolverstest.Post(t.Context(), http.DefaultClient, s.srv.URL+"/graphql", token, query, vars)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var resp struct {
-		Data   json.RawMessage
-		Errors []json.RawMessage
+	if res.Status == http.StatusOK && len(res.Errors) > 0 {
+		t.Fatalf("%s: errors %s", query, res.Body)
 	}
-	_ = json.NewDecoder(res.Body).Decode(&resp)
-	if res.StatusCode == http.StatusOK && len(resp.Errors) > 0 {
-		t.Fatalf("%s: errors %s", query, resp.Errors)
-	}
-	if res.StatusCode == http.StatusOK && out != nil {
-		if err := json.Unmarshal(resp.Data, out); err != nil {
+	if res.Status == http.StatusOK && out != nil {
+		if err := json.Unmarshal(res.Data, out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return res.StatusCode
+	return res.Status
 }
 
 // createClient registers a client through GraphQL as the user and returns its id and
@@ -180,8 +155,10 @@ func TestOIDCAuthorizationCodeFlowWithStandardClients(t *testing.T) {
 	t.Parallel()
 	s := newOIDCServer(t)
 	ctx := t.Context()
-	o := s.newOrg(t, "organizations:read")
-	userID, pat := s.newUser(t, o.ID, "openid email organizations:read organizations:write")
+	o := s.NewOrg(t, "organizations:read")
+	user := s.NewUser(t, resolverstest.UserSpec{Scope: "openid email organizations:read organizations:write",
+		Orgs: []uuid.UUID{o.ID}, EmailVerified: true})
+	userID, pat := user.ID, user.Token
 	const redirectURI = "https://app.example/callback"
 	clientID, clientSecret := s.createClient(t, pat, "client_secret_basic", redirectURI, "openid email organizations:read")
 	if clientSecret == "" {
@@ -290,8 +267,9 @@ func TestOIDCPublicClientWithPKCE(t *testing.T) {
 	t.Parallel()
 	s := newOIDCServer(t)
 	ctx := t.Context()
-	o := s.newOrg(t, "organizations:read")
-	_, pat := s.newUser(t, o.ID, "openid organizations:read organizations:write")
+	o := s.NewOrg(t, "organizations:read")
+	pat := s.NewUser(t, resolverstest.UserSpec{Scope: "openid organizations:read organizations:write",
+		Orgs: []uuid.UUID{o.ID}, EmailVerified: true}).Token
 	const redirectURI = "http://127.0.0.1:4711/callback"
 	clientID, clientSecret := s.createClient(t, pat, "none", redirectURI, "openid organizations:read")
 	if clientSecret != "" {

@@ -33,7 +33,7 @@ func serveOIDC(t *testing.T, h http.Handler, method, path string) (*http.Respons
 func TestOpenIDConfiguration(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	h := rest.OpenIDConfigurationHandler(s.r)
+	h := rest.OpenIDConfigurationHandler(s.Resolver)
 	res, body := serveOIDC(t, h, http.MethodGet, rest.OpenIDConfigurationPath)
 	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" ||
 		res.Header.Get("Cache-Control") != "public, max-age=3600" || res.Header.Get("Access-Control-Allow-Origin") != "*" {
@@ -73,7 +73,7 @@ func TestOpenIDConfiguration(t *testing.T) {
 
 	// A trailing slash on the public URL does not leak into the issuer: relying parties
 	// compare it byte for byte with the id tokens' iss.
-	r := resolvers.New(resolvers.Deps{DB: s.db, Secret: s.secret, PortalURL: portalURL + "/"})
+	r := resolvers.New(resolvers.Deps{DB: s.DB, Secret: s.Secret, PortalURL: portalURL + "/"})
 	if _, body := serveOIDC(t, rest.OpenIDConfigurationHandler(r), http.MethodGet, rest.OpenIDConfigurationPath); body["issuer"] != portalURL {
 		t.Errorf("issuer with a trailing-slash portal URL = %v, want %s", body["issuer"], portalURL)
 	}
@@ -86,7 +86,7 @@ func TestOpenIDConfiguration(t *testing.T) {
 func TestJWKS(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	h := rest.JWKSHandler(s.r)
+	h := rest.JWKSHandler(s.Resolver)
 	fetch := func() []map[string]any {
 		t.Helper()
 		res, body := serveOIDC(t, h, http.MethodGet, rest.JWKSPath)
@@ -118,7 +118,7 @@ func TestJWKS(t *testing.T) {
 		t.Errorf("key = %v", k)
 	}
 
-	token, err := s.r.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"})
+	token, err := s.Resolver.SignIDToken(t.Context(), resolvers.IDTokenClaims{Subject: "s", Audience: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestJWKS(t *testing.T) {
 	}
 
 	// After a rotation both keys are listed, the new one first.
-	next, err := s.r.RotateOIDCSigningKey(t.Context())
+	next, err := s.Resolver.RotateOIDCSigningKey(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,11 +62,11 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 	runBackground(t, s, mux, srv.URL)
-	o := s.newOrg(t, "all")
-	c := s.newCustomer(t, o.ID, "sdk-customer")
-	s.addCard(t, o.ID, c.ID, "4242", 0)
+	o := s.NewOrg(t, "all")
+	c := s.NewCustomer(t, o.ID, "sdk-customer")
+	s.AddCard(t, o.ID, c.ID, "4242", 0)
 	benefitID := s.buyEverything(t, o.ID, c.ID)
-	user := s.oauthUser(t, o, s.newOrg(t, "webhooks:read"))
+	user := s.oauthUser(t, o, s.NewOrg(t, "webhooks:read"))
 	client := user.client(t, "client_secret_post", "openid email")
 	code, _ := user.consent(t, map[string]any{"clientId": client.ID, "redirectUri": redirectURI, "scope": "openid email"})
 
@@ -92,7 +92,7 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 // checkouts and grants of every price shape to decode. It returns the license-key benefit.
 func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID {
 	t.Helper()
-	exec := s.r.Executor()
+	exec := s.Resolver.Executor()
 	ctx := auth.WithPrincipal(context.Background(), auth.Principal{Kind: auth.KindOrganization, OrganizationID: orgID,
 		Scopes: auth.NewScopeSet(auth.AllScopes()...)})
 	run := func(doc string, vars map[string]any, out any) {
@@ -103,7 +103,7 @@ func (s *v1) buyEverything(t *testing.T, orgID, customerID uuid.UUID) uuid.UUID 
 	}
 	var benefit struct{ CreateBenefit struct{ ID uuid.UUID } }
 	run(`mutation { createBenefit(input: {type: license_keys, description: "SDK key", properties: {prefix: "SDK", activations: {limit: 2, enable_customer_admin: false}}}) { id } }`, nil, &benefit)
-	meter, err := storage.CreateMeter(ctx, s.db, orgID, "Calls", storage.RawJSON(`{"conjunction": "and", "clauses": []}`),
+	meter, err := storage.CreateMeter(ctx, s.DB, orgID, "Calls", storage.RawJSON(`{"conjunction": "and", "clauses": []}`),
 		storage.RawJSON(`{"func": "count"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -154,13 +154,13 @@ func runBackground(t *testing.T, s *v1, mux *http.ServeMux, baseURL string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	worker := &jobs.Worker{DB: s.db, Handlers: s.r.JobHandlers(), PollInterval: 50 * time.Millisecond,
+	worker := &jobs.Worker{DB: s.DB, Handlers: s.Resolver.JobHandlers(), PollInterval: 50 * time.Millisecond,
 		Logger: slog.New(slog.DiscardHandler)}
 	wg.Go(func() { _ = worker.Run(ctx) })
-	wg.Go(func() { s.r.DispatchWebhooks(ctx, 4, 50*time.Millisecond) })
+	wg.Go(func() { s.Resolver.DispatchWebhooks(ctx, 4, 50*time.Millisecond) })
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			_, _ = s.r.RenderEvents(ctx, 100)
+			_, _ = s.Resolver.RenderEvents(ctx, 100)
 			sleepCtx(ctx, 50*time.Millisecond)
 		}
 	})

@@ -40,17 +40,17 @@ type sessionBody struct {
 func TestCreateCustomerSessionServesTheContract(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	o := s.newOrg(t, "customer_sessions:write")
-	other := s.newOrg(t, "customer_sessions:write")
-	c := s.newCustomer(t, o.ID, "ext-1")
-	s.addCard(t, o.ID, c.ID, "4242", time.Minute)
-	deleted := s.newCustomer(t, o.ID, "ext-deleted")
-	s.exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, deleted.ID)
-	foreign := s.newCustomer(t, other.ID, "ext-foreign")
-	members := s.newOrg(t, "customer_sessions:write")
-	s.exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, members.ID)
-	mc := s.newCustomer(t, members.ID, "")
-	customerSession := s.session(t, o.Token, c.ID)
+	o := s.NewOrg(t, "customer_sessions:write")
+	other := s.NewOrg(t, "customer_sessions:write")
+	c := s.NewCustomer(t, o.ID, "ext-1")
+	s.AddCard(t, o.ID, c.ID, "4242", time.Minute)
+	deleted := s.NewCustomer(t, o.ID, "ext-deleted")
+	s.Exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, deleted.ID)
+	foreign := s.NewCustomer(t, other.ID, "ext-foreign")
+	members := s.NewOrg(t, "customer_sessions:write")
+	s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, members.ID)
+	mc := s.NewCustomer(t, members.ID, "")
+	customerSession := s.NewCustomerSession(t, o.ID, c.ID)
 
 	byID := func(id uuid.UUID) string { return fmt.Sprintf(`{"customer_id":%q}`, id) }
 	const path = "/v1/customer-sessions/"
@@ -143,7 +143,7 @@ func TestCreateCustomerSessionServesTheContract(t *testing.T) {
 			call: call{body: byID(c.ID), header: map[string]string{"Content-Length": strconv.Itoa(rest.MaxBodySize + 1)}},
 			want: want{status: 413, body: `{"error":"RequestBodyTooLarge","detail":"Request body exceeded the maximum allowed size of 10485760 bytes."}`}},
 		{name: "a token without customer_sessions:write is 403 insufficient_scope",
-			call: call{body: byID(c.ID), token: s.newToken(t, o.ID, "customers:read customers:write")},
+			call: call{body: byID(c.ID), token: s.NewToken(t, o.ID, "customers:read customers:write")},
 			want: insufficientScope("customer_sessions:write")},
 		{name: "no token is 401 Unauthorized",
 			call: call{body: byID(c.ID), token: "-"}, want: unauthorized()},

@@ -48,7 +48,7 @@ func TestEmbeddedRelationsNeedOnlyTheRoutesScope(t *testing.T) {
 				org = subs.org.ID
 			}
 			read := func(scope string) []byte {
-				rec := s.do(t, call{method: c.method, target: c.target, body: c.body, token: s.newToken(t, org, scope)})
+				rec := s.do(t, call{method: c.method, target: c.target, body: c.body, token: s.NewToken(t, org, scope)})
 				want{status: 200}.check(t, rec)
 				return rec.Body.Bytes()
 			}
@@ -81,7 +81,7 @@ func TestEmbeddedRelationsNeedOnlyTheRoutesScope(t *testing.T) {
 	}
 
 	t.Run("a claimed seat's subscription, another customer's, shows its product in the portal", func(t *testing.T) {
-		rec := s.do(t, call{target: "/v1/customer-portal/seats/subscriptions", token: s.session(t, subs.org.Token, subs.carol.ID)})
+		rec := s.do(t, call{target: "/v1/customer-portal/seats/subscriptions", token: s.NewCustomerSession(t, subs.org.ID, subs.carol.ID)})
 		want{status: 200}.check(t, rec)
 		var body struct{ Items []map[string]json.RawMessage }
 		decodeJSON(t, rec.Body.Bytes(), &body)

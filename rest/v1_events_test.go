@@ -25,8 +25,8 @@ type eventsFixture struct {
 func newEventsFixture(t testing.TB) eventsFixture {
 	t.Helper()
 	s := newV1(t)
-	o := s.newOrg(t, "events:write")
-	return eventsFixture{s: s, org: o, customer: s.newCustomer(t, o.ID, "ext-ev").ID}
+	o := s.NewOrg(t, "events:write")
+	return eventsFixture{s: s, org: o, customer: s.NewCustomer(t, o.ID, "ext-ev").ID}
 }
 
 // batch is an ingest body of n good events (external ids prefix-0…), with bad in place of
@@ -46,7 +46,7 @@ func (f eventsFixture) batch(prefix string, n, at int, bad string) string {
 func (f eventsFixture) stored(t *testing.T) int {
 	t.Helper()
 	var n int
-	if err := f.s.db.Get(&n, `SELECT count(*) FROM events WHERE organization_id = $1`, f.org.ID); err != nil {
+	if err := f.s.DB.Get(&n, `SELECT count(*) FROM events WHERE organization_id = $1`, f.org.ID); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -122,7 +122,7 @@ func TestV1EventsIngest(t *testing.T) {
 		want{status: 413, error: "RequestBodyTooLarge"}.check(t, post(f.org.Token, body))
 	})
 	t.Run("without events:write", func(t *testing.T) {
-		insufficientScope("events:write").check(t, post(f.s.newToken(t, f.org.ID, "customers:read"), f.batch("h", 1, 0, "")))
+		insufficientScope("events:write").check(t, post(f.s.NewToken(t, f.org.ID, "customers:read"), f.batch("h", 1, 0, "")))
 	})
 	t.Run("anonymous", func(t *testing.T) {
 		unauthorized().check(t, post("", f.batch("i", 1, 0, "")))
@@ -140,8 +140,8 @@ func TestV1EventsIngest(t *testing.T) {
 func TestIngestRouteRendersExactlyItsOperation(t *testing.T) {
 	t.Parallel()
 	f := newEventsFixture(t)
-	operationOnly, err := rest.NewRouter(rest.Config{Executor: f.s.r.Executor(), Routes: rest.Routes(),
-		Schema: f.s.r.Schema().Schema(), Authenticate: auth.Middleware(f.s.r, f.s.secret)})
+	operationOnly, err := rest.NewRouter(rest.Config{Executor: f.s.Resolver.Executor(), Routes: rest.Routes(),
+		Schema: f.s.Resolver.Schema().Schema(), Authenticate: auth.Middleware(f.s.Resolver, f.s.Secret)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestV1EventsIngestStoresLLMMetadataAsSent(t *testing.T) {
 	want{status: http.StatusOK, body: `{"inserted":1,"duplicates":0}`}.check(t,
 		f.s.do(t, call{method: http.MethodPost, target: "/v1/events/ingest", token: f.org.Token, body: body}))
 	var stored string
-	if err := f.s.db.Get(&stored, `SELECT metadata->'_llm' FROM events WHERE organization_id = $1`, f.org.ID); err != nil {
+	if err := f.s.DB.Get(&stored, `SELECT metadata->'_llm' FROM events WHERE organization_id = $1`, f.org.ID); err != nil {
 		t.Fatal(err)
 	}
 	if want := `{"model": "m", "vendor": "v", "input_tokens": 1, "total_tokens": 3, "output_tokens": 2, "cached_input_tokens": 0}`; stored != want {

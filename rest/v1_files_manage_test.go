@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/blob"
+	"till/resolvers/resolverstest"
 )
 
 func TestFileListShowsUploadedFilesNewestFirst(t *testing.T) {
@@ -18,14 +19,14 @@ func TestFileListShowsUploadedFilesNewestFirst(t *testing.T) {
 	content := []byte("listed")
 	older := w.uploaded(t, "downloadable", "older.txt", "text/plain", content)
 	newer := w.uploaded(t, "support_case_attachment", "newer.txt", "text/plain", content)
-	w.s.exec(t, `UPDATE files SET created_at = now() - interval '1 hour' WHERE id = $1`, older)
+	w.s.Exec(t, `UPDATE files SET created_at = now() - interval '1 hour' WHERE id = $1`, older)
 	pending := w.create(t, w.org.Token, createBody("downloadable", "pending.txt", "text/plain", content, 4, false, "")).ID
 	deleted := w.uploaded(t, "downloadable", "deleted.txt", "text/plain", content)
-	w.s.exec(t, `UPDATE files SET deleted_at = now() WHERE id = $1`, deleted)
+	w.s.Exec(t, `UPDATE files SET deleted_at = now() WHERE id = $1`, deleted)
 	foreign := w.other.Token
 	theirs := w.create(t, foreign, createBody("downloadable", "theirs.txt", "text/plain", content, 8, false, ""))
 	w.complete(t, foreign, theirs.ID, w.put(t, theirs, content))
-	both := w.user(t, "member", "files:read", w.org.ID, w.other.ID)
+	both := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:read", Role: "member", Orgs: []uuid.UUID{w.org.ID, w.other.ID}}).Token
 
 	tests := []struct {
 		name, token, query string
@@ -65,7 +66,7 @@ func TestFileUpdateRenamesWithoutMovingTheObject(t *testing.T) {
 	patch := func(token, body string) *http.Response {
 		return w.s.do(t, call{method: http.MethodPatch, target: target, token: token, body: body}).Result()
 	}
-	member := w.user(t, "member", "files:write", w.org.ID)
+	member := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:write", Role: "member", Orgs: []uuid.UUID{w.org.ID}}).Token
 	tests := []struct {
 		name, token, body string
 		want              want
@@ -102,13 +103,13 @@ func TestFileDeleteRemovesTheObject(t *testing.T) {
 	content := []byte("to be deleted")
 	id := w.uploaded(t, "downloadable", "old.txt", "text/plain", content)
 	var path string
-	if err := w.s.db.Get(&path, `SELECT path FROM files WHERE id = $1`, id); err != nil {
+	if err := w.s.DB.Get(&path, `SELECT path FROM files WHERE id = $1`, id); err != nil {
 		t.Fatal(err)
 	}
 	del := func(token string, id uuid.UUID) *http.Response {
 		return w.s.do(t, call{method: http.MethodDelete, target: "/v1/files/" + id.String(), token: token}).Result()
 	}
-	member := w.user(t, "member", "files:write", w.org.ID)
+	member := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:write", Role: "member", Orgs: []uuid.UUID{w.org.ID}}).Token
 	if res := del(member, id); res.StatusCode != http.StatusForbidden {
 		t.Errorf("a plain member's delete = %d, want 403", res.StatusCode)
 	}
@@ -132,7 +133,7 @@ func TestFileDeleteRemovesTheObject(t *testing.T) {
 		if res := del(w.org.Token, up.ID); res.StatusCode != http.StatusNoContent {
 			t.Fatalf("delete = %d, want 204", res.StatusCode)
 		}
-		w.s.exec(t, `UPDATE files SET deleted_at = NULL WHERE id = $1`, up.ID) // as if the delete had not happened
+		w.s.Exec(t, `UPDATE files SET deleted_at = NULL WHERE id = $1`, up.ID) // as if the delete had not happened
 		polarValidation(item{Type: "value_error", Loc: []any{"body", "id"}, Msg: "The upload no longer exists; create the file again."}).
 			check(t, w.complete(t, w.org.Token, up.ID, body))
 	})
@@ -145,7 +146,7 @@ func TestFileDeleteKeepsFilesThatBenefitsOffer(t *testing.T) {
 	benefits := make([]uuid.UUID, 2)
 	for i := range benefits {
 		benefits[i] = uuid.New()
-		w.s.exec(t, `INSERT INTO benefits (id, organization_id, type, description, properties, created_at)
+		w.s.Exec(t, `INSERT INTO benefits (id, organization_id, type, description, properties, created_at)
 			VALUES ($1, $2, 'downloadables', 'Manuals', jsonb_build_object('archived', '{}'::jsonb, 'files', jsonb_build_array($3::text)),
 			now() - make_interval(mins => $4))`, benefits[i], w.org.ID, id.String(), 10-i)
 	}
@@ -156,7 +157,7 @@ func TestFileDeleteKeepsFilesThatBenefitsOffer(t *testing.T) {
 	if ids, _ := w.listFiles(t, w.org.Token, ""); len(ids) != 1 || ids[0] != id {
 		t.Errorf("files after the refused delete = %v, want the file", ids)
 	}
-	w.s.exec(t, `UPDATE benefits SET properties = '{"archived": {}, "files": []}' WHERE id = $1`, benefits[0])
-	w.s.exec(t, `UPDATE benefits SET deleted_at = now() WHERE id = $1`, benefits[1])
+	w.s.Exec(t, `UPDATE benefits SET properties = '{"archived": {}, "files": []}' WHERE id = $1`, benefits[0])
+	w.s.Exec(t, `UPDATE benefits SET deleted_at = now() WHERE id = $1`, benefits[1])
 	want{status: http.StatusNoContent}.check(t, w.s.do(t, call{method: http.MethodDelete, target: "/v1/files/" + id.String(), token: w.org.Token}))
 }

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/internal/blob"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 )
 
@@ -45,27 +45,13 @@ func newFilesWorld(t *testing.T) filesWorld {
 	}
 	mux.Handle("/blob/", l.Handler())
 	s.rebuild(t, func(d *resolvers.Deps) { d.Blobs = l })
-	w := filesWorld{s: s, org: s.newOrg(t, "files:write"), other: s.newOrg(t, "files:write"), blobs: l, srv: srv}
-	w.read = s.newToken(t, w.org.ID, "files:read")
+	w := filesWorld{s: s, org: s.NewOrg(t, "files:write"), other: s.NewOrg(t, "files:write"), blobs: l, srv: srv}
+	w.read = s.NewToken(t, w.org.ID, "files:read")
 	return w
 }
 
 // mediaHandler is the public media route as cmd/till mounts it.
-func (w filesWorld) mediaHandler() http.Handler { return rest.MediaHandler(w.s.r) }
-
-// user makes a user with role in each of orgs and returns a personal access token of theirs.
-func (w filesWorld) user(tb testing.TB, role, scope string, orgs ...uuid.UUID) string {
-	tb.Helper()
-	userID := uuid.New()
-	w.s.exec(tb, `INSERT INTO users (id, email) VALUES ($1, $2)`, userID, "u-"+randomHex(4)+"@example.com")
-	for _, o := range orgs {
-		w.s.exec(tb, `INSERT INTO user_organizations (user_id, organization_id, role) VALUES ($1, $2, $3)`, userID, o, role)
-	}
-	tok := auth.Generate(auth.PrefixPersonalAccessToken)
-	w.s.exec(tb, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		userID, auth.Hash(w.s.secret, tok), scope)
-	return tok
-}
+func (w filesWorld) mediaHandler() http.Handler { return rest.MediaHandler(w.s.Resolver) }
 
 // fileUpload is the part of a FileUpload body the tests use.
 type fileUpload struct {
@@ -314,7 +300,7 @@ func TestFileCreateRefusesBadInput(t *testing.T) {
 		})
 	}
 	var files int
-	if err := w.s.db.Get(&files, `SELECT count(*) FROM files`); err != nil || files != 0 {
+	if err := w.s.DB.Get(&files, `SELECT count(*) FROM files`); err != nil || files != 0 {
 		t.Errorf("refused creates stored %d files (%v), want none", files, err)
 	}
 }
@@ -323,9 +309,9 @@ func TestFileCreateAuthorization(t *testing.T) {
 	t.Parallel()
 	w := newFilesWorld(t)
 	body := sizedBody("downloadable", "a.txt", "text/plain", 4, "")
-	both := w.user(t, "owner", "files:write", w.org.ID, w.other.ID)
-	member := w.user(t, "member", "files:write", w.org.ID)
-	stranger := w.s.newOrg(t, "files:write")
+	both := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:write", Role: "owner", Orgs: []uuid.UUID{w.org.ID, w.other.ID}}).Token
+	member := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:write", Role: "member", Orgs: []uuid.UUID{w.org.ID}}).Token
+	stranger := w.s.NewOrg(t, "files:write")
 	tests := []struct {
 		name, token, body string
 		want              want

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"till/resolvers/resolverstest"
+
 	"github.com/google/uuid"
 )
 
@@ -73,7 +75,7 @@ func TestFileCompleteRefusesWhatDoesNotMatch(t *testing.T) {
 		return fmt.Sprintf(`{"number":%d,"checksum_etag":%q,"checksum_sha256_base64":%q}`, p.Number, etag, sum)
 	}
 	otherSum := completion.Parts[0].SHA256
-	member := w.user(t, "member", "files:write", w.org.ID)
+	member := w.s.NewUser(t, resolverstest.UserSpec{Scope: "files:write", Role: "member", Orgs: []uuid.UUID{w.org.ID}}).Token
 	tests := []struct {
 		name, token, body string
 		want              want
@@ -116,7 +118,7 @@ func TestFileCompleteRefusesWhatDoesNotMatch(t *testing.T) {
 			check(t, w.complete(t, w.org.Token, up.ID, good))
 	})
 	t.Run("a deleted file is not found", func(t *testing.T) {
-		w.s.exec(t, `UPDATE files SET deleted_at = now() WHERE id = $1`, up.ID)
+		w.s.Exec(t, `UPDATE files SET deleted_at = now() WHERE id = $1`, up.ID)
 		want{status: http.StatusNotFound, error: "ResourceNotFound"}.check(t, w.complete(t, w.org.Token, up.ID, good))
 	})
 }
@@ -161,7 +163,7 @@ func TestFileCompleteSucceedsOnceUnderRace(t *testing.T) {
 		t.Errorf("statuses = %v, want exactly one 200 and %d 422", counts, racers-1)
 	}
 	var uploaded bool
-	if err := w.s.db.Get(&uploaded, `SELECT is_uploaded FROM files WHERE id = $1`, up.ID); err != nil || !uploaded {
+	if err := w.s.DB.Get(&uploaded, `SELECT is_uploaded FROM files WHERE id = $1`, up.ID); err != nil || !uploaded {
 		t.Errorf("is_uploaded = %v (%v), want true", uploaded, err)
 	}
 }
@@ -175,7 +177,7 @@ func TestMediaLinksRedirectToTheImage(t *testing.T) {
 	download := w.uploaded(t, "downloadable", "x.png", "image/png", png)
 	pending := w.create(t, w.org.Token, createBody("product_media", "p.png", "image/png", png, 8, false, "")).ID
 	disabled := w.uploaded(t, "product_media", "off.png", "image/png", png)
-	w.s.exec(t, `UPDATE files SET is_enabled = false WHERE id = $1`, disabled)
+	w.s.Exec(t, `UPDATE files SET is_enabled = false WHERE id = $1`, disabled)
 	gone := w.uploaded(t, "product_media", "gone.png", "image/png", png)
 	w.s.do(t, call{method: http.MethodDelete, target: "/v1/files/" + gone.String(), token: w.org.Token})
 

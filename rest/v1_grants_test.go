@@ -33,42 +33,42 @@ func newGrantsFixture(t *testing.T) grantsFixture {
 	t.Helper()
 	ctx := context.Background()
 	s := newV1(t)
-	f := grantsFixture{s: s, org: s.newOrg(t, "benefits:read"), other: s.newOrg(t, "benefits:read")}
+	f := grantsFixture{s: s, org: s.NewOrg(t, "benefits:read"), other: s.NewOrg(t, "benefits:read")}
 	f.benefit = f.newBenefit(t, f.org.ID, "license_keys", `{"prefix": "ab", "expires": null, "activations": null, "limit_usage": null}`)
-	product := f.product(t, f.org.ID)
+	product := s.NewProduct(t, f.org.ID, "Granted").ID
 	var grants []uuid.UUID
 	for i := range 4 {
-		c := s.newCustomer(t, f.org.ID, fmt.Sprintf("ext-%d", i))
+		c := s.NewCustomer(t, f.org.ID, fmt.Sprintf("ext-%d", i))
 		f.customers = append(f.customers, c.ID)
-		g := f.grant(t, f.org.ID, f.benefit, c.ID, f.order(t, f.org.ID, c.ID, product))
-		s.exec(t, `UPDATE benefit_grants SET created_at = now() - $2 * interval '1 minute' WHERE id = $1`, g.ID, i+1)
+		g := f.grant(t, f.org.ID, f.benefit, c.ID, s.NewPaidOrder(t, f.org.ID, c.ID, product, nil))
+		s.Exec(t, `UPDATE benefit_grants SET created_at = now() - $2 * interval '1 minute' WHERE id = $1`, g.ID, i+1)
 		grants = append(grants, g.ID)
 	}
 	f.granted, f.revoked, f.pending, f.failed = grants[0], grants[1], grants[2], grants[3]
 	f.member = uuid.New()
-	s.exec(t, `INSERT INTO members (id, organization_id, customer_id, email, name) VALUES ($1, $2, $3, 'm@example.com', 'Mo')`,
+	s.Exec(t, `INSERT INTO members (id, organization_id, customer_id, email, name) VALUES ($1, $2, $3, 'm@example.com', 'Mo')`,
 		f.member, f.org.ID, f.customers[0])
-	s.exec(t, `UPDATE benefit_grants SET member_id = $2 WHERE id = $1`, f.granted, f.member)
+	s.Exec(t, `UPDATE benefit_grants SET member_id = $2 WHERE id = $1`, f.granted, f.member)
 	var err error
-	f.key, err = storage.IssueLicenseKey(ctx, s.db, f.org.ID, f.benefit, f.customers[0], &f.member, "AB-KEY-000001",
+	f.key, err = storage.IssueLicenseKey(ctx, s.DB, f.org.ID, f.benefit, f.customers[0], &f.member, "AB-KEY-000001",
 		storage.LicenseKeyTerms{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	props := fmt.Sprintf(`{"license_key_id": %q, "display_key": %q}`, f.key.ID, f.key.DisplayKey)
-	if _, err := storage.SetGrantProperties(ctx, s.db, f.granted, storage.RawJSON(props)); err != nil {
+	if _, err := storage.SetGrantProperties(ctx, s.DB, f.granted, storage.RawJSON(props)); err != nil {
 		t.Fatal(err)
 	}
-	s.exec(t, `UPDATE benefit_grants SET granted_at = NULL, revoked_at = now() WHERE id = $1`, f.revoked)
-	s.exec(t, `UPDATE benefit_grants SET granted_at = NULL WHERE id = $1`, f.pending)
-	s.exec(t, `UPDATE benefit_grants SET granted_at = NULL,
+	s.Exec(t, `UPDATE benefit_grants SET granted_at = NULL, revoked_at = now() WHERE id = $1`, f.revoked)
+	s.Exec(t, `UPDATE benefit_grants SET granted_at = NULL WHERE id = $1`, f.pending)
+	s.Exec(t, `UPDATE benefit_grants SET granted_at = NULL,
 		error = '{"message": "Boom", "type": "BenefitActionRequiredError", "timestamp": "2027-01-01T00:00:00"}' WHERE id = $1`, f.failed)
 
 	f.deleted = f.newBenefit(t, f.org.ID, "custom", `{"note": null}`)
-	s.exec(t, `UPDATE benefits SET deleted_at = now() WHERE id = $1`, f.deleted)
+	s.Exec(t, `UPDATE benefits SET deleted_at = now() WHERE id = $1`, f.deleted)
 	f.foreign = f.newBenefit(t, f.other.ID, "custom", `{"note": null}`)
 	f.many = f.newBenefit(t, f.org.ID, "custom", `{"note": "hi"}`)
-	s.exec(t, `WITH o AS (
+	s.Exec(t, `WITH o AS (
 			INSERT INTO orders (organization_id, customer_id, product_id, status, billing_reason, currency,
 				subtotal_amount, net_amount, total_amount)
 			SELECT $1, $2, $3, 'paid', 'purchase', 'usd', 0, 0, 0 FROM generate_series(1, 101) RETURNING id)
@@ -79,7 +79,7 @@ func newGrantsFixture(t *testing.T) grantsFixture {
 
 func (f grantsFixture) newBenefit(tb testing.TB, orgID uuid.UUID, typ storage.BenefitType, props string) uuid.UUID {
 	tb.Helper()
-	b, err := storage.CreateBenefit(context.Background(), f.s.db, orgID, storage.BenefitWrite{Type: typ,
+	b, err := storage.CreateBenefit(context.Background(), f.s.DB, orgID, storage.BenefitWrite{Type: typ,
 		Description: "A " + string(typ) + " benefit", Visibility: "public", Properties: storage.RawJSON(props)})
 	if err != nil {
 		tb.Fatal(err)
@@ -87,30 +87,9 @@ func (f grantsFixture) newBenefit(tb testing.TB, orgID uuid.UUID, typ storage.Be
 	return b.ID
 }
 
-func (f grantsFixture) product(tb testing.TB, orgID uuid.UUID) uuid.UUID {
-	tb.Helper()
-	p, err := storage.CreateProduct(context.Background(), f.s.db, orgID, storage.ProductWrite{Name: "Granted", Visibility: "public"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return p.ID
-}
-
-// order inserts a paid order: creating orders is another use case's work.
-func (f grantsFixture) order(tb testing.TB, orgID, customerID, productID uuid.UUID) uuid.UUID {
-	tb.Helper()
-	var id uuid.UUID
-	if err := f.s.db.GetContext(context.Background(), &id, `INSERT INTO orders (organization_id, customer_id, product_id,
-			status, billing_reason, currency, subtotal_amount, net_amount, total_amount)
-		VALUES ($1, $2, $3, 'paid', 'purchase', 'usd', 1000, 1000, 1000) RETURNING id`, orgID, customerID, productID); err != nil {
-		tb.Fatal(err)
-	}
-	return id
-}
-
 func (f grantsFixture) grant(tb testing.TB, orgID, benefitID, customerID, orderID uuid.UUID) *storage.BenefitGrant {
 	tb.Helper()
-	g, _, err := storage.UpsertGrant(context.Background(), f.s.db, storage.GrantKey{OrganizationID: orgID, BenefitID: benefitID,
+	g, _, err := storage.UpsertGrant(context.Background(), f.s.DB, storage.GrantKey{OrganizationID: orgID, BenefitID: benefitID,
 		CustomerID: customerID, OrderID: &orderID}, time.Now())
 	if err != nil {
 		tb.Fatal(err)
@@ -174,7 +153,7 @@ func TestListBenefitGrantsServesTheContract(t *testing.T) {
 		{name: "a benefit without grants has an empty page and max_page 0",
 			call: call{target: path(f.benefit, "?customer_id="+uuid.NewString())}, want: want{status: 200}, ids: []uuid.UUID{}},
 		{name: "a benefits:write token may list",
-			call: call{target: path(f.benefit, ""), token: f.s.newToken(t, f.org.ID, "benefits:write")},
+			call: call{target: path(f.benefit, ""), token: f.s.NewToken(t, f.org.ID, "benefits:write")},
 			want: want{status: 200}, ids: all, total: 4, max: 1},
 
 		{name: "page 0 is 422 greater_than",
@@ -206,10 +185,10 @@ func TestListBenefitGrantsServesTheContract(t *testing.T) {
 		{name: "no token beats a bad parameter",
 			call: call{target: path(f.benefit, "?is_granted=maybe"), token: "-"}, want: unauthorized()},
 		{name: "a token without benefits scopes is 403 insufficient_scope",
-			call: call{target: path(f.benefit, ""), token: f.s.newToken(t, f.org.ID, "license_keys:read")},
+			call: call{target: path(f.benefit, ""), token: f.s.NewToken(t, f.org.ID, "license_keys:read")},
 			want: insufficientScope("benefits:read benefits:write")},
 		{name: "a customer session is downgraded to anonymous: 401",
-			call: call{target: path(f.benefit, ""), token: f.s.session(t, f.s.newToken(t, f.org.ID, "customer_sessions:write"), c[0])},
+			call: call{target: path(f.benefit, ""), token: f.s.NewCustomerSession(t, f.org.ID, c[0])},
 			want: unauthorized()},
 		{name: "a trailing slash redirects with 307",
 			call: call{target: path(f.benefit, "/")},

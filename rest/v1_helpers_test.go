@@ -1,118 +1,39 @@
 package rest_test
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"till/rest/fastapi/fastapitest"
+	"till/storage"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
-	"till/internal/payment"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/rest"
 	"till/rest/resttest"
-	"till/storage"
 	"till/storage/storagetest"
 )
 
-// TestMain stops the test database server after the run and, when the whole suite ran and
-// passed, fails it if some /v1 route never answered a success status in a real-handler test:
-// a new row in rest.Routes() needs a test that reaches it.
-func TestMain(m *testing.M) {
-	code := storagetest.Main(m)
-	if code == 0 && storagetest.WholeSuite() {
-		if missing := uncoveredRoutes(); len(missing) > 0 {
-			fmt.Fprintf(os.Stderr, "FAIL: these /v1 routes have no test that reaches their success status through the real handler:\n\t%s\n",
-				strings.Join(missing, "\n\t"))
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// portalURL is the portal base of the test application, so tests can predict portal links.
+const portalURL = resolverstest.PortalURL
 
-// routeCoverage records which routes answered a success status through the real handler.
-var routeCoverage = struct {
-	sync.Mutex
-	hit map[string]bool
-}{hit: map[string]bool{}}
-
-// routeKey names a route as "METHOD /path/pattern".
-func routeKey(method, pattern string) string { return method + " " + pattern }
-
-// patternRegexp turns a chi pattern into an anchored regexp over the escaped path.
-func patternRegexp(pattern string) *regexp.Regexp {
-	quoted := regexp.QuoteMeta(pattern)
-	return regexp.MustCompile(`^` + regexp.MustCompile(`\\\{[^}]*\\\}`).ReplaceAllString(quoted, `[^/]+`) + `$`)
-}
-
-// recordCoverage marks the route a successful request reached.
-func recordCoverage(req *http.Request, status int) {
-	if status < 200 || status > 299 {
-		return
-	}
-	path := req.URL.EscapedPath()
-	if strings.HasPrefix(path, "/api/v1/") {
-		path = strings.TrimPrefix(path, "/api")
-	}
-	method := req.Method
-	if method == http.MethodHead {
-		method = http.MethodGet
-	}
-	for _, route := range rest.Routes() {
-		if route.Method == method && patternRegexp(route.Path).MatchString(path) {
-			routeCoverage.Lock()
-			routeCoverage.hit[routeKey(route.Method, route.Path)] = true
-			routeCoverage.Unlock()
-			return
-		}
-	}
-}
-
-// uncoveredRoutes lists the routes no successful request reached, sorted.
-func uncoveredRoutes() []string {
-	routeCoverage.Lock()
-	defer routeCoverage.Unlock()
-	var missing []string
-	for _, route := range rest.Routes() {
-		if key := routeKey(route.Method, route.Path); !routeCoverage.hit[key] {
-			missing = append(missing, key)
-		}
-	}
-	sort.Strings(missing)
-	return missing
-}
-
-// portalURL is the portal base of the test resolver, so tests can predict portal links.
-const portalURL = "http://till.test"
-
-// v1 is the real /v1 handler, wired as cmd/till wires it, over a fresh database.
+// v1 is the real /v1 handler, wired as cmd/till wires it, in front of a test application
+// over a fresh database.
 type v1 struct {
-	h      http.Handler
-	db     *sqlx.DB
-	secret []byte
-	r      *resolvers.Resolver
-	// deps is what r was built with; clock is its clock, which tests may stop.
-	deps  resolvers.Deps
-	clock *resolverstest.Clock
+	*resolverstest.App
+	h http.Handler
 }
 
 // newV1 builds the production /v1 stack (bearer middleware, route table, persisted
@@ -126,13 +47,8 @@ func newV1(tb testing.TB, opts ...resolverstest.Option) *v1 {
 // newV1On is newV1 over db, for tests that count the statements of the pool.
 func newV1On(tb testing.TB, db *sqlx.DB, opts ...resolverstest.Option) *v1 {
 	tb.Helper()
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	clock := &resolverstest.Clock{}
-	s := &v1{db: db, secret: secret, clock: clock, deps: resolvers.Deps{DB: db, Secret: secret,
-		Logger:    slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
-		PortalURL: portalURL, Clock: clock.Now, Payments: payment.NewTestProcessor()}}
-	s.rebuild(tb, opts...)
+	s := &v1{App: resolverstest.NewApp(tb, db, opts...)}
+	s.mount(tb)
 	return s
 }
 
@@ -141,11 +57,14 @@ func newV1On(tb testing.TB, db *sqlx.DB, opts ...resolverstest.Option) *v1 {
 // mounted before hold the previous one.
 func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
 	tb.Helper()
-	for _, o := range opts {
-		o(&s.deps)
-	}
-	s.r = resolvers.New(s.deps)
-	h, err := rest.New(s.r, auth.Middleware(s.r, s.secret), s.deps.Logger)
+	s.Rebuild(opts...)
+	s.mount(tb)
+}
+
+// mount puts the /v1 router in front of the current application.
+func (s *v1) mount(tb testing.TB) {
+	tb.Helper()
+	h, err := rest.New(s.Resolver, auth.Middleware(s.Resolver, s.Secret), s.Deps.Logger)
 	if err != nil {
 		tb.Fatalf("rest.New: %v", err)
 	}
@@ -155,84 +74,37 @@ func (s *v1) rebuild(tb testing.TB, opts ...resolverstest.Option) {
 // org is an organization with an organization access token.
 type org = resolverstest.Org
 
-// newOrg creates an organization with a token carrying scope (space separated).
-func (s *v1) newOrg(tb testing.TB, scope string) org {
-	tb.Helper()
-	return resolverstest.NewOrgIn(tb, s.db, s.secret, scope)
-}
-
-// newToken creates another organization access token for orgID.
-func (s *v1) newToken(tb testing.TB, orgID uuid.UUID, scope string) string {
-	tb.Helper()
-	return resolverstest.NewTokenIn(tb, s.db, s.secret, orgID, scope)
-}
-
-// newCustomer creates an individual customer with a unique email and the given external id
-// (none when empty).
-func (s *v1) newCustomer(tb testing.TB, orgID uuid.UUID, externalID string) *storage.Customer {
-	tb.Helper()
-	w := storage.CustomerWrite{Email: ptr("c-" + randomHex(4) + "@example.com"), Name: ptr("Ada")}
-	if externalID != "" {
-		w.ExternalID = &externalID
-	}
-	c, err := storage.CreateCustomer(context.Background(), s.db, orgID, w)
+// webhookPayload renders an event of typ about object the way the serve loop does, fails the
+// test unless the payload matches the contract's webhook schema, and returns the payload's
+// type and data.
+func (s *v1) webhookPayload(t *testing.T, orgID uuid.UUID, typ, schema string, object uuid.UUID) (string, json.RawMessage) {
+	t.Helper()
+	docs, err := rest.LoadDocuments(rest.Operations())
 	if err != nil {
-		tb.Fatalf("creating customer: %v", err)
+		t.Fatal(err)
 	}
-	return c
-}
-
-// addCard stores a card for a customer, created age ago so tests control the newest-first
-// order.
-func (s *v1) addCard(tb testing.TB, orgID, customerID uuid.UUID, last4 string, age time.Duration) uuid.UUID {
-	tb.Helper()
-	return s.addMethod(tb, orgID, customerID, storage.PaymentMethodWrite{Type: "card",
-		Brand: ptr("visa"), Last4: ptr(last4), ExpMonth: ptr(12), ExpYear: ptr(2030)}, age)
-}
-
-// addMethod stores any payment method, created age ago.
-func (s *v1) addMethod(tb testing.TB, orgID, customerID uuid.UUID, w storage.PaymentMethodWrite, age time.Duration) uuid.UUID {
-	tb.Helper()
-	w.Processor, w.ProcessorID = "stripe", "pm_"+randomHex(8)
-	pm, err := storage.CreatePaymentMethod(context.Background(), s.db, orgID, customerID, w)
+	payload, err := rest.EventRenderer(s.Resolver.Executor(), docs).Render(t.Context(), &storage.DomainEvent{ID: uuid.New(),
+		CreatedAt: time.Now(), OrganizationID: orgID, Type: typ, ObjectID: object})
 	if err != nil {
-		tb.Fatalf("creating payment method: %v", err)
+		t.Fatal(err)
 	}
-	s.exec(tb, `UPDATE payment_methods SET created_at = now() - $2::interval WHERE id = $1`, pm.ID,
-		fmt.Sprintf("%d microseconds", age.Microseconds()))
-	return pm.ID
-}
-
-// exec runs a statement on the test database, for states the API cannot reach.
-func (s *v1) exec(tb testing.TB, query string, args ...any) {
-	tb.Helper()
-	if _, err := s.db.ExecContext(context.Background(), query, args...); err != nil {
-		tb.Fatalf("exec %q: %v", strings.Join(strings.Fields(query), " "), err)
+	var generic any
+	if err := json.Unmarshal([]byte(payload), &generic); err != nil {
+		t.Fatalf("payload is not JSON: %v\n%s", err, payload)
 	}
-}
-
-// customerRow is the stored customer as JSON, for proving a failed request wrote nothing.
-func (s *v1) customerRow(tb testing.TB, id uuid.UUID) string {
-	tb.Helper()
-	var row string
-	if err := s.db.GetContext(context.Background(), &row, `SELECT row_to_json(c)::text FROM customers c WHERE id = $1`, id); err != nil {
-		tb.Fatalf("reading customer row: %v", err)
+	sch, ok := resttest.Contract(t).Components.Schemas[schema]
+	if !ok {
+		t.Fatalf("no schema %s", schema)
 	}
-	return row
-}
-
-// session opens a portal session for a customer through POST /v1/customer-sessions/ and
-// returns its token.
-func (s *v1) session(tb testing.TB, orgToken string, customerID uuid.UUID) string {
-	tb.Helper()
-	rec := s.do(tb, call{method: http.MethodPost, target: "/v1/customer-sessions/", token: orgToken,
-		body: fmt.Sprintf(`{"customer_id":%q}`, customerID)})
-	if rec.Code != http.StatusCreated {
-		tb.Fatalf("creating customer session: %d %s", rec.Code, rec.Body)
+	if err := sch.Value.VisitJSON(generic, openapi3.EnableJSONSchema2020()); err != nil {
+		t.Errorf("payload does not match %s: %v\n%s", schema, err, payload)
 	}
-	var out struct{ Token string }
-	decodeJSON(tb, rec.Body.Bytes(), &out)
-	return out.Token
+	var v struct {
+		Type string
+		Data json.RawMessage
+	}
+	decodeJSON(t, []byte(payload), &v)
+	return v.Type, v.Data
 }
 
 // call is one HTTP request to /v1.

@@ -26,13 +26,13 @@ func TestValidateRoutesRenderExactlyTheirOperation(t *testing.T) {
 	t.Parallel()
 	f := newKeysFixture(t)
 	now := time.Date(2027, 3, 4, 5, 6, 7, 891011000, time.UTC)
-	f.s.clock.Set(now)
-	f.s.exec(t, `UPDATE customers SET name = 'Ada <Lovelace> & "Co"', billing_name = 'Ada Ltd', locale = 'de-DE',
+	f.s.Clock.Set(now)
+	f.s.Exec(t, `UPDATE customers SET name = 'Ada <Lovelace> & "Co"', billing_name = 'Ada Ltd', locale = 'de-DE',
 		billing_address = '{"line1": "Main St 1", "line2": null, "postal_code": "10115", "city": "Berlin", "state": null, "country": "DE"}',
 		tax_id = 'DE123456789', tax_id_format = 'eu_vat', metadata = '{"tier": "gold", "n": 1, "ok": true, "x": 1.5}' WHERE id = $1`, f.customer)
 	activation := f.activate(t, "KEY-A", `,"meta":{"os":"linux","cores":8}`)
-	operationOnly, err := rest.NewRouter(rest.Config{Executor: f.s.r.Executor(), Routes: rest.Routes(),
-		Schema: f.s.r.Schema().Schema(), Authenticate: auth.Middleware(f.s.r, f.s.secret)})
+	operationOnly, err := rest.NewRouter(rest.Config{Executor: f.s.Resolver.Executor(), Routes: rest.Routes(),
+		Schema: f.s.Resolver.Schema().Schema(), Authenticate: auth.Middleware(f.s.Resolver, f.s.Secret)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestPublicLicenseRateLimitIsSharedByV1AndGraphQL(t *testing.T) {
 	}
 	f.s.rebuild(t, func(d *resolvers.Deps) { d.LicenseLimits = guard })
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", auth.Middleware(f.s.r, f.s.secret)(f.s.r.Handler()))
+	mux.Handle("/graphql", auth.Middleware(f.s.Resolver, f.s.Secret)(f.s.Resolver.Handler()))
 	mux.Handle("/", f.s.h)
 	h := ratelimit.WithClientIP(ratelimit.ClientIP(nil))(mux)
 

@@ -28,12 +28,12 @@ type keysFixture struct {
 func newKeysFixture(t *testing.T) keysFixture {
 	t.Helper()
 	s := newV1(t)
-	f := keysFixture{s: s, org: s.newOrg(t, "license_keys:write customer_sessions:write"), other: s.newOrg(t, "license_keys:write")}
+	f := keysFixture{s: s, org: s.NewOrg(t, "license_keys:write customer_sessions:write"), other: s.NewOrg(t, "license_keys:write")}
 	f.benefit = f.licenseBenefit(t, `{"prefix": null, "expires": null, "activations": {"limit": 2, "enable_customer_admin": true}, "limit_usage": 5}`)
 	f.plainBenefit = f.licenseBenefit(t, `{"prefix": null, "expires": null, "activations": null, "limit_usage": null}`)
-	f.customer = s.newCustomer(t, f.org.ID, "ext-keys").ID
+	f.customer = s.NewCustomer(t, f.org.ID, "ext-keys").ID
 	f.member = uuid.New()
-	s.exec(t, `INSERT INTO members (id, organization_id, customer_id, email, name) VALUES ($1, $2, $3, 'm@example.com', 'Mo')`,
+	s.Exec(t, `INSERT INTO members (id, organization_id, customer_id, email, name) VALUES ($1, $2, $3, 'm@example.com', 'Mo')`,
 		f.member, f.org.ID, f.customer)
 	two, five := 2, 5
 	past := time.Now().Add(-time.Hour)
@@ -47,7 +47,7 @@ func newKeysFixture(t *testing.T) keysFixture {
 func (f keysFixture) licenseBenefit(tb testing.TB, props string) uuid.UUID {
 	tb.Helper()
 	var id uuid.UUID
-	if err := f.s.db.GetContext(context.Background(), &id, `INSERT INTO benefits (organization_id, type, description, properties)
+	if err := f.s.DB.GetContext(context.Background(), &id, `INSERT INTO benefits (organization_id, type, description, properties)
 		VALUES ($1, 'license_keys', 'Key', $2) RETURNING id`, f.org.ID, props); err != nil {
 		tb.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func (f keysFixture) licenseBenefit(tb testing.TB, props string) uuid.UUID {
 
 func (f keysFixture) issue(tb testing.TB, benefit uuid.UUID, member *uuid.UUID, key string, terms storage.LicenseKeyTerms) *storage.LicenseKey {
 	tb.Helper()
-	k, err := storage.IssueLicenseKey(context.Background(), f.s.db, f.org.ID, benefit, f.customer, member, key, terms, time.Now())
+	k, err := storage.IssueLicenseKey(context.Background(), f.s.DB, f.org.ID, benefit, f.customer, member, key, terms, time.Now())
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestLicenseKeyOperationsServeTheContract(t *testing.T) {
 	t.Parallel()
 	f := newKeysFixture(t)
 	activation := f.activate(t, "KEY-A", `,"conditions":{"major":2},"meta":{"os":"linux"}`)
-	readOnly := f.s.newToken(t, f.org.ID, "license_keys:read")
+	readOnly := f.s.NewToken(t, f.org.ID, "license_keys:read")
 	longKey := strings.Repeat("k", 41)
 	many := make([]string, 51)
 	for i := range many {
@@ -106,7 +106,7 @@ func TestLicenseKeyOperationsServeTheContract(t *testing.T) {
 		{"list: benefit filter", call{target: "/v1/license-keys/?benefit_id=" + f.plainBenefit.String()},
 			want{status: 200, has: []string{`"key":"KEY-D"`, `"total_count":1`}}},
 		{"list: a read token may list", call{target: "/v1/license-keys/", token: readOnly}, want{status: 200}},
-		{"list: another scope is 403", call{target: "/v1/license-keys/", token: f.s.newToken(t, f.org.ID, "orders:read")},
+		{"list: another scope is 403", call{target: "/v1/license-keys/", token: f.s.NewToken(t, f.org.ID, "orders:read")},
 			insufficientScope("license_keys:read license_keys:write")},
 		{"list: no token is 401", call{target: "/v1/license-keys/", token: "-"}, unauthorized()},
 		{"get: the key with its live activations", call{target: "/v1/license-keys/" + f.key.ID.String()},
@@ -213,8 +213,8 @@ func TestPortalLicenseKeysServeTheContract(t *testing.T) {
 	f := newKeysFixture(t)
 	f.activate(t, "KEY-A", "")
 	f.activate(t, "KEY-B", "")
-	customerSession := f.s.session(t, f.org.Token, f.customer)
-	f.s.exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, f.org.ID)
+	customerSession := f.s.NewCustomerSession(t, f.org.ID, f.customer)
+	f.s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, f.org.ID)
 	var memberSession string
 	// A member session for the member holding KEY-B.
 	rec := f.s.do(t, call{method: http.MethodPost, target: "/v1/customer-sessions/", token: f.org.Token,
@@ -225,7 +225,7 @@ func TestPortalLicenseKeysServeTheContract(t *testing.T) {
 	var out struct{ Token string }
 	decodeJSON(t, rec.Body.Bytes(), &out)
 	memberSession = out.Token
-	f.s.exec(t, `UPDATE benefits SET properties = jsonb_set(properties, '{activations,enable_customer_admin}', 'false') WHERE id = $1`, f.benefit)
+	f.s.Exec(t, `UPDATE benefits SET properties = jsonb_set(properties, '{activations,enable_customer_admin}', 'false') WHERE id = $1`, f.benefit)
 
 	tests := []struct {
 		name string

@@ -18,16 +18,16 @@ import (
 func TestV1ListsPageThroughEqualSortKeysOnce(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	o := s.newOrg(t, "customers:read files:read webhooks:read customer_sessions:write")
-	c := s.newCustomer(t, o.ID, "ext-ties")
-	session := s.session(t, o.Token, c.ID)
+	o := s.NewOrg(t, "customers:read files:read webhooks:read customer_sessions:write")
+	c := s.NewCustomer(t, o.ID, "ext-ties")
+	session := s.NewCustomerSession(t, o.ID, c.ID)
 	const rows = 101
 	// tied is the created_at of the i-th seeded row: three values, so ties fill every page.
 	const tied = `timestamptz '2026-01-01' + (i % 3) * interval '1 day'`
 	seed := func(query string, args ...any) []uuid.UUID {
 		t.Helper()
 		var ids []uuid.UUID
-		if err := s.db.SelectContext(context.Background(), &ids, query, args...); err != nil {
+		if err := s.DB.SelectContext(context.Background(), &ids, query, args...); err != nil {
 			t.Fatalf("seeding: %v", err)
 		}
 		return ids

@@ -141,12 +141,12 @@ func TestMalformedInputNeverFailsTheServer(t *testing.T) {
 func TestMemberSessionsFollowTheBillingRole(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	o := s.newOrg(t, "customer_sessions:write customers:read")
-	s.exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, o.ID)
-	c := s.newCustomer(t, o.ID, "")
-	card := s.addCard(t, o.ID, c.ID, "4242", 0)
+	o := s.NewOrg(t, "customer_sessions:write customers:read")
+	s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, o.ID)
+	c := s.NewCustomer(t, o.ID, "")
+	card := s.AddCard(t, o.ID, c.ID, "4242", 0)
 	var memberID uuid.UUID
-	if err := s.db.Get(&memberID, `INSERT INTO members (organization_id, customer_id, email, role, external_id)
+	if err := s.DB.Get(&memberID, `INSERT INTO members (organization_id, customer_id, email, role, external_id)
 		VALUES ($1, $2, 'member@example.com', 'member', 'm-1') RETURNING id`, o.ID, c.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestMemberSessionsFollowTheBillingRole(t *testing.T) {
 	member := open(t, fmt.Sprintf(`{"customer_id":%q,"external_member_id":"m-1"}`, c.ID))
 	byMemberID := open(t, fmt.Sprintf(`{"customer_id":%q,"member_id":%q}`, c.ID, memberID))
 
-	team, err := storage.CreateCustomer(t.Context(), s.db, o.ID, storage.CustomerWrite{Type: "team", Name: ptr("Team")})
+	team, err := storage.CreateCustomer(t.Context(), s.DB, o.ID, storage.CustomerWrite{Type: "team", Name: ptr("Team")})
 	if err != nil {
 		t.Fatal(err)
 	}

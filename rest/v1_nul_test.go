@@ -53,9 +53,9 @@ func probeTarget(route rest.Route, probed fastapi.Param, value string) string {
 // kind of caller: a server error would mean the value reached SQL.
 func TestHostileStringsNeverReachTheDatabase(t *testing.T) {
 	s := newV1(t)
-	o := s.newOrg(t, "all")
-	c := s.newCustomer(t, o.ID, "cust-1")
-	session := s.session(t, o.Token, c.ID)
+	o := s.NewOrg(t, "all")
+	c := s.NewCustomer(t, o.ID, "cust-1")
+	session := s.NewCustomerSession(t, o.ID, c.ID)
 	probes := []struct{ name, path, query string }{
 		{"a NUL", nulProbe, nulProbe},
 		{"bytes that are not UTF-8", "a\xffb\xc3", "a\xffb\xc3"},
@@ -141,7 +141,7 @@ func formRequest(path, body string) *http.Request {
 func TestHostileValuesAreRefusedAtTheirLoc(t *testing.T) {
 	t.Parallel()
 	f := newEventsFixture(t)
-	reader := f.s.newToken(t, f.org.ID, "orders:read customers:read")
+	reader := f.s.NewToken(t, f.org.ID, "orders:read customers:read")
 	nul := func(loc ...any) item {
 		return item{Type: "value_error", Loc: loc, Msg: "Value error, This value contains invalid characters", Ctx: map[string]any{"error": map[string]any{}}}
 	}

@@ -28,20 +28,20 @@ const consentRightsPATScope = "user:read"
 func newConsentRightsFixture(t *testing.T) *consentRightsFixture {
 	t.Helper()
 	s := newV1(t)
-	f := &consentRightsFixture{oauthFixture: s.oauthUser(t, s.newOrg(t, "webhooks:read"), s.newOrg(t, "webhooks:read")),
-		orgC: s.newOrg(t, "webhooks:read")}
-	s.exec(t, `UPDATE user_organizations SET role = 'member' WHERE user_id = $1 AND organization_id = $2`, f.user, f.orgB.ID)
-	s.exec(t, `INSERT INTO user_organizations (user_id, organization_id, role) VALUES ($1, $2, 'admin')`, f.user, f.orgC.ID)
-	s.exec(t, `UPDATE personal_access_tokens SET scope = $2 WHERE user_id = $1`, f.user, consentRightsPATScope)
+	f := &consentRightsFixture{oauthFixture: s.oauthUser(t, s.NewOrg(t, "webhooks:read"), s.NewOrg(t, "webhooks:read")),
+		orgC: s.NewOrg(t, "webhooks:read")}
+	s.Exec(t, `UPDATE user_organizations SET role = 'member' WHERE user_id = $1 AND organization_id = $2`, f.user, f.orgB.ID)
+	s.Exec(t, `INSERT INTO user_organizations (user_id, organization_id, role) VALUES ($1, $2, 'admin')`, f.user, f.orgC.ID)
+	s.Exec(t, `UPDATE personal_access_tokens SET scope = $2 WHERE user_id = $1`, f.user, consentRightsPATScope)
 
-	foreign := s.newOrg(t, "webhooks:read")
+	foreign := s.NewOrg(t, "webhooks:read")
 	all := make([]string, 0, len(auth.AllScopes()))
 	for _, sc := range auth.AllScopes() {
 		all = append(all, string(sc))
 	}
 	f.every = strings.Join(all, " ")
 	f.client = oauthClient{ID: auth.Generate(auth.PrefixClientID), Method: "none"}
-	_, err := storage.CreateOAuth2Client(context.Background(), s.db, storage.OAuth2ClientOwner{OrganizationID: &foreign.ID},
+	_, err := storage.CreateOAuth2Client(context.Background(), s.DB, storage.OAuth2ClientOwner{OrganizationID: &foreign.ID},
 		storage.OAuth2ClientWrite{ClientID: f.client.ID, ClientName: "Foreign app", RedirectURIs: []string{redirectURI},
 			Scope: f.every, TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code", "refresh_token"},
 			ResponseTypes: []string{"code"}, DefaultSubType: "user"})
@@ -93,7 +93,7 @@ func (f *consentRightsFixture) checkHeldScopes(t *testing.T, tok tokenBody, pref
 	if err != nil {
 		t.Fatalf("issued scope %q: %v", tok.Scope, err)
 	}
-	p, err := f.s.r.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.secret, tok.AccessToken))
+	p, err := f.s.Resolver.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.Secret, tok.AccessToken))
 	if err != nil {
 		t.Fatalf("resolving the access token: %v", err)
 	}
@@ -191,7 +191,7 @@ func TestOAuth2TokenEndpointRechecksTheOrganizationConsenter(t *testing.T) {
 			if errCode != "" {
 				t.Fatalf("consent refused: %s %s", errCode, msg)
 			}
-			f.s.exec(t, tt.change, f.user, f.orgA.ID)
+			f.s.Exec(t, tt.change, f.user, f.orgA.ID)
 			want{status: 400, error: "invalid_grant"}.check(t, f.exchangeCode(t, code, verifier))
 		})
 		t.Run("the refresh token of "+tt.name+" is refused", func(t *testing.T) {
@@ -207,7 +207,7 @@ func TestOAuth2TokenEndpointRechecksTheOrganizationConsenter(t *testing.T) {
 			}
 			var tok tokenBody
 			decodeJSON(t, rec.Body.Bytes(), &tok)
-			f.s.exec(t, tt.change, f.user, f.orgA.ID)
+			f.s.Exec(t, tt.change, f.user, f.orgA.ID)
 			refresh := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}}
 			want{status: 400, error: "invalid_grant"}.check(t, f.post(t, "/v1/oauth2/token", f.client, refresh))
 		})
@@ -227,7 +227,7 @@ func TestOAuth2TokenEndpointRechecksTheOrganizationConsenter(t *testing.T) {
 			if out := f.graphql(t, tok.AccessToken, query, nil); out["status"] != http.StatusOK {
 				t.Fatalf("the fresh token answered %v", out)
 			}
-			f.s.exec(t, tt.change, f.user, f.orgA.ID)
+			f.s.Exec(t, tt.change, f.user, f.orgA.ID)
 			if out := f.graphql(t, tok.AccessToken, query, nil); out["status"] != http.StatusUnauthorized {
 				t.Errorf("after the change the token answered %v, want 401", out)
 			}

@@ -1,7 +1,6 @@
 package rest_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -16,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/auth"
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -23,7 +23,6 @@ import (
 // and /graphql handlers, and helpers to register clients and walk the code flow.
 type oauthFixture struct {
 	s          *v1
-	gql        http.Handler
 	user       uuid.UUID
 	email      string
 	pat        string
@@ -35,7 +34,7 @@ const redirectURI = "https://app.example/callback"
 func newOAuthFixture(t *testing.T) *oauthFixture {
 	t.Helper()
 	s := newV1(t)
-	return s.oauthUser(t, s.newOrg(t, "webhooks:read"), s.newOrg(t, "webhooks:read"))
+	return s.oauthUser(t, s.NewOrg(t, "webhooks:read"), s.NewOrg(t, "webhooks:read"))
 }
 
 // oauthScopes are the scopes of the fixture's personal access token: every scope the OAuth
@@ -46,16 +45,8 @@ const oauthScopes = "openid email webhooks:read"
 // token holding oauthScopes.
 func (s *v1) oauthUser(t *testing.T, orgA, orgB org) *oauthFixture {
 	t.Helper()
-	f := &oauthFixture{s: s, gql: auth.Middleware(s.r, s.secret)(s.r.Handler()), user: uuid.New(), orgA: orgA, orgB: orgB}
-	f.email = "u-" + randomHex(4) + "@example.com"
-	s.exec(t, `INSERT INTO users (id, email, email_verified) VALUES ($1, $2, true)`, f.user, f.email)
-	for _, o := range []uuid.UUID{f.orgA.ID, f.orgB.ID} {
-		s.exec(t, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, f.user, o)
-	}
-	f.pat = auth.Generate(auth.PrefixPersonalAccessToken)
-	s.exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		f.user, auth.Hash(s.secret, f.pat), oauthScopes)
-	return f
+	u := s.NewUser(t, resolverstest.UserSpec{Scope: oauthScopes, Orgs: []uuid.UUID{orgA.ID, orgB.ID}, EmailVerified: true})
+	return &oauthFixture{s: s, user: u.ID, email: u.Email, pat: u.Token, orgA: orgA, orgB: orgB}
 }
 
 // oauthClient is a registered client and its plaintext secret ("" for public clients).
@@ -75,31 +66,25 @@ func (f *oauthFixture) client(t *testing.T, method, scope string, grants ...stri
 	}
 	if method != "none" {
 		c.Secret = auth.Generate(auth.PrefixClientSecret)
-		hash := auth.Hash(f.s.secret, c.Secret)
+		hash := auth.Hash(f.s.Secret, c.Secret)
 		w.SecretHash = &hash
 	}
-	if _, err := storage.CreateOAuth2Client(context.Background(), f.s.db, storage.OAuth2ClientOwner{UserID: &f.user}, w); err != nil {
+	if _, err := storage.CreateOAuth2Client(context.Background(), f.s.DB, storage.OAuth2ClientOwner{UserID: &f.user}, w); err != nil {
 		t.Fatalf("creating client: %v", err)
 	}
 	return c
 }
 
-// graphql runs a GraphQL request through the real /graphql handler with a bearer token.
+// graphql runs a GraphQL request through the real /graphql handler with a bearer token and
+// returns the decoded body with the HTTP status under "status".
 func (f *oauthFixture) graphql(t *testing.T, token, query string, vars map[string]any) map[string]any {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	rec := httptest.NewRecorder()
-	f.gql.ServeHTTP(rec, req)
+	res := f.s.Do(t, token, query, vars)
 	var out map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
-		t.Fatalf("graphql answered %d %s", rec.Code, rec.Body)
+	if err := json.Unmarshal(res.Body, &out); err != nil {
+		t.Fatalf("graphql answered %d %s", res.Status, res.Body)
 	}
-	out["status"] = rec.Code
+	out["status"] = res.Status
 	return out
 }
 

@@ -19,10 +19,10 @@ func TestOAuth2Introspection(t *testing.T) {
 	public := f.client(t, "none", "openid")
 	live := f.flow(t, c, map[string]any{"scope": "webhooks:read", "organizationId": f.orgA.ID.String()})
 	revoked := f.flow(t, c, nil)
-	f.s.exec(t, `UPDATE oauth2_tokens SET access_token_revoked_at = now() WHERE access_token = $1`, auth.Hash(f.s.secret, revoked.AccessToken))
+	f.s.Exec(t, `UPDATE oauth2_tokens SET access_token_revoked_at = now() WHERE access_token = $1`, auth.Hash(f.s.Secret, revoked.AccessToken))
 	expired := f.flow(t, c, nil)
-	f.s.exec(t, `UPDATE oauth2_tokens SET issued_at = now() - interval '2 days', expires_at = now() - interval '1 second'
-		WHERE access_token = $1`, auth.Hash(f.s.secret, expired.AccessToken))
+	f.s.Exec(t, `UPDATE oauth2_tokens SET issued_at = now() - interval '2 days', expires_at = now() - interval '1 second'
+		WHERE access_token = $1`, auth.Hash(f.s.Secret, expired.AccessToken))
 	inactive := `{"active":false}`
 
 	for _, tt := range []struct {
@@ -85,8 +85,8 @@ func TestOAuth2Revocation(t *testing.T) {
 			Access  bool `db:"a"`
 			Refresh bool `db:"r"`
 		}
-		if err := f.s.db.Get(&row, `SELECT access_token_revoked_at IS NOT NULL AS a, refresh_token_revoked_at IS NOT NULL AS r
-			FROM oauth2_tokens WHERE access_token = $1`, auth.Hash(f.s.secret, tok.AccessToken)); err != nil {
+		if err := f.s.DB.Get(&row, `SELECT access_token_revoked_at IS NOT NULL AS a, refresh_token_revoked_at IS NOT NULL AS r
+			FROM oauth2_tokens WHERE access_token = $1`, auth.Hash(f.s.Secret, tok.AccessToken)); err != nil {
 			t.Fatal(err)
 		}
 		return row.Access, row.Refresh
@@ -151,7 +151,7 @@ func TestOAuth2UserInfo(t *testing.T) {
 	org := f.flow(t, c, map[string]any{"scope": "openid", "subType": "organization", "organizationId": f.orgA.ID.String()})
 	orgNoOpenID := f.flow(t, c, map[string]any{"scope": "webhooks:read", "subType": "organization", "organizationId": f.orgA.ID.String()})
 	revoked := f.flow(t, c, map[string]any{"scope": "openid"})
-	f.s.exec(t, `UPDATE oauth2_tokens SET refresh_token_revoked_at = now() WHERE access_token = $1`, auth.Hash(f.s.secret, revoked.AccessToken))
+	f.s.Exec(t, `UPDATE oauth2_tokens SET refresh_token_revoked_at = now() WHERE access_token = $1`, auth.Hash(f.s.Secret, revoked.AccessToken))
 
 	for _, tt := range []struct {
 		name, token string

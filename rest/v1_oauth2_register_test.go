@@ -13,8 +13,8 @@ import (
 func (f *oauthFixture) patWith(t *testing.T, scope string) string {
 	t.Helper()
 	tok := auth.Generate(auth.PrefixPersonalAccessToken)
-	f.s.exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		f.user, auth.Hash(f.s.secret, tok), scope)
+	f.s.Exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
+		f.user, auth.Hash(f.s.Secret, tok), scope)
 	return tok
 }
 

@@ -56,9 +56,9 @@ func TestOAuth2CodeFlowIssuesWorkingTokens(t *testing.T) {
 				t.Errorf("token response = %+v", tok)
 			}
 			var stored, plain int
-			_ = f.s.db.Get(&stored, `SELECT count(*) FROM oauth2_tokens WHERE access_token = $1 AND refresh_token = $2`,
-				auth.Hash(f.s.secret, tok.AccessToken), auth.Hash(f.s.secret, tok.RefreshToken))
-			_ = f.s.db.Get(&plain, `SELECT count(*) FROM oauth2_tokens WHERE access_token = $1`, tok.AccessToken)
+			_ = f.s.DB.Get(&stored, `SELECT count(*) FROM oauth2_tokens WHERE access_token = $1 AND refresh_token = $2`,
+				auth.Hash(f.s.Secret, tok.AccessToken), auth.Hash(f.s.Secret, tok.RefreshToken))
+			_ = f.s.DB.Get(&plain, `SELECT count(*) FROM oauth2_tokens WHERE access_token = $1`, tok.AccessToken)
 			if stored != 1 || plain != 0 {
 				t.Errorf("tokens stored as hashes: %d rows, as plaintext: %d", stored, plain)
 			}
@@ -139,7 +139,7 @@ func TestOAuth2ConsentMutationChecksTheUser(t *testing.T) {
 	f := newOAuthFixture(t)
 	c := f.client(t, "client_secret_post", "openid")
 	public := f.client(t, "none", "openid")
-	stranger := f.s.newOrg(t, "webhooks:read")
+	stranger := f.s.NewOrg(t, "webhooks:read")
 	for _, tt := range []struct {
 		name         string
 		token        string
@@ -189,12 +189,12 @@ func TestOAuth2OrganizationSubjectGetsAnOrganizationToken(t *testing.T) {
 		!strings.HasPrefix(tok.RefreshToken, auth.PrefixOAuthOrganizationRefreshToken) || tok.IDToken != "" {
 		t.Errorf("tokens = %+v, want organization tokens and no id token without openid", tok)
 	}
-	p, err := f.s.r.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.secret, tok.AccessToken))
+	p, err := f.s.Resolver.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.Secret, tok.AccessToken))
 	if err != nil || p.Kind != auth.KindOrganization || p.OrganizationID != f.orgA.ID || !p.Scopes.Has(auth.ScopeWebhooksRead) {
 		t.Errorf("principal = %+v, %v; want organization %s with webhooks:read", p, err, f.orgA.ID)
 	}
 	down := f.flow(t, c, map[string]any{"organizationId": f.orgB.ID.String(), "scope": "webhooks:read"})
-	p, err = f.s.r.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.secret, down.AccessToken))
+	p, err = f.s.Resolver.ResolveToken(context.Background(), auth.TokenOAuthAccess, auth.Hash(f.s.Secret, down.AccessToken))
 	if err != nil || p.Kind != auth.KindUser || p.UserID != f.user || !cmp.Equal(p.Organizations, []uuid.UUID{f.orgB.ID}) {
 		t.Errorf("down-scoped principal = %+v, %v; want the user in %s only", p, err, f.orgB.ID)
 	}

@@ -50,7 +50,7 @@ func TestOAuth2ClientAuthenticationFailuresAreThrottled(t *testing.T) {
 		t.Parallel()
 		f := newOAuthFixture(t)
 		now := time.Now()
-		f.s.clock.Set(now)
+		f.s.Clock.Set(now)
 		victim, bystander := f.client(t, "client_secret_post", "openid"), f.client(t, "client_secret_basic", "openid")
 		for range 10 {
 			unauthenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", wrongSecret(victim), probe))
@@ -62,7 +62,7 @@ func TestOAuth2ClientAuthenticationFailuresAreThrottled(t *testing.T) {
 		unauthenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", wrongSecret(bystander), probe))
 
 		now = now.Add(time.Minute)
-		f.s.clock.Set(now)
+		f.s.Clock.Set(now)
 		authenticated.check(t, f.postFrom(t, attacker, "/v1/oauth2/token", victim, probe))
 	})
 	t.Run("an attacker elsewhere cannot lock a confidential client out", func(t *testing.T) {

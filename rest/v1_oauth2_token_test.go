@@ -88,8 +88,8 @@ func TestOAuth2TokenErrors(t *testing.T) {
 		}, want{status: 400, body: `{"error":"invalid_grant","error_description":"Code challenge failed."}`}},
 		{"an expired code is invalid_grant", post, func(t *testing.T) url.Values {
 			code, verifier := fresh(t, post)
-			f.s.exec(t, `UPDATE oauth2_authorization_codes SET expires_at = now() - interval '1 second' WHERE code = $1`,
-				auth.Hash(f.s.secret, code))
+			f.s.Exec(t, `UPDATE oauth2_authorization_codes SET expires_at = now() - interval '1 second' WHERE code = $1`,
+				auth.Hash(f.s.Secret, code))
 			return exchange(code, verifier)
 		}, want{status: 400, error: "invalid_grant"}},
 		{"a missing refresh token is invalid_request", post,

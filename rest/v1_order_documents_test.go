@@ -46,14 +46,14 @@ func (w documentWorld) billed(t *testing.T, status storage.OrderStatus, details 
 		o.BillingAddress = &storage.Address{Line1: ptr("1 Main St"), City: ptr("Paris"), Country: "FR"}
 	}
 	stored := w.order(t, o, 1000, 200)
-	w.s.exec(t, `UPDATE orders SET invoice_number = 'INV-' || substr(id::text, 1, 8) WHERE id = $1`, stored.ID)
+	w.s.Exec(t, `UPDATE orders SET invoice_number = 'INV-' || substr(id::text, 1, 8) WHERE id = $1`, stored.ID)
 	return stored
 }
 
 // runJobs runs the due document jobs and returns how many ran.
 func (w documentWorld) runJobs(t *testing.T) int {
 	t.Helper()
-	worker := &jobs.Worker{DB: w.s.db, Handlers: w.s.r.JobHandlers()}
+	worker := &jobs.Worker{DB: w.s.DB, Handlers: w.s.Resolver.JobHandlers()}
 	n, err := worker.RunOnce(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func (w documentWorld) runJobs(t *testing.T) int {
 func (w documentWorld) pendingJobs(t *testing.T, orderID uuid.UUID) int {
 	t.Helper()
 	var n int
-	if err := w.s.db.Get(&n, `SELECT count(*) FROM jobs WHERE args->>'order_id' = $1 AND state = 'available'`, orderID.String()); err != nil {
+	if err := w.s.DB.Get(&n, `SELECT count(*) FROM jobs WHERE args->>'order_id' = $1 AND state = 'available'`, orderID.String()); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -104,7 +104,7 @@ func TestOrderInvoiceServesTheContract(t *testing.T) {
 		{"a void order is not eligible", w.billed(t, "void", true), w.org.Token, want{status: 409, error: "OrderNotEligibleForInvoice"}},
 		{"billing details are required", w.billed(t, "paid", false), w.org.Token, want{status: 422,
 			body: `{"error":"MissingInvoiceBillingDetails","detail":"Billing name and address are required to generate an invoice for this order."}`}},
-		{"another organization's order is not found", w.billed(t, "paid", true), w.s.newOrg(t, "orders:read").Token,
+		{"another organization's order is not found", w.billed(t, "paid", true), w.s.NewOrg(t, "orders:read").Token,
 			want{status: 404, body: resourceNotFoundBody}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,7 +122,7 @@ func TestOrderInvoiceServesTheContract(t *testing.T) {
 
 	o := w.billed(t, "pending", true)
 	target := "/v1/orders/" + o.ID.String() + "/invoice"
-	reader := w.s.newToken(t, w.org.ID, "orders:read")
+	reader := w.s.NewToken(t, w.org.ID, "orders:read")
 	want{status: 404, body: `{"error":"InvoiceDoesNotExist","detail":"No invoice exists for order ` + o.ID.String() + `."}`}.
 		check(t, w.s.do(t, call{target: target, token: reader}))
 	want{status: 202, body: `null`}.check(t, w.s.do(t, call{method: http.MethodPost, target: target, token: reader}))
@@ -140,7 +140,7 @@ func TestOrderInvoiceServesTheContract(t *testing.T) {
 	}
 	want{status: 200, has: []string{`"is_invoice_generated":true`}}.check(t, w.s.do(t, call{target: "/v1/orders/" + o.ID.String(), token: reader}))
 	var updates int
-	if err := w.s.db.Get(&updates, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, o.ID); err != nil || updates != 1 {
+	if err := w.s.DB.Get(&updates, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, o.ID); err != nil || updates != 1 {
 		t.Errorf("%d order.updated events after rendering (%v), want 1", updates, err)
 	}
 
@@ -161,8 +161,8 @@ func TestPortalOrderInvoice(t *testing.T) {
 	t.Parallel()
 	w := newDocumentWorld(t)
 	mine := w.billed(t, "paid", true)
-	session := w.s.session(t, w.org.Token, w.alice.ID)
-	other := w.s.session(t, w.org.Token, w.bob.ID)
+	session := w.s.NewCustomerSession(t, w.org.ID, w.alice.ID)
+	other := w.s.NewCustomerSession(t, w.org.ID, w.bob.ID)
 	target := "/v1/customer-portal/orders/" + mine.ID.String() + "/invoice"
 	want{status: 404, body: resourceNotFoundBody}.check(t, w.s.do(t, call{method: http.MethodPost, target: target, token: other}))
 	want{status: 404, error: "InvoiceDoesNotExist"}.check(t, w.s.do(t, call{target: target, token: session}))
@@ -183,7 +183,7 @@ func TestOrderReceipt(t *testing.T) {
 	want{status: 404, body: `{"error":"ReceiptNotAllocated","detail":"No receipt allocated for order ` + unpaid.ID.String() + `."}`}.
 		check(t, w.s.do(t, call{target: "/v1/orders/" + unpaid.ID.String() + "/receipt", token: w.org.Token}))
 	paid := w.billed(t, "paid", true)
-	w.s.exec(t, `UPDATE orders SET receipt_number = 'R-0001' WHERE id = $1`, paid.ID)
+	w.s.Exec(t, `UPDATE orders SET receipt_number = 'R-0001' WHERE id = $1`, paid.ID)
 	target := "/v1/orders/" + paid.ID.String() + "/receipt"
 	rec := w.s.do(t, call{target: target, token: w.org.Token})
 	if rec.Code != http.StatusAccepted || rec.Body.Len() != 0 {

@@ -26,8 +26,8 @@ var customerOrderKeys = []string{"id", "created_at", "modified_at", "status", "p
 func TestPortalListOrdersServesTheContract(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t, newV1(t))
-	alice := w.s.session(t, w.org.Token, w.alice.ID)
-	bob := w.s.session(t, w.org.Token, w.bob.ID)
+	alice := w.s.NewCustomerSession(t, w.org.ID, w.alice.ID)
+	bob := w.s.NewCustomerSession(t, w.org.ID, w.bob.ID)
 	const path = "/v1/customer-portal/orders/"
 
 	t.Run("a CustomerOrder has exactly its schema's keys, the product its portal shape", func(t *testing.T) {
@@ -118,7 +118,7 @@ func TestPortalListOrdersServesTheContract(t *testing.T) {
 func TestPortalUpdateOrderServesTheContract(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t, newV1(t))
-	alice := w.s.session(t, w.org.Token, w.alice.ID)
+	alice := w.s.NewCustomerSession(t, w.org.ID, w.alice.ID)
 	patch := func(id uuid.UUID, token, body string) *http.Request {
 		return call{method: http.MethodPatch, target: "/v1/customer-portal/orders/" + id.String(), token: token, body: body}.request()
 	}
@@ -132,7 +132,7 @@ func TestPortalUpdateOrderServesTheContract(t *testing.T) {
 			t.Errorf("keys (-want +got):\n%s", diff)
 		}
 		var events int
-		if err := w.s.db.Get(&events, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, w.a.ID); err != nil {
+		if err := w.s.DB.Get(&events, `SELECT count(*) FROM domain_events WHERE object_id = $1 AND type = 'order.updated'`, w.a.ID); err != nil {
 			t.Fatal(err)
 		}
 		if events != 1 {
@@ -156,8 +156,8 @@ func TestPortalUpdateOrderServesTheContract(t *testing.T) {
 func TestPortalOrdersFollowTheBillingRole(t *testing.T) {
 	t.Parallel()
 	w := newOrderWorld(t, newV1(t))
-	w.s.exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, w.org.ID)
-	w.s.exec(t, `INSERT INTO members (organization_id, customer_id, email, role, external_id)
+	w.s.Exec(t, `UPDATE organizations SET feature_settings = '{"member_model_enabled": true}' WHERE id = $1`, w.org.ID)
+	w.s.Exec(t, `INSERT INTO members (organization_id, customer_id, email, role, external_id)
 		VALUES ($1, $2, 'billing@example.com', 'billing_manager', 'm-billing'), ($1, $2, 'plain@example.com', 'member', 'm-plain')`,
 		w.org.ID, w.alice.ID)
 	open := func(t *testing.T, body string) string {
@@ -210,7 +210,7 @@ func TestPortalOrdersStatementsPerRequest(t *testing.T) {
 		}
 		w.order(t, o, 1000, 0)
 	}
-	token := s.session(t, w.org.Token, w.bob.ID)
+	token := s.NewCustomerSession(t, w.org.ID, w.bob.ID)
 	cost := func(limit int) int64 {
 		counter.Reset()
 		rec := s.do(t, call{target: fmt.Sprintf("/v1/customer-portal/orders/?limit=%d", limit), token: token})

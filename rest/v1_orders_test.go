@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"till/resolvers/resolverstest"
 	"till/rest/fastapi/fastapitest"
 
 	"github.com/google/go-cmp/cmp"
@@ -25,8 +26,8 @@ import (
 type orderWorld struct {
 	s            *v1
 	org          org
-	alice, bob   *storage.Customer // bob has external id ext-bob
-	ebook, plan  *storage.Product  // one-time, recurring
+	alice, bob   resolverstest.Customer // bob has external id ext-bob
+	ebook, plan  *storage.Product       // one-time, recurring
 	ebookPrice   *storage.ProductPrice
 	subscription *storage.Subscription
 	discount     *storage.Discount
@@ -36,36 +37,31 @@ type orderWorld struct {
 func newOrderWorld(t *testing.T, s *v1) orderWorld {
 	t.Helper()
 	ctx := context.Background()
-	w := orderWorld{s: s, org: s.newOrg(t, "orders:read orders:write customer_sessions:write")}
-	w.alice, w.bob = s.newCustomer(t, w.org.ID, ""), s.newCustomer(t, w.org.ID, "ext-bob")
-	var err error
-	if w.ebook, err = storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Ebook", Visibility: "public"}); err != nil {
-		t.Fatal(err)
-	}
-	if w.ebookPrice, err = storage.CreatePrice(ctx, s.db, w.org.ID, w.ebook.ID, storage.ProductPriceWrite{
-		AmountType: "fixed", PriceCurrency: "usd", PriceAmount: ptr(int64(1000))}); err != nil {
-		t.Fatal(err)
-	}
-	benefit, err := storage.CreateBenefit(ctx, s.db, w.org.ID, storage.BenefitWrite{Type: "custom", Description: "Chapter",
+	w := orderWorld{s: s, org: s.NewOrg(t, "orders:read orders:write customer_sessions:write")}
+	w.alice, w.bob = s.NewCustomer(t, w.org.ID, ""), s.NewCustomer(t, w.org.ID, "ext-bob")
+	benefit, err := storage.CreateBenefit(ctx, s.DB, w.org.ID, storage.BenefitWrite{Type: "custom", Description: "Chapter",
 		Visibility: "public", Properties: storage.RawJSON(`{"note": null}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.SetProductBenefits(ctx, s.db, w.org.ID, w.ebook.ID, []uuid.UUID{benefit.ID}); err != nil {
+	var prices []*storage.ProductPrice
+	if w.ebook, prices, err = resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Ebook", Visibility: "public"},
+		[]storage.ProductPriceWrite{{AmountType: "fixed", PriceAmount: ptr(int64(1000))}}, benefit.ID); err != nil {
 		t.Fatal(err)
 	}
-	if w.plan, err = storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Pro plan", Visibility: "public",
+	w.ebookPrice = prices[0]
+	if w.plan, err = storage.CreateProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Pro plan", Visibility: "public",
 		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)}); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	if w.subscription, err = storage.CreateSubscription(ctx, s.db, w.org.ID, now, storage.SubscriptionWrite{
+	if w.subscription, err = storage.CreateSubscription(ctx, s.DB, w.org.ID, now, storage.SubscriptionWrite{
 		CustomerID: w.bob.ID, ProductID: w.plan.ID, Status: "active", Amount: 2000, Currency: "usd",
 		RecurringInterval: "month", RecurringIntervalCount: 1, CurrentPeriodStart: now,
 		CurrentPeriodEnd: now.AddDate(0, 1, 0), StartedAt: &now}); err != nil {
 		t.Fatal(err)
 	}
-	if w.discount, err = storage.CreateDiscount(ctx, s.db, w.org.ID, storage.DiscountWrite{Name: "Launch",
+	if w.discount, err = storage.CreateDiscount(ctx, s.DB, w.org.ID, storage.DiscountWrite{Name: "Launch",
 		Type: "percentage", BasisPoints: ptr(1000), Duration: "once"}); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +72,7 @@ func newOrderWorld(t *testing.T, s *v1) orderWorld {
 		Metadata: storage.JSONMap{"tier": "silver"}}, 2000, 0)
 	w.c = w.order(t, storage.OrderWrite{CustomerID: w.alice.ID, Status: "pending", BillingReason: "purchase"}, 100, 0)
 	for i, o := range []*storage.Order{w.a, w.b, w.c} {
-		s.exec(t, `UPDATE orders SET created_at = now() - $2::interval WHERE id = $1`, o.ID, fmt.Sprintf("%d hours", 3-i))
+		s.Exec(t, `UPDATE orders SET created_at = now() - $2::interval WHERE id = $1`, o.ID, fmt.Sprintf("%d hours", 3-i))
 	}
 	return w
 }
@@ -88,7 +84,7 @@ func (w orderWorld) order(t *testing.T, o storage.OrderWrite, amount, tax int64)
 	o.NetAmount = amount - o.DiscountAmount
 	o.TotalAmount = o.NetAmount + tax
 	ctx := context.Background()
-	stored, err := storage.InsertOrder(ctx, w.s.db, w.org.ID, time.Now(), o)
+	stored, err := storage.InsertOrder(ctx, w.s.DB, w.org.ID, time.Now(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +92,7 @@ func (w orderWorld) order(t *testing.T, o storage.OrderWrite, amount, tax int64)
 	if o.ProductID != nil && *o.ProductID == w.ebook.ID {
 		price = &w.ebookPrice.ID
 	}
-	if _, err := storage.InsertOrderItems(ctx, w.s.db, w.org.ID, stored, []storage.OrderItemWrite{
+	if _, err := storage.InsertOrderItems(ctx, w.s.DB, w.org.ID, stored, []storage.OrderItemWrite{
 		{Label: "Line", Amount: amount, TaxAmount: tax, ProductPriceID: price}}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +127,7 @@ func TestListOrdersServesTheContract(t *testing.T) {
 	w := newOrderWorld(t, newV1(t))
 	a, b, c := w.a.ID, w.b.ID, w.c.ID
 	var bAt time.Time
-	if err := w.s.db.Get(&bAt, `SELECT created_at FROM orders WHERE id = $1`, b); err != nil {
+	if err := w.s.DB.Get(&bAt, `SELECT created_at FROM orders WHERE id = $1`, b); err != nil {
 		t.Fatal(err)
 	}
 	at := url.QueryEscape(bAt.UTC().Format(time.RFC3339Nano))
@@ -167,8 +163,8 @@ func TestListOrdersServesTheContract(t *testing.T) {
 		{"metadata keys are AND-ed and compare as text", "metadata[tier]=gold&metadata[n]=1", []uuid.UUID{a}},
 		{"filters are AND-ed", "customer_id=" + w.alice.ID.String() + "&product_billing_type=one_time", []uuid.UUID{a}},
 	}
-	w.s.exec(t, `UPDATE customers SET external_id = 'ext-gone', deleted_at = now() WHERE id = $1`,
-		w.s.newCustomer(t, w.org.ID, "").ID)
+	w.s.Exec(t, `UPDATE customers SET external_id = 'ext-gone', deleted_at = now() WHERE id = $1`,
+		w.s.NewCustomer(t, w.org.ID, "").ID)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := w.s.do(t, call{target: "/v1/orders/?" + tt.query, token: w.org.Token})
@@ -215,16 +211,16 @@ func TestListOrdersServesTheContract(t *testing.T) {
 	}
 
 	t.Run("another organization sees none of the orders", func(t *testing.T) {
-		other := w.s.newOrg(t, "orders:read")
+		other := w.s.NewOrg(t, "orders:read")
 		rec := w.s.do(t, call{target: "/v1/orders/", token: other.Token})
 		want{status: 200, has: []string{`"total_count":0`}}.check(t, rec)
 	})
 	t.Run("a token without orders:read is 403", func(t *testing.T) {
-		tok := w.s.newToken(t, w.org.ID, "orders:write")
+		tok := w.s.NewToken(t, w.org.ID, "orders:write")
 		insufficientScope("orders:read").check(t, w.s.do(t, call{target: "/v1/orders/", token: tok}))
 	})
 	t.Run("a customer session is downgraded: 401", func(t *testing.T) {
-		tok := w.s.session(t, w.org.Token, w.alice.ID)
+		tok := w.s.NewCustomerSession(t, w.org.ID, w.alice.ID)
 		unauthorized().check(t, w.s.do(t, call{target: "/v1/orders/", token: tok}))
 	})
 }
@@ -372,7 +368,7 @@ func TestGetOrderServesTheContract(t *testing.T) {
 			{storage.DiscountWrite{Name: "Five off", Type: "fixed", Amount: ptr(int64(500)), Currency: ptr("eur"), Duration: "repeating", DurationInMonths: ptr(2)},
 				[]string{"duration", "duration_in_months", "type", "amount", "currency", "amounts"}, `"amounts":{"eur":500}`},
 		} {
-			d, err := storage.CreateDiscount(context.Background(), w.s.db, w.org.ID, tc.write)
+			d, err := storage.CreateDiscount(context.Background(), w.s.DB, w.org.ID, tc.write)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -401,11 +397,11 @@ func TestGetOrderServesTheContract(t *testing.T) {
 	}{
 		{"an unknown order is 404", func() string { return w.org.Token }, uuid.NewString(),
 			want{status: 404, body: resourceNotFoundBody}},
-		{"another organization's order is 404, not 403", func() string { return w.s.newOrg(t, "orders:read").Token },
+		{"another organization's order is 404, not 403", func() string { return w.s.NewOrg(t, "orders:read").Token },
 			w.a.ID.String(), want{status: 404, body: resourceNotFoundBody}},
 		{"an id of another UUID version is 422", func() string { return w.org.Token }, fastapitest.UUIDV1,
 			validation(item{Type: "uuid_version", Loc: []any{"path", "id"}})},
-		{"a token with orders:write only is 403", func() string { return w.s.newToken(t, w.org.ID, "orders:write") },
+		{"a token with orders:write only is 403", func() string { return w.s.NewToken(t, w.org.ID, "orders:write") },
 			w.a.ID.String(), insufficientScope("orders:read")},
 		{"no token is 401", func() string { return "" }, w.a.ID.String(), unauthorized()},
 	} {

@@ -18,10 +18,10 @@ func TestHeldCardsStayOffTheV1Lists(t *testing.T) {
 	t.Parallel()
 	w := newCheckoutWorld(t)
 	s := w.s
-	own := s.addCard(t, w.org.ID, w.alice.ID, "1111", time.Hour)
-	s.addMethod(t, w.org.ID, w.alice.ID, storage.PaymentMethodWrite{Type: "card", Brand: ptr("mastercard"), Last4: ptr("4444"),
+	own := s.AddCard(t, w.org.ID, w.alice.ID, "1111", time.Hour)
+	s.AddPaymentMethod(t, w.org.ID, w.alice.ID, storage.PaymentMethodWrite{Type: "card", Brand: ptr("mastercard"), Last4: ptr("4444"),
 		ExpMonth: ptr(12), ExpYear: ptr(2030), HeldForCheckoutID: &w.a}, time.Minute)
-	orgToken := s.newToken(t, w.org.ID, "customers:read customer_sessions:write")
+	orgToken := s.NewToken(t, w.org.ID, "customers:read customer_sessions:write")
 	for _, tc := range []struct {
 		name  string
 		call  call
@@ -32,7 +32,7 @@ func TestHeldCardsStayOffTheV1Lists(t *testing.T) {
 		{"the organization's list by external id", call{target: "/v1/customers/external/ext-alice/payment-methods",
 			token: orgToken}, 1},
 		{"the customer's portal list", call{target: "/v1/customer-portal/customers/me/payment-methods",
-			token: s.session(t, orgToken, w.alice.ID)}, 1},
+			token: s.NewCustomerSession(t, w.org.ID, w.alice.ID)}, 1},
 	} {
 		t.Run(tc.name+" shows the customer's own card only", func(t *testing.T) {
 			rec := s.do(t, tc.call)

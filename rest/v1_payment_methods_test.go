@@ -28,36 +28,36 @@ type paymentMethodsFixture struct {
 func newPaymentMethodsFixture(t *testing.T) paymentMethodsFixture {
 	t.Helper()
 	s := newV1(t)
-	f := paymentMethodsFixture{s: s, org: s.newOrg(t, "customers:read"), other: s.newOrg(t, "customers:read")}
-	c := s.newCustomer(t, f.org.ID, "ext-1")
+	f := paymentMethodsFixture{s: s, org: s.NewOrg(t, "customers:read"), other: s.NewOrg(t, "customers:read")}
+	c := s.NewCustomer(t, f.org.ID, "ext-1")
 	f.customer = c.ID
-	f.oldest = s.addCard(t, f.org.ID, c.ID, "1111", 3*time.Hour)
-	f.middle = s.addCard(t, f.org.ID, c.ID, "2222", 2*time.Hour)
-	f.newest = s.addCard(t, f.org.ID, c.ID, "3333", time.Hour)
-	s.exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, f.middle, c.ID)
-	removed := s.addCard(t, f.org.ID, c.ID, "0000", time.Minute) // the newest, but removed
-	s.exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, removed)
+	f.oldest = s.AddCard(t, f.org.ID, c.ID, "1111", 3*time.Hour)
+	f.middle = s.AddCard(t, f.org.ID, c.ID, "2222", 2*time.Hour)
+	f.newest = s.AddCard(t, f.org.ID, c.ID, "3333", time.Hour)
+	s.Exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, f.middle, c.ID)
+	removed := s.AddCard(t, f.org.ID, c.ID, "0000", time.Minute) // the newest, but removed
+	s.Exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, removed)
 
-	d := s.newCustomer(t, f.org.ID, "ext-deleted")
-	s.addCard(t, f.org.ID, d.ID, "4444", time.Hour)
-	s.exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, d.ID)
+	d := s.NewCustomer(t, f.org.ID, "ext-deleted")
+	s.AddCard(t, f.org.ID, d.ID, "4444", time.Hour)
+	s.Exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, d.ID)
 	f.deleted = d.ID
 
-	fc := s.newCustomer(t, f.other.ID, "ext-foreign")
-	s.addCard(t, f.other.ID, fc.ID, "5555", time.Hour)
+	fc := s.NewCustomer(t, f.other.ID, "ext-foreign")
+	s.AddCard(t, f.other.ID, fc.ID, "5555", time.Hour)
 	f.foreign = fc.ID
 
 	// 101 cards, so a clamped limit of 100 leaves a second page.
-	m := s.newCustomer(t, f.org.ID, "")
-	s.exec(t, `INSERT INTO payment_methods (organization_id, customer_id, processor_id, type, brand, last4, exp_month, exp_year, created_at)
+	m := s.NewCustomer(t, f.org.ID, "")
+	s.Exec(t, `INSERT INTO payment_methods (organization_id, customer_id, processor_id, type, brand, last4, exp_month, exp_year, created_at)
 		SELECT $1, $2, 'pm_many_' || i, 'card', 'mastercard', lpad(i::text, 4, '0'), 1, 2031, now() - i * interval '1 minute'
 		FROM generate_series(1, 101) AS i`, f.org.ID, m.ID)
 	f.many = m.ID
 
-	f.empty = s.newCustomer(t, f.org.ID, "").ID
-	f.sole = s.newCustomer(t, f.org.ID, "").ID
-	f.soleMethod = s.addMethod(t, f.org.ID, f.sole, storage.PaymentMethodWrite{Type: "sepa_debit"}, time.Minute)
-	s.exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, f.soleMethod, f.sole)
+	f.empty = s.NewCustomer(t, f.org.ID, "").ID
+	f.sole = s.NewCustomer(t, f.org.ID, "").ID
+	f.soleMethod = s.AddPaymentMethod(t, f.org.ID, f.sole, storage.PaymentMethodWrite{Type: "sepa_debit"}, time.Minute)
+	s.Exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, f.soleMethod, f.sole)
 	return f
 }
 
@@ -70,7 +70,7 @@ func TestListCustomerPaymentMethodsServesTheContract(t *testing.T) {
 	byExternal := func(ext, query string) string {
 		return "/v1/customers/external/" + ext + "/payment-methods" + query
 	}
-	customerSession := f.s.session(t, f.s.newToken(t, f.org.ID, "customer_sessions:write"), f.customer)
+	customerSession := f.s.NewCustomerSession(t, f.org.ID, f.customer)
 
 	all := []uuid.UUID{f.newest, f.middle, f.oldest}
 	tests := []struct {
@@ -98,7 +98,7 @@ func TestListCustomerPaymentMethodsServesTheContract(t *testing.T) {
 		{name: "a customer without methods has an empty page and max_page 0",
 			call: call{target: byID(f.empty, "")}, want: want{status: 200}, ids: []uuid.UUID{}, total: 0, max: 0},
 		{name: "a token with customers:write alone may list",
-			call: call{target: byID(f.customer, ""), token: f.s.newToken(t, f.org.ID, "customers:write")}, want: want{status: 200}, ids: all, total: 3, max: 1},
+			call: call{target: byID(f.customer, ""), token: f.s.NewToken(t, f.org.ID, "customers:write")}, want: want{status: 200}, ids: all, total: 3, max: 1},
 		{name: "the /api/v1 prefix is served as /v1",
 			call: call{target: "/api" + byID(f.customer, "")}, want: want{status: 200}, ids: all, total: 3, max: 1},
 		{name: "an explicit Polar-Version 2026-04 is echoed",
@@ -145,10 +145,10 @@ func TestListCustomerPaymentMethodsServesTheContract(t *testing.T) {
 		{name: "no token beats a bad query parameter",
 			call: call{target: byID(f.customer, "?page=0"), token: "-"}, want: unauthorized()},
 		{name: "a token without customers scopes is 403 insufficient_scope",
-			call: call{target: byID(f.customer, ""), token: f.s.newToken(t, f.org.ID, "customer_sessions:write orders:read")},
+			call: call{target: byID(f.customer, ""), token: f.s.NewToken(t, f.org.ID, "customer_sessions:write orders:read")},
 			want: insufficientScope("customers:read customers:write")},
 		{name: "a token without customers scopes is 403 on the external route too",
-			call: call{target: byExternal("ext-1", ""), token: f.s.newToken(t, f.org.ID, "products:read")},
+			call: call{target: byExternal("ext-1", ""), token: f.s.NewToken(t, f.org.ID, "products:read")},
 			want: insufficientScope("customers:read customers:write")},
 		{name: "a customer session is downgraded to anonymous: 401 Unauthorized",
 			call: call{target: byID(f.customer, ""), token: customerSession}, want: unauthorized()},
@@ -244,8 +244,8 @@ func TestListCustomerPaymentMethodsShowsCardDetails(t *testing.T) {
 // or expires_at) was set in the past.
 func (f paymentMethodsFixture) deadToken(tb testing.TB, column string) string {
 	tb.Helper()
-	tok := f.s.newToken(tb, f.org.ID, "customers:read")
-	f.s.exec(tb, `UPDATE organization_access_tokens SET `+column+` = now() - interval '1 second' WHERE token = $1`,
-		auth.Hash(f.s.secret, tok))
+	tok := f.s.NewToken(tb, f.org.ID, "customers:read")
+	f.s.Exec(tb, `UPDATE organization_access_tokens SET `+column+` = now() - interval '1 second' WHERE token = $1`,
+		auth.Hash(f.s.Secret, tok))
 	return tok
 }

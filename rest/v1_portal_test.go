@@ -34,7 +34,7 @@ type portalCustomer struct {
 func newPortalFixture(t *testing.T) portalFixture {
 	t.Helper()
 	s := newV1(t)
-	return portalFixture{s: s, org: s.newOrg(t, "customer_sessions:write customers:read")}
+	return portalFixture{s: s, org: s.NewOrg(t, "customer_sessions:write customers:read")}
 }
 
 // customer makes a customer with billing name "Initial"; with address, a French billing
@@ -46,17 +46,17 @@ func (f portalFixture) customer(t *testing.T, address bool) portalCustomer {
 		w.BillingAddress = &storage.Address{Line1: ptr("1 rue de Rivoli"), City: ptr("Paris"), PostalCode: ptr("75001"), Country: "FR"}
 		w.TaxID, w.TaxIDFormat = ptr("FR40303265045"), ptr("eu_vat")
 	}
-	c, err := storage.CreateCustomer(t.Context(), f.s.db, f.org.ID, w)
+	c, err := storage.CreateCustomer(t.Context(), f.s.DB, f.org.ID, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stranger := f.s.newCustomer(t, f.org.ID, "")
+	stranger := f.s.NewCustomer(t, f.org.ID, "")
 	pc := portalCustomer{id: c.ID,
-		older:         f.s.addCard(t, f.org.ID, c.ID, "1111", 2*time.Hour),
-		newer:         f.s.addCard(t, f.org.ID, c.ID, "2222", time.Hour),
-		strangersCard: f.s.addCard(t, f.org.ID, stranger.ID, "9999", time.Minute),
+		older:         f.s.AddCard(t, f.org.ID, c.ID, "1111", 2*time.Hour),
+		newer:         f.s.AddCard(t, f.org.ID, c.ID, "2222", time.Hour),
+		strangersCard: f.s.AddCard(t, f.org.ID, stranger.ID, "9999", time.Minute),
 	}
-	pc.token = f.s.session(t, f.org.Token, c.ID)
+	pc.token = f.s.NewCustomerSession(t, f.org.ID, c.ID)
 	return pc
 }
 
@@ -177,7 +177,7 @@ func TestPortalUpdateCustomerServesTheContract(t *testing.T) {
 				Input: "0b0c2e9a-6a8e-4d51-8a49-6e1d3c3b9f10"})},
 		{name: "a removed payment method of my own is not found",
 			body: func(c portalCustomer) string {
-				f.s.exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, c.older)
+				f.s.Exec(t, `UPDATE payment_methods SET deleted_at = now() WHERE id = $1`, c.older)
 				return fmt.Sprintf(`{"default_payment_method_id":%q}`, c.older)
 			},
 			want: polarValidation(item{Type: "invalid", Loc: []any{"body", "default_payment_method_id"}, Msg: "Payment method not found."})},
@@ -197,7 +197,7 @@ func TestPortalUpdateCustomerServesTheContract(t *testing.T) {
 		{name: "a session whose customer was deleted is 401 invalid_token",
 			body: fixed(`{"billing_name":"Changed"}`), want: invalidToken(),
 			token: func(c portalCustomer) string {
-				f.s.exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, c.id)
+				f.s.Exec(t, `UPDATE customers SET deleted_at = now() WHERE id = $1`, c.id)
 				return c.token
 			}},
 	}
@@ -208,11 +208,11 @@ func TestPortalUpdateCustomerServesTheContract(t *testing.T) {
 			if tt.token != nil {
 				token = tt.token(c)
 			}
-			before := f.s.customerRow(t, c.id)
+			before := f.s.Row(t, "customers", c.id)
 			rec := f.s.do(t, call{method: http.MethodPatch, target: path, token: token, body: tt.body(c)})
 			tt.want.check(t, rec)
 			if rec.Code != http.StatusOK {
-				if after := f.s.customerRow(t, c.id); after != before && !deletedBy(tt.name) {
+				if after := f.s.Row(t, "customers", c.id); after != before && !deletedBy(tt.name) {
 					t.Errorf("a failed update wrote the customer:\nbefore %s\nafter  %s", before, after)
 				}
 				return
@@ -238,7 +238,7 @@ func TestPortalListPaymentMethodsServesTheContract(t *testing.T) {
 	t.Parallel()
 	f := newPortalFixture(t)
 	c := f.customer(t, false)
-	f.s.exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, c.older, c.id)
+	f.s.Exec(t, `UPDATE customers SET default_payment_method_id = $1 WHERE id = $2`, c.older, c.id)
 	const path = "/v1/customer-portal/customers/me/payment-methods"
 	tests := []struct {
 		name  string
@@ -311,7 +311,7 @@ func TestPortalListPaymentMethodsServesTheContract(t *testing.T) {
 func expiredSession(t *testing.T, f portalFixture) string {
 	t.Helper()
 	c := f.customer(t, false)
-	f.s.exec(t, `UPDATE customer_sessions SET expires_at = now() - interval '1 second' WHERE customer_id = $1`, c.id)
+	f.s.Exec(t, `UPDATE customer_sessions SET expires_at = now() - interval '1 second' WHERE customer_id = $1`, c.id)
 	return c.token
 }
 

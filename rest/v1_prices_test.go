@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -21,41 +22,36 @@ func TestPricesReadTheSameEverywhere(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := newV1(t)
-	o := s.newOrg(t, "subscriptions:read checkouts:read")
-	buyer := s.newCustomer(t, o.ID, "")
-	meter, err := storage.CreateMeter(ctx, s.db, o.ID, "API calls",
+	o := s.NewOrg(t, "subscriptions:read checkouts:read")
+	buyer := s.NewCustomer(t, o.ID, "")
+	meter, err := storage.CreateMeter(ctx, s.DB, o.ID, "API calls",
 		storage.RawJSON(`{"conjunction": "and", "clauses": []}`), storage.RawJSON(`{"func": "count"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := storage.CreateProduct(ctx, s.db, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
-		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var priceIDs []uuid.UUID
-	for _, w := range []storage.ProductPriceWrite{
+	p, stored, err := resolverstest.StoreProduct(ctx, s.DB, o.ID, storage.ProductWrite{Name: "Everything", Visibility: "public",
+		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{
 		{AmountType: "fixed", PriceAmount: ptr(int64(1500)), TaxBehavior: ptr("exclusive")},
 		{AmountType: "custom", MinimumAmount: ptr(int64(500)), MaximumAmount: ptr(int64(5000)), PresetAmount: ptr(int64(900))},
 		{AmountType: "seat_based", SeatTiers: storage.RawJSON(`{"seat_tier_type": "graduated", "tiers": [
 			{"min_seats": 5, "max_seats": null, "price_per_seat": 600}, {"min_seats": 1, "max_seats": 4, "price_per_seat": 700}]}`)},
 		{AmountType: "metered_unit", UnitAmount: ptr("0.25"), CapAmount: ptr(int64(10000)), MeterID: &meter.ID},
-	} {
-		w.PriceCurrency = "usd"
-		pr, err := storage.CreatePrice(ctx, s.db, o.ID, p.ID, w)
-		if err != nil {
-			t.Fatal(err)
-		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var priceIDs []uuid.UUID
+	for _, pr := range stored {
 		priceIDs = append(priceIDs, pr.ID)
 	}
 	now := time.Now().UTC()
-	sub, err := storage.CreateSubscription(ctx, s.db, o.ID, now, storage.SubscriptionWrite{CustomerID: buyer.ID,
+	sub, err := storage.CreateSubscription(ctx, s.DB, o.ID, now, storage.SubscriptionWrite{CustomerID: buyer.ID,
 		ProductID: p.ID, Status: "active", Amount: 1500, Currency: "usd", RecurringInterval: "month",
 		RecurringIntervalCount: 1, CurrentPeriodStart: now, CurrentPeriodEnd: now.AddDate(0, 1, 0), StartedAt: &now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.SetSubscriptionPrices(ctx, s.db, o.ID, sub.ID, priceIDs); err != nil {
+	if err := storage.SetSubscriptionPrices(ctx, s.DB, o.ID, sub.ID, priceIDs); err != nil {
 		t.Fatal(err)
 	}
 	checkoutWorld{s: s}.checkout(t, o.ID, 0, []uuid.UUID{p.ID}, storage.CheckoutWrite{

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
+	"till/resolvers/resolverstest"
 	"till/rest/resttest"
 	"till/storage"
 )
@@ -23,7 +24,7 @@ import (
 type meteredWorld struct {
 	s     *v1
 	org   org
-	buyer *storage.Customer
+	buyer resolverstest.Customer
 	meter *storage.Meter
 	sub   *storage.Subscription
 }
@@ -32,40 +33,33 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 	t.Helper()
 	ctx := context.Background()
 	s := newV1(t)
-	w := meteredWorld{s: s, org: s.newOrg(t, "subscriptions:read customer_sessions:write")}
-	w.buyer = s.newCustomer(t, w.org.ID, "ext-"+randomHex(4))
+	w := meteredWorld{s: s, org: s.NewOrg(t, "subscriptions:read customer_sessions:write")}
+	w.buyer = s.NewCustomer(t, w.org.ID, "ext-"+randomHex(4))
 	var err error
-	if w.meter, err = storage.CreateMeter(ctx, s.db, w.org.ID, "API calls",
+	if w.meter, err = storage.CreateMeter(ctx, s.DB, w.org.ID, "API calls",
 		storage.RawJSON(meteredFilter), storage.RawJSON(`{"func": "count"}`)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
-		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
+	p, prices, err := resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: "Usage plan", Visibility: "public",
+		RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{
+		{AmountType: "fixed", PriceAmount: ptr(int64(900))},
+		{AmountType: "metered_unit", UnitAmount: ptr("12.5"), CapAmount: ptr(int64(10000)), MeterID: &w.meter.ID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, err := storage.CreatePrice(ctx, s.db, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "fixed",
-		PriceCurrency: "usd", PriceAmount: ptr(int64(900))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	metered, err := storage.CreatePrice(ctx, s.db, w.org.ID, p.ID, storage.ProductPriceWrite{AmountType: "metered_unit",
-		PriceCurrency: "usd", UnitAmount: ptr("12.5"), CapAmount: ptr(int64(10000)), MeterID: &w.meter.ID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fixed, metered := prices[0], prices[1]
 	now := time.Now().UTC()
 	start, end := now.Add(-24*time.Hour), now.AddDate(0, 1, 0)
-	if w.sub, err = storage.CreateSubscription(ctx, s.db, w.org.ID, start, storage.SubscriptionWrite{CustomerID: w.buyer.ID,
+	if w.sub, err = storage.CreateSubscription(ctx, s.DB, w.org.ID, start, storage.SubscriptionWrite{CustomerID: w.buyer.ID,
 		ProductID: p.ID, Status: "active", Amount: 900, Currency: "usd", RecurringInterval: "month",
 		RecurringIntervalCount: 1, CurrentPeriodStart: start, CurrentPeriodEnd: end, CurrentMeterPeriodStart: &start,
 		CurrentMeterPeriodEnd: &end, StartedAt: &start}); err != nil {
 		t.Fatal(err)
 	}
-	if err := storage.SetSubscriptionPrices(ctx, s.db, w.org.ID, w.sub.ID, []uuid.UUID{fixed.ID, metered.ID}); err != nil {
+	if err := storage.SetSubscriptionPrices(ctx, s.DB, w.org.ID, w.sub.ID, []uuid.UUID{fixed.ID, metered.ID}); err != nil {
 		t.Fatal(err)
 	}
-	s.exec(t, `SELECT ensure_event_partitions(now() - interval '3 months', 6)`)
+	s.Exec(t, `SELECT ensure_event_partitions(now() - interval '3 months', 6)`)
 	for _, e := range []struct {
 		customer *uuid.UUID
 		external *string
@@ -79,10 +73,10 @@ func newMeteredWorld(t *testing.T) meteredWorld {
 		{&w.buyer.ID, nil, "page_view", now.Add(-time.Hour)},        // another meter's
 		{nil, ptr("someone-else"), "api_call", now.Add(-time.Hour)}, // another customer's
 	} {
-		s.exec(t, `INSERT INTO events (organization_id, name, customer_id, external_customer_id, "timestamp")
+		s.Exec(t, `INSERT INTO events (organization_id, name, customer_id, external_customer_id, "timestamp")
 			VALUES ($1, $2, $3, $4, $5)`, w.org.ID, e.name, e.customer, e.external, e.at)
 	}
-	if n, err := s.r.RefreshSubscriptionMeters(ctx, &w.org.ID, 0, 10); err != nil || n != 1 {
+	if n, err := s.Resolver.RefreshSubscriptionMeters(ctx, &w.org.ID, 0, 10); err != nil || n != 1 {
 		t.Fatalf("refreshing meters: %d, %v", n, err)
 	}
 	return w
@@ -126,7 +120,7 @@ func TestSubscriptionMetersRenderTheContract(t *testing.T) {
 			[]string{"aggregation", "archived_at", "created_at", "custom_label", "custom_multiplier", "filter", "id",
 				"metadata", "modified_at", "name", "organization_id", "unit"}},
 		{"the portal shows the customer the meter's name only", "/v1/customer-portal/subscriptions/",
-			"ListResource_CustomerSubscription_", func(t *testing.T) string { return w.s.session(t, w.org.Token, w.buyer.ID) },
+			"ListResource_CustomerSubscription_", func(t *testing.T) string { return w.s.NewCustomerSession(t, w.org.ID, w.buyer.ID) },
 			[]string{"created_at", "id", "modified_at", "name"}},
 	}
 	for _, tc := range tests {

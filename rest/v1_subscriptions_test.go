@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -23,7 +24,7 @@ import (
 type subscriptionWorld struct {
 	s                   *v1
 	org                 org
-	alice, bob, carol   *storage.Customer // alice has external id ext-alice
+	alice, bob, carol   resolverstest.Customer // alice has external id ext-alice
 	plan, seats, custom *storage.Product
 	percent, fixed      *storage.Discount
 	a, b, c, incomplete *storage.Subscription
@@ -33,29 +34,21 @@ type subscriptionWorld struct {
 func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 	t.Helper()
 	ctx := context.Background()
-	w := subscriptionWorld{s: s, org: s.newOrg(t, "subscriptions:read customer_sessions:write"),
+	w := subscriptionWorld{s: s, org: s.NewOrg(t, "subscriptions:read customer_sessions:write"),
 		base: time.Date(2030, 3, 1, 10, 0, 0, 0, time.UTC)}
-	w.alice, w.bob, w.carol = s.newCustomer(t, w.org.ID, "ext-alice"), s.newCustomer(t, w.org.ID, ""), s.newCustomer(t, w.org.ID, "")
-	benefit, err := storage.CreateBenefit(ctx, s.db, w.org.ID, storage.BenefitWrite{Type: "custom", Description: "Support",
+	w.alice, w.bob, w.carol = s.NewCustomer(t, w.org.ID, "ext-alice"), s.NewCustomer(t, w.org.ID, ""), s.NewCustomer(t, w.org.ID, "")
+	benefit, err := storage.CreateBenefit(ctx, s.DB, w.org.ID, storage.BenefitWrite{Type: "custom", Description: "Support",
 		Visibility: "public", Properties: storage.RawJSON(`{"note": null}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	product := func(name string, price storage.ProductPriceWrite) (*storage.Product, *storage.ProductPrice) {
-		p, err := storage.CreateProduct(ctx, s.db, w.org.ID, storage.ProductWrite{Name: name, Visibility: "public",
-			RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)})
+		p, prices, err := resolverstest.StoreProduct(ctx, s.DB, w.org.ID, storage.ProductWrite{Name: name, Visibility: "public",
+			RecurringInterval: ptr(storage.IntervalMonth), RecurringIntervalCount: ptr(1)}, []storage.ProductPriceWrite{price}, benefit.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		price.PriceCurrency = "usd"
-		pr, err := storage.CreatePrice(ctx, s.db, w.org.ID, p.ID, price)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := storage.SetProductBenefits(ctx, s.db, w.org.ID, p.ID, []uuid.UUID{benefit.ID}); err != nil {
-			t.Fatal(err)
-		}
-		return p, pr
+		return p, prices[0]
 	}
 	var planPrice, seatPrice, customPrice *storage.ProductPrice
 	w.plan, planPrice = product("Pro plan", storage.ProductPriceWrite{AmountType: "fixed", PriceAmount: ptr(int64(1500))})
@@ -63,15 +56,15 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 		SeatTiers: storage.RawJSON(`{"tiers": [{"min_seats": 1, "max_seats": null, "price_per_seat": 1000}]}`)})
 	w.custom, customPrice = product("Patron", storage.ProductPriceWrite{AmountType: "custom", MinimumAmount: ptr(int64(500)),
 		PresetAmount: ptr(int64(900))})
-	if w.percent, err = storage.CreateDiscount(ctx, s.db, w.org.ID, storage.DiscountWrite{Name: "Ten off",
+	if w.percent, err = storage.CreateDiscount(ctx, s.DB, w.org.ID, storage.DiscountWrite{Name: "Ten off",
 		Type: "percentage", BasisPoints: ptr(1000), Duration: "forever"}); err != nil {
 		t.Fatal(err)
 	}
-	if w.fixed, err = storage.CreateDiscount(ctx, s.db, w.org.ID, storage.DiscountWrite{Name: "Five off",
+	if w.fixed, err = storage.CreateDiscount(ctx, s.DB, w.org.ID, storage.DiscountWrite{Name: "Five off",
 		Type: "fixed", Amount: ptr(int64(500)), Currency: ptr("usd"), Duration: "once"}); err != nil {
 		t.Fatal(err)
 	}
-	mk := func(c *storage.Customer, p *storage.Product, pr *storage.ProductPrice, status storage.SubscriptionStatus, amount int64,
+	mk := func(c resolverstest.Customer, p *storage.Product, pr *storage.ProductPrice, status storage.SubscriptionStatus, amount int64,
 		started *time.Time, edit func(*storage.SubscriptionWrite)) *storage.Subscription {
 		sw := storage.SubscriptionWrite{CustomerID: c.ID, ProductID: p.ID, Status: status, Amount: amount, Currency: "usd",
 			RecurringInterval: "month", RecurringIntervalCount: 1, CurrentPeriodStart: w.base,
@@ -79,11 +72,11 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 		if edit != nil {
 			edit(&sw)
 		}
-		sub, err := storage.CreateSubscription(ctx, s.db, w.org.ID, w.base, sw)
+		sub, err := storage.CreateSubscription(ctx, s.DB, w.org.ID, w.base, sw)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := storage.SetSubscriptionPrices(ctx, s.db, w.org.ID, sub.ID, []uuid.UUID{pr.ID}); err != nil {
+		if err := storage.SetSubscriptionPrices(ctx, s.DB, w.org.ID, sub.ID, []uuid.UUID{pr.ID}); err != nil {
 			t.Fatal(err)
 		}
 		return sub
@@ -96,14 +89,14 @@ func newSubscriptionWorld(t *testing.T, s *v1) subscriptionWorld {
 		sw.TrialStart, sw.TrialEnd = &w.base, ptr(w.base.AddDate(0, 0, 14))
 	})
 	w.c = mk(w.alice, w.custom, customPrice, "canceled", 900, ptr(w.base.Add(-time.Hour)), nil)
-	s.exec(t, `UPDATE subscriptions SET canceled_at = $2, ended_at = $2, ends_at = $2,
+	s.Exec(t, `UPDATE subscriptions SET canceled_at = $2, ended_at = $2, ends_at = $2,
 		customer_cancellation_reason = 'unused' WHERE id = $1`, w.c.ID, w.base)
 	w.incomplete = mk(w.alice, w.plan, planPrice, "incomplete", 1500, nil, nil)
-	if _, err := storage.SchedulePendingUpdate(ctx, s.db, w.base, storage.PendingSubscriptionUpdate{OrganizationID: w.org.ID,
+	if _, err := storage.SchedulePendingUpdate(ctx, s.DB, w.base, storage.PendingSubscriptionUpdate{OrganizationID: w.org.ID,
 		SubscriptionID: w.a.ID, ProductID: &w.custom.ID, AppliesAt: w.base.AddDate(0, 1, 0)}); err != nil {
 		t.Fatal(err)
 	}
-	s.exec(t, `INSERT INTO customer_seats (organization_id, subscription_id, status, customer_id, claimed_at)
+	s.Exec(t, `INSERT INTO customer_seats (organization_id, subscription_id, status, customer_id, claimed_at)
 		VALUES ($1, $2, 'claimed', $3, now())`, w.org.ID, w.b.ID, w.carol.ID)
 	return w
 }
@@ -193,7 +186,7 @@ func TestListSubscriptionsServesTheContract(t *testing.T) {
 	}
 
 	t.Run("a token without a subscriptions scope is insufficient_scope", func(t *testing.T) {
-		tok := s.newToken(t, w.org.ID, "customers:read")
+		tok := s.NewToken(t, w.org.ID, "customers:read")
 		insufficientScope("subscriptions:read subscriptions:write").check(t, s.do(t, call{target: "/v1/subscriptions/", token: tok}))
 	})
 
@@ -233,7 +226,7 @@ func TestListSubscriptionsServesTheContract(t *testing.T) {
 	})
 
 	t.Run("another organization sees none of them", func(t *testing.T) {
-		other := s.newOrg(t, "subscriptions:read")
+		other := s.NewOrg(t, "subscriptions:read")
 		rec := s.do(t, call{target: "/v1/subscriptions/", token: other.Token})
 		want{status: 200, body: `{"items":[],"pagination":{"total_count":0,"max_page":0}}`}.check(t, rec)
 	})
@@ -243,8 +236,8 @@ func TestPortalSubscriptionsServeTheContract(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
 	w := newSubscriptionWorld(t, s)
-	alice := s.session(t, w.org.Token, w.alice.ID)
-	carol := s.session(t, w.org.Token, w.carol.ID)
+	alice := s.NewCustomerSession(t, w.org.ID, w.alice.ID)
+	carol := s.NewCustomerSession(t, w.org.ID, w.carol.ID)
 	tests := []struct {
 		name   string
 		target string

@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/internal/webhook"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 )
 
 // webhooksFixture is an organization with write, read and unrelated tokens, a second
@@ -25,25 +25,11 @@ type webhooksFixture struct {
 func newWebhooksFixture(t *testing.T) webhooksFixture {
 	t.Helper()
 	s := newV1(t)
-	f := webhooksFixture{s: s, org: s.newOrg(t, "webhooks:write"), other: s.newOrg(t, "webhooks:write")}
-	f.read = s.newToken(t, f.org.ID, "webhooks:read")
-	f.wrongScope = s.newToken(t, f.org.ID, "orders:read")
-	f.user = f.userToken(t, "webhooks:write", f.org.ID, f.other.ID)
+	f := webhooksFixture{s: s, org: s.NewOrg(t, "webhooks:write"), other: s.NewOrg(t, "webhooks:write")}
+	f.read = s.NewToken(t, f.org.ID, "webhooks:read")
+	f.wrongScope = s.NewToken(t, f.org.ID, "orders:read")
+	f.user = s.NewUser(t, resolverstest.UserSpec{Scope: "webhooks:write", Orgs: []uuid.UUID{f.org.ID, f.other.ID}}).Token
 	return f
-}
-
-// userToken makes a user who belongs to orgs and returns a personal access token of theirs.
-func (f webhooksFixture) userToken(tb testing.TB, scope string, orgs ...uuid.UUID) string {
-	tb.Helper()
-	userID := uuid.New()
-	f.s.exec(tb, `INSERT INTO users (id, email) VALUES ($1, $2)`, userID, "u-"+randomHex(4)+"@example.com")
-	for _, o := range orgs {
-		f.s.exec(tb, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, userID, o)
-	}
-	tok := auth.Generate(auth.PrefixPersonalAccessToken)
-	f.s.exec(tb, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`,
-		userID, auth.Hash(f.s.secret, tok), scope)
-	return tok
 }
 
 // create makes an endpoint through /v1 with an organization token and returns its id.
@@ -156,7 +142,7 @@ func TestWebhookEndpointListAndDeleteServeTheContract(t *testing.T) {
 	f := newWebhooksFixture(t)
 	first := f.create(t, f.org.Token, "https://a.example.com/")
 	second := f.create(t, f.org.Token, "https://b.example.com/")
-	f.s.exec(t, `UPDATE webhook_endpoints SET created_at = now() - interval '1 minute' WHERE id = $1`, first)
+	f.s.Exec(t, `UPDATE webhook_endpoints SET created_at = now() - interval '1 minute' WHERE id = $1`, first)
 	foreign := f.create(t, f.other.Token, "https://c.example.com/")
 
 	list := func(query, token string) call {
@@ -216,7 +202,7 @@ func TestWebhookEndpointsMayBeLocalWhenDeliveriesMayBe(t *testing.T) {
 	s := newV1(t, func(d *resolvers.Deps) {
 		d.Webhooks = resolvers.NewWebhookDelivery(&webhook.Sender{AllowPrivate: true})
 	})
-	o := s.newOrg(t, "webhooks:write")
+	o := s.NewOrg(t, "webhooks:write")
 	post := func(url string) call {
 		return call{method: http.MethodPost, target: "/v1/webhooks/endpoints", token: o.Token, body: webhookBody(url, "")}
 	}

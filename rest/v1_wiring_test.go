@@ -19,9 +19,9 @@ import (
 func TestV1WorksMountedAsCmdTillMountsIt(t *testing.T) {
 	t.Parallel()
 	s := newV1(t)
-	o := s.newOrg(t, "customers:read customer_sessions:write")
-	c := s.newCustomer(t, o.ID, "ext-1")
-	s.addCard(t, o.ID, c.ID, "4242", time.Minute)
+	o := s.NewOrg(t, "customers:read customer_sessions:write")
+	c := s.NewCustomer(t, o.ID, "ext-1")
+	s.AddCard(t, o.ID, c.ID, "4242", time.Minute)
 	var pattern string
 	outer := chi.NewRouter()
 	outer.Use(func(next http.Handler) http.Handler {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"till/resolvers/resolverstest"
 	"till/storage/storagetest"
 )
 
@@ -138,26 +139,26 @@ func TestServeFromScratch(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, want)
 		}
 	}
-	body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`)
+	body := postGraphQL(t, base, token, `{ organization { slug } }`)
 	if !strings.Contains(body, `"slug":"demo"`) {
 		t.Fatalf("organization query answered %s", body)
 	}
-	rotated := postGraphQL(t, base, token, `{"query":"mutation { rotateLicenseSigningKey { keyId } }"}`)
+	rotated := postGraphQL(t, base, token, `mutation { rotateLicenseSigningKey { keyId } }`)
 	kid := regexp.MustCompile(`"keyId":"([^"]+)"`).FindStringSubmatch(rotated)
-	orgID := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(postGraphQL(t, base, token, `{"query":"{ organization { id } }"}`))
+	orgID := regexp.MustCompile(`"id":"([^"]+)"`).FindStringSubmatch(postGraphQL(t, base, token, `{ organization { id } }`))
 	if kid == nil || orgID == nil {
 		t.Fatalf("rotateLicenseSigningKey answered %s", rotated)
 	}
 	if jwks := get(t, base+"/.well-known/till/organizations/"+orgID[1]+"/license-keys.json"); !strings.Contains(jwks, `"kid":"`+kid[1]+`"`) {
 		t.Errorf("published license keys lack %s: %s", kid[1], jwks)
 	}
-	created := postGraphQL(t, base, token, `{"query":"mutation { createCustomer(input: {email: \"ev@example.com\"}) { id } }"}`)
+	created := postGraphQL(t, base, token, `mutation { createCustomer(input: {email: "ev@example.com"}) { id } }`)
 	if !strings.Contains(created, `"createCustomer":{"id"`) {
 		t.Fatalf("createCustomer answered %s", created)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		events := postGraphQL(t, base, token, `{"query":"{ domainEvents(type: [\"customer.created\"]) { items { type payload } } }"}`)
+		events := postGraphQL(t, base, token, `{ domainEvents(type: ["customer.created"]) { items { type payload } } }`)
 		if strings.Contains(events, `\"email\":\"ev@example.com\"`) || strings.Contains(events, `"email":"ev@example.com"`) {
 			if !strings.Contains(events, `"type":"customer.created","timestamp":"`) {
 				t.Errorf("payload lacks the webhook envelope: %s", events)
@@ -183,7 +184,7 @@ func TestServeFromScratch(t *testing.T) {
 		!strings.Contains(err.Error(), "already uses") {
 		t.Errorf("a second serve on the same data directory: err = %v", err)
 	}
-	if body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+	if body := postGraphQL(t, base, token, `{ organization { slug } }`); !strings.Contains(body, `"demo"`) {
 		t.Errorf("the server stopped answering after an admin command ran next to it: %s", body)
 	}
 	stop()
@@ -209,10 +210,10 @@ func TestServeFromScratch(t *testing.T) {
 	if tokenLine.MatchString(out2.String()) {
 		t.Errorf("restart printed a token again:\n%s", out2.String())
 	}
-	if body := postGraphQL(t, base, token, `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+	if body := postGraphQL(t, base, token, `{ organization { slug } }`); !strings.Contains(body, `"demo"`) {
 		t.Errorf("first token stopped working after restart: %s", body)
 	}
-	if body := postGraphQL(t, base, acmeToken[1], `{"query":"{ customers { pagination { totalCount } } }"}`); !strings.Contains(body, `"totalCount":0`) {
+	if body := postGraphQL(t, base, acmeToken[1], `{ customers { pagination { totalCount } } }`); !strings.Contains(body, `"totalCount":0`) {
 		t.Errorf("CLI token does not work: %s", body)
 	}
 }
@@ -256,18 +257,14 @@ func startServe(t *testing.T, vars map[string]string) (*syncBuffer, func()) {
 	return out, stop
 }
 
-func postGraphQL(t *testing.T, base, token, body string) string {
+// postGraphQL runs a query against the server at base and returns the raw body.
+func postGraphQL(t *testing.T, base, token, query string) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	res, err := resolverstest.Post(t.Context(), http.DefaultClient, base+"/graphql", token, query, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return string(res.Body)
 }
 
 func get(t *testing.T, url string) string {
@@ -334,7 +331,7 @@ func TestServeWithDatabaseURL(t *testing.T) {
 	if token == nil {
 		t.Fatalf("no demo token printed on an empty database:\n%s", out.String())
 	}
-	if body := postGraphQL(t, "http://"+addr, token[1], `{"query":"{ organization { slug } }"}`); !strings.Contains(body, `"demo"`) {
+	if body := postGraphQL(t, "http://"+addr, token[1], `{ organization { slug } }`); !strings.Contains(body, `"demo"`) {
 		t.Fatalf("organization query answered %s", body)
 	}
 }

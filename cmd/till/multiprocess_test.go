@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/resolvers/resolverstest"
 	"till/storage/storagetest"
 )
 
@@ -108,7 +108,7 @@ func TestManyProcessesKeepEveryGuarantee(t *testing.T) {
 	var advanced sync.WaitGroup
 	for i := range 2 {
 		advanced.Go(func() {
-			_ = graphQL(server(i), token, `mutation($to: DateTime!) { advanceTestClock(input: {to: $to}) { renewals } }`,
+			_ = resolverstest.Call(t.Context(), http.DefaultClient, server(i)+"/graphql", token, `mutation($to: DateTime!) { advanceTestClock(input: {to: $to}) { renewals } }`,
 				map[string]any{"to": month}, nil)
 		})
 	}
@@ -145,7 +145,7 @@ func buy(t *testing.T, server func(int) string, i int, token string, product uui
 	var id uuid.UUID
 	for try := i; ; try++ {
 		var c struct{ CreateCheckout struct{ ID uuid.UUID } }
-		if graphQL(server(try), token, `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
+		if resolverstest.Call(t.Context(), http.DefaultClient, server(try)+"/graphql", token, `mutation($in: CheckoutCreateInput!) { createCheckout(input: $in) { id } }`,
 			map[string]any{"in": map[string]any{"products": []uuid.UUID{product}, "customerEmail": fmt.Sprintf("buyer-%d@example.com", i)}},
 			&c) == nil {
 			id = c.CreateCheckout.ID
@@ -155,14 +155,14 @@ func buy(t *testing.T, server func(int) string, i int, token string, product uui
 	deadline := time.Now().Add(90 * time.Second)
 	for try := i; time.Now().Before(deadline); try++ {
 		var c struct{ Checkout struct{ Status string } }
-		if graphQL(server(try), token, `query($id: UUID!) { checkout(id: $id) { status } }`, map[string]any{"id": id}, &c) != nil {
+		if resolverstest.Call(t.Context(), http.DefaultClient, server(try)+"/graphql", token, `query($id: UUID!) { checkout(id: $id) { status } }`, map[string]any{"id": id}, &c) != nil {
 			continue
 		}
 		switch c.Checkout.Status {
 		case "succeeded":
 			return
 		case "open":
-			_ = graphQL(server(try), token, `mutation($id: UUID!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa"}) { status } }`,
+			_ = resolverstest.Call(t.Context(), http.DefaultClient, server(try)+"/graphql", token, `mutation($id: UUID!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa"}) { status } }`,
 				map[string]any{"id": id}, nil)
 		default: // confirmed: a purchase is running, or died and waits for its lease
 			time.Sleep(200 * time.Millisecond)
@@ -195,37 +195,11 @@ func ingestTwice(t *testing.T, server func(int) string, half int, token string, 
 	}
 }
 
-// graphQL posts an operation and decodes its data into out; an error for a failed request or
-// a GraphQL error.
-func graphQL(base, token, query string, vars map[string]any, out any) error {
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var answer struct {
-		Data   json.RawMessage
-		Errors []json.RawMessage
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return err
-	}
-	if len(answer.Errors) > 0 {
-		return fmt.Errorf("graphql: %s", answer.Errors[0])
-	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(answer.Data, out)
-}
-
+// mustGraphQL runs an operation against the server at base and fails the test unless it
+// succeeds.
 func mustGraphQL(t *testing.T, base, token, query string, vars map[string]any, out any) {
 	t.Helper()
-	if err := graphQL(base, token, query, vars, out); err != nil {
+	if err := resolverstest.Call(t.Context(), http.DefaultClient, base+"/graphql", token, query, vars, out); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,9 @@ package resolverstest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -74,30 +76,31 @@ func (f *FieldError) UnmarshalJSON(b []byte) error {
 // Vars are the variables of an operation.
 type Vars = map[string]any
 
-// Do POSTs an operation to /graphql with token as bearer (none when empty) and returns the
-// answer whatever its status.
-func (s *Server) Do(tb testing.TB, token, query string, vars Vars) *Response {
-	tb.Helper()
+// Post sends one operation to the /graphql endpoint at url over client, with token as bearer
+// (none when empty), and returns the answer whatever its status; the error is for an answer
+// that never came. It is the one GraphQL client of the tests: the harness's own, and that of
+// tests that drive a till process over the network.
+func Post(ctx context.Context, client *http.Client, url, token, query string, vars Vars) (*Response, error) {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		tb.Fatalf("encoding request: %v", err)
+		return nil, fmt.Errorf("encoding request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(tb.Context(), http.MethodPost, s.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		tb.Fatalf("building request: %v", err)
+		return nil, fmt.Errorf("building request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	res, err := s.http.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
-		tb.Fatalf("POST /graphql: %v", err)
+		return nil, fmt.Errorf("POST %s: %w", url, err)
 	}
 	defer res.Body.Close()
 	out := &Response{Status: res.StatusCode, Header: res.Header}
 	if out.Body, err = io.ReadAll(res.Body); err != nil {
-		tb.Fatalf("reading response: %v", err)
+		return nil, fmt.Errorf("reading response: %w", err)
 	}
 	// A body that is not a GraphQL response keeps Data and Errors empty; tests read Body for
 	// it. Data stays nil when the response has no data entry (a request error).
@@ -111,13 +114,52 @@ func (s *Server) Do(tb testing.TB, token, query string, vars Vars) *Response {
 	if json.Unmarshal(out.Body, &env) == nil {
 		out.Data, out.Errors, out.Cost = env.Data, env.Errors, env.Extensions.Cost
 	}
-	return out
+	return out, nil
+}
+
+// Decode decodes the data of an operation that succeeded into out (when not nil), and
+// otherwise returns why it did not: the first GraphQL error, or a body that carries neither
+// data nor errors. It is for callers that must not stop a test from where they run (load
+// generators, goroutines of their own).
+func (r *Response) Decode(out any) error {
+	if len(r.Errors) > 0 {
+		e := r.Errors[0]
+		return fmt.Errorf("graphql: %s (%s %s)", e.Message, e.Extensions.Code, e.Extensions.Reason)
+	}
+	if r.Data == nil {
+		return fmt.Errorf("no GraphQL response: HTTP %d: %s", r.Status, r.Body)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(r.Data, out)
+}
+
+// Call posts an operation with Post and decodes its outcome with Decode, for callers that
+// handle a failed operation themselves (a retry, a count of failures).
+func Call(ctx context.Context, client *http.Client, url, token, query string, vars Vars, out any) error {
+	res, err := Post(ctx, client, url, token, query, vars)
+	if err != nil {
+		return err
+	}
+	return res.Decode(out)
+}
+
+// Do POSTs an operation to the application's /graphql with token as bearer (none when
+// empty) and returns the answer whatever its status.
+func (a *App) Do(tb testing.TB, token, query string, vars Vars) *Response {
+	tb.Helper()
+	res, err := Post(tb.Context(), a.http, a.url, token, query, vars)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return res
 }
 
 // Query runs an operation that must succeed and decodes its data into out (when not nil).
-func (s *Server) Query(tb testing.TB, token, query string, vars Vars, out any) {
+func (a *App) Query(tb testing.TB, token, query string, vars Vars, out any) {
 	tb.Helper()
-	res := s.Do(tb, token, query, vars)
+	res := a.Do(tb, token, query, vars)
 	if res.Status != http.StatusOK || len(res.Errors) > 0 {
 		tb.Fatalf("operation failed: HTTP %d: %s", res.Status, res.Body)
 	}
@@ -129,9 +171,9 @@ func (s *Server) Query(tb testing.TB, token, query string, vars Vars, out any) {
 }
 
 // QueryError runs an operation that must fail with exactly one GraphQL error and returns it.
-func (s *Server) QueryError(tb testing.TB, token, query string, vars Vars) Error {
+func (a *App) QueryError(tb testing.TB, token, query string, vars Vars) Error {
 	tb.Helper()
-	res := s.Do(tb, token, query, vars)
+	res := a.Do(tb, token, query, vars)
 	if len(res.Errors) != 1 {
 		tb.Fatalf("want exactly one GraphQL error, got HTTP %d: %s", res.Status, res.Body)
 	}

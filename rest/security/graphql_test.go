@@ -179,7 +179,7 @@ func (w *world) graphql(t *testing.T, token, doc string, vars map[string]any) gq
 // TestEveryRootFieldDeclaresOneGuard: the schema says who may call each root field, once.
 func TestEveryRootFieldDeclaresOneGuard(t *testing.T) {
 	w := newWorld(t)
-	for _, f := range rootFields(w.schema.Schema().Schema()) {
+	for _, f := range rootFields(w.Resolver.Schema().Schema()) {
 		if n := len(guardsOf(f)); n != 1 {
 			t.Errorf("root field %s declares %d guards (%s); each needs exactly one of @%s", f.Name, n,
 				directivesText(guardsOf(f)), strings.Join(guardDirectives, ", @"))
@@ -191,7 +191,7 @@ func TestEveryRootFieldDeclaresOneGuard(t *testing.T) {
 // against what the field's declared guard promises.
 func TestGraphQLGuardMatrix(t *testing.T) {
 	w := newWorld(t)
-	schema := w.schema.Schema().Schema()
+	schema := w.Resolver.Schema().Schema()
 	for _, f := range rootFields(schema) {
 		doc, vars := operationFor(schema, f)
 		t.Run(f.Name, func(t *testing.T) {

@@ -7,16 +7,14 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
-	"till/internal/payment"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 	"till/storage"
 	"till/storage/storagetest"
@@ -51,68 +49,41 @@ func (p principal) holdsAny(scopes []auth.Scope) bool {
 
 // world is the server under attack and everyone who calls it.
 type world struct {
-	db         *sqlx.DB
-	secret     []byte
+	*resolverstest.App
 	h          http.Handler
-	schema     *resolvers.Resolver
 	routes     []rest.Route
 	principals []principal
 }
 
 // newWorld wires /graphql and /v1 as till serve does, over a fresh database holding two
-// organizations, and creates one credential of every kind.
+// organizations, and creates one credential of every kind. The attacks log no warnings:
+// refusing them is the expected outcome.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	db := storagetest.New(t)
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	r := resolvers.New(resolvers.Deps{DB: db, Secret: secret, Logger: logger, PortalURL: "https://portal.till.test",
-		Payments: payment.NewTestProcessor()})
-	authn := auth.Middleware(r, secret)
-	v1, err := rest.New(r, authn, logger)
+	app := resolverstest.NewApp(t, storagetest.New(t), func(d *resolvers.Deps) {
+		d.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+	})
+	v1, err := rest.New(app.Resolver, auth.Middleware(app.Resolver, app.Secret), app.Deps.Logger)
 	if err != nil {
 		t.Fatalf("rest.New: %v", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", authn(r.Handler()))
+	mux.Handle("/graphql", app.GraphQL)
 	mux.Handle("/", v1)
-	w := &world{db: db, secret: secret, h: mux, schema: r, routes: rest.Table(r)}
-	w.principals = w.credentials(t, unusedScope(t, r.Schema().Schema(), w.routes))
+	w := &world{App: app, h: mux, routes: rest.Table(app.Resolver)}
+	w.principals = w.credentials(t, unusedScope(t, app.Resolver.Schema().Schema(), w.routes))
 	return w
 }
 
-func (w *world) exec(t *testing.T, query string, args ...any) {
-	t.Helper()
-	if _, err := w.db.ExecContext(context.Background(), query, args...); err != nil {
-		t.Fatalf("exec %q: %v", strings.Join(strings.Fields(query), " "), err)
-	}
-}
-
-func (w *world) org(t *testing.T) uuid.UUID {
-	t.Helper()
-	slug := "org-" + randomHex(6)
-	o, err := storage.CreateOrganization(context.Background(), w.db, "Org "+slug, slug)
-	if err != nil {
-		t.Fatalf("creating organization: %v", err)
-	}
-	return o.ID
-}
-
-// orgToken creates an organization access token; expired ones expired an hour ago.
-func (w *world) orgToken(t *testing.T, orgID uuid.UUID, scope string, expired bool) (string, uuid.UUID) {
+// expiredToken creates an organization access token that expired an hour ago.
+func (w *world) expiredToken(t *testing.T, orgID uuid.UUID, scope string) string {
 	t.Helper()
 	tok := auth.Generate(auth.PrefixOrganizationAccessToken)
-	var expires *time.Time
-	if expired {
-		past := time.Now().Add(-time.Hour)
-		expires = &past
-	}
-	row, err := storage.CreateOrganizationToken(context.Background(), w.db, orgID, auth.Hash(w.secret, tok), scope, "", expires)
-	if err != nil {
+	past := time.Now().Add(-time.Hour)
+	if _, err := storage.CreateOrganizationToken(context.Background(), w.DB, orgID, auth.Hash(w.Secret, tok), scope, "", &past); err != nil {
 		t.Fatalf("creating organization token: %v", err)
 	}
-	return tok, row.ID
+	return tok
 }
 
 // credentials creates every principal of the matrix. Organization A owns everything the
@@ -120,43 +91,29 @@ func (w *world) orgToken(t *testing.T, orgID uuid.UUID, scope string, expired bo
 func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 	t.Helper()
 	ctx := context.Background()
-	a, b := w.org(t), w.org(t)
 	all := auth.NewScopeSet(auth.AllScopes()...)
 	allText := all.String()
-	owner, _ := w.orgToken(t, a, allText, false)
-	other, _ := w.orgToken(t, b, allText, false)
-	narrow, _ := w.orgToken(t, a, string(noScope), false)
-	expired, _ := w.orgToken(t, a, allText, true)
-	revoked, revokedID := w.orgToken(t, a, allText, false)
-	w.exec(t, `UPDATE organization_access_tokens SET deleted_at = now() WHERE id = $1`, revokedID)
+	orgA, orgB := w.NewOrg(t, allText), w.NewOrg(t, allText)
+	a, owner, other := orgA.ID, orgA.Token, orgB.Token
+	narrow := w.NewToken(t, a, string(noScope))
+	expired := w.expiredToken(t, a, allText)
+	revoked := w.NewToken(t, a, allText)
+	w.Exec(t, `UPDATE organization_access_tokens SET deleted_at = now() WHERE token = $1`, auth.Hash(w.Secret, revoked))
 	badChecksum := owner[:len(owner)-1] + flip(owner[len(owner)-1])
 
-	c, err := storage.CreateCustomer(ctx, w.db, a, storage.CustomerWrite{Email: ptr("buyer-" + randomHex(4) + "@example.com")})
-	if err != nil {
-		t.Fatalf("creating customer: %v", err)
-	}
-	customerSession := auth.Generate(auth.PrefixCustomerSession)
-	if _, err := storage.CreateCustomerSession(ctx, w.db, a, c.ID, auth.Hash(w.secret, customerSession), time.Now().Add(time.Hour), nil); err != nil {
-		t.Fatalf("creating customer session: %v", err)
-	}
+	c := w.NewCustomer(t, a, "")
+	customerSession := w.NewCustomerSession(t, a, c.ID)
 	memberSession := func(role string) string {
-		id := uuid.New()
-		w.exec(t, `INSERT INTO members (id, organization_id, customer_id, email, role) VALUES ($1, $2, $3, $4, $5)`,
-			id, a, c.ID, role+"-"+randomHex(4)+"@example.com", role)
-		tok := auth.Generate(auth.PrefixMemberSession)
-		if _, err := storage.CreateMemberSession(ctx, w.db, a, c.ID, id, auth.Hash(w.secret, tok), time.Now().Add(time.Hour), nil); err != nil {
-			t.Fatalf("creating member session: %v", err)
-		}
-		return tok
+		var id uuid.UUID
+		w.Get(t, &id, `INSERT INTO members (organization_id, customer_id, email, role) VALUES ($1, $2, $3, $4) RETURNING id`,
+			a, c.ID, role+"-"+randomHex(4)+"@example.com", role)
+		return w.NewMemberSession(t, a, c.ID, id)
 	}
 
-	user := uuid.New()
-	w.exec(t, `INSERT INTO users (id, email, email_verified) VALUES ($1, $2, true)`, user, "u-"+randomHex(4)+"@example.com")
-	w.exec(t, `INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, user, a)
-	pat := auth.Generate(auth.PrefixPersonalAccessToken)
-	w.exec(t, `INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, $2, $3)`, user, auth.Hash(w.secret, pat), allText)
+	u := w.NewUser(t, resolverstest.UserSpec{Scope: allText, Orgs: []uuid.UUID{a}, EmailVerified: true})
+	user, pat := u.ID, u.Token
 	clientID := auth.Generate(auth.PrefixClientID)
-	if _, err := storage.CreateOAuth2Client(ctx, w.db, storage.OAuth2ClientOwner{UserID: &user}, storage.OAuth2ClientWrite{
+	if _, err := storage.CreateOAuth2Client(ctx, w.DB, storage.OAuth2ClientOwner{UserID: &user}, storage.OAuth2ClientWrite{
 		ClientID: clientID, ClientName: "App", RedirectURIs: []string{"https://app.example/callback"}, Scope: allText,
 		TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code"}, ResponseTypes: []string{"code"},
 		DefaultSubType: "user"}); err != nil {
@@ -168,14 +125,14 @@ func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 			prefix = auth.PrefixOAuthOrganizationAccessToken
 		}
 		tok := auth.Generate(prefix)
-		wr := storage.OAuth2TokenWrite{ClientID: clientID, AccessToken: auth.Hash(w.secret, tok), Scope: allText,
+		wr := storage.OAuth2TokenWrite{ClientID: clientID, AccessToken: auth.Hash(w.Secret, tok), Scope: allText,
 			SubType: sub, ExpiresIn: time.Hour, ConsentedBy: &user}
 		if sub == "user" {
 			wr.UserID = &user
 		} else {
 			wr.OrganizationID = &a
 		}
-		if _, err := storage.CreateOAuth2Token(ctx, w.db, wr); err != nil {
+		if _, err := storage.CreateOAuth2Token(ctx, w.DB, wr); err != nil {
 			t.Fatalf("creating OAuth2 token: %v", err)
 		}
 		return tok
@@ -205,8 +162,6 @@ func flip(c byte) string {
 	}
 	return "a"
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func randomHex(n int) string {
 	b := make([]byte, n)

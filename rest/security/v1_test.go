@@ -129,7 +129,7 @@ func TestEveryRouteDeclaresAGuard(t *testing.T) {
 	w := newWorld(t)
 	docs := mustDocuments(t)
 	for _, r := range w.routes {
-		if _, ok := guardOfRoute(t, w.schema.Schema().Schema(), docs, r); !ok {
+		if _, ok := guardOfRoute(t, w.Resolver.Schema().Schema(), docs, r); !ok {
 			t.Errorf("%s %s declares no guard", r.Method, r.Path)
 		}
 	}
@@ -139,7 +139,7 @@ func TestEveryRouteDeclaresAGuard(t *testing.T) {
 // route's guard and every answer against the published contract.
 func TestV1GuardMatrix(t *testing.T) {
 	w := newWorld(t)
-	schema := w.schema.Schema().Schema()
+	schema := w.Resolver.Schema().Schema()
 	docs := mustDocuments(t)
 	for _, r := range w.routes {
 		g, ok := guardOfRoute(t, schema, docs, r)
