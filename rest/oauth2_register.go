@@ -264,7 +264,7 @@ func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resol
 	var te *resolvers.Error
 	switch {
 	case errors.As(err, &oe):
-		writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, nil)
+		writeOAuth2Error(w, oe)
 	case !errors.As(err, &te):
 		logRegistrationFailure(req.Context(), r, req, err)
 		writeInternal(w)
@@ -277,8 +277,8 @@ func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resol
 		}
 		auth.WriteInsufficientScope(w, scopes)
 	case te.Code == resolvers.CodeNotFound:
-		writeOAuth2Error(w, http.StatusUnauthorized, "invalid_client", "",
-			map[string]string{"WWW-Authenticate": `Basic error="invalid_client", error_description=""`})
+		writeOAuth2Error(w, &resolvers.OAuth2Error{Status: http.StatusUnauthorized, Code: "invalid_client",
+			Header: http.Header{"Www-Authenticate": {`Basic error="invalid_client", error_description=""`}}})
 	case len(te.Errors) > 0:
 		writeFieldErrors(w, req, r, body, te)
 	default:
@@ -300,7 +300,8 @@ func writeFieldErrors(w http.ResponseWriter, req *http.Request, r *resolvers.Res
 		others = append(others, fe)
 	}
 	if len(others) == 0 && scopeFailed {
-		writeOAuth2Error(w, http.StatusBadRequest, "invalid_client_metadata", "Invalid claim 'scope'", nil)
+		writeOAuth2Error(w, &resolvers.OAuth2Error{Status: http.StatusBadRequest, Code: "invalid_client_metadata",
+			Description: "Invalid claim 'scope'"})
 		return
 	}
 	route := Route{Body: body}
