@@ -15,8 +15,8 @@ type TokenQuery struct {
 	Client        ClientCredentials
 	Token         string
 	TokenTypeHint string
-	// Malformed says the form could not be read, or holds text PostgreSQL cannot store; the
-	// other fields are then empty.
+	// Malformed says the form could not be read, or holds text PostgreSQL cannot store
+	// (U+0000, bytes that are not UTF-8); nothing else of the request is read then.
 	Malformed bool
 }
 

@@ -97,7 +97,7 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 		switch {
 		case errors.As(err, &fail):
 			writeOAuth2Error(w, fail)
-		case err != nil:
+		case err != nil: // auth.ErrInvalidToken, the one other failure
 			auth.WriteInvalidToken(w)
 		default:
 			writeOAuthJSON(w, http.StatusOK, info)
