@@ -19,38 +19,6 @@ import (
 // codeTTL is how long an authorization code can be exchanged (authlib's 300 s).
 const codeTTL = 300 * time.Second
 
-// OAuth2Error is an OAuth 2.0 protocol error (RFC 6749 §4.1.2.1, §5.2). The OAuth endpoints
-// render it as {"error", "error_description"} — or, when Redirect is set, as a redirect to the
-// client, because the request named a valid client and redirect URI that may receive it.
-type OAuth2Error struct {
-	// Code is the RFC 6749 error code: invalid_request, invalid_client, invalid_grant, …
-	Code        string
-	Description string
-	// Status is the HTTP status when the error is shown: 400, or 401 for invalid_client.
-	Status int
-	// Redirect, when set, is the client's redirect URI that receives the error with State.
-	Redirect string
-	State    string
-	// RetryAfter, when set, is how long a throttled client must wait (the Retry-After header).
-	RetryAfter time.Duration
-}
-
-// Error reads as the wire code and description.
-func (e *OAuth2Error) Error() string { return e.Code + ": " + e.Description }
-
-// RedirectURL is Redirect with error, error_description and state added.
-func (e *OAuth2Error) RedirectURL(issuer string) string {
-	params := url.Values{"error": {e.Code}}
-	if e.Description != "" {
-		params.Set("error_description", e.Description)
-	}
-	return withQuery(e.Redirect, params, e.State, issuer)
-}
-
-func oauthError(status int, code, description string) *OAuth2Error {
-	return &OAuth2Error{Code: code, Description: description, Status: status}
-}
-
 // AuthorizeRequest carries the parameters of an authorization request (the query string of
 // GET /v1/oauth2/authorize, or the consent mutation's input).
 type AuthorizeRequest struct {
@@ -65,6 +33,9 @@ type AuthorizeRequest struct {
 	Prompt              string
 	SubType             string
 	OrganizationID      *uuid.UUID
+	// Malformed says the query holds text PostgreSQL cannot store (U+0000, bytes that are not
+	// UTF-8); nothing else of the request is read then.
+	Malformed bool
 }
 
 // ValidAuthorization is an authorization request that passed validation: the client, the

@@ -3,86 +3,98 @@ package resolvers
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"till/graph/model"
 	"till/internal/auth"
-	"till/storage"
 )
 
-// OAuth2ClientMetadata is an RFC 7591 client metadata document as /v1/oauth2/register
-// receives it. Nil pointers and nil slices are absent fields, so the use cases fill the same
-// defaults as for GraphQL; an empty non-nil slice is sent on and refused like any other.
-type OAuth2ClientMetadata struct {
-	RedirectURIs            []string
-	TokenEndpointAuthMethod *string
-	GrantTypes              []string
-	ResponseTypes           []string
-	Scope                   *string
-	ClientName              string
-	ClientURI               *string
-	LogoURI                 *string
-	TosURI                  *string
-	PolicyURI               *string
-	DefaultSubType          *string
+// OAuth2ClientRequest is a call to the registration endpoints: /v1/oauth2/register (RFC
+// 7591) and /v1/oauth2/register/{client_id} (RFC 7592).
+type OAuth2ClientRequest struct {
+	// ClientID is the client of the path; empty for a registration.
+	ClientID string
+	// Document is the client metadata of a registration or an update once its JSON types were
+	// checked, keyed by GraphQL field names (redirectUris, clientName, …, and clientId, the
+	// update's own copy of the id). Absent fields take the use case's defaults.
+	Document map[string]any
+	// MalformedBody says the body's JSON types were refused. The caller is still checked
+	// first, as upstream checks it before the body.
+	MalformedBody bool
 }
 
-// OAuth2ClientConfiguration is a registered client as the registration endpoints show it
-// (RFC 7591 §3.2.1 client information). ClientSecret is set only in the answer that created
-// the secret, since Till keeps nothing but its hash. SecretExpiresAt is nil for public
-// clients and the zero time for secrets that never expire.
-type OAuth2ClientConfiguration struct {
-	OAuth2ClientMetadata
-	ClientID        string
-	ClientSecret    *string
-	IssuedAt        time.Time
-	SecretExpiresAt *time.Time
+// OAuth2ClientOutcome is the answer of a registration endpoint: a success (Status, with the
+// Client unless it was deleted), or exactly one of OAuth2Error, Error and MalformedBody.
+type OAuth2ClientOutcome struct {
+	// Status is the success status: 201 for a registration, 200 for a read or an update, 204
+	// for a deletion.
+	Status int
+	// Client is the client information a success shows; nil after a deletion.
+	Client *OAuth2ClientConfiguration
+	// OAuth2Error is authlib's answer: 401 invalid_client for a client that is unknown,
+	// deleted or someone else's (RFC 7592 §2), 400 invalid_request for an update naming
+	// another client, 400 invalid_client_metadata for a scope alone at fault.
+	OAuth2Error *OAuth2Error
+	// Error is a Polar answer: the caller is no user (Unauthorized) or lacks the scope
+	// (insufficient_scope), the metadata's field errors, or a server fault.
+	Error *Error
+	// MalformedBody says the caller may go on and the body's JSON types are what is wrong:
+	// the answer is the shape errors found while reading it.
+	MalformedBody bool
 }
 
 // RegisterOAuth2Client creates a client for the calling user through the same use case as
-// GraphQL's createOAuth2Client, under the same scope.
-func (r *Resolver) RegisterOAuth2Client(ctx context.Context, m OAuth2ClientMetadata) (*OAuth2ClientConfiguration, error) {
-	if err := requireClientRegistrant(ctx, model.ScopeOrganizationsWrite); err != nil {
-		return nil, err
+// GraphQL's createOAuth2Client, under the same scope. The scopes the registration endpoints
+// ask of the caller are the ones GraphQL asks for the same use cases.
+func (r *Resolver) RegisterOAuth2Client(ctx context.Context, req OAuth2ClientRequest) OAuth2ClientOutcome {
+	if refused, ok := r.clientRegistrant(ctx, req, model.ScopeOrganizationsWrite); !ok {
+		return refused
 	}
-	out, err := r.createOAuth2Client(ctx, m.createInput())
+	out, err := r.createOAuth2Client(ctx, clientMetadataOf(req.Document).createInput())
 	if err != nil {
-		return nil, err
+		return r.registrationFailure(ctx, "register", err)
 	}
-	return clientConfiguration(out.Client, out.ClientSecret), nil
+	return OAuth2ClientOutcome{Status: http.StatusCreated, Client: r.clientConfiguration(out.Client, out.ClientSecret)}
 }
 
 // RegisteredOAuth2Client reads one of the calling user's clients (RFC 7592 read).
-func (r *Resolver) RegisteredOAuth2Client(ctx context.Context, clientID string) (*OAuth2ClientConfiguration, error) {
-	if err := requireClientRegistrant(ctx, model.ScopeOrganizationsRead, model.ScopeOrganizationsWrite); err != nil {
-		return nil, err
+func (r *Resolver) RegisteredOAuth2Client(ctx context.Context, req OAuth2ClientRequest) OAuth2ClientOutcome {
+	if refused, ok := r.clientRegistrant(ctx, req, model.ScopeOrganizationsRead, model.ScopeOrganizationsWrite); !ok {
+		return refused
 	}
-	c, err := r.oauth2Client(ctx, clientID)
+	c, err := r.oauth2Client(ctx, req.ClientID)
 	if err != nil {
-		return nil, err
+		return r.registrationFailure(ctx, "read", err)
 	}
-	return clientConfiguration(c, nil), nil
+	return OAuth2ClientOutcome{Status: http.StatusOK, Client: r.clientConfiguration(c, nil)}
 }
 
 // ReplaceOAuth2Client is the RFC 7592 update: the document replaces the client's metadata,
 // absent fields taking their registration defaults as upstream's full-model update does,
 // except the informational URIs, which an absent or null value leaves as they are (upstream
-// drops None before merging). bodyClientID must name the client being changed (RFC 7592
-// §2.2); a mismatch is invalid_request once the client is known to exist.
-func (r *Resolver) ReplaceOAuth2Client(ctx context.Context, clientID, bodyClientID string, m OAuth2ClientMetadata) (*OAuth2ClientConfiguration, error) {
-	if err := requireClientRegistrant(ctx, model.ScopeOrganizationsWrite); err != nil {
-		return nil, err
+// drops None before merging). The document's client_id must name the client being changed
+// (RFC 7592 §2.2); a mismatch is invalid_request once the client is known to exist.
+func (r *Resolver) ReplaceOAuth2Client(ctx context.Context, req OAuth2ClientRequest) OAuth2ClientOutcome {
+	if refused, ok := r.clientRegistrant(ctx, req, model.ScopeOrganizationsWrite); !ok {
+		return refused
 	}
-	w, err := checkOAuth2ClientCreate(m.createInput())
+	c, err := r.replaceOAuth2Client(ctx, req)
+	if err != nil {
+		return r.registrationFailure(ctx, "replace", err)
+	}
+	return OAuth2ClientOutcome{Status: http.StatusOK, Client: c}
+}
+
+func (r *Resolver) replaceOAuth2Client(ctx context.Context, req OAuth2ClientRequest) (*OAuth2ClientConfiguration, error) {
+	w, err := checkOAuth2ClientCreate(clientMetadataOf(req.Document).createInput())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.oauth2Client(ctx, clientID); err != nil {
+	if _, err := r.oauth2Client(ctx, req.ClientID); err != nil {
 		return nil, err
 	}
-	if bodyClientID != clientID {
+	if bodyClientID, _ := req.Document["clientId"].(string); bodyClientID != req.ClientID {
 		return nil, oauthError(http.StatusBadRequest, "invalid_request", "")
 	}
 	in := model.OAuth2ClientUpdateInput{ClientName: &w.ClientName, RedirectUris: w.RedirectURIs, Scope: &w.Scope,
@@ -96,31 +108,35 @@ func (r *Resolver) ReplaceOAuth2Client(ctx context.Context, clientID, bodyClient
 			*f.field = graphql.OmittableOf(f.value)
 		}
 	}
-	out, err := r.updateOAuth2Client(ctx, clientID, in)
+	out, err := r.updateOAuth2Client(ctx, req.ClientID, in)
 	if err != nil {
 		return nil, err
 	}
-	return clientConfiguration(out.Client, out.ClientSecret), nil
+	return r.clientConfiguration(out.Client, out.ClientSecret), nil
 }
 
 // DeregisterOAuth2Client deletes one of the calling user's clients through the use case that
 // also revokes its tokens (RFC 7592 delete).
-func (r *Resolver) DeregisterOAuth2Client(ctx context.Context, clientID string) error {
-	if err := requireClientRegistrant(ctx, model.ScopeOrganizationsWrite); err != nil {
-		return err
+func (r *Resolver) DeregisterOAuth2Client(ctx context.Context, req OAuth2ClientRequest) OAuth2ClientOutcome {
+	if refused, ok := r.clientRegistrant(ctx, req, model.ScopeOrganizationsWrite); !ok {
+		return refused
 	}
-	_, err := r.deleteOAuth2Client(ctx, clientID)
-	return err
+	if _, err := r.deleteOAuth2Client(ctx, req.ClientID); err != nil {
+		return r.registrationFailure(ctx, "delete", err)
+	}
+	return OAuth2ClientOutcome{Status: http.StatusNoContent}
 }
 
-// AuthorizeOAuth2ClientRegistration applies requireClientRegistrant for a read or a write
-// ahead of the use case, so /v1 can answer 401/403 before it validates the body, in
-// upstream's order.
-func (r *Resolver) AuthorizeOAuth2ClientRegistration(ctx context.Context, write bool) error {
-	if write {
-		return requireClientRegistrant(ctx, model.ScopeOrganizationsWrite)
+// clientRegistrant checks the caller, then the body's JSON types, in upstream's order: a
+// 401 or 403 wins over a malformed body. When ok is false, refused is the answer.
+func (r *Resolver) clientRegistrant(ctx context.Context, req OAuth2ClientRequest, anyOf ...model.Scope) (refused OAuth2ClientOutcome, ok bool) {
+	if err := requireClientRegistrant(ctx, anyOf...); err != nil {
+		return r.registrationFailure(ctx, "authorize", err), false
 	}
-	return requireClientRegistrant(ctx, model.ScopeOrganizationsRead, model.ScopeOrganizationsWrite)
+	if req.MalformedBody {
+		return OAuth2ClientOutcome{MalformedBody: true}, false
+	}
+	return OAuth2ClientOutcome{}, true
 }
 
 // requireClientRegistrant admits the principals the registration endpoints serve: a user
@@ -132,29 +148,4 @@ func requireClientRegistrant(ctx context.Context, anyOf ...model.Scope) error {
 		return Unauthorized()
 	}
 	return checkScope(ctx, anyOf)
-}
-
-func (m OAuth2ClientMetadata) createInput() model.OAuth2ClientCreateInput {
-	return model.OAuth2ClientCreateInput{ClientName: m.ClientName, ClientURI: m.ClientURI, LogoURI: m.LogoURI,
-		TosURI: m.TosURI, PolicyURI: m.PolicyURI, RedirectUris: m.RedirectURIs, Scope: m.Scope,
-		TokenEndpointAuthMethod: m.TokenEndpointAuthMethod, GrantTypes: m.GrantTypes, ResponseTypes: m.ResponseTypes,
-		DefaultSubType: m.DefaultSubType}
-}
-
-func clientConfiguration(c *storage.OAuth2Client, secret *string) *OAuth2ClientConfiguration {
-	out := &OAuth2ClientConfiguration{
-		OAuth2ClientMetadata: OAuth2ClientMetadata{RedirectURIs: c.RedirectURIs, TokenEndpointAuthMethod: &c.TokenEndpointAuthMethod,
-			GrantTypes: c.GrantTypes, ResponseTypes: c.ResponseTypes, Scope: &c.Scope, ClientName: c.ClientName,
-			ClientURI: c.ClientURI, LogoURI: c.LogoURI, TosURI: c.TosURI, PolicyURI: c.PolicyURI,
-			DefaultSubType: &c.DefaultSubType},
-		ClientID: c.ClientID, ClientSecret: secret, IssuedAt: c.CreatedAt,
-	}
-	if c.ClientSecretHash != nil {
-		expires := time.Time{}
-		if c.ClientSecretExpiresAt != nil {
-			expires = *c.ClientSecretExpiresAt
-		}
-		out.SecretExpiresAt = &expires
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"till/internal/ratelimit"
@@ -63,8 +64,8 @@ func (t *clientAuthThrottle) refuse(creds ClientCredentials, now time.Time) erro
 	if wait == 0 {
 		return nil
 	}
-	return &OAuth2Error{Code: "invalid_client", Status: http.StatusTooManyRequests, RetryAfter: wait,
-		Description: "Too many failed client authentications; retry later."}
+	refused := oauthError(http.StatusTooManyRequests, "invalid_client", "Too many failed client authentications; retry later.")
+	return refused.withHeader("Retry-After", strconv.Itoa(ratelimit.RetryAfterSeconds(wait)))
 }
 
 // fail counts a failed authentication against the address and, when the client exists and

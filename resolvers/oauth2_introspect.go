@@ -2,14 +2,27 @@ package resolvers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"till/internal/auth"
 	"till/storage"
 )
 
-// Introspection is RFC 7662's answer for an active token (contract §3.1); an inactive token
-// is answered {"active": false} alone, which the handler writes itself.
+// TokenQuery is the form of POST /v1/oauth2/introspect (RFC 7662) and /v1/oauth2/revoke
+// (RFC 7009): the client, the token it asks about and its token_type_hint.
+type TokenQuery struct {
+	Client        ClientCredentials
+	Token         string
+	TokenTypeHint string
+	// Malformed says the form could not be read, or holds text PostgreSQL cannot store
+	// (U+0000, bytes that are not UTF-8); nothing else of the request is read then.
+	Malformed bool
+}
+
+// Introspection is RFC 7662's answer (contract §3.1): every member for an active token, and
+// {"active": false} alone for any other, which tells a client nothing about a token it may
+// not know about.
 type Introspection struct {
 	Active        bool     `json:"active"`
 	ClientID      string   `json:"client_id"`
@@ -22,6 +35,15 @@ type Introspection struct {
 	Iss           string   `json:"iss"`
 	Exp           int64    `json:"exp"`
 	Iat           int64    `json:"iat"`
+}
+
+// MarshalJSON writes an inactive token's answer as {"active": false} alone.
+func (i Introspection) MarshalJSON() ([]byte, error) {
+	if !i.Active {
+		return []byte(`{"active":false}`), nil
+	}
+	type members Introspection
+	return json.Marshal(members(i))
 }
 
 // tokenHint reads token_type_hint; anything but the two RFC values is unsupported_token_type.
@@ -58,9 +80,25 @@ func (r *Resolver) findClientToken(ctx context.Context, creds ClientCredentials,
 	return client, t, err
 }
 
-// IntrospectOAuth2Token answers RFC 7662: nil (inactive) for an unknown, foreign, expired or
-// revoked token, whichever of the two tokens of a pair was given.
-func (r *Resolver) IntrospectOAuth2Token(ctx context.Context, creds ClientCredentials, token, hint string) (*Introspection, error) {
+// IntrospectOAuth2Token answers the introspection endpoint: inactive for an unknown,
+// foreign, expired or revoked token, whichever of the two tokens of a pair was given. A
+// failure is the whole error answer.
+func (r *Resolver) IntrospectOAuth2Token(ctx context.Context, q TokenQuery) (*Introspection, *OAuth2Error) {
+	if q.Malformed {
+		return nil, malformedOAuth2Request()
+	}
+	info, err := r.introspect(ctx, q.Client, q.Token, q.TokenTypeHint)
+	if err != nil {
+		return nil, r.oauth2Failure(ctx, "introspect", q.Client, err)
+	}
+	if info == nil {
+		info = &Introspection{}
+	}
+	return info, nil
+}
+
+// introspect is nil for a token that is not active.
+func (r *Resolver) introspect(ctx context.Context, creds ClientCredentials, token, hint string) (*Introspection, error) {
 	client, t, err := r.findClientToken(ctx, creds, token, hint)
 	if err != nil || t == nil {
 		return nil, err
@@ -81,10 +119,19 @@ func (r *Resolver) IntrospectOAuth2Token(ctx context.Context, creds ClientCreden
 		Exp: t.ExpiresAt.Unix(), Iat: t.IssuedAt.Unix()}, nil
 }
 
-// RevokeOAuth2Token answers RFC 7009. An unknown token is a success, a token of another
-// client invalid_grant. The hint access_token revokes only the access token, which still
-// ends the pair; anything else revokes both.
-func (r *Resolver) RevokeOAuth2Token(ctx context.Context, creds ClientCredentials, token, hint string) error {
+// RevokeOAuth2Token answers the revocation endpoint; nil is success. A failure is the whole
+// error answer.
+func (r *Resolver) RevokeOAuth2Token(ctx context.Context, q TokenQuery) *OAuth2Error {
+	if q.Malformed {
+		return malformedOAuth2Request()
+	}
+	return r.oauth2Failure(ctx, "revoke", q.Client, r.revoke(ctx, q.Client, q.Token, q.TokenTypeHint))
+}
+
+// revoke is RFC 7009. An unknown token is a success, a token of another client
+// invalid_grant. The hint access_token revokes only the access token, which still ends the
+// pair; anything else revokes both.
+func (r *Resolver) revoke(ctx context.Context, creds ClientCredentials, token, hint string) error {
 	client, t, err := r.findClientToken(ctx, creds, token, hint)
 	if err != nil || t == nil {
 		return err
@@ -103,10 +150,20 @@ type UserInfo struct {
 	EmailVerified *bool   `json:"email_verified,omitempty"`
 }
 
-// OAuth2UserInfo answers userinfo for a bearer token that must be a live OAuth2 access token
-// (a PAT or OAT is auth.ErrInvalidToken). Email claims need the email scope; an
-// organization's name (its slug) needs openid.
+// OAuth2UserInfo answers userinfo for a bearer token, which must be a live OAuth2 access
+// token. It fails with auth.ErrInvalidToken for any other token (a PAT or OAT too), answered
+// as the bearer middleware answers a dead token, and otherwise with an *OAuth2Error.
 func (r *Resolver) OAuth2UserInfo(ctx context.Context, token string) (*UserInfo, error) {
+	info, err := r.userInfo(ctx, token)
+	if err != nil && !errors.Is(err, auth.ErrInvalidToken) {
+		return nil, r.oauth2Failure(ctx, "userinfo", ClientCredentials{}, err)
+	}
+	return info, err
+}
+
+// userInfo reads the claims: email claims need the email scope; an organization's name (its
+// slug) needs openid.
+func (r *Resolver) userInfo(ctx context.Context, token string) (*UserInfo, error) {
 	if auth.Classify(token) != auth.TokenOAuthAccess {
 		return nil, auth.ErrInvalidToken
 	}
@@ -138,24 +195,4 @@ func (r *Resolver) OAuth2UserInfo(ctx context.Context, token string) (*UserInfo,
 		info.Email, info.EmailVerified = &u.Email, &u.EmailVerified
 	}
 	return info, nil
-}
-
-// OAuth2Consent is the consent-screen data of GET /v1/oauth2/authorize for an anonymous
-// caller: Till has no browser session, so sub is always null and organizations empty; the
-// dashboard then consents through the authorizeOAuth2 mutation.
-type OAuth2Consent struct {
-	Client *storage.OAuth2Client
-	// RedirectURI is the validated redirect URI, the one a prompt=none answer goes to.
-	RedirectURI                string
-	Scopes                     []auth.Scope
-	RequiresSingleOrganization bool
-}
-
-// OAuth2ConsentData validates an authorization request and says what to show.
-func (r *Resolver) OAuth2ConsentData(ctx context.Context, req AuthorizeRequest) (*OAuth2Consent, error) {
-	v, err := r.ValidateAuthorization(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return &OAuth2Consent{Client: v.Client, RedirectURI: v.RedirectURI, Scopes: v.Scopes.List(), RequiresSingleOrganization: v.SubType == "organization"}, nil
 }

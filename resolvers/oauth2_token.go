@@ -45,6 +45,9 @@ type TokenRequest struct {
 	CodeVerifier string
 	RefreshToken string
 	Scope        string
+	// Malformed says the form could not be read, or holds text PostgreSQL cannot store
+	// (U+0000, bytes that are not UTF-8); nothing else of the request is read then.
+	Malformed bool
 }
 
 // TokenResponse is RFC 6749 §5.1's answer; empty RefreshToken and IDToken are left out.
@@ -111,9 +114,21 @@ func (r *Resolver) checkClientCredentials(ctx context.Context, creds ClientCrede
 	return c, nil
 }
 
-// ExchangeOAuth2Token runs the token endpoint: the authorization_code and refresh_token
-// grants. Every failure the client caused is an *OAuth2Error.
-func (r *Resolver) ExchangeOAuth2Token(ctx context.Context, req TokenRequest) (*TokenResponse, error) {
+// ExchangeOAuth2Token answers the token endpoint: the authorization_code and refresh_token
+// grants. A failure is the whole error answer, whoever caused it.
+func (r *Resolver) ExchangeOAuth2Token(ctx context.Context, req TokenRequest) (*TokenResponse, *OAuth2Error) {
+	if req.Malformed {
+		return nil, malformedOAuth2Request()
+	}
+	resp, err := r.exchangeToken(ctx, req)
+	if err != nil {
+		return nil, r.oauth2Failure(ctx, "token", req.Client, err)
+	}
+	return resp, nil
+}
+
+// exchangeToken runs a grant. Every failure the client caused is an *OAuth2Error.
+func (r *Resolver) exchangeToken(ctx context.Context, req TokenRequest) (*TokenResponse, error) {
 	switch req.GrantType {
 	case "":
 		return nil, oauthError(400, "invalid_request", `Missing "grant_type" in request.`)

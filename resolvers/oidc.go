@@ -116,8 +116,17 @@ func (r *Resolver) Issuer() string { return r.publicLink("") }
 // OIDCKeySet is the JWK Set verifiers check id tokens against: the current key and the
 // retired keys whose tokens may still be live. It makes the first key when there is none
 // (and rotates a key past its period), so a verifier that fetches the set before the first
-// token already knows the key that will sign it.
+// token already knows the key that will sign it. A failure is logged here: it is the
+// server's, and its answer shows nothing of it.
 func (r *Resolver) OIDCKeySet(ctx context.Context) (jose.JSONWebKeySet, error) {
+	set, err := r.oidcKeySet(ctx)
+	if err != nil {
+		r.logger.ErrorContext(ctx, "oidc: key set", "error", err)
+	}
+	return set, err
+}
+
+func (r *Resolver) oidcKeySet(ctx context.Context) (jose.JSONWebKeySet, error) {
 	if _, err := r.currentOIDCSigningKey(ctx); err != nil {
 		return jose.JSONWebKeySet{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strconv"
+	"slices"
 	"strings"
 
 	"till/internal/auth"
@@ -15,9 +15,6 @@ import (
 	"till/resolvers"
 )
 
-// oauth2Routes are the OAuth 2.0 / OpenID Connect endpoints (contract §3.1). They are
-// hand-written: their bodies are forms, their answers RFC 6749 JSON or redirects, not
-// GraphQL-shaped. POST userinfo is upstream's hidden twin of GET.
 // The guards of the OAuth2 endpoints. The authorization endpoint answers consent data to
 // anonymous callers only, as upstream's (which expects a browser session) refuses every bearer
 // token with 403; the client endpoints authenticate the client from the form; userinfo reads
@@ -31,6 +28,11 @@ var (
 		auth.KindCustomerSession, auth.KindMemberSession}
 )
 
+// oauth2Routes are the OAuth 2.0 / OpenID Connect endpoints (contract §3.1). They are
+// hand-written: their bodies are forms, their answers RFC 6749 JSON or redirects, not
+// GraphQL-shaped. Each handler reads the request into the use case's typed request, makes
+// that one call and writes its outcome; the protocol's rules are the use cases'. POST
+// userinfo is upstream's hidden twin of GET.
 func oauth2Routes(r *resolvers.Resolver) []Route {
 	userinfo := oauth2UserInfo(r)
 	return append(oauth2RegisterRoutes(r), []Route{
@@ -46,49 +48,35 @@ func oauth2Routes(r *resolvers.Resolver) []Route {
 // oauth2Token serves POST /v1/oauth2/token.
 func oauth2Token(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
-		if !ok {
-			return
-		}
-		resp, err := r.ExchangeOAuth2Token(req.Context(), resolvers.TokenRequest{Client: creds,
+		creds, form, malformed := clientForm(req)
+		tok, fail := r.ExchangeOAuth2Token(req.Context(), resolvers.TokenRequest{Client: creds, Malformed: malformed,
 			GrantType: form.Get("grant_type"), Code: form.Get("code"), RedirectURI: form.Get("redirect_uri"),
 			CodeVerifier: form.Get("code_verifier"), RefreshToken: form.Get("refresh_token"), Scope: form.Get("scope")})
-		if err != nil {
-			writeOAuthFailure(w, req, r, creds, err)
+		if fail != nil {
+			writeOAuth2Error(w, fail)
 			return
 		}
-		writeOAuthJSON(w, http.StatusOK, resp)
+		writeOAuthJSON(w, http.StatusOK, tok)
 	})
 }
 
 // oauth2Introspect serves POST /v1/oauth2/introspect (RFC 7662).
 func oauth2Introspect(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
-		if !ok {
+		info, fail := r.IntrospectOAuth2Token(req.Context(), tokenQuery(req))
+		if fail != nil {
+			writeOAuth2Error(w, fail)
 			return
 		}
-		info, err := r.IntrospectOAuth2Token(req.Context(), creds, form.Get("token"), form.Get("token_type_hint"))
-		switch {
-		case err != nil:
-			writeOAuthFailure(w, req, r, creds, err)
-		case info == nil:
-			writeOAuthJSON(w, http.StatusOK, map[string]bool{"active": false})
-		default:
-			writeOAuthJSON(w, http.StatusOK, info)
-		}
+		writeOAuthJSON(w, http.StatusOK, info)
 	})
 }
 
 // oauth2Revoke serves POST /v1/oauth2/revoke (RFC 7009).
 func oauth2Revoke(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		creds, form, ok := clientForm(w, req)
-		if !ok {
-			return
-		}
-		if err := r.RevokeOAuth2Token(req.Context(), creds, form.Get("token"), form.Get("token_type_hint")); err != nil {
-			writeOAuthFailure(w, req, r, creds, err)
+		if fail := r.RevokeOAuth2Token(req.Context(), tokenQuery(req)); fail != nil {
+			writeOAuth2Error(w, fail)
 			return
 		}
 		writeOAuthJSON(w, http.StatusOK, struct{}{})
@@ -96,7 +84,7 @@ func oauth2Revoke(r *resolvers.Resolver) http.Handler {
 }
 
 // oauth2UserInfo serves GET and POST /v1/oauth2/userinfo. The bearer middleware has already
-// refused dead tokens; this refuses live tokens that are not OAuth2 access tokens.
+// refused dead tokens; the use case refuses live tokens that are not OAuth2 access tokens.
 func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		token, ok := auth.BearerToken(req.Header.Get("Authorization"))
@@ -105,11 +93,12 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 			return
 		}
 		info, err := r.OAuth2UserInfo(req.Context(), token)
+		var fail *resolvers.OAuth2Error
 		switch {
-		case errors.Is(err, auth.ErrInvalidToken):
+		case errors.As(err, &fail):
+			writeOAuth2Error(w, fail)
+		case err != nil: // auth.ErrInvalidToken, the one other failure
 			auth.WriteInvalidToken(w)
-		case err != nil:
-			writeOAuthFailure(w, req, r, resolvers.ClientCredentials{}, err)
 		default:
 			writeOAuthJSON(w, http.StatusOK, info)
 		}
@@ -119,15 +108,14 @@ func oauth2UserInfo(r *resolvers.Resolver) http.Handler {
 // clientForm parses the form body and reads the client credentials: HTTP Basic first, whose
 // id and secret are form-urlencoded before base64 (RFC 6749 §2.3.1), else the form fields.
 // The request's address comes along, for the throttle of failed authentications. A form or
-// credentials holding text PostgreSQL cannot store (U+0000, bytes that are not UTF-8) is a
-// malformed request, answered as an unparsable form is.
-func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCredentials, url.Values, bool) {
+// credentials holding text PostgreSQL cannot store (U+0000, bytes that are not UTF-8) is
+// malformed, as an unparsable form is; nothing is read from it then.
+func clientForm(req *http.Request) (creds resolvers.ClientCredentials, form url.Values, malformed bool) {
 	if err := req.ParseForm(); err != nil || !storableValues(req.Form) {
-		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
-		return resolvers.ClientCredentials{}, nil, false
+		return resolvers.ClientCredentials{}, nil, true
 	}
-	form := req.PostForm
-	creds := resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}
+	form = req.PostForm
+	creds = resolvers.ClientCredentials{ID: form.Get("client_id"), Secret: form.Get("client_secret")}
 	scheme, value, _ := strings.Cut(req.Header.Get("Authorization"), " ")
 	if strings.EqualFold(scheme, "basic") {
 		creds = resolvers.ClientCredentials{Basic: true}
@@ -139,11 +127,17 @@ func clientForm(w http.ResponseWriter, req *http.Request) (resolvers.ClientCrede
 		}
 	}
 	if !scalar.Storable(creds.ID) || !scalar.Storable(creds.Secret) {
-		writeOAuth2Error(w, http.StatusBadRequest, "invalid_request", "", nil)
-		return resolvers.ClientCredentials{}, nil, false
+		return resolvers.ClientCredentials{}, nil, true
 	}
 	creds.Addr = clientAddr(req)
-	return creds, form, true
+	return creds, form, false
+}
+
+// tokenQuery reads the form of the introspection and revocation endpoints.
+func tokenQuery(req *http.Request) resolvers.TokenQuery {
+	creds, form, malformed := clientForm(req)
+	return resolvers.TokenQuery{Client: creds, Token: form.Get("token"), TokenTypeHint: form.Get("token_type_hint"),
+		Malformed: malformed}
 }
 
 // clientAddr is the address a request counts against: the one the client-address middleware
@@ -171,36 +165,18 @@ func storableValues(values url.Values) bool {
 	return true
 }
 
-// writeOAuthFailure renders a use-case error: OAuth errors as RFC 6749 JSON (with a Basic
-// challenge for a client that authenticated with Basic), anything else as server_error.
-func writeOAuthFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, creds resolvers.ClientCredentials, err error) {
-	var oe *resolvers.OAuth2Error
-	if !errors.As(err, &oe) {
-		r.Logger().ErrorContext(req.Context(), "oauth2 endpoint failed", "path", req.URL.Path, "error", err)
-		writeOAuth2Error(w, http.StatusInternalServerError, "server_error", "", nil)
-		return
-	}
-	header := map[string]string{}
-	if oe.Code == "invalid_client" && oe.Status == http.StatusUnauthorized && creds.Basic {
-		header["WWW-Authenticate"] = `Basic error="invalid_client"`
-	}
-	if oe.RetryAfter > 0 {
-		header["Retry-After"] = strconv.Itoa(ratelimit.RetryAfterSeconds(oe.RetryAfter))
-	}
-	writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, header)
-}
-
-// writeOAuth2Error writes {"error", "error_description"?} with authlib's no-store headers; the
-// description is left out when empty, as authlib does (RFC 6749 §5.2 makes it optional).
-func writeOAuth2Error(w http.ResponseWriter, status int, code, description string, header map[string]string) {
-	for k, v := range header {
-		w.Header().Set(k, v)
+// writeOAuth2Error writes {"error", "error_description"?} with the error's headers and
+// authlib's no-store headers; the description is left out when empty, as authlib does (RFC
+// 6749 §5.2 makes it optional).
+func writeOAuth2Error(w http.ResponseWriter, e *resolvers.OAuth2Error) {
+	for k, vs := range e.Header {
+		w.Header()[k] = slices.Clone(vs)
 	}
 	body := struct {
 		Error       string `json:"error"`
 		Description string `json:"error_description,omitempty"`
-	}{code, description}
-	writeOAuthJSON(w, status, body)
+	}{e.Code, e.Description}
+	writeOAuthJSON(w, e.Status, body)
 }
 
 // writeOAuthJSON writes an OAuth answer; tokens must never be cached (RFC 6749 §5.1).

@@ -2,7 +2,6 @@ package rest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -63,19 +62,14 @@ func oauth2RegisterRoutes(r *resolvers.Resolver) []Route {
 	}
 }
 
-// oauth2RegisterClient serves POST /v1/oauth2/register: 201 with the client information.
+// oauth2RegisterClient serves POST /v1/oauth2/register.
 func oauth2RegisterClient(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		in, ok := clientMetadataRequest(w, req, r, registerClientBody)
+		creq, shapeErrs, ok := clientDocument(w, req, registerClientBody)
 		if !ok {
 			return
 		}
-		c, err := r.RegisterOAuth2Client(req.Context(), metadataOf(in))
-		if err != nil {
-			writeRegistrationFailure(w, req, r, registerClientBody, err)
-			return
-		}
-		writeClientConfiguration(w, r, http.StatusCreated, c)
+		writeClientOutcome(w, registerClientBody, shapeErrs, r.RegisterOAuth2Client(req.Context(), creq))
 	})
 }
 
@@ -86,12 +80,7 @@ func oauth2ReadClient(r *resolvers.Resolver) http.Handler {
 		if !ok {
 			return
 		}
-		c, err := r.RegisteredOAuth2Client(req.Context(), id)
-		if err != nil {
-			writeRegistrationFailure(w, req, r, nil, err)
-			return
-		}
-		writeClientConfiguration(w, r, http.StatusOK, c)
+		writeClientOutcome(w, nil, nil, r.RegisteredOAuth2Client(req.Context(), resolvers.OAuth2ClientRequest{ClientID: id}))
 	})
 }
 
@@ -102,32 +91,23 @@ func oauth2ReplaceClient(r *resolvers.Resolver) http.Handler {
 		if !ok {
 			return
 		}
-		in, ok := clientMetadataRequest(w, req, r, updateClientBody)
+		creq, shapeErrs, ok := clientDocument(w, req, updateClientBody)
 		if !ok {
 			return
 		}
-		bodyClientID, _ := in["clientId"].(string)
-		c, err := r.ReplaceOAuth2Client(req.Context(), id, bodyClientID, metadataOf(in))
-		if err != nil {
-			writeRegistrationFailure(w, req, r, updateClientBody, err)
-			return
-		}
-		writeClientConfiguration(w, r, http.StatusOK, c)
+		creq.ClientID = id
+		writeClientOutcome(w, updateClientBody, shapeErrs, r.ReplaceOAuth2Client(req.Context(), creq))
 	})
 }
 
-// oauth2DeleteClient serves DELETE /v1/oauth2/register/{client_id}: 204 without a body.
+// oauth2DeleteClient serves DELETE /v1/oauth2/register/{client_id}.
 func oauth2DeleteClient(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		id, ok := clientIDParam(w, req)
 		if !ok {
 			return
 		}
-		if err := r.DeregisterOAuth2Client(req.Context(), id); err != nil {
-			writeRegistrationFailure(w, req, r, nil, err)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		writeClientOutcome(w, nil, nil, r.DeregisterOAuth2Client(req.Context(), resolvers.OAuth2ClientRequest{ClientID: id}))
 	})
 }
 
@@ -147,10 +127,11 @@ func clientIDParam(w http.ResponseWriter, req *http.Request) (string, bool) {
 	return id, true
 }
 
-// clientMetadataRequest reads a registration body in FastAPI's order: JSON syntax first,
-// then the caller (401/403 win over a malformed body), then the body's shape. It has
-// answered the request when ok is false.
-func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body) (map[string]any, bool) {
+// clientDocument reads a registration body: a body that cannot be read or is not JSON has
+// answered the request when ok is false, as FastAPI answers it before anything else.
+// Otherwise the document's JSON types are checked, and their errors kept for the answer: the
+// use case checks the caller first, and 401/403 win over a malformed body.
+func clientDocument(w http.ResponseWriter, req *http.Request, body *fastapi.Body) (creq resolvers.OAuth2ClientRequest, shapeErrs []fastapi.ValidationError, ok bool) {
 	raw, err := io.ReadAll(req.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -159,66 +140,48 @@ func clientMetadataRequest(w http.ResponseWriter, req *http.Request, r *resolver
 		} else {
 			writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
 		}
-		return nil, false
+		return creq, nil, false
 	}
 	parsed, jsonErrs, err := fastapi.ReadBody(body, nil, req.Header.Get("Content-Type"), raw)
 	switch {
 	case err != nil:
 		writeDetail(w, http.StatusBadRequest, "There was an error parsing the body")
-		return nil, false
+		return creq, nil, false
 	case len(jsonErrs) > 0:
 		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation, jsonErrs)
-		return nil, false
-	}
-	if err := r.AuthorizeOAuth2ClientRegistration(req.Context(), true); err != nil {
-		writeRegistrationFailure(w, req, r, body, err)
-		return nil, false
+		return creq, nil, false
 	}
 	v, errs := body.Validate(parsed)
 	if len(errs) > 0 {
-		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation, errs)
-		return nil, false
+		return resolvers.OAuth2ClientRequest{MalformedBody: true}, errs, true
 	}
-	in, _ := v.(map[string]any)
-	return in, true
+	doc, _ := v.(map[string]any)
+	return resolvers.OAuth2ClientRequest{Document: doc}, nil, true
 }
 
-// metadataOf reads a validated body (GraphQL field names). Absent fields stay nil so the use
-// case applies its defaults; an explicit empty list stays an empty list.
-func metadataOf(in map[string]any) resolvers.OAuth2ClientMetadata {
-	str := func(key string) *string {
-		if s, isString := in[key].(string); isString {
-			return &s
-		}
-		return nil
+// writeClientOutcome writes a registration endpoint's answer. body is the route's body spec,
+// to map field errors to their wire loc, and shapeErrs the body's own shape errors, sent
+// when the use case says the body is what is wrong.
+func writeClientOutcome(w http.ResponseWriter, body *fastapi.Body, shapeErrs []fastapi.ValidationError, out resolvers.OAuth2ClientOutcome) {
+	switch {
+	case out.OAuth2Error != nil:
+		writeOAuth2Error(w, out.OAuth2Error)
+	case out.Error != nil:
+		writeRegistrationError(w, body, out.Error)
+	case out.MalformedBody:
+		writeValidation(w, http.StatusUnprocessableEntity, resolvers.CodeRequestValidation, shapeErrs)
+	case out.Client == nil:
+		w.WriteHeader(out.Status)
+	default:
+		writeClientConfiguration(w, out.Status, out.Client)
 	}
-	list := func(key string) []string {
-		items, isList := in[key].([]any)
-		if !isList {
-			return nil
-		}
-		out := make([]string, len(items))
-		for i, item := range items {
-			out[i], _ = item.(string)
-		}
-		return out
-	}
-	m := resolvers.OAuth2ClientMetadata{RedirectURIs: list("redirectUris"), TokenEndpointAuthMethod: str("tokenEndpointAuthMethod"),
-		GrantTypes: list("grantTypes"), ResponseTypes: list("responseTypes"), Scope: str("scope"),
-		ClientURI: str("clientUri"), LogoURI: str("logoUri"), TosURI: str("tosUri"), PolicyURI: str("policyUri"),
-		DefaultSubType: str("defaultSubType")}
-	if name := str("clientName"); name != nil {
-		m.ClientName = *name
-	}
-	return m
 }
 
 // writeClientConfiguration writes RFC 7591 client information as upstream's authlib does:
 // the metadata (informational URIs only when set, as upstream drops None), then client_id,
 // the secret when it was just issued, client_id_issued_at and, for confidential clients,
-// client_secret_expires_at (0: never), then registration_client_uri. Till issues no
-// registration access token: a user token manages its clients.
-func writeClientConfiguration(w http.ResponseWriter, r *resolvers.Resolver, status int, c *resolvers.OAuth2ClientConfiguration) {
+// client_secret_expires_at, then registration_client_uri.
+func writeClientConfiguration(w http.ResponseWriter, status int, c *resolvers.OAuth2ClientConfiguration) {
 	obj := fastapi.NewDict()
 	obj.Set("redirect_uris", []string(c.RedirectURIs))
 	obj.Set("token_endpoint_auth_method", *c.TokenEndpointAuthMethod)
@@ -239,15 +202,11 @@ func writeClientConfiguration(w http.ResponseWriter, r *resolvers.Resolver, stat
 	if c.ClientSecret != nil {
 		obj.Set("client_secret", *c.ClientSecret)
 	}
-	obj.Set("client_id_issued_at", c.IssuedAt.Unix())
-	if c.SecretExpiresAt != nil {
-		var expires int64
-		if !c.SecretExpiresAt.IsZero() {
-			expires = c.SecretExpiresAt.Unix()
-		}
-		obj.Set("client_secret_expires_at", expires)
+	obj.Set("client_id_issued_at", c.ClientIDIssuedAt)
+	if c.ClientSecretExpiresAt != nil {
+		obj.Set("client_secret_expires_at", *c.ClientSecretExpiresAt)
 	}
-	obj.Set("registration_client_uri", r.Issuer()+"/v1/oauth2/register/"+c.ClientID)
+	obj.Set("registration_client_uri", c.RegistrationClientURI)
 	var buf bytes.Buffer
 	fastapi.WriteJSON(&buf, obj)
 	h := w.Header()
@@ -256,18 +215,11 @@ func writeClientConfiguration(w http.ResponseWriter, r *resolvers.Resolver, stat
 	writeJSON(w, status, buf.Bytes())
 }
 
-// writeRegistrationFailure renders a use-case error as upstream answers it on these routes.
-// A client that is unknown, deleted or someone else's is authlib's 401 invalid_client
-// (RFC 7592 §2); body is the route's body spec, to map field errors to their wire loc.
-func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body, err error) {
-	var oe *resolvers.OAuth2Error
-	var te *resolvers.Error
+// writeRegistrationError writes a Polar answer of the registration endpoints: the bearer
+// middleware's Unauthorized and insufficient_scope bodies, field errors as a 422 at their
+// wire loc, any other error as its envelope.
+func writeRegistrationError(w http.ResponseWriter, body *fastapi.Body, te *resolvers.Error) {
 	switch {
-	case errors.As(err, &oe):
-		writeOAuth2Error(w, oe.Status, oe.Code, oe.Description, nil)
-	case !errors.As(err, &te):
-		logRegistrationFailure(req.Context(), r, req, err)
-		writeInternal(w)
 	case te.Code == resolvers.CodeUnauthorized:
 		auth.WriteUnauthorized(w)
 	case te.Code == resolvers.CodeInsufficientScope:
@@ -276,43 +228,16 @@ func writeRegistrationFailure(w http.ResponseWriter, req *http.Request, r *resol
 			scopes[i] = auth.Scope(s)
 		}
 		auth.WriteInsufficientScope(w, scopes)
-	case te.Code == resolvers.CodeNotFound:
-		writeOAuth2Error(w, http.StatusUnauthorized, "invalid_client", "",
-			map[string]string{"WWW-Authenticate": `Basic error="invalid_client", error_description=""`})
 	case len(te.Errors) > 0:
-		writeFieldErrors(w, req, r, body, te)
+		// The items came from decoded JSON, so they encode again: a failure here cannot
+		// happen, and would be answered as a server fault.
+		items, err := (&router{}).validationItems(Route{Body: body}, te.Errors)
+		if err != nil {
+			writeInternal(w)
+			return
+		}
+		writeValidation(w, te.Status(), te.Code, items)
 	default:
 		writeError(w, te.Status(), te.Code, te.Detail)
 	}
-}
-
-// writeFieldErrors answers the use case's field errors. Upstream validates the shape with
-// pydantic (422) before authlib checks the scope against the supported ones, so a scope
-// error alone is 400 invalid_client_metadata, and otherwise only the 422 items are sent.
-func writeFieldErrors(w http.ResponseWriter, req *http.Request, r *resolvers.Resolver, body *fastapi.Body, te *resolvers.Error) {
-	var others []resolvers.FieldError
-	scopeFailed := false
-	for _, fe := range te.Errors {
-		if len(fe.Loc) == 2 && fe.Loc[0] == "input" && fe.Loc[1] == "scope" {
-			scopeFailed = true
-			continue
-		}
-		others = append(others, fe)
-	}
-	if len(others) == 0 && scopeFailed {
-		writeOAuth2Error(w, http.StatusBadRequest, "invalid_client_metadata", "Invalid claim 'scope'", nil)
-		return
-	}
-	route := Route{Body: body}
-	items, err := (&router{}).validationItems(route, others)
-	if err != nil {
-		logRegistrationFailure(req.Context(), r, req, err)
-		writeInternal(w)
-		return
-	}
-	writeValidation(w, te.Status(), te.Code, items)
-}
-
-func logRegistrationFailure(ctx context.Context, r *resolvers.Resolver, req *http.Request, err error) {
-	r.Logger().ErrorContext(ctx, "oauth2 registration failed", "method", req.Method, "path", req.URL.Path, "error", err)
 }
