@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 
+	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/payment"
@@ -69,6 +70,49 @@ func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO test_payment_charges (idempotency_key, charge_id, amount, decline_code)
 			VALUES ($1, nullif($2, ''), $3, nullif($4, ''))`, key, out.ChargeID, out.Amount, out.DeclineCode)
+		return err
+	})
+	return out, mapErr(err)
+}
+
+// RefundTestCharge implements payment.TestState. The charge's own row lock orders the
+// refunds of one charge, so concurrent refunds never give back more than it took; a refund
+// without a key takes a key of its own, so what it gave back still counts.
+func (s TestPayments) RefundTestCharge(ctx context.Context, key, chargeID string, decide func(known bool, amount, refunded int64) payment.TestRefund) (payment.TestRefund, error) {
+	var out payment.TestRefund
+	err := InTx(ctx, s.DB, func(tx *sqlx.Tx) error {
+		var amount int64
+		err := sqlx.GetContext(ctx, tx, &amount, `SELECT amount FROM test_payment_charges WHERE charge_id = $1 FOR UPDATE`, chargeID)
+		known := err == nil
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if key != "" {
+			var prev struct {
+				RefundID sql.NullString `db:"refund_id"`
+				Amount   int64          `db:"amount"`
+				Refusal  sql.NullString `db:"refusal"`
+			}
+			err := sqlx.GetContext(ctx, tx, &prev, `SELECT refund_id, amount, refusal FROM test_payment_refunds
+				WHERE idempotency_key = $1`, key)
+			if err == nil {
+				out = payment.TestRefund{RefundID: prev.RefundID.String, Amount: prev.Amount, Refusal: prev.Refusal.String}
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		} else {
+			key = "unkeyed " + uuid.NewString()
+		}
+		var refunded int64
+		if err := sqlx.GetContext(ctx, tx, &refunded, `SELECT coalesce(sum(amount), 0) FROM test_payment_refunds
+			WHERE charge_id = $1`, chargeID); err != nil {
+			return err
+		}
+		out = decide(known, amount, refunded)
+		_, err = tx.ExecContext(ctx, `INSERT INTO test_payment_refunds (idempotency_key, charge_id, refund_id, amount, refusal)
+			VALUES ($1, $2, nullif($3, ''), $4, nullif($5, ''))`, key, chargeID, out.RefundID, out.Amount, out.Refusal)
 		return err
 	})
 	return out, mapErr(err)

@@ -125,3 +125,66 @@ func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
 		}
 	})
 }
+
+// TestTestRefundsNeverExceedTheCharge races refunds of one charge through two processors
+// over one database: with distinct keys, exactly as many go through as the charge covers;
+// with one key, every caller gets the one refund.
+func TestTestRefundsNeverExceedTheCharge(t *testing.T) {
+	db := storagetest.New(t)
+	ctx := context.Background()
+	procs := []*payment.TestProcessor{payment.NewTestProcessorIn(storage.TestPayments{DB: db}),
+		payment.NewTestProcessorIn(storage.TestPayments{DB: db})}
+	m, err := procs[0].SavePaymentMethod(ctx, payment.TokenVisa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charge, err := procs[1].Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "buy"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund := func(i int, key string) (payment.Refund, error) {
+		return procs[i%2].Refund(ctx, payment.RefundRequest{ChargeID: charge.ID, Amount: 100, Currency: "usd", IdempotencyKey: key})
+	}
+
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	ids := map[string]bool{}
+	for i := range 10 {
+		wg.Go(func() {
+			r, err := refund(i, "same")
+			if err != nil {
+				t.Errorf("refund with one key: %v", err)
+				return
+			}
+			mu.Lock()
+			ids[r.ID] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(ids) != 1 {
+		t.Fatalf("one key made %d refunds", len(ids))
+	}
+
+	var succeeded, refused int
+	for i := range 30 {
+		wg.Go(func() {
+			_, err := refund(i, fmt.Sprintf("part-%d", i))
+			var r *payment.RefundError
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				succeeded++
+			case errors.As(err, &r):
+				refused++
+			default:
+				t.Errorf("refund: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if succeeded != 9 || refused != 21 {
+		t.Fatalf("%d refunds of 100 went through and %d were refused; the charge of 1,000 had 900 left", succeeded, refused)
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"fmt"
 )
 
-// Processor saves payment methods and charges them.
+// Processor saves payment methods, charges them and refunds charges.
 type Processor interface {
 	// Name is the processor's wire name, as /v1 reports it in processor fields.
 	Name() string
@@ -20,6 +20,10 @@ type Processor interface {
 	// Charge takes money from a saved instrument. Calls with the same IdempotencyKey charge
 	// at most once and return the first outcome.
 	Charge(ctx context.Context, req ChargeRequest) (Charge, error)
+	// Refund gives back part or all of a charge. Calls with the same IdempotencyKey refund
+	// at most once and return the first outcome; a refund the processor refuses outright is
+	// a *RefundError.
+	Refund(ctx context.Context, req RefundRequest) (Refund, error)
 }
 
 // Method is a saved instrument as the processor describes it.
@@ -46,6 +50,43 @@ type ChargeRequest struct {
 type Charge struct {
 	ID     string
 	Amount int64
+}
+
+// RefundRequest asks to give back Amount of a charge.
+type RefundRequest struct {
+	ChargeID       string // Charge.ID
+	Amount         int64  // in the charge's minor unit, at most what is left of it
+	Currency       string
+	IdempotencyKey string
+	// Reason is the processor's vocabulary: duplicate, fraudulent or requested_by_customer.
+	Reason string
+}
+
+// Refund statuses, as the processor reports them: a refund may settle later (pending), and
+// one that was pending may still fail or be canceled.
+const (
+	RefundPending   = "pending"
+	RefundSucceeded = "succeeded"
+	RefundFailed    = "failed"
+	RefundCanceled  = "canceled"
+)
+
+// Refund is a refund the processor accepted.
+type Refund struct {
+	ID     string
+	Amount int64
+	Status string // RefundPending or RefundSucceeded
+}
+
+// RefundError is a refund the processor refused (the charge is disputed, already refunded,
+// ...); Code is the processor's error code.
+type RefundError struct {
+	Code    string
+	Message string
+}
+
+func (e *RefundError) Error() string {
+	return fmt.Sprintf("refund refused (%s): %s", e.Code, e.Message)
 }
 
 // DeclineError is a payment the processor refused; Code and DeclineCode use the upstream

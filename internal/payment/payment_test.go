@@ -2,6 +2,7 @@ package payment_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -79,5 +80,51 @@ func TestTestProcessorChargesOncePerIdempotencyKey(t *testing.T) {
 	}
 	if _, err := p.Charge(ctx, payment.ChargeRequest{Amount: 500, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "renewal-2"}); !payment.IsDecline(err) {
 		t.Fatalf("a second key charged again although the card stopped working: %v", err)
+	}
+}
+
+func TestTestProcessorRefunds(t *testing.T) {
+	ctx := context.Background()
+	p := payment.NewTestProcessor()
+	m, err := p.SavePaymentMethod(ctx, payment.TokenVisa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charge, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "order-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name, chargeID, key string
+		amount              int64
+		refusal             string // "" when the refund goes through
+	}{
+		{"a part of the charge", charge.ID, "r1", 400, ""},
+		{"the same key answers the first refund again", charge.ID, "r1", 400, ""},
+		{"more than is left", charge.ID, "r2", 700, "amount_too_large"},
+		{"exactly what is left", charge.ID, "r3", 600, ""},
+		{"anything once nothing is left", charge.ID, "r4", 1, "charge_already_refunded"},
+		{"a charge the processor never made", "ch_nope", "r5", 100, "resource_missing"},
+	}
+	var first string
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			r, err := p.Refund(ctx, payment.RefundRequest{ChargeID: s.chargeID, Amount: s.amount, Currency: "usd", IdempotencyKey: s.key})
+			var refused *payment.RefundError
+			switch {
+			case s.refusal != "":
+				if !errors.As(err, &refused) || refused.Code != s.refusal || refused.Message == "" {
+					t.Fatalf("refund = %+v, %v; want refusal %s", r, err, s.refusal)
+				}
+			case err != nil:
+				t.Fatal(err)
+			case r.Amount != s.amount || r.Status != payment.RefundSucceeded || r.ID == "":
+				t.Fatalf("refund = %+v", r)
+			case s.key == "r1" && first != "" && r.ID != first:
+				t.Fatalf("replayed key refunded again: %s then %s", first, r.ID)
+			case s.key == "r1":
+				first = r.ID
+			}
+		})
 	}
 }

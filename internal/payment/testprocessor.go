@@ -20,6 +20,7 @@ const (
 	testProcessorName             = "stripe"
 	testMethodPrefix              = "pm_test_"
 	testChargePrefix              = "ch_test_"
+	testRefundPrefix              = "re_test_"
 	declineMessageGeneric         = "Your card was declined."
 	declineMessageInsufficientFun = "Your card has insufficient funds."
 )
@@ -66,6 +67,19 @@ type TestState interface {
 	// the charge and keeps the outcome under key (unless key is ""). Calls with one key or
 	// one method run one at a time.
 	ChargeTestMethod(ctx context.Context, key, methodID string, decide func(token string, known bool, charged int) TestOutcome) (TestOutcome, error)
+	// RefundTestCharge refunds a charge once per idempotency key: for a key seen before it
+	// returns that refund; otherwise it calls decide with the charge's amount (known false
+	// for a charge it never made) and what earlier refunds of it gave back, and keeps what
+	// decide returns under key. Calls with one key or one charge run one at a time.
+	RefundTestCharge(ctx context.Context, key, chargeID string, decide func(known bool, amount, refunded int64) TestRefund) (TestRefund, error)
+}
+
+// TestRefund is one test refund: its id and amount when it went through, else the code of
+// the refusal.
+type TestRefund struct {
+	RefundID string
+	Amount   int64
+	Refusal  string
 }
 
 // TestOutcome is one test charge: its id and amount when it went through, else the decline
@@ -78,7 +92,8 @@ type TestOutcome struct {
 
 // NewTestProcessor returns a test processor that remembers in this process's memory.
 func NewTestProcessor() *TestProcessor {
-	return &TestProcessor{state: &memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{}}}
+	return &TestProcessor{state: &memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{},
+		amounts: map[string]int64{}, refunds: map[string]TestRefund{}, refunded: map[string]int64{}}}
 }
 
 // NewTestProcessorIn returns a test processor that remembers in state.
@@ -133,11 +148,49 @@ func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, 
 	return Charge{ID: out.ChargeID, Amount: out.Amount}, nil
 }
 
+// Refund implements Processor. A test charge can be refunded up to its amount, in as many
+// parts as the caller likes; more than what is left is refused as the processor refuses it
+// (charge_already_refunded when nothing is left, else amount_too_large). Refunds settle at
+// once.
+func (p *TestProcessor) Refund(ctx context.Context, req RefundRequest) (Refund, error) {
+	if req.Amount <= 0 {
+		return Refund{}, fmt.Errorf("payment: refund of %d", req.Amount)
+	}
+	out, err := p.state.RefundTestCharge(ctx, req.IdempotencyKey, req.ChargeID, func(known bool, amount, refunded int64) TestRefund {
+		switch left := amount - refunded; {
+		case !known:
+			return TestRefund{Refusal: "resource_missing"}
+		case left <= 0:
+			return TestRefund{Refusal: "charge_already_refunded"}
+		case req.Amount > left:
+			return TestRefund{Refusal: "amount_too_large"}
+		}
+		return TestRefund{RefundID: testRefundPrefix + randomHex(12), Amount: req.Amount}
+	})
+	if err != nil {
+		return Refund{}, err
+	}
+	if out.Refusal != "" {
+		return Refund{}, &RefundError{Code: out.Refusal, Message: refusalMessages[out.Refusal]}
+	}
+	return Refund{ID: out.RefundID, Amount: out.Amount, Status: RefundSucceeded}, nil
+}
+
+// refusalMessages are the processor's messages for the refusals a test refund can meet.
+var refusalMessages = map[string]string{
+	"resource_missing":        "No such charge.",
+	"charge_already_refunded": "Charge has already been refunded.",
+	"amount_too_large":        "Refund amount is greater than unrefunded amount on charge.",
+}
+
 // memoryState is a TestState for one process.
 type memoryState struct {
-	mu      sync.Mutex
-	methods map[string]memoryMethod
-	charges map[string]TestOutcome // by idempotency key
+	mu       sync.Mutex
+	methods  map[string]memoryMethod
+	charges  map[string]TestOutcome // by idempotency key
+	amounts  map[string]int64       // by charge id
+	refunds  map[string]TestRefund  // by idempotency key
+	refunded map[string]int64       // by charge id
 }
 
 type memoryMethod struct {
@@ -166,6 +219,24 @@ func (m *memoryState) ChargeTestMethod(_ context.Context, key, methodID string, 
 	}
 	if key != "" {
 		m.charges[key] = out
+	}
+	if out.ChargeID != "" {
+		m.amounts[out.ChargeID] = out.Amount
+	}
+	return out, nil
+}
+
+func (m *memoryState) RefundTestCharge(_ context.Context, key, chargeID string, decide func(bool, int64, int64) TestRefund) (TestRefund, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if prev, ok := m.refunds[key]; ok && key != "" {
+		return prev, nil
+	}
+	amount, known := m.amounts[chargeID]
+	out := decide(known, amount, m.refunded[chargeID])
+	m.refunded[chargeID] += out.Amount
+	if key != "" {
+		m.refunds[key] = out
 	}
 	return out, nil
 }
