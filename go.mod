@@ -22,6 +22,7 @@ require (
 	github.com/pressly/goose/v3 v3.29.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
+	github.com/stripe/stripe-go/v86 v86.1.1
 	github.com/vektah/gqlparser/v2 v2.5.64
 	golang.org/x/net v0.61.0
 	golang.org/x/oauth2 v0.38.0

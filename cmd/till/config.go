@@ -62,8 +62,11 @@ type config struct {
 	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"250000"`
 
 	// PaymentProcessor names who takes payments: "test", the built-in processor that plays
-	// Stripe's test cards with no network.
-	PaymentProcessor string `env:"TILL_PAYMENT_PROCESSOR" envDefault:"test"`
+	// Stripe's test cards with no network, or "stripe", the Stripe account whose API key
+	// and webhook signing secret follow (both required then, and never printed).
+	PaymentProcessor    string `env:"TILL_PAYMENT_PROCESSOR" envDefault:"test"`
+	StripeSecretKey     string `env:"STRIPE_SECRET_KEY"`
+	StripeWebhookSecret string `env:"STRIPE_WEBHOOK_SECRET"`
 
 	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
 	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`
@@ -142,8 +145,8 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
-	if c.PaymentProcessor != "test" {
-		return c, fmt.Errorf("configuration: TILL_PAYMENT_PROCESSOR %q is not a payment processor Till has; use test", c.PaymentProcessor)
+	if err := c.checkPaymentProcessor(); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
@@ -208,7 +211,7 @@ func (c config) print(w io.Writer) {
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
 	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n  TILL_CORS_ORIGINS=%s\n", c.GraphQLCostBudget,
 		strings.Join(c.CORSOrigins, ","))
-	fmt.Fprintf(w, "  TILL_PAYMENT_PROCESSOR=%s\n", c.PaymentProcessor)
+	fmt.Fprintf(w, "  TILL_PAYMENT_PROCESSOR=%s\n", c.paymentSummary())
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)
 	if c.S3Bucket != "" {

@@ -68,11 +68,17 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 
 // paymentProcessor is the processor TILL_PAYMENT_PROCESSOR names. The test processor keeps
 // what it knows of saved cards in the database, on a pool of its own, so every process
-// agrees on a card's behaviour.
+// agrees on a card's behaviour; Stripe keeps it in the Stripe account.
 func paymentProcessor(cfg config, db *database) (payment.Processor, error) {
 	switch cfg.PaymentProcessor {
 	case "test":
 		return payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}), nil
+	case "stripe":
+		p, err := payment.NewStripe(payment.StripeConfig{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret})
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
 	default:
 		return nil, fmt.Errorf("TILL_PAYMENT_PROCESSOR %q is not a payment processor Till has", cfg.PaymentProcessor)
 	}

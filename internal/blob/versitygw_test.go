@@ -1,7 +1,6 @@
 package blob_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -16,9 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,6 +23,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"till/internal/blob"
+	"till/internal/testtool"
 )
 
 // The real S3 server the versitygw rows run against: its posix backend on a temporary
@@ -38,40 +36,17 @@ const (
 	versitygwBucket  = "till"
 )
 
-// versitygwBinary returns the server's binary, building it on the machine's first use into
-// the user cache directory, where later runs find it. A build goes to a fresh directory and
-// is renamed into place, so concurrent runs never see half a binary.
+// versitygwBinary returns the server's binary, built on the machine's first use.
 func versitygwBinary(t testing.TB) string {
 	t.Helper()
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "till-test-tools", "versitygw-"+versitygwVersion)
-	bin := filepath.Join(dir, "versitygw")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatalf("versitygw cache: %v", err)
-	}
-	tmp, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		t.Fatalf("versitygw cache: %v", err)
-	}
-	defer os.RemoveAll(tmp)
 	start := time.Now()
-	// go test puts the toolchain's own bin directory first on the test's PATH.
-	cmd := exec.Command("go", "install", versitygwPackage+"@"+versitygwVersion)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOWORK=off", "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go install %s@%s: %v\n%s", versitygwPackage, versitygwVersion, err, out)
+	bin, err := testtool.Install(versitygwPackage, versitygwVersion)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := os.Rename(filepath.Join(tmp, "versitygw"), bin); err != nil {
-		t.Fatalf("versitygw cache: %v", err)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Logf("built versitygw %s in %s into %s", versitygwVersion, d.Round(time.Second), filepath.Dir(bin))
 	}
-	t.Logf("built versitygw %s in %s into %s", versitygwVersion, time.Since(start).Round(time.Second), dir)
 	return bin
 }
 
@@ -107,31 +82,20 @@ func startVersitygw(t *testing.T, bin string, args []string, data string, useTLS
 	t.Helper()
 	var last error
 	for range 3 {
-		addr := freeLoopbackAddr(t)
-		cmd := exec.Command(bin, append(append([]string{"--port", addr}, args...), "posix", data)...)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		cmd.SysProcAttr = serverProcAttr()
-		if err := cmd.Start(); err != nil {
+		addr, err := testtool.FreeLoopbackAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := testtool.Start(bin, append(append([]string{"--port", addr}, args...), "posix", data)...)
+		if err != nil {
 			t.Fatalf("start versitygw: %v", err)
 		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		stop := func() {
-			_ = cmd.Process.Signal(os.Interrupt)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-exited
-			}
-		}
-		if last = makeBucket(addr, useTLS, transport, exited); last == nil {
-			t.Cleanup(stop)
+		if last = makeBucket(addr, useTLS, transport, srv.Exited()); last == nil {
+			t.Cleanup(srv.Stop)
 			return addr
 		}
-		stop()
-		last = fmt.Errorf("%w\n%s", last, out.String())
+		srv.Stop()
+		last = fmt.Errorf("%w\n%s", last, srv.Output())
 	}
 	t.Fatalf("versitygw did not start: %v", last)
 	return ""
@@ -139,7 +103,7 @@ func startVersitygw(t *testing.T, bin string, args []string, data string, useTLS
 
 // makeBucket creates the bucket, retrying while the server is still starting, for at most
 // 30 seconds or until the server exits.
-func makeBucket(addr string, useTLS bool, transport http.RoundTripper, exited <-chan error) error {
+func makeBucket(addr string, useTLS bool, transport http.RoundTripper, exited <-chan struct{}) error {
 	client, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(versitygwAccess, versitygwSecret, ""),
 		Secure: useTLS, Region: "us-east-1", BucketLookup: minio.BucketLookupPath, Transport: transport})
 	if err != nil {
@@ -158,22 +122,11 @@ func makeBucket(addr string, useTLS bool, transport http.RoundTripper, exited <-
 			return fmt.Errorf("create bucket: %w", err)
 		}
 		select {
-		case werr := <-exited:
-			return fmt.Errorf("versitygw exited: %v", werr)
+		case <-exited:
+			return errors.New("versitygw exited")
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// freeLoopbackAddr picks a port on 127.0.0.1 that nothing listens on at the moment.
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return "127.0.0.1:" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // loopbackCertificate writes a self-signed certificate for 127.0.0.1 into dir and returns

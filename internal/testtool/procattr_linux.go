@@ -1,4 +1,4 @@
-package blob_test
+package testtool
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package blob_test
+package testtool
 
 import "syscall"
 
