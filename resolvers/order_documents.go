@@ -151,6 +151,7 @@ func (r *Resolver) JobHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{
 		JobOrderInvoice: r.renderInvoiceJob,
 		JobOrderReceipt: r.renderReceiptJob,
+		JobStripeEvent:  r.applyStripeEventJob,
 	}
 }
 

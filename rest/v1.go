@@ -15,7 +15,7 @@ import (
 // Table is every /v1 route New serves: the operation routes and the hand-written protocol
 // endpoints over r. The security tests enumerate it.
 func Table(r *resolvers.Resolver) []Route {
-	return append(Routes(), oauth2Routes(r)...)
+	return append(append(Routes(), oauth2Routes(r)...), stripeRoutes(r)...)
 }
 
 // New builds the /v1 compatibility layer over the same executable schema as /graphql.

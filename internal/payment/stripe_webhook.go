@@ -28,6 +28,10 @@ type StripeEvent struct {
 // answered 400 and acted on in no way.
 var ErrStripeSignature = errors.New("payment: Stripe event signature does not verify")
 
+// ErrNoWebhookSecret means no signing secret is configured, so no event can be verified: an
+// empty secret would verify signatures anyone can make.
+var ErrNoWebhookSecret = errors.New("payment: no Stripe webhook secret is configured")
+
 // stripeEventTolerance is how old a signature may be, Stripe's own default.
 const stripeEventTolerance = webhook.DefaultTolerance
 
@@ -39,7 +43,7 @@ const stripeEventTolerance = webhook.DefaultTolerance
 // account upgraded on Stripe's side must not make Till drop its events.
 func VerifyStripeEvent(payload []byte, signatureHeader, secret string, now time.Time) (StripeEvent, error) {
 	if secret == "" {
-		return StripeEvent{}, errors.New("payment: no Stripe webhook secret is configured")
+		return StripeEvent{}, ErrNoWebhookSecret
 	}
 	if err := webhook.ValidatePayloadIgnoringTolerance(payload, signatureHeader, secret); err != nil {
 		return StripeEvent{}, fmt.Errorf("%w: %v", ErrStripeSignature, err)

@@ -110,6 +110,9 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 	if handled, err := checkOAuth(doc, req, status, header, body); handled {
 		return err
 	}
+	if handled, err := checkHidden(req, status, body); handled {
+		return err
+	}
 	route := findRoute(doc, req)
 	if route == nil {
 		return checkFramework(status, body)

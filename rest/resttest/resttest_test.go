@@ -21,6 +21,7 @@ const (
 		`"processor":"stripe","customer_id":"` + customerID + `","type":"card",` +
 		`"method_metadata":{"brand":"visa","last4":"4242","exp_month":12,"exp_year":2030,"wallet":null},"is_default":true}`
 	paymentMethods = `{"items":[` + cardItem + `],"pagination":{"total_count":1,"max_page":1}}`
+	stripeWebhook  = "/v1/integrations/stripe/webhook"
 )
 
 func jsonHeader() http.Header {
@@ -57,6 +58,8 @@ func TestCheckAcceptsWhatUpstreamSends(t *testing.T) {
 		{"a 204 without a body", http.MethodPost, "/v1/license-keys/deactivate", 204, http.Header{}, ``},
 		{"a framework 404 on an unknown path", http.MethodGet, "/v1/nowhere", 404, jsonHeader(), `{"detail":"Not Found"}`},
 		{"a slash redirect", http.MethodGet, "/v1/orders", 307, http.Header{"Location": []string{"http://x/v1/orders/"}}, ``},
+		{"a Stripe event taken", http.MethodPost, stripeWebhook, 202, jsonHeader(), `null`},
+		{"a forged Stripe event", http.MethodPost, stripeWebhook, 401, jsonHeader(), `{"detail":"Unauthorized"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +97,10 @@ func TestCheckRejectsWhatClientsCouldNotDecode(t *testing.T) {
 			`{"error":"RequestValidationError","detail":[{"type":"missing","loc":["query","page"],"msg":"Field required"}]}`, `"input"`},
 		{"a 401 in neither known shape", http.MethodGet, listPM, 401, jsonHeader(), `{"message":"nope"}`, "unexpected error body"},
 		{"a 200 on a path the contract does not have", http.MethodGet, "/v1/nowhere", 200, jsonHeader(), `{}`, "no documented operation"},
+		{"a Stripe event accepted with a body", http.MethodPost, stripeWebhook, 202, jsonHeader(), `{}`, "want null"},
+		{"a Stripe refusal in the wrong words", http.MethodPost, stripeWebhook, 401, jsonHeader(), `{"detail":"Bad Request"}`, "Unauthorized"},
+		{"a Stripe refusal with an error name", http.MethodPost, stripeWebhook, 400, jsonHeader(),
+			`{"error":"BadRequest","detail":"Bad Request"}`, "want {"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

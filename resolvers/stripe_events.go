@@ -1,0 +1,151 @@
+package resolvers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"till/internal/jobs"
+	"till/internal/payment"
+	"till/storage"
+)
+
+// JobStripeEvent applies one event Stripe sent to the webhook endpoint.
+const JobStripeEvent = "stripe.event"
+
+// Why the webhook endpoint refused an event; the handler answers each as upstream does.
+var (
+	// ErrStripeEndpointOff: Till does not run on Stripe, or has no signing secret, so no
+	// event can be verified and the endpoint does not exist (404).
+	ErrStripeEndpointOff = errors.New("resolvers: no Stripe webhook endpoint is configured")
+	// ErrStripeEventMalformed: the body is not a Stripe event (400).
+	ErrStripeEventMalformed = errors.New("resolvers: not a Stripe event")
+)
+
+// stripeEvents is a processor that receives Stripe's webhook events.
+type stripeEvents interface {
+	VerifyEvent(payload []byte, signatureHeader string, now time.Time) (payment.StripeEvent, error)
+}
+
+// Outcomes of applying an event, kept with it.
+const (
+	eventApplied    = "applied"
+	eventSuperseded = "superseded" // a newer event about the same object was applied first
+	eventIgnored    = "ignored"    // Till has nothing to do for this type
+)
+
+// ReceiveStripeEvent verifies an event Stripe sent, keeps it once however often it is
+// delivered, and queues its application in the same transaction, so an acknowledged event
+// is never lost and a redelivered one is never applied twice. A forged, replayed or
+// malformed event changes nothing: payment.ErrStripeSignature, ErrStripeEventMalformed (a
+// request without a signature header is one), or ErrStripeEndpointOff when no event can be
+// verified at all; the checks run in that order of precedence, endpoint first, as upstream's.
+func (r *Resolver) ReceiveStripeEvent(ctx context.Context, payload []byte, signatureHeader string) error {
+	verifier, ok := r.payments.(stripeEvents)
+	if !ok {
+		return ErrStripeEndpointOff
+	}
+	e, err := verifier.VerifyEvent(payload, signatureHeader, r.Now())
+	switch {
+	case errors.Is(err, payment.ErrNoWebhookSecret):
+		return ErrStripeEndpointOff
+	case err != nil && signatureHeader == "":
+		return fmt.Errorf("%w: no Stripe-Signature header", ErrStripeEventMalformed)
+	case errors.Is(err, payment.ErrStripeSignature):
+		return err
+	case err != nil:
+		return fmt.Errorf("%w: %v", ErrStripeEventMalformed, err)
+	}
+	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		fresh, err := storage.RecordProcessorEvent(ctx, tx, storage.ProcessorEvent{Processor: r.payments.Name(), ID: e.ID,
+			Type: e.Type, ObjectID: e.ObjectID, Created: e.Created, Payload: storage.RawJSON(payload)})
+		if err != nil || !fresh {
+			return err
+		}
+		key := JobStripeEvent + ":" + e.ID
+		_, _, err = storage.InsertJob(ctx, tx, storage.JobInsert{Kind: JobStripeEvent, Args: stripeEventArgs{ID: e.ID},
+			UniqueKey: &key})
+		return err
+	})
+}
+
+type stripeEventArgs struct {
+	ID string `json:"id"`
+}
+
+// applyStripeEventJob applies a kept event. Events about one object are applied one at a
+// time, and one older than an event already applied to its object is left unapplied: Stripe
+// sends each object whole, so the newest state wins whatever order the events came in.
+func (r *Resolver) applyStripeEventJob(ctx context.Context, tx *sqlx.Tx, job *storage.Job) error {
+	var args stripeEventArgs
+	if err := jobs.DecodeArgs(job, &args); err != nil {
+		return err
+	}
+	e, err := storage.LockProcessorEvent(ctx, tx, r.payments.Name(), args.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return jobs.Discard(fmt.Errorf("no kept event %s", args.ID))
+	}
+	if err != nil || e.AppliedAt != nil {
+		return err
+	}
+	outcome := eventIgnored
+	if newer, err := storage.NewerProcessorEventApplied(ctx, tx, e); err != nil {
+		return err
+	} else if newer {
+		outcome = eventSuperseded
+	} else if apply := r.stripeEventAppliers()[e.Type]; apply != nil {
+		if err := apply(ctx, tx, e); err != nil {
+			return err
+		}
+		outcome = eventApplied
+	}
+	return storage.MarkProcessorEventApplied(ctx, tx, e.Processor, e.ID, outcome, r.Now())
+}
+
+// stripeEventAppliers are the event types Till acts on, each with what it does.
+func (r *Resolver) stripeEventAppliers() map[string]func(context.Context, *sqlx.Tx, *storage.ProcessorEvent) error {
+	return map[string]func(context.Context, *sqlx.Tx, *storage.ProcessorEvent) error{
+		"payment_method.automatically_updated": r.applyCardUpdate,
+		"payment_method.updated":               r.applyCardUpdate,
+	}
+}
+
+// applyCardUpdate takes a card's new details (the issuer replaced it, or it was renewed)
+// onto the saved methods that are that card, and announces each customer's change.
+func (r *Resolver) applyCardUpdate(ctx context.Context, tx *sqlx.Tx, e *storage.ProcessorEvent) error {
+	var event struct {
+		Data struct {
+			Object struct {
+				ID   string `json:"id"`
+				Card *struct {
+					Brand    string `json:"brand"`
+					Last4    string `json:"last4"`
+					ExpMonth int    `json:"exp_month"`
+					ExpYear  int    `json:"exp_year"`
+				} `json:"card"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(e.Payload, &event); err != nil {
+		return jobs.Discard(fmt.Errorf("event %s: %w", e.ID, err))
+	}
+	card := event.Data.Object.Card
+	if card == nil || card.Last4 == "" {
+		return nil
+	}
+	updated, err := storage.UpdateCardsAtProcessor(ctx, tx, e.Processor, event.Data.Object.ID, storage.CardUpdate{
+		Brand: card.Brand, Last4: card.Last4, ExpMonth: card.ExpMonth, ExpYear: card.ExpYear}, r.Now())
+	if err != nil {
+		return err
+	}
+	for _, m := range updated {
+		if err := r.emit(ctx, tx, m.OrganizationID, "customer.updated", m.CustomerID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
