@@ -228,3 +228,70 @@ func TestCreateRefundRevokesBenefits(t *testing.T) {
 		t.Error("a refund without revokeBenefits revoked the order's grant")
 	}
 }
+
+func TestRefundLists(t *testing.T) {
+	t.Parallel()
+	w := newRefundWorld(t)
+	a, b := w.order(t, 1000, 0), w.order(t, 1000, 0)
+	for _, amount := range []int64{100, 300, 200} {
+		w.refund(t, vars{"orderId": a, "reason": "other", "amount": amount})
+	}
+	w.refund(t, vars{"orderId": b, "reason": "other", "amount": 50})
+	type page struct {
+		Items []struct {
+			Amount int64 `json:"amount"`
+		} `json:"items"`
+		Pagination struct {
+			TotalCount int `json:"totalCount"`
+		} `json:"pagination"`
+		PageInfo struct {
+			EndCursor   *string `json:"endCursor"`
+			HasNextPage bool    `json:"hasNextPage"`
+		} `json:"pageInfo"`
+	}
+	amounts := func(p page) []int64 {
+		out := []int64{}
+		for _, it := range p.Items {
+			out = append(out, it.Amount)
+		}
+		return out
+	}
+	const fields = `items { amount } pagination { totalCount } pageInfo { endCursor hasNextPage }`
+
+	t.Run("each order lists its own refunds, with the root list's sorting", func(t *testing.T) {
+		var out struct {
+			Orders struct {
+				Items []struct {
+					ID      uuid.UUID `json:"id"`
+					Refunds page      `json:"refunds"`
+				} `json:"items"`
+			} `json:"orders"`
+		}
+		w.s.Query(t, w.org.Token, `{ orders(sorting: ["created_at"]) { items { id refunds(sorting: ["-amount"]) { `+fields+` } } } }`, nil, &out)
+		got := map[uuid.UUID][]int64{}
+		for _, o := range out.Orders.Items {
+			got[o.ID] = amounts(o.Refunds)
+		}
+		want := map[uuid.UUID][]int64{a: {300, 200, 100}, b: {50}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("refunds by order (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("the root list pages forward with cursors", func(t *testing.T) {
+		var first struct{ Refunds page }
+		w.s.Query(t, w.org.Token, `{ refunds(first: 3, sorting: ["amount"]) { `+fields+` } }`, nil, &first)
+		var next struct{ Refunds page }
+		w.s.Query(t, w.org.Token, `query($after: String) { refunds(first: 3, after: $after, sorting: ["amount"]) { `+fields+` } }`,
+			vars{"after": first.Refunds.PageInfo.EndCursor}, &next)
+		got := [][]int64{amounts(first.Refunds), amounts(next.Refunds)}
+		if diff := cmp.Diff([][]int64{{50, 100, 200}, {300}}, got); diff != "" || first.Refunds.Pagination.TotalCount != 4 || !first.Refunds.PageInfo.HasNextPage {
+			t.Errorf("pages (-want +got):\n%s\nfirst page %+v", diff, first.Refunds)
+		}
+	})
+
+	t.Run("a token without a refunds scope cannot list them", func(t *testing.T) {
+		token := w.s.NewToken(t, w.org.ID, "orders:read")
+		wantError(t, w.s.QueryError(t, token, `{ refunds { items { id } } }`, nil), "FORBIDDEN", "insufficient_scope")
+	})
+}
