@@ -50,6 +50,7 @@ type ResolverRoot interface {
 	ProductPrice() ProductPriceResolver
 	ProductPriceMeteredUnit() ProductPriceMeteredUnitResolver
 	Query() QueryResolver
+	Refund() RefundResolver
 	Subscription() SubscriptionResolver
 	UsageEvent() UsageEventResolver
 	WebhookEndpoint() WebhookEndpointResolver
@@ -992,6 +993,7 @@ type ComplexityRoot struct {
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateOAuth2Client              func(childComplexity int, input model.OAuth2ClientCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
+		CreateRefund                    func(childComplexity int, input model.RefundCreateInput) int
 		CreateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointCreateInput) int
 		DeactivateLicenseKey            func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		DeleteBenefit                   func(childComplexity int, id uuid.UUID) int
@@ -1112,6 +1114,7 @@ type ComplexityRoot struct {
 		RefundableTaxAmount  func(childComplexity int) int
 		RefundedAmount       func(childComplexity int) int
 		RefundedTaxAmount    func(childComplexity int) int
+		Refunds              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.RefundFilter, first *int, after *string, last *int, before *string) int
 		Seats                func(childComplexity int) int
 		Status               func(childComplexity int) int
 		Subscription         func(childComplexity int) int
@@ -1433,6 +1436,8 @@ type ComplexityRoot struct {
 		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Product                func(childComplexity int, id uuid.UUID) int
 		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
+		Refund                 func(childComplexity int, id uuid.UUID) int
+		Refunds                func(childComplexity int, page *int, limit *int, sorting []string, filter *model.RefundFilter, first *int, after *string, last *int, before *string) int
 		Seat                   func(childComplexity int, id uuid.UUID) int
 		Seats                  func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
 		Subscription           func(childComplexity int, id uuid.UUID) int
@@ -1444,6 +1449,47 @@ type ComplexityRoot struct {
 		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		WebhookEvent           func(childComplexity int, id uuid.UUID) int
 		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) int
+	}
+
+	Refund struct {
+		Amount         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Currency       func(childComplexity int) int
+		CustomerID     func(childComplexity int) int
+		Dispute        func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Metadata       func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrderID        func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		RevokeBenefits func(childComplexity int) int
+		Status         func(childComplexity int) int
+		SubscriptionID func(childComplexity int) int
+		TaxAmount      func(childComplexity int) int
+	}
+
+	RefundDispute struct {
+		Amount        func(childComplexity int) int
+		Closed        func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		Currency      func(childComplexity int) int
+		EvidenceDueBy func(childComplexity int) int
+		ID            func(childComplexity int) int
+		ModifiedAt    func(childComplexity int) int
+		OrderID       func(childComplexity int) int
+		PastDue       func(childComplexity int) int
+		PaymentID     func(childComplexity int) int
+		Reason        func(childComplexity int) int
+		Resolved      func(childComplexity int) int
+		Status        func(childComplexity int) int
+		TaxAmount     func(childComplexity int) int
+	}
+
+	RefundPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -5933,6 +5979,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateProduct(childComplexity, args["input"].(model.ProductCreateInput)), true
+	case "Mutation.createRefund":
+		if e.ComplexityRoot.Mutation.CreateRefund == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createRefund_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateRefund(childComplexity, args["input"].(model.RefundCreateInput)), true
 	case "Mutation.createWebhookEndpoint":
 		if e.ComplexityRoot.Mutation.CreateWebhookEndpoint == nil {
 			break
@@ -6850,6 +6907,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.RefundedTaxAmount(childComplexity), true
+	case "Order.refunds":
+		if e.ComplexityRoot.Order.Refunds == nil {
+			break
+		}
+
+		args, err := ec.field_Order_refunds_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.Refunds(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.RefundFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.seats":
 		if e.ComplexityRoot.Order.Seats == nil {
 			break
@@ -8510,6 +8578,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Products(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.ProductFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.refund":
+		if e.ComplexityRoot.Query.Refund == nil {
+			break
+		}
+
+		args, err := ec.field_Query_refund_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Refund(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.refunds":
+		if e.ComplexityRoot.Query.Refunds == nil {
+			break
+		}
+
+		args, err := ec.field_Query_refunds_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Refunds(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.RefundFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.seat":
 		if e.ComplexityRoot.Query.Seat == nil {
 			break
@@ -8631,6 +8721,201 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.WebhookEvents(childComplexity, args["endpointId"].(*uuid.UUID), args["type"].([]string), args["succeeded"].(*bool), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+
+	case "Refund.amount":
+		if e.ComplexityRoot.Refund.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Amount(childComplexity), true
+	case "Refund.createdAt":
+		if e.ComplexityRoot.Refund.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.CreatedAt(childComplexity), true
+	case "Refund.currency":
+		if e.ComplexityRoot.Refund.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Currency(childComplexity), true
+	case "Refund.customerId":
+		if e.ComplexityRoot.Refund.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.CustomerID(childComplexity), true
+	case "Refund.dispute":
+		if e.ComplexityRoot.Refund.Dispute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Dispute(childComplexity), true
+	case "Refund.id":
+		if e.ComplexityRoot.Refund.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.ID(childComplexity), true
+	case "Refund.metadata":
+		if e.ComplexityRoot.Refund.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Metadata(childComplexity), true
+	case "Refund.modifiedAt":
+		if e.ComplexityRoot.Refund.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.ModifiedAt(childComplexity), true
+	case "Refund.orderId":
+		if e.ComplexityRoot.Refund.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.OrderID(childComplexity), true
+	case "Refund.organizationId":
+		if e.ComplexityRoot.Refund.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.OrganizationID(childComplexity), true
+	case "Refund.reason":
+		if e.ComplexityRoot.Refund.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Reason(childComplexity), true
+	case "Refund.revokeBenefits":
+		if e.ComplexityRoot.Refund.RevokeBenefits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.RevokeBenefits(childComplexity), true
+	case "Refund.status":
+		if e.ComplexityRoot.Refund.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.Status(childComplexity), true
+	case "Refund.subscriptionId":
+		if e.ComplexityRoot.Refund.SubscriptionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.SubscriptionID(childComplexity), true
+	case "Refund.taxAmount":
+		if e.ComplexityRoot.Refund.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Refund.TaxAmount(childComplexity), true
+
+	case "RefundDispute.amount":
+		if e.ComplexityRoot.RefundDispute.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Amount(childComplexity), true
+	case "RefundDispute.closed":
+		if e.ComplexityRoot.RefundDispute.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Closed(childComplexity), true
+	case "RefundDispute.createdAt":
+		if e.ComplexityRoot.RefundDispute.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.CreatedAt(childComplexity), true
+	case "RefundDispute.currency":
+		if e.ComplexityRoot.RefundDispute.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Currency(childComplexity), true
+	case "RefundDispute.evidenceDueBy":
+		if e.ComplexityRoot.RefundDispute.EvidenceDueBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.EvidenceDueBy(childComplexity), true
+	case "RefundDispute.id":
+		if e.ComplexityRoot.RefundDispute.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.ID(childComplexity), true
+	case "RefundDispute.modifiedAt":
+		if e.ComplexityRoot.RefundDispute.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.ModifiedAt(childComplexity), true
+	case "RefundDispute.orderId":
+		if e.ComplexityRoot.RefundDispute.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.OrderID(childComplexity), true
+	case "RefundDispute.pastDue":
+		if e.ComplexityRoot.RefundDispute.PastDue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.PastDue(childComplexity), true
+	case "RefundDispute.paymentId":
+		if e.ComplexityRoot.RefundDispute.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.PaymentID(childComplexity), true
+	case "RefundDispute.reason":
+		if e.ComplexityRoot.RefundDispute.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Reason(childComplexity), true
+	case "RefundDispute.resolved":
+		if e.ComplexityRoot.RefundDispute.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Resolved(childComplexity), true
+	case "RefundDispute.status":
+		if e.ComplexityRoot.RefundDispute.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.Status(childComplexity), true
+	case "RefundDispute.taxAmount":
+		if e.ComplexityRoot.RefundDispute.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundDispute.TaxAmount(childComplexity), true
+
+	case "RefundPage.items":
+		if e.ComplexityRoot.RefundPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundPage.Items(childComplexity), true
+	case "RefundPage.pageInfo":
+		if e.ComplexityRoot.RefundPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundPage.PageInfo(childComplexity), true
+	case "RefundPage.pagination":
+		if e.ComplexityRoot.RefundPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RefundPage.Pagination(childComplexity), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -9502,6 +9787,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputProductPriceSeatTierInput,
 		ec.unmarshalInputProductPriceSeatTiersInput,
 		ec.unmarshalInputProductUpdateInput,
+		ec.unmarshalInputRefundCreateInput,
+		ec.unmarshalInputRefundFilter,
 		ec.unmarshalInputSubscriptionCancelInput,
 		ec.unmarshalInputSubscriptionFilter,
 		ec.unmarshalInputSubscriptionProductChangeInput,
@@ -14856,6 +15143,211 @@ extend type Mutation {
   ): Product @hasScope(any: [products_write])
 }
 `, BuiltIn: false},
+	{Name: "../schema/refund.graphqls", Input: `"(Part of) a paid order given back to its customer through the processor that took the payment."
+type Refund {
+  "The refund's id."
+  id: UUID!
+  "When the refund was created."
+  createdAt: DateTime!
+  "When the refund was last changed; null if never."
+  modifiedAt: DateTime
+  "The organization's own key-value data for the refund; Till does not interpret it."
+  metadata: Metadata!
+  "Where the refund is at the processor."
+  status: RefundStatus!
+  "Why the refund was made."
+  reason: RefundReason!
+  "The amount given back before taxes, in the smallest unit of currency (e.g. cents)."
+  amount: Int!
+  "The sales tax given back with it, in proportion to the order's, in the smallest unit of currency (e.g. cents)."
+  taxAmount: Int!
+  "The lowercase ISO 4217 currency of the amounts, the order's."
+  currency: String!
+  "The organization of the order."
+  organizationId: UUID!
+  "The order refunded."
+  orderId: UUID!
+  "The subscription the order bills; null for one-time purchases."
+  subscriptionId: UUID
+  "The customer refunded."
+  customerId: UUID!
+  "Whether the refund revoked the benefits the order granted."
+  revokeBenefits: Boolean!
+  "The dispute the refund prevented; Till takes no part in disputes, so always null."
+  dispute: RefundDispute
+}
+
+"A dispute a refund prevented (upstream's RefundDispute); Till records none."
+type RefundDispute {
+  "The dispute's id."
+  id: UUID!
+  "When the dispute was opened."
+  createdAt: DateTime!
+  "When the dispute last changed; null if never."
+  modifiedAt: DateTime
+  "The dispute's status at the processor."
+  status: String!
+  "Whether the dispute was won or lost."
+  resolved: Boolean!
+  "Whether the dispute is closed."
+  closed: Boolean!
+  "The amount disputed, in the smallest unit of currency (e.g. cents)."
+  amount: Int!
+  "The tax amount disputed, in the smallest unit of currency (e.g. cents)."
+  taxAmount: Int!
+  "The lowercase ISO 4217 currency of the amounts."
+  currency: String!
+  "The card network's reason; null until the processor reports it."
+  reason: String
+  "The deadline for evidence; null when no response is required."
+  evidenceDueBy: DateTime
+  "Whether the evidence deadline has passed."
+  pastDue: Boolean!
+  "The order disputed."
+  orderId: UUID!
+  "The payment disputed."
+  paymentId: UUID!
+}
+
+"Where a refund is at the processor."
+enum RefundStatus {
+  "Accepted by the processor, not settled yet."
+  pending
+  "Given back to the customer."
+  succeeded
+  "Refused by the processor after it was accepted."
+  failed
+  "Canceled before it settled."
+  canceled
+}
+
+"Why a refund was made."
+enum RefundReason {
+  "The customer was charged twice."
+  duplicate
+  "The payment was fraudulent."
+  fraudulent
+  "The customer asked for it."
+  customer_request
+  "The service was interrupted."
+  service_disruption
+  "The seller's satisfaction guarantee."
+  satisfaction_guarantee
+  "Issued to prevent a dispute; only the system gives this reason, never a caller."
+  dispute_prevention
+  "Any other reason."
+  other
+}
+
+"A page of refunds."
+type RefundPage {
+  "The refunds of this page."
+  items: [Refund!]!
+  "The page envelope: how many refunds match and how many pages they fill."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+"The filters of GET /v1/refunds/. Values of one field are OR-ed, fields AND-ed."
+input RefundFilter {
+  "Only these refunds."
+  id: [UUID!]
+  "Only refunds of these organizations (among the caller's)."
+  organizationId: [UUID!]
+  "Only refunds of these orders."
+  orderId: [UUID!]
+  "Only refunds of orders of these subscriptions."
+  subscriptionId: [UUID!]
+  "Only refunds of these customers."
+  customerId: [UUID!]
+  "Only refunds of the customers with these external ids."
+  externalCustomerId: [String!]
+  "true: only succeeded refunds; false: only the others."
+  succeeded: Boolean
+}
+
+"A refund to make (POST /v1/refunds/)."
+input RefundCreateInput {
+  "The organization's own key-value data for the refund: at most 50 keys of 1 to 40 characters, strings of 1 to 500 characters, numbers or booleans."
+  metadata: Metadata
+  "The paid order to refund, of the caller's organizations."
+  orderId: UUID!
+  "Why: any reason but dispute_prevention, which only the system gives."
+  reason: RefundReason!
+  "The amount to give back before taxes, in the smallest unit of currency (e.g. cents): at least 1, at most the order's refundableAmount. The proportional tax is added."
+  amount: Int!
+  "An internal comment about the refund."
+  comment: String
+  "Revoke the benefits the order granted; only for one-time purchases (subscriptions revoke theirs when they end). Default false."
+  revokeBenefits: Boolean
+}
+
+extend type Query {
+  "One refund of the caller's organizations."
+  refund(
+    "The refund's id."
+    id: UUID!
+  ): Refund @hasScope(any: [refunds_read, refunds_write])
+  """
+  Refunds of the caller's organizations (GET /v1/refunds/). sorting: created_at, amount, each
+  optionally prefixed with - for descending; default -created_at.
+  """
+  refunds(
+    "The page, from 1."
+    page: Int = 1
+    "Refunds per page, 1 to 100."
+    limit: Int = 10
+    "created_at, amount; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: RefundFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): RefundPage @hasScope(any: [refunds_read, refunds_write])
+}
+
+extend type Mutation {
+  """
+  Refunds (part of) a paid order through the processor that took its payment
+  (POST /v1/refunds/): the order's refunded amounts and status change with it, and
+  refund.created, order.updated and order.refunded are recorded. A fully refunded order is
+  RefundedAlready (403).
+  """
+  createRefund(
+    "The refund to make."
+    input: RefundCreateInput!
+  ): Refund @hasScope(any: [refunds_write])
+}
+
+extend type Order {
+  "The order's refunds, newest first by default."
+  refunds(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: RefundFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): RefundPage @relation(any: [refunds_read, refunds_write])
+}
+`, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
 # /v1 and webhook payloads speak one vocabulary.
 
@@ -15127,9 +15619,9 @@ enum Scope {
   orders_read
   "` + "`" + `orders:write` + "`" + `: changes orders' billing details."
   orders_write
-  "` + "`" + `refunds:read` + "`" + `: reads refunds upstream; no Till operation asks for it."
+  "` + "`" + `refunds:read` + "`" + `: reads refunds."
   refunds_read
-  "` + "`" + `refunds:write` + "`" + `: creates refunds upstream; no Till operation asks for it."
+  "` + "`" + `refunds:write` + "`" + `: creates refunds, and reads them."
   refunds_write
   "` + "`" + `payments:read` + "`" + `: reads payments upstream; no Till operation asks for it."
   payments_read
@@ -17630,6 +18122,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_customerSeats(ctx, field)
 	case "isReceiptGenerated":
 		return ec.fieldContext_Order_isReceiptGenerated(ctx, field)
+	case "refunds":
+		return ec.fieldContext_Order_refunds(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Order", field.Name)
 }
@@ -18008,6 +18502,88 @@ func (ec *executionContext) childFields_ProductPriceSeatTiers(ctx context.Contex
 		return ec.fieldContext_ProductPriceSeatTiers_maximumSeats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ProductPriceSeatTiers", field.Name)
+}
+
+func (ec *executionContext) childFields_Refund(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Refund_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Refund_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Refund_modifiedAt(ctx, field)
+	case "metadata":
+		return ec.fieldContext_Refund_metadata(ctx, field)
+	case "status":
+		return ec.fieldContext_Refund_status(ctx, field)
+	case "reason":
+		return ec.fieldContext_Refund_reason(ctx, field)
+	case "amount":
+		return ec.fieldContext_Refund_amount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_Refund_taxAmount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Refund_currency(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Refund_organizationId(ctx, field)
+	case "orderId":
+		return ec.fieldContext_Refund_orderId(ctx, field)
+	case "subscriptionId":
+		return ec.fieldContext_Refund_subscriptionId(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Refund_customerId(ctx, field)
+	case "revokeBenefits":
+		return ec.fieldContext_Refund_revokeBenefits(ctx, field)
+	case "dispute":
+		return ec.fieldContext_Refund_dispute(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
+}
+
+func (ec *executionContext) childFields_RefundDispute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RefundDispute_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_RefundDispute_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_RefundDispute_modifiedAt(ctx, field)
+	case "status":
+		return ec.fieldContext_RefundDispute_status(ctx, field)
+	case "resolved":
+		return ec.fieldContext_RefundDispute_resolved(ctx, field)
+	case "closed":
+		return ec.fieldContext_RefundDispute_closed(ctx, field)
+	case "amount":
+		return ec.fieldContext_RefundDispute_amount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_RefundDispute_taxAmount(ctx, field)
+	case "currency":
+		return ec.fieldContext_RefundDispute_currency(ctx, field)
+	case "reason":
+		return ec.fieldContext_RefundDispute_reason(ctx, field)
+	case "evidenceDueBy":
+		return ec.fieldContext_RefundDispute_evidenceDueBy(ctx, field)
+	case "pastDue":
+		return ec.fieldContext_RefundDispute_pastDue(ctx, field)
+	case "orderId":
+		return ec.fieldContext_RefundDispute_orderId(ctx, field)
+	case "paymentId":
+		return ec.fieldContext_RefundDispute_paymentId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefundDispute", field.Name)
+}
+
+func (ec *executionContext) childFields_RefundPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_RefundPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_RefundPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RefundPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RefundPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Subscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -106,6 +106,12 @@ var statusByCode = map[string]int{
 	codeSeatNotAvailable:             http.StatusBadRequest,
 	codeSeatAlreadyAssigned:          http.StatusBadRequest,
 	codeInvalidInvitationToken:       http.StatusBadRequest,
+
+	codeRefundedAlready:                      http.StatusForbidden,
+	codeRefundDisputedPayment:                http.StatusForbidden,
+	codeRefundUnknownPayment:                 http.StatusNotFound,
+	codeRevokeSubscriptionBenefitsProhibited: http.StatusBadRequest,
+	codeRefundError:                          http.StatusConflict,
 }
 
 // GraphQLCode is how /graphql classifies a failure in extensions.code. The set is fixed, so
@@ -166,6 +172,12 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeSeatNotAvailable:             GraphQLConflict,
 	codeSeatAlreadyAssigned:          GraphQLConflict,
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
+
+	codeRefundedAlready:                      GraphQLConflict,
+	codeRefundDisputedPayment:                GraphQLConflict,
+	codeRefundUnknownPayment:                 GraphQLNotFound,
+	codeRevokeSubscriptionBenefitsProhibited: GraphQLBadUserInput,
+	codeRefundError:                          GraphQLConflict,
 }
 
 // GraphQLCode is the error's class on /graphql; unknown codes are BAD_USER_INPUT, as their

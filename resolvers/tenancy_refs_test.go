@@ -208,6 +208,10 @@ func TestTenancyReferences(t *testing.T) {
 			[]any{"input", "productId"},
 			`SELECT (SELECT count(*) FROM subscriptions WHERE product_id = $1) + (SELECT count(*) FROM pending_subscription_updates WHERE product_id = $1)`,
 			w.theirPlan.ID},
+		{"refunding their order", "", `mutation($in: RefundCreateInput!) { createRefund(input: $in) { id } }`,
+			vars{"in": vars{"orderId": w.theirOrder, "reason": "other", "amount": 100}},
+			[]any{"input", "orderId"},
+			`SELECT count(*) FROM refunds WHERE order_id = $1 AND organization_id = $2`, w.theirOrder},
 	} {
 		t.Run(tc.name+" is refused and stores nothing", func(t *testing.T) {
 			token := tc.token

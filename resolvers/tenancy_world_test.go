@@ -34,7 +34,7 @@ type tenancyWorld struct {
 	theirDiscount, theirSubscription, theirPM uuid.UUID
 	theirOrder, theirJob, theirKey, theirHook uuid.UUID
 	theirDelivery, theirSeat                  uuid.UUID
-	theirGrant, theirEvent                    uuid.UUID
+	theirGrant, theirEvent, theirRefund       uuid.UUID
 }
 
 func newTenancyWorld(tb testing.TB) *tenancyWorld {
@@ -93,6 +93,8 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		VALUES ($1, $2, $3, now())`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
 	w.theirEvent = theirRows(`INSERT INTO events (organization_id, name, customer_id) VALUES ($1, 'api.call', $2)`,
 		w.theirs.ID, w.theirCustomer.ID)
+	w.theirRefund = theirRows(`INSERT INTO refunds (organization_id, order_id, customer_id, status, reason, amount, currency)
+		VALUES ($1, $2, $3, 'succeeded', 'other', 100, 'usd')`, w.theirs.ID, w.theirOrder, w.theirCustomer.ID)
 	w.portal = w.s.NewCustomerSession(tb, w.mine.ID, w.myCustomer.ID)
 	return w
 }

@@ -24,6 +24,7 @@ var eventShapes = map[string]eventShape{
 	"customer_seat": {"WebhookCustomerSeat", "seat"},
 	"customer":      {"WebhookCustomer", "customer"},
 	"order":         {"GetOrder", "order"},
+	"refund":        {"WebhookRefund", "refund"},
 	"subscription":  {"WebhookSubscription", "subscription"},
 }
 

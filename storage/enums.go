@@ -311,3 +311,39 @@ const (
 	// 250 MB; private.
 	FileServiceSupportCaseAttachment FileService = "support_case_attachment"
 )
+
+// RefundStatus is the GraphQL enum of that name. Where a refund is at the processor.
+type RefundStatus string
+
+// The values of RefundStatus.
+const (
+	// Accepted by the processor, not settled yet.
+	RefundStatusPending RefundStatus = "pending"
+	// Given back to the customer.
+	RefundStatusSucceeded RefundStatus = "succeeded"
+	// Refused by the processor after it was accepted.
+	RefundStatusFailed RefundStatus = "failed"
+	// Canceled before it settled.
+	RefundStatusCanceled RefundStatus = "canceled"
+)
+
+// RefundReason is the GraphQL enum of that name. Why a refund was made.
+type RefundReason string
+
+// The values of RefundReason.
+const (
+	// The customer was charged twice.
+	RefundReasonDuplicate RefundReason = "duplicate"
+	// The payment was fraudulent.
+	RefundReasonFraudulent RefundReason = "fraudulent"
+	// The customer asked for it.
+	RefundReasonCustomerRequest RefundReason = "customer_request"
+	// The service was interrupted.
+	RefundReasonServiceDisruption RefundReason = "service_disruption"
+	// The seller's satisfaction guarantee.
+	RefundReasonSatisfactionGuarantee RefundReason = "satisfaction_guarantee"
+	// Issued to prevent a dispute; only the system gives this reason, never a caller.
+	RefundReasonDisputePrevention RefundReason = "dispute_prevention"
+	// Any other reason.
+	RefundReasonOther RefundReason = "other"
+)

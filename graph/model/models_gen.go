@@ -3178,6 +3178,82 @@ type ProductUpdateInput struct {
 type Query struct {
 }
 
+// A refund to make (POST /v1/refunds/).
+type RefundCreateInput struct {
+	// The organization's own key-value data for the refund: at most 50 keys of 1 to 40 characters, strings of 1 to 500 characters, numbers or booleans.
+	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	// The paid order to refund, of the caller's organizations.
+	OrderID uuid.UUID `json:"orderId"`
+	// Why: any reason but dispute_prevention, which only the system gives.
+	Reason storage.RefundReason `json:"reason"`
+	// The amount to give back before taxes, in the smallest unit of currency (e.g. cents): at least 1, at most the order's refundableAmount. The proportional tax is added.
+	Amount int `json:"amount"`
+	// An internal comment about the refund.
+	Comment *string `json:"comment,omitempty"`
+	// Revoke the benefits the order granted; only for one-time purchases (subscriptions revoke theirs when they end). Default false.
+	RevokeBenefits *bool `json:"revokeBenefits,omitempty"`
+}
+
+// A dispute a refund prevented (upstream's RefundDispute); Till records none.
+type RefundDispute struct {
+	// The dispute's id.
+	ID uuid.UUID `json:"id"`
+	// When the dispute was opened.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the dispute last changed; null if never.
+	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
+	// The dispute's status at the processor.
+	Status string `json:"status"`
+	// Whether the dispute was won or lost.
+	Resolved bool `json:"resolved"`
+	// Whether the dispute is closed.
+	Closed bool `json:"closed"`
+	// The amount disputed, in the smallest unit of currency (e.g. cents).
+	Amount int `json:"amount"`
+	// The tax amount disputed, in the smallest unit of currency (e.g. cents).
+	TaxAmount int `json:"taxAmount"`
+	// The lowercase ISO 4217 currency of the amounts.
+	Currency string `json:"currency"`
+	// The card network's reason; null until the processor reports it.
+	Reason *string `json:"reason,omitempty"`
+	// The deadline for evidence; null when no response is required.
+	EvidenceDueBy *time.Time `json:"evidenceDueBy,omitempty"`
+	// Whether the evidence deadline has passed.
+	PastDue bool `json:"pastDue"`
+	// The order disputed.
+	OrderID uuid.UUID `json:"orderId"`
+	// The payment disputed.
+	PaymentID uuid.UUID `json:"paymentId"`
+}
+
+// The filters of GET /v1/refunds/. Values of one field are OR-ed, fields AND-ed.
+type RefundFilter struct {
+	// Only these refunds.
+	ID []uuid.UUID `json:"id,omitempty"`
+	// Only refunds of these organizations (among the caller's).
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	// Only refunds of these orders.
+	OrderID []uuid.UUID `json:"orderId,omitempty"`
+	// Only refunds of orders of these subscriptions.
+	SubscriptionID []uuid.UUID `json:"subscriptionId,omitempty"`
+	// Only refunds of these customers.
+	CustomerID []uuid.UUID `json:"customerId,omitempty"`
+	// Only refunds of the customers with these external ids.
+	ExternalCustomerID []string `json:"externalCustomerId,omitempty"`
+	// true: only succeeded refunds; false: only the others.
+	Succeeded *bool `json:"succeeded,omitempty"`
+}
+
+// A page of refunds.
+type RefundPage struct {
+	// The refunds of this page.
+	Items []*storage.Refund `json:"items"`
+	// The page envelope: how many refunds match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
 // A cancellation at period end.
 type SubscriptionCancelInput struct {
 	// The subscription.
@@ -4424,9 +4500,9 @@ const (
 	ScopeOrdersRead Scope = "orders_read"
 	// `orders:write`: changes orders' billing details.
 	ScopeOrdersWrite Scope = "orders_write"
-	// `refunds:read`: reads refunds upstream; no Till operation asks for it.
+	// `refunds:read`: reads refunds.
 	ScopeRefundsRead Scope = "refunds_read"
-	// `refunds:write`: creates refunds upstream; no Till operation asks for it.
+	// `refunds:write`: creates refunds, and reads them.
 	ScopeRefundsWrite Scope = "refunds_write"
 	// `payments:read`: reads payments upstream; no Till operation asks for it.
 	ScopePaymentsRead Scope = "payments_read"

@@ -118,7 +118,7 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 		return checkFramework(status, body)
 	}
 	documented := route.Operation.Responses.Status(status) != nil
-	if !documented || useGenericShape(status, body) {
+	if !documented || (useGenericShape(status, body) && !documentsName(route.Operation, status, ErrorName(body))) {
 		if err := checkUndocumented(status, body); err != nil {
 			return fmt.Errorf("%s: %w", route.Operation.OperationID, err)
 		}
