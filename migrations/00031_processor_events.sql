@@ -16,6 +16,12 @@ CREATE TABLE processor_events (
     PRIMARY KEY (processor, id)
 );
 CREATE INDEX processor_events_object ON processor_events (processor, object_id, created);
+-- An event names the processor's object, not the organization: the rows it changes are
+-- found by the processor's id alone.
+CREATE INDEX payment_methods_processor_object ON payment_methods (processor, processor_id);
+CREATE INDEX refunds_processor_object ON refunds (processor, processor_id) WHERE processor_id IS NOT NULL;
 
 -- +goose Down
+DROP INDEX refunds_processor_object;
+DROP INDEX payment_methods_processor_object;
 DROP TABLE processor_events;

@@ -111,6 +111,10 @@ func (r *Resolver) stripeEventAppliers() map[string]func(context.Context, *sqlx.
 	return map[string]func(context.Context, *sqlx.Tx, *storage.ProcessorEvent) error{
 		"payment_method.automatically_updated": r.applyCardUpdate,
 		"payment_method.updated":               r.applyCardUpdate,
+		"refund.created":                       r.applyRefundUpdate,
+		"refund.updated":                       r.applyRefundUpdate,
+		"refund.failed":                        r.applyRefundUpdate,
+		"charge.refund.updated":                r.applyRefundUpdate,
 	}
 }
 
@@ -144,6 +148,57 @@ func (r *Resolver) applyCardUpdate(ctx context.Context, tx *sqlx.Tx, e *storage.
 	}
 	for _, m := range updated {
 		if err := r.emit(ctx, tx, m.OrganizationID, "customer.updated", m.CustomerID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyRefundUpdate takes a refund's status at Stripe onto the refund Till made: a refund
+// that settles later (pending, then succeeded) counts on its order only then, with the
+// order's events; one that fails or is canceled is only marked so. Either change announces
+// refund.updated. A refund Till did not make (one issued on Stripe's dashboard) is left
+// alone.
+func (r *Resolver) applyRefundUpdate(ctx context.Context, tx *sqlx.Tx, e *storage.ProcessorEvent) error {
+	var event struct {
+		Data struct {
+			Object struct {
+				ID     string `json:"id"`
+				Status string `json:"status"`
+			} `json:"object"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(e.Payload, &event); err != nil {
+		return jobs.Discard(fmt.Errorf("event %s: %w", e.ID, err))
+	}
+	status := storage.RefundStatus(event.Data.Object.Status)
+	switch status {
+	case storage.RefundStatusPending, storage.RefundStatusSucceeded, storage.RefundStatusFailed, storage.RefundStatusCanceled:
+	default:
+		return nil // requires_action and statuses Till does not track
+	}
+	ref, err := storage.LockRefundAtProcessor(ctx, tx, e.Processor, event.Data.Object.ID)
+	if errors.Is(err, storage.ErrNotFound) || err == nil && ref.Status == status {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	was := ref.Status
+	if ref, err = storage.SetRefundStatus(ctx, tx, ref.ID, status, r.Now()); err != nil {
+		return err
+	}
+	if err := r.emit(ctx, tx, ref.OrganizationID, "refund.updated", ref.ID); err != nil {
+		return err
+	}
+	if was != storage.RefundStatusPending || status != storage.RefundStatusSucceeded {
+		return nil
+	}
+	if _, err := storage.AddOrderRefund(ctx, tx, ref.OrderID, ref.Amount, ref.TaxAmount, r.Now()); err != nil {
+		return err
+	}
+	for _, typ := range []string{"order.updated", "order.refunded"} {
+		if err := r.emit(ctx, tx, ref.OrganizationID, typ, ref.OrderID); err != nil {
 			return err
 		}
 	}

@@ -165,3 +165,29 @@ func refundList(orgs []uuid.UUID, f RefundListFilter, sorts []Sort) listSQL {
 	return listSQL{Columns: refundColumnsR, From: `refunds r LEFT JOIN customers c ON c.id = r.customer_id`,
 		ID: "r.id", Where: w.where, Args: w.args, Sorts: sorts, Default: []Sort{{Column: "r.created_at", Desc: true}}}
 }
+
+// LockRefundAtProcessor reads the refund that is the processor's refund processorID, with
+// its order locked first and then the refund, as a refund's creation locks them, so a
+// status change and a new refund of the same order take their turns.
+func LockRefundAtProcessor(ctx context.Context, tx *sqlx.Tx, processor, processorID string) (*Refund, error) {
+	var orderID uuid.UUID
+	if err := sqlx.GetContext(ctx, tx, &orderID, `SELECT order_id FROM refunds WHERE processor = $1 AND processor_id = $2`,
+		processor, processorID); err != nil {
+		return nil, mapErr(err)
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM orders WHERE id = $1 FOR UPDATE`, orderID); err != nil {
+		return nil, mapErr(err)
+	}
+	var r Refund
+	err := sqlx.GetContext(ctx, tx, &r, `SELECT `+refundColumns+` FROM refunds
+		WHERE processor = $1 AND processor_id = $2 FOR UPDATE`, processor, processorID)
+	return &r, mapErr(err)
+}
+
+// SetRefundStatus records a refund's new status.
+func SetRefundStatus(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, status RefundStatus, now time.Time) (*Refund, error) {
+	var r Refund
+	err := sqlx.GetContext(ctx, q, &r, `UPDATE refunds SET status = $2, modified_at = $3 WHERE id = $1
+		RETURNING `+refundColumns, id, status, now)
+	return &r, mapErr(err)
+}
