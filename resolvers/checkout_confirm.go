@@ -91,16 +91,33 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	if err == nil {
 		return out, nil
 	}
-	next := storage.CheckoutStatusOpen
+	next, chargeEnded := storage.CheckoutStatusOpen, false
 	var decline *payment.DeclineError
-	if errors.As(err, &decline) {
+	var action *payment.ActionRequiredError
+	switch {
+	case errors.As(err, &decline):
 		next = storage.CheckoutStatusFailed
 		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
 			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
+	case errors.As(err, &action):
+		// Nothing was charged, for certain: the checkout stays open, and its next charge
+		// takes a key of its own so another card is not answered with this outcome.
+		chargeEnded = true
+		err = &Error{Code: CodePaymentError, Detail: "The card issuer requires authentication (3-D Secure) for this " +
+			"payment. Please try again with a different payment method."}
+	case errors.Is(err, payment.ErrUnavailable):
+		// The outcome is unknown; a retry replays the same idempotency key, so it can never
+		// charge twice.
+		err = &Error{Code: CodePaymentError, Detail: "The payment processor could not be reached. Please try again."}
 	}
 	if ferr := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, storage.CheckoutStatusConfirmed, next); err != nil {
 			return err
+		}
+		if chargeEnded {
+			if err := storage.EndCheckoutChargeAttempt(ctx, tx, conf.checkout.ID); err != nil {
+				return err
+			}
 		}
 		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
 	}); ferr != nil {
@@ -207,8 +224,12 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 			if pm == nil {
 				return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
 			}
+			key, err := storage.CheckoutChargeKey(ctx, tx, c.ID)
+			if err != nil {
+				return err
+			}
 			charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
-				PaymentMethodID: pm.ProcessorID, IdempotencyKey: c.ID.String(), Description: d.product.Name})
+				PaymentMethodID: pm.ProcessorID, IdempotencyKey: key, Description: d.product.Name})
 			if err != nil {
 				return err
 			}

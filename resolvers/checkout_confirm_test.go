@@ -14,10 +14,13 @@ import (
 	"till/resolvers/resolverstest"
 )
 
-// ckProcessor counts the charges and the payment-token saves that reach the processor.
+// ckProcessor counts the charges and the payment-token saves that reach the processor. While
+// lose is above zero, a charge goes through but its answer is lost, as when the network
+// fails after the processor took the money.
 type ckProcessor struct {
 	payment.Processor
-	charges, saves atomic.Int64
+	charges, saves, lose atomic.Int64
+	taken                sync.Map // the idempotency key of every charge that took money, by charge id
 }
 
 func (p *ckProcessor) SavePaymentMethod(ctx context.Context, token string) (payment.Method, error) {
@@ -27,7 +30,14 @@ func (p *ckProcessor) SavePaymentMethod(ctx context.Context, token string) (paym
 
 func (p *ckProcessor) Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error) {
 	p.charges.Add(1)
-	return p.Processor.Charge(ctx, req)
+	c, err := p.Processor.Charge(ctx, req)
+	if err == nil {
+		p.taken.Store(c.ID, req.IdempotencyKey)
+	}
+	if err == nil && p.lose.Add(-1) >= 0 {
+		return payment.Charge{}, payment.ErrUnavailable
+	}
+	return c, err
 }
 
 // ckServer is a test server whose processor counts charges.
@@ -169,6 +179,53 @@ func TestConfirmCheckout(t *testing.T) {
 			wantError(t, e, "CONFLICT", "NotOpenCheckout")
 		})
 	}
+
+	t.Run("a card that needs authentication leaves the checkout open for another card", func(t *testing.T) {
+		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "strict@example.com"})
+		before := ckPurchaseRows(t, s, org.ID, c.ID)
+		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenThreeDSecureRequired}})
+		wantError(t, e, "BAD_USER_INPUT", "PaymentError")
+		if !strings.Contains(e.Message, "3-D Secure") {
+			t.Errorf("message %q does not say why", e.Message)
+		}
+		if after := ckPurchaseRows(t, s, org.ID, c.ID); after != before {
+			t.Errorf("rows changed: before %+v, after %+v", before, after)
+		}
+		if got := ckGet(t, s, tok, c.ID); got.Status != "open" {
+			t.Errorf("status %s, want open", got.Status)
+		}
+		var out struct{ ConfirmCheckout ckCheckout }
+		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}}, &out)
+		if out.ConfirmCheckout.Status != "succeeded" {
+			t.Errorf("with another card: %s, want succeeded", out.ConfirmCheckout.Status)
+		}
+	})
+
+	t.Run("an answer lost after the charge went through: the retry replays it and the buyer pays once", func(t *testing.T) {
+		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "outage@example.com"})
+		proc.lose.Store(1)
+		defer proc.lose.Store(0)
+		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}})
+		wantError(t, e, "BAD_USER_INPUT", "PaymentError")
+		if got := ckGet(t, s, tok, c.ID); got.Status != "open" {
+			t.Fatalf("after the lost answer: %s, want open for a retry", got.Status)
+		}
+		var out struct{ ConfirmCheckout ckCheckout }
+		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}}, &out)
+		if out.ConfirmCheckout.Status != "succeeded" {
+			t.Fatalf("the retry: %s, want succeeded", out.ConfirmCheckout.Status)
+		}
+		charges := 0
+		proc.taken.Range(func(_, key any) bool {
+			if strings.HasPrefix(key.(string), c.ID.String()) {
+				charges++
+			}
+			return true
+		})
+		if charges != 1 {
+			t.Errorf("the processor took %d charges for the checkout, want the one the lost answer took", charges)
+		}
+	})
 
 	t.Run("confirmations that cannot proceed change nothing", func(t *testing.T) {
 		exhausted := ckDiscount(t, s, tok, vars{"name": "Once", "type": "fixed", "amount": 100, "duration": "once", "maxRedemptions": 1})

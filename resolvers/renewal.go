@@ -290,8 +290,9 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 // chargeRenewal charges an order's due amount to the subscription's payment method (its own,
 // else the customer's default; storage.ChargeableMethod decides) and records the attempt as
 // made at `at`, the time it fell due. It reports whether the order is paid (then marked
-// paid); a decline, or no payment method at all, is a failed attempt, not an error. A
-// processor fault is an error and rolls the step back.
+// paid); a decline, a card whose issuer wants the holder to authenticate (nobody is there
+// to do so off session), or no payment method at all, is a failed attempt, not an error,
+// and dunning follows. A processor fault is an error and rolls the step back.
 func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, o *storage.Order, key string,
 	at time.Time) (bool, error) {
 	attempt := storage.ChargeAttempt{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, OrderID: o.ID,
@@ -309,10 +310,15 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 			ch, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: o.DueAmount, Currency: o.Currency,
 				PaymentMethodID: method.ProcessorID, IdempotencyKey: key, Description: "Subscription renewal"})
 			var decline *payment.DeclineError
+			var action *payment.ActionRequiredError
 			switch {
 			case errors.As(err, &decline):
 				attempt.Status = "failed"
 				attempt.DeclineReason, attempt.DeclineMessage = &decline.DeclineCode, &decline.Message
+			case errors.As(err, &action):
+				attempt.Status = "failed"
+				attempt.DeclineReason = renewalPtr("authentication_required")
+				attempt.DeclineMessage = renewalPtr("The card issuer requires the customer to authenticate this payment.")
 			case err != nil:
 				return false, err
 			default:

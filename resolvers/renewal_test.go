@@ -219,6 +219,23 @@ func TestRenewalsWithTestClocks(t *testing.T) {
 		}
 	})
 
+	t.Run("a card whose issuer wants authentication off session goes past_due, not into endless retries", func(t *testing.T) {
+		w := newSubWorld(t, payment.TokenVisa)
+		s := w.subscribePlan(t)
+		strict := w.saveCard(t, w.customer.ID, payment.TokenThreeDSecureRequired)
+		w.s.Exec(t, `UPDATE subscriptions SET payment_method_id = $2 WHERE id = $1`, s.ID, strict)
+		w.advance(t, at(2, 28))
+		if got := w.get(t, s.ID); got.Status != "past_due" {
+			t.Fatalf("after a renewal that needed the holder: %s, want past_due", got.Status)
+		}
+		var reasons string
+		w.s.Get(t, &reasons, `SELECT coalesce(string_agg(status || ' ' || coalesce(decline_reason, ''), ', '), '')
+			FROM payments WHERE payment_method_id = $1`, strict)
+		if reasons != "failed authentication_required" {
+			t.Errorf("attempts %q, want one failed with authentication_required", reasons)
+		}
+	})
+
 	t.Run("a jump past every retry leaves the same history as living through it", func(t *testing.T) {
 		w := newSubWorld(t, payment.TokenChargeDeclined)
 		s := w.subscribePlan(t)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -186,4 +187,25 @@ func ReopenStaleCheckouts(ctx context.Context, q sqlx.ExtContext, before time.Ti
 			ORDER BY modified_at LIMIT $2 FOR UPDATE SKIP LOCKED)
 		RETURNING id, organization_id`, before, limit)
 	return rows, mapErr(err)
+}
+
+// CheckoutChargeKey is the idempotency key of the checkout's next charge: the checkout's
+// id, with the number of attempts that ended without taking money after it once there
+// were some.
+func CheckoutChargeKey(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) (string, error) {
+	var attempts int
+	if err := sqlx.GetContext(ctx, q, &attempts, `SELECT charge_attempts FROM checkouts WHERE id = $1`, id); err != nil {
+		return "", mapErr(err)
+	}
+	if attempts == 0 {
+		return id.String(), nil
+	}
+	return id.String() + ":" + strconv.Itoa(attempts), nil
+}
+
+// EndCheckoutChargeAttempt records that the checkout's charge ended taking no money, so the
+// next one charges under a new key.
+func EndCheckoutChargeAttempt(ctx context.Context, q sqlx.ExtContext, id uuid.UUID) error {
+	_, err := q.ExecContext(ctx, `UPDATE checkouts SET charge_attempts = charge_attempts + 1 WHERE id = $1`, id)
+	return mapErr(err)
 }

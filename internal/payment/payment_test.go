@@ -3,6 +3,7 @@ package payment_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -126,5 +127,26 @@ func TestTestProcessorRefunds(t *testing.T) {
 				first = r.ID
 			}
 		})
+	}
+}
+
+func TestTestProcessorAsksForAuthentication(t *testing.T) {
+	ctx := context.Background()
+	p := payment.NewTestProcessor()
+	m, err := p.SavePaymentMethod(ctx, payment.TokenThreeDSecureRequired)
+	if err != nil || m.Last4 != "3184" {
+		t.Fatalf("saving: %+v, %v", m, err)
+	}
+	var intents []string
+	for range 2 {
+		_, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "k"})
+		var action *payment.ActionRequiredError
+		if !errors.As(err, &action) || action.PaymentIntentID == "" || !strings.HasPrefix(action.ClientSecret, action.PaymentIntentID+"_secret_") {
+			t.Fatalf("charge: %v, want an authentication step with the intent's client secret", err)
+		}
+		intents = append(intents, action.PaymentIntentID)
+	}
+	if intents[0] != intents[1] {
+		t.Errorf("one key named intents %s and %s", intents[0], intents[1])
 	}
 }

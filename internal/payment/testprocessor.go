@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -11,16 +12,21 @@ import (
 // Test tokens, named as the upstream processor's test mode names them. Each behaves the
 // same way every time, so tests and sellers trying Till can reach every outcome on purpose.
 const (
-	TokenVisa                     = "tok_visa"                            // saves; charges succeed
-	TokenMastercard               = "tok_mastercard"                      // saves; charges succeed
-	TokenVisaApplePay             = "tok_visa_applepay"                   // saves with wallet apple_pay
-	TokenChargeDeclined           = "tok_chargeDeclined"                  // saves; charges declined (generic_decline)
-	TokenInsufficientFunds        = "tok_chargeDeclinedInsufficientFunds" // saves; charges declined (insufficient_funds)
-	TokenChargeCustomerFail       = "tok_chargeCustomerFail"              // saves; first charge succeeds, later ones declined
-	testProcessorName             = "stripe"
-	testMethodPrefix              = "pm_test_"
-	testChargePrefix              = "ch_test_"
-	testRefundPrefix              = "re_test_"
+	TokenVisa                 = "tok_visa"                            // saves; charges succeed
+	TokenMastercard           = "tok_mastercard"                      // saves; charges succeed
+	TokenVisaApplePay         = "tok_visa_applepay"                   // saves with wallet apple_pay
+	TokenChargeDeclined       = "tok_chargeDeclined"                  // saves; charges declined (generic_decline)
+	TokenInsufficientFunds    = "tok_chargeDeclinedInsufficientFunds" // saves; charges declined (insufficient_funds)
+	TokenChargeCustomerFail   = "tok_chargeCustomerFail"              // saves; first charge succeeds, later ones declined
+	TokenThreeDSecureRequired = "tok_threeDSecure2Required"           // saves; every charge needs the holder to authenticate
+	testProcessorName         = "stripe"
+	testMethodPrefix          = "pm_test_"
+	testChargePrefix          = "ch_test_"
+	testRefundPrefix          = "re_test_"
+	testIntentPrefix          = "pi_test_"
+	// authenticationRequired is how the test state remembers a charge that waited for the
+	// holder: the processor's decline code for a payment that needs authentication.
+	authenticationRequired        = "authentication_required"
 	declineMessageGeneric         = "Your card was declined."
 	declineMessageInsufficientFun = "Your card has insufficient funds."
 )
@@ -33,17 +39,21 @@ type testCard struct {
 	// failAfterFirst declines every charge after the first, like a card that stops working
 	// between a purchase and its renewal.
 	failAfterFirst bool
+	// authenticate makes every charge wait for the holder's 3-D Secure step, as the
+	// processor answers a card whose issuer requires it.
+	authenticate bool
 }
 
 var applePay = "apple_pay"
 
 var testCards = map[string]testCard{
-	TokenVisa:               {brand: "visa", last4: "4242"},
-	TokenMastercard:         {brand: "mastercard", last4: "4444"},
-	TokenVisaApplePay:       {brand: "visa", last4: "4242", wallet: &applePay},
-	TokenChargeDeclined:     {brand: "visa", last4: "0002", decline: "generic_decline"},
-	TokenInsufficientFunds:  {brand: "visa", last4: "9995", decline: "insufficient_funds"},
-	TokenChargeCustomerFail: {brand: "visa", last4: "0341", failAfterFirst: true},
+	TokenVisa:                 {brand: "visa", last4: "4242"},
+	TokenMastercard:           {brand: "mastercard", last4: "4444"},
+	TokenVisaApplePay:         {brand: "visa", last4: "4242", wallet: &applePay},
+	TokenChargeDeclined:       {brand: "visa", last4: "0002", decline: "generic_decline"},
+	TokenInsufficientFunds:    {brand: "visa", last4: "9995", decline: "insufficient_funds"},
+	TokenChargeCustomerFail:   {brand: "visa", last4: "0341", failAfterFirst: true},
+	TokenThreeDSecureRequired: {brand: "visa", last4: "3184", authenticate: true},
 }
 
 // TestProcessor simulates the processor's test mode. Saved methods keep their behaviour: a
@@ -133,10 +143,19 @@ func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, 
 		if decline != "" {
 			return TestOutcome{DeclineCode: decline}
 		}
+		if card.authenticate {
+			return TestOutcome{DeclineCode: authenticationRequired}
+		}
 		return TestOutcome{ChargeID: testChargePrefix + randomHex(12), Amount: req.Amount}
 	})
 	if err != nil {
 		return Charge{}, err
+	}
+	if out.DeclineCode == authenticationRequired {
+		// The intent is named after the request, so a replay of one key names the same one.
+		sum := sha256.Sum256([]byte(req.IdempotencyKey + "\x00" + req.PaymentMethodID))
+		intent := testIntentPrefix + hex.EncodeToString(sum[:12])
+		return Charge{}, &ActionRequiredError{PaymentIntentID: intent, ClientSecret: intent + "_secret_" + hex.EncodeToString(sum[12:20])}
 	}
 	if out.DeclineCode != "" {
 		msg := declineMessageGeneric
