@@ -110,8 +110,16 @@ func (r *Resolver) createRefund(ctx context.Context, in model.RefundCreateInput)
 		} else if err != nil {
 			return err
 		}
+		made, err := storage.CountOrderRefunds(ctx, tx, o.ID)
+		if err != nil {
+			return err
+		}
+		// The key names the order's next refund and its amount, not the new refund's id: a
+		// request retried after a lost answer or a failed commit (nothing of it stored) asks
+		// again for the same refund, and the processor answers the one it already made.
+		key := fmt.Sprintf("refund_%s_%d_%d", o.ID, made, amount+tax)
 		done, err := r.payments.Refund(ctx, payment.RefundRequest{ChargeID: charge.ProcessorID, Amount: amount + tax,
-			Currency: o.Currency, IdempotencyKey: "refund_" + id.String(), Reason: processorReason(in.Reason)})
+			Currency: o.Currency, IdempotencyKey: key, Reason: processorReason(in.Reason)})
 		if err != nil {
 			return refundRefused(o, err)
 		}
@@ -202,9 +210,14 @@ func refundedAlready(o *storage.Order) *Error {
 	return &Error{Code: codeRefundedAlready, Detail: "Order is already fully refunded: " + o.ID.String()}
 }
 
-// refundRefused maps a refusal of the processor to the error upstream answers for it; a
-// failure that is no refusal (the processor unreachable) stays a fault.
+// refundRefused maps a refusal of the processor to the error upstream answers for it. The
+// processor unreachable is RefundError too, a conflict to retry: the retry asks for the same
+// refund under the same key, so it never refunds twice.
 func refundRefused(o *storage.Order, err error) error {
+	if errors.Is(err, payment.ErrUnavailable) {
+		return &Error{Code: codeRefundError, Detail: "The payment processor could not be reached. Please try again.",
+			Cause: "processor_unavailable"}
+	}
 	var refusal *payment.RefundError
 	if !errors.As(err, &refusal) {
 		return fmt.Errorf("refunding order %s: %w", o.ID, err)

@@ -94,12 +94,15 @@ func (w *refundWorld) orderState(tb testing.TB, id uuid.UUID) orderRefunds {
 }
 
 // recordingProcessor is the test processor, remembering the refunds it was asked for and
-// refusing them all with refuse when it is set.
+// the ids of those it made, refusing them all with refuse when it is set, and losing the
+// answer of the next one it makes when lose is set (the network failing after the refund).
 type recordingProcessor struct {
 	payment.Processor
 	mu      sync.Mutex
 	refunds []payment.RefundRequest
+	made    []string
 	refuse  *payment.RefundError
+	lose    bool
 }
 
 // Refund implements payment.Processor.
@@ -111,7 +114,18 @@ func (p *recordingProcessor) Refund(ctx context.Context, req payment.RefundReque
 	if refuse != nil {
 		return payment.Refund{}, refuse
 	}
-	return p.Processor.Refund(ctx, req)
+	out, err := p.Processor.Refund(ctx, req)
+	if err != nil {
+		return out, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.made = append(p.made, out.ID)
+	if p.lose {
+		p.lose = false
+		return payment.Refund{}, payment.ErrUnavailable
+	}
+	return out, nil
 }
 
 // requests returns the refunds asked for so far.

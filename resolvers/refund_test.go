@@ -125,7 +125,7 @@ func TestCreateRefundAtTheProcessor(t *testing.T) {
 	t.Parallel()
 	w := newRefundWorld(t)
 
-	t.Run("the processor refunds amount and tax under a key derived from the refund", func(t *testing.T) {
+	t.Run("the processor refunds amount and tax under a key naming the order's next refund", func(t *testing.T) {
 		id := w.order(t, 1000, 250)
 		before := len(w.processor.requests())
 		got := w.refund(t, vars{"orderId": id, "reason": "duplicate", "amount": 400})
@@ -134,7 +134,7 @@ func TestCreateRefundAtTheProcessor(t *testing.T) {
 			t.Fatalf("%d refunds asked of the processor, want 1", len(reqs))
 		}
 		want := payment.RefundRequest{ChargeID: reqs[0].ChargeID, Amount: 500, Currency: "usd",
-			IdempotencyKey: "refund_" + got.ID.String(), Reason: "duplicate"}
+			IdempotencyKey: "refund_" + id.String() + "_0_500", Reason: "duplicate"}
 		if diff := cmp.Diff(want, reqs[0]); diff != "" {
 			t.Errorf("processor request (-want +got):\n%s", diff)
 		}
@@ -147,6 +147,30 @@ func TestCreateRefundAtTheProcessor(t *testing.T) {
 		w.s.Get(t, &processorID, `SELECT processor_id FROM refunds WHERE id = $1`, got.ID)
 		if processorID == "" {
 			t.Error("the processor's refund id is not stored")
+		}
+	})
+
+	t.Run("a refund whose answer was lost is asked again under its key and made once", func(t *testing.T) {
+		id := w.order(t, 1000, 0)
+		w.processor.mu.Lock()
+		w.processor.lose = true
+		w.processor.mu.Unlock()
+		e := w.s.QueryError(t, w.org.Token, createRefundDoc, vars{"in": vars{"orderId": id, "reason": "other", "amount": 300}})
+		wantError(t, e, "CONFLICT", "RefundError")
+		if state := w.orderState(t, id); state.RefundedAmount != 0 {
+			t.Fatalf("after the lost answer the order shows %d refunded", state.RefundedAmount)
+		}
+		got := w.refund(t, vars{"orderId": id, "reason": "other", "amount": 300})
+		var processorID string
+		w.s.Get(t, &processorID, `SELECT processor_id FROM refunds WHERE id = $1`, got.ID)
+		w.processor.mu.Lock()
+		made := w.processor.made[len(w.processor.made)-2:]
+		w.processor.mu.Unlock()
+		if made[0] != made[1] || processorID != made[0] {
+			t.Errorf("the processor made %v and Till stored %s, want one refund", made, processorID)
+		}
+		if state := w.orderState(t, id); state.RefundedAmount != 300 {
+			t.Errorf("order shows %d refunded, want 300", state.RefundedAmount)
 		}
 	})
 

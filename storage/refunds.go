@@ -191,3 +191,10 @@ func SetRefundStatus(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, statu
 		RETURNING `+refundColumns, id, status, now)
 	return &r, mapErr(err)
 }
+
+// CountOrderRefunds is how many refunds of an order Till has stored, whatever their status.
+func CountOrderRefunds(ctx context.Context, q sqlx.ExtContext, orderID uuid.UUID) (int, error) {
+	var n int
+	err := sqlx.GetContext(ctx, q, &n, `SELECT count(*) FROM refunds WHERE order_id = $1`, orderID)
+	return n, mapErr(err)
+}
