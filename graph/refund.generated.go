@@ -469,15 +469,15 @@ func (ec *executionContext) _RefundDispute_status(ctx context.Context, field gra
 			return obj.Status, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v storage.DisputeStatus) graphql.Marshaler {
+			return ec.marshalNDisputeStatus2tillᚋstorageᚐDisputeStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_RefundDispute_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("RefundDispute", field, false, false, errors.New("field of type String does not have child fields"))
+	return graphql.NewScalarFieldContext("RefundDispute", field, false, false, errors.New("field of type DisputeStatus does not have child fields"))
 }
 
 func (ec *executionContext) _RefundDispute_resolved(ctx context.Context, field graphql.CollectedField, obj *model.RefundDispute) (ret graphql.Marshaler) {
@@ -1140,7 +1140,7 @@ func (ec *executionContext) _RefundDispute(ctx context.Context, sel ast.Selectio
 				out.Invalids++
 			}
 		case "status":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.Status)
+			out.Values[i] = ec.marshalNDisputeStatus2tillᚋstorageᚐDisputeStatus(ctx, field.Selections, obj.Status)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -1481,7 +1481,7 @@ func (ec *executionContext) _RefundDispute__plain(ctx context.Context, fields []
 			case "resolved":
 				ec.marshalNBoolean2bool(ctx, f.Selections, obj.Resolved).MarshalGQL(w)
 			case "status":
-				ec.marshalNString2string(ctx, f.Selections, obj.Status).MarshalGQL(w)
+				ec.marshalNDisputeStatus2tillᚋstorageᚐDisputeStatus(ctx, f.Selections, obj.Status).MarshalGQL(w)
 			case "taxAmount":
 				ec.marshalNInt2int(ctx, f.Selections, obj.TaxAmount).MarshalGQL(w)
 			}
