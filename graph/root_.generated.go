@@ -1501,23 +1501,6 @@ type ComplexityRoot struct {
 		TaxAmount      func(childComplexity int) int
 	}
 
-	RefundDispute struct {
-		Amount        func(childComplexity int) int
-		Closed        func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
-		Currency      func(childComplexity int) int
-		EvidenceDueBy func(childComplexity int) int
-		ID            func(childComplexity int) int
-		ModifiedAt    func(childComplexity int) int
-		OrderID       func(childComplexity int) int
-		PastDue       func(childComplexity int) int
-		PaymentID     func(childComplexity int) int
-		Reason        func(childComplexity int) int
-		Resolved      func(childComplexity int) int
-		Status        func(childComplexity int) int
-		TaxAmount     func(childComplexity int) int
-	}
-
 	RefundPage struct {
 		Items      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
@@ -9017,91 +9000,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Refund.TaxAmount(childComplexity), true
 
-	case "RefundDispute.amount":
-		if e.ComplexityRoot.RefundDispute.Amount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Amount(childComplexity), true
-	case "RefundDispute.closed":
-		if e.ComplexityRoot.RefundDispute.Closed == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Closed(childComplexity), true
-	case "RefundDispute.createdAt":
-		if e.ComplexityRoot.RefundDispute.CreatedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.CreatedAt(childComplexity), true
-	case "RefundDispute.currency":
-		if e.ComplexityRoot.RefundDispute.Currency == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Currency(childComplexity), true
-	case "RefundDispute.evidenceDueBy":
-		if e.ComplexityRoot.RefundDispute.EvidenceDueBy == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.EvidenceDueBy(childComplexity), true
-	case "RefundDispute.id":
-		if e.ComplexityRoot.RefundDispute.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.ID(childComplexity), true
-	case "RefundDispute.modifiedAt":
-		if e.ComplexityRoot.RefundDispute.ModifiedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.ModifiedAt(childComplexity), true
-	case "RefundDispute.orderId":
-		if e.ComplexityRoot.RefundDispute.OrderID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.OrderID(childComplexity), true
-	case "RefundDispute.pastDue":
-		if e.ComplexityRoot.RefundDispute.PastDue == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.PastDue(childComplexity), true
-	case "RefundDispute.paymentId":
-		if e.ComplexityRoot.RefundDispute.PaymentID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.PaymentID(childComplexity), true
-	case "RefundDispute.reason":
-		if e.ComplexityRoot.RefundDispute.Reason == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Reason(childComplexity), true
-	case "RefundDispute.resolved":
-		if e.ComplexityRoot.RefundDispute.Resolved == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Resolved(childComplexity), true
-	case "RefundDispute.status":
-		if e.ComplexityRoot.RefundDispute.Status == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Status(childComplexity), true
-	case "RefundDispute.taxAmount":
-		if e.ComplexityRoot.RefundDispute.TaxAmount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.TaxAmount(childComplexity), true
-
 	case "RefundPage.items":
 		if e.ComplexityRoot.RefundPage.Items == nil {
 			break
@@ -15525,40 +15423,11 @@ type Refund {
   customerId: UUID!
   "Whether the refund revoked the benefits the order granted."
   revokeBenefits: Boolean!
-  "The dispute the refund prevented; Till issues no refunds that prevent disputes, so always null."
-  dispute: RefundDispute
-}
-
-"A dispute a refund prevented (upstream's RefundDispute): Dispute without its customer."
-type RefundDispute {
-  "The dispute's id."
-  id: UUID!
-  "When the dispute was opened."
-  createdAt: DateTime!
-  "When the dispute last changed; null if never."
-  modifiedAt: DateTime
-  "The dispute's status at the processor."
-  status: DisputeStatus!
-  "Whether the dispute was won or lost."
-  resolved: Boolean!
-  "Whether the dispute is closed."
-  closed: Boolean!
-  "The amount disputed, in the smallest unit of currency (e.g. cents)."
-  amount: Int!
-  "The tax amount disputed, in the smallest unit of currency (e.g. cents)."
-  taxAmount: Int!
-  "The lowercase ISO 4217 currency of the amounts."
-  currency: String!
-  "The card network's reason; null until the processor reports it."
-  reason: String
-  "The deadline for evidence; null when no response is required."
-  evidenceDueBy: DateTime
-  "Whether the evidence deadline has passed."
-  pastDue: Boolean!
-  "The order disputed."
-  orderId: UUID!
-  "The payment disputed."
-  paymentId: UUID!
+  """
+  The dispute the refund prevented (upstream's RefundDispute: the dispute without its customer
+  and case on /v1); Till issues no refunds that prevent disputes, so always null.
+  """
+  dispute: Dispute
 }
 
 "Where a refund is at the processor."
@@ -18946,40 +18815,6 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_dispute(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
-}
-
-func (ec *executionContext) childFields_RefundDispute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "id":
-		return ec.fieldContext_RefundDispute_id(ctx, field)
-	case "createdAt":
-		return ec.fieldContext_RefundDispute_createdAt(ctx, field)
-	case "modifiedAt":
-		return ec.fieldContext_RefundDispute_modifiedAt(ctx, field)
-	case "status":
-		return ec.fieldContext_RefundDispute_status(ctx, field)
-	case "resolved":
-		return ec.fieldContext_RefundDispute_resolved(ctx, field)
-	case "closed":
-		return ec.fieldContext_RefundDispute_closed(ctx, field)
-	case "amount":
-		return ec.fieldContext_RefundDispute_amount(ctx, field)
-	case "taxAmount":
-		return ec.fieldContext_RefundDispute_taxAmount(ctx, field)
-	case "currency":
-		return ec.fieldContext_RefundDispute_currency(ctx, field)
-	case "reason":
-		return ec.fieldContext_RefundDispute_reason(ctx, field)
-	case "evidenceDueBy":
-		return ec.fieldContext_RefundDispute_evidenceDueBy(ctx, field)
-	case "pastDue":
-		return ec.fieldContext_RefundDispute_pastDue(ctx, field)
-	case "orderId":
-		return ec.fieldContext_RefundDispute_orderId(ctx, field)
-	case "paymentId":
-		return ec.fieldContext_RefundDispute_paymentId(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type RefundDispute", field.Name)
 }
 
 func (ec *executionContext) childFields_RefundPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

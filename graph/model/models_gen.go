@@ -3214,38 +3214,6 @@ type RefundCreateInput struct {
 	RevokeBenefits *bool `json:"revokeBenefits,omitempty"`
 }
 
-// A dispute a refund prevented (upstream's RefundDispute): Dispute without its customer.
-type RefundDispute struct {
-	// The dispute's id.
-	ID uuid.UUID `json:"id"`
-	// When the dispute was opened.
-	CreatedAt time.Time `json:"createdAt"`
-	// When the dispute last changed; null if never.
-	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
-	// The dispute's status at the processor.
-	Status storage.DisputeStatus `json:"status"`
-	// Whether the dispute was won or lost.
-	Resolved bool `json:"resolved"`
-	// Whether the dispute is closed.
-	Closed bool `json:"closed"`
-	// The amount disputed, in the smallest unit of currency (e.g. cents).
-	Amount int `json:"amount"`
-	// The tax amount disputed, in the smallest unit of currency (e.g. cents).
-	TaxAmount int `json:"taxAmount"`
-	// The lowercase ISO 4217 currency of the amounts.
-	Currency string `json:"currency"`
-	// The card network's reason; null until the processor reports it.
-	Reason *string `json:"reason,omitempty"`
-	// The deadline for evidence; null when no response is required.
-	EvidenceDueBy *time.Time `json:"evidenceDueBy,omitempty"`
-	// Whether the evidence deadline has passed.
-	PastDue bool `json:"pastDue"`
-	// The order disputed.
-	OrderID uuid.UUID `json:"orderId"`
-	// The payment disputed.
-	PaymentID uuid.UUID `json:"paymentId"`
-}
-
 // The filters of GET /v1/refunds/. Values of one field are OR-ed, fields AND-ed.
 type RefundFilter struct {
 	// Only these refunds.
