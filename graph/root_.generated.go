@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	CustomerMeter() CustomerMeterResolver
 	CustomerSeat() CustomerSeatResolver
 	Discount() DiscountResolver
+	Dispute() DisputeResolver
 	DomainEvent() DomainEventResolver
 	Downloadable() DownloadableResolver
 	FileDownload() FileDownloadResolver
@@ -671,6 +672,33 @@ type ComplexityRoot struct {
 		Type                      func(childComplexity int) int
 	}
 
+	Dispute struct {
+		Amount         func(childComplexity int) int
+		CaseID         func(childComplexity int) int
+		Closed         func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Currency       func(childComplexity int) int
+		Customer       func(childComplexity int) int
+		CustomerID     func(childComplexity int) int
+		EvidenceDueBy  func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrderID        func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		PastDue        func(childComplexity int) int
+		PaymentID      func(childComplexity int) int
+		Reason         func(childComplexity int) int
+		Resolved       func(childComplexity int) int
+		Status         func(childComplexity int) int
+		TaxAmount      func(childComplexity int) int
+	}
+
+	DisputePage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
 	DomainEvent struct {
 		CreatedAt func(childComplexity int) int
 		ID        func(childComplexity int) int
@@ -973,6 +1001,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AcceptDispute                   func(childComplexity int, id uuid.UUID) int
 		ActivateLicenseKey              func(childComplexity int, input model.LicenseKeyActivateInput) int
 		AdvanceTestClock                func(childComplexity int, input model.AdvanceTestClockInput) int
 		ArchiveMeter                    func(childComplexity int, id uuid.UUID) int
@@ -1094,6 +1123,7 @@ type ComplexityRoot struct {
 		Discount             func(childComplexity int) int
 		DiscountAmount       func(childComplexity int) int
 		DiscountID           func(childComplexity int) int
+		Disputes             func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DisputeFilter, first *int, after *string, last *int, before *string) int
 		DueAmount            func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		InvoiceNumber        func(childComplexity int) int
@@ -1414,6 +1444,8 @@ type ComplexityRoot struct {
 		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
 		Discount               func(childComplexity int, id uuid.UUID) int
 		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
+		Dispute                func(childComplexity int, id uuid.UUID) int
+		Disputes               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DisputeFilter, first *int, after *string, last *int, before *string) int
 		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) int
 		File                   func(childComplexity int, id uuid.UUID) int
 		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
@@ -1467,23 +1499,6 @@ type ComplexityRoot struct {
 		Status         func(childComplexity int) int
 		SubscriptionID func(childComplexity int) int
 		TaxAmount      func(childComplexity int) int
-	}
-
-	RefundDispute struct {
-		Amount        func(childComplexity int) int
-		Closed        func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
-		Currency      func(childComplexity int) int
-		EvidenceDueBy func(childComplexity int) int
-		ID            func(childComplexity int) int
-		ModifiedAt    func(childComplexity int) int
-		OrderID       func(childComplexity int) int
-		PastDue       func(childComplexity int) int
-		PaymentID     func(childComplexity int) int
-		Reason        func(childComplexity int) int
-		Resolved      func(childComplexity int) int
-		Status        func(childComplexity int) int
-		TaxAmount     func(childComplexity int) int
 	}
 
 	RefundPage struct {
@@ -4476,6 +4491,134 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DiscountPercentageRepeatDurationBase.Type(childComplexity), true
 
+	case "Dispute.amount":
+		if e.ComplexityRoot.Dispute.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Amount(childComplexity), true
+	case "Dispute.caseId":
+		if e.ComplexityRoot.Dispute.CaseID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.CaseID(childComplexity), true
+	case "Dispute.closed":
+		if e.ComplexityRoot.Dispute.Closed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Closed(childComplexity), true
+	case "Dispute.createdAt":
+		if e.ComplexityRoot.Dispute.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.CreatedAt(childComplexity), true
+	case "Dispute.currency":
+		if e.ComplexityRoot.Dispute.Currency == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Currency(childComplexity), true
+	case "Dispute.customer":
+		if e.ComplexityRoot.Dispute.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Customer(childComplexity), true
+	case "Dispute.customerId":
+		if e.ComplexityRoot.Dispute.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.CustomerID(childComplexity), true
+	case "Dispute.evidenceDueBy":
+		if e.ComplexityRoot.Dispute.EvidenceDueBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.EvidenceDueBy(childComplexity), true
+	case "Dispute.id":
+		if e.ComplexityRoot.Dispute.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.ID(childComplexity), true
+	case "Dispute.modifiedAt":
+		if e.ComplexityRoot.Dispute.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.ModifiedAt(childComplexity), true
+	case "Dispute.orderId":
+		if e.ComplexityRoot.Dispute.OrderID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.OrderID(childComplexity), true
+	case "Dispute.organizationId":
+		if e.ComplexityRoot.Dispute.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.OrganizationID(childComplexity), true
+	case "Dispute.pastDue":
+		if e.ComplexityRoot.Dispute.PastDue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.PastDue(childComplexity), true
+	case "Dispute.paymentId":
+		if e.ComplexityRoot.Dispute.PaymentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.PaymentID(childComplexity), true
+	case "Dispute.reason":
+		if e.ComplexityRoot.Dispute.Reason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Reason(childComplexity), true
+	case "Dispute.resolved":
+		if e.ComplexityRoot.Dispute.Resolved == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Resolved(childComplexity), true
+	case "Dispute.status":
+		if e.ComplexityRoot.Dispute.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.Status(childComplexity), true
+	case "Dispute.taxAmount":
+		if e.ComplexityRoot.Dispute.TaxAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Dispute.TaxAmount(childComplexity), true
+
+	case "DisputePage.items":
+		if e.ComplexityRoot.DisputePage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisputePage.Items(childComplexity), true
+	case "DisputePage.pageInfo":
+		if e.ComplexityRoot.DisputePage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisputePage.PageInfo(childComplexity), true
+	case "DisputePage.pagination":
+		if e.ComplexityRoot.DisputePage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DisputePage.Pagination(childComplexity), true
+
 	case "DomainEvent.createdAt":
 		if e.ComplexityRoot.DomainEvent.CreatedAt == nil {
 			break
@@ -5759,6 +5902,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MeterUniqueAggregation.Property(childComplexity), true
 
+	case "Mutation.acceptDispute":
+		if e.ComplexityRoot.Mutation.AcceptDispute == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptDispute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptDispute(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.activateLicenseKey":
 		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
 			break
@@ -6787,6 +6941,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Order.DiscountID(childComplexity), true
+	case "Order.disputes":
+		if e.ComplexityRoot.Order.Disputes == nil {
+			break
+		}
+
+		args, err := ec.field_Order_disputes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Order.Disputes(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DisputeFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Order.dueAmount":
 		if e.ComplexityRoot.Order.DueAmount == nil {
 			break
@@ -8340,6 +8505,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Discounts(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DiscountFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.dispute":
+		if e.ComplexityRoot.Query.Dispute == nil {
+			break
+		}
+
+		args, err := ec.field_Query_dispute_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Dispute(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.disputes":
+		if e.ComplexityRoot.Query.Disputes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_disputes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Disputes(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.DisputeFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.domainEvents":
 		if e.ComplexityRoot.Query.DomainEvents == nil {
 			break
@@ -8812,91 +8999,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Refund.TaxAmount(childComplexity), true
-
-	case "RefundDispute.amount":
-		if e.ComplexityRoot.RefundDispute.Amount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Amount(childComplexity), true
-	case "RefundDispute.closed":
-		if e.ComplexityRoot.RefundDispute.Closed == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Closed(childComplexity), true
-	case "RefundDispute.createdAt":
-		if e.ComplexityRoot.RefundDispute.CreatedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.CreatedAt(childComplexity), true
-	case "RefundDispute.currency":
-		if e.ComplexityRoot.RefundDispute.Currency == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Currency(childComplexity), true
-	case "RefundDispute.evidenceDueBy":
-		if e.ComplexityRoot.RefundDispute.EvidenceDueBy == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.EvidenceDueBy(childComplexity), true
-	case "RefundDispute.id":
-		if e.ComplexityRoot.RefundDispute.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.ID(childComplexity), true
-	case "RefundDispute.modifiedAt":
-		if e.ComplexityRoot.RefundDispute.ModifiedAt == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.ModifiedAt(childComplexity), true
-	case "RefundDispute.orderId":
-		if e.ComplexityRoot.RefundDispute.OrderID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.OrderID(childComplexity), true
-	case "RefundDispute.pastDue":
-		if e.ComplexityRoot.RefundDispute.PastDue == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.PastDue(childComplexity), true
-	case "RefundDispute.paymentId":
-		if e.ComplexityRoot.RefundDispute.PaymentID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.PaymentID(childComplexity), true
-	case "RefundDispute.reason":
-		if e.ComplexityRoot.RefundDispute.Reason == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Reason(childComplexity), true
-	case "RefundDispute.resolved":
-		if e.ComplexityRoot.RefundDispute.Resolved == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Resolved(childComplexity), true
-	case "RefundDispute.status":
-		if e.ComplexityRoot.RefundDispute.Status == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.Status(childComplexity), true
-	case "RefundDispute.taxAmount":
-		if e.ComplexityRoot.RefundDispute.TaxAmount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.RefundDispute.TaxAmount(childComplexity), true
 
 	case "RefundPage.items":
 		if e.ComplexityRoot.RefundPage.Items == nil {
@@ -9754,6 +9856,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDiscountCreateInput,
 		ec.unmarshalInputDiscountFilter,
 		ec.unmarshalInputDiscountUpdateInput,
+		ec.unmarshalInputDisputeFilter,
 		ec.unmarshalInputFileCreateInput,
 		ec.unmarshalInputFileCreateMultipartInput,
 		ec.unmarshalInputFileCreatePartInput,
@@ -11499,6 +11602,153 @@ extend type Mutation {
   updateDiscount("The changes." input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write])
   "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
   deleteDiscount("The discount to delete (discount.deleted)." id: UUID!): Discount @hasScope(any: [discounts_write])
+}
+`, BuiltIn: false},
+	{Name: "../schema/dispute.graphqls", Input: `"""
+A chargeback: the customer's bank challenging a payment of an order. Disputes come from the
+payment processor only; the seller may accept one that needs a response.
+"""
+type Dispute {
+  "The dispute's id."
+  id: UUID!
+  "When Till learned of the dispute."
+  createdAt: DateTime!
+  "When the dispute last changed; null if never."
+  modifiedAt: DateTime
+  "Where the dispute stands; prevented means a refund was issued before it escalated, avoiding any fees."
+  status: DisputeStatus!
+  "Whether the dispute was settled, won or lost."
+  resolved: Boolean!
+  "Whether the dispute is closed: prevented, won or lost."
+  closed: Boolean!
+  "The amount disputed before taxes, in the smallest unit of currency (e.g. cents)."
+  amount: Int!
+  "The tax amount disputed, in the smallest unit of currency (e.g. cents)."
+  taxAmount: Int!
+  "The lowercase ISO 4217 currency of the amounts."
+  currency: String!
+  "The card network's reason (fraudulent, product_not_received, ...); null until the processor reports it."
+  reason: String
+  "The deadline for evidence; null when no response is required."
+  evidenceDueBy: DateTime
+  "Whether the evidence deadline has passed."
+  pastDue: Boolean!
+  "The organization of the disputed order."
+  organizationId: UUID!
+  "The order disputed."
+  orderId: UUID!
+  "The payment disputed."
+  paymentId: UUID!
+  "The customer charged for the disputed payment."
+  customerId: UUID!
+  """
+  The customer charged for the disputed payment. The disputes scopes admit it as well as the
+  customers scopes: upstream's dispute body embeds the customer.
+  """
+  customer: Customer
+    @relation(any: [customers_read, customers_write, disputes_read, disputes_write])
+  "The support case of the dispute; Till opens none, so always null."
+  caseId: UUID
+}
+
+"Where a dispute stands at the card network."
+enum DisputeStatus {
+  "A refund was issued before the dispute was escalated, avoiding its fees."
+  prevented
+  "An alert announced a dispute that was not opened yet."
+  early_warning
+  "The seller may answer with evidence or accept the dispute."
+  needs_response
+  "The card network is reviewing the evidence."
+  under_review
+  "Settled for the customer."
+  lost
+  "Settled for the seller."
+  won
+}
+
+"A page of disputes."
+type DisputePage {
+  "The disputes of this page."
+  items: [Dispute!]!
+  "The page envelope: how many disputes match and how many pages they fill."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+"The filters of GET /v1/disputes/. Values of one field are OR-ed, fields AND-ed."
+input DisputeFilter {
+  "Only disputes of these organizations (among the caller's)."
+  organizationId: [UUID!]
+  "Only disputes of these orders."
+  orderId: [UUID!]
+  "Only disputes in these statuses."
+  status: [DisputeStatus!]
+}
+
+extend type Query {
+  "One dispute of the caller's organizations."
+  dispute(
+    "The dispute's id."
+    id: UUID!
+  ): Dispute @hasScope(any: [disputes_read, disputes_write])
+  """
+  Disputes of the caller's organizations (GET /v1/disputes/). sorting: created_at, amount,
+  each optionally prefixed with - for descending; default -created_at.
+  """
+  disputes(
+    "The page, from 1."
+    page: Int = 1
+    "Disputes per page, 1 to 100."
+    limit: Int = 10
+    "created_at, amount; - prefix for descending; default -created_at."
+    sorting: [String!]
+    "Narrows the list."
+    filter: DisputeFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): DisputePage @hasScope(any: [disputes_read, disputes_write])
+}
+
+extend type Mutation {
+  """
+  Accepts a dispute, conceding the chargeback (POST /v1/disputes/{id}/accept): the processor
+  closes it, settling it as lost. Only a dispute that needs a response can be accepted;
+  another is DisputeNotOpenError (409).
+  """
+  acceptDispute(
+    "The dispute's id."
+    id: UUID!
+  ): Dispute @hasScope(any: [disputes_write])
+}
+
+extend type Order {
+  "The order's disputes, newest first by default."
+  disputes(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Narrows the list, as on the root list."
+    filter: DisputeFilter
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): DisputePage @relation(any: [disputes_read, disputes_write])
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
@@ -15173,40 +15423,11 @@ type Refund {
   customerId: UUID!
   "Whether the refund revoked the benefits the order granted."
   revokeBenefits: Boolean!
-  "The dispute the refund prevented; Till takes no part in disputes, so always null."
-  dispute: RefundDispute
-}
-
-"A dispute a refund prevented (upstream's RefundDispute); Till records none."
-type RefundDispute {
-  "The dispute's id."
-  id: UUID!
-  "When the dispute was opened."
-  createdAt: DateTime!
-  "When the dispute last changed; null if never."
-  modifiedAt: DateTime
-  "The dispute's status at the processor."
-  status: String!
-  "Whether the dispute was won or lost."
-  resolved: Boolean!
-  "Whether the dispute is closed."
-  closed: Boolean!
-  "The amount disputed, in the smallest unit of currency (e.g. cents)."
-  amount: Int!
-  "The tax amount disputed, in the smallest unit of currency (e.g. cents)."
-  taxAmount: Int!
-  "The lowercase ISO 4217 currency of the amounts."
-  currency: String!
-  "The card network's reason; null until the processor reports it."
-  reason: String
-  "The deadline for evidence; null when no response is required."
-  evidenceDueBy: DateTime
-  "Whether the evidence deadline has passed."
-  pastDue: Boolean!
-  "The order disputed."
-  orderId: UUID!
-  "The payment disputed."
-  paymentId: UUID!
+  """
+  The dispute the refund prevented (upstream's RefundDispute: the dispute without its customer
+  and case on /v1); Till issues no refunds that prevent disputes, so always null.
+  """
+  dispute: Dispute
 }
 
 "Where a refund is at the processor."
@@ -15601,9 +15822,9 @@ enum Scope {
   wallets_read
   "` + "`" + `wallets:write` + "`" + `: changes wallets upstream; no Till operation asks for it."
   wallets_write
-  "` + "`" + `disputes:read` + "`" + `: reads disputes upstream; no Till operation asks for it."
+  "` + "`" + `disputes:read` + "`" + `: reads disputes (Query.disputes, Order.disputes)."
   disputes_read
-  "` + "`" + `disputes:write` + "`" + `: answers disputes upstream; no Till operation asks for it."
+  "` + "`" + `disputes:write` + "`" + `: reads and accepts disputes (Mutation.acceptDispute)."
   disputes_write
   "` + "`" + `customer_meters:read` + "`" + `: reads customers' meter balances (Customer.meters)."
   customer_meters_read
@@ -17452,6 +17673,60 @@ func (ec *executionContext) childFields_DiscountPage(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type DiscountPage", field.Name)
 }
 
+func (ec *executionContext) childFields_Dispute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Dispute_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Dispute_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_Dispute_modifiedAt(ctx, field)
+	case "status":
+		return ec.fieldContext_Dispute_status(ctx, field)
+	case "resolved":
+		return ec.fieldContext_Dispute_resolved(ctx, field)
+	case "closed":
+		return ec.fieldContext_Dispute_closed(ctx, field)
+	case "amount":
+		return ec.fieldContext_Dispute_amount(ctx, field)
+	case "taxAmount":
+		return ec.fieldContext_Dispute_taxAmount(ctx, field)
+	case "currency":
+		return ec.fieldContext_Dispute_currency(ctx, field)
+	case "reason":
+		return ec.fieldContext_Dispute_reason(ctx, field)
+	case "evidenceDueBy":
+		return ec.fieldContext_Dispute_evidenceDueBy(ctx, field)
+	case "pastDue":
+		return ec.fieldContext_Dispute_pastDue(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_Dispute_organizationId(ctx, field)
+	case "orderId":
+		return ec.fieldContext_Dispute_orderId(ctx, field)
+	case "paymentId":
+		return ec.fieldContext_Dispute_paymentId(ctx, field)
+	case "customerId":
+		return ec.fieldContext_Dispute_customerId(ctx, field)
+	case "customer":
+		return ec.fieldContext_Dispute_customer(ctx, field)
+	case "caseId":
+		return ec.fieldContext_Dispute_caseId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Dispute", field.Name)
+}
+
+func (ec *executionContext) childFields_DisputePage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_DisputePage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_DisputePage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DisputePage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DisputePage", field.Name)
+}
+
 func (ec *executionContext) childFields_DomainEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -18116,6 +18391,8 @@ func (ec *executionContext) childFields_Order(ctx context.Context, field graphql
 		return ec.fieldContext_Order_items(ctx, field)
 	case "checkout":
 		return ec.fieldContext_Order_checkout(ctx, field)
+	case "disputes":
+		return ec.fieldContext_Order_disputes(ctx, field)
 	case "benefitGrants":
 		return ec.fieldContext_Order_benefitGrants(ctx, field)
 	case "customerSeats":
@@ -18538,40 +18815,6 @@ func (ec *executionContext) childFields_Refund(ctx context.Context, field graphq
 		return ec.fieldContext_Refund_dispute(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Refund", field.Name)
-}
-
-func (ec *executionContext) childFields_RefundDispute(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-	switch field.Name {
-	case "id":
-		return ec.fieldContext_RefundDispute_id(ctx, field)
-	case "createdAt":
-		return ec.fieldContext_RefundDispute_createdAt(ctx, field)
-	case "modifiedAt":
-		return ec.fieldContext_RefundDispute_modifiedAt(ctx, field)
-	case "status":
-		return ec.fieldContext_RefundDispute_status(ctx, field)
-	case "resolved":
-		return ec.fieldContext_RefundDispute_resolved(ctx, field)
-	case "closed":
-		return ec.fieldContext_RefundDispute_closed(ctx, field)
-	case "amount":
-		return ec.fieldContext_RefundDispute_amount(ctx, field)
-	case "taxAmount":
-		return ec.fieldContext_RefundDispute_taxAmount(ctx, field)
-	case "currency":
-		return ec.fieldContext_RefundDispute_currency(ctx, field)
-	case "reason":
-		return ec.fieldContext_RefundDispute_reason(ctx, field)
-	case "evidenceDueBy":
-		return ec.fieldContext_RefundDispute_evidenceDueBy(ctx, field)
-	case "pastDue":
-		return ec.fieldContext_RefundDispute_pastDue(ctx, field)
-	case "orderId":
-		return ec.fieldContext_RefundDispute_orderId(ctx, field)
-	case "paymentId":
-		return ec.fieldContext_RefundDispute_paymentId(ctx, field)
-	}
-	return nil, fmt.Errorf("no field named %q was found under type RefundDispute", field.Name)
 }
 
 func (ec *executionContext) childFields_RefundPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -112,6 +112,7 @@ var statusByCode = map[string]int{
 	codeRefundUnknownPayment:                 http.StatusNotFound,
 	codeRevokeSubscriptionBenefitsProhibited: http.StatusBadRequest,
 	codeRefundError:                          http.StatusConflict,
+	codeDisputeNotOpen:                       http.StatusConflict,
 }
 
 // GraphQLCode is how /graphql classifies a failure in extensions.code. The set is fixed, so
@@ -178,6 +179,7 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeRefundUnknownPayment:                 GraphQLNotFound,
 	codeRevokeSubscriptionBenefitsProhibited: GraphQLBadUserInput,
 	codeRefundError:                          GraphQLConflict,
+	codeDisputeNotOpen:                       GraphQLConflict,
 }
 
 // GraphQLCode is the error's class on /graphql; unknown codes are BAD_USER_INPUT, as their

@@ -30,7 +30,7 @@ func (r *queryResolver) Refunds(ctx context.Context, page *int, limit *int, sort
 	return r.refundsPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, filter)
 }
 
-func (r *refundResolver) Dispute(ctx context.Context, obj *storage.Refund) (*model.RefundDispute, error) {
+func (r *refundResolver) Dispute(ctx context.Context, obj *storage.Refund) (*storage.Dispute, error) {
 	return nil, nil
 }
 

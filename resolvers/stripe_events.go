@@ -115,6 +115,9 @@ func (r *Resolver) stripeEventAppliers() map[string]func(context.Context, *sqlx.
 		"refund.updated":                       r.applyRefundUpdate,
 		"refund.failed":                        r.applyRefundUpdate,
 		"charge.refund.updated":                r.applyRefundUpdate,
+		"charge.dispute.created":               r.applyDisputeUpdate,
+		"charge.dispute.updated":               r.applyDisputeUpdate,
+		"charge.dispute.closed":                r.applyDisputeUpdate,
 	}
 }
 

@@ -33,6 +33,8 @@ func TestTenancyTargets(t *testing.T) {
 		{"deleting their file", "", `mutation($id: UUID!) { deleteFile(id: $id) { id } }`, vars{"id": w.theirFile}, "files", w.theirFile},
 		{"completing their file's upload", "", `mutation($id: UUID!) { completeFileUpload(id: $id, input: {id: "u", path: "p", parts: []}) { id } }`,
 			vars{"id": w.theirFile}, "files", w.theirFile},
+		{"accepting their dispute", "", `mutation($id: UUID!) { acceptDispute(id: $id) { id } }`, vars{"id": w.theirDispute},
+			"disputes", w.theirDispute},
 		{"retrying their job", "", `mutation($id: UUID!) { retryJob(id: $id) { id } }`, vars{"id": w.theirJob}, "jobs", w.theirJob},
 		{"cancelling their job", "", `mutation($id: UUID!) { cancelJob(id: $id) { id } }`, vars{"id": w.theirJob}, "jobs", w.theirJob},
 		{"updating their order", "", `mutation($id: UUID!) { updateOrder(id: $id, input: {billingName: "Me"}) { id } }`,

@@ -35,6 +35,7 @@ type tenancyWorld struct {
 	theirOrder, theirJob, theirKey, theirHook uuid.UUID
 	theirDelivery, theirSeat                  uuid.UUID
 	theirGrant, theirEvent, theirRefund       uuid.UUID
+	theirDispute                              uuid.UUID
 }
 
 func newTenancyWorld(tb testing.TB) *tenancyWorld {
@@ -95,6 +96,12 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		w.theirs.ID, w.theirCustomer.ID)
 	w.theirRefund = theirRows(`INSERT INTO refunds (organization_id, order_id, customer_id, status, reason, amount, currency)
 		VALUES ($1, $2, $3, 'succeeded', 'other', 100, 'usd')`, w.theirs.ID, w.theirOrder, w.theirCustomer.ID)
+	theirPayment := theirRows(`INSERT INTO payments (organization_id, processor, processor_id, status, amount, currency,
+		customer_id, order_id) VALUES ($1, 'stripe', 'ch_theirs', 'succeeded', 1000, 'usd', $2, $3)`,
+		w.theirs.ID, w.theirCustomer.ID, w.theirOrder)
+	w.theirDispute = theirRows(`INSERT INTO disputes (organization_id, order_id, payment_id, customer_id, status, amount,
+		currency, processor, processor_id) VALUES ($1, $2, $3, $4, 'needs_response', 1000, 'usd', 'stripe', 'dp_theirs')`,
+		w.theirs.ID, w.theirOrder, theirPayment, w.theirCustomer.ID)
 	w.portal = w.s.NewCustomerSession(tb, w.mine.ID, w.myCustomer.ID)
 	return w
 }

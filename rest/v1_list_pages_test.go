@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"till/rest"
@@ -96,6 +98,17 @@ func (p idPage) ids() []uuid.UUID {
 		out[i] = it.ID
 	}
 	return out
+}
+
+// checkListed checks that a list answered 200 with the items ids, in order, of total.
+func checkListed(t *testing.T, rec *httptest.ResponseRecorder, ids []uuid.UUID, total int) {
+	t.Helper()
+	want{status: 200}.check(t, rec)
+	var page idPage
+	decodeJSON(t, rec.Body.Bytes(), &page)
+	if diff := cmp.Diff(ids, page.ids()); diff != "" || page.Pagination.TotalCount != total {
+		t.Errorf("ids (-want +got):\n%s\ntotal %d, want %d", diff, page.Pagination.TotalCount, total)
+	}
 }
 
 // listPage reads one page of a /v1 list, failing on anything but a 200.

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 
 	"till/resolvers/resolverstest"
@@ -138,22 +137,7 @@ func TestRefundListServesTheContract(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := f.s.do(t, tt.call)
-			want{status: 200}.check(t, rec)
-			var page struct {
-				Items      []struct{ ID uuid.UUID }
-				Pagination struct {
-					TotalCount int `json:"total_count"`
-				}
-			}
-			decodeJSON(t, rec.Body.Bytes(), &page)
-			got := []uuid.UUID{}
-			for _, it := range page.Items {
-				got = append(got, it.ID)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" || page.Pagination.TotalCount != tt.total {
-				t.Errorf("ids (-want +got):\n%s\ntotal %d, want %d", diff, page.Pagination.TotalCount, tt.total)
-			}
+			checkListed(t, f.s.do(t, tt.call), tt.want, tt.total)
 		})
 	}
 	refusals := []struct {

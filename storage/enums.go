@@ -347,3 +347,23 @@ const (
 	// Any other reason.
 	RefundReasonOther RefundReason = "other"
 )
+
+// DisputeStatus is the GraphQL enum of that name. Where a chargeback stands at the card
+// network, as upstream names it.
+type DisputeStatus string
+
+// The values of DisputeStatus.
+const (
+	// A refund was issued before the dispute was escalated, avoiding its fees.
+	DisputeStatusPrevented DisputeStatus = "prevented"
+	// An alert announced a dispute that was not opened yet.
+	DisputeStatusEarlyWarning DisputeStatus = "early_warning"
+	// The seller may answer with evidence or accept the dispute.
+	DisputeStatusNeedsResponse DisputeStatus = "needs_response"
+	// The card network is reviewing the evidence.
+	DisputeStatusUnderReview DisputeStatus = "under_review"
+	// Settled for the customer.
+	DisputeStatusLost DisputeStatus = "lost"
+	// Settled for the seller.
+	DisputeStatusWon DisputeStatus = "won"
+)

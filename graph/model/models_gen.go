@@ -1643,6 +1643,26 @@ type DiscountUpdateInput struct {
 	Metadata graphql.Omittable[storage.JSONMap] `json:"metadata,omitempty"`
 }
 
+// The filters of GET /v1/disputes/. Values of one field are OR-ed, fields AND-ed.
+type DisputeFilter struct {
+	// Only disputes of these organizations (among the caller's).
+	OrganizationID []uuid.UUID `json:"organizationId,omitempty"`
+	// Only disputes of these orders.
+	OrderID []uuid.UUID `json:"orderId,omitempty"`
+	// Only disputes in these statuses.
+	Status []storage.DisputeStatus `json:"status,omitempty"`
+}
+
+// A page of disputes.
+type DisputePage struct {
+	// The disputes of this page.
+	Items []*storage.Dispute `json:"items"`
+	// The page envelope: how many disputes match and how many pages they fill.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
 // A page of domain events.
 type DomainEventPage struct {
 	// The events of this page.
@@ -3194,38 +3214,6 @@ type RefundCreateInput struct {
 	RevokeBenefits *bool `json:"revokeBenefits,omitempty"`
 }
 
-// A dispute a refund prevented (upstream's RefundDispute); Till records none.
-type RefundDispute struct {
-	// The dispute's id.
-	ID uuid.UUID `json:"id"`
-	// When the dispute was opened.
-	CreatedAt time.Time `json:"createdAt"`
-	// When the dispute last changed; null if never.
-	ModifiedAt *time.Time `json:"modifiedAt,omitempty"`
-	// The dispute's status at the processor.
-	Status string `json:"status"`
-	// Whether the dispute was won or lost.
-	Resolved bool `json:"resolved"`
-	// Whether the dispute is closed.
-	Closed bool `json:"closed"`
-	// The amount disputed, in the smallest unit of currency (e.g. cents).
-	Amount int `json:"amount"`
-	// The tax amount disputed, in the smallest unit of currency (e.g. cents).
-	TaxAmount int `json:"taxAmount"`
-	// The lowercase ISO 4217 currency of the amounts.
-	Currency string `json:"currency"`
-	// The card network's reason; null until the processor reports it.
-	Reason *string `json:"reason,omitempty"`
-	// The deadline for evidence; null when no response is required.
-	EvidenceDueBy *time.Time `json:"evidenceDueBy,omitempty"`
-	// Whether the evidence deadline has passed.
-	PastDue bool `json:"pastDue"`
-	// The order disputed.
-	OrderID uuid.UUID `json:"orderId"`
-	// The payment disputed.
-	PaymentID uuid.UUID `json:"paymentId"`
-}
-
 // The filters of GET /v1/refunds/. Values of one field are OR-ed, fields AND-ed.
 type RefundFilter struct {
 	// Only these refunds.
@@ -4482,9 +4470,9 @@ const (
 	ScopeWalletsRead Scope = "wallets_read"
 	// `wallets:write`: changes wallets upstream; no Till operation asks for it.
 	ScopeWalletsWrite Scope = "wallets_write"
-	// `disputes:read`: reads disputes upstream; no Till operation asks for it.
+	// `disputes:read`: reads disputes (Query.disputes, Order.disputes).
 	ScopeDisputesRead Scope = "disputes_read"
-	// `disputes:write`: answers disputes upstream; no Till operation asks for it.
+	// `disputes:write`: reads and accepts disputes (Mutation.acceptDispute).
 	ScopeDisputesWrite Scope = "disputes_write"
 	// `customer_meters:read`: reads customers' meter balances (Customer.meters).
 	ScopeCustomerMetersRead Scope = "customer_meters_read"
