@@ -144,18 +144,27 @@ func (r *Resolver) refunded(ctx context.Context, tx *sqlx.Tx, o *storage.Order, 
 		return err
 	}
 	if ref.Status == storage.RefundStatusSucceeded {
-		if _, err := storage.AddOrderRefund(ctx, tx, o.ID, ref.Amount, ref.TaxAmount, r.Now()); err != nil {
+		if err := r.countRefund(ctx, tx, ref); err != nil {
 			return err
-		}
-		for _, typ := range []string{"order.updated", "order.refunded"} {
-			if err := r.emit(ctx, tx, o.OrganizationID, typ, o.ID); err != nil {
-				return err
-			}
 		}
 	}
 	if ref.RevokeBenefits && o.ProductID != nil {
 		return r.revokeBenefits(ctx, tx, grantScope{OrganizationID: o.OrganizationID, CustomerID: o.CustomerID,
 			ProductID: *o.ProductID, OrderID: &o.ID})
+	}
+	return nil
+}
+
+// countRefund adds a succeeded refund to its order, whose row the caller has locked, and
+// announces the order's change: order.updated, then order.refunded, as upstream.
+func (r *Resolver) countRefund(ctx context.Context, tx *sqlx.Tx, ref *storage.Refund) error {
+	if _, err := storage.AddOrderRefund(ctx, tx, ref.OrderID, ref.Amount, ref.TaxAmount, r.Now()); err != nil {
+		return err
+	}
+	for _, typ := range []string{"order.updated", "order.refunded"} {
+		if err := r.emit(ctx, tx, ref.OrganizationID, typ, ref.OrderID); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -197,13 +197,5 @@ func (r *Resolver) applyRefundUpdate(ctx context.Context, tx *sqlx.Tx, e *storag
 	if was != storage.RefundStatusPending || status != storage.RefundStatusSucceeded {
 		return nil
 	}
-	if _, err := storage.AddOrderRefund(ctx, tx, ref.OrderID, ref.Amount, ref.TaxAmount, r.Now()); err != nil {
-		return err
-	}
-	for _, typ := range []string{"order.updated", "order.refunded"} {
-		if err := r.emit(ctx, tx, ref.OrganizationID, typ, ref.OrderID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.countRefund(ctx, tx, ref)
 }
