@@ -75,10 +75,13 @@ func (r *Resolver) acceptDispute(ctx context.Context, id uuid.UUID) (*storage.Di
 		}
 		closer, ok := r.payments.(payment.DisputeCloser)
 		if !ok || r.payments.Name() != d.Processor {
-			return fmt.Errorf("accepting dispute %s: processor %s cannot close it", d.ID, d.Processor)
+			return &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
+				"Dispute %s was opened at %s, which does not take this organization's payments now.", d.ID, d.Processor)}
 		}
 		closed, err := closer.CloseDispute(ctx, d.ProcessorID)
-		if err != nil {
+		if errors.Is(err, payment.ErrUnavailable) {
+			return &Error{Code: CodePaymentError, Detail: "The payment processor could not be reached. Please try again."}
+		} else if err != nil {
 			return fmt.Errorf("accepting dispute %s: %w", d.ID, err)
 		}
 		out, err = r.updateDispute(ctx, tx, d, closed)

@@ -32,6 +32,8 @@ func TestDisputesInGraphQL(t *testing.T) {
 	}
 	reviewed := insert("under_review", "dp_reviewed")
 	open := insert("needs_response", "dp_open")
+	elsewhere := insert("needs_response", "dp_elsewhere")
+	s.Exec(t, `UPDATE disputes SET processor = 'another_processor' WHERE id = $1`, elsewhere)
 
 	type disputeOut struct {
 		ID       uuid.UUID
@@ -50,11 +52,12 @@ func TestDisputesInGraphQL(t *testing.T) {
 	}
 	s.Query(t, org.Token, `query($id: UUID!) { order(id: $id) { disputes(sorting: ["created_at"]) {
 		items { id status resolved closed customer { id } } pagination { totalCount } } } }`, vars{"id": order}, &rel)
-	wantRel := []disputeOut{{ID: reviewed, Status: "under_review"}, {ID: open, Status: "needs_response"}}
+	wantRel := []disputeOut{{ID: reviewed, Status: "under_review"}, {ID: open, Status: "needs_response"},
+		{ID: elsewhere, Status: "needs_response"}}
 	for i := range wantRel {
 		wantRel[i].Customer.ID = customer.ID
 	}
-	if diff := cmp.Diff(wantRel, rel.Order.Disputes.Items); diff != "" || rel.Order.Disputes.Pagination.TotalCount != 2 {
+	if diff := cmp.Diff(wantRel, rel.Order.Disputes.Items); diff != "" || rel.Order.Disputes.Pagination.TotalCount != 3 {
 		t.Errorf("Order.disputes (-want +got):\n%s", diff)
 	}
 
@@ -67,12 +70,15 @@ func TestDisputesInGraphQL(t *testing.T) {
 		{"a dispute that needs a response is accepted", open, "lost"},
 		{"an accepted dispute is not open any more", open, "DisputeNotOpenError"},
 		{"an unknown dispute is not found", uuid.New(), "ResourceNotFound"},
+		{"a dispute of a processor Till does not run now is refused, not a fault", elsewhere, "PaymentError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const doc = `mutation($id: UUID!) { acceptDispute(id: $id) { id status resolved closed } }`
 			switch tc.want {
 			case "DisputeNotOpenError":
 				wantError(t, s.QueryError(t, org.Token, doc, vars{"id": tc.id}), "CONFLICT", tc.want)
+			case "PaymentError":
+				wantError(t, s.QueryError(t, org.Token, doc, vars{"id": tc.id}), "BAD_USER_INPUT", tc.want)
 			case "ResourceNotFound":
 				wantError(t, s.QueryError(t, org.Token, doc, vars{"id": tc.id}), "NOT_FOUND", tc.want)
 			default:
