@@ -25,9 +25,29 @@ func (s TestPayments) SaveTestMethod(ctx context.Context, id, token string) erro
 	return mapErr(err)
 }
 
+// testCharge is a row of test_payment_charges.
+type testCharge struct {
+	ChargeID     sql.NullString `db:"charge_id"`
+	Amount       int64          `db:"amount"`
+	DeclineCode  sql.NullString `db:"decline_code"`
+	Currency     string         `db:"currency"`
+	Token        string         `db:"token"`
+	Status       string         `db:"status"`
+	IntentID     sql.NullString `db:"intent_id"`
+	ClientSecret sql.NullString `db:"client_secret"`
+}
+
+const testChargeColumns = `charge_id, amount, decline_code, currency, token, status, intent_id, client_secret`
+
+func (c testCharge) outcome() payment.TestOutcome {
+	return payment.TestOutcome{ChargeID: c.ChargeID.String, Amount: c.Amount, DeclineCode: c.DeclineCode.String,
+		Currency: c.Currency, Token: c.Token, Status: c.Status, IntentID: c.IntentID.String, ClientSecret: c.ClientSecret.String}
+}
+
 // ChargeTestMethod implements payment.TestState. A transaction-scoped advisory lock on the
 // key makes concurrent charges with one key wait for the first, which then answers them
-// all; the method's row lock orders charges of one method.
+// all; the method's row lock orders charges of one method. A charge without a key is kept
+// under a key of its own, so it can be refunded and settled like any other.
 func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string, decide func(token string, known bool, charged int) payment.TestOutcome) (payment.TestOutcome, error) {
 	var out payment.TestOutcome
 	err := InTx(ctx, s.DB, func(tx *sqlx.Tx) error {
@@ -35,20 +55,18 @@ func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('till test charge ' || $1, 0))`, key); err != nil {
 				return err
 			}
-			var prev struct {
-				ChargeID    sql.NullString `db:"charge_id"`
-				Amount      int64          `db:"amount"`
-				DeclineCode sql.NullString `db:"decline_code"`
-			}
-			err := sqlx.GetContext(ctx, tx, &prev, `SELECT charge_id, amount, decline_code FROM test_payment_charges
+			var prev testCharge
+			err := sqlx.GetContext(ctx, tx, &prev, `SELECT `+testChargeColumns+` FROM test_payment_charges
 				WHERE idempotency_key = $1`, key)
 			if err == nil {
-				out = payment.TestOutcome{ChargeID: prev.ChargeID.String, Amount: prev.Amount, DeclineCode: prev.DeclineCode.String}
+				out = prev.outcome()
 				return nil
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
+		} else {
+			key = "unkeyed " + uuid.NewString()
 		}
 		var method struct {
 			Token   string `db:"token"`
@@ -65,13 +83,39 @@ func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string
 				return err
 			}
 		}
-		if key == "" {
-			return nil
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO test_payment_charges (idempotency_key, charge_id, amount, decline_code)
-			VALUES ($1, nullif($2, ''), $3, nullif($4, ''))`, key, out.ChargeID, out.Amount, out.DeclineCode)
+		_, err = tx.ExecContext(ctx, `INSERT INTO test_payment_charges (idempotency_key, `+testChargeColumns+`)
+			VALUES ($1, nullif($2, ''), $3, nullif($4, ''), $5, $6, $7, nullif($8, ''), nullif($9, ''))`,
+			key, out.ChargeID, out.Amount, out.DeclineCode, out.Currency, out.Token, out.Status, out.IntentID, out.ClientSecret)
 		return err
 	})
+	return out, mapErr(err)
+}
+
+// SettleTestIntent implements payment.TestState, under the charge's row lock.
+func (s TestPayments) SettleTestIntent(ctx context.Context, clientSecret string, decide func(payment.TestOutcome) payment.TestOutcome) (payment.TestOutcome, error) {
+	var out payment.TestOutcome
+	err := InTx(ctx, s.DB, func(tx *sqlx.Tx) error {
+		var row testCharge
+		err := sqlx.GetContext(ctx, tx, &row, `SELECT `+testChargeColumns+` FROM test_payment_charges
+			WHERE client_secret = $1 FOR UPDATE`, clientSecret)
+		if errors.Is(err, sql.ErrNoRows) {
+			return payment.ErrUnknownIntent
+		}
+		if err != nil {
+			return err
+		}
+		if out = row.outcome(); out.Status != payment.TestRequiresAction {
+			return nil
+		}
+		out = decide(out)
+		_, err = tx.ExecContext(ctx, `UPDATE test_payment_charges SET charge_id = nullif($2, ''), amount = $3,
+			decline_code = nullif($4, ''), status = $5 WHERE client_secret = $1`,
+			clientSecret, out.ChargeID, out.Amount, out.DeclineCode, out.Status)
+		return err
+	})
+	if errors.Is(err, payment.ErrUnknownIntent) {
+		return out, err
+	}
 	return out, mapErr(err)
 }
 

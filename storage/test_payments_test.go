@@ -188,3 +188,51 @@ func TestTestRefundsNeverExceedTheCharge(t *testing.T) {
 		t.Fatalf("%d refunds of 100 went through and %d were refused; the charge of 1,000 had 900 left", succeeded, refused)
 	}
 }
+
+// TestTheTestProcessorSettlesA3DSPaymentOnceAcrossProcesses has the holder of a card that
+// needs 3-D Secure answer through another process than the one that charged, many times at
+// once and both ways: one answer settles the payment, every other one reads it, and a
+// replay of the charge's key then answers with what the settling gave.
+func TestTheTestProcessorSettlesA3DSPaymentOnceAcrossProcesses(t *testing.T) {
+	db := storagetest.New(t)
+	ctx := context.Background()
+	one := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
+	two := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
+	m, err := one.SavePaymentMethod(ctx, payment.TokenThreeDSecureRequired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := payment.ChargeRequest{Amount: 1200, Currency: "usd", PaymentMethodID: m.ProcessorID, IdempotencyKey: "order-1"}
+	_, err = one.Charge(ctx, req)
+	var action *payment.ActionRequiredError
+	if !errors.As(err, &action) {
+		t.Fatalf("charge: %v, want an authentication step", err)
+	}
+	outcomes := make([]payment.IntentOutcome, 16)
+	var wg sync.WaitGroup
+	for i := range outcomes {
+		wg.Go(func() {
+			out, err := two.AuthenticateTestPayment(ctx, action.ClientSecret, i%2 == 0)
+			if err != nil {
+				t.Error(err)
+			}
+			outcomes[i] = out
+		})
+	}
+	wg.Wait()
+	for _, o := range outcomes[1:] {
+		if o != outcomes[0] {
+			t.Fatalf("answers settled differently: %+v and %+v", outcomes[0], o)
+		}
+	}
+	replay, err := one.Charge(ctx, req)
+	switch settled := outcomes[0]; {
+	case settled.Succeeded && (err != nil || replay.ID != settled.ChargeID || replay.Amount != 1200):
+		t.Errorf("replay after success: %+v, %v; want charge %s", replay, err, settled.ChargeID)
+	case !settled.Succeeded && !payment.IsDecline(err):
+		t.Errorf("replay after failure: %+v, %v; want a decline", replay, err)
+	}
+	if _, err := two.AuthenticateTestPayment(ctx, "pi_test_none_secret_none", true); !errors.Is(err, payment.ErrUnknownIntent) {
+		t.Errorf("unknown secret: %v, want ErrUnknownIntent", err)
+	}
+}

@@ -46,10 +46,14 @@ type ChargeRequest struct {
 	Description     string
 }
 
-// Charge is a successful payment.
+// Charge is a payment the processor took, or accepted to settle later.
 type Charge struct {
 	ID     string
 	Amount int64
+	// Processing is set when the method settles later (a bank debit): no money is taken
+	// yet, and the processor reports the outcome of IntentID as an event.
+	Processing bool
+	IntentID   string
 }
 
 // RefundRequest asks to give back Amount of a charge.

@@ -2,10 +2,12 @@ package payment_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"till/internal/payment"
 )
@@ -148,5 +150,75 @@ func TestTestProcessorAsksForAuthentication(t *testing.T) {
 	}
 	if intents[0] != intents[1] {
 		t.Errorf("one key named intents %s and %s", intents[0], intents[1])
+	}
+}
+
+func TestTestProcessorPaymentsThatFinishLater(t *testing.T) {
+	type sent struct {
+		typ, object string
+		payload     map[string]any
+	}
+	for _, tc := range []struct {
+		name, token string
+		approve     bool   // the holder's answer to 3-D Secure
+		wantType    string // the event the payment sends
+		wantStatus  string // of the object in it
+	}{
+		{"3-D Secure passed", payment.TokenThreeDSecureRequired, true, "payment_intent.succeeded", "succeeded"},
+		{"3-D Secure failed", payment.TokenThreeDSecureRequired, false, "payment_intent.payment_failed", "requires_payment_method"},
+		{"a bank debit that settles", payment.TokenBankDebit, false, "payment_intent.succeeded", "succeeded"},
+		{"a bank debit that fails", payment.TokenBankDebitInsufficient, false, "payment_intent.payment_failed", "requires_payment_method"},
+		{"a charge that is disputed", payment.TokenCreateDispute, false, "charge.dispute.created", "needs_response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := payment.NewTestProcessor()
+			var events []sent
+			p.SetEventSink(func(_ context.Context, e payment.StripeEvent, payload []byte, _ time.Time) error {
+				var m map[string]any
+				if err := json.Unmarshal(payload, &m); err != nil {
+					t.Fatal(err)
+				}
+				events = append(events, sent{e.Type, e.ObjectID, m})
+				return nil
+			})
+			m, err := p.SavePaymentMethod(ctx, tc.token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			charge, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1500, Currency: "eur", PaymentMethodID: m.ProcessorID, IdempotencyKey: "k"})
+			var action *payment.ActionRequiredError
+			if errors.As(err, &action) {
+				in, err := p.AuthenticateTestPayment(ctx, action.ClientSecret, tc.approve)
+				if err != nil || in.Succeeded != tc.approve || in.IntentID != action.PaymentIntentID {
+					t.Fatalf("authenticating: %+v, %v", in, err)
+				}
+				again, _ := p.AuthenticateTestPayment(ctx, action.ClientSecret, !tc.approve)
+				if again != in {
+					t.Errorf("a second answer changed the outcome: %+v, then %+v", in, again)
+				}
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1500, Currency: "eur", PaymentMethodID: m.ProcessorID, IdempotencyKey: "k"}); tc.approve && err != nil {
+				t.Errorf("replaying the key after authentication: %v, want the settled charge", err)
+			}
+			if len(events) == 0 {
+				t.Fatalf("no event sent (charge %+v)", charge)
+			}
+			first := events[0]
+			object := first.payload["data"].(map[string]any)["object"].(map[string]any)
+			if first.typ != tc.wantType || object["status"] != tc.wantStatus || object["amount"] != 1500.0 || object["currency"] != "eur" {
+				t.Errorf("event %s with %v, want %s with status %s", first.typ, object, tc.wantType, tc.wantStatus)
+			}
+			for _, e := range events[1:] {
+				if e.payload["id"] != first.payload["id"] && e.typ == first.typ {
+					t.Errorf("a replay sent another event %v, want the same id %v", e.payload["id"], first.payload["id"])
+				}
+			}
+		})
+	}
+	if _, err := payment.NewTestProcessor().AuthenticateTestPayment(context.Background(), "pi_test_x_secret_y", true); !errors.Is(err, payment.ErrUnknownIntent) {
+		t.Errorf("unknown secret: %v, want ErrUnknownIntent", err)
 	}
 }

@@ -116,8 +116,8 @@ func methodOf(pm *stripe.PaymentMethod) Method {
 // Charge implements Processor: an off-session PaymentIntent, confirmed at once, on the
 // customer the method was saved to. The charge's ID is the PaymentIntent's latest
 // charge (ch_…), or the PaymentIntent's own id (pi_…) when Stripe reports no charge yet;
-// Refund takes either. A PaymentIntent that is still processing counts as taken: Stripe
-// settles it later and reports a failure by webhook.
+// Refund takes either. A PaymentIntent that is still processing is a Charge with
+// Processing set: Stripe settles it later and reports the outcome by webhook.
 func (p *StripeProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if req.Amount < 0 {
 		return Charge{}, fmt.Errorf("payment: negative amount %d", req.Amount)
@@ -149,7 +149,9 @@ func (p *StripeProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge
 		return Charge{}, chargeError(ctx, "charging "+pm.ID, err)
 	}
 	switch pi.Status {
-	case stripe.PaymentIntentStatusSucceeded, stripe.PaymentIntentStatusProcessing:
+	case stripe.PaymentIntentStatusSucceeded:
+	case stripe.PaymentIntentStatusProcessing:
+		return Charge{ID: pi.ID, Amount: pi.Amount, Processing: true, IntentID: pi.ID}, nil
 	case stripe.PaymentIntentStatusRequiresAction:
 		return Charge{}, &ActionRequiredError{PaymentIntentID: pi.ID, ClientSecret: pi.ClientSecret}
 	case stripe.PaymentIntentStatusRequiresPaymentMethod:

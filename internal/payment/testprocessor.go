@@ -3,10 +3,11 @@ package payment
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Test tokens, named as the upstream processor's test mode names them. Each behaves the
@@ -19,14 +20,19 @@ const (
 	TokenInsufficientFunds    = "tok_chargeDeclinedInsufficientFunds" // saves; charges declined (insufficient_funds)
 	TokenChargeCustomerFail   = "tok_chargeCustomerFail"              // saves; first charge succeeds, later ones declined
 	TokenThreeDSecureRequired = "tok_threeDSecure2Required"           // saves; every charge needs the holder to authenticate
-	testProcessorName         = "stripe"
-	testMethodPrefix          = "pm_test_"
-	testChargePrefix          = "ch_test_"
-	testRefundPrefix          = "re_test_"
-	testIntentPrefix          = "pi_test_"
-	// authenticationRequired is how the test state remembers a charge that waited for the
-	// holder: the processor's decline code for a payment that needs authentication.
-	authenticationRequired        = "authentication_required"
+	TokenCreateDispute        = "tok_createDispute"                   // saves; charges succeed, then the holder disputes each
+	// Bank debits settle later: their charges are processing, and the outcome arrives as an
+	// event.
+	TokenBankDebit             = "pm_usBankAccount_success"           // saves; charges settle as paid
+	TokenBankDebitInsufficient = "pm_usBankAccount_insufficientFunds" // saves; charges settle as failed
+	testProcessorName          = "stripe"
+	testMethodPrefix           = "pm_test_"
+	testChargePrefix           = "ch_test_"
+	testRefundPrefix           = "re_test_"
+	testIntentPrefix           = "pi_test_"
+	// authenticationFailed is the processor's code for a payment whose holder failed or
+	// abandoned the 3-D Secure step.
+	authenticationFailed          = "payment_intent_authentication_failure"
 	declineMessageGeneric         = "Your card was declined."
 	declineMessageInsufficientFun = "Your card has insufficient funds."
 )
@@ -42,18 +48,27 @@ type testCard struct {
 	// authenticate makes every charge wait for the holder's 3-D Secure step, as the
 	// processor answers a card whose issuer requires it.
 	authenticate bool
+	// dispute opens a dispute of every charge once it went through.
+	dispute bool
+	// debit makes the method a bank debit whose charges are processing at first;
+	// settleDecline is then the decline code they settle with ("" settles them paid).
+	debit         bool
+	settleDecline string
 }
 
 var applePay = "apple_pay"
 
 var testCards = map[string]testCard{
-	TokenVisa:                 {brand: "visa", last4: "4242"},
-	TokenMastercard:           {brand: "mastercard", last4: "4444"},
-	TokenVisaApplePay:         {brand: "visa", last4: "4242", wallet: &applePay},
-	TokenChargeDeclined:       {brand: "visa", last4: "0002", decline: "generic_decline"},
-	TokenInsufficientFunds:    {brand: "visa", last4: "9995", decline: "insufficient_funds"},
-	TokenChargeCustomerFail:   {brand: "visa", last4: "0341", failAfterFirst: true},
-	TokenThreeDSecureRequired: {brand: "visa", last4: "3184", authenticate: true},
+	TokenVisa:                  {brand: "visa", last4: "4242"},
+	TokenMastercard:            {brand: "mastercard", last4: "4444"},
+	TokenVisaApplePay:          {brand: "visa", last4: "4242", wallet: &applePay},
+	TokenChargeDeclined:        {brand: "visa", last4: "0002", decline: "generic_decline"},
+	TokenInsufficientFunds:     {brand: "visa", last4: "9995", decline: "insufficient_funds"},
+	TokenChargeCustomerFail:    {brand: "visa", last4: "0341", failAfterFirst: true},
+	TokenThreeDSecureRequired:  {brand: "visa", last4: "3184", authenticate: true},
+	TokenCreateDispute:         {brand: "visa", last4: "0259", dispute: true},
+	TokenBankDebit:             {last4: "6789", debit: true},
+	TokenBankDebitInsufficient: {last4: "9995", debit: true, settleDecline: "insufficient_funds"},
 }
 
 // TestProcessor simulates the processor's test mode. Saved methods keep their behaviour: a
@@ -65,6 +80,12 @@ var testCards = map[string]testCard{
 // concurrent use.
 type TestProcessor struct {
 	state TestState
+	// events is where the processor sends the events its payments cause later (a
+	// dispute, a settled bank debit, a finished 3-D Secure step), as the real processor
+	// sends webhooks; nil drops them.
+	events atomic.Pointer[EventSink]
+	// EventDelay is how long after the payment an event caused by it is delivered.
+	EventDelay time.Duration
 }
 
 // TestState is where a TestProcessor keeps what it remembers.
@@ -82,6 +103,11 @@ type TestState interface {
 	// for a charge it never made) and what earlier refunds of it gave back, and keeps what
 	// decide returns under key. Calls with one key or one charge run one at a time.
 	RefundTestCharge(ctx context.Context, key, chargeID string, decide func(known bool, amount, refunded int64) TestRefund) (TestRefund, error)
+	// SettleTestIntent finishes the charge waiting for its holder under clientSecret:
+	// decide gets the charge as it stands and returns what it becomes, which is kept. A
+	// charge no longer waiting is returned as it is, without calling decide;
+	// ErrUnknownIntent when no charge has that secret.
+	SettleTestIntent(ctx context.Context, clientSecret string, decide func(TestOutcome) TestOutcome) (TestOutcome, error)
 }
 
 // TestRefund is one test refund: its id and amount when it went through, else the code of
@@ -93,22 +119,29 @@ type TestRefund struct {
 }
 
 // TestOutcome is one test charge: its id and amount when it went through, else the decline
-// code.
+// code. A charge that waits (Status requires_action or processing) has an intent; one
+// processing already knows how it will settle.
 type TestOutcome struct {
-	ChargeID    string
-	Amount      int64
-	DeclineCode string
+	ChargeID     string
+	Amount       int64
+	DeclineCode  string
+	Currency     string
+	Token        string // the token of the method charged
+	Status       string // "", TestRequiresAction or TestProcessing
+	IntentID     string
+	ClientSecret string
 }
 
 // NewTestProcessor returns a test processor that remembers in this process's memory.
 func NewTestProcessor() *TestProcessor {
-	return &TestProcessor{state: &memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{},
-		amounts: map[string]int64{}, refunds: map[string]TestRefund{}, refunded: map[string]int64{}}}
+	return NewTestProcessorIn(&memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{},
+		amounts: map[string]int64{}, refunds: map[string]TestRefund{}, refunded: map[string]int64{},
+		waiting: map[string]string{}})
 }
 
 // NewTestProcessorIn returns a test processor that remembers in state.
 func NewTestProcessorIn(state TestState) *TestProcessor {
-	return &TestProcessor{state: state}
+	return &TestProcessor{state: state, EventDelay: defaultTestEventDelay}
 }
 
 // Name implements Processor.
@@ -135,36 +168,67 @@ func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, 
 		return Charge{}, fmt.Errorf("payment: negative amount %d", req.Amount)
 	}
 	out, err := p.state.ChargeTestMethod(ctx, req.IdempotencyKey, req.PaymentMethodID, func(token string, known bool, charged int) TestOutcome {
-		card := testCards[token]
-		decline := card.decline
-		if known && card.failAfterFirst && charged > 0 {
-			decline = "generic_decline"
-		}
-		if decline != "" {
-			return TestOutcome{DeclineCode: decline}
-		}
-		if card.authenticate {
-			return TestOutcome{DeclineCode: authenticationRequired}
-		}
-		return TestOutcome{ChargeID: testChargePrefix + randomHex(12), Amount: req.Amount}
+		return decideTestCharge(req, token, known, charged)
 	})
 	if err != nil {
 		return Charge{}, err
 	}
-	if out.DeclineCode == authenticationRequired {
-		// The intent is named after the request, so a replay of one key names the same one.
-		sum := sha256.Sum256([]byte(req.IdempotencyKey + "\x00" + req.PaymentMethodID))
-		intent := testIntentPrefix + hex.EncodeToString(sum[:12])
-		return Charge{}, &ActionRequiredError{PaymentIntentID: intent, ClientSecret: intent + "_secret_" + hex.EncodeToString(sum[12:20])}
-	}
-	if out.DeclineCode != "" {
-		msg := declineMessageGeneric
-		if out.DeclineCode == "insufficient_funds" {
-			msg = declineMessageInsufficientFun
+	switch {
+	case out.Status == TestRequiresAction:
+		return Charge{}, &ActionRequiredError{PaymentIntentID: out.IntentID, ClientSecret: out.ClientSecret}
+	case out.Status == TestProcessing:
+		// The event names the intent and is delivered once whatever the replays: a debit
+		// settles when its event is handled, like the processor it imitates.
+		if err := p.send(ctx, intentEvent(out), p.EventDelay); err != nil {
+			return Charge{}, err
 		}
-		return Charge{}, &DeclineError{Code: "card_declined", DeclineCode: out.DeclineCode, Message: msg}
+		return Charge{ID: out.IntentID, Amount: out.Amount, Processing: true, IntentID: out.IntentID}, nil
+	case out.DeclineCode != "":
+		return Charge{}, declineOfTest(out.DeclineCode)
+	case testCards[out.Token].dispute:
+		if err := p.send(ctx, disputeEvent(out), p.EventDelay); err != nil {
+			return Charge{}, err
+		}
 	}
 	return Charge{ID: out.ChargeID, Amount: out.Amount}, nil
+}
+
+// decideTestCharge is the outcome of a first charge of a method saved from token.
+func decideTestCharge(req ChargeRequest, token string, known bool, charged int) TestOutcome {
+	card := testCards[token]
+	out := TestOutcome{Amount: req.Amount, Currency: req.Currency, Token: token}
+	decline := card.decline
+	if known && card.failAfterFirst && charged > 0 {
+		decline = "generic_decline"
+	}
+	switch {
+	case decline != "":
+		out.Amount, out.DeclineCode = 0, decline
+	case card.authenticate:
+		out.Status, out.IntentID = TestRequiresAction, testIntentPrefix+randomHex(12)
+		out.ClientSecret = out.IntentID + "_secret_" + randomHex(12)
+	case card.debit:
+		out.Status, out.IntentID = TestProcessing, testIntentPrefix+randomHex(12)
+		if out.DeclineCode = card.settleDecline; out.DeclineCode == "" {
+			out.ChargeID = testChargePrefix + randomHex(12)
+		}
+	default:
+		out.ChargeID = testChargePrefix + randomHex(12)
+	}
+	return out
+}
+
+// declineOfTest is the processor's refusal for a decline code.
+func declineOfTest(code string) *DeclineError {
+	msg := declineMessageGeneric
+	switch code {
+	case "insufficient_funds":
+		msg = declineMessageInsufficientFun
+	case authenticationFailed:
+		return &DeclineError{Code: authenticationFailed, DeclineCode: authenticationFailed,
+			Message: "We are unable to authenticate your payment method."}
+	}
+	return &DeclineError{Code: "card_declined", DeclineCode: code, Message: msg}
 }
 
 // Refund implements Processor. A test charge can be refunded up to its amount, in as many
@@ -210,6 +274,7 @@ type memoryState struct {
 	amounts  map[string]int64       // by charge id
 	refunds  map[string]TestRefund  // by idempotency key
 	refunded map[string]int64       // by charge id
+	waiting  map[string]string      // idempotency keys of charges waiting for their holder, by client secret
 }
 
 type memoryMethod struct {
@@ -236,9 +301,32 @@ func (m *memoryState) ChargeTestMethod(_ context.Context, key, methodID string, 
 		method.charged++
 		m.methods[methodID] = method
 	}
-	if key != "" {
-		m.charges[key] = out
+	if key == "" {
+		key = "unkeyed " + randomHex(12)
 	}
+	m.charges[key] = out
+	if out.ClientSecret != "" {
+		m.waiting[out.ClientSecret] = key
+	}
+	if out.ChargeID != "" {
+		m.amounts[out.ChargeID] = out.Amount
+	}
+	return out, nil
+}
+
+func (m *memoryState) SettleTestIntent(_ context.Context, clientSecret string, decide func(TestOutcome) TestOutcome) (TestOutcome, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key, ok := m.waiting[clientSecret]
+	if !ok {
+		return TestOutcome{}, ErrUnknownIntent
+	}
+	out := m.charges[key]
+	if out.Status != TestRequiresAction {
+		return out, nil
+	}
+	out = decide(out)
+	m.charges[key] = out
 	if out.ChargeID != "" {
 		m.amounts[out.ChargeID] = out.Amount
 	}
