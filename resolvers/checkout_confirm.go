@@ -26,6 +26,12 @@ import (
 //     the checkout alone is then marked failed. The charge comes last so no rule can fail
 //     after money moved; its idempotency key is the checkout id, so a retry after a fault
 //     never charges twice. Any other failure puts the checkout back to open.
+//
+// A payment that cannot finish during the request (the card holder must pass 3-D Secure, a
+// bank debit settles in days) rolls step 2 back too, and the checkout stays confirmed,
+// waiting for the processor's word: the buyer's page gets the intent's client secret and
+// status in payment_processor_metadata, as upstream shows them, and the processor's event
+// then runs step 2 again with the money taken, or reopens the checkout.
 
 // confirmation carries what step 1 checked to step 2.
 type confirmation struct {
@@ -58,7 +64,7 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
 		}
 		if err != nil {
-			return nil, err
+			return nil, saveRefusal(err)
 		}
 		conf.method = &m
 	}
@@ -91,20 +97,17 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	if err == nil {
 		return out, nil
 	}
-	next, chargeEnded := storage.CheckoutStatusOpen, false
+	var waiting *paymentWaiting
+	if errors.As(err, &waiting) {
+		return r.awaitCheckoutPayment(ctx, conf, waiting)
+	}
+	next := storage.CheckoutStatusOpen
 	var decline *payment.DeclineError
-	var action *payment.ActionRequiredError
 	switch {
 	case errors.As(err, &decline):
 		next = storage.CheckoutStatusFailed
 		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
 			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
-	case errors.As(err, &action):
-		// Nothing was charged, for certain: the checkout stays open, and its next charge
-		// takes a key of its own so another card is not answered with this outcome.
-		chargeEnded = true
-		err = &Error{Code: CodePaymentError, Detail: "The card issuer requires authentication (3-D Secure) for this " +
-			"payment. Please try again with a different payment method."}
 	case errors.Is(err, payment.ErrUnavailable):
 		// The outcome is unknown; a retry replays the same idempotency key, so it can never
 		// charge twice.
@@ -113,11 +116,6 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	if ferr := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, storage.CheckoutStatusConfirmed, next); err != nil {
 			return err
-		}
-		if chargeEnded {
-			if err := storage.EndCheckoutChargeAttempt(ctx, tx, conf.checkout.ID); err != nil {
-				return err
-			}
 		}
 		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
 	}); ferr != nil {
@@ -183,70 +181,76 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 		if c.Status != storage.CheckoutStatusConfirmed {
 			return notOpen(c)
 		}
-		d, err := draftOf(ctx, tx, c)
-		if err != nil {
-			return err
-		}
-		buyer, err := r.checkoutCustomer(ctx, tx, c)
-		if err != nil {
-			return err
-		}
-		cust := buyer.customer
-		pm, err := r.checkoutPaymentMethod(ctx, tx, buyer, conf)
-		if err != nil {
-			return err
-		}
-		var pmID *uuid.UUID
-		if pm != nil {
-			pmID = &pm.ID
-		}
-		sub, order, err := r.purchase(ctx, tx, c, d, cust, pmID, conf.trialing)
-		if err != nil {
-			return err
-		}
-		if c.DiscountID != nil {
-			var subID *uuid.UUID
-			if sub != nil {
-				subID = &sub.ID
-			}
-			if err := r.redeemDiscount(ctx, tx, *c.DiscountID, cust.ID, &c.ID, &order.ID, subID); err != nil {
-				return err
-			}
-		}
-		u := storage.CheckoutUpdate{Status: storage.Set(storage.CheckoutStatusSucceeded), CustomerID: storage.Set(&cust.ID)}
-		if sub != nil {
-			u.SubscriptionID = storage.Set(sub.ID)
-		}
-		if pm != nil {
-			u.PaymentMethodType = storage.Set(pm.Type)
-		}
-		if c.TotalAmount > 0 && !conf.trialing {
-			if pm == nil {
-				return Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
-			}
-			key, err := storage.CheckoutChargeKey(ctx, tx, c.ID)
-			if err != nil {
-				return err
-			}
-			charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
-				PaymentMethodID: pm.ProcessorID, IdempotencyKey: key, Description: d.product.Name})
-			if err != nil {
-				return err
-			}
-			// The payment is recorded as renewals record theirs; a failure here rolls the
-			// purchase back and a retry replays the same charge (same idempotency key).
-			if err := storage.RecordChargeAttempt(ctx, tx, r.Now(), storage.ChargeAttempt{OrganizationID: c.OrganizationID,
-				CustomerID: cust.ID, OrderID: order.ID, PaymentMethodID: &pm.ID, Processor: r.payments.Name(),
-				ProcessorID: &charge.ID, Status: "succeeded", Amount: c.TotalAmount, Currency: c.Currency}); err != nil {
-				return err
-			}
-		}
-		if out, err = storage.UpdateCheckout(ctx, tx, c.ID, u, r.Now()); err != nil {
-			return err
-		}
-		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+		out, err = r.fulfilCheckout(ctx, tx, c, conf, nil)
+		return err
 	})
 	return out, err
+}
+
+// fulfilCheckout buys what the locked, confirmed checkout c holds and marks it succeeded,
+// charging last unless paid says the money was taken already (a payment that finished
+// later). A charge that must wait for the buyer or the bank is a *paymentWaiting, which
+// rolls the purchase back.
+func (r *Resolver) fulfilCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, conf *confirmation, paid *payment.Charge) (*storage.Checkout, error) {
+	d, err := draftOf(ctx, tx, c)
+	if err != nil {
+		return nil, err
+	}
+	buyer, err := r.checkoutCustomer(ctx, tx, c)
+	if err != nil {
+		return nil, err
+	}
+	cust := buyer.customer
+	pm, err := r.checkoutPaymentMethod(ctx, tx, buyer, conf)
+	if err != nil {
+		return nil, err
+	}
+	var pmID *uuid.UUID
+	if pm != nil {
+		pmID = &pm.ID
+	}
+	sub, order, err := r.purchase(ctx, tx, c, d, cust, pmID, conf.trialing)
+	if err != nil {
+		return nil, err
+	}
+	if c.DiscountID != nil {
+		var subID *uuid.UUID
+		if sub != nil {
+			subID = &sub.ID
+		}
+		if err := r.redeemDiscount(ctx, tx, *c.DiscountID, cust.ID, &c.ID, &order.ID, subID); err != nil {
+			return nil, err
+		}
+	}
+	u := storage.CheckoutUpdate{Status: storage.Set(storage.CheckoutStatusSucceeded), CustomerID: storage.Set(&cust.ID)}
+	if sub != nil {
+		u.SubscriptionID = storage.Set(sub.ID)
+	}
+	if pm != nil {
+		u.PaymentMethodType = storage.Set(pm.Type)
+	}
+	if c.TotalAmount > 0 && !conf.trialing {
+		if pm == nil {
+			return nil, Invalid("missing", "Payment token is required.", nil, "input", "paymentToken")
+		}
+		if paid == nil {
+			if paid, err = r.chargeCheckout(ctx, tx, c, pm, d.product.Name); err != nil {
+				return nil, err
+			}
+		}
+		// The payment is recorded as renewals record theirs; a failure here rolls the
+		// purchase back and a retry replays the same charge (same idempotency key).
+		if err := storage.RecordChargeAttempt(ctx, tx, r.Now(), storage.ChargeAttempt{OrganizationID: c.OrganizationID,
+			CustomerID: cust.ID, OrderID: order.ID, PaymentMethodID: &pm.ID, Processor: r.payments.Name(),
+			ProcessorID: &paid.ID, Status: "succeeded", Amount: c.TotalAmount, Currency: c.Currency}); err != nil {
+			return nil, err
+		}
+	}
+	out, err := storage.UpdateCheckout(ctx, tx, c.ID, u, r.Now())
+	if err != nil {
+		return nil, err
+	}
+	return out, r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
 }
 
 // purchase creates what the checkout bought: for a recurring product a subscription (which

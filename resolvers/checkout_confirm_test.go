@@ -180,27 +180,6 @@ func TestConfirmCheckout(t *testing.T) {
 		})
 	}
 
-	t.Run("a card that needs authentication leaves the checkout open for another card", func(t *testing.T) {
-		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "strict@example.com"})
-		before := ckPurchaseRows(t, s, org.ID, c.ID)
-		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenThreeDSecureRequired}})
-		wantError(t, e, "BAD_USER_INPUT", "PaymentError")
-		if !strings.Contains(e.Message, "3-D Secure") {
-			t.Errorf("message %q does not say why", e.Message)
-		}
-		if after := ckPurchaseRows(t, s, org.ID, c.ID); after != before {
-			t.Errorf("rows changed: before %+v, after %+v", before, after)
-		}
-		if got := ckGet(t, s, tok, c.ID); got.Status != "open" {
-			t.Errorf("status %s, want open", got.Status)
-		}
-		var out struct{ ConfirmCheckout ckCheckout }
-		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}}, &out)
-		if out.ConfirmCheckout.Status != "succeeded" {
-			t.Errorf("with another card: %s, want succeeded", out.ConfirmCheckout.Status)
-		}
-	})
-
 	t.Run("an answer lost after the charge went through: the retry replays it and the buyer pays once", func(t *testing.T) {
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "outage@example.com"})
 		proc.lose.Store(1)

@@ -55,15 +55,24 @@ type stripeDispute struct {
 
 // chargeID is the id of the disputed charge, expanded or not.
 func (d stripeDispute) chargeID() (string, error) {
-	var id string
-	if err := json.Unmarshal(d.Charge, &id); err == nil {
+	if id, ok := expandableID(d.Charge); ok {
 		return id, nil
 	}
-	var charge struct {
+	return "", fmt.Errorf("dispute %s names no charge", d.ID)
+}
+
+// expandableID is the id a Stripe object field holds: the id itself, or the object when
+// the sender expanded it; false when it holds neither (null, or absent).
+func expandableID(raw json.RawMessage) (string, bool) {
+	var id string
+	if err := json.Unmarshal(raw, &id); err == nil {
+		return id, id != ""
+	}
+	var object struct {
 		ID string `json:"id"`
 	}
-	if err := json.Unmarshal(d.Charge, &charge); err != nil || charge.ID == "" {
-		return "", fmt.Errorf("dispute %s names no charge", d.ID)
+	if err := json.Unmarshal(raw, &object); err != nil {
+		return "", false
 	}
-	return charge.ID, nil
+	return object.ID, object.ID != ""
 }

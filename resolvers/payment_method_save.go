@@ -21,7 +21,7 @@ func (r *Resolver) saveMethodFromToken(ctx context.Context, cust *storage.Custom
 		return nil, Invalid("value_error", "Payment token is invalid.", token, "input", "token")
 	}
 	if err != nil {
-		return nil, err
+		return nil, saveRefusal(err)
 	}
 	var out *storage.PaymentMethod
 	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {

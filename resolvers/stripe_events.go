@@ -60,7 +60,13 @@ func (r *Resolver) ReceiveStripeEvent(ctx context.Context, payload []byte, signa
 	case err != nil:
 		return fmt.Errorf("%w: %v", ErrStripeEventMalformed, err)
 	}
-	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+	return r.keepProcessorEvent(ctx, r.db, e, payload, nil)
+}
+
+// keepProcessorEvent keeps a processor's event once, however often it comes, and queues its
+// application in the same transaction, to run no earlier than at (now when nil).
+func (r *Resolver) keepProcessorEvent(ctx context.Context, db *sqlx.DB, e payment.StripeEvent, payload []byte, at *time.Time) error {
+	return storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
 		fresh, err := storage.RecordProcessorEvent(ctx, tx, storage.ProcessorEvent{Processor: r.payments.Name(), ID: e.ID,
 			Type: e.Type, ObjectID: e.ObjectID, Created: e.Created, Payload: storage.RawJSON(payload)})
 		if err != nil || !fresh {
@@ -68,7 +74,7 @@ func (r *Resolver) ReceiveStripeEvent(ctx context.Context, payload []byte, signa
 		}
 		key := JobStripeEvent + ":" + e.ID
 		_, _, err = storage.InsertJob(ctx, tx, storage.JobInsert{Kind: JobStripeEvent, Args: stripeEventArgs{ID: e.ID},
-			UniqueKey: &key})
+			UniqueKey: &key, ScheduledAt: at})
 		return err
 	})
 }
@@ -118,6 +124,8 @@ func (r *Resolver) stripeEventAppliers() map[string]func(context.Context, *sqlx.
 		"charge.dispute.created":               r.applyDisputeUpdate,
 		"charge.dispute.updated":               r.applyDisputeUpdate,
 		"charge.dispute.closed":                r.applyDisputeUpdate,
+		"payment_intent.succeeded":             r.applyIntentOutcome,
+		"payment_intent.payment_failed":        r.applyIntentOutcome,
 	}
 }
 

@@ -174,7 +174,8 @@ func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID
 	return &c, mapErr(err)
 }
 
-// ReopenStaleCheckouts turns checkouts left `confirmed` since before `before` back to open.
+// ReopenStaleCheckouts turns checkouts left `confirmed` since before `before` back to open;
+// one waiting for its payment to settle is not stale, and only the settling reopens it.
 // Confirming commits `confirmed` and then completes the purchase in a second transaction
 // that holds the row lock; a checkout still confirmed and unlocked once its lease is over
 // is one whose second step never committed (a crash), so nothing was bought and it may be
@@ -183,7 +184,7 @@ func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID
 func ReopenStaleCheckouts(ctx context.Context, q sqlx.ExtContext, before time.Time, limit int) ([]ExpiredCheckout, error) {
 	var rows []ExpiredCheckout
 	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE checkouts SET status = 'open', modified_at = now()
-		WHERE id IN (SELECT id FROM checkouts WHERE status = 'confirmed' AND modified_at <= $1
+		WHERE id IN (SELECT id FROM checkouts WHERE status = 'confirmed' AND pending_intent_id IS NULL AND modified_at <= $1
 			ORDER BY modified_at LIMIT $2 FOR UPDATE SKIP LOCKED)
 		RETURNING id, organization_id`, before, limit)
 	return rows, mapErr(err)

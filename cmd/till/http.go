@@ -56,6 +56,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	mux.Handle(rest.OpenIDConfigurationPath, rest.OpenIDConfigurationHandler(r))
 	mux.Handle(rest.JWKSPath, rest.JWKSHandler(r))
 	mux.Handle(resolvers.DownloadsPath+"{token}", r.DownloadHandler())
+	mux.Handle(resolvers.TestPaymentPath+"{client_secret}", r.TestPaymentHandler())
 	mux.Handle(rest.MediaPath+"*", rest.MediaHandler(r))
 	if blobs != nil {
 		mux.Handle(blobURLPath+"*", blobs)

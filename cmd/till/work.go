@@ -63,6 +63,9 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 		return nil, err
 	}
 	a.r = resolvers.New(d)
+	if tp, ok := d.Payments.(*payment.TestProcessor); ok {
+		tp.SetEventSink(a.r.ProcessorEventSink(db.payments))
+	}
 	return a, nil
 }
 

@@ -92,6 +92,10 @@ func (a *App) Rebuild(opts ...Option) {
 		o(&a.Deps)
 	}
 	a.Resolver = resolvers.New(a.Deps)
+	if tp, ok := a.Deps.Payments.(*payment.TestProcessor); ok {
+		tp.EventDelay = 0
+		tp.SetEventSink(a.Resolver.ProcessorEventSink(a.DB))
+	}
 	a.GraphQL = ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(a.Resolver, a.Secret)(a.Resolver.Handler()))
 	a.exec = a.Resolver.Executor()
 }

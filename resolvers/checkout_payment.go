@@ -1,0 +1,114 @@
+package resolvers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/internal/payment"
+	"till/storage"
+)
+
+// paymentWaiting is a checkout charge that finishes later: the card holder must pass 3-D
+// Secure on the processor's page (requires_action), or a bank debit is processing.
+type paymentWaiting struct {
+	intentID, clientSecret, status string
+}
+
+func (w *paymentWaiting) Error() string { return "payment " + w.intentID + " is " + w.status }
+
+// chargeCheckout charges the checkout's total to pm under the checkout's current key.
+func (r *Resolver) chargeCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, pm *storage.PaymentMethod, description string) (*payment.Charge, error) {
+	key, err := storage.CheckoutChargeKey(ctx, tx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
+		PaymentMethodID: pm.ProcessorID, IdempotencyKey: key, Description: description})
+	var action *payment.ActionRequiredError
+	switch {
+	case errors.As(err, &action):
+		return nil, &paymentWaiting{intentID: action.PaymentIntentID, clientSecret: action.ClientSecret, status: "requires_action"}
+	case err != nil:
+		return nil, err
+	case charge.Processing:
+		return nil, &paymentWaiting{intentID: charge.IntentID, status: "processing"}
+	}
+	return &charge, nil
+}
+
+// awaitCheckoutPayment leaves the confirmed checkout waiting for w's intent, with what its
+// settling needs, and answers it: the buyer's page finishes the payment with the client
+// secret, or waits for the bank.
+func (r *Resolver) awaitCheckoutPayment(ctx context.Context, conf *confirmation, w *paymentWaiting) (*storage.Checkout, error) {
+	var out *storage.Checkout
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		c := conf.checkout
+		if err := storage.SetCheckoutPendingPayment(ctx, tx, c.ID, storage.PendingPayment{IntentID: w.intentID,
+			Method: conf.method, MethodID: conf.methodID, Trialing: conf.trialing}, w.clientSecret, w.status); err != nil {
+			return err
+		}
+		var err error
+		if out, err = storage.GetCheckout(ctx, tx, []uuid.UUID{c.OrganizationID}, c.ID, r.Now()); err != nil {
+			return err
+		}
+		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+	})
+	return out, err
+}
+
+// settleCheckoutIntent applies the final outcome of the payment a confirmed checkout waits
+// for: paid, it completes the purchase with the money taken, as upstream's handle_success;
+// failed, it reopens the checkout for another payment method, as upstream's
+// handle_failure, and the next charge takes a key of its own. handled is false when no
+// checkout waits for the intent. A second outcome for one intent finds nothing waiting.
+func (r *Resolver) settleCheckoutIntent(ctx context.Context, tx *sqlx.Tx, in payment.IntentOutcome) (handled bool, err error) {
+	c, p, err := storage.LockCheckoutByPendingIntent(ctx, tx, in.IntentID, r.Now())
+	if errors.Is(err, storage.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if err := storage.EndCheckoutPendingPayment(ctx, tx, c.ID, in.Succeeded); err != nil {
+		return true, err
+	}
+	if c.Status != storage.CheckoutStatusConfirmed {
+		return true, nil
+	}
+	if in.Succeeded {
+		conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
+		_, err := r.fulfilCheckout(ctx, tx, c, conf, &payment.Charge{ID: in.ChargeID, Amount: in.Amount})
+		return true, err
+	}
+	if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, storage.CheckoutStatusConfirmed, storage.CheckoutStatusOpen); err != nil {
+		return true, err
+	}
+	if err := storage.EndCheckoutChargeAttempt(ctx, tx, c.ID); err != nil {
+		return true, err
+	}
+	return true, r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+}
+
+// saveRefusal is the answer to a processor that would not save a payment method: the card
+// was declined, its issuer wants the holder to authenticate before it can be kept for
+// later, or the processor could not be reached. Other errors pass unchanged.
+func saveRefusal(err error) error {
+	var decline *payment.DeclineError
+	var action *payment.ActionRequiredError
+	switch {
+	case errors.As(err, &decline):
+		return &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
+			"The payment method was declined: %s (%s). Please try again with a different payment method.",
+			decline.Message, decline.DeclineCode)}
+	case errors.As(err, &action):
+		return &Error{Code: CodePaymentError, Detail: "The card issuer requires authentication (3-D Secure) to save " +
+			"this payment method. Please try again with a different payment method."}
+	case errors.Is(err, payment.ErrUnavailable):
+		return &Error{Code: CodePaymentError, Detail: "The payment processor could not be reached. Please try again."}
+	}
+	return err
+}
