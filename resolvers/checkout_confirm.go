@@ -94,27 +94,40 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		return nil, err
 	}
 	out, err := r.completeCheckout(ctx, conf)
+	return r.answerCharge(ctx, conf, out, err)
+}
+
+// answerCharge answers a confirmation whose step 2 ended with err: the checkout it
+// completed; or, for a payment that waits for the buyer or the bank, the checkout left
+// confirmed for the processor to settle; or, when the processor could not be reached, the
+// checkout left confirmed while Till asks it again, with the same idempotency key and
+// payment method, until it answers (so the buyer is charged at most once, and a retry
+// with another card never meets the first charge's key); a declined charge fails the
+// checkout; anything else reopens it.
+func (r *Resolver) answerCharge(ctx context.Context, conf *confirmation, out *storage.Checkout, err error) (*storage.Checkout, error) {
 	if err == nil {
 		return out, nil
 	}
 	var waiting *paymentWaiting
-	if errors.As(err, &waiting) {
+	switch {
+	case errors.As(err, &waiting):
 		return r.awaitCheckoutPayment(ctx, conf, waiting)
+	case errors.Is(err, payment.ErrUnavailable):
+		return r.awaitCheckoutPayment(ctx, conf, &paymentWaiting{status: "processing"})
 	}
 	next := storage.CheckoutStatusOpen
 	var decline *payment.DeclineError
-	switch {
-	case errors.As(err, &decline):
+	if errors.As(err, &decline) {
 		next = storage.CheckoutStatusFailed
 		err = &Error{Code: CodePaymentError, Detail: fmt.Sprintf(
 			"The payment failed: %s (%s). Please try again with a different payment method.", decline.Message, decline.DeclineCode)}
-	case errors.Is(err, payment.ErrUnavailable):
-		// The outcome is unknown; a retry replays the same idempotency key, so it can never
-		// charge twice.
-		err = &Error{Code: CodePaymentError, Detail: "The payment processor could not be reached. Please try again."}
 	}
 	if ferr := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		if _, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, storage.CheckoutStatusConfirmed, next); err != nil {
+		moved, err := storage.SetCheckoutStatus(ctx, tx, conf.checkout.ID, storage.CheckoutStatusConfirmed, next)
+		if err != nil || !moved {
+			return err
+		}
+		if err := storage.EndCheckoutPendingPayment(ctx, tx, conf.checkout.ID, false); err != nil {
 			return err
 		}
 		return r.emit(ctx, tx, conf.checkout.OrganizationID, "checkout.updated", conf.checkout.ID)
@@ -245,6 +258,11 @@ func (r *Resolver) fulfilCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.C
 			ProcessorID: &paid.ID, Status: "succeeded", Amount: c.TotalAmount, Currency: c.Currency}); err != nil {
 			return nil, err
 		}
+	}
+	// Whatever the checkout waited for is over; the buyer's page reads the intent as
+	// succeeded, as upstream records every completed checkout.
+	if err := storage.EndCheckoutPendingPayment(ctx, tx, c.ID, true); err != nil {
+		return nil, err
 	}
 	out, err := storage.UpdateCheckout(ctx, tx, c.ID, u, r.Now())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/internal/jobs"
 	"till/internal/payment"
 	"till/resolvers"
 	"till/resolvers/resolverstest"
@@ -180,19 +181,24 @@ func TestConfirmCheckout(t *testing.T) {
 		})
 	}
 
-	t.Run("an answer lost after the charge went through: the retry replays it and the buyer pays once", func(t *testing.T) {
+	t.Run("an answer lost after the charge went through: Till asks again with the same key and the buyer pays once", func(t *testing.T) {
 		c := ckNewCheckout(t, s, tok, vars{"products": []uuid.UUID{oneTime.ID}, "customerEmail": "outage@example.com"})
 		proc.lose.Store(1)
 		defer proc.lose.Store(0)
-		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}})
-		wantError(t, e, "BAD_USER_INPUT", "PaymentError")
-		if got := ckGet(t, s, tok, c.ID); got.Status != "open" {
-			t.Fatalf("after the lost answer: %s, want open for a retry", got.Status)
-		}
 		var out struct{ ConfirmCheckout ckCheckout }
 		s.Query(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenVisa}}, &out)
-		if out.ConfirmCheckout.Status != "succeeded" {
-			t.Fatalf("the retry: %s, want succeeded", out.ConfirmCheckout.Status)
+		if out.ConfirmCheckout.Status != "confirmed" {
+			t.Fatalf("after the lost answer: %s, want confirmed while Till asks again", out.ConfirmCheckout.Status)
+		}
+		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenMastercard}})
+		wantError(t, e, "CONFLICT", "NotOpenCheckout")
+		s.Exec(t, `UPDATE jobs SET scheduled_at = now() WHERE kind = $1`, resolvers.JobCheckoutCharge)
+		worker := &jobs.Worker{DB: s.DB, Handlers: s.Resolver.JobHandlers()}
+		if _, err := worker.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := ckGet(t, s, tok, c.ID); got.Status != "succeeded" {
+			t.Fatalf("after asking again: %s, want succeeded", got.Status)
 		}
 		charges := 0
 		proc.taken.Range(func(_, key any) bool {
@@ -203,6 +209,9 @@ func TestConfirmCheckout(t *testing.T) {
 		})
 		if charges != 1 {
 			t.Errorf("the processor took %d charges for the checkout, want the one the lost answer took", charges)
+		}
+		if rows := ckPurchaseRows(t, s, org.ID, c.ID); rows.Orders != 1 {
+			t.Errorf("rows %+v, want one order", rows)
 		}
 	})
 

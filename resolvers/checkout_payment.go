@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/jobs"
 	"till/internal/payment"
 	"till/storage"
 )
@@ -51,6 +53,14 @@ func (r *Resolver) awaitCheckoutPayment(ctx context.Context, conf *confirmation,
 			Method: conf.method, MethodID: conf.methodID, Trialing: conf.trialing}, w.clientSecret, w.status); err != nil {
 			return err
 		}
+		if w.intentID == "" {
+			key := JobCheckoutCharge + ":" + c.ID.String()
+			at := time.Now().Add(checkoutChargeRetry)
+			if _, _, err := storage.InsertJob(ctx, tx, storage.JobInsert{Kind: JobCheckoutCharge, OrganizationID: &c.OrganizationID,
+				Args: checkoutChargeArgs{CheckoutID: c.ID}, UniqueKey: &key, ScheduledAt: &at}); err != nil {
+				return err
+			}
+		}
 		var err error
 		if out, err = storage.GetCheckout(ctx, tx, []uuid.UUID{c.OrganizationID}, c.ID, r.Now()); err != nil {
 			return err
@@ -58,6 +68,48 @@ func (r *Resolver) awaitCheckoutPayment(ctx context.Context, conf *confirmation,
 		return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
 	})
 	return out, err
+}
+
+// JobCheckoutCharge asks the processor again for a checkout charge whose outcome is unknown.
+const JobCheckoutCharge = "checkout.charge"
+
+// checkoutChargeRetry is how long after an unanswered charge Till first asks again; the job
+// worker's backoff spaces the later attempts.
+const checkoutChargeRetry = 2 * time.Second
+
+type checkoutChargeArgs struct {
+	CheckoutID uuid.UUID `json:"checkout_id"`
+}
+
+// retryCheckoutChargeJob replays the charge of a checkout the processor did not answer,
+// with the same key and payment method: the processor answers the first outcome if the
+// charge went through, or charges now. Still unreachable, the job fails and is retried.
+func (r *Resolver) retryCheckoutChargeJob(ctx context.Context, _ *sqlx.Tx, job *storage.Job) error {
+	var args checkoutChargeArgs
+	if err := jobs.DecodeArgs(job, &args); err != nil {
+		return err
+	}
+	c, err := storage.GetCheckout(ctx, r.db, []uuid.UUID{*job.OrganizationID}, args.CheckoutID, r.Now())
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	p, err := storage.CheckoutPendingPayment(ctx, r.db, c.ID)
+	if err != nil || p == nil || p.IntentID != "" || c.Status != storage.CheckoutStatusConfirmed {
+		return err
+	}
+	conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
+	out, err := r.completeCheckout(ctx, conf)
+	if errors.Is(err, payment.ErrUnavailable) {
+		return err
+	}
+	var answered *Error
+	if _, err = r.answerCharge(ctx, conf, out, err); errors.As(err, &answered) {
+		return nil // the buyer's answer (a decline), which the checkout now shows
+	}
+	return err
 }
 
 // settleCheckoutIntent applies the final outcome of the payment a confirmed checkout waits
@@ -73,11 +125,8 @@ func (r *Resolver) settleCheckoutIntent(ctx context.Context, tx *sqlx.Tx, in pay
 	if err != nil {
 		return false, err
 	}
-	if err := storage.EndCheckoutPendingPayment(ctx, tx, c.ID, in.Succeeded); err != nil {
-		return true, err
-	}
 	if c.Status != storage.CheckoutStatusConfirmed {
-		return true, nil
+		return true, storage.EndCheckoutPendingPayment(ctx, tx, c.ID, false)
 	}
 	if in.Succeeded {
 		conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
@@ -85,6 +134,9 @@ func (r *Resolver) settleCheckoutIntent(ctx context.Context, tx *sqlx.Tx, in pay
 		return true, err
 	}
 	if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, storage.CheckoutStatusConfirmed, storage.CheckoutStatusOpen); err != nil {
+		return true, err
+	}
+	if err := storage.EndCheckoutPendingPayment(ctx, tx, c.ID, false); err != nil {
 		return true, err
 	}
 	if err := storage.EndCheckoutChargeAttempt(ctx, tx, c.ID); err != nil {

@@ -149,9 +149,10 @@ func invoiceChecksum(o *storage.Order, c *storage.Customer) string {
 // JobHandlers are the job kinds this resolver runs, for the worker `serve` starts.
 func (r *Resolver) JobHandlers() map[string]jobs.Handler {
 	return map[string]jobs.Handler{
-		JobOrderInvoice: r.renderInvoiceJob,
-		JobOrderReceipt: r.renderReceiptJob,
-		JobStripeEvent:  r.applyStripeEventJob,
+		JobOrderInvoice:   r.renderInvoiceJob,
+		JobOrderReceipt:   r.renderReceiptJob,
+		JobStripeEvent:    r.applyStripeEventJob,
+		JobCheckoutCharge: r.retryCheckoutChargeJob,
 	}
 }
 

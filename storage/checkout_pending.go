@@ -15,7 +15,8 @@ import (
 
 // PendingPayment is what a confirmed checkout whose payment finishes later keeps until the
 // processor settles it: the intent it waits for, and the payment method it is paid with
-// (one the processor saved from the buyer's token, or one the customer had saved).
+// (one the processor saved from the buyer's token, or one the customer had saved). Without
+// an intent, the processor could not be reached and Till asks again until it answers.
 type PendingPayment struct {
 	IntentID string          `json:"intent_id"`
 	Method   *payment.Method `json:"method,omitempty"`
@@ -45,7 +46,7 @@ func SetCheckoutPendingPayment(ctx context.Context, q sqlx.ExtContext, id uuid.U
 	if err != nil {
 		return err
 	}
-	_, err = q.ExecContext(ctx, `UPDATE checkouts SET pending_intent_id = $2, pending_payment = $3,
+	_, err = q.ExecContext(ctx, `UPDATE checkouts SET pending_intent_id = nullif($2, ''), pending_payment = $3,
 		payment_processor_metadata = payment_processor_metadata || $4::jsonb, modified_at = now()
 		WHERE id = $1`, id, p.IntentID, string(raw), string(meta))
 	return mapErr(err)
@@ -84,4 +85,15 @@ func EndCheckoutPendingPayment(ctx context.Context, q sqlx.ExtContext, id uuid.U
 	_, err := q.ExecContext(ctx, `UPDATE checkouts SET pending_intent_id = NULL, pending_payment = NULL,
 		payment_processor_metadata = `+meta+`, modified_at = now() WHERE id = $1`, id)
 	return mapErr(err)
+}
+
+// CheckoutPendingPayment is what the checkout waits for; nil when it waits for nothing.
+func CheckoutPendingPayment(ctx context.Context, q sqlx.QueryerContext, id uuid.UUID) (*PendingPayment, error) {
+	var raw []byte
+	err := sqlx.GetContext(ctx, q, &raw, `SELECT pending_payment FROM checkouts WHERE id = $1`, id)
+	if err != nil || raw == nil {
+		return nil, mapErr(err)
+	}
+	var p PendingPayment
+	return &p, json.Unmarshal(raw, &p)
 }

@@ -184,7 +184,7 @@ func FindCustomerByEmail(ctx context.Context, q sqlx.ExtContext, orgID uuid.UUID
 func ReopenStaleCheckouts(ctx context.Context, q sqlx.ExtContext, before time.Time, limit int) ([]ExpiredCheckout, error) {
 	var rows []ExpiredCheckout
 	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE checkouts SET status = 'open', modified_at = now()
-		WHERE id IN (SELECT id FROM checkouts WHERE status = 'confirmed' AND pending_intent_id IS NULL AND modified_at <= $1
+		WHERE id IN (SELECT id FROM checkouts WHERE status = 'confirmed' AND pending_payment IS NULL AND modified_at <= $1
 			ORDER BY modified_at LIMIT $2 FOR UPDATE SKIP LOCKED)
 		RETURNING id, organization_id`, before, limit)
 	return rows, mapErr(err)

@@ -72,7 +72,7 @@ func NextCheckoutChangeAt(ctx context.Context, q sqlx.QueryerContext, staleAfter
 	var at sql.NullTime
 	err := sqlx.GetContext(ctx, q, &at, `SELECT least(
 		(SELECT min(expires_at) FROM checkouts WHERE status = 'open'),
-		(SELECT min(modified_at) FROM checkouts WHERE status = 'confirmed' AND pending_intent_id IS NULL) + make_interval(secs => $1))`,
+		(SELECT min(modified_at) FROM checkouts WHERE status = 'confirmed' AND pending_payment IS NULL) + make_interval(secs => $1))`,
 		staleAfter.Seconds())
 	return at.Time, at.Valid, mapErr(err)
 }
