@@ -50,17 +50,13 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		// Saving the token is a call to the processor: a request for no open checkout is
 		// refused before it costs one. Step 1 checks again under the row lock, which is not
 		// held across the processor call.
-		if _, err := r.openCheckout(ctx, in.ID, in.ClientSecret); err != nil {
-			return nil, err
-		}
-		m, err := r.payments.SavePaymentMethod(ctx, *in.PaymentToken)
-		if errors.Is(err, payment.ErrInvalidToken) {
-			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
-		}
+		c, err := r.openCheckout(ctx, in.ID, in.ClientSecret)
 		if err != nil {
 			return nil, err
 		}
-		conf.method = &m
+		if conf.method, err = r.saveCheckoutToken(ctx, c, in); err != nil {
+			return nil, err
+		}
 	}
 	ch := checkoutChanges{productID: in.ProductID, productPriceID: in.ProductPriceID, amount: in.Amount, seats: in.Seats,
 		email: given(in.CustomerEmail), name: given(in.CustomerName), billingName: given(in.CustomerBillingName),
@@ -228,8 +224,7 @@ func (r *Resolver) completeCheckout(ctx context.Context, conf *confirmation) (*s
 			if err != nil {
 				return err
 			}
-			charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
-				PaymentMethodID: pm.ProcessorID, IdempotencyKey: key, Description: d.product.Name})
+			charge, err := r.payments.Charge(ctx, chargeRequest(pm, c.TotalAmount, c.Currency, key, d.product.Name))
 			if err != nil {
 				return err
 			}
