@@ -47,17 +47,17 @@ func TestConcurrentSavesShareTheCustomersProcessorRecord(t *testing.T) {
 
 func TestStripeCustomersAgainstStripeMock(t *testing.T) {
 	t.Parallel()
-	withStripe, proxy := stripeOverMock(t)
+	withStripe, proxy := resolverstest.WithStripeMock(t)
 	s := resolverstest.New(t, withStripe)
 	org := s.NewOrg(t, resolverstest.AllScopes)
 
 	t.Run("two cards of one customer are saved to the one Stripe customer the first created", func(t *testing.T) {
-		before := len(sentTo(proxy, "POST /v1/customers"))
+		before := len(proxy.RequestsTo("POST /v1/customers"))
 		c := s.NewCustomer(t, org.ID, "")
 		s.Query(t, org.Token, ckSaveMethod, vars{"in": vars{"customerId": c.ID, "token": "tok_visa"}}, nil)
 		session := s.NewCustomerSession(t, org.ID, c.ID)
 		s.Query(t, session, `mutation { portalSavePaymentMethod(input: {token: "tok_mastercard"}) { id } }`, nil, nil)
-		created := sentTo(proxy, "POST /v1/customers")[before:]
+		created := proxy.RequestsTo("POST /v1/customers")[before:]
 		kept, methods := processorRecords(t, s, c.ID)
 		if len(created) != 1 || created[0].Form.Get("metadata[till_customer_id]") != c.ID.String() ||
 			created[0].Form.Get("email") != *c.Email {
@@ -66,7 +66,7 @@ func TestStripeCustomersAgainstStripeMock(t *testing.T) {
 		if !strings.HasPrefix(kept, "cus_") || len(methods) != 1 || methods[0] != kept {
 			t.Errorf("customer keeps %q, its methods are saved to %v", kept, methods)
 		}
-		intents := sentTo(proxy, "POST /v1/setup_intents")
+		intents := proxy.RequestsTo("POST /v1/setup_intents")
 		for _, si := range intents[len(intents)-2:] {
 			if si.Form.Get("customer") != kept {
 				t.Errorf("a card was set up on %q, not %q", si.Form.Get("customer"), kept)
@@ -88,18 +88,18 @@ func TestStripeCustomersAgainstStripeMock(t *testing.T) {
 			}
 			return *out.ConfirmCheckout.CustomerID
 		}
-		before := len(sentTo(proxy, "POST /v1/customers"))
+		before := len(proxy.RequestsTo("POST /v1/customers"))
 		first := buy(t)
 		if second := buy(t); second != first {
 			t.Fatalf("the second checkout bought for %s, not %s", second, first)
 		}
-		created := sentTo(proxy, "POST /v1/customers")[before:]
+		created := proxy.RequestsTo("POST /v1/customers")[before:]
 		kept, methods := processorRecords(t, s, first)
 		if len(created) != 1 || created[0].Form.Get("email") != email || !strings.HasPrefix(kept, "cus_") ||
 			len(methods) != 1 || methods[0] != kept {
 			t.Fatalf("customers created %+v; the customer keeps %q, its cards are saved to %v", created, kept, methods)
 		}
-		charges := sentTo(proxy, "POST /v1/payment_intents")
+		charges := proxy.RequestsTo("POST /v1/payment_intents")
 		for _, pi := range charges[len(charges)-2:] {
 			if pi.Form.Get("customer") != kept {
 				t.Errorf("a charge names customer %q, not %q", pi.Form.Get("customer"), kept)

@@ -102,6 +102,17 @@ func (p *Proxy) Requests() []Request {
 	return append([]Request(nil), p.sent...)
 }
 
+// RequestsTo returns the requests sent on one route ("POST /v1/customers"), oldest first.
+func (p *Proxy) RequestsTo(route string) []Request {
+	var out []Request
+	for _, r := range p.Requests() {
+		if r.Route() == route {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Answer makes the proxy answer every later request that match accepts with reply rather
 // than stripe-mock's answer; of several Answers that accept a request, the first wins.
 func (p *Proxy) Answer(match func(Request) bool, reply Reply) {
