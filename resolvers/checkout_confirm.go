@@ -56,17 +56,13 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 		// Saving the token is a call to the processor: a request for no open checkout is
 		// refused before it costs one. Step 1 checks again under the row lock, which is not
 		// held across the processor call.
-		if _, err := r.openCheckout(ctx, in.ID, in.ClientSecret); err != nil {
+		c, err := r.openCheckout(ctx, in.ID, in.ClientSecret)
+		if err != nil {
 			return nil, err
 		}
-		m, err := r.payments.SavePaymentMethod(ctx, *in.PaymentToken)
-		if errors.Is(err, payment.ErrInvalidToken) {
-			return nil, Invalid("value_error", "Payment token is invalid.", *in.PaymentToken, "input", "paymentToken")
+		if conf.method, err = r.saveCheckoutToken(ctx, c, in); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, saveRefusal(err)
-		}
-		conf.method = &m
 	}
 	ch := checkoutChanges{productID: in.ProductID, productPriceID: in.ProductPriceID, amount: in.Amount, seats: in.Seats,
 		email: given(in.CustomerEmail), name: given(in.CustomerName), billingName: given(in.CustomerBillingName),

@@ -24,9 +24,9 @@ type ckProcessor struct {
 	taken                sync.Map // the idempotency key of every charge that took money, by charge id
 }
 
-func (p *ckProcessor) SavePaymentMethod(ctx context.Context, token string) (payment.Method, error) {
+func (p *ckProcessor) SavePaymentMethod(ctx context.Context, req payment.SaveRequest) (payment.Method, error) {
 	p.saves.Add(1)
-	return p.Processor.SavePaymentMethod(ctx, token)
+	return p.Processor.SavePaymentMethod(ctx, req)
 }
 
 func (p *ckProcessor) Charge(ctx context.Context, req payment.ChargeRequest) (payment.Charge, error) {

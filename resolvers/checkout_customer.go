@@ -31,7 +31,7 @@ type checkoutBuyer struct {
 
 // findCheckoutCustomer finds the customer a checkout is for without creating one: the linked
 // customer, else the one with its external id, else the one with its email.
-func (r *Resolver) findCheckoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout) (checkoutBuyer, error) {
+func (r *Resolver) findCheckoutCustomer(ctx context.Context, q sqlx.ExtContext, c *storage.Checkout) (checkoutBuyer, error) {
 	orgs := []uuid.UUID{c.OrganizationID}
 	var (
 		cust *storage.Customer
@@ -39,19 +39,19 @@ func (r *Resolver) findCheckoutCustomer(ctx context.Context, tx *sqlx.Tx, c *sto
 	)
 	switch {
 	case c.CustomerID != nil:
-		cust, err = storage.GetCustomer(ctx, tx, orgs, *c.CustomerID)
+		cust, err = storage.GetCustomer(ctx, q, orgs, *c.CustomerID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return checkoutBuyer{}, Invalid("value_error", "Customer does not exist.", c.CustomerID.String(), "input", "customerId")
 		}
 		return checkoutBuyer{customer: cust, bound: true}, err
 	case c.ExternalCustomerID != nil:
-		cust, err = storage.GetCustomerByExternalID(ctx, tx, orgs, *c.ExternalCustomerID)
+		cust, err = storage.GetCustomerByExternalID(ctx, q, orgs, *c.ExternalCustomerID)
 		if err == nil {
 			return checkoutBuyer{customer: cust, bound: true}, nil
 		}
 	}
 	if errors.Is(err, storage.ErrNotFound) && c.CustomerEmail != nil {
-		cust, err = storage.FindCustomerByEmail(ctx, tx, c.OrganizationID, *c.CustomerEmail)
+		cust, err = storage.FindCustomerByEmail(ctx, q, c.OrganizationID, *c.CustomerEmail)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return checkoutBuyer{}, nil
@@ -179,10 +179,11 @@ func (r *Resolver) checkoutPaymentMethod(ctx context.Context, tx *sqlx.Tx, b che
 
 // recordMethod stores a processor-saved instrument for a customer without touching its
 // default; heldFor, when set, holds it for that checkout only. A saved method counts against
-// the customer's cap; a held one is none of the customer's methods and does not.
+// the customer's cap; a held one is none of the customer's methods and does not. The
+// processor's record the method was saved to becomes the customer's when it has none yet.
 func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.Customer, m payment.Method, heldFor *uuid.UUID) (*storage.PaymentMethod, error) {
 	w := storage.PaymentMethodWrite{Processor: r.payments.Name(), ProcessorID: m.ProcessorID, Type: m.Type, Wallet: m.Wallet,
-		HeldForCheckoutID: heldFor}
+		ProcessorCustomerID: m.ProcessorCustomerID, HeldForCheckoutID: heldFor}
 	if heldFor == nil {
 		w.Limit = MaxCustomerPaymentMethods
 	}
@@ -196,6 +197,11 @@ func (r *Resolver) recordMethod(ctx context.Context, tx *sqlx.Tx, cust *storage.
 	}
 	if err != nil {
 		return nil, notFoundOr(err, "Customer not found")
+	}
+	if m.ProcessorCustomerID != "" {
+		if _, err := storage.RecordProcessorCustomerID(ctx, tx, cust.ID, m.ProcessorCustomerID); err != nil {
+			return nil, err
+		}
 	}
 	return pm, nil
 }

@@ -28,8 +28,7 @@ func (r *Resolver) chargeCheckout(ctx context.Context, tx *sqlx.Tx, c *storage.C
 	if err != nil {
 		return nil, err
 	}
-	charge, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: c.TotalAmount, Currency: c.Currency,
-		PaymentMethodID: pm.ProcessorID, IdempotencyKey: key, Description: description})
+	charge, err := r.payments.Charge(ctx, chargeRequest(pm, c.TotalAmount, c.Currency, key, description))
 	var action *payment.ActionRequiredError
 	switch {
 	case errors.As(err, &action):

@@ -2,26 +2,25 @@ package resolvers
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
-	"till/internal/payment"
 	"till/storage"
 )
 
 // saveMethodFromToken asks the processor to save the instrument behind a client-side token
-// and records it for the customer. The processor call comes first and outside the
-// transaction: an unknown token is a 422 that changes nothing.
+// to the customer's record there and records it for the customer. The processor call comes
+// first and outside the transaction: an unknown token is a 422 that changes nothing.
 func (r *Resolver) saveMethodFromToken(ctx context.Context, cust *storage.Customer, token string, setDefault *bool) (*storage.PaymentMethod, error) {
-	m, err := r.payments.SavePaymentMethod(ctx, token)
-	if errors.Is(err, payment.ErrInvalidToken) {
-		return nil, Invalid("value_error", "Payment token is invalid.", token, "input", "token")
-	}
+	ref, err := processorCustomer(ctx, r.db, cust)
 	if err != nil {
-		return nil, saveRefusal(err)
+		return nil, err
+	}
+	m, err := r.saveToken(ctx, token, ref, "token")
+	if err != nil {
+		return nil, err
 	}
 	var out *storage.PaymentMethod
 	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {

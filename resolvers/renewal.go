@@ -307,8 +307,7 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 			return false, err
 		default:
 			attempt.PaymentMethodID = &method.ID
-			ch, err := r.payments.Charge(ctx, payment.ChargeRequest{Amount: o.DueAmount, Currency: o.Currency,
-				PaymentMethodID: method.ProcessorID, IdempotencyKey: key, Description: "Subscription renewal"})
+			ch, err := r.payments.Charge(ctx, chargeRequest(method, o.DueAmount, o.Currency, key, "Subscription renewal"))
 			var decline *payment.DeclineError
 			var action *payment.ActionRequiredError
 			switch {

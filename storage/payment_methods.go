@@ -23,6 +23,9 @@ type PaymentMethod struct {
 	ExpMonth    *int       `db:"exp_month"`
 	ExpYear     *int       `db:"exp_year"`
 	Wallet      *string    `db:"wallet"`
+	// ProcessorCustomerID is the processor's customer the method is saved to, which a charge
+	// of it names; nil for a method saved before Till kept it.
+	ProcessorCustomerID *string `db:"processor_customer_id"`
 	// IsDefault is computed from the customer's default_payment_method_id.
 	IsDefault bool `db:"is_default"`
 }
@@ -47,7 +50,7 @@ func (p *PaymentMethod) MethodMetadata() *CardMetadata {
 const (
 	paymentMethodColumns = `pm.id, pm.created_at, pm.modified_at, pm.customer_id, pm.processor,
 	pm.processor_id, pm.type, pm.brand, pm.last4, pm.exp_month, pm.exp_year, pm.wallet,
-	(c.default_payment_method_id IS NOT DISTINCT FROM pm.id) AS is_default`
+	pm.processor_customer_id, (c.default_payment_method_id IS NOT DISTINCT FROM pm.id) AS is_default`
 	paymentMethodFrom   = `payment_methods pm JOIN customers c ON c.id = pm.customer_id`
 	paymentMethodSelect = `SELECT ` + paymentMethodColumns + ` FROM ` + paymentMethodFrom
 )
@@ -62,6 +65,8 @@ type PaymentMethodWrite struct {
 	ExpMonth    *int
 	ExpYear     *int
 	Wallet      *string
+	// ProcessorCustomerID is the processor's customer the instrument was saved to.
+	ProcessorCustomerID string
 	// HeldForCheckoutID, when set, stores the instrument as held for that checkout only: a
 	// card brought by a buyer not bound to the customer. It is none of the customer's saved
 	// methods (see savedMethod); only the checkout's subscription charges it again.
@@ -95,11 +100,12 @@ func CreatePaymentMethod(ctx context.Context, q sqlx.ExtContext, orgID, customer
 	}
 	var id uuid.UUID
 	err := sqlx.GetContext(ctx, q, &id, `INSERT INTO payment_methods (organization_id, customer_id,
-		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet, held_for_checkout_id)
-		SELECT organization_id, id, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM customers
+		processor, processor_id, type, brand, last4, exp_month, exp_year, wallet, held_for_checkout_id,
+		processor_customer_id)
+		SELECT organization_id, id, $3, $4, $5, $6, $7, $8, $9, $10, $11, nullif($12, '') FROM customers
 		WHERE id = $2 AND organization_id = $1 AND deleted_at IS NULL RETURNING id`,
 		orgID, customerID, w.Processor, w.ProcessorID, w.Type, w.Brand, w.Last4, w.ExpMonth, w.ExpYear, w.Wallet,
-		w.HeldForCheckoutID)
+		w.HeldForCheckoutID, w.ProcessorCustomerID)
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -20,8 +20,9 @@ type TestPayments struct {
 }
 
 // SaveTestMethod implements payment.TestState.
-func (s TestPayments) SaveTestMethod(ctx context.Context, id, token string) error {
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO test_payment_methods (id, token) VALUES ($1, $2)`, id, token)
+func (s TestPayments) SaveTestMethod(ctx context.Context, m payment.TestMethod) error {
+	_, err := s.DB.ExecContext(ctx, `INSERT INTO test_payment_methods (id, token, customer_id)
+		VALUES ($1, $2, nullif($3, ''))`, m.ID, m.Token, m.Customer)
 	return mapErr(err)
 }
 
@@ -48,7 +49,7 @@ func (c testCharge) outcome() payment.TestOutcome {
 // key makes concurrent charges with one key wait for the first, which then answers them
 // all; the method's row lock orders charges of one method. A charge without a key is kept
 // under a key of its own, so it can be refunded and settled like any other.
-func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string, decide func(token string, known bool, charged int) payment.TestOutcome) (payment.TestOutcome, error) {
+func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string, decide func(m payment.TestMethod, known bool) (payment.TestOutcome, error)) (payment.TestOutcome, error) {
 	var out payment.TestOutcome
 	err := InTx(ctx, s.DB, func(tx *sqlx.Tx) error {
 		if key != "" {
@@ -69,15 +70,20 @@ func (s TestPayments) ChargeTestMethod(ctx context.Context, key, methodID string
 			key = "unkeyed " + uuid.NewString()
 		}
 		var method struct {
-			Token   string `db:"token"`
-			Charged int    `db:"charged"`
+			Token    string `db:"token"`
+			Customer string `db:"customer_id"`
+			Charged  int    `db:"charged"`
 		}
-		err := sqlx.GetContext(ctx, tx, &method, `SELECT token, charged FROM test_payment_methods WHERE id = $1 FOR UPDATE`, methodID)
+		err := sqlx.GetContext(ctx, tx, &method, `SELECT token, coalesce(customer_id, '') AS customer_id, charged
+			FROM test_payment_methods WHERE id = $1 FOR UPDATE`, methodID)
 		known := err == nil
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		out = decide(method.Token, known, method.Charged)
+		if out, err = decide(payment.TestMethod{ID: methodID, Token: method.Token, Customer: method.Customer,
+			Charged: method.Charged}, known); err != nil {
+			return err
+		}
 		if known {
 			if _, err := tx.ExecContext(ctx, `UPDATE test_payment_methods SET charged = charged + 1 WHERE id = $1`, methodID); err != nil {
 				return err

@@ -34,7 +34,7 @@ func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
 	}
 
 	t.Run("a card that stops working stops in every process", func(t *testing.T) {
-		m, err := one.SavePaymentMethod(ctx, payment.TokenChargeCustomerFail)
+		m, err := one.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenChargeCustomerFail})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,8 +48,24 @@ func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
 			t.Errorf("replaying the first key: %q, want its first outcome", decline)
 		}
 	})
+	t.Run("a method keeps its customer: a charge naming another is refused everywhere and counts nothing", func(t *testing.T) {
+		m, err := one.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenChargeCustomerFail,
+			Customer: payment.CustomerRef{TillID: "till-1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = two.Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: m.ProcessorID,
+			ProcessorCustomerID: "cus_test_other", IdempotencyKey: "wrong"})
+		if err == nil || payment.IsDecline(err) {
+			t.Fatalf("charge naming another customer: %v, want a refusal", err)
+		}
+		if _, err := two.Charge(ctx, payment.ChargeRequest{Amount: 1000, Currency: "usd", PaymentMethodID: m.ProcessorID,
+			ProcessorCustomerID: m.ProcessorCustomerID, IdempotencyKey: "wrong"}); err != nil {
+			t.Errorf("the card's first charge, under the refused charge's key: %v", err)
+		}
+	})
 	t.Run("a declined token declines everywhere, and a replay says so again", func(t *testing.T) {
-		m, err := two.SavePaymentMethod(ctx, payment.TokenInsufficientFunds)
+		m, err := two.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenInsufficientFunds})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +76,7 @@ func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
 		}
 	})
 	t.Run("racing callers with one key charge once", func(t *testing.T) {
-		m, err := one.SavePaymentMethod(ctx, payment.TokenVisa)
+		m, err := one.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenVisa})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +108,7 @@ func TestTheTestProcessorRemembersInTheDatabase(t *testing.T) {
 		}
 	})
 	t.Run("racing charges of one method with their own keys are all counted", func(t *testing.T) {
-		m, err := one.SavePaymentMethod(ctx, payment.TokenChargeCustomerFail)
+		m, err := one.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenChargeCustomerFail})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +150,7 @@ func TestTestRefundsNeverExceedTheCharge(t *testing.T) {
 	ctx := context.Background()
 	procs := []*payment.TestProcessor{payment.NewTestProcessorIn(storage.TestPayments{DB: db}),
 		payment.NewTestProcessorIn(storage.TestPayments{DB: db})}
-	m, err := procs[0].SavePaymentMethod(ctx, payment.TokenVisa)
+	m, err := procs[0].SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenVisa})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +214,7 @@ func TestTheTestProcessorSettlesA3DSPaymentOnceAcrossProcesses(t *testing.T) {
 	ctx := context.Background()
 	one := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
 	two := payment.NewTestProcessorIn(storage.TestPayments{DB: db})
-	m, err := one.SavePaymentMethod(ctx, payment.TokenThreeDSecureRequired)
+	m, err := one.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenThreeDSecureRequired})
 	if err != nil {
 		t.Fatal(err)
 	}

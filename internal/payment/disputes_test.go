@@ -19,7 +19,7 @@ func TestCloseDispute(t *testing.T) {
 		check  func(t *testing.T, d payment.Dispute)
 	}{
 		{"stripe closes it with its close call", sp, func(t *testing.T, d payment.Dispute) {
-			sent := rp.requests()
+			sent := rp.Requests()
 			if len(sent) == 0 || sent[len(sent)-1].Method != http.MethodPost || sent[len(sent)-1].Path != "/v1/disputes/dp_1/close" {
 				t.Errorf("requests %+v, want POST /v1/disputes/dp_1/close last", sent)
 			}

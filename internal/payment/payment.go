@@ -15,8 +15,10 @@ import (
 type Processor interface {
 	// Name is the processor's wire name, as /v1 reports it in processor fields.
 	Name() string
-	// SavePaymentMethod turns a client-side payment token into a saved instrument.
-	SavePaymentMethod(ctx context.Context, token string) (Method, error)
+	// SavePaymentMethod turns a client-side payment token into an instrument saved to the
+	// request's customer at the processor, creating that customer when the request names
+	// none of the processor's.
+	SavePaymentMethod(ctx context.Context, req SaveRequest) (Method, error)
 	// Charge takes money from a saved instrument. Calls with the same IdempotencyKey charge
 	// at most once and return the first outcome.
 	Charge(ctx context.Context, req ChargeRequest) (Charge, error)
@@ -26,15 +28,41 @@ type Processor interface {
 	Refund(ctx context.Context, req RefundRequest) (Refund, error)
 }
 
+// SaveRequest asks to save the instrument behind a client-side token for a customer.
+type SaveRequest struct {
+	Token    string
+	Customer CustomerRef
+}
+
+// CustomerRef names the customer a method is saved for. The processor keeps its own record
+// of a customer, which holds the customer's methods and which every charge of them names;
+// Till keeps that record's id on its customer so that all of a customer's methods are saved
+// to one record.
+type CustomerRef struct {
+	// ProcessorID is the processor's id of the customer, "" when Till has none yet: the
+	// processor then creates one, and Method.ProcessorCustomerID tells which.
+	ProcessorID string
+	// TillID is the Till customer's id, "" when the customer does not exist yet (a checkout
+	// whose buyer is new). Concurrent saves for one Till customer without a ProcessorID
+	// create one processor customer, not one each.
+	TillID string
+	// Email and Name describe a customer the processor creates ("" for unknown).
+	Email string
+	Name  string
+}
+
 // Method is a saved instrument as the processor describes it.
 type Method struct {
 	ProcessorID string
-	Type        string // card, or the processor's name for another kind
-	Brand       string
-	Last4       string
-	ExpMonth    int
-	ExpYear     int
-	Wallet      *string // apple_pay, google_pay, … when the card came through a wallet
+	// ProcessorCustomerID is the processor's customer the method is saved to, which every
+	// charge of the method names.
+	ProcessorCustomerID string
+	Type                string // card, or the processor's name for another kind
+	Brand               string
+	Last4               string
+	ExpMonth            int
+	ExpYear             int
+	Wallet              *string // apple_pay, google_pay, … when the card came through a wallet
 }
 
 // ChargeRequest asks for one payment.
@@ -42,8 +70,13 @@ type ChargeRequest struct {
 	Amount          int64 // in the currency's minor unit
 	Currency        string
 	PaymentMethodID string // Method.ProcessorID
-	IdempotencyKey  string
-	Description     string
+	// ProcessorCustomerID is Method.ProcessorCustomerID; "" for a method saved before Till
+	// kept it, whose customer the processor then looks up.
+	ProcessorCustomerID string
+	// MethodType is Method.Type; "" for a card.
+	MethodType     string
+	IdempotencyKey string
+	Description    string
 }
 
 // Charge is a payment the processor took, or accepted to settle later.

@@ -29,7 +29,7 @@ func TestTestProcessorTokens(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := payment.NewTestProcessor()
-			m, err := p.SavePaymentMethod(ctx, c.token)
+			m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: c.token})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestTestProcessorTokens(t *testing.T) {
 }
 
 func TestTestProcessorRejectsUnknownTokens(t *testing.T) {
-	if _, err := payment.NewTestProcessor().SavePaymentMethod(context.Background(), "tok_nope"); err != payment.ErrInvalidToken {
+	if _, err := payment.NewTestProcessor().SavePaymentMethod(context.Background(), payment.SaveRequest{Token: "tok_nope"}); err != payment.ErrInvalidToken {
 		t.Fatalf("err = %v, want ErrInvalidToken", err)
 	}
 }
@@ -61,7 +61,7 @@ func TestTestProcessorRejectsUnknownTokens(t *testing.T) {
 func TestTestProcessorChargesOncePerIdempotencyKey(t *testing.T) {
 	ctx := context.Background()
 	p := payment.NewTestProcessor()
-	m, _ := p.SavePaymentMethod(ctx, payment.TokenChargeCustomerFail)
+	m, _ := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenChargeCustomerFail})
 	var wg sync.WaitGroup
 	ids := make([]string, 50)
 	for i := range ids {
@@ -89,7 +89,7 @@ func TestTestProcessorChargesOncePerIdempotencyKey(t *testing.T) {
 func TestTestProcessorRefunds(t *testing.T) {
 	ctx := context.Background()
 	p := payment.NewTestProcessor()
-	m, err := p.SavePaymentMethod(ctx, payment.TokenVisa)
+	m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenVisa})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestTestProcessorRefunds(t *testing.T) {
 func TestTestProcessorAsksForAuthentication(t *testing.T) {
 	ctx := context.Background()
 	p := payment.NewTestProcessor()
-	m, err := p.SavePaymentMethod(ctx, payment.TokenThreeDSecureRequired)
+	m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenThreeDSecureRequired})
 	if err != nil || m.Last4 != "3184" {
 		t.Fatalf("saving: %+v, %v", m, err)
 	}
@@ -182,7 +182,7 @@ func TestTestProcessorPaymentsThatFinishLater(t *testing.T) {
 				events = append(events, sent{e.Type, e.ObjectID, m})
 				return nil
 			})
-			m, err := p.SavePaymentMethod(ctx, tc.token)
+			m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: tc.token})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -221,4 +221,56 @@ func TestTestProcessorPaymentsThatFinishLater(t *testing.T) {
 	if _, err := payment.NewTestProcessor().AuthenticateTestPayment(context.Background(), "pi_test_x_secret_y", true); !errors.Is(err, payment.ErrUnknownIntent) {
 		t.Errorf("unknown secret: %v, want ErrUnknownIntent", err)
 	}
+}
+
+// TestTestProcessorCustomers: the test processor saves a method to the customer the request
+// names, else to the Till customer's own record, whose id follows from the Till customer's
+// so that every save for it lands on one record, else to a new one; and it refuses a charge
+// naming another customer than the method's, as the processor does, charging nothing.
+func TestTestProcessorCustomers(t *testing.T) {
+	ctx := context.Background()
+	p := payment.NewTestProcessor()
+	save := func(t *testing.T, ref payment.CustomerRef) payment.Method {
+		t.Helper()
+		m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenChargeCustomerFail, Customer: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(m.ProcessorCustomerID, "cus_test_") {
+			t.Fatalf("saved to %q", m.ProcessorCustomerID)
+		}
+		return m
+	}
+	t.Run("saves for one Till customer land on one record, another Till customer has its own", func(t *testing.T) {
+		a, b, other := save(t, payment.CustomerRef{TillID: "a"}), save(t, payment.CustomerRef{TillID: "a"}), save(t, payment.CustomerRef{TillID: "b"})
+		if a.ProcessorCustomerID != b.ProcessorCustomerID || a.ProcessorCustomerID == other.ProcessorCustomerID {
+			t.Errorf("records %s, %s and %s", a.ProcessorCustomerID, b.ProcessorCustomerID, other.ProcessorCustomerID)
+		}
+	})
+	t.Run("a named record is kept, and buyers who are no customer get records of their own", func(t *testing.T) {
+		if m := save(t, payment.CustomerRef{ProcessorID: "cus_test_named", TillID: "a"}); m.ProcessorCustomerID != "cus_test_named" {
+			t.Errorf("saved to %s", m.ProcessorCustomerID)
+		}
+		if x, y := save(t, payment.CustomerRef{}), save(t, payment.CustomerRef{}); x.ProcessorCustomerID == y.ProcessorCustomerID {
+			t.Errorf("two new buyers share %s", x.ProcessorCustomerID)
+		}
+	})
+	t.Run("a charge naming another customer is refused and charges nothing", func(t *testing.T) {
+		m := save(t, payment.CustomerRef{TillID: "c"})
+		charge := func(customer, key string) error {
+			_, err := p.Charge(ctx, payment.ChargeRequest{Amount: 500, Currency: "usd", PaymentMethodID: m.ProcessorID,
+				ProcessorCustomerID: customer, IdempotencyKey: key})
+			return err
+		}
+		if err := charge("cus_test_someone_else", "k1"); err == nil || payment.IsDecline(err) {
+			t.Fatalf("charge naming another customer: %v, want a refusal", err)
+		}
+		// The card pays once and then declines: the refused charge did not count.
+		if err := charge(m.ProcessorCustomerID, "k1"); err != nil {
+			t.Fatalf("first charge after the refusal: %v", err)
+		}
+		if err := charge("", "k2"); !payment.IsDecline(err) {
+			t.Fatalf("second charge, naming no customer: %v, want the card's decline", err)
+		}
+	})
 }

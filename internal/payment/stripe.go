@@ -2,6 +2,8 @@ package payment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -56,14 +58,13 @@ func NewStripe(cfg StripeConfig) (*StripeProcessor, error) {
 func (p *StripeProcessor) Name() string { return "stripe" }
 
 // SavePaymentMethod implements Processor. The token (tok_visa, or one Stripe.js made)
-// becomes a PaymentMethod, which a SetupIntent confirmed for off-session use attaches to a
-// Stripe Customer, so renewals can charge it while the customer is away. Processor knows
-// no Till customer, so each saved method gets a Stripe Customer of its own; Charge finds
-// it again on the method.
-func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, token string) (Method, error) {
+// becomes a PaymentMethod, which a SetupIntent confirmed for off-session use attaches to the
+// request's Stripe Customer, so renewals can charge it while the customer is away. A request
+// naming no Stripe Customer gets a new one, made after the token proved valid.
+func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, req SaveRequest) (Method, error) {
 	pm, err := p.client.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{
 		Type: stripe.String(string(stripe.PaymentMethodTypeCard)),
-		Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String(token)},
+		Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String(req.Token)},
 	})
 	if err != nil {
 		if isInvalidRequest(err) {
@@ -71,15 +72,14 @@ func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, token string) (
 		}
 		return Method{}, chargeError(ctx, "saving a payment method", err)
 	}
-	customer, err := p.client.V1Customers.Create(ctx, &stripe.CustomerCreateParams{
-		Description: stripe.String("Holder of payment method " + pm.ID),
-		Metadata:    map[string]string{"till_payment_method": pm.ID},
-	})
-	if err != nil {
-		return Method{}, stripeFault(ctx, "creating a customer", err)
+	customer := req.Customer.ProcessorID
+	if customer == "" {
+		if customer, err = p.createCustomer(ctx, req.Customer); err != nil {
+			return Method{}, err
+		}
 	}
 	si, err := p.client.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{
-		Customer:           stripe.String(customer.ID),
+		Customer:           stripe.String(customer),
 		PaymentMethod:      stripe.String(pm.ID),
 		PaymentMethodTypes: []*string{stripe.String(string(pm.Type))},
 		Usage:              stripe.String(string(stripe.SetupIntentUsageOffSession)),
@@ -97,7 +97,34 @@ func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, token string) (
 	default:
 		return Method{}, fmt.Errorf("stripe: setup intent %s is %s", si.ID, si.Status)
 	}
-	return methodOf(pm), nil
+	m := methodOf(pm)
+	m.ProcessorCustomerID = customer
+	return m, nil
+}
+
+// createCustomer creates the Stripe Customer of a Till customer. For a Till customer that
+// exists, the idempotency key is made of its id and the details sent: Stripe answers a key
+// it has seen (for a day) with its first answer, so concurrent saves for a customer that has
+// no Stripe Customer yet all get the same one, while details changed meanwhile make a new
+// key rather than one Stripe refuses for being reused with other parameters.
+func (p *StripeProcessor) createCustomer(ctx context.Context, c CustomerRef) (string, error) {
+	params := &stripe.CustomerCreateParams{}
+	if c.Email != "" {
+		params.Email = stripe.String(c.Email)
+	}
+	if c.Name != "" {
+		params.Name = stripe.String(c.Name)
+	}
+	if c.TillID != "" {
+		params.Metadata = map[string]string{"till_customer_id": c.TillID}
+		sum := sha256.Sum256([]byte(c.TillID + "\x00" + c.Email + "\x00" + c.Name))
+		params.SetIdempotencyKey("till-customer-" + c.TillID + "-" + hex.EncodeToString(sum[:8]))
+	}
+	customer, err := p.client.V1Customers.Create(ctx, params)
+	if err != nil {
+		return "", stripeFault(ctx, "creating a customer", err)
+	}
+	return customer.ID, nil
 }
 
 // methodOf describes a Stripe PaymentMethod as Till keeps it.
@@ -114,27 +141,35 @@ func methodOf(pm *stripe.PaymentMethod) Method {
 }
 
 // Charge implements Processor: an off-session PaymentIntent, confirmed at once, on the
-// customer the method was saved to. The charge's ID is the PaymentIntent's latest
-// charge (ch_…), or the PaymentIntent's own id (pi_…) when Stripe reports no charge yet;
-// Refund takes either. A PaymentIntent that is still processing is a Charge with
-// Processing set: Stripe settles it later and reports the outcome by webhook.
+// customer the method was saved to, which the request names (a method saved before Till
+// kept it is read first to find it). The charge's ID is the PaymentIntent's latest charge
+// (ch_…), or the PaymentIntent's own id (pi_…) when Stripe reports no charge yet; Refund
+// takes either. A PaymentIntent that is still processing is a Charge with Processing set:
+// Stripe settles it later and reports the outcome by webhook.
 func (p *StripeProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if req.Amount < 0 {
 		return Charge{}, fmt.Errorf("payment: negative amount %d", req.Amount)
 	}
-	pm, err := p.client.V1PaymentMethods.Retrieve(ctx, req.PaymentMethodID, nil)
-	if err != nil {
-		return Charge{}, stripeFault(ctx, "reading payment method "+req.PaymentMethodID, err)
+	customer, methodType := req.ProcessorCustomerID, req.MethodType
+	if customer == "" {
+		pm, err := p.client.V1PaymentMethods.Retrieve(ctx, req.PaymentMethodID, nil)
+		if err != nil {
+			return Charge{}, stripeFault(ctx, "reading payment method "+req.PaymentMethodID, err)
+		}
+		if pm.Customer == nil || pm.Customer.ID == "" {
+			return Charge{}, fmt.Errorf("stripe: payment method %s is not saved to a customer", pm.ID)
+		}
+		customer, methodType = pm.Customer.ID, string(pm.Type)
 	}
-	if pm.Customer == nil || pm.Customer.ID == "" {
-		return Charge{}, fmt.Errorf("stripe: payment method %s is not saved to a customer", pm.ID)
+	if methodType == "" {
+		methodType = string(stripe.PaymentMethodTypeCard)
 	}
 	params := &stripe.PaymentIntentCreateParams{
 		Amount:             stripe.Int64(req.Amount),
 		Currency:           stripe.String(strings.ToLower(req.Currency)),
-		Customer:           stripe.String(pm.Customer.ID),
-		PaymentMethod:      stripe.String(pm.ID),
-		PaymentMethodTypes: []*string{stripe.String(string(pm.Type))},
+		Customer:           stripe.String(customer),
+		PaymentMethod:      stripe.String(req.PaymentMethodID),
+		PaymentMethodTypes: []*string{stripe.String(methodType)},
 		OffSession:         stripe.Bool(true),
 		Confirm:            stripe.Bool(true),
 	}
@@ -146,7 +181,7 @@ func (p *StripeProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge
 	}
 	pi, err := p.client.V1PaymentIntents.Create(ctx, params)
 	if err != nil {
-		return Charge{}, chargeError(ctx, "charging "+pm.ID, err)
+		return Charge{}, chargeError(ctx, "charging "+req.PaymentMethodID, err)
 	}
 	switch pi.Status {
 	case stripe.PaymentIntentStatusSucceeded:

@@ -172,7 +172,7 @@ func TestStripeUnreachableIsRetryable(t *testing.T) {
 	}
 	ctx := context.Background()
 	ops := map[string]func() error{
-		"saving a method": func() error { _, err := p.SavePaymentMethod(ctx, "tok_visa"); return err },
+		"saving a method": func() error { _, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: "tok_visa"}); return err },
 		"charging": func() error {
 			_, err := p.Charge(ctx, payment.ChargeRequest{Amount: 1, Currency: "usd", PaymentMethodID: "pm_1"})
 			return err
@@ -215,7 +215,7 @@ func TestStripeSaveMapsStripesAnswers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := fakeStripe(t, tt.routes).SavePaymentMethod(context.Background(), "tok_nope")
+			_, err := fakeStripe(t, tt.routes).SavePaymentMethod(context.Background(), payment.SaveRequest{Token: "tok_nope"})
 			checkOutcome(t, err, tt.decline, tt.action, nil, tt.sentinel)
 		})
 	}

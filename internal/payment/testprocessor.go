@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -30,6 +31,7 @@ const (
 	testChargePrefix           = "ch_test_"
 	testRefundPrefix           = "re_test_"
 	testIntentPrefix           = "pi_test_"
+	testCustomerPrefix         = "cus_test_"
 	// authenticationFailed is the processor's code for a payment whose holder failed or
 	// abandoned the 3-D Secure step.
 	authenticationFailed          = "payment_intent_authentication_failure"
@@ -90,14 +92,15 @@ type TestProcessor struct {
 
 // TestState is where a TestProcessor keeps what it remembers.
 type TestState interface {
-	// SaveTestMethod remembers the token a saved method was made from.
-	SaveTestMethod(ctx context.Context, id, token string) error
+	// SaveTestMethod remembers a saved method: the token it was made from and the customer
+	// it was saved to.
+	SaveTestMethod(ctx context.Context, m TestMethod) error
 	// ChargeTestMethod charges a saved method once per idempotency key: for a key seen
-	// before it returns that charge's outcome; otherwise it calls decide with the method's
-	// token and how often it was charged (known false for a method it never saved), counts
-	// the charge and keeps the outcome under key (unless key is ""). Calls with one key or
-	// one method run one at a time.
-	ChargeTestMethod(ctx context.Context, key, methodID string, decide func(token string, known bool, charged int) TestOutcome) (TestOutcome, error)
+	// before it returns that charge's outcome; otherwise it calls decide with the method
+	// (known false for a method it never saved), counts the charge and keeps the outcome
+	// under key. An error from decide charges nothing and keeps nothing. Calls with one key
+	// or one method run one at a time.
+	ChargeTestMethod(ctx context.Context, key, methodID string, decide func(m TestMethod, known bool) (TestOutcome, error)) (TestOutcome, error)
 	// RefundTestCharge refunds a charge once per idempotency key: for a key seen before it
 	// returns that refund; otherwise it calls decide with the charge's amount (known false
 	// for a charge it never made) and what earlier refunds of it gave back, and keeps what
@@ -108,6 +111,13 @@ type TestState interface {
 	// charge no longer waiting is returned as it is, without calling decide;
 	// ErrUnknownIntent when no charge has that secret.
 	SettleTestIntent(ctx context.Context, clientSecret string, decide func(TestOutcome) TestOutcome) (TestOutcome, error)
+}
+
+// TestMethod is a saved test method: its id, its token, the customer it was saved to ("" for
+// one saved before customers were kept) and how often it was charged.
+type TestMethod struct {
+	ID, Token, Customer string
+	Charged             int
 }
 
 // TestRefund is one test refund: its id and amount when it went through, else the code of
@@ -134,7 +144,7 @@ type TestOutcome struct {
 
 // NewTestProcessor returns a test processor that remembers in this process's memory.
 func NewTestProcessor() *TestProcessor {
-	return NewTestProcessorIn(&memoryState{methods: map[string]memoryMethod{}, charges: map[string]TestOutcome{},
+	return NewTestProcessorIn(&memoryState{methods: map[string]TestMethod{}, charges: map[string]TestOutcome{},
 		amounts: map[string]int64{}, refunds: map[string]TestRefund{}, refunded: map[string]int64{},
 		waiting: map[string]string{}})
 }
@@ -147,28 +157,45 @@ func NewTestProcessorIn(state TestState) *TestProcessor {
 // Name implements Processor.
 func (p *TestProcessor) Name() string { return testProcessorName }
 
-// SavePaymentMethod implements Processor.
-func (p *TestProcessor) SavePaymentMethod(ctx context.Context, token string) (Method, error) {
-	card, ok := testCards[token]
+// SavePaymentMethod implements Processor. A request naming no processor customer gets the
+// one of its Till customer, whose id follows from the Till customer's, so that every save
+// for one Till customer, concurrent or not, lands on one customer as it does with the
+// processor; a buyer not yet a Till customer gets a new one.
+func (p *TestProcessor) SavePaymentMethod(ctx context.Context, req SaveRequest) (Method, error) {
+	card, ok := testCards[req.Token]
 	if !ok {
 		return Method{}, ErrInvalidToken
 	}
-	id := testMethodPrefix + randomHex(12)
-	if err := p.state.SaveTestMethod(ctx, id, token); err != nil {
+	customer := req.Customer.ProcessorID
+	switch {
+	case customer != "":
+	case req.Customer.TillID != "":
+		sum := sha256.Sum256([]byte("till customer\x00" + req.Customer.TillID))
+		customer = testCustomerPrefix + hex.EncodeToString(sum[:12])
+	default:
+		customer = testCustomerPrefix + randomHex(12)
+	}
+	m := TestMethod{ID: testMethodPrefix + randomHex(12), Token: req.Token, Customer: customer}
+	if err := p.state.SaveTestMethod(ctx, m); err != nil {
 		return Method{}, err
 	}
-	return Method{ProcessorID: id, Type: "card", Brand: card.brand, Last4: card.last4, ExpMonth: 12,
-		ExpYear: 2034, Wallet: card.wallet}, nil
+	return Method{ProcessorID: m.ID, ProcessorCustomerID: customer, Type: "card", Brand: card.brand, Last4: card.last4,
+		ExpMonth: 12, ExpYear: 2034, Wallet: card.wallet}, nil
 }
 
 // Charge implements Processor. Methods it never saved (made before their state was kept,
-// say) charge successfully, so test subscriptions keep renewing.
+// say) charge successfully, so test subscriptions keep renewing. A charge naming another
+// customer than the method's is refused as the processor refuses it, charging nothing.
 func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, error) {
 	if req.Amount < 0 {
 		return Charge{}, fmt.Errorf("payment: negative amount %d", req.Amount)
 	}
-	out, err := p.state.ChargeTestMethod(ctx, req.IdempotencyKey, req.PaymentMethodID, func(token string, known bool, charged int) TestOutcome {
-		return decideTestCharge(req, token, known, charged)
+	out, err := p.state.ChargeTestMethod(ctx, req.IdempotencyKey, req.PaymentMethodID, func(m TestMethod, known bool) (TestOutcome, error) {
+		if known && m.Customer != "" && req.ProcessorCustomerID != "" && m.Customer != req.ProcessorCustomerID {
+			return TestOutcome{}, fmt.Errorf("payment: method %s belongs to customer %s, not %s",
+				req.PaymentMethodID, m.Customer, req.ProcessorCustomerID)
+		}
+		return decideTestCharge(req, m, known), nil
 	})
 	if err != nil {
 		return Charge{}, err
@@ -193,12 +220,12 @@ func (p *TestProcessor) Charge(ctx context.Context, req ChargeRequest) (Charge, 
 	return Charge{ID: out.ChargeID, Amount: out.Amount}, nil
 }
 
-// decideTestCharge is the outcome of a first charge of a method saved from token.
-func decideTestCharge(req ChargeRequest, token string, known bool, charged int) TestOutcome {
-	card := testCards[token]
-	out := TestOutcome{Amount: req.Amount, Currency: req.Currency, Token: token}
+// decideTestCharge is the outcome of a first charge of m.
+func decideTestCharge(req ChargeRequest, m TestMethod, known bool) TestOutcome {
+	card := testCards[m.Token]
+	out := TestOutcome{Amount: req.Amount, Currency: req.Currency, Token: m.Token}
 	decline := card.decline
-	if known && card.failAfterFirst && charged > 0 {
+	if known && card.failAfterFirst && m.Charged > 0 {
 		decline = "generic_decline"
 	}
 	switch {
@@ -269,7 +296,7 @@ var refusalMessages = map[string]string{
 // memoryState is a TestState for one process.
 type memoryState struct {
 	mu       sync.Mutex
-	methods  map[string]memoryMethod
+	methods  map[string]TestMethod
 	charges  map[string]TestOutcome // by idempotency key
 	amounts  map[string]int64       // by charge id
 	refunds  map[string]TestRefund  // by idempotency key
@@ -277,28 +304,26 @@ type memoryState struct {
 	waiting  map[string]string      // idempotency keys of charges waiting for their holder, by client secret
 }
 
-type memoryMethod struct {
-	token   string
-	charged int
-}
-
-func (m *memoryState) SaveTestMethod(_ context.Context, id, token string) error {
+func (m *memoryState) SaveTestMethod(_ context.Context, method TestMethod) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.methods[id] = memoryMethod{token: token}
+	m.methods[method.ID] = method
 	return nil
 }
 
-func (m *memoryState) ChargeTestMethod(_ context.Context, key, methodID string, decide func(string, bool, int) TestOutcome) (TestOutcome, error) {
+func (m *memoryState) ChargeTestMethod(_ context.Context, key, methodID string, decide func(TestMethod, bool) (TestOutcome, error)) (TestOutcome, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if prev, ok := m.charges[key]; ok && key != "" {
 		return prev, nil
 	}
 	method, known := m.methods[methodID]
-	out := decide(method.token, known, method.charged)
+	out, err := decide(method, known)
+	if err != nil {
+		return TestOutcome{}, err
+	}
 	if known {
-		method.charged++
+		method.Charged++
 		m.methods[methodID] = method
 	}
 	if key == "" {

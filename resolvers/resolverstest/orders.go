@@ -26,12 +26,13 @@ func (a *App) NewChargedOrder(tb testing.TB, orgID, customerID uuid.UUID, spec C
 	tb.Helper()
 	ctx := context.Background()
 	total := spec.NetAmount + spec.TaxAmount
-	method, err := a.Deps.Payments.SavePaymentMethod(ctx, payment.TokenVisa)
+	method, err := a.Deps.Payments.SavePaymentMethod(ctx, payment.SaveRequest{Token: payment.TokenVisa,
+		Customer: payment.CustomerRef{TillID: customerID.String()}})
 	if err != nil {
 		tb.Fatalf("saving a test card: %v", err)
 	}
 	charge, err := a.Deps.Payments.Charge(ctx, payment.ChargeRequest{Amount: total, Currency: "usd",
-		PaymentMethodID: method.ProcessorID, IdempotencyKey: uuid.NewString()})
+		PaymentMethodID: method.ProcessorID, ProcessorCustomerID: method.ProcessorCustomerID, IdempotencyKey: uuid.NewString()})
 	if err != nil {
 		tb.Fatalf("charging a test card: %v", err)
 	}

@@ -2,7 +2,9 @@
 // the Stripe processor without a network. stripe-mock validates every request against
 // Stripe's OpenAPI specification and answers with fixtures, so a test learns that what
 // the processor sends is a request Stripe would accept and that it reads Stripe's
-// responses; outcomes stripe-mock cannot produce (declines, faults) need a fake server.
+// responses. A Proxy in front of it records what was sent, answers as an account does where
+// the fixtures do not (confirmed intents succeed, idempotency keys replay their first
+// answer) and gives the declines a test asks for; faults need a fake server.
 package stripemock
 
 import (
