@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -84,8 +86,9 @@ type stripeEventArgs struct {
 }
 
 // applyStripeEventJob applies a kept event. Events about one object are applied one at a
-// time, and one older than an event already applied to its object is left unapplied: Stripe
-// sends each object whole, so the newest state wins whatever order the events came in.
+// time, and one older than another kept about its object is left unapplied: Stripe sends
+// each object whole, so the newest state wins whatever order the events came or were
+// applied in.
 func (r *Resolver) applyStripeEventJob(ctx context.Context, tx *sqlx.Tx, job *storage.Job) error {
 	var args stripeEventArgs
 	if err := jobs.DecodeArgs(job, &args); err != nil {
@@ -98,12 +101,12 @@ func (r *Resolver) applyStripeEventJob(ctx context.Context, tx *sqlx.Tx, job *st
 	if err != nil || e.AppliedAt != nil {
 		return err
 	}
-	outcome := eventIgnored
-	if newer, err := storage.NewerProcessorEventApplied(ctx, tx, e); err != nil {
+	outcome, appliers := eventIgnored, r.stripeEventAppliers()
+	if newer, err := storage.NewerProcessorEventKept(ctx, tx, e, slices.Collect(maps.Keys(appliers))); err != nil {
 		return err
 	} else if newer {
 		outcome = eventSuperseded
-	} else if apply := r.stripeEventAppliers()[e.Type]; apply != nil {
+	} else if apply := appliers[e.Type]; apply != nil {
 		if err := apply(ctx, tx, e); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // ProcessorEvent is an event the payment processor sent, as Till keeps it.
@@ -53,14 +54,17 @@ func LockProcessorEvent(ctx context.Context, tx *sqlx.Tx, processor, id string) 
 	return &e, nil
 }
 
-// NewerProcessorEventApplied reports whether an event about the same object that the
-// processor created after e has already been applied: e then describes an older state of
-// the object, and applying it would undo the newer one.
-func NewerProcessorEventApplied(ctx context.Context, q sqlx.ExtContext, e *ProcessorEvent) (bool, error) {
+// NewerProcessorEventKept reports whether an event of one of types about the same object,
+// created by the processor after e, is kept and was applied or waits to be: e then
+// describes an older state of the object, which the newer event replaces, so applying e
+// would at best be undone and at worst act on a state the object has left (a payment that
+// failed before it succeeded). Newer events Till ignores, or that were superseded
+// themselves, do not count.
+func NewerProcessorEventKept(ctx context.Context, q sqlx.ExtContext, e *ProcessorEvent, types []string) (bool, error) {
 	var newer bool
 	err := sqlx.GetContext(ctx, q, &newer, `SELECT EXISTS (SELECT 1 FROM processor_events
-		WHERE processor = $1 AND object_id = $2 AND applied_at IS NOT NULL AND outcome = 'applied'
-		  AND (created, id) > ($3, $4))`, e.Processor, e.ObjectID, e.Created, e.ID)
+		WHERE processor = $1 AND object_id = $2 AND type = ANY($5) AND (applied_at IS NULL OR outcome = 'applied')
+		  AND (created, id) > ($3, $4))`, e.Processor, e.ObjectID, e.Created, e.ID, pq.Array(types))
 	return newer, mapErr(err)
 }
 

@@ -67,6 +67,9 @@ type config struct {
 	PaymentProcessor    string `env:"TILL_PAYMENT_PROCESSOR" envDefault:"test"`
 	StripeSecretKey     string `env:"STRIPE_SECRET_KEY"`
 	StripeWebhookSecret string `env:"STRIPE_WEBHOOK_SECRET"`
+	// StripeAPIURL replaces https://api.stripe.com, for stripe-mock or a proxy in front of
+	// Stripe; empty talks to Stripe.
+	StripeAPIURL string `env:"STRIPE_API_URL"`
 
 	// WebhookTimeout bounds each delivery attempt (upstream: 10 s).
 	WebhookTimeout time.Duration `env:"TILL_WEBHOOK_TIMEOUT" envDefault:"10s"`

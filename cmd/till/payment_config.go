@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -30,6 +31,10 @@ func (c config) checkPaymentProcessor() error {
 		if len(missing) > 0 {
 			return fmt.Errorf("TILL_PAYMENT_PROCESSOR=stripe needs %s", strings.Join(missing, " and "))
 		}
+		if u, err := url.Parse(c.StripeAPIURL); c.StripeAPIURL != "" && (err != nil || u.Host == "" ||
+			(u.Scheme != "http" && u.Scheme != "https")) {
+			return errors.New("STRIPE_API_URL is not an http(s) URL")
+		}
 		for _, prefix := range stripeKeyPrefixes {
 			if strings.HasPrefix(c.StripeSecretKey, prefix) {
 				return nil
@@ -42,7 +47,8 @@ func (c config) checkPaymentProcessor() error {
 }
 
 // paymentSummary is what the printed configuration says of payments: the processor and,
-// for Stripe, whether its key moves real money, read from the key's prefix.
+// for Stripe, whether its key moves real money, read from the key's prefix, and the API it
+// talks to when that is not Stripe's own.
 func (c config) paymentSummary() string {
 	if c.PaymentProcessor != "stripe" {
 		return c.PaymentProcessor
@@ -53,6 +59,9 @@ func (c config) paymentSummary() string {
 		mode = "live mode"
 	case strings.HasPrefix(c.StripeSecretKey, "sk_test_") || strings.HasPrefix(c.StripeSecretKey, "rk_test_"):
 		mode = "test mode"
+	}
+	if c.StripeAPIURL != "" {
+		mode += ", API at " + c.StripeAPIURL
 	}
 	return "stripe (" + mode + ")"
 }

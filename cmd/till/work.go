@@ -77,7 +77,8 @@ func paymentProcessor(cfg config, db *database) (payment.Processor, error) {
 	case "test":
 		return payment.NewTestProcessorIn(storage.TestPayments{DB: db.payments}), nil
 	case "stripe":
-		p, err := payment.NewStripe(payment.StripeConfig{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret})
+		p, err := payment.NewStripe(payment.StripeConfig{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret,
+			APIURL: cfg.StripeAPIURL})
 		if err != nil {
 			return nil, err
 		}

@@ -19,8 +19,7 @@ type StripeConfig struct {
 	SecretKey string
 	// WebhookSecret is the signing secret (whsec_…) of the endpoint Stripe sends events to.
 	WebhookSecret string
-	// APIURL replaces https://api.stripe.com. Only tests set it, to reach stripe-mock or a
-	// fake server.
+	// APIURL replaces https://api.stripe.com: stripe-mock, or a proxy in front of Stripe.
 	APIURL string
 }
 
