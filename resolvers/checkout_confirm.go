@@ -51,6 +51,9 @@ func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirm
 	case in.ClientSecret == nil:
 		return nil, Invalid("missing", "Field required", nil, "input", "id")
 	}
+	if out, ok, err := r.confirmUnanswered(ctx, in.ID, in.ClientSecret); ok {
+		return out, err
+	}
 	conf := &confirmation{methodID: in.PaymentMethodID}
 	if in.PaymentToken != nil {
 		// Saving the token is a call to the processor: a request for no open checkout is

@@ -190,8 +190,18 @@ func TestConfirmCheckout(t *testing.T) {
 		if out.ConfirmCheckout.Status != "confirmed" {
 			t.Fatalf("after the lost answer: %s, want confirmed while Till asks again", out.ConfirmCheckout.Status)
 		}
+		// The buyer retries with another card while the processor still loses answers: Till
+		// asks for the first charge again, not a second one, and says it could not tell.
+		saves := proc.saves.Load()
+		proc.lose.Store(1)
 		e := s.QueryError(t, tok, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenMastercard}})
-		wantError(t, e, "CONFLICT", "NotOpenCheckout")
+		wantError(t, e, "BAD_USER_INPUT", "PaymentError")
+		if proc.saves.Load() != saves {
+			t.Errorf("the retry saved its card: %d saves, want %d", proc.saves.Load(), saves)
+		}
+		if got := ckGet(t, s, tok, c.ID); got.Status != "confirmed" {
+			t.Fatalf("after the second lost answer: %s, want confirmed", got.Status)
+		}
 		s.Exec(t, `UPDATE jobs SET scheduled_at = now() WHERE kind = $1`, resolvers.JobCheckoutCharge)
 		worker := &jobs.Worker{DB: s.DB, Handlers: s.Resolver.JobHandlers()}
 		if _, err := worker.RunOnce(context.Background()); err != nil {

@@ -80,9 +80,8 @@ type checkoutChargeArgs struct {
 	CheckoutID uuid.UUID `json:"checkout_id"`
 }
 
-// retryCheckoutChargeJob replays the charge of a checkout the processor did not answer,
-// with the same key and payment method: the processor answers the first outcome if the
-// charge went through, or charges now. Still unreachable, the job fails and is retried.
+// retryCheckoutChargeJob replays the charge of a checkout the processor did not answer;
+// still unreachable, the job fails and is retried after the worker's backoff.
 func (r *Resolver) retryCheckoutChargeJob(ctx context.Context, _ *sqlx.Tx, job *storage.Job) error {
 	var args checkoutChargeArgs
 	if err := jobs.DecodeArgs(job, &args); err != nil {
@@ -95,20 +94,56 @@ func (r *Resolver) retryCheckoutChargeJob(ctx context.Context, _ *sqlx.Tx, job *
 	if err != nil {
 		return err
 	}
-	p, err := storage.CheckoutPendingPayment(ctx, r.db, c.ID)
-	if err != nil || p == nil || p.IntentID != "" || c.Status != storage.CheckoutStatusConfirmed {
-		return err
-	}
-	conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
-	out, err := r.completeCheckout(ctx, conf)
-	if errors.Is(err, payment.ErrUnavailable) {
-		return err
-	}
 	var answered *Error
-	if _, err = r.answerCharge(ctx, conf, out, err); errors.As(err, &answered) {
+	if _, _, err = r.retryUnansweredCharge(ctx, c); errors.As(err, &answered) {
 		return nil // the buyer's answer (a decline), which the checkout now shows
 	}
 	return err
+}
+
+// retryUnansweredCharge replays the charge of confirmed checkout c that the processor did
+// not answer, with the same key and payment method: the processor answers the first outcome
+// if the charge went through, or charges now, and the checkout is answered as a first
+// confirmation is. ok is false when c waits for no such charge; a processor still
+// unreachable is payment.ErrUnavailable, the checkout unchanged.
+func (r *Resolver) retryUnansweredCharge(ctx context.Context, c *storage.Checkout) (out *storage.Checkout, ok bool, err error) {
+	if c.Status != storage.CheckoutStatusConfirmed {
+		return nil, false, nil
+	}
+	p, err := storage.CheckoutPendingPayment(ctx, r.db, c.ID)
+	if err != nil || p == nil || p.IntentID != "" {
+		return nil, false, err
+	}
+	conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
+	out, err = r.completeCheckout(ctx, conf)
+	if errors.Is(err, payment.ErrUnavailable) {
+		return nil, true, err
+	}
+	out, err = r.answerCharge(ctx, conf, out, err)
+	return out, true, err
+}
+
+// confirmUnanswered answers a buyer who confirms again a checkout whose charge the
+// processor did not answer: rather than a conflict, the first charge is asked for again
+// (never a second one with the new details), which settles the checkout or, with the
+// processor still unreachable, says so. ok is false for any other checkout, which the
+// confirmation then handles as usual.
+func (r *Resolver) confirmUnanswered(ctx context.Context, id *uuid.UUID, secret *string) (*storage.Checkout, bool, error) {
+	var c *storage.Checkout
+	var err error
+	if id != nil {
+		c, err = storage.GetCheckout(ctx, r.db, organizations(ctx), *id, r.Now())
+	} else {
+		c, err = storage.GetCheckoutByClientSecret(ctx, r.db, *secret, r.Now())
+	}
+	if err != nil {
+		return nil, false, nil // refused as usual by the confirmation
+	}
+	out, ok, err := r.retryUnansweredCharge(ctx, c)
+	if errors.Is(err, payment.ErrUnavailable) {
+		err = &Error{Code: CodePaymentError, Detail: "The payment processor could not be reached. Please try again."}
+	}
+	return out, ok, err
 }
 
 // settleCheckoutIntent applies the final outcome of the payment a confirmed checkout waits
