@@ -114,12 +114,15 @@ type PaymentTrigger string
 // toward the order's manual retry ceiling, never toward dunning's.
 const PaymentTriggerRetryCustomer PaymentTrigger = "retry_customer"
 
-// RecordChargeAttempt stores a charge attempt of an order.
+// RecordChargeAttempt stores a charge attempt of an order, made at now. An attempt is never
+// dated before an earlier one of its order, so the latest attempt is the last one made even
+// when a frozen test clock dates several at one instant.
 func RecordChargeAttempt(ctx context.Context, q sqlx.ExtContext, now time.Time, a ChargeAttempt) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO payments (organization_id, customer_id, order_id,
 		payment_method_id, processor, processor_id, status, amount, currency, decline_reason,
 		decline_message, trigger, intent_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, GREATEST($14::timestamptz,
+			(SELECT max(created_at) + interval '1 microsecond' FROM payments WHERE order_id = $3)))`,
 		a.OrganizationID, a.CustomerID, a.OrderID, a.PaymentMethodID, a.Processor, a.ProcessorID, a.Status,
 		a.Amount, a.Currency, a.DeclineReason, a.DeclineMessage, a.Trigger, a.IntentID, now)
 	return mapErr(err)
