@@ -30,6 +30,7 @@ type MeResolver interface {
 	LicenseKey(ctx context.Context, obj *storage.Me, id uuid.UUID) (*storage.LicenseKey, error)
 	Orders(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) (*model.OrderPage, error)
 	OrderInvoice(ctx context.Context, obj *storage.Me, id uuid.UUID) (*model.OrderDocument, error)
+	OrderPaymentStatus(ctx context.Context, obj *storage.Me, id uuid.UUID) (*model.OrderPaymentStatus, error)
 	Subscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 	ClaimedSeatSubscriptions(ctx context.Context, obj *storage.Me, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
@@ -317,6 +318,20 @@ func (ec *executionContext) field_Me_licenseKeys_args(ctx context.Context, rawAr
 }
 
 func (ec *executionContext) field_Me_orderInvoice_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Me_orderPaymentStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
@@ -1053,6 +1068,63 @@ func (ec *executionContext) fieldContext_Me_orderInvoice(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Me_orderPaymentStatus(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Me_orderPaymentStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Me().OrderPaymentStatus(ctx, obj, fc.Args["id"].(uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Billing == nil {
+					var zeroVal *model.OrderPaymentStatus
+					return zeroVal, errors.New("directive billing is not implemented")
+				}
+				return ec.Directives.Billing(ctx, obj, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPaymentStatus) graphql.Marshaler {
+			return ec.marshalOOrderPaymentStatus2ᚖtillᚋgraphᚋmodelᚐOrderPaymentStatus(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Me_orderPaymentStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Me",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderPaymentStatus(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Me_orderPaymentStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Me_subscriptions(ctx context.Context, field graphql.CollectedField, obj *storage.Me) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1640,6 +1712,44 @@ func (ec *executionContext) _Me(ctx context.Context, sel ast.SelectionSet, obj *
 					}
 				}()
 				res = ec._Me_orderInvoice(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "orderPaymentStatus":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Me_orderPaymentStatus(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

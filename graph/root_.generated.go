@@ -921,6 +921,7 @@ type ComplexityRoot struct {
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Member                   func(childComplexity int) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
+		OrderPaymentStatus       func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Seats                    func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
@@ -1038,6 +1039,7 @@ type ComplexityRoot struct {
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
+		PortalConfirmOrderPayment       func(childComplexity int, id uuid.UUID, input model.PortalOrderConfirmPaymentInput) int
 		PortalDeactivateLicenseKey      func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		PortalDeletePaymentMethod       func(childComplexity int, id uuid.UUID) int
 		PortalGenerateOrderInvoice      func(childComplexity int, id uuid.UUID) int
@@ -1173,6 +1175,17 @@ type ComplexityRoot struct {
 		Items      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	OrderPaymentConfirmation struct {
+		ClientSecret func(childComplexity int) int
+		Error        func(childComplexity int) int
+		Status       func(childComplexity int) int
+	}
+
+	OrderPaymentStatus struct {
+		Error  func(childComplexity int) int
+		Status func(childComplexity int) int
 	}
 
 	Organization struct {
@@ -5606,6 +5619,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.OrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
+	case "Me.orderPaymentStatus":
+		if e.ComplexityRoot.Me.OrderPaymentStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Me_orderPaymentStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.OrderPaymentStatus(childComplexity, args["id"].(uuid.UUID)), true
 	case "Me.orders":
 		if e.ComplexityRoot.Me.Orders == nil {
 			break
@@ -6309,6 +6333,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalCancelSubscription(childComplexity, args["input"].(model.SubscriptionCancelInput)), true
+	case "Mutation.portalConfirmOrderPayment":
+		if e.ComplexityRoot.Mutation.PortalConfirmOrderPayment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalConfirmOrderPayment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalConfirmOrderPayment(childComplexity, args["id"].(uuid.UUID), args["input"].(model.PortalOrderConfirmPaymentInput)), true
 	case "Mutation.portalDeactivateLicenseKey":
 		if e.ComplexityRoot.Mutation.PortalDeactivateLicenseKey == nil {
 			break
@@ -7200,6 +7235,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrderPage.Pagination(childComplexity), true
+
+	case "OrderPaymentConfirmation.clientSecret":
+		if e.ComplexityRoot.OrderPaymentConfirmation.ClientSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPaymentConfirmation.ClientSecret(childComplexity), true
+	case "OrderPaymentConfirmation.error":
+		if e.ComplexityRoot.OrderPaymentConfirmation.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPaymentConfirmation.Error(childComplexity), true
+	case "OrderPaymentConfirmation.status":
+		if e.ComplexityRoot.OrderPaymentConfirmation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPaymentConfirmation.Status(childComplexity), true
+
+	case "OrderPaymentStatus.error":
+		if e.ComplexityRoot.OrderPaymentStatus.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPaymentStatus.Error(childComplexity), true
+	case "OrderPaymentStatus.status":
+		if e.ComplexityRoot.OrderPaymentStatus.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrderPaymentStatus.Status(childComplexity), true
 
 	case "Organization.allowCustomerUpdates":
 		if e.ComplexityRoot.Organization.AllowCustomerUpdates == nil {
@@ -9880,6 +9947,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputOrderUpdateInput,
 		ec.unmarshalInputPaymentMethodSaveInput,
 		ec.unmarshalInputPortalCustomerUpdateInput,
+		ec.unmarshalInputPortalOrderConfirmPaymentInput,
 		ec.unmarshalInputPortalOrderFilter,
 		ec.unmarshalInputPortalPaymentMethodSaveInput,
 		ec.unmarshalInputPortalSubscriptionFilter,
@@ -14815,6 +14883,78 @@ extend type Product {
     @relation(any: [orders_read])
 }
 `, BuiltIn: false},
+	{Name: "../schema/order_payment.graphqls", Input: `"The latest payment of an order (CustomerOrderPaymentStatus)."
+type OrderPaymentStatus {
+  """
+  The latest payment's status: pending, succeeded or failed; no_payment when the order has
+  none. A retry waiting for the customer's 3-D Secure step has no payment yet, as upstream.
+  """
+  status: String!
+  "Why the latest payment failed, as the processor said; null otherwise."
+  error: String
+}
+
+"How a retry of an order's payment ended (CustomerOrderPaymentConfirmation)."
+type OrderPaymentConfirmation {
+  """
+  succeeded: the order is paid. requires_action: the card issuer wants the customer to
+  authenticate; the order stays pending until the processor reports how that ended.
+  failed: the payment was declined or could not be made; the order stays pending.
+  """
+  status: String!
+  "The payment intent's client secret for the customer's 3-D Secure step, when status is requires_action."
+  clientSecret: String
+  "Why the payment failed, when status is failed."
+  error: String
+}
+
+"The payment processors a retry can go through."
+enum PaymentProcessor {
+  "Stripe, or Till's test processor, which speaks its test mode."
+  stripe
+}
+
+"""
+How the customer pays a pending order now (CustomerOrderConfirmPayment): exactly one of
+paymentMethodId and confirmationTokenId.
+"""
+input PortalOrderConfirmPaymentInput {
+  """
+  A client-side payment token of the processor for a new card (test mode: tok_visa, …); the
+  card is saved for the customer unless the payment is declined.
+  """
+  confirmationTokenId: String
+  "One of the customer's saved payment methods."
+  paymentMethodId: UUID
+  "The processor of the payment."
+  paymentProcessor: PaymentProcessor = stripe
+}
+
+extend type Me {
+  "The latest payment of one of the customer's orders (GET /v1/customer-portal/orders/{id}/payment-status)."
+  orderPaymentStatus(
+    "One of the customer's orders."
+    id: UUID!
+  ): OrderPaymentStatus @billing @goField(forceResolver: true)
+}
+
+extend type Mutation {
+  """
+  Pays one of the session customer's pending renewal orders now, before dunning retries it
+  (POST /v1/customer-portal/orders/{id}/confirm-payment). Only a pending order of a
+  subscription that dunning retries qualifies (OrderNotEligibleForRetry); one retry at a
+  time (PaymentAlreadyInProgress), five per order (ManualRetryLimitExceeded). A declined
+  payment is an answer, not an error: status failed. Paid, the order and its subscription
+  are as after a successful dunning retry, and the card becomes the subscription's.
+  """
+  portalConfirmOrderPayment(
+    "One of the customer's orders."
+    id: UUID!
+    "The card to pay with."
+    input: PortalOrderConfirmPaymentInput!
+  ): OrderPaymentConfirmation @billing
+}
+`, BuiltIn: false},
 	{Name: "../schema/organization.graphqls", Input: `"A seller: the tenant owning customers, products and everything sold."
 type Organization {
   "The organization's id."
@@ -18135,6 +18275,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_orders(ctx, field)
 	case "orderInvoice":
 		return ec.fieldContext_Me_orderInvoice(ctx, field)
+	case "orderPaymentStatus":
+		return ec.fieldContext_Me_orderPaymentStatus(ctx, field)
 	case "subscriptions":
 		return ec.fieldContext_Me_subscriptions(ctx, field)
 	case "claimedSeatSubscriptions":
@@ -18445,6 +18587,28 @@ func (ec *executionContext) childFields_OrderPage(ctx context.Context, field gra
 		return ec.fieldContext_OrderPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrderPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderPaymentConfirmation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_OrderPaymentConfirmation_status(ctx, field)
+	case "clientSecret":
+		return ec.fieldContext_OrderPaymentConfirmation_clientSecret(ctx, field)
+	case "error":
+		return ec.fieldContext_OrderPaymentConfirmation_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderPaymentConfirmation", field.Name)
+}
+
+func (ec *executionContext) childFields_OrderPaymentStatus(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_OrderPaymentStatus_status(ctx, field)
+	case "error":
+		return ec.fieldContext_OrderPaymentStatus_error(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrderPaymentStatus", field.Name)
 }
 
 func (ec *executionContext) childFields_Organization(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

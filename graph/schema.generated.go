@@ -71,6 +71,7 @@ type MutationResolver interface {
 	PortalUpdateOrder(ctx context.Context, id uuid.UUID, input model.OrderUpdateInput) (*storage.Order, error)
 	GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
+	PortalConfirmOrderPayment(ctx context.Context, id uuid.UUID, input model.PortalOrderConfirmPaymentInput) (*model.OrderPaymentConfirmation, error)
 	SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error)
 	PortalSavePaymentMethod(ctx context.Context, input model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error)
@@ -727,6 +728,28 @@ func (ec *executionContext) field_Mutation_portalCancelSubscription_args(ctx con
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_portalConfirmOrderPayment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PortalOrderConfirmPaymentInput, error) {
+			return ec.unmarshalNPortalOrderConfirmPaymentInput2tillᚋgraphᚋmodelᚐPortalOrderConfirmPaymentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -6191,6 +6214,63 @@ func (ec *executionContext) fieldContext_Mutation_portalGenerateOrderInvoice(ctx
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_portalConfirmOrderPayment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_portalConfirmOrderPayment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PortalConfirmOrderPayment(ctx, fc.Args["id"].(uuid.UUID), fc.Args["input"].(model.PortalOrderConfirmPaymentInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.Billing == nil {
+					var zeroVal *model.OrderPaymentConfirmation
+					return zeroVal, errors.New("directive billing is not implemented")
+				}
+				return ec.Directives.Billing(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrderPaymentConfirmation) graphql.Marshaler {
+			return ec.marshalOOrderPaymentConfirmation2ᚖtillᚋgraphᚋmodelᚐOrderPaymentConfirmation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_portalConfirmOrderPayment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrderPaymentConfirmation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_portalConfirmOrderPayment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11538,6 +11618,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "portalGenerateOrderInvoice":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalGenerateOrderInvoice(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "portalConfirmOrderPayment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_portalConfirmOrderPayment(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++

@@ -113,6 +113,11 @@ var statusByCode = map[string]int{
 	codeRevokeSubscriptionBenefitsProhibited: http.StatusBadRequest,
 	codeRefundError:                          http.StatusConflict,
 	codeDisputeNotOpen:                       http.StatusConflict,
+
+	codeOrderNotEligibleForRetry:    http.StatusUnprocessableEntity,
+	codePaymentAlreadyInProgress:    http.StatusConflict,
+	codeManualRetryLimitExceeded:    http.StatusTooManyRequests,
+	codePaymentRetryValidationError: http.StatusUnprocessableEntity,
 }
 
 // GraphQLCode is how /graphql classifies a failure in extensions.code. The set is fixed, so
@@ -180,6 +185,11 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeRevokeSubscriptionBenefitsProhibited: GraphQLBadUserInput,
 	codeRefundError:                          GraphQLConflict,
 	codeDisputeNotOpen:                       GraphQLConflict,
+
+	codeOrderNotEligibleForRetry:    GraphQLConflict,
+	codePaymentAlreadyInProgress:    GraphQLConflict,
+	codeManualRetryLimitExceeded:    GraphQLConflict, // a ceiling per order, not a rate: waiting lifts nothing
+	codePaymentRetryValidationError: GraphQLBadUserInput,
 }
 
 // GraphQLCode is the error's class on /graphql; unknown codes are BAD_USER_INPUT, as their

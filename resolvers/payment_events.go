@@ -16,8 +16,9 @@ import (
 
 // applyIntentOutcome settles what waits for a payment intent once Stripe says how it ended
 // (payment_intent.succeeded or payment_intent.payment_failed): the holder passed or failed
-// 3-D Secure, or a bank debit settled. An intent nothing waits for (one charged during a
-// request, or made on Stripe's dashboard) changes nothing.
+// 3-D Secure, or a bank debit settled. What waits is a confirmed checkout or a pending
+// order (a renewal, or the customer's retry of one). An intent nothing waits for (one
+// charged during a request, or made on Stripe's dashboard) changes nothing.
 func (r *Resolver) applyIntentOutcome(ctx context.Context, tx *sqlx.Tx, e *storage.ProcessorEvent) error {
 	var event struct {
 		Data struct {
@@ -52,7 +53,11 @@ func (r *Resolver) applyIntentOutcome(ctx context.Context, tx *sqlx.Tx, e *stora
 			in.DeclineCode = f.Code
 		}
 	}
-	_, err := r.settleCheckoutIntent(ctx, tx, in)
+	handled, err := r.settleCheckoutIntent(ctx, tx, in)
+	if err != nil || handled {
+		return err
+	}
+	_, err = r.settleOrderIntent(ctx, tx, e.Processor, in)
 	return err
 }
 

@@ -154,16 +154,17 @@ func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storag
 
 // retryRenewal retries the unpaid order of a past_due subscription when its retry is due.
 // Paid: the subscription is active again. Declined: the next retry is scheduled, or after the
-// last one the subscription is unpaid, its benefits revoked.
+// last one the subscription is unpaid, its benefits revoked. While the customer retries the
+// payment from the portal (the order's payment lock), dunning waits: both could charge.
 func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, now time.Time) error {
-	o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID)
+	o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID, now)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if o.NextPaymentAttemptAt == nil || o.NextPaymentAttemptAt.After(now) {
+	if o.NextPaymentAttemptAt == nil || o.NextPaymentAttemptAt.After(now) || o.PaymentLocked {
 		return nil
 	}
 	at := *o.NextPaymentAttemptAt
@@ -173,12 +174,7 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 		return err
 	}
 	if paid {
-		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusActive),
-			PastDueAt: storage.Set[*time.Time](nil)})
-		if err != nil {
-			return err
-		}
-		return r.emitSubscription(ctx, tx, out, "subscription.updated", "subscription.active")
+		return r.reactivateSubscription(ctx, tx, s, now, nil)
 	}
 	if failed := o.FailedAttempts + 1; failed <= len(dunningRetries) {
 		return r.scheduleOrderPayment(ctx, tx, o.ID, renewalPtr(at.Add(dunningRetries[failed-1])))
@@ -315,7 +311,9 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 				attempt.Status = "failed"
 				attempt.DeclineReason, attempt.DeclineMessage = &decline.DeclineCode, &decline.Message
 			case errors.As(err, &action):
-				attempt.Status = "failed"
+				// The intent stays open at the processor: should the holder complete it
+				// after all, its outcome settles the order (settleOrderIntent).
+				attempt.Status, attempt.IntentID = "failed", &action.PaymentIntentID
 				attempt.DeclineReason = renewalPtr("authentication_required")
 				attempt.DeclineMessage = renewalPtr("The card issuer requires the customer to authenticate this payment.")
 			case err != nil:

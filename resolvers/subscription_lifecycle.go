@@ -148,7 +148,7 @@ func (r *Resolver) stopSubscription(ctx context.Context, tx *sqlx.Tx, s *storage
 	if _, err := storage.CancelPendingUpdate(ctx, tx, s.ID, now); err != nil {
 		return nil, err
 	}
-	if o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID); err == nil && o.NextPaymentAttemptAt != nil {
+	if o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID, now); err == nil && o.NextPaymentAttemptAt != nil {
 		if err := r.scheduleOrderPayment(ctx, tx, o.ID, nil); err != nil {
 			return nil, err
 		}

@@ -7,7 +7,7 @@ import (
 )
 
 // orderRoutes serve orders: organization and portal lists, get, billing-details updates,
-// and the invoice and receipt documents.
+// the invoice and receipt documents, and the portal's payment status and payment retry.
 func orderRoutes() []Route {
 	idParam := PathUUID4("id", "id")
 	return []Route{
@@ -55,6 +55,20 @@ func orderRoutes() []Route {
 		{Method: http.MethodPatch, Path: "/v1/customer-portal/orders/{id}", Operation: "PortalUpdateOrder",
 			Field: "portalUpdateOrder", Params: []fastapi.Param{idParam},
 			Body: &fastapi.Body{Var: "input", Schema: orderUpdate("CustomerOrderUpdate")}},
+		{Method: http.MethodGet, Path: "/v1/customer-portal/orders/{id}/payment-status", Operation: "PortalOrderPaymentStatus",
+			Field: "me.orderPaymentStatus", Params: []fastapi.Param{idParam}},
+		// Where upstream's server differs from the published document: its 422 is documented
+		// as OrderNotEligibleForRetry only, yet a body that fails validation answers
+		// RequestValidationError, and neither or both of confirmation_token_id and
+		// payment_method_id, or a payment method of another customer, answer
+		// PaymentRetryValidationError. A declined card is no error: 200 with status "failed".
+		{Method: http.MethodPost, Path: "/v1/customer-portal/orders/{id}/confirm-payment", Operation: "PortalConfirmOrderPayment",
+			Field: "portalConfirmOrderPayment", Params: []fastapi.Param{idParam},
+			Body: &fastapi.Body{Var: "input", Schema: fastapi.Object{Name: "CustomerOrderConfirmPayment", Fields: []fastapi.Field{
+				{Name: "confirmation_token_id", Schema: fastapi.Nullable{Schema: fastapi.String{}}},
+				{Name: "payment_method_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
+				{Name: "payment_processor", Schema: fastapi.Enum{Name: "PaymentProcessor", Values: []string{"stripe"}}},
+			}}}},
 	}
 }
 

@@ -167,10 +167,12 @@ func UpdateOrder(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.
 
 // MarkOrderPaid turns a pending order paid; its receipt number is drawn when the
 // transaction commits, as InsertOrder's numbers are. The row lock makes a concurrent second
-// call find it paid. It reports false (and no order) when the order was not pending.
+// call find it paid. It reports false (and no order) when the order was not pending. A paid
+// order is no longer retried, by dunning or by hand, so both are cleared.
 func MarkOrderPaid(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time) (*Order, bool, error) {
 	var o Order
-	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET status = 'paid', modified_at = $2, next_payment_attempt_at = NULL
+	err := sqlx.GetContext(ctx, q, &o, `UPDATE orders SET status = 'paid', modified_at = $2, next_payment_attempt_at = NULL,
+		payment_lock_acquired_at = NULL
 		WHERE id = $1 AND status = 'pending' AND deleted_at IS NULL
 		RETURNING `+orderColumns, id, now)
 	if err = mapErr(err); errors.Is(err, ErrNotFound) {

@@ -132,6 +132,7 @@ type SubscriptionUpdate struct {
 	Seats                       Omittable[*int]
 	CustomerCancellationReason  Omittable[*CustomerCancellationReason]
 	CustomerCancellationComment Omittable[*string]
+	PaymentMethodID             Omittable[*uuid.UUID]
 }
 
 func (u SubscriptionUpdate) assignments() []assignment {
@@ -143,8 +144,11 @@ func (u SubscriptionUpdate) assignments() []assignment {
 		u.EndedAt.to("ended_at"), u.PastDueAt.to("past_due_at"), u.PauseAtPeriodEnd.to("pause_at_period_end"),
 		u.PausedAt.to("paused_at"), u.ResumesAt.to("resumes_at"), u.Seats.to("seats"),
 		u.CustomerCancellationReason.to("customer_cancellation_reason"),
-		u.CustomerCancellationComment.to("customer_cancellation_comment")}
+		u.CustomerCancellationComment.to("customer_cancellation_comment"), u.PaymentMethodID.to("payment_method_id")}
 }
+
+// IsZero reports whether the update sets nothing.
+func (u SubscriptionUpdate) IsZero() bool { return isZero(u) }
 
 // UpdateSubscription writes the set fields of u to a subscription the caller has locked;
 // modified_at is the use case's clock.

@@ -28,12 +28,23 @@ func ClaimDueSubscription(ctx context.Context, tx sqlx.ExtContext, orgID *uuid.U
 }
 
 // renewalDueAt is the condition under which the subscription s has renewal work due at the
-// time at (an SQL expression): a period that ended, or a payment retry that fell due.
+// time at (an SQL expression): a period that ended, or a payment retry that fell due on an
+// order no manual retry holds (see paymentLockHeld).
 func renewalDueAt(at string) string {
 	return `s.deleted_at IS NULL AND ((s.current_period_end <= ` + at + ` AND (s.status IN ('trialing', 'active')
 				OR (s.status = 'past_due' AND s.cancel_at_period_end)))
 			OR (s.status = 'past_due' AND EXISTS (SELECT 1 FROM orders o WHERE o.subscription_id = s.id
-				AND o.status = 'pending' AND o.next_payment_attempt_at <= ` + at + `)))`
+				AND o.status = 'pending' AND o.next_payment_attempt_at <= ` + at + `
+				AND NOT ` + paymentLockHeld("o", at) + `)))`
+}
+
+// paymentLockHeld is whether a manual payment retry holds the payment of the order alias at
+// the time at (an SQL expression). A retry takes the lock before it charges and keeps it
+// while the customer completes a 3-D Secure step; the outcome releases it. A lock older than
+// an hour (upstream's PAYMENT_LOCK_STALE_THRESHOLD) is stale, left by a retry that never
+// ended, and holds nothing.
+func paymentLockHeld(alias, at string) string {
+	return `(` + alias + `.payment_lock_acquired_at IS NOT NULL AND ` + alias + `.payment_lock_acquired_at + interval '1 hour' > ` + at + `)`
 }
 
 // StrandedTestClocks lists the test clocks that were last advanced before since and still
@@ -55,17 +66,23 @@ type UnpaidOrder struct {
 	DueAmount            int64      `db:"due_amount"`
 	Currency             string     `db:"currency"`
 	NextPaymentAttemptAt *time.Time `db:"next_payment_attempt_at"`
-	// FailedAttempts counts the declined charges recorded for the order so far.
+	// FailedAttempts counts the declined charges dunning made for the order so far; the
+	// customer's own retries from the portal are not dunning's and do not count.
 	FailedAttempts int `db:"failed_attempts"`
+	// PaymentLocked says a manual retry holds the order's payment at the time asked about.
+	PaymentLocked bool `db:"payment_locked"`
 }
 
-// LatestUnpaidOrder reads the newest pending order of a subscription; ErrNotFound when none.
-func LatestUnpaidOrder(ctx context.Context, q sqlx.ExtContext, subscriptionID uuid.UUID) (*UnpaidOrder, error) {
+// LatestUnpaidOrder reads the newest pending order of a subscription, as it stands at `at`;
+// ErrNotFound when none.
+func LatestUnpaidOrder(ctx context.Context, q sqlx.ExtContext, subscriptionID uuid.UUID, at time.Time) (*UnpaidOrder, error) {
 	var o UnpaidOrder
 	err := sqlx.GetContext(ctx, q, &o, `SELECT o.id, o.due_amount, o.currency, o.next_payment_attempt_at,
-		(SELECT count(*) FROM payments p WHERE p.order_id = o.id AND p.status = 'failed') AS failed_attempts
+		(SELECT count(*) FROM payments p WHERE p.order_id = o.id AND p.status = 'failed'
+			AND p.trigger IS DISTINCT FROM 'retry_customer') AS failed_attempts,
+		`+paymentLockHeld("o", "$2::timestamptz")+` AS payment_locked
 		FROM orders o WHERE o.subscription_id = $1 AND o.status = 'pending'
-		ORDER BY o.created_at DESC LIMIT 1`, subscriptionID)
+		ORDER BY o.created_at DESC LIMIT 1`, subscriptionID, at)
 	return &o, mapErr(err)
 }
 
@@ -83,16 +100,31 @@ type ChargeAttempt struct {
 	Currency        string
 	DeclineReason   *string
 	DeclineMessage  *string
+	// Trigger is upstream's PaymentTrigger of the attempt; nil counts as dunning's.
+	Trigger *PaymentTrigger
+	// IntentID is the processor's payment intent when the attempt waits for the customer
+	// (3-D Secure): its outcome arrives later under that id (see OrderAwaitingIntent).
+	IntentID *string
 }
 
-// RecordChargeAttempt stores a charge attempt of an order.
+// PaymentTrigger is what started a payment, in upstream's vocabulary.
+type PaymentTrigger string
+
+// PaymentTriggerRetryCustomer is a retry the customer made from the portal: it counts
+// toward the order's manual retry ceiling, never toward dunning's.
+const PaymentTriggerRetryCustomer PaymentTrigger = "retry_customer"
+
+// RecordChargeAttempt stores a charge attempt of an order, made at now. An attempt is never
+// dated before an earlier one of its order, so the latest attempt is the last one made even
+// when a frozen test clock dates several at one instant.
 func RecordChargeAttempt(ctx context.Context, q sqlx.ExtContext, now time.Time, a ChargeAttempt) error {
 	_, err := q.ExecContext(ctx, `INSERT INTO payments (organization_id, customer_id, order_id,
 		payment_method_id, processor, processor_id, status, amount, currency, decline_reason,
-		decline_message, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		decline_message, trigger, intent_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, GREATEST($14::timestamptz,
+			(SELECT max(created_at) + interval '1 microsecond' FROM payments WHERE order_id = $3)))`,
 		a.OrganizationID, a.CustomerID, a.OrderID, a.PaymentMethodID, a.Processor, a.ProcessorID, a.Status,
-		a.Amount, a.Currency, a.DeclineReason, a.DeclineMessage, now)
+		a.Amount, a.Currency, a.DeclineReason, a.DeclineMessage, a.Trigger, a.IntentID, now)
 	return mapErr(err)
 }
 

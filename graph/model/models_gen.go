@@ -2434,6 +2434,27 @@ type OrderPage struct {
 	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
+// How a retry of an order's payment ended (CustomerOrderPaymentConfirmation).
+type OrderPaymentConfirmation struct {
+	// succeeded: the order is paid. requires_action: the card issuer wants the customer to
+	// authenticate; the order stays pending until the processor reports how that ended.
+	// failed: the payment was declined or could not be made; the order stays pending.
+	Status string `json:"status"`
+	// The payment intent's client secret for the customer's 3-D Secure step, when status is requires_action.
+	ClientSecret *string `json:"clientSecret,omitempty"`
+	// Why the payment failed, when status is failed.
+	Error *string `json:"error,omitempty"`
+}
+
+// The latest payment of an order (CustomerOrderPaymentStatus).
+type OrderPaymentStatus struct {
+	// The latest payment's status: pending, succeeded or failed; no_payment when the order has
+	// none. A retry waiting for the customer's 3-D Secure step has no payment yet, as upstream.
+	Status string `json:"status"`
+	// Why the latest payment failed, as the processor said; null otherwise.
+	Error *string `json:"error,omitempty"`
+}
+
 // Billing details shown on the invoice. Absent fields are left alone, null clears. Once the order
 // has an address, its country and state cannot change. Empty address lines become null, the
 // country is upper-cased and US/CA states are normalised to US-XX/CA-XX.
@@ -2615,6 +2636,18 @@ type PortalCustomerUpdateInput struct {
 	TaxID graphql.Omittable[*string] `json:"taxId,omitempty"`
 	// One of the customer's saved payment methods; it cannot be cleared.
 	DefaultPaymentMethodID graphql.Omittable[*uuid.UUID] `json:"defaultPaymentMethodId,omitempty"`
+}
+
+// How the customer pays a pending order now (CustomerOrderConfirmPayment): exactly one of
+// paymentMethodId and confirmationTokenId.
+type PortalOrderConfirmPaymentInput struct {
+	// A client-side payment token of the processor for a new card (test mode: tok_visa, …); the
+	// card is saved for the customer unless the payment is declined.
+	ConfirmationTokenID *string `json:"confirmationTokenId,omitempty"`
+	// One of the customer's saved payment methods.
+	PaymentMethodID *uuid.UUID `json:"paymentMethodId,omitempty"`
+	// The processor of the payment.
+	PaymentProcessor *PaymentProcessor `json:"paymentProcessor,omitempty"`
 }
 
 // The filters of GET /v1/customer-portal/orders/; query matches the product name.
@@ -4263,6 +4296,61 @@ func (e *OAuth2TokenEndpointAuthMethod) UnmarshalJSON(b []byte) error {
 }
 
 func (e OAuth2TokenEndpointAuthMethod) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The payment processors a retry can go through.
+type PaymentProcessor string
+
+const (
+	// Stripe, or Till's test processor, which speaks its test mode.
+	PaymentProcessorStripe PaymentProcessor = "stripe"
+)
+
+var AllPaymentProcessor = []PaymentProcessor{
+	PaymentProcessorStripe,
+}
+
+func (e PaymentProcessor) IsValid() bool {
+	switch e {
+	case PaymentProcessorStripe:
+		return true
+	}
+	return false
+}
+
+func (e PaymentProcessor) String() string {
+	return string(e)
+}
+
+func (e *PaymentProcessor) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PaymentProcessor(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PaymentProcessor", str)
+	}
+	return nil
+}
+
+func (e PaymentProcessor) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PaymentProcessor) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PaymentProcessor) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -54,3 +54,38 @@ func (a *App) NewChargedOrder(tb testing.TB, orgID, customerID uuid.UUID, spec C
 	}
 	return o.ID
 }
+
+// SaveCard saves the card behind a processor test token (payment.TokenVisa, …) for a
+// customer through the savePaymentMethod contract, and returns the saved method.
+func (a *App) SaveCard(tb testing.TB, orgID, customerID uuid.UUID, token string) uuid.UUID {
+	tb.Helper()
+	var out struct{ SavePaymentMethod struct{ ID uuid.UUID } }
+	a.Run(tb, orgID, `mutation($c: UUID!, $t: String!) { savePaymentMethod(input: {customerId: $c, token: $t}) { id } }`,
+		Vars{"c": customerID, "t": token}, &out)
+	return out.SavePaymentMethod.ID
+}
+
+// NewDunningOrder stores a monthly subscription of a product for 1000 usd that charges the
+// card behind token, and renews it, its period having just ended: a declining card
+// (payment.TokenChargeDeclined) leaves it past_due with its cycle order pending and
+// retried by dunning, as a declined renewal leaves them. It returns the subscription and
+// that order.
+func (a *App) NewDunningOrder(tb testing.TB, orgID, customerID, productID uuid.UUID, token string) (subscriptionID, orderID uuid.UUID) {
+	tb.Helper()
+	ctx := context.Background()
+	card := a.SaveCard(tb, orgID, customerID, token)
+	now := a.Clock.Now()
+	start := now.AddDate(0, -1, 0)
+	sub, err := storage.CreateSubscription(ctx, a.DB, orgID, start, storage.SubscriptionWrite{
+		CustomerID: customerID, ProductID: productID, PaymentMethodID: &card, Status: "active", Amount: 1000,
+		Currency: "usd", RecurringInterval: "month", RecurringIntervalCount: 1, CurrentPeriodStart: start,
+		CurrentPeriodEnd: now.Add(-time.Minute), StartedAt: &start})
+	if err != nil {
+		tb.Fatalf("storing a subscription: %v", err)
+	}
+	if _, err := a.Resolver.RenewDue(ctx, &orgID, now, 1); err != nil {
+		tb.Fatalf("renewing: %v", err)
+	}
+	a.Get(tb, &orderID, `SELECT id FROM orders WHERE subscription_id = $1 AND status = 'pending'`, sub.ID)
+	return sub.ID, orderID
+}

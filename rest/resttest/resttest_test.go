@@ -22,6 +22,7 @@ const (
 		`"method_metadata":{"brand":"visa","last4":"4242","exp_month":12,"exp_year":2030,"wallet":null},"is_default":true}`
 	paymentMethods = `{"items":[` + cardItem + `],"pagination":{"total_count":1,"max_page":1}}`
 	stripeWebhook  = "/v1/integrations/stripe/webhook"
+	confirmPayment = "/v1/customer-portal/orders/" + customerID + "/confirm-payment"
 )
 
 func jsonHeader() http.Header {
@@ -60,6 +61,8 @@ func TestCheckAcceptsWhatUpstreamSends(t *testing.T) {
 		{"a slash redirect", http.MethodGet, "/v1/orders", 307, http.Header{"Location": []string{"http://x/v1/orders/"}}, ``},
 		{"a Stripe event taken", http.MethodPost, stripeWebhook, 202, jsonHeader(), `null`},
 		{"a forged Stripe event", http.MethodPost, stripeWebhook, 401, jsonHeader(), `{"detail":"Unauthorized"}`},
+		{"a payment retry refused under the 422 documented for another name", http.MethodPost, confirmPayment, 422, jsonHeader(),
+			`{"error":"PaymentRetryValidationError","detail":"Payment method does not belong to customer"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +104,8 @@ func TestCheckRejectsWhatClientsCouldNotDecode(t *testing.T) {
 		{"a Stripe refusal in the wrong words", http.MethodPost, stripeWebhook, 401, jsonHeader(), `{"detail":"Bad Request"}`, "Unauthorized"},
 		{"a Stripe refusal with an error name", http.MethodPost, stripeWebhook, 400, jsonHeader(),
 			`{"error":"BadRequest","detail":"Bad Request"}`, "want {"},
+		{"a 422 of a name no route sends", http.MethodPost, confirmPayment, 422, jsonHeader(),
+			`{"error":"PaymentFailed","detail":"x"}`, "OrderNotEligibleForRetry"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

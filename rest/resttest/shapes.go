@@ -30,6 +30,13 @@ var refundNames = map[int][]string{
 	http.StatusConflict:   {"RefundError"},
 }
 
+// retryNames are the errors of upstream's payment retry (server/polar/order/service.py)
+// that the document does not list: PaymentRetryValidationError, under a 422 documented as
+// OrderNotEligibleForRetry only.
+var retryNames = map[int][]string{
+	http.StatusUnprocessableEntity: {"PaymentRetryValidationError"},
+}
+
 // documentsName reports whether the operation documents the error name under status, as
 // refunds:create documents RefundedAlready under its 403: such a body is checked against
 // the document rather than taken for one of the generic shapes.
@@ -57,6 +64,8 @@ func useGenericShape(status int, body []byte) bool {
 	case http.StatusBadRequest, http.StatusNotFound, http.StatusMethodNotAllowed:
 		name := ErrorName(body)
 		return name == "" || slices.Contains(domainNames(), name) || slices.Contains(refundNames[status], name)
+	case http.StatusUnprocessableEntity:
+		return slices.Contains(retryNames[status], ErrorName(body))
 	}
 	return false
 }
@@ -87,6 +96,7 @@ func checkUndocumented(status int, body []byte) error {
 		if isRequestValidation(body) {
 			return nil // FastAPI's validation applies to every operation
 		}
+		return oneOf(body, envelope(retryNames[status]...))
 	}
 	return fmt.Errorf("status %d is not documented", status)
 }
