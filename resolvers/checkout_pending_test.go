@@ -174,3 +174,35 @@ func TestCheckoutPaymentsThatFinishLater(t *testing.T) {
 		}
 	})
 }
+
+// TestARenewalTheCustomerAuthenticatesFromThePortal: a renewal whose card asks for 3-D
+// Secure leaves the subscription past_due; the customer retries from the portal with such
+// a card, answers the test processor's page, and the processor's event pays the order and
+// makes the subscription active again, once however often the answer comes.
+func TestARenewalTheCustomerAuthenticatesFromThePortal(t *testing.T) {
+	t.Parallel()
+	w := newRetryWorld(t, payment.TokenThreeDSecureRequired)
+	if st := w.state(t); st.Order != "pending" || st.Subscription != "past_due" {
+		t.Fatalf("after the renewal: %+v, want pending and past_due", st)
+	}
+	got, refusal := w.confirm(t, vars{"confirmationTokenId": payment.TokenThreeDSecureRequired})
+	if refusal != "" || got.Status != "requires_action" || got.ClientSecret == nil {
+		t.Fatalf("retry: %+v %s, want requires_action with a client secret", got, refusal)
+	}
+	page := pendingWorld{s: w.s}
+	for range 2 {
+		if code, body := page.authenticate(t, *got.ClientSecret, "complete"); code != http.StatusOK {
+			t.Fatalf("3-D Secure page: %d %s", code, body)
+		}
+	}
+	page.runJobs(t)
+	st := w.state(t)
+	if st.Order != "paid" || st.Subscription != "active" || st.Locked {
+		t.Errorf("after the customer authenticated: %+v, want the order paid and the subscription active", st)
+	}
+	var paid int
+	w.s.Get(t, &paid, `SELECT count(*) FROM payments WHERE order_id = $1 AND status = 'succeeded'`, w.order)
+	if paid != 1 {
+		t.Errorf("%d succeeded payments of the order, want 1", paid)
+	}
+}
