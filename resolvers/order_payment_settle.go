@@ -52,7 +52,13 @@ func (r *Resolver) settleOrderIntent(ctx context.Context, tx *sqlx.Tx, processor
 		if err := storage.SettlePayment(ctx, tx, p.PaymentID, now, out); err != nil {
 			return false, err
 		}
-		return true, storage.SetOrderPaymentLock(ctx, tx, o.ID, nil)
+		if err := storage.SetOrderPaymentLock(ctx, tx, o.ID, nil); err != nil {
+			return false, err
+		}
+		if s != nil && p.Status == "pending" && (p.Trigger == nil || *p.Trigger != storage.PaymentTriggerRetryCustomer) {
+			return true, r.bankDebitFailed(ctx, tx, s, o.ID, now)
+		}
+		return true, nil
 	}
 	charge := in.ChargeID
 	if charge == "" {
@@ -129,4 +135,31 @@ func (r *Resolver) reactivateSubscription(ctx context.Context, tx *sqlx.Tx, s *s
 		return err
 	}
 	return r.emitSubscription(ctx, tx, out, events...)
+}
+
+// bankDebitFailed is dunning taking over a renewal whose bank debit settled as failed: the
+// attempt now counts as declined, the subscription is past_due if it was still active, and
+// the order's next retry is scheduled from now (or, after the last, the subscription ends
+// unpaid), as when a card renewal is declined.
+func (r *Resolver) bankDebitFailed(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, orderID uuid.UUID, now time.Time) error {
+	o, err := storage.LatestUnpaidOrder(ctx, tx, s.ID, now)
+	if err != nil {
+		return err
+	}
+	failed := o.FailedAttempts
+	if o.ID != orderID {
+		failed = 1
+	}
+	if s.Status == storage.SubscriptionStatusActive {
+		out, err := storage.UpdateSubscription(ctx, tx, s.ID, now, storage.SubscriptionUpdate{
+			Status: storage.Set(storage.SubscriptionStatusPastDue), PastDueAt: storage.Set(&now)})
+		if err != nil {
+			return err
+		}
+		if err := r.emitSubscription(ctx, tx, out, "subscription.updated", "subscription.past_due"); err != nil {
+			return err
+		}
+		s = out
+	}
+	return r.nextDunningStep(ctx, tx, s, orderID, failed, now, now)
 }

@@ -131,12 +131,12 @@ func (r *Resolver) cycleSubscription(ctx context.Context, tx *sqlx.Tx, s *storag
 		return nil, err
 	}
 	key := fmt.Sprintf("subscription:%s:period:%s", s.ID, start.UTC().Format(time.RFC3339Nano))
-	paid, err := r.chargeRenewal(ctx, tx, s, order, key, start)
+	charged, err := r.chargeRenewal(ctx, tx, s, order, key, start)
 	if err != nil {
 		return nil, err
 	}
 	events := []string{"subscription.updated", "subscription.cycled"}
-	if paid {
+	if charged != renewalFailed { // paid, or a bank debit the processor settles later
 		u.Status, u.PastDueAt = storage.Set(storage.SubscriptionStatusActive), storage.Set[*time.Time](nil)
 	} else {
 		u.Status, u.PastDueAt = storage.Set(storage.SubscriptionStatusPastDue), storage.Set(&start)
@@ -169,15 +169,27 @@ func (r *Resolver) retryRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Sub
 	}
 	at := *o.NextPaymentAttemptAt
 	key := fmt.Sprintf("subscription:%s:period:%s:retry:%d", s.ID, s.CurrentPeriodStart.UTC().Format(time.RFC3339Nano), o.FailedAttempts)
-	paid, err := r.chargeRenewal(ctx, tx, s, &storage.Order{ID: o.ID, DueAmount: o.DueAmount, Currency: o.Currency}, key, at)
+	charged, err := r.chargeRenewal(ctx, tx, s, &storage.Order{ID: o.ID, DueAmount: o.DueAmount, Currency: o.Currency}, key, at)
 	if err != nil {
 		return err
 	}
-	if paid {
+	switch charged {
+	case renewalPaid:
 		return r.reactivateSubscription(ctx, tx, s, now, nil)
+	case renewalSettling:
+		// No retry while the debit settles: its event pays the order or resumes dunning.
+		return r.scheduleOrderPayment(ctx, tx, o.ID, nil)
 	}
-	if failed := o.FailedAttempts + 1; failed <= len(dunningRetries) {
-		return r.scheduleOrderPayment(ctx, tx, o.ID, renewalPtr(at.Add(dunningRetries[failed-1])))
+	return r.nextDunningStep(ctx, tx, s, o.ID, o.FailedAttempts+1, at, now)
+}
+
+// nextDunningStep follows the failed-th declined attempt (at `at`) to pay a subscription's
+// order: the next retry on the dunning schedule, or after the last one the subscription
+// unpaid, its benefits revoked.
+func (r *Resolver) nextDunningStep(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, orderID uuid.UUID, failed int,
+	at, now time.Time) error {
+	if failed <= len(dunningRetries) {
+		return r.scheduleOrderPayment(ctx, tx, orderID, renewalPtr(at.Add(dunningRetries[failed-1])))
 	}
 	out, err := r.stopSubscription(ctx, tx, s, now, storage.SubscriptionUpdate{Status: storage.Set(storage.SubscriptionStatusUnpaid),
 		EndedAt: storage.Set(at), EndsAt: storage.Set(&at)})
@@ -249,8 +261,8 @@ func (r *Resolver) billFinalUsage(ctx context.Context, tx *sqlx.Tx, s *storage.S
 		return err
 	}
 	key := fmt.Sprintf("subscription:%s:final-usage:%s", s.ID, end.UTC().Format(time.RFC3339Nano))
-	paid, err := r.chargeRenewal(ctx, tx, s, order, key, end)
-	if err != nil || paid {
+	charged, err := r.chargeRenewal(ctx, tx, s, order, key, end)
+	if err != nil || charged != renewalFailed {
 		return err
 	}
 	return r.scheduleOrderPayment(ctx, tx, order.ID, renewalPtr(end.Add(dunningRetries[0])))
@@ -283,14 +295,25 @@ func (r *Resolver) renewalDiscount(ctx context.Context, tx *sqlx.Tx, s *storage.
 	return discountAmount(d, s.Amount), nil
 }
 
+// renewalCharge is how a renewal charge ended.
+type renewalCharge int
+
+const (
+	renewalFailed   renewalCharge = iota // declined, or nothing to charge: dunning follows
+	renewalPaid                          // the order is paid
+	renewalSettling                      // a bank debit is processing: the processor's event settles the order
+)
+
 // chargeRenewal charges an order's due amount to the subscription's payment method (its own,
 // else the customer's default; storage.ChargeableMethod decides) and records the attempt as
 // made at `at`, the time it fell due. It reports whether the order is paid (then marked
-// paid); a decline, a card whose issuer wants the holder to authenticate (nobody is there
-// to do so off session), or no payment method at all, is a failed attempt, not an error,
-// and dunning follows. A processor fault is an error and rolls the step back.
+// paid) or settles later (a bank debit, whose attempt stays pending with its intent until
+// the processor's event settles it, see settleOrderIntent); a decline, a card whose issuer
+// wants the holder to authenticate (nobody is there to do so off session), or no payment
+// method at all, is a failed attempt, not an error, and dunning follows. A processor fault
+// is an error and rolls the step back.
 func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, o *storage.Order, key string,
-	at time.Time) (bool, error) {
+	at time.Time) (renewalCharge, error) {
 	attempt := storage.ChargeAttempt{OrganizationID: s.OrganizationID, CustomerID: s.CustomerID, OrderID: o.ID,
 		Processor: r.payments.Name(), Amount: o.DueAmount, Currency: o.Currency, Status: "succeeded"}
 	if o.DueAmount > 0 {
@@ -300,7 +323,7 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 			attempt.Status = "failed"
 			attempt.DeclineReason, attempt.DeclineMessage = renewalPtr("no_payment_method"), renewalPtr("The customer has no payment method.")
 		case err != nil:
-			return false, err
+			return renewalFailed, err
 		default:
 			attempt.PaymentMethodID = &method.ID
 			ch, err := r.payments.Charge(ctx, chargeRequest(method, o.DueAmount, o.Currency, key, "Subscription renewal"))
@@ -317,20 +340,25 @@ func (r *Resolver) chargeRenewal(ctx context.Context, tx *sqlx.Tx, s *storage.Su
 				attempt.DeclineReason = renewalPtr("authentication_required")
 				attempt.DeclineMessage = renewalPtr("The card issuer requires the customer to authenticate this payment.")
 			case err != nil:
-				return false, err
+				return renewalFailed, err
+			case ch.Processing:
+				attempt.Status, attempt.IntentID = "pending", &ch.IntentID
 			default:
 				attempt.ProcessorID = &ch.ID
 			}
 		}
 		if err := storage.RecordChargeAttempt(ctx, tx, at, attempt); err != nil {
-			return false, err
+			return renewalFailed, err
 		}
 	}
-	if attempt.Status != "succeeded" {
-		return false, nil
+	switch attempt.Status {
+	case "pending":
+		return renewalSettling, nil
+	case "succeeded":
+		_, err := r.markOrderPaid(ctx, tx, o.ID)
+		return renewalPaid, err
 	}
-	_, err := r.markOrderPaid(ctx, tx, o.ID)
-	return err == nil, err
+	return renewalFailed, nil
 }
 
 // renewalPtr points at a copy of v, for optional fields.

@@ -96,6 +96,10 @@ type IntentPayment struct {
 	OrderID         uuid.UUID  `db:"order_id"`
 	OrganizationID  uuid.UUID  `db:"organization_id"`
 	SubscriptionID  *uuid.UUID `db:"subscription_id"`
+	// Status is the payment's own (pending while it waits; failed for a renewal that
+	// asked for 3-D Secure and already counts as declined), Trigger who made it.
+	Status  string          `db:"status"`
+	Trigger *PaymentTrigger `db:"trigger"`
 }
 
 // PaymentOfIntent reads the newest payment recorded with the processor's intent whose order
@@ -104,7 +108,7 @@ type IntentPayment struct {
 func PaymentOfIntent(ctx context.Context, q sqlx.ExtContext, processor, intentID string) (*IntentPayment, error) {
 	var p IntentPayment
 	err := sqlx.GetContext(ctx, q, &p, `SELECT p.id AS payment_id, p.payment_method_id, o.id AS order_id, o.organization_id,
-		o.subscription_id
+		o.subscription_id, p.status, p.trigger
 		FROM payments p JOIN orders o ON o.id = p.order_id
 		WHERE p.processor = $1 AND p.intent_id = $2 AND o.status = 'pending' AND o.deleted_at IS NULL
 		ORDER BY p.created_at DESC, p.id DESC LIMIT 1`, processor, intentID)
