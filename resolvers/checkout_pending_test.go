@@ -160,6 +160,20 @@ func TestCheckoutPaymentsThatFinishLater(t *testing.T) {
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `value="complete"`) {
 			t.Errorf("the page: %d %s", rec.Code, rec.Body.String())
 		}
+		sp, err := payment.NewStripe(payment.StripeConfig{SecretKey: "sk_test_none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		onStripe := resolverstest.NewApp(t, s.DB, func(d *resolvers.Deps) { d.Payments = sp })
+		for _, method := range []string{http.MethodGet, http.MethodPost} {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest(method, resolvers.TestPaymentPath+secret, strings.NewReader("outcome=complete"))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			onStripe.Resolver.TestPaymentHandler().ServeHTTP(rec, req)
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("%s on Stripe: %d, want 404: only the test processor has the page", method, rec.Code)
+			}
+		}
 	})
 
 	t.Run("a card whose holder disputes the payment opens a dispute on the order", func(t *testing.T) {

@@ -1,12 +1,14 @@
 package resolvers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -62,7 +64,45 @@ func (r *Resolver) ReceiveStripeEvent(ctx context.Context, payload []byte, signa
 	case err != nil:
 		return fmt.Errorf("%w: %v", ErrStripeEventMalformed, err)
 	}
-	return r.keepProcessorEvent(ctx, r.db, e, payload, nil)
+	return r.keepProcessorEvent(ctx, r.db, e, withoutNUL(payload), nil)
+}
+
+// withoutNUL is payload with each NUL character in its strings replaced by U+FFFD: Stripe
+// may send one (in metadata a seller wrote), and PostgreSQL keeps none in jsonb. The
+// signature was checked on the bytes Stripe sent.
+func withoutNUL(payload []byte) []byte {
+	if !bytes.Contains(payload, []byte(`\u0000`)) {
+		return payload
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return payload
+	}
+	out, err := json.Marshal(replaceNUL(v))
+	if err != nil {
+		return payload
+	}
+	return out
+}
+
+func replaceNUL(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, "\x00", "\uFFFD")
+	case []any:
+		for i := range x {
+			x[i] = replaceNUL(x[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[strings.ReplaceAll(k, "\x00", "\uFFFD")] = replaceNUL(e)
+		}
+		return out
+	}
+	return v
 }
 
 // keepProcessorEvent keeps a processor's event once, however often it comes, and queues its

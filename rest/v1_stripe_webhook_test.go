@@ -166,3 +166,27 @@ func TestStripeWebhookKeepsAnEventOnceUnderRedelivery(t *testing.T) {
 		t.Fatalf("20 deliveries kept %d events and queued %d jobs, want 1 and 1", events, queued)
 	}
 }
+
+// TestStripeWebhookKeepsAnEventWithANULCharacter: Stripe may send a NUL character in a
+// string (metadata a seller wrote), which PostgreSQL keeps in no jsonb value; the event is
+// still kept, once, with the character replaced, rather than failing every delivery.
+func TestStripeWebhookKeepsAnEventWithANULCharacter(t *testing.T) {
+	t.Parallel()
+	s := newV1(t, onStripe(t))
+	now := time.Now()
+	event := fmt.Sprintf(`{"id":"evt_nul","object":"event","type":"payment_method.updated","created":%d,
+		"data":{"object":{"id":"pm_x","object":"payment_method","metadata":{"note":"a\u0000b"}}}}`, now.Unix())
+	for range 2 {
+		if rec := s.do(t, signed(event, stripeWebhookSecret, now)); rec.Code != http.StatusAccepted {
+			t.Fatalf("delivery: %d %s, want 202", rec.Code, rec.Body)
+		}
+	}
+	var notes []string
+	if err := s.DB.Select(&notes, `SELECT payload -> 'data' -> 'object' -> 'metadata' ->> 'note' FROM processor_events
+		WHERE id = 'evt_nul'`); err != nil {
+		t.Fatal(err)
+	}
+	if len(notes) != 1 || notes[0] != "a\uFFFDb" {
+		t.Errorf("kept notes %q, want one with the NUL replaced", notes)
+	}
+}
