@@ -79,3 +79,23 @@ func TestTheThreeDSecurePageRefusesOddSecrets(t *testing.T) {
 		}
 	}
 }
+
+// TestAPortalRetryByBankDebitPaysOnlyWhenTheDebitSettles: a customer retrying a past-due
+// renewal from the portal with a bank account that will bounce must not get the order paid
+// and the subscription active before the debit settles, nor keep them once it fails.
+func TestAPortalRetryByBankDebitPaysOnlyWhenTheDebitSettles(t *testing.T) {
+	t.Parallel()
+	w := newRetryWorld(t, payment.TokenChargeDeclined)
+	got, refusal := w.confirm(t, vars{"confirmationTokenId": payment.TokenBankDebitInsufficient})
+	if refusal != "" {
+		t.Fatalf("retry refused: %s", refusal)
+	}
+	st := w.state(t)
+	if got.Status == "succeeded" || st.Order == "paid" || st.Subscription == "active" {
+		t.Errorf("while the debit processes: answer %s, %+v; want the order pending and the subscription past_due", got.Status, st)
+	}
+	pendingWorld{s: w.s}.runJobs(t)
+	if st := w.state(t); st.Order != "pending" || st.Subscription != "past_due" {
+		t.Errorf("after the debit bounced: %+v, want the order pending and the subscription past_due", st)
+	}
+}
