@@ -164,8 +164,18 @@ func (r *Resolver) settleCheckoutIntent(ctx context.Context, tx *sqlx.Tx, in pay
 	}
 	if in.Succeeded {
 		conf := &confirmation{checkout: c, method: p.Method, methodID: p.MethodID, trialing: p.Trialing}
+		if err := storage.Savepoint(ctx, tx, "settle_checkout"); err != nil {
+			return true, err
+		}
 		_, err := r.fulfilCheckout(ctx, tx, c, conf, &payment.Charge{ID: in.ChargeID, Amount: in.Amount})
-		return true, err
+		var refused *Error
+		if !errors.As(err, &refused) {
+			return true, err
+		}
+		if err := storage.RollbackToSavepoint(ctx, tx, "settle_checkout"); err != nil {
+			return true, err
+		}
+		return true, r.refundUnbought(ctx, tx, c, in, refused)
 	}
 	if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, storage.CheckoutStatusConfirmed, storage.CheckoutStatusOpen); err != nil {
 		return true, err
@@ -177,6 +187,26 @@ func (r *Resolver) settleCheckoutIntent(ctx context.Context, tx *sqlx.Tx, in pay
 		return true, err
 	}
 	return true, r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
+}
+
+// refundUnbought gives back a payment that settled for a checkout a rule then refused to
+// complete (its price archived while the buyer authenticated, say), so that no buyer pays
+// for nothing, and fails the checkout. The refund's key is the checkout's, so a retry of
+// the event refunds once.
+func (r *Resolver) refundUnbought(ctx context.Context, tx *sqlx.Tx, c *storage.Checkout, in payment.IntentOutcome, why *Error) error {
+	r.logger.WarnContext(ctx, "checkout: refunding a payment for a purchase refused after it settled",
+		"checkout", c.ID, "charge", in.ChargeID, "reason", why.Detail)
+	if _, err := r.payments.Refund(ctx, payment.RefundRequest{ChargeID: in.ChargeID, Amount: in.Amount, Currency: in.Currency,
+		IdempotencyKey: "checkout_" + c.ID.String() + "_unbought", Reason: "requested_by_customer"}); err != nil {
+		return err
+	}
+	if _, err := storage.SetCheckoutStatus(ctx, tx, c.ID, storage.CheckoutStatusConfirmed, storage.CheckoutStatusFailed); err != nil {
+		return err
+	}
+	if err := storage.EndCheckoutPendingPayment(ctx, tx, c.ID, false); err != nil {
+		return err
+	}
+	return r.emit(ctx, tx, c.OrganizationID, "checkout.updated", c.ID)
 }
 
 // saveRefusal is the answer to a processor that would not save a payment method: the card

@@ -3,6 +3,7 @@ package resolvers_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -218,5 +219,45 @@ func TestARenewalTheCustomerAuthenticatesFromThePortal(t *testing.T) {
 	w.s.Get(t, &paid, `SELECT count(*) FROM payments WHERE order_id = $1 AND status = 'succeeded'`, w.order)
 	if paid != 1 {
 		t.Errorf("%d succeeded payments of the order, want 1", paid)
+	}
+}
+
+// TestAPaymentForAPurchaseRefusedAfterItSettledIsGivenBack: the customer a waiting checkout
+// was for is deleted while its holder authenticates; the purchase can no longer be made, so
+// the settled payment is refunded, once, and the checkout fails instead of retrying forever.
+func TestAPaymentForAPurchaseRefusedAfterItSettledIsGivenBack(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	w := pendingWorld{s: s, org: s.NewOrg(t, resolverstest.AllScopes)}
+	product := createProduct(t, s, w.org.Token, vars{"name": "Ebook", "prices": []vars{ckFixed(2000)}})
+	cust := s.NewCustomer(t, w.org.ID, "")
+	c := ckNewCheckout(t, s, w.org.Token, vars{"products": []uuid.UUID{product.ID}, "customerId": cust.ID})
+	var out struct{ ConfirmCheckout ckCheckout }
+	s.Query(t, w.org.Token, ckConfirm, vars{"in": vars{"id": c.ID, "paymentToken": payment.TokenThreeDSecureRequired}}, &out)
+	if out.ConfirmCheckout.Status != "confirmed" {
+		t.Fatalf("confirmed: %s", out.ConfirmCheckout.Status)
+	}
+	s.Query(t, w.org.Token, `mutation($id: UUID!) { deleteCustomer(id: $id) { id } }`, vars{"id": cust.ID}, nil)
+	if code, body := w.authenticate(t, w.processorMetadata(t, c.ID)["intent_client_secret"], "complete"); code != http.StatusOK {
+		t.Fatalf("3-D Secure page: %d %s", code, body)
+	}
+	w.runJobs(t)
+	if st := ckGet(t, s, w.org.Token, c.ID).Status; st != "failed" {
+		t.Errorf("checkout %s, want failed", st)
+	}
+	if n := ckCount(t, s, `SELECT count(*) FROM orders WHERE checkout_id = $1`, c.ID); n != 0 {
+		t.Errorf("%d orders, want none", n)
+	}
+	if n := ckCount(t, s, `SELECT count(*) FROM jobs WHERE kind = $1 AND state <> 'completed'`, resolvers.JobStripeEvent); n != 0 {
+		t.Errorf("%d payment events left to retry, want none", n)
+	}
+	// The charge was given back: refunding it again is refused as fully refunded.
+	var charge string
+	s.Get(t, &charge, `SELECT payload -> 'data' -> 'object' ->> 'latest_charge' FROM processor_events
+		WHERE type = 'payment_intent.succeeded'`)
+	_, err := s.Deps.Payments.Refund(context.Background(), payment.RefundRequest{ChargeID: charge, Amount: 1, Currency: "usd"})
+	var refusal *payment.RefundError
+	if !errors.As(err, &refusal) || refusal.Code != "charge_already_refunded" {
+		t.Errorf("refunding the charge again: %v, want charge_already_refunded", err)
 	}
 }

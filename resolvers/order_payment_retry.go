@@ -35,6 +35,7 @@ const retryFailedMessage = "Payment failed. Please try again."
 const (
 	retrySucceeded      = "succeeded"
 	retryRequiresAction = "requires_action"
+	retryProcessing     = "processing"
 	retryFailed         = "failed"
 )
 
@@ -179,6 +180,11 @@ func (r *Resolver) chargeRetry(ctx context.Context, c *retryClaim, token *string
 			out.Status, out.ClientSecret = retryRequiresAction, &action.ClientSecret
 		case err != nil:
 			return r.retryRefused(ctx, o, err, processorID)
+		case ch.Processing:
+			// A bank debit pays the order only once it settles: the attempt waits with its
+			// intent, under the lock, for the processor's event (settleOrderIntent).
+			attempt.Status, attempt.IntentID = "pending", &ch.IntentID
+			out.Status = retryProcessing
 		default:
 			attempt.ProcessorID = &ch.ID
 		}

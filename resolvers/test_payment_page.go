@@ -6,10 +6,15 @@ import (
 	"html/template"
 	"net/http"
 	"path"
+	"regexp"
 )
 
 // TestPaymentPath is where TestPaymentHandler is mounted, followed by a client secret.
 const TestPaymentPath = "/test-payments/3ds/"
+
+// clientSecretShape is what a client secret can look like (pi_…_secret_…); anything else
+// is no payment's, and is answered without a lookup.
+var clientSecretShape = regexp.MustCompile(`^pi_[A-Za-z0-9_]{1,200}$`)
 
 // testPaymentPage is the test processor's 3-D Secure page: no external assets, two buttons.
 var testPaymentPage = template.Must(template.New("3ds").Parse(`<!doctype html>
@@ -35,7 +40,7 @@ func (r *Resolver) TestPaymentHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		secret := path.Base(req.URL.Path)
-		if _, ok := r.payments.(testAuthenticator); !ok {
+		if _, ok := r.payments.(testAuthenticator); !ok || !clientSecretShape.MatchString(secret) {
 			http.NotFound(w, req)
 			return
 		}

@@ -2438,7 +2438,9 @@ type OrderPage struct {
 type OrderPaymentConfirmation struct {
 	// succeeded: the order is paid. requires_action: the card issuer wants the customer to
 	// authenticate; the order stays pending until the processor reports how that ended.
-	// failed: the payment was declined or could not be made; the order stays pending.
+	// processing: a bank debit was accepted and settles later; the order stays pending until
+	// the processor reports the outcome. failed: the payment was declined or could not be made;
+	// the order stays pending.
 	Status string `json:"status"`
 	// The payment intent's client secret for the customer's 3-D Secure step, when status is requires_action.
 	ClientSecret *string `json:"clientSecret,omitempty"`
