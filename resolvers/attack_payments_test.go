@@ -94,8 +94,11 @@ func TestAPortalRetryByBankDebitPaysOnlyWhenTheDebitSettles(t *testing.T) {
 	if got.Status == "succeeded" || st.Order == "paid" || st.Subscription == "active" {
 		t.Errorf("while the debit processes: answer %s, %+v; want the order pending and the subscription past_due", got.Status, st)
 	}
+	if got.Status != "processing" || st.NextAttempt != nil {
+		t.Errorf("while the debit processes: answer %s, next dunning attempt %v; want processing and none", got.Status, st.NextAttempt)
+	}
 	pendingWorld{s: w.s}.runJobs(t)
-	if st := w.state(t); st.Order != "pending" || st.Subscription != "past_due" {
-		t.Errorf("after the debit bounced: %+v, want the order pending and the subscription past_due", st)
+	if st := w.state(t); st.Order != "pending" || st.Subscription != "past_due" || st.NextAttempt == nil || st.Locked {
+		t.Errorf("after the debit bounced: %+v, want the order pending, the subscription past_due, dunning resumed", st)
 	}
 }

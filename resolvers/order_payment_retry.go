@@ -189,7 +189,7 @@ func (r *Resolver) chargeRetry(ctx context.Context, c *retryClaim, token *string
 			attempt.ProcessorID = &ch.ID
 		}
 	}
-	return out, r.recordRetry(ctx, c, attempt, saved)
+	return out, r.recordRetry(ctx, c, attempt, saved, out.Status == retryProcessing)
 }
 
 // retryRefused answers a retry that never reached a decision at the processor (an unknown
@@ -214,7 +214,8 @@ func (r *Resolver) retryRefused(ctx context.Context, o *storage.OrderPayment, er
 // recordRetry stores a retry's outcome: the new card (saved as the portal saves cards), the
 // attempt, and for a payment that went through the order paid as a dunning retry pays it.
 // The lock is released unless the payment waits for the customer.
-func (r *Resolver) recordRetry(ctx context.Context, c *retryClaim, attempt storage.ChargeAttempt, saved *payment.Method) error {
+func (r *Resolver) recordRetry(ctx context.Context, c *retryClaim, attempt storage.ChargeAttempt, saved *payment.Method,
+	debit bool) error {
 	ctx = context.WithoutCancel(ctx) // the processor has answered: what it did is kept, whoever still listens
 	return storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
 		o, s, err := r.lockOrderPayment(ctx, tx, storage.OrderPaymentKey{ID: c.order.ID}, c.order.SubscriptionID, c.now)
@@ -242,6 +243,11 @@ func (r *Resolver) recordRetry(ctx context.Context, c *retryClaim, attempt stora
 			return r.orderPaidByRetry(ctx, tx, o.ID, s, c.now, attempt.PaymentMethodID)
 		case retryFailed:
 			return storage.SetOrderPaymentLock(ctx, tx, o.ID, nil)
+		}
+		if debit {
+			// A debit takes days, past any lock: dunning stops until it settles, and a
+			// failure hands the order back to it (bankDebitFailed).
+			return r.scheduleOrderPayment(ctx, tx, o.ID, nil)
 		}
 		return nil
 	})

@@ -55,7 +55,7 @@ func (r *Resolver) settleOrderIntent(ctx context.Context, tx *sqlx.Tx, processor
 		if err := storage.SetOrderPaymentLock(ctx, tx, o.ID, nil); err != nil {
 			return false, err
 		}
-		if s != nil && p.Status == "pending" && (p.Trigger == nil || *p.Trigger != storage.PaymentTriggerRetryCustomer) {
+		if s != nil && p.Status == "pending" && o.NextPaymentAttemptAt == nil {
 			return true, r.bankDebitFailed(ctx, tx, s, o.ID, now)
 		}
 		return true, nil
@@ -137,8 +137,8 @@ func (r *Resolver) reactivateSubscription(ctx context.Context, tx *sqlx.Tx, s *s
 	return r.emitSubscription(ctx, tx, out, events...)
 }
 
-// bankDebitFailed is dunning taking over a renewal whose bank debit settled as failed: the
-// attempt now counts as declined, the subscription is past_due if it was still active, and
+// bankDebitFailed is dunning taking over a renewal (or the customer's retry of one) whose
+// bank debit settled as failed: the subscription is past_due if it was still active, and
 // the order's next retry is scheduled from now (or, after the last, the subscription ends
 // unpaid), as when a card renewal is declined.
 func (r *Resolver) bankDebitFailed(ctx context.Context, tx *sqlx.Tx, s *storage.Subscription, orderID uuid.UUID, now time.Time) error {
@@ -146,7 +146,7 @@ func (r *Resolver) bankDebitFailed(ctx context.Context, tx *sqlx.Tx, s *storage.
 	if err != nil {
 		return err
 	}
-	failed := o.FailedAttempts
+	failed := max(o.FailedAttempts, 1)
 	if o.ID != orderID {
 		failed = 1
 	}
