@@ -56,35 +56,48 @@ func NewStripe(cfg StripeConfig) (*StripeProcessor, error) {
 // Name implements Processor.
 func (p *StripeProcessor) Name() string { return "stripe" }
 
-// SavePaymentMethod implements Processor. The token (tok_visa, or one Stripe.js made)
-// becomes a PaymentMethod, which a SetupIntent confirmed for off-session use attaches to the
-// request's Stripe Customer, so renewals can charge it while the customer is away. A request
-// naming no Stripe Customer gets a new one, made after the token proved valid.
+// SavePaymentMethod implements Processor. The token is what Stripe.js gave the buyer's page:
+// a card token (tok_visa, …), which becomes a PaymentMethod; a PaymentMethod (pm_…); or a
+// ConfirmationToken (ctoken_…, as upstream's checkout sends), which the SetupIntent itself
+// confirms. A SetupIntent confirmed for off-session use attaches the method to the request's
+// Stripe Customer, so renewals can charge it while the customer is away. A request naming no
+// Stripe Customer gets a new one, made after a card token or PaymentMethod proved valid.
 func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, req SaveRequest) (Method, error) {
-	pm, err := p.client.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{
-		Type: stripe.String(string(stripe.PaymentMethodTypeCard)),
-		Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String(req.Token)},
-	})
-	if err != nil {
-		if isInvalidRequest(err) {
-			return Method{}, fmt.Errorf("%w: %s", ErrInvalidToken, stripeMessage(err))
+	var pm *stripe.PaymentMethod
+	confirmation := strings.HasPrefix(req.Token, "ctoken_")
+	if !confirmation {
+		var err error
+		if pm, err = p.tokenMethod(ctx, req.Token); err != nil {
+			return Method{}, err
 		}
-		return Method{}, chargeError(ctx, "saving a payment method", err)
 	}
 	customer := req.Customer.ProcessorID
 	if customer == "" {
+		var err error
 		if customer, err = p.createCustomer(ctx, req.Customer); err != nil {
 			return Method{}, err
 		}
 	}
-	si, err := p.client.V1SetupIntents.Create(ctx, &stripe.SetupIntentCreateParams{
-		Customer:           stripe.String(customer),
-		PaymentMethod:      stripe.String(pm.ID),
-		PaymentMethodTypes: []*string{stripe.String(string(pm.Type))},
-		Usage:              stripe.String(string(stripe.SetupIntentUsageOffSession)),
-		Confirm:            stripe.Bool(true),
-	})
+	params := &stripe.SetupIntentCreateParams{
+		Customer: stripe.String(customer),
+		Usage:    stripe.String(string(stripe.SetupIntentUsageOffSession)),
+		Confirm:  stripe.Bool(true),
+	}
+	if confirmation {
+		params.ConfirmationToken = stripe.String(req.Token)
+		params.PaymentMethodTypes = []*string{stripe.String(string(stripe.PaymentMethodTypeCard))}
+		params.AddExpand("payment_method")
+	} else {
+		params.PaymentMethod = stripe.String(pm.ID)
+		params.PaymentMethodTypes = []*string{stripe.String(string(pm.Type))}
+	}
+	si, err := p.client.V1SetupIntents.Create(ctx, params)
 	if err != nil {
+		if isInvalidRequest(err) {
+			// A confirmation token that is no longer valid, or a method saved to another
+			// customer: the buyer's token is at fault, not Till.
+			return Method{}, fmt.Errorf("%w: %s", ErrInvalidToken, stripeMessage(err))
+		}
 		return Method{}, chargeError(ctx, "saving a payment method", err)
 	}
 	switch si.Status {
@@ -96,9 +109,36 @@ func (p *StripeProcessor) SavePaymentMethod(ctx context.Context, req SaveRequest
 	default:
 		return Method{}, fmt.Errorf("stripe: setup intent %s is %s", si.ID, si.Status)
 	}
+	if confirmation {
+		if pm = si.PaymentMethod; pm == nil || pm.ID == "" {
+			return Method{}, fmt.Errorf("stripe: setup intent %s names no payment method", si.ID)
+		}
+	}
 	m := methodOf(pm)
 	m.ProcessorCustomerID = customer
 	return m, nil
+}
+
+// tokenMethod is the PaymentMethod a client-side token stands for: one Stripe.js made
+// (pm_…), read back, or a card token (tok_…), from which a PaymentMethod is made.
+func (p *StripeProcessor) tokenMethod(ctx context.Context, token string) (*stripe.PaymentMethod, error) {
+	var pm *stripe.PaymentMethod
+	var err error
+	if strings.HasPrefix(token, "pm_") {
+		pm, err = p.client.V1PaymentMethods.Retrieve(ctx, token, nil)
+	} else {
+		pm, err = p.client.V1PaymentMethods.Create(ctx, &stripe.PaymentMethodCreateParams{
+			Type: stripe.String(string(stripe.PaymentMethodTypeCard)),
+			Card: &stripe.PaymentMethodCreateCardParams{Token: stripe.String(token)},
+		})
+	}
+	if err != nil {
+		if isInvalidRequest(err) {
+			return nil, fmt.Errorf("%w: %s", ErrInvalidToken, stripeMessage(err))
+		}
+		return nil, chargeError(ctx, "saving a payment method", err)
+	}
+	return pm, nil
 }
 
 // createCustomer creates the Stripe Customer of a Till customer. For a Till customer that

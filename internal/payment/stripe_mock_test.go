@@ -95,6 +95,38 @@ func TestStripeProcessorAgainstStripeMock(t *testing.T) {
 				{route: "POST /v1/payment_methods"},
 				{route: "POST /v1/setup_intents", fields: map[string]string{"customer": "cus_known"}},
 			}},
+		{name: "a PaymentMethod Stripe.js made is read back and set up on the customer",
+			call: func() (any, error) {
+				m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: "pm_fromElements", Customer: payment.CustomerRef{
+					ProcessorID: "cus_known"}})
+				if m.ProcessorID != "pm_fromElements" {
+					t.Errorf("saved %q, want the method the token names", m.ProcessorID)
+				}
+				m.ProcessorID = ""
+				return m, err
+			},
+			want: payment.Method{ProcessorCustomerID: "cus_known", Type: "card", Brand: "visa", Last4: "4242", ExpMonth: 8,
+				ExpYear: 2030, Wallet: &link},
+			sent: []wantRequest{
+				{route: "GET /v1/payment_methods/pm_fromElements"},
+				{route: "POST /v1/setup_intents", fields: map[string]string{"customer": "cus_known", "payment_method": "pm_fromElements"}},
+			}},
+		{name: "a ConfirmationToken confirms the setup itself, which names the method saved",
+			call: func() (any, error) {
+				m, err := p.SavePaymentMethod(ctx, payment.SaveRequest{Token: "ctoken_fromCheckout", Customer: payment.CustomerRef{
+					ProcessorID: "cus_known"}})
+				if !strings.HasPrefix(m.ProcessorID, "pm_") {
+					t.Errorf("saved %q, want the setup intent's payment method", m.ProcessorID)
+				}
+				m.ProcessorID = ""
+				return m, err
+			},
+			want: payment.Method{ProcessorCustomerID: "cus_known", Type: "card", Brand: "visa", Last4: "4242", ExpMonth: 8,
+				ExpYear: 2030, Wallet: &link},
+			sent: []wantRequest{
+				{route: "POST /v1/setup_intents", fields: map[string]string{"customer": "cus_known",
+					"confirmation_token": "ctoken_fromCheckout", "expand[0]": "payment_method", "usage": "off_session"}},
+			}},
 		{name: "a charge confirms an off-session payment on the customer it names under the request's key",
 			call: func() (any, error) {
 				return charged(p.Charge(ctx, payment.ChargeRequest{Amount: 1500, Currency: "EUR", PaymentMethodID: "pm_saved",
