@@ -47,6 +47,7 @@ type ResolverRoot interface {
 	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
 	Organization() OrganizationResolver
+	PersonalAccessToken() PersonalAccessTokenResolver
 	Product() ProductResolver
 	ProductPrice() ProductPriceResolver
 	ProductPriceMeteredUnit() ProductPriceMeteredUnitResolver
@@ -1022,6 +1023,7 @@ type ComplexityRoot struct {
 		CreateFile                      func(childComplexity int, input model.FileCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateOAuth2Client              func(childComplexity int, input model.OAuth2ClientCreateInput) int
+		CreatePersonalAccessToken       func(childComplexity int, input model.PersonalAccessTokenCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
 		CreateRefund                    func(childComplexity int, input model.RefundCreateInput) int
 		CreateWebhookEndpoint           func(childComplexity int, input model.WebhookEndpointCreateInput) int
@@ -1054,6 +1056,7 @@ type ComplexityRoot struct {
 		RegenerateLicenseKey            func(childComplexity int, id uuid.UUID) int
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
 		RetryJob                        func(childComplexity int, id uuid.UUID) int
+		RevokePersonalAccessToken       func(childComplexity int, id uuid.UUID) int
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
 		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
@@ -1275,6 +1278,21 @@ type ComplexityRoot struct {
 		Seats      func(childComplexity int) int
 	}
 
+	PersonalAccessToken struct {
+		Comment    func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		ModifiedAt func(childComplexity int) int
+		Scopes     func(childComplexity int) int
+	}
+
+	PersonalAccessTokenCreatePayload struct {
+		PersonalAccessToken func(childComplexity int) int
+		Token               func(childComplexity int) int
+	}
+
 	Problem struct {
 		Code   func(childComplexity int) int
 		Detail func(childComplexity int) int
@@ -1479,6 +1497,7 @@ type ComplexityRoot struct {
 		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
 		Organization           func(childComplexity int, id *uuid.UUID) int
 		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		PersonalAccessTokens   func(childComplexity int) int
 		Product                func(childComplexity int, id uuid.UUID) int
 		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
 		Refund                 func(childComplexity int, id uuid.UUID) int
@@ -6146,6 +6165,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOAuth2Client(childComplexity, args["input"].(model.OAuth2ClientCreateInput)), true
+	case "Mutation.createPersonalAccessToken":
+		if e.ComplexityRoot.Mutation.CreatePersonalAccessToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPersonalAccessToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePersonalAccessToken(childComplexity, args["input"].(model.PersonalAccessTokenCreateInput)), true
 	case "Mutation.createProduct":
 		if e.ComplexityRoot.Mutation.CreateProduct == nil {
 			break
@@ -6498,6 +6528,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RetryJob(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.revokePersonalAccessToken":
+		if e.ComplexityRoot.Mutation.RevokePersonalAccessToken == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokePersonalAccessToken_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokePersonalAccessToken(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.revokeSeat":
 		if e.ComplexityRoot.Mutation.RevokeSeat == nil {
 			break
@@ -7636,6 +7677,62 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PendingSubscriptionUpdate.Seats(childComplexity), true
+
+	case "PersonalAccessToken.comment":
+		if e.ComplexityRoot.PersonalAccessToken.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.Comment(childComplexity), true
+	case "PersonalAccessToken.createdAt":
+		if e.ComplexityRoot.PersonalAccessToken.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.CreatedAt(childComplexity), true
+	case "PersonalAccessToken.expiresAt":
+		if e.ComplexityRoot.PersonalAccessToken.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.ExpiresAt(childComplexity), true
+	case "PersonalAccessToken.id":
+		if e.ComplexityRoot.PersonalAccessToken.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.ID(childComplexity), true
+	case "PersonalAccessToken.lastUsedAt":
+		if e.ComplexityRoot.PersonalAccessToken.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.LastUsedAt(childComplexity), true
+	case "PersonalAccessToken.modifiedAt":
+		if e.ComplexityRoot.PersonalAccessToken.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.ModifiedAt(childComplexity), true
+	case "PersonalAccessToken.scopes":
+		if e.ComplexityRoot.PersonalAccessToken.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessToken.Scopes(childComplexity), true
+
+	case "PersonalAccessTokenCreatePayload.personalAccessToken":
+		if e.ComplexityRoot.PersonalAccessTokenCreatePayload.PersonalAccessToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessTokenCreatePayload.PersonalAccessToken(childComplexity), true
+	case "PersonalAccessTokenCreatePayload.token":
+		if e.ComplexityRoot.PersonalAccessTokenCreatePayload.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PersonalAccessTokenCreatePayload.Token(childComplexity), true
 
 	case "Problem.code":
 		if e.ComplexityRoot.Problem.Code == nil {
@@ -8810,6 +8907,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.PaymentMethods(childComplexity, args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.personalAccessTokens":
+		if e.ComplexityRoot.Query.PersonalAccessTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.PersonalAccessTokens(childComplexity), true
 	case "Query.product":
 		if e.ComplexityRoot.Query.Product == nil {
 			break
@@ -9946,6 +10049,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputOrderFilter,
 		ec.unmarshalInputOrderUpdateInput,
 		ec.unmarshalInputPaymentMethodSaveInput,
+		ec.unmarshalInputPersonalAccessTokenCreateInput,
 		ec.unmarshalInputPortalCustomerUpdateInput,
 		ec.unmarshalInputPortalOrderConfirmPaymentInput,
 		ec.unmarshalInputPortalOrderFilter,
@@ -15157,6 +15261,70 @@ extend type Mutation {
   ): PaymentMethod @billing
 }
 `, BuiltIn: false},
+	{Name: "../schema/personal_access_token.graphqls", Input: `"""
+A personal access token: a credential a user makes for their own scripts and tools, acting
+as the user within the scopes it was given. The token itself is shown once, at creation;
+Till keeps only its hash.
+"""
+type PersonalAccessToken {
+  "The token's id, which revokePersonalAccessToken takes."
+  id: UUID!
+  "When the token was created."
+  createdAt: DateTime!
+  "When the token was last changed; null if never."
+  modifiedAt: DateTime
+  "The name its owner gave the token, to recognise it by."
+  comment: String!
+  "What the token may do, in Till's canonical scope order."
+  scopes: [String!]!
+  "When the token stops working; null if never."
+  expiresAt: DateTime
+  "When the token last authenticated a request, to the minute; null if never."
+  lastUsedAt: DateTime
+}
+
+"A new personal access token and, this once, the token itself."
+type PersonalAccessTokenCreatePayload {
+  "The token as it is listed."
+  personalAccessToken: PersonalAccessToken!
+  "The till_pat_ token: shown only now."
+  token: String!
+}
+
+"What a new personal access token may do and for how long."
+input PersonalAccessTokenCreateInput {
+  "A name to recognise the token by, up to 255 characters."
+  comment: String!
+  "The scopes the token gets; each must be one the calling token holds."
+  scopes: [String!]!
+  "Seconds until the token expires, at least 60; null never expires."
+  expiresIn: Int
+}
+
+extend type Query {
+  """
+  The caller's own personal access tokens that are not revoked, expired ones included, newest
+  first. A user holds at most 100.
+  """
+  personalAccessTokens: [PersonalAccessToken!] @firstParty @listSize(assumedSize: 100)
+}
+
+extend type Mutation {
+  "Creates a personal access token for the caller; the token is in the answer and nowhere else."
+  createPersonalAccessToken(
+    "The new token's name, scopes and lifetime."
+    input: PersonalAccessTokenCreateInput!
+  ): PersonalAccessTokenCreatePayload @firstParty
+  """
+  Revokes one of the caller's personal access tokens and returns it as it was: it stops
+  working at once, in every serving process. Another user's token is not found.
+  """
+  revokePersonalAccessToken(
+    "The token's id."
+    id: UUID!
+  ): PersonalAccessToken @firstParty
+}
+`, BuiltIn: false},
 	{Name: "../schema/portal.graphqls", Input: `"The customer portal root for customer and member sessions."
 type Me {
   "The session's customer."
@@ -18745,6 +18913,36 @@ func (ec *executionContext) childFields_PendingSubscriptionUpdate(ctx context.Co
 		return ec.fieldContext_PendingSubscriptionUpdate_seats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PendingSubscriptionUpdate", field.Name)
+}
+
+func (ec *executionContext) childFields_PersonalAccessToken(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_PersonalAccessToken_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_PersonalAccessToken_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_PersonalAccessToken_modifiedAt(ctx, field)
+	case "comment":
+		return ec.fieldContext_PersonalAccessToken_comment(ctx, field)
+	case "scopes":
+		return ec.fieldContext_PersonalAccessToken_scopes(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_PersonalAccessToken_expiresAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_PersonalAccessToken_lastUsedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonalAccessToken", field.Name)
+}
+
+func (ec *executionContext) childFields_PersonalAccessTokenCreatePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "personalAccessToken":
+		return ec.fieldContext_PersonalAccessTokenCreatePayload_personalAccessToken(ctx, field)
+	case "token":
+		return ec.fieldContext_PersonalAccessTokenCreatePayload_token(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PersonalAccessTokenCreatePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Problem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

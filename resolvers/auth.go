@@ -3,8 +3,9 @@ package resolvers
 import (
 	"context"
 	"errors"
-	"github.com/vektah/gqlparser/v2/ast"
 	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
@@ -238,6 +239,9 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	}
 	if err != nil {
 		return auth.Principal{}, err
+	}
+	if kind == auth.TokenPersonal {
+		r.recordPersonalTokenUse(ctx, t)
 	}
 	p.TokenID, p.OrganizationID, p.UserID = t.ID, t.OrganizationID, t.UserID
 	p.CustomerID, p.MemberID, p.MemberRole, p.Organizations = t.CustomerID, t.MemberID, t.MemberRole, t.Organizations

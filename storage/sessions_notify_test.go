@@ -73,6 +73,12 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 			ON CONFLICT (organization_id) DO UPDATE SET invoice_last = order_numbers.invoice_last + 1`, org.ID), nil},
 		{"an organization token revoked", exec(`UPDATE organization_access_tokens SET deleted_at = now() WHERE organization_id = $1`, org.ID), credentials},
 		{"a personal token deleted", exec(`DELETE FROM personal_access_tokens WHERE false`), credentials},
+		{"a personal token revoked", exec(`UPDATE personal_access_tokens SET deleted_at = now() WHERE false`), credentials},
+		{"a personal token's use recorded notifies nobody", func(t *testing.T) {
+			if err := storage.TouchPersonalToken(ctx, db, uuid.New()); err != nil {
+				t.Fatal(err)
+			}
+		}, nil},
 		{"a user joins an organization", exec(`INSERT INTO user_organizations (user_id, organization_id)
 			SELECT id, $1 FROM users WHERE false`, org.ID), credentials},
 		{"an organization deleted", exec(`UPDATE organizations SET deleted_at = now() WHERE id = $1`, org.ID),

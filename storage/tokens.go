@@ -41,6 +41,9 @@ type ResolvedToken struct {
 	Scope          string      `db:"scope"`
 	Organizations  []uuid.UUID `db:"-"`
 	ExpiresAt      *time.Time  `db:"expires_at"`
+	// LastUsedAt is when a personal token was last recorded as used; nil for other
+	// credentials and for a personal token never used.
+	LastUsedAt *time.Time `db:"-"`
 	// Customer is a session's customer, read with the session exactly as GetCustomer reads it
 	// for the session's organization; nil for other credentials.
 	Customer *Customer `db:"-"`
@@ -53,13 +56,13 @@ const (
 		FROM organization_access_tokens t JOIN organizations o ON o.id = t.organization_id
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND o.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())`
-	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope, t.expires_at,
+	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope, t.expires_at, t.last_used_at,
 		  coalesce(array_agg(uo.organization_id) FILTER (WHERE uo.organization_id IS NOT NULL), '{}') AS orgs
 		FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
 		LEFT JOIN user_organizations uo ON uo.user_id = u.id AND uo.deleted_at IS NULL
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND u.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())
-		GROUP BY t.id, t.user_id, t.scope, t.expires_at`
+		GROUP BY t.id, t.user_id, t.scope, t.expires_at, t.last_used_at`
 )
 
 // The session lookups also carry the session's customer as GetCustomer reads it (the live
@@ -91,7 +94,7 @@ func ResolvePersonalToken(ctx context.Context, q sqlx.ExtContext, hash string) (
 	var t ResolvedToken
 	var orgs pq.StringArray
 	row := q.QueryRowxContext(ctx, resolvePersonalTokenSQL, hash)
-	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &t.ExpiresAt, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &t.ExpiresAt, &t.LastUsedAt, &orgs); err != nil {
 		return nil, mapErr(err)
 	}
 	for _, s := range orgs {

@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/auth"
+	"till/resolvers"
 	"till/storage"
 )
 
@@ -88,22 +89,34 @@ func orgCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) er
 
 func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stdout, "Usage: till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]")
+		fmt.Fprintln(stdout, tokenUsage)
 		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
 			return nil
 		}
 		return fmt.Errorf("unknown token command; try: till token create --help")
 	}
-	fs := newFlags("token create --org SLUG|ID --scopes LIST|all",
-		"Creates an organization access token and prints it once; only its hash is stored.", stdout)
-	org := fs.String("org", "", "organization slug or id")
-	scopes := fs.String("scopes", "", `space- or comma-separated scopes, or "all"`)
-	expiresIn := fs.Duration("expires-in", 0, "lifetime, e.g. 720h; 0 never expires")
-	comment := fs.String("comment", "", "a note to recognise the token by")
+	fs := newFlags("token create --org SLUG|ID --scopes LIST|all | --user EMAIL [--scopes LIST]",
+		"Creates an organization access token (--org) or a personal access token (--user) and prints it\n"+
+			"once; only its hash is stored.", stdout)
+	org := fs.String("org", "", "organization slug or id, for an organization access token")
+	user := fs.String("user", "", "a user's email, for a personal access token")
+	scopes := fs.String("scopes", "", `space- or comma-separated scopes, or "all" (the default with --user)`)
+	fs.StringVar(scopes, "scope", "", "the same as --scopes")
+	var expiresIn lifetime
+	fs.Var(&expiresIn, "expires-in", "lifetime, e.g. 720h or 30d; 0 never expires")
+	fs.Var(&expiresIn, "expires", "the same as --expires-in")
+	comment := fs.String("comment", "", "a name to recognise the token by")
+	fs.StringVar(comment, "name", "", "the same as --comment")
 	if ok, err := parseFlags(fs, args[1:]); !ok {
 		return err
 	}
-	if *org == "" || *scopes == "" {
+	if (*org == "") == (*user == "") {
+		return fmt.Errorf("give either --org or --user")
+	}
+	if *user != "" && *scopes == "" {
+		*scopes = "all"
+	}
+	if *scopes == "" {
 		return fmt.Errorf("--org and --scopes are required")
 	}
 	set, err := auth.ParseScopes(*scopes)
@@ -119,13 +132,17 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		return err
 	}
 	defer db.close()
+	if *user != "" {
+		return personalTokenCmd(ctx, db, secret, *user, resolvers.PersonalTokenRequest{Comment: *comment,
+			Scopes: set, Lifetime: time.Duration(expiresIn)}, stdout)
+	}
 	o, err := findOrganization(ctx, db.DB, *org)
 	if err != nil {
 		return err
 	}
 	var expires *time.Time
-	if *expiresIn > 0 {
-		t := time.Now().Add(*expiresIn)
+	if expiresIn > 0 {
+		t := time.Now().Add(time.Duration(expiresIn))
 		expires = &t
 	}
 	tok, _, err := createToken(ctx, db.DB, secret, o.ID, set, *comment, expires)
@@ -135,6 +152,9 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 	fmt.Fprintf(stdout, "organization access token for %s (shown once, keep it safe):\n%s\n", o.Slug, tok)
 	return nil
 }
+
+const tokenUsage = `Usage: till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]
+       till token create --user EMAIL [--scopes LIST|all] [--expires-in DURATION] [--comment TEXT]`
 
 // findOrganization resolves a slug or an id.
 func findOrganization(ctx context.Context, db *sqlx.DB, ref string) (*storage.Organization, error) {

@@ -31,6 +31,10 @@ Usage:
   till org create --name NAME --slug SLUG     create an organization
   till token create --org SLUG|ID --scopes LIST|all [--expires-in DURATION] [--comment TEXT]
                                               create an organization access token (printed once)
+  till user create --email EMAIL [--org SLUG|ID --role owner|admin|member]
+                                              create (or find) a verified user, optionally a member
+  till token create --user EMAIL [--scopes LIST|all] [--expires-in 30d] [--comment TEXT]
+                                              create a user's personal access token (printed once)
   till demo                                   seed a demo organization and print its tokens and ids
   till license verify [--keys FILE|URL] CERT  verify an offline license certificate and print its claims
   till oidc rotate-key                        replace the OpenID Connect id-token signing key now
@@ -64,6 +68,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return migrateCmd(ctx, cfg, args[1:], stdout)
 	case "org":
 		return orgCmd(ctx, cfg, args[1:], stdout)
+	case "user":
+		return userCmd(ctx, cfg, args[1:], stdout)
 	case "token":
 		return tokenCmd(ctx, cfg, args[1:], stdout)
 	case "demo":

@@ -64,6 +64,7 @@ func TestHelpForEveryCommand(t *testing.T) {
 		{"worker --help describes worker", []string{"worker", "--help"}, "Usage: till worker"},
 		{"org create --help lists its flags", []string{"org", "create", "--help"}, "-slug"},
 		{"token create --help lists its flags", []string{"token", "create", "--help"}, "-expires-in"},
+		{"user create --help lists its flags", []string{"user", "create", "--help"}, "-role"},
 		{"database-url --help says it prints a secret", []string{"database-url", "--help"}, "contains a secret"},
 	}
 	for _, c := range cases {

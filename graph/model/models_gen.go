@@ -2628,6 +2628,24 @@ type PaymentMethodSaveInput struct {
 	SetDefault *bool `json:"setDefault,omitempty"`
 }
 
+// What a new personal access token may do and for how long.
+type PersonalAccessTokenCreateInput struct {
+	// A name to recognise the token by, up to 255 characters.
+	Comment string `json:"comment"`
+	// The scopes the token gets; each must be one the calling token holds.
+	Scopes []string `json:"scopes"`
+	// Seconds until the token expires, at least 60; null never expires.
+	ExpiresIn *int `json:"expiresIn,omitempty"`
+}
+
+// A new personal access token and, this once, the token itself.
+type PersonalAccessTokenCreatePayload struct {
+	// The token as it is listed.
+	PersonalAccessToken *storage.PersonalAccessToken `json:"personalAccessToken"`
+	// The till_pat_ token: shown only now.
+	Token string `json:"token"`
+}
+
 // The customer's own update in the portal (PATCH /v1/customer-portal/customers/me).
 type PortalCustomerUpdateInput struct {
 	// The name on invoices; null or empty leaves it as it is.

@@ -16,7 +16,24 @@ import (
 // sessionsForgetter is a Resolver that keeps sessions (a Cache).
 type sessionsForgetter interface{ ForgetSessions() }
 
-type sessionChangesKey struct{}
+// tokensForgetter is a Resolver that keeps organization and personal tokens (a Cache).
+type tokensForgetter interface{ ForgetTokens() }
+
+type (
+	sessionChangesKey  struct{}
+	tokensForgetterKey struct{}
+)
+
+// TokensChanged empties, at once, the tokens kept by the cache the request of ctx went
+// through. A use case that revokes a token calls it after the revocation committed, so the
+// revoked token is refused by this process from that moment, not only once the change
+// notification arrives; other processes forget on the notification. It does nothing outside
+// such a request.
+func TokensChanged(ctx context.Context) {
+	if f, ok := ctx.Value(tokensForgetterKey{}).(tokensForgetter); ok {
+		f.ForgetTokens()
+	}
+}
 
 // SessionsChanged records that the request of ctx changed a customer, a member or a
 // session, so that the cache of sessions it went through forgets them once the request's
@@ -27,9 +44,16 @@ func SessionsChanged(ctx context.Context) {
 	}
 }
 
-// forgettingSessions wraps next so that a request that called SessionsChanged empties the
-// sessions of resolve when it is done; resolve that keeps no sessions leaves next alone.
-func forgettingSessions(resolve Resolver, next http.Handler) http.Handler {
+// forgettingChanges wraps next so that TokensChanged reaches the tokens resolve keeps, and
+// a request that called SessionsChanged empties the sessions of resolve when it is done;
+// resolve that keeps neither leaves next alone.
+func forgettingChanges(resolve Resolver, next http.Handler) http.Handler {
+	if tokens, ok := resolve.(tokensForgetter); ok {
+		inner := next
+		next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), tokensForgetterKey{}, tokens)))
+		})
+	}
 	forget, ok := resolve.(sessionsForgetter)
 	if !ok {
 		return next

@@ -48,7 +48,7 @@ type TokenRefuser interface {
 // are logged through the default slog logger. A next handler that is a
 // [TokenRefuser] writes both answers itself. With a resolver that keeps
 // sessions (a [Cache]), a request that calls [SessionsChanged] empties them
-// when it is done.
+// when it is done, and one that calls [TokensChanged] empties its tokens at once.
 //
 // It panics if resolve is nil or secret is empty: both are wiring mistakes
 // that would otherwise authenticate nobody or hash with a guessable key.
@@ -71,7 +71,7 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 		if tr, ok := next.(TokenRefuser); ok {
 			refuse = tr.RefuseToken
 		}
-		return forgettingSessions(resolve, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return forgettingChanges(resolve, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token, ok := BearerToken(r.Header.Get("Authorization"))
 			if !ok {
 				next.ServeHTTP(w, r)
