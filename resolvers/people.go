@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
 	"till/storage"
@@ -72,15 +71,7 @@ func (r *Resolver) EnsureUser(ctx context.Context, email, org, role string) (*Us
 
 // organizationByRef finds a live organization by id or slug.
 func organizationByRef(ctx context.Context, r *Resolver, ref string) (*storage.Organization, error) {
-	var (
-		o   *storage.Organization
-		err error
-	)
-	if id, perr := uuid.Parse(ref); perr == nil {
-		o, err = storage.GetOrganization(ctx, r.db, id)
-	} else {
-		o, err = storage.GetOrganizationBySlug(ctx, r.db, ref)
-	}
+	o, err := storage.GetOrganizationByRef(ctx, r.db, ref)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, NotFound(fmt.Sprintf("No organization %q.", ref))
 	}

@@ -65,6 +65,15 @@ func GetOrganizationBySlug(ctx context.Context, q sqlx.ExtContext, slug string) 
 	return &o, mapErr(err)
 }
 
+// GetOrganizationByRef reads one live organization by id, or by slug when ref is no id, as
+// operators name organizations on the command line.
+func GetOrganizationByRef(ctx context.Context, q sqlx.ExtContext, ref string) (*Organization, error) {
+	if id, err := uuid.Parse(ref); err == nil {
+		return GetOrganization(ctx, q, id)
+	}
+	return GetOrganizationBySlug(ctx, q, ref)
+}
+
 // CountOrganizations tells whether the installation is fresh.
 func CountOrganizations(ctx context.Context, q sqlx.ExtContext) (int, error) {
 	var n int

@@ -158,15 +158,7 @@ const tokenUsage = `Usage: till token create --org SLUG|ID --scopes LIST|all [--
 
 // findOrganization resolves a slug or an id.
 func findOrganization(ctx context.Context, db *sqlx.DB, ref string) (*storage.Organization, error) {
-	var (
-		o   *storage.Organization
-		err error
-	)
-	if id, perr := uuid.Parse(ref); perr == nil {
-		o, err = storage.GetOrganization(ctx, db, id)
-	} else {
-		o, err = storage.GetOrganizationBySlug(ctx, db, ref)
-	}
+	o, err := storage.GetOrganizationByRef(ctx, db, ref)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("no organization %q", ref)
 	}
