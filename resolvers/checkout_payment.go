@@ -87,6 +87,9 @@ func (r *Resolver) retryCheckoutChargeJob(ctx context.Context, _ *sqlx.Tx, job *
 	if err := jobs.DecodeArgs(job, &args); err != nil {
 		return err
 	}
+	if job.OrganizationID == nil {
+		return jobs.Discard(errors.New("a checkout charge job names no organization"))
+	}
 	c, err := storage.GetCheckout(ctx, r.db, []uuid.UUID{*job.OrganizationID}, args.CheckoutID, r.Now())
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"till/internal/payment"
 )
@@ -98,18 +97,3 @@ func CheckoutPendingPayment(ctx context.Context, q sqlx.QueryerContext, id uuid.
 	var p PendingPayment
 	return &p, json.Unmarshal(raw, &p)
 }
-
-// Savepoint marks where RollbackToSavepoint takes tx back to, for a step that may fail
-// while what came before it must stay.
-func Savepoint(ctx context.Context, tx *sqlx.Tx, name string) error {
-	_, err := tx.ExecContext(ctx, `SAVEPOINT `+pqIdent(name))
-	return mapErr(err)
-}
-
-// RollbackToSavepoint undoes what tx did since Savepoint(name).
-func RollbackToSavepoint(ctx context.Context, tx *sqlx.Tx, name string) error {
-	_, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT `+pqIdent(name))
-	return mapErr(err)
-}
-
-func pqIdent(name string) string { return pq.QuoteIdentifier(name) }

@@ -222,3 +222,16 @@ func WithBinaryParameters(dsn string) string {
 	}
 	return strings.TrimSpace(dsn) + " binary_parameters=yes"
 }
+
+// Savepoint marks where RollbackToSavepoint takes tx back to, for a step that may fail
+// while what came before it must stay.
+func Savepoint(ctx context.Context, tx *sqlx.Tx, name string) error {
+	_, err := tx.ExecContext(ctx, `SAVEPOINT `+pq.QuoteIdentifier(name))
+	return mapErr(err)
+}
+
+// RollbackToSavepoint undoes what tx did since Savepoint(name).
+func RollbackToSavepoint(ctx context.Context, tx *sqlx.Tx, name string) error {
+	_, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT `+pq.QuoteIdentifier(name))
+	return mapErr(err)
+}
