@@ -153,6 +153,7 @@ func (r *Resolver) JobHandlers() map[string]jobs.Handler {
 		JobOrderReceipt:   r.renderReceiptJob,
 		JobStripeEvent:    r.applyStripeEventJob,
 		JobCheckoutCharge: r.retryCheckoutChargeJob,
+		JobMailSend:       r.sendMailJob,
 	}
 }
 

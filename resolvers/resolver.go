@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/blob"
+	"till/internal/mail"
 	"till/internal/payment"
 	"till/internal/ratelimit"
 	"till/storage"
@@ -65,6 +66,9 @@ type Deps struct {
 	// CostBudget holds each principal's GraphQL cost points per window (see cost.go); nil
 	// leaves budgets unlimited, while the ceiling of one operation still applies.
 	CostBudget *ratelimit.Limiter
+	// Mail delivers the mail that use cases queue (sign-in codes, invitations); nil writes
+	// each message to the log instead.
+	Mail mail.Sender
 }
 
 // Resolver is the application: every use case, the GraphQL resolvers and the background
@@ -86,6 +90,7 @@ type Resolver struct {
 	oidc          OIDCSettings
 	licenseLimits *ratelimit.Guard
 	costBudget    *ratelimit.Limiter
+	mail          mail.Sender
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -102,7 +107,7 @@ type Resolver struct {
 func New(d Deps) *Resolver {
 	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
-		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget}
+		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
