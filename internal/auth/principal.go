@@ -81,6 +81,10 @@ type Principal struct {
 	// that only the user in person may exercise, such as consenting to another application,
 	// refuse delegated principals by it.
 	OAuthClientID string
+	// BrowserSession is set when the credential is a user's browser session cookie rather
+	// than a token. Pages that act for the user in person, such as the OAuth2 consent page,
+	// accept only these; a cookie-carried request also has to pass the CSRF check.
+	BrowserSession bool
 	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
 	// principals never keeps one past it.
 	ExpiresAt *time.Time
