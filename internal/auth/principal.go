@@ -20,8 +20,8 @@ const (
 	// KindOrganization acts for one organization (organization access token,
 	// or a legacy organization OAuth2 token).
 	KindOrganization
-	// KindUser acts for a user through a personal access token or an OAuth2
-	// token, across the organizations the user belongs to.
+	// KindUser acts for a user through a personal access token, an OAuth2
+	// token or a browser session, across the organizations the user belongs to.
 	KindUser
 	// KindCustomerSession acts for one customer in the customer portal.
 	KindCustomerSession
@@ -81,6 +81,9 @@ type Principal struct {
 	// that only the user in person may exercise, such as consenting to another application,
 	// refuse delegated principals by it.
 	OAuthClientID string
+	// BrowserSession marks a user signed in through the session cookie; TokenID is then
+	// the session's id, which signing out and the list of sessions need.
+	BrowserSession bool
 	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
 	// principals never keeps one past it.
 	ExpiresAt *time.Time
