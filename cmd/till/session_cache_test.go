@@ -153,6 +153,31 @@ func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
 			return errors.Is(err, auth.ErrInvalidToken)
 		})
 	})
+	t.Run("a browser session revoked", func(t *testing.T) {
+		u, err := storage.EnsureVerifiedUser(ctx, db, "signed-in@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := storage.CreateUserSession(ctx, db, storage.UserSessionWrite{UserID: u.ID, Hash: "us-1", ExpiresAt: in}, 50); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := resolve(auth.TokenUserSession, "us-1"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := store.calls.Load()
+		if _, err := resolve(auth.TokenUserSession, "us-1"); err != nil || store.calls.Load() != before {
+			t.Fatalf("the session was not cached (%v)", err)
+		}
+		if _, err := db.Exec(`UPDATE user_sessions SET deleted_at = now() WHERE token = 'us-1'`); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the revocation", func() bool {
+			_, err := resolve(auth.TokenUserSession, "us-1")
+			return errors.Is(err, auth.ErrInvalidToken)
+		})
+	})
 	t.Run("without the listener nothing is kept", func(t *testing.T) {
 		if _, err := storage.CreateCustomerSession(ctx, db, org.ID, m.CustomerID, "cst-4", in, nil); err != nil {
 			t.Fatal(err)
@@ -195,7 +220,7 @@ func TestAChangeShowsInTheNextRequestWithoutWaitingForItsNotification(t *testing
 	ctx := t.Context()
 	db := app.db.DB
 	cache := auth.NewCache(app.resolver, time.Hour, time.Now, silentFeed{})
-	h, _, err := newHTTPHandler(app.cfg, app.resolver, auth.Middleware(cache, app.secret), app.db, nil, slog.New(slog.DiscardHandler))
+	h, _, err := newHTTPHandler(app.cfg, app.resolver, cache, app.secret, app.db, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
