@@ -39,7 +39,7 @@ const (
 //  1. An origin listed in TILL_CORS_ORIGINS may call every path, credentials allowed, its
 //     own origin echoed. Upstream's rule for its own dashboard (settings.CORS_ORIGINS).
 //  2. Any other origin may call the routes pages on sellers' own sites call (see
-//     anyOriginPath), answered "*" without credentials. A token is never ambient (no
+//     anyOriginPath), answered "*" without credentials. A token is never ambient there (/v1 reads no
 //     cookie), so such a page can do nothing a script outside a browser could not.
 //  3. Otherwise no CORS header is added and the browser keeps the answer from the page.
 //
