@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/internal/auth"
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 )
 
@@ -226,7 +227,9 @@ func TestARevokedOrExpiredSessionStopsAtOnce(t *testing.T) {
 		}
 	}
 	t.Run("another user's session is not found", func(t *testing.T) {
-		reply := outsider.send(t, http.MethodPost, `mutation { revokeUserSession(id: "`+firstID+`") { id } }`, nil)
+		doc := `mutation { revokeUserSession(id: "` + firstID + `") { id } }`
+		coverTenancy(doc)
+		reply := outsider.send(t, http.MethodPost, doc, nil)
 		if reply.code() != "NOT_FOUND" || !signedIn(b) {
 			t.Errorf("revoking another user's session: %+v", reply)
 		}
@@ -275,4 +278,27 @@ func TestARevokedOrExpiredSessionStopsAtOnce(t *testing.T) {
 			t.Errorf("a session token as a bearer token: %d %+v", reply.status, reply)
 		}
 	})
+}
+
+func TestSigningInPastTheCapEndsTheOldestSession(t *testing.T) {
+	w := newSignInWorld(t)
+	ctx := t.Context()
+	var first string
+	for i := range resolvers.MaxUserSessions + 1 {
+		code, _, _ := w.request(t, "many@example.com")
+		out, err := w.Resolver.SignInWithCode(ctx, "many@example.com", code, client)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = out.Session.ID.String()
+		}
+	}
+	var live int
+	var oldestRevoked bool
+	w.Get(t, &live, `SELECT count(*) FROM user_sessions WHERE deleted_at IS NULL`)
+	w.Get(t, &oldestRevoked, `SELECT deleted_at IS NOT NULL FROM user_sessions WHERE id = $1`, first)
+	if live != resolvers.MaxUserSessions || !oldestRevoked {
+		t.Errorf("%d live sessions, the first revoked: %t; want %d and true", live, oldestRevoked, resolvers.MaxUserSessions)
+	}
 }

@@ -31,7 +31,7 @@ var signInCSP = func() string {
 // link's button, and who is signed in.
 var signInPage = template.Must(template.New("login").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin">
 <style>` + signInStyle + `</style></head>
 <body><h1>{{.Title}}</h1>
 {{if .Error}}<p class="error" role="alert">{{.Error}}</p>{{end}}
@@ -68,13 +68,17 @@ type pageState struct {
 	retryAfter             string
 }
 
-// writePage renders the sign-in page with the headers every state carries.
+// writePage renders the sign-in page with the headers every state carries. The referrer
+// policy is same-origin, not no-referrer: a browser told to send no referrer also names the
+// origin of the page's own form posts "null", which the origin check must refuse; with
+// same-origin, Till's forms name their origin while other sites never see the page's
+// address (a magic link's token).
 func writePage(w http.ResponseWriter, s pageState) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", signInCSP)
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	if s.retryAfter != "" {
 		h.Set("Retry-After", s.retryAfter)

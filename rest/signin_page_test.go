@@ -106,7 +106,7 @@ func TestAMagicLinkIsUsedOnlyByItsButton(t *testing.T) {
 		}
 	}
 	page := s.do(t, hit{method: http.MethodGet, path: "/login/link?token=" + link})
-	if !strings.Contains(page.Body.String(), `action="/login/link"`) || page.Header().Get("Referrer-Policy") != "no-referrer" {
+	if !strings.Contains(page.Body.String(), `action="/login/link"`) || page.Header().Get("Referrer-Policy") != "same-origin" {
 		t.Errorf("the link page:\n%s", page.Body)
 	}
 	rec := s.do(t, hit{method: http.MethodPost, path: "/login/link", form: url.Values{"token": {link}}})
