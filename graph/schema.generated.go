@@ -72,6 +72,12 @@ type MutationResolver interface {
 	GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	PortalConfirmOrderPayment(ctx context.Context, id uuid.UUID, input model.PortalOrderConfirmPaymentInput) (*model.OrderPaymentConfirmation, error)
+	InviteOrganizationMember(ctx context.Context, input model.OrganizationMemberInviteInput) (*storage.OrganizationInvitation, error)
+	CancelOrganizationInvitation(ctx context.Context, id uuid.UUID) (*storage.OrganizationInvitation, error)
+	AcceptOrganizationInvitation(ctx context.Context, input model.OrganizationInvitationAcceptInput) (*storage.OrganizationMember, error)
+	ChangeOrganizationMemberRole(ctx context.Context, input model.OrganizationMemberRoleInput) (*storage.OrganizationMember, error)
+	RemoveOrganizationMember(ctx context.Context, input model.OrganizationMemberRemoveInput) (*storage.OrganizationMember, error)
+	LeaveOrganization(ctx context.Context, organizationID *uuid.UUID) (*storage.OrganizationMember, error)
 	SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error)
 	PortalSavePaymentMethod(ctx context.Context, input model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error)
@@ -138,6 +144,8 @@ type QueryResolver interface {
 	OrderInvoice(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error)
+	OrganizationMembers(ctx context.Context, organizationID *uuid.UUID, sorting []string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OrganizationMemberPage, error)
+	OrganizationInvitations(ctx context.Context, organizationID *uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OrganizationInvitationPage, error)
 	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
 	PersonalAccessTokens(ctx context.Context) ([]*storage.PersonalAccessToken, error)
 	Me(ctx context.Context) (*storage.Me, error)
@@ -169,6 +177,22 @@ func (ec *executionContext) dir_hasScope_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["any"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "permission",
+		func(ctx context.Context, v any) (model.Permission, error) {
+			return ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permission"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "usersOnly",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["usersOnly"] = arg2
 	return args, nil
 }
 
@@ -205,6 +229,14 @@ func (ec *executionContext) dir_relation_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["portal"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "permission",
+		func(ctx context.Context, v any) (model.Permission, error) {
+			return ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permission"] = arg2
 	return args, nil
 }
 
@@ -219,6 +251,20 @@ func (ec *executionContext) field_Mutation_acceptDispute_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_acceptOrganizationInvitation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationInvitationAcceptInput, error) {
+			return ec.unmarshalNOrganizationInvitationAcceptInput2tillᚋgraphᚋmodelᚐOrganizationInvitationAcceptInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -320,12 +366,40 @@ func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelOrganizationInvitation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SubscriptionCancelInput, error) {
 			return ec.unmarshalNSubscriptionCancelInput2tillᚋgraphᚋmodelᚐSubscriptionCancelInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeOrganizationMemberRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberRoleInput, error) {
+			return ec.unmarshalNOrganizationMemberRoleInput2tillᚋgraphᚋmodelᚐOrganizationMemberRoleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -706,6 +780,34 @@ func (ec *executionContext) field_Mutation_ingestEvents_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_inviteOrganizationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberInviteInput, error) {
+			return ec.unmarshalNOrganizationMemberInviteInput2tillᚋgraphᚋmodelᚐOrganizationMemberInviteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -943,6 +1045,20 @@ func (ec *executionContext) field_Mutation_regenerateLicenseKey_args(ctx context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeOrganizationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberRemoveInput, error) {
+			return ec.unmarshalNOrganizationMemberRemoveInput2tillᚋgraphᚋmodelᚐOrganizationMemberRemoveInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -2592,6 +2708,138 @@ func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_organizationInvitations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_organizationMembers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sorting"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_organization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3377,11 +3625,21 @@ func (ec *executionContext) _Mutation_createBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3439,11 +3697,21 @@ func (ec *executionContext) _Mutation_updateBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3501,11 +3769,21 @@ func (ec *executionContext) _Mutation_deleteBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3563,11 +3841,21 @@ func (ec *executionContext) _Mutation_createCheckout(ctx context.Context, field 
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3625,11 +3913,21 @@ func (ec *executionContext) _Mutation_updateCheckout(ctx context.Context, field 
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3749,11 +4047,21 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3811,11 +4119,21 @@ func (ec *executionContext) _Mutation_updateCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3873,11 +4191,21 @@ func (ec *executionContext) _Mutation_deleteCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3992,11 +4320,21 @@ func (ec *executionContext) _Mutation_createCustomerSession(ctx context.Context,
 					var zeroVal *model.CustomerSession
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSession
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSession
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSession
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4054,11 +4392,21 @@ func (ec *executionContext) _Mutation_createDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4116,11 +4464,21 @@ func (ec *executionContext) _Mutation_updateDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4178,11 +4536,21 @@ func (ec *executionContext) _Mutation_deleteDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4240,11 +4608,21 @@ func (ec *executionContext) _Mutation_acceptDispute(ctx context.Context, field g
 					var zeroVal *storage.Dispute
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Dispute
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4302,11 +4680,21 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "events_ingest")
+				if err != nil {
+					var zeroVal *model.UsageEventsIngestResult
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.UsageEventsIngestResult
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4364,11 +4752,21 @@ func (ec *executionContext) _Mutation_createFile(ctx context.Context, field grap
 					var zeroVal *model.FileUpload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *model.FileUpload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.FileUpload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.FileUpload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4426,11 +4824,21 @@ func (ec *executionContext) _Mutation_completeFileUpload(ctx context.Context, fi
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4488,11 +4896,21 @@ func (ec *executionContext) _Mutation_updateFile(ctx context.Context, field grap
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4550,11 +4968,21 @@ func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field grap
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4612,11 +5040,21 @@ func (ec *executionContext) _Mutation_assignSeat(ctx context.Context, field grap
 					var zeroVal *model.CustomerSeatAssignment
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatAssignment
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSeatAssignment
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSeatAssignment
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4736,11 +5174,21 @@ func (ec *executionContext) _Mutation_revokeSeat(ctx context.Context, field grap
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4798,11 +5246,21 @@ func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphq
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4860,11 +5318,21 @@ func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graph
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4922,11 +5390,21 @@ func (ec *executionContext) _Mutation_validateLicenseKey(ctx context.Context, fi
 					var zeroVal *model.LicenseKeyValidation
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.LicenseKeyValidation
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4984,11 +5462,21 @@ func (ec *executionContext) _Mutation_activateLicenseKey(ctx context.Context, fi
 					var zeroVal *storage.LicenseKeyActivation
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKeyActivation
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5046,11 +5534,21 @@ func (ec *executionContext) _Mutation_deactivateLicenseKey(ctx context.Context, 
 					var zeroVal *bool
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5108,11 +5606,21 @@ func (ec *executionContext) _Mutation_updateLicenseKey(ctx context.Context, fiel
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5170,11 +5678,21 @@ func (ec *executionContext) _Mutation_regenerateLicenseKey(ctx context.Context, 
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5418,11 +5936,21 @@ func (ec *executionContext) _Mutation_rotateLicenseSigningKey(ctx context.Contex
 					var zeroVal *storage.LicenseSigningKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseSigningKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5480,11 +6008,21 @@ func (ec *executionContext) _Mutation_createMeter(ctx context.Context, field gra
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5542,11 +6080,21 @@ func (ec *executionContext) _Mutation_updateMeter(ctx context.Context, field gra
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5604,11 +6152,21 @@ func (ec *executionContext) _Mutation_archiveMeter(ctx context.Context, field gr
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5780,11 +6338,21 @@ func (ec *executionContext) _Mutation_createOAuth2Client(ctx context.Context, fi
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5842,11 +6410,21 @@ func (ec *executionContext) _Mutation_updateOAuth2Client(ctx context.Context, fi
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5904,11 +6482,21 @@ func (ec *executionContext) _Mutation_deleteOAuth2Client(ctx context.Context, fi
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5966,11 +6554,21 @@ func (ec *executionContext) _Mutation_rotateOAuth2ClientSecret(ctx context.Conte
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6028,11 +6626,21 @@ func (ec *executionContext) _Mutation_updateOrder(ctx context.Context, field gra
 					var zeroVal *storage.Order
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Order
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6147,11 +6755,21 @@ func (ec *executionContext) _Mutation_generateOrderInvoice(ctx context.Context, 
 					var zeroVal *bool
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6302,6 +6920,423 @@ func (ec *executionContext) fieldContext_Mutation_portalConfirmOrderPayment(ctx 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_inviteOrganizationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_inviteOrganizationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InviteOrganizationMember(ctx, fc.Args["input"].(model.OrganizationMemberInviteInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationInvitation) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitation2ᚖtillᚋstorageᚐOrganizationInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_inviteOrganizationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_inviteOrganizationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelOrganizationInvitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelOrganizationInvitation(ctx, fc.Args["id"].(uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationInvitation) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitation2ᚖtillᚋstorageᚐOrganizationInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelOrganizationInvitation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acceptOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptOrganizationInvitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptOrganizationInvitation(ctx, fc.Args["input"].(model.OrganizationInvitationAcceptInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.FirstParty == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive firstParty is not implemented")
+				}
+				return ec.Directives.FirstParty(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptOrganizationInvitation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changeOrganizationMemberRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeOrganizationMemberRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeOrganizationMemberRole(ctx, fc.Args["input"].(model.OrganizationMemberRoleInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write", "members_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeOrganizationMemberRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeOrganizationMemberRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeOrganizationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeOrganizationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveOrganizationMember(ctx, fc.Args["input"].(model.OrganizationMemberRemoveInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeOrganizationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeOrganizationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveOrganization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveOrganization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveOrganization(ctx, fc.Args["organizationId"].(*uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveOrganization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveOrganization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6323,11 +7358,21 @@ func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, fie
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6385,11 +7430,21 @@ func (ec *executionContext) _Mutation_deletePaymentMethod(ctx context.Context, f
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6675,11 +7730,21 @@ func (ec *executionContext) _Mutation_createProduct(ctx context.Context, field g
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6737,11 +7802,21 @@ func (ec *executionContext) _Mutation_updateProduct(ctx context.Context, field g
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6799,11 +7874,21 @@ func (ec *executionContext) _Mutation_archiveProduct(ctx context.Context, field 
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6861,11 +7946,21 @@ func (ec *executionContext) _Mutation_updateProductBenefits(ctx context.Context,
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6923,11 +8018,21 @@ func (ec *executionContext) _Mutation_createRefund(ctx context.Context, field gr
 					var zeroVal *storage.Refund
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Refund
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6985,11 +8090,21 @@ func (ec *executionContext) _Mutation_cancelSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7047,11 +8162,21 @@ func (ec *executionContext) _Mutation_uncancelSubscription(ctx context.Context, 
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7109,11 +8234,21 @@ func (ec *executionContext) _Mutation_revokeSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7171,11 +8306,21 @@ func (ec *executionContext) _Mutation_pauseSubscription(ctx context.Context, fie
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7233,11 +8378,21 @@ func (ec *executionContext) _Mutation_resumeSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7295,11 +8450,21 @@ func (ec *executionContext) _Mutation_updateSubscriptionProduct(ctx context.Cont
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7357,11 +8522,21 @@ func (ec *executionContext) _Mutation_updateSubscriptionSeats(ctx context.Contex
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7419,11 +8594,21 @@ func (ec *executionContext) _Mutation_advanceTestClock(ctx context.Context, fiel
 					var zeroVal *model.AdvanceTestClockPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *model.AdvanceTestClockPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.AdvanceTestClockPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.AdvanceTestClockPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7709,11 +8894,21 @@ func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7771,11 +8966,21 @@ func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7833,11 +9038,21 @@ func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7895,11 +9110,21 @@ func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Co
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7957,11 +9182,21 @@ func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context,
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8157,11 +9392,21 @@ func (ec *executionContext) _Query_benefit(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8219,11 +9464,21 @@ func (ec *executionContext) _Query_benefits(ctx context.Context, field graphql.C
 					var zeroVal *model.BenefitPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.BenefitPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.BenefitPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.BenefitPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8281,11 +9536,21 @@ func (ec *executionContext) _Query_checkout(ctx context.Context, field graphql.C
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8343,11 +9608,21 @@ func (ec *executionContext) _Query_checkouts(ctx context.Context, field graphql.
 					var zeroVal *model.CheckoutPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.CheckoutPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CheckoutPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CheckoutPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8467,11 +9742,21 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8529,11 +9814,21 @@ func (ec *executionContext) _Query_customerByExternalId(ctx context.Context, fie
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8591,11 +9886,21 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 					var zeroVal *model.CustomerPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.CustomerPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8653,11 +9958,21 @@ func (ec *executionContext) _Query_discount(ctx context.Context, field graphql.C
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8715,11 +10030,21 @@ func (ec *executionContext) _Query_discounts(ctx context.Context, field graphql.
 					var zeroVal *model.DiscountPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.DiscountPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DiscountPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DiscountPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8777,11 +10102,21 @@ func (ec *executionContext) _Query_dispute(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Dispute
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Dispute
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8839,11 +10174,21 @@ func (ec *executionContext) _Query_disputes(ctx context.Context, field graphql.C
 					var zeroVal *model.DisputePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.DisputePage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DisputePage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DisputePage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8901,11 +10246,21 @@ func (ec *executionContext) _Query_domainEvents(ctx context.Context, field graph
 					var zeroVal *model.DomainEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.DomainEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DomainEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DomainEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8963,11 +10318,21 @@ func (ec *executionContext) _Query_usageEvent(ctx context.Context, field graphql
 					var zeroVal *storage.Event
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *storage.Event
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Event
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Event
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9025,11 +10390,21 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 					var zeroVal *model.UsageEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.UsageEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9087,11 +10462,21 @@ func (ec *executionContext) _Query_files(ctx context.Context, field graphql.Coll
 					var zeroVal *model.FilePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.FilePage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.FilePage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.FilePage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9149,11 +10534,21 @@ func (ec *executionContext) _Query_file(ctx context.Context, field graphql.Colle
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9211,11 +10606,21 @@ func (ec *executionContext) _Query_benefitGrants(ctx context.Context, field grap
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9273,11 +10678,21 @@ func (ec *executionContext) _Query_benefitGrant(ctx context.Context, field graph
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.BenefitGrant
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.BenefitGrant
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9335,11 +10750,21 @@ func (ec *executionContext) _Query_seats(ctx context.Context, field graphql.Coll
 					var zeroVal *model.CustomerSeatList
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatList
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSeatList
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSeatList
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9397,11 +10822,21 @@ func (ec *executionContext) _Query_seat(ctx context.Context, field graphql.Colle
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9459,11 +10894,21 @@ func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.Colle
 					var zeroVal *model.JobPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.JobPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.JobPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.JobPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9521,11 +10966,21 @@ func (ec *executionContext) _Query_job(ctx context.Context, field graphql.Collec
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9583,11 +11038,21 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.LicenseKeyPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.LicenseKeyPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9645,11 +11110,21 @@ func (ec *executionContext) _Query_licenseKey(ctx context.Context, field graphql
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9707,11 +11182,21 @@ func (ec *executionContext) _Query_licenseSigningKeys(ctx context.Context, field
 					var zeroVal []*storage.LicenseSigningKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal []*storage.LicenseSigningKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9769,11 +11254,21 @@ func (ec *executionContext) _Query_meter(ctx context.Context, field graphql.Coll
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9831,11 +11326,21 @@ func (ec *executionContext) _Query_meters(ctx context.Context, field graphql.Col
 					var zeroVal *model.MeterPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.MeterPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.MeterPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.MeterPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9893,11 +11398,21 @@ func (ec *executionContext) _Query_meterQuantities(ctx context.Context, field gr
 					var zeroVal *storage.MeterQuantities
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.MeterQuantities
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MeterQuantities
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.MeterQuantities
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9955,11 +11470,21 @@ func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field grap
 					var zeroVal *model.OAuth2ClientPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10017,11 +11542,21 @@ func (ec *executionContext) _Query_oauth2Client(ctx context.Context, field graph
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10079,11 +11614,21 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 					var zeroVal *storage.Order
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Order
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10141,11 +11686,21 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 					var zeroVal *model.OrderPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10203,11 +11758,21 @@ func (ec *executionContext) _Query_orderInvoice(ctx context.Context, field graph
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10265,11 +11830,21 @@ func (ec *executionContext) _Query_orderReceipt(ctx context.Context, field graph
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10327,11 +11902,21 @@ func (ec *executionContext) _Query_organization(ctx context.Context, field graph
 					var zeroVal *storage.Organization
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.Organization
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Organization
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Organization
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10368,6 +11953,150 @@ func (ec *executionContext) fieldContext_Query_organization(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_organizationMembers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationMembers(ctx, fc.Args["organizationId"].(*uuid.UUID), fc.Args["sorting"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_read")
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationMemberPage) graphql.Marshaler {
+			return ec.marshalOOrganizationMemberPage2ᚖtillᚋgraphᚋmodelᚐOrganizationMemberPage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationMembers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMemberPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationMembers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_organizationInvitations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationInvitations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationInvitations(ctx, fc.Args["organizationId"].(*uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_read")
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationInvitationPage) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitationPage2ᚖtillᚋgraphᚋmodelᚐOrganizationInvitationPage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationInvitations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationInvitations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10389,11 +12118,21 @@ func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field gra
 					var zeroVal *model.PaymentMethodPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.PaymentMethodPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.PaymentMethodPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.PaymentMethodPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10541,11 +12280,21 @@ func (ec *executionContext) _Query_product(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10603,11 +12352,21 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 					var zeroVal *model.ProductPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.ProductPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.ProductPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.ProductPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10665,11 +12424,21 @@ func (ec *executionContext) _Query_refund(ctx context.Context, field graphql.Col
 					var zeroVal *storage.Refund
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Refund
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10727,11 +12496,21 @@ func (ec *executionContext) _Query_refunds(ctx context.Context, field graphql.Co
 					var zeroVal *model.RefundPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.RefundPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.RefundPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.RefundPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10789,11 +12568,21 @@ func (ec *executionContext) _Query_subscription(ctx context.Context, field graph
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10851,11 +12640,21 @@ func (ec *executionContext) _Query_subscriptions(ctx context.Context, field grap
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10913,11 +12712,21 @@ func (ec *executionContext) _Query_testClock(ctx context.Context, field graphql.
 					var zeroVal *storage.TestClock
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.TestClock
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.TestClock
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.TestClock
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10975,11 +12784,21 @@ func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field g
 					var zeroVal *model.WebhookEndpointPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.WebhookEndpointPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.WebhookEndpointPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.WebhookEndpointPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11037,11 +12856,21 @@ func (ec *executionContext) _Query_webhookEndpoint(ctx context.Context, field gr
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11099,11 +12928,21 @@ func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field grap
 					var zeroVal *model.WebhookEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.WebhookEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.WebhookEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.WebhookEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11161,11 +13000,21 @@ func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graph
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11815,6 +13664,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "portalConfirmOrderPayment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalConfirmOrderPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inviteOrganizationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_inviteOrganizationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cancelOrganizationInvitation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelOrganizationInvitation(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "acceptOrganizationInvitation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptOrganizationInvitation(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changeOrganizationMemberRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeOrganizationMemberRole(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removeOrganizationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeOrganizationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "leaveOrganization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveOrganization(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
@@ -12960,6 +14851,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationMembers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationMembers(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationInvitations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationInvitations(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "paymentMethods":
 			field := field
 
@@ -13473,6 +15408,16 @@ func (ec *executionContext) marshalNPagination2ᚖtillᚋgraphᚋmodelᚐPaginat
 		return graphql.Null
 	}
 	return ec._Pagination(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx context.Context, v any) (model.Permission, error) {
+	var res model.Permission
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx context.Context, sel ast.SelectionSet, v model.Permission) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNScope2tillᚋgraphᚋmodelᚐScope(ctx context.Context, v any) (model.Scope, error) {

@@ -106,6 +106,7 @@ var statusByCode = map[string]int{
 	codeSeatNotAvailable:             http.StatusBadRequest,
 	codeSeatAlreadyAssigned:          http.StatusBadRequest,
 	codeInvalidInvitationToken:       http.StatusBadRequest,
+	codeLastOwner:                    http.StatusForbidden,
 
 	codeRefundedAlready:                      http.StatusForbidden,
 	codeRefundDisputedPayment:                http.StatusForbidden,
@@ -178,6 +179,7 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeSeatNotAvailable:             GraphQLConflict,
 	codeSeatAlreadyAssigned:          GraphQLConflict,
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
+	codeLastOwner:                    GraphQLConflict, // the organization's state, not the caller's rights
 
 	codeRefundedAlready:                      GraphQLConflict,
 	codeRefundDisputedPayment:                GraphQLConflict,
