@@ -146,6 +146,9 @@ func (p Principal) OrganizationsGranting(perm Permission) (granted, denied []uui
 	if p.Kind != KindUser {
 		return nil, nil
 	}
+	if !slices.ContainsFunc(p.Organizations, func(o uuid.UUID) bool { return !p.Roles[o].Grants(perm) }) {
+		return p.Organizations, nil // the common case, decided without allocating
+	}
 	for _, o := range p.Organizations {
 		if p.Roles[o].Grants(perm) {
 			granted = append(granted, o)
