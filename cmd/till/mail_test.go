@@ -48,7 +48,7 @@ func TestMailConfiguration(t *testing.T) {
 			wantPrint: []string{"TILL_OIDC_PROVIDERS=corp (https://id.example.com) (redirect URI https://till.example.com/auth/oidc/<name>/callback)"},
 			hidden:    "hunter2"},
 		{name: "identity providers that do not parse stop the server",
-			vars: map[string]string{"TILL_OIDC_PROVIDERS": `[{"name":"corp","issuer":"http://id.example.com","client_id":"c"}]`},
+			vars:    map[string]string{"TILL_OIDC_PROVIDERS": `[{"name":"corp","issuer":"http://id.example.com","client_id":"c"}]`},
 			wantErr: "TILL_OIDC_PROVIDERS[0] (corp): issuer"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
