@@ -106,6 +106,11 @@ var statusByCode = map[string]int{
 	codeSeatNotAvailable:             http.StatusBadRequest,
 	codeSeatAlreadyAssigned:          http.StatusBadRequest,
 	codeInvalidInvitationToken:       http.StatusBadRequest,
+	codeSeatNotPending:               http.StatusBadRequest,
+	codeInvalidSeatAssignmentRequest: http.StatusBadRequest,
+	codeSeatMemberNotFound:           http.StatusNotFound,
+	codeSeatMemberEmailMismatch:      http.StatusBadRequest,
+	codeAmbiguousExternalCustomerID:  http.StatusConflict,
 
 	codeRefundedAlready:                      http.StatusForbidden,
 	codeRefundDisputedPayment:                http.StatusForbidden,
@@ -178,6 +183,11 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeSeatNotAvailable:             GraphQLConflict,
 	codeSeatAlreadyAssigned:          GraphQLConflict,
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
+	codeSeatNotPending:               GraphQLConflict,
+	codeInvalidSeatAssignmentRequest: GraphQLBadUserInput,
+	codeSeatMemberNotFound:           GraphQLNotFound,
+	codeSeatMemberEmailMismatch:      GraphQLBadUserInput,
+	codeAmbiguousExternalCustomerID:  GraphQLConflict,
 
 	codeRefundedAlready:                      GraphQLConflict,
 	codeRefundDisputedPayment:                GraphQLConflict,

@@ -354,10 +354,8 @@ func checkRoutes(routes []Route, docs Documents) error {
 func checkVariables(r Route, op *ast.OperationDefinition, report func(string, ...any)) {
 	fed := map[string]bool{} // variable -> always supplied
 	for _, p := range r.Params {
-		if root, _, nested := strings.Cut(p.Variable(), "."); nested {
-			if r.Body == nil || root != r.Body.Var {
-				report("parameter %s nests into $%s, which is not the body's variable", p.Name, root)
-			}
+		if root, _, nested := strings.Cut(p.Variable(), "."); nested { // a field of $root (see nestParams)
+			fed[root] = fed[root] || p.In == fastapi.InPath
 			continue
 		}
 		fed[p.Variable()] = fed[p.Variable()] || p.In == fastapi.InPath

@@ -92,7 +92,7 @@ func memberRoutes() []Route {
 				{Name: "role", Schema: fastapi.Nullable{Schema: memberRole()}},
 			}}}},
 		{Method: http.MethodDelete, Path: "/v1/customer-portal/members/{id}", Operation: "PortalRemoveMember",
-			Status: http.StatusNoContent, Params: []fastapi.Param{PathUUID4("id", "id")}},
+			Status: http.StatusNoContent, Params: []fastapi.Param{PathUUID4("id", "input.id")}},
 	}
 }
 
