@@ -62,8 +62,8 @@ func (r *Resolver) createMember(ctx context.Context, in model.MemberCreateInput)
 	if in.Role != nil {
 		role = *in.Role
 	}
-	if role == storage.MemberRoleOwner {
-		return nil, Invalid("literal_error", "Input should be <MemberRole.member: 'member'> or <MemberRole.billing_manager: 'billing_manager'>",
+	if role == storage.MemberRoleOwner { // /v1 refuses it as upstream's body does, GraphQL callers here
+		return nil, Invalid("value_error", "An owner is made with its customer or by transferring the ownership: add a member or a billing_manager.",
 			string(role), "input", "role")
 	}
 	externalID := in.ExternalID
