@@ -78,14 +78,21 @@ func (w *memberWorld) events(t *testing.T, typ string, object uuid.UUID) int {
 // member sends a call that answers a Member and decodes it.
 func (w *memberWorld) member(t *testing.T, c call, status int) memberBody {
 	t.Helper()
+	return answer[memberBody](t, w, c, status)
+}
+
+// answer sends a call, as the organization when it names no token, checks its status and
+// decodes its body.
+func answer[T any](t *testing.T, w *memberWorld, c call, status int) T {
+	t.Helper()
 	if c.token == "" {
 		c.token = w.org.Token
 	}
 	rec := w.s.do(t, c)
 	want{status: status}.check(t, rec)
-	var m memberBody
-	decodeJSON(t, rec.Body.Bytes(), &m)
-	return m
+	var out T
+	decodeJSON(t, rec.Body.Bytes(), &out)
+	return out
 }
 
 func TestCustomerMembersServeTheContract(t *testing.T) {

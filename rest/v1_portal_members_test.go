@@ -22,11 +22,7 @@ func TestPortalMembersServeTheContract(t *testing.T) {
 	soloOwner := w.s.NewMemberSession(t, w.org.ID, w.solo, w.soloOwner)
 	portal := func(t *testing.T, c call, status int) portalMemberBody {
 		t.Helper()
-		rec := w.s.do(t, c)
-		want{status: status}.check(t, rec)
-		var m portalMemberBody
-		decodeJSON(t, rec.Body.Bytes(), &m)
-		return m
+		return answer[portalMemberBody](t, w.memberWorld, c, status)
 	}
 
 	var fay portalMemberBody

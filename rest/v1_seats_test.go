@@ -60,14 +60,7 @@ func newSeatWorld(t *testing.T) *seatWorld {
 // seat sends a call that answers a CustomerSeat and decodes it.
 func (w *seatWorld) seat(t *testing.T, c call, status int) seatBody {
 	t.Helper()
-	if c.token == "" {
-		c.token = w.org.Token
-	}
-	rec := w.s.do(t, c)
-	want{status: status}.check(t, rec)
-	var s seatBody
-	decodeJSON(t, rec.Body.Bytes(), &s)
-	return s
+	return answer[seatBody](t, w.memberWorld, c, status)
 }
 
 // claimLink matches the token of an invitation's claim link.
