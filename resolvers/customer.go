@@ -118,6 +118,9 @@ func checkOwner(o *model.MemberOwnerInput) error {
 	if _, err := memberEmail(o.Email, "input", "owner", "email"); err != nil {
 		return err
 	}
+	if _, err := memberExternalID(o.ExternalID, "input", "owner", "externalId"); err != nil {
+		return err
+	}
 	_, err := memberName(o.Name, "input", "owner", "name")
 	return err
 }

@@ -40,6 +40,22 @@ func memberName(name *string, loc ...any) (*string, error) {
 	return name, nil
 }
 
+// memberExternalIDMax bounds a member's external id: the customer's members are unique by
+// it, and an index holds only so much.
+const memberExternalIDMax = 500
+
+// memberExternalID reads an optional external id: empty is none, at most 500 characters.
+func memberExternalID(id *string, loc ...any) (*string, error) {
+	if id == nil || *id == "" {
+		return nil, nil
+	}
+	if utf8.RuneCountInString(*id) > memberExternalIDMax {
+		return nil, &Error{Code: CodeValidation, Errors: []FieldError{{Type: "string_too_long", Loc: loc,
+			Msg: "String should have at most 500 characters", Input: *id, Ctx: map[string]any{"max_length": memberExternalIDMax}}}}
+	}
+	return id, nil
+}
+
 // memberEmail reads an email as upstream does: a valid address, stripped.
 func memberEmail(email string, loc ...any) (string, error) {
 	email = strings.TrimSpace(email)
@@ -66,9 +82,9 @@ func (r *Resolver) createMember(ctx context.Context, in model.MemberCreateInput)
 		return nil, Invalid("value_error", "An owner is made with its customer or by transferring the ownership: add a member or a billing_manager.",
 			string(role), "input", "role")
 	}
-	externalID := in.ExternalID
-	if externalID != nil && *externalID == "" {
-		externalID = nil
+	externalID, err := memberExternalID(in.ExternalID, "input", "externalId")
+	if err != nil {
+		return nil, err
 	}
 	var out *storage.Member
 	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
@@ -128,8 +144,8 @@ func (r *Resolver) createOwnerMember(ctx context.Context, tx *sqlx.Tx, c *storag
 		if owner.Name != nil && *owner.Name != "" {
 			w.Name = owner.Name
 		}
-		if owner.ExternalID != nil && *owner.ExternalID != "" {
-			w.ExternalID = owner.ExternalID
+		if id, _ := memberExternalID(owner.ExternalID); id != nil { // checked with the input
+			w.ExternalID = id
 		}
 	}
 	if w.Email == "" {

@@ -59,6 +59,9 @@ func (a seatRecipient) check() error {
 			return err
 		}
 	}
+	if _, err := memberExternalID(a.ExternalMemberID, "input", "externalMemberId"); err != nil {
+		return err
+	}
 	return checkSeatMetadata(a.Metadata)
 }
 
