@@ -93,8 +93,8 @@ func TestRenderedPortalHomeMatchesTheExecutor(t *testing.T) {
 
 	t.Run("a member session is resolved field by field", func(t *testing.T) {
 		var memberID uuid.UUID
-		s.Get(t, &memberID, `SELECT id FROM members WHERE organization_id = $1 AND customer_id = $2 AND role = 'owner'`,
-			org.ID, customers[0]) // the owner made with the customer
+		s.Get(t, &memberID, `INSERT INTO members (organization_id, customer_id, email, role)
+			VALUES ($1, $2, 'owner@example.com', 'owner') RETURNING id`, org.ID, customers[0])
 		token := s.NewMemberSession(t, org.ID, customers[0], memberID)
 		counter.Reset()
 		res := s.Do(t, token, `{ me { customer { id } licenseKeys { items { id } pagination { totalCount } } } }`, nil)
