@@ -37,7 +37,6 @@ const (
 	invalidInvitationTokenDetail     = "Invalid or expired invitation token"
 	seatNotFound                     = "Seat not found"
 	seatSourceRequired               = "Either subscription_id or order_id must be provided"
-	portalSeatSourceRequired         = "Either subscription_id, order_id, or checkout_id is required"
 	checkoutSeatSourceNotFound       = "No subscription or order found for this checkout"
 )
 
