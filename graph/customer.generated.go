@@ -34,7 +34,7 @@ type CustomerResolver interface {
 	BenefitGrants(ctx context.Context, obj *storage.Customer, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error)
 	Seats(ctx context.Context, obj *storage.Customer, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error)
 	LicenseKeys(ctx context.Context, obj *storage.Customer, organizationID []uuid.UUID, benefitID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.LicenseKeyPage, error)
-	Members(ctx context.Context, obj *storage.Customer, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error)
+	Members(ctx context.Context, obj *storage.Customer, role []storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error)
 	Subscriptions(ctx context.Context, obj *storage.Customer, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) (*model.SubscriptionPage, error)
 }
 
@@ -374,8 +374,8 @@ func (ec *executionContext) field_Customer_members_args(ctx context.Context, raw
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "role",
-		func(ctx context.Context, v any) ([]string, error) {
-			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		func(ctx context.Context, v any) ([]storage.MemberRole, error) {
+			return ec.unmarshalOMemberRole2ᚕtillᚋstorageᚐMemberRoleᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -1902,7 +1902,7 @@ func (ec *executionContext) _Customer_members(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Customer().Members(ctx, obj, fc.Args["role"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+			return ec.Resolvers.Customer().Members(ctx, obj, fc.Args["role"].([]storage.MemberRole), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["sorting"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
 			directive0 := next
@@ -2147,7 +2147,7 @@ func (ec *executionContext) unmarshalInputCustomerCreateInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"organizationId", "email", "name", "externalId", "type", "billingName", "billingAddress", "taxId", "locale", "metadata"}
+	fieldsInOrder := [...]string{"organizationId", "email", "name", "externalId", "type", "billingName", "billingAddress", "taxId", "locale", "metadata", "owner"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -2224,6 +2224,13 @@ func (ec *executionContext) unmarshalInputCustomerCreateInput(ctx context.Contex
 				return it, err
 			}
 			it.Metadata = data
+		case "owner":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("owner"))
+			data, err := ec.unmarshalOMemberOwnerInput2ᚖtillᚋgraphᚋmodelᚐMemberOwnerInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Owner = data
 		}
 	}
 	return it, nil
@@ -2361,6 +2368,50 @@ func (ec *executionContext) unmarshalInputCustomerUpdateInput(ctx context.Contex
 				return it, err
 			}
 			it.Metadata = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMemberOwnerInput(ctx context.Context, obj any) (model.MemberOwnerInput, error) {
+	var it model.MemberOwnerInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"email", "name", "externalId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "externalId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalID = data
 		}
 	}
 	return it, nil
@@ -3204,6 +3255,14 @@ func (ec *executionContext) marshalOCustomerType2ᚖtillᚋstorageᚐCustomerTyp
 	_ = ctx
 	res := scalar.MarshalString(string(*v))
 	return res
+}
+
+func (ec *executionContext) unmarshalOMemberOwnerInput2ᚖtillᚋgraphᚋmodelᚐMemberOwnerInput(ctx context.Context, v any) (*model.MemberOwnerInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMemberOwnerInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 // endregion ***************************** type.gotpl *****************************

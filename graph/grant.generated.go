@@ -1211,11 +1211,11 @@ func (ec *executionContext) _CustomerSeatAssignment_invitationToken(ctx context.
 			return obj.InvitationToken, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_CustomerSeatAssignment_invitationToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -1451,6 +1451,144 @@ func (ec *executionContext) fieldContext_CustomerSeatPage_pageInfo(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _SeatClaimInfo_productName(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_productName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProductName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_productName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SeatClaimInfo_productId(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_productId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProductID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
+			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_productId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type UUID does not have child fields"))
+}
+
+func (ec *executionContext) _SeatClaimInfo_organizationName(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_organizationName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_organizationName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SeatClaimInfo_organizationSlug(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_organizationSlug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationSlug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_organizationSlug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SeatClaimInfo_customerEmail(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_customerEmail(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CustomerEmail, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_customerEmail(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SeatClaimInfo_canClaim(ctx context.Context, field graphql.CollectedField, obj *model.SeatClaimInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeatClaimInfo_canClaim(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanClaim, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeatClaimInfo_canClaim(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeatClaimInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -1466,7 +1604,11 @@ func (ec *executionContext) unmarshalInputCustomerSeatAssignInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subscriptionId", "orderId", "email", "metadata"}
+	if _, present := asMap["immediateClaim"]; !present {
+		asMap["immediateClaim"] = false
+	}
+
+	fieldsInOrder := [...]string{"subscriptionId", "orderId", "email", "externalCustomerId", "customerId", "externalMemberId", "memberId", "metadata", "immediateClaim"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -1489,18 +1631,53 @@ func (ec *executionContext) unmarshalInputCustomerSeatAssignInput(ctx context.Co
 			it.OrderID = data
 		case "email":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Email = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalMemberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalMemberId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalMemberID = data
+		case "memberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memberId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemberID = data
 		case "metadata":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
-			data, err := ec.unmarshalOMetadata2tillᚋstorageᚐJSONMap(ctx, v)
+			data, err := ec.unmarshalOJSON2tillᚋstorageᚐRawJSON(ctx, v)
 			if err != nil {
 				return it, err
 			}
 			it.Metadata = data
+		case "immediateClaim":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("immediateClaim"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImmediateClaim = data
 		}
 	}
 	return it, nil
@@ -1561,6 +1738,103 @@ func (ec *executionContext) unmarshalInputCustomerSeatRevokeInput(ctx context.Co
 				return it, err
 			}
 			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPortalSeatAssignInput(ctx context.Context, obj any) (model.PortalSeatAssignInput, error) {
+	var it model.PortalSeatAssignInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["immediateClaim"]; !present {
+		asMap["immediateClaim"] = false
+	}
+
+	fieldsInOrder := [...]string{"subscriptionId", "orderId", "checkoutId", "email", "externalCustomerId", "customerId", "externalMemberId", "memberId", "metadata", "immediateClaim"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subscriptionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscriptionId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubscriptionID = data
+		case "orderId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("orderId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OrderID = data
+		case "checkoutId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("checkoutId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CheckoutID = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "externalCustomerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalCustomerId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalCustomerID = data
+		case "customerId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("customerId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CustomerID = data
+		case "externalMemberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalMemberId"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalMemberID = data
+		case "memberId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memberId"))
+			data, err := ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.MemberID = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOJSON2tillᚋstorageᚐRawJSON(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = data
+		case "immediateClaim":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("immediateClaim"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ImmediateClaim = data
 		}
 	}
 	return it, nil
@@ -2432,8 +2706,8 @@ func (ec *executionContext) _CustomerSeatAssignment(ctx context.Context, sel ast
 				out.Invalids++
 			}
 		case "invitationToken":
-			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.InvitationToken)
-			if out.Values[i] == graphql.Null {
+			out.Values[i] = ec.marshalOString2ᚖstring(ctx, field.Selections, obj.InvitationToken)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -2617,6 +2891,77 @@ func (ec *executionContext) _CustomerSeatPage(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var seatClaimInfoImplementors = []string{"SeatClaimInfo"}
+
+func (ec *executionContext) _SeatClaimInfo(ctx context.Context, sel ast.SelectionSet, obj *model.SeatClaimInfo) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, seatClaimInfoImplementors)
+	if m := ec._SeatClaimInfo__plain(ctx, fields, obj); m != nil {
+		return m
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SeatClaimInfo")
+		case "productName":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.ProductName)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "productId":
+			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.ProductID)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationName":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.OrganizationName)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationSlug":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.OrganizationSlug)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "customerEmail":
+			out.Values[i] = ec.marshalNString2string(ctx, field.Selections, obj.CustomerEmail)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "canClaim":
+			out.Values[i] = ec.marshalNBoolean2bool(ctx, field.Selections, obj.CanClaim)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 // endregion **************************** object.gotpl ****************************
 
 // region    ***************************** type.gotpl *****************************
@@ -2713,6 +3058,11 @@ func (ec *executionContext) marshalNCustomerSeatStatus2tillᚋstorageᚐCustomer
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNPortalSeatAssignInput2tillᚋgraphᚋmodelᚐPortalSeatAssignInput(ctx context.Context, v any) (model.PortalSeatAssignInput, error) {
+	res, err := ec.unmarshalInputPortalSeatAssignInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOBenefitGrant2ᚖtillᚋstorageᚐBenefitGrant(ctx context.Context, sel ast.SelectionSet, v *storage.BenefitGrant) graphql.Marshaler {
@@ -2812,6 +3162,13 @@ func (ec *executionContext) marshalOCustomerSeatStatus2ᚕtillᚋstorageᚐCusto
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalOSeatClaimInfo2ᚖtillᚋgraphᚋmodelᚐSeatClaimInfo(ctx context.Context, sel ast.SelectionSet, v *model.SeatClaimInfo) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SeatClaimInfo(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************
@@ -3071,7 +3428,7 @@ func (ec *executionContext) _CustomerSeatAssignment__plain(ctx context.Context, 
 			case "__typename":
 				graphql.MarshalString("CustomerSeatAssignment").MarshalGQL(w)
 			case "invitationToken":
-				ec.marshalNString2string(ctx, f.Selections, obj.InvitationToken).MarshalGQL(w)
+				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.InvitationToken).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -3144,6 +3501,51 @@ func (ec *executionContext) _CustomerSeatList__plain(ctx context.Context, fields
 				ec.marshalNInt2int(ctx, f.Selections, obj.AvailableSeats).MarshalGQL(w)
 			case "totalSeats":
 				ec.marshalNInt2int(ctx, f.Selections, obj.TotalSeats).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _SeatClaimInfo__plain writes a SeatClaimInfo whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _SeatClaimInfo__plain(ctx context.Context, fields []graphql.CollectedField, obj *model.SeatClaimInfo) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "canClaim", "customerEmail", "organizationName", "organizationSlug", "productId", "productName":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("SeatClaimInfo").MarshalGQL(w)
+			case "canClaim":
+				ec.marshalNBoolean2bool(ctx, f.Selections, obj.CanClaim).MarshalGQL(w)
+			case "customerEmail":
+				ec.marshalNString2string(ctx, f.Selections, obj.CustomerEmail).MarshalGQL(w)
+			case "organizationName":
+				ec.marshalNString2string(ctx, f.Selections, obj.OrganizationName).MarshalGQL(w)
+			case "organizationSlug":
+				ec.marshalNString2string(ctx, f.Selections, obj.OrganizationSlug).MarshalGQL(w)
+			case "productId":
+				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.ProductID).MarshalGQL(w)
+			case "productName":
+				ec.marshalNString2string(ctx, f.Selections, obj.ProductName).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

@@ -64,12 +64,13 @@ type ResolverRoot interface {
 }
 
 type DirectiveRoot struct {
-	Billing    func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
-	FirstParty func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
-	HasScope   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, permission model.Permission, usersOnly bool) (res any, err error)
-	Portal     func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
-	Public     func(ctx context.Context, obj any, next graphql.Resolver, reason string) (res any, err error)
-	Relation   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, portal *model.PortalAccess, permission model.Permission) (res any, err error)
+	Billing     func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	FirstParty  func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	HasScope    func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, permission model.Permission, usersOnly bool) (res any, err error)
+	Portal      func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
+	Public      func(ctx context.Context, obj any, next graphql.Resolver, reason string) (res any, err error)
+	Relation    func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, portal *model.PortalAccess, permission model.Permission) (res any, err error)
+	TeamManager func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -464,7 +465,7 @@ type ComplexityRoot struct {
 		ID                     func(childComplexity int) int
 		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Locale                 func(childComplexity int) int
-		Members                func(childComplexity int, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Members                func(childComplexity int, role []storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Metadata               func(childComplexity int) int
 		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerMeterFilter, first *int, after *string, last *int, before *string) int
 		ModifiedAt             func(childComplexity int) int
@@ -925,10 +926,12 @@ type ComplexityRoot struct {
 		LicenseKey               func(childComplexity int, id uuid.UUID) int
 		LicenseKeys              func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Member                   func(childComplexity int) int
+		Members                  func(childComplexity int, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		OrderInvoice             func(childComplexity int, id uuid.UUID) int
 		OrderPaymentStatus       func(childComplexity int, id uuid.UUID) int
 		Orders                   func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalOrderFilter, first *int, after *string, last *int, before *string) int
 		PaymentMethods           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		SeatList                 func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
 		Seats                    func(childComplexity int, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Subscriptions            func(childComplexity int, page *int, limit *int, sorting []string, filter *model.PortalSubscriptionFilter, first *int, after *string, last *int, before *string) int
 	}
@@ -1028,6 +1031,7 @@ type ComplexityRoot struct {
 		CreateCustomerSession           func(childComplexity int, input model.CustomerSessionCreateInput) int
 		CreateDiscount                  func(childComplexity int, input model.DiscountCreateInput) int
 		CreateFile                      func(childComplexity int, input model.FileCreateInput) int
+		CreateMember                    func(childComplexity int, input model.MemberCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
 		CreateOAuth2Client              func(childComplexity int, input model.OAuth2ClientCreateInput) int
 		CreatePersonalAccessToken       func(childComplexity int, input model.PersonalAccessTokenCreateInput) int
@@ -1039,6 +1043,7 @@ type ComplexityRoot struct {
 		DeleteCustomer                  func(childComplexity int, id uuid.UUID) int
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeleteFile                      func(childComplexity int, id uuid.UUID) int
+		DeleteMember                    func(childComplexity int, input model.MemberDeleteInput) int
 		DeleteOAuth2Client              func(childComplexity int, clientID string) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
@@ -1049,14 +1054,20 @@ type ComplexityRoot struct {
 		LeaveOrganization               func(childComplexity int, organizationID *uuid.UUID) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
+		PortalAddMember                 func(childComplexity int, input model.PortalMemberAddInput) int
+		PortalAssignSeat                func(childComplexity int, input model.PortalSeatAssignInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
 		PortalConfirmOrderPayment       func(childComplexity int, id uuid.UUID, input model.PortalOrderConfirmPaymentInput) int
 		PortalDeactivateLicenseKey      func(childComplexity int, input model.LicenseKeyDeactivateInput) int
 		PortalDeletePaymentMethod       func(childComplexity int, id uuid.UUID) int
 		PortalGenerateOrderInvoice      func(childComplexity int, id uuid.UUID) int
+		PortalRemoveMember              func(childComplexity int, input model.PortalMemberRemoveInput) int
+		PortalResendSeatInvitation      func(childComplexity int, input model.CustomerSeatRevokeInput) int
+		PortalRevokeSeat                func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		PortalSavePaymentMethod         func(childComplexity int, input model.PortalPaymentMethodSaveInput) int
 		PortalUncancelSubscription      func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalUpdateCustomer            func(childComplexity int, input model.PortalCustomerUpdateInput) int
+		PortalUpdateMember              func(childComplexity int, input model.PortalMemberUpdateInput) int
 		PortalUpdateOrder               func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		PortalUpdateSubscriptionProduct func(childComplexity int, input model.SubscriptionProductChangeInput) int
 		PortalUpdateSubscriptionSeats   func(childComplexity int, input model.SubscriptionSeatsChangeInput) int
@@ -1064,6 +1075,7 @@ type ComplexityRoot struct {
 		RedeliverWebhookEvent           func(childComplexity int, id uuid.UUID) int
 		RegenerateLicenseKey            func(childComplexity int, id uuid.UUID) int
 		RemoveOrganizationMember        func(childComplexity int, input model.OrganizationMemberRemoveInput) int
+		ResendSeatInvitation            func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
 		RetryJob                        func(childComplexity int, id uuid.UUID) int
 		RevokePersonalAccessToken       func(childComplexity int, id uuid.UUID) int
@@ -1082,6 +1094,7 @@ type ComplexityRoot struct {
 		UpdateDiscount                  func(childComplexity int, input model.DiscountUpdateInput) int
 		UpdateFile                      func(childComplexity int, id uuid.UUID, input model.FileUpdateInput) int
 		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
+		UpdateMember                    func(childComplexity int, input model.MemberUpdateInput) int
 		UpdateMeter                     func(childComplexity int, input model.MeterUpdateInput) int
 		UpdateOAuth2Client              func(childComplexity int, clientID string, input model.OAuth2ClientUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
@@ -1517,6 +1530,7 @@ type ComplexityRoot struct {
 		Checkouts               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
 		Customer                func(childComplexity int, id uuid.UUID) int
 		CustomerByExternalID    func(childComplexity int, externalID string) int
+		CustomerMember          func(childComplexity int, ref model.MemberRefInput) int
 		Customers               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
 		Discount                func(childComplexity int, id uuid.UUID) int
 		Discounts               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
@@ -1531,6 +1545,8 @@ type ComplexityRoot struct {
 		LicenseKeys             func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		LicenseSigningKeys      func(childComplexity int, organizationID *uuid.UUID) int
 		Me                      func(childComplexity int) int
+		Member                  func(childComplexity int, id uuid.UUID) int
+		Members                 func(childComplexity int, customerID *string, externalCustomerID *string, role *storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Meter                   func(childComplexity int, id uuid.UUID) int
 		MeterQuantities         func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		Meters                  func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
@@ -1550,6 +1566,7 @@ type ComplexityRoot struct {
 		Refund                  func(childComplexity int, id uuid.UUID) int
 		Refunds                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.RefundFilter, first *int, after *string, last *int, before *string) int
 		Seat                    func(childComplexity int, id uuid.UUID) int
+		SeatClaimInfo           func(childComplexity int, invitationToken string) int
 		Seats                   func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
 		Subscription            func(childComplexity int, id uuid.UUID) int
 		Subscriptions           func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
@@ -1586,6 +1603,15 @@ type ComplexityRoot struct {
 		Items      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	SeatClaimInfo struct {
+		CanClaim         func(childComplexity int) int
+		CustomerEmail    func(childComplexity int) int
+		OrganizationName func(childComplexity int) int
+		OrganizationSlug func(childComplexity int) int
+		ProductID        func(childComplexity int) int
+		ProductName      func(childComplexity int) int
 	}
 
 	Subscription struct {
@@ -3615,7 +3641,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Customer.Members(childComplexity, args["role"].([]string), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+		return e.ComplexityRoot.Customer.Members(childComplexity, args["role"].([]storage.MemberRole), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Customer.metadata":
 		if e.ComplexityRoot.Customer.Metadata == nil {
 			break
@@ -5700,6 +5726,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.Member(childComplexity), true
+	case "Me.members":
+		if e.ComplexityRoot.Me.Members == nil {
+			break
+		}
+
+		args, err := ec.field_Me_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.Members(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Me.orderInvoice":
 		if e.ComplexityRoot.Me.OrderInvoice == nil {
 			break
@@ -5744,6 +5781,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Me.PaymentMethods(childComplexity, args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Me.seatList":
+		if e.ComplexityRoot.Me.SeatList == nil {
+			break
+		}
+
+		args, err := ec.field_Me_seatList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Me.SeatList(childComplexity, args["subscriptionId"].(*uuid.UUID), args["orderId"].(*uuid.UUID)), true
 	case "Me.seats":
 		if e.ComplexityRoot.Me.Seats == nil {
 			break
@@ -6249,6 +6297,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateFile(childComplexity, args["input"].(model.FileCreateInput)), true
+	case "Mutation.createMember":
+		if e.ComplexityRoot.Mutation.CreateMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMember(childComplexity, args["input"].(model.MemberCreateInput)), true
 	case "Mutation.createMeter":
 		if e.ComplexityRoot.Mutation.CreateMeter == nil {
 			break
@@ -6370,6 +6429,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.deleteMember":
+		if e.ComplexityRoot.Mutation.DeleteMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMember(childComplexity, args["input"].(model.MemberDeleteInput)), true
 	case "Mutation.deleteOAuth2Client":
 		if e.ComplexityRoot.Mutation.DeleteOAuth2Client == nil {
 			break
@@ -6480,6 +6550,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalActivateLicenseKey(childComplexity, args["input"].(model.LicenseKeyActivateInput)), true
+	case "Mutation.portalAddMember":
+		if e.ComplexityRoot.Mutation.PortalAddMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalAddMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalAddMember(childComplexity, args["input"].(model.PortalMemberAddInput)), true
+	case "Mutation.portalAssignSeat":
+		if e.ComplexityRoot.Mutation.PortalAssignSeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalAssignSeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalAssignSeat(childComplexity, args["input"].(model.PortalSeatAssignInput)), true
 	case "Mutation.portalCancelSubscription":
 		if e.ComplexityRoot.Mutation.PortalCancelSubscription == nil {
 			break
@@ -6535,6 +6627,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalGenerateOrderInvoice(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.portalRemoveMember":
+		if e.ComplexityRoot.Mutation.PortalRemoveMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalRemoveMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalRemoveMember(childComplexity, args["input"].(model.PortalMemberRemoveInput)), true
+	case "Mutation.portalResendSeatInvitation":
+		if e.ComplexityRoot.Mutation.PortalResendSeatInvitation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalResendSeatInvitation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalResendSeatInvitation(childComplexity, args["input"].(model.CustomerSeatRevokeInput)), true
+	case "Mutation.portalRevokeSeat":
+		if e.ComplexityRoot.Mutation.PortalRevokeSeat == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalRevokeSeat_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalRevokeSeat(childComplexity, args["input"].(model.CustomerSeatRevokeInput)), true
 	case "Mutation.portalSavePaymentMethod":
 		if e.ComplexityRoot.Mutation.PortalSavePaymentMethod == nil {
 			break
@@ -6568,6 +6693,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PortalUpdateCustomer(childComplexity, args["input"].(model.PortalCustomerUpdateInput)), true
+	case "Mutation.portalUpdateMember":
+		if e.ComplexityRoot.Mutation.PortalUpdateMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_portalUpdateMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PortalUpdateMember(childComplexity, args["input"].(model.PortalMemberUpdateInput)), true
 	case "Mutation.portalUpdateOrder":
 		if e.ComplexityRoot.Mutation.PortalUpdateOrder == nil {
 			break
@@ -6645,6 +6781,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveOrganizationMember(childComplexity, args["input"].(model.OrganizationMemberRemoveInput)), true
+	case "Mutation.resendSeatInvitation":
+		if e.ComplexityRoot.Mutation.ResendSeatInvitation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_resendSeatInvitation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ResendSeatInvitation(childComplexity, args["input"].(model.CustomerSeatRevokeInput)), true
 	case "Mutation.resumeSubscription":
 		if e.ComplexityRoot.Mutation.ResumeSubscription == nil {
 			break
@@ -6838,6 +6985,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateLicenseKey(childComplexity, args["id"].(uuid.UUID), args["input"].(model.LicenseKeyUpdateInput)), true
+	case "Mutation.updateMember":
+		if e.ComplexityRoot.Mutation.UpdateMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMember(childComplexity, args["input"].(model.MemberUpdateInput)), true
 	case "Mutation.updateMeter":
 		if e.ComplexityRoot.Mutation.UpdateMeter == nil {
 			break
@@ -8922,6 +9080,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.CustomerByExternalID(childComplexity, args["externalId"].(string)), true
+	case "Query.customerMember":
+		if e.ComplexityRoot.Query.CustomerMember == nil {
+			break
+		}
+
+		args, err := ec.field_Query_customerMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.CustomerMember(childComplexity, args["ref"].(model.MemberRefInput)), true
 	case "Query.customers":
 		if e.ComplexityRoot.Query.Customers == nil {
 			break
@@ -9072,6 +9241,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Me(childComplexity), true
+	case "Query.member":
+		if e.ComplexityRoot.Query.Member == nil {
+			break
+		}
+
+		args, err := ec.field_Query_member_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Member(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.members":
+		if e.ComplexityRoot.Query.Members == nil {
+			break
+		}
+
+		args, err := ec.field_Query_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Members(childComplexity, args["customerId"].(*string), args["externalCustomerId"].(*string), args["role"].(*storage.MemberRole), args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.meter":
 		if e.ComplexityRoot.Query.Meter == nil {
 			break
@@ -9276,6 +9467,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Seat(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.seatClaimInfo":
+		if e.ComplexityRoot.Query.SeatClaimInfo == nil {
+			break
+		}
+
+		args, err := ec.field_Query_seatClaimInfo_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SeatClaimInfo(childComplexity, args["invitationToken"].(string)), true
 	case "Query.seats":
 		if e.ComplexityRoot.Query.Seats == nil {
 			break
@@ -9508,6 +9710,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RefundPage.Pagination(childComplexity), true
+
+	case "SeatClaimInfo.canClaim":
+		if e.ComplexityRoot.SeatClaimInfo.CanClaim == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.CanClaim(childComplexity), true
+	case "SeatClaimInfo.customerEmail":
+		if e.ComplexityRoot.SeatClaimInfo.CustomerEmail == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.CustomerEmail(childComplexity), true
+	case "SeatClaimInfo.organizationName":
+		if e.ComplexityRoot.SeatClaimInfo.OrganizationName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.OrganizationName(childComplexity), true
+	case "SeatClaimInfo.organizationSlug":
+		if e.ComplexityRoot.SeatClaimInfo.OrganizationSlug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.OrganizationSlug(childComplexity), true
+	case "SeatClaimInfo.productId":
+		if e.ComplexityRoot.SeatClaimInfo.ProductID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.ProductID(childComplexity), true
+	case "SeatClaimInfo.productName":
+		if e.ComplexityRoot.SeatClaimInfo.ProductName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeatClaimInfo.ProductName(childComplexity), true
 
 	case "Subscription.amount":
 		if e.ComplexityRoot.Subscription.Amount == nil {
@@ -10450,6 +10689,11 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputLicenseKeyDeactivateInput,
 		ec.unmarshalInputLicenseKeyUpdateInput,
 		ec.unmarshalInputLicenseKeyValidateInput,
+		ec.unmarshalInputMemberCreateInput,
+		ec.unmarshalInputMemberDeleteInput,
+		ec.unmarshalInputMemberOwnerInput,
+		ec.unmarshalInputMemberRefInput,
+		ec.unmarshalInputMemberUpdateInput,
 		ec.unmarshalInputMetadataFilter,
 		ec.unmarshalInputMeterAggregationInput,
 		ec.unmarshalInputMeterCreateInput,
@@ -10468,9 +10712,13 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputPaymentMethodSaveInput,
 		ec.unmarshalInputPersonalAccessTokenCreateInput,
 		ec.unmarshalInputPortalCustomerUpdateInput,
+		ec.unmarshalInputPortalMemberAddInput,
+		ec.unmarshalInputPortalMemberRemoveInput,
+		ec.unmarshalInputPortalMemberUpdateInput,
 		ec.unmarshalInputPortalOrderConfirmPaymentInput,
 		ec.unmarshalInputPortalOrderFilter,
 		ec.unmarshalInputPortalPaymentMethodSaveInput,
+		ec.unmarshalInputPortalSeatAssignInput,
 		ec.unmarshalInputPortalSubscriptionFilter,
 		ec.unmarshalInputPriceInput,
 		ec.unmarshalInputProductBenefitsInput,
@@ -11770,7 +12018,10 @@ input CustomerFilter {
 input CustomerCreateInput {
   "Required for user tokens that belong to several organizations."
   organizationId: UUID
-  "A bare address (name@example.com); required for individual customers, unique ignoring case."
+  """
+  A bare address (name@example.com), unique ignoring case: required for individual customers;
+  a team without one needs an owner.
+  """
   email: String
   "The customer's name."
   name: String
@@ -11791,6 +12042,21 @@ input CustomerCreateInput {
   locale: String
   "The seller's own key-value data."
   metadata: Metadata
+  """
+  The customer's owner member, made with it (member.created); by default from the customer's
+  email, name and external id.
+  """
+  owner: MemberOwnerInput
+}
+
+"The owner member of a new customer; absent fields come from the customer."
+input MemberOwnerInput {
+  "The owner's address."
+  email: String!
+  "The owner's name, up to 256 characters."
+  name: String
+  "The seller's id of the owner."
+  externalId: String
 }
 
 """
@@ -13218,7 +13484,11 @@ type BenefitGrantPage {
   pageInfo: PageInfo!
 }
 
-"A seat of a seat-based subscription or order, assigned to a member by email."
+"""
+A seat of a seat-based subscription or order, assigned to a member of the buying customer.
+Revoking it forgets its customer, member and email, as upstream does: it holds nobody until
+it is assigned again.
+"""
 type CustomerSeat {
   "The seat's id."
   id: UUID!
@@ -13232,17 +13502,20 @@ type CustomerSeat {
   orderId: UUID
   "Where the seat is: pending, claimed or revoked."
   status: CustomerSeatStatus!
-  "The id of the customer who bought the seats (not the holder)."
+  "The id of the customer who bought the seats (not the holder); null once revoked."
   customerId: UUID
-  "The member holding the seat once claimed; null while pending."
+  "The member the seat is assigned to, from assignment on; null once revoked."
   memberId: UUID
-  "The member holding the seat once claimed; null while pending."
+  "The member the seat is assigned to, from assignment on; null once revoked."
   member: Member
-  "The email the seat was assigned to."
+  "The email the seat was assigned to (its member's); null once revoked."
   email: String
-  "The buying customer's email; null if it has none."
+  "The buying customer's email; null if it has none or the seat is revoked."
   customerEmail: String
-  "When the claim token stops working: a day after assignment. Claiming or revoking spends the token but keeps this date."
+  """
+  When the claim token stops working: a day after assignment (null for a seat claimed at
+  assignment). Claiming or revoking spends the token but keeps this date.
+  """
   invitationTokenExpiresAt: DateTime
   "When the seat was claimed; null while pending."
   claimedAt: DateTime
@@ -13282,16 +13555,58 @@ type CustomerSeatList {
   totalSeats: Int!
 }
 
-"Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email."
+"""
+Assigns a seat of a seat-based subscription or order (exactly one of them) to a member of
+the buying customer: by email (the member is found or made), by memberId or externalMemberId
+(externalMemberId with an email finds or makes the member and links the id), or by the email
+of a customer of the organization (customerId or externalCustomerId).
+"""
 input CustomerSeatAssignInput {
   "The seat-based subscription to take the seat from; give it or orderId."
   subscriptionId: UUID
   "The paid seat-based order to take the seat from; give it or subscriptionId."
   orderId: UUID
   "Who gets the seat: a bare email address."
-  email: String!
-  "Free-form data kept with the seat (seat_metadata)."
-  metadata: Metadata
+  email: String
+  "A customer of the organization, by the seller's id, whose email gets the seat."
+  externalCustomerId: String
+  "A customer of the organization whose email gets the seat."
+  customerId: UUID
+  "A member of the buying customer by the seller's id; with email, the member is made when missing."
+  externalMemberId: String
+  "A member of the buying customer."
+  memberId: UUID
+  "Free-form data kept with the seat (seat_metadata): at most 10 keys and 1 KB of JSON."
+  metadata: JSON
+  "Claim the seat at once: no token, no invitation mail, the benefits granted now."
+  immediateClaim: Boolean = false
+}
+
+"""
+Assigns a seat of one of the session customer's seat-based purchases, named by exactly one of
+subscriptionId, orderId and checkoutId; the recipient as in CustomerSeatAssignInput.
+"""
+input PortalSeatAssignInput {
+  "The customer's seat-based subscription."
+  subscriptionId: UUID
+  "The customer's paid seat-based order."
+  orderId: UUID
+  "A checkout of the customer: its subscription, or else its earliest order."
+  checkoutId: UUID
+  "Who gets the seat: a bare email address."
+  email: String
+  "A customer of the organization, by the seller's id, whose email gets the seat."
+  externalCustomerId: String
+  "A customer of the organization whose email gets the seat."
+  customerId: UUID
+  "A member of the customer by the seller's id; with email, the member is made when missing."
+  externalMemberId: String
+  "A member of the customer."
+  memberId: UUID
+  "Free-form data kept with the seat (seat_metadata): at most 10 keys and 1 KB of JSON."
+  metadata: JSON
+  "Claim the seat at once: no token, no invitation mail, the benefits granted now."
+  immediateClaim: Boolean = false
 }
 
 "Claims a pending seat."
@@ -13300,18 +13615,21 @@ input CustomerSeatClaimInput {
   invitationToken: String!
 }
 
-"Revokes a seat."
+"Names a seat: to revoke it, or to send its invitation again."
 input CustomerSeatRevokeInput {
-  "The seat to revoke."
+  "The seat."
   id: UUID!
 }
 
-"A pending seat and its claim token."
+"A seat and, while it waits to be claimed, its claim token."
 type CustomerSeatAssignment {
-  "The pending seat."
+  "The seat."
   seat: CustomerSeat!
-  "Shown once: only its hash is stored. Whoever presents it claims the seat within a day."
-  invitationToken: String!
+  """
+  Shown once: only its hash is stored. Whoever presents it claims the seat within a day. Null
+  for a seat claimed at assignment. It is also mailed to the seat's email.
+  """
+  invitationToken: String
 }
 
 "A claimed seat and a portal session for its holder."
@@ -13320,6 +13638,22 @@ type CustomerSeatClaim {
   seat: CustomerSeat!
   "A member session token (till_mst_…) for the member now holding the seat, valid one hour."
   customerSessionToken: String!
+}
+
+"What an invitation offers, read without claiming it (safe for mail scanners that follow links)."
+type SeatClaimInfo {
+  "The product whose seat it is."
+  productName: String!
+  "The product's id."
+  productId: UUID!
+  "The seller's name."
+  organizationName: String!
+  "The seller's slug."
+  organizationSlug: String!
+  "The email the seat was assigned to."
+  customerEmail: String!
+  "Whether the seat waits to be claimed."
+  canClaim: Boolean!
 }
 
 extend type Query {
@@ -13370,6 +13704,11 @@ extend type Query {
     @hasScope(any: [customer_seats_read, customer_seats_write], permission: none)
   "One seat, as its webhooks report it."
   seat("The seat's id." id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write], permission: none)
+  """
+  What a pending seat's invitation offers. A token that is unknown, spent, expired or of a
+  revoked seat is NOT_FOUND alike.
+  """
+  seatClaimInfo("The invitation token." invitationToken: String!): SeatClaimInfo @public(reason: "the invitation token")
 }
 
 extend type Mutation {
@@ -13377,7 +13716,18 @@ extend type Mutation {
   Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
   returns its claim token (customer_seat.assigned).
   """
-  assignSeat("The purchase and the email." input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write], permission: none)
+  assignSeat("The purchase and the recipient." input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write], permission: none)
+  """
+  Sends a pending seat's invitation again, with a new token (the old one stops working; the
+  expiry stays).
+  """
+  resendSeatInvitation("The seat." input: CustomerSeatRevokeInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write], permission: none)
+  "Assigns a seat of one of the session customer's purchases; the token is mailed, not returned."
+  portalAssignSeat("The purchase and the recipient." input: PortalSeatAssignInput!): CustomerSeat @billing
+  "Revokes a seat of one of the session customer's purchases."
+  portalRevokeSeat("The seat." input: CustomerSeatRevokeInput!): CustomerSeat @billing
+  "Sends a pending seat's invitation again, with a new token."
+  portalResendSeatInvitation("The seat." input: CustomerSeatRevokeInput!): CustomerSeat @billing
   """
   Claims a seat with its invitation token: needs no credential, the token is one. The holder
   becomes a member of the billing customer and receives the product's benefits
@@ -13389,6 +13739,16 @@ extend type Mutation {
 }
 
 extend type Me {
+  """
+  The seats of one of the customer's seat-based purchases (exactly one of the two ids), as
+  Query.seats: every member session sees them.
+  """
+  seatList(
+    "The customer's seat-based subscription."
+    subscriptionId: UUID
+    "The customer's seat-based order."
+    orderId: UUID
+  ): CustomerSeatList @goField(forceResolver: true)
   """
   Seats: a customer session sees every seat of its subscriptions and orders, a member session
   the seats it holds. Sorting: created_at, claimed_at, revoked_at, status, email; default
@@ -14156,7 +14516,40 @@ extend type BenefitGrant {
   licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member, permission: products_read)
 }
 `, BuiltIn: false},
-	{Name: "../schema/member.graphqls", Input: `"A window of a customer's members."
+	{Name: "../schema/member.graphqls", Input: `"""
+A person acting for a customer: its one owner (made with the customer from its email, name
+and external id), billing managers, and the members holding its seats.
+"""
+type Member {
+  "The member's id."
+  id: UUID!
+  "When the member was added."
+  createdAt: DateTime!
+  "When the member was last changed; null if never."
+  modifiedAt: DateTime
+  "The customer the member acts for."
+  customerId: UUID!
+  "The organization's own id for the member, unique among the customer's live members; null when not set."
+  externalId: String
+  "The member's email address, unique (ignoring case) among the customer's live members."
+  email: String!
+  "The member's name; null when not given."
+  name: String
+  "What the member may do for the customer."
+  role: MemberRole!
+}
+
+"What a member may do for its customer."
+enum MemberRole {
+  "The customer's one owner: billing features, team management, ownership transfer."
+  owner
+  "Billing features (orders, payment methods, subscription changes) and team management beside the owner."
+  billing_manager
+  "Uses the benefits of its seat; no billing features."
+  member
+}
+
+"A window of members."
 type MemberPage {
   "The members of this window."
   items: [Member!]!
@@ -14166,6 +14559,97 @@ type MemberPage {
   pageInfo: PageInfo!
 }
 
+"""
+Adds a member to a live customer of the caller's organizations, named by exactly one of
+customerId and externalCustomerId (member.created). A member with this email already is
+returned as it is. Individual customers have their owner only; a team takes any number.
+"""
+input MemberCreateInput {
+  "The customer's Till id."
+  customerId: UUID
+  "The customer's id in the seller's system."
+  externalCustomerId: String
+  "A bare address, unique (ignoring case) among the customer's live members."
+  email: String!
+  "The member's name, up to 256 characters; empty is none."
+  name: String
+  "The seller's id of the member, unique among the customer's live members; empty is none."
+  externalId: String
+  "member (the default) or billing_manager: an owner is made with the customer, or by transferring ownership."
+  role: MemberRole = member
+}
+
+"""
+Names one live member of a customer: the customer by exactly one of customerId and
+externalCustomerId, the member by exactly one of id and externalId.
+"""
+input MemberRefInput {
+  "The customer's Till id."
+  customerId: UUID
+  "The customer's id in the seller's system."
+  externalCustomerId: String
+  "The member's Till id."
+  id: UUID
+  "The seller's id of the member."
+  externalId: String
+}
+
+"""
+Changes a member (member.updated when something changed); absent and null fields are left
+as they are.
+"""
+input MemberUpdateInput {
+  "The member to change."
+  member: MemberRefInput!
+  "A new name, up to 256 characters; empty is no change."
+  name: String
+  """
+  A new email, unique (ignoring case) among the customer's live members; the email of an
+  individual customer's owner follows the customer's and cannot be changed here.
+  """
+  email: String
+  """
+  A new role. Making a member owner transfers the ownership: the owner becomes a billing
+  manager. The owner cannot step down otherwise: a customer always has one.
+  """
+  role: MemberRole
+}
+
+"Removes a member (member.deleted): its seats are revoked and its sessions end at once."
+input MemberDeleteInput {
+  "The member to remove; the owner cannot be removed."
+  member: MemberRefInput!
+}
+
+"Adds a member to the session's team customer."
+input PortalMemberAddInput {
+  "A bare address; a member with this email already is returned as it is."
+  email: String!
+  "The member's name."
+  name: String
+  "member (the default) or billing_manager; owner is refused: the team has one."
+  role: MemberRole = member
+}
+
+"Changes a member of the session's team customer; null fields are left as they are."
+input PortalMemberUpdateInput {
+  "The member to change."
+  id: UUID!
+  "A new name, up to 256 characters."
+  name: String
+  """
+  A new role; nobody changes their own. Only the owner hands ownership over (becoming a
+  billing manager).
+  """
+  role: MemberRole
+}
+
+"Removes a member of the session's team customer."
+input PortalMemberRemoveInput {
+  "The member to remove: not oneself, not the owner."
+  id: UUID!
+}
+
 extend type Customer {
   """
   The people acting for the customer (the member model): its owner and the holders of its
@@ -14173,8 +14657,8 @@ extend type Customer {
   created_at (oldest first).
   """
   members(
-    "Only members with this role."
-    role: [String!]
+    "Only members with these roles (OR-ed)."
+    role: [MemberRole!]
     "Page to read, from 1."
     page: Int = 1
     "Items per page, 1 to 100 (more is refused)."
@@ -14190,6 +14674,86 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): MemberPage @relation(any: [members_read, members_write], permission: customers_read)
+}
+
+extend type Me {
+  """
+  The members of the session's team customer, oldest first: for its owner and billing
+  managers only. Sorting: created_at, email, name, role (prefix - for descending).
+  """
+  members(
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): MemberPage @goField(forceResolver: true) @teamManager
+}
+
+extend type Query {
+  """
+  The live members of the caller's organizations. Sorting: created_at, email, name, role
+  (prefix - for descending); default -created_at.
+  """
+  members(
+    """
+    Only this customer's members, by its Till id. Text that is not a UUID matches no customer
+    (NOT_FOUND), as upstream answers it.
+    """
+    customerId: String
+    "Only the members of the customers with this id in the seller's system."
+    externalCustomerId: String
+    "Only members with this role."
+    role: MemberRole
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Sort keys, each optionally prefixed with - for descending; the root list's description lists them."
+    sorting: [String!]
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): MemberPage @hasScope(any: [members_read, members_write], permission: customers_read)
+  """
+  A live member of a customer of the caller's organizations. An external customer id that
+  names customers of several of the caller's organizations is ambiguous (CONFLICT).
+  """
+  customerMember("The customer and the member." ref: MemberRefInput!): Member @hasScope(any: [members_read, members_write], permission: customers_read)
+  """
+  A member of the caller's organizations by id, removed ones included: member.deleted reports
+  the member it removed.
+  """
+  member("The member's id." id: UUID!): Member @hasScope(any: [members_read, members_write], permission: customers_read)
+}
+
+extend type Mutation {
+  "Adds a member to a customer (member.created)."
+  createMember("The customer and the new member." input: MemberCreateInput!): Member @hasScope(any: [members_write], permission: customers_manage)
+  "Changes a member's name, email or role (member.updated)."
+  updateMember("The member and the changes." input: MemberUpdateInput!): Member @hasScope(any: [members_write], permission: customers_manage)
+  "Removes a member and returns it as it was removed (member.deleted)."
+  deleteMember("The member." input: MemberDeleteInput!): Member @hasScope(any: [members_write], permission: customers_manage)
+  "Adds a member to the session's team (owners and billing managers)."
+  portalAddMember("The new member." input: PortalMemberAddInput!): Member @teamManager
+  "Changes a member of the session's team (owners and billing managers)."
+  portalUpdateMember("The member and the changes." input: PortalMemberUpdateInput!): Member @teamManager
+  "Removes a member of the session's team and returns it as it was removed (owners and billing managers)."
+  portalRemoveMember("The member." input: PortalMemberRemoveInput!): Member @teamManager
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -15973,26 +16537,6 @@ type Me {
   ): PaymentMethodPage @goField(forceResolver: true) @billing
 }
 
-"A person acting for a customer."
-type Member {
-  "The member's id."
-  id: UUID!
-  "When the member was added."
-  createdAt: DateTime!
-  "When the member was last changed; null if never."
-  modifiedAt: DateTime
-  "The customer the member acts for."
-  customerId: UUID!
-  "The organization's own id for the member; null when not set."
-  externalId: String
-  "The member's email address."
-  email: String!
-  "The member's name; null when not given."
-  name: String
-  "owner, billing_manager or member: owners and billing managers may use billing features (orders, payment methods, subscription changes)."
-  role: String!
-}
-
 extend type Query {
   "The customer portal of the session's customer (or member)."
   me: Me @portal
@@ -16583,6 +17127,13 @@ Requires a customer or member session allowed to use billing features: customer 
 always are, member sessions only for owners and billing managers.
 """
 directive @billing on FIELD_DEFINITION
+
+"""
+Requires a member session of an owner or a billing manager: the team management of the
+portal, which upstream serves members only. A customer session is refused as anonymous
+(Unauthorized), a plain member is NotPermitted.
+"""
+directive @teamManager on FIELD_DEFINITION
 
 """
 The most objects a list field without a page argument can hold, as the IBM GraphQL cost
@@ -19190,6 +19741,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_paymentMethods(ctx, field)
 	case "downloadables":
 		return ec.fieldContext_Me_downloadables(ctx, field)
+	case "seatList":
+		return ec.fieldContext_Me_seatList(ctx, field)
 	case "seats":
 		return ec.fieldContext_Me_seats(ctx, field)
 	case "benefitGrants":
@@ -19198,6 +19751,8 @@ func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.Co
 		return ec.fieldContext_Me_licenseKeys(ctx, field)
 	case "licenseKey":
 		return ec.fieldContext_Me_licenseKey(ctx, field)
+	case "members":
+		return ec.fieldContext_Me_members(ctx, field)
 	case "orders":
 		return ec.fieldContext_Me_orders(ctx, field)
 	case "orderInvoice":
@@ -20014,6 +20569,24 @@ func (ec *executionContext) childFields_RefundPage(ctx context.Context, field gr
 		return ec.fieldContext_RefundPage_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RefundPage", field.Name)
+}
+
+func (ec *executionContext) childFields_SeatClaimInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "productName":
+		return ec.fieldContext_SeatClaimInfo_productName(ctx, field)
+	case "productId":
+		return ec.fieldContext_SeatClaimInfo_productId(ctx, field)
+	case "organizationName":
+		return ec.fieldContext_SeatClaimInfo_organizationName(ctx, field)
+	case "organizationSlug":
+		return ec.fieldContext_SeatClaimInfo_organizationSlug(ctx, field)
+	case "customerEmail":
+		return ec.fieldContext_SeatClaimInfo_customerEmail(ctx, field)
+	case "canClaim":
+		return ec.fieldContext_SeatClaimInfo_canClaim(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SeatClaimInfo", field.Name)
 }
 
 func (ec *executionContext) childFields_Subscription(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

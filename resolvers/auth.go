@@ -80,6 +80,28 @@ func (r *Resolver) checkBilling(ctx context.Context) error {
 	return r.requireBillingRole(ctx)
 }
 
+// TeamManager enforces @teamManager: a member session of an owner or a billing manager.
+func TeamManager(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
+	if err := checkTeamManager(ctx); err != nil {
+		return nil, err
+	}
+	return next(ctx)
+}
+
+// checkTeamManager is upstream's CustomerPortalBillingManager: member sessions only (a
+// customer session counts as anonymous, as upstream's member-only routes treat it), with the
+// owner or billing_manager role (upstream's "Insufficient role for this operation").
+func checkTeamManager(ctx context.Context) error {
+	p := auth.FromContext(ctx)
+	if p.Kind != auth.KindMemberSession {
+		return Unauthorized()
+	}
+	if p.MemberRole != string(storage.MemberRoleOwner) && p.MemberRole != string(storage.MemberRoleBillingManager) {
+		return NotPermitted("Insufficient role for this operation")
+	}
+	return nil
+}
+
 func checkScope(ctx context.Context, anyOf []model.Scope, usersOnly bool) error {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindUser && (usersOnly || p.Kind != auth.KindOrganization) {
@@ -105,7 +127,7 @@ func checkPortal(ctx context.Context) error {
 	return nil
 }
 
-// Authorize applies the @hasScope, @portal and @billing rules of a document's fields
+// Authorize applies the @hasScope, @portal, @billing and @teamManager rules of a document's fields
 // without running it. /v1 calls it before validating parameters and bodies, because upstream
 // authenticates first: a request that is both unauthorized and malformed gets 401/403, not
 // 422. The rules stay the schema's directives; this only reads them earlier. doc must have
@@ -162,6 +184,11 @@ func (r *Resolver) authorizeField(ctx context.Context, f *ast.Field) error {
 	}
 	if f.Definition.Directives.ForName("billing") != nil {
 		if err := r.checkBilling(ctx); err != nil {
+			return err
+		}
+	}
+	if f.Definition.Directives.ForName("teamManager") != nil {
+		if err := checkTeamManager(ctx); err != nil {
 			return err
 		}
 	}

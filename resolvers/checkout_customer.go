@@ -100,6 +100,9 @@ func (r *Resolver) checkoutCustomer(ctx context.Context, tx *sqlx.Tx, c *storage
 			}
 			return b, err
 		}
+		if err := r.createOwnerMember(ctx, tx, cust, nil); err != nil {
+			return b, err
+		}
 		// The buyer gave these details for a customer that did not exist: it is theirs.
 		return checkoutBuyer{customer: cust, bound: true}, r.emit(ctx, tx, c.OrganizationID, "customer.created", cust.ID)
 	}

@@ -42,6 +42,15 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 	if in.Email == nil && w.Type == storage.CustomerTypeIndividual {
 		return nil, Invalid("missing", "Field required", nil, "input", "email")
 	}
+	if in.Email == nil && in.Owner == nil {
+		return nil, Invalid("value_error", "An owner with an email address is required when creating a team customer without an email.",
+			nil, "input", "owner")
+	}
+	if in.Owner != nil {
+		if err := checkOwner(in.Owner); err != nil {
+			return nil, err
+		}
+	}
 	if in.Email != nil {
 		if err := checkEmail(*in.Email, "input", "email"); err != nil {
 			return nil, err
@@ -69,19 +78,51 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 		if c, err = storage.CreateCustomer(ctx, tx, orgID, w); err != nil {
 			return customerConflict(err, in)
 		}
-		return r.emit(ctx, tx, orgID, "customer.created", c.ID)
+		if err := r.emit(ctx, tx, orgID, "customer.created", c.ID); err != nil {
+			return err
+		}
+		return r.createOwnerMember(ctx, tx, c, in.Owner)
 	})
 	return c, err
 }
 
-// deleteCustomer soft-deletes a customer; its sessions stop working at once.
+// deleteCustomer soft-deletes a customer with its members (member.deleted each, as upstream
+// removes them); its sessions stop working at once.
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
-	c, err := storage.DeleteCustomer(ctx, r.db, organizations(ctx), id)
+	var c *storage.Customer
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		var err error
+		if c, err = storage.DeleteCustomer(ctx, tx, organizations(ctx), id); err != nil {
+			return notFoundOr(err, "")
+		}
+		members, err := storage.DeleteCustomerMembers(ctx, tx, c.ID)
+		if err != nil {
+			return err
+		}
+		for _, m := range members {
+			if err := r.emit(ctx, tx, m.OrganizationID, "member.deleted", m.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if r.customers != nil {
 		r.customers.Remove(id)
 	}
 	auth.SessionsChanged(ctx)
-	return c, notFoundOr(err, "")
+	return c, err
+}
+
+// checkOwner validates a new customer's owner as upstream's MemberOwnerCreate.
+func checkOwner(o *model.MemberOwnerInput) error {
+	if _, err := memberEmail(o.Email, "input", "owner", "email"); err != nil {
+		return err
+	}
+	if _, err := memberExternalID(o.ExternalID, "input", "owner", "externalId"); err != nil {
+		return err
+	}
+	_, err := memberName(o.Name, "input", "owner", "name")
+	return err
 }
 
 // updateCustomer applies the fields present in the input; explicit nulls clear them.
@@ -146,6 +187,11 @@ func (r *Resolver) updateCustomer(ctx context.Context, in model.CustomerUpdateIn
 				attempted.ExternalID = v
 			}
 			return customerConflict(err, attempted)
+		}
+		if u.Email.IsSet() {
+			if err := syncOwnerEmail(ctx, tx, out); err != nil {
+				return err
+			}
 		}
 		return r.emitCustomerUpdated(ctx, tx, out, u)
 	})

@@ -217,11 +217,13 @@ func TestMemberSession(t *testing.T) {
 		}
 	})
 
-	team := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Team"})
+	team := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Team", "owner": vars{"email": "founder@example.com"}})
 	manager := addMember(t, team.ID, "boss@example.com", "billing_manager", "ext-boss")
 	plain := addMember(t, team.ID, "dev@example.com", "member", "")
-	elsewhere := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Other team"})
-	foreign := addMember(t, elsewhere.ID, "x@example.com", "owner", "ext-x")
+	elsewhere := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Other team",
+		"owner": vars{"email": "x@example.com", "externalId": "ext-x"}})
+	var foreign uuid.UUID
+	s.Get(t, &foreign, `SELECT id FROM members WHERE customer_id = $1 AND role = 'owner'`, elsewhere.ID)
 
 	t.Run("a team member is chosen by id", func(t *testing.T) {
 		got := createSession(t, s, org.Token, vars{"customerId": team.ID, "memberId": plain})

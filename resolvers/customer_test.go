@@ -52,8 +52,8 @@ func TestCreateCustomer(t *testing.T) {
 		}
 	})
 
-	t.Run("a team customer needs no email", func(t *testing.T) {
-		got := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Acme"})
+	t.Run("a team customer needs no email when it is given an owner", func(t *testing.T) {
+		got := createCustomer(t, s, org.Token, vars{"type": "team", "name": "Acme", "owner": vars{"email": "boss@acme.example"}})
 		if got.Type != "team" || got.Email != nil {
 			t.Errorf("team customer = %+v", got)
 		}

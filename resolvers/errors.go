@@ -108,6 +108,11 @@ var statusByCode = map[string]int{
 	codeInvalidInvitationToken:       http.StatusBadRequest,
 	codeSignInRefused:                http.StatusBadRequest,
 	codeLastOwner:                    http.StatusForbidden,
+	codeSeatNotPending:               http.StatusBadRequest,
+	codeInvalidSeatAssignmentRequest: http.StatusBadRequest,
+	codeSeatMemberNotFound:           http.StatusNotFound,
+	codeSeatMemberEmailMismatch:      http.StatusBadRequest,
+	codeAmbiguousExternalCustomerID:  http.StatusConflict,
 
 	codeRefundedAlready:                      http.StatusForbidden,
 	codeRefundDisputedPayment:                http.StatusForbidden,
@@ -182,6 +187,11 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
 	codeSignInRefused:                GraphQLBadUserInput,
 	codeLastOwner:                    GraphQLConflict, // the organization's state, not the caller's rights
+	codeSeatNotPending:               GraphQLConflict,
+	codeInvalidSeatAssignmentRequest: GraphQLBadUserInput,
+	codeSeatMemberNotFound:           GraphQLNotFound,
+	codeSeatMemberEmailMismatch:      GraphQLBadUserInput,
+	codeAmbiguousExternalCustomerID:  GraphQLConflict,
 
 	codeRefundedAlready:                      GraphQLConflict,
 	codeRefundDisputedPayment:                GraphQLConflict,

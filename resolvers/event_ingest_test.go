@@ -32,8 +32,8 @@ func newIngestWorld(t *testing.T) *ingestWorld {
 	s := resolverstest.New(t)
 	w := &ingestWorld{s: s, org: s.NewOrg(t, resolverstest.AllScopes), other: s.NewOrg(t, resolverstest.AllScopes)}
 	w.customer = s.NewCustomer(t, w.org.ID, "ext-1")
-	s.Get(t, &w.member, `INSERT INTO members (organization_id, customer_id, email, role)
-		VALUES ($1, $2, 'm@example.com', 'owner') RETURNING id`, w.org.ID, w.customer.ID)
+	s.Get(t, &w.member, `UPDATE members SET email = 'm@example.com' WHERE organization_id = $1 AND customer_id = $2
+		AND role = 'owner' RETURNING id`, w.org.ID, w.customer.ID) // the owner made with the customer
 	return w
 }
 

@@ -63,6 +63,10 @@ func (r *customerSeatResolver) CustomerEmail(ctx context.Context, obj *storage.C
 	return seatCustomerEmail(ctx, obj)
 }
 
+func (r *meResolver) SeatList(ctx context.Context, obj *storage.Me, subscriptionID *uuid.UUID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
+	return r.portalSeatList(ctx, subscriptionID, orderID)
+}
+
 func (r *meResolver) Seats(ctx context.Context, obj *storage.Me, status []storage.CustomerSeatStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.CustomerSeatPage, error) {
 	return r.portalSeats(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, status)
 }
@@ -73,6 +77,22 @@ func (r *meResolver) BenefitGrants(ctx context.Context, obj *storage.Me, benefit
 
 func (r *mutationResolver) AssignSeat(ctx context.Context, input model.CustomerSeatAssignInput) (*model.CustomerSeatAssignment, error) {
 	return r.assignSeat(ctx, input)
+}
+
+func (r *mutationResolver) ResendSeatInvitation(ctx context.Context, input model.CustomerSeatRevokeInput) (*model.CustomerSeatAssignment, error) {
+	return r.resendSeatInvitation(ctx, input)
+}
+
+func (r *mutationResolver) PortalAssignSeat(ctx context.Context, input model.PortalSeatAssignInput) (*storage.CustomerSeat, error) {
+	return r.portalAssignSeat(ctx, input)
+}
+
+func (r *mutationResolver) PortalRevokeSeat(ctx context.Context, input model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
+	return r.portalRevokeSeat(ctx, input)
+}
+
+func (r *mutationResolver) PortalResendSeatInvitation(ctx context.Context, input model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
+	return r.portalResendSeatInvitation(ctx, input)
 }
 
 func (r *mutationResolver) ClaimSeat(ctx context.Context, input model.CustomerSeatClaimInput) (*model.CustomerSeatClaim, error) {
@@ -108,6 +128,10 @@ func (r *queryResolver) Seats(ctx context.Context, subscriptionID *uuid.UUID, or
 
 func (r *queryResolver) Seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error) {
 	return r.seat(ctx, id)
+}
+
+func (r *queryResolver) SeatClaimInfo(ctx context.Context, invitationToken string) (*model.SeatClaimInfo, error) {
+	return r.seatClaimInfo(ctx, invitationToken)
 }
 
 func (r *subscriptionResolver) BenefitGrants(ctx context.Context, obj *storage.Subscription, benefitID *uuid.UUID, isGranted *bool, memberID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.BenefitGrantPage, error) {

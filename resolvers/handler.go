@@ -38,7 +38,7 @@ const (
 func (r *Resolver) Schema() graphql.ExecutableSchema {
 	return graph.NewExecutableSchema(graph.Config{Resolvers: r, Directives: graph.DirectiveRoot{
 		HasScope: r.HasScope, Portal: Portal, Billing: r.Billing, Public: Public, FirstParty: FirstParty,
-		Relation: r.Relation,
+		Relation: r.Relation, TeamManager: TeamManager,
 	}})
 }
 

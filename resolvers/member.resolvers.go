@@ -9,8 +9,50 @@ import (
 	"context"
 	"till/graph/model"
 	"till/storage"
+
+	"github.com/google/uuid"
 )
 
-func (r *customerResolver) Members(ctx context.Context, obj *storage.Customer, role []string, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error) {
+func (r *customerResolver) Members(ctx context.Context, obj *storage.Customer, role []storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error) {
 	return r.customerMembers(ctx, obj, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, role)
+}
+
+func (r *meResolver) Members(ctx context.Context, obj *storage.Me, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error) {
+	return r.portalMembers(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting})
+}
+
+func (r *mutationResolver) CreateMember(ctx context.Context, input model.MemberCreateInput) (*storage.Member, error) {
+	return r.createMember(ctx, input)
+}
+
+func (r *mutationResolver) UpdateMember(ctx context.Context, input model.MemberUpdateInput) (*storage.Member, error) {
+	return r.updateMember(ctx, input)
+}
+
+func (r *mutationResolver) DeleteMember(ctx context.Context, input model.MemberDeleteInput) (*storage.Member, error) {
+	return r.deleteMember(ctx, input)
+}
+
+func (r *mutationResolver) PortalAddMember(ctx context.Context, input model.PortalMemberAddInput) (*storage.Member, error) {
+	return r.portalAddMember(ctx, input)
+}
+
+func (r *mutationResolver) PortalUpdateMember(ctx context.Context, input model.PortalMemberUpdateInput) (*storage.Member, error) {
+	return r.portalUpdateMember(ctx, input)
+}
+
+func (r *mutationResolver) PortalRemoveMember(ctx context.Context, input model.PortalMemberRemoveInput) (*storage.Member, error) {
+	return r.portalRemoveMember(ctx, input)
+}
+
+func (r *queryResolver) Members(ctx context.Context, customerID *string, externalCustomerID *string, role *storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) (*model.MemberPage, error) {
+	return r.membersPage(ctx, listArgs{page: page, limit: limit, first: first, last: last, after: after, before: before, sorting: sorting}, customerID, externalCustomerID, role)
+}
+
+func (r *queryResolver) CustomerMember(ctx context.Context, ref model.MemberRefInput) (*storage.Member, error) {
+	return r.customerMember(ctx, ref)
+}
+
+func (r *queryResolver) Member(ctx context.Context, id uuid.UUID) (*storage.Member, error) {
+	return r.memberOfOrganization(ctx, id)
 }

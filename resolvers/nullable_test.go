@@ -11,7 +11,7 @@ import (
 )
 
 // guardDirectives are the schema directives that may refuse a principal a field.
-var guardDirectives = []string{"hasScope", "portal", "billing", "public", "firstParty", "relation"}
+var guardDirectives = []string{"hasScope", "portal", "billing", "public", "firstParty", "relation", "teamManager"}
 
 // otherFieldDirectives are the field directives that refuse no one.
 var otherFieldDirectives = []string{"goField", "listSize", "deprecated"}

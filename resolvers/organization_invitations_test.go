@@ -49,7 +49,7 @@ func TestAnInvitationIsMailedAndAcceptedByItsAddressOnly(t *testing.T) {
 	if m := out.AcceptOrganizationInvitation; m.UserID != hire || m.Role != "admin" || m.OrganizationID != tm.org.ID {
 		t.Errorf("accepted as %+v", m)
 	}
-	if got := members(t, s, token, tm.org.ID)[hire]; got.Role != "admin" {
+	if got := orgMembers(t, s, token, tm.org.ID)[hire]; got.Role != "admin" {
 		t.Errorf("the new member lists itself as %+v", got)
 	}
 	wantError(t, s.QueryError(t, token, acceptDoc, vars{"token": tokens[0]}), "BAD_USER_INPUT", "InvalidInvitationToken")

@@ -24,9 +24,9 @@ import (
 const codeLastOwner = "CannotRemoveOrganizationOwner"
 
 const (
-	memberNotFound  = "Member not found."
-	lastOwnerDetail = "An organization keeps at least one owner: make another member an owner first."
-	ownerOnlyDetail = "Only an owner may make, change or remove an owner."
+	organizationMemberNotFound = "Member not found."
+	lastOwnerDetail            = "An organization keeps at least one owner: make another member an owner first."
+	ownerOnlyDetail            = "Only an owner may make, change or remove an owner."
 )
 
 // organizationMembersPage lists the members of one of the caller's organizations.
@@ -86,7 +86,7 @@ func (r *Resolver) manageMember(ctx context.Context, orgID *uuid.UUID, userID uu
 		}
 		m, err := storage.LockOrganizationMember(ctx, tx, org, userID)
 		if err != nil {
-			return notFoundOr(err, memberNotFound)
+			return notFoundOr(err, organizationMemberNotFound)
 		}
 		out, err = change(tx, caller, m)
 		return memberChangeErr(err)
@@ -106,7 +106,7 @@ func (r *Resolver) leaveOrganization(ctx context.Context, orgID *uuid.UUID) (*st
 	}
 	m, err := storage.RemoveOrganizationMember(ctx, r.db, org, auth.FromContext(ctx).UserID)
 	if err != nil {
-		return nil, memberChangeErr(notFoundOr(err, memberNotFound))
+		return nil, memberChangeErr(notFoundOr(err, organizationMemberNotFound))
 	}
 	membershipsChanged(ctx)
 	return m, nil

@@ -16,15 +16,15 @@ import (
 )
 
 const (
-	memberFields     = `userId organizationId email role joinedAt`
+	orgMemberFields  = `userId organizationId email role joinedAt`
 	invitationFields = `id organizationId email role invitedBy expiresAt acceptedAt cancelledAt`
 	inviteDoc        = `mutation($input: OrganizationMemberInviteInput!) { inviteOrganizationMember(input: $input) { ` + invitationFields + ` } }`
 	cancelInviteDoc  = `mutation($id: UUID!) { cancelOrganizationInvitation(id: $id) { ` + invitationFields + ` } }`
-	acceptDoc        = `mutation($token: String!) { acceptOrganizationInvitation(input: {token: $token}) { ` + memberFields + ` } }`
-	changeRoleDoc    = `mutation($input: OrganizationMemberRoleInput!) { changeOrganizationMemberRole(input: $input) { ` + memberFields + ` } }`
-	removeMemberDoc  = `mutation($input: OrganizationMemberRemoveInput!) { removeOrganizationMember(input: $input) { ` + memberFields + ` } }`
-	leaveDoc         = `mutation($org: UUID) { leaveOrganization(organizationId: $org) { ` + memberFields + ` } }`
-	membersDoc       = `query($org: UUID) { organizationMembers(organizationId: $org, limit: 100) { items { ` + memberFields + ` } pagination { totalCount } } }`
+	acceptDoc        = `mutation($token: String!) { acceptOrganizationInvitation(input: {token: $token}) { ` + orgMemberFields + ` } }`
+	changeRoleDoc    = `mutation($input: OrganizationMemberRoleInput!) { changeOrganizationMemberRole(input: $input) { ` + orgMemberFields + ` } }`
+	removeMemberDoc  = `mutation($input: OrganizationMemberRemoveInput!) { removeOrganizationMember(input: $input) { ` + orgMemberFields + ` } }`
+	leaveDoc         = `mutation($org: UUID) { leaveOrganization(organizationId: $org) { ` + orgMemberFields + ` } }`
+	membersDoc       = `query($org: UUID) { organizationMembers(organizationId: $org, limit: 100) { items { ` + orgMemberFields + ` } pagination { totalCount } } }`
 	invitationsDoc   = `query($org: UUID) { organizationInvitations(organizationId: $org) { items { ` + invitationFields + ` } } }`
 )
 
@@ -88,7 +88,7 @@ func invite(t *testing.T, s *resolverstest.Server, token string, input vars) inv
 	return out.InviteOrganizationMember
 }
 
-func members(t *testing.T, s *resolverstest.Server, token string, org uuid.UUID) map[uuid.UUID]orgMember {
+func orgMembers(t *testing.T, s *resolverstest.Server, token string, org uuid.UUID) map[uuid.UUID]orgMember {
 	t.Helper()
 	var out struct {
 		OrganizationMembers struct{ Items []orgMember }

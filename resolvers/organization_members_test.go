@@ -58,7 +58,7 @@ func TestMembersAreManagedByOwnersAndAdminsWithinTheirRoles(t *testing.T) {
 			wantCode(t, s.QueryError(t, c.token, c.doc, c.vars), c.code, c.reason)
 		})
 	}
-	got := members(t, s, admin.Token, tm.org.ID)
+	got := orgMembers(t, s, admin.Token, tm.org.ID)
 	want := map[uuid.UUID]string{admin.ID: "owner", member.ID: "member"}
 	if len(got) != len(want) || got[admin.ID].Role != want[admin.ID] || got[member.ID].Role != want[member.ID] {
 		t.Errorf("members %+v, want %v", got, want)

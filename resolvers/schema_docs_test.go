@@ -165,7 +165,9 @@ var openJSON = map[string]string{
 	// file.graphqls
 	"FileUploadPart.headers": "a map keyed by HTTP header name",
 	// grant.graphqls
-	"CustomerSeat.seatMetadata": "the seller's own data kept with the seat",
+	"CustomerSeat.seatMetadata":        "the seller's own data kept with the seat",
+	"CustomerSeatAssignInput.metadata": "the seller's own data to keep with the seat: any JSON object, unlike Metadata",
+	"PortalSeatAssignInput.metadata":   "the seller's own data to keep with the seat: any JSON object, unlike Metadata",
 	// job.graphqls
 	"Job.args": "one shape per job kind, internal to the worker that runs it",
 }

@@ -2,12 +2,8 @@ package resolvers
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,23 +15,29 @@ import (
 )
 
 // Seats of seat-based purchases, upstream's SeatService with the member model: a seat is
-// assigned to an email (pending, with a claim token that is shown once and stored hashed),
-// claimed with that token (the email becomes a member of the buying customer and receives
-// the product's benefits), and revoked (the member loses them). customer_id is always the
-// buying customer, member_id the holder once claimed.
+// assigned to a member of the buying customer (found or made by email), pending with a claim
+// token that is mailed to it and stored hashed, or claimed at once; claiming with the token
+// grants the member the product's benefits; revoking takes them away and empties the seat.
+// customer_id is the buying customer while the seat is held.
 
 // invitationTTL is how long a claim token is good for, as upstream's.
 const invitationTTL = 24 * time.Hour
 
 // Upstream's seat errors (server/polar/customer_seat/service.py): their class names are the
-// error codes, all 400, the status Error gives a code it does not list. Upstream's
-// seat_based_pricing_enabled feature flag (FeatureNotEnabled, 403) is not reproduced: a
-// purchase is seat-based when it has seats.
+// error codes. Upstream's seat_based_pricing_enabled feature flag (FeatureNotEnabled, 403) is
+// not reproduced: a purchase is seat-based when it has seats.
 const (
-	codeSeatNotAvailable         = "SeatNotAvailable"
-	codeSeatAlreadyAssigned      = "SeatAlreadyAssigned"
-	codeInvalidInvitationToken   = "InvalidInvitationToken"
-	invalidInvitationTokenDetail = "Invalid or expired invitation token"
+	codeSeatNotAvailable             = "SeatNotAvailable"
+	codeSeatAlreadyAssigned          = "SeatAlreadyAssigned"
+	codeSeatNotPending               = "SeatNotPending"
+	codeInvalidInvitationToken       = "InvalidInvitationToken"
+	codeInvalidSeatAssignmentRequest = "InvalidSeatAssignmentRequest"
+	codeSeatMemberNotFound           = "MemberNotFound"
+	codeSeatMemberEmailMismatch      = "MemberEmailMismatch"
+	invalidInvitationTokenDetail     = "Invalid or expired invitation token"
+	seatNotFound                     = "Seat not found"
+	seatSourceRequired               = "Either subscription_id or order_id must be provided"
+	checkoutSeatSourceNotFound       = "No subscription or order found for this checkout"
 )
 
 // seatNotAvailable refuses an assignment the purchase cannot take.
@@ -55,7 +57,16 @@ func seatSourceOf(ctx context.Context, q sqlx.ExtContext, subscriptionID, orderI
 	if (subscriptionID == nil) == (orderID == nil) {
 		return nil, Invalid("value_error", "Exactly one of subscriptionId and orderId is required.", nil, "input", "subscriptionId")
 	}
+	return seatSource(ctx, q, subscriptionID, orderID, nil, lock)
+}
+
+// seatSource reads a subscription or an order of the caller's organizations, and with
+// customer, one that customer bought: the portal reaches its own purchases only.
+func seatSource(ctx context.Context, q sqlx.ExtContext, subscriptionID, orderID, customer *uuid.UUID, lock bool) (*storage.SeatSource, error) {
 	src, err := storage.GetSeatSource(ctx, q, organizations(ctx), subscriptionID, orderID, lock)
+	if err == nil && customer != nil && src.CustomerID != *customer {
+		err = storage.ErrNotFound
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		if subscriptionID != nil {
 			return nil, NotFound("Subscription not found")
@@ -63,6 +74,18 @@ func seatSourceOf(ctx context.Context, q sqlx.ExtContext, subscriptionID, orderI
 		return nil, NotFound("Order not found")
 	}
 	return src, err
+}
+
+// listedSeatSource is the purchase a seat list reads, as upstream picks it: the subscription
+// when one is given, else the order.
+func listedSeatSource(ctx context.Context, q sqlx.ExtContext, subscriptionID, orderID, customer *uuid.UUID) (*storage.SeatSource, error) {
+	switch {
+	case subscriptionID != nil:
+		return seatSource(ctx, q, subscriptionID, nil, customer, false)
+	case orderID != nil:
+		return seatSource(ctx, q, nil, orderID, customer, false)
+	}
+	return nil, BadRequest(seatSourceRequired)
 }
 
 // sourceID names the purchase in seat errors, as upstream's messages do.
@@ -93,151 +116,80 @@ func seatsOpen(src *storage.SeatSource) error {
 	return nil
 }
 
-// assignSeat hands a seat of a seat-based subscription or order to an email. The purchase
-// row is locked first, so concurrent assignments never exceed its seats.
-func (r *Resolver) assignSeat(ctx context.Context, in model.CustomerSeatAssignInput) (*model.CustomerSeatAssignment, error) {
-	email := strings.TrimSpace(in.Email)
-	if err := checkEmail(email, "input", "email"); err != nil {
-		return nil, err
+// revokeSeat revokes a seat of the caller's organizations.
+func (r *Resolver) revokeSeat(ctx context.Context, in model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
+	return r.withSeat(ctx, in.ID, nil, r.revokeLockedSeat)
+}
+
+// portalRevokeSeat revokes a seat of one of the session customer's purchases.
+func (r *Resolver) portalRevokeSeat(ctx context.Context, in model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
+	customer := auth.FromContext(ctx).CustomerID
+	return r.withSeat(ctx, in.ID, &customer, r.revokeLockedSeat)
+}
+
+// withSeat runs fn in a transaction on a locked seat of the caller's organizations, and with
+// customer, of that customer's purchases; another's seat is not found.
+func (r *Resolver) withSeat(ctx context.Context, id uuid.UUID, customer *uuid.UUID,
+	fn func(context.Context, *sqlx.Tx, *storage.CustomerSeat) (*storage.CustomerSeat, error)) (*storage.CustomerSeat, error) {
+	var out *storage.CustomerSeat
+	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		var seat *storage.CustomerSeat
+		var err error
+		if customer != nil {
+			seat, err = storage.GetCustomerSeat(ctx, tx, organizations(ctx), *customer, id, true)
+		} else {
+			seat, err = storage.GetSeat(ctx, tx, organizations(ctx), id, true)
+		}
+		if err != nil {
+			return notFoundOr(err, seatNotFound)
+		}
+		out, err = fn(ctx, tx, seat)
+		return err
+	})
+	return out, err
+}
+
+// revokeLockedSeat revokes a locked seat and its holder's grants; a seat already revoked is
+// returned as it is, and emits nothing.
+func (r *Resolver) revokeLockedSeat(ctx context.Context, tx *sqlx.Tx, seat *storage.CustomerSeat) (*storage.CustomerSeat, error) {
+	if seat.Status == storage.CustomerSeatStatusRevoked {
+		return seat, nil
 	}
-	if err := checkMetadata(in.Metadata, "input", "metadata"); err != nil {
-		return nil, err
+	if seat.Status == storage.CustomerSeatStatusClaimed && seat.MemberID != nil && seat.CustomerID != nil {
+		if err := r.revokeBenefits(ctx, tx, grantScope{OrganizationID: seat.OrganizationID, CustomerID: *seat.CustomerID,
+			MemberID: seat.MemberID, SubscriptionID: seat.SubscriptionID, OrderID: seat.OrderID}); err != nil {
+			return nil, err
+		}
 	}
-	meta, err := json.Marshal(in.Metadata)
-	if err != nil || in.Metadata == nil {
-		meta = []byte("{}")
-	}
-	token, err := invitationToken()
+	out, err := storage.RevokeSeat(ctx, tx, seat.ID, r.Now())
 	if err != nil {
 		return nil, err
 	}
-	var out *model.CustomerSeatAssignment
-	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		src, err := seatSourceOf(ctx, tx, in.SubscriptionID, in.OrderID, true)
-		if err != nil {
-			return err
-		}
-		if err := seatsOpen(src); err != nil {
-			return err
-		}
-		occ, err := storage.SeatOccupancyOf(ctx, tx, src, email)
-		if err != nil {
-			return err
-		}
-		if src.Seats == nil || occ.Occupied >= *src.Seats {
-			return seatNotAvailable("No available seats for " + sourceID(src))
-		}
-		if occ.Taken {
-			return &Error{Code: codeSeatAlreadyAssigned, Detail: "Seat already assigned to customer " + email}
-		}
-		now := r.Now()
-		seat, err := storage.AssignSeat(ctx, tx, storage.SeatAssignment{Source: src, Email: email,
-			TokenHash: auth.Hash(r.secret, token), ExpiresAt: now.Add(invitationTTL), Metadata: meta, Reuse: occ.Reusable}, now)
-		if err != nil {
-			return err
-		}
-		out = &model.CustomerSeatAssignment{Seat: seat, InvitationToken: token}
-		return r.emit(ctx, tx, seat.OrganizationID, "customer_seat.assigned", seat.ID)
-	})
-	return out, err
-}
-
-// invitationToken draws a claim token as upstream's secrets.token_urlsafe(32).
-func invitationToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-// claimSeat claims a pending seat with its token: the token is the credential, spent on
-// use. The seat's email becomes (or finds) a member of the buying customer, the product's
-// benefits are granted to that member, and a member session is opened for it, as upstream
-// logs the claimer in. Every token problem is the same InvalidInvitationToken.
-func (r *Resolver) claimSeat(ctx context.Context, in model.CustomerSeatClaimInput) (*model.CustomerSeatClaim, error) {
-	if in.InvitationToken == "" {
-		return nil, invalidInvitationToken()
-	}
-	var out *model.CustomerSeatClaim
-	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		seat, err := storage.GetSeatByToken(ctx, tx, auth.Hash(r.secret, in.InvitationToken))
-		if errors.Is(err, storage.ErrNotFound) {
-			return invalidInvitationToken()
-		}
-		if err != nil {
-			return err
-		}
-		now := r.Now()
-		expired := seat.InvitationTokenExpiresAt != nil && seat.InvitationTokenExpiresAt.Before(now)
-		if seat.Status != storage.CustomerSeatStatusPending || expired || seat.CustomerID == nil || seat.Email == nil {
-			return invalidInvitationToken()
-		}
-		src, err := storage.GetSeatSource(ctx, tx, []uuid.UUID{seat.OrganizationID}, seat.SubscriptionID, seat.OrderID, false)
-		if errors.Is(err, storage.ErrNotFound) || err == nil && seatsOpen(src) != nil {
-			return invalidInvitationToken() // the purchase is gone or no longer running
-		}
-		if err != nil {
-			return err
-		}
-		m, err := storage.EnsureMemberByEmail(ctx, tx, seat.OrganizationID, *seat.CustomerID, *seat.Email)
-		if err != nil {
-			return err
-		}
-		if seat, err = storage.ClaimSeat(ctx, tx, seat.ID, m.ID, now); err != nil {
-			if errors.Is(err, storage.ErrConflict) { // the member holds another seat of this purchase
-				return &Error{Code: codeSeatAlreadyAssigned, Detail: "Seat already assigned to customer " + m.Email}
-			}
-			return err
-		}
-		if err := r.grantBenefits(ctx, tx, grantScope{OrganizationID: seat.OrganizationID, CustomerID: *seat.CustomerID,
-			MemberID: &m.ID, ProductID: *src.ProductID, SubscriptionID: seat.SubscriptionID, OrderID: seat.OrderID}); err != nil {
-			return err
-		}
-		token := auth.Generate(auth.PrefixMemberSession)
-		if _, err := storage.CreateMemberSession(ctx, tx, seat.OrganizationID, *seat.CustomerID, m.ID,
-			auth.Hash(r.secret, token), now.Add(sessionTTL), nil); err != nil {
-			return err
-		}
-		out = &model.CustomerSeatClaim{Seat: seat, CustomerSessionToken: token}
-		return r.emit(ctx, tx, seat.OrganizationID, "customer_seat.claimed", seat.ID)
-	})
-	return out, err
-}
-
-// revokeSeat revokes a seat of the caller's organizations and its holder's grants; a seat
-// already revoked is returned as it is, and emits nothing.
-func (r *Resolver) revokeSeat(ctx context.Context, in model.CustomerSeatRevokeInput) (*storage.CustomerSeat, error) {
-	var out *storage.CustomerSeat
-	err := storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		seat, err := storage.GetSeat(ctx, tx, organizations(ctx), in.ID, true)
-		if err != nil {
-			return notFoundOr(err, "")
-		}
-		if seat.Status == storage.CustomerSeatStatusRevoked {
-			out = seat
-			return nil
-		}
-		if seat.Status == storage.CustomerSeatStatusClaimed && seat.MemberID != nil && seat.CustomerID != nil {
-			if err := r.revokeBenefits(ctx, tx, grantScope{OrganizationID: seat.OrganizationID, CustomerID: *seat.CustomerID,
-				MemberID: seat.MemberID, SubscriptionID: seat.SubscriptionID, OrderID: seat.OrderID}); err != nil {
-				return err
-			}
-		}
-		if out, err = storage.RevokeSeat(ctx, tx, seat.ID, r.Now()); err != nil {
-			return err
-		}
-		return r.emit(ctx, tx, out.OrganizationID, "customer_seat.revoked", out.ID)
-	})
-	return out, err
+	return out, r.emit(ctx, tx, out.OrganizationID, "customer_seat.revoked", out.ID)
 }
 
 // seatList lists the seats of one subscription or order with what is left of them.
 func (r *Resolver) seatList(ctx context.Context, subscriptionID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
-	src, err := seatSourceOf(ctx, r.db, subscriptionID, orderID, false)
+	src, err := listedSeatSource(ctx, r.db, subscriptionID, orderID, nil)
 	if err != nil {
 		return nil, err
 	}
+	return r.seatListOf(ctx, src)
+}
+
+// portalSeatList lists the seats of one of the session customer's purchases: every member
+// session of the customer sees them, as upstream shows them.
+func (r *Resolver) portalSeatList(ctx context.Context, subscriptionID, orderID *uuid.UUID) (*model.CustomerSeatList, error) {
+	customer := auth.FromContext(ctx).CustomerID
+	src, err := listedSeatSource(ctx, r.db, subscriptionID, orderID, &customer)
+	if err != nil {
+		return nil, err
+	}
+	return r.seatListOf(ctx, src)
+}
+
+// seatListOf is a purchase's seats, oldest first, with its seat count and what is left.
+func (r *Resolver) seatListOf(ctx context.Context, src *storage.SeatSource) (*model.CustomerSeatList, error) {
 	seats, err := storage.SourceSeats(ctx, r.db, src)
 	if err != nil {
 		return nil, err
@@ -258,7 +210,7 @@ func (r *Resolver) seatList(ctx context.Context, subscriptionID, orderID *uuid.U
 // seat reads one seat of the caller's organizations.
 func (r *Resolver) seat(ctx context.Context, id uuid.UUID) (*storage.CustomerSeat, error) {
 	s, err := storage.GetSeat(ctx, r.db, organizations(ctx), id, false)
-	return s, notFoundOr(err, "")
+	return s, notFoundOr(err, seatNotFound)
 }
 
 // seatCustomerEmail is the buying customer's email, as the seat's customer_email.

@@ -103,8 +103,9 @@ func TestSeats(t *testing.T) {
 	})
 
 	ada, adaToken := w.assign(t, vars{"subscriptionId": subID, "email": "ada@example.com", "metadata": vars{"team": "core"}})
-	t.Run("assigning a seat leaves it pending with a day to claim it", func(t *testing.T) {
-		if ada.Status != "pending" || ada.CustomerID == nil || *ada.CustomerID != buyer.ID || ada.MemberID != nil ||
+	t.Run("assigning a seat leaves it pending with a day to claim it, for a member of the buyer", func(t *testing.T) {
+		if ada.Status != "pending" || ada.CustomerID == nil || *ada.CustomerID != buyer.ID || ada.MemberID == nil ||
+			ada.Member == nil || ada.Member.Email != "ada@example.com" || ada.Member.Role != "member" ||
 			*ada.Email != "ada@example.com" || *ada.CustomerEmail != *buyer.Email || ada.InvitationTokenExpiresAt == nil ||
 			ada.SeatMetadata["team"] != "core" || len(adaToken) != 43 {
 			t.Errorf("seat = %+v, token %q", ada, adaToken)
@@ -201,6 +202,9 @@ func TestSeats(t *testing.T) {
 		if out.RevokeSeat.Status != "revoked" || out.RevokeSeat.RevokedAt == nil {
 			t.Errorf("seat = %+v, want revoked", out.RevokeSeat)
 		}
+		if s := out.RevokeSeat; s.CustomerID != nil || s.MemberID != nil || s.Member != nil || s.Email != nil || s.CustomerEmail != nil {
+			t.Errorf("seat = %+v, want it emptied of its customer, member and email", s)
+		}
 		if g := w.grants(t, lk.ID, nil); len(g) != 1 || !g[0].IsRevoked {
 			t.Errorf("grants = %+v, want ada's revoked", g)
 		}
@@ -220,7 +224,8 @@ func TestSeats(t *testing.T) {
 
 	t.Run("a revoked seat frees its place for the next assignment", func(t *testing.T) {
 		cy, _ := w.assign(t, vars{"subscriptionId": subID, "email": "cy@example.com"})
-		if cy.ID != ada.ID || cy.Status != "pending" || cy.MemberID != nil || *cy.Email != "cy@example.com" || cy.RevokedAt != nil {
+		if cy.ID != ada.ID || cy.Status != "pending" || cy.Member == nil || cy.Member.Email != "cy@example.com" ||
+			*cy.Email != "cy@example.com" || cy.RevokedAt != nil {
 			t.Errorf("seat = %+v, want ada's revoked seat reused for cy", cy)
 		}
 		var out struct {

@@ -16,8 +16,8 @@ type tenancyWorld struct {
 	s            *resolverstest.Server
 	mine, theirs resolverstest.Org
 	// both is a user token of both organizations, onlyMine of mine only; portal is a
-	// portal session of my customer.
-	both, onlyMine, portal string
+	// portal session of my customer, teamPortal the session of my team customer's owner.
+	both, onlyMine, portal, teamPortal string
 
 	myCustomer                                customer
 	myMeter                                   meter
@@ -103,6 +103,10 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 		currency, processor, processor_id) VALUES ($1, $2, $3, $4, 'needs_response', 1000, 'usd', 'stripe', 'dp_theirs')`,
 		w.theirs.ID, w.theirOrder, theirPayment, w.theirCustomer.ID)
 	w.portal = w.s.NewCustomerSession(tb, w.mine.ID, w.myCustomer.ID)
+	team := createCustomer(tb, w.s, w.mine.Token, vars{"type": "team", "name": "My team", "owner": vars{"email": "lead@mine.example"}})
+	var owner uuid.UUID
+	w.s.Get(tb, &owner, `SELECT id FROM members WHERE customer_id = $1 AND role = 'owner'`, team.ID)
+	w.teamPortal = w.s.NewMemberSession(tb, w.mine.ID, team.ID, owner)
 	return w
 }
 

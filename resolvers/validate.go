@@ -3,7 +3,9 @@ package resolvers
 import (
 	"net/mail"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"till/graph/model"
 	"till/storage"
@@ -33,13 +35,37 @@ func checkMetadata(m storage.JSONMap, loc ...any) error {
 	return nil
 }
 
+// emailMax and emailLocalMax are the lengths email_validator (upstream's) allows an address
+// and the part before its @-sign; they also keep addresses inside what an index can hold.
+const (
+	emailMax      = 254
+	emailLocalMax = 64
+)
+
 // checkEmail validates an email address the way customers need it: a bare address.
 func checkEmail(email string, loc ...any) error {
 	a, err := mail.ParseAddress(email)
 	if err != nil || a.Address != email || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
 		return Invalid("value_error", "value is not a valid email address: The email address is not valid.", email, loc...)
 	}
+	local := email[:strings.LastIndex(email, "@")]
+	switch {
+	case utf8.RuneCountInString(local) > emailLocalMax:
+		return Invalid("value_error", "value is not a valid email address: The email address is too long before the @-sign ("+
+			charactersOver(utf8.RuneCountInString(local)-emailLocalMax)+").", email, loc...)
+	case utf8.RuneCountInString(email) > emailMax:
+		return Invalid("value_error", "value is not a valid email address: The email address is too long ("+
+			charactersOver(utf8.RuneCountInString(email)-emailMax)+").", email, loc...)
+	}
 	return nil
+}
+
+// charactersOver is email_validator's count of characters over a limit.
+func charactersOver(n int) string {
+	if n == 1 {
+		return "1 character too many"
+	}
+	return strconv.Itoa(n) + " characters too many"
 }
 
 var countryCode = regexp.MustCompile(`^[A-Z]{2}$`)

@@ -354,6 +354,10 @@ func checkRoutes(routes []Route, docs Documents) error {
 func checkVariables(r Route, op *ast.OperationDefinition, report func(string, ...any)) {
 	fed := map[string]bool{} // variable -> always supplied
 	for _, p := range r.Params {
+		if root, _, nested := strings.Cut(p.Variable(), "."); nested { // a field of $root (see nestParams)
+			fed[root] = fed[root] || p.In == fastapi.InPath
+			continue
+		}
 		fed[p.Variable()] = fed[p.Variable()] || p.In == fastapi.InPath
 	}
 	if r.Body != nil {

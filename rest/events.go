@@ -23,6 +23,7 @@ var eventShapes = map[string]eventShape{
 	"checkout":      {"WebhookCheckout", "checkout"},
 	"customer_seat": {"WebhookCustomerSeat", "seat"},
 	"customer":      {"WebhookCustomer", "customer"},
+	"member":        {"WebhookMember", "member"},
 	"order":         {"GetOrder", "order"},
 	"refund":        {"WebhookRefund", "refund"},
 	"subscription":  {"WebhookSubscription", "subscription"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -240,6 +241,11 @@ func restLoc(route Route, loc []any) []any {
 	case "body", "query", "path", "header":
 		return loc
 	}
+	for _, p := range route.Params {
+		if segs := strings.Split(p.Variable(), "."); len(segs) > 1 && len(loc) >= len(segs) && slices.Equal(toAny(segs), loc[:len(segs)]) {
+			return append([]any{p.In.String(), p.Name}, loc[len(segs):]...)
+		}
+	}
 	if first == "input" || (route.Body != nil && first == route.Body.Var) {
 		var s fastapi.Schema
 		if route.Body != nil {
@@ -253,4 +259,13 @@ func restLoc(route Route, loc []any) []any {
 		}
 	}
 	return loc
+}
+
+// toAny widens strings to a loc's segments.
+func toAny(segs []string) []any {
+	out := make([]any, len(segs))
+	for i, s := range segs {
+		out[i] = s
+	}
+	return out
 }

@@ -237,6 +237,7 @@ func (rt *router) serve(route Route) http.Handler {
 			writeValidation(w, http.StatusUnprocessableEntity, "RequestValidationError", errs)
 			return
 		}
+		nestParams(vars)
 		if route.Direct != nil {
 			defer func() { // as the executor's recover does for operations: a 500, not a dropped connection
 				if p := recover(); p != nil {
@@ -254,4 +255,27 @@ func (rt *router) serve(route Route) http.Handler {
 		}
 		rt.writeResult(r.Context(), w, route, rt.exec.Execute(r.Context(), document, route.Operation, vars))
 	})
+}
+
+// nestParams moves the values of parameters whose variable is a dotted path into the object
+// that path names ("input.customerId" becomes the customerId of $input), so a mutation takes
+// one input object even when its route carries an id in the path.
+func nestParams(vars map[string]any) {
+	for name, v := range vars {
+		segs := strings.Split(name, ".")
+		if len(segs) < 2 {
+			continue
+		}
+		delete(vars, name)
+		obj := vars
+		for _, seg := range segs[:len(segs)-1] {
+			next, ok := obj[seg].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				obj[seg] = next
+			}
+			obj = next
+		}
+		obj[segs[len(segs)-1]] = v
+	}
 }

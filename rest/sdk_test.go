@@ -66,6 +66,11 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 	c := s.NewCustomer(t, o.ID, "sdk-customer")
 	s.AddCard(t, o.ID, c.ID, "4242", 0)
 	benefitID := s.buyEverything(t, o.ID, c.ID)
+	var team struct{ CreateCustomer struct{ ID uuid.UUID } }
+	s.Run(t, o.ID, `mutation { createCustomer(input: {type: team, name: "SDK team", externalId: "sdk-team",
+		owner: {email: "lead@sdk.example"}}) { id } }`, nil, &team)
+	var owner uuid.UUID
+	s.Get(t, &owner, `SELECT id FROM members WHERE customer_id = $1 AND role = 'owner'`, team.CreateCustomer.ID)
 	user := s.oauthUser(t, o, s.NewOrg(t, "webhooks:read"))
 	client := user.client(t, "client_secret_post", "openid email")
 	code, _ := user.consent(t, map[string]any{"clientId": client.ID, "redirectUri": redirectURI, "scope": "openid email"})
@@ -76,7 +81,8 @@ func TestPublishedSDKWorksUnchanged(t *testing.T) {
 		"CUSTOMER_ID="+c.ID.String(), "EXTERNAL_ID=sdk-customer", "BENEFIT_ID="+benefitID.String(),
 		"OAUTH_CLIENT_ID="+client.ID, "OAUTH_CLIENT_SECRET="+client.Secret, "OAUTH_CODE="+code,
 		"OAUTH_REDIRECT_URI="+redirectURI, "OAUTH_USER_ID="+user.user.String(), "OAUTH_USER_EMAIL="+user.email,
-		"OAUTH_USER_PAT="+user.patWith(t, "organizations:write"))
+		"OAUTH_USER_PAT="+user.patWith(t, "organizations:write"), "TEAM_ID="+team.CreateCustomer.ID.String(),
+		"MEMBER_SESSION="+s.NewMemberSession(t, o.ID, team.CreateCustomer.ID, owner))
 	out, err := run.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the SDK check failed: %v\n%s", err, out)

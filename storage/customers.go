@@ -130,6 +130,27 @@ func GetCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uu
 	return &c, mapErr(err)
 }
 
+// LockCustomer reads a live customer of the given organizations and locks its row against
+// other writers (not against the rows that reference it): the changes to a customer's members
+// run one at a time, so the rules on owners hold.
+func LockCustomer(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.UUID) (*Customer, error) {
+	var c Customer
+	err := sqlx.GetContext(ctx, q, &c, `SELECT `+customerColumns+` FROM customers
+		WHERE id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL FOR NO KEY UPDATE`, id, pq.Array(orgs))
+	return &c, mapErr(err)
+}
+
+// CustomerIDsByExternalID lists the live customers of the given organizations with this
+// external id, at most two: the id is unique per organization, so two say it is ambiguous
+// across the organizations of a user token.
+func CustomerIDsByExternalID(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, externalID string) ([]uuid.UUID, error) {
+	ids := []uuid.UUID{}
+	err := sqlx.SelectContext(ctx, q, &ids, `SELECT id FROM customers
+		WHERE external_id = $1 AND organization_id = ANY($2) AND deleted_at IS NULL
+		ORDER BY created_at, id LIMIT 2`, externalID, pq.Array(orgs))
+	return ids, mapErr(err)
+}
+
 // GetCustomerByExternalID reads a live customer by its external id. With several
 // organizations, the oldest match wins so the answer is stable.
 func GetCustomerByExternalID(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, externalID string) (*Customer, error) {

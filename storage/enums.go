@@ -294,6 +294,21 @@ const (
 	CustomerSeatStatusRevoked CustomerSeatStatus = "revoked"
 )
 
+// MemberRole is the GraphQL enum of that name. What a member of a customer may do: the owner
+// and billing managers use the billing features and manage the team, members use what the
+// customer bought.
+type MemberRole string
+
+// The values of MemberRole.
+const (
+	// The customer's one owner: billing features, team management, ownership transfer.
+	MemberRoleOwner MemberRole = "owner"
+	// Billing features and team management beside the owner.
+	MemberRoleBillingManager MemberRole = "billing_manager"
+	// Uses the benefits of its seat; no billing features.
+	MemberRoleMember MemberRole = "member"
+)
+
 // FileService is the GraphQL enum of that name. What a file is for. It decides the rules at
 // creation (product media and avatars are images of at most 10 MB and 1 MB) and which variant
 // of File it is read as.

@@ -9,7 +9,11 @@ import (
 
 // MemberListFilter narrows a member list; empty fields do not filter.
 type MemberListFilter struct {
-	Roles []string
+	Roles []MemberRole
+	// CustomerID keeps one customer's members.
+	CustomerID *uuid.UUID
+	// ExternalCustomerID keeps the members of the live customers with this external id.
+	ExternalCustomerID *string
 }
 
 // MemberSortColumns maps the sort properties of member lists to SQL over memberList's alias m.
@@ -18,6 +22,14 @@ var MemberSortColumns = map[string]string{
 	"email":      "lower(m.email)",
 	"name":       "m.name",
 	"role":       "m.role",
+}
+
+// ListMembers returns one window of the live members of the given organizations, newest
+// first unless sorted otherwise, with the total count.
+func ListMembers(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, f MemberListFilter, sorts []Sort, w Window) (Paged[*Member], error) {
+	l := memberList(orgs, f, sorts)
+	l.Default = []Sort{{Column: "m.created_at", Desc: true}}
+	return listWindow[*Member](ctx, q, l, w)
 }
 
 // MemberWindowsByCustomers returns one window of each customer's live members, in key order,
@@ -31,6 +43,9 @@ func MemberWindowsByCustomers(ctx context.Context, q sqlx.ExtContext, orgs, cust
 func memberList(orgs []uuid.UUID, f MemberListFilter, sorts []Sort) listSQL {
 	w := orgFilters("m.organization_id", orgs, "m.deleted_at IS NULL")
 	anyOf(w, "m.role", f.Roles)
+	ifSet(w, "m.customer_id = $%d", f.CustomerID)
+	ifSet(w, "m.customer_id IN (SELECT c.id FROM customers c WHERE c.external_id = $%d AND c.deleted_at IS NULL)",
+		f.ExternalCustomerID)
 	return listSQL{Columns: qualify("m", memberColumns), From: "members m", ID: "m.id",
 		Where: w.where, Args: w.args, Sorts: sorts, Default: []Sort{{Column: "m.created_at"}}}
 }

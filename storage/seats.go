@@ -70,35 +70,42 @@ func SeatOccupancyOf(ctx context.Context, q sqlx.ExtContext, src *SeatSource, em
 	return &o, mapErr(err)
 }
 
-// SeatAssignment is a pending seat to store.
+// SeatAssignment is a seat to store: pending with the hash of its claim token, or claimed
+// at once (Claimed, no token) when the seller hands it out without an invitation.
 type SeatAssignment struct {
-	Source    *SeatSource
-	Email     string
-	TokenHash string
-	ExpiresAt time.Time
+	Source *SeatSource
+	Email  string
+	// MemberID is the buying customer's member the seat is for.
+	MemberID  uuid.UUID
+	TokenHash *string
+	ExpiresAt *time.Time
+	Claimed   bool
 	Metadata  RawJSON
 	// Reuse, when set, is a revoked seat of the source to assign instead of inserting one.
 	Reuse *uuid.UUID
 }
 
-// AssignSeat stores a pending seat for the source's customer, with the hash of its claim
-// token.
+// AssignSeat stores a seat of the source's customer for a member.
 func AssignSeat(ctx context.Context, q sqlx.ExtContext, a SeatAssignment, now time.Time) (*CustomerSeat, error) {
+	status, claimedAt := CustomerSeatStatusPending, (*time.Time)(nil)
+	if a.Claimed {
+		status, claimedAt = CustomerSeatStatusClaimed, &now
+	}
 	var s CustomerSeat
 	var err error
 	if a.Reuse != nil {
-		err = sqlx.GetContext(ctx, q, &s, `UPDATE customer_seats SET status = 'pending', customer_id = $2,
-				member_id = NULL, email = $3, invitation_token = $4, invitation_token_expires_at = $5,
-				claimed_at = NULL, revoked_at = NULL, seat_metadata = $6, modified_at = $7
+		err = sqlx.GetContext(ctx, q, &s, `UPDATE customer_seats SET status = $2, customer_id = $3,
+				member_id = $4, email = $5, invitation_token = $6, invitation_token_expires_at = $7,
+				claimed_at = $8, revoked_at = NULL, seat_metadata = $9, modified_at = $10
 			WHERE id = $1 AND status = 'revoked' RETURNING `+seatColumns,
-			*a.Reuse, a.Source.CustomerID, a.Email, a.TokenHash, a.ExpiresAt, a.Metadata, now)
+			*a.Reuse, status, a.Source.CustomerID, a.MemberID, a.Email, a.TokenHash, a.ExpiresAt, claimedAt, a.Metadata, now)
 	} else {
 		err = sqlx.GetContext(ctx, q, &s, `INSERT INTO customer_seats (created_at, organization_id,
-				subscription_id, order_id, status, customer_id, email, invitation_token,
-				invitation_token_expires_at, seat_metadata)
-			VALUES ($1, $2, $3, $4, 'pending', $5, $6, $7, $8, $9) RETURNING `+seatColumns,
-			now, a.Source.OrganizationID, a.Source.SubscriptionID, a.Source.OrderID, a.Source.CustomerID,
-			a.Email, a.TokenHash, a.ExpiresAt, a.Metadata)
+				subscription_id, order_id, status, customer_id, member_id, email, invitation_token,
+				invitation_token_expires_at, claimed_at, seat_metadata)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING `+seatColumns,
+			now, a.Source.OrganizationID, a.Source.SubscriptionID, a.Source.OrderID, status, a.Source.CustomerID,
+			a.MemberID, a.Email, a.TokenHash, a.ExpiresAt, claimedAt, a.Metadata)
 	}
 	return &s, mapErr(err)
 }
@@ -132,12 +139,56 @@ func ClaimSeat(ctx context.Context, q sqlx.ExtContext, id, memberID uuid.UUID, n
 	return &s, mapErr(err)
 }
 
-// RevokeSeat marks a seat revoked and spends its token; the member stays recorded.
+// revokedSeat is what revoking writes, as upstream's revoke_seat: the token is spent and the
+// seat forgets its customer, member and email, so it holds nobody until it is reused.
+const revokedSeat = `status = 'revoked', revoked_at = $2, invitation_token = NULL, customer_id = NULL,
+	member_id = NULL, email = NULL, modified_at = $2`
+
+// RevokeSeat marks a seat revoked.
 func RevokeSeat(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, now time.Time) (*CustomerSeat, error) {
 	var s CustomerSeat
-	err := sqlx.GetContext(ctx, q, &s, `UPDATE customer_seats SET status = 'revoked', revoked_at = $2,
-			invitation_token = NULL, modified_at = $2
+	err := sqlx.GetContext(ctx, q, &s, `UPDATE customer_seats SET `+revokedSeat+`
 		WHERE id = $1 RETURNING `+seatColumns, id, now)
+	return &s, mapErr(err)
+}
+
+// ReissueSeatToken replaces a pending seat's claim token hash (its expiry stays): only hashes
+// are stored, so resending an invitation sends a new token and the old one stops working.
+func ReissueSeatToken(ctx context.Context, q sqlx.ExtContext, id uuid.UUID, tokenHash string, now time.Time) (*CustomerSeat, error) {
+	var s CustomerSeat
+	err := sqlx.GetContext(ctx, q, &s, `UPDATE customer_seats SET invitation_token = $2, modified_at = $3
+		WHERE id = $1 AND status = 'pending' RETURNING `+seatColumns, id, tokenHash, now)
+	return &s, mapErr(err)
+}
+
+// MemberSeats lists the pending and claimed seats a member holds, locked, oldest first: a
+// member who leaves gives them all up.
+func MemberSeats(ctx context.Context, q sqlx.ExtContext, memberID uuid.UUID) ([]*CustomerSeat, error) {
+	rows := []*CustomerSeat{}
+	err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+seatColumns+` FROM customer_seats
+		WHERE member_id = $1 AND status <> 'revoked' ORDER BY created_at, id FOR UPDATE`, memberID)
+	return rows, mapErr(err)
+}
+
+// SetMemberSeatsEmail gives the pending and claimed seats of a member its new email.
+func SetMemberSeatsEmail(ctx context.Context, q sqlx.ExtContext, memberID uuid.UUID, email string) error {
+	_, err := q.ExecContext(ctx, `UPDATE customer_seats SET email = $2, modified_at = now()
+		WHERE member_id = $1 AND status <> 'revoked'`, memberID, email)
+	return mapErr(err)
+}
+
+// GetCustomerSeat reads a seat of a subscription or order the customer bought, locked when
+// lock is set: the portal reaches seats through its purchases, whoever holds them.
+func GetCustomerSeat(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID, id uuid.UUID, lock bool) (*CustomerSeat, error) {
+	query := `SELECT ` + qualify("cs", seatColumns) + ` FROM customer_seats cs
+		LEFT JOIN subscriptions s ON s.id = cs.subscription_id
+		LEFT JOIN orders o ON o.id = cs.order_id
+		WHERE cs.id = $1 AND cs.organization_id = ANY($2) AND (s.customer_id = $3 OR o.customer_id = $3)`
+	if lock {
+		query += " FOR UPDATE OF cs"
+	}
+	var s CustomerSeat
+	err := sqlx.GetContext(ctx, q, &s, query, id, pq.Array(orgs), customerID)
 	return &s, mapErr(err)
 }
 
@@ -181,8 +232,38 @@ func EnsureMemberByEmail(ctx context.Context, q sqlx.ExtContext, orgID, customer
 // returns them, for when the subscription ends.
 func RevokeSubscriptionSeats(ctx context.Context, q sqlx.ExtContext, subscriptionID uuid.UUID, now time.Time) ([]*CustomerSeat, error) {
 	rows := []*CustomerSeat{}
-	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE customer_seats SET status = 'revoked', revoked_at = $2,
-			invitation_token = NULL, modified_at = $2
+	err := sqlx.SelectContext(ctx, q, &rows, `UPDATE customer_seats SET `+revokedSeat+`
 		WHERE subscription_id = $1 AND status <> 'revoked' RETURNING `+seatColumns, subscriptionID, now)
 	return rows, mapErr(err)
+}
+
+// SeatSourceOfCheckout finds what a checkout of the customer produced, as upstream resolves
+// a seat assignment by checkout: its subscription, or else its earliest order.
+func SeatSourceOfCheckout(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, customerID, checkoutID uuid.UUID) (subscriptionID, orderID *uuid.UUID, err error) {
+	var row struct {
+		SubscriptionID *uuid.UUID `db:"subscription_id"`
+		OrderID        *uuid.UUID `db:"order_id"`
+	}
+	err = sqlx.GetContext(ctx, q, &row, `SELECT
+			(SELECT id FROM subscriptions WHERE checkout_id = $1 AND customer_id = $2 AND organization_id = ANY($3)
+				AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1) AS subscription_id,
+			(SELECT id FROM orders WHERE checkout_id = $1 AND customer_id = $2 AND organization_id = ANY($3)
+				AND deleted_at IS NULL ORDER BY created_at, id LIMIT 1) AS order_id`, checkoutID, customerID, pq.Array(orgs))
+	switch {
+	case err != nil:
+		return nil, nil, mapErr(err)
+	case row.SubscriptionID != nil:
+		return row.SubscriptionID, nil, nil
+	case row.OrderID != nil:
+		return nil, row.OrderID, nil
+	}
+	return nil, nil, ErrNotFound
+}
+
+// FindSeatByToken reads the seat holding a claim token hash without locking it, for the
+// read-only look at an invitation.
+func FindSeatByToken(ctx context.Context, q sqlx.ExtContext, tokenHash string) (*CustomerSeat, error) {
+	var s CustomerSeat
+	err := sqlx.GetContext(ctx, q, &s, `SELECT `+seatColumns+` FROM customer_seats WHERE invitation_token = $1`, tokenHash)
+	return &s, mapErr(err)
 }

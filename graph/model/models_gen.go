@@ -993,7 +993,8 @@ type CheckoutUpdateInput struct {
 type CustomerCreateInput struct {
 	// Required for user tokens that belong to several organizations.
 	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
-	// A bare address (name@example.com); required for individual customers, unique ignoring case.
+	// A bare address (name@example.com), unique ignoring case: required for individual customers;
+	// a team without one needs an owner.
 	Email *string `json:"email,omitempty"`
 	// The customer's name.
 	Name *string `json:"name,omitempty"`
@@ -1012,6 +1013,9 @@ type CustomerCreateInput struct {
 	Locale *string `json:"locale,omitempty"`
 	// The seller's own key-value data.
 	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	// The customer's owner member, made with it (member.created); by default from the customer's
+	// email, name and external id.
+	Owner *MemberOwnerInput `json:"owner,omitempty"`
 }
 
 // Narrows a customer list; fields are AND-ed. Deleted customers are never listed.
@@ -1075,24 +1079,38 @@ type CustomerPortalUsageSettings struct {
 	Show bool `json:"show"`
 }
 
-// Assigns a seat of a seat-based subscription or order (exactly one of them) to a person by email.
+// Assigns a seat of a seat-based subscription or order (exactly one of them) to a member of
+// the buying customer: by email (the member is found or made), by memberId or externalMemberId
+// (externalMemberId with an email finds or makes the member and links the id), or by the email
+// of a customer of the organization (customerId or externalCustomerId).
 type CustomerSeatAssignInput struct {
 	// The seat-based subscription to take the seat from; give it or orderId.
 	SubscriptionID *uuid.UUID `json:"subscriptionId,omitempty"`
 	// The paid seat-based order to take the seat from; give it or subscriptionId.
 	OrderID *uuid.UUID `json:"orderId,omitempty"`
 	// Who gets the seat: a bare email address.
-	Email string `json:"email"`
-	// Free-form data kept with the seat (seat_metadata).
-	Metadata storage.JSONMap `json:"metadata,omitempty"`
+	Email *string `json:"email,omitempty"`
+	// A customer of the organization, by the seller's id, whose email gets the seat.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// A customer of the organization whose email gets the seat.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// A member of the buying customer by the seller's id; with email, the member is made when missing.
+	ExternalMemberID *string `json:"externalMemberId,omitempty"`
+	// A member of the buying customer.
+	MemberID *uuid.UUID `json:"memberId,omitempty"`
+	// Free-form data kept with the seat (seat_metadata): at most 10 keys and 1 KB of JSON.
+	Metadata storage.RawJSON `json:"metadata,omitempty"`
+	// Claim the seat at once: no token, no invitation mail, the benefits granted now.
+	ImmediateClaim *bool `json:"immediateClaim,omitempty"`
 }
 
-// A pending seat and its claim token.
+// A seat and, while it waits to be claimed, its claim token.
 type CustomerSeatAssignment struct {
-	// The pending seat.
+	// The seat.
 	Seat *storage.CustomerSeat `json:"seat"`
-	// Shown once: only its hash is stored. Whoever presents it claims the seat within a day.
-	InvitationToken string `json:"invitationToken"`
+	// Shown once: only its hash is stored. Whoever presents it claims the seat within a day. Null
+	// for a seat claimed at assignment. It is also mailed to the seat's email.
+	InvitationToken *string `json:"invitationToken,omitempty"`
 }
 
 // A claimed seat and a portal session for its holder.
@@ -1129,9 +1147,9 @@ type CustomerSeatPage struct {
 	PageInfo *storage.PageInfo `json:"pageInfo"`
 }
 
-// Revokes a seat.
+// Names a seat: to revoke it, or to send its invitation again.
 type CustomerSeatRevokeInput struct {
-	// The seat to revoke.
+	// The seat.
 	ID uuid.UUID `json:"id"`
 }
 
@@ -2135,7 +2153,41 @@ type LicenseKeysProperties struct {
 	LimitUsage *int `json:"limitUsage,omitempty"`
 }
 
-// A window of a customer's members.
+// Adds a member to a live customer of the caller's organizations, named by exactly one of
+// customerId and externalCustomerId (member.created). A member with this email already is
+// returned as it is. Individual customers have their owner only; a team takes any number.
+type MemberCreateInput struct {
+	// The customer's Till id.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// The customer's id in the seller's system.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// A bare address, unique (ignoring case) among the customer's live members.
+	Email string `json:"email"`
+	// The member's name, up to 256 characters; empty is none.
+	Name *string `json:"name,omitempty"`
+	// The seller's id of the member, unique among the customer's live members; empty is none.
+	ExternalID *string `json:"externalId,omitempty"`
+	// member (the default) or billing_manager: an owner is made with the customer, or by transferring ownership.
+	Role *storage.MemberRole `json:"role,omitempty"`
+}
+
+// Removes a member (member.deleted): its seats are revoked and its sessions end at once.
+type MemberDeleteInput struct {
+	// The member to remove; the owner cannot be removed.
+	Member *MemberRefInput `json:"member"`
+}
+
+// The owner member of a new customer; absent fields come from the customer.
+type MemberOwnerInput struct {
+	// The owner's address.
+	Email string `json:"email"`
+	// The owner's name, up to 256 characters.
+	Name *string `json:"name,omitempty"`
+	// The seller's id of the owner.
+	ExternalID *string `json:"externalId,omitempty"`
+}
+
+// A window of members.
 type MemberPage struct {
 	// The members of this window.
 	Items []*storage.Member `json:"items"`
@@ -2143,6 +2195,34 @@ type MemberPage struct {
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
+// Names one live member of a customer: the customer by exactly one of customerId and
+// externalCustomerId, the member by exactly one of id and externalId.
+type MemberRefInput struct {
+	// The customer's Till id.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// The customer's id in the seller's system.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// The member's Till id.
+	ID *uuid.UUID `json:"id,omitempty"`
+	// The seller's id of the member.
+	ExternalID *string `json:"externalId,omitempty"`
+}
+
+// Changes a member (member.updated when something changed); absent and null fields are left
+// as they are.
+type MemberUpdateInput struct {
+	// The member to change.
+	Member *MemberRefInput `json:"member"`
+	// A new name, up to 256 characters; empty is no change.
+	Name *string `json:"name,omitempty"`
+	// A new email, unique (ignoring case) among the customer's live members; the email of an
+	// individual customer's owner follows the customer's and cannot be changed here.
+	Email *string `json:"email,omitempty"`
+	// A new role. Making a member owner transfers the ownership: the owner becomes a billing
+	// manager. The owner cannot step down otherwise: a customer always has one.
+	Role *storage.MemberRole `json:"role,omitempty"`
 }
 
 // A key and the values it may have; values are OR-ed, keys AND-ed, compared as text.
@@ -2712,6 +2792,33 @@ type PortalCustomerUpdateInput struct {
 	DefaultPaymentMethodID graphql.Omittable[*uuid.UUID] `json:"defaultPaymentMethodId,omitempty"`
 }
 
+// Adds a member to the session's team customer.
+type PortalMemberAddInput struct {
+	// A bare address; a member with this email already is returned as it is.
+	Email string `json:"email"`
+	// The member's name.
+	Name *string `json:"name,omitempty"`
+	// member (the default) or billing_manager; owner is refused: the team has one.
+	Role *storage.MemberRole `json:"role,omitempty"`
+}
+
+// Removes a member of the session's team customer.
+type PortalMemberRemoveInput struct {
+	// The member to remove: not oneself, not the owner.
+	ID uuid.UUID `json:"id"`
+}
+
+// Changes a member of the session's team customer; null fields are left as they are.
+type PortalMemberUpdateInput struct {
+	// The member to change.
+	ID uuid.UUID `json:"id"`
+	// A new name, up to 256 characters.
+	Name *string `json:"name,omitempty"`
+	// A new role; nobody changes their own. Only the owner hands ownership over (becoming a
+	// billing manager).
+	Role *storage.MemberRole `json:"role,omitempty"`
+}
+
 // How the customer pays a pending order now (CustomerOrderConfirmPayment): exactly one of
 // paymentMethodId and confirmationTokenId.
 type PortalOrderConfirmPaymentInput struct {
@@ -2742,6 +2849,31 @@ type PortalPaymentMethodSaveInput struct {
 	Token string `json:"token"`
 	// Make it the default; a customer's first method always becomes the default.
 	SetDefault *bool `json:"setDefault,omitempty"`
+}
+
+// Assigns a seat of one of the session customer's seat-based purchases, named by exactly one of
+// subscriptionId, orderId and checkoutId; the recipient as in CustomerSeatAssignInput.
+type PortalSeatAssignInput struct {
+	// The customer's seat-based subscription.
+	SubscriptionID *uuid.UUID `json:"subscriptionId,omitempty"`
+	// The customer's paid seat-based order.
+	OrderID *uuid.UUID `json:"orderId,omitempty"`
+	// A checkout of the customer: its subscription, or else its earliest order.
+	CheckoutID *uuid.UUID `json:"checkoutId,omitempty"`
+	// Who gets the seat: a bare email address.
+	Email *string `json:"email,omitempty"`
+	// A customer of the organization, by the seller's id, whose email gets the seat.
+	ExternalCustomerID *string `json:"externalCustomerId,omitempty"`
+	// A customer of the organization whose email gets the seat.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// A member of the customer by the seller's id; with email, the member is made when missing.
+	ExternalMemberID *string `json:"externalMemberId,omitempty"`
+	// A member of the customer.
+	MemberID *uuid.UUID `json:"memberId,omitempty"`
+	// Free-form data kept with the seat (seat_metadata): at most 10 keys and 1 KB of JSON.
+	Metadata storage.RawJSON `json:"metadata,omitempty"`
+	// Claim the seat at once: no token, no invitation mail, the benefits granted now.
+	ImmediateClaim *bool `json:"immediateClaim,omitempty"`
 }
 
 // Filters of the portal's subscription list (GET /v1/customer-portal/subscriptions/).
@@ -3347,6 +3479,22 @@ type RefundPage struct {
 	Pagination *Pagination `json:"pagination"`
 	// The window's cursors, for first/after and last/before.
 	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
+// What an invitation offers, read without claiming it (safe for mail scanners that follow links).
+type SeatClaimInfo struct {
+	// The product whose seat it is.
+	ProductName string `json:"productName"`
+	// The product's id.
+	ProductID uuid.UUID `json:"productId"`
+	// The seller's name.
+	OrganizationName string `json:"organizationName"`
+	// The seller's slug.
+	OrganizationSlug string `json:"organizationSlug"`
+	// The email the seat was assigned to.
+	CustomerEmail string `json:"customerEmail"`
+	// Whether the seat waits to be claimed.
+	CanClaim bool `json:"canClaim"`
 }
 
 // A cancellation at period end.

@@ -33,6 +33,8 @@ func wireField(s Schema, name string) (string, Schema, bool) {
 	switch s := s.(type) {
 	case Nullable:
 		return wireField(s.Schema, name)
+	case After:
+		return wireField(s.Schema, name)
 	case Object:
 		for _, f := range s.Fields {
 			if f.gqlName() == name {
@@ -54,6 +56,8 @@ func wireField(s Schema, name string) (string, Schema, bool) {
 func itemSchema(s Schema) Schema {
 	switch s := s.(type) {
 	case Nullable:
+		return itemSchema(s.Schema)
+	case After:
 		return itemSchema(s.Schema)
 	case List:
 		return s.Items

@@ -31,7 +31,7 @@ const (
 
 // guardDirectives are the directives that declare a root field's guard; every root field
 // carries exactly one.
-var guardDirectives = []string{"hasScope", "portal", "billing", "public", "firstParty"}
+var guardDirectives = []string{"hasScope", "portal", "billing", "public", "firstParty", "teamManager"}
 
 // expectField is what a field's guard directives promise p, written from the directives'
 // documented meaning rather than from their implementation.
@@ -53,6 +53,11 @@ func expectField(dirs ast.DirectiveList, p principal) outcome {
 		case "billing":
 			o = expectKinds([]auth.Kind{auth.KindCustomerSession, auth.KindMemberSession}, p)
 			if o == admitted && p.kind == auth.KindMemberSession && p.role != "owner" && p.role != "billing_manager" {
+				o = forbidden
+			}
+		case "teamManager":
+			o = expectKinds([]auth.Kind{auth.KindMemberSession}, p)
+			if o == admitted && p.role != "owner" && p.role != "billing_manager" {
 				o = forbidden
 			}
 		case "firstParty":

@@ -106,6 +106,8 @@ func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 	badChecksum := owner[:len(owner)-1] + flip(owner[len(owner)-1])
 
 	c := w.NewCustomer(t, a, "")
+	// A team, whose owner and billing managers manage its members in the portal.
+	w.Exec(t, `UPDATE customers SET type = 'team' WHERE id = $1`, c.ID)
 	customerSession := w.NewCustomerSession(t, a, c.ID)
 	memberSession := func(role string) string {
 		var id uuid.UUID

@@ -78,6 +78,52 @@ const mySubs = await portal.customerPortal.subscriptions.list(auth, {});
 assert.equal(mySubs.result.pagination.totalCount, 3);
 await portal.customerPortal.seats.listClaimedSubscriptions(auth, {});
 
+// Seats of the seat-based subscription, by the organization and in the customer's portal.
+const seatSub = subs.result.items.find((s) => s.prices.some((p) => p.amountType === "seat_based"));
+const seat = await org.customerSeats.assignSeat({ subscriptionId: seatSub.id, email: "seat@sdk.example", metadata: { team: "sdk" } });
+assert.equal(seat.status, "pending");
+assert.equal(seat.member.email, "seat@sdk.example");
+assert.deepEqual(seat.seatMetadata, { team: "sdk" });
+const resent = await org.customerSeats.resendInvitation({ seatId: seat.id });
+assert.equal(resent.id, seat.id);
+const seatList = await org.customerSeats.listSeats({ subscriptionId: seatSub.id });
+assert.equal(seatList.totalSeats, 2);
+assert.equal(seatList.availableSeats, 1);
+const revoked = await org.customerSeats.revokeSeat({ seatId: seat.id });
+assert.equal(revoked.status, "revoked");
+assert.equal(revoked.memberId, null);
+const mySeat = await portal.customerPortal.seats.assignSeat(auth, { subscriptionId: seatSub.id, email: "mine@sdk.example", immediateClaim: true });
+assert.equal(mySeat.status, "claimed");
+assert.ok(mySeat.claimedAt instanceof Date);
+const mySeats = await portal.customerPortal.seats.listSeats(auth, { subscriptionId: seatSub.id });
+assert.ok(mySeats.seats.some((s) => s.id === mySeat.id));
+await rejects(portal.customerPortal.seats.resendInvitation(auth, { seatId: mySeat.id }), "SDKError", (e) => assert.equal(e.statusCode, 400));
+await portal.customerPortal.seats.revokeSeat(auth, { seatId: mySeat.id });
+await rejects(org.customerSeats.getClaimInfo({ invitationToken: "unknown" }), "SDKError", (e) => assert.equal(e.statusCode, 404));
+await rejects(org.customerSeats.claimSeat({ invitationToken: "unknown" }), "SDKError", (e) => assert.equal(e.statusCode, 400));
+
+// Members of a team customer, by the organization and by the team's owner in the portal.
+const teamId = process.env.TEAM_ID;
+const owners = await org.members.listMembers({ customerId: teamId });
+assert.equal(owners.result.items[0].role, "owner");
+const dev = await org.customers.members.create({ id: teamId, memberCreateFromCustomer: { email: "dev@sdk.example", externalId: "dev" } });
+assert.equal(dev.role, "member");
+const ops = await org.customers.members.createExternal({ externalId: "sdk-team", memberCreateFromCustomer: { email: "ops@sdk.example", role: "billing_manager" } });
+assert.equal((await org.customers.members.get({ id: teamId, memberId: dev.id })).email, "dev@sdk.example");
+assert.equal((await org.customers.members.getExternal({ externalId: "sdk-team", memberExternalId: "dev" })).id, dev.id);
+assert.equal((await org.customers.members.update({ id: teamId, memberId: dev.id, memberUpdate: { name: "Dev" } })).name, "Dev");
+assert.equal((await org.customers.members.updateExternal({ externalId: "sdk-team", memberExternalId: "dev", memberUpdate: { role: "billing_manager" } })).role, "billing_manager");
+await org.customers.members.delete({ id: teamId, memberId: ops.id });
+await org.customers.members.deleteExternal({ externalId: "sdk-team", memberExternalId: "dev" });
+await rejects(org.customers.members.get({ id: teamId, memberId: dev.id }), "ResourceNotFound");
+const lead = new Polar({ accessToken: process.env.MEMBER_SESSION, serverURL });
+const added = await lead.customerPortal.members.addMember({ email: "new@sdk.example" });
+assert.equal(added.role, "member");
+const team = await lead.customerPortal.members.listMembers({});
+assert.equal(team.result.pagination.totalCount, 2);
+assert.equal((await lead.customerPortal.members.updateMember({ id: added.id, customerPortalMemberUpdate: { name: "New" } })).name, "New");
+await lead.customerPortal.members.removeMember({ id: added.id });
+
 // License keys: the key the one-time purchase granted, through every license operation.
 const keys = await org.licenseKeys.list({ benefitId: process.env.BENEFIT_ID });
 assert.equal(keys.result.pagination.totalCount, 1);
@@ -254,4 +300,4 @@ await rejects(portal.customerPortal.customers.update(auth, { billingAddress: nul
 await rejects(new Polar({ accessToken: "till_oat_unknown", serverURL }).customers.listPaymentMethods({ id: customerId }),
   "SDKError", (e) => assert.equal(e.statusCode, 401));
 
-console.log("ok: 52 operations, 13 error paths and a webhook decoded by @polar-sh/sdk");
+console.log("ok: 72 operations, 17 error paths and a webhook decoded by @polar-sh/sdk");
