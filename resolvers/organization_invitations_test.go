@@ -74,7 +74,8 @@ func TestInvitingAgainRefreshesTheInvitationAndOldLinksStop(t *testing.T) {
 	first := invite(t, s, admin.Token, vars{"email": "twice@example.com", "role": "member"})
 	s.Clock.Set(base.Add(6 * day))
 	second := invite(t, s, admin.Token, vars{"email": "Twice@example.com", "role": "finance"})
-	if second.ID != first.ID || second.Role != "finance" || !expiry(t, second).Equal(base.Add(13*day).Truncate(time.Microsecond)) {
+	// PostgreSQL keeps microseconds, rounded: the expiry is 13 days after base to within one.
+	if off := expiry(t, second).Sub(base.Add(13 * day)).Abs(); second.ID != first.ID || second.Role != "finance" || off > time.Microsecond {
 		t.Errorf("re-invited %+v after %+v; want the same invitation refreshed to expire in 7 days", second, first)
 	}
 	_, tokens := invitationMails(t, s, "twice@example.com")
