@@ -72,7 +72,10 @@ func expectRoute(g rest.Guard, p principal) outcome {
 	if g.Delegated && !p.delegated && p.kind != auth.KindAnonymous {
 		return invalidToken
 	}
-	if !g.Admits(p.kind) {
+	if p.kind == auth.KindAnonymous && !g.Admits(p.kind) {
+		return unauthenticated
+	}
+	if !g.Admits(p.kind) || (g.Browser && p.kind == auth.KindUser && !p.browser) {
 		if g.Refusal == 403 {
 			return forbidden
 		}

@@ -35,6 +35,8 @@ type principal struct {
 	role string
 	// delegated marks OAuth2 access tokens held by an application.
 	delegated bool
+	// browser marks a user signed in with a browser session rather than a token.
+	browser bool
 }
 
 // holdsAny reports whether the principal's token carries one of the scopes.
