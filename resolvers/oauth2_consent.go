@@ -146,22 +146,28 @@ func (r *Resolver) signedInAuthorize(ctx context.Context, p auth.Principal, v *V
 		return r.redirectError(v, "consent_required", "")
 	}
 	screen := consentScreen(v, scopes)
-	memberships, err := storage.ListUserOrganizations(ctx, r.db, p.UserID)
-	if err == nil && v.SubType == "user" {
-		var u *storage.OAuth2User
-		if u, err = storage.GetOAuth2User(ctx, r.db, p.UserID); err == nil {
-			screen.Sub = &AuthorizeUser{ID: u.ID, Email: u.Email, AvatarURL: u.AvatarURL}
-		}
+	u, err := storage.GetOAuth2User(ctx, r.db, p.UserID)
+	var memberships []storage.OAuth2Membership
+	if err == nil {
+		memberships, err = storage.ListUserOrganizations(ctx, r.db, p.UserID)
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, storage.ErrNotFound): // the user was deleted after the session was read
+		return AuthorizeOutcome{LoginRequired: true}
+	case err != nil:
 		return AuthorizeOutcome{Error: r.oauth2Failure(ctx, "authorize", ClientCredentials{}, err)}
+	}
+	if v.SubType == "user" {
+		screen.Sub = &AuthorizeUser{ID: u.ID, Email: u.Email, AvatarURL: u.AvatarURL}
 	}
 	for _, m := range memberships {
 		if slices.Contains(p.Organizations, m.ID) && (v.SubType == "user" || mayConsentForOrganization(m.Role)) {
 			screen.Organizations = append(screen.Organizations, AuthorizeOrganization{ID: m.ID, Slug: m.Slug, AvatarURL: m.AvatarURL})
 		}
 	}
-	return AuthorizeOutcome{Consent: screen, Form: r.consentForm(p, v)}
+	form := r.consentForm(p, v)
+	form.Email = u.Email
+	return AuthorizeOutcome{Consent: screen, Form: form}
 }
 
 // silentConsent issues the code of a remembered consent. A refusal of grantConsent (the
