@@ -99,15 +99,12 @@ func (r *Resolver) OAuth2Authorize(ctx context.Context, req AuthorizeRequest) Au
 	if req.Malformed {
 		return AuthorizeOutcome{Error: malformedOAuth2Request()}
 	}
-	v, err := r.ValidateAuthorization(ctx, req)
-	var oe *OAuth2Error
+	v, redirect, shown := r.validateForBrowser(ctx, "authorize", req)
 	switch {
-	case errors.As(err, &oe) && oe.Redirect != "":
-		return AuthorizeOutcome{Redirect: oe.RedirectURL(r.Issuer())}
-	case err != nil:
-		return AuthorizeOutcome{Error: r.oauth2Failure(ctx, "authorize", ClientCredentials{}, err)}
-	}
-	switch {
+	case redirect != "":
+		return AuthorizeOutcome{Redirect: redirect}
+	case shown != nil:
+		return AuthorizeOutcome{Error: shown}
 	case req.Prompt == "login":
 		return AuthorizeOutcome{LoginRequired: true}
 	case p.Anonymous() && req.Prompt == "none":
@@ -116,6 +113,21 @@ func (r *Resolver) OAuth2Authorize(ctx context.Context, req AuthorizeRequest) Au
 		return AuthorizeOutcome{Consent: consentScreen(v, v.Scopes)}
 	}
 	return r.signedInAuthorize(ctx, p, v)
+}
+
+// validateForBrowser validates an authorization request a browser brings: a refusal the
+// client's registered redirect URI may receive is a redirect there, any other is shown to
+// the user (a server fault logged and hidden as server_error).
+func (r *Resolver) validateForBrowser(ctx context.Context, endpoint string, req AuthorizeRequest) (v *ValidAuthorization, redirect string, shown *OAuth2Error) {
+	v, err := r.ValidateAuthorization(ctx, req)
+	var oe *OAuth2Error
+	switch {
+	case errors.As(err, &oe) && oe.Redirect != "":
+		return nil, oe.RedirectURL(r.Issuer()), nil
+	case err != nil:
+		return nil, "", r.oauth2Failure(ctx, endpoint, ClientCredentials{}, err)
+	}
+	return v, "", nil
 }
 
 // browserUser reports whether p is a user signed in with a browser session, the only

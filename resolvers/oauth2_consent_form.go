@@ -157,16 +157,16 @@ func (r *Resolver) SubmitOAuth2Consent(ctx context.Context, s ConsentSubmission)
 	case s.Action != "allow" && s.Action != "deny":
 		return ConsentOutcome{Error: Invalid("literal_error", "Input should be 'allow' or 'deny'", s.Action, "body", "action")}
 	}
-	v, err := r.ValidateAuthorization(ctx, s.Request)
-	var oe *OAuth2Error
+	v, redirect, shown := r.validateForBrowser(ctx, "consent", s.Request)
 	switch {
-	case errors.As(err, &oe) && oe.Redirect != "":
-		return ConsentOutcome{Redirect: oe.RedirectURL(r.Issuer())}
-	case err != nil:
-		return ConsentOutcome{OAuth2Error: r.oauth2Failure(ctx, "consent", ClientCredentials{}, err)}
+	case redirect != "":
+		return ConsentOutcome{Redirect: redirect}
+	case shown != nil:
+		return ConsentOutcome{OAuth2Error: shown}
 	case s.Action == "deny":
 		return ConsentOutcome{Redirect: r.deniedRedirect(v)}
 	}
+	var err error
 	if v.Request.OrganizationID, err = chosenOrganization(s.Organizations); err == nil {
 		var issued *IssuedConsent
 		if issued, err = r.grantConsent(ctx, v); err == nil {

@@ -30,10 +30,8 @@ func oauth2Authorize(r *resolvers.Resolver) http.Handler {
 			writeDetail(w, http.StatusUnauthorized, "Unauthorized")
 		case out.Redirect != "":
 			oauthRedirect(w, out.Redirect)
-		case out.Error != nil && html:
-			writeErrorPage(w, out.Error.Status, out.Error.Code, out.Error.Description)
 		case out.Error != nil:
-			writeOAuth2Error(w, out.Error)
+			writeShownOAuth2Error(w, out.Error, html)
 		case html && out.Form == nil:
 			signIn(w, q, false)
 		case html:
@@ -69,6 +67,16 @@ func signIn(w http.ResponseWriter, q url.Values, again bool) {
 	h.Set("Location", signInPath+"?"+target.Encode())
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusFound)
+}
+
+// writeShownOAuth2Error shows an OAuth error to the user: a page to a browser, RFC 6749 JSON
+// to an API client.
+func writeShownOAuth2Error(w http.ResponseWriter, e *resolvers.OAuth2Error, html bool) {
+	if html {
+		writeErrorPage(w, e.Status, e.Code, e.Description)
+		return
+	}
+	writeOAuth2Error(w, e)
 }
 
 // oauthRedirect sends the browser back to the client as authlib does: 302, Location, no body.

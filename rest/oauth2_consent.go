@@ -29,10 +29,8 @@ func oauth2Consent(r *resolvers.Resolver) http.Handler {
 		switch {
 		case out.Redirect != "":
 			oauthRedirect(w, out.Redirect)
-		case out.OAuth2Error != nil && html:
-			writeErrorPage(w, out.OAuth2Error.Status, out.OAuth2Error.Code, out.OAuth2Error.Description)
 		case out.OAuth2Error != nil:
-			writeOAuth2Error(w, out.OAuth2Error)
+			writeShownOAuth2Error(w, out.OAuth2Error, html)
 		case out.Error.Code == resolvers.CodeUnauthorized && !html:
 			auth.WriteUnauthorized(w)
 		case html:
