@@ -19,7 +19,7 @@ import (
 const codeTTL = 300 * time.Second
 
 // AuthorizeRequest carries the parameters of an authorization request (the query string of
-// GET /v1/oauth2/authorize, or the consent mutation's input).
+// GET /v1/oauth2/authorize, the consent page's form, or the consent mutation's input).
 type AuthorizeRequest struct {
 	ResponseType        string
 	ClientID            string
