@@ -1151,6 +1151,10 @@ func (ec *executionContext) marshalNCustomerPortalUsageSettings2ᚖtillᚋgraph�
 	return ec._CustomerPortalUsageSettings(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOrganization2tillᚋstorageᚐOrganization(ctx context.Context, sel ast.SelectionSet, v storage.Organization) graphql.Marshaler {
+	return ec._Organization(ctx, sel, &v)
+}
+
 func (ec *executionContext) marshalNOrganization2ᚖtillᚋstorageᚐOrganization(ctx context.Context, sel ast.SelectionSet, v *storage.Organization) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {

@@ -55,6 +55,8 @@ type ResolverRoot interface {
 	Refund() RefundResolver
 	Subscription() SubscriptionResolver
 	UsageEvent() UsageEventResolver
+	UserSession() UserSessionResolver
+	Viewer() ViewerResolver
 	WebhookEndpoint() WebhookEndpointResolver
 	WebhookEvent() WebhookEventResolver
 }
@@ -1059,10 +1061,12 @@ type ComplexityRoot struct {
 		RevokePersonalAccessToken       func(childComplexity int, id uuid.UUID) int
 		RevokeSeat                      func(childComplexity int, input model.CustomerSeatRevokeInput) int
 		RevokeSubscription              func(childComplexity int, input model.SubscriptionRevokeInput) int
+		RevokeUserSession               func(childComplexity int, id uuid.UUID) int
 		RotateLicenseSigningKey         func(childComplexity int, organizationID *uuid.UUID) int
 		RotateOAuth2ClientSecret        func(childComplexity int, clientID string) int
 		RotateWebhookEndpointSecret     func(childComplexity int, id uuid.UUID) int
 		SavePaymentMethod               func(childComplexity int, input model.PaymentMethodSaveInput) int
+		SignOut                         func(childComplexity int) int
 		UncancelSubscription            func(childComplexity int, input model.SubscriptionRefInput) int
 		UpdateBenefit                   func(childComplexity int, input model.BenefitUpdateInput) int
 		UpdateCheckout                  func(childComplexity int, input model.CheckoutUpdateInput) int
@@ -1509,6 +1513,8 @@ type ComplexityRoot struct {
 		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
 		UsageEvent             func(childComplexity int, id uuid.UUID) int
 		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
+		UserSessions           func(childComplexity int) int
+		Viewer                 func(childComplexity int) int
 		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
 		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		WebhookEvent           func(childComplexity int, id uuid.UUID) int
@@ -1653,6 +1659,30 @@ type ComplexityRoot struct {
 	UsageEventsIngestResult struct {
 		Duplicates func(childComplexity int) int
 		Inserted   func(childComplexity int) int
+	}
+
+	UserMembership struct {
+		Organization func(childComplexity int) int
+		Role         func(childComplexity int) int
+	}
+
+	UserSession struct {
+		CreatedAt  func(childComplexity int) int
+		Current    func(childComplexity int) int
+		ExpiresAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		IP         func(childComplexity int) int
+		LastSeenAt func(childComplexity int) int
+		UserAgent  func(childComplexity int) int
+	}
+
+	Viewer struct {
+		CreatedAt     func(childComplexity int) int
+		CsrfToken     func(childComplexity int) int
+		Email         func(childComplexity int) int
+		EmailVerified func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Organizations func(childComplexity int) int
 	}
 
 	WebhookDelivery struct {
@@ -6561,6 +6591,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RevokeSubscription(childComplexity, args["input"].(model.SubscriptionRevokeInput)), true
+	case "Mutation.revokeUserSession":
+		if e.ComplexityRoot.Mutation.RevokeUserSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeUserSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeUserSession(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.rotateLicenseSigningKey":
 		if e.ComplexityRoot.Mutation.RotateLicenseSigningKey == nil {
 			break
@@ -6605,6 +6646,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SavePaymentMethod(childComplexity, args["input"].(model.PaymentMethodSaveInput)), true
+	case "Mutation.signOut":
+		if e.ComplexityRoot.Mutation.SignOut == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Mutation.SignOut(childComplexity), true
 	case "Mutation.uncancelSubscription":
 		if e.ComplexityRoot.Mutation.UncancelSubscription == nil {
 			break
@@ -9034,6 +9081,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.UsageEvents(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["sorting"].([]string), args["filter"].(*model.UsageEventFilter)), true
+	case "Query.userSessions":
+		if e.ComplexityRoot.Query.UserSessions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.UserSessions(childComplexity), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 	case "Query.webhookEndpoint":
 		if e.ComplexityRoot.Query.WebhookEndpoint == nil {
 			break
@@ -9763,6 +9822,99 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UsageEventsIngestResult.Inserted(childComplexity), true
+
+	case "UserMembership.organization":
+		if e.ComplexityRoot.UserMembership.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserMembership.Organization(childComplexity), true
+	case "UserMembership.role":
+		if e.ComplexityRoot.UserMembership.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserMembership.Role(childComplexity), true
+
+	case "UserSession.createdAt":
+		if e.ComplexityRoot.UserSession.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.CreatedAt(childComplexity), true
+	case "UserSession.current":
+		if e.ComplexityRoot.UserSession.Current == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.Current(childComplexity), true
+	case "UserSession.expiresAt":
+		if e.ComplexityRoot.UserSession.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.ExpiresAt(childComplexity), true
+	case "UserSession.id":
+		if e.ComplexityRoot.UserSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.ID(childComplexity), true
+	case "UserSession.ip":
+		if e.ComplexityRoot.UserSession.IP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.IP(childComplexity), true
+	case "UserSession.lastSeenAt":
+		if e.ComplexityRoot.UserSession.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.LastSeenAt(childComplexity), true
+	case "UserSession.userAgent":
+		if e.ComplexityRoot.UserSession.UserAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserSession.UserAgent(childComplexity), true
+
+	case "Viewer.createdAt":
+		if e.ComplexityRoot.Viewer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.CreatedAt(childComplexity), true
+	case "Viewer.csrfToken":
+		if e.ComplexityRoot.Viewer.CsrfToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.CsrfToken(childComplexity), true
+	case "Viewer.email":
+		if e.ComplexityRoot.Viewer.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Email(childComplexity), true
+	case "Viewer.emailVerified":
+		if e.ComplexityRoot.Viewer.EmailVerified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.EmailVerified(childComplexity), true
+	case "Viewer.id":
+		if e.ComplexityRoot.Viewer.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.ID(childComplexity), true
+	case "Viewer.organizations":
+		if e.ComplexityRoot.Viewer.Organizations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Viewer.Organizations(childComplexity), true
 
 	case "WebhookDelivery.attempt":
 		if e.ComplexityRoot.WebhookDelivery.Attempt == nil {
@@ -15935,9 +16087,9 @@ directive @public(
 ) on FIELD_DEFINITION
 
 """
-Requires a user's own personal access token: a first-party credential. Tokens that OAuth2
-applications hold for a user are refused, so an application can never consent or act as the
-user's own dashboard.
+Requires a user in person: their own personal access token or browser session, the
+first-party credentials. Tokens that OAuth2 applications hold for a user are refused, so an
+application can never consent or act as the user's own dashboard.
 """
 directive @firstParty on FIELD_DEFINITION
 
@@ -16921,6 +17073,81 @@ extend type Product {
     before: String
   ): SubscriptionPage
     @relation(any: [subscriptions_read, subscriptions_write])
+}
+`, BuiltIn: false},
+	{Name: "../schema/user_session.graphqls", Input: `"""
+A user's browser session: made by signing in (a code or link mailed to the user), carried by
+an HttpOnly cookie, ended by signing out, by revoking it here or 30 days after it began.
+"""
+type UserSession {
+  "The session's id, which revokeUserSession takes."
+  id: UUID!
+  "When the user signed in."
+  createdAt: DateTime!
+  "When the session last authenticated a request, to the minute; null if never since signing in."
+  lastSeenAt: DateTime
+  "When the session stops working unless revoked first: 30 days after signing in."
+  expiresAt: DateTime!
+  "The address the browser signed in from, as Till saw it (an IPv6 address as its /64); null when unknown."
+  ip: String
+  "The browser's User-Agent when it signed in, at most 512 characters."
+  userAgent: String!
+  "Whether this is the session the request was made with."
+  current: Boolean! @goField(forceResolver: true)
+}
+
+"The user a request acts for, as they see themselves."
+type Viewer {
+  "The user's id."
+  id: UUID!
+  "When the user was created."
+  createdAt: DateTime!
+  "The user's email address, which they sign in with."
+  email: String!
+  "Whether the user proved the email is theirs (signing in by a mailed code does)."
+  emailVerified: Boolean!
+  "The organizations the user belongs to and their role in each, oldest membership first; at most 100."
+  organizations: [UserMembership!]! @goField(forceResolver: true) @listSize(assumedSize: 100)
+  """
+  The token a page sends in the X-CSRF-Token header with every request of this browser
+  session but GET: the proof that the request comes from a page allowed to read it. Null
+  when the request was not made with a browser session.
+  """
+  csrfToken: String @goField(forceResolver: true)
+}
+
+"A user's membership of an organization."
+type UserMembership {
+  "The organization."
+  organization: Organization!
+  "The user's role in it: owner, admin or member."
+  role: String!
+}
+
+extend type Query {
+  "Who the caller is: the user of a personal access token or a browser session, with their organizations."
+  viewer: Viewer @firstParty
+  """
+  The caller's browser sessions that are neither revoked nor expired, newest first. A user
+  holds at most 50: signing in again ends the oldest past that.
+  """
+  userSessions: [UserSession!] @firstParty @listSize(assumedSize: 50)
+}
+
+extend type Mutation {
+  """
+  Revokes one of the caller's browser sessions and returns it as it was: it stops working at
+  once, in every serving process. Another user's session is not found.
+  """
+  revokeUserSession(
+    "The session's id."
+    id: UUID!
+  ): UserSession @firstParty
+  """
+  Ends the browser session the request was made with, so its cookie stops working at once;
+  true when done. A request made with a token has no session to end and is refused.
+  """
+  signOut: Boolean @firstParty
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook.graphqls", Input: `"""
@@ -19387,6 +19614,54 @@ func (ec *executionContext) childFields_UsageEventsIngestResult(ctx context.Cont
 		return ec.fieldContext_UsageEventsIngestResult_duplicates(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UsageEventsIngestResult", field.Name)
+}
+
+func (ec *executionContext) childFields_UserMembership(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organization":
+		return ec.fieldContext_UserMembership_organization(ctx, field)
+	case "role":
+		return ec.fieldContext_UserMembership_role(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserMembership", field.Name)
+}
+
+func (ec *executionContext) childFields_UserSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_UserSession_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_UserSession_createdAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_UserSession_lastSeenAt(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_UserSession_expiresAt(ctx, field)
+	case "ip":
+		return ec.fieldContext_UserSession_ip(ctx, field)
+	case "userAgent":
+		return ec.fieldContext_UserSession_userAgent(ctx, field)
+	case "current":
+		return ec.fieldContext_UserSession_current(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserSession", field.Name)
+}
+
+func (ec *executionContext) childFields_Viewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Viewer_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Viewer_createdAt(ctx, field)
+	case "email":
+		return ec.fieldContext_Viewer_email(ctx, field)
+	case "emailVerified":
+		return ec.fieldContext_Viewer_emailVerified(ctx, field)
+	case "organizations":
+		return ec.fieldContext_Viewer_organizations(ctx, field)
+	case "csrfToken":
+		return ec.fieldContext_Viewer_csrfToken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Viewer", field.Name)
 }
 
 func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -30,8 +30,9 @@ func Public(ctx context.Context, _ any, next graphql.Resolver, _ string) (any, e
 	return next(ctx)
 }
 
-// FirstParty enforces @firstParty: a user acting through their own personal access token,
-// never through a token an OAuth2 application holds for them.
+// FirstParty enforces @firstParty: a user acting in person, through their own personal
+// access token or browser session, never through a token an OAuth2 application holds for
+// them.
 func FirstParty(ctx context.Context, _ any, next graphql.Resolver) (any, error) {
 	if err := checkFirstParty(ctx); err != nil {
 		return nil, err
@@ -229,6 +230,8 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	case auth.TokenMemberSession:
 		t, err = storage.ResolveMemberSession(ctx, r.db, hash)
 		p.Kind = auth.KindMemberSession
+	case auth.TokenUserSession:
+		return r.resolveUserSession(ctx, hash)
 	case auth.TokenOAuthAccess:
 		return r.resolveOAuthToken(ctx, hash)
 	default:

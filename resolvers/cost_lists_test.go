@@ -41,6 +41,7 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 		"WebhookEvent.deliveries": resolvers.MaxEventDeliveries, "CustomerSeatList.seats": resolvers.MaxSeats,
 		"MeterFilterGroup.clauses": storage.MaxMeterFilterClauses, "ProductPriceSeatTiers.tiers": resolvers.MaxSeatTiers,
 		"Product.wirePrices": resolvers.MaxProductPrices, "Subscription.wirePrices": resolvers.MaxProductPrices,
+		"Query.userSessions": resolvers.MaxUserSessions, "Viewer.organizations": resolvers.MaxViewerOrganizations,
 	}
 	lists := 0
 	for _, typ := range schema.Types {

@@ -106,6 +106,7 @@ var statusByCode = map[string]int{
 	codeSeatNotAvailable:             http.StatusBadRequest,
 	codeSeatAlreadyAssigned:          http.StatusBadRequest,
 	codeInvalidInvitationToken:       http.StatusBadRequest,
+	codeSignInRefused:                http.StatusBadRequest,
 
 	codeRefundedAlready:                      http.StatusForbidden,
 	codeRefundDisputedPayment:                http.StatusForbidden,
@@ -178,6 +179,7 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeSeatNotAvailable:             GraphQLConflict,
 	codeSeatAlreadyAssigned:          GraphQLConflict,
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
+	codeSignInRefused:                GraphQLBadUserInput,
 
 	codeRefundedAlready:                      GraphQLConflict,
 	codeRefundDisputedPayment:                GraphQLConflict,

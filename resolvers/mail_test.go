@@ -3,14 +3,19 @@ package resolvers_test
 import (
 	"context"
 	"errors"
+	"net"
+	"regexp"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 
 	"till/internal/jobs"
 	"till/internal/mail"
+	"till/internal/mail/mailtest"
 	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/storage"
@@ -80,5 +85,47 @@ func TestAMailWithoutRecipientIsRefused(t *testing.T) {
 	})
 	if err == nil {
 		t.Fatal("a mail without recipient was queued")
+	}
+}
+
+// TestASignInCodeWaitsForTheSMTPServerAndThenArrives sends through Till's SMTP sender to a
+// real server that is down when the code is requested: the job fails and is retried, and
+// once the server is up the code arrives and signs in.
+func TestASignInCodeWaitsForTheSMTPServerAndThenArrives(t *testing.T) {
+	ctx := context.Background()
+	addr := mailtest.FreeAddr(t)
+	host, port, _ := net.SplitHostPort(addr)
+	sender := &mail.SMTP{Host: host, From: "Till <till@till.test>", Username: "till", Password: "s3cret",
+		Timeout: 5 * time.Second}
+	sender.Port, _ = strconv.Atoi(port)
+	a := resolverstest.NewApp(t, storagetest.New(t), func(d *resolvers.Deps) { d.Mail = sender })
+	if err := a.Resolver.RequestSignInCode(ctx, "smtp@example.com", "/"); err != nil {
+		t.Fatal(err)
+	}
+	w := &jobs.Worker{DB: a.DB, Handlers: a.Resolver.JobHandlers()}
+	if _, err := w.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	var attempts int
+	a.Get(t, &state, `SELECT state FROM jobs WHERE kind = $1`, resolvers.JobMailSend)
+	a.Get(t, &attempts, `SELECT attempt FROM jobs WHERE kind = $1`, resolvers.JobMailSend)
+	if state != "retryable" || attempts != 1 {
+		t.Fatalf("with the server down the job is %s after %d attempts, want retryable after 1", state, attempts)
+	}
+
+	srv := mailtest.Start(t, mailtest.Options{Addr: addr, Username: "till", Password: "s3cret"})
+	sender.TLSConfig = srv.ClientTLS
+	a.Exec(t, `UPDATE jobs SET scheduled_at = now() WHERE kind = $1`, resolvers.JobMailSend)
+	if _, err := w.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Received()
+	if len(got) != 1 {
+		t.Fatalf("%d messages reached the server, want 1", len(got))
+	}
+	code := regexp.MustCompile(`\b[A-Z2-9]{4}-[A-Z2-9]{4}\b`).FindString(string(got[0].Data))
+	if _, err := a.Resolver.SignInWithCode(ctx, "smtp@example.com", code, resolvers.SignInClient{}); err != nil {
+		t.Errorf("the delivered code %q does not sign in: %v", code, err)
 	}
 }

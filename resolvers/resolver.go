@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/auth"
 	"till/internal/blob"
 	"till/internal/mail"
 	"till/internal/payment"
@@ -69,6 +70,12 @@ type Deps struct {
 	// Mail delivers the mail that use cases queue (sign-in codes, invitations); nil writes
 	// each message to the log instead.
 	Mail mail.Sender
+	// SignInLimits rate-limits requesting and redeeming sign-in codes per email and per
+	// client address; nil limits nothing.
+	SignInLimits *SignInLimits
+	// BrowserOrigins are the origins, besides PortalURL, whose pages may use a browser
+	// session (the dashboard's, when served elsewhere: TILL_CORS_ORIGINS).
+	BrowserOrigins []string
 }
 
 // Resolver is the application: every use case, the GraphQL resolvers and the background
@@ -91,6 +98,8 @@ type Resolver struct {
 	licenseLimits *ratelimit.Guard
 	costBudget    *ratelimit.Limiter
 	mail          mail.Sender
+	signInLimits  *SignInLimits
+	browser       auth.Browser
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -107,7 +116,8 @@ type Resolver struct {
 func New(d Deps) *Resolver {
 	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
-		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail}
+		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
+		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins)}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

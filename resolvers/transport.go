@@ -251,15 +251,21 @@ func responseMedia(accept string) string {
 }
 
 // RefuseToken implements auth.TokenRefuser: a bad, expired or revoked bearer token on
-// /graphql is a GraphQL error, UNAUTHENTICATED, with the same challenge /v1 sends; a failure
+// /graphql is a GraphQL error, UNAUTHENTICATED, with the same challenge /v1 sends; a request
+// the session cookie would authenticate that fails the CSRF check is FORBIDDEN; a failure
 // to look the token up is INTERNAL.
 func (h graphQLHandler) RefuseToken(w http.ResponseWriter, r *http.Request, err error) {
 	e := &gqlerror.Error{Message: auth.InvalidTokenDescription,
 		Extensions: map[string]any{"code": GraphQLUnauthenticated, "reason": "invalid_token"}}
 	status := http.StatusUnauthorized
-	if errors.Is(err, auth.ErrInvalidToken) {
+	switch {
+	case errors.Is(err, auth.ErrInvalidToken):
 		w.Header().Set("WWW-Authenticate", auth.InvalidTokenChallenge)
-	} else {
+	case errors.Is(err, auth.ErrCSRF):
+		e = &gqlerror.Error{Message: auth.CSRFRefusal,
+			Extensions: map[string]any{"code": GraphQLForbidden, "reason": "CSRFVerificationFailed"}}
+		status = http.StatusForbidden
+	default:
 		e = &gqlerror.Error{Message: "Internal Server Error", Extensions: map[string]any{"code": GraphQLInternal}}
 		status = http.StatusInternalServerError
 	}

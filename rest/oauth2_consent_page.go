@@ -94,18 +94,18 @@ func writeConsentPage(w http.ResponseWriter, c *resolvers.AuthorizeResponse, f *
 	if f.RedirectOrigin != "" {
 		formAction += " " + f.RedirectOrigin
 	}
-	writePage(w, http.StatusOK, "img-src 'self'; form-action "+formAction, consentPage, d)
+	writeStrictPage(w, http.StatusOK, "img-src 'self'; form-action "+formAction, consentPage, d)
 }
 
 // writeErrorPage shows an OAuth error to the user in a browser.
 func writeErrorPage(w http.ResponseWriter, status int, code, description string) {
-	writePage(w, status, "form-action 'none'", errorPage, struct{ Code, Description string }{code, description})
+	writeStrictPage(w, status, "form-action 'none'", errorPage, struct{ Code, Description string }{code, description})
 }
 
-// writePage writes a page under a strict Content-Security-Policy: nothing loads but its own
+// writeStrictPage writes a page under a strict Content-Security-Policy: nothing loads but its own
 // stylesheet (and what policy adds), no script runs, and no other site may frame it, so a
 // page that decides a consent cannot be laid under another site's clicks.
-func writePage(w http.ResponseWriter, status int, policy string, t *template.Template, data any) {
+func writeStrictPage(w http.ResponseWriter, status int, policy string, t *template.Template, data any) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src "+consentPageStyleHash+"; "+policy+

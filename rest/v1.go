@@ -12,10 +12,10 @@ import (
 	"till/resolvers"
 )
 
-// Table is every /v1 route New serves: the operation routes and the hand-written protocol
-// endpoints over r. The security tests enumerate it.
+// Table is every route New serves: the /v1 operation routes, the hand-written protocol
+// endpoints over r and the sign-in endpoints beside /v1. The security tests enumerate it.
 func Table(r *resolvers.Resolver) []Route {
-	return append(append(Routes(), oauth2Routes(r)...), stripeRoutes(r)...)
+	return append(append(append(Routes(), oauth2Routes(r)...), stripeRoutes(r)...), signInRoutes(r)...)
 }
 
 // New builds the /v1 compatibility layer over the same executable schema as /graphql.

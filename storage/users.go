@@ -52,3 +52,11 @@ func JoinOrganization(ctx context.Context, q sqlx.ExtContext, userID, orgID uuid
 		RETURNING role`, userID, orgID, role)
 	return got, mapErr(err)
 }
+
+// GetUser finds the live user with this id.
+func GetUser(ctx context.Context, q sqlx.QueryerContext, id uuid.UUID) (*User, error) {
+	var u User
+	err := sqlx.GetContext(ctx, q, &u, `SELECT id, created_at, email, email_verified, false AS created
+		FROM users WHERE id = $1 AND deleted_at IS NULL`, id)
+	return &u, mapErr(err)
+}

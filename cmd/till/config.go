@@ -116,6 +116,21 @@ type config struct {
 	// further ones are closed as soon as they are accepted. 0 turns the cap off.
 	MaxConnsPerIP int `env:"TILL_MAX_CONNS_PER_IP" envDefault:"256"`
 
+	// SMTPURL is the mail server that delivers sign-in codes: smtp://user:pass@host:587
+	// (STARTTLS required) or smtps://user:pass@host:465 (TLS from the start). Empty, mail
+	// goes to the log and to the local mailbox file (Mailbox).
+	SMTPURL string `env:"TILL_SMTP_URL"`
+	// MailFrom is the sender of Till's mail; empty is till@ the public URL's host.
+	MailFrom string `env:"TILL_MAIL_FROM"`
+	// Mailbox is the mbox file mail is appended to when no SMTP server is set; empty is
+	// <TILL_DATA_DIR>/mailbox.
+	Mailbox string `env:"TILL_MAILBOX"`
+	// Sign-in rate limits: requests for codes, and redemptions of codes and links, each
+	// counted per email and per client address within a window.
+	SignInRatePerEmail int           `env:"TILL_SIGNIN_RATE_PER_EMAIL" envDefault:"6"`
+	SignInRatePerIP    int           `env:"TILL_SIGNIN_RATE_PER_IP" envDefault:"30"`
+	SignInRateWindow   time.Duration `env:"TILL_SIGNIN_RATE_WINDOW" envDefault:"15m"`
+
 	// MetricsAddr, when set, serves /metrics on a listener of its own, for a network only
 	// the operator reaches. MetricsToken, when set, also serves it on the public listener to
 	// requests bearing that token. Neither set: no metrics are served, since they reveal
@@ -154,6 +169,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if abs, err := filepath.Abs(c.DataDir); err == nil {
 		c.DataDir = abs
+	}
+	if err := c.checkMail(); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
 }
@@ -232,6 +250,7 @@ func (c config) print(w io.Writer) {
 	fmt.Fprintf(w, "  TILL_HTTP_READ_TIMEOUT=%s\n  TILL_HTTP_WRITE_TIMEOUT=%s\n  TILL_HTTP_IDLE_TIMEOUT=%s\n  TILL_HTTP_MIN_RATE=%d\n  TILL_MAX_CONNS_PER_IP=%d\n",
 		c.HTTPReadTimeout, c.HTTPWriteTimeout, c.HTTPIdleTimeout, c.HTTPMinRate, c.MaxConnsPerIP)
 	fmt.Fprintf(w, "  TILL_METRICS_ADDR=%s\n  TILL_METRICS_TOKEN=(set: %t)\n", c.MetricsAddr, c.MetricsToken != "")
+	c.printMail(w)
 }
 
 // maskURL hides the password of a database URL.

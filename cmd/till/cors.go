@@ -11,16 +11,18 @@ import (
 	"golang.org/x/net/idna"
 )
 
-// The CORS answers of /graphql and /v1. Listed origins are told credentials are allowed,
-// as upstream tells its dashboard, so a page whose fetch uses credentials: "include" works;
-// Till reads no cookie, so that grants nothing beyond the token the page sends itself.
+// The CORS answers of /graphql, /v1 and the sign-in endpoints under /auth. Listed origins
+// are told credentials are allowed, as upstream tells its dashboard, so a page whose fetch
+// uses credentials: "include" works: it may then sign in and use the browser session on
+// /graphql, sending the session's CSRF token (which pages of other origins cannot read).
 const (
 	corsAllowMethods = "GET, HEAD, POST, PUT, PATCH, DELETE"
 	// corsAllowHeaders are the request headers a page may send: the bearer token, the JSON
 	// bodies and Accept (application/graphql-response+json) of GraphQL and /v1, the API
 	// version, and a request id for correlating logs. The upstream SDK sends no others from
-	// a browser (it leaves User-Agent out there).
-	corsAllowHeaders = "Accept, Accept-Language, Authorization, Content-Language, Content-Type, Polar-Version, X-Request-Id"
+	// a browser (it leaves User-Agent out there); a dashboard's browser session adds its CSRF
+	// token.
+	corsAllowHeaders = "Accept, Accept-Language, Authorization, Content-Language, Content-Type, Polar-Version, X-CSRF-Token, X-Request-Id"
 	// corsExposeHeaders are the response headers a page may read beyond the safelisted
 	// ones: the SDK's retry waits for Retry-After, OAuth2 errors explain themselves in
 	// WWW-Authenticate, invoice and export downloads name their file in
@@ -37,7 +39,7 @@ const (
 //  1. An origin listed in TILL_CORS_ORIGINS may call every path, credentials allowed, its
 //     own origin echoed. Upstream's rule for its own dashboard (settings.CORS_ORIGINS).
 //  2. Any other origin may call the routes pages on sellers' own sites call (see
-//     anyOriginPath), answered "*" without credentials. A token is never ambient (no
+//     anyOriginPath), answered "*" without credentials. A token is never ambient there (/v1 reads no
 //     cookie), so such a page can do nothing a script outside a browser could not.
 //  3. Otherwise no CORS header is added and the browser keeps the answer from the page.
 //
@@ -63,7 +65,7 @@ func newCORS(origins []string) func(http.Handler) http.Handler {
 			if p, ok := strings.CutPrefix(path, "/api"); ok && underPath(p, "/v1") {
 				path = p
 			}
-			if !underPath(path, "/v1") && !underPath(path, "/graphql") {
+			if !underPath(path, "/v1") && !underPath(path, "/graphql") && !underPath(path, "/auth") {
 				next.ServeHTTP(w, r)
 				return
 			}

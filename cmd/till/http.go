@@ -11,18 +11,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"till/internal/auth"
 	"till/internal/licensecert"
 	"till/resolvers"
 	"till/rest"
 )
 
-// newHTTPHandler mounts every endpoint: /graphql, /v1, health, and metrics when
-// TILL_METRICS_TOKEN guards them. The CORS policy (newCORS) answers preflights before any
-// route, so they are logged and counted but never authenticated or rate limited. It also returns the bare metrics handler, for
-// TILL_METRICS_ADDR.
-func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) http.Handler, db *database, blobs http.Handler,
+// newHTTPHandler mounts every endpoint: /graphql, /v1, the sign-in endpoints, health, and
+// metrics when TILL_METRICS_TOKEN guards them. Credentials are resolved through creds (the
+// cache over r) with the server secret: bearer tokens everywhere, and on /graphql also the
+// browser session cookie. The CORS policy (newCORS) answers preflights before any route, so
+// they are logged and counted but never authenticated or rate limited. It also returns the
+// bare metrics handler, for TILL_METRICS_ADDR.
+func newHTTPHandler(cfg config, r *resolvers.Resolver, creds auth.Resolver, secret []byte, db *database, blobs http.Handler,
 	logger *slog.Logger) (http.Handler, http.Handler, error) {
-	authn = recordPrincipal(authn)
+	authn := recordPrincipal(auth.Middleware(creds, secret))
+	browserAuthn := recordPrincipal(auth.Middleware(creds, secret, auth.WithBrowserSessions(r.Browser())))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(db.DB.DB, "till"))
@@ -48,7 +52,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, authn func(http.Handler) 
 	if cfg.MetricsToken != "" {
 		mux.Handle("/metrics", metricsGuard(cfg.MetricsToken, metricsHandler))
 	}
-	graphqlHandler := authn(r.Handler())
+	graphqlHandler := browserAuthn(r.Handler())
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
 	mux.Handle(resolvers.SchemaSDLPath, r.SchemaHandler())

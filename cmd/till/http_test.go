@@ -11,7 +11,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"till/internal/auth"
 	"till/resolvers"
 	"till/storage/storagetest"
 )
@@ -60,7 +59,7 @@ func newTestApp(t *testing.T, vars map[string]string, log *syncBuffer) testApp {
 		t.Fatal(err)
 	}
 	r := a.r
-	h, metrics, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, a.blobHandler, logger)
+	h, metrics, err := newHTTPHandler(cfg, r, r, secret, db, a.blobHandler, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

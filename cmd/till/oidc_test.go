@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"till/internal/auth"
 	"till/resolvers"
 	"till/storage/storagetest"
 )
@@ -63,7 +62,7 @@ func TestOpenIDDocumentsAreMounted(t *testing.T) {
 	defer db.close()
 	secret := []byte("oidc-secret")
 	r := resolvers.New(resolvers.Deps{DB: db.DB, Secret: secret, PortalURL: cfg.PublicURL})
-	h, _, err := newHTTPHandler(cfg, r, auth.Middleware(r, secret), db, nil, slog.New(slog.DiscardHandler))
+	h, _, err := newHTTPHandler(cfg, r, r, secret, db, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,8 +59,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	listener := wake.New(db.dsn, logger)
-	handler, metrics, err := newHTTPHandler(cfg, a.r, auth.Middleware(credentialCache(cfg, a.r, listener), secret), db,
-		a.blobHandler, logger)
+	handler, metrics, err := newHTTPHandler(cfg, a.r, credentialCache(cfg, a.r, listener), secret, db, a.blobHandler, logger)
 	if err != nil {
 		return err
 	}
@@ -86,6 +85,7 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 	logger.Info("till ready", "addr", ln.Addr().String(), "startup", time.Since(started).String())
 	fmt.Fprintf(stdout, "Till is ready in %s\n  GraphQL:  %s/graphql (GraphiQL in a browser)\n  REST:     %s/v1/\n",
 		time.Since(started).Round(time.Millisecond), cfg.PublicURL, cfg.PublicURL)
+	signInNote(cfg, stdout)
 	select {
 	case err := <-errc:
 		return err

@@ -132,27 +132,42 @@ func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
 			waitFor(t, "the change", func() bool { return tt.shows(resolve(tt.kind, tt.hash)) })
 		})
 	}
-	t.Run("an organization token revoked", func(t *testing.T) {
-		if _, err := storage.CreateOrganizationToken(ctx, db, org.ID, "oat-1", "customers:read", "test", nil); err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			if _, err := resolve(auth.TokenOrganization, "oat-1"); err != nil {
+	// revokedStops checks that a credential made by create is cached, and refused within
+	// moments of revoke, which only the revocation's notification can explain.
+	revokedStops := func(kind auth.TokenKind, hash string, create func() error, revoke string) func(t *testing.T) {
+		return func(t *testing.T) {
+			if err := create(); err != nil {
 				t.Fatal(err)
 			}
+			for range 2 {
+				if _, err := resolve(kind, hash); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := store.calls.Load()
+			if _, err := resolve(kind, hash); err != nil || store.calls.Load() != before {
+				t.Fatalf("the credential was not cached (%v)", err)
+			}
+			if _, err := db.Exec(revoke, hash); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the revocation", func() bool {
+				_, err := resolve(kind, hash)
+				return errors.Is(err, auth.ErrInvalidToken)
+			})
 		}
-		before := store.calls.Load()
-		if _, err := resolve(auth.TokenOrganization, "oat-1"); err != nil || store.calls.Load() != before {
-			t.Fatalf("the token was not cached (%v)", err)
+	}
+	t.Run("an organization token revoked", revokedStops(auth.TokenOrganization, "oat-1", func() error {
+		_, err := storage.CreateOrganizationToken(ctx, db, org.ID, "oat-1", "customers:read", "test", nil)
+		return err
+	}, `UPDATE organization_access_tokens SET deleted_at = now() WHERE token = $1`))
+	t.Run("a browser session revoked", revokedStops(auth.TokenUserSession, "us-1", func() error {
+		u, err := storage.EnsureVerifiedUser(ctx, db, "signed-in@example.com")
+		if err == nil {
+			_, err = storage.CreateUserSession(ctx, db, storage.UserSessionWrite{UserID: u.ID, Hash: "us-1", ExpiresAt: in}, 50)
 		}
-		if _, err := db.Exec(`UPDATE organization_access_tokens SET deleted_at = now() WHERE token = 'oat-1'`); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "the revocation", func() bool {
-			_, err := resolve(auth.TokenOrganization, "oat-1")
-			return errors.Is(err, auth.ErrInvalidToken)
-		})
-	})
+		return err
+	}, `UPDATE user_sessions SET deleted_at = now() WHERE token = $1`))
 	t.Run("without the listener nothing is kept", func(t *testing.T) {
 		if _, err := storage.CreateCustomerSession(ctx, db, org.ID, m.CustomerID, "cst-4", in, nil); err != nil {
 			t.Fatal(err)
@@ -195,7 +210,7 @@ func TestAChangeShowsInTheNextRequestWithoutWaitingForItsNotification(t *testing
 	ctx := t.Context()
 	db := app.db.DB
 	cache := auth.NewCache(app.resolver, time.Hour, time.Now, silentFeed{})
-	h, _, err := newHTTPHandler(app.cfg, app.resolver, auth.Middleware(cache, app.secret), app.db, nil, slog.New(slog.DiscardHandler))
+	h, _, err := newHTTPHandler(app.cfg, app.resolver, cache, app.secret, app.db, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,13 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 	if d.CostBudget, err = costBudget(cfg); err != nil {
 		return nil, err
 	}
+	if d.SignInLimits, err = signInLimits(cfg); err != nil {
+		return nil, err
+	}
+	if d.Mail, err = mailSender(cfg, logger); err != nil {
+		return nil, err
+	}
+	d.BrowserOrigins = cfg.CORSOrigins
 	a.r = resolvers.New(d)
 	if tp, ok := d.Payments.(*payment.TestProcessor); ok {
 		tp.SetEventSink(a.r.ProcessorEventSink(db.payments))
@@ -159,6 +166,7 @@ func startWork(ctx context.Context, cfg config, a *app, listener *wake.Listener,
 	// all it needs.
 	work.every(ctx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
 	work.every(ctx, "purge oauth2 codes", time.Hour, r.PurgeOAuth2Codes)
+	work.every(ctx, "purge sign-ins", time.Hour, r.PurgeSignIns)
 	work.every(ctx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
 		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
 	})

@@ -23,7 +23,7 @@ type Feed interface {
 // request. Failures are never cached, nor anything past the credential's own expiry.
 //
 //   - Organization and personal tokens, the credentials of server-to-server traffic such as
-//     license validation, are kept for ttl: a revoked token keeps working for at most ttl
+//     license validation, and users' browser sessions are kept for ttl: a revoked token keeps working for at most ttl
 //     in a process that saw it recently, and only a moment when the owner calls
 //     ForgetTokens on the notifications of such changes.
 //   - Customer and member sessions carry what the portal shows at once (the customer, a
@@ -49,8 +49,8 @@ func NewCache(resolve Resolver, ttl time.Duration, now func() time.Time, feed Fe
 	return c
 }
 
-// ForgetTokens drops every organization and personal token the cache holds; notifications
-// of revoked tokens and deleted organizations call it, so that those stop at once in every
+// ForgetTokens drops every organization and personal token and every user session the cache
+// holds; notifications of revoked tokens and sessions and of deleted organizations call it, so that those stop at once in every
 // process that listens rather than at the end of the ttl.
 func (c *Cache) ForgetTokens() { c.tokens.flush() }
 
@@ -62,7 +62,7 @@ func (c *Cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (
 	switch {
 	case c.tokens == nil:
 		return c.next.ResolveToken(ctx, kind, hash)
-	case kind == TokenOrganization || kind == TokenPersonal:
+	case kind == TokenOrganization || kind == TokenPersonal || kind == TokenUserSession:
 		return c.tokens.resolve(hash, nil, func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) })
 	case (kind == TokenCustomerSession || kind == TokenMemberSession) && c.feed != nil:
 		// A session is kept only when the feed was listening from before the lookup until

@@ -25,6 +25,9 @@ const (
 	TokenOAuthAccess
 	// TokenPersonal is a personal access token of a user.
 	TokenPersonal
+	// TokenUserSession is a user's browser session. Classify never returns it: the
+	// middleware reads it from the session cookie alone.
+	TokenUserSession
 )
 
 // String names the kind for logs and test failures.
@@ -42,6 +45,8 @@ func (k TokenKind) String() string {
 		return "oauth2_access_token"
 	case TokenPersonal:
 		return "personal_access_token"
+	case TokenUserSession:
+		return "user_session"
 	default:
 		return "invalid"
 	}

@@ -50,9 +50,17 @@ type TokenRefuser interface {
 // sessions (a [Cache]), a request that calls [SessionsChanged] empties them
 // when it is done, and one that calls [TokensChanged] empties its tokens at once.
 //
+// With WithBrowserSessions, a request without a bearer token may be authenticated by the
+// session cookie instead, under the CSRF rules of [Browser]; a bearer token wins when both
+// are present.
+//
 // It panics if resolve is nil or secret is empty: both are wiring mistakes
 // that would otherwise authenticate nobody or hash with a guessable key.
-func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler {
+func Middleware(resolve Resolver, secret []byte, opts ...Option) func(http.Handler) http.Handler {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	if resolve == nil {
 		panic("auth: Middleware needs a Resolver")
 	}
@@ -62,11 +70,14 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 	secret = slices.Clone(secret)
 	return func(next http.Handler) http.Handler {
 		refuse := func(w http.ResponseWriter, _ *http.Request, err error) {
-			if errors.Is(err, ErrInvalidToken) {
+			switch {
+			case errors.Is(err, ErrInvalidToken):
 				WriteInvalidToken(w)
-				return
+			case errors.Is(err, ErrCSRF):
+				writeJSON(w, http.StatusForbidden, csrfRefusedBody)
+			default:
+				writeInternalError(w)
 			}
-			writeInternalError(w)
 		}
 		if tr, ok := next.(TokenRefuser); ok {
 			refuse = tr.RefuseToken
@@ -74,6 +85,10 @@ func Middleware(resolve Resolver, secret []byte) func(http.Handler) http.Handler
 		return forgettingChanges(resolve, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			token, ok := BearerToken(r.Header.Get("Authorization"))
 			if !ok {
+				if o.browser != nil {
+					o.browser.serve(w, r, resolve, secret, refuse, next)
+					return
+				}
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -126,9 +141,61 @@ func kindFits(token TokenKind, kind Kind) bool {
 		return kind == KindOrganization
 	case TokenOAuthAccess:
 		return kind == KindUser || kind == KindOrganization
-	case TokenPersonal:
+	case TokenPersonal, TokenUserSession:
 		return kind == KindUser
 	default:
 		return false
 	}
+}
+
+// Option changes what Middleware accepts.
+type Option func(*options)
+
+type options struct {
+	browser *browserSessions
+}
+
+// WithBrowserSessions makes the middleware accept a user's browser session from the session
+// cookie when the request has no bearer token. Mount it only where Till's own pages and the
+// dashboard call (/graphql); /v1 stays bearer-only, as upstream's public API is.
+func WithBrowserSessions(b Browser) Option {
+	return func(o *options) { o.browser = &browserSessions{b: b} }
+}
+
+// browserSessions authenticates requests by the session cookie.
+type browserSessions struct{ b Browser }
+
+// serve resolves the session cookie of r, if any, and serves r as that user. A cookie that
+// names no live session is dropped and r served anonymously, as a request without one; a
+// request that may change something must pass the CSRF check or is refused whole.
+func (s *browserSessions) serve(w http.ResponseWriter, r *http.Request, resolve Resolver, secret []byte,
+	refuse func(http.ResponseWriter, *http.Request, error), next http.Handler) {
+	token, ok := SessionToken(r)
+	if !ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	ctx := r.Context()
+	p, err := resolve.ResolveToken(ctx, TokenUserSession, Hash(secret, token))
+	switch {
+	case errors.Is(err, ErrInvalidToken):
+		s.b.ClearSession(w, r)
+		next.ServeHTTP(w, r)
+		return
+	case err != nil:
+		slog.ErrorContext(ctx, "auth: resolving a browser session failed", "error", err)
+		refuse(w, r, err)
+		return
+	case p.Kind != KindUser:
+		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
+			"token_kind", TokenUserSession.String(), "principal_kind", p.Kind.String())
+		refuse(w, r, errWrongKind)
+		return
+	}
+	if err := s.b.VerifyCSRF(r, secret, p.TokenID, r.Header.Get(CSRFHeader)); err != nil {
+		refuse(w, r, err)
+		return
+	}
+	p.BrowserSession = true
+	next.ServeHTTP(w, r.WithContext(WithPrincipal(ctx, p)))
 }

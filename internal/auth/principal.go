@@ -20,8 +20,8 @@ const (
 	// KindOrganization acts for one organization (organization access token,
 	// or a legacy organization OAuth2 token).
 	KindOrganization
-	// KindUser acts for a user through a personal access token or an OAuth2
-	// token, across the organizations the user belongs to.
+	// KindUser acts for a user through a personal access token, an OAuth2
+	// token or a browser session, across the organizations the user belongs to.
 	KindUser
 	// KindCustomerSession acts for one customer in the customer portal.
 	KindCustomerSession
@@ -81,9 +81,10 @@ type Principal struct {
 	// that only the user in person may exercise, such as consenting to another application,
 	// refuse delegated principals by it.
 	OAuthClientID string
-	// BrowserSession is set when the credential is a user's browser session cookie rather
-	// than a token. Pages that act for the user in person, such as the OAuth2 consent page,
-	// accept only these; a cookie-carried request also has to pass the CSRF check.
+	// BrowserSession marks a user signed in through the session cookie rather than a token;
+	// TokenID is then the session's id, which signing out and the list of sessions need.
+	// Pages that act for the user in person, such as the OAuth2 consent page, accept only
+	// these, and a cookie-carried request that may change something passes the CSRF check.
 	BrowserSession bool
 	// ExpiresAt is when the credential stops being valid; nil when it never does. A cache of
 	// principals never keeps one past it.

@@ -31,6 +31,7 @@ const (
 	insufficientScopeBody = `{"error":"insufficient_scope","error_description":"` + insufficientScopeDescription + `"}`
 	unauthorizedBody      = `{"error":"Unauthorized","detail":"Unauthorized"}`
 	internalErrorBody     = `{"error":"InternalServerError","detail":"Internal Server Error"}`
+	csrfRefusedBody       = `{"error":"CSRFVerificationFailed","detail":"` + CSRFRefusal + `"}`
 )
 
 // WriteInvalidToken writes upstream's 401 invalid_token response (contract

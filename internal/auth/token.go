@@ -44,6 +44,12 @@ const (
 	// PrefixWebhookSecret marks a webhook endpoint signing secret, the prefix
 	// Standard Webhooks verifiers expect.
 	PrefixWebhookSecret = "whsec_"
+	// PrefixUserSession marks a user's browser session. It travels only in the
+	// session cookie: as a bearer token it is invalid_token, so a page's
+	// cross-site request can never carry it except under the cookie's CSRF rules.
+	PrefixUserSession = "till_us_"
+	// PrefixSignInLink marks the one-time token of a magic sign-in link.
+	PrefixSignInLink = "till_sl_"
 )
 
 const (
@@ -77,6 +83,8 @@ var knownPrefixes = [...]string{
 	PrefixClientSecret,
 	PrefixClientRegistrationToken,
 	PrefixWebhookSecret,
+	PrefixUserSession,
+	PrefixSignInLink,
 }
 
 // KnownPrefixes lists every prefix Till issues credentials under, so callers

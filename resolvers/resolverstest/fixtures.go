@@ -229,3 +229,16 @@ func (a *App) NewPaidOrder(tb testing.TB, orgID, customerID, productID uuid.UUID
 	}
 	return o.ID
 }
+
+// NewUserSession signs the user in as a browser would, without the mail: a session of theirs
+// and the cookie value and CSRF token a page would hold.
+func (a *App) NewUserSession(tb testing.TB, userID uuid.UUID) (token, csrf string) {
+	tb.Helper()
+	token = auth.Generate(auth.PrefixUserSession)
+	s, err := storage.CreateUserSession(context.Background(), a.DB, storage.UserSessionWrite{UserID: userID,
+		Hash: auth.Hash(a.Secret, token), ExpiresAt: time.Now().Add(time.Hour), UserAgent: "test"}, 50)
+	if err != nil {
+		tb.Fatalf("creating a user session: %v", err)
+	}
+	return token, auth.CSRFToken(a.Secret, s.ID)
+}

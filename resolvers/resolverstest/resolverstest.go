@@ -50,8 +50,8 @@ type App struct {
 	Deps resolvers.Deps
 	// Clock is the application's clock, which tests may stop at a time of their choosing.
 	Clock *Clock
-	// GraphQL is the /graphql handler as till serve mounts it: client address, bearer
-	// middleware, then the resolver's handler.
+	// GraphQL is the /graphql handler as till serve mounts it: client address, the bearer
+	// and browser-session middleware, then the resolver's handler.
 	GraphQL http.Handler
 
 	exec *resolvers.Executor // runs the fixtures' operations as an organization
@@ -96,7 +96,8 @@ func (a *App) Rebuild(opts ...Option) {
 		tp.EventDelay = 0
 		tp.SetEventSink(a.Resolver.ProcessorEventSink(a.DB))
 	}
-	a.GraphQL = ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(a.Resolver, a.Secret)(a.Resolver.Handler()))
+	a.GraphQL = ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(a.Resolver, a.Secret,
+		auth.WithBrowserSessions(a.Resolver.Browser()))(a.Resolver.Handler()))
 	a.exec = a.Resolver.Executor()
 }
 

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/internal/auth"
@@ -75,7 +76,7 @@ func expectRoute(g rest.Guard, p principal) outcome {
 	if p.kind == auth.KindAnonymous && !g.Admits(p.kind) {
 		return unauthenticated
 	}
-	if !g.Admits(p.kind) || (g.Browser && p.kind == auth.KindUser && !p.browser) {
+	if !g.Admits(p.kind) || (g.Browser && p.kind == auth.KindUser && p.browserOf == uuid.Nil) {
 		if g.Refusal == 403 {
 			return forbidden
 		}

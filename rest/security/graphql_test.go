@@ -10,10 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/internal/auth"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 )
 
@@ -159,13 +161,19 @@ func graphQLExpectation(want outcome, p principal) outcome {
 	return want
 }
 
-func (w *world) graphql(t *testing.T, token, doc string, vars map[string]any) gqlAnswer {
+func (w *world) graphql(t *testing.T, p principal, doc string, vars map[string]any) gqlAnswer {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if p.token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.token)
+	}
+	if p.browserOf != uuid.Nil {
+		cookie, csrf := w.NewUserSession(t, p.browserOf)
+		req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: cookie})
+		req.Header.Set(auth.CSRFHeader, csrf)
+		req.Header.Set("Origin", resolverstest.PortalURL)
 	}
 	rec := httptest.NewRecorder()
 	w.h.ServeHTTP(rec, req)
@@ -197,7 +205,7 @@ func TestGraphQLGuardMatrix(t *testing.T) {
 		t.Run(f.Name, func(t *testing.T) {
 			for _, p := range w.principals {
 				want := graphQLExpectation(expectField(guardsOf(f), p), p)
-				got, fault := w.graphql(t, p.token, doc, vars).outcome()
+				got, fault := w.graphql(t, p, doc, vars).outcome()
 				if got == refusedInput {
 					if want == admitted {
 						continue

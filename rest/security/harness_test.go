@@ -35,8 +35,10 @@ type principal struct {
 	role string
 	// delegated marks OAuth2 access tokens held by an application.
 	delegated bool
-	// browser marks a user signed in with a browser session rather than a token.
-	browser bool
+	// browserOf, when set, is the user whose browser session (the cookie, with its CSRF
+	// token from Till's own origin) authenticates the principal on /graphql; a fresh session
+	// for each call, since a call may end it. /v1 reads no cookie, so there it is anonymous.
+	browserOf uuid.UUID
 }
 
 // holdsAny reports whether the principal's token carries one of the scopes.
@@ -155,6 +157,7 @@ func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 		{name: "personal access token", token: pat, kind: auth.KindUser, scopes: all},
 		{name: "OAuth2 user token", token: oauthToken("user"), kind: auth.KindUser, scopes: all, delegated: true},
 		{name: "OAuth2 organization token", token: oauthToken("organization"), kind: auth.KindOrganization, scopes: all, delegated: true},
+		{name: "browser session", browserOf: user, kind: auth.KindUser, scopes: all},
 	}
 }
 
