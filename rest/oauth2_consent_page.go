@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"html/template"
 	"mime"
 	"net/http"
@@ -11,24 +9,18 @@ import (
 	"till/resolvers"
 )
 
-// consentPageStyle is the consent and error pages' only stylesheet, inline and allowed by
-// its hash, so the pages load nothing from anywhere and run no script.
+// consentPageStyle is the consent and error pages' only style sheet (pages.go).
 const consentPageStyle = `body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#111}
 img.logo{display:block;margin:0 auto 1rem;border-radius:.5rem}h1{font-size:1.4rem;text-align:center}
 ul{padding-left:1.2rem}fieldset{border:1px solid #ddd;border-radius:.5rem;margin:1rem 0}label{display:block;margin:.3rem 0}
 .actions{display:flex;gap:.5rem}.actions button{flex:1;padding:.6rem;font-size:1rem}.muted{color:#555;font-size:.9rem}`
-
-var consentPageStyleHash = func() string {
-	sum := sha256.Sum256([]byte(consentPageStyle))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}()
 
 // consentPage is the server-rendered consent page. html/template escapes every value for its
 // context, and refuses links that are not http(s), so nothing the client registered can run
 // in the page.
 var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Authorize {{.Name}}</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin">
 <style>` + consentPageStyle + `</style></head>
 <body><main>
 {{if .Form.LogoURI}}<img class="logo" src="{{.Form.LogoURI}}" alt="" width="64" height="64">{{end}}
@@ -59,7 +51,7 @@ var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
 // errorPage tells the user in a browser why an authorization cannot go on.
 var errorPage = template.Must(template.New("error").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Authorization failed</title>
-<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="same-origin">
 <style>` + consentPageStyle + `</style></head>
 <body><main><h1>The application's request cannot go on</h1>
 <p id="error"><code>{{.Code}}</code>{{with .Description}}: {{.}}{{end}}</p>
@@ -94,28 +86,13 @@ func writeConsentPage(w http.ResponseWriter, c *resolvers.AuthorizeResponse, f *
 	if f.RedirectOrigin != "" {
 		formAction += " " + f.RedirectOrigin
 	}
-	writeStrictPage(w, http.StatusOK, "img-src 'self'; form-action "+formAction, consentPage, d)
+	writeHTMLPage(w, http.StatusOK, pagePolicy(consentPageStyle, "img-src 'self'; form-action "+formAction), consentPage, d)
 }
 
 // writeErrorPage shows an OAuth error to the user in a browser.
 func writeErrorPage(w http.ResponseWriter, status int, code, description string) {
-	writeStrictPage(w, status, "form-action 'none'", errorPage, struct{ Code, Description string }{code, description})
-}
-
-// writeStrictPage writes a page under a strict Content-Security-Policy: nothing loads but its own
-// stylesheet (and what policy adds), no script runs, and no other site may frame it, so a
-// page that decides a consent cannot be laid under another site's clicks.
-func writeStrictPage(w http.ResponseWriter, status int, policy string, t *template.Template, data any) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src "+consentPageStyleHash+"; "+policy+
-		"; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = t.Execute(w, data)
+	writeHTMLPage(w, status, pagePolicy(consentPageStyle, "form-action 'none'"), errorPage,
+		struct{ Code, Description string }{code, description})
 }
 
 // wantsHTML reports whether the request prefers a page to JSON: a browser navigating to the
