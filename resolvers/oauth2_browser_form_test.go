@@ -43,27 +43,31 @@ func TestTheConsentFormIsAnsweredOnlyByTheSessionThatWasShownIt(t *testing.T) {
 		{name: "refuses a form without its token", change: func(t *testing.T, _ *browserFixture, s *submission) context.Context {
 			s.Token = ""
 			return nil
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses the token of another session of the same user", change: func(t *testing.T, f *browserFixture, _ *submission) context.Context {
 			f.sessionID = uuid.New()
 			return f.session()
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses a token shown for other scopes", change: func(t *testing.T, _ *browserFixture, s *submission) context.Context {
 			s.Request.Scope = "openid webhooks:read"
 			return nil
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses a token shown for another client", change: func(t *testing.T, f *browserFixture, s *submission) context.Context {
 			s.Request.ClientID, _ = endpointClient(t, f.s, "client_secret_post", "openid")
 			return nil
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses a token an hour old", change: func(t *testing.T, f *browserFixture, _ *submission) context.Context {
 			f.s.Clock.Set(time.Now().Add(time.Hour + time.Second))
 			return nil
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses a token that is no token", change: func(t *testing.T, _ *browserFixture, s *submission) context.Context {
 			s.Token = strings.Repeat("A", 54)
 			return nil
-		}, want: resolvers.CodeNotPermitted},
+		}, want: resolvers.CodeCSRF},
+		{name: "refuses a form a page of another site sent", change: func(_ *testing.T, _ *browserFixture, s *submission) context.Context {
+			s.CrossSite = true
+			return nil
+		}, want: resolvers.CodeCSRF},
 		{name: "refuses an action other than allow and deny", change: func(t *testing.T, _ *browserFixture, s *submission) context.Context {
 			s.Action = "maybe"
 			return nil

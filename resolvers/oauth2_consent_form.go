@@ -125,6 +125,9 @@ type ConsentSubmission struct {
 	Token         string
 	// Malformed says the form could not be read or holds text PostgreSQL cannot store.
 	Malformed bool
+	// CrossSite says the browser named a page of a site Till does not trust as the form's
+	// sender (auth.Browser.TrustedOrigin): the sign-in's origin check, on top of the token.
+	CrossSite bool
 }
 
 // ConsentOutcome is the answer to a consent form. Exactly one field is set.
@@ -152,8 +155,9 @@ func (r *Resolver) SubmitOAuth2Consent(ctx context.Context, s ConsentSubmission)
 		return ConsentOutcome{Error: NotPermitted("")}
 	case s.Malformed:
 		return ConsentOutcome{OAuth2Error: malformedOAuth2Request()}
-	case !r.validConsentToken(p, s.Request, s.Token):
-		return ConsentOutcome{Error: NotPermitted("This consent form has expired or was not issued to you; open the application's link again.")}
+	case s.CrossSite || !r.validConsentToken(p, s.Request, s.Token):
+		return ConsentOutcome{Error: &Error{Code: CodeCSRF,
+			Detail: "This consent form has expired or was not issued to you here; open the application's link again."}}
 	case s.Action != "allow" && s.Action != "deny":
 		return ConsentOutcome{Error: Invalid("literal_error", "Input should be 'allow' or 'deny'", s.Action, "body", "action")}
 	}

@@ -16,7 +16,7 @@ const signInPath = "/login"
 // to the client, or an error shown to the user, as the use case decides. A browser asking
 // for HTML gets the consent page instead of the data, or the sign-in page first.
 func oauth2Authorize(r *resolvers.Resolver) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return withBrowserSession(r, func(w http.ResponseWriter, req *http.Request) {
 		q := req.URL.Query()
 		out := r.OAuth2Authorize(req.Context(), authorizeRequest(q, !storableValues(q)))
 		html := wantsHTML(req)

@@ -19,12 +19,13 @@ const consentFormLimit = 64 << 10
 // sends them (the query wins, as authlib reads it first). The answer is a redirect to the
 // client, or the refusal shown to the user as a page or as JSON.
 func oauth2Consent(r *resolvers.Resolver) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	return withBrowserSession(r, func(w http.ResponseWriter, req *http.Request) {
 		req.Body = http.MaxBytesReader(w, req.Body, consentFormLimit)
 		params, malformed := consentParams(req)
 		out := r.SubmitOAuth2Consent(req.Context(), resolvers.ConsentSubmission{
 			Request: authorizeRequest(params, malformed), Action: params.Get("action"),
-			Organizations: params["organizations"], Token: params.Get(resolvers.ConsentTokenField), Malformed: malformed})
+			Organizations: params["organizations"], Token: params.Get(resolvers.ConsentTokenField), Malformed: malformed,
+			CrossSite: !r.Browser().TrustedOrigin(req)})
 		html := wantsHTML(req)
 		switch {
 		case out.Redirect != "":
@@ -61,4 +62,27 @@ func consentParams(req *http.Request) (url.Values, bool) {
 		return url.Values{}, true
 	}
 	return params, false
+}
+
+// withBrowserSession serves a request that brings no bearer token as the user of its browser
+// session cookie, if any. The rest of /v1 reads no cookie, as upstream's public API; the
+// consent page and its form are the user acting in person, in the browser they signed in
+// with. The form's own token and origin check guard what the cookie would otherwise let
+// another site's page post (SubmitOAuth2Consent).
+func withBrowserSession(r *resolvers.Resolver, serve http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if _, bearer := auth.BearerToken(req.Header.Get("Authorization")); !bearer {
+			p, ok, err := r.BrowserSession(req)
+			if err != nil {
+				r.Logger().ErrorContext(req.Context(), "oauth2: resolving a browser session failed", "error", err)
+				writeShownOAuth2Error(w, &resolvers.OAuth2Error{Code: "server_error", Status: http.StatusInternalServerError},
+					wantsHTML(req))
+				return
+			}
+			if ok {
+				req = req.WithContext(auth.WithPrincipal(req.Context(), p))
+			}
+		}
+		serve(w, req)
+	})
 }

@@ -81,7 +81,8 @@ func checkOAuth(doc *openapi3.T, req *http.Request, status int, header http.Head
 
 // checkConsent judges upstream's private consent endpoint, which the document leaves out:
 // its redirects are judged with the authorization endpoint's; it refuses with RFC 6749
-// errors, the Unauthorized and NotPermitted envelopes, or a 422 of field errors.
+// errors, the Unauthorized, NotPermitted and CSRFVerificationFailed envelopes, or a 422 of
+// field errors.
 func checkConsent(doc *openapi3.T, status int, header http.Header, body []byte) (bool, error) {
 	switch status {
 	case http.StatusBadRequest:
@@ -93,7 +94,7 @@ func checkConsent(doc *openapi3.T, status int, header http.Header, body []byte) 
 	case http.StatusUnauthorized:
 		return true, oneOf(body, oauth("invalid_token"), envelope("Unauthorized"))
 	case http.StatusForbidden:
-		return true, oneOf(body, envelope("NotPermitted"))
+		return true, oneOf(body, envelope("NotPermitted", "CSRFVerificationFailed"))
 	case http.StatusUnprocessableEntity:
 		return true, checkValidationBody(doc, body)
 	}
