@@ -9,54 +9,15 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/google/uuid"
-
 	"till/internal/auth"
-	"till/rest"
 )
 
-// testSessionCookie carries a browser session in these tests: the principal the session
-// middleware would resolve, keyed by a name the test chose.
-const testSessionCookie = "test_session"
-
-// browserSessions stands in for the session middleware: a request without a bearer token
-// whose test_session cookie names a session acts as that session's user.
-type browserSessions map[string]auth.Principal
-
-// mountWithSessions puts the /v1 router in front of the application with the bearer
-// middleware and, inside it, the browser sessions, and returns the sessions to fill.
-func (s *v1) mountWithSessions(tb testing.TB) browserSessions {
-	tb.Helper()
-	sessions := browserSessions{}
-	bearer := auth.Middleware(s.Resolver, s.Secret)
-	authn := func(next http.Handler) http.Handler {
-		withSession := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if _, hasBearer := auth.BearerToken(r.Header.Get("Authorization")); !hasBearer {
-				if c, err := r.Cookie(testSessionCookie); err == nil {
-					if p, ok := sessions[c.Value]; ok {
-						r = r.WithContext(auth.WithPrincipal(r.Context(), p))
-					}
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-		return bearer(withSession)
-	}
-	h, err := rest.New(s.Resolver, authn, s.Deps.Logger)
-	if err != nil {
-		tb.Fatalf("rest.New: %v", err)
-	}
-	s.h = h
-	return sessions
-}
-
-// signIn opens a browser session of the fixture's user holding every scope and reaching
-// both organizations, and returns its cookie's value.
-func (f *oauthFixture) signIn(sessions browserSessions) string {
-	name := uuid.NewString()
-	sessions[name] = auth.Principal{Kind: auth.KindUser, TokenID: uuid.New(), UserID: f.user, BrowserSession: true,
-		Scopes: auth.NewScopeSet(auth.AllScopes()...), Organizations: []uuid.UUID{f.orgA.ID, f.orgB.ID}}
-	return name
+// signIn opens a browser session of the fixture's user, as signing in on the sign-in page
+// does, and returns its cookie's value.
+func (f *oauthFixture) signIn(t *testing.T) string {
+	t.Helper()
+	token, _ := f.s.NewUserSession(t, f.user)
+	return token
 }
 
 // browserAccept is what Chromium sends when it navigates to a page.
@@ -82,7 +43,7 @@ func (f *oauthFixture) postForm(t *testing.T, session, target string, form url.V
 func browserHeaders(session string) map[string]string {
 	h := map[string]string{"Accept": browserAccept}
 	if session != "" {
-		h["Cookie"] = testSessionCookie + "=" + session
+		h["Cookie"] = auth.SessionCookie + "=" + session
 	}
 	return h
 }

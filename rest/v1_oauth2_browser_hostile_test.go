@@ -15,7 +15,7 @@ import (
 func TestHostileConsentRequestsNeitherFailNorRedirectElsewhere(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
-	session := f.signIn(f.s.mountWithSessions(t))
+	session := f.signIn(t)
 	c := f.client(t, "client_secret_post", "openid email")
 	form := pageForm(t, f.page(t, session, "/v1/oauth2/authorize?response_type=code&client_id="+c.ID).Body.String())
 	huge := strings.Repeat("a", 1<<20)

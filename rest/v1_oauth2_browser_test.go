@@ -6,13 +6,14 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"till/internal/auth"
 )
 
 func TestTheAuthorizationEndpointShowsABrowserPagesAndAnAPIClientData(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
-	sessions := f.s.mountWithSessions(t)
-	session := f.signIn(sessions)
+	session := f.signIn(t)
 	c := f.client(t, "client_secret_post", "openid email webhooks:read")
 	query := "response_type=code&client_id=" + c.ID + "&scope=openid+email&state=xyz"
 	target := "/v1/oauth2/authorize?" + query
@@ -41,11 +42,11 @@ func TestTheAuthorizationEndpointShowsABrowserPagesAndAnAPIClientData(t *testing
 			has: []string{`<span id="client-name">App</span>`, f.email, "Read your email address", `name="csrf_token"`,
 				`name="organizations" value="` + f.orgA.ID.String() + `"`, `value="allow"`, `value="deny"`}},
 		{name: "answers a signed-in API client the consent data with the user and the organizations", session: session,
-			target: target, header: map[string]string{"Accept": "application/json", "Cookie": testSessionCookie + "=" + session},
+			target: target, header: map[string]string{"Accept": "application/json", "Cookie": auth.SessionCookie + "=" + session},
 			status: http.StatusOK, has: []string{`"sub_type":"user"`, `"sub":{"id":"` + f.user.String() + `","email":"` + f.email + `","avatar_url":null}`,
 				`"organizations":[{"id":"` + f.orgA.ID.String() + `"`}},
 		{name: "answers a signed-in API client the data of an organization subject", session: session,
-			target: target + "&sub_type=organization", header: map[string]string{"Cookie": testSessionCookie + "=" + session},
+			target: target + "&sub_type=organization", header: map[string]string{"Cookie": auth.SessionCookie + "=" + session},
 			status: http.StatusOK, has: []string{`"sub_type":"organization"`, `"sub":null`, `"requires_single_organization":true`}},
 		{name: "refuses a personal access token even from a browser", target: target,
 			header: map[string]string{"Accept": browserAccept, "Authorization": "Bearer " + f.pat}, status: http.StatusForbidden,
@@ -91,7 +92,7 @@ func TestTheAuthorizationEndpointShowsABrowserPagesAndAnAPIClientData(t *testing
 func TestTheConsentPageLoadsNothingAndCannotBeFramed(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
-	session := f.signIn(f.s.mountWithSessions(t))
+	session := f.signIn(t)
 	c := f.client(t, "none", "openid")
 	f.s.Exec(t, `UPDATE oauth2_clients SET client_name = '<script>alert(1)</script>', logo_uri = $2,
 		tos_uri = 'javascript:alert(2)', policy_uri = 'https://app.example/privacy' WHERE client_id = $1`,
@@ -130,7 +131,7 @@ func TestTheConsentPageLoadsNothingAndCannotBeFramed(t *testing.T) {
 func TestABrowserAllowsThroughThePageAndIsRememberedUntilPromptConsent(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
-	session := f.signIn(f.s.mountWithSessions(t))
+	session := f.signIn(t)
 	c := f.client(t, "none", "openid email")
 	verifier, challenge := pkce()
 	target := "/v1/oauth2/authorize?response_type=code&client_id=" + c.ID + "&scope=openid+email&state=s1" +
@@ -179,7 +180,7 @@ func TestABrowserAllowsThroughThePageAndIsRememberedUntilPromptConsent(t *testin
 func TestTheConsentEndpointRefusesWhatThePageDidNotSend(t *testing.T) {
 	t.Parallel()
 	f := newOAuthFixture(t)
-	session := f.signIn(f.s.mountWithSessions(t))
+	session := f.signIn(t)
 	c := f.client(t, "client_secret_post", "openid")
 	form := pageForm(t, f.page(t, session, "/v1/oauth2/authorize?response_type=code&client_id="+c.ID).Body.String())
 	form.Set("action", "allow")
@@ -201,9 +202,22 @@ func TestTheConsentEndpointRefusesWhatThePageDidNotSend(t *testing.T) {
 		}, http.StatusForbidden, "NotPermitted"},
 		{"refuses a forged form", func() *httptest.ResponseRecorder {
 			call := oauthCall("/v1/oauth2/consent", oauthClient{}, forged)
-			call.header["Cookie"] = testSessionCookie + "=" + session
+			call.header["Cookie"] = auth.SessionCookie + "=" + session
 			return f.s.do(t, call)
-		}, http.StatusForbidden, "NotPermitted"},
+		}, http.StatusForbidden, "CSRFVerificationFailed"},
+		{"refuses the true form posted by a page of another site", func() *httptest.ResponseRecorder {
+			call := oauthCall("/v1/oauth2/consent", oauthClient{}, form)
+			call.header["Cookie"] = auth.SessionCookie + "=" + session
+			call.header["Origin"] = "https://evil.example"
+			return f.s.do(t, call)
+		}, http.StatusForbidden, "CSRFVerificationFailed"},
+		{"refuses a session that was signed out", func() *httptest.ResponseRecorder {
+			ended := f.signIn(t)
+			f.s.Exec(t, `UPDATE user_sessions SET deleted_at = now() WHERE token = $1`, auth.Hash(f.s.Secret, ended))
+			call := oauthCall("/v1/oauth2/consent", oauthClient{}, form)
+			call.header["Cookie"] = auth.SessionCookie + "=" + ended
+			return f.s.do(t, call)
+		}, http.StatusUnauthorized, "Unauthorized"},
 		{"shows a forged form's refusal to a browser on a page", func() *httptest.ResponseRecorder {
 			return f.postForm(t, session, "/v1/oauth2/consent", forged)
 		}, http.StatusForbidden, ""},
@@ -225,4 +239,31 @@ func redirectOf(t *testing.T, rec *httptest.ResponseRecorder) *url.URL {
 		t.Fatalf("answered %d %s, want a redirect", rec.Code, rec.Body)
 	}
 	return loc
+}
+
+func TestPromptLoginAsksForTheSignInAgainAndThenShowsTheConsentPage(t *testing.T) {
+	t.Parallel()
+	f := newOAuthFixture(t)
+	session := f.signIn(t)
+	c := f.client(t, "client_secret_post", "openid")
+	target := "/v1/oauth2/authorize?response_type=code&client_id=" + c.ID + "&scope=openid&prompt=login"
+	login := redirectOf(t, f.page(t, session, target))
+	req := httptest.NewRequest(http.MethodGet, login.String(), nil)
+	for k, v := range browserHeaders(session) {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	f.s.h.ServeHTTP(rec, req)
+	page := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(page, `name="email"`) || strings.Contains(page, "You are signed in") {
+		t.Fatalf("the sign-in page over a live session answered %d:\n%s", rec.Code, page)
+	}
+	back := login.Query().Get("return_to")
+	if !strings.Contains(page, `name="return_to" value="`+strings.ReplaceAll(back, "&", "&amp;")+`"`) {
+		t.Errorf("the sign-in page does not lead back to %s:\n%s", back, page)
+	}
+	again := f.signIn(t)
+	if rec := f.page(t, again, back); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `id="allow"`) {
+		t.Errorf("signed in again, %s answered %d, want the consent page", back, rec.Code)
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,15 +21,17 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"till/internal/browsertest"
+	"till/internal/jobs"
 )
 
 // TestBrowserAuthorizesAThirdPartyApplication plays a third-party application and its user
 // in headless Chromium against Till's real handler: the application registers itself
 // (dynamic registration) and sends the browser to the authorization endpoint with PKCE; the
-// user signs in, sees the consent page and presses Allow; the browser lands on the
-// application's redirect URI with a code, which the application exchanges for tokens that
-// read the user's profile at userinfo. The same request again skips the page (the consent
-// is remembered), and prompt=consent shows it again.
+// user signs in on the sign-in page with the code from the mailbox, sees the consent page
+// and presses Allow; the browser lands on the application's redirect URI with a code, which
+// the application exchanges for tokens that read the user's profile at userinfo. The same
+// request again skips the page (the consent is remembered), prompt=consent shows it again,
+// and prompt=login asks for the sign-in again before showing it.
 func TestBrowserAuthorizesAThirdPartyApplication(t *testing.T) {
 	browser := browsertest.New(t, 2*time.Minute)
 	till := httptest.NewUnstartedServer(nil)
@@ -47,17 +51,17 @@ func TestBrowserAuthorizesAThirdPartyApplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	developerToken := regexp.MustCompile(`till_pat_[A-Za-z0-9]{43}`).FindString(out.String())
-	till.Config.Handler = signInStandIn(t, app, "ada@example.com")
+	till.Config.Handler = app.handler
 	till.Start()
 
 	client := newThirdParty(t)
 	client.register(t, till.URL, developerToken)
 
 	// The first authorization: sign in, see the page, allow.
-	authorize := client.authorizeURL(till.URL, "")
-	if err := chromedp.Do(browser, chromedp.Navigate(authorize), chromedp.WaitVisible(chromedp.CSS("#allow"))); err != nil {
-		t.Fatalf("the consent page: %v", err)
+	if err := chromedp.Do(browser, chromedp.Navigate(client.authorizeURL(till.URL, ""))); err != nil {
+		t.Fatal(err)
 	}
+	signInWithMailedCode(t, browser, app, "ada@example.com")
 	title, err := chromedp.Run(browser, chromedp.Title())
 	if err != nil {
 		t.Fatal(err)
@@ -88,6 +92,44 @@ func TestBrowserAuthorizesAThirdPartyApplication(t *testing.T) {
 	if err := chromedp.Do(browser, chromedp.Navigate(client.authorizeURL(till.URL, "consent")),
 		chromedp.WaitVisible(chromedp.CSS("#allow"))); err != nil {
 		t.Fatalf("prompt=consent: %v", err)
+	}
+
+	// prompt=login asks for the sign-in again over the live session, then shows the page.
+	if err := chromedp.Do(browser, chromedp.Navigate(client.authorizeURL(till.URL, "login"))); err != nil {
+		t.Fatal(err)
+	}
+	signInWithMailedCode(t, browser, app, "ada@example.com")
+	if err := chromedp.Do(browser, chromedp.Click(chromedp.CSS("#allow")), chromedp.WaitVisible(chromedp.CSS("#callback"))); err != nil {
+		t.Fatalf("pressing Allow after signing in again: %v", err)
+	}
+	client.exchange(t, till.URL)
+}
+
+// signInWithMailedCode signs the browser in on the sign-in page it was sent to: it asks for
+// a code for email, reads the code from the local mailbox once the mail job ran, types it,
+// and waits for the consent page the sign-in leads back to.
+func signInWithMailedCode(t *testing.T, browser context.Context, app testApp, email string) {
+	t.Helper()
+	err := chromedp.Do(browser, chromedp.WaitVisible(chromedp.CSS("#email")), chromedp.SendKeys(chromedp.CSS("#email"), email),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#code")))
+	if err != nil {
+		t.Fatalf("asking for a code: %v", err)
+	}
+	if _, err := (&jobs.Worker{DB: app.db.DB, Handlers: app.resolver.JobHandlers()}).RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	box, err := os.ReadFile(filepath.Join(app.cfg.DataDir, "mailbox"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := regexp.MustCompile(`\b[A-Z2-9]{4}-[A-Z2-9]{4}\b`).FindAllString(string(box), -1)
+	if len(codes) == 0 {
+		t.Fatalf("no code in the mailbox:\n%s", box)
+	}
+	err = chromedp.Do(browser, chromedp.SendKeys(chromedp.CSS("#code"), codes[len(codes)-1]),
+		chromedp.Click(chromedp.CSS("button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#allow")))
+	if err != nil {
+		t.Fatalf("typing the code: %v", err)
 	}
 }
 
