@@ -697,11 +697,16 @@ func (ec *executionContext) _Benefit_products(ctx context.Context, field graphql
 					var zeroVal *model.ProductPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.ProductPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.ProductPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -764,11 +769,16 @@ func (ec *executionContext) _Benefit_grants(ctx context.Context, field graphql.C
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

@@ -1258,11 +1258,16 @@ func (ec *executionContext) _Customer_paymentMethods(ctx context.Context, field 
 					var zeroVal []*storage.PaymentMethod
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal []*storage.PaymentMethod
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal []*storage.PaymentMethod
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1337,11 +1342,16 @@ func (ec *executionContext) _Customer_orders(ctx context.Context, field graphql.
 					var zeroVal *model.OrderPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1404,11 +1414,16 @@ func (ec *executionContext) _Customer_checkouts(ctx context.Context, field graph
 					var zeroVal *model.CheckoutPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.CheckoutPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.CheckoutPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1471,11 +1486,16 @@ func (ec *executionContext) _Customer_meters(ctx context.Context, field graphql.
 					var zeroVal *model.CustomerMeterPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerMeterPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.CustomerMeterPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1538,11 +1558,16 @@ func (ec *executionContext) _Customer_downloadables(ctx context.Context, field g
 					var zeroVal *model.DownloadablePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.DownloadablePage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.DownloadablePage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1605,11 +1630,16 @@ func (ec *executionContext) _Customer_usageEvents(ctx context.Context, field gra
 					var zeroVal *model.UsageEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.UsageEventPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1672,11 +1702,16 @@ func (ec *executionContext) _Customer_benefitGrants(ctx context.Context, field g
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1739,11 +1774,16 @@ func (ec *executionContext) _Customer_seats(ctx context.Context, field graphql.C
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1806,11 +1846,16 @@ func (ec *executionContext) _Customer_licenseKeys(ctx context.Context, field gra
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.LicenseKeyPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1873,11 +1918,16 @@ func (ec *executionContext) _Customer_members(ctx context.Context, field graphql
 					var zeroVal *model.MemberPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.MemberPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.MemberPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -1940,11 +1990,16 @@ func (ec *executionContext) _Customer_subscriptions(ctx context.Context, field g
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

@@ -428,11 +428,16 @@ func (ec *executionContext) _Dispute_customer(ctx context.Context, field graphql
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

@@ -521,11 +521,16 @@ func (ec *executionContext) _BenefitGrant_licenseKey(ctx context.Context, field 
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

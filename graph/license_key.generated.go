@@ -629,11 +629,16 @@ func (ec *executionContext) _LicenseKey_benefit(ctx context.Context, field graph
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -684,11 +689,16 @@ func (ec *executionContext) _LicenseKey_grant(ctx context.Context, field graphql
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.BenefitGrant
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

@@ -2704,11 +2704,16 @@ func (ec *executionContext) _Order_customer(ctx context.Context, field graphql.C
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2759,11 +2764,16 @@ func (ec *executionContext) _Order_product(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2846,11 +2856,16 @@ func (ec *executionContext) _Order_subscription(ctx context.Context, field graph
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2933,11 +2948,16 @@ func (ec *executionContext) _Order_checkout(ctx context.Context, field graphql.C
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2989,11 +3009,16 @@ func (ec *executionContext) _Order_disputes(ctx context.Context, field graphql.C
 					var zeroVal *model.DisputePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.DisputePage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.DisputePage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -3056,11 +3081,16 @@ func (ec *executionContext) _Order_benefitGrants(ctx context.Context, field grap
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -3123,11 +3153,16 @@ func (ec *executionContext) _Order_customerSeats(ctx context.Context, field grap
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -3213,11 +3248,16 @@ func (ec *executionContext) _Order_refunds(ctx context.Context, field graphql.Co
 					var zeroVal *model.RefundPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.RefundPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.RefundPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

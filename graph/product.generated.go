@@ -706,11 +706,16 @@ func (ec *executionContext) _Product_orders(ctx context.Context, field graphql.C
 					var zeroVal *model.OrderPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -837,11 +842,16 @@ func (ec *executionContext) _Product_subscriptions(ctx context.Context, field gr
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

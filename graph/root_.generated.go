@@ -47,6 +47,8 @@ type ResolverRoot interface {
 	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
 	Organization() OrganizationResolver
+	OrganizationInvitation() OrganizationInvitationResolver
+	OrganizationMember() OrganizationMemberResolver
 	PersonalAccessToken() PersonalAccessTokenResolver
 	Product() ProductResolver
 	ProductPrice() ProductPriceResolver
@@ -64,10 +66,10 @@ type ResolverRoot interface {
 type DirectiveRoot struct {
 	Billing    func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 	FirstParty func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
-	HasScope   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope) (res any, err error)
+	HasScope   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, permission model.Permission, usersOnly bool) (res any, err error)
 	Portal     func(ctx context.Context, obj any, next graphql.Resolver) (res any, err error)
 	Public     func(ctx context.Context, obj any, next graphql.Resolver, reason string) (res any, err error)
-	Relation   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, portal *model.PortalAccess) (res any, err error)
+	Relation   func(ctx context.Context, obj any, next graphql.Resolver, any []model.Scope, portal *model.PortalAccess, permission model.Permission) (res any, err error)
 }
 
 type ComplexityRoot struct {
@@ -1006,6 +1008,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AcceptDispute                   func(childComplexity int, id uuid.UUID) int
+		AcceptOrganizationInvitation    func(childComplexity int, input model.OrganizationInvitationAcceptInput) int
 		ActivateLicenseKey              func(childComplexity int, input model.LicenseKeyActivateInput) int
 		AdvanceTestClock                func(childComplexity int, input model.AdvanceTestClockInput) int
 		ArchiveMeter                    func(childComplexity int, id uuid.UUID) int
@@ -1013,7 +1016,9 @@ type ComplexityRoot struct {
 		AssignSeat                      func(childComplexity int, input model.CustomerSeatAssignInput) int
 		AuthorizeOAuth2                 func(childComplexity int, input model.AuthorizeOAuth2Input) int
 		CancelJob                       func(childComplexity int, id uuid.UUID) int
+		CancelOrganizationInvitation    func(childComplexity int, id uuid.UUID) int
 		CancelSubscription              func(childComplexity int, input model.SubscriptionCancelInput) int
+		ChangeOrganizationMemberRole    func(childComplexity int, input model.OrganizationMemberRoleInput) int
 		ClaimSeat                       func(childComplexity int, input model.CustomerSeatClaimInput) int
 		CompleteFileUpload              func(childComplexity int, id uuid.UUID, input model.FileUploadCompletedInput) int
 		ConfirmCheckout                 func(childComplexity int, input model.CheckoutConfirmInput) int
@@ -1040,6 +1045,8 @@ type ComplexityRoot struct {
 		DenyOAuth2                      func(childComplexity int, input model.AuthorizeOAuth2Input) int
 		GenerateOrderInvoice            func(childComplexity int, id uuid.UUID) int
 		IngestEvents                    func(childComplexity int, input model.UsageEventsIngestInput) int
+		InviteOrganizationMember        func(childComplexity int, input model.OrganizationMemberInviteInput) int
+		LeaveOrganization               func(childComplexity int, organizationID *uuid.UUID) int
 		PauseSubscription               func(childComplexity int, input model.SubscriptionRefInput) int
 		PortalActivateLicenseKey        func(childComplexity int, input model.LicenseKeyActivateInput) int
 		PortalCancelSubscription        func(childComplexity int, input model.SubscriptionCancelInput) int
@@ -1056,6 +1063,7 @@ type ComplexityRoot struct {
 		PortalValidateLicenseKey        func(childComplexity int, input model.LicenseKeyValidateInput) int
 		RedeliverWebhookEvent           func(childComplexity int, id uuid.UUID) int
 		RegenerateLicenseKey            func(childComplexity int, id uuid.UUID) int
+		RemoveOrganizationMember        func(childComplexity int, input model.OrganizationMemberRemoveInput) int
 		ResumeSubscription              func(childComplexity int, input model.SubscriptionRefInput) int
 		RetryJob                        func(childComplexity int, id uuid.UUID) int
 		RevokePersonalAccessToken       func(childComplexity int, id uuid.UUID) int
@@ -1242,6 +1250,39 @@ type ComplexityRoot struct {
 	OrganizationFeatureSettings struct {
 		CheckoutLocalizationEnabled func(childComplexity int) int
 		MemberModelEnabled          func(childComplexity int) int
+	}
+
+	OrganizationInvitation struct {
+		AcceptedAt     func(childComplexity int) int
+		CancelledAt    func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Email          func(childComplexity int) int
+		ExpiresAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		InvitedBy      func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Role           func(childComplexity int) int
+	}
+
+	OrganizationInvitationPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
+	}
+
+	OrganizationMember struct {
+		CreatedAt      func(childComplexity int) int
+		Email          func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Role           func(childComplexity int) int
+		UserID         func(childComplexity int) int
+	}
+
+	OrganizationMemberPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -1467,58 +1508,60 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Benefit                func(childComplexity int, id uuid.UUID) int
-		BenefitGrant           func(childComplexity int, id uuid.UUID) int
-		BenefitGrants          func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
-		Benefits               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) int
-		Checkout               func(childComplexity int, id uuid.UUID) int
-		CheckoutByClientSecret func(childComplexity int, clientSecret string) int
-		Checkouts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
-		Customer               func(childComplexity int, id uuid.UUID) int
-		CustomerByExternalID   func(childComplexity int, externalID string) int
-		Customers              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
-		Discount               func(childComplexity int, id uuid.UUID) int
-		Discounts              func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
-		Dispute                func(childComplexity int, id uuid.UUID) int
-		Disputes               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DisputeFilter, first *int, after *string, last *int, before *string) int
-		DomainEvents           func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) int
-		File                   func(childComplexity int, id uuid.UUID) int
-		Files                  func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		Job                    func(childComplexity int, id uuid.UUID) int
-		Jobs                   func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		LicenseKey             func(childComplexity int, id uuid.UUID) int
-		LicenseKeys            func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
-		LicenseSigningKeys     func(childComplexity int, organizationID *uuid.UUID) int
-		Me                     func(childComplexity int) int
-		Meter                  func(childComplexity int, id uuid.UUID) int
-		MeterQuantities        func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
-		Meters                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
-		Oauth2Client           func(childComplexity int, clientID string) int
-		Oauth2Clients          func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		Order                  func(childComplexity int, id uuid.UUID) int
-		OrderInvoice           func(childComplexity int, id uuid.UUID) int
-		OrderReceipt           func(childComplexity int, id uuid.UUID) int
-		Orders                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
-		Organization           func(childComplexity int, id *uuid.UUID) int
-		PaymentMethods         func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		PersonalAccessTokens   func(childComplexity int) int
-		Product                func(childComplexity int, id uuid.UUID) int
-		Products               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
-		Refund                 func(childComplexity int, id uuid.UUID) int
-		Refunds                func(childComplexity int, page *int, limit *int, sorting []string, filter *model.RefundFilter, first *int, after *string, last *int, before *string) int
-		Seat                   func(childComplexity int, id uuid.UUID) int
-		Seats                  func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
-		Subscription           func(childComplexity int, id uuid.UUID) int
-		Subscriptions          func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
-		TestClock              func(childComplexity int, organizationID *uuid.UUID) int
-		UsageEvent             func(childComplexity int, id uuid.UUID) int
-		UsageEvents            func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
-		UserSessions           func(childComplexity int) int
-		Viewer                 func(childComplexity int) int
-		WebhookEndpoint        func(childComplexity int, id uuid.UUID) int
-		WebhookEndpoints       func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
-		WebhookEvent           func(childComplexity int, id uuid.UUID) int
-		WebhookEvents          func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		Benefit                 func(childComplexity int, id uuid.UUID) int
+		BenefitGrant            func(childComplexity int, id uuid.UUID) int
+		BenefitGrants           func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		Benefits                func(childComplexity int, page *int, limit *int, sorting []string, filter *model.BenefitFilter, first *int, after *string, last *int, before *string) int
+		Checkout                func(childComplexity int, id uuid.UUID) int
+		CheckoutByClientSecret  func(childComplexity int, clientSecret string) int
+		Checkouts               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CheckoutFilter, first *int, after *string, last *int, before *string) int
+		Customer                func(childComplexity int, id uuid.UUID) int
+		CustomerByExternalID    func(childComplexity int, externalID string) int
+		Customers               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.CustomerFilter, first *int, after *string, last *int, before *string) int
+		Discount                func(childComplexity int, id uuid.UUID) int
+		Discounts               func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DiscountFilter, first *int, after *string, last *int, before *string) int
+		Dispute                 func(childComplexity int, id uuid.UUID) int
+		Disputes                func(childComplexity int, page *int, limit *int, sorting []string, filter *model.DisputeFilter, first *int, after *string, last *int, before *string) int
+		DomainEvents            func(childComplexity int, page *int, limit *int, typeArg []string, objectID []uuid.UUID, first *int, after *string, last *int, before *string) int
+		File                    func(childComplexity int, id uuid.UUID) int
+		Files                   func(childComplexity int, organizationID []uuid.UUID, ids []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		Job                     func(childComplexity int, id uuid.UUID) int
+		Jobs                    func(childComplexity int, kind []string, state []model.JobState, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		LicenseKey              func(childComplexity int, id uuid.UUID) int
+		LicenseKeys             func(childComplexity int, organizationID []uuid.UUID, benefitID []uuid.UUID, customerID []uuid.UUID, status []storage.LicenseKeyStatus, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
+		LicenseSigningKeys      func(childComplexity int, organizationID *uuid.UUID) int
+		Me                      func(childComplexity int) int
+		Meter                   func(childComplexity int, id uuid.UUID) int
+		MeterQuantities         func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
+		Meters                  func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
+		Oauth2Client            func(childComplexity int, clientID string) int
+		Oauth2Clients           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		Order                   func(childComplexity int, id uuid.UUID) int
+		OrderInvoice            func(childComplexity int, id uuid.UUID) int
+		OrderReceipt            func(childComplexity int, id uuid.UUID) int
+		Orders                  func(childComplexity int, page *int, limit *int, sorting []string, filter *model.OrderFilter, first *int, after *string, last *int, before *string) int
+		Organization            func(childComplexity int, id *uuid.UUID) int
+		OrganizationInvitations func(childComplexity int, organizationID *uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		OrganizationMembers     func(childComplexity int, organizationID *uuid.UUID, sorting []string, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		PaymentMethods          func(childComplexity int, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		PersonalAccessTokens    func(childComplexity int) int
+		Product                 func(childComplexity int, id uuid.UUID) int
+		Products                func(childComplexity int, page *int, limit *int, sorting []string, filter *model.ProductFilter, first *int, after *string, last *int, before *string) int
+		Refund                  func(childComplexity int, id uuid.UUID) int
+		Refunds                 func(childComplexity int, page *int, limit *int, sorting []string, filter *model.RefundFilter, first *int, after *string, last *int, before *string) int
+		Seat                    func(childComplexity int, id uuid.UUID) int
+		Seats                   func(childComplexity int, subscriptionID *uuid.UUID, orderID *uuid.UUID) int
+		Subscription            func(childComplexity int, id uuid.UUID) int
+		Subscriptions           func(childComplexity int, page *int, limit *int, sorting []string, filter *model.SubscriptionFilter, first *int, after *string, last *int, before *string) int
+		TestClock               func(childComplexity int, organizationID *uuid.UUID) int
+		UsageEvent              func(childComplexity int, id uuid.UUID) int
+		UsageEvents             func(childComplexity int, first *int, after *string, last *int, before *string, sorting []string, filter *model.UsageEventFilter) int
+		UserSessions            func(childComplexity int) int
+		Viewer                  func(childComplexity int) int
+		WebhookEndpoint         func(childComplexity int, id uuid.UUID) int
+		WebhookEndpoints        func(childComplexity int, organizationID []uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) int
+		WebhookEvent            func(childComplexity int, id uuid.UUID) int
+		WebhookEvents           func(childComplexity int, endpointID *uuid.UUID, typeArg []string, succeeded *bool, page *int, limit *int, first *int, after *string, last *int, before *string) int
 	}
 
 	Refund struct {
@@ -5986,6 +6029,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AcceptDispute(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.acceptOrganizationInvitation":
+		if e.ComplexityRoot.Mutation.AcceptOrganizationInvitation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_acceptOrganizationInvitation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AcceptOrganizationInvitation(childComplexity, args["input"].(model.OrganizationInvitationAcceptInput)), true
 	case "Mutation.activateLicenseKey":
 		if e.ComplexityRoot.Mutation.ActivateLicenseKey == nil {
 			break
@@ -6063,6 +6117,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelJob(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.cancelOrganizationInvitation":
+		if e.ComplexityRoot.Mutation.CancelOrganizationInvitation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_cancelOrganizationInvitation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CancelOrganizationInvitation(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.cancelSubscription":
 		if e.ComplexityRoot.Mutation.CancelSubscription == nil {
 			break
@@ -6074,6 +6139,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CancelSubscription(childComplexity, args["input"].(model.SubscriptionCancelInput)), true
+	case "Mutation.changeOrganizationMemberRole":
+		if e.ComplexityRoot.Mutation.ChangeOrganizationMemberRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changeOrganizationMemberRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangeOrganizationMemberRole(childComplexity, args["input"].(model.OrganizationMemberRoleInput)), true
 	case "Mutation.claimSeat":
 		if e.ComplexityRoot.Mutation.ClaimSeat == nil {
 			break
@@ -6360,6 +6436,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.IngestEvents(childComplexity, args["input"].(model.UsageEventsIngestInput)), true
+	case "Mutation.inviteOrganizationMember":
+		if e.ComplexityRoot.Mutation.InviteOrganizationMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_inviteOrganizationMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InviteOrganizationMember(childComplexity, args["input"].(model.OrganizationMemberInviteInput)), true
+	case "Mutation.leaveOrganization":
+		if e.ComplexityRoot.Mutation.LeaveOrganization == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_leaveOrganization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LeaveOrganization(childComplexity, args["organizationId"].(*uuid.UUID)), true
 	case "Mutation.pauseSubscription":
 		if e.ComplexityRoot.Mutation.PauseSubscription == nil {
 			break
@@ -6536,6 +6634,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RegenerateLicenseKey(childComplexity, args["id"].(uuid.UUID)), true
+	case "Mutation.removeOrganizationMember":
+		if e.ComplexityRoot.Mutation.RemoveOrganizationMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeOrganizationMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveOrganizationMember(childComplexity, args["input"].(model.OrganizationMemberRemoveInput)), true
 	case "Mutation.resumeSubscription":
 		if e.ComplexityRoot.Mutation.ResumeSubscription == nil {
 			break
@@ -7581,6 +7690,136 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationFeatureSettings.MemberModelEnabled(childComplexity), true
+
+	case "OrganizationInvitation.acceptedAt":
+		if e.ComplexityRoot.OrganizationInvitation.AcceptedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.AcceptedAt(childComplexity), true
+	case "OrganizationInvitation.cancelledAt":
+		if e.ComplexityRoot.OrganizationInvitation.CancelledAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.CancelledAt(childComplexity), true
+	case "OrganizationInvitation.createdAt":
+		if e.ComplexityRoot.OrganizationInvitation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.CreatedAt(childComplexity), true
+	case "OrganizationInvitation.email":
+		if e.ComplexityRoot.OrganizationInvitation.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.Email(childComplexity), true
+	case "OrganizationInvitation.expiresAt":
+		if e.ComplexityRoot.OrganizationInvitation.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.ExpiresAt(childComplexity), true
+	case "OrganizationInvitation.id":
+		if e.ComplexityRoot.OrganizationInvitation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.ID(childComplexity), true
+	case "OrganizationInvitation.invitedBy":
+		if e.ComplexityRoot.OrganizationInvitation.InvitedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.InvitedBy(childComplexity), true
+	case "OrganizationInvitation.modifiedAt":
+		if e.ComplexityRoot.OrganizationInvitation.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.ModifiedAt(childComplexity), true
+	case "OrganizationInvitation.organizationId":
+		if e.ComplexityRoot.OrganizationInvitation.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.OrganizationID(childComplexity), true
+	case "OrganizationInvitation.role":
+		if e.ComplexityRoot.OrganizationInvitation.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitation.Role(childComplexity), true
+
+	case "OrganizationInvitationPage.items":
+		if e.ComplexityRoot.OrganizationInvitationPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitationPage.Items(childComplexity), true
+	case "OrganizationInvitationPage.pageInfo":
+		if e.ComplexityRoot.OrganizationInvitationPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitationPage.PageInfo(childComplexity), true
+	case "OrganizationInvitationPage.pagination":
+		if e.ComplexityRoot.OrganizationInvitationPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvitationPage.Pagination(childComplexity), true
+
+	case "OrganizationMember.joinedAt":
+		if e.ComplexityRoot.OrganizationMember.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMember.CreatedAt(childComplexity), true
+	case "OrganizationMember.email":
+		if e.ComplexityRoot.OrganizationMember.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMember.Email(childComplexity), true
+	case "OrganizationMember.organizationId":
+		if e.ComplexityRoot.OrganizationMember.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMember.OrganizationID(childComplexity), true
+	case "OrganizationMember.role":
+		if e.ComplexityRoot.OrganizationMember.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMember.Role(childComplexity), true
+	case "OrganizationMember.userId":
+		if e.ComplexityRoot.OrganizationMember.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMember.UserID(childComplexity), true
+
+	case "OrganizationMemberPage.items":
+		if e.ComplexityRoot.OrganizationMemberPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMemberPage.Items(childComplexity), true
+	case "OrganizationMemberPage.pageInfo":
+		if e.ComplexityRoot.OrganizationMemberPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMemberPage.PageInfo(childComplexity), true
+	case "OrganizationMemberPage.pagination":
+		if e.ComplexityRoot.OrganizationMemberPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationMemberPage.Pagination(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -8943,6 +9182,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Organization(childComplexity, args["id"].(*uuid.UUID)), true
+	case "Query.organizationInvitations":
+		if e.ComplexityRoot.Query.OrganizationInvitations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_organizationInvitations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrganizationInvitations(childComplexity, args["organizationId"].(*uuid.UUID), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.organizationMembers":
+		if e.ComplexityRoot.Query.OrganizationMembers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_organizationMembers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrganizationMembers(childComplexity, args["organizationId"].(*uuid.UUID), args["sorting"].([]string), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.paymentMethods":
 		if e.ComplexityRoot.Query.PaymentMethods == nil {
 			break
@@ -10200,6 +10461,10 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputOAuth2ClientUpdateInput,
 		ec.unmarshalInputOrderFilter,
 		ec.unmarshalInputOrderUpdateInput,
+		ec.unmarshalInputOrganizationInvitationAcceptInput,
+		ec.unmarshalInputOrganizationMemberInviteInput,
+		ec.unmarshalInputOrganizationMemberRemoveInput,
+		ec.unmarshalInputOrganizationMemberRoleInput,
 		ec.unmarshalInputPaymentMethodSaveInput,
 		ec.unmarshalInputPersonalAccessTokenCreateInput,
 		ec.unmarshalInputPortalCustomerUpdateInput,
@@ -10512,7 +10777,7 @@ input BenefitUpdateInput {
 
 extend type Query {
   "A live benefit of the caller's organizations; deleted ones are not found."
-  benefit("The benefit's id." id: UUID!): Benefit @hasScope(any: [benefits_read, benefits_write])
+  benefit("The benefit's id." id: UUID!): Benefit @hasScope(any: [benefits_read, benefits_write], permission: products_read)
   "Sorting: created_at, description, type (prefix - for descending); default -created_at."
   benefits(
     "Page to read, from 1."
@@ -10532,16 +10797,16 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitPage
-    @hasScope(any: [benefits_read, benefits_write])
+    @hasScope(any: [benefits_read, benefits_write], permission: products_read)
 }
 
 extend type Mutation {
   "Creates a benefit of the caller's organization."
-  createBenefit("The benefit to create." input: BenefitCreateInput!): Benefit @hasScope(any: [benefits_write])
+  createBenefit("The benefit to create." input: BenefitCreateInput!): Benefit @hasScope(any: [benefits_write], permission: products_manage)
   "Changes a live benefit."
-  updateBenefit("The changes." input: BenefitUpdateInput!): Benefit @hasScope(any: [benefits_write])
+  updateBenefit("The changes." input: BenefitUpdateInput!): Benefit @hasScope(any: [benefits_write], permission: products_manage)
   "Soft-deletes the benefit and detaches it from its products."
-  deleteBenefit("The benefit to delete." id: UUID!): Benefit @hasScope(any: [benefits_write])
+  deleteBenefit("The benefit to delete." id: UUID!): Benefit @hasScope(any: [benefits_write], permission: products_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/benefit_products.graphqls", Input: `# Benefit.products: the products a benefit is attached to, the inverse of Product.benefits.
@@ -10570,7 +10835,7 @@ extend type Benefit {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): ProductPage
-    @relation(any: [products_read, products_write], portal: none)
+    @relation(any: [products_read, products_write], portal: none, permission: products_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/checkout.graphqls", Input: `"""
@@ -11305,7 +11570,7 @@ input CheckoutConfirmInput {
 
 extend type Query {
   "A checkout of the caller's organizations."
-  checkout("The checkout's id." id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write])
+  checkout("The checkout's id." id: UUID!): Checkout @hasScope(any: [checkouts_read, checkouts_write], permission: sales_read)
   "Sorting: created_at, expires_at, status (prefix - for descending); default -created_at."
   checkouts(
     "Page to read, from 1."
@@ -11325,33 +11590,33 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CheckoutPage
-    @hasScope(any: [checkouts_read, checkouts_write])
+    @hasScope(any: [checkouts_read, checkouts_write], permission: sales_read)
   "A checkout by its client secret, for the buyer's page; needs no token."
   checkoutByClientSecret("The checkout's clientSecret (till_c_…)." clientSecret: String!): Checkout @public(reason: "the client secret")
 }
 
 extend type Mutation {
   "Opens a checkout for one hour (checkout.created)."
-  createCheckout("What to sell and to whom." input: CheckoutCreateInput!): Checkout @hasScope(any: [checkouts_write])
+  createCheckout("What to sell and to whom." input: CheckoutCreateInput!): Checkout @hasScope(any: [checkouts_write], permission: sales_manage)
   "Changes an open checkout and prices it again (checkout.updated)."
-  updateCheckout("The changes." input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write])
+  updateCheckout("The changes." input: CheckoutUpdateInput!): Checkout @hasScope(any: [checkouts_write], permission: sales_manage)
   "Confirms and pays: open → confirmed → succeeded, or failed when the payment is declined."
   confirmCheckout("The checkout, the payment and the buyer's last details." input: CheckoutConfirmInput!): Checkout @public(reason: "the client secret")
 }
 
 extend type Checkout {
   "The order the checkout made when it succeeded; null before, or when it made none."
-  order: Order @relation(any: [orders_read], portal: billing)
+  order: Order @relation(any: [orders_read], portal: billing, permission: sales_read)
   """
   The subscription the checkout started when it succeeded with a recurring product; null
   otherwise.
   """
-  subscription: Subscription @relation(any: [subscriptions_read, subscriptions_write], portal: member)
+  subscription: Subscription @relation(any: [subscriptions_read, subscriptions_write], portal: member, permission: sales_read)
   """
   The customer who buys: the one named at creation, or the one the confirmation found or
   created; null until known.
   """
-  customer: Customer @relation(any: [customers_read, customers_write], portal: member)
+  customer: Customer @relation(any: [customers_read, customers_write], portal: member, permission: customers_read)
 }
 
 extend type Customer {
@@ -11377,12 +11642,12 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CheckoutPage
-    @relation(any: [checkouts_read, checkouts_write], portal: billing)
+    @relation(any: [checkouts_read, checkouts_write], portal: billing, permission: sales_read)
 }
 
 extend type Order {
   "The checkout the order was bought through; null for renewals and orders made otherwise."
-  checkout: Checkout @relation(any: [checkouts_read, checkouts_write], portal: billing)
+  checkout: Checkout @relation(any: [checkouts_read, checkouts_write], portal: billing, permission: sales_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer.graphqls", Input: `"A buyer of an organization."
@@ -11442,7 +11707,7 @@ type Customer {
   see their own customer's when allowed billing features.
   """
   paymentMethods: [PaymentMethod!] @listSize(assumedSize: 20)
-    @relation(any: [customers_read, customers_write], portal: billing)
+    @relation(any: [customers_read, customers_write], portal: billing, permission: customers_read)
   "Connected OAuth accounts, keyed by platform (the portal view)."
   oauthAccounts: JSON!
   """
@@ -11468,7 +11733,7 @@ type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): OrderPage
-    @relation(any: [orders_read], portal: billing)
+    @relation(any: [orders_read], portal: billing, permission: sales_read)
 }
 
 "Whether a customer is a person or a team (the contract's CustomerIndividual and CustomerTeam)."
@@ -11567,9 +11832,9 @@ input PortalCustomerUpdateInput {
 
 extend type Query {
   "A live customer of the caller's organizations."
-  customer("The customer's Till id." id: UUID!): Customer @hasScope(any: [customers_read, customers_write])
+  customer("The customer's Till id." id: UUID!): Customer @hasScope(any: [customers_read, customers_write], permission: customers_read)
   "A live customer of the caller's organizations by the seller's id."
-  customerByExternalId("The customer's id in the seller's system." externalId: String!): Customer @hasScope(any: [customers_read, customers_write])
+  customerByExternalId("The customer's id in the seller's system." externalId: String!): Customer @hasScope(any: [customers_read, customers_write], permission: customers_read)
   "Sorting: created_at, email, name (prefix - for descending); default -created_at."
   customers(
     "Page to read, from 1."
@@ -11589,16 +11854,16 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CustomerPage
-    @hasScope(any: [customers_read, customers_write])
+    @hasScope(any: [customers_read, customers_write], permission: customers_read)
 }
 
 extend type Mutation {
   "Creates a customer of the caller's organization (customer.created)."
-  createCustomer("The customer to create." input: CustomerCreateInput!): Customer @hasScope(any: [customers_write])
+  createCustomer("The customer to create." input: CustomerCreateInput!): Customer @hasScope(any: [customers_write], permission: customers_manage)
   "Changes a live customer (customer.updated when something changed)."
-  updateCustomer("The changes." input: CustomerUpdateInput!): Customer @hasScope(any: [customers_write])
+  updateCustomer("The changes." input: CustomerUpdateInput!): Customer @hasScope(any: [customers_write], permission: customers_manage)
   "Soft-deletes the customer; its sessions stop working at once."
-  deleteCustomer("The customer to delete." id: UUID!): Customer @hasScope(any: [customers_write])
+  deleteCustomer("The customer to delete." id: UUID!): Customer @hasScope(any: [customers_write], permission: customers_manage)
   "The session's customer changes its own billing details (PATCH /v1/customer-portal/customers/me)."
   portalUpdateCustomer("The changes; fields absent are left as they are." input: PortalCustomerUpdateInput!): Customer @billing
 }
@@ -11685,7 +11950,7 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CustomerMeterPage
-    @relation(any: [customer_meters_read, customers_read, customers_write], portal: member)
+    @relation(any: [customer_meters_read, customers_read, customers_write], portal: member, permission: none)
 }
 `, BuiltIn: false},
 	{Name: "../schema/customer_session.graphqls", Input: `"A short-lived token that opens the customer portal for one customer (or one member)."
@@ -11733,7 +11998,7 @@ extend type Mutation {
   (till_mst_) when the organization uses the member model, else a customer session (till_cst_).
   An unknown customer is a validation error, not a 404.
   """
-  createCustomerSession("Whom the session is for." input: CustomerSessionCreateInput!): CustomerSession @hasScope(any: [customer_sessions_write])
+  createCustomerSession("Whom the session is for." input: CustomerSessionCreateInput!): CustomerSession @hasScope(any: [customer_sessions_write], permission: none)
 }
 `, BuiltIn: false},
 	{Name: "../schema/discount.graphqls", Input: `"A price reduction, percentage or fixed, for one payment, a number of months or forever."
@@ -11896,7 +12161,7 @@ input DiscountUpdateInput {
 
 extend type Query {
   "A live discount of the caller's organizations."
-  discount("The discount's id." id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write])
+  discount("The discount's id." id: UUID!): Discount @hasScope(any: [discounts_read, discounts_write], permission: products_read)
   "Sorting: created_at, name, code, redemptions_count (prefix - for descending); default -created_at."
   discounts(
     "Page to read, from 1."
@@ -11916,16 +12181,16 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): DiscountPage
-    @hasScope(any: [discounts_read, discounts_write])
+    @hasScope(any: [discounts_read, discounts_write], permission: products_read)
 }
 
 extend type Mutation {
   "Creates a discount of the caller's organization (discount.created)."
-  createDiscount("The discount to create." input: DiscountCreateInput!): Discount @hasScope(any: [discounts_write])
+  createDiscount("The discount to create." input: DiscountCreateInput!): Discount @hasScope(any: [discounts_write], permission: products_manage)
   "Changes a live discount (discount.updated)."
-  updateDiscount("The changes." input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write])
+  updateDiscount("The changes." input: DiscountUpdateInput!): Discount @hasScope(any: [discounts_write], permission: products_manage)
   "Soft-deletes the discount: it can no longer be applied; checkouts and orders keep it."
-  deleteDiscount("The discount to delete (discount.deleted)." id: UUID!): Discount @hasScope(any: [discounts_write])
+  deleteDiscount("The discount to delete (discount.deleted)." id: UUID!): Discount @hasScope(any: [discounts_write], permission: products_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/dispute.graphqls", Input: `"""
@@ -11970,7 +12235,7 @@ type Dispute {
   customers scopes: upstream's dispute body embeds the customer.
   """
   customer: Customer
-    @relation(any: [customers_read, customers_write, disputes_read, disputes_write])
+    @relation(any: [customers_read, customers_write, disputes_read, disputes_write], permission: customers_read)
   "The support case of the dispute; Till opens none, so always null."
   caseId: UUID
 }
@@ -12016,7 +12281,7 @@ extend type Query {
   dispute(
     "The dispute's id."
     id: UUID!
-  ): Dispute @hasScope(any: [disputes_read, disputes_write])
+  ): Dispute @hasScope(any: [disputes_read, disputes_write], permission: sales_read)
   """
   Disputes of the caller's organizations (GET /v1/disputes/). sorting: created_at, amount,
   each optionally prefixed with - for descending; default -created_at.
@@ -12038,7 +12303,7 @@ extend type Query {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): DisputePage @hasScope(any: [disputes_read, disputes_write])
+  ): DisputePage @hasScope(any: [disputes_read, disputes_write], permission: sales_read)
 }
 
 extend type Mutation {
@@ -12050,7 +12315,7 @@ extend type Mutation {
   acceptDispute(
     "The dispute's id."
     id: UUID!
-  ): Dispute @hasScope(any: [disputes_write])
+  ): Dispute @hasScope(any: [disputes_write], permission: sales_manage)
 }
 
 extend type Order {
@@ -12072,7 +12337,7 @@ extend type Order {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): DisputePage @relation(any: [disputes_read, disputes_write])
+  ): DisputePage @relation(any: [disputes_read, disputes_write], permission: sales_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/domain_event.graphqls", Input: `"A state change of the organization's data, as webhooks report it."
@@ -12119,7 +12384,7 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): DomainEventPage
-    @hasScope(any: [webhooks_read, webhooks_write])
+    @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/downloadable.graphqls", Input: `"""
@@ -12235,7 +12500,7 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): DownloadablePage
-    @relation(any: [files_read, files_write], portal: member)
+    @relation(any: [files_read, files_write], portal: member, permission: products_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event.graphqls", Input: `"Where a usage event comes from: user events are ingested, system events are recorded by Till."
@@ -12325,7 +12590,7 @@ input UsageEventFilter {
 
 extend type Query {
   "One usage event of the caller's organizations (GET /v1/events/{id})."
-  usageEvent("The event's Till id." id: UUID!): UsageEvent @hasScope(any: [events_read, events_write])
+  usageEvent("The event's Till id." id: UUID!): UsageEvent @hasScope(any: [events_read, events_write], permission: analytics_read)
   """
   Usage events of the caller's organizations (GET /v1/events/), ordered by timestamp then id.
   sorting: timestamp or -timestamp (the default, newest first). first (after a cursor) or
@@ -12345,7 +12610,7 @@ extend type Query {
     "Narrows the list."
     filter: UsageEventFilter
   ): UsageEventPage
-    @hasScope(any: [events_read, events_write])
+    @hasScope(any: [events_read, events_write], permission: analytics_read)
 }
 
 extend type Customer {
@@ -12368,7 +12633,7 @@ extend type Customer {
     "Narrows the list, as on the root usageEvents list."
     filter: UsageEventFilter
   ): UsageEventPage
-    @relation(any: [events_read, events_write], portal: none)
+    @relation(any: [events_read, events_write], portal: none, permission: analytics_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/event_ingest.graphqls", Input: `"""
@@ -12425,7 +12690,7 @@ extend type Mutation {
   also when batches are retried or sent concurrently. A GraphQL request body holds at most
   64 KiB; POST /v1/events/ingest takes batches of up to 10 MiB.
   """
-  ingestEvents("The batch." input: UsageEventsIngestInput!): UsageEventsIngestResult @hasScope(any: [events_write])
+  ingestEvents("The batch." input: UsageEventsIngestInput!): UsageEventsIngestResult @hasScope(any: [events_write], permission: events_ingest)
 }
 `, BuiltIn: false},
 	{Name: "../schema/file.graphqls", Input: `"""
@@ -12835,33 +13100,33 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): FilePage
-    @hasScope(any: [files_read, files_write])
+    @hasScope(any: [files_read, files_write], permission: products_read)
   "A live file of the caller's organizations, uploaded or not."
-  file("The file's id." id: UUID!): File @hasScope(any: [files_read, files_write])
+  file("The file's id." id: UUID!): File @hasScope(any: [files_read, files_write], permission: products_read)
 }
 
 extend type Mutation {
   "Starts the upload of a file and returns where to send each part."
-  createFile("The file to upload." input: FileCreateInput!): FileUpload @hasScope(any: [files_write])
+  createFile("The file to upload." input: FileCreateInput!): FileUpload @hasScope(any: [files_write], permission: products_manage)
   "Assembles the uploaded parts; the file is then uploaded. A file completes once."
   completeFileUpload(
     "The file's id."
     id: UUID!
     "The upload and its parts."
     input: FileUploadCompletedInput!
-  ): File @hasScope(any: [files_write])
+  ): File @hasScope(any: [files_write], permission: products_manage)
   "Renames a file or changes its version label; the stored object does not move."
   updateFile(
     "The file's id."
     id: UUID!
     "The changes."
     input: FileUpdateInput!
-  ): File @hasScope(any: [files_write])
+  ): File @hasScope(any: [files_write], permission: products_manage)
   """
   Deletes the file and its object and returns it as it was. A file that a downloadables
   benefit still offers cannot be deleted.
   """
-  deleteFile("The file's id." id: UUID!): File @hasScope(any: [files_write])
+  deleteFile("The file's id." id: UUID!): File @hasScope(any: [files_write], permission: products_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/grant.graphqls", Input: `"A benefit held by a customer (or a member holding a seat) because of an order or a subscription."
@@ -13092,9 +13357,9 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitGrantPage
-    @hasScope(any: [benefits_read, benefits_write])
+    @hasScope(any: [benefits_read, benefits_write], permission: customers_read)
   "One grant, as its webhooks report it."
-  benefitGrant("The grant's id." id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write])
+  benefitGrant("The grant's id." id: UUID!): BenefitGrant @hasScope(any: [benefits_read, benefits_write], permission: customers_read)
   "The seats of a seat-based subscription or order (exactly one of the two ids)."
   seats(
     "The seat-based subscription."
@@ -13102,9 +13367,9 @@ extend type Query {
     "The seat-based order."
     orderId: UUID
   ): CustomerSeatList
-    @hasScope(any: [customer_seats_read, customer_seats_write])
+    @hasScope(any: [customer_seats_read, customer_seats_write], permission: none)
   "One seat, as its webhooks report it."
-  seat("The seat's id." id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write])
+  seat("The seat's id." id: UUID!): CustomerSeat @hasScope(any: [customer_seats_read, customer_seats_write], permission: none)
 }
 
 extend type Mutation {
@@ -13112,7 +13377,7 @@ extend type Mutation {
   Assigns a pending seat to an email, bounded by the subscription's or order's seats, and
   returns its claim token (customer_seat.assigned).
   """
-  assignSeat("The purchase and the email." input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write])
+  assignSeat("The purchase and the email." input: CustomerSeatAssignInput!): CustomerSeatAssignment @hasScope(any: [customer_seats_write], permission: none)
   """
   Claims a seat with its invitation token: needs no credential, the token is one. The holder
   becomes a member of the billing customer and receives the product's benefits
@@ -13120,7 +13385,7 @@ extend type Mutation {
   """
   claimSeat("The invitation token." input: CustomerSeatClaimInput!): CustomerSeatClaim @public(reason: "the invitation token")
   "Revokes a seat and its holder's benefits; revoking a revoked seat changes nothing."
-  revokeSeat("The seat." input: CustomerSeatRevokeInput!): CustomerSeat @hasScope(any: [customer_seats_write])
+  revokeSeat("The seat." input: CustomerSeatRevokeInput!): CustomerSeat @hasScope(any: [customer_seats_write], permission: none)
 }
 
 extend type Me {
@@ -13202,7 +13467,7 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitGrantPage
-    @relation(any: [benefits_read, benefits_write], portal: member)
+    @relation(any: [benefits_read, benefits_write], portal: member, permission: customers_read)
   """
   The seats of the customer's seat-based subscriptions and orders, pending, claimed and
   revoked, with the arguments of me.seats. A member session sees the seats it holds.
@@ -13225,7 +13490,7 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CustomerSeatPage
-    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member, permission: none)
 }
 
 extend type Subscription {
@@ -13256,7 +13521,7 @@ extend type Subscription {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitGrantPage
-    @relation(any: [benefits_read, benefits_write], portal: member)
+    @relation(any: [benefits_read, benefits_write], portal: member, permission: customers_read)
   """
   The subscription's seats when it is seat-based (none otherwise; seats is their number), with the
   arguments of me.seats. A member session sees the seat it holds.
@@ -13279,7 +13544,7 @@ extend type Subscription {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CustomerSeatPage
-    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member, permission: none)
 }
 
 extend type Order {
@@ -13310,7 +13575,7 @@ extend type Order {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitGrantPage
-    @relation(any: [benefits_read, benefits_write], portal: member)
+    @relation(any: [benefits_read, benefits_write], portal: member, permission: customers_read)
   """
   The order's seats when it is seat-based (none otherwise; seats is their number), with the
   arguments of me.seats. A member session sees the seat it holds.
@@ -13333,7 +13598,7 @@ extend type Order {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): CustomerSeatPage
-    @relation(any: [customer_seats_read, customer_seats_write], portal: member)
+    @relation(any: [customer_seats_read, customer_seats_write], portal: member, permission: none)
 }
 
 extend type Benefit {
@@ -13367,7 +13632,7 @@ extend type Benefit {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): BenefitGrantPage
-    @relation(any: [benefits_read, benefits_write])
+    @relation(any: [benefits_read, benefits_write], permission: customers_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/job.graphqls", Input: `"""
@@ -13459,9 +13724,9 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): JobPage
-    @hasScope(any: [organizations_read, organizations_write])
+    @hasScope(any: [organizations_read, organizations_write], permission: organization_manage)
   "One of the organization's jobs; the server's own jobs are not found."
-  job("The job's id." id: UUID!): Job @hasScope(any: [organizations_read, organizations_write])
+  job("The job's id." id: UUID!): Job @hasScope(any: [organizations_read, organizations_write], permission: organization_manage)
 }
 
 extend type Mutation {
@@ -13470,12 +13735,12 @@ extend type Mutation {
   had used them all. Running and completed jobs are refused (InvalidJobState, 409), as is a
   job whose equal (same unique key) is pending already.
   """
-  retryJob("The job to run again." id: UUID!): Job @hasScope(any: [organizations_write])
+  retryJob("The job to run again." id: UUID!): Job @hasScope(any: [organizations_write], permission: organization_manage)
   """
   Cancels a job that is waiting (available or retryable) so it never runs. Running and
   finished jobs are refused (InvalidJobState, 409): a running attempt cannot be recalled.
   """
-  cancelJob("The job to cancel." id: UUID!): Job @hasScope(any: [organizations_write])
+  cancelJob("The job to cancel." id: UUID!): Job @hasScope(any: [organizations_write], permission: organization_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/license_key.graphqls", Input: `"""
@@ -13701,12 +13966,12 @@ extend type Query {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write])
+  ): LicenseKeyPage @hasScope(any: [license_keys_read, license_keys_write], permission: products_read)
   "One license key with its live activations."
   licenseKey(
     "The key's id."
     id: UUID!
-  ): LicenseKey @hasScope(any: [license_keys_read, license_keys_write])
+  ): LicenseKey @hasScope(any: [license_keys_read, license_keys_write], permission: products_read)
 }
 
 extend type Me {
@@ -13747,24 +14012,24 @@ extend type Mutation {
   validateLicenseKey(
     "The key and what is required of it."
     input: LicenseKeyValidateInput!
-  ): LicenseKeyValidation @hasScope(any: [license_keys_write])
+  ): LicenseKeyValidation @hasScope(any: [license_keys_write], permission: none)
   "Activates a key, up to its limitActivations live activations."
   activateLicenseKey(
     "The key and the machine."
     input: LicenseKeyActivateInput!
-  ): LicenseKeyActivation @hasScope(any: [license_keys_write])
+  ): LicenseKeyActivation @hasScope(any: [license_keys_write], permission: none)
   "Deactivates an activation, freeing its slot; a second deactivation is not found."
   deactivateLicenseKey(
     "The key and the activation."
     input: LicenseKeyDeactivateInput!
-  ): Boolean @hasScope(any: [license_keys_write])
+  ): Boolean @hasScope(any: [license_keys_write], permission: none)
   "Changes a key's status, usage, limits or expiry."
   updateLicenseKey(
     "The key's id."
     id: UUID!
     "The fields to change."
     input: LicenseKeyUpdateInput!
-  ): LicenseKey @hasScope(any: [license_keys_write])
+  ): LicenseKey @hasScope(any: [license_keys_write], permission: products_manage)
   """
   Gives the key new text (same id, limits, usage and activations): the old text stops
   validating at once. For a leaked key.
@@ -13772,7 +14037,7 @@ extend type Mutation {
   regenerateLicenseKey(
     "The key's id."
     id: UUID!
-  ): LicenseKey @hasScope(any: [license_keys_write])
+  ): LicenseKey @hasScope(any: [license_keys_write], permission: products_manage)
   "validateLicenseKey for applications: needs no token and works for any organization's key."
   portalValidateLicenseKey(
     "The key and what is required of it."
@@ -13837,7 +14102,7 @@ extend type Query {
   licenseSigningKeys(
     "Required for user tokens that belong to several organizations."
     organizationId: UUID
-  ): [LicenseSigningKey!] @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write])
+  ): [LicenseSigningKey!] @listSize(assumedSize: 10) @hasScope(any: [license_keys_read, license_keys_write], permission: products_read)
 }
 
 extend type Mutation {
@@ -13845,7 +14110,7 @@ extend type Mutation {
   rotateLicenseSigningKey(
     "Required for user tokens that belong to several organizations."
     organizationId: UUID
-  ): LicenseSigningKey @hasScope(any: [license_keys_write])
+  ): LicenseSigningKey @hasScope(any: [license_keys_write], permission: organization_manage)
 }
 
 extend type Customer {
@@ -13874,21 +14139,21 @@ extend type Customer {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): LicenseKeyPage @relation(any: [license_keys_read, license_keys_write], portal: member)
+  ): LicenseKeyPage @relation(any: [license_keys_read, license_keys_write], portal: member, permission: products_read)
 }
 
 extend type LicenseKey {
   "The license-key benefit that issued the key (also when it was deleted since)."
   benefit: Benefit
-    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member, permission: products_read)
   "The grant that issued the key; null when the grant no longer exists."
   grant: BenefitGrant
-    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member)
+    @relation(any: [license_keys_read, license_keys_write, benefits_read, benefits_write], portal: member, permission: customers_read)
 }
 
 extend type BenefitGrant {
   "The license key the grant issued; null unless it is a license-key benefit's grant."
-  licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member)
+  licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member, permission: products_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/member.graphqls", Input: `"A window of a customer's members."
@@ -13924,7 +14189,7 @@ extend type Customer {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): MemberPage @relation(any: [members_read, members_write])
+  ): MemberPage @relation(any: [members_read, members_write], permission: customers_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/meter.graphqls", Input: `"""
@@ -14219,7 +14484,7 @@ extend type Query {
   meter(
     "The meter's id."
     id: UUID!
-  ): Meter @hasScope(any: [meters_read, meters_write])
+  ): Meter @hasScope(any: [meters_read, meters_write], permission: products_read)
   "The caller's organizations' meters."
   meters(
     "The page, from 1."
@@ -14239,7 +14504,7 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): MeterPage
-    @hasScope(any: [meters_read, meters_write])
+    @hasScope(any: [meters_read, meters_write], permission: products_read)
   """
   The meter's quantity per interval over [startTimestamp, endTimestamp): intervals are UTC
   calendar hours, days, weeks (from Monday) or months, from the one holding startTimestamp;
@@ -14260,7 +14525,7 @@ extend type Query {
     customerId: UUID
     "Only the events of the customer with this external id."
     externalCustomerId: String
-  ): MeterQuantities @hasScope(any: [meters_read, meters_write])
+  ): MeterQuantities @hasScope(any: [meters_read, meters_write], permission: products_read)
 }
 
 extend type Mutation {
@@ -14268,17 +14533,17 @@ extend type Mutation {
   createMeter(
     "The new meter."
     input: MeterCreateInput!
-  ): Meter @hasScope(any: [meters_write])
+  ): Meter @hasScope(any: [meters_write], permission: products_manage)
   "Changes a meter's fields."
   updateMeter(
     "The meter and the fields to change."
     input: MeterUpdateInput!
-  ): Meter @hasScope(any: [meters_write])
+  ): Meter @hasScope(any: [meters_write], permission: products_manage)
   "Archives the meter (updateMeter with isArchived: false unarchives it)."
   archiveMeter(
     "The meter; refused while live prices or meter credit benefits use it."
     id: UUID!
-  ): Meter @hasScope(any: [meters_write])
+  ): Meter @hasScope(any: [meters_write], permission: products_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -14512,12 +14777,12 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): OAuth2ClientPage
-    @hasScope(any: [organizations_read, organizations_write])
+    @hasScope(any: [organizations_read, organizations_write], permission: none)
   "One of the caller's live clients; another's is not found."
   oauth2Client(
     "The client's till_ci_ id."
     clientId: String!
-  ): OAuth2Client @hasScope(any: [organizations_read, organizations_write])
+  ): OAuth2Client @hasScope(any: [organizations_read, organizations_write], permission: none)
 }
 
 extend type Mutation {
@@ -14525,7 +14790,7 @@ extend type Mutation {
   createOAuth2Client(
     "The client's metadata."
     input: OAuth2ClientCreateInput!
-  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
+  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write], permission: none)
   "Changes one of the caller's clients (RFC 7592 update)."
   updateOAuth2Client(
     "The client's till_ci_ id."
@@ -14533,7 +14798,7 @@ extend type Mutation {
     "The fields to change."
     input: OAuth2ClientUpdateInput!
   ): OAuth2ClientSecretPayload
-    @hasScope(any: [organizations_write])
+    @hasScope(any: [organizations_write], permission: none)
   """
   Deletes the client and returns it as it was: its tokens stop working at once, its pending
   authorization codes and remembered consents are discarded.
@@ -14541,12 +14806,12 @@ extend type Mutation {
   deleteOAuth2Client(
     "The client's till_ci_ id."
     clientId: String!
-  ): OAuth2Client @hasScope(any: [organizations_write])
+  ): OAuth2Client @hasScope(any: [organizations_write], permission: none)
   "Replaces a confidential client's secret; the old one stops working at once. Tokens already issued stay valid."
   rotateOAuth2ClientSecret(
     "The client's till_ci_ id."
     clientId: String!
-  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write])
+  ): OAuth2ClientSecretPayload @hasScope(any: [organizations_write], permission: none)
 }
 `, BuiltIn: false},
 	{Name: "../schema/order.graphqls", Input: `"A bill: created when a checkout succeeds and at every subscription renewal."
@@ -14626,13 +14891,13 @@ type Order {
   order body embeds the customer, so orders:read alone discloses it on /v1 and here alike.
   """
   customer: Customer
-    @relation(any: [customers_read, customers_write, orders_read, orders_write], portal: member)
+    @relation(any: [customers_read, customers_write, orders_read, orders_write], portal: member, permission: customers_read)
   """
   The product bought; null when the order has no product. The orders scopes admit it as well as
   the products scopes, as upstream's order body embeds it.
   """
   product: Product
-    @relation(any: [products_read, products_write, orders_read, orders_write], portal: member)
+    @relation(any: [products_read, products_write, orders_read, orders_write], portal: member, permission: products_read)
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
   """
@@ -14640,7 +14905,7 @@ type Order {
   well as the subscriptions scopes, as upstream's order body embeds it.
   """
   subscription: Subscription
-    @relation(any: [subscriptions_read, subscriptions_write, orders_read, orders_write], portal: member)
+    @relation(any: [subscriptions_read, subscriptions_write, orders_read, orders_write], portal: member, permission: sales_read)
   "The order's lines: one per price billed (metered prices each their own), at most 21."
   items: [OrderItem!]! @listSize(assumedSize: 21)
 }
@@ -14954,7 +15219,7 @@ extend type Query {
   order(
     "The order's id."
     id: UUID!
-  ): Order @hasScope(any: [orders_read])
+  ): Order @hasScope(any: [orders_read], permission: sales_read)
   """
   Orders of the caller's organizations (GET /v1/orders/). sorting: created_at, status,
   invoice_number, amount, net_amount, customer, product, discount, subscription, each
@@ -14978,7 +15243,7 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): OrderPage
-    @hasScope(any: [orders_read])
+    @hasScope(any: [orders_read], permission: sales_read)
 }
 
 extend type Mutation {
@@ -14988,7 +15253,7 @@ extend type Mutation {
     id: UUID!
     "The billing details to change."
     input: OrderUpdateInput!
-  ): Order @hasScope(any: [orders_write])
+  ): Order @hasScope(any: [orders_write], permission: sales_manage)
   """
   Updates the billing details of one of the session customer's orders
   (PATCH /v1/customer-portal/orders/{id}); members need the owner or billing_manager role.
@@ -15042,7 +15307,7 @@ extend type Query {
   orderInvoice(
     "The order's id."
     id: UUID!
-  ): OrderDocument @hasScope(any: [orders_read])
+  ): OrderDocument @hasScope(any: [orders_read], permission: sales_read)
   """
   The link to a paid order's receipt (GET /v1/orders/{id}/receipt): ReceiptNotAllocated when
   unpaid; DocumentPending (status 202) while it is first rendered.
@@ -15050,7 +15315,7 @@ extend type Query {
   orderReceipt(
     "The order's id."
     id: UUID!
-  ): OrderDocument @hasScope(any: [orders_read])
+  ): OrderDocument @hasScope(any: [orders_read], permission: sales_read)
 }
 
 extend type Mutation {
@@ -15063,7 +15328,7 @@ extend type Mutation {
   generateOrderInvoice(
     "The order's id."
     id: UUID!
-  ): Boolean @hasScope(any: [orders_read])
+  ): Boolean @hasScope(any: [orders_read], permission: sales_manage)
   "generateOrderInvoice for one of the session customer's orders (POST /v1/customer-portal/orders/{id}/invoice)."
   portalGenerateOrderInvoice(
     "One of the customer's orders."
@@ -15112,7 +15377,7 @@ extend type Subscription {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): OrderPage
-    @relation(any: [orders_read], portal: billing)
+    @relation(any: [orders_read], portal: billing, permission: sales_read)
 }
 
 extend type Product {
@@ -15138,7 +15403,7 @@ extend type Product {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): OrderPage
-    @relation(any: [orders_read])
+    @relation(any: [orders_read], permission: sales_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/order_payment.graphqls", Input: `"The latest payment of an order (CustomerOrderPaymentStatus)."
@@ -15304,7 +15569,215 @@ extend type Query {
   organization(
     "Required for a user token that belongs to several organizations; an organization the token cannot see is not found."
     id: UUID
-  ): Organization @hasScope(any: [organizations_read, organizations_write])
+  ): Organization @hasScope(any: [organizations_read, organizations_write], permission: none)
+}
+`, BuiltIn: false},
+	{Name: "../schema/organization_member.graphqls", Input: `"""
+What a user is in an organization. Owners and admins hold every permission (see
+Permission); owners differ by invariants: an organization keeps at least one, and only an
+owner may make or unmake an owner. Members manage the catalog, customers and sales but not
+the organization, its people or its money; finance reads the catalog, customers and
+analytics and handles sales.
+"""
+enum OrganizationRole {
+  "Every permission; an organization keeps at least one owner, and only owners make or remove owners."
+  owner
+  "Every permission, including managing members other than owners."
+  admin
+  "The catalog, customers, sales and analytics; not the organization's settings, people or money."
+  member
+  "Reads the catalog, customers, analytics and money, and handles sales (refunds, disputes)."
+  finance
+}
+
+"A user's membership of an organization."
+type OrganizationMember {
+  "The user's id."
+  userId: UUID!
+  "The organization's id."
+  organizationId: UUID!
+  "The user's email address."
+  email: String!
+  "The user's role in the organization."
+  role: OrganizationRole!
+  "When the user joined the organization."
+  joinedAt: DateTime! @goField(name: "CreatedAt")
+}
+
+"A window of an organization's members."
+type OrganizationMemberPage {
+  "The members of this window."
+  items: [OrganizationMember!]!
+  "The page envelope: total count and last page."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+"""
+An invitation to join an organization with a role, sent by mail with a link whose token
+is shown nowhere else. The user who signs in with the invited email address (verified)
+accepts it. Inviting the same address again refreshes it: new token, role and expiry.
+"""
+type OrganizationInvitation {
+  "The invitation's id, which cancelOrganizationInvitation takes."
+  id: UUID!
+  "When the address was first invited."
+  createdAt: DateTime!
+  "When the invitation was last sent again or settled; null if never."
+  modifiedAt: DateTime
+  "The organization the invitation is to."
+  organizationId: UUID!
+  "The invited email address."
+  email: String!
+  "The role the invitee gets on accepting."
+  role: OrganizationRole!
+  "The user who last sent it; null once that user is gone."
+  invitedBy: UUID
+  "When the link stops working: seven days after it was last sent."
+  expiresAt: DateTime!
+  "When it was accepted; null while pending."
+  acceptedAt: DateTime
+  "When it was cancelled; null unless cancelled."
+  cancelledAt: DateTime
+}
+
+"A window of an organization's pending invitations."
+type OrganizationInvitationPage {
+  "The invitations of this window."
+  items: [OrganizationInvitation!]!
+  "The page envelope: total count and last page."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+"Whom to invite into an organization, and as what."
+input OrganizationMemberInviteInput {
+  "The organization; required for a user of several organizations."
+  organizationId: UUID
+  "The email address to invite, up to 320 characters."
+  email: String!
+  "The role the invitee gets; only an owner may invite an owner."
+  role: OrganizationRole! = member
+}
+
+"A member whose role changes, and the new role."
+input OrganizationMemberRoleInput {
+  "The organization; required for a user of several organizations."
+  organizationId: UUID
+  "The member's user id."
+  userId: UUID!
+  "The new role. Only an owner may make an owner or change an owner's role, and the last owner keeps the role."
+  role: OrganizationRole!
+}
+
+"A member to remove."
+input OrganizationMemberRemoveInput {
+  "The organization; required for a user of several organizations."
+  organizationId: UUID
+  "The member's user id."
+  userId: UUID!
+}
+
+"The invitation to accept."
+input OrganizationInvitationAcceptInput {
+  "The token of the invitation's link."
+  token: String!
+}
+
+extend type Query {
+  """
+  The members of one of the caller's organizations. Sorting: created_at (when they
+  joined), email, role (prefix - for descending); default created_at (oldest first).
+  """
+  organizationMembers(
+    "The organization; required for a user of several organizations."
+    organizationId: UUID
+    "Sort keys, each optionally prefixed with - for descending."
+    sorting: [String!]
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrganizationMemberPage @hasScope(any: [organizations_read, organizations_write], permission: members_read)
+  "The pending invitations of one of the caller's organizations, expired ones included, newest first."
+  organizationInvitations(
+    "The organization; required for a user of several organizations."
+    organizationId: UUID
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): OrganizationInvitationPage @hasScope(any: [organizations_read, organizations_write], permission: members_read)
+}
+
+extend type Mutation {
+  """
+  Invites an email address into the organization with a role and mails it a link that
+  works for seven days; inviting a pending address again sends a new link and the old one
+  stops working. An address that is already a member is refused.
+  """
+  inviteOrganizationMember(
+    "The organization, the address and the role."
+    input: OrganizationMemberInviteInput!
+  ): OrganizationInvitation
+    @hasScope(any: [organizations_write], permission: members_manage, usersOnly: true)
+  "Cancels a pending invitation: its link stops working."
+  cancelOrganizationInvitation(
+    "The invitation's id."
+    id: UUID!
+  ): OrganizationInvitation
+    @hasScope(any: [organizations_write], permission: members_manage, usersOnly: true)
+  """
+  Accepts an invitation as the signed-in user, whose verified email address must be the
+  invited one (compared without case): the user joins with the invitation's role, or keeps
+  the role of a membership held already. Used, cancelled and expired links are refused.
+  """
+  acceptOrganizationInvitation(
+    "The link's token."
+    input: OrganizationInvitationAcceptInput!
+  ): OrganizationMember @firstParty
+  """
+  Changes a member's role. Only an owner may make an owner or change an owner's role; the
+  last owner cannot be demoted. Takes effect on the member's next request, in every process.
+  """
+  changeOrganizationMemberRole(
+    "The organization, the member and the new role."
+    input: OrganizationMemberRoleInput!
+  ): OrganizationMember
+    @hasScope(any: [organizations_write, members_write], permission: members_manage, usersOnly: true)
+  """
+  Removes a member and returns the membership as it was: the member's tokens and sessions
+  lose the organization at once, in every process. Only an owner may remove an owner, and
+  the last owner cannot be removed.
+  """
+  removeOrganizationMember(
+    "The organization and the member."
+    input: OrganizationMemberRemoveInput!
+  ): OrganizationMember
+    @hasScope(any: [organizations_write], permission: members_manage, usersOnly: true)
+  "Leaves one of the caller's organizations and returns the membership as it was; the last owner cannot leave."
+  leaveOrganization(
+    "The organization; required for a user of several organizations."
+    organizationId: UUID
+  ): OrganizationMember @hasScope(any: [organizations_write], permission: none, usersOnly: true)
 }
 `, BuiltIn: false},
 	{Name: "../schema/payment_method.graphqls", Input: `"A customer's saved payment instrument."
@@ -15371,7 +15844,7 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): PaymentMethodPage
-    @hasScope(any: [customers_read, customers_write])
+    @hasScope(any: [customers_read, customers_write], permission: customers_read)
 }
 
 "A payment instrument to save for a customer."
@@ -15397,12 +15870,12 @@ extend type Mutation {
   savePaymentMethod(
     "The customer and the processor token."
     input: PaymentMethodSaveInput!
-  ): PaymentMethod @hasScope(any: [customers_write])
+  ): PaymentMethod @hasScope(any: [customers_write], permission: customers_manage)
   "Removes a saved payment method; it stops being the default if it was."
   deletePaymentMethod(
     "The payment method."
     id: UUID!
-  ): PaymentMethod @hasScope(any: [customers_write])
+  ): PaymentMethod @hasScope(any: [customers_write], permission: customers_manage)
   "Saves a payment instrument for the session's customer (owners and billing managers of teams)."
   portalSavePaymentMethod(
     "The processor token."
@@ -15811,7 +16284,7 @@ extend type Query {
   product(
     "The product's id."
     id: UUID!
-  ): Product @hasScope(any: [products_read, products_write])
+  ): Product @hasScope(any: [products_read, products_write], permission: products_read)
   "The caller's organizations' products."
   products(
     "The page, from 1."
@@ -15831,7 +16304,7 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): ProductPage
-    @hasScope(any: [products_read, products_write])
+    @hasScope(any: [products_read, products_write], permission: products_read)
 }
 
 extend type Mutation {
@@ -15839,22 +16312,22 @@ extend type Mutation {
   createProduct(
     "The new product and its prices."
     input: ProductCreateInput!
-  ): Product @hasScope(any: [products_write])
+  ): Product @hasScope(any: [products_write], permission: products_manage)
   "Changes a product; fields absent are left alone, prices given replace the live ones."
   updateProduct(
     "The product and the fields to change."
     input: ProductUpdateInput!
-  ): Product @hasScope(any: [products_write])
+  ): Product @hasScope(any: [products_write], permission: products_manage)
   "Archives a product: no new sales; existing orders and subscriptions keep it."
   archiveProduct(
     "The product's id."
     id: UUID!
-  ): Product @hasScope(any: [products_write])
+  ): Product @hasScope(any: [products_write], permission: products_manage)
   "Replaces the product's benefits with the given ordered list."
   updateProductBenefits(
     "The product and its new benefits."
     input: ProductBenefitsInput!
-  ): Product @hasScope(any: [products_write])
+  ): Product @hasScope(any: [products_write], permission: products_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/refund.graphqls", Input: `"(Part of) a paid order given back to its customer through the processor that took the payment."
@@ -15973,7 +16446,7 @@ extend type Query {
   refund(
     "The refund's id."
     id: UUID!
-  ): Refund @hasScope(any: [refunds_read, refunds_write])
+  ): Refund @hasScope(any: [refunds_read, refunds_write], permission: sales_read)
   """
   Refunds of the caller's organizations (GET /v1/refunds/). sorting: created_at, amount, each
   optionally prefixed with - for descending; default -created_at.
@@ -15995,7 +16468,7 @@ extend type Query {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): RefundPage @hasScope(any: [refunds_read, refunds_write])
+  ): RefundPage @hasScope(any: [refunds_read, refunds_write], permission: sales_read)
 }
 
 extend type Mutation {
@@ -16008,7 +16481,7 @@ extend type Mutation {
   createRefund(
     "The refund to make."
     input: RefundCreateInput!
-  ): Refund @hasScope(any: [refunds_write])
+  ): Refund @hasScope(any: [refunds_write], permission: sales_manage)
 }
 
 extend type Order {
@@ -16030,7 +16503,7 @@ extend type Order {
     last: Int
     "The startCursor of the next window: read the rows that precede it."
     before: String
-  ): RefundPage @relation(any: [refunds_read, refunds_write])
+  ): RefundPage @relation(any: [refunds_read, refunds_write], permission: sales_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/schema.graphqls", Input: `# Shared scalars, directives and types. Enum values are the upstream wire values so GraphQL,
@@ -16068,11 +16541,22 @@ directive @goField(
 
 """
 Requires an organization or user token carrying at least one of the scopes. Customer and
-member sessions are treated as anonymous here.
+member sessions are treated as anonymous here. A user (personal access token, OAuth2 token
+or signed-in session) also needs the permission, in each organization the call acts on,
+from the role held there: the token's scopes are intersected with the role's permissions.
+The field sees only the user's organizations whose role grants it, so lists shrink to them;
+a call that names an organization (or an object of one) where the user's role lacks it, and
+a change the user could only make in such organizations, is refused with NotPermitted (403,
+upstream's message). An organization the user does not belong to stays not found.
+Organization tokens are the organization itself and hold every permission.
 """
 directive @hasScope(
   "The scopes that allow the call; holding any one of them is enough."
   any: [Scope!]!
+  "The role permission a user needs in the organization the call acts on; none for a call every member may make."
+  permission: Permission!
+  "Whether only users may call the field: it needs a person (an inviter, a role to compare); organization tokens are refused as unauthorized."
+  usersOnly: Boolean! = false
 ) on FIELD_DEFINITION
 
 """
@@ -16127,7 +16611,53 @@ directive @relation(
   any: [Scope!]!
   "Which portal sessions may follow the relation."
   portal: PortalAccess = none
+  "The role permission a user needs in the object's organization to follow the relation (NotPermitted otherwise); none for every member."
+  permission: Permission!
 ) on FIELD_DEFINITION
+
+"""
+What a user's role lets the user do in an organization, upstream's permission vocabulary
+(organization_manage is organization:manage on upstream's wire). Each role holds a fixed
+set: owner and admin every permission; member all but organization_manage,
+members_manage, finance_read and finance_manage; finance sales_read, sales_manage,
+finance_read, customers_read, products_read, custom_fields_read and analytics_read.
+"""
+enum Permission {
+  "No permission beyond belonging to the organization: every role may, as upstream leaves the call open to every member (or the call acts on the user's own things)."
+  none
+  "` + "`" + `organization:manage` + "`" + `: the organization's settings, credentials, webhooks and jobs."
+  organization_manage
+  "` + "`" + `members:read` + "`" + `: the organization's members and invitations."
+  members_read
+  "` + "`" + `members:manage` + "`" + `: inviting, removing and changing the role of members."
+  members_manage
+  "` + "`" + `products:read` + "`" + `: the catalog: products, benefits, discounts, meters, files, license keys."
+  products_read
+  "` + "`" + `products:manage` + "`" + `: changing the catalog."
+  products_manage
+  "` + "`" + `custom_fields:read` + "`" + `: custom fields."
+  custom_fields_read
+  "` + "`" + `custom_fields:manage` + "`" + `: changing custom fields."
+  custom_fields_manage
+  "` + "`" + `customers:read` + "`" + `: customers, their payment methods and benefit grants."
+  customers_read
+  "` + "`" + `customers:manage` + "`" + `: changing customers and their payment methods."
+  customers_manage
+  "` + "`" + `sales:read` + "`" + `: checkouts, orders, subscriptions, refunds and disputes."
+  sales_read
+  "` + "`" + `sales:manage` + "`" + `: selling, refunding, changing subscriptions and orders."
+  sales_manage
+  "` + "`" + `analytics:read` + "`" + `: usage events and metrics."
+  analytics_read
+  "` + "`" + `analytics:manage` + "`" + `: changing analytics (dashboards, event types)."
+  analytics_manage
+  "` + "`" + `events:ingest` + "`" + `: ingesting usage events."
+  events_ingest
+  "` + "`" + `finance:read` + "`" + `: the organization's account, transactions and payouts."
+  finance_read
+  "` + "`" + `finance:manage` + "`" + `: changing the organization's account and payouts."
+  finance_manage
+}
 
 "Which portal sessions may follow a relation (see @relation)."
 enum PortalAccess {
@@ -16424,7 +16954,7 @@ type Subscription {
   /v1 and here alike.
   """
   customer: Customer
-    @relation(any: [customers_read, customers_write, subscriptions_read, subscriptions_write], portal: member)
+    @relation(any: [customers_read, customers_write, subscriptions_read, subscriptions_write], portal: member, permission: customers_read)
   """
   The subscribed product. The subscriptions scopes admit it as well as the products scopes, as
   upstream's subscription body embeds it. Every portal session of the organization may follow
@@ -16432,7 +16962,7 @@ type Subscription {
   upstream's claimed-seat list shows it.
   """
   product: Product
-    @relation(any: [products_read, products_write, subscriptions_read, subscriptions_write], portal: organization)
+    @relation(any: [products_read, products_write, subscriptions_read, subscriptions_write], portal: organization, permission: products_read)
   "The discount applied, as one type per kind and duration so each carries exactly its fields."
   discount: DiscountBase
   "The prices the subscription bills; at most 20."
@@ -16675,7 +17205,7 @@ extend type Query {
   subscription(
     "The subscription's id."
     id: UUID!
-  ): Subscription @hasScope(any: [subscriptions_read, subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_read, subscriptions_write], permission: sales_read)
   """
   Started subscriptions of the organization(s). Sorting (prefix - for descending; default
   -started_at): customer (email), status (incomplete < incomplete_expired < trialing < active <
@@ -16701,12 +17231,12 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): SubscriptionPage
-    @hasScope(any: [subscriptions_read, subscriptions_write])
+    @hasScope(any: [subscriptions_read, subscriptions_write], permission: sales_read)
   "The organization's test clock; null when it has none."
   testClock(
     "Required for user tokens that belong to several organizations."
     organizationId: UUID
-  ): TestClock @hasScope(any: [subscriptions_read, subscriptions_write])
+  ): TestClock @hasScope(any: [subscriptions_read, subscriptions_write], permission: sales_read)
 }
 
 extend type Me {
@@ -16759,22 +17289,22 @@ extend type Mutation {
   cancelSubscription(
     "The subscription, and why the customer leaves."
     input: SubscriptionCancelInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   "Takes back a cancellation at period end."
   uncancelSubscription(
     "The subscription."
     input: SubscriptionRefInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   "Ends the subscription now: status canceled, ended_at now, benefits revoked."
   revokeSubscription(
     "The subscription, and why the customer leaves."
     input: SubscriptionRevokeInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   "Pauses at the end of the current period: status paused then, benefits revoked until resumed."
   pauseSubscription(
     "The subscription."
     input: SubscriptionRefInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   """
   Takes back a pause at period end, or resumes a paused subscription: a new period starts
   now and is charged to the saved payment method (declined: past_due).
@@ -16782,17 +17312,17 @@ extend type Mutation {
   resumeSubscription(
     "The subscription."
     input: SubscriptionRefInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   "Moves the subscription to another recurring product of the organization, now or at the next renewal."
   updateSubscriptionProduct(
     "The subscription, its new product and when the change applies."
     input: SubscriptionProductChangeInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   "Changes a seat-based subscription's seats, now or at the next renewal."
   updateSubscriptionSeats(
     "The subscription, its new seat count and when the change applies."
     input: SubscriptionSeatsChangeInput!
-  ): Subscription @hasScope(any: [subscriptions_write])
+  ): Subscription @hasScope(any: [subscriptions_write], permission: sales_manage)
   """
   Moves a test-mode organization's clock forward to ` + "`" + `to` + "`" + ` and renews what falls due on the way,
   at the time each thing falls due: trial ends and period ends are charged (declines go
@@ -16804,7 +17334,7 @@ extend type Mutation {
   advanceTestClock(
     "The organization and the new time."
     input: AdvanceTestClockInput!
-  ): AdvanceTestClockPayload @hasScope(any: [subscriptions_write])
+  ): AdvanceTestClockPayload @hasScope(any: [subscriptions_write], permission: sales_manage)
 
   "The portal's cancellation at period end, for the session's customer."
   portalCancelSubscription(
@@ -17046,7 +17576,7 @@ extend type Customer {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): SubscriptionPage
-    @relation(any: [subscriptions_read, subscriptions_write], portal: member)
+    @relation(any: [subscriptions_read, subscriptions_write], portal: member, permission: sales_read)
 }
 
 extend type Product {
@@ -17072,7 +17602,7 @@ extend type Product {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): SubscriptionPage
-    @relation(any: [subscriptions_read, subscriptions_write])
+    @relation(any: [subscriptions_read, subscriptions_write], permission: sales_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/user_session.graphqls", Input: `"""
@@ -17265,12 +17795,12 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): WebhookEndpointPage
-    @hasScope(any: [webhooks_read, webhooks_write])
+    @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
   "One live webhook endpoint of the caller's organizations."
   webhookEndpoint(
     "The endpoint's id."
     id: UUID!
-  ): WebhookEndpoint @hasScope(any: [webhooks_read, webhooks_write])
+  ): WebhookEndpoint @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
 }
 
 extend type Mutation {
@@ -17278,22 +17808,22 @@ extend type Mutation {
   createWebhookEndpoint(
     "The new endpoint."
     input: WebhookEndpointCreateInput!
-  ): WebhookEndpoint @hasScope(any: [webhooks_write])
+  ): WebhookEndpoint @hasScope(any: [webhooks_write], permission: organization_manage)
   "Changes an endpoint; fields absent are left alone."
   updateWebhookEndpoint(
     "The endpoint and the fields to change."
     input: WebhookEndpointUpdateInput!
-  ): WebhookEndpoint @hasScope(any: [webhooks_write])
+  ): WebhookEndpoint @hasScope(any: [webhooks_write], permission: organization_manage)
   "Deletes the endpoint and returns it as it was: it gets no new events; events already queued are still attempted."
   deleteWebhookEndpoint(
     "The endpoint's id."
     id: UUID!
-  ): WebhookEndpoint @hasScope(any: [webhooks_write])
+  ): WebhookEndpoint @hasScope(any: [webhooks_write], permission: organization_manage)
   "Replaces the endpoint's secret with a fresh whsec_ one; later deliveries are signed with it."
   rotateWebhookEndpointSecret(
     "The endpoint's id."
     id: UUID!
-  ): WebhookEndpoint @hasScope(any: [webhooks_write])
+  ): WebhookEndpoint @hasScope(any: [webhooks_write], permission: organization_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/webhook_event.graphqls", Input: `"""
@@ -17381,12 +17911,12 @@ extend type Query {
     "The startCursor of the next window: read the rows that precede it."
     before: String
   ): WebhookEventPage
-    @hasScope(any: [webhooks_read, webhooks_write])
+    @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
   "One webhook event of the caller's organizations."
   webhookEvent(
     "The event's id (its webhook-id header)."
     id: UUID!
-  ): WebhookEvent @hasScope(any: [webhooks_read, webhooks_write])
+  ): WebhookEvent @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
 }
 
 extend type Mutation {
@@ -17398,7 +17928,7 @@ extend type Mutation {
   redeliverWebhookEvent(
     "The event's id."
     id: UUID!
-  ): WebhookEvent @hasScope(any: [webhooks_write])
+  ): WebhookEvent @hasScope(any: [webhooks_write], permission: organization_manage)
 }
 `, BuiltIn: false},
 }
@@ -19066,6 +19596,72 @@ func (ec *executionContext) childFields_OrganizationFeatureSettings(ctx context.
 		return ec.fieldContext_OrganizationFeatureSettings_checkoutLocalizationEnabled(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationFeatureSettings", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationInvitation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OrganizationInvitation_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OrganizationInvitation_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_OrganizationInvitation_modifiedAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_OrganizationInvitation_organizationId(ctx, field)
+	case "email":
+		return ec.fieldContext_OrganizationInvitation_email(ctx, field)
+	case "role":
+		return ec.fieldContext_OrganizationInvitation_role(ctx, field)
+	case "invitedBy":
+		return ec.fieldContext_OrganizationInvitation_invitedBy(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_OrganizationInvitation_expiresAt(ctx, field)
+	case "acceptedAt":
+		return ec.fieldContext_OrganizationInvitation_acceptedAt(ctx, field)
+	case "cancelledAt":
+		return ec.fieldContext_OrganizationInvitation_cancelledAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationInvitation", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationInvitationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrganizationInvitationPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_OrganizationInvitationPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrganizationInvitationPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationInvitationPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "userId":
+		return ec.fieldContext_OrganizationMember_userId(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_OrganizationMember_organizationId(ctx, field)
+	case "email":
+		return ec.fieldContext_OrganizationMember_email(ctx, field)
+	case "role":
+		return ec.fieldContext_OrganizationMember_role(ctx, field)
+	case "joinedAt":
+		return ec.fieldContext_OrganizationMember_joinedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationMember", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationMemberPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrganizationMemberPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_OrganizationMemberPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrganizationMemberPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationMemberPage", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -72,6 +72,12 @@ type MutationResolver interface {
 	GenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	PortalGenerateOrderInvoice(ctx context.Context, id uuid.UUID) (*bool, error)
 	PortalConfirmOrderPayment(ctx context.Context, id uuid.UUID, input model.PortalOrderConfirmPaymentInput) (*model.OrderPaymentConfirmation, error)
+	InviteOrganizationMember(ctx context.Context, input model.OrganizationMemberInviteInput) (*storage.OrganizationInvitation, error)
+	CancelOrganizationInvitation(ctx context.Context, id uuid.UUID) (*storage.OrganizationInvitation, error)
+	AcceptOrganizationInvitation(ctx context.Context, input model.OrganizationInvitationAcceptInput) (*storage.OrganizationMember, error)
+	ChangeOrganizationMemberRole(ctx context.Context, input model.OrganizationMemberRoleInput) (*storage.OrganizationMember, error)
+	RemoveOrganizationMember(ctx context.Context, input model.OrganizationMemberRemoveInput) (*storage.OrganizationMember, error)
+	LeaveOrganization(ctx context.Context, organizationID *uuid.UUID) (*storage.OrganizationMember, error)
 	SavePaymentMethod(ctx context.Context, input model.PaymentMethodSaveInput) (*storage.PaymentMethod, error)
 	DeletePaymentMethod(ctx context.Context, id uuid.UUID) (*storage.PaymentMethod, error)
 	PortalSavePaymentMethod(ctx context.Context, input model.PortalPaymentMethodSaveInput) (*storage.PaymentMethod, error)
@@ -140,6 +146,8 @@ type QueryResolver interface {
 	OrderInvoice(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	OrderReceipt(ctx context.Context, id uuid.UUID) (*model.OrderDocument, error)
 	Organization(ctx context.Context, id *uuid.UUID) (*storage.Organization, error)
+	OrganizationMembers(ctx context.Context, organizationID *uuid.UUID, sorting []string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OrganizationMemberPage, error)
+	OrganizationInvitations(ctx context.Context, organizationID *uuid.UUID, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OrganizationInvitationPage, error)
 	PaymentMethods(ctx context.Context, customerID *uuid.UUID, externalCustomerID *string, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.PaymentMethodPage, error)
 	PersonalAccessTokens(ctx context.Context) ([]*storage.PersonalAccessToken, error)
 	Me(ctx context.Context) (*storage.Me, error)
@@ -173,6 +181,22 @@ func (ec *executionContext) dir_hasScope_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["any"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "permission",
+		func(ctx context.Context, v any) (model.Permission, error) {
+			return ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permission"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "usersOnly",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["usersOnly"] = arg2
 	return args, nil
 }
 
@@ -209,6 +233,14 @@ func (ec *executionContext) dir_relation_args(ctx context.Context, rawArgs map[s
 		return nil, err
 	}
 	args["portal"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "permission",
+		func(ctx context.Context, v any) (model.Permission, error) {
+			return ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["permission"] = arg2
 	return args, nil
 }
 
@@ -223,6 +255,20 @@ func (ec *executionContext) field_Mutation_acceptDispute_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_acceptOrganizationInvitation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationInvitationAcceptInput, error) {
+			return ec.unmarshalNOrganizationInvitationAcceptInput2tillᚋgraphᚋmodelᚐOrganizationInvitationAcceptInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -324,12 +370,40 @@ func (ec *executionContext) field_Mutation_cancelJob_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_cancelOrganizationInvitation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_cancelSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SubscriptionCancelInput, error) {
 			return ec.unmarshalNSubscriptionCancelInput2tillᚋgraphᚋmodelᚐSubscriptionCancelInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changeOrganizationMemberRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberRoleInput, error) {
+			return ec.unmarshalNOrganizationMemberRoleInput2tillᚋgraphᚋmodelᚐOrganizationMemberRoleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -710,6 +784,34 @@ func (ec *executionContext) field_Mutation_ingestEvents_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_inviteOrganizationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberInviteInput, error) {
+			return ec.unmarshalNOrganizationMemberInviteInput2tillᚋgraphᚋmodelᚐOrganizationMemberInviteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_leaveOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pauseSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -947,6 +1049,20 @@ func (ec *executionContext) field_Mutation_regenerateLicenseKey_args(ctx context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeOrganizationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.OrganizationMemberRemoveInput, error) {
+			return ec.unmarshalNOrganizationMemberRemoveInput2tillᚋgraphᚋmodelᚐOrganizationMemberRemoveInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -2610,6 +2726,138 @@ func (ec *executionContext) field_Query_orders_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_organizationInvitations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_organizationMembers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "sorting",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sorting"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg7
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_organization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3395,11 +3643,21 @@ func (ec *executionContext) _Mutation_createBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3457,11 +3715,21 @@ func (ec *executionContext) _Mutation_updateBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3519,11 +3787,21 @@ func (ec *executionContext) _Mutation_deleteBenefit(ctx context.Context, field g
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3581,11 +3859,21 @@ func (ec *executionContext) _Mutation_createCheckout(ctx context.Context, field 
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3643,11 +3931,21 @@ func (ec *executionContext) _Mutation_updateCheckout(ctx context.Context, field 
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3767,11 +4065,21 @@ func (ec *executionContext) _Mutation_createCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3829,11 +4137,21 @@ func (ec *executionContext) _Mutation_updateCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -3891,11 +4209,21 @@ func (ec *executionContext) _Mutation_deleteCustomer(ctx context.Context, field 
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4010,11 +4338,21 @@ func (ec *executionContext) _Mutation_createCustomerSession(ctx context.Context,
 					var zeroVal *model.CustomerSession
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSession
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSession
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSession
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4072,11 +4410,21 @@ func (ec *executionContext) _Mutation_createDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4134,11 +4482,21 @@ func (ec *executionContext) _Mutation_updateDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4196,11 +4554,21 @@ func (ec *executionContext) _Mutation_deleteDiscount(ctx context.Context, field 
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4258,11 +4626,21 @@ func (ec *executionContext) _Mutation_acceptDispute(ctx context.Context, field g
 					var zeroVal *storage.Dispute
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Dispute
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4320,11 +4698,21 @@ func (ec *executionContext) _Mutation_ingestEvents(ctx context.Context, field gr
 					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "events_ingest")
+				if err != nil {
+					var zeroVal *model.UsageEventsIngestResult
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.UsageEventsIngestResult
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.UsageEventsIngestResult
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4382,11 +4770,21 @@ func (ec *executionContext) _Mutation_createFile(ctx context.Context, field grap
 					var zeroVal *model.FileUpload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *model.FileUpload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.FileUpload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.FileUpload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4444,11 +4842,21 @@ func (ec *executionContext) _Mutation_completeFileUpload(ctx context.Context, fi
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4506,11 +4914,21 @@ func (ec *executionContext) _Mutation_updateFile(ctx context.Context, field grap
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4568,11 +4986,21 @@ func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field grap
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4630,11 +5058,21 @@ func (ec *executionContext) _Mutation_assignSeat(ctx context.Context, field grap
 					var zeroVal *model.CustomerSeatAssignment
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatAssignment
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSeatAssignment
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSeatAssignment
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4754,11 +5192,21 @@ func (ec *executionContext) _Mutation_revokeSeat(ctx context.Context, field grap
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4816,11 +5264,21 @@ func (ec *executionContext) _Mutation_retryJob(ctx context.Context, field graphq
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4878,11 +5336,21 @@ func (ec *executionContext) _Mutation_cancelJob(ctx context.Context, field graph
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -4940,11 +5408,21 @@ func (ec *executionContext) _Mutation_validateLicenseKey(ctx context.Context, fi
 					var zeroVal *model.LicenseKeyValidation
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.LicenseKeyValidation
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.LicenseKeyValidation
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5002,11 +5480,21 @@ func (ec *executionContext) _Mutation_activateLicenseKey(ctx context.Context, fi
 					var zeroVal *storage.LicenseKeyActivation
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKeyActivation
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKeyActivation
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5064,11 +5552,21 @@ func (ec *executionContext) _Mutation_deactivateLicenseKey(ctx context.Context, 
 					var zeroVal *bool
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5126,11 +5624,21 @@ func (ec *executionContext) _Mutation_updateLicenseKey(ctx context.Context, fiel
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5188,11 +5696,21 @@ func (ec *executionContext) _Mutation_regenerateLicenseKey(ctx context.Context, 
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5436,11 +5954,21 @@ func (ec *executionContext) _Mutation_rotateLicenseSigningKey(ctx context.Contex
 					var zeroVal *storage.LicenseSigningKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseSigningKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseSigningKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5498,11 +6026,21 @@ func (ec *executionContext) _Mutation_createMeter(ctx context.Context, field gra
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5560,11 +6098,21 @@ func (ec *executionContext) _Mutation_updateMeter(ctx context.Context, field gra
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5622,11 +6170,21 @@ func (ec *executionContext) _Mutation_archiveMeter(ctx context.Context, field gr
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5798,11 +6356,21 @@ func (ec *executionContext) _Mutation_createOAuth2Client(ctx context.Context, fi
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5860,11 +6428,21 @@ func (ec *executionContext) _Mutation_updateOAuth2Client(ctx context.Context, fi
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5922,11 +6500,21 @@ func (ec *executionContext) _Mutation_deleteOAuth2Client(ctx context.Context, fi
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -5984,11 +6572,21 @@ func (ec *executionContext) _Mutation_rotateOAuth2ClientSecret(ctx context.Conte
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientSecretPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientSecretPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6046,11 +6644,21 @@ func (ec *executionContext) _Mutation_updateOrder(ctx context.Context, field gra
 					var zeroVal *storage.Order
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Order
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6165,11 +6773,21 @@ func (ec *executionContext) _Mutation_generateOrderInvoice(ctx context.Context, 
 					var zeroVal *bool
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *bool
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *bool
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6320,6 +6938,423 @@ func (ec *executionContext) fieldContext_Mutation_portalConfirmOrderPayment(ctx 
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_inviteOrganizationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_inviteOrganizationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InviteOrganizationMember(ctx, fc.Args["input"].(model.OrganizationMemberInviteInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationInvitation) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitation2ᚖtillᚋstorageᚐOrganizationInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_inviteOrganizationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_inviteOrganizationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_cancelOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_cancelOrganizationInvitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CancelOrganizationInvitation(ctx, fc.Args["id"].(uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationInvitation
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationInvitation) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitation2ᚖtillᚋstorageᚐOrganizationInvitation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_cancelOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_cancelOrganizationInvitation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_acceptOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_acceptOrganizationInvitation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AcceptOrganizationInvitation(ctx, fc.Args["input"].(model.OrganizationInvitationAcceptInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				if ec.Directives.FirstParty == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive firstParty is not implemented")
+				}
+				return ec.Directives.FirstParty(ctx, nil, directive0)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_acceptOrganizationInvitation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_acceptOrganizationInvitation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changeOrganizationMemberRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changeOrganizationMemberRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangeOrganizationMemberRole(ctx, fc.Args["input"].(model.OrganizationMemberRoleInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write", "members_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changeOrganizationMemberRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changeOrganizationMemberRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeOrganizationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeOrganizationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveOrganizationMember(ctx, fc.Args["input"].(model.OrganizationMemberRemoveInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_manage")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeOrganizationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeOrganizationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_leaveOrganization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_leaveOrganization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LeaveOrganization(ctx, fc.Args["organizationId"].(*uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_write"})
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, true)
+				if err != nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.OrganizationMember
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.OrganizationMember) graphql.Marshaler {
+			return ec.marshalOOrganizationMember2ᚖtillᚋstorageᚐOrganizationMember(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_leaveOrganization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMember(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_leaveOrganization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6341,11 +7376,21 @@ func (ec *executionContext) _Mutation_savePaymentMethod(ctx context.Context, fie
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6403,11 +7448,21 @@ func (ec *executionContext) _Mutation_deletePaymentMethod(ctx context.Context, f
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_manage")
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.PaymentMethod
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.PaymentMethod
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6693,11 +7748,21 @@ func (ec *executionContext) _Mutation_createProduct(ctx context.Context, field g
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6755,11 +7820,21 @@ func (ec *executionContext) _Mutation_updateProduct(ctx context.Context, field g
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6817,11 +7892,21 @@ func (ec *executionContext) _Mutation_archiveProduct(ctx context.Context, field 
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6879,11 +7964,21 @@ func (ec *executionContext) _Mutation_updateProductBenefits(ctx context.Context,
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_manage")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -6941,11 +8036,21 @@ func (ec *executionContext) _Mutation_createRefund(ctx context.Context, field gr
 					var zeroVal *storage.Refund
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Refund
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7003,11 +8108,21 @@ func (ec *executionContext) _Mutation_cancelSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7065,11 +8180,21 @@ func (ec *executionContext) _Mutation_uncancelSubscription(ctx context.Context, 
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7127,11 +8252,21 @@ func (ec *executionContext) _Mutation_revokeSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7189,11 +8324,21 @@ func (ec *executionContext) _Mutation_pauseSubscription(ctx context.Context, fie
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7251,11 +8396,21 @@ func (ec *executionContext) _Mutation_resumeSubscription(ctx context.Context, fi
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7313,11 +8468,21 @@ func (ec *executionContext) _Mutation_updateSubscriptionProduct(ctx context.Cont
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7375,11 +8540,21 @@ func (ec *executionContext) _Mutation_updateSubscriptionSeats(ctx context.Contex
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7437,11 +8612,21 @@ func (ec *executionContext) _Mutation_advanceTestClock(ctx context.Context, fiel
 					var zeroVal *model.AdvanceTestClockPayload
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_manage")
+				if err != nil {
+					var zeroVal *model.AdvanceTestClockPayload
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.AdvanceTestClockPayload
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.AdvanceTestClockPayload
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7820,11 +9005,21 @@ func (ec *executionContext) _Mutation_createWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7882,11 +9077,21 @@ func (ec *executionContext) _Mutation_updateWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -7944,11 +9149,21 @@ func (ec *executionContext) _Mutation_deleteWebhookEndpoint(ctx context.Context,
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8006,11 +9221,21 @@ func (ec *executionContext) _Mutation_rotateWebhookEndpointSecret(ctx context.Co
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8068,11 +9293,21 @@ func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context,
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8268,11 +9503,21 @@ func (ec *executionContext) _Query_benefit(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Benefit
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Benefit
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Benefit
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8330,11 +9575,21 @@ func (ec *executionContext) _Query_benefits(ctx context.Context, field graphql.C
 					var zeroVal *model.BenefitPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.BenefitPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.BenefitPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.BenefitPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8392,11 +9647,21 @@ func (ec *executionContext) _Query_checkout(ctx context.Context, field graphql.C
 					var zeroVal *storage.Checkout
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Checkout
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Checkout
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8454,11 +9719,21 @@ func (ec *executionContext) _Query_checkouts(ctx context.Context, field graphql.
 					var zeroVal *model.CheckoutPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.CheckoutPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CheckoutPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CheckoutPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8578,11 +9853,21 @@ func (ec *executionContext) _Query_customer(ctx context.Context, field graphql.C
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8640,11 +9925,21 @@ func (ec *executionContext) _Query_customerByExternalId(ctx context.Context, fie
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8702,11 +9997,21 @@ func (ec *executionContext) _Query_customers(ctx context.Context, field graphql.
 					var zeroVal *model.CustomerPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.CustomerPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8764,11 +10069,21 @@ func (ec *executionContext) _Query_discount(ctx context.Context, field graphql.C
 					var zeroVal *storage.Discount
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Discount
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Discount
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8826,11 +10141,21 @@ func (ec *executionContext) _Query_discounts(ctx context.Context, field graphql.
 					var zeroVal *model.DiscountPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.DiscountPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DiscountPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DiscountPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8888,11 +10213,21 @@ func (ec *executionContext) _Query_dispute(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Dispute
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Dispute
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Dispute
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -8950,11 +10285,21 @@ func (ec *executionContext) _Query_disputes(ctx context.Context, field graphql.C
 					var zeroVal *model.DisputePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.DisputePage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DisputePage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DisputePage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9012,11 +10357,21 @@ func (ec *executionContext) _Query_domainEvents(ctx context.Context, field graph
 					var zeroVal *model.DomainEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.DomainEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.DomainEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.DomainEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9074,11 +10429,21 @@ func (ec *executionContext) _Query_usageEvent(ctx context.Context, field graphql
 					var zeroVal *storage.Event
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *storage.Event
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Event
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Event
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9136,11 +10501,21 @@ func (ec *executionContext) _Query_usageEvents(ctx context.Context, field graphq
 					var zeroVal *model.UsageEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.UsageEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.UsageEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9198,11 +10573,21 @@ func (ec *executionContext) _Query_files(ctx context.Context, field graphql.Coll
 					var zeroVal *model.FilePage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.FilePage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.FilePage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.FilePage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9260,11 +10645,21 @@ func (ec *executionContext) _Query_file(ctx context.Context, field graphql.Colle
 					var zeroVal model.File
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal model.File
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal model.File
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9322,11 +10717,21 @@ func (ec *executionContext) _Query_benefitGrants(ctx context.Context, field grap
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9384,11 +10789,21 @@ func (ec *executionContext) _Query_benefitGrant(ctx context.Context, field graph
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.BenefitGrant
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.BenefitGrant
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.BenefitGrant
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9446,11 +10861,21 @@ func (ec *executionContext) _Query_seats(ctx context.Context, field graphql.Coll
 					var zeroVal *model.CustomerSeatList
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatList
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.CustomerSeatList
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.CustomerSeatList
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9508,11 +10933,21 @@ func (ec *executionContext) _Query_seat(ctx context.Context, field graphql.Colle
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.CustomerSeat
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.CustomerSeat
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9570,11 +11005,21 @@ func (ec *executionContext) _Query_jobs(ctx context.Context, field graphql.Colle
 					var zeroVal *model.JobPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.JobPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.JobPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.JobPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9632,11 +11077,21 @@ func (ec *executionContext) _Query_job(ctx context.Context, field graphql.Collec
 					var zeroVal *storage.Job
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Job
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Job
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9694,11 +11149,21 @@ func (ec *executionContext) _Query_licenseKeys(ctx context.Context, field graphq
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.LicenseKeyPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.LicenseKeyPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.LicenseKeyPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9756,11 +11221,21 @@ func (ec *executionContext) _Query_licenseKey(ctx context.Context, field graphql
 					var zeroVal *storage.LicenseKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LicenseKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.LicenseKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9818,11 +11293,21 @@ func (ec *executionContext) _Query_licenseSigningKeys(ctx context.Context, field
 					var zeroVal []*storage.LicenseSigningKey
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal []*storage.LicenseSigningKey
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal []*storage.LicenseSigningKey
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9880,11 +11365,21 @@ func (ec *executionContext) _Query_meter(ctx context.Context, field graphql.Coll
 					var zeroVal *storage.Meter
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Meter
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Meter
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -9942,11 +11437,21 @@ func (ec *executionContext) _Query_meters(ctx context.Context, field graphql.Col
 					var zeroVal *model.MeterPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.MeterPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.MeterPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.MeterPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10004,11 +11509,21 @@ func (ec *executionContext) _Query_meterQuantities(ctx context.Context, field gr
 					var zeroVal *storage.MeterQuantities
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.MeterQuantities
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MeterQuantities
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.MeterQuantities
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10066,11 +11581,21 @@ func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field grap
 					var zeroVal *model.OAuth2ClientPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.OAuth2ClientPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OAuth2ClientPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OAuth2ClientPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10128,11 +11653,21 @@ func (ec *executionContext) _Query_oauth2Client(ctx context.Context, field graph
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.OAuth2Client
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.OAuth2Client
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10190,11 +11725,21 @@ func (ec *executionContext) _Query_order(ctx context.Context, field graphql.Coll
 					var zeroVal *storage.Order
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Order
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Order
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10252,11 +11797,21 @@ func (ec *executionContext) _Query_orders(ctx context.Context, field graphql.Col
 					var zeroVal *model.OrderPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10314,11 +11869,21 @@ func (ec *executionContext) _Query_orderInvoice(ctx context.Context, field graph
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10376,11 +11941,21 @@ func (ec *executionContext) _Query_orderReceipt(ctx context.Context, field graph
 					var zeroVal *model.OrderDocument
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrderDocument
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.OrderDocument
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10438,11 +12013,21 @@ func (ec *executionContext) _Query_organization(ctx context.Context, field graph
 					var zeroVal *storage.Organization
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *storage.Organization
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Organization
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Organization
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10479,6 +12064,150 @@ func (ec *executionContext) fieldContext_Query_organization(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_organizationMembers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationMembers(ctx, fc.Args["organizationId"].(*uuid.UUID), fc.Args["sorting"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_read")
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.OrganizationMemberPage
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationMemberPage) graphql.Marshaler {
+			return ec.marshalOOrganizationMemberPage2ᚖtillᚋgraphᚋmodelᚐOrganizationMemberPage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationMembers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationMemberPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationMembers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_organizationInvitations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationInvitations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationInvitations(ctx, fc.Args["organizationId"].(*uuid.UUID), fc.Args["page"].(*int), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"organizations_read", "organizations_write"})
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "members_read")
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.OrganizationInvitationPage
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationInvitationPage) graphql.Marshaler {
+			return ec.marshalOOrganizationInvitationPage2ᚖtillᚋgraphᚋmodelᚐOrganizationInvitationPage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationInvitations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvitationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationInvitations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10500,11 +12229,21 @@ func (ec *executionContext) _Query_paymentMethods(ctx context.Context, field gra
 					var zeroVal *model.PaymentMethodPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.PaymentMethodPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.PaymentMethodPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.PaymentMethodPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10652,11 +12391,21 @@ func (ec *executionContext) _Query_product(ctx context.Context, field graphql.Co
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10714,11 +12463,21 @@ func (ec *executionContext) _Query_products(ctx context.Context, field graphql.C
 					var zeroVal *model.ProductPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *model.ProductPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.ProductPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.ProductPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10776,11 +12535,21 @@ func (ec *executionContext) _Query_refund(ctx context.Context, field graphql.Col
 					var zeroVal *storage.Refund
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Refund
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Refund
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10838,11 +12607,21 @@ func (ec *executionContext) _Query_refunds(ctx context.Context, field graphql.Co
 					var zeroVal *model.RefundPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.RefundPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.RefundPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.RefundPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10900,11 +12679,21 @@ func (ec *executionContext) _Query_subscription(ctx context.Context, field graph
 					var zeroVal *storage.Subscription
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.Subscription
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.Subscription
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -10962,11 +12751,21 @@ func (ec *executionContext) _Query_subscriptions(ctx context.Context, field grap
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.SubscriptionPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.SubscriptionPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11024,11 +12823,21 @@ func (ec *executionContext) _Query_testClock(ctx context.Context, field graphql.
 					var zeroVal *storage.TestClock
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *storage.TestClock
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.TestClock
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.TestClock
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11176,11 +12985,21 @@ func (ec *executionContext) _Query_webhookEndpoints(ctx context.Context, field g
 					var zeroVal *model.WebhookEndpointPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.WebhookEndpointPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.WebhookEndpointPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.WebhookEndpointPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11238,11 +13057,21 @@ func (ec *executionContext) _Query_webhookEndpoint(ctx context.Context, field gr
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEndpoint
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEndpoint
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11300,11 +13129,21 @@ func (ec *executionContext) _Query_webhookEvents(ctx context.Context, field grap
 					var zeroVal *model.WebhookEventPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *model.WebhookEventPage
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.WebhookEventPage
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *model.WebhookEventPage
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -11362,11 +13201,21 @@ func (ec *executionContext) _Query_webhookEvent(ctx context.Context, field graph
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "organization_manage")
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.WebhookEvent
+					return zeroVal, err
+				}
 				if ec.Directives.HasScope == nil {
 					var zeroVal *storage.WebhookEvent
 					return zeroVal, errors.New("directive hasScope is not implemented")
 				}
-				return ec.Directives.HasScope(ctx, nil, directive0, any)
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
 			}
 
 			next = directive1
@@ -12016,6 +13865,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "portalConfirmOrderPayment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_portalConfirmOrderPayment(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "inviteOrganizationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_inviteOrganizationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cancelOrganizationInvitation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_cancelOrganizationInvitation(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "acceptOrganizationInvitation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_acceptOrganizationInvitation(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changeOrganizationMemberRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changeOrganizationMemberRole(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "removeOrganizationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeOrganizationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "leaveOrganization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_leaveOrganization(ctx, field)
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
@@ -13175,6 +15066,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationMembers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationMembers(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationInvitations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationInvitations(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "paymentMethods":
 			field := field
 
@@ -13732,6 +15667,16 @@ func (ec *executionContext) marshalNPagination2ᚖtillᚋgraphᚋmodelᚐPaginat
 		return graphql.Null
 	}
 	return ec._Pagination(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx context.Context, v any) (model.Permission, error) {
+	var res model.Permission
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx context.Context, sel ast.SelectionSet, v model.Permission) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNScope2tillᚋgraphᚋmodelᚐScope(ctx context.Context, v any) (model.Scope, error) {

@@ -2671,11 +2671,16 @@ func (ec *executionContext) _Subscription_customer(ctx context.Context, field gr
 					var zeroVal *storage.Customer
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *storage.Customer
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Customer
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2726,11 +2731,16 @@ func (ec *executionContext) _Subscription_product(ctx context.Context, field gra
 					var zeroVal *storage.Product
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal *storage.Product
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *storage.Product
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -2942,11 +2952,16 @@ func (ec *executionContext) _Subscription_benefitGrants(ctx context.Context, fie
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "customers_read")
+				if err != nil {
+					var zeroVal *model.BenefitGrantPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.BenefitGrantPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -3009,11 +3024,16 @@ func (ec *executionContext) _Subscription_customerSeats(ctx context.Context, fie
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "none")
+				if err != nil {
+					var zeroVal *model.CustomerSeatPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.CustomerSeatPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1
@@ -3076,11 +3096,16 @@ func (ec *executionContext) _Subscription_orders(ctx context.Context, field grap
 					var zeroVal *model.OrderPage
 					return zeroVal, err
 				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "sales_read")
+				if err != nil {
+					var zeroVal *model.OrderPage
+					return zeroVal, err
+				}
 				if ec.Directives.Relation == nil {
 					var zeroVal *model.OrderPage
 					return zeroVal, errors.New("directive relation is not implemented")
 				}
-				return ec.Directives.Relation(ctx, obj, directive0, any, portal)
+				return ec.Directives.Relation(ctx, obj, directive0, any, portal, permission)
 			}
 
 			next = directive1

@@ -16,9 +16,15 @@ import (
 )
 
 // HasScope enforces @hasScope: organization and user principals only (sessions count as
-// anonymous here, as upstream downgrades them), with at least one of the listed scopes.
-func HasScope(ctx context.Context, _ any, next graphql.Resolver, anyOf []model.Scope) (any, error) {
-	if err := checkScope(ctx, anyOf); err != nil {
+// anonymous here, as upstream downgrades them; with usersOnly, users only), with at least one
+// of the listed scopes, and for users the permission from their role (see roles.go).
+func (r *Resolver) HasScope(ctx context.Context, _ any, next graphql.Resolver, anyOf []model.Scope,
+	permission model.Permission, usersOnly bool) (any, error) {
+	if err := checkScope(ctx, anyOf, usersOnly); err != nil {
+		return nil, err
+	}
+	ctx, err := r.checkRole(ctx, permission)
+	if err != nil {
 		return nil, err
 	}
 	return next(ctx)
@@ -74,9 +80,9 @@ func (r *Resolver) checkBilling(ctx context.Context) error {
 	return r.requireBillingRole(ctx)
 }
 
-func checkScope(ctx context.Context, anyOf []model.Scope) error {
+func checkScope(ctx context.Context, anyOf []model.Scope, usersOnly bool) error {
 	p := auth.FromContext(ctx)
-	if p.Kind != auth.KindOrganization && p.Kind != auth.KindUser {
+	if p.Kind != auth.KindUser && (usersOnly || p.Kind != auth.KindOrganization) {
 		return Unauthorized()
 	}
 	required := make([]auth.Scope, len(anyOf))
@@ -166,7 +172,11 @@ func (r *Resolver) authorizeField(ctx context.Context, f *ast.Field) error {
 				anyOf = append(anyOf, model.Scope(c.Value.Raw))
 			}
 		}
-		if err := checkScope(ctx, anyOf); err != nil {
+		usersOnly := false
+		if arg := d.Arguments.ForName("usersOnly"); arg != nil {
+			usersOnly = arg.Value.Raw == "true"
+		}
+		if err := checkScope(ctx, anyOf, usersOnly); err != nil {
 			return err
 		}
 	}
@@ -187,13 +197,26 @@ func organizations(ctx context.Context) []uuid.UUID {
 	case auth.KindOrganization, auth.KindCustomerSession, auth.KindMemberSession:
 		return []uuid.UUID{p.OrganizationID}
 	case auth.KindUser:
+		if n, ok := narrowed(ctx); ok {
+			return n.granted
+		}
 		return p.Organizations
 	}
 	return nil
 }
 
+// memberships counts the organizations the principal belongs to, whatever its role there
+// allows: the count that decides whether a call must name its organization.
+func memberships(ctx context.Context) int {
+	if p := auth.FromContext(ctx); p.Kind == auth.KindUser {
+		return len(p.Organizations)
+	}
+	return len(organizations(ctx))
+}
+
 // targetOrganization picks the organization a create acts in: an organization token's own,
-// or for user tokens the requested one (required when the user has several).
+// or for user tokens the requested one (required when the user belongs to several, even if
+// the role allows the call in only one of them).
 func targetOrganization(ctx context.Context, requested *uuid.UUID) (uuid.UUID, error) {
 	orgs := organizations(ctx)
 	if requested != nil {
@@ -204,8 +227,11 @@ func targetOrganization(ctx context.Context, requested *uuid.UUID) (uuid.UUID, e
 		}
 		return uuid.Nil, Invalid("value_error", "Organization not found.", requested.String(), "input", "organizationId")
 	}
-	if len(orgs) == 1 {
+	if len(orgs) == 1 && memberships(ctx) == 1 {
 		return orgs[0], nil
+	}
+	if n, ok := narrowed(ctx); ok && len(orgs) == 0 {
+		return uuid.Nil, permissionDenied(n.perm)
 	}
 	return uuid.Nil, Invalid("missing", "organization_id is required.", nil, "input", "organizationId")
 }
@@ -248,6 +274,7 @@ func (r *Resolver) ResolveToken(ctx context.Context, kind auth.TokenKind, hash s
 	}
 	p.TokenID, p.OrganizationID, p.UserID = t.ID, t.OrganizationID, t.UserID
 	p.CustomerID, p.MemberID, p.MemberRole, p.Organizations = t.CustomerID, t.MemberID, t.MemberRole, t.Organizations
+	p.Roles = rolesOf(t.Roles)
 	p.ExpiresAt = t.ExpiresAt
 	if t.Customer != nil {
 		p.Subject = t.Customer

@@ -45,7 +45,11 @@ type confirmation struct {
 func (r *Resolver) confirmCheckout(ctx context.Context, in model.CheckoutConfirmInput) (*storage.Checkout, error) {
 	switch {
 	case in.ID != nil:
-		if err := checkScope(ctx, []model.Scope{model.ScopeCheckoutsWrite}); err != nil {
+		if err := checkScope(ctx, []model.Scope{model.ScopeCheckoutsWrite}, false); err != nil {
+			return nil, err
+		}
+		var err error
+		if ctx, err = r.checkRole(ctx, model.PermissionSalesManage); err != nil {
 			return nil, err
 		}
 	case in.ClientSecret == nil:

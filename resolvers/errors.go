@@ -111,6 +111,7 @@ var statusByCode = map[string]int{
 	codeSeatAlreadyAssigned:          http.StatusBadRequest,
 	codeInvalidInvitationToken:       http.StatusBadRequest,
 	codeSignInRefused:                http.StatusBadRequest,
+	codeLastOwner:                    http.StatusForbidden,
 
 	codeRefundedAlready:                      http.StatusForbidden,
 	codeRefundDisputedPayment:                http.StatusForbidden,
@@ -185,6 +186,7 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	codeSeatAlreadyAssigned:          GraphQLConflict,
 	codeInvalidInvitationToken:       GraphQLBadUserInput,
 	codeSignInRefused:                GraphQLBadUserInput,
+	codeLastOwner:                    GraphQLConflict, // the organization's state, not the caller's rights
 
 	codeRefundedAlready:                      GraphQLConflict,
 	codeRefundDisputedPayment:                GraphQLConflict,

@@ -37,7 +37,7 @@ const (
 // Schema is Till's executable GraphQL schema with its directives wired.
 func (r *Resolver) Schema() graphql.ExecutableSchema {
 	return graph.NewExecutableSchema(graph.Config{Resolvers: r, Directives: graph.DirectiveRoot{
-		HasScope: HasScope, Portal: Portal, Billing: r.Billing, Public: Public, FirstParty: FirstParty,
+		HasScope: r.HasScope, Portal: Portal, Billing: r.Billing, Public: Public, FirstParty: FirstParty,
 		Relation: r.Relation,
 	}})
 }

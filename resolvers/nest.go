@@ -232,7 +232,24 @@ func mayFollow(ctx context.Context, def *ast.FieldDefinition) bool {
 		}
 		scopes = append(scopes, s)
 	}
-	return len(scopes) > 0 && checkScope(ctx, scopes) == nil
+	return len(scopes) > 0 && checkScope(ctx, scopes, false) == nil && rolesAllow(ctx, def.Directives[0])
+}
+
+// rolesAllow reports whether a user's role grants the relation's permission in every
+// organization the caller reads, so that no parent it renders could need the refusal the
+// directive would give.
+func rolesAllow(ctx context.Context, rel *ast.Directive) bool {
+	arg := rel.Arguments.ForName("permission")
+	if arg == nil || arg.Value == nil || !model.Permission(arg.Value.Raw).IsValid() {
+		return false
+	}
+	perm := model.Permission(arg.Value.Raw)
+	for _, o := range organizations(ctx) {
+		if checkRelationRole(ctx, perm, o) != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // customerSessionMayFollow reports whether a customer session passes def's guards on its

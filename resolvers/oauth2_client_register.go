@@ -147,5 +147,5 @@ func requireClientRegistrant(ctx context.Context, anyOf ...model.Scope) error {
 	if auth.FromContext(ctx).Kind != auth.KindUser {
 		return Unauthorized()
 	}
-	return checkScope(ctx, anyOf)
+	return checkScope(ctx, anyOf, false)
 }

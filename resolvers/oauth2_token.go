@@ -321,7 +321,8 @@ func (r *Resolver) resolveOAuthToken(ctx context.Context, hash string) (auth.Pri
 	if err != nil {
 		return auth.Principal{}, err
 	}
-	p := auth.Principal{Kind: auth.KindUser, TokenID: t.ID, UserID: t.UserID, Organizations: t.Organizations}
+	p := auth.Principal{Kind: auth.KindUser, TokenID: t.ID, UserID: t.UserID, Organizations: t.Organizations,
+		Roles: rolesOf(t.Roles)}
 	if t.SubType == "organization" {
 		p = auth.Principal{Kind: auth.KindOrganization, TokenID: t.ID, OrganizationID: t.OrganizationID}
 	}

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/auth"
 	"till/storage"
 )
-
-// roles are the roles a user can hold in an organization, as upstream names them.
-var roles = []string{"owner", "admin", "member"}
 
 // UserCreated is what EnsureUser did: the user, whether it is new, and the membership it
 // holds in the organization asked for (empty when none was).
@@ -38,8 +35,8 @@ func (r *Resolver) EnsureUser(ctx context.Context, email, org, role string) (*Us
 	if role == "" {
 		role = "member"
 	}
-	if !slices.Contains(roles, role) {
-		return nil, Invalid("enum", "Input should be 'owner', 'admin' or 'member'", role, "role")
+	if !auth.Role(role).Known() {
+		return nil, Invalid("enum", "Input should be 'owner', 'admin', 'member' or 'finance'", role, "role")
 	}
 	var o *storage.Organization
 	if org != "" {

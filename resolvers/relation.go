@@ -14,20 +14,26 @@ import (
 )
 
 // Relation enforces @relation on a field of an object the caller already reached: tokens
-// need a scope, as on a root field; portal sessions need the field to allow them and the
+// need a scope, as on a root field, and users the permission from their role in the
+// object's organization; portal sessions need the field to allow them and the
 // object to be their own customer's, because public fields (license-key validation) hand
 // out objects of customers other than the session's, or for portal: organization, of their
 // own organization.
-func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver, anyOf []model.Scope, portal *model.PortalAccess) (any, error) {
+func (r *Resolver) Relation(ctx context.Context, obj any, next graphql.Resolver, anyOf []model.Scope,
+	portal *model.PortalAccess, permission model.Permission) (any, error) {
 	p := auth.FromContext(ctx)
 	if p.Kind != auth.KindCustomerSession && p.Kind != auth.KindMemberSession {
-		if err := checkScope(ctx, anyOf); err != nil {
+		if err := checkScope(ctx, anyOf, false); err != nil {
 			return nil, err
 		}
 		// Public fields hand out other organizations' objects (a checkout by its client
 		// secret, a license key by its text); a token follows relations of its own only.
-		if org, ok := r.organizationOf(obj); !ok || !slices.Contains(organizations(ctx), org) {
+		org, ok := r.organizationOf(obj)
+		if !ok || !slices.Contains(organizations(ctx), org) {
 			return nil, NotPermitted("")
+		}
+		if err := checkRelationRole(ctx, permission, org); err != nil {
+			return nil, err
 		}
 		return next(ctx)
 	}

@@ -19,6 +19,7 @@ import (
 	"till/internal/auth"
 	"till/internal/blob"
 	"till/internal/mail"
+	"till/internal/oidclogin"
 	"till/internal/payment"
 	"till/internal/ratelimit"
 	"till/storage"
@@ -73,6 +74,8 @@ type Deps struct {
 	// SignInLimits rate-limits requesting and redeeming sign-in codes per email and per
 	// client address; nil limits nothing.
 	SignInLimits *SignInLimits
+	// OIDCLogin holds the identity providers users may sign in with; nil offers none.
+	OIDCLogin *oidclogin.Set
 	// BrowserOrigins are the origins, besides PortalURL, whose pages may use a browser
 	// session (the dashboard's, when served elsewhere: TILL_CORS_ORIGINS).
 	BrowserOrigins []string
@@ -98,6 +101,7 @@ type Resolver struct {
 	licenseLimits *ratelimit.Guard
 	costBudget    *ratelimit.Limiter
 	mail          mail.Sender
+	oidcLogin     *oidclogin.Set
 	signInLimits  *SignInLimits
 	browser       auth.Browser
 
@@ -117,7 +121,7 @@ func New(d Deps) *Resolver {
 	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
 		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
-		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins)}
+		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins), oidcLogin: d.OIDCLogin}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

@@ -102,7 +102,8 @@ func (r *Resolver) resolveUserSession(ctx context.Context, hash string) (auth.Pr
 		}
 	}
 	return auth.Principal{Kind: auth.KindUser, TokenID: t.ID, UserID: t.UserID, Organizations: t.Organizations,
-		Scopes: auth.NewScopeSet(auth.AllScopes()...), ExpiresAt: t.ExpiresAt, BrowserSession: true}, nil
+		Roles: rolesOf(t.Roles), Scopes: auth.NewScopeSet(auth.AllScopes()...), ExpiresAt: t.ExpiresAt,
+		BrowserSession: true}, nil
 }
 
 // Browser is how the sign-in endpoints and the middleware treat browsers: which pages are

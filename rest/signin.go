@@ -12,6 +12,7 @@ import (
 	"till/internal/auth"
 	"till/internal/ratelimit"
 	"till/resolvers"
+	"till/rest/fastapi"
 )
 
 // Signing in to Till in a browser: JSON endpoints for a dashboard under /auth, and the
@@ -22,6 +23,8 @@ import (
 var (
 	signInGuard = Guard{Public: "an email address, then the code or link mailed to it; rate-limited per email and per address",
 		Kinds: allKinds}
+	oidcGuard = Guard{Public: "an identity provider's answer, bound to the flow this browser started by a sealed cookie; the provider's own sign-in limits apply",
+		Kinds: allKinds}
 	sessionGuard = Guard{Public: "the browser session cookie and, to change anything, its CSRF token", Kinds: allKinds}
 )
 
@@ -31,6 +34,7 @@ const signInBodyLimit = 16 << 10
 // signInRoutes are the sign-in endpoints; the security suite enumerates them with the
 // rest of the table.
 func signInRoutes(r *resolvers.Resolver) []Route {
+	provider := []fastapi.Param{PathString("provider", "provider")}
 	return []Route{
 		{Method: http.MethodPost, Path: "/auth/login-code/request", Handler: requestCodeJSON(r), Guard: signInGuard},
 		{Method: http.MethodPost, Path: "/auth/login-code/authenticate", Handler: authenticateJSON(r), Guard: signInGuard},
@@ -41,6 +45,8 @@ func signInRoutes(r *resolvers.Resolver) []Route {
 		{Method: http.MethodGet, Path: "/login/link", Handler: loginLinkPage(), Guard: signInGuard},
 		{Method: http.MethodPost, Path: "/login/link", Handler: loginLinkForm(r), Guard: signInGuard},
 		{Method: http.MethodPost, Path: "/logout", Handler: signOutForm(r), Guard: sessionGuard},
+		{Method: http.MethodGet, Path: "/auth/oidc/{provider}", Params: provider, Handler: oidcStart(r), Guard: oidcGuard},
+		{Method: http.MethodGet, Path: "/auth/oidc/{provider}/callback", Params: provider, Handler: oidcCallback(r), Guard: oidcGuard},
 	}
 }
 

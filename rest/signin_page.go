@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"till/internal/oidclogin"
 	"till/internal/ratelimit"
 	"till/resolvers"
 )
@@ -34,6 +35,7 @@ var signInPage = template.Must(template.New("login").Parse(`<!doctype html>
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="email" required autofocus value="{{.Email}}">
 <input type="hidden" name="return_to" value="{{.ReturnTo}}"><button type="submit">Send me a code</button></form>
 <p class="muted">Till mails you a code and a link. No account yet? Signing in creates it.</p>
+{{range .Providers}}<p><a href="/auth/oidc/{{.Name}}?return_to={{$.ReturnTo}}">Sign in with {{.DisplayName}}</a></p>{{end}}
 {{else if eq .Step "code"}}
 <p>A code and a link are on their way to <strong>{{.Email}}</strong>. Type the code here, or open the link.</p>
 <form method="post" action="/login/code">
@@ -58,8 +60,10 @@ type pageState struct {
 	Title, Step, Error     string
 	Email, ReturnTo, Token string
 	CSRFToken              string
-	status                 int
-	retryAfter             string
+	// Providers are the identity providers offered beside the email form.
+	Providers  []oidclogin.ProviderConfig
+	status     int
+	retryAfter string
 }
 
 // writePage renders the sign-in page with the headers every state carries (writeHTMLPage).
@@ -93,7 +97,7 @@ func loginPage(r *resolvers.Resolver) http.Handler {
 			return
 		}
 		if !ok {
-			writePage(w, pageState{Step: "email", ReturnTo: returnTo})
+			writePage(w, pageState{Step: "email", ReturnTo: returnTo, Providers: r.OIDCProviders()})
 			return
 		}
 		email, err := r.UserEmail(req.Context(), p.UserID)

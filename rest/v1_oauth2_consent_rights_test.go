@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"till/internal/auth"
+	"till/resolvers/resolverstest"
 	"till/storage"
 )
 
@@ -30,6 +33,9 @@ func newConsentRightsFixture(t *testing.T) *consentRightsFixture {
 	s := newV1(t)
 	f := &consentRightsFixture{oauthFixture: s.oauthUser(t, s.NewOrg(t, "webhooks:read"), s.NewOrg(t, "webhooks:read")),
 		orgC: s.NewOrg(t, "webhooks:read")}
+	// A second owner of each organization, so that the user's role may change and the user
+	// may leave: an organization keeps an owner.
+	s.NewUser(t, resolverstest.UserSpec{Orgs: []uuid.UUID{f.orgA.ID, f.orgB.ID, f.orgC.ID}})
 	s.Exec(t, `UPDATE user_organizations SET role = 'member' WHERE user_id = $1 AND organization_id = $2`, f.user, f.orgB.ID)
 	s.Exec(t, `INSERT INTO user_organizations (user_id, organization_id, role) VALUES ($1, $2, 'admin')`, f.user, f.orgC.ID)
 	s.Exec(t, `UPDATE personal_access_tokens SET scope = $2 WHERE user_id = $1`, f.user, consentRightsPATScope)

@@ -231,6 +231,8 @@ type ResolvedOAuth2Token struct {
 	// Organizations are, for a user subject, the user's memberships narrowed to the token's
 	// down-scope list when it has one.
 	Organizations []uuid.UUID
+	// Roles is, for a user subject, the user's role in each of Organizations.
+	Roles map[uuid.UUID]string
 }
 
 // resolveOAuth2TokenSQL runs on every request made with an OAuth token: one indexed statement
@@ -238,18 +240,18 @@ type ResolvedOAuth2Token struct {
 // An organization subject's token lives only as long as the user who consented is still an
 // owner or admin of that organization: a user who leaves takes the applications' access along.
 const resolveOAuth2TokenSQL = `SELECT t.id, t.client_id, t.sub_type, t.user_id, t.organization_id, t.scope, t.expires_at,
-	  CASE WHEN t.sub_type = 'user' THEN coalesce((SELECT array_agg(uo.organization_id)
-	    FROM user_organizations uo JOIN organizations uoo ON uoo.id = uo.organization_id AND uoo.deleted_at IS NULL
-	    WHERE uo.user_id = t.user_id AND uo.deleted_at IS NULL
-	      AND (cardinality(t.organization_ids) = 0 OR uo.organization_id = ANY (t.organization_ids))), '{}')
-	  ELSE '{}' END AS orgs
+	  CASE WHEN t.sub_type = 'user' THEN m.orgs ELSE '{}' END AS orgs,
+	  CASE WHEN t.sub_type = 'user' THEN m.roles ELSE '{}' END AS roles
 	FROM oauth2_tokens t
+	CROSS JOIN LATERAL (SELECT t.user_id AS id) u
+	CROSS JOIN LATERAL (` + userMembershipsSQL + `
+	  AND (cardinality(t.organization_ids) = 0 OR uo.organization_id = ANY (t.organization_ids))) m
 	JOIN oauth2_clients c ON c.client_id = t.client_id AND c.deleted_at IS NULL
-	LEFT JOIN users u ON u.id = t.user_id
+	LEFT JOIN users tu ON tu.id = t.user_id
 	LEFT JOIN organizations o ON o.id = t.organization_id
 	WHERE t.access_token = $1 AND t.expires_at > now()
 	  AND t.access_token_revoked_at IS NULL AND t.refresh_token_revoked_at IS NULL
-	  AND (t.user_id IS NULL OR u.deleted_at IS NULL) AND (t.organization_id IS NULL OR o.deleted_at IS NULL)
+	  AND (t.user_id IS NULL OR tu.deleted_at IS NULL) AND (t.organization_id IS NULL OR o.deleted_at IS NULL)
 	  AND (t.sub_type <> 'organization' OR EXISTS (SELECT 1 FROM user_organizations cu
 	    JOIN users cuu ON cuu.id = cu.user_id AND cuu.deleted_at IS NULL
 	    WHERE cu.user_id = t.consented_by AND cu.organization_id = t.organization_id
@@ -260,17 +262,13 @@ func ResolveOAuth2AccessToken(ctx context.Context, q sqlx.QueryerContext, hash s
 	var (
 		t           ResolvedOAuth2Token
 		user, orgID uuid.NullUUID
-		orgs        pq.StringArray
+		orgs, roles pq.StringArray
 	)
 	row := q.QueryRowxContext(ctx, resolveOAuth2TokenSQL, hash)
-	if err := row.Scan(&t.ID, &t.ClientID, &t.SubType, &user, &orgID, &t.Scope, &t.ExpiresAt, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.ClientID, &t.SubType, &user, &orgID, &t.Scope, &t.ExpiresAt, &orgs, &roles); err != nil {
 		return nil, mapErr(err)
 	}
 	t.UserID, t.OrganizationID = user.UUID, orgID.UUID
-	for _, s := range orgs {
-		if id, err := uuid.Parse(s); err == nil {
-			t.Organizations = append(t.Organizations, id)
-		}
-	}
+	t.Organizations, t.Roles = memberships(orgs, roles)
 	return &t, nil
 }

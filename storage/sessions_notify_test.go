@@ -80,7 +80,9 @@ func TestChangesToSessionsNotifyTheSessionCaches(t *testing.T) {
 			}
 		}, nil},
 		{"a user joins an organization", exec(`INSERT INTO user_organizations (user_id, organization_id)
-			SELECT id, $1 FROM users WHERE false`, org.ID), credentials},
+			SELECT id, $1 FROM users WHERE false`, org.ID), []string{storage.CredentialsChannel, storage.SessionsChannel}},
+		{"a member's role changed", exec(`UPDATE user_organizations SET role = 'member' WHERE false`),
+			[]string{storage.CredentialsChannel, storage.SessionsChannel}},
 		{"an organization deleted", exec(`UPDATE organizations SET deleted_at = now() WHERE id = $1`, org.ID),
 			[]string{storage.SessionsChannel, storage.CredentialsChannel}},
 	}

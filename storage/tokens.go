@@ -40,7 +40,9 @@ type ResolvedToken struct {
 	MemberRole     string      `db:"member_role"`
 	Scope          string      `db:"scope"`
 	Organizations  []uuid.UUID `db:"-"`
-	ExpiresAt      *time.Time  `db:"expires_at"`
+	// Roles is a user credential's role in each of Organizations.
+	Roles     map[uuid.UUID]string `db:"-"`
+	ExpiresAt *time.Time           `db:"expires_at"`
 	// LastUsedAt is when a personal token was last recorded as used; nil for other
 	// credentials and for a personal token never used.
 	LastUsedAt *time.Time `db:"-"`
@@ -56,14 +58,36 @@ const (
 		FROM organization_access_tokens t JOIN organizations o ON o.id = t.organization_id
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND o.deleted_at IS NULL
 		  AND (t.expires_at IS NULL OR t.expires_at > now())`
-	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope, t.expires_at, t.last_used_at,
-		  coalesce(array_agg(uo.organization_id) FILTER (WHERE uo.organization_id IS NOT NULL), '{}') AS orgs
+	resolvePersonalTokenSQL = `SELECT t.id, t.user_id, t.scope, t.expires_at, t.last_used_at, m.orgs, m.roles
 		FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
-		LEFT JOIN user_organizations uo ON uo.user_id = u.id AND uo.deleted_at IS NULL
+		CROSS JOIN LATERAL (` + userMembershipsSQL + `) m
 		WHERE t.token = $1 AND t.deleted_at IS NULL AND u.deleted_at IS NULL
-		  AND (t.expires_at IS NULL OR t.expires_at > now())
-		GROUP BY t.id, t.user_id, t.scope, t.expires_at, t.last_used_at`
+		  AND (t.expires_at IS NULL OR t.expires_at > now())`
 )
+
+// userMembershipsSQL is the live memberships of the user u.id in live organizations, as
+// two aligned arrays (orgs, roles): what every credential that acts as a user carries, so
+// that tenancy and roles apply the memberships of the moment. Any further condition on the
+// membership uo is appended by the caller.
+const userMembershipsSQL = `SELECT coalesce(array_agg(uo.organization_id ORDER BY uo.organization_id), '{}') AS orgs,
+		  coalesce(array_agg(uo.role ORDER BY uo.organization_id), '{}') AS roles
+		FROM user_organizations uo JOIN organizations uoo ON uoo.id = uo.organization_id AND uoo.deleted_at IS NULL
+		WHERE uo.user_id = u.id AND uo.deleted_at IS NULL`
+
+// memberships decodes the arrays of userMembershipsSQL.
+func memberships(orgs, roles pq.StringArray) ([]uuid.UUID, map[uuid.UUID]string) {
+	var ids []uuid.UUID
+	byOrg := make(map[uuid.UUID]string, len(orgs))
+	for i, s := range orgs {
+		id, err := uuid.Parse(s)
+		if err != nil || i >= len(roles) {
+			continue
+		}
+		ids = append(ids, id)
+		byOrg[id] = roles[i]
+	}
+	return ids, byOrg
+}
 
 // The session lookups also carry the session's customer as GetCustomer reads it (the live
 // customer of that id in the session's organization): every portal page starts from it
@@ -92,16 +116,12 @@ func ResolveOrganizationToken(ctx context.Context, q sqlx.ExtContext, hash strin
 // ResolvePersonalToken finds a live personal access token and the user's organizations.
 func ResolvePersonalToken(ctx context.Context, q sqlx.ExtContext, hash string) (*ResolvedToken, error) {
 	var t ResolvedToken
-	var orgs pq.StringArray
+	var orgs, roles pq.StringArray
 	row := q.QueryRowxContext(ctx, resolvePersonalTokenSQL, hash)
-	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &t.ExpiresAt, &t.LastUsedAt, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.UserID, &t.Scope, &t.ExpiresAt, &t.LastUsedAt, &orgs, &roles); err != nil {
 		return nil, mapErr(err)
 	}
-	for _, s := range orgs {
-		if id, err := uuid.Parse(s); err == nil {
-			t.Organizations = append(t.Organizations, id)
-		}
-	}
+	t.Organizations, t.Roles = memberships(orgs, roles)
 	return &t, nil
 }
 

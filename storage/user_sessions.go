@@ -51,29 +51,23 @@ func CreateUserSession(ctx context.Context, q sqlx.ExtContext, w UserSessionWrit
 
 // resolveUserSessionSQL runs on every request a browser session authenticates (past the
 // credential cache): one indexed statement that checks expiry, revocation and the user.
-const resolveUserSessionSQL = `SELECT s.id, s.user_id, s.expires_at, s.last_seen_at,
-	  coalesce(array_agg(uo.organization_id) FILTER (WHERE uo.organization_id IS NOT NULL), '{}') AS orgs
+const resolveUserSessionSQL = `SELECT s.id, s.user_id, s.expires_at, s.last_seen_at, m.orgs, m.roles
 	FROM user_sessions s JOIN users u ON u.id = s.user_id
-	LEFT JOIN user_organizations uo ON uo.user_id = u.id AND uo.deleted_at IS NULL
-	WHERE s.token = $1 AND s.deleted_at IS NULL AND u.deleted_at IS NULL AND s.expires_at > now()
-	GROUP BY s.id, s.user_id, s.expires_at, s.last_seen_at`
+	CROSS JOIN LATERAL (` + userMembershipsSQL + `) m
+	WHERE s.token = $1 AND s.deleted_at IS NULL AND u.deleted_at IS NULL AND s.expires_at > now()`
 
-// ResolveUserSession finds a live session by its token's hash, with its user's
-// organizations.
+// ResolveUserSession finds a live session by its token's hash, with its user's live
+// memberships and their roles.
 func ResolveUserSession(ctx context.Context, q sqlx.ExtContext, hash string) (*ResolvedToken, error) {
 	var t ResolvedToken
 	var expires time.Time
-	var orgs pq.StringArray
+	var orgs, roles pq.StringArray
 	row := q.QueryRowxContext(ctx, resolveUserSessionSQL, hash)
-	if err := row.Scan(&t.ID, &t.UserID, &expires, &t.LastUsedAt, &orgs); err != nil {
+	if err := row.Scan(&t.ID, &t.UserID, &expires, &t.LastUsedAt, &orgs, &roles); err != nil {
 		return nil, mapErr(err)
 	}
 	t.ExpiresAt = &expires
-	for _, s := range orgs {
-		if id, err := uuid.Parse(s); err == nil {
-			t.Organizations = append(t.Organizations, id)
-		}
-	}
+	t.Organizations, t.Roles = memberships(orgs, roles)
 	return &t, nil
 }
 

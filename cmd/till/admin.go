@@ -100,7 +100,7 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 			"once; only its hash is stored.", stdout)
 	org := fs.String("org", "", "organization slug or id, for an organization access token")
 	user := fs.String("user", "", "a user's email, for a personal access token")
-	scopes := fs.String("scopes", "", `space- or comma-separated scopes, or "all" (the default with --user)`)
+	scopes := fs.String("scopes", "", `space- or comma-separated scopes, or "all" (the default with --user, whose role bounds it in each organization)`)
 	fs.StringVar(scopes, "scope", "", "the same as --scopes")
 	var expiresIn lifetime
 	fs.Var(&expiresIn, "expires-in", "lifetime, e.g. 720h or 30d; 0 never expires")

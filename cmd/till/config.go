@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"till/internal/oidclogin"
+
 	env "github.com/caarlos0/env/v11"
 )
 
@@ -130,6 +132,10 @@ type config struct {
 	SignInRatePerEmail int           `env:"TILL_SIGNIN_RATE_PER_EMAIL" envDefault:"6"`
 	SignInRatePerIP    int           `env:"TILL_SIGNIN_RATE_PER_IP" envDefault:"30"`
 	SignInRateWindow   time.Duration `env:"TILL_SIGNIN_RATE_WINDOW" envDefault:"15m"`
+	// OIDCProviders are the identity providers users may sign in with: a JSON array of
+	// {"name", "display_name", "issuer", "client_id", "client_secret", "scopes"}. Each
+	// provider is given the redirect URI <TILL_PUBLIC_URL>/auth/oidc/<name>/callback.
+	OIDCProviders string `env:"TILL_OIDC_PROVIDERS"`
 
 	// MetricsAddr, when set, serves /metrics on a listener of its own, for a network only
 	// the operator reaches. MetricsToken, when set, also serves it on the public listener to
@@ -171,6 +177,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.DataDir = abs
 	}
 	if err := c.checkMail(); err != nil {
+		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if _, err := oidclogin.ParseProviders(c.OIDCProviders); err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
@@ -251,6 +260,7 @@ func (c config) print(w io.Writer) {
 		c.HTTPReadTimeout, c.HTTPWriteTimeout, c.HTTPIdleTimeout, c.HTTPMinRate, c.MaxConnsPerIP)
 	fmt.Fprintf(w, "  TILL_METRICS_ADDR=%s\n  TILL_METRICS_TOKEN=(set: %t)\n", c.MetricsAddr, c.MetricsToken != "")
 	c.printMail(w)
+	c.printOIDCLogin(w)
 }
 
 // maskURL hides the password of a database URL.

@@ -40,6 +40,16 @@ func TestMailConfiguration(t *testing.T) {
 			vars: map[string]string{"TILL_SMTP_URL": "smtp://till:hunter2@mail.example.com:0x"}, wantErr: "xxxxx", hidden: "hunter2"},
 		{name: "a sender that is not an address stops the server",
 			vars: map[string]string{"TILL_MAIL_FROM": "not an address"}, wantErr: "TILL_MAIL_FROM"},
+		{name: "without identity providers sign-in is by mailed code only",
+			vars: map[string]string{}, wantPrint: []string{"TILL_OIDC_PROVIDERS=(none"}},
+		{name: "identity providers are printed with the redirect URI to register, never their secrets",
+			vars: map[string]string{"TILL_PUBLIC_URL": "https://till.example.com", "TILL_OIDC_PROVIDERS": `[{"name":"corp",` +
+				`"issuer":"https://id.example.com","client_id":"till","client_secret":"hunter2"}]`},
+			wantPrint: []string{"TILL_OIDC_PROVIDERS=corp (https://id.example.com) (redirect URI https://till.example.com/auth/oidc/<name>/callback)"},
+			hidden:    "hunter2"},
+		{name: "identity providers that do not parse stop the server",
+			vars:    map[string]string{"TILL_OIDC_PROVIDERS": `[{"name":"corp","issuer":"http://id.example.com","client_id":"c"}]`},
+			wantErr: "TILL_OIDC_PROVIDERS[0] (corp): issuer"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg, err := loadConfig(getenvOf(c.vars))

@@ -168,6 +168,27 @@ func TestSessionsAreCachedUntilAChangeIsAnnounced(t *testing.T) {
 		}
 		return err
 	}, `UPDATE user_sessions SET deleted_at = now() WHERE token = $1`))
+	t.Run("a member removed by another process", func(t *testing.T) {
+		var user uuid.UUID
+		if err := db.Get(&user, `INSERT INTO users (email) VALUES ('member@example.com') RETURNING id`); err != nil {
+			t.Fatal(err)
+		}
+		exec(`INSERT INTO user_organizations (user_id, organization_id, role) VALUES ($1, $2, 'member')`, user, org.ID)(t)
+		exec(`INSERT INTO personal_access_tokens (user_id, token, scope) VALUES ($1, 'pat-1', 'customers:read')`, user)(t)
+		waitFor(t, "the membership", func() bool {
+			p, err := resolve(auth.TokenPersonal, "pat-1")
+			return err == nil && p.Roles[org.ID] == auth.RoleMember
+		})
+		before := store.calls.Load()
+		if p, err := resolve(auth.TokenPersonal, "pat-1"); err != nil || store.calls.Load() != before || len(p.Organizations) != 1 {
+			t.Fatalf("the token was not cached with its organization (%+v, %v)", p, err)
+		}
+		exec(`UPDATE user_organizations SET deleted_at = now() WHERE user_id = $1`, user)(t)
+		waitFor(t, "the removal", func() bool {
+			p, err := resolve(auth.TokenPersonal, "pat-1")
+			return err == nil && len(p.Organizations) == 0 && p.Roles[org.ID] == ""
+		})
+	})
 	t.Run("without the listener nothing is kept", func(t *testing.T) {
 		if _, err := storage.CreateCustomerSession(ctx, db, org.ID, m.CustomerID, "cst-4", in, nil); err != nil {
 			t.Fatal(err)

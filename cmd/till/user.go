@@ -18,18 +18,18 @@ import (
 // first users of an installation are created here.
 func userCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) error {
 	if len(args) == 0 || args[0] != "create" {
-		fmt.Fprintln(stdout, "Usage: till user create --email EMAIL [--org SLUG|ID [--role owner|admin|member]]")
+		fmt.Fprintln(stdout, "Usage: till user create --email EMAIL [--org SLUG|ID [--role owner|admin|member|finance]]")
 		if len(args) > 0 && (args[0] == "--help" || args[0] == "-h") {
 			return nil
 		}
 		return fmt.Errorf("unknown user command; try: till user create --help")
 	}
-	fs := newFlags("user create --email EMAIL [--org SLUG|ID [--role owner|admin|member]]",
+	fs := newFlags("user create --email EMAIL [--org SLUG|ID [--role owner|admin|member|finance]]",
 		"Creates a user with a verified email, or finds the one that exists, and with --org makes them a\n"+
 			"member of the organization. Running it again with the same flags changes nothing.", stdout)
 	email := fs.String("email", "", "the user's email address")
 	org := fs.String("org", "", "an organization slug or id to join")
-	role := fs.String("role", "", "the role in --org: owner, admin or member (default member)")
+	role := fs.String("role", "", "the role in --org: owner, admin, member or finance (default member)")
 	if ok, err := parseFlags(fs, args[1:]); !ok {
 		return err
 	}
@@ -73,8 +73,22 @@ func personalTokenCmd(ctx context.Context, db *database, secret []byte, email st
 		return fmt.Errorf("token create: %w", err)
 	}
 	fmt.Fprintf(stdout, "personal access token for %s (shown once, keep it safe):\n%s\n", u.Email, created.Token)
+	ms, err := storage.ListMemberships(ctx, db.DB, u.ID, maxListedMemberships)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "In each organization it can do what both its scopes and the user's role there allow:")
+	for _, m := range ms {
+		fmt.Fprintf(stdout, "  %s: %s\n", m.Slug, m.Role)
+	}
+	if len(ms) == 0 {
+		fmt.Fprintln(stdout, "  (the user belongs to no organization yet)")
+	}
 	return nil
 }
+
+// maxListedMemberships bounds the memberships a new token's summary lists.
+const maxListedMemberships = 100
 
 // lifetime is a duration flag that also takes whole days ("30d"), the unit tokens are
 // usually given in.

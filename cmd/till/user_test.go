@@ -41,7 +41,7 @@ func TestUserAndPersonalTokenCommands(t *testing.T) {
 		{"another role is refused", []string{"user", "create", "--email", "ada@example.com", "--org", "acme", "--role", "member"}, "already a member of acme with the role owner", true},
 		{"a bad email", []string{"user", "create", "--email", "not-an-email"}, "not a valid email", true},
 		{"an unknown organization", []string{"user", "create", "--email", "bo@example.com", "--org", "nope"}, `No organization "nope"`, true},
-		{"a bad role", []string{"user", "create", "--email", "bo@example.com", "--org", "acme", "--role", "king"}, "'owner', 'admin' or 'member'", true},
+		{"a bad role", []string{"user", "create", "--email", "bo@example.com", "--org", "acme", "--role", "king"}, "'owner', 'admin', 'member' or 'finance'", true},
 		{"a role without an organization", []string{"user", "create", "--email", "bo@example.com", "--role", "admin"}, "needs an organization", true},
 		{"no email", []string{"user", "create"}, "--email is required", true},
 		{"a token", []string{"token", "create", "--user", "ADA@example.com", "--scope", "customers:read", "--expires", "30d", "--name", "ci"}, "personal access token for Ada@example.com", false},

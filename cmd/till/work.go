@@ -68,6 +68,9 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 	if d.Mail, err = mailSender(cfg, logger); err != nil {
 		return nil, err
 	}
+	if d.OIDCLogin, err = oidcLogin(cfg, d.Secret); err != nil {
+		return nil, err
+	}
 	d.BrowserOrigins = cfg.CORSOrigins
 	a.r = resolvers.New(d)
 	if tp, ok := d.Payments.(*payment.TestProcessor); ok {

@@ -2601,6 +2601,60 @@ type OrganizationFeatureSettings struct {
 	CheckoutLocalizationEnabled bool `json:"checkoutLocalizationEnabled"`
 }
 
+// The invitation to accept.
+type OrganizationInvitationAcceptInput struct {
+	// The token of the invitation's link.
+	Token string `json:"token"`
+}
+
+// A window of an organization's pending invitations.
+type OrganizationInvitationPage struct {
+	// The invitations of this window.
+	Items []*storage.OrganizationInvitation `json:"items"`
+	// The page envelope: total count and last page.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
+// Whom to invite into an organization, and as what.
+type OrganizationMemberInviteInput struct {
+	// The organization; required for a user of several organizations.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// The email address to invite, up to 320 characters.
+	Email string `json:"email"`
+	// The role the invitee gets; only an owner may invite an owner.
+	Role OrganizationRole `json:"role"`
+}
+
+// A window of an organization's members.
+type OrganizationMemberPage struct {
+	// The members of this window.
+	Items []*storage.OrganizationMember `json:"items"`
+	// The page envelope: total count and last page.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
+// A member to remove.
+type OrganizationMemberRemoveInput struct {
+	// The organization; required for a user of several organizations.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// The member's user id.
+	UserID uuid.UUID `json:"userId"`
+}
+
+// A member whose role changes, and the new role.
+type OrganizationMemberRoleInput struct {
+	// The organization; required for a user of several organizations.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// The member's user id.
+	UserID uuid.UUID `json:"userId"`
+	// The new role. Only an owner may make an owner or change an owner's role, and the last owner keeps the role.
+	Role OrganizationRole `json:"role"`
+}
+
 // The page envelope shared by every list, as in /v1.
 type Pagination struct {
 	// How many items match, over all pages.
@@ -4322,6 +4376,74 @@ func (e OAuth2TokenEndpointAuthMethod) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a user is in an organization. Owners and admins hold every permission (see
+// Permission); owners differ by invariants: an organization keeps at least one, and only an
+// owner may make or unmake an owner. Members manage the catalog, customers and sales but not
+// the organization, its people or its money; finance reads the catalog, customers and
+// analytics and handles sales.
+type OrganizationRole string
+
+const (
+	// Every permission; an organization keeps at least one owner, and only owners make or remove owners.
+	OrganizationRoleOwner OrganizationRole = "owner"
+	// Every permission, including managing members other than owners.
+	OrganizationRoleAdmin OrganizationRole = "admin"
+	// The catalog, customers, sales and analytics; not the organization's settings, people or money.
+	OrganizationRoleMember OrganizationRole = "member"
+	// Reads the catalog, customers, analytics and money, and handles sales (refunds, disputes).
+	OrganizationRoleFinance OrganizationRole = "finance"
+)
+
+var AllOrganizationRole = []OrganizationRole{
+	OrganizationRoleOwner,
+	OrganizationRoleAdmin,
+	OrganizationRoleMember,
+	OrganizationRoleFinance,
+}
+
+func (e OrganizationRole) IsValid() bool {
+	switch e {
+	case OrganizationRoleOwner, OrganizationRoleAdmin, OrganizationRoleMember, OrganizationRoleFinance:
+		return true
+	}
+	return false
+}
+
+func (e OrganizationRole) String() string {
+	return string(e)
+}
+
+func (e *OrganizationRole) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = OrganizationRole(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid OrganizationRole", str)
+	}
+	return nil
+}
+
+func (e OrganizationRole) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *OrganizationRole) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e OrganizationRole) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // The payment processors a retry can go through.
 type PaymentProcessor string
 
@@ -4372,6 +4494,113 @@ func (e *PaymentProcessor) UnmarshalJSON(b []byte) error {
 }
 
 func (e PaymentProcessor) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a user's role lets the user do in an organization, upstream's permission vocabulary
+// (organization_manage is organization:manage on upstream's wire). Each role holds a fixed
+// set: owner and admin every permission; member all but organization_manage,
+// members_manage, finance_read and finance_manage; finance sales_read, sales_manage,
+// finance_read, customers_read, products_read, custom_fields_read and analytics_read.
+type Permission string
+
+const (
+	// No permission beyond belonging to the organization: every role may, as upstream leaves the call open to every member (or the call acts on the user's own things).
+	PermissionNone Permission = "none"
+	// `organization:manage`: the organization's settings, credentials, webhooks and jobs.
+	PermissionOrganizationManage Permission = "organization_manage"
+	// `members:read`: the organization's members and invitations.
+	PermissionMembersRead Permission = "members_read"
+	// `members:manage`: inviting, removing and changing the role of members.
+	PermissionMembersManage Permission = "members_manage"
+	// `products:read`: the catalog: products, benefits, discounts, meters, files, license keys.
+	PermissionProductsRead Permission = "products_read"
+	// `products:manage`: changing the catalog.
+	PermissionProductsManage Permission = "products_manage"
+	// `custom_fields:read`: custom fields.
+	PermissionCustomFieldsRead Permission = "custom_fields_read"
+	// `custom_fields:manage`: changing custom fields.
+	PermissionCustomFieldsManage Permission = "custom_fields_manage"
+	// `customers:read`: customers, their payment methods and benefit grants.
+	PermissionCustomersRead Permission = "customers_read"
+	// `customers:manage`: changing customers and their payment methods.
+	PermissionCustomersManage Permission = "customers_manage"
+	// `sales:read`: checkouts, orders, subscriptions, refunds and disputes.
+	PermissionSalesRead Permission = "sales_read"
+	// `sales:manage`: selling, refunding, changing subscriptions and orders.
+	PermissionSalesManage Permission = "sales_manage"
+	// `analytics:read`: usage events and metrics.
+	PermissionAnalyticsRead Permission = "analytics_read"
+	// `analytics:manage`: changing analytics (dashboards, event types).
+	PermissionAnalyticsManage Permission = "analytics_manage"
+	// `events:ingest`: ingesting usage events.
+	PermissionEventsIngest Permission = "events_ingest"
+	// `finance:read`: the organization's account, transactions and payouts.
+	PermissionFinanceRead Permission = "finance_read"
+	// `finance:manage`: changing the organization's account and payouts.
+	PermissionFinanceManage Permission = "finance_manage"
+)
+
+var AllPermission = []Permission{
+	PermissionNone,
+	PermissionOrganizationManage,
+	PermissionMembersRead,
+	PermissionMembersManage,
+	PermissionProductsRead,
+	PermissionProductsManage,
+	PermissionCustomFieldsRead,
+	PermissionCustomFieldsManage,
+	PermissionCustomersRead,
+	PermissionCustomersManage,
+	PermissionSalesRead,
+	PermissionSalesManage,
+	PermissionAnalyticsRead,
+	PermissionAnalyticsManage,
+	PermissionEventsIngest,
+	PermissionFinanceRead,
+	PermissionFinanceManage,
+}
+
+func (e Permission) IsValid() bool {
+	switch e {
+	case PermissionNone, PermissionOrganizationManage, PermissionMembersRead, PermissionMembersManage, PermissionProductsRead, PermissionProductsManage, PermissionCustomFieldsRead, PermissionCustomFieldsManage, PermissionCustomersRead, PermissionCustomersManage, PermissionSalesRead, PermissionSalesManage, PermissionAnalyticsRead, PermissionAnalyticsManage, PermissionEventsIngest, PermissionFinanceRead, PermissionFinanceManage:
+		return true
+	}
+	return false
+}
+
+func (e Permission) String() string {
+	return string(e)
+}
+
+func (e *Permission) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = Permission(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid Permission", str)
+	}
+	return nil
+}
+
+func (e Permission) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *Permission) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e Permission) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

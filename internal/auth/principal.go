@@ -76,6 +76,11 @@ type Principal struct {
 	// need no further lookup; empty means none, so a forgetful resolver fails
 	// closed.
 	Organizations []uuid.UUID
+	// Roles is a user principal's role in each of Organizations, read with the credential
+	// so a changed role applies on the next request. Guards intersect the token's scopes
+	// with the permissions of the role in the organization an operation acts on; an
+	// organization missing here grants nothing.
+	Roles map[uuid.UUID]Role
 	// OAuthClientID is the client_id of the OAuth2 application whose access token this is;
 	// empty for first-party credentials (organization and personal tokens, sessions). Rules
 	// that only the user in person may exercise, such as consenting to another application,

@@ -44,7 +44,11 @@ func expectField(dirs ast.DirectiveList, p principal) outcome {
 		var o outcome
 		switch d.Name {
 		case "hasScope":
-			o = expectScoped([]auth.Kind{auth.KindOrganization, auth.KindUser}, directiveScopes(d), p)
+			kinds := []auth.Kind{auth.KindOrganization, auth.KindUser}
+			if arg := d.Arguments.ForName("usersOnly"); arg != nil && arg.Value.Raw == "true" {
+				kinds = []auth.Kind{auth.KindUser}
+			}
+			o = expectScoped(kinds, directiveScopes(d), p)
 		case "portal":
 			o = expectKinds([]auth.Kind{auth.KindCustomerSession, auth.KindMemberSession}, p)
 		case "billing":

@@ -119,8 +119,33 @@ type gqlAnswer struct {
 		Extensions struct {
 			Code   string `json:"code"`
 			Reason string `json:"reason"`
+			Cause  string `json:"cause"`
 		} `json:"extensions"`
 	} `json:"errors"`
+}
+
+// roleRefusal is the permission a role refusal names (NotPermitted whose cause is the
+// missing permission), or "" when the answer holds none.
+func (a gqlAnswer) roleRefusal() auth.Permission {
+	for _, e := range a.Errors {
+		if e.Extensions.Code == "FORBIDDEN" && e.Extensions.Reason == "NotPermitted" && strings.Contains(e.Extensions.Cause, ":") {
+			return auth.Permission(e.Extensions.Cause)
+		}
+	}
+	return ""
+}
+
+// faulted reports a server error: an HTTP 5xx or an INTERNAL error.
+func (a gqlAnswer) faulted() bool {
+	if a.status >= 500 {
+		return true
+	}
+	for _, e := range a.Errors {
+		if e.Extensions.Code == "INTERNAL" {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome classifies the answer: refusals are recognised by their error codes and reasons,
