@@ -15121,8 +15121,9 @@ input AuthorizeOAuth2Input {
   "Must be one of the client's redirect URIs; may be left out when the client has exactly one."
   redirectUri: String
   """
-  Space-separated; every scope must be one the consenting personal access token holds
-  (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
+  Space-separated; every scope must be one the consenting credential (the user's personal access
+  token or browser session) holds (invalid_scope otherwise). Defaults to every scope the client
+  may request that the credential holds.
   """
   scope: String
   "The application's opaque value, returned unchanged in the redirect."
@@ -15155,9 +15156,10 @@ type AuthorizeOAuth2Payload {
 
 extend type Mutation {
   """
-  Gives the signed-in user's consent (personal access token only): issues an authorization
-  code for the client and remembers the consent. It never grants a scope the token lacks, and
-  only owners and admins may consent for an organization subject.
+  Gives the signed-in user's consent (the user in person: a personal access token or a browser
+  session, never an OAuth2 token): issues an authorization code for the client and remembers the
+  consent, as the consent page does. It never grants a scope the credential lacks, and only
+  owners and admins may consent for an organization subject.
   """
   authorizeOAuth2(
     "The authorization request as the consent screen showed it."

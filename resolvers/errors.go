@@ -59,6 +59,9 @@ const (
 	CodeRequestValidation = "RequestValidationError"
 	CodeInsufficientScope = "insufficient_scope"
 	CodeInternal          = "InternalServerError"
+	// CodeCSRF refuses a form the session cookie carried that does not prove it comes from
+	// the page Till showed this session: a forged, expired or cross-site post.
+	CodeCSRF = "CSRFVerificationFailed"
 	// Checkout errors carry upstream's class names (server/polar/checkout/service.py).
 	CodeNotOpenCheckout = "NotOpenCheckout"
 	CodeExpiredCheckout = "ExpiredCheckoutError"
@@ -91,6 +94,7 @@ var statusByCode = map[string]int{
 	CodeRequestValidation: http.StatusUnprocessableEntity,
 	CodeInsufficientScope: http.StatusForbidden,
 	CodeInternal:          http.StatusInternalServerError,
+	CodeCSRF:              http.StatusForbidden,
 	CodeNotOpenCheckout:   http.StatusForbidden,
 	CodeExpiredCheckout:   http.StatusGone,
 	CodePaymentError:      http.StatusBadRequest,
@@ -170,6 +174,7 @@ var graphQLCodeByCode = map[string]GraphQLCode{
 	CodeRequestValidation: GraphQLBadUserInput,
 	CodeInsufficientScope: GraphQLForbidden,
 	CodeInternal:          GraphQLInternal,
+	CodeCSRF:              GraphQLForbidden,
 	CodeNotOpenCheckout:   GraphQLConflict,
 	CodeExpiredCheckout:   GraphQLConflict,
 	CodePaymentError:      GraphQLBadUserInput,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/internal/auth"
@@ -20,7 +19,7 @@ import (
 const codeTTL = 300 * time.Second
 
 // AuthorizeRequest carries the parameters of an authorization request (the query string of
-// GET /v1/oauth2/authorize, or the consent mutation's input).
+// GET /v1/oauth2/authorize, the consent page's form, or the consent mutation's input).
 type AuthorizeRequest struct {
 	ResponseType        string
 	ClientID            string
@@ -139,75 +138,36 @@ func subset(a, b auth.ScopeSet) bool {
 	return true
 }
 
-// AuthorizeOAuth2 gives the signed-in user's consent: it issues an authorization code bound
-// to everything the token endpoint will check and remembers the consent. Only a user's
-// personal access token may consent, never an OAuth token, so an application cannot grant
-// itself (or another application) more than the user did; and the consent grants no scope
-// that token lacks, nor an organization subject unless the user manages the organization
-// (oauth2_consent_rights.go).
+// AuthorizeOAuth2 gives the signed-in user's consent through GraphQL. Only the user in
+// person may consent (a personal access token or a browser session, never an OAuth token),
+// so an application cannot grant itself, or another application, more than the user did.
 func (r *Resolver) AuthorizeOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
-	v, userID, err := r.consentRequest(ctx, in)
+	v, err := r.consentRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	if v.SubType == "organization" {
-		if err := checkOrganizationConsent(ctx, r.db, userID, *in.OrganizationID); err != nil {
-			return nil, err
-		}
-	}
-	if v.Scopes, err = consentScopes(v, auth.FromContext(ctx).Scopes); err != nil {
-		return nil, err
-	}
-	c := storage.OAuth2AuthorizationCode{ClientID: v.Client.ClientID, SubType: v.SubType,
-		RedirectURI: v.RedirectURI, Scope: v.Scopes.String(), Nonce: optional(v.Request.Nonce), ConsentedBy: &userID}
-	grantUser, grantOrg := &userID, (*uuid.UUID)(nil)
-	switch {
-	case v.SubType == "organization":
-		c.OrganizationID, grantUser, grantOrg = v.Request.OrganizationID, nil, v.Request.OrganizationID
-	case v.Request.OrganizationID != nil:
-		c.UserID, c.OrganizationIDs = &userID, []string{v.Request.OrganizationID.String()}
-	default:
-		c.UserID = &userID
-	}
-	if v.Request.CodeChallenge != "" {
-		method := v.Request.CodeChallengeMethod
-		if method == "" {
-			method = "plain"
-		}
-		c.CodeChallenge, c.CodeChallengeMethod = &v.Request.CodeChallenge, &method
-	}
-	code := auth.Generate(auth.PrefixAuthorizationCode)
-	c.Code = auth.Hash(r.secret, code)
-	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
-		if _, err := storage.CreateOAuth2AuthorizationCode(ctx, tx, c, codeTTL); err != nil {
-			return err
-		}
-		return storage.UpsertOAuth2Grant(ctx, tx, c.ClientID, c.Scope, grantUser, grantOrg)
-	})
+	issued, err := r.grantConsent(ctx, v)
 	if err != nil {
 		return nil, err
 	}
-	redirect := withQuery(v.RedirectURI, url.Values{"code": {code}}, v.Request.State, r.Issuer())
-	return &model.AuthorizeOAuth2Payload{RedirectURL: redirect, Code: &code}, nil
+	return &model.AuthorizeOAuth2Payload{RedirectURL: issued.Redirect, Code: &issued.Code}, nil
 }
 
 // DenyOAuth2 refuses an authorization request after validating it like a consent, so only a
 // registered redirect URI ever receives the answer.
 func (r *Resolver) DenyOAuth2(ctx context.Context, in model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error) {
-	v, _, err := r.consentRequest(ctx, in)
+	v, err := r.consentRequest(ctx, in)
 	if err != nil {
 		return nil, err
 	}
-	denied := &OAuth2Error{Code: "access_denied", Redirect: v.RedirectURI, State: v.Request.State}
-	return &model.AuthorizeOAuth2Payload{RedirectURL: denied.RedirectURL(r.Issuer())}, nil
+	return &model.AuthorizeOAuth2Payload{RedirectURL: r.deniedRedirect(v)}, nil
 }
 
 // consentRequest authenticates the consenting user and validates their request; OAuth
 // protocol errors become BadRequest with the OAuth description, for the dashboard to show.
-func (r *Resolver) consentRequest(ctx context.Context, in model.AuthorizeOAuth2Input) (*ValidAuthorization, uuid.UUID, error) {
-	p := auth.FromContext(ctx)
+func (r *Resolver) consentRequest(ctx context.Context, in model.AuthorizeOAuth2Input) (*ValidAuthorization, error) {
 	if err := checkFirstParty(ctx); err != nil {
-		return nil, uuid.Nil, err
+		return nil, err
 	}
 	req := AuthorizeRequest{ResponseType: "code", ClientID: in.ClientID, RedirectURI: deref(in.RedirectURI),
 		Scope: deref(in.Scope), State: deref(in.State), Nonce: deref(in.Nonce), CodeChallenge: deref(in.CodeChallenge),
@@ -218,18 +178,9 @@ func (r *Resolver) consentRequest(ctx context.Context, in model.AuthorizeOAuth2I
 	v, err := r.ValidateAuthorization(ctx, req)
 	var oe *OAuth2Error
 	if errors.As(err, &oe) {
-		return nil, uuid.Nil, BadRequest(oe.Code + ": " + oe.Description)
+		return nil, BadRequest(oe.Code + ": " + oe.Description)
 	}
-	if err != nil {
-		return nil, uuid.Nil, err
-	}
-	if v.SubType == "organization" && in.OrganizationID == nil {
-		return nil, uuid.Nil, Invalid("missing", "organizationId is required for subType organization.", nil, "input", "organizationId")
-	}
-	if in.OrganizationID != nil && !slices.Contains(p.Organizations, *in.OrganizationID) {
-		return nil, uuid.Nil, Invalid("value_error", "Organization not found.", in.OrganizationID.String(), "input", "organizationId")
-	}
-	return v, p.UserID, nil
+	return v, err
 }
 
 // withQuery adds params, state (when set) and iss (RFC 9207, when set) to a redirect URI,

@@ -13,9 +13,10 @@ import (
 
 // A consent hands an application part of the consenting user's own power, so it never
 // grants more than the user holds (DESIGN §5). What the user holds is what the credential
-// they consent with holds: the personal access token's scopes. For an organization subject
-// the application acts as the organization itself, with no user in between whose role later
-// checks could apply, so the user must also be one who manages the organization.
+// they consent with holds: the personal access token's or the browser session's scopes. For
+// an organization subject the application acts as the organization itself, with no user in
+// between whose role later checks could apply, so the user must also be one who manages the
+// organization.
 
 // mayConsentForOrganization reports whether a role lets a user hand an application an
 // organization token: owners and admins manage the organization and may; a plain member may
@@ -61,11 +62,21 @@ func checkOrganizationConsent(ctx context.Context, q sqlx.QueryerContext, userID
 // scope the client may request) is narrowed to what the user holds, as RFC 6749 §3.3 lets a
 // server choose its default; an empty result is refused.
 func consentScopes(v *ValidAuthorization, held auth.ScopeSet) (auth.ScopeSet, error) {
+	granted, refusal := boundedScopes(v, held)
+	if refusal != "" {
+		return nil, BadRequest("invalid_scope: " + refusal)
+	}
+	return granted, nil
+}
+
+// boundedScopes is consentScopes with the refusal as an invalid_scope description, for
+// callers that answer it as an OAuth error.
+func boundedScopes(v *ValidAuthorization, held auth.ScopeSet) (auth.ScopeSet, string) {
 	if v.Request.Scope != "" {
 		if !subset(v.Scopes, held) {
-			return nil, BadRequest("invalid_scope: The scope requested exceeds the scopes of the consenting token.")
+			return nil, "The scope requested exceeds the scopes of the consenting credential."
 		}
-		return v.Scopes, nil
+		return v.Scopes, ""
 	}
 	granted := auth.ScopeSet{}
 	for s := range v.Scopes {
@@ -74,9 +85,9 @@ func consentScopes(v *ValidAuthorization, held auth.ScopeSet) (auth.ScopeSet, er
 		}
 	}
 	if len(granted) == 0 {
-		return nil, BadRequest("invalid_scope: The consenting token holds none of the scopes the client may request.")
+		return nil, "The consenting credential holds none of the scopes the client may request."
 	}
-	return granted, nil
+	return granted, ""
 }
 
 // recheckConsenter is the token endpoint's check that the consent behind an organization

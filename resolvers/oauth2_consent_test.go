@@ -86,10 +86,10 @@ func TestOAuth2AuthorizeOutcomes(t *testing.T) {
 			}},
 		{name: "shows the consent screen for prompt=consent", ctx: anonymous, req: request(resolvers.AuthorizeRequest{Prompt: "consent"}),
 			kind: "Consent"},
-		{name: "asks for a single organization for an organization subject, still as sub_type user", ctx: anonymous,
+		{name: "asks for a single organization for an organization subject, as sub_type organization", ctx: anonymous,
 			req: request(resolvers.AuthorizeRequest{SubType: "organization"}), kind: "Consent",
 			check: func(t *testing.T, out resolvers.AuthorizeOutcome) {
-				if !out.Consent.RequiresSingleOrganization || out.Consent.SubType != "user" {
+				if !out.Consent.RequiresSingleOrganization || out.Consent.SubType != "organization" || out.Consent.Sub != nil {
 					t.Errorf("consent = %+v", out.Consent)
 				}
 			}},

@@ -263,7 +263,7 @@ func (h graphQLHandler) RefuseToken(w http.ResponseWriter, r *http.Request, err 
 		w.Header().Set("WWW-Authenticate", auth.InvalidTokenChallenge)
 	case errors.Is(err, auth.ErrCSRF):
 		e = &gqlerror.Error{Message: auth.CSRFRefusal,
-			Extensions: map[string]any{"code": GraphQLForbidden, "reason": "CSRFVerificationFailed"}}
+			Extensions: map[string]any{"code": GraphQLForbidden, "reason": CodeCSRF}}
 		status = http.StatusForbidden
 	default:
 		e = &gqlerror.Error{Message: "Internal Server Error", Extensions: map[string]any{"code": GraphQLInternal}}

@@ -27,7 +27,12 @@ type Guard struct {
 	// Delegated limits the route to OAuth2 access tokens, which the route reads itself; any
 	// other bearer token is invalid_token there, as upstream's resource protector answers.
 	Delegated bool
-	// Refusal is the status given to a principal kind not in Kinds: 401 unless set.
+	// Browser admits a user principal only when a browser session carries it: the route acts
+	// for the user in person, which a token (even the user's own) never does. Other user
+	// principals get Refusal.
+	Browser bool
+	// Refusal is the status given to a principal kind not in Kinds (other than anonymous,
+	// which is always 401): 401 unless set.
 	Refusal int
 }
 

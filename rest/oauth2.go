@@ -15,13 +15,14 @@ import (
 	"till/resolvers"
 )
 
-// The guards of the OAuth2 endpoints. The authorization endpoint answers consent data to
-// anonymous callers only, as upstream's (which expects a browser session) refuses every bearer
-// token with 403; the client endpoints authenticate the client from the form; userinfo reads
-// an OAuth2 access token itself.
+// The guards of the OAuth2 endpoints. The authorization endpoint serves anonymous callers and
+// users signed in with a browser session, as upstream's refuses every bearer token with 403;
+// the consent form needs the browser session; the client endpoints authenticate the client
+// from the form; userinfo reads an OAuth2 access token itself.
 var (
 	consentRequest = Guard{Public: "an authorization request; only a registered redirect URI receives its answer",
-		Kinds: []auth.Kind{auth.KindAnonymous}, Refusal: http.StatusForbidden}
+		Kinds: []auth.Kind{auth.KindAnonymous, auth.KindUser}, Browser: true, Refusal: http.StatusForbidden}
+	consentAnswer       = Guard{Kinds: []auth.Kind{auth.KindUser}, Browser: true, Refusal: http.StatusForbidden}
 	clientAuthenticated = Guard{Public: "the OAuth2 client's credentials in the form", Kinds: allKinds}
 	delegatedToken      = Guard{Kinds: []auth.Kind{auth.KindUser, auth.KindOrganization}, Delegated: true}
 	allKinds            = []auth.Kind{auth.KindAnonymous, auth.KindOrganization, auth.KindUser,
@@ -37,6 +38,7 @@ func oauth2Routes(r *resolvers.Resolver) []Route {
 	userinfo := oauth2UserInfo(r)
 	return append(oauth2RegisterRoutes(r), []Route{
 		{Method: http.MethodGet, Path: "/v1/oauth2/authorize", Handler: oauth2Authorize(r), Guard: consentRequest},
+		{Method: http.MethodPost, Path: "/v1/oauth2/consent", Handler: oauth2Consent(r), Guard: consentAnswer},
 		{Method: http.MethodPost, Path: "/v1/oauth2/token", Handler: oauth2Token(r), Guard: clientAuthenticated},
 		{Method: http.MethodPost, Path: "/v1/oauth2/revoke", Handler: oauth2Revoke(r), Guard: clientAuthenticated},
 		{Method: http.MethodPost, Path: "/v1/oauth2/introspect", Handler: oauth2Introspect(r), Guard: clientAuthenticated},

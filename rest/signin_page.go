@@ -1,8 +1,6 @@
 package rest
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -22,11 +20,7 @@ input{padding:.5rem;margin:.25rem 0 1rem}button{padding:.6rem;cursor:pointer}
 
 // signInCSP forbids everything the pages do not do: no script, no frame around them, no
 // base, forms only to Till, and the one style sheet above.
-var signInCSP = func() string {
-	sum := sha256.Sum256([]byte(signInStyle))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-}()
+var signInCSP = pagePolicy(signInStyle, "form-action 'self'")
 
 // signInPage is every state of the sign-in page: the email form, the code form, the magic
 // link's button, and who is signed in.
@@ -72,20 +66,10 @@ type pageState struct {
 	retryAfter string
 }
 
-// writePage renders the sign-in page with the headers every state carries. The referrer
-// policy is same-origin, not no-referrer: a browser told to send no referrer also names the
-// origin of the page's own form posts "null", which the origin check must refuse; with
-// same-origin, Till's forms name their origin while other sites never see the page's
-// address (a magic link's token).
+// writePage renders the sign-in page with the headers every state carries (writeHTMLPage).
 func writePage(w http.ResponseWriter, s pageState) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", signInCSP)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
 	if s.retryAfter != "" {
-		h.Set("Retry-After", s.retryAfter)
+		w.Header().Set("Retry-After", s.retryAfter)
 	}
 	if s.Title == "" {
 		s.Title = "Sign in to Till"
@@ -93,15 +77,20 @@ func writePage(w http.ResponseWriter, s pageState) {
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}
-	w.WriteHeader(s.status)
-	_ = signInPage.Execute(w, s)
+	writeHTMLPage(w, s.status, signInCSP, signInPage, s)
 }
 
 // loginPage serves GET /login: who is signed in, or the email form. return_to, a path of
-// Till's own origin, is where signing in leads.
+// Till's own origin, is where signing in leads. prompt=login asks for the email form even
+// over a live session: the OAuth2 authorization endpoint sends it for OpenID Connect's
+// prompt=login, which wants the user to prove who they are again.
 func loginPage(r *resolvers.Resolver) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		returnTo := resolvers.SafeReturnTo(req.URL.Query().Get("return_to"))
+		if req.URL.Query().Get("prompt") == "login" {
+			writePage(w, pageState{Step: "email", ReturnTo: returnTo})
+			return
+		}
 		p, ok, err := r.BrowserSession(req)
 		if err != nil {
 			pageError(w, req, r, pageState{Step: "email", ReturnTo: returnTo}, err)

@@ -83,7 +83,7 @@ func TestOAuth2AuthorizeAnswersConsentDataOrErrors(t *testing.T) {
 		location            string // expected error in the redirect
 	}{
 		{name: "answers the consent data to an anonymous caller", target: base + conf.ID + "&sub_type=organization",
-			want: want{status: 200, has: []string{`"sub_type":"user"`, `"sub":null`, `"organizations":[]`,
+			want: want{status: 200, has: []string{`"sub_type":"organization"`, `"sub":null`, `"organizations":[]`,
 				`"requires_single_organization":true`, `"scopes":["openid","email"]`, `"client_id":"` + conf.ID + `"`,
 				`"email":"Read your email address"`}}},
 		{name: "refuses any bearer token", target: base + conf.ID, token: "pat",

@@ -33,11 +33,18 @@ type OAuth2Organization struct {
 	AvatarURL *string   `db:"avatar_url"`
 }
 
-// ListUserOrganizations lists the live organizations a user is a live member of, oldest
-// membership first, so the consent screen offers them in a stable order.
-func ListUserOrganizations(ctx context.Context, q sqlx.QueryerContext, userID uuid.UUID) ([]OAuth2Organization, error) {
-	out := []OAuth2Organization{}
-	err := sqlx.SelectContext(ctx, q, &out, `SELECT o.id, o.slug, o.avatar_url
+// OAuth2Membership is an organization the consent screen may offer, with the user's role in
+// it, which decides whether the user may hand an application the organization itself.
+type OAuth2Membership struct {
+	OAuth2Organization
+	Role string `db:"role"`
+}
+
+// ListUserOrganizations lists the live organizations a user is a live member of, with the
+// role, oldest membership first, so the consent screen offers them in a stable order.
+func ListUserOrganizations(ctx context.Context, q sqlx.QueryerContext, userID uuid.UUID) ([]OAuth2Membership, error) {
+	out := []OAuth2Membership{}
+	err := sqlx.SelectContext(ctx, q, &out, `SELECT o.id, o.slug, o.avatar_url, uo.role
 		FROM user_organizations uo JOIN organizations o ON o.id = uo.organization_id
 		WHERE uo.user_id = $1 AND uo.deleted_at IS NULL AND o.deleted_at IS NULL
 		ORDER BY uo.created_at, o.id`, userID)

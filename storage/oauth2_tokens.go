@@ -272,29 +272,3 @@ func ResolveOAuth2AccessToken(ctx context.Context, q sqlx.QueryerContext, hash s
 	t.Organizations, t.Roles = memberships(orgs, roles)
 	return &t, nil
 }
-
-// UpsertOAuth2Grant remembers that a subject consented to scope for a client, adding to what
-// it consented to before, so a later authorization within it can skip the consent screen.
-func UpsertOAuth2Grant(ctx context.Context, q sqlx.ExecerContext, clientID, scope string, userID, organizationID *uuid.UUID) error {
-	conflict := `(client_id, user_id)`
-	if userID == nil {
-		conflict = `(client_id, organization_id)`
-	}
-	_, err := q.ExecContext(ctx, `INSERT INTO oauth2_grants (client_id, scope, user_id, organization_id)
-		VALUES ($1, $2, $3, $4) ON CONFLICT `+conflict+` DO UPDATE SET modified_at = now(),
-		scope = (SELECT coalesce(string_agg(DISTINCT s, ' ' ORDER BY s), '')
-			FROM unnest(string_to_array(oauth2_grants.scope || ' ' || EXCLUDED.scope, ' ')) s WHERE s <> '')`,
-		clientID, scope, userID, organizationID)
-	return mapErr(err)
-}
-
-// GetOAuth2GrantScope returns the scopes a subject consented to for a client ("" when never).
-func GetOAuth2GrantScope(ctx context.Context, q sqlx.QueryerContext, clientID string, userID, organizationID *uuid.UUID) (string, error) {
-	var scope string
-	err := sqlx.GetContext(ctx, q, &scope, `SELECT scope FROM oauth2_grants WHERE client_id = $1
-		AND (user_id = $2 OR organization_id = $3)`, clientID, userID, organizationID)
-	if errors.Is(mapErr(err), ErrNotFound) {
-		return "", nil
-	}
-	return scope, mapErr(err)
-}

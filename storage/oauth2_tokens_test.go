@@ -232,21 +232,3 @@ func TestRevokeOAuth2TokenByHint(t *testing.T) {
 		}
 	}
 }
-
-func TestOAuth2GrantAccumulatesScopes(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	f := newOAuth2Fixture(t)
-	for _, scope := range []string{"openid", "email openid"} {
-		if err := storage.UpsertOAuth2Grant(ctx, f.db, f.client, scope, &f.user, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := storage.GetOAuth2GrantScope(ctx, f.db, f.client, &f.user, nil)
-	if err != nil || got != "email openid" {
-		t.Errorf("grant scope = %q, %v; want \"email openid\"", got, err)
-	}
-	if got, err := storage.GetOAuth2GrantScope(ctx, f.db, f.client, nil, &f.orgA); err != nil || got != "" {
-		t.Errorf("organization never consented: %q, %v", got, err)
-	}
-}

@@ -239,8 +239,9 @@ type AuthorizeOAuth2Input struct {
 	ClientID string `json:"clientId"`
 	// Must be one of the client's redirect URIs; may be left out when the client has exactly one.
 	RedirectURI *string `json:"redirectUri,omitempty"`
-	// Space-separated; every scope must be one the consenting personal access token holds
-	// (invalid_scope otherwise). Defaults to every scope the client may request that the token holds.
+	// Space-separated; every scope must be one the consenting credential (the user's personal access
+	// token or browser session) holds (invalid_scope otherwise). Defaults to every scope the client
+	// may request that the credential holds.
 	Scope *string `json:"scope,omitempty"`
 	// The application's opaque value, returned unchanged in the redirect.
 	State *string `json:"state,omitempty"`

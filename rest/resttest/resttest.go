@@ -101,6 +101,9 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 		}
 		return nil
 	}
+	if handled, err := checkPage(req, status, header); handled {
+		return err
+	}
 	if len(body) > 0 && header.Get("Content-Type") != "application/json" {
 		return fmt.Errorf("Content-Type %q, want application/json", header.Get("Content-Type"))
 	}

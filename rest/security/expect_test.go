@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/internal/auth"
@@ -81,7 +82,10 @@ func expectRoute(g rest.Guard, p principal) outcome {
 	if g.Delegated && !p.delegated && p.kind != auth.KindAnonymous {
 		return invalidToken
 	}
-	if !g.Admits(p.kind) {
+	if p.kind == auth.KindAnonymous && !g.Admits(p.kind) {
+		return unauthenticated
+	}
+	if !g.Admits(p.kind) || (g.Browser && p.kind == auth.KindUser && p.browserOf == uuid.Nil) {
 		if g.Refusal == 403 {
 			return forbidden
 		}

@@ -15,7 +15,6 @@ import (
 
 	"till/internal/auth"
 	"till/resolvers"
-	"till/resolvers/resolverstest"
 	"till/rest"
 )
 
@@ -195,10 +194,7 @@ func (w *world) graphql(t *testing.T, p principal, doc string, vars map[string]a
 		req.Header.Set("Authorization", "Bearer "+p.token)
 	}
 	if p.browserOf != uuid.Nil {
-		cookie, csrf := w.NewUserSession(t, p.browserOf)
-		req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: cookie})
-		req.Header.Set(auth.CSRFHeader, csrf)
-		req.Header.Set("Origin", resolverstest.PortalURL)
+		w.signIn(t, req, p.browserOf)
 	}
 	rec := httptest.NewRecorder()
 	w.h.ServeHTTP(rec, req)

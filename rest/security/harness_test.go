@@ -36,8 +36,9 @@ type principal struct {
 	// delegated marks OAuth2 access tokens held by an application.
 	delegated bool
 	// browserOf, when set, is the user whose browser session (the cookie, with its CSRF
-	// token from Till's own origin) authenticates the principal on /graphql; a fresh session
-	// for each call, since a call may end it. /v1 reads no cookie, so there it is anonymous.
+	// token from Till's own origin) authenticates the principal on /graphql and on the /v1
+	// routes whose Guard admits browsers; a fresh session for each call, since a call may end
+	// it. The rest of /v1 reads no cookie, so there it is anonymous.
 	browserOf uuid.UUID
 }
 
@@ -161,6 +162,16 @@ func (w *world) credentials(t *testing.T, noScope auth.Scope) []principal {
 		{name: "OAuth2 organization token", token: oauthToken("organization"), kind: auth.KindOrganization, scopes: all, delegated: true},
 		{name: "browser session", browserOf: user, kind: auth.KindUser, scopes: all},
 	}
+}
+
+// signIn makes req carry a new browser session of user as a page of Till's own origin sends
+// it: the cookie, the session's CSRF token and the Origin.
+func (w *world) signIn(t *testing.T, req *http.Request, user uuid.UUID) {
+	t.Helper()
+	cookie, csrf := w.NewUserSession(t, user)
+	req.AddCookie(&http.Cookie{Name: auth.SessionCookie, Value: cookie})
+	req.Header.Set(auth.CSRFHeader, csrf)
+	req.Header.Set("Origin", resolverstest.PortalURL)
 }
 
 func flip(c byte) string {

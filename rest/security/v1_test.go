@@ -152,14 +152,17 @@ func TestV1GuardMatrix(t *testing.T) {
 		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
 			for _, p := range w.principals {
 				req := requestFor(r, p.token)
+				switch {
+				case p.browserOf != uuid.Nil && r.Guard.Browser:
+					w.signIn(t, req, p.browserOf)
+				case p.browserOf != uuid.Nil:
+					p = principal{name: p.name, kind: auth.KindAnonymous}
+				}
 				rec := w.serve(t, r, req)
 				got, fault := v1Answer(rec)
 				if fault != "" {
 					t.Errorf("as %s: %s", p.name, fault)
 					continue
-				}
-				if p.browserOf != uuid.Nil {
-					p = principal{name: p.name, kind: auth.KindAnonymous}
 				}
 				if want := g.expect(p); got != want {
 					t.Errorf("as %s: %s (%d %s), want %s (guard %s)", p.name, got, rec.Code, rec.Body, want, g.text)
