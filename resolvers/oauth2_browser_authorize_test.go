@@ -11,6 +11,7 @@ import (
 
 	"till/internal/auth"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 )
 
 func TestASignedInBrowserUserConsentsOnceAndIsRememberedWithinIt(t *testing.T) {
@@ -101,6 +102,7 @@ func TestASignedInBrowserUserConsentsOnceAndIsRememberedWithinIt(t *testing.T) {
 		{name: "asks again once the owner of a remembered organization consent is demoted to member",
 			given: func(t *testing.T, f *browserFixture) {
 				allowedForOrganization("openid")(t, f)
+				f.s.NewUser(t, resolverstest.UserSpec{Orgs: []uuid.UUID{f.orgA.ID}}) // A keeps an owner
 				f.s.Exec(t, `UPDATE user_organizations SET role = 'member' WHERE user_id = $1 AND organization_id = $2`,
 					f.user.ID, f.orgA.ID)
 			}, req: func(r *resolvers.AuthorizeRequest) { r.SubType, r.Scope, r.Prompt = "organization", "openid", "none" },

@@ -80,12 +80,15 @@ func TestOrganizationConsentsAreListedForTheUsersMembershipsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	f.db.MustExec(`UPDATE user_organizations SET role = 'admin' WHERE organization_id = $1`, f.orgA)
+	owner := uuid.New() // organization A keeps an owner when the user becomes an admin
+	f.db.MustExec(`INSERT INTO users (id, email) VALUES ($1, $2)`, owner, owner.String()+"@example.com")
+	f.db.MustExec(`INSERT INTO user_organizations (user_id, organization_id) VALUES ($1, $2)`, owner, f.orgA)
+	f.db.MustExec(`UPDATE user_organizations SET role = 'admin' WHERE organization_id = $1 AND user_id = $2`, f.orgA, f.user)
 	got, err := storage.ListOAuth2OrganizationGrants(ctx, f.db, f.client, f.user)
 	if err != nil || len(got) != 1 || got[0].OrganizationID != f.orgA || got[0].Role != "admin" || got[0].Scope != "openid" {
 		t.Errorf("grants = %+v, %v; want organization A's alone, with the role admin", got, err)
 	}
-	f.db.MustExec(`UPDATE user_organizations SET deleted_at = now() WHERE organization_id = $1`, f.orgA)
+	f.db.MustExec(`UPDATE user_organizations SET deleted_at = now() WHERE organization_id = $1 AND user_id = $2`, f.orgA, f.user)
 	if got, err := storage.ListOAuth2OrganizationGrants(ctx, f.db, f.client, f.user); err != nil || len(got) != 0 {
 		t.Errorf("after leaving the organization: %+v, %v; want none", got, err)
 	}
