@@ -137,11 +137,12 @@ func jsonSignIn(r *resolvers.Resolver, serve func(http.ResponseWriter, *http.Req
 }
 
 // signInErrorBody is a refused sign-in: the error's name and message and, for a refused
-// code, why (wrong_code, expired, used, too_many_attempts, no_code).
+// code, why (wrong_code, expired, used, too_many_attempts, no_code); cause is null for
+// other refusals, present always like every field Till answers.
 type signInErrorBody struct {
-	Error  string `json:"error"`
-	Detail string `json:"detail"`
-	Cause  string `json:"cause,omitempty"`
+	Error  string  `json:"error"`
+	Detail string  `json:"detail"`
+	Cause  *string `json:"cause"`
 }
 
 // writeSignInError answers a use case's error as JSON: its status, name and message (a
@@ -157,7 +158,7 @@ func writeSignInError(w http.ResponseWriter, req *http.Request, r *resolvers.Res
 		ratelimit.WriteTooManyRequests(w, te.RetryAfter)
 		return
 	}
-	writeSignInJSON(w, te.Status(), signInErrorBody{Error: te.Code, Detail: te.Error(), Cause: te.Cause})
+	writeSignInJSON(w, te.Status(), signInErrorBody{Error: te.Code, Detail: te.Error(), Cause: optionalCause(te.Cause)})
 }
 
 // writeSignInJSON writes body as JSON; these answers are never cached.
@@ -174,4 +175,12 @@ func writeSignInJSON(w http.ResponseWriter, status int, body any) {
 // clientOf is the browser signing in, as its session will describe it.
 func clientOf(req *http.Request) resolvers.SignInClient {
 	return resolvers.SignInClient{UserAgent: req.UserAgent()}
+}
+
+// optionalCause is a refusal's cause, or nil for none.
+func optionalCause(c string) *string {
+	if c == "" {
+		return nil
+	}
+	return &c
 }
