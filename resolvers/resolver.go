@@ -69,6 +69,9 @@ type Deps struct {
 	// Mail delivers the mail that use cases queue (sign-in codes, invitations); nil writes
 	// each message to the log instead.
 	Mail mail.Sender
+	// AuditRetention is how long the audit log keeps a change (PurgeAuditLog); 0 keeps
+	// every change forever.
+	AuditRetention time.Duration
 }
 
 // Resolver is the application: every use case, the GraphQL resolvers and the background
@@ -91,6 +94,8 @@ type Resolver struct {
 	licenseLimits *ratelimit.Guard
 	costBudget    *ratelimit.Limiter
 	mail          mail.Sender
+	// auditRetention is Deps.AuditRetention.
+	auditRetention time.Duration
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -107,7 +112,8 @@ type Resolver struct {
 func New(d Deps) *Resolver {
 	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
-		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail}
+		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
+		auditRetention: d.AuditRetention}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}
