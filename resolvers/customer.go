@@ -76,7 +76,9 @@ func (r *Resolver) createCustomer(ctx context.Context, in model.CustomerCreateIn
 
 // deleteCustomer soft-deletes a customer; its sessions stop working at once.
 func (r *Resolver) deleteCustomer(ctx context.Context, id uuid.UUID) (*storage.Customer, error) {
-	c, err := storage.DeleteCustomer(ctx, r.db, organizations(ctx), id)
+	c, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Customer, error) {
+		return storage.DeleteCustomer(ctx, q, organizations(ctx), id)
+	})
 	if r.customers != nil {
 		r.customers.Remove(id)
 	}

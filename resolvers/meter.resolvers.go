@@ -7,10 +7,11 @@ package resolvers
 
 import (
 	"context"
+	"time"
+
 	"till/graph"
 	"till/graph/model"
 	"till/storage"
-	"time"
 
 	"github.com/google/uuid"
 )

@@ -7,6 +7,7 @@ package resolvers
 
 import (
 	"context"
+
 	"till/graph"
 	"till/graph/model"
 	"till/storage"

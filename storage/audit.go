@@ -209,3 +209,21 @@ func PurgeAuditLog(ctx context.Context, q sqlx.ExecerContext, before time.Time, 
 	n, err := res.RowsAffected()
 	return int(n), err
 }
+
+// Audited runs fn, a write of one statement, where the audit log can name who made it: in a
+// transaction carrying the actor of ctx (InTx) when ctx has one, and straight on the pool,
+// as the system's, when it has none. A statement run on the pool outside a transaction is
+// the system's whatever its context, so every write a request makes goes through InTx or
+// this.
+func Audited[T any](ctx context.Context, db *sqlx.DB, fn func(q sqlx.ExtContext) (T, error)) (T, error) {
+	if _, ok := AuditContextFrom(ctx); !ok {
+		return fn(db)
+	}
+	var out T
+	err := InTx(ctx, db, func(tx *sqlx.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}
