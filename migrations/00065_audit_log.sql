@@ -75,6 +75,8 @@ DECLARE
     n jsonb;
     r jsonb;
     diff jsonb;
+    masked text[] := TG_ARGV[3];
+    ignored text[] := TG_ARGV[4];
     act text := CASE TG_OP WHEN 'INSERT' THEN 'create' WHEN 'DELETE' THEN 'delete' ELSE 'update' END;
 BEGIN
     IF TG_OP <> 'INSERT' THEN
@@ -84,11 +86,11 @@ BEGIN
         n := to_jsonb(NEW);
     END IF;
     r := coalesce(n, o);
-    SELECT jsonb_object_agg(key, CASE WHEN key = ANY (TG_ARGV[3]::text[]) THEN to_jsonb('redacted'::text)
+    SELECT jsonb_object_agg(key, CASE WHEN key = ANY (masked) THEN to_jsonb('redacted'::text)
             ELSE jsonb_build_array(coalesce(o->key, 'null'), coalesce(n->key, 'null')) END)
     INTO diff
     FROM jsonb_object_keys(r) AS key
-    WHERE key NOT IN ('created_at', 'modified_at', TG_ARGV[1], TG_ARGV[2]) AND key <> ALL (TG_ARGV[4]::text[])
+    WHERE key NOT IN ('created_at', 'modified_at', TG_ARGV[1], TG_ARGV[2]) AND key <> ALL (ignored)
         AND coalesce(o->key, 'null') IS DISTINCT FROM coalesce(n->key, 'null');
     IF diff IS NULL THEN
         IF TG_OP = 'UPDATE' THEN

@@ -1,13 +1,18 @@
 package resolvers_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
+	"till/resolvers"
 	"till/resolvers/resolverstest"
+	"till/storage"
+	"till/storage/storagetest"
 )
 
 // auditLogDoc reads the audit log with a filter and a window.
@@ -214,6 +219,64 @@ func TestAuditLogStaysWithinTheCallersAuthority(t *testing.T) {
 			e := s.QueryError(t, tc.token, `{ auditLog { items { id } } }`, nil)
 			if e.Extensions.Reason != tc.reason {
 				t.Errorf("refusal %+v, want reason %s", e.Extensions, tc.reason)
+			}
+		})
+	}
+}
+
+func TestAuditedTransactionsSendTheActorWithBegin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, counter := resolverstest.OpenCountingDB(t, storagetest.DSN(t))
+	org, err := storage.CreateOrganization(ctx, db, "Counted", "counted-"+uuid.NewString()[:8])
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(ctx context.Context) resolverstest.Counts {
+		t.Helper()
+		counter.Reset()
+		if err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE organizations SET name = $2 WHERE id = $1`, org.ID, uuid.NewString())
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return counter.Snapshot()
+	}
+	plain := write(ctx)
+	audited := write(storage.WithAuditContext(ctx, storage.AuditContext{Kind: storage.AuditActorKindOrganization}))
+	if audited != plain {
+		t.Errorf("an audited transaction ran %s, want what an unaudited one runs: %s", audited, plain)
+	}
+	var kind string
+	if err := db.Get(&kind, `SELECT actor_kind FROM audit_log WHERE object_id = $1 ORDER BY created_at DESC LIMIT 1`, org.ID); err != nil || kind != "organization" {
+		t.Errorf("the last record is by %q (%v), want the organization the setting named", kind, err)
+	}
+}
+
+func TestPurgeAuditLogKeepsTheRetention(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		retention time.Duration
+		wantLeft  int
+	}{
+		{"a retention of a day deletes the older records", 24 * time.Hour, 1},
+		{"no retention keeps every record", 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := resolverstest.New(t, func(d *resolvers.Deps) { d.AuditRetention = tc.retention })
+			org := s.NewOrg(t, resolverstest.AllScopes)
+			old := createCustomer(t, s, org.Token, vars{"email": "old@example.com"})
+			recent := createCustomer(t, s, org.Token, vars{"email": "recent@example.com"})
+			s.Exec(t, `UPDATE audit_log SET created_at = now() - interval '2 days' WHERE object_id = $1`, old.ID)
+			if _, err := s.Resolver.PurgeAuditLog(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var left int
+			s.Get(t, &left, `SELECT count(*) FROM audit_log WHERE object_id IN ($1, $2)`, old.ID, recent.ID)
+			if left != tc.wantLeft {
+				t.Errorf("%d records left, want %d", left, tc.wantLeft)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // AuditContext is who makes the changes of a transaction, through what and from where: what
@@ -89,17 +90,43 @@ func (a AuditContext) setting() (string, error) {
 // transaction and a pooled connection never carries it into another.
 const setAuditSQL = `SELECT set_config('till.audit', $1, true)`
 
-// applyAudit sets the transaction's actor from ctx, when ctx carries one.
-func applyAudit(ctx context.Context, tx *sqlx.Tx) error {
+// auditBegin is what InTx hands the connection that begins its transaction (through the
+// context of BeginTx): the actor's setting, and whether the connection sent it with BEGIN
+// (cachingConn.BeginTx), which saves the round trip of sending it apart.
+type auditBegin struct {
+	setting string
+	sent    bool
+}
+
+type auditBeginKey struct{}
+
+// beginStatement is BEGIN and the setting as one simple query, the way lib/pq begins a
+// transaction with default options (BEGIN READ WRITE).
+func (b *auditBegin) beginStatement() string {
+	return "BEGIN READ WRITE; SELECT set_config('till.audit', " + pq.QuoteLiteral(b.setting) + ", true)"
+}
+
+// auditBeginning returns ctx for BeginTx, carrying the actor's setting when ctx has an actor;
+// begin is nil when it has none.
+func auditBeginning(ctx context.Context) (context.Context, *auditBegin, error) {
 	a, ok := AuditContextFrom(ctx)
 	if !ok {
-		return nil
+		return ctx, nil, nil
 	}
 	s, err := a.setting()
 	if err != nil {
-		return err
+		return ctx, nil, err
 	}
-	_, err = tx.ExecContext(ctx, setAuditSQL, s)
+	b := &auditBegin{setting: s}
+	return context.WithValue(ctx, auditBeginKey{}, b), b, nil
+}
+
+// applyAudit sends the actor's setting in tx, unless the connection sent it with BEGIN.
+func applyAudit(ctx context.Context, tx *sqlx.Tx, b *auditBegin) error {
+	if b == nil || b.sent {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, setAuditSQL, b.setting)
 	return mapErr(err)
 }
 

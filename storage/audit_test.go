@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -333,5 +334,37 @@ func TestEveryTableIsAuditedOrDeclaredUnaudited(t *testing.T) {
 			t.Errorf("%s is neither audited (SELECT audit_track('%s', …) in its migration) nor declared unaudited here",
 				tb.Name, tb.Name)
 		}
+	}
+}
+
+func TestAuditedAndPlainTransactionsShareAConnection(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	db.SetMaxOpenConns(1) // every transaction below runs on the same connection
+	orgID := newAuditedOrg(t, db)
+	// A request's context lives on after its transaction, as it does while a resolver works.
+	live, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 6 {
+		ctx := live
+		if i%3 != 0 { // two audited transactions follow each plain one
+			ctx = storage.WithAuditContext(ctx, storage.AuditContext{Kind: storage.AuditActorKindOrganization})
+		}
+		err := storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
+			_, err := tx.ExecContext(ctx, `UPDATE organizations SET name = $2 WHERE id = $1`, orgID, fmt.Sprint("Org ", i))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("transaction %d: %v", i, err)
+		}
+	}
+	var kinds []string
+	if err := db.Select(&kinds, `SELECT actor_kind FROM audit_log WHERE object_id = $1 AND action = 'update'
+		ORDER BY created_at`, orgID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"system", "organization", "organization", "system", "organization", "organization"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("actors (-want +got):\n%s", diff)
 	}
 }
