@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/internal/payment"
 	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/storage"
@@ -279,5 +280,24 @@ func TestPurgeAuditLogKeepsTheRetention(t *testing.T) {
 				t.Errorf("%d records left, want %d", left, tc.wantLeft)
 			}
 		})
+	}
+}
+
+func TestBackgroundWorkIsRecordedAsTheSystems(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	cust := s.NewCustomer(t, org.ID, "")
+	plan := createProduct(t, s, org.Token, vars{"name": "Plan", "recurringInterval": "month",
+		"prices": []vars{{"amountType": "fixed", "priceAmount": 1000}}})
+	_, order := s.NewDunningOrder(t, org.ID, cust.ID, plan.ID, payment.TokenChargeDeclined) // renewed by RenewDue, as the loop does
+	got := readAuditLog(t, s, org.Token, vars{"f": vars{"objectId": order, "action": []string{"create"}}})
+	if len(got.Items) != 1 {
+		t.Fatalf("the renewal's order has %d creation records, want 1", len(got.Items))
+	}
+	e := got.Items[0]
+	if e.Actor.Kind != "system" || e.Actor.TokenID != nil || e.Operation != nil || e.API != nil || e.IP != nil || e.UserAgent != nil {
+		t.Errorf("the renewal's order is recorded as %+v through %v %v from %v, want the system's with no request", e.Actor,
+			e.API, e.Operation, e.IP)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -366,5 +367,50 @@ func TestAuditedAndPlainTransactionsShareAConnection(t *testing.T) {
 	want := []string{"system", "organization", "organization", "system", "organization", "organization"}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Errorf("actors (-want +got):\n%s", diff)
+	}
+}
+
+func TestConcurrentTransactionsKeepTheirOwnActors(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	db.SetMaxOpenConns(4) // fewer connections than writers, so connections pass between actors
+	orgID := newAuditedOrg(t, db)
+	const writers = 24
+	tokens := make([]uuid.UUID, writers)
+	fields := make([]uuid.UUID, writers)
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for i := range writers {
+		tokens[i], fields[i] = uuid.New(), uuid.New()
+		wg.Go(func() {
+			ctx := context.Background()
+			if i%2 == 0 { // the odd ones write as the system, between the actors' transactions
+				ctx = storage.WithAuditContext(ctx, storage.AuditContext{Kind: storage.AuditActorKindOrganization, TokenID: tokens[i]})
+			}
+			errs <- storage.InTx(ctx, db, func(tx *sqlx.Tx) error {
+				_, err := tx.ExecContext(ctx, `INSERT INTO custom_fields (id, organization_id, type, slug, name)
+					VALUES ($1, $2, 'text', $3, 'Field')`, fields[i], orgID, "f"+fields[i].String()[:8])
+				return err
+			})
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range writers {
+		rows := auditRows(t, db, fields[i])
+		if len(rows) != 1 {
+			t.Fatalf("writer %d left %d records", i, len(rows))
+		}
+		switch got := rows[0].TokenID; {
+		case i%2 == 0 && (got == nil || *got != tokens[i]):
+			t.Errorf("writer %d's record names token %v, want its own %s", i, got, tokens[i])
+		case i%2 == 1 && (got != nil || rows[0].ActorKind != "system"):
+			t.Errorf("writer %d wrote as the system, but its record says %s with token %v", i, rows[0].ActorKind, got)
+		}
 	}
 }
