@@ -2,36 +2,14 @@ package resolvers_test
 
 import (
 	"bytes"
-	"crypto/rand"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
-	"till/internal/blob"
-	"till/resolvers"
 	"till/resolvers/resolverstest"
-	"till/storage"
 )
-
-// auditServer is a server whose files live on a local store served over HTTP, so uploads can
-// be completed.
-func auditServer(t *testing.T) *resolverstest.Server {
-	t.Helper()
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	secret := make([]byte, 32)
-	_, _ = rand.Read(secret)
-	l, err := blob.NewLocal(blob.LocalConfig{Dir: t.TempDir(), BaseURL: srv.URL + "/blob/", Secret: secret})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux.Handle("/blob/", l.Handler())
-	return resolverstest.New(t, func(d *resolvers.Deps) { d.Blobs = l })
-}
 
 // uploadedParts creates a one-part file, uploads its bytes and returns its id and the
 // completion input.
@@ -72,15 +50,9 @@ func uploadedParts(t *testing.T, s *resolverstest.Server, token string) (uuid.UU
 
 func TestAuditRecordsCatalogAndSettingsMutations(t *testing.T) {
 	t.Parallel()
-	s := auditServer(t)
-	org := s.NewOrg(t, resolverstest.AllScopes)
+	w := newDownloadWorld(t) // its files live on a local store served over HTTP, so uploads complete
+	s, org := w.s, w.org
 	tok := org.Token
-	const (
-		org_   = storage.AuditActorKindOrganization
-		create = storage.AuditActionCreate
-		update = storage.AuditActionUpdate
-		del    = storage.AuditActionDelete
-	)
 	perk := newBenefit(t, s, tok, "Perk")
 	gone := newBenefit(t, s, tok, "Gone")
 	prod := createProduct(t, s, tok, vars{"name": "Book", "prices": []vars{{"amountType": "fixed", "priceAmount": 500}}})
@@ -102,77 +74,77 @@ func TestAuditRecordsCatalogAndSettingsMutations(t *testing.T) {
 
 	runAuditCases(t, s, []auditCase{
 		{"creating a benefit records it", tok, `mutation { createBenefit(input: {type: custom, description: "Support",
-			properties: {note: "hi"}}) { id } }`, nil, org_, []auditWant{{"benefit", create, "description", uuid.Nil}}},
+			properties: {note: "hi"}}) { id } }`, nil, byOrg, []auditWant{{"benefit", created, "description", uuid.Nil}}},
 		{"updating a benefit records the new description", tok, `mutation($id: UUID!) { updateBenefit(input: {id: $id,
-			description: "Perks"}) { id } }`, vars{"id": perk.ID}, org_, []auditWant{{"benefit", update, "description", perk.ID}}},
+			description: "Perks"}) { id } }`, vars{"id": perk.ID}, byOrg, []auditWant{{"benefit", updated, "description", perk.ID}}},
 		{"deleting a benefit records a delete", tok, `mutation($id: UUID!) { deleteBenefit(id: $id) { id } }`,
-			vars{"id": gone.ID}, org_, []auditWant{{"benefit", del, "deleted_at", gone.ID}}},
+			vars{"id": gone.ID}, byOrg, []auditWant{{"benefit", deleted, "deleted_at", gone.ID}}},
 		{"creating a product records it and its price", tok, `mutation { createProduct(input: {name: "Course",
-			prices: [{amountType: fixed, priceAmount: 900}]}) { id } }`, nil, org_,
-			[]auditWant{{"product", create, "name", uuid.Nil}, {"product_price", create, "price_amount", uuid.Nil}}},
+			prices: [{amountType: fixed, priceAmount: 900}]}) { id } }`, nil, byOrg,
+			[]auditWant{{"product", created, "name", uuid.Nil}, {"product_price", created, "price_amount", uuid.Nil}}},
 		{"renaming a product records the name", tok, `mutation($id: UUID!) { updateProduct(input: {id: $id, name: "Big book"}) { id } }`,
-			vars{"id": prod.ID}, org_, []auditWant{{"product", update, "name", prod.ID}}},
+			vars{"id": prod.ID}, byOrg, []auditWant{{"product", updated, "name", prod.ID}}},
 		{"giving a product a benefit records the link under the product", tok, `mutation($id: UUID!, $b: UUID!) {
-			updateProductBenefits(input: {id: $id, benefitIds: [$b]}) { id } }`, vars{"id": prod.ID, "b": perk.ID}, org_,
-			[]auditWant{{"product_benefit", create, "benefit_id", prod.ID}}},
+			updateProductBenefits(input: {id: $id, benefitIds: [$b]}) { id } }`, vars{"id": prod.ID, "b": perk.ID}, byOrg,
+			[]auditWant{{"product_benefit", created, "benefit_id", prod.ID}}},
 		{"archiving a product records is_archived", tok, `mutation($id: UUID!) { archiveProduct(id: $id) { id } }`,
-			vars{"id": prod.ID}, org_, []auditWant{{"product", update, "is_archived", prod.ID}}},
+			vars{"id": prod.ID}, byOrg, []auditWant{{"product", updated, "is_archived", prod.ID}}},
 		{"creating a discount records it", tok, `mutation { createDiscount(input: {name: "Five", type: fixed, amount: 500,
-			currency: "usd", duration: once}) { id } }`, nil, org_, []auditWant{{"discount", create, "amount", uuid.Nil}}},
+			currency: "usd", duration: once}) { id } }`, nil, byOrg, []auditWant{{"discount", created, "amount", uuid.Nil}}},
 		{"renaming a discount records the name", tok, `mutation($id: UUID!) { updateDiscount(input: {id: $id, name: "Tenth"}) { id } }`,
-			vars{"id": disc}, org_, []auditWant{{"discount", update, "name", disc}}},
+			vars{"id": disc}, byOrg, []auditWant{{"discount", updated, "name", disc}}},
 		{"deleting a discount records a delete", tok, `mutation($id: UUID!) { deleteDiscount(id: $id) { id } }`,
-			vars{"id": disc}, org_, []auditWant{{"discount", del, "deleted_at", disc}}},
+			vars{"id": disc}, byOrg, []auditWant{{"discount", deleted, "deleted_at", disc}}},
 		{"creating a meter records it", tok, `mutation($in: MeterCreateInput!) { createMeter(input: $in) { id } }`,
-			vars{"in": apiCallsInput(vars{"name": "Tokens"})}, org_, []auditWant{{"meter", create, "name", uuid.Nil}}},
+			vars{"in": apiCallsInput(vars{"name": "Tokens"})}, byOrg, []auditWant{{"meter", created, "name", uuid.Nil}}},
 		{"renaming a meter records the name", tok, `mutation($id: UUID!) { updateMeter(input: {id: $id, name: "Calls"}) { id } }`,
-			vars{"id": m.ID}, org_, []auditWant{{"meter", update, "name", m.ID}}},
+			vars{"id": m.ID}, byOrg, []auditWant{{"meter", updated, "name", m.ID}}},
 		{"archiving a meter records archived_at", tok, `mutation($id: UUID!) { archiveMeter(id: $id) { id } }`,
-			vars{"id": m.ID}, org_, []auditWant{{"meter", update, "archived_at", m.ID}}},
+			vars{"id": m.ID}, byOrg, []auditWant{{"meter", updated, "archived_at", m.ID}}},
 		{"creating a webhook endpoint records it and redacts its secret", tok, `mutation($in: WebhookEndpointCreateInput!) {
-			createWebhookEndpoint(input: $in) { id } }`, vars{"in": webhookInput(nil)}, org_,
-			[]auditWant{{"webhook_endpoint", create, "secret", uuid.Nil}}},
+			createWebhookEndpoint(input: $in) { id } }`, vars{"in": webhookInput(nil)}, byOrg,
+			[]auditWant{{"webhook_endpoint", created, "secret", uuid.Nil}}},
 		{"disabling a webhook endpoint records enabled", tok, `mutation($id: UUID!) { updateWebhookEndpoint(input: {id: $id,
-			enabled: false}) { id } }`, vars{"id": hook.ID}, org_, []auditWant{{"webhook_endpoint", update, "enabled", hook.ID}}},
+			enabled: false}) { id } }`, vars{"id": hook.ID}, byOrg, []auditWant{{"webhook_endpoint", updated, "enabled", hook.ID}}},
 		{"rotating a webhook secret records that the secret changed", tok, `mutation($id: UUID!) {
-			rotateWebhookEndpointSecret(id: $id) { id } }`, vars{"id": hook.ID}, org_,
-			[]auditWant{{"webhook_endpoint", update, "secret", hook.ID}}},
+			rotateWebhookEndpointSecret(id: $id) { id } }`, vars{"id": hook.ID}, byOrg,
+			[]auditWant{{"webhook_endpoint", updated, "secret", hook.ID}}},
 		{"redelivering a webhook event records the event", tok, `mutation($id: UUID!) { redeliverWebhookEvent(id: $id) { id } }`,
-			vars{"id": event}, org_, []auditWant{{"webhook_event", update, "", event}}},
+			vars{"id": event}, byOrg, []auditWant{{"webhook_event", updated, "", event}}},
 		{"deleting a webhook endpoint records a delete", tok, `mutation($id: UUID!) { deleteWebhookEndpoint(id: $id) { id } }`,
-			vars{"id": hook.ID}, org_, []auditWant{{"webhook_endpoint", del, "deleted_at", hook.ID}}},
+			vars{"id": hook.ID}, byOrg, []auditWant{{"webhook_endpoint", deleted, "deleted_at", hook.ID}}},
 		{"creating a customer records it", tok, `mutation { createCustomer(input: {email: "new@example.com"}) { id } }`,
-			nil, org_, []auditWant{{"customer", create, "email", uuid.Nil}}},
+			nil, byOrg, []auditWant{{"customer", created, "email", uuid.Nil}}},
 		{"renaming a customer records the name", tok, `mutation($id: UUID!) { updateCustomer(input: {id: $id, name: "Ada"}) { id } }`,
-			vars{"id": cust.ID}, org_, []auditWant{{"customer", update, "name", cust.ID}}},
+			vars{"id": cust.ID}, byOrg, []auditWant{{"customer", updated, "name", cust.ID}}},
 		{"opening a portal session records it without its token", tok, `mutation($id: UUID!) {
-			createCustomerSession(input: {customerId: $id}) { token } }`, vars{"id": cust.ID}, org_,
-			[]auditWant{{"customer_session", create, "token", uuid.Nil}}},
+			createCustomerSession(input: {customerId: $id}) { token } }`, vars{"id": cust.ID}, byOrg,
+			[]auditWant{{"customer_session", created, "token", uuid.Nil}}},
 		{"creating a checkout records it", tok, `mutation($p: UUID!) { createCheckout(input: {products: [$p]}) { id } }`,
-			vars{"p": shelf.ID}, org_, []auditWant{{"checkout", create, "product_id", uuid.Nil}}},
+			vars{"p": shelf.ID}, byOrg, []auditWant{{"checkout", created, "product_id", uuid.Nil}}},
 		{"updating a checkout records the buyer's name", tok, `mutation($id: UUID!) { updateCheckout(input: {id: $id,
-			customerName: "Ada"}) { id } }`, vars{"id": ck.ID}, org_, []auditWant{{"checkout", update, "customer_name", ck.ID}}},
+			customerName: "Ada"}) { id } }`, vars{"id": ck.ID}, byOrg, []auditWant{{"checkout", updated, "customer_name", ck.ID}}},
 		{"creating a file records it", tok, `mutation($in: FileCreateInput!) { createFile(input: $in) { id } }`,
-			vars{"in": fileInput("downloadable", "b.txt", "text/plain", 3)}, org_, []auditWant{{"file", create, "name", uuid.Nil}}},
+			vars{"in": fileInput("downloadable", "b.txt", "text/plain", 3)}, byOrg, []auditWant{{"file", created, "name", uuid.Nil}}},
 		{"completing an upload records the file uploaded", tok, `mutation($id: UUID!, $in: FileUploadCompletedInput!) {
-			completeFileUpload(id: $id, input: $in) { id } }`, vars{"id": uploading, "in": completion}, org_,
-			[]auditWant{{"file", update, "is_uploaded", uploading}}},
+			completeFileUpload(id: $id, input: $in) { id } }`, vars{"id": uploading, "in": completion}, byOrg,
+			[]auditWant{{"file", updated, "is_uploaded", uploading}}},
 		{"renaming a file records the name", tok, `mutation($id: UUID!) { updateFile(id: $id, input: {name: "b.txt"}) { id } }`,
-			vars{"id": file}, org_, []auditWant{{"file", update, "name", file}}},
+			vars{"id": file}, byOrg, []auditWant{{"file", updated, "name", file}}},
 		{"deleting a file records a delete", tok, `mutation($id: UUID!) { deleteFile(id: $id) { id } }`,
-			vars{"id": file}, org_, []auditWant{{"file", del, "deleted_at", file}}},
+			vars{"id": file}, byOrg, []auditWant{{"file", deleted, "deleted_at", file}}},
 		{"retrying a job records its state", tok, `mutation($id: UUID!) { retryJob(id: $id) { id } }`,
-			vars{"id": job}, org_, []auditWant{{"job", update, "state", job}}},
+			vars{"id": job}, byOrg, []auditWant{{"job", updated, "state", job}}},
 		{"cancelling a job records its state", tok, `mutation($id: UUID!) { cancelJob(id: $id) { id } }`,
-			vars{"id": waiting}, org_, []auditWant{{"job", update, "state", waiting}}},
+			vars{"id": waiting}, byOrg, []auditWant{{"job", updated, "state", waiting}}},
 		{"advancing the test clock records it", tok, `mutation { advanceTestClock(input: {to: "2031-01-01T00:00:00Z"}) { renewals } }`,
-			nil, org_, []auditWant{{"test_clock", create, "frozen_at", org.ID}}},
+			nil, byOrg, []auditWant{{"test_clock", created, "frozen_at", org.ID}}},
 		{"rotating the license signing key records the new key and redacts its private half", tok,
-			`mutation { rotateLicenseSigningKey { keyId } }`, nil, org_,
-			[]auditWant{{"license_signing_key", create, "sealed_private_key", uuid.Nil}}},
+			`mutation { rotateLicenseSigningKey { keyId } }`, nil, byOrg,
+			[]auditWant{{"license_signing_key", created, "sealed_private_key", uuid.Nil}}},
 		{"ingesting usage events records nothing: the data plane's volume", tok, `mutation {
-			ingestEvents(input: {events: [{name: "api_call", externalCustomerId: "x"}]}) { inserted } }`, nil, org_, nil},
+			ingestEvents(input: {events: [{name: "api_call", externalCustomerId: "x"}]}) { inserted } }`, nil, byOrg, nil},
 		{"deleting a customer records a delete", tok, `mutation($id: UUID!) { deleteCustomer(id: $id) { id } }`,
-			vars{"id": cust.ID}, org_, []auditWant{{"customer", del, "deleted_at", cust.ID}}},
+			vars{"id": cust.ID}, byOrg, []auditWant{{"customer", deleted, "deleted_at", cust.ID}}},
 	})
 }

@@ -7,18 +7,6 @@ import (
 
 	"till/internal/payment"
 	"till/resolvers/resolverstest"
-	"till/storage"
-)
-
-// The audit kinds and actions the cases name.
-const (
-	byOrg      = storage.AuditActorKindOrganization
-	byUser     = storage.AuditActorKindUser
-	byCustomer = storage.AuditActorKindCustomerSession
-	byAnyone   = storage.AuditActorKindAnonymous
-	created    = storage.AuditActionCreate
-	updated    = storage.AuditActionUpdate
-	deleted    = storage.AuditActionDelete
 )
 
 func TestAuditRecordsLicenseKeyMutations(t *testing.T) {

@@ -18,6 +18,17 @@ import (
 	"till/storage"
 )
 
+// The audit kinds and actions the cases name.
+const (
+	byOrg      = storage.AuditActorKindOrganization
+	byUser     = storage.AuditActorKindUser
+	byCustomer = storage.AuditActorKindCustomerSession
+	byAnyone   = storage.AuditActorKindAnonymous
+	created    = storage.AuditActionCreate
+	updated    = storage.AuditActionUpdate
+	deleted    = storage.AuditActionDelete
+)
+
 // auditCase is one mutation whose audit records a test checks: every record the call
 // leaves names the actor kind and the root field, and among them is each wanted one. A
 // case without wants must leave no record at all.
