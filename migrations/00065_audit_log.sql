@@ -113,7 +113,8 @@ $$;
 -- id_column names the object (a link table names its owner, e.g. product_benefits by
 -- product_id), organization_column its organization ('' for none). masked columns are
 -- recorded as changed without their values (secrets, hashes); ignored columns are not
--- recorded at all (counters and bookkeeping the data plane writes on every request).
+-- recorded at all (counters and bookkeeping the data plane writes on every request), and an
+-- update of them alone does not run the trigger.
 -- actor_only records only changes made with an actor, for data-plane tables whose own
 -- churn is not worth a row but whose changes by a caller are (retrying a job); events
 -- narrows the trigger (e.g. 'UPDATE'). Columns are checked, so a typo fails the migration.
@@ -124,6 +125,7 @@ CREATE FUNCTION audit_track(tbl regclass, object_type text, id_column text DEFAU
     RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     c text;
+    watched text;
 BEGIN
     IF events !~ '^(INSERT|UPDATE|DELETE)( OR (INSERT|UPDATE|DELETE))*$' THEN
         RAISE EXCEPTION 'audit_track: events % is not a list of INSERT, UPDATE and DELETE', events;
@@ -134,6 +136,15 @@ BEGIN
             RAISE EXCEPTION 'audit_track: % has no column %', tbl, c;
         END IF;
     END LOOP;
+    -- An update that sets only ignored columns (and modified_at) must not even run the
+    -- trigger: such updates are the data plane's, on its hottest paths (every license
+    -- validation). UPDATE OF names the other columns, as they are now: a column added to
+    -- the table later needs audit_track again (a test checks).
+    IF ignored <> '{}' THEN
+        SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) INTO watched FROM pg_attribute
+        WHERE attrelid = tbl AND attnum > 0 AND NOT attisdropped AND attname <> ALL (ignored || '{modified_at}'::text[]);
+        events := replace(events, 'UPDATE', 'UPDATE OF ' || watched);
+    END IF;
     EXECUTE format('DROP TRIGGER IF EXISTS audit ON %s', tbl);
     EXECUTE format('CREATE TRIGGER audit AFTER %s ON %s FOR EACH ROW %s EXECUTE FUNCTION audit_change(%L, %L, %L, %L, %L)',
         events, tbl, CASE WHEN actor_only THEN $w$WHEN (current_setting('till.audit', true) <> '')$w$ ELSE '' END,

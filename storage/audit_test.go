@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"till/storage"
 	"till/storage/storagetest"
@@ -411,6 +413,90 @@ func TestConcurrentTransactionsKeepTheirOwnActors(t *testing.T) {
 			t.Errorf("writer %d's record names token %v, want its own %s", i, got, tokens[i])
 		case i%2 == 1 && (got != nil || rows[0].ActorKind != "system"):
 			t.Errorf("writer %d wrote as the system, but its record says %s with token %v", i, rows[0].ActorKind, got)
+		}
+	}
+}
+
+func TestDataPlaneUpdatesDoNotRunTheAuditTrigger(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	orgID := newAuditedOrg(t, db)
+	var benefit, customer, key uuid.UUID
+	if err := db.Get(&benefit, `INSERT INTO benefits (organization_id, type, description) VALUES ($1, 'license_keys', 'Keys')
+		RETURNING id`, orgID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&customer, `INSERT INTO customers (organization_id, email) VALUES ($1, 'k@example.com') RETURNING id`, orgID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Get(&key, `INSERT INTO license_keys (organization_id, benefit_id, customer_id, key) VALUES ($1, $2, $3, 'K-1')
+		RETURNING id`, orgID, benefit, customer); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Beginx()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`SET LOCAL track_functions = 'pl'`); err != nil {
+		t.Skipf("counting trigger calls needs a superuser: %v", err)
+	}
+	calls := func() int {
+		t.Helper()
+		var n int
+		if err := tx.Get(&n, `SELECT coalesce(pg_stat_get_xact_function_calls('audit_change'::regproc), 0)`); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, step := range []struct {
+		name, sql string
+		want      int
+	}{
+		{"a validation's counters do not run it", `UPDATE license_keys SET validations = validations + 1, last_validated_at = now(),
+			usage = usage + 1, modified_at = now() WHERE id = $1`, 0},
+		{"a change of the key's status runs it", `UPDATE license_keys SET status = 'revoked', modified_at = now() WHERE id = $1`, 1},
+	} {
+		if _, err := tx.Exec(step.sql, key); err != nil {
+			t.Fatal(err)
+		}
+		if got := calls(); got != step.want {
+			t.Errorf("%s: the trigger ran %d times, want %d", step.name, got, step.want)
+		}
+	}
+}
+
+func TestAuditTriggersWatchEveryColumnButTheIgnored(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	var triggers []struct {
+		Table   string         `db:"tbl"`
+		Watched pq.StringArray `db:"watched"`
+		Columns pq.StringArray `db:"cols"`
+		Args    []byte         `db:"tgargs"`
+	}
+	if err := db.Select(&triggers, `SELECT t.tgrelid::regclass::text AS tbl, t.tgargs,
+			ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = t.tgrelid AND attnum = ANY (t.tgattr) ORDER BY attname) AS watched,
+			ARRAY(SELECT attname FROM pg_attribute WHERE attrelid = t.tgrelid AND attnum > 0 AND NOT attisdropped
+				ORDER BY attname) AS cols
+		FROM pg_trigger t WHERE t.tgname = 'audit' AND cardinality(t.tgattr::int2[]) > 0`); err != nil {
+		t.Fatal(err)
+	}
+	if len(triggers) == 0 {
+		t.Fatal("no audit trigger watches chosen columns; license_keys should")
+	}
+	for _, tr := range triggers {
+		args := strings.Split(string(tr.Args), "\x00")
+		ignored := strings.Split(strings.Trim(args[4], "{}"), ",")
+		var want []string
+		for _, c := range tr.Columns {
+			if c != "modified_at" && !slices.Contains(ignored, c) {
+				want = append(want, c)
+			}
+		}
+		if diff := cmp.Diff(want, []string(tr.Watched)); diff != "" {
+			t.Errorf("%s's audit trigger watches other columns than the table has: run audit_track for it again (-want +got):\n%s",
+				tr.Table, diff)
 		}
 	}
 }
