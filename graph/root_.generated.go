@@ -25,6 +25,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	AuditEntry() AuditEntryResolver
 	Benefit() BenefitResolver
 	BenefitGrant() BenefitGrantResolver
 	Checkout() CheckoutResolver
@@ -92,6 +93,44 @@ type ComplexityRoot struct {
 		CustomFieldID func(childComplexity int) int
 		Order         func(childComplexity int) int
 		Required      func(childComplexity int) int
+	}
+
+	AuditActor struct {
+		CustomerID    func(childComplexity int) int
+		Kind          func(childComplexity int) int
+		MemberID      func(childComplexity int) int
+		OauthClientID func(childComplexity int) int
+		TokenID       func(childComplexity int) int
+		UserID        func(childComplexity int) int
+	}
+
+	AuditChange struct {
+		After    func(childComplexity int) int
+		Before   func(childComplexity int) int
+		Field    func(childComplexity int) int
+		Redacted func(childComplexity int) int
+	}
+
+	AuditEntry struct {
+		API            func(childComplexity int) int
+		Action         func(childComplexity int) int
+		Actor          func(childComplexity int) int
+		Changes        func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IP             func(childComplexity int) int
+		ObjectID       func(childComplexity int) int
+		ObjectType     func(childComplexity int) int
+		Operation      func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		RequestID      func(childComplexity int) int
+		UserAgent      func(childComplexity int) int
+	}
+
+	AuditEntryPage struct {
+		Items      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Pagination func(childComplexity int) int
 	}
 
 	AuthorizeOAuth2Payload struct {
@@ -1521,6 +1560,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AuditLog                func(childComplexity int, filter *model.AuditLogFilter, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Benefit                 func(childComplexity int, id uuid.UUID) int
 		BenefitGrant            func(childComplexity int, id uuid.UUID) int
 		BenefitGrants           func(childComplexity int, benefitID *uuid.UUID, isGranted *bool, customerID []uuid.UUID, memberID []uuid.UUID, subscriptionID []uuid.UUID, orderID []uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
@@ -1890,6 +1930,166 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AttachedCustomField.Required(childComplexity), true
+
+	case "AuditActor.customerId":
+		if e.ComplexityRoot.AuditActor.CustomerID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.CustomerID(childComplexity), true
+	case "AuditActor.kind":
+		if e.ComplexityRoot.AuditActor.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.Kind(childComplexity), true
+	case "AuditActor.memberId":
+		if e.ComplexityRoot.AuditActor.MemberID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.MemberID(childComplexity), true
+	case "AuditActor.oauthClientId":
+		if e.ComplexityRoot.AuditActor.OauthClientID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.OauthClientID(childComplexity), true
+	case "AuditActor.tokenId":
+		if e.ComplexityRoot.AuditActor.TokenID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.TokenID(childComplexity), true
+	case "AuditActor.userId":
+		if e.ComplexityRoot.AuditActor.UserID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditActor.UserID(childComplexity), true
+
+	case "AuditChange.after":
+		if e.ComplexityRoot.AuditChange.After == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.After(childComplexity), true
+	case "AuditChange.before":
+		if e.ComplexityRoot.AuditChange.Before == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Before(childComplexity), true
+	case "AuditChange.field":
+		if e.ComplexityRoot.AuditChange.Field == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Field(childComplexity), true
+	case "AuditChange.redacted":
+		if e.ComplexityRoot.AuditChange.Redacted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditChange.Redacted(childComplexity), true
+
+	case "AuditEntry.api":
+		if e.ComplexityRoot.AuditEntry.API == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.API(childComplexity), true
+	case "AuditEntry.action":
+		if e.ComplexityRoot.AuditEntry.Action == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Action(childComplexity), true
+	case "AuditEntry.actor":
+		if e.ComplexityRoot.AuditEntry.Actor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Actor(childComplexity), true
+	case "AuditEntry.changes":
+		if e.ComplexityRoot.AuditEntry.Changes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Changes(childComplexity), true
+	case "AuditEntry.createdAt":
+		if e.ComplexityRoot.AuditEntry.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.CreatedAt(childComplexity), true
+	case "AuditEntry.id":
+		if e.ComplexityRoot.AuditEntry.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ID(childComplexity), true
+	case "AuditEntry.ip":
+		if e.ComplexityRoot.AuditEntry.IP == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.IP(childComplexity), true
+	case "AuditEntry.objectId":
+		if e.ComplexityRoot.AuditEntry.ObjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ObjectID(childComplexity), true
+	case "AuditEntry.objectType":
+		if e.ComplexityRoot.AuditEntry.ObjectType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.ObjectType(childComplexity), true
+	case "AuditEntry.operation":
+		if e.ComplexityRoot.AuditEntry.Operation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.Operation(childComplexity), true
+	case "AuditEntry.organizationId":
+		if e.ComplexityRoot.AuditEntry.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.OrganizationID(childComplexity), true
+	case "AuditEntry.requestId":
+		if e.ComplexityRoot.AuditEntry.RequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.RequestID(childComplexity), true
+	case "AuditEntry.userAgent":
+		if e.ComplexityRoot.AuditEntry.UserAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntry.UserAgent(childComplexity), true
+
+	case "AuditEntryPage.items":
+		if e.ComplexityRoot.AuditEntryPage.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntryPage.Items(childComplexity), true
+	case "AuditEntryPage.pageInfo":
+		if e.ComplexityRoot.AuditEntryPage.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntryPage.PageInfo(childComplexity), true
+	case "AuditEntryPage.pagination":
+		if e.ComplexityRoot.AuditEntryPage.Pagination == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AuditEntryPage.Pagination(childComplexity), true
 
 	case "AuthorizeOAuth2Payload.code":
 		if e.ComplexityRoot.AuthorizeOAuth2Payload.Code == nil {
@@ -8981,6 +9181,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ProductPriceSeatTiers.Tiers(childComplexity), true
 
+	case "Query.auditLog":
+		if e.ComplexityRoot.Query.AuditLog == nil {
+			break
+		}
+
+		args, err := ec.field_Query_auditLog_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AuditLog(childComplexity, args["filter"].(*model.AuditLogFilter), args["page"].(*int), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.benefit":
 		if e.ComplexityRoot.Query.Benefit == nil {
 			break
@@ -10659,6 +10870,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddressInput,
 		ec.unmarshalInputAdvanceTestClockInput,
+		ec.unmarshalInputAuditLogFilter,
 		ec.unmarshalInputAuthorizeOAuth2Input,
 		ec.unmarshalInputBenefitCreateInput,
 		ec.unmarshalInputBenefitFilter,
@@ -10815,6 +11027,155 @@ func newExecutionContext(
 }
 
 var sources = []*ast.Source{
+	{Name: "../schema/audit.graphqls", Input: `"""
+One change to the organization's data, recorded in the transaction that made it: who made
+it, through which operation, from where, and which fields changed. Changes made by
+background work (renewals, jobs, payment processor events) are the system's.
+"""
+type AuditEntry {
+  "The record's id."
+  id: UUID!
+  "When the change was made."
+  createdAt: DateTime!
+  "The organization whose data changed."
+  organizationId: UUID!
+  "Who made the change."
+  actor: AuditActor! @goField(forceResolver: true)
+  "The GraphQL root field (updateCustomer), or the method and path of a /v1 route that runs no GraphQL; null for the system."
+  operation: String
+  "The API the change came through: graphql or v1; null for the system."
+  api: String
+  "What kind of object changed, in the webhook events' words: product, product_price, customer, license_key, …"
+  objectType: String!
+  "The changed object's id; a link (a product's benefits) names its owner."
+  objectId: UUID!
+  "Whether the object was created, updated or deleted."
+  action: AuditAction!
+  "The fields that changed, by name; created objects list the fields they were given."
+  changes: [AuditChange!]! @listSize(assumedSize: 50) @goField(forceResolver: true)
+  "The client's address (an IPv6 client's /64, as the rate limits count it); null for the system."
+  ip: String
+  "The client's User-Agent, cut to 512 bytes; null for the system or when it sent none."
+  userAgent: String
+  "The request's id (its X-Request-Id), to find it in the access log."
+  requestId: String
+}
+
+"Who made a change: the principal of the request, or the system."
+type AuditActor {
+  "The principal's kind."
+  kind: AuditActorKind!
+  "The user, for user tokens and OAuth2 access tokens of users."
+  userId: UUID
+  "The credential the request carried: the token or the portal session."
+  tokenId: UUID
+  "The OAuth2 application (its client_id) when the request carried an OAuth2 access token."
+  oauthClientId: String
+  "The customer, for customer and member sessions."
+  customerId: UUID
+  "The member, for member sessions."
+  memberId: UUID
+}
+
+"Who made a change the audit log records."
+enum AuditActorKind {
+  "Background work: no request made the change."
+  system
+  "An organization access token."
+  organization
+  "A user, through a personal access token or an OAuth2 access token."
+  user
+  "A customer portal session."
+  customer_session
+  "A member portal session."
+  member_session
+  "A request without a token: a public operation such as confirming a checkout or claiming a seat."
+  anonymous
+}
+
+"What a change did to its object."
+enum AuditAction {
+  "The object was created."
+  create
+  "Some of the object's fields changed."
+  update
+  "The object was deleted, or soft-deleted."
+  delete
+}
+
+"One changed field of an audited object."
+type AuditChange {
+  "The field's name, as the database spells it (snake_case)."
+  field: String!
+  "The value before the change; null on creation, for a secret, or when the field was empty."
+  before: JSON
+  "The value after the change; null on deletion, for a secret, or when the field was emptied."
+  after: JSON
+  "The field holds a secret (a token, a signing secret): it changed, and its values are not kept."
+  redacted: Boolean!
+}
+
+"Narrows the audit log; values of a list are OR-ed, fields AND-ed."
+input AuditLogFilter {
+  "Only changes of one of the caller's organizations (required for user tokens of several that mean one)."
+  organizationId: UUID
+  "Only changes by these kinds of actor."
+  actorKind: [AuditActorKind!]
+  "Only changes by this user."
+  userId: UUID
+  "Only changes made with this token or session."
+  tokenId: UUID
+  "Only changes made by this customer's portal sessions."
+  customerId: UUID
+  "Only changes of these object types (product, customer, …)."
+  objectType: [String!]
+  "Only changes of this object."
+  objectId: UUID
+  "Only changes made by these operations (updateCustomer, …)."
+  operation: [String!]
+  "Only these actions."
+  action: [AuditAction!]
+  "Only changes made at or after this time."
+  since: DateTime
+  "Only changes made before this time."
+  until: DateTime
+}
+
+"A page of audit log entries."
+type AuditEntryPage {
+  "The entries of this page."
+  items: [AuditEntry!]!
+  "The total count and the last page."
+  pagination: Pagination!
+  "The window's cursors, for first/after and last/before."
+  pageInfo: PageInfo!
+}
+
+extend type Query {
+  """
+  The audit log of the caller's organizations, newest first: every change made through
+  GraphQL or /v1 and by background work, kept for the server's retention
+  (TILL_AUDIT_RETENTION). Users read the organizations they own or administer.
+  """
+  auditLog(
+    "Narrows the list."
+    filter: AuditLogFilter
+    "Page to read, from 1."
+    page: Int = 1
+    "Items per page, 1 to 100 (more is refused)."
+    limit: Int = 10
+    "Read this many rows forward from the start, or after ` + "`" + `after` + "`" + ` (1 to 100); replaces limit."
+    first: Int
+    "The endCursor of the previous window: read the rows that follow it."
+    after: String
+    "Read this many rows backward from the end, or before ` + "`" + `before` + "`" + ` (1 to 100); replaces limit."
+    last: Int
+    "The startCursor of the next window: read the rows that precede it."
+    before: String
+  ): AuditEntryPage
+    @hasScope(any: [organizations_read, organizations_write], permission: organization_manage)
+}
+`, BuiltIn: false},
 	{Name: "../schema/benefit.graphqls", Input: `"Something granted to a product's buyers: license keys, downloads, a Discord role, …"
 type Benefit {
   "The benefit's id."
@@ -18527,6 +18888,82 @@ func (ec *executionContext) childFields_AttachedCustomField(ctx context.Context,
 		return ec.fieldContext_AttachedCustomField_required(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AttachedCustomField", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditActor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_AuditActor_kind(ctx, field)
+	case "userId":
+		return ec.fieldContext_AuditActor_userId(ctx, field)
+	case "tokenId":
+		return ec.fieldContext_AuditActor_tokenId(ctx, field)
+	case "oauthClientId":
+		return ec.fieldContext_AuditActor_oauthClientId(ctx, field)
+	case "customerId":
+		return ec.fieldContext_AuditActor_customerId(ctx, field)
+	case "memberId":
+		return ec.fieldContext_AuditActor_memberId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditActor", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "field":
+		return ec.fieldContext_AuditChange_field(ctx, field)
+	case "before":
+		return ec.fieldContext_AuditChange_before(ctx, field)
+	case "after":
+		return ec.fieldContext_AuditChange_after(ctx, field)
+	case "redacted":
+		return ec.fieldContext_AuditChange_redacted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditChange", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEntry(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_AuditEntry_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_AuditEntry_createdAt(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_AuditEntry_organizationId(ctx, field)
+	case "actor":
+		return ec.fieldContext_AuditEntry_actor(ctx, field)
+	case "operation":
+		return ec.fieldContext_AuditEntry_operation(ctx, field)
+	case "api":
+		return ec.fieldContext_AuditEntry_api(ctx, field)
+	case "objectType":
+		return ec.fieldContext_AuditEntry_objectType(ctx, field)
+	case "objectId":
+		return ec.fieldContext_AuditEntry_objectId(ctx, field)
+	case "action":
+		return ec.fieldContext_AuditEntry_action(ctx, field)
+	case "changes":
+		return ec.fieldContext_AuditEntry_changes(ctx, field)
+	case "ip":
+		return ec.fieldContext_AuditEntry_ip(ctx, field)
+	case "userAgent":
+		return ec.fieldContext_AuditEntry_userAgent(ctx, field)
+	case "requestId":
+		return ec.fieldContext_AuditEntry_requestId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntry", field.Name)
+}
+
+func (ec *executionContext) childFields_AuditEntryPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_AuditEntryPage_items(ctx, field)
+	case "pagination":
+		return ec.fieldContext_AuditEntryPage_pagination(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_AuditEntryPage_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AuditEntryPage", field.Name)
 }
 
 func (ec *executionContext) childFields_AuthorizeOAuth2Payload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

@@ -128,8 +128,10 @@ func (r *Resolver) createBenefit(ctx context.Context, in model.BenefitCreateInpu
 	if in.Visibility != nil {
 		vis = *in.Visibility
 	}
-	b, err := storage.CreateBenefit(ctx, r.db, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
-		Visibility: vis, Properties: props, Metadata: in.Metadata})
+	b, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Benefit, error) {
+		return storage.CreateBenefit(ctx, q, orgID, storage.BenefitWrite{Type: in.Type, Description: in.Description,
+			Visibility: vis, Properties: props, Metadata: in.Metadata})
+	})
 	return b, benefitRefError(err)
 }
 
@@ -209,7 +211,9 @@ func (r *Resolver) deleteBenefit(ctx context.Context, id uuid.UUID) (*storage.Be
 	if !cur.Deletable {
 		return nil, NotPermitted("This benefit cannot be deleted.")
 	}
-	b, err := storage.DeleteBenefit(ctx, r.db, organizations(ctx), id)
+	b, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Benefit, error) {
+		return storage.DeleteBenefit(ctx, q, organizations(ctx), id)
+	})
 	return b, notFoundOr(err, "")
 }
 

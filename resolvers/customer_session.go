@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"till/graph/model"
 	"till/internal/auth"
 	"till/storage"
@@ -43,23 +45,23 @@ func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerS
 		email = c.Email
 		token string
 	)
-	if org.MemberModelEnabled() {
-		m, err := r.sessionMember(ctx, c, in)
+	err = storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		if !org.MemberModelEnabled() {
+			token = auth.Generate(auth.PrefixCustomerSession)
+			s, err = storage.CreateCustomerSession(ctx, tx, c.OrganizationID, c.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
+			return err
+		}
+		m, err := memberForSession(ctx, tx, c, in)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		token = auth.Generate(auth.PrefixMemberSession)
-		s, err = storage.CreateMemberSession(ctx, r.db, c.OrganizationID, c.ID, m.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
-		if err != nil {
-			return nil, err
-		}
+		s, err = storage.CreateMemberSession(ctx, tx, c.OrganizationID, c.ID, m.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
 		email = &m.Email
-	} else {
-		token = auth.Generate(auth.PrefixCustomerSession)
-		s, err = storage.CreateCustomerSession(ctx, r.db, c.OrganizationID, c.ID, auth.Hash(r.secret, token), expires, in.ReturnURL)
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	q := url.Values{"customer_session_token": {token}}
 	if email != nil {
@@ -70,28 +72,28 @@ func (r *Resolver) createCustomerSession(ctx context.Context, in model.CustomerS
 		CustomerPortalURL: r.portalURL + "/" + org.Slug + "/portal?" + q.Encode()}, nil
 }
 
-// sessionMember picks the member a member session is for: by id, then external id, else
+// memberForSession picks the member a member session is for: by id, then external id, else
 // the owner (created for individual customers when missing).
-func (r *Resolver) sessionMember(ctx context.Context, c *storage.Customer, in model.CustomerSessionCreateInput) (*storage.Member, error) {
+func memberForSession(ctx context.Context, q sqlx.ExtContext, c *storage.Customer, in model.CustomerSessionCreateInput) (*storage.Member, error) {
 	var (
 		m   *storage.Member
 		err error
 	)
 	switch {
 	case in.MemberID != nil:
-		m, err = storage.GetMember(ctx, r.db, c.ID, *in.MemberID)
+		m, err = storage.GetMember(ctx, q, c.ID, *in.MemberID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, Invalid("value_error", "Member does not exist for this customer.", in.MemberID.String(), "input", "memberId")
 		}
 	case in.ExternalMemberID != nil:
-		m, err = storage.GetMemberByExternalID(ctx, r.db, c.ID, *in.ExternalMemberID)
+		m, err = storage.GetMemberByExternalID(ctx, q, c.ID, *in.ExternalMemberID)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, Invalid("value_error", "Member does not exist for this customer.", *in.ExternalMemberID, "input", "externalMemberId")
 		}
 	case c.Type == storage.CustomerTypeTeam:
 		return nil, Invalid("value_error", "member_id is required for team customers.", nil, "input", "memberId")
 	default:
-		m, err = storage.EnsureOwnerMember(ctx, r.db, c)
+		m, err = storage.EnsureOwnerMember(ctx, q, c)
 		if errors.Is(err, storage.ErrNotFound) {
 			// Another member already uses the customer's email, so no owner could be made.
 			return nil, Invalid("value_error", "member_id is required: the customer has no owner member.", nil, "input", "memberId")

@@ -127,7 +127,10 @@ func (r *Resolver) updateFile(ctx context.Context, id uuid.UUID, in model.FileUp
 		return nil, err
 	}
 	if !u.IsZero() {
-		if f, err = storage.UpdateFile(ctx, r.db, []uuid.UUID{f.OrganizationID}, id, u); err != nil {
+		f, err = storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.StoredFile, error) {
+			return storage.UpdateFile(ctx, q, []uuid.UUID{f.OrganizationID}, id, u)
+		})
+		if err != nil {
 			return nil, notFoundOr(err, "")
 		}
 	}

@@ -50,6 +50,7 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 		costLimit{r: r},
 		LoadersExtension{DB: r.db},
 		gqlexec.NewFieldsMemo(fieldsMemoSize),
+		auditOperations{},
 	}
 }
 
@@ -103,7 +104,7 @@ func (h graphQLHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxQueryBytes)
-	h.srv.ServeHTTP(w, req)
+	h.srv.ServeHTTP(w, req.WithContext(requestAudit(req, auditAPIGraphQL)))
 }
 
 // Executor runs GraphQL documents in process; the /v1 layer executes its persisted
@@ -122,6 +123,7 @@ func (r *Resolver) Executor() *Executor {
 	e.SetQueryCache(lru.New[*ast.QueryDocument](queryCacheSize))
 	e.Use(LoadersExtension{DB: r.db})
 	e.Use(gqlexec.NewFieldsMemo(fieldsMemoSize))
+	e.Use(auditOperations{})
 	e.SetErrorPresenter(ErrorPresenter(r.logger))
 	e.SetRecoverFunc(Recover(r.logger))
 	return &Executor{exec: e}

@@ -16,14 +16,19 @@ import (
 )
 
 // TestMain stops the test database server after the run and, when the whole suite ran and
-// passed, fails it if a root field that names an object by id has no tenancy case: a new
-// one needs a case proving another organization's object is out of its reach.
+// passed, fails it if a root field that names an object by id has no tenancy case (a new one
+// needs a case proving another organization's object is out of its reach), or if a mutation
+// has no audit case (a new one needs a case proving what the audit log records of it).
 func TestMain(m *testing.M) {
 	code := storagetest.Main(m)
 	if code == 0 && storagetest.WholeSuite() {
 		if missing := uncoveredTenancyFields(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: these root fields take an id but no tenancy case calls them with another organization's:\n\t%s\n",
 				strings.Join(missing, "\n\t"))
+			code = 1
+		}
+		if missing := uncoveredAuditMutations(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: no audit case runs these mutations:\n\t%s\n", strings.Join(missing, "\n\t"))
 			code = 1
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/storage"
@@ -38,13 +39,17 @@ func (r *Resolver) job(ctx context.Context, id uuid.UUID) (*storage.Job, error) 
 
 // retryJob runs a finished-unsuccessfully or waiting job again now.
 func (r *Resolver) retryJob(ctx context.Context, id uuid.UUID) (*storage.Job, error) {
-	j, err := storage.RetryJob(ctx, r.db, organizations(ctx), id)
+	j, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Job, error) {
+		return storage.RetryJob(ctx, q, organizations(ctx), id)
+	})
 	return j, jobChangeError(err, "retried", "discarded, cancelled or retryable")
 }
 
 // cancelJob stops a waiting job from ever running.
 func (r *Resolver) cancelJob(ctx context.Context, id uuid.UUID) (*storage.Job, error) {
-	j, err := storage.CancelJob(ctx, r.db, organizations(ctx), id)
+	j, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Job, error) {
+		return storage.CancelJob(ctx, q, organizations(ctx), id)
+	})
 	return j, jobChangeError(err, "cancelled", "available or retryable")
 }
 

@@ -70,7 +70,9 @@ func (r *Resolver) signingKey(ctx context.Context, orgID uuid.UUID) (*storage.Li
 	for range 2 {
 		k, err := storage.ActiveLicenseSigningKey(ctx, r.db, orgID)
 		if errors.Is(err, storage.ErrNotFound) {
-			k, err = r.newSigningKey(ctx, r.db, orgID)
+			k, err = storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.LicenseSigningKey, error) {
+				return r.newSigningKey(ctx, q, orgID)
+			})
 			if errors.Is(err, storage.ErrConflict) {
 				continue
 			}

@@ -92,7 +92,9 @@ func (r *Resolver) deactivateLicenseKey(ctx context.Context, in model.LicenseKey
 		return NotFound("")
 	}
 	ref := storage.LicenseKeyRef{OrganizationID: in.OrganizationID, Key: in.Key}
-	return notFoundOr(storage.DeactivateLicenseKeyActivation(ctx, r.db, ref, in.ActivationID, r.Now()), "")
+	return notFoundOr(storage.InTx(ctx, r.db, func(tx *sqlx.Tx) error {
+		return storage.DeactivateLicenseKeyActivation(ctx, tx, ref, in.ActivationID, r.Now())
+	}), "")
 }
 
 // licenseKeyOrganizations is the organizations an organization-side license operation may

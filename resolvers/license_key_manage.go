@@ -114,7 +114,9 @@ func (r *Resolver) regenerateLicenseKey(ctx context.Context, id uuid.UUID) (*sto
 	}
 	prefix := licenseKeyProperties(b).Prefix
 	for range 3 {
-		k, err := storage.ReplaceLicenseKey(ctx, r.db, organizations(ctx), id, licenseKeyOf(prefix), r.Now())
+		k, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.LicenseKey, error) {
+			return storage.ReplaceLicenseKey(ctx, q, organizations(ctx), id, licenseKeyOf(prefix), r.Now())
+		})
 		if !errors.Is(err, storage.ErrConflict) {
 			return k, notFoundOr(err, "")
 		}

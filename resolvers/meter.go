@@ -146,9 +146,11 @@ func (r *Resolver) createMeter(ctx context.Context, in model.MeterCreateInput) (
 	if err != nil {
 		return nil, err
 	}
-	return storage.InsertMeter(ctx, r.db, orgID, storage.MeterWrite{Name: f.Name, Unit: f.Unit,
-		CustomLabel: f.CustomLabel, CustomMultiplier: f.CustomMultiplier, Filter: filter,
-		Aggregation: aggregation, Metadata: f.Metadata})
+	return storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Meter, error) {
+		return storage.InsertMeter(ctx, q, orgID, storage.MeterWrite{Name: f.Name, Unit: f.Unit,
+			CustomLabel: f.CustomLabel, CustomMultiplier: f.CustomMultiplier, Filter: filter,
+			Aggregation: aggregation, Metadata: f.Metadata})
+	})
 }
 
 // updateMeter lays the given fields over the stored meter and validates the result. Once

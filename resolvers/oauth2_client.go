@@ -63,7 +63,9 @@ func (r *Resolver) createOAuth2Client(ctx context.Context, in model.OAuth2Client
 		s, hash := r.newClientSecret()
 		secret, w.SecretHash = &s, &hash
 	}
-	c, err := storage.CreateOAuth2Client(ctx, r.db, owner, w)
+	c, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.OAuth2Client, error) {
+		return storage.CreateOAuth2Client(ctx, q, owner, w)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +126,9 @@ func (r *Resolver) rotateOAuth2ClientSecret(ctx context.Context, clientID string
 		return nil, BadRequest("A public client (token_endpoint_auth_method none) has no secret to rotate.")
 	}
 	secret, hash := r.newClientSecret()
-	c, err := storage.RotateOAuth2ClientSecret(ctx, r.db, owner, clientID, hash)
+	c, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.OAuth2Client, error) {
+		return storage.RotateOAuth2ClientSecret(ctx, q, owner, clientID, hash)
+	})
 	if err != nil {
 		return nil, notFoundOr(err, "")
 	}
@@ -138,7 +142,9 @@ func (r *Resolver) deleteOAuth2Client(ctx context.Context, clientID string) (*st
 	if err != nil {
 		return nil, err
 	}
-	c, err := storage.DeleteOAuth2Client(ctx, r.db, owner, clientID)
+	c, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.OAuth2Client, error) {
+		return storage.DeleteOAuth2Client(ctx, q, owner, clientID)
+	})
 	return c, notFoundOr(err, "")
 }
 

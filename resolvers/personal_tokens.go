@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/internal/auth"
@@ -106,7 +107,9 @@ func (r *Resolver) personalAccessTokens(ctx context.Context) ([]*storage.Persona
 // has committed, this process forgets the tokens it keeps, so the next request with the
 // token is refused here at once; the change notification does the same in other processes.
 func (r *Resolver) revokePersonalAccessToken(ctx context.Context, id uuid.UUID) (*storage.PersonalAccessToken, error) {
-	t, err := storage.RevokePersonalToken(ctx, r.db, auth.FromContext(ctx).UserID, id)
+	t, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.PersonalAccessToken, error) {
+		return storage.RevokePersonalToken(ctx, q, auth.FromContext(ctx).UserID, id)
+	})
 	if err != nil {
 		return nil, notFoundOr(err, "Personal access token not found.")
 	}

@@ -361,6 +361,8 @@ func productFilterOf(f *model.ProductFilter) storage.ProductListFilter {
 
 // archiveProduct hides a product from new sales; existing orders and subscriptions keep it.
 func (r *Resolver) archiveProduct(ctx context.Context, id uuid.UUID) (*storage.Product, error) {
-	p, err := storage.UpdateProduct(ctx, r.db, organizations(ctx), id, storage.ProductUpdate{IsArchived: storage.Set(true)})
+	p, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.Product, error) {
+		return storage.UpdateProduct(ctx, q, organizations(ctx), id, storage.ProductUpdate{IsArchived: storage.Set(true)})
+	})
 	return p, notFoundOr(err, "")
 }

@@ -79,6 +79,9 @@ type Deps struct {
 	// BrowserOrigins are the origins, besides PortalURL, whose pages may use a browser
 	// session (the dashboard's, when served elsewhere: TILL_CORS_ORIGINS).
 	BrowserOrigins []string
+	// AuditRetention is how long the audit log keeps a change (PurgeAuditLog); 0 keeps
+	// every change forever.
+	AuditRetention time.Duration
 }
 
 // Resolver is the application: every use case, the GraphQL resolvers and the background
@@ -104,6 +107,8 @@ type Resolver struct {
 	oidcLogin     *oidclogin.Set
 	signInLimits  *SignInLimits
 	browser       auth.Browser
+	// auditRetention is Deps.AuditRetention.
+	auditRetention time.Duration
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -121,7 +126,8 @@ func New(d Deps) *Resolver {
 	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
 		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
-		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins), oidcLogin: d.OIDCLogin}
+		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins), oidcLogin: d.OIDCLogin,
+		auditRetention: d.AuditRetention}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

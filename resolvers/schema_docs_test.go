@@ -145,6 +145,9 @@ func rootType(schema *ast.Schema, typ *ast.Definition) bool {
 // map keyed by data that no GraphQL type can spell, or it is /v1's rendering of a typed field
 // beside it. Any other JSON must become a type. Entries are grouped by schema file.
 var openJSON = map[string]string{
+	// audit.graphqls
+	"AuditChange.before": "the value of any column of any audited table, as the database holds it",
+	"AuditChange.after":  "the value of any column of any audited table, as the database holds it",
 	// benefit.graphqls
 	"Benefit.properties":            "discord, github_repository, feature_flag and slack_shared_channel properties are kept as sent; the types Till manages have typed fields beside it",
 	"BenefitCreateInput.properties": "one shape per benefit type and GraphQL has no input unions; the server checks each against the contract",

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/internal/scalar"
@@ -40,7 +41,9 @@ func (r *Resolver) advanceTestClock(ctx context.Context, in model.AdvanceTestClo
 	if !in.To.After(current) {
 		return nil, backwards
 	}
-	clock, err := storage.AdvanceTestClock(ctx, r.db, orgID, in.To.UTC())
+	clock, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.TestClock, error) {
+		return storage.AdvanceTestClock(ctx, q, orgID, in.To.UTC())
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, backwards
 	}

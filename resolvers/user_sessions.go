@@ -63,6 +63,9 @@ func (r *Resolver) startSession(ctx context.Context, tx *sqlx.Tx, email string, 
 	if err != nil {
 		return nil, err
 	}
+	if err := storage.AuditAsUser(ctx, tx, u.ID); err != nil {
+		return nil, err
+	}
 	token := auth.Generate(auth.PrefixUserSession)
 	w := storage.UserSessionWrite{UserID: u.ID, Hash: auth.Hash(r.secret, token), ExpiresAt: r.Now().Add(userSessionLifetime),
 		UserAgent: cleanUserAgent(client.UserAgent)}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/internal/auth"
@@ -52,8 +53,10 @@ func (r *Resolver) createWebhookEndpoint(ctx context.Context, in model.WebhookEn
 	if err != nil {
 		return nil, err
 	}
-	return storage.CreateWebhookEndpoint(ctx, r.db, orgID, storage.WebhookEndpointWrite{URL: url, Name: in.Name,
-		Format: string(in.Format), Secret: secret, Events: in.Events})
+	return storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.WebhookEndpoint, error) {
+		return storage.CreateWebhookEndpoint(ctx, q, orgID, storage.WebhookEndpointWrite{URL: url, Name: in.Name,
+			Format: string(in.Format), Secret: secret, Events: in.Events})
+	})
 }
 
 // creationOrganization is the organization a webhook endpoint or file is created in. An organization
@@ -142,20 +145,26 @@ func (r *Resolver) updateWebhookEndpoint(ctx context.Context, in model.WebhookEn
 			u.ConsecutiveFailures, u.DisabledAt, u.DisabledReason = storage.Set(0), storage.Set[*time.Time](nil), storage.Set[*string](nil)
 		}
 	}
-	e, err := storage.UpdateWebhookEndpoint(ctx, r.db, organizations(ctx), in.ID, u)
+	e, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.WebhookEndpoint, error) {
+		return storage.UpdateWebhookEndpoint(ctx, q, organizations(ctx), in.ID, u)
+	})
 	return e, notFoundOr(err, "")
 }
 
 // rotateWebhookEndpointSecret gives an endpoint a fresh secret.
 func (r *Resolver) rotateWebhookEndpointSecret(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {
-	e, err := storage.RotateWebhookEndpointSecret(ctx, r.db, organizations(ctx), id, webhook.NewSecret())
+	e, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.WebhookEndpoint, error) {
+		return storage.RotateWebhookEndpointSecret(ctx, q, organizations(ctx), id, webhook.NewSecret())
+	})
 	return e, notFoundOr(err, "")
 }
 
 // deleteWebhookEndpoint soft-deletes an endpoint; another organization's, or one already
 // deleted, is not found.
 func (r *Resolver) deleteWebhookEndpoint(ctx context.Context, id uuid.UUID) (*storage.WebhookEndpoint, error) {
-	e, err := storage.DeleteWebhookEndpoint(ctx, r.db, organizations(ctx), id)
+	e, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.WebhookEndpoint, error) {
+		return storage.DeleteWebhookEndpoint(ctx, q, organizations(ctx), id)
+	})
 	return e, notFoundOr(err, "")
 }
 

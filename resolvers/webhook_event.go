@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/storage"
@@ -47,7 +48,9 @@ func (r *Resolver) webhookDeliveries(ctx context.Context, e *storage.WebhookEven
 // right now exists, and saying so is more useful than pretending it does not.
 func (r *Resolver) redeliverWebhookEvent(ctx context.Context, id uuid.UUID) (*storage.WebhookEvent, error) {
 	orgs := organizations(ctx)
-	e, err := storage.RedeliverWebhookEvent(ctx, r.db, orgs, id)
+	e, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.WebhookEvent, error) {
+		return storage.RedeliverWebhookEvent(ctx, q, orgs, id)
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, r.redeliveryRefusal(ctx, orgs, id)
 	}

@@ -43,6 +43,9 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		"IngestEvents":             ingestDirect(r, present),
 	}
 	for i := range routes {
+		if routes[i].Handler != nil {
+			routes[i].Handler = resolvers.AuditOperation(routes[i].Method+" "+routes[i].Path, routes[i].Handler)
+		}
 		routes[i].Direct = direct[routes[i].Operation]
 		if routes[i].Operation == "IngestEvents" {
 			routes[i].Stream = ingestStream
@@ -53,7 +56,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		Routes:       routes,
 		Schema:       schema,
 		Logger:       logger,
-		Authenticate: authn,
+		Authenticate: func(h http.Handler) http.Handler { return authn(resolvers.AuditRequests("v1", h)) },
 		PublicURL:    r.Issuer(),
 		Guard: func(req *http.Request, route Route) *gqlerror.Error {
 			if err := r.Authorize(req.Context(), parsed[route.Operation]); err != nil {

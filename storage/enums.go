@@ -382,3 +382,36 @@ const (
 	// Settled for the seller.
 	DisputeStatusWon DisputeStatus = "won"
 )
+
+// AuditActorKind is the GraphQL enum of that name. Who made a change the audit log records:
+// the kind of the request's principal, or the system for background work.
+type AuditActorKind string
+
+// The values of AuditActorKind.
+const (
+	// Background work (jobs, renewals, processor events): no request made the change.
+	AuditActorKindSystem AuditActorKind = "system"
+	// An organization access token.
+	AuditActorKindOrganization AuditActorKind = "organization"
+	// A user, through a personal access token or an OAuth2 access token.
+	AuditActorKindUser AuditActorKind = "user"
+	// A customer portal session.
+	AuditActorKindCustomerSession AuditActorKind = "customer_session"
+	// A member portal session.
+	AuditActorKindMemberSession AuditActorKind = "member_session"
+	// A request without a token: a public operation (confirming a checkout, claiming a seat).
+	AuditActorKindAnonymous AuditActorKind = "anonymous"
+)
+
+// AuditAction is the GraphQL enum of that name. What a change did to its object.
+type AuditAction string
+
+// The values of AuditAction.
+const (
+	// The object was created.
+	AuditActionCreate AuditAction = "create"
+	// Some of the object's fields changed.
+	AuditActionUpdate AuditAction = "update"
+	// The object was deleted, or soft-deleted (its deletedAt set).
+	AuditActionDelete AuditAction = "delete"
+)

@@ -27,7 +27,7 @@ var OwnershipUnnamed = []string{
 	"billing_entries", "customer_balance_transactions", "customer_meters", "customer_sessions",
 	"discount_redemptions", "member_sessions", "oauth2_authorization_codes", "oauth2_grants", "oauth2_tokens",
 	"order_items", "organization_access_tokens", "pending_subscription_updates", "subscription_meters",
-	"event_types", "webhook_deliveries",
+	"event_types", "webhook_deliveries", "audit_log",
 }
 
 // holdsAnySQL answers whether any id of $1 is one of the organizations $2 or a row of

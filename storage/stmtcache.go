@@ -177,13 +177,48 @@ func (c *cachingConn) PrepareContext(ctx context.Context, query string) (driver.
 	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 
+// BeginTx begins a transaction. One that InTx begins for an actor (an audited request's)
+// sends the actor's setting with BEGIN as one simple query (auditBegin), so auditing costs
+// the transaction no round trip. That needs lib/pq's connection to be its own driver.Tx, as
+// lib/pq's BeginTx returns it; a connection that is not begins as usual and InTx sends the
+// setting apart.
+//
+// lib/pq's own BeginTx is given a context that is never cancelled. Given the caller's, it
+// keeps a watcher that ends with the transaction, and it never forgets it: a transaction
+// begun the other way, without one, would run the stale watcher at its end, which fails
+// there. Nothing is lost: each statement of the transaction still watches its own context,
+// and database/sql rolls back a transaction whose context ends.
 func (c *cachingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	tx, err := c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if b, ok := ctx.Value(auditBeginKey{}).(*auditBegin); ok && opts == (driver.TxOptions{}) {
+		if tx, ok := c.Conn.(driver.Tx); ok {
+			if err := c.beginAudited(ctx, b); err != nil {
+				return nil, err
+			}
+			c.inTx = true
+			return &cachingTx{Tx: tx, c: c}, nil
+		}
+	}
+	tx, err := c.Conn.(driver.ConnBeginTx).BeginTx(context.WithoutCancel(ctx), opts)
 	if err != nil {
 		return nil, err
 	}
 	c.inTx = true
 	return &cachingTx{Tx: tx, c: c}, nil
+}
+
+// beginAudited sends BEGIN with the actor's setting. Should the setting fail after BEGIN
+// succeeded, the connection is rolled back, or discarded when even that fails, so it never
+// returns to the pool inside a transaction.
+func (c *cachingConn) beginAudited(ctx context.Context, b *auditBegin) error {
+	exec := c.Conn.(driver.ExecerContext)
+	if _, err := exec.ExecContext(ctx, b.beginStatement(), nil); err != nil {
+		if _, rerr := exec.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil); rerr != nil {
+			return driver.ErrBadConn
+		}
+		return err
+	}
+	b.sent = true
+	return nil
 }
 
 type cachingTx struct {

@@ -81,10 +81,19 @@ func mapErr(err error) error {
 	return err
 }
 
-// InTx runs fn inside a transaction, committing when it returns nil.
+// InTx runs fn inside a transaction, committing when it returns nil. The transaction's
+// changes are audited as made by the actor ctx carries (WithAuditActor), or by the system.
 func InTx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
-	tx, err := db.BeginTxx(ctx, nil)
+	beginCtx, audit, err := auditBeginning(ctx)
 	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTxx(beginCtx, nil)
+	if err != nil {
+		return err
+	}
+	if err := applyAudit(ctx, tx, audit); err != nil {
+		_ = tx.Rollback()
 		return err
 	}
 	if err := fn(tx); err != nil {

@@ -102,6 +102,9 @@ type config struct {
 	// OIDCKeyRotation is how long an OpenID signing key signs id tokens before a new one
 	// replaces it.
 	OIDCKeyRotation time.Duration `env:"TILL_OIDC_KEY_ROTATION" envDefault:"720h"`
+	// AuditRetention is how long the audit log keeps a change (a year by default); the
+	// hourly upkeep deletes older ones. 0 keeps every change forever.
+	AuditRetention time.Duration `env:"TILL_AUDIT_RETENTION" envDefault:"8760h"`
 
 	// HTTPReadTimeout bounds how long a request's headers and body may take to arrive, so a
 	// client that stalls mid-body lets go of its connection; part uploads get longer (see
@@ -158,6 +161,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	err := env.ParseWithOptions(&c, env.Options{Environment: vars})
 	if err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
+	}
+	if c.AuditRetention < 0 {
+		return c, errors.New("configuration: TILL_AUDIT_RETENTION cannot be negative (0 keeps the audit log forever)")
 	}
 	if c.HTTPReadTimeout <= 0 || c.HTTPWriteTimeout <= 0 || c.HTTPIdleTimeout <= 0 || c.HTTPMinRate <= 0 {
 		return c, errors.New("configuration: TILL_HTTP_READ_TIMEOUT, TILL_HTTP_WRITE_TIMEOUT, TILL_HTTP_IDLE_TIMEOUT " +
@@ -256,11 +262,20 @@ func (c config) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  TILL_FILES_MAX_PART_SIZE=%d\n  TILL_FILES_PRESIGN_TTL=%s\n  TILL_OIDC_KEY_ROTATION=%s\n",
 		c.FilesMaxPartSize, c.FilesPresignTTL, c.OIDCKeyRotation)
+	fmt.Fprintf(w, "  TILL_AUDIT_RETENTION=%s\n", c.auditRetentionSummary())
 	fmt.Fprintf(w, "  TILL_HTTP_READ_TIMEOUT=%s\n  TILL_HTTP_WRITE_TIMEOUT=%s\n  TILL_HTTP_IDLE_TIMEOUT=%s\n  TILL_HTTP_MIN_RATE=%d\n  TILL_MAX_CONNS_PER_IP=%d\n",
 		c.HTTPReadTimeout, c.HTTPWriteTimeout, c.HTTPIdleTimeout, c.HTTPMinRate, c.MaxConnsPerIP)
 	fmt.Fprintf(w, "  TILL_METRICS_ADDR=%s\n  TILL_METRICS_TOKEN=(set: %t)\n", c.MetricsAddr, c.MetricsToken != "")
 	c.printMail(w)
 	c.printOIDCLogin(w)
+}
+
+// auditRetentionSummary says how long the audit log keeps a change.
+func (c config) auditRetentionSummary() string {
+	if c.AuditRetention == 0 {
+		return "0 (kept forever)"
+	}
+	return c.AuditRetention.String()
 }
 
 // maskURL hides the password of a database URL.

@@ -353,6 +353,9 @@ func TestConfigurationPrintsSecretsMasked(t *testing.T) {
 	if !strings.Contains(out.String(), "postgres://till:xxxxx@db:5432/till") {
 		t.Errorf("masked URL missing:\n%s", out.String())
 	}
+	if !strings.Contains(out.String(), "TILL_AUDIT_RETENTION=8760h0m0s") {
+		t.Errorf("the audit log's default retention of a year is not printed:\n%s", out.String())
+	}
 }
 
 // TestEveryVariableIsRead: a value set for each documented variable reaches the
@@ -367,6 +370,7 @@ func TestEveryVariableIsRead(t *testing.T) {
 		{"TILL_FILES_MAX_PART_SIZE", "1048576", func(c config) any { return c.FilesMaxPartSize }, int64(1 << 20)},
 		{"TILL_FILES_PRESIGN_TTL", "3m", func(c config) any { return c.FilesPresignTTL }, 3 * time.Minute},
 		{"TILL_OIDC_KEY_ROTATION", "48h", func(c config) any { return c.OIDCKeyRotation }, 48 * time.Hour},
+		{"TILL_AUDIT_RETENTION", "720h", func(c config) any { return c.AuditRetention }, 720 * time.Hour},
 		{"TILL_WEBHOOK_CONCURRENCY", "7", func(c config) any { return c.WebhookConcurrency }, 7},
 		{"TILL_MAX_CONNS_PER_IP", "9", func(c config) any { return c.MaxConnsPerIP }, 9},
 		{"TILL_DB_STATEMENT_CACHE", "0", func(c config) any { return c.StatementCache }, 0},

@@ -52,7 +52,7 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 		Payments: payments, Webhooks: a.webhooks, Blobs: a.blobs, JobsQueued: a.jobsQueued.Wake,
 		Renderer: func(e *resolvers.Executor) resolvers.EventRenderer { return rest.EventRenderer(e, docs) },
 		Files:    resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL},
-		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}}
+		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}, AuditRetention: cfg.AuditRetention}
 	if cfg.CustomerCacheTTL > 0 {
 		d.Customers = expirable.NewLRU[uuid.UUID, *storage.Customer](customerCacheLimit, nil, cfg.CustomerCacheTTL)
 	}
@@ -170,6 +170,7 @@ func startWork(ctx context.Context, cfg config, a *app, listener *wake.Listener,
 	work.every(ctx, "archive webhook events", time.Hour, r.ArchiveWebhookEvents)
 	work.every(ctx, "purge oauth2 codes", time.Hour, r.PurgeOAuth2Codes)
 	work.every(ctx, "purge sign-ins", time.Hour, r.PurgeSignIns)
+	work.every(ctx, "purge audit log", time.Hour, r.PurgeAuditLog)
 	work.every(ctx, "subscription meters", time.Minute, func(ctx context.Context) (int, error) {
 		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
 	})

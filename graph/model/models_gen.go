@@ -231,6 +231,58 @@ type AttachedCustomField struct {
 	Required bool `json:"required"`
 }
 
+// Who made a change: the principal of the request, or the system.
+type AuditActor struct {
+	// The principal's kind.
+	Kind storage.AuditActorKind `json:"kind"`
+	// The user, for user tokens and OAuth2 access tokens of users.
+	UserID *uuid.UUID `json:"userId,omitempty"`
+	// The credential the request carried: the token or the portal session.
+	TokenID *uuid.UUID `json:"tokenId,omitempty"`
+	// The OAuth2 application (its client_id) when the request carried an OAuth2 access token.
+	OauthClientID *string `json:"oauthClientId,omitempty"`
+	// The customer, for customer and member sessions.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// The member, for member sessions.
+	MemberID *uuid.UUID `json:"memberId,omitempty"`
+}
+
+// A page of audit log entries.
+type AuditEntryPage struct {
+	// The entries of this page.
+	Items []*storage.AuditEntry `json:"items"`
+	// The total count and the last page.
+	Pagination *Pagination `json:"pagination"`
+	// The window's cursors, for first/after and last/before.
+	PageInfo *storage.PageInfo `json:"pageInfo"`
+}
+
+// Narrows the audit log; values of a list are OR-ed, fields AND-ed.
+type AuditLogFilter struct {
+	// Only changes of one of the caller's organizations (required for user tokens of several that mean one).
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+	// Only changes by these kinds of actor.
+	ActorKind []storage.AuditActorKind `json:"actorKind,omitempty"`
+	// Only changes by this user.
+	UserID *uuid.UUID `json:"userId,omitempty"`
+	// Only changes made with this token or session.
+	TokenID *uuid.UUID `json:"tokenId,omitempty"`
+	// Only changes made by this customer's portal sessions.
+	CustomerID *uuid.UUID `json:"customerId,omitempty"`
+	// Only changes of these object types (product, customer, …).
+	ObjectType []string `json:"objectType,omitempty"`
+	// Only changes of this object.
+	ObjectID *uuid.UUID `json:"objectId,omitempty"`
+	// Only changes made by these operations (updateCustomer, …).
+	Operation []string `json:"operation,omitempty"`
+	// Only these actions.
+	Action []storage.AuditAction `json:"action,omitempty"`
+	// Only changes made at or after this time.
+	Since *time.Time `json:"since,omitempty"`
+	// Only changes made before this time.
+	Until *time.Time `json:"until,omitempty"`
+}
+
 // What the consent screen sends when the signed-in user allows (or denies) an application's
 // authorization request. The fields are the query parameters of GET /v1/oauth2/authorize, which
 // are validated again here, so a tampered consent form cannot widen what was shown.
