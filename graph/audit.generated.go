@@ -325,10 +325,10 @@ func (ec *executionContext) _AuditEntry_organizationId(ctx context.Context, fiel
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v uuid.UUID) graphql.Marshaler {
-			return ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
+			return ec.marshalOUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_AuditEntry_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -954,8 +954,8 @@ func (ec *executionContext) _AuditEntry(ctx context.Context, sel ast.SelectionSe
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "organizationId":
-			out.Values[i] = ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
-			if out.Values[i] == graphql.Null {
+			out.Values[i] = ec.marshalOUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, field.Selections, obj.OrganizationID)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "actor":
@@ -1467,7 +1467,7 @@ func (ec *executionContext) _AuditEntry__plain(ctx context.Context, fields []gra
 			case "operation":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.Operation).MarshalGQL(w)
 			case "organizationId":
-				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
+				ec.marshalOUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "requestId":
 				ec.marshalOString2ᚖstring(ctx, f.Selections, obj.RequestID).MarshalGQL(w)
 			case "userAgent":

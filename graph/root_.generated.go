@@ -11037,8 +11037,8 @@ type AuditEntry {
   id: UUID!
   "When the change was made."
   createdAt: DateTime!
-  "The organization whose data changed."
-  organizationId: UUID!
+  "The organization whose data changed; null for a user's own changes outside any organization (signing in, personal access tokens)."
+  organizationId: UUID
   "Who made the change."
   actor: AuditActor! @goField(forceResolver: true)
   "The GraphQL root field (updateCustomer), or the method and path of a /v1 route that runs no GraphQL; null for the system."

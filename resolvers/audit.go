@@ -63,6 +63,16 @@ func requestAudit(req *http.Request, api string) context.Context {
 	return storage.WithAuditContext(ctx, a)
 }
 
+// auditAs is ctx with p as its audit actor, keeping the request's operation and origin: for a
+// route that authenticates its caller itself (signing out by cookie), after it has.
+func auditAs(ctx context.Context, p auth.Principal) context.Context {
+	a, _ := storage.AuditContextFrom(ctx)
+	who := auditActor(auth.WithPrincipal(ctx, p), a.API)
+	a.Kind, a.UserID, a.TokenID, a.OAuthClientID, a.CustomerID, a.MemberID = who.Kind, who.UserID, who.TokenID,
+		who.OAuthClientID, who.CustomerID, who.MemberID
+	return storage.WithAuditContext(ctx, a)
+}
+
 // AuditOperation names the operation of a /v1 route that runs no GraphQL (an OAuth2
 // endpoint) for the changes it makes.
 func AuditOperation(operation string, next http.Handler) http.Handler {

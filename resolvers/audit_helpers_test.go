@@ -23,6 +23,7 @@ const (
 	byOrg      = storage.AuditActorKindOrganization
 	byUser     = storage.AuditActorKindUser
 	byCustomer = storage.AuditActorKindCustomerSession
+	byMember   = storage.AuditActorKindMemberSession
 	byAnyone   = storage.AuditActorKindAnonymous
 	created    = storage.AuditActionCreate
 	updated    = storage.AuditActionUpdate

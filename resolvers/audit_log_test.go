@@ -225,6 +225,41 @@ func TestAuditLogStaysWithinTheCallersAuthority(t *testing.T) {
 	}
 }
 
+func TestAUsersLogHoldsTheirOwnChangesOutsideOrganizations(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	spec := resolverstest.UserSpec{Scope: "organizations:read", Orgs: []uuid.UUID{org.ID}}
+	ada, bob := s.NewUser(t, spec), s.NewUser(t, spec)
+	_, token := createPAT(t, s, ada.Token, vars{"comment": "ci", "scopes": []string{"organizations:read"}})
+	personal := func(token string, f vars) []string {
+		t.Helper()
+		var got []string
+		for _, e := range readAuditLog(t, s, token, vars{"f": f, "limit": 100}).Items {
+			if e.OrganizationID == uuid.Nil {
+				got = append(got, e.ObjectType+" "+e.Action+" "+e.ObjectID.String())
+			}
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		name  string
+		token string
+		f     vars
+		want  []string
+	}{
+		{"the user reads the token they made", ada.Token, nil, []string{"personal_access_token create " + token.ID.String()}},
+		{"another member of the organization does not", bob.Token, nil, nil},
+		{"naming an organization leaves them out", ada.Token, vars{"organizationId": org.ID}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, personal(tc.token, tc.f)); diff != "" {
+				t.Errorf("records outside organizations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestAuditedTransactionsSendTheActorWithBegin(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()

@@ -104,7 +104,9 @@ func (r *Resolver) leaveOrganization(ctx context.Context, orgID *uuid.UUID) (*st
 	if err != nil {
 		return nil, err
 	}
-	m, err := storage.RemoveOrganizationMember(ctx, r.db, org, auth.FromContext(ctx).UserID)
+	m, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.OrganizationMember, error) {
+		return storage.RemoveOrganizationMember(ctx, q, org, auth.FromContext(ctx).UserID)
+	})
 	if err != nil {
 		return nil, memberChangeErr(notFoundOr(err, organizationMemberNotFound))
 	}

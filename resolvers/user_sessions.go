@@ -138,7 +138,7 @@ func (r *Resolver) SignOutBrowser(req *http.Request, csrf string) error {
 	if err := r.browser.VerifyCSRF(req, r.secret, p.TokenID, csrf); err != nil {
 		return &Error{Code: CodeNotPermitted, Detail: auth.CSRFRefusal}
 	}
-	_, err = r.revokeUserSession(req.Context(), p.UserID, p.TokenID)
+	_, err = r.revokeUserSession(auditAs(req.Context(), p), p.UserID, p.TokenID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
@@ -148,7 +148,9 @@ func (r *Resolver) SignOutBrowser(req *http.Request, csrf string) error {
 // revokeUserSession revokes one of the user's sessions; once it has committed this process
 // forgets the credentials it keeps, and the change notification does the same elsewhere.
 func (r *Resolver) revokeUserSession(ctx context.Context, userID, id uuid.UUID) (*storage.UserSession, error) {
-	s, err := storage.RevokeUserSession(ctx, r.db, userID, id)
+	s, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.UserSession, error) {
+		return storage.RevokeUserSession(ctx, q, userID, id)
+	})
 	if err != nil {
 		return nil, err
 	}

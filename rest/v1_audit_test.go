@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
+	"till/internal/auth"
 	"till/resolvers/resolverstest"
 )
 
@@ -106,4 +108,61 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func TestSigningInAndOutIsAuditedAsTheUsersOwn(t *testing.T) {
+	t.Parallel()
+	s := newSite(t)
+	const email = "audited@example.com"
+	if rec := s.do(t, hit{method: http.MethodPost, path: "/auth/login-code/request", json: map[string]string{"email": email}}); rec.Code != http.StatusAccepted {
+		t.Fatalf("request: %d %s", rec.Code, rec.Body)
+	}
+	code, _ := s.delivered(t, email)
+	rec := s.do(t, hit{method: http.MethodPost, path: "/auth/login-code/authenticate", json: map[string]string{"email": email, "code": code}})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("authenticate: %d %s", rec.Code, rec.Body)
+	}
+	var body struct {
+		User      struct{ ID uuid.UUID }
+		CSRFToken string `json:"csrf_token"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatal(err)
+	}
+	cookie := sessionCookie(t, rec).Value
+	if out := s.do(t, hit{method: http.MethodPost, path: "/auth/logout", cookie: cookie,
+		header: map[string]string{auth.CSRFHeader: body.CSRFToken}}); out.Code >= 300 {
+		t.Fatalf("logout: %d %s", out.Code, out.Body)
+	}
+	var rows []struct {
+		ActorKind  string     `db:"actor_kind"`
+		UserID     *uuid.UUID `db:"user_id"`
+		Operation  string     `db:"operation"`
+		ObjectType string     `db:"object_type"`
+		Action     string     `db:"action"`
+		UserAgent  *string    `db:"user_agent"`
+	}
+	if err := s.DB.Select(&rows, `SELECT actor_kind, user_id, coalesce(operation, '') AS operation, object_type, action,
+		user_agent FROM audit_log WHERE object_type IN ('user', 'user_session') ORDER BY created_at`); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		who := r.ActorKind
+		if r.UserID != nil && *r.UserID == body.User.ID {
+			who += " (the user)"
+		}
+		got = append(got, who+" "+r.Operation+": "+r.Action+" "+r.ObjectType)
+		if deref(r.UserAgent) != "Mozilla/5.0 (signin test)" {
+			t.Errorf("a %s record names user agent %q", r.ObjectType, deref(r.UserAgent))
+		}
+	}
+	want := []string{
+		"anonymous POST /auth/login-code/authenticate: create user",
+		"user (the user) POST /auth/login-code/authenticate: create user_session",
+		"user (the user) POST /auth/logout: delete user_session",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
