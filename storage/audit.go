@@ -207,16 +207,16 @@ const auditColumns = `id, created_at, organization_id, actor_kind, user_id, toke
 type AuditFilter struct {
 	// PersonalOf adds the changes this user made outside any organization (the user's
 	// sign-ins and personal access tokens) to those of the organizations listed.
-	PersonalOf *uuid.UUID
-	ActorKinds     []string
-	UserID         *uuid.UUID
-	TokenID        *uuid.UUID
-	CustomerID     *uuid.UUID
-	ObjectTypes    []string
-	ObjectID       *uuid.UUID
-	Operations     []string
-	Actions        []string
-	Since, Until   *time.Time
+	PersonalOf   *uuid.UUID
+	ActorKinds   []string
+	UserID       *uuid.UUID
+	TokenID      *uuid.UUID
+	CustomerID   *uuid.UUID
+	ObjectTypes  []string
+	ObjectID     *uuid.UUID
+	Operations   []string
+	Actions      []string
+	Since, Until *time.Time
 }
 
 // ListAuditLog returns one window of the audit log of the given organizations, newest first,

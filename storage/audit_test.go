@@ -310,7 +310,7 @@ var unaudited = map[string]string{
 	// Credentials issued per sign-in or refresh, and server keys.
 	"oauth2_authorization_codes": "one per authorization, purged hourly", "oauth2_tokens": "one per token refresh",
 	"oidc_signing_keys": "the server's, rotated by the system",
-	"login_codes": "one per sign-in attempt, purged hourly; the session a code starts is audited",
+	"login_codes":       "one per sign-in attempt, purged hourly; the session a code starts is audited",
 	// The test payment processor's own state, and the tables of the machinery.
 	"test_payment_charges": "the test processor's", "test_payment_methods": "the test processor's",
 	"test_payment_refunds": "the test processor's", "goose_db_version": "migrations", "audit_log": "the log itself",
