@@ -11043,7 +11043,7 @@ type AuditEntry {
   actor: AuditActor! @goField(forceResolver: true)
   "The GraphQL root field (updateCustomer), or the method and path of a /v1 route that runs no GraphQL; null for the system."
   operation: String
-  "The API the change came through: graphql or v1; null for the system."
+  "The API the change came through: graphql, v1, or cli for an operator's till command; null for background work."
   api: String
   "What kind of object changed, in the webhook events' words: product, product_price, customer, license_key, …"
   objectType: String!

@@ -31,8 +31,8 @@ type AuditContext struct {
 	OAuthClientID string    `json:"client,omitempty"`
 	CustomerID    uuid.UUID `json:"customer,omitzero"`
 	MemberID      uuid.UUID `json:"member,omitzero"`
-	// Operation is the GraphQL root field, or the method and path of a /v1 route that runs
-	// no GraphQL; API is graphql or v1.
+	// Operation is the GraphQL root field, the method and path of a /v1 route that runs no
+	// GraphQL, or an operator's till command; API is graphql, v1 or cli.
 	Operation string `json:"op,omitempty"`
 	API       string `json:"api,omitempty"`
 	// IP is the client's address, or a network (an IPv6 client's /64); one that does not

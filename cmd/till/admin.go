@@ -74,7 +74,9 @@ func orgCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) er
 		return err
 	}
 	defer db.close()
-	o, err := storage.CreateOrganization(ctx, db.DB, *name, *slug)
+	o, err := storage.Audited(ctx, db.DB, func(q sqlx.ExtContext) (*storage.Organization, error) {
+		return storage.CreateOrganization(ctx, q, *name, *slug)
+	})
 	switch {
 	case errors.Is(err, storage.ErrConflict):
 		return fmt.Errorf("an organization with slug %q already exists", *slug)
@@ -145,7 +147,10 @@ func tokenCmd(ctx context.Context, cfg config, args []string, stdout io.Writer) 
 		t := time.Now().Add(time.Duration(expiresIn))
 		expires = &t
 	}
-	tok, _, err := createToken(ctx, db.DB, secret, o.ID, set, *comment, expires)
+	tok, err := storage.Audited(ctx, db.DB, func(q sqlx.ExtContext) (string, error) {
+		tok, _, err := createToken(ctx, q, secret, o.ID, set, *comment, expires)
+		return tok, err
+	})
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"till/storage"
 )
 
 func main() {
@@ -59,6 +62,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	ctx = operatorAudit(ctx, args)
 	switch args[0] {
 	case "serve":
 		return serve(ctx, cfg, args[1:], stdout)
@@ -83,4 +87,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	_, _ = io.WriteString(stdout, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// operatorAudit names an operator's command in the audit log (API cli, the system as actor)
+// for the changes it makes: "till user create" rather than an unnamed system change. serve
+// and worker name nothing: their changes come from requests and jobs.
+func operatorAudit(ctx context.Context, args []string) context.Context {
+	if args[0] == "serve" || args[0] == "worker" {
+		return ctx
+	}
+	op := "till " + args[0]
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		op += " " + args[1]
+	}
+	return storage.WithAuditContext(ctx, storage.AuditContext{Operation: op, API: "cli"})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"
 
@@ -86,5 +87,39 @@ func TestUserAndPersonalTokenCommands(t *testing.T) {
 	}
 	if want := auth.NewScopeSet(auth.AllScopes()...).String(); scope != want {
 		t.Errorf("a token without --scope has scope %q, want every scope", scope)
+	}
+}
+
+func TestOperatorCommandsAreAuditedAsTheirCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	dsn := storagetest.DSN(t)
+	vars := map[string]string{"TILL_DATA_DIR": t.TempDir(), "DATABASE_URL": dsn, "TILL_SECRET": "people-secret"}
+	for _, args := range [][]string{{"org", "create", "--name", "Acme", "--slug", "acme"},
+		{"user", "create", "--email", "ada@example.com", "--org", "acme", "--role", "owner"},
+		{"token", "create", "--user", "ada@example.com", "--scope", "customers:read"},
+		{"token", "create", "--org", "acme", "--scope", "customers:read"}} {
+		if err := run(context.Background(), args, getenvOf(vars), &bytes.Buffer{}); err != nil {
+			t.Fatalf("till %s: %v", strings.Join(args, " "), err)
+		}
+	}
+	db := sqlx.MustConnect("postgres", dsn)
+	defer db.Close()
+	var got []string
+	if err := db.Select(&got, `SELECT DISTINCT actor_kind || ' ' || coalesce(api, '-') || ' ' || coalesce(operation, '-')
+		|| ': ' || action || ' ' || object_type FROM audit_log WHERE object_type IN ('organization', 'user',
+		'organization_member', 'personal_access_token', 'organization_access_token') ORDER BY 1`); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"system cli till org create: create organization",
+		"system cli till token create: create organization_access_token",
+		"system cli till token create: create personal_access_token",
+		"system cli till user create: create organization_member",
+		"system cli till user create: create user",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit records (-want +got):\n%s", diff)
 	}
 }
