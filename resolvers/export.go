@@ -16,6 +16,22 @@ import (
 // case, and the use case applies the role rule of the permission that field declares, so
 // an export never shows what the list would not.
 
+// The records an export hands over, named here so that the layers above read them without
+// importing storage.
+type (
+	// OrderExport is one exported order with the columns of its customer and product.
+	OrderExport = storage.OrderExport
+	// SubscriptionExport is one exported subscription with the columns of its customer,
+	// product and discount.
+	SubscriptionExport = storage.SubscriptionExport
+	// CustomerExport is one exported customer with its metadata as PostgreSQL prints it.
+	CustomerExport = storage.CustomerExport
+	// UsageEventExport is one exported usage event.
+	UsageEventExport = storage.Event
+	// ExportAddress is the billing address of an exported record.
+	ExportAddress = storage.Address
+)
+
 // exportEventPage is how many events an events export reads per keyset window.
 const exportEventPage = 1000
 

@@ -15,7 +15,6 @@ import (
 	"till/graph/model"
 	"till/resolvers"
 	"till/rest/fastapi"
-	"till/storage"
 )
 
 // ExportPathPrefix is where Till's own exports are served, beside /v1 (upstream has none):
@@ -103,17 +102,17 @@ func tillExports(r *resolvers.Resolver) map[string]ExportFunc {
 	for _, media := range []string{mediaCSV, mediaJSONLines} {
 		ext := map[string]string{mediaCSV: ".csv", mediaJSONLines: ".jsonl"}[media]
 		out[ExportPathPrefix+"orders"+ext] = tillExport(media, orderFields,
-			func(ctx context.Context, vars map[string]any, each func(*storage.OrderExport) error) error {
+			func(ctx context.Context, vars map[string]any, each func(*resolvers.OrderExport) error) error {
 				var f model.OrderFilter
 				return withFilter(vars, &f, func() error { return r.ExportOrders(ctx, &f, sortingOf(vars), each) })
 			})
 		out[ExportPathPrefix+"subscriptions"+ext] = tillExport(media, subscriptionFields,
-			func(ctx context.Context, vars map[string]any, each func(*storage.SubscriptionExport) error) error {
+			func(ctx context.Context, vars map[string]any, each func(*resolvers.SubscriptionExport) error) error {
 				var f model.SubscriptionFilter
 				return withFilter(vars, &f, func() error { return r.ExportSubscriptions(ctx, &f, sortingOf(vars), each) })
 			})
 		out[ExportPathPrefix+"customers"+ext] = tillExport(media, customerFields,
-			func(ctx context.Context, vars map[string]any, each func(*storage.CustomerExport) error) error {
+			func(ctx context.Context, vars map[string]any, each func(*resolvers.CustomerExport) error) error {
 				var f model.CustomerFilter
 				var orgs struct {
 					IDs []uuid.UUID `json:"organizationId"`
@@ -124,7 +123,7 @@ func tillExports(r *resolvers.Resolver) map[string]ExportFunc {
 				return withFilter(vars, &f, func() error { return r.ExportCustomers(ctx, orgs.IDs, &f, sortingOf(vars), each) })
 			})
 		out[ExportPathPrefix+"events"+ext] = tillExport(media, eventFields,
-			func(ctx context.Context, vars map[string]any, each func(*storage.Event) error) error {
+			func(ctx context.Context, vars map[string]any, each func(*resolvers.UsageEventExport) error) error {
 				var f model.UsageEventFilter
 				return withFilter(vars, &f, func() error { return r.ExportUsageEvents(ctx, &f, sortingOf(vars), each) })
 			})

@@ -15,7 +15,6 @@ import (
 	"till/graph/model"
 	"till/resolvers"
 	"till/rest/fastapi"
-	"till/storage"
 )
 
 // upstreamExportRoutes are upstream's CSV exports. Where upstream's server differs from the
@@ -78,7 +77,7 @@ func upstreamOrdersExport(r *resolvers.Resolver) ExportFunc {
 			return err
 		}
 		csvHeaders(h, exportFilename("polar-orders", tz, f.CreatedAfter, f.CreatedBefore))
-		return writeCSV(w, cols, tz, func(each func(*storage.OrderExport) error) error {
+		return writeCSV(w, cols, tz, func(each func(*resolvers.OrderExport) error) error {
 			return r.ExportOrders(ctx, &f, nil, each)
 		})
 	}
@@ -93,7 +92,7 @@ func upstreamSubscriptionsExport(r *resolvers.Resolver) ExportFunc {
 			return err
 		}
 		csvHeaders(h, exportFilename("polar-subscriptions", tz, f.StartedAfter, f.StartedBefore))
-		return writeCSV(w, cols, tz, func(each func(*storage.SubscriptionExport) error) error {
+		return writeCSV(w, cols, tz, func(each func(*resolvers.SubscriptionExport) error) error {
 			return r.ExportSubscriptions(ctx, &f, nil, each)
 		})
 	}
@@ -109,7 +108,7 @@ func upstreamCustomersExport(r *resolvers.Resolver) ExportFunc {
 			return err
 		}
 		csvHeaders(h, "polar-customers.csv")
-		return writeCSV(w, customerCSV, time.UTC, func(each func(*storage.CustomerExport) error) error {
+		return writeCSV(w, customerCSV, time.UTC, func(each func(*resolvers.CustomerExport) error) error {
 			return r.ExportCustomers(ctx, orgs.IDs, nil, nil, each)
 		})
 	}

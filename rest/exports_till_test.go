@@ -119,7 +119,7 @@ func TestALargeExportStreamsEveryRow(t *testing.T) {
 
 func TestAClientThatDisconnectsCancelsTheExportsQuery(t *testing.T) {
 	w := newExportWorld(t)
-	cloneOrders(t, w.s, w.order, 100_000)
+	cloneOrders(t, w.s, w.order, 50_000)
 	srv := httptest.NewServer(w.s.h)
 	defer srv.Close()
 	var rollbacksBefore int64
