@@ -230,10 +230,7 @@ func setTaxID(u *storage.CustomerUpdate, cur *storage.Customer, get func() (*str
 
 // customersPage lists customers with filters, sorting and pagination.
 func (r *Resolver) customersPage(ctx context.Context, a listArgs, f *model.CustomerFilter) (*model.CustomerPage, error) {
-	var lf storage.CustomerListFilter
-	if f != nil {
-		lf = storage.CustomerListFilter{Email: f.Email, ExternalID: f.ExternalID, Query: f.Query, Metadata: metadataOf(f.Metadata)}
-	}
+	lf := customerFilterOf(f)
 	p, w, err := rootWindow(ctx, a, customerSorts, func(sorts []storage.Sort, w storage.Window) (storage.Paged[*storage.Customer], error) {
 		return storage.ListCustomers(ctx, r.db, organizations(ctx), lf, sorts, w)
 	})
@@ -241,6 +238,14 @@ func (r *Resolver) customersPage(ctx context.Context, a listArgs, f *model.Custo
 		return nil, err
 	}
 	return &model.CustomerPage{Items: p.Items, Pagination: paginationOf(p.Total, w), PageInfo: pageInfo(p, w)}, nil
+}
+
+// customerFilterOf turns the GraphQL filter into the storage one.
+func customerFilterOf(f *model.CustomerFilter) storage.CustomerListFilter {
+	if f == nil {
+		return storage.CustomerListFilter{}
+	}
+	return storage.CustomerListFilter{Email: f.Email, ExternalID: f.ExternalID, Query: f.Query, Metadata: metadataOf(f.Metadata)}
 }
 
 // customerByRef resolves a customer of the caller's organizations by id or external id.

@@ -69,7 +69,7 @@ func (r *Resolver) Handler() http.Handler {
 	srv.SetQueryCache(docs)
 	srv.SetParserTokenLimit(maxTokens)
 	srv.Use(reqinfo.GraphQL{}) // before the limits, so a refused operation is still named in the access log
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](queryCacheSize)})
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newAPQCache(apqBudget)})
 	srv.Use(DocumentLimit{Cache: docs})
 	for _, e := range r.extensions() {
 		srv.Use(e)

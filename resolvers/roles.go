@@ -56,19 +56,31 @@ func (r *Resolver) checkRole(ctx context.Context, perm model.Permission) (contex
 	if perm == model.PermissionNone {
 		return ctx, nil
 	}
-	need := wirePermission(perm)
+	fc := graphql.GetFieldContext(ctx)
+	var args any
+	if fc != nil {
+		args = fc.Args
+	}
+	return r.narrowByRole(ctx, wirePermission(perm), args, fc != nil && fc.Object == "Mutation")
+}
+
+// narrowByRole is the role rule for need over a call whose arguments are args (a map of
+// argument values, as GraphQL gives a field): the context of a call the rule admits, where
+// organizations lists only those whose role grants need. A change with no such organization,
+// or arguments naming an object of an organization whose role does not grant need, is
+// refused. Use cases outside GraphQL (exports) apply their list field's rule through it.
+func (r *Resolver) narrowByRole(ctx context.Context, need auth.Permission, args any, change bool) (context.Context, error) {
 	granted, denied := auth.FromContext(ctx).OrganizationsGranting(need)
 	if len(denied) == 0 {
 		return ctx, nil
 	}
 	ctx = context.WithValue(ctx, narrowingKey{}, narrowing{granted: granted, perm: need})
-	fc := graphql.GetFieldContext(ctx)
 	var ids []uuid.UUID
-	if fc != nil {
-		ids = namedIDs(reflect.ValueOf(fc.Args), 0, nil)
+	if args != nil {
+		ids = namedIDs(reflect.ValueOf(args), 0, nil)
 	}
 	if len(ids) == 0 {
-		if len(granted) == 0 && fc != nil && fc.Object == "Mutation" {
+		if len(granted) == 0 && change {
 			return nil, permissionDenied(need)
 		}
 		return ctx, nil

@@ -342,6 +342,9 @@ func checkRoutes(routes []Route, docs Documents) error {
 			continue
 		}
 		checkVariables(r, op, report)
+		if r.File != "" {
+			continue // streams a file: no field of data is its body
+		}
 		if r.Field == "" && r.status() != http.StatusAccepted && r.status() != http.StatusNoContent {
 			report("no response Field")
 		} else if r.Field != "" && !selects(op, r.Field) {
@@ -364,7 +367,7 @@ func checkVariables(r Route, op *ast.OperationDefinition, report func(string, ..
 		fed[r.Body.Var] = !r.Body.Optional
 	}
 	for name := range fed {
-		if op.VariableDefinitions.ForName(name) == nil {
+		if op.VariableDefinitions.ForName(name) == nil && r.File == "" {
 			report("operation %s does not declare $%s", op.Name, name)
 		}
 	}

@@ -76,6 +76,14 @@ type Route struct {
 	// a batch never exists whole as parsed values (see Stream).
 	Stream *fastapi.Stream
 
+	// File, on an export route, is the media type of the file it streams (text/csv,
+	// application/jsonl) instead of rendering Field; Export, wired by New, streams it.
+	// Operation still authorizes the route (its directives) and declares the list filters
+	// it takes; parameters the operation does not declare are the export's own (a CSV's
+	// time zone and columns) and reach Export only.
+	File   string
+	Export ExportFunc
+
 	// Handler, when set, serves the route instead of a GraphQL operation,
 	// for endpoints that are not GraphQL-shaped (OAuth2 forms, redirects,
 	// files). The global middleware and routing rules still apply.

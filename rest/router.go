@@ -238,6 +238,10 @@ func (rt *router) serve(route Route) http.Handler {
 			return
 		}
 		nestParams(vars)
+		if route.File != "" {
+			rt.serveExport(w, r, route, vars)
+			return
+		}
 		if route.Direct != nil {
 			defer func() { // as the executor's recover does for operations: a 500, not a dropped connection
 				if p := recover(); p != nil {

@@ -24,8 +24,7 @@ func orderRoutes() []Route {
 			Filter("external_customer_id", "externalCustomerId", fastapi.String{}),
 			Filter("checkout_id", "checkoutId", fastapi.UUID4{}),
 			Filter("subscription_id", "subscriptionId", fastapi.UUID4{}),
-			Filter("status", "status", fastapi.Enum{Name: "OrderStatus",
-				Values: []string{"draft", "pending", "paid", "refunded", "partially_refunded", "void"}}),
+			Filter("status", "status", orderStatus()),
 			Query("created_after", "createdAfter", fastapi.Nullable{Schema: fastapi.DateTime{}}),
 			Query("created_before", "createdBefore", fastapi.Nullable{Schema: fastapi.DateTime{}}),
 		}},
@@ -70,6 +69,11 @@ func orderRoutes() []Route {
 				{Name: "payment_processor", Schema: fastapi.Enum{Name: "PaymentProcessor", Values: []string{"stripe"}}},
 			}}}},
 	}
+}
+
+// orderStatus is the OrderStatus enum.
+func orderStatus() fastapi.Enum {
+	return fastapi.Enum{Name: "OrderStatus", Values: []string{"draft", "pending", "paid", "refunded", "partially_refunded", "void"}}
 }
 
 // productBillingType is the ProductBillingType enum.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -12,10 +13,10 @@ import (
 	"till/resolvers"
 )
 
-// Table is every route New serves: the /v1 operation routes, the hand-written protocol
-// endpoints over r and the sign-in endpoints beside /v1. The security tests enumerate it.
+// Table is every route New serves: the /v1 operation routes, Till's own exports beside /v1,
+// the hand-written protocol endpoints over r and the sign-in endpoints beside /v1. The security tests enumerate it.
 func Table(r *resolvers.Resolver) []Route {
-	return append(append(append(Routes(), oauth2Routes(r)...), stripeRoutes(r)...), signInRoutes(r)...)
+	return slices.Concat(Routes(), tillExportRoutes(), oauth2Routes(r), stripeRoutes(r), signInRoutes(r))
 }
 
 // New builds the /v1 compatibility layer over the same executable schema as /graphql.
@@ -42,10 +43,15 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		"PortalValidateLicenseKey": validateDirect(r, present, true),
 		"IngestEvents":             ingestDirect(r, present),
 	}
+	exports := tillExports(r)
+	exports["/v1/customers/export"] = upstreamCustomersExport(r)
+	exports["/v1/orders/export"] = upstreamOrdersExport(r)
+	exports["/v1/subscriptions/export"] = upstreamSubscriptionsExport(r)
 	for i := range routes {
 		if routes[i].Handler != nil {
 			routes[i].Handler = resolvers.AuditOperation(routes[i].Method+" "+routes[i].Path, routes[i].Handler)
 		}
+		routes[i].Export = exports[routes[i].Path]
 		routes[i].Direct = direct[routes[i].Operation]
 		if routes[i].Operation == "IngestEvents" {
 			routes[i].Stream = ingestStream

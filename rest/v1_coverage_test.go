@@ -57,13 +57,17 @@ func recordCoverage(req *http.Request, status int) {
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
-	for _, route := range rest.Routes() {
-		if route.Method == method && patternRegexp(route.Path).MatchString(path) {
-			routeCoverage.Lock()
-			routeCoverage.hit[routeKey(route.Method, route.Path)] = true
-			routeCoverage.Unlock()
-			return
+	best := ""
+	for _, route := range rest.Routes() { // a static segment beats a parameter, as the router matches
+		if route.Method == method && patternRegexp(route.Path).MatchString(path) &&
+			(best == "" || strings.Count(route.Path, "{") < strings.Count(best, "{")) {
+			best = route.Path
 		}
+	}
+	if best != "" {
+		routeCoverage.Lock()
+		routeCoverage.hit[routeKey(method, best)] = true
+		routeCoverage.Unlock()
 	}
 }
 

@@ -3,6 +3,7 @@ package fastapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -246,4 +247,31 @@ func pyOrList(values []string) string {
 		return strings.Join(reprs, "")
 	}
 	return strings.Join(reprs[:len(reprs)-1], ", ") + " or " + reprs[len(reprs)-1]
+}
+
+// PyFloat is Python's str of a float, which the csv module writes for one: upstream's CSV
+// exports print amounts as cents / 100 this way (19.99, 10.0).
+func PyFloat(f float64) string { return pyFloatRepr(f) }
+
+// PyRepr is Python's repr of a str, as a tuple or a message quoting a value prints it.
+func PyRepr(s string) string { return pyRepr(s) }
+
+// PyASCII escapes a JSON text as json.dumps does by default (ensure_ascii): every character
+// outside printable ASCII becomes \uXXXX, two of them beyond the Basic Multilingual Plane.
+// The text must be valid JSON, where such characters occur only inside strings; PostgreSQL
+// prints jsonb with json.dumps' separators, so this turns its text into json.dumps' output.
+func PyASCII(jsonText string) string {
+	var b strings.Builder
+	for _, r := range jsonText {
+		switch {
+		case r < 0x7f:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		}
+	}
+	return b.String()
 }

@@ -104,6 +104,9 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 	if handled, err := checkPage(req, status, header); handled {
 		return err
 	}
+	if handled, err := checkFile(doc, req, status, header); handled {
+		return err
+	}
 	if len(body) > 0 && header.Get("Content-Type") != "application/json" {
 		return fmt.Errorf("Content-Type %q, want application/json", header.Get("Content-Type"))
 	}
@@ -238,4 +241,28 @@ func decode(body []byte) (any, error) {
 	var v any
 	err := dec.Decode(&v)
 	return v, err
+}
+
+// checkFile judges a file answer (a CSV export): its operation must document that media type
+// for the status, and upstream's streaming response names the file in Content-Disposition.
+func checkFile(doc *openapi3.T, req *http.Request, status int, header http.Header) (handled bool, err error) {
+	media, _, _ := strings.Cut(header.Get("Content-Type"), ";")
+	if media != "text/csv" {
+		return false, nil
+	}
+	route := findRoute(doc, req)
+	if route == nil {
+		return true, fmt.Errorf("a %s answer from an undocumented path", media)
+	}
+	resp := route.Operation.Responses.Status(status)
+	if resp == nil || resp.Value == nil || resp.Value.Content.Get(media) == nil {
+		return true, fmt.Errorf("%s: status %d is not documented as %s", route.Operation.OperationID, status, media)
+	}
+	if header.Get("Content-Type") != media+"; charset=utf-8" {
+		return true, fmt.Errorf("Content-Type %q, want %q as Starlette sends it", header.Get("Content-Type"), media+"; charset=utf-8")
+	}
+	if !strings.HasPrefix(header.Get("Content-Disposition"), `attachment; filename="`) {
+		return true, fmt.Errorf("Content-Disposition %q does not name the file", header.Get("Content-Disposition"))
+	}
+	return true, nil
 }
