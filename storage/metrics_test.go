@@ -40,7 +40,6 @@ func newMetricsShop(t *testing.T, db *sqlx.DB) metricsShop {
 	return metricsShop{org: o.ID, customer: c.ID, product: p.ID}
 }
 
-
 func (s metricsShop) order(t testing.TB, q sqlx.ExtContext, at time.Time, amount int64, reason string) uuid.UUID {
 	t.Helper()
 	o, err := storage.InsertOrder(context.Background(), q, s.org, at, storage.OrderWrite{CustomerID: s.customer,
