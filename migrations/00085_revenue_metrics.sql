@@ -96,14 +96,14 @@ LANGUAGE sql STABLE AS $$
         0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint,
         0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint,
         s * e.canceled,
-        s * e.canceled * (x.customer_cancellation_reason = 'customer_service')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'low_quality')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'missing_features')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'switched_service')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'too_complex')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'too_expensive')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'unused')::int,
-        s * e.canceled * (x.customer_cancellation_reason = 'other')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'customer_service')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'low_quality')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'missing_features')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'switched_service')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'too_complex')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'too_expensive')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'unused')::int,
+        s * e.canceled * (x.customer_cancellation_reason IS NOT DISTINCT FROM 'other')::int,
         s * (1 - e.canceled)
     FROM (VALUES (x.canceled_at, 1), (x.ended_at, 0)) AS e (at, canceled)
     WHERE x.deleted_at IS NULL AND e.at IS NOT NULL

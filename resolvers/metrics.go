@@ -125,7 +125,8 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 }
 
 // metricsZone loads an IANA zone name; anything else (a path, an abbreviation the zone
-// database does not hold, a huge or binary string) is a 422 on timezone.
+// database does not hold, a huge or binary string) is a 422 on timezone, as pydantic's
+// TimeZoneName refuses it upstream.
 func metricsZone(zone string) (*time.Location, error) {
 	if zone != "" && len(zone) <= 64 && utf8.ValidString(zone) && !strings.ContainsAny(zone, "\x00\\") &&
 		zone != "Local" {
@@ -133,7 +134,8 @@ func metricsZone(zone string) (*time.Location, error) {
 			return loc, nil
 		}
 	}
-	return nil, Invalid("value_error", "Invalid timezone", zone, "timezone")
+	return nil, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "TimeZoneName", Loc: []any{"timezone"},
+		Msg: "Invalid timezone name.", Input: zone}}}
 }
 
 // wholeHourOffsets reports whether every offset loc takes in [from, to] is whole hours,

@@ -145,7 +145,7 @@ func TestMetricsRefusals(t *testing.T) {
 		{"a window longer than the interval allows is refused", vars{"end": "2031-01-03"}, org.Token,
 			"BAD_USER_INPUT", "The interval is too small"},
 		{"an end before the start is refused", vars{"end": "2029-12-31"}, org.Token, "BAD_USER_INPUT", "The interval is too small"},
-		{"a time zone path is refused", vars{"tz": "../../../etc/passwd"}, org.Token, "BAD_USER_INPUT", "Invalid timezone"},
+		{"a time zone path is refused", vars{"tz": "../../../etc/passwd"}, org.Token, "BAD_USER_INPUT", "Invalid timezone name"},
 		{"a time zone with a NUL byte is refused", vars{"tz": "UTC\x00"}, org.Token, "BAD_USER_INPUT", ""},
 		{"a date that is not a date is refused", vars{"start": "2030-02-30"}, org.Token, "BAD_USER_INPUT", "valid date"},
 		{"a token without metrics:read is refused", vars{}, s.NewToken(t, org.ID, "orders:read"), "FORBIDDEN", ""},

@@ -86,6 +86,42 @@ func TestMetricsRollups(t *testing.T) {
 		}
 	})
 
+	t.Run("a subscription counts as active until it ends, and its cancellation and churn in their days", func(t *testing.T) {
+		s := newMetricsShop(t, db)
+		start := day.Add(2 * time.Hour)
+		sub, err := storage.CreateSubscription(ctx, db, s.org, start, storage.SubscriptionWrite{CustomerID: s.customer,
+			ProductID: s.product, Status: "active", Amount: 1200, Currency: "usd", RecurringInterval: "year",
+			RecurringIntervalCount: 1, CurrentPeriodStart: start, CurrentPeriodEnd: start.AddDate(1, 0, 0), StartedAt: &start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Canceled without a reason on the second day, ended on the third.
+		if _, err := db.Exec(`UPDATE subscriptions SET canceled_at = $2, ended_at = $3, status = 'canceled' WHERE id = $1`,
+			sub.ID, day.AddDate(0, 0, 1), day.AddDate(0, 0, 2).Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		points, err := storage.Metrics(ctx, db, storage.MetricsFilter{Orgs: []uuid.UUID{s.org}, From: day.AddDate(0, 0, -1),
+			To: day.AddDate(0, 0, 4), Interval: "day", Zone: "UTC"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][4]int64
+		for _, p := range points {
+			got = append(got, [4]int64{p.ActiveSubscriptions, p.MonthlyRecurringRevenue, p.Canceled, p.Churned})
+		}
+		want := [][4]int64{{0, 0, 0, 0}, {1, 100, 0, 0}, {1, 100, 1, 0}, {0, 0, 0, 1}, {0, 0, 0, 0}}
+		if !cmp.Equal(got, want) {
+			t.Errorf("active, MRR, canceled, churned per day: got %v, want %v", got, want)
+		}
+		live := rollups(t, db, s.org)
+		if _, err := db.Exec(`SELECT metric_rebuild($1)`, s.org); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(rollups(t, db, s.org), live); diff != "" {
+			t.Fatalf("live rollups differ from a rebuild (-rebuild +live):\n%s", diff)
+		}
+	})
+
 	t.Run("the rollups equal a rebuild from the base tables after orders and refunds race", func(t *testing.T) {
 		s := newMetricsShop(t, db)
 		var wg sync.WaitGroup
