@@ -7,7 +7,6 @@ package resolvers
 
 import (
 	"context"
-
 	"till/graph"
 	"till/graph/model"
 	"till/storage"
