@@ -162,7 +162,7 @@ const (
 )
 
 // Metrics computes one point per period of f, from the rollups unless f names customers or
-// asks for exact zone cuts.
+// asks for exact zone cuts. The statement runs with JIT compilation off (withoutJIT).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
 	query := metricsRollupSQL
 	if f.Customers != nil || f.Exact {
@@ -181,7 +181,23 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 	}
 	narrowed := f.Products != nil || f.BillingTypes != nil
 	var points []MetricsPoint
-	err := sqlx.SelectContext(ctx, q, &points, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
-		products, billing, f.Zone, customers, narrowed)
+	err := withoutJIT(ctx, q, func(q sqlx.ExtContext) error {
+		return sqlx.SelectContext(ctx, q, &points, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
+			products, billing, f.Zone, customers, narrowed)
+	})
 	return points, mapErr(err)
+}
+
+// withoutJIT runs fn in a transaction with PostgreSQL's JIT compilation off (on q's own
+// transaction when q is one, for the rest of it). The metrics statement's estimates (a
+// period series joined with hourly rows) cross the JIT cost thresholds: compiling it took
+// seconds over a million orders where executing it takes tens of milliseconds.
+func withoutJIT(ctx context.Context, q sqlx.ExtContext, fn func(sqlx.ExtContext) error) error {
+	if db, isPool := q.(*sqlx.DB); isPool {
+		return InTx(ctx, db, func(tx *sqlx.Tx) error { return withoutJIT(ctx, tx, fn) })
+	}
+	if _, err := q.ExecContext(ctx, `SET LOCAL jit = off`); err != nil {
+		return err
+	}
+	return fn(q)
 }
