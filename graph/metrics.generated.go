@@ -4356,16 +4356,6 @@ func (ec *executionContext) marshalNMetricsIntervalsLimits2ᚖtillᚋgraphᚋmod
 	return ec._MetricsIntervalsLimits(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMetricsLimits2ᚖtillᚋgraphᚋmodelᚐMetricsLimits(ctx context.Context, sel ast.SelectionSet, v *model.MetricsLimits) graphql.Marshaler {
-	if v == nil {
-		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
-			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
-		}
-		return graphql.Null
-	}
-	return ec._MetricsLimits(ctx, sel, v)
-}
-
 func (ec *executionContext) marshalNMetricsPeriod2ᚕᚖtillᚋgraphᚋmodelᚐMetricsPeriodᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MetricsPeriod) graphql.Marshaler {
 	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -4443,6 +4433,13 @@ func (ec *executionContext) marshalOMetricDashboard2ᚖtillᚋstorageᚐMetricDa
 		return graphql.Null
 	}
 	return ec._MetricDashboard(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOMetricsLimits2ᚖtillᚋgraphᚋmodelᚐMetricsLimits(ctx context.Context, sel ast.SelectionSet, v *model.MetricsLimits) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._MetricsLimits(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOMetricsResult2ᚖtillᚋgraphᚋmodelᚐMetricsResult(ctx context.Context, sel ast.SelectionSet, v *model.MetricsResult) graphql.Marshaler {

@@ -16325,8 +16325,8 @@ type MetricsInfo {
 
 "A metrics series: one entry per period, the totals over the window and what each metric is."
 type MetricsResult {
-  "One entry per period of the window, oldest first."
-  periods: [MetricsPeriod!]!
+  "One entry per period of the window, oldest first: at most 367 (a day interval over 366 days)."
+  periods: [MetricsPeriod!]! @listSize(assumedSize: 367)
   "The metrics over the whole window."
   totals: MetricsTotals!
   "Name and type of each metric returned."
@@ -16425,12 +16425,12 @@ extend type Query {
     metrics: [String!]
   ): MetricsResult @hasScope(any: [metrics_read], permission: analytics_read)
   "The date ranges metrics accepts."
-  metricsLimits: MetricsLimits! @hasScope(any: [metrics_read], permission: analytics_read)
-  "The metric dashboards of the caller's organizations, oldest first."
+  metricsLimits: MetricsLimits @hasScope(any: [metrics_read], permission: analytics_read)
+  "The metric dashboards of the caller's organizations, oldest first, at most 100."
   metricDashboards(
     "Only these organizations' dashboards (among the caller's)."
     organizationId: [UUID!]
-  ): [MetricDashboard!] @hasScope(any: [metrics_read], permission: analytics_read)
+  ): [MetricDashboard!] @hasScope(any: [metrics_read], permission: analytics_read) @listSize(assumedSize: 100)
   "One metric dashboard of the caller's organizations."
   metricDashboard(
     "The dashboard's id."

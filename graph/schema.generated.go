@@ -13234,10 +13234,10 @@ func (ec *executionContext) _Query_metricsLimits(ctx context.Context, field grap
 			return next
 		},
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MetricsLimits) graphql.Marshaler {
-			return ec.marshalNMetricsLimits2ᚖtillᚋgraphᚋmodelᚐMetricsLimits(ctx, selections, v)
+			return ec.marshalOMetricsLimits2ᚖtillᚋgraphᚋmodelᚐMetricsLimits(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_Query_metricsLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -16960,7 +16960,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_metricsLimits(ctx, field)
-				if res == graphql.Null {
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res

@@ -26,7 +26,7 @@ import (
 //     them with the zone's offset; the export writes them with +00:00.
 //   - The export streams nothing larger than the series it reads (at most 8,784 rows), as a
 //     whole body: text/csv; charset=utf-8, attachment "polar-metrics.csv".
-//   - Dashboards list unpaged, oldest first. A dashboard's name is at most 256 characters
+//   - Dashboards list unpaged, oldest first, the first 100 of them. A dashboard's name is at most 256 characters
 //     (upstream's is unbounded); a PATCH with "name": null or "metrics": null leaves the field
 //     as it is, where upstream fails writing null.
 func metricsRoutes() []Route {

@@ -40,7 +40,8 @@ func GetMetricDashboard(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID
 }
 
 // ListMetricDashboards lists the dashboards of orgs, narrowed to orgFilter when it is not
-// nil, oldest first (upstream lists them unpaged).
+// nil, oldest first (upstream lists them unpaged): the first 100, a bound the GraphQL cost
+// of the list relies on.
 func ListMetricDashboards(ctx context.Context, q sqlx.ExtContext, orgs, orgFilter []uuid.UUID) ([]*MetricDashboard, error) {
 	var filter any
 	if orgFilter != nil {
@@ -49,7 +50,7 @@ func ListMetricDashboards(ctx context.Context, q sqlx.ExtContext, orgs, orgFilte
 	ds := []*MetricDashboard{}
 	err := sqlx.SelectContext(ctx, q, &ds, `SELECT `+metricDashboardColumns+` FROM metric_dashboards
 		WHERE organization_id = ANY($1) AND ($2::uuid[] IS NULL OR organization_id = ANY($2))
-		ORDER BY created_at, id`, pq.Array(orgs), filter)
+		ORDER BY created_at, id LIMIT 100`, pq.Array(orgs), filter)
 	return ds, mapErr(err)
 }
 

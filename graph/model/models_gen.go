@@ -2594,7 +2594,7 @@ type MetricsPeriod struct {
 
 // A metrics series: one entry per period, the totals over the window and what each metric is.
 type MetricsResult struct {
-	// One entry per period of the window, oldest first.
+	// One entry per period of the window, oldest first: at most 367 (a day interval over 366 days).
 	Periods []*MetricsPeriod `json:"periods"`
 	// The metrics over the whole window.
 	Totals *MetricsTotals `json:"totals"`
