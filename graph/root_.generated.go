@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	LicenseKeyValidation() LicenseKeyValidationResolver
 	Me() MeResolver
 	Meter() MeterResolver
+	MetricDashboard() MetricDashboardResolver
 	Mutation() MutationResolver
 	OAuth2Client() OAuth2ClientResolver
 	Order() OrderResolver
@@ -1048,6 +1049,154 @@ type ComplexityRoot struct {
 		Property func(childComplexity int) int
 	}
 
+	Metric struct {
+		DisplayName func(childComplexity int) int
+		Slug        func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	MetricDashboard struct {
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		Metrics        func(childComplexity int) int
+		ModifiedAt     func(childComplexity int) int
+		Name           func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+	}
+
+	MetricsInfo struct {
+		ActiveSubscriptions                  func(childComplexity int) int
+		AnnualRecurringRevenue               func(childComplexity int) int
+		AverageOrderValue                    func(childComplexity int) int
+		CanceledSubscriptions                func(childComplexity int) int
+		CanceledSubscriptionsCustomerService func(childComplexity int) int
+		CanceledSubscriptionsLowQuality      func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
+		CanceledSubscriptionsOther           func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService func(childComplexity int) int
+		CanceledSubscriptionsTooComplex      func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
+		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Checkouts                            func(childComplexity int) int
+		CheckoutsConversion                  func(childComplexity int) int
+		ChurnRate                            func(childComplexity int) int
+		ChurnedSubscriptions                 func(childComplexity int) int
+		CumulativeRevenue                    func(childComplexity int) int
+		MonthlyRecurringRevenue              func(childComplexity int) int
+		NetAverageOrderValue                 func(childComplexity int) int
+		NetCumulativeRevenue                 func(childComplexity int) int
+		NetRevenue                           func(childComplexity int) int
+		NewSubscriptions                     func(childComplexity int) int
+		NewSubscriptionsNetRevenue           func(childComplexity int) int
+		NewSubscriptionsRevenue              func(childComplexity int) int
+		OneTimeProducts                      func(childComplexity int) int
+		OneTimeProductsNetRevenue            func(childComplexity int) int
+		OneTimeProductsRevenue               func(childComplexity int) int
+		Orders                               func(childComplexity int) int
+		RenewedSubscriptions                 func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
+		RenewedSubscriptionsRevenue          func(childComplexity int) int
+		Revenue                              func(childComplexity int) int
+		SucceededCheckouts                   func(childComplexity int) int
+	}
+
+	MetricsIntervalLimit struct {
+		MaxDays func(childComplexity int) int
+		MinDays func(childComplexity int) int
+	}
+
+	MetricsIntervalsLimits struct {
+		Day   func(childComplexity int) int
+		Hour  func(childComplexity int) int
+		Month func(childComplexity int) int
+		Week  func(childComplexity int) int
+		Year  func(childComplexity int) int
+	}
+
+	MetricsLimits struct {
+		Intervals func(childComplexity int) int
+		MinDate   func(childComplexity int) int
+	}
+
+	MetricsPeriod struct {
+		ActiveSubscriptions                  func(childComplexity int) int
+		AnnualRecurringRevenue               func(childComplexity int) int
+		AverageOrderValue                    func(childComplexity int) int
+		CanceledSubscriptions                func(childComplexity int) int
+		CanceledSubscriptionsCustomerService func(childComplexity int) int
+		CanceledSubscriptionsLowQuality      func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
+		CanceledSubscriptionsOther           func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService func(childComplexity int) int
+		CanceledSubscriptionsTooComplex      func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
+		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Checkouts                            func(childComplexity int) int
+		CheckoutsConversion                  func(childComplexity int) int
+		ChurnRate                            func(childComplexity int) int
+		ChurnedSubscriptions                 func(childComplexity int) int
+		CumulativeRevenue                    func(childComplexity int) int
+		MonthlyRecurringRevenue              func(childComplexity int) int
+		NetAverageOrderValue                 func(childComplexity int) int
+		NetCumulativeRevenue                 func(childComplexity int) int
+		NetRevenue                           func(childComplexity int) int
+		NewSubscriptions                     func(childComplexity int) int
+		NewSubscriptionsNetRevenue           func(childComplexity int) int
+		NewSubscriptionsRevenue              func(childComplexity int) int
+		OneTimeProducts                      func(childComplexity int) int
+		OneTimeProductsNetRevenue            func(childComplexity int) int
+		OneTimeProductsRevenue               func(childComplexity int) int
+		Orders                               func(childComplexity int) int
+		RenewedSubscriptions                 func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
+		RenewedSubscriptionsRevenue          func(childComplexity int) int
+		Revenue                              func(childComplexity int) int
+		SucceededCheckouts                   func(childComplexity int) int
+		Timestamp                            func(childComplexity int) int
+	}
+
+	MetricsResult struct {
+		Metrics func(childComplexity int) int
+		Periods func(childComplexity int) int
+		Totals  func(childComplexity int) int
+	}
+
+	MetricsTotals struct {
+		ActiveSubscriptions                  func(childComplexity int) int
+		AnnualRecurringRevenue               func(childComplexity int) int
+		AverageOrderValue                    func(childComplexity int) int
+		CanceledSubscriptions                func(childComplexity int) int
+		CanceledSubscriptionsCustomerService func(childComplexity int) int
+		CanceledSubscriptionsLowQuality      func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
+		CanceledSubscriptionsOther           func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService func(childComplexity int) int
+		CanceledSubscriptionsTooComplex      func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
+		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Checkouts                            func(childComplexity int) int
+		CheckoutsConversion                  func(childComplexity int) int
+		ChurnRate                            func(childComplexity int) int
+		ChurnedSubscriptions                 func(childComplexity int) int
+		CumulativeRevenue                    func(childComplexity int) int
+		MonthlyRecurringRevenue              func(childComplexity int) int
+		NetAverageOrderValue                 func(childComplexity int) int
+		NetCumulativeRevenue                 func(childComplexity int) int
+		NetRevenue                           func(childComplexity int) int
+		NewSubscriptions                     func(childComplexity int) int
+		NewSubscriptionsNetRevenue           func(childComplexity int) int
+		NewSubscriptionsRevenue              func(childComplexity int) int
+		OneTimeProducts                      func(childComplexity int) int
+		OneTimeProductsNetRevenue            func(childComplexity int) int
+		OneTimeProductsRevenue               func(childComplexity int) int
+		Orders                               func(childComplexity int) int
+		RenewedSubscriptions                 func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
+		RenewedSubscriptionsRevenue          func(childComplexity int) int
+		Revenue                              func(childComplexity int) int
+		SucceededCheckouts                   func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AcceptDispute                   func(childComplexity int, id uuid.UUID) int
 		AcceptOrganizationInvitation    func(childComplexity int, input model.OrganizationInvitationAcceptInput) int
@@ -1072,6 +1221,7 @@ type ComplexityRoot struct {
 		CreateFile                      func(childComplexity int, input model.FileCreateInput) int
 		CreateMember                    func(childComplexity int, input model.MemberCreateInput) int
 		CreateMeter                     func(childComplexity int, input model.MeterCreateInput) int
+		CreateMetricDashboard           func(childComplexity int, input model.MetricDashboardCreateInput) int
 		CreateOAuth2Client              func(childComplexity int, input model.OAuth2ClientCreateInput) int
 		CreatePersonalAccessToken       func(childComplexity int, input model.PersonalAccessTokenCreateInput) int
 		CreateProduct                   func(childComplexity int, input model.ProductCreateInput) int
@@ -1083,6 +1233,7 @@ type ComplexityRoot struct {
 		DeleteDiscount                  func(childComplexity int, id uuid.UUID) int
 		DeleteFile                      func(childComplexity int, id uuid.UUID) int
 		DeleteMember                    func(childComplexity int, input model.MemberDeleteInput) int
+		DeleteMetricDashboard           func(childComplexity int, id uuid.UUID) int
 		DeleteOAuth2Client              func(childComplexity int, clientID string) int
 		DeletePaymentMethod             func(childComplexity int, id uuid.UUID) int
 		DeleteWebhookEndpoint           func(childComplexity int, id uuid.UUID) int
@@ -1135,6 +1286,7 @@ type ComplexityRoot struct {
 		UpdateLicenseKey                func(childComplexity int, id uuid.UUID, input model.LicenseKeyUpdateInput) int
 		UpdateMember                    func(childComplexity int, input model.MemberUpdateInput) int
 		UpdateMeter                     func(childComplexity int, input model.MeterUpdateInput) int
+		UpdateMetricDashboard           func(childComplexity int, input model.MetricDashboardUpdateInput) int
 		UpdateOAuth2Client              func(childComplexity int, clientID string, input model.OAuth2ClientUpdateInput) int
 		UpdateOrder                     func(childComplexity int, id uuid.UUID, input model.OrderUpdateInput) int
 		UpdateProduct                   func(childComplexity int, input model.ProductUpdateInput) int
@@ -1590,6 +1742,10 @@ type ComplexityRoot struct {
 		Meter                   func(childComplexity int, id uuid.UUID) int
 		MeterQuantities         func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		Meters                  func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
+		MetricDashboard         func(childComplexity int, id uuid.UUID) int
+		MetricDashboards        func(childComplexity int, organizationID []uuid.UUID) int
+		Metrics                 func(childComplexity int, startDate string, endDate string, timezone *string, interval model.TimeInterval, organizationID []uuid.UUID, productID []uuid.UUID, billingType []model.ProductBillingType, customerID []uuid.UUID, metrics []string) int
+		MetricsLimits           func(childComplexity int) int
 		Oauth2Client            func(childComplexity int, clientID string) int
 		Oauth2Clients           func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
 		Order                   func(childComplexity int, id uuid.UUID) int
@@ -6266,6 +6422,741 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MeterUniqueAggregation.Property(childComplexity), true
 
+	case "Metric.displayName":
+		if e.ComplexityRoot.Metric.DisplayName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metric.DisplayName(childComplexity), true
+	case "Metric.slug":
+		if e.ComplexityRoot.Metric.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metric.Slug(childComplexity), true
+	case "Metric.type":
+		if e.ComplexityRoot.Metric.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metric.Type(childComplexity), true
+
+	case "MetricDashboard.createdAt":
+		if e.ComplexityRoot.MetricDashboard.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.CreatedAt(childComplexity), true
+	case "MetricDashboard.id":
+		if e.ComplexityRoot.MetricDashboard.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.ID(childComplexity), true
+	case "MetricDashboard.metrics":
+		if e.ComplexityRoot.MetricDashboard.Metrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.Metrics(childComplexity), true
+	case "MetricDashboard.modifiedAt":
+		if e.ComplexityRoot.MetricDashboard.ModifiedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.ModifiedAt(childComplexity), true
+	case "MetricDashboard.name":
+		if e.ComplexityRoot.MetricDashboard.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.Name(childComplexity), true
+	case "MetricDashboard.organizationId":
+		if e.ComplexityRoot.MetricDashboard.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricDashboard.OrganizationID(childComplexity), true
+
+	case "MetricsInfo.activeSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.ActiveSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.ActiveSubscriptions(childComplexity), true
+	case "MetricsInfo.annualRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.AnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.AnnualRecurringRevenue(childComplexity), true
+	case "MetricsInfo.averageOrderValue":
+		if e.ComplexityRoot.MetricsInfo.AverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.AverageOrderValue(childComplexity), true
+	case "MetricsInfo.canceledSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptions(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsCustomerService":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsCustomerService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsCustomerService(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsLowQuality":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsLowQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsLowQuality(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsMissingFeatures":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsMissingFeatures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsMissingFeatures(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsOther":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsOther == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsOther(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsSwitchedService":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsSwitchedService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsSwitchedService(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsTooComplex":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsTooComplex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsTooComplex(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsTooExpensive":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsTooExpensive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsTooExpensive(childComplexity), true
+	case "MetricsInfo.canceledSubscriptionsUnused":
+		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsUnused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsInfo.checkouts":
+		if e.ComplexityRoot.MetricsInfo.Checkouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Checkouts(childComplexity), true
+	case "MetricsInfo.checkoutsConversion":
+		if e.ComplexityRoot.MetricsInfo.CheckoutsConversion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CheckoutsConversion(childComplexity), true
+	case "MetricsInfo.churnRate":
+		if e.ComplexityRoot.MetricsInfo.ChurnRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.ChurnRate(childComplexity), true
+	case "MetricsInfo.churnedSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.ChurnedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.ChurnedSubscriptions(childComplexity), true
+	case "MetricsInfo.cumulativeRevenue":
+		if e.ComplexityRoot.MetricsInfo.CumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CumulativeRevenue(childComplexity), true
+	case "MetricsInfo.monthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.MonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.MonthlyRecurringRevenue(childComplexity), true
+	case "MetricsInfo.netAverageOrderValue":
+		if e.ComplexityRoot.MetricsInfo.NetAverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NetAverageOrderValue(childComplexity), true
+	case "MetricsInfo.netCumulativeRevenue":
+		if e.ComplexityRoot.MetricsInfo.NetCumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NetCumulativeRevenue(childComplexity), true
+	case "MetricsInfo.netRevenue":
+		if e.ComplexityRoot.MetricsInfo.NetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NetRevenue(childComplexity), true
+	case "MetricsInfo.newSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.NewSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NewSubscriptions(childComplexity), true
+	case "MetricsInfo.newSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsInfo.NewSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NewSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsInfo.newSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsInfo.NewSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NewSubscriptionsRevenue(childComplexity), true
+	case "MetricsInfo.oneTimeProducts":
+		if e.ComplexityRoot.MetricsInfo.OneTimeProducts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.OneTimeProducts(childComplexity), true
+	case "MetricsInfo.oneTimeProductsNetRevenue":
+		if e.ComplexityRoot.MetricsInfo.OneTimeProductsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.OneTimeProductsNetRevenue(childComplexity), true
+	case "MetricsInfo.oneTimeProductsRevenue":
+		if e.ComplexityRoot.MetricsInfo.OneTimeProductsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.OneTimeProductsRevenue(childComplexity), true
+	case "MetricsInfo.orders":
+		if e.ComplexityRoot.MetricsInfo.Orders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Orders(childComplexity), true
+	case "MetricsInfo.renewedSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.RenewedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.RenewedSubscriptions(childComplexity), true
+	case "MetricsInfo.renewedSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsInfo.RenewedSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.RenewedSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsInfo.renewedSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsInfo.RenewedSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.RenewedSubscriptionsRevenue(childComplexity), true
+	case "MetricsInfo.revenue":
+		if e.ComplexityRoot.MetricsInfo.Revenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Revenue(childComplexity), true
+	case "MetricsInfo.succeededCheckouts":
+		if e.ComplexityRoot.MetricsInfo.SucceededCheckouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SucceededCheckouts(childComplexity), true
+
+	case "MetricsIntervalLimit.maxDays":
+		if e.ComplexityRoot.MetricsIntervalLimit.MaxDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalLimit.MaxDays(childComplexity), true
+	case "MetricsIntervalLimit.minDays":
+		if e.ComplexityRoot.MetricsIntervalLimit.MinDays == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalLimit.MinDays(childComplexity), true
+
+	case "MetricsIntervalsLimits.day":
+		if e.ComplexityRoot.MetricsIntervalsLimits.Day == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalsLimits.Day(childComplexity), true
+	case "MetricsIntervalsLimits.hour":
+		if e.ComplexityRoot.MetricsIntervalsLimits.Hour == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalsLimits.Hour(childComplexity), true
+	case "MetricsIntervalsLimits.month":
+		if e.ComplexityRoot.MetricsIntervalsLimits.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalsLimits.Month(childComplexity), true
+	case "MetricsIntervalsLimits.week":
+		if e.ComplexityRoot.MetricsIntervalsLimits.Week == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalsLimits.Week(childComplexity), true
+	case "MetricsIntervalsLimits.year":
+		if e.ComplexityRoot.MetricsIntervalsLimits.Year == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsIntervalsLimits.Year(childComplexity), true
+
+	case "MetricsLimits.intervals":
+		if e.ComplexityRoot.MetricsLimits.Intervals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsLimits.Intervals(childComplexity), true
+	case "MetricsLimits.minDate":
+		if e.ComplexityRoot.MetricsLimits.MinDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsLimits.MinDate(childComplexity), true
+
+	case "MetricsPeriod.activeSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.ActiveSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.ActiveSubscriptions(childComplexity), true
+	case "MetricsPeriod.annualRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.AnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.AnnualRecurringRevenue(childComplexity), true
+	case "MetricsPeriod.averageOrderValue":
+		if e.ComplexityRoot.MetricsPeriod.AverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.AverageOrderValue(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptions(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsCustomerService":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsCustomerService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsCustomerService(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsLowQuality":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsLowQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsLowQuality(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsMissingFeatures":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsMissingFeatures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsMissingFeatures(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsOther":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsOther == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsOther(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsSwitchedService":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsSwitchedService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsSwitchedService(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsTooComplex":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsTooComplex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsTooComplex(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsTooExpensive":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsTooExpensive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsTooExpensive(childComplexity), true
+	case "MetricsPeriod.canceledSubscriptionsUnused":
+		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsUnused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsPeriod.checkouts":
+		if e.ComplexityRoot.MetricsPeriod.Checkouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Checkouts(childComplexity), true
+	case "MetricsPeriod.checkoutsConversion":
+		if e.ComplexityRoot.MetricsPeriod.CheckoutsConversion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CheckoutsConversion(childComplexity), true
+	case "MetricsPeriod.churnRate":
+		if e.ComplexityRoot.MetricsPeriod.ChurnRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.ChurnRate(childComplexity), true
+	case "MetricsPeriod.churnedSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.ChurnedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.ChurnedSubscriptions(childComplexity), true
+	case "MetricsPeriod.cumulativeRevenue":
+		if e.ComplexityRoot.MetricsPeriod.CumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CumulativeRevenue(childComplexity), true
+	case "MetricsPeriod.monthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.MonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.MonthlyRecurringRevenue(childComplexity), true
+	case "MetricsPeriod.netAverageOrderValue":
+		if e.ComplexityRoot.MetricsPeriod.NetAverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NetAverageOrderValue(childComplexity), true
+	case "MetricsPeriod.netCumulativeRevenue":
+		if e.ComplexityRoot.MetricsPeriod.NetCumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NetCumulativeRevenue(childComplexity), true
+	case "MetricsPeriod.netRevenue":
+		if e.ComplexityRoot.MetricsPeriod.NetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NetRevenue(childComplexity), true
+	case "MetricsPeriod.newSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.NewSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NewSubscriptions(childComplexity), true
+	case "MetricsPeriod.newSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsPeriod.NewSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NewSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsPeriod.newSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsPeriod.NewSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NewSubscriptionsRevenue(childComplexity), true
+	case "MetricsPeriod.oneTimeProducts":
+		if e.ComplexityRoot.MetricsPeriod.OneTimeProducts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.OneTimeProducts(childComplexity), true
+	case "MetricsPeriod.oneTimeProductsNetRevenue":
+		if e.ComplexityRoot.MetricsPeriod.OneTimeProductsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.OneTimeProductsNetRevenue(childComplexity), true
+	case "MetricsPeriod.oneTimeProductsRevenue":
+		if e.ComplexityRoot.MetricsPeriod.OneTimeProductsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.OneTimeProductsRevenue(childComplexity), true
+	case "MetricsPeriod.orders":
+		if e.ComplexityRoot.MetricsPeriod.Orders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Orders(childComplexity), true
+	case "MetricsPeriod.renewedSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.RenewedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.RenewedSubscriptions(childComplexity), true
+	case "MetricsPeriod.renewedSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsPeriod.RenewedSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.RenewedSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsPeriod.renewedSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsPeriod.RenewedSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.RenewedSubscriptionsRevenue(childComplexity), true
+	case "MetricsPeriod.revenue":
+		if e.ComplexityRoot.MetricsPeriod.Revenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Revenue(childComplexity), true
+	case "MetricsPeriod.succeededCheckouts":
+		if e.ComplexityRoot.MetricsPeriod.SucceededCheckouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SucceededCheckouts(childComplexity), true
+	case "MetricsPeriod.timestamp":
+		if e.ComplexityRoot.MetricsPeriod.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Timestamp(childComplexity), true
+
+	case "MetricsResult.metrics":
+		if e.ComplexityRoot.MetricsResult.Metrics == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsResult.Metrics(childComplexity), true
+	case "MetricsResult.periods":
+		if e.ComplexityRoot.MetricsResult.Periods == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsResult.Periods(childComplexity), true
+	case "MetricsResult.totals":
+		if e.ComplexityRoot.MetricsResult.Totals == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsResult.Totals(childComplexity), true
+
+	case "MetricsTotals.activeSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.ActiveSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.ActiveSubscriptions(childComplexity), true
+	case "MetricsTotals.annualRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.AnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.AnnualRecurringRevenue(childComplexity), true
+	case "MetricsTotals.averageOrderValue":
+		if e.ComplexityRoot.MetricsTotals.AverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.AverageOrderValue(childComplexity), true
+	case "MetricsTotals.canceledSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptions(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsCustomerService":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsCustomerService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsCustomerService(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsLowQuality":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsLowQuality == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsLowQuality(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsMissingFeatures":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsMissingFeatures == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsMissingFeatures(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsOther":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsOther == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsOther(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsSwitchedService":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsSwitchedService == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsSwitchedService(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsTooComplex":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsTooComplex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsTooComplex(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsTooExpensive":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsTooExpensive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsTooExpensive(childComplexity), true
+	case "MetricsTotals.canceledSubscriptionsUnused":
+		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsUnused == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsTotals.checkouts":
+		if e.ComplexityRoot.MetricsTotals.Checkouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Checkouts(childComplexity), true
+	case "MetricsTotals.checkoutsConversion":
+		if e.ComplexityRoot.MetricsTotals.CheckoutsConversion == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CheckoutsConversion(childComplexity), true
+	case "MetricsTotals.churnRate":
+		if e.ComplexityRoot.MetricsTotals.ChurnRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.ChurnRate(childComplexity), true
+	case "MetricsTotals.churnedSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.ChurnedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.ChurnedSubscriptions(childComplexity), true
+	case "MetricsTotals.cumulativeRevenue":
+		if e.ComplexityRoot.MetricsTotals.CumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CumulativeRevenue(childComplexity), true
+	case "MetricsTotals.monthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.MonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.MonthlyRecurringRevenue(childComplexity), true
+	case "MetricsTotals.netAverageOrderValue":
+		if e.ComplexityRoot.MetricsTotals.NetAverageOrderValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NetAverageOrderValue(childComplexity), true
+	case "MetricsTotals.netCumulativeRevenue":
+		if e.ComplexityRoot.MetricsTotals.NetCumulativeRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NetCumulativeRevenue(childComplexity), true
+	case "MetricsTotals.netRevenue":
+		if e.ComplexityRoot.MetricsTotals.NetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NetRevenue(childComplexity), true
+	case "MetricsTotals.newSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.NewSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NewSubscriptions(childComplexity), true
+	case "MetricsTotals.newSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsTotals.NewSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NewSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsTotals.newSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsTotals.NewSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NewSubscriptionsRevenue(childComplexity), true
+	case "MetricsTotals.oneTimeProducts":
+		if e.ComplexityRoot.MetricsTotals.OneTimeProducts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.OneTimeProducts(childComplexity), true
+	case "MetricsTotals.oneTimeProductsNetRevenue":
+		if e.ComplexityRoot.MetricsTotals.OneTimeProductsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.OneTimeProductsNetRevenue(childComplexity), true
+	case "MetricsTotals.oneTimeProductsRevenue":
+		if e.ComplexityRoot.MetricsTotals.OneTimeProductsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.OneTimeProductsRevenue(childComplexity), true
+	case "MetricsTotals.orders":
+		if e.ComplexityRoot.MetricsTotals.Orders == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Orders(childComplexity), true
+	case "MetricsTotals.renewedSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.RenewedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.RenewedSubscriptions(childComplexity), true
+	case "MetricsTotals.renewedSubscriptionsNetRevenue":
+		if e.ComplexityRoot.MetricsTotals.RenewedSubscriptionsNetRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.RenewedSubscriptionsNetRevenue(childComplexity), true
+	case "MetricsTotals.renewedSubscriptionsRevenue":
+		if e.ComplexityRoot.MetricsTotals.RenewedSubscriptionsRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.RenewedSubscriptionsRevenue(childComplexity), true
+	case "MetricsTotals.revenue":
+		if e.ComplexityRoot.MetricsTotals.Revenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Revenue(childComplexity), true
+	case "MetricsTotals.succeededCheckouts":
+		if e.ComplexityRoot.MetricsTotals.SucceededCheckouts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SucceededCheckouts(childComplexity), true
+
 	case "Mutation.acceptDispute":
 		if e.ComplexityRoot.Mutation.AcceptDispute == nil {
 			break
@@ -6519,6 +7410,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateMeter(childComplexity, args["input"].(model.MeterCreateInput)), true
+	case "Mutation.createMetricDashboard":
+		if e.ComplexityRoot.Mutation.CreateMetricDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createMetricDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateMetricDashboard(childComplexity, args["input"].(model.MetricDashboardCreateInput)), true
 	case "Mutation.createOAuth2Client":
 		if e.ComplexityRoot.Mutation.CreateOAuth2Client == nil {
 			break
@@ -6640,6 +7542,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteMember(childComplexity, args["input"].(model.MemberDeleteInput)), true
+	case "Mutation.deleteMetricDashboard":
+		if e.ComplexityRoot.Mutation.DeleteMetricDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMetricDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMetricDashboard(childComplexity, args["id"].(uuid.UUID)), true
 	case "Mutation.deleteOAuth2Client":
 		if e.ComplexityRoot.Mutation.DeleteOAuth2Client == nil {
 			break
@@ -7207,6 +8120,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateMeter(childComplexity, args["input"].(model.MeterUpdateInput)), true
+	case "Mutation.updateMetricDashboard":
+		if e.ComplexityRoot.Mutation.UpdateMetricDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMetricDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMetricDashboard(childComplexity, args["input"].(model.MetricDashboardUpdateInput)), true
 	case "Mutation.updateOAuth2Client":
 		if e.ComplexityRoot.Mutation.UpdateOAuth2Client == nil {
 			break
@@ -9507,6 +10431,45 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Meters(childComplexity, args["page"].(*int), args["limit"].(*int), args["sorting"].([]string), args["filter"].(*model.MeterListFilter), args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Query.metricDashboard":
+		if e.ComplexityRoot.Query.MetricDashboard == nil {
+			break
+		}
+
+		args, err := ec.field_Query_metricDashboard_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MetricDashboard(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.metricDashboards":
+		if e.ComplexityRoot.Query.MetricDashboards == nil {
+			break
+		}
+
+		args, err := ec.field_Query_metricDashboards_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MetricDashboards(childComplexity, args["organizationId"].([]uuid.UUID)), true
+	case "Query.metrics":
+		if e.ComplexityRoot.Query.Metrics == nil {
+			break
+		}
+
+		args, err := ec.field_Query_metrics_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Metrics(childComplexity, args["startDate"].(string), args["endDate"].(string), args["timezone"].(*string), args["interval"].(model.TimeInterval), args["organizationId"].([]uuid.UUID), args["productId"].([]uuid.UUID), args["billingType"].([]model.ProductBillingType), args["customerId"].([]uuid.UUID), args["metrics"].([]string)), true
+	case "Query.metricsLimits":
+		if e.ComplexityRoot.Query.MetricsLimits == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MetricsLimits(childComplexity), true
 	case "Query.oauth2Client":
 		if e.ComplexityRoot.Query.Oauth2Client == nil {
 			break
@@ -10913,6 +11876,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMeterFilterInput,
 		ec.unmarshalInputMeterListFilter,
 		ec.unmarshalInputMeterUpdateInput,
+		ec.unmarshalInputMetricDashboardCreateInput,
+		ec.unmarshalInputMetricDashboardUpdateInput,
 		ec.unmarshalInputOAuth2ClientCreateInput,
 		ec.unmarshalInputOAuth2ClientUpdateInput,
 		ec.unmarshalInputOrderFilter,
@@ -15469,6 +16434,387 @@ extend type Mutation {
     "The meter; refused while live prices or meter credit benefits use it."
     id: UUID!
   ): Meter @hasScope(any: [meters_write], permission: products_manage)
+}
+`, BuiltIn: false},
+	{Name: "../schema/metrics.graphqls", Input: `"How far apart the points of a metrics series are: periods are cut in the requested time zone."
+enum TimeInterval {
+  "Calendar years; a window of at most 3650 days."
+  year
+  "Calendar months; a window of at most 1460 days."
+  month
+  "Weeks from Monday; a window of at most 371 days."
+  week
+  "Days; a window of at most 366 days."
+  day
+  "Hours; a window of at most 7 days."
+  hour
+}
+
+"What a metric's values measure, so a dashboard can format them."
+enum MetricType {
+  "A count."
+  scalar
+  "An amount in cents."
+  currency
+  "An amount in fractions of a cent."
+  currency_sub_cent
+  "A ratio between 0 and 1."
+  percentage
+}
+
+"A metric as a dashboard shows it."
+type Metric {
+  "The metric's wire name, as the metrics argument and the period fields name it (snake_case)."
+  slug: String!
+  "The metric's name for people."
+  displayName: String!
+  "How to format the metric's values."
+  type: MetricType!
+}
+
+"One period of a metrics series: each metric asked for, for the period starting at timestamp."
+type MetricsPeriod {
+  "The period's start (midnight, or the hour, in the requested time zone)."
+  timestamp: DateTime!
+  "Subscriptions started and not ended by the period's end. Null when not asked for."
+  activeSubscriptions: Int64
+  "The monthly amounts of the active subscriptions (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for."
+  monthlyRecurringRevenue: Int64
+  "Checkouts created during the period. Null when not asked for."
+  checkouts: Int64
+  "Checkouts created during the period that succeeded. Null when not asked for."
+  succeededCheckouts: Int64
+  "Subscriptions that ended during the period. Null when not asked for."
+  churnedSubscriptions: Int64
+  "Churned subscriptions over those active at the period's start (0 when none were). Null when not asked for."
+  churnRate: Float
+  "Paid orders created during the period, refunded ones included. Null when not asked for."
+  orders: Int64
+  "The net amounts (before tax) of the period's orders, in cents. Null when not asked for."
+  revenue: Int64
+  "Revenue less what was refunded of the period's orders, whenever the refund happened. Null when not asked for."
+  netRevenue: Int64
+  "Revenue from the first period through this one. Null when not asked for."
+  cumulativeRevenue: Int64
+  "Net revenue from the first period through this one. Null when not asked for."
+  netCumulativeRevenue: Int64
+  "Revenue per order (0 without orders). Null when not asked for."
+  averageOrderValue: Float
+  "Net revenue per order (0 without orders). Null when not asked for."
+  netAverageOrderValue: Float
+  "Orders of one-time purchases. Null when not asked for."
+  oneTimeProducts: Int64
+  "Revenue of one-time purchases. Null when not asked for."
+  oneTimeProductsRevenue: Int64
+  "Net revenue of one-time purchases. Null when not asked for."
+  oneTimeProductsNetRevenue: Int64
+  "Orders that started a subscription. Null when not asked for."
+  newSubscriptions: Int64
+  "Revenue of orders that started a subscription. Null when not asked for."
+  newSubscriptionsRevenue: Int64
+  "Net revenue of orders that started a subscription. Null when not asked for."
+  newSubscriptionsNetRevenue: Int64
+  "Orders that renewed a subscription for a new cycle. Null when not asked for."
+  renewedSubscriptions: Int64
+  "Revenue of renewal orders. Null when not asked for."
+  renewedSubscriptionsRevenue: Int64
+  "Net revenue of renewal orders. Null when not asked for."
+  renewedSubscriptionsNetRevenue: Int64
+  "Subscriptions canceled during the period, whatever the reason. Null when not asked for."
+  canceledSubscriptions: Int64
+  "Cancellations for customer service. Null when not asked for."
+  canceledSubscriptionsCustomerService: Int64
+  "Cancellations for low quality. Null when not asked for."
+  canceledSubscriptionsLowQuality: Int64
+  "Cancellations for missing features. Null when not asked for."
+  canceledSubscriptionsMissingFeatures: Int64
+  "Cancellations for another service. Null when not asked for."
+  canceledSubscriptionsSwitchedService: Int64
+  "Cancellations for being too complex. Null when not asked for."
+  canceledSubscriptionsTooComplex: Int64
+  "Cancellations for being too expensive. Null when not asked for."
+  canceledSubscriptionsTooExpensive: Int64
+  "Cancellations for being unused. Null when not asked for."
+  canceledSubscriptionsUnused: Int64
+  "Cancellations for another reason. Null when not asked for."
+  canceledSubscriptionsOther: Int64
+  "Monthly recurring revenue × 12. Null when not asked for."
+  annualRecurringRevenue: Int64
+  "Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for."
+  checkoutsConversion: Float
+}
+
+"The metrics over the whole window."
+type MetricsTotals {
+  "Active Subscriptions: The last period's value. Null when not asked for."
+  activeSubscriptions: Int64
+  "Monthly Recurring Revenue: The last period's value. Null when not asked for."
+  monthlyRecurringRevenue: Int64
+  "Checkouts: The sum over the periods. Null when not asked for."
+  checkouts: Int64
+  "Succeeded Checkouts: The sum over the periods. Null when not asked for."
+  succeededCheckouts: Int64
+  "Churned Subscriptions: The sum over the periods. Null when not asked for."
+  churnedSubscriptions: Int64
+  "Churn Rate: The last period's value. Null when not asked for."
+  churnRate: Float
+  "Orders: The sum over the periods. Null when not asked for."
+  orders: Int64
+  "Revenue: The sum over the periods. Null when not asked for."
+  revenue: Int64
+  "Net Revenue: The sum over the periods. Null when not asked for."
+  netRevenue: Int64
+  "Cumulative Revenue: The last period's value. Null when not asked for."
+  cumulativeRevenue: Int64
+  "Net Cumulative Revenue: The last period's value. Null when not asked for."
+  netCumulativeRevenue: Int64
+  "Average Order Value: The same ratio over the whole window. Null when not asked for."
+  averageOrderValue: Float
+  "Net Average Order Value: The same ratio over the whole window. Null when not asked for."
+  netAverageOrderValue: Float
+  "One-Time Products: The sum over the periods. Null when not asked for."
+  oneTimeProducts: Int64
+  "One-Time Products Revenue: The sum over the periods. Null when not asked for."
+  oneTimeProductsRevenue: Int64
+  "One-Time Products Net Revenue: The sum over the periods. Null when not asked for."
+  oneTimeProductsNetRevenue: Int64
+  "New Subscriptions: The sum over the periods. Null when not asked for."
+  newSubscriptions: Int64
+  "New Subscriptions Revenue: The sum over the periods. Null when not asked for."
+  newSubscriptionsRevenue: Int64
+  "New Subscriptions Net Revenue: The sum over the periods. Null when not asked for."
+  newSubscriptionsNetRevenue: Int64
+  "Renewed Subscriptions: The sum over the periods. Null when not asked for."
+  renewedSubscriptions: Int64
+  "Renewed Subscriptions Revenue: The sum over the periods. Null when not asked for."
+  renewedSubscriptionsRevenue: Int64
+  "Renewed Subscriptions Net Revenue: The sum over the periods. Null when not asked for."
+  renewedSubscriptionsNetRevenue: Int64
+  "Canceled Subscriptions: The sum over the periods. Null when not asked for."
+  canceledSubscriptions: Int64
+  "Canceled Subscriptions - Customer Service: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsCustomerService: Int64
+  "Canceled Subscriptions - Low Quality: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsLowQuality: Int64
+  "Canceled Subscriptions - Missing Features: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsMissingFeatures: Int64
+  "Canceled Subscriptions - Switched Service: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsSwitchedService: Int64
+  "Canceled Subscriptions - Too Complex: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsTooComplex: Int64
+  "Canceled Subscriptions - Too Expensive: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsTooExpensive: Int64
+  "Canceled Subscriptions - Unused: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsUnused: Int64
+  "Canceled Subscriptions - Other: The sum over the periods. Null when not asked for."
+  canceledSubscriptionsOther: Int64
+  "Annual Recurring Revenue: The last period's value. Null when not asked for."
+  annualRecurringRevenue: Int64
+  "Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for."
+  checkoutsConversion: Float
+}
+
+"What each metric returned is."
+type MetricsInfo {
+  "Active Subscriptions; null when not asked for."
+  activeSubscriptions: Metric
+  "Monthly Recurring Revenue; null when not asked for."
+  monthlyRecurringRevenue: Metric
+  "Checkouts; null when not asked for."
+  checkouts: Metric
+  "Succeeded Checkouts; null when not asked for."
+  succeededCheckouts: Metric
+  "Churned Subscriptions; null when not asked for."
+  churnedSubscriptions: Metric
+  "Churn Rate; null when not asked for."
+  churnRate: Metric
+  "Orders; null when not asked for."
+  orders: Metric
+  "Revenue; null when not asked for."
+  revenue: Metric
+  "Net Revenue; null when not asked for."
+  netRevenue: Metric
+  "Cumulative Revenue; null when not asked for."
+  cumulativeRevenue: Metric
+  "Net Cumulative Revenue; null when not asked for."
+  netCumulativeRevenue: Metric
+  "Average Order Value; null when not asked for."
+  averageOrderValue: Metric
+  "Net Average Order Value; null when not asked for."
+  netAverageOrderValue: Metric
+  "One-Time Products; null when not asked for."
+  oneTimeProducts: Metric
+  "One-Time Products Revenue; null when not asked for."
+  oneTimeProductsRevenue: Metric
+  "One-Time Products Net Revenue; null when not asked for."
+  oneTimeProductsNetRevenue: Metric
+  "New Subscriptions; null when not asked for."
+  newSubscriptions: Metric
+  "New Subscriptions Revenue; null when not asked for."
+  newSubscriptionsRevenue: Metric
+  "New Subscriptions Net Revenue; null when not asked for."
+  newSubscriptionsNetRevenue: Metric
+  "Renewed Subscriptions; null when not asked for."
+  renewedSubscriptions: Metric
+  "Renewed Subscriptions Revenue; null when not asked for."
+  renewedSubscriptionsRevenue: Metric
+  "Renewed Subscriptions Net Revenue; null when not asked for."
+  renewedSubscriptionsNetRevenue: Metric
+  "Canceled Subscriptions; null when not asked for."
+  canceledSubscriptions: Metric
+  "Canceled Subscriptions - Customer Service; null when not asked for."
+  canceledSubscriptionsCustomerService: Metric
+  "Canceled Subscriptions - Low Quality; null when not asked for."
+  canceledSubscriptionsLowQuality: Metric
+  "Canceled Subscriptions - Missing Features; null when not asked for."
+  canceledSubscriptionsMissingFeatures: Metric
+  "Canceled Subscriptions - Switched Service; null when not asked for."
+  canceledSubscriptionsSwitchedService: Metric
+  "Canceled Subscriptions - Too Complex; null when not asked for."
+  canceledSubscriptionsTooComplex: Metric
+  "Canceled Subscriptions - Too Expensive; null when not asked for."
+  canceledSubscriptionsTooExpensive: Metric
+  "Canceled Subscriptions - Unused; null when not asked for."
+  canceledSubscriptionsUnused: Metric
+  "Canceled Subscriptions - Other; null when not asked for."
+  canceledSubscriptionsOther: Metric
+  "Annual Recurring Revenue; null when not asked for."
+  annualRecurringRevenue: Metric
+  "Checkouts Conversion Rate; null when not asked for."
+  checkoutsConversion: Metric
+}
+
+"A metrics series: one entry per period, the totals over the window and what each metric is."
+type MetricsResult {
+  "One entry per period of the window, oldest first: at most 367 (a day interval over 366 days)."
+  periods: [MetricsPeriod!]! @listSize(assumedSize: 367)
+  "The metrics over the whole window."
+  totals: MetricsTotals!
+  "Name and type of each metric returned."
+  metrics: MetricsInfo!
+}
+
+"The date ranges metrics accept for one interval."
+type MetricsIntervalLimit {
+  "The fewest days a window of this interval may span."
+  minDays: Int!
+  "The most days a window of this interval may span."
+  maxDays: Int!
+}
+
+"The date ranges metrics accept, per interval."
+type MetricsIntervalsLimits {
+  "Limits of the hour interval."
+  hour: MetricsIntervalLimit!
+  "Limits of the day interval."
+  day: MetricsIntervalLimit!
+  "Limits of the week interval."
+  week: MetricsIntervalLimit!
+  "Limits of the month interval."
+  month: MetricsIntervalLimit!
+  "Limits of the year interval."
+  year: MetricsIntervalLimit!
+}
+
+"The dates metrics accept."
+type MetricsLimits {
+  "The earliest start date, as YYYY-MM-DD."
+  minDate: String!
+  "The window each interval accepts."
+  intervals: MetricsIntervalsLimits!
+}
+
+"A named selection of metrics people of an organization keep to look at together."
+type MetricDashboard {
+  "The dashboard's id."
+  id: UUID!
+  "When the dashboard was created."
+  createdAt: DateTime!
+  "When the dashboard was last changed; null if never."
+  modifiedAt: DateTime
+  "The dashboard's name."
+  name: String!
+  "The slugs of the metrics it shows, in order."
+  metrics: [String!]!
+  "The organization that owns the dashboard."
+  organizationId: UUID!
+}
+
+"A new metric dashboard."
+input MetricDashboardCreateInput {
+  "The dashboard's name, 1 to 256 characters."
+  name: String!
+  "Metric slugs to show, at most 10; empty by default."
+  metrics: [String!]
+  "Required for user tokens that belong to several organizations; refused with an organization token."
+  organizationId: UUID
+}
+
+"Fields present are changed."
+input MetricDashboardUpdateInput {
+  "The dashboard to change."
+  id: UUID!
+  "The new name, 1 to 256 characters."
+  name: String
+  "The metric slugs to show instead, at most 10."
+  metrics: [String!]
+}
+
+extend type Query {
+  """
+  Revenue, orders, subscriptions and checkouts of the caller's organizations per period, from
+  rollups kept up to date with every change. A refund counts against its order's period.
+  """
+  metrics(
+    "The first day, as YYYY-MM-DD in timezone."
+    startDate: String!
+    "The last day (included), as YYYY-MM-DD in timezone."
+    endDate: String!
+    "The IANA time zone periods are cut in."
+    timezone: String = "UTC"
+    "How long a period is; the window must fit the interval's limits (metricsLimits)."
+    interval: TimeInterval!
+    "Only these organizations (among the caller's)."
+    organizationId: [UUID!]
+    "Only these products."
+    productId: [UUID!]
+    "Only products billed this way."
+    billingType: [ProductBillingType!]
+    "Only these customers."
+    customerId: [UUID!]
+    "Only these metrics, by slug; all when absent."
+    metrics: [String!]
+  ): MetricsResult @hasScope(any: [metrics_read], permission: analytics_read)
+  "The date ranges metrics accepts."
+  metricsLimits: MetricsLimits @hasScope(any: [metrics_read], permission: analytics_read)
+  "The metric dashboards of the caller's organizations, oldest first, at most 100."
+  metricDashboards(
+    "Only these organizations' dashboards (among the caller's)."
+    organizationId: [UUID!]
+  ): [MetricDashboard!] @hasScope(any: [metrics_read], permission: analytics_read) @listSize(assumedSize: 100)
+  "One metric dashboard of the caller's organizations."
+  metricDashboard(
+    "The dashboard's id."
+    id: UUID!
+  ): MetricDashboard @hasScope(any: [metrics_read], permission: analytics_read)
+}
+
+extend type Mutation {
+  "Creates a metric dashboard."
+  createMetricDashboard(
+    "The new dashboard."
+    input: MetricDashboardCreateInput!
+  ): MetricDashboard @hasScope(any: [metrics_write], permission: analytics_manage)
+  "Changes a metric dashboard; fields absent are left alone."
+  updateMetricDashboard(
+    "The dashboard and the fields to change."
+    input: MetricDashboardUpdateInput!
+  ): MetricDashboard @hasScope(any: [metrics_write], permission: analytics_manage)
+  "Deletes a metric dashboard and returns it as it was."
+  deleteMetricDashboard(
+    "The dashboard's id."
+    id: UUID!
+  ): MetricDashboard @hasScope(any: [metrics_write], permission: analytics_manage)
 }
 `, BuiltIn: false},
 	{Name: "../schema/oauth2.graphqls", Input: `"""
@@ -20310,6 +21656,302 @@ func (ec *executionContext) childFields_MeterQuantityAt(ctx context.Context, fie
 		return ec.fieldContext_MeterQuantityAt_quantity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MeterQuantityAt", field.Name)
+}
+
+func (ec *executionContext) childFields_Metric(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "slug":
+		return ec.fieldContext_Metric_slug(ctx, field)
+	case "displayName":
+		return ec.fieldContext_Metric_displayName(ctx, field)
+	case "type":
+		return ec.fieldContext_Metric_type(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Metric", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricDashboard(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_MetricDashboard_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_MetricDashboard_createdAt(ctx, field)
+	case "modifiedAt":
+		return ec.fieldContext_MetricDashboard_modifiedAt(ctx, field)
+	case "name":
+		return ec.fieldContext_MetricDashboard_name(ctx, field)
+	case "metrics":
+		return ec.fieldContext_MetricDashboard_metrics(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_MetricDashboard_organizationId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricDashboard", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "activeSubscriptions":
+		return ec.fieldContext_MetricsInfo_activeSubscriptions(ctx, field)
+	case "monthlyRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_monthlyRecurringRevenue(ctx, field)
+	case "checkouts":
+		return ec.fieldContext_MetricsInfo_checkouts(ctx, field)
+	case "succeededCheckouts":
+		return ec.fieldContext_MetricsInfo_succeededCheckouts(ctx, field)
+	case "churnedSubscriptions":
+		return ec.fieldContext_MetricsInfo_churnedSubscriptions(ctx, field)
+	case "churnRate":
+		return ec.fieldContext_MetricsInfo_churnRate(ctx, field)
+	case "orders":
+		return ec.fieldContext_MetricsInfo_orders(ctx, field)
+	case "revenue":
+		return ec.fieldContext_MetricsInfo_revenue(ctx, field)
+	case "netRevenue":
+		return ec.fieldContext_MetricsInfo_netRevenue(ctx, field)
+	case "cumulativeRevenue":
+		return ec.fieldContext_MetricsInfo_cumulativeRevenue(ctx, field)
+	case "netCumulativeRevenue":
+		return ec.fieldContext_MetricsInfo_netCumulativeRevenue(ctx, field)
+	case "averageOrderValue":
+		return ec.fieldContext_MetricsInfo_averageOrderValue(ctx, field)
+	case "netAverageOrderValue":
+		return ec.fieldContext_MetricsInfo_netAverageOrderValue(ctx, field)
+	case "oneTimeProducts":
+		return ec.fieldContext_MetricsInfo_oneTimeProducts(ctx, field)
+	case "oneTimeProductsRevenue":
+		return ec.fieldContext_MetricsInfo_oneTimeProductsRevenue(ctx, field)
+	case "oneTimeProductsNetRevenue":
+		return ec.fieldContext_MetricsInfo_oneTimeProductsNetRevenue(ctx, field)
+	case "newSubscriptions":
+		return ec.fieldContext_MetricsInfo_newSubscriptions(ctx, field)
+	case "newSubscriptionsRevenue":
+		return ec.fieldContext_MetricsInfo_newSubscriptionsRevenue(ctx, field)
+	case "newSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsInfo_newSubscriptionsNetRevenue(ctx, field)
+	case "renewedSubscriptions":
+		return ec.fieldContext_MetricsInfo_renewedSubscriptions(ctx, field)
+	case "renewedSubscriptionsRevenue":
+		return ec.fieldContext_MetricsInfo_renewedSubscriptionsRevenue(ctx, field)
+	case "renewedSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsInfo_renewedSubscriptionsNetRevenue(ctx, field)
+	case "canceledSubscriptions":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptions(ctx, field)
+	case "canceledSubscriptionsCustomerService":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsCustomerService(ctx, field)
+	case "canceledSubscriptionsLowQuality":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsLowQuality(ctx, field)
+	case "canceledSubscriptionsMissingFeatures":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsMissingFeatures(ctx, field)
+	case "canceledSubscriptionsSwitchedService":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsSwitchedService(ctx, field)
+	case "canceledSubscriptionsTooComplex":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsTooComplex(ctx, field)
+	case "canceledSubscriptionsTooExpensive":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsTooExpensive(ctx, field)
+	case "canceledSubscriptionsUnused":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsUnused(ctx, field)
+	case "canceledSubscriptionsOther":
+		return ec.fieldContext_MetricsInfo_canceledSubscriptionsOther(ctx, field)
+	case "annualRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_annualRecurringRevenue(ctx, field)
+	case "checkoutsConversion":
+		return ec.fieldContext_MetricsInfo_checkoutsConversion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsIntervalLimit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minDays":
+		return ec.fieldContext_MetricsIntervalLimit_minDays(ctx, field)
+	case "maxDays":
+		return ec.fieldContext_MetricsIntervalLimit_maxDays(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsIntervalLimit", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsIntervalsLimits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "hour":
+		return ec.fieldContext_MetricsIntervalsLimits_hour(ctx, field)
+	case "day":
+		return ec.fieldContext_MetricsIntervalsLimits_day(ctx, field)
+	case "week":
+		return ec.fieldContext_MetricsIntervalsLimits_week(ctx, field)
+	case "month":
+		return ec.fieldContext_MetricsIntervalsLimits_month(ctx, field)
+	case "year":
+		return ec.fieldContext_MetricsIntervalsLimits_year(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsIntervalsLimits", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsLimits(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "minDate":
+		return ec.fieldContext_MetricsLimits_minDate(ctx, field)
+	case "intervals":
+		return ec.fieldContext_MetricsLimits_intervals(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsLimits", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_MetricsPeriod_timestamp(ctx, field)
+	case "activeSubscriptions":
+		return ec.fieldContext_MetricsPeriod_activeSubscriptions(ctx, field)
+	case "monthlyRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_monthlyRecurringRevenue(ctx, field)
+	case "checkouts":
+		return ec.fieldContext_MetricsPeriod_checkouts(ctx, field)
+	case "succeededCheckouts":
+		return ec.fieldContext_MetricsPeriod_succeededCheckouts(ctx, field)
+	case "churnedSubscriptions":
+		return ec.fieldContext_MetricsPeriod_churnedSubscriptions(ctx, field)
+	case "churnRate":
+		return ec.fieldContext_MetricsPeriod_churnRate(ctx, field)
+	case "orders":
+		return ec.fieldContext_MetricsPeriod_orders(ctx, field)
+	case "revenue":
+		return ec.fieldContext_MetricsPeriod_revenue(ctx, field)
+	case "netRevenue":
+		return ec.fieldContext_MetricsPeriod_netRevenue(ctx, field)
+	case "cumulativeRevenue":
+		return ec.fieldContext_MetricsPeriod_cumulativeRevenue(ctx, field)
+	case "netCumulativeRevenue":
+		return ec.fieldContext_MetricsPeriod_netCumulativeRevenue(ctx, field)
+	case "averageOrderValue":
+		return ec.fieldContext_MetricsPeriod_averageOrderValue(ctx, field)
+	case "netAverageOrderValue":
+		return ec.fieldContext_MetricsPeriod_netAverageOrderValue(ctx, field)
+	case "oneTimeProducts":
+		return ec.fieldContext_MetricsPeriod_oneTimeProducts(ctx, field)
+	case "oneTimeProductsRevenue":
+		return ec.fieldContext_MetricsPeriod_oneTimeProductsRevenue(ctx, field)
+	case "oneTimeProductsNetRevenue":
+		return ec.fieldContext_MetricsPeriod_oneTimeProductsNetRevenue(ctx, field)
+	case "newSubscriptions":
+		return ec.fieldContext_MetricsPeriod_newSubscriptions(ctx, field)
+	case "newSubscriptionsRevenue":
+		return ec.fieldContext_MetricsPeriod_newSubscriptionsRevenue(ctx, field)
+	case "newSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsPeriod_newSubscriptionsNetRevenue(ctx, field)
+	case "renewedSubscriptions":
+		return ec.fieldContext_MetricsPeriod_renewedSubscriptions(ctx, field)
+	case "renewedSubscriptionsRevenue":
+		return ec.fieldContext_MetricsPeriod_renewedSubscriptionsRevenue(ctx, field)
+	case "renewedSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsPeriod_renewedSubscriptionsNetRevenue(ctx, field)
+	case "canceledSubscriptions":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptions(ctx, field)
+	case "canceledSubscriptionsCustomerService":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsCustomerService(ctx, field)
+	case "canceledSubscriptionsLowQuality":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsLowQuality(ctx, field)
+	case "canceledSubscriptionsMissingFeatures":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsMissingFeatures(ctx, field)
+	case "canceledSubscriptionsSwitchedService":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsSwitchedService(ctx, field)
+	case "canceledSubscriptionsTooComplex":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsTooComplex(ctx, field)
+	case "canceledSubscriptionsTooExpensive":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsTooExpensive(ctx, field)
+	case "canceledSubscriptionsUnused":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsUnused(ctx, field)
+	case "canceledSubscriptionsOther":
+		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsOther(ctx, field)
+	case "annualRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_annualRecurringRevenue(ctx, field)
+	case "checkoutsConversion":
+		return ec.fieldContext_MetricsPeriod_checkoutsConversion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsPeriod", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "periods":
+		return ec.fieldContext_MetricsResult_periods(ctx, field)
+	case "totals":
+		return ec.fieldContext_MetricsResult_totals(ctx, field)
+	case "metrics":
+		return ec.fieldContext_MetricsResult_metrics(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsResult", field.Name)
+}
+
+func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "activeSubscriptions":
+		return ec.fieldContext_MetricsTotals_activeSubscriptions(ctx, field)
+	case "monthlyRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_monthlyRecurringRevenue(ctx, field)
+	case "checkouts":
+		return ec.fieldContext_MetricsTotals_checkouts(ctx, field)
+	case "succeededCheckouts":
+		return ec.fieldContext_MetricsTotals_succeededCheckouts(ctx, field)
+	case "churnedSubscriptions":
+		return ec.fieldContext_MetricsTotals_churnedSubscriptions(ctx, field)
+	case "churnRate":
+		return ec.fieldContext_MetricsTotals_churnRate(ctx, field)
+	case "orders":
+		return ec.fieldContext_MetricsTotals_orders(ctx, field)
+	case "revenue":
+		return ec.fieldContext_MetricsTotals_revenue(ctx, field)
+	case "netRevenue":
+		return ec.fieldContext_MetricsTotals_netRevenue(ctx, field)
+	case "cumulativeRevenue":
+		return ec.fieldContext_MetricsTotals_cumulativeRevenue(ctx, field)
+	case "netCumulativeRevenue":
+		return ec.fieldContext_MetricsTotals_netCumulativeRevenue(ctx, field)
+	case "averageOrderValue":
+		return ec.fieldContext_MetricsTotals_averageOrderValue(ctx, field)
+	case "netAverageOrderValue":
+		return ec.fieldContext_MetricsTotals_netAverageOrderValue(ctx, field)
+	case "oneTimeProducts":
+		return ec.fieldContext_MetricsTotals_oneTimeProducts(ctx, field)
+	case "oneTimeProductsRevenue":
+		return ec.fieldContext_MetricsTotals_oneTimeProductsRevenue(ctx, field)
+	case "oneTimeProductsNetRevenue":
+		return ec.fieldContext_MetricsTotals_oneTimeProductsNetRevenue(ctx, field)
+	case "newSubscriptions":
+		return ec.fieldContext_MetricsTotals_newSubscriptions(ctx, field)
+	case "newSubscriptionsRevenue":
+		return ec.fieldContext_MetricsTotals_newSubscriptionsRevenue(ctx, field)
+	case "newSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsTotals_newSubscriptionsNetRevenue(ctx, field)
+	case "renewedSubscriptions":
+		return ec.fieldContext_MetricsTotals_renewedSubscriptions(ctx, field)
+	case "renewedSubscriptionsRevenue":
+		return ec.fieldContext_MetricsTotals_renewedSubscriptionsRevenue(ctx, field)
+	case "renewedSubscriptionsNetRevenue":
+		return ec.fieldContext_MetricsTotals_renewedSubscriptionsNetRevenue(ctx, field)
+	case "canceledSubscriptions":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptions(ctx, field)
+	case "canceledSubscriptionsCustomerService":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsCustomerService(ctx, field)
+	case "canceledSubscriptionsLowQuality":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsLowQuality(ctx, field)
+	case "canceledSubscriptionsMissingFeatures":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsMissingFeatures(ctx, field)
+	case "canceledSubscriptionsSwitchedService":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsSwitchedService(ctx, field)
+	case "canceledSubscriptionsTooComplex":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsTooComplex(ctx, field)
+	case "canceledSubscriptionsTooExpensive":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsTooExpensive(ctx, field)
+	case "canceledSubscriptionsUnused":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsUnused(ctx, field)
+	case "canceledSubscriptionsOther":
+		return ec.fieldContext_MetricsTotals_canceledSubscriptionsOther(ctx, field)
+	case "annualRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_annualRecurringRevenue(ctx, field)
+	case "checkoutsConversion":
+		return ec.fieldContext_MetricsTotals_checkoutsConversion(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetricsTotals", field.Name)
 }
 
 func (ec *executionContext) childFields_OAuth2Client(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

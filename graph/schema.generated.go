@@ -71,6 +71,9 @@ type MutationResolver interface {
 	CreateMeter(ctx context.Context, input model.MeterCreateInput) (*storage.Meter, error)
 	UpdateMeter(ctx context.Context, input model.MeterUpdateInput) (*storage.Meter, error)
 	ArchiveMeter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
+	CreateMetricDashboard(ctx context.Context, input model.MetricDashboardCreateInput) (*storage.MetricDashboard, error)
+	UpdateMetricDashboard(ctx context.Context, input model.MetricDashboardUpdateInput) (*storage.MetricDashboard, error)
+	DeleteMetricDashboard(ctx context.Context, id uuid.UUID) (*storage.MetricDashboard, error)
 	AuthorizeOAuth2(ctx context.Context, input model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error)
 	DenyOAuth2(ctx context.Context, input model.AuthorizeOAuth2Input) (*model.AuthorizeOAuth2Payload, error)
 	CreateOAuth2Client(ctx context.Context, input model.OAuth2ClientCreateInput) (*model.OAuth2ClientSecretPayload, error)
@@ -154,6 +157,10 @@ type QueryResolver interface {
 	Meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
 	Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) (*model.MeterPage, error)
 	MeterQuantities(ctx context.Context, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) (*storage.MeterQuantities, error)
+	Metrics(ctx context.Context, startDate string, endDate string, timezone *string, interval model.TimeInterval, organizationID []uuid.UUID, productID []uuid.UUID, billingType []model.ProductBillingType, customerID []uuid.UUID, metrics []string) (*model.MetricsResult, error)
+	MetricsLimits(ctx context.Context) (*model.MetricsLimits, error)
+	MetricDashboards(ctx context.Context, organizationID []uuid.UUID) ([]*storage.MetricDashboard, error)
+	MetricDashboard(ctx context.Context, id uuid.UUID) (*storage.MetricDashboard, error)
 	Oauth2Clients(ctx context.Context, page *int, limit *int, first *int, after *string, last *int, before *string) (*model.OAuth2ClientPage, error)
 	Oauth2Client(ctx context.Context, clientID string) (*storage.OAuth2Client, error)
 	Order(ctx context.Context, id uuid.UUID) (*storage.Order, error)
@@ -589,6 +596,20 @@ func (ec *executionContext) field_Mutation_createMeter_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createMetricDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MetricDashboardCreateInput, error) {
+			return ec.unmarshalNMetricDashboardCreateInput2tillᚋgraphᚋmodelᚐMetricDashboardCreateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createOAuth2Client_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -740,6 +761,20 @@ func (ec *executionContext) field_Mutation_deleteMember_args(ctx context.Context
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMetricDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -1481,6 +1516,20 @@ func (ec *executionContext) field_Mutation_updateMeter_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.MeterUpdateInput, error) {
 			return ec.unmarshalNMeterUpdateInput2tillᚋgraphᚋmodelᚐMeterUpdateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateMetricDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MetricDashboardUpdateInput, error) {
+			return ec.unmarshalNMetricDashboardUpdateInput2tillᚋgraphᚋmodelᚐMetricDashboardUpdateInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2874,6 +2923,112 @@ func (ec *executionContext) field_Query_meters_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["before"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_metricDashboard_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_metricDashboards_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_metrics_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "startDate",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startDate"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "endDate",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endDate"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "timezone",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["timezone"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+		func(ctx context.Context, v any) (model.TimeInterval, error) {
+			return ec.unmarshalNTimeInterval2tillᚋgraphᚋmodelᚐTimeInterval(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["interval"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "productId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["productId"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "billingType",
+		func(ctx context.Context, v any) ([]model.ProductBillingType, error) {
+			return ec.unmarshalOProductBillingType2ᚕtillᚋgraphᚋmodelᚐProductBillingTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["billingType"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "customerId",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerId"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "metrics",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["metrics"] = arg8
 	return args, nil
 }
 
@@ -7190,6 +7345,222 @@ func (ec *executionContext) fieldContext_Mutation_archiveMeter(ctx context.Conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_archiveMeter_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createMetricDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createMetricDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateMetricDashboard(ctx, fc.Args["input"].(model.MetricDashboardCreateInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_write"})
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_manage")
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.MetricDashboard) graphql.Marshaler {
+			return ec.marshalOMetricDashboard2ᚖtillᚋstorageᚐMetricDashboard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createMetricDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createMetricDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMetricDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMetricDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMetricDashboard(ctx, fc.Args["input"].(model.MetricDashboardUpdateInput))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_write"})
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_manage")
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.MetricDashboard) graphql.Marshaler {
+			return ec.marshalOMetricDashboard2ᚖtillᚋstorageᚐMetricDashboard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMetricDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMetricDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMetricDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMetricDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMetricDashboard(ctx, fc.Args["id"].(uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_write"})
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_manage")
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.MetricDashboard) graphql.Marshaler {
+			return ec.marshalOMetricDashboard2ᚖtillᚋstorageᚐMetricDashboard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMetricDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMetricDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12885,6 +13256,282 @@ func (ec *executionContext) fieldContext_Query_meterQuantities(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_metrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_metrics(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Metrics(ctx, fc.Args["startDate"].(string), fc.Args["endDate"].(string), fc.Args["timezone"].(*string), fc.Args["interval"].(model.TimeInterval), fc.Args["organizationId"].([]uuid.UUID), fc.Args["productId"].([]uuid.UUID), fc.Args["billingType"].([]model.ProductBillingType), fc.Args["customerId"].([]uuid.UUID), fc.Args["metrics"].([]string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_read"})
+				if err != nil {
+					var zeroVal *model.MetricsResult
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *model.MetricsResult
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.MetricsResult
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.MetricsResult
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MetricsResult) graphql.Marshaler {
+			return ec.marshalOMetricsResult2ᚖtillᚋgraphᚋmodelᚐMetricsResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_metrics(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricsResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_metrics_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_metricsLimits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_metricsLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MetricsLimits(ctx)
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_read"})
+				if err != nil {
+					var zeroVal *model.MetricsLimits
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *model.MetricsLimits
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *model.MetricsLimits
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *model.MetricsLimits
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MetricsLimits) graphql.Marshaler {
+			return ec.marshalOMetricsLimits2ᚖtillᚋgraphᚋmodelᚐMetricsLimits(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_metricsLimits(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricsLimits(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_metricDashboards(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_metricDashboards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MetricDashboards(ctx, fc.Args["organizationId"].([]uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_read"})
+				if err != nil {
+					var zeroVal []*storage.MetricDashboard
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal []*storage.MetricDashboard
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal []*storage.MetricDashboard
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*storage.MetricDashboard
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.MetricDashboard) graphql.Marshaler {
+			return ec.marshalOMetricDashboard2ᚕᚖtillᚋstorageᚐMetricDashboardᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_metricDashboards(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_metricDashboards_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_metricDashboard(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_metricDashboard(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MetricDashboard(ctx, fc.Args["id"].(uuid.UUID))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"metrics_read"})
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.MetricDashboard
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.MetricDashboard) graphql.Marshaler {
+			return ec.marshalOMetricDashboard2ᚖtillᚋstorageᚐMetricDashboard(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_metricDashboard(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetricDashboard(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_metricDashboard_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_oauth2Clients(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15187,6 +15834,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "createMetricDashboard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createMetricDashboard(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updateMetricDashboard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMetricDashboard(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deleteMetricDashboard":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMetricDashboard(ctx, field)
+			})
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "authorizeOAuth2":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_authorizeOAuth2(ctx, field)
@@ -16417,6 +17085,94 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "metrics":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_metrics(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "metricsLimits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_metricsLimits(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "metricDashboards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_metricDashboards(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "metricDashboard":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_metricDashboard(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "oauth2Clients":
 			field := field
 
@@ -17299,6 +18055,24 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	_ = sel
 	_ = ctx
 	res := scalar.MarshalDateTime(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOInt642ᚖint(ctx context.Context, v any) (*int, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalInt(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOInt642ᚖint(ctx context.Context, sel ast.SelectionSet, v *int) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalInt(*v)
 	return res
 }
 

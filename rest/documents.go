@@ -361,7 +361,7 @@ func checkVariables(r Route, op *ast.OperationDefinition, report func(string, ..
 			fed[root] = fed[root] || p.In == fastapi.InPath
 			continue
 		}
-		fed[p.Variable()] = fed[p.Variable()] || p.In == fastapi.InPath
+		fed[p.Variable()] = fed[p.Variable()] || p.In == fastapi.InPath || p.Required
 	}
 	if r.Body != nil {
 		fed[r.Body.Var] = !r.Body.Optional

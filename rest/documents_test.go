@@ -157,7 +157,9 @@ func TestLoadDocumentsRefusesBrokenFragments(t *testing.T) {
 func TestOperationsWriteEachShapeOnce(t *testing.T) {
 	const sixLines = 6
 	// Runs allowed to repeat, and why.
-	exemptFiles := map[string]string{}
+	exemptFiles := map[string]string{
+		"GetMetrics.graphql": "periods are MetricsPeriod and totals MetricsTotals: a fragment on one cannot be spread in the other",
+	}
 	exemptPairs := map[[2]string]string{
 		{"fragments/checkout_product.graphql", "fragments/product.graphql"}: "CheckoutProduct is not Product: a fragment on one cannot be spread in the other",
 		{"fragments/benefit.graphql", "fragments/checkout_product.graphql"}: "BenefitPublic is not Benefit: a fragment on one cannot be spread in the other",

@@ -57,9 +57,19 @@ func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route 
 			body, err = appendKey(body, name[strings.LastIndex(name, ".")+1:], extra)
 		}
 	}
+	if err == nil && route.ExcludeNone {
+		body, err = excludeNone(body)
+	}
 	if err != nil {
 		rt.logger.ErrorContext(ctx, "rest: unusable data", "operation", route.Operation, "error", err)
 		writeInternal(w)
+		return
+	}
+	if route.Encode != nil {
+		if err := route.Encode(w, body); err != nil {
+			rt.logger.ErrorContext(ctx, "rest: encoding the body", "operation", route.Operation, "error", err)
+			writeInternal(w)
+		}
 		return
 	}
 	writeJSON(w, route.status(), body)

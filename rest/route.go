@@ -63,6 +63,14 @@ type Route struct {
 	// as results in GraphQL still fail as upstream does on /v1.
 	Problem string
 
+	// ExcludeNone drops null members from the body at every depth, for the upstream routes
+	// declared with FastAPI's response_model_exclude_none (metrics answer only what was asked).
+	ExcludeNone bool
+
+	// Encode, when set, writes the success body in another media type (an export's CSV)
+	// from the JSON the operation shaped. It returns an error only before writing anything.
+	Encode func(w http.ResponseWriter, body json.RawMessage) error
+
 	// Status is the success status: 200 (default), 201, 202 (body "null")
 	// or 204 (no body).
 	Status int

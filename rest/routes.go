@@ -11,7 +11,7 @@ import (
 // header of a 405).
 func Routes() []Route {
 	var all []Route
-	for _, group := range [][]Route{customerRoutes(), orderRoutes(), subscriptionRoutes(), checkoutRoutes(), grantRoutes(), licenseKeyRoutes(), eventRoutes(), webhookRoutes(), fileRoutes(), refundRoutes(), disputeRoutes(), memberRoutes(), seatRoutes(), upstreamExportRoutes()} {
+	for _, group := range [][]Route{customerRoutes(), orderRoutes(), subscriptionRoutes(), checkoutRoutes(), grantRoutes(), licenseKeyRoutes(), eventRoutes(), webhookRoutes(), fileRoutes(), refundRoutes(), disputeRoutes(), memberRoutes(), seatRoutes(), upstreamExportRoutes(), metricsRoutes()} {
 		all = append(all, group...)
 	}
 	return all

@@ -15,7 +15,7 @@ import (
 var OwnedTables = []string{
 	"benefit_grants", "benefits", "checkout_links", "checkouts", "custom_fields", "customer_seats", "customers",
 	"discounts", "disputes", "domain_events", "downloadables", "events", "files", "jobs",
-	"license_key_activations", "license_keys", "license_signing_keys", "members", "meters", "oauth2_clients",
+	"license_key_activations", "license_keys", "license_signing_keys", "members", "meters", "metric_dashboards", "oauth2_clients",
 	"orders", "organization_invitations", "payment_methods", "payments", "product_prices", "products",
 	"refunds", "subscriptions", "webhook_endpoints", "webhook_events",
 }

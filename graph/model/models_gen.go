@@ -2442,6 +2442,288 @@ type MeterUpdateInput struct {
 	IsArchived *bool `json:"isArchived,omitempty"`
 }
 
+// A metric as a dashboard shows it.
+type Metric struct {
+	// The metric's wire name, as the metrics argument and the period fields name it (snake_case).
+	Slug string `json:"slug"`
+	// The metric's name for people.
+	DisplayName string `json:"displayName"`
+	// How to format the metric's values.
+	Type MetricType `json:"type"`
+}
+
+// A new metric dashboard.
+type MetricDashboardCreateInput struct {
+	// The dashboard's name, 1 to 256 characters.
+	Name string `json:"name"`
+	// Metric slugs to show, at most 10; empty by default.
+	Metrics []string `json:"metrics,omitempty"`
+	// Required for user tokens that belong to several organizations; refused with an organization token.
+	OrganizationID *uuid.UUID `json:"organizationId,omitempty"`
+}
+
+// Fields present are changed.
+type MetricDashboardUpdateInput struct {
+	// The dashboard to change.
+	ID uuid.UUID `json:"id"`
+	// The new name, 1 to 256 characters.
+	Name *string `json:"name,omitempty"`
+	// The metric slugs to show instead, at most 10.
+	Metrics []string `json:"metrics,omitempty"`
+}
+
+// What each metric returned is.
+type MetricsInfo struct {
+	// Active Subscriptions; null when not asked for.
+	ActiveSubscriptions *Metric `json:"activeSubscriptions,omitempty"`
+	// Monthly Recurring Revenue; null when not asked for.
+	MonthlyRecurringRevenue *Metric `json:"monthlyRecurringRevenue,omitempty"`
+	// Checkouts; null when not asked for.
+	Checkouts *Metric `json:"checkouts,omitempty"`
+	// Succeeded Checkouts; null when not asked for.
+	SucceededCheckouts *Metric `json:"succeededCheckouts,omitempty"`
+	// Churned Subscriptions; null when not asked for.
+	ChurnedSubscriptions *Metric `json:"churnedSubscriptions,omitempty"`
+	// Churn Rate; null when not asked for.
+	ChurnRate *Metric `json:"churnRate,omitempty"`
+	// Orders; null when not asked for.
+	Orders *Metric `json:"orders,omitempty"`
+	// Revenue; null when not asked for.
+	Revenue *Metric `json:"revenue,omitempty"`
+	// Net Revenue; null when not asked for.
+	NetRevenue *Metric `json:"netRevenue,omitempty"`
+	// Cumulative Revenue; null when not asked for.
+	CumulativeRevenue *Metric `json:"cumulativeRevenue,omitempty"`
+	// Net Cumulative Revenue; null when not asked for.
+	NetCumulativeRevenue *Metric `json:"netCumulativeRevenue,omitempty"`
+	// Average Order Value; null when not asked for.
+	AverageOrderValue *Metric `json:"averageOrderValue,omitempty"`
+	// Net Average Order Value; null when not asked for.
+	NetAverageOrderValue *Metric `json:"netAverageOrderValue,omitempty"`
+	// One-Time Products; null when not asked for.
+	OneTimeProducts *Metric `json:"oneTimeProducts,omitempty"`
+	// One-Time Products Revenue; null when not asked for.
+	OneTimeProductsRevenue *Metric `json:"oneTimeProductsRevenue,omitempty"`
+	// One-Time Products Net Revenue; null when not asked for.
+	OneTimeProductsNetRevenue *Metric `json:"oneTimeProductsNetRevenue,omitempty"`
+	// New Subscriptions; null when not asked for.
+	NewSubscriptions *Metric `json:"newSubscriptions,omitempty"`
+	// New Subscriptions Revenue; null when not asked for.
+	NewSubscriptionsRevenue *Metric `json:"newSubscriptionsRevenue,omitempty"`
+	// New Subscriptions Net Revenue; null when not asked for.
+	NewSubscriptionsNetRevenue *Metric `json:"newSubscriptionsNetRevenue,omitempty"`
+	// Renewed Subscriptions; null when not asked for.
+	RenewedSubscriptions *Metric `json:"renewedSubscriptions,omitempty"`
+	// Renewed Subscriptions Revenue; null when not asked for.
+	RenewedSubscriptionsRevenue *Metric `json:"renewedSubscriptionsRevenue,omitempty"`
+	// Renewed Subscriptions Net Revenue; null when not asked for.
+	RenewedSubscriptionsNetRevenue *Metric `json:"renewedSubscriptionsNetRevenue,omitempty"`
+	// Canceled Subscriptions; null when not asked for.
+	CanceledSubscriptions *Metric `json:"canceledSubscriptions,omitempty"`
+	// Canceled Subscriptions - Customer Service; null when not asked for.
+	CanceledSubscriptionsCustomerService *Metric `json:"canceledSubscriptionsCustomerService,omitempty"`
+	// Canceled Subscriptions - Low Quality; null when not asked for.
+	CanceledSubscriptionsLowQuality *Metric `json:"canceledSubscriptionsLowQuality,omitempty"`
+	// Canceled Subscriptions - Missing Features; null when not asked for.
+	CanceledSubscriptionsMissingFeatures *Metric `json:"canceledSubscriptionsMissingFeatures,omitempty"`
+	// Canceled Subscriptions - Switched Service; null when not asked for.
+	CanceledSubscriptionsSwitchedService *Metric `json:"canceledSubscriptionsSwitchedService,omitempty"`
+	// Canceled Subscriptions - Too Complex; null when not asked for.
+	CanceledSubscriptionsTooComplex *Metric `json:"canceledSubscriptionsTooComplex,omitempty"`
+	// Canceled Subscriptions - Too Expensive; null when not asked for.
+	CanceledSubscriptionsTooExpensive *Metric `json:"canceledSubscriptionsTooExpensive,omitempty"`
+	// Canceled Subscriptions - Unused; null when not asked for.
+	CanceledSubscriptionsUnused *Metric `json:"canceledSubscriptionsUnused,omitempty"`
+	// Canceled Subscriptions - Other; null when not asked for.
+	CanceledSubscriptionsOther *Metric `json:"canceledSubscriptionsOther,omitempty"`
+	// Annual Recurring Revenue; null when not asked for.
+	AnnualRecurringRevenue *Metric `json:"annualRecurringRevenue,omitempty"`
+	// Checkouts Conversion Rate; null when not asked for.
+	CheckoutsConversion *Metric `json:"checkoutsConversion,omitempty"`
+}
+
+// The date ranges metrics accept for one interval.
+type MetricsIntervalLimit struct {
+	// The fewest days a window of this interval may span.
+	MinDays int `json:"minDays"`
+	// The most days a window of this interval may span.
+	MaxDays int `json:"maxDays"`
+}
+
+// The date ranges metrics accept, per interval.
+type MetricsIntervalsLimits struct {
+	// Limits of the hour interval.
+	Hour *MetricsIntervalLimit `json:"hour"`
+	// Limits of the day interval.
+	Day *MetricsIntervalLimit `json:"day"`
+	// Limits of the week interval.
+	Week *MetricsIntervalLimit `json:"week"`
+	// Limits of the month interval.
+	Month *MetricsIntervalLimit `json:"month"`
+	// Limits of the year interval.
+	Year *MetricsIntervalLimit `json:"year"`
+}
+
+// The dates metrics accept.
+type MetricsLimits struct {
+	// The earliest start date, as YYYY-MM-DD.
+	MinDate string `json:"minDate"`
+	// The window each interval accepts.
+	Intervals *MetricsIntervalsLimits `json:"intervals"`
+}
+
+// One period of a metrics series: each metric asked for, for the period starting at timestamp.
+type MetricsPeriod struct {
+	// The period's start (midnight, or the hour, in the requested time zone).
+	Timestamp time.Time `json:"timestamp"`
+	// Subscriptions started and not ended by the period's end. Null when not asked for.
+	ActiveSubscriptions *int `json:"activeSubscriptions,omitempty"`
+	// The monthly amounts of the active subscriptions (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for.
+	MonthlyRecurringRevenue *int `json:"monthlyRecurringRevenue,omitempty"`
+	// Checkouts created during the period. Null when not asked for.
+	Checkouts *int `json:"checkouts,omitempty"`
+	// Checkouts created during the period that succeeded. Null when not asked for.
+	SucceededCheckouts *int `json:"succeededCheckouts,omitempty"`
+	// Subscriptions that ended during the period. Null when not asked for.
+	ChurnedSubscriptions *int `json:"churnedSubscriptions,omitempty"`
+	// Churned subscriptions over those active at the period's start (0 when none were). Null when not asked for.
+	ChurnRate *float64 `json:"churnRate,omitempty"`
+	// Paid orders created during the period, refunded ones included. Null when not asked for.
+	Orders *int `json:"orders,omitempty"`
+	// The net amounts (before tax) of the period's orders, in cents. Null when not asked for.
+	Revenue *int `json:"revenue,omitempty"`
+	// Revenue less what was refunded of the period's orders, whenever the refund happened. Null when not asked for.
+	NetRevenue *int `json:"netRevenue,omitempty"`
+	// Revenue from the first period through this one. Null when not asked for.
+	CumulativeRevenue *int `json:"cumulativeRevenue,omitempty"`
+	// Net revenue from the first period through this one. Null when not asked for.
+	NetCumulativeRevenue *int `json:"netCumulativeRevenue,omitempty"`
+	// Revenue per order (0 without orders). Null when not asked for.
+	AverageOrderValue *float64 `json:"averageOrderValue,omitempty"`
+	// Net revenue per order (0 without orders). Null when not asked for.
+	NetAverageOrderValue *float64 `json:"netAverageOrderValue,omitempty"`
+	// Orders of one-time purchases. Null when not asked for.
+	OneTimeProducts *int `json:"oneTimeProducts,omitempty"`
+	// Revenue of one-time purchases. Null when not asked for.
+	OneTimeProductsRevenue *int `json:"oneTimeProductsRevenue,omitempty"`
+	// Net revenue of one-time purchases. Null when not asked for.
+	OneTimeProductsNetRevenue *int `json:"oneTimeProductsNetRevenue,omitempty"`
+	// Orders that started a subscription. Null when not asked for.
+	NewSubscriptions *int `json:"newSubscriptions,omitempty"`
+	// Revenue of orders that started a subscription. Null when not asked for.
+	NewSubscriptionsRevenue *int `json:"newSubscriptionsRevenue,omitempty"`
+	// Net revenue of orders that started a subscription. Null when not asked for.
+	NewSubscriptionsNetRevenue *int `json:"newSubscriptionsNetRevenue,omitempty"`
+	// Orders that renewed a subscription for a new cycle. Null when not asked for.
+	RenewedSubscriptions *int `json:"renewedSubscriptions,omitempty"`
+	// Revenue of renewal orders. Null when not asked for.
+	RenewedSubscriptionsRevenue *int `json:"renewedSubscriptionsRevenue,omitempty"`
+	// Net revenue of renewal orders. Null when not asked for.
+	RenewedSubscriptionsNetRevenue *int `json:"renewedSubscriptionsNetRevenue,omitempty"`
+	// Subscriptions canceled during the period, whatever the reason. Null when not asked for.
+	CanceledSubscriptions *int `json:"canceledSubscriptions,omitempty"`
+	// Cancellations for customer service. Null when not asked for.
+	CanceledSubscriptionsCustomerService *int `json:"canceledSubscriptionsCustomerService,omitempty"`
+	// Cancellations for low quality. Null when not asked for.
+	CanceledSubscriptionsLowQuality *int `json:"canceledSubscriptionsLowQuality,omitempty"`
+	// Cancellations for missing features. Null when not asked for.
+	CanceledSubscriptionsMissingFeatures *int `json:"canceledSubscriptionsMissingFeatures,omitempty"`
+	// Cancellations for another service. Null when not asked for.
+	CanceledSubscriptionsSwitchedService *int `json:"canceledSubscriptionsSwitchedService,omitempty"`
+	// Cancellations for being too complex. Null when not asked for.
+	CanceledSubscriptionsTooComplex *int `json:"canceledSubscriptionsTooComplex,omitempty"`
+	// Cancellations for being too expensive. Null when not asked for.
+	CanceledSubscriptionsTooExpensive *int `json:"canceledSubscriptionsTooExpensive,omitempty"`
+	// Cancellations for being unused. Null when not asked for.
+	CanceledSubscriptionsUnused *int `json:"canceledSubscriptionsUnused,omitempty"`
+	// Cancellations for another reason. Null when not asked for.
+	CanceledSubscriptionsOther *int `json:"canceledSubscriptionsOther,omitempty"`
+	// Monthly recurring revenue × 12. Null when not asked for.
+	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
+	// Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for.
+	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+}
+
+// A metrics series: one entry per period, the totals over the window and what each metric is.
+type MetricsResult struct {
+	// One entry per period of the window, oldest first: at most 367 (a day interval over 366 days).
+	Periods []*MetricsPeriod `json:"periods"`
+	// The metrics over the whole window.
+	Totals *MetricsTotals `json:"totals"`
+	// Name and type of each metric returned.
+	Metrics *MetricsInfo `json:"metrics"`
+}
+
+// The metrics over the whole window.
+type MetricsTotals struct {
+	// Active Subscriptions: The last period's value. Null when not asked for.
+	ActiveSubscriptions *int `json:"activeSubscriptions,omitempty"`
+	// Monthly Recurring Revenue: The last period's value. Null when not asked for.
+	MonthlyRecurringRevenue *int `json:"monthlyRecurringRevenue,omitempty"`
+	// Checkouts: The sum over the periods. Null when not asked for.
+	Checkouts *int `json:"checkouts,omitempty"`
+	// Succeeded Checkouts: The sum over the periods. Null when not asked for.
+	SucceededCheckouts *int `json:"succeededCheckouts,omitempty"`
+	// Churned Subscriptions: The sum over the periods. Null when not asked for.
+	ChurnedSubscriptions *int `json:"churnedSubscriptions,omitempty"`
+	// Churn Rate: The last period's value. Null when not asked for.
+	ChurnRate *float64 `json:"churnRate,omitempty"`
+	// Orders: The sum over the periods. Null when not asked for.
+	Orders *int `json:"orders,omitempty"`
+	// Revenue: The sum over the periods. Null when not asked for.
+	Revenue *int `json:"revenue,omitempty"`
+	// Net Revenue: The sum over the periods. Null when not asked for.
+	NetRevenue *int `json:"netRevenue,omitempty"`
+	// Cumulative Revenue: The last period's value. Null when not asked for.
+	CumulativeRevenue *int `json:"cumulativeRevenue,omitempty"`
+	// Net Cumulative Revenue: The last period's value. Null when not asked for.
+	NetCumulativeRevenue *int `json:"netCumulativeRevenue,omitempty"`
+	// Average Order Value: The same ratio over the whole window. Null when not asked for.
+	AverageOrderValue *float64 `json:"averageOrderValue,omitempty"`
+	// Net Average Order Value: The same ratio over the whole window. Null when not asked for.
+	NetAverageOrderValue *float64 `json:"netAverageOrderValue,omitempty"`
+	// One-Time Products: The sum over the periods. Null when not asked for.
+	OneTimeProducts *int `json:"oneTimeProducts,omitempty"`
+	// One-Time Products Revenue: The sum over the periods. Null when not asked for.
+	OneTimeProductsRevenue *int `json:"oneTimeProductsRevenue,omitempty"`
+	// One-Time Products Net Revenue: The sum over the periods. Null when not asked for.
+	OneTimeProductsNetRevenue *int `json:"oneTimeProductsNetRevenue,omitempty"`
+	// New Subscriptions: The sum over the periods. Null when not asked for.
+	NewSubscriptions *int `json:"newSubscriptions,omitempty"`
+	// New Subscriptions Revenue: The sum over the periods. Null when not asked for.
+	NewSubscriptionsRevenue *int `json:"newSubscriptionsRevenue,omitempty"`
+	// New Subscriptions Net Revenue: The sum over the periods. Null when not asked for.
+	NewSubscriptionsNetRevenue *int `json:"newSubscriptionsNetRevenue,omitempty"`
+	// Renewed Subscriptions: The sum over the periods. Null when not asked for.
+	RenewedSubscriptions *int `json:"renewedSubscriptions,omitempty"`
+	// Renewed Subscriptions Revenue: The sum over the periods. Null when not asked for.
+	RenewedSubscriptionsRevenue *int `json:"renewedSubscriptionsRevenue,omitempty"`
+	// Renewed Subscriptions Net Revenue: The sum over the periods. Null when not asked for.
+	RenewedSubscriptionsNetRevenue *int `json:"renewedSubscriptionsNetRevenue,omitempty"`
+	// Canceled Subscriptions: The sum over the periods. Null when not asked for.
+	CanceledSubscriptions *int `json:"canceledSubscriptions,omitempty"`
+	// Canceled Subscriptions - Customer Service: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsCustomerService *int `json:"canceledSubscriptionsCustomerService,omitempty"`
+	// Canceled Subscriptions - Low Quality: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsLowQuality *int `json:"canceledSubscriptionsLowQuality,omitempty"`
+	// Canceled Subscriptions - Missing Features: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsMissingFeatures *int `json:"canceledSubscriptionsMissingFeatures,omitempty"`
+	// Canceled Subscriptions - Switched Service: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsSwitchedService *int `json:"canceledSubscriptionsSwitchedService,omitempty"`
+	// Canceled Subscriptions - Too Complex: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsTooComplex *int `json:"canceledSubscriptionsTooComplex,omitempty"`
+	// Canceled Subscriptions - Too Expensive: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsTooExpensive *int `json:"canceledSubscriptionsTooExpensive,omitempty"`
+	// Canceled Subscriptions - Unused: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsUnused *int `json:"canceledSubscriptionsUnused,omitempty"`
+	// Canceled Subscriptions - Other: The sum over the periods. Null when not asked for.
+	CanceledSubscriptionsOther *int `json:"canceledSubscriptionsOther,omitempty"`
+	// Annual Recurring Revenue: The last period's value. Null when not asked for.
+	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
+	// Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for.
+	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+}
+
 // Every change, each taking one input and returning what it changed.
 type Mutation struct {
 }
@@ -4344,6 +4626,70 @@ func (e MeterUnit) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// What a metric's values measure, so a dashboard can format them.
+type MetricType string
+
+const (
+	// A count.
+	MetricTypeScalar MetricType = "scalar"
+	// An amount in cents.
+	MetricTypeCurrency MetricType = "currency"
+	// An amount in fractions of a cent.
+	MetricTypeCurrencySubCent MetricType = "currency_sub_cent"
+	// A ratio between 0 and 1.
+	MetricTypePercentage MetricType = "percentage"
+)
+
+var AllMetricType = []MetricType{
+	MetricTypeScalar,
+	MetricTypeCurrency,
+	MetricTypeCurrencySubCent,
+	MetricTypePercentage,
+}
+
+func (e MetricType) IsValid() bool {
+	switch e {
+	case MetricTypeScalar, MetricTypeCurrency, MetricTypeCurrencySubCent, MetricTypePercentage:
+		return true
+	}
+	return false
+}
+
+func (e MetricType) String() string {
+	return string(e)
+}
+
+func (e *MetricType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MetricType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MetricType", str)
+	}
+	return nil
+}
+
+func (e MetricType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MetricType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MetricType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // OAuth2 grant types a client may use.
 type OAuth2GrantType string
 
@@ -5287,6 +5633,73 @@ func (e *SubscriptionProrationBehavior) UnmarshalJSON(b []byte) error {
 }
 
 func (e SubscriptionProrationBehavior) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How far apart the points of a metrics series are: periods are cut in the requested time zone.
+type TimeInterval string
+
+const (
+	// Calendar years; a window of at most 3650 days.
+	TimeIntervalYear TimeInterval = "year"
+	// Calendar months; a window of at most 1460 days.
+	TimeIntervalMonth TimeInterval = "month"
+	// Weeks from Monday; a window of at most 371 days.
+	TimeIntervalWeek TimeInterval = "week"
+	// Days; a window of at most 366 days.
+	TimeIntervalDay TimeInterval = "day"
+	// Hours; a window of at most 7 days.
+	TimeIntervalHour TimeInterval = "hour"
+)
+
+var AllTimeInterval = []TimeInterval{
+	TimeIntervalYear,
+	TimeIntervalMonth,
+	TimeIntervalWeek,
+	TimeIntervalDay,
+	TimeIntervalHour,
+}
+
+func (e TimeInterval) IsValid() bool {
+	switch e {
+	case TimeIntervalYear, TimeIntervalMonth, TimeIntervalWeek, TimeIntervalDay, TimeIntervalHour:
+		return true
+	}
+	return false
+}
+
+func (e TimeInterval) String() string {
+	return string(e)
+}
+
+func (e *TimeInterval) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TimeInterval(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TimeInterval", str)
+	}
+	return nil
+}
+
+func (e TimeInterval) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TimeInterval) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TimeInterval) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

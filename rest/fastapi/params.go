@@ -49,6 +49,9 @@ type Param struct {
 	Schema Schema // validates each occurrence (a string); nil means String{}
 	Shape  Shape
 	Clamp  int64 // when > 0, a larger integer is replaced by Clamp silently
+	// Required makes an absent query parameter pydantic's "missing" error (a parameter
+	// declared with Query(...) and no default).
+	Required bool
 }
 
 // Variable is the GraphQL variable the parameter's value goes to.
@@ -221,6 +224,9 @@ func decodeParam(p Param, pathValue func(string) string, query []queryPair) (any
 		}
 	}
 	if len(values) == 0 {
+		if p.Required {
+			return nil, false, []ValidationError{newError("missing", loc, "Field required", nil)}
+		}
 		return nil, false, nil
 	}
 	var oc outcome

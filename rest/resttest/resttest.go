@@ -144,7 +144,7 @@ func Check(doc *openapi3.T, req *http.Request, status int, header http.Header, b
 	if err := openapi3filter.ValidateResponse(context.Background(), input); err != nil {
 		return err
 	}
-	if status < 300 && len(body) > 0 && !oauthBody(route.Operation.OperationID) {
+	if status < 300 && len(body) > 0 && !oauthBody(route.Operation.OperationID) && !excludesNone(route.Operation.OperationID) {
 		return allFieldsPresent(route.Operation.Responses.Status(status).Value, body)
 	}
 	return nil
@@ -265,4 +265,11 @@ func checkFile(doc *openapi3.T, req *http.Request, status int, header http.Heade
 		return true, fmt.Errorf("Content-Disposition %q does not name the file", header.Get("Content-Disposition"))
 	}
 	return true, nil
+}
+
+// excludesNone tells the operations upstream declares with response_model_exclude_none:
+// their answers leave out null fields (metrics not asked for), so the declared fields need
+// not all be present.
+func excludesNone(operationID string) bool {
+	return operationID == "metrics:get"
 }

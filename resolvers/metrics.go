@@ -1,0 +1,225 @@
+package resolvers
+
+import (
+	"context"
+	"reflect"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"till/graph/model"
+	"till/storage"
+)
+
+// metricsInterval is what a TimeInterval allows: the window it may span (upstream's
+// MIN_INTERVAL_DAYS and MAX_INTERVAL_DAYS; only the maximum is enforced, as upstream does).
+type metricsInterval struct {
+	value            model.TimeInterval
+	minDays, maxDays int
+}
+
+// metricsIntervals lists the intervals in the order the limits answer names them.
+var metricsIntervals = [...]metricsInterval{
+	{model.TimeIntervalHour, 0, 7}, {model.TimeIntervalDay, 0, 366}, {model.TimeIntervalWeek, 14, 7 * 53},
+	{model.TimeIntervalMonth, 60, 365 * 4}, {model.TimeIntervalYear, 366, 365 * 10},
+}
+
+// metricsMinDate is the earliest start date the limits announce (upstream's MIN_DATE).
+const metricsMinDate = "2023-01-01"
+
+// MetricsArgs are the arguments of a metrics query, as GraphQL and /v1 pass them.
+type MetricsArgs struct {
+	StartDate, EndDate string
+	Timezone           *string
+	Interval           model.TimeInterval
+	Organizations      []uuid.UUID
+	Products           []uuid.UUID
+	BillingTypes       []model.ProductBillingType
+	Customers          []uuid.UUID
+	Metrics            []string
+}
+
+// metrics answers a metrics query over the caller's organizations: the periods from the
+// rollups (or the base tables, see storage.MetricsFilter), the totals and the catalog
+// entries of the metrics asked for.
+func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsResult, error) {
+	defs, err := selectMetrics(a.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	f, err := metricsFilter(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	points, err := storage.Metrics(ctx, r.db, f)
+	if err != nil {
+		return nil, err
+	}
+	return metricsResult(points, defs), nil
+}
+
+// selectMetrics resolves the slugs asked for to the metrics Till computes, in catalog
+// order; an unknown slug is upstream's 422 on query.metrics.
+func selectMetrics(slugs []string) ([]*metricDef, error) {
+	if slugs != nil {
+		var invalid []string
+		for _, s := range slugs {
+			if !slices.Contains(upstreamMetricSlugs[:], s) && !slices.Contains(invalid, s) {
+				invalid = append(invalid, s)
+			}
+		}
+		if invalid != nil {
+			sort.Strings(invalid)
+			return nil, Invalid("value_error", "Invalid metric slugs: "+strings.Join(invalid, ", "), slugs, "metrics")
+		}
+	}
+	var defs []*metricDef
+	for i := range metricDefs {
+		if slugs == nil || slices.Contains(slugs, metricDefs[i].slug) {
+			defs = append(defs, &metricDefs[i])
+		}
+	}
+	return defs, nil
+}
+
+// metricsFilter validates the window, the zone and the filters, and narrows the
+// organizations to the caller's.
+func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, error) {
+	start, errStart := time.Parse(time.DateOnly, a.StartDate)
+	if errStart != nil {
+		return storage.MetricsFilter{}, Invalid("date_from_datetime_parsing", "Input should be a valid date", a.StartDate, "startDate")
+	}
+	end, errEnd := time.Parse(time.DateOnly, a.EndDate)
+	if errEnd != nil {
+		return storage.MetricsFilter{}, Invalid("date_from_datetime_parsing", "Input should be a valid date", a.EndDate, "endDate")
+	}
+	zone := "UTC"
+	if a.Timezone != nil {
+		zone = *a.Timezone
+	}
+	loc, err := metricsZone(zone)
+	if err != nil {
+		return storage.MetricsFilter{}, err
+	}
+	i := slices.IndexFunc(metricsIntervals[:], func(m metricsInterval) bool { return m.value == a.Interval })
+	if i < 0 || start.After(end) || int(end.Sub(start).Hours()/24) > metricsIntervals[i].maxDays {
+		return storage.MetricsFilter{}, Invalid("value_error", "The interval is too small for the given date range. "+
+			"Use a larger interval or reduce the date range.", []any{a.StartDate, a.EndDate, string(a.Interval)}, "query")
+	}
+	f := storage.MetricsFilter{Orgs: organizations(ctx), Interval: string(a.Interval), Zone: zone,
+		From:     time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, loc),
+		To:       time.Date(end.Year(), end.Month(), end.Day()+1, 0, 0, 0, 0, loc),
+		Products: a.Products, Customers: a.Customers}
+	if a.Organizations != nil {
+		f.Orgs = slices.DeleteFunc(slices.Clone(f.Orgs), func(o uuid.UUID) bool { return !slices.Contains(a.Organizations, o) })
+	}
+	for _, b := range a.BillingTypes {
+		f.BillingTypes = append(f.BillingTypes, string(b))
+	}
+	f.Exact = !wholeHourOffsets(loc, f.From, f.To)
+	return f, nil
+}
+
+// metricsZone loads an IANA zone name; anything else (a path, an abbreviation the zone
+// database does not hold, a huge or binary string) is a 422 on timezone, as pydantic's
+// TimeZoneName refuses it upstream.
+func metricsZone(zone string) (*time.Location, error) {
+	if zone != "" && len(zone) <= 64 && utf8.ValidString(zone) && !strings.ContainsAny(zone, "\x00\\") &&
+		zone != "Local" {
+		if loc, err := time.LoadLocation(zone); err == nil {
+			return loc, nil
+		}
+	}
+	return nil, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "TimeZoneName", Loc: []any{"timezone"},
+		Msg: "Invalid timezone name.", Input: zone}}}
+}
+
+// wholeHourOffsets reports whether every offset loc takes in [from, to] is whole hours,
+// checked at both ends and at each month between (zones change offset at most a few times
+// a year). Only then do hourly rollups cut into the zone's periods exactly.
+func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
+	for t := from; ; t = t.AddDate(0, 1, 0) {
+		if t.After(to) {
+			t = to
+		}
+		if _, off := t.In(loc).Zone(); off%3600 != 0 {
+			return false
+		}
+		if t.Equal(to) {
+			return true
+		}
+	}
+}
+
+// metricsResult writes the points as periods, the totals and the catalog entries of defs.
+// The values go to the model fields named after the slugs (revenue → Revenue).
+func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.MetricsResult {
+	res := &model.MetricsResult{Periods: make([]*model.MetricsPeriod, len(points)),
+		Totals: &model.MetricsTotals{}, Metrics: &model.MetricsInfo{}}
+	for i := range points {
+		res.Periods[i] = &model.MetricsPeriod{Timestamp: points[i].Timestamp.UTC()}
+	}
+	totals, info := reflect.ValueOf(res.Totals).Elem(), reflect.ValueOf(res.Metrics).Elem()
+	for _, d := range defs {
+		field := metricGoName(d.slug)
+		var sum, num, den int64
+		for i := range points {
+			p := &points[i]
+			period := reflect.ValueOf(res.Periods[i]).Elem().FieldByName(field)
+			if d.ratio != nil {
+				n, m := d.ratio(p)
+				num, den = num+n, den+m
+				period.Set(reflect.ValueOf(ptrTo(ratioOf(n, m))))
+				continue
+			}
+			v := d.of(p)
+			sum += v
+			period.Set(reflect.ValueOf(ptrTo(int(v))))
+		}
+		total := totals.FieldByName(field)
+		switch {
+		case len(points) == 0:
+			total.Set(reflect.Zero(total.Type()))
+		case d.agg == aggregateLast:
+			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().FieldByName(field))
+		case d.agg == aggregateRatio:
+			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, den))))
+		default:
+			total.Set(reflect.ValueOf(ptrTo(int(sum))))
+		}
+		info.FieldByName(field).Set(reflect.ValueOf(&model.Metric{Slug: d.slug, DisplayName: d.display, Type: d.typ}))
+	}
+	return res
+}
+
+// ratioOf is num/den, 0 when den is 0.
+func ratioOf(num, den int64) float64 {
+	if den == 0 {
+		return 0
+	}
+	return float64(num) / float64(den)
+}
+
+// metricGoName is the Go field gqlgen generates for a slug's GraphQL field.
+func metricGoName(slug string) string {
+	parts := strings.Split(slug, "_")
+	for i, p := range parts {
+		parts[i] = strings.ToUpper(p[:1]) + p[1:]
+	}
+	return strings.Join(parts, "")
+}
+
+// metricsLimits is the static answer of GET /v1/metrics/limits.
+func metricsLimits() *model.MetricsLimits {
+	l := &model.MetricsLimits{MinDate: metricsMinDate, Intervals: &model.MetricsIntervalsLimits{}}
+	v := reflect.ValueOf(l.Intervals).Elem()
+	for _, m := range metricsIntervals {
+		v.FieldByName(metricGoName(string(m.value))).Set(reflect.ValueOf(&model.MetricsIntervalLimit{
+			MinDays: m.minDays, MaxDays: m.maxDays}))
+	}
+	return l
+}

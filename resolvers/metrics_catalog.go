@@ -1,0 +1,124 @@
+package resolvers
+
+import (
+	"till/graph/model"
+	"till/storage"
+)
+
+// metricDef is one metric of upstream's catalog that Till computes: its wire slug, the
+// name and type a dashboard shows, how a period's value is read from the rollup point
+// (of for counts and amounts, ratio for rates and averages), and how the window's total
+// folds the periods.
+type metricDef struct {
+	slug, display string
+	typ           model.MetricType
+	agg           aggregation
+	of            func(p *storage.MetricsPoint) int64
+	ratio         func(p *storage.MetricsPoint) (num, den int64)
+}
+
+// aggregation is how a metric's total over the window comes from its periods.
+type aggregation int
+
+const (
+	// aggregateSum adds the periods up (flows: orders, revenue, cancellations).
+	aggregateSum aggregation = iota
+	// aggregateLast takes the last period (stocks and running sums: MRR, cumulative revenue).
+	aggregateLast
+	// aggregateRatio divides the summed numerators by the summed denominators.
+	aggregateRatio
+)
+
+// metricDefs are the metrics Till computes, in the order of upstream's catalog (the order
+// of the response's fields and of the export's columns).
+var metricDefs = [...]metricDef{
+	{slug: "active_subscriptions", display: "Active Subscriptions", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.ActiveSubscriptions }},
+	{slug: "monthly_recurring_revenue", display: "Monthly Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.MonthlyRecurringRevenue }},
+	{slug: "checkouts", display: "Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.Checkouts }},
+	{slug: "succeeded_checkouts", display: "Succeeded Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.SucceededCheckouts }},
+	{slug: "churned_subscriptions", display: "Churned Subscriptions", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.Churned }},
+	{slug: "churn_rate", display: "Churn Rate", typ: model.MetricTypePercentage, agg: aggregateLast,
+		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.Churned, p.ActiveAtStart }},
+	{slug: "orders", display: "Orders", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.Orders }},
+	{slug: "revenue", display: "Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.Revenue }},
+	{slug: "net_revenue", display: "Net Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.NetRevenue }},
+	{slug: "cumulative_revenue", display: "Cumulative Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.CumulativeRevenue }},
+	{slug: "net_cumulative_revenue", display: "Net Cumulative Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.NetCumulativeRevenue }},
+	{slug: "average_order_value", display: "Average Order Value", typ: model.MetricTypeCurrency, agg: aggregateRatio,
+		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.Revenue, p.Orders }},
+	{slug: "net_average_order_value", display: "Net Average Order Value", typ: model.MetricTypeCurrency, agg: aggregateRatio,
+		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.NetRevenue, p.Orders }},
+	{slug: "one_time_products", display: "One-Time Products", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.OneTimeOrders }},
+	{slug: "one_time_products_revenue", display: "One-Time Products Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.OneTimeRevenue }},
+	{slug: "one_time_products_net_revenue", display: "One-Time Products Net Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.OneTimeNetRevenue }},
+	{slug: "new_subscriptions", display: "New Subscriptions", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.NewOrders }},
+	{slug: "new_subscriptions_revenue", display: "New Subscriptions Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.NewRevenue }},
+	{slug: "new_subscriptions_net_revenue", display: "New Subscriptions Net Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.NewNetRevenue }},
+	{slug: "renewed_subscriptions", display: "Renewed Subscriptions", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.RenewalOrders }},
+	{slug: "renewed_subscriptions_revenue", display: "Renewed Subscriptions Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.RenewalRevenue }},
+	{slug: "renewed_subscriptions_net_revenue", display: "Renewed Subscriptions Net Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.RenewalNetRevenue }},
+	{slug: "canceled_subscriptions", display: "Canceled Subscriptions", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.Canceled }},
+	{slug: "canceled_subscriptions_customer_service", display: "Canceled Subscriptions - Customer Service", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledCustomerService }},
+	{slug: "canceled_subscriptions_low_quality", display: "Canceled Subscriptions - Low Quality", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledLowQuality }},
+	{slug: "canceled_subscriptions_missing_features", display: "Canceled Subscriptions - Missing Features", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledMissingFeatures }},
+	{slug: "canceled_subscriptions_switched_service", display: "Canceled Subscriptions - Switched Service", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledSwitchedService }},
+	{slug: "canceled_subscriptions_too_complex", display: "Canceled Subscriptions - Too Complex", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledTooComplex }},
+	{slug: "canceled_subscriptions_too_expensive", display: "Canceled Subscriptions - Too Expensive", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledTooExpensive }},
+	{slug: "canceled_subscriptions_unused", display: "Canceled Subscriptions - Unused", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledUnused }},
+	{slug: "canceled_subscriptions_other", display: "Canceled Subscriptions - Other", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.CanceledOther }},
+	{slug: "annual_recurring_revenue", display: "Annual Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return 12 * p.MonthlyRecurringRevenue }},
+	{slug: "checkouts_conversion", display: "Checkouts Conversion Rate", typ: model.MetricTypePercentage, agg: aggregateRatio,
+		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.SucceededCheckouts, p.Checkouts }},
+}
+
+// upstreamMetricSlugs are every slug upstream accepts in the metrics parameter. Those Till
+// does not compute (seats, costs, trials, committed subscriptions, margins) are accepted
+// and left out of the answer, as upstream leaves out metrics it was not asked for.
+var upstreamMetricSlugs = [...]string{
+	"active_subscriptions", "committed_subscriptions", "monthly_recurring_revenue",
+	"trial_monthly_recurring_revenue", "committed_monthly_recurring_revenue",
+	"trial_committed_monthly_recurring_revenue", "average_revenue_per_user", "checkouts",
+	"succeeded_checkouts", "churned_subscriptions", "churn_rate", "seats_total", "seats_claimed",
+	"seats_pending", "seat_customers", "new_seat_customers", "churned_seat_customers", "orders",
+	"revenue", "net_revenue", "cumulative_revenue", "net_cumulative_revenue", "costs",
+	"cumulative_costs", "average_order_value", "net_average_order_value", "cost_per_user",
+	"active_user_by_event", "one_time_products", "one_time_products_revenue",
+	"one_time_products_net_revenue", "new_subscriptions", "new_subscriptions_revenue",
+	"new_subscriptions_net_revenue", "renewed_subscriptions", "renewed_subscriptions_revenue",
+	"renewed_subscriptions_net_revenue", "canceled_subscriptions",
+	"canceled_subscriptions_customer_service", "canceled_subscriptions_low_quality",
+	"canceled_subscriptions_missing_features", "canceled_subscriptions_switched_service",
+	"canceled_subscriptions_too_complex", "canceled_subscriptions_too_expensive",
+	"canceled_subscriptions_unused", "canceled_subscriptions_other", "annual_recurring_revenue",
+	"committed_annual_recurring_revenue", "checkouts_conversion", "ltv", "gross_margin",
+	"gross_margin_percentage", "cashflow", "average_seats_per_customer", "seat_utilization_rate",
+}

@@ -1,0 +1,77 @@
+package rest
+
+import (
+	"net/http"
+
+	"till/rest/fastapi"
+)
+
+// metricsRoutes serve revenue metrics (the series, its limits and its CSV export) and the
+// metric dashboards' CRUD.
+//
+// Where upstream's server differs from the published document or from what the document
+// leaves open:
+//   - The series answers with response_model_exclude_none: a metric not asked for is absent
+//     from periods, totals and metrics, not null; the document marks every one optional.
+//   - Upstream accepts every slug of its catalog in metrics. Till computes revenue, orders,
+//     their one-time/new/renewal splits, average order values, cumulative revenue, active
+//     subscriptions, MRR, ARR, churned and canceled subscriptions (with their reasons), churn
+//     rate, checkouts and conversion; the other slugs (seats, costs, trials, committed
+//     subscriptions, margins, cashflow, LTV, ARPU) are accepted and left out of the answer.
+//   - An unknown slug is 422 at ["query", "metrics"], "Invalid metric slugs: a, b"; a window
+//     longer than the interval allows (or an end before the start) 422 at ["query"] with the
+//     input [start_date, end_date, interval]; a zone the zone database does not hold 422 at
+//     ["query", "timezone"] (the document lists the zone names as an enum).
+//   - Period timestamps are the periods' starts as UTC instants (…Z), where upstream writes
+//     them with the zone's offset; the export writes them with +00:00.
+//   - The export streams nothing larger than the series it reads (at most 8,784 rows), as a
+//     whole body: text/csv; charset=utf-8, attachment "polar-metrics.csv".
+//   - Dashboards list unpaged, oldest first, the first 100 of them. A dashboard's name is at most 256 characters
+//     (upstream's is unbounded); a PATCH with "name": null or "metrics": null leaves the field
+//     as it is, where upstream fails writing null.
+func metricsRoutes() []Route {
+	filters := []fastapi.Param{
+		required(Query("start_date", "startDate", fastapi.Date{})),
+		required(Query("end_date", "endDate", fastapi.Date{})),
+		Query("timezone", "timezone", fastapi.String{MinLength: 1}),
+		required(Query("interval", "interval", fastapi.Enum{Name: "TimeInterval", Values: []string{"year", "month", "week", "day", "hour"}})),
+		Filter("organization_id", "organizationId", fastapi.UUID4{}),
+		Filter("product_id", "productId", fastapi.UUID4{}),
+		Filter("billing_type", "billingType", fastapi.Enum{Name: "ProductBillingType", Values: []string{"one_time", "recurring"}}),
+		Filter("customer_id", "customerId", fastapi.UUID4{}),
+		{In: fastapi.InQuery, Name: "metrics", Shape: fastapi.ShapeList},
+	}
+	dashboardCreate := fastapi.Object{Name: "MetricDashboardCreate", Fields: []fastapi.Field{
+		{Name: "name", Schema: fastapi.String{MinLength: 1}, Required: true},
+		{Name: "metrics", Schema: fastapi.List{Items: fastapi.String{}, MaxLength: 10}},
+		{Name: "organization_id", Schema: fastapi.Nullable{Schema: fastapi.UUID4{}}},
+	}}
+	dashboardUpdate := fastapi.Object{Name: "MetricDashboardUpdate", Fields: []fastapi.Field{
+		{Name: "name", Schema: fastapi.Nullable{Schema: fastapi.String{MinLength: 1}}},
+		{Name: "metrics", Schema: fastapi.Nullable{Schema: fastapi.List{Items: fastapi.String{}, MaxLength: 10}}},
+	}}
+	return []Route{
+		{Method: http.MethodGet, Path: "/v1/metrics/", Operation: "GetMetrics", Field: "metrics", Params: filters,
+			ExcludeNone: true},
+		{Method: http.MethodGet, Path: "/v1/metrics/export", Operation: "GetMetrics", Field: "metrics", Params: filters,
+			ExcludeNone: true, Encode: metricsCSV},
+		{Method: http.MethodGet, Path: "/v1/metrics/limits", Operation: "GetMetricsLimits", Field: "metricsLimits"},
+		{Method: http.MethodGet, Path: "/v1/metrics/dashboards", Operation: "ListMetricDashboards", Field: "metricDashboards",
+			Params: []fastapi.Param{Filter("organization_id", "organizationId", fastapi.UUID4{})}},
+		{Method: http.MethodPost, Path: "/v1/metrics/dashboards", Operation: "CreateMetricDashboard",
+			Field: "createMetricDashboard", Status: http.StatusCreated, Body: &fastapi.Body{Var: "input", Schema: dashboardCreate}},
+		{Method: http.MethodGet, Path: "/v1/metrics/dashboards/{id}", Operation: "GetMetricDashboard", Field: "metricDashboard",
+			Params: []fastapi.Param{PathUUID4("id", "id")}},
+		{Method: http.MethodPatch, Path: "/v1/metrics/dashboards/{id}", Operation: "UpdateMetricDashboard",
+			Field: "updateMetricDashboard", Params: []fastapi.Param{PathUUID4("id", "input.id")},
+			Body: &fastapi.Body{Var: "input", Schema: dashboardUpdate}},
+		{Method: http.MethodDelete, Path: "/v1/metrics/dashboards/{id}", Operation: "DeleteMetricDashboard",
+			Status: http.StatusNoContent, Params: []fastapi.Param{PathUUID4("id", "id")}},
+	}
+}
+
+// required marks a query parameter upstream declares without a default.
+func required(p fastapi.Param) fastapi.Param {
+	p.Required = true
+	return p
+}
