@@ -63,8 +63,14 @@ func requestAudit(req *http.Request, api string) context.Context {
 	return storage.WithAuditContext(ctx, a)
 }
 
-// auditAs is ctx with p as its audit actor, keeping the request's operation and origin: for a
-// route that authenticates its caller itself (signing out by cookie), after it has.
+// ActingAs is ctx with p as its principal and as the actor its changes are audited as: for a
+// route that authenticates its caller itself (the consent page by the session cookie), once
+// it has.
+func ActingAs(ctx context.Context, p auth.Principal) context.Context {
+	return auditAs(auth.WithPrincipal(ctx, p), p)
+}
+
+// auditAs is ctx with p as its audit actor, keeping the request's operation and origin.
 func auditAs(ctx context.Context, p auth.Principal) context.Context {
 	a, _ := storage.AuditContextFrom(ctx)
 	who := auditActor(auth.WithPrincipal(ctx, p), a.API)

@@ -80,7 +80,7 @@ func withBrowserSession(r *resolvers.Resolver, serve http.HandlerFunc) http.Hand
 				return
 			}
 			if ok {
-				req = req.WithContext(auth.WithPrincipal(req.Context(), p))
+				req = req.WithContext(resolvers.ActingAs(req.Context(), p))
 			}
 		}
 		serve(w, req)

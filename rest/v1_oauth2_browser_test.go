@@ -149,6 +149,12 @@ func TestABrowserAllowsThroughThePageAndIsRememberedUntilPromptConsent(t *testin
 	if loc.Query().Get("state") != "s1" || loc.Query().Get("code") == "" {
 		t.Fatalf("allow sent the browser to %s", loc)
 	}
+	var recorded string
+	f.s.Get(t, &recorded, `SELECT actor_kind || ' ' || coalesce(user_id IN (SELECT id FROM users WHERE lower(email) = lower($1)),
+		false)::text || ' ' || operation FROM audit_log WHERE object_type = 'oauth2_grant' AND action = 'create' LIMIT 1`, f.email)
+	if recorded != "user true POST /v1/oauth2/consent" {
+		t.Errorf("the consent is recorded as %q, want the signed-in user's", recorded)
+	}
 	tok := f.exchange(t, c, loc.Query().Get("code"), verifier)
 	if tok.Scope != "openid email" {
 		t.Errorf("token scope %q", tok.Scope)
