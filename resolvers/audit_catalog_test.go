@@ -148,3 +148,25 @@ func TestAuditRecordsCatalogAndSettingsMutations(t *testing.T) {
 			vars{"id": cust.ID}, byOrg, []auditWant{{"customer", deleted, "deleted_at", cust.ID}}},
 	})
 }
+
+func TestAuditRecordsMetricDashboards(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	const create = `mutation($in: MetricDashboardCreateInput!) { createMetricDashboard(input: $in) { id } }`
+	dashboard := func(name string) uuid.UUID {
+		var out struct{ CreateMetricDashboard struct{ ID uuid.UUID } }
+		s.Query(t, org.Token, create, vars{"in": vars{"name": name, "metrics": []string{"revenue"}}}, &out)
+		return out.CreateMetricDashboard.ID
+	}
+	renamed, removed := dashboard("Old"), dashboard("Gone")
+	runAuditCases(t, s, []auditCase{
+		{"creating a dashboard records it", org.Token, create, vars{"in": vars{"name": "Sales", "metrics": []string{"orders"}}},
+			byOrg, []auditWant{{"metric_dashboard", created, "name", uuid.Nil}}},
+		{"renaming a dashboard records the name", org.Token,
+			`mutation($in: MetricDashboardUpdateInput!) { updateMetricDashboard(input: $in) { id } }`,
+			vars{"in": vars{"id": renamed, "name": "New"}}, byOrg, []auditWant{{"metric_dashboard", updated, "name", renamed}}},
+		{"deleting a dashboard records a delete", org.Token, `mutation($id: UUID!) { deleteMetricDashboard(id: $id) { id } }`,
+			vars{"id": removed}, byOrg, []auditWant{{"metric_dashboard", deleted, "", removed}}},
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
 
 	"till/graph/model"
 	"till/storage"
@@ -28,7 +29,9 @@ func (r *Resolver) createMetricDashboard(ctx context.Context, in model.MetricDas
 	if err != nil {
 		return nil, err
 	}
-	return storage.CreateMetricDashboard(ctx, r.db, orgID, in.Name, in.Metrics)
+	return storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.MetricDashboard, error) {
+		return storage.CreateMetricDashboard(ctx, q, orgID, in.Name, in.Metrics)
+	})
 }
 
 // checkDashboard applies the name and list bounds of a dashboard's fields.
@@ -62,13 +65,17 @@ func (r *Resolver) updateMetricDashboard(ctx context.Context, in model.MetricDas
 	if in.Metrics != nil {
 		u.Metrics = storage.Set(in.Metrics)
 	}
-	d, err := storage.UpdateMetricDashboard(ctx, r.db, organizations(ctx), in.ID, u)
+	d, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.MetricDashboard, error) {
+		return storage.UpdateMetricDashboard(ctx, q, organizations(ctx), in.ID, u)
+	})
 	return d, notFoundOr(err, "")
 }
 
 // deleteMetricDashboard removes a dashboard of the caller's organizations.
 func (r *Resolver) deleteMetricDashboard(ctx context.Context, id uuid.UUID) (*storage.MetricDashboard, error) {
-	d, err := storage.DeleteMetricDashboard(ctx, r.db, organizations(ctx), id)
+	d, err := storage.Audited(ctx, r.db, func(q sqlx.ExtContext) (*storage.MetricDashboard, error) {
+		return storage.DeleteMetricDashboard(ctx, q, organizations(ctx), id)
+	})
 	return d, notFoundOr(err, "")
 }
 

@@ -39,6 +39,7 @@ func TestTenancyReads(t *testing.T) {
 		{"getting their order's receipt", "", `query($id: UUID!) { orderReceipt(id: $id) { url } }`, w.theirOrder},
 		{"getting their license key", "", `query($id: UUID!) { licenseKey(id: $id) { id } }`, w.theirKey},
 		{"getting their webhook endpoint", "", `query($id: UUID!) { webhookEndpoint(id: $id) { id } }`, w.theirHook},
+		{"getting their metrics dashboard", "", `query($id: UUID!) { metricDashboard(id: $id) { id } }`, w.theirDashboard},
 		{"getting their webhook event", "", `query($id: UUID!) { webhookEvent(id: $id) { id } }`, w.theirDelivery},
 		{"getting their seat", "", `query($id: UUID!) { seat(id: $id) { id } }`, w.theirSeat},
 		{"getting their member", "", `query($id: UUID!) { member(id: $id) { id } }`, w.theirMember},

@@ -35,7 +35,7 @@ type tenancyWorld struct {
 	theirOrder, theirJob, theirKey, theirHook uuid.UUID
 	theirDelivery, theirSeat                  uuid.UUID
 	theirGrant, theirEvent, theirRefund       uuid.UUID
-	theirDispute                              uuid.UUID
+	theirDispute, theirDashboard              uuid.UUID
 }
 
 func newTenancyWorld(tb testing.TB) *tenancyWorld {
@@ -83,6 +83,8 @@ func newTenancyWorld(tb testing.TB) *tenancyWorld {
 	}
 	w.theirOrder = w.s.NewPaidOrder(tb, w.theirs.ID, w.theirCustomer.ID, w.theirProduct.ID, nil)
 	w.theirJob = theirRows(`INSERT INTO jobs (organization_id, kind) VALUES ($1, 'order_invoice')`, w.theirs.ID)
+	w.theirDashboard = theirRows(`INSERT INTO metric_dashboards (organization_id, name, metrics) VALUES ($1, 'Theirs', '{revenue}')`,
+		w.theirs.ID)
 	w.theirKey = theirRows(`INSERT INTO license_keys (organization_id, benefit_id, customer_id, key)
 		VALUES ($1, $2, $3, 'THEIR-KEY')`, w.theirs.ID, w.theirBenefit.ID, w.theirCustomer.ID)
 	w.theirHook = theirRows(`INSERT INTO webhook_endpoints (organization_id, url, secret, format, events)

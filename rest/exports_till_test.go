@@ -150,7 +150,9 @@ func TestAClientThatDisconnectsCancelsTheExportsQuery(t *testing.T) {
 	if !waitFor(5*time.Second, func() bool { return !exporting() }) {
 		t.Fatal("the export's query still runs after the client left")
 	}
-	canceled := waitFor(10*time.Second, func() bool {
+	// A backend reports its transactions to the statistics at most every PGSTAT_IDLE_INTERVAL
+	// (10 s) once idle, so the rollback may show that late.
+	canceled := waitFor(25*time.Second, func() bool {
 		var n int64
 		w.s.Get(t, &n, `SELECT xact_rollback FROM (SELECT pg_stat_clear_snapshot()) c, pg_stat_database
 			WHERE datname = current_database()`)
