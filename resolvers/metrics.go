@@ -2,6 +2,7 @@ package resolvers
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"sort"
@@ -56,6 +57,9 @@ func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsRe
 		return nil, err
 	}
 	points, err := storage.Metrics(ctx, r.db, f)
+	if errors.Is(err, storage.ErrUnknownTimeZone) {
+		return nil, invalidZone(f.Zone)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +138,12 @@ func metricsZone(zone string) (*time.Location, error) {
 			return loc, nil
 		}
 	}
-	return nil, &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "TimeZoneName", Loc: []any{"timezone"},
+	return nil, invalidZone(zone)
+}
+
+// invalidZone is the 422 on timezone that upstream's TimeZoneName answers.
+func invalidZone(zone string) error {
+	return &Error{Code: CodeRequestValidation, Errors: []FieldError{{Type: "TimeZoneName", Loc: []any{"timezone"},
 		Msg: "Invalid timezone name.", Input: zone}}}
 }
 

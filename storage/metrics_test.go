@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -161,4 +162,17 @@ func TestMetricsRollups(t *testing.T) {
 			t.Fatalf("orders counted: %d (%v), want 32", orders, err)
 		}
 	})
+}
+
+func TestMetricsRefuseAZonePostgreSQLDoesNotKnow(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, exact := range []bool{false, true} {
+		_, err := storage.Metrics(context.Background(), db, storage.MetricsFilter{Orgs: []uuid.UUID{uuid.New()}, From: day,
+			To: day.AddDate(0, 0, 2), Interval: "day", Zone: "Mars/Olympus_Mons", Exact: exact})
+		if !errors.Is(err, storage.ErrUnknownTimeZone) {
+			t.Errorf("exact %v: err = %v, want ErrUnknownTimeZone", exact, err)
+		}
+	}
 }

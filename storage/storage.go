@@ -29,6 +29,9 @@ var (
 	// ErrOutOfRange means PostgreSQL could not hold a number the client sent: an integer
 	// beyond its column, a date beyond the timestamp range, a negative OFFSET or LIMIT.
 	ErrOutOfRange = errors.New("storage: value out of range")
+	// ErrUnknownTimeZone means PostgreSQL does not know a time zone name it was given: its
+	// zone database and Go's may differ, so a name Go accepted can still be refused here.
+	ErrUnknownTimeZone = errors.New("storage: time zone not recognized")
 )
 
 // outOfRangeCodes are the SQLSTATEs of a value too large for where it goes:
@@ -73,6 +76,10 @@ func mapErr(err error) error {
 			return fmt.Errorf("%w: %s", ErrReference, pqErr.Message)
 		case "22P02":
 			return ErrNotFound
+		case "22023":
+			if strings.HasPrefix(pqErr.Message, "time zone ") {
+				return ErrUnknownTimeZone
+			}
 		}
 		if outOfRangeCodes[pqErr.Code] {
 			return fmt.Errorf("%w: %s", ErrOutOfRange, pqErr.Message)
