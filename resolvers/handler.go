@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -58,11 +59,19 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 const graphiQLAssets = "/graphql/assets/"
 
 // Handler serves /graphql: POST and GET queries with an LRU query cache and automatic
-// persisted queries, and GraphiQL (with its files under /graphql/assets/) for browsers.
+// persisted queries, GraphiQL (with its files under /graphql/assets/) for browsers and, with
+// WithSubscriptions, subscriptions over websockets.
 // Every failure, a refused bearer token included, is a GraphQL errors array with a code of
 // GraphQLCodes, served as GraphQL-over-HTTP says (httpTransport).
-func (r *Resolver) Handler() http.Handler {
+func (r *Resolver) Handler(opts ...HandlerOption) http.Handler {
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	srv := handler.New(r.Schema())
+	if o.credentials != nil && r.live != nil {
+		srv.AddTransport(r.websocketTransport(o.credentials))
+	}
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](queryCacheSize)
@@ -90,6 +99,15 @@ func (h graphQLHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
 		strings.Contains(req.Header.Get("Accept"), "text/html") {
 		h.ide.ServeHTTP(w, req)
+		return
+	}
+	if req.Header.Get("Upgrade") != "" {
+		// A websocket lives as long as its client keeps answering pings (livePing), not
+		// within the deadlines of one HTTP exchange, which stay on a hijacked connection.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		h.srv.ServeHTTP(w, withLiveSource(req))
 		return
 	}
 	media := responseMedia(req.Header.Get("Accept"))

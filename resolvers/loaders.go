@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/jmoiron/sqlx"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/storage"
 )
@@ -161,6 +162,7 @@ type LoadersExtension struct{ DB *sqlx.DB }
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationInterceptor
+	graphql.ResponseInterceptor
 } = LoadersExtension{}
 
 // ExtensionName implements graphql.HandlerExtension.
@@ -172,4 +174,13 @@ func (LoadersExtension) Validate(graphql.ExecutableSchema) error { return nil }
 // InterceptOperation implements graphql.OperationInterceptor.
 func (e LoadersExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	return next(context.WithValue(ctx, loadersKey{}, newLoaders(e.DB)))
+}
+
+// InterceptResponse implements graphql.ResponseInterceptor: each event of a subscription is
+// read with loaders of its own, so an object that changed between two events is read anew.
+func (e LoadersExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if op := graphql.GetOperationContext(ctx); op != nil && op.Operation != nil && op.Operation.Operation == ast.Subscription {
+		ctx = context.WithValue(ctx, loadersKey{}, newLoaders(e.DB))
+	}
+	return next(ctx)
 }
