@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/graph"
+	"till/internal/auth"
 	"till/internal/gqlexec"
 	"till/internal/graphiql"
 	"till/internal/reqinfo"
@@ -80,12 +81,23 @@ func (r *Resolver) Handler(opts ...HandlerOption) http.Handler {
 	srv.Use(reqinfo.GraphQL{}) // before the limits, so a refused operation is still named in the access log
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newAPQCache(apqBudget)})
 	srv.Use(DocumentLimit{Cache: docs})
+	srv.Use(liveOperations{})
 	for _, e := range r.extensions() {
 		srv.Use(e)
 	}
 	srv.SetErrorPresenter(ErrorPresenter(r.logger))
 	srv.SetRecoverFunc(Recover(r.logger))
-	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets)}
+	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets, r.graphiQLHeaders)}
+}
+
+// graphiQLHeaders gives GraphiQL the CSRF token of a browser signed in by its session
+// cookie, so the queries and mutations it POSTs pass the CSRF check.
+func (r *Resolver) graphiQLHeaders(req *http.Request) map[string]string {
+	p := auth.FromContext(req.Context())
+	if !p.BrowserSession {
+		return nil
+	}
+	return map[string]string{auth.CSRFHeader: auth.CSRFToken(r.secret, p.TokenID)}
 }
 
 // graphQLHandler is /graphql. It is an auth.TokenRefuser, so the bearer middleware in front

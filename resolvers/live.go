@@ -69,7 +69,7 @@ func (r *Resolver) subscribePortal(ctx context.Context, types []string, after *s
 // follows it on a goroutine of its own until the client stops or the credential fails.
 func (r *Resolver) subscribeLive(ctx context.Context, s liveStream) (<-chan *storage.LiveEvent, error) {
 	conn, ok := ctx.Value(liveConnKey{}).(*liveConn)
-	if !ok || r.live == nil {
+	if !ok || r.live == nil { // liveOperations refuses it first where subscriptions are served
 		return nil, Invalid("value_error", "Subscriptions are served over a websocket at /graphql (graphql-transport-ws).", nil, "query")
 	}
 	if fc := graphql.GetFieldContext(ctx); fc != nil {

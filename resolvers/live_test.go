@@ -275,3 +275,72 @@ func TestLivePortalFollowsItsOwnCustomerOnly(t *testing.T) {
 	}
 	wantQuiet(t, c, 500*time.Millisecond)
 }
+
+// A user whose role no longer grants the field's permission loses the stream at the next
+// recheck, even with no event to deliver.
+func TestLiveEndsWhenTheUsersRoleIsLowered(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.NewLive(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	u := s.NewUser(t, resolverstest.UserSpec{Scope: "webhooks:read", Orgs: []uuid.UUID{org.ID}, Role: "admin"})
+	c := dialLive(t, s, u.Token)
+	subscribe(t, c, "1", `subscription { domainEvents(types: ["customer.created"]) { cursor type } }`, nil)
+	time.Sleep(200 * time.Millisecond)
+	createCustomer(t, s, org.Token, vars{"email": "seen@example.com"})
+	nextEvent(t, c, "domainEvents")
+	s.Exec(t, `UPDATE user_organizations SET role = 'member' WHERE user_id = $1`, u.ID)
+	if errs := liveErrors(t, c, 10*time.Second); errs[0].Extensions.Code != "FORBIDDEN" {
+		t.Errorf("error %+v, want FORBIDDEN", errs[0])
+	}
+}
+
+// A signed-in browser subscribes with its session cookie from Till's own origin.
+func TestLiveAcceptsABrowserSessionFromItsOwnOrigin(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.NewLive(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	u := s.NewUser(t, resolverstest.UserSpec{Scope: "all", Orgs: []uuid.UUID{org.ID}})
+	session, _ := s.NewUserSession(t, u.ID)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	header := http.Header{"Cookie": {"till_session=" + session}, "Origin": {strings.TrimSuffix(s.URL, "/graphql")}}
+	c, err := resolverstest.DialLive(ctx, resolverstest.WebsocketURL(s.URL), header, nil)
+	if err != nil {
+		t.Fatalf("a browser session from Till's origin was refused: %v", err)
+	}
+	t.Cleanup(c.Close)
+	subscribe(t, c, "1", liveCustomersDoc, nil)
+	time.Sleep(200 * time.Millisecond)
+	a := createCustomer(t, s, org.Token, vars{"email": "browser@example.com"})
+	if e := nextEvent(t, c, "customerEvents"); e.ObjectID != a.ID {
+		t.Errorf("got %+v, want the new customer", e)
+	}
+	header.Set("Origin", "https://evil.example")
+	if _, err := resolverstest.DialLive(ctx, resolverstest.WebsocketURL(s.URL), header, nil); err == nil {
+		t.Error("another origin rode the session cookie")
+	}
+	header.Del("Origin")
+	if _, err := resolverstest.DialLive(ctx, resolverstest.WebsocketURL(s.URL), header, nil); err == nil {
+		t.Error("a handshake naming no origin rode the session cookie")
+	}
+}
+
+// Each transport serves its own kind of operation.
+func TestLiveTransportsServeTheirOwnOperations(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.NewLive(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	if e := s.QueryError(t, org.Token, liveCustomersDoc, nil); e.Extensions.Code != "BAD_USER_INPUT" {
+		t.Errorf("a subscription over HTTP: %+v, want BAD_USER_INPUT", e)
+	}
+	c := dialLive(t, s, org.Token)
+	subscribe(t, c, "1", `mutation { createCustomer(input: {email: "ws@example.com"}) { id } }`, nil)
+	if errs := liveErrors(t, c, 10*time.Second); errs[0].Extensions.Code != "BAD_USER_INPUT" {
+		t.Errorf("a mutation over the websocket: %+v, want BAD_USER_INPUT", errs[0])
+	}
+	var n int
+	s.Get(t, &n, `SELECT count(*) FROM customers WHERE email = 'ws@example.com'`)
+	if n != 0 {
+		t.Error("the websocket ran a mutation")
+	}
+}

@@ -9,8 +9,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/internal/auth"
 )
@@ -149,4 +152,33 @@ func (c *liveConn) principal(ctx context.Context) (auth.Principal, error) {
 		return p, Unauthorized()
 	}
 	return p, err
+}
+
+// liveOperations keeps each transport to its kind of operation: queries and mutations go
+// over HTTP, where the CSRF token, the request's audit record and the HTTP limits apply;
+// subscriptions go over the websocket.
+type liveOperations struct{}
+
+// ExtensionName implements graphql.HandlerExtension.
+func (liveOperations) ExtensionName() string { return "LiveOperations" }
+
+// Validate implements graphql.HandlerExtension.
+func (liveOperations) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext implements graphql.OperationContextMutator.
+func (liveOperations) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if op.Operation == nil {
+		return nil
+	}
+	_, socket := ctx.Value(liveConnKey{}).(*liveConn)
+	msg := ""
+	switch subscription := op.Operation.Operation == ast.Subscription; {
+	case socket && !subscription:
+		msg = "Only subscriptions are served over the websocket: send queries and mutations over HTTP."
+	case !socket && subscription:
+		msg = "Subscriptions are served over a websocket at /graphql (graphql-transport-ws)."
+	default:
+		return nil
+	}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": GraphQLBadUserInput}}
 }
