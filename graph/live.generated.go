@@ -28,6 +28,10 @@ type LiveEventResolver interface {
 	Checkout(ctx context.Context, obj *storage.LiveEvent) (*storage.Checkout, error)
 	Customer(ctx context.Context, obj *storage.LiveEvent) (*storage.Customer, error)
 }
+type LiveUsageEventResolver interface {
+	Cursor(ctx context.Context, obj *storage.LiveUsageEvent) (string, error)
+	Event(ctx context.Context, obj *storage.LiveUsageEvent) (*storage.Event, error)
+}
 type SubscriptionRootResolver interface {
 	DomainEvents(ctx context.Context, organizationID *uuid.UUID, types []string, objectIds []uuid.UUID, after *string) (<-chan *storage.LiveEvent, error)
 	OrderEvents(ctx context.Context, organizationID *uuid.UUID, types []string, orderIds []uuid.UUID, customerID *uuid.UUID, after *string) (<-chan *storage.LiveEvent, error)
@@ -35,6 +39,7 @@ type SubscriptionRootResolver interface {
 	CheckoutEvents(ctx context.Context, organizationID *uuid.UUID, types []string, checkoutIds []uuid.UUID, after *string) (<-chan *storage.LiveEvent, error)
 	CustomerEvents(ctx context.Context, organizationID *uuid.UUID, types []string, customerIds []uuid.UUID, after *string) (<-chan *storage.LiveEvent, error)
 	PortalEvents(ctx context.Context, types []string, after *string) (<-chan *storage.LiveEvent, error)
+	MeterEvents(ctx context.Context, meterID uuid.UUID, after *string) (<-chan *storage.LiveUsageEvent, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -152,6 +157,28 @@ func (ec *executionContext) field_SubscriptionRoot_domainEvents_args(ctx context
 		return nil, err
 	}
 	args["after"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_SubscriptionRoot_meterEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "meterId",
+		func(ctx context.Context, v any) (uuid.UUID, error) {
+			return ec.unmarshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["meterId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -534,6 +561,61 @@ func (ec *executionContext) fieldContext_LiveEvent_customer(_ context.Context, f
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LiveUsageEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *storage.LiveUsageEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveUsageEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveUsageEvent().Cursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveUsageEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveUsageEvent", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LiveUsageEvent_event(ctx context.Context, field graphql.CollectedField, obj *storage.LiveUsageEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveUsageEvent_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.LiveUsageEvent().Event(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Event) graphql.Marshaler {
+			return ec.marshalNUsageEvent2ᚖtillᚋstorageᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveUsageEvent_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LiveUsageEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UsageEvent(ctx, field)
 		},
 	}
 	return fc, nil
@@ -956,6 +1038,78 @@ func (ec *executionContext) fieldContext_SubscriptionRoot_portalEvents(ctx conte
 	return fc, nil
 }
 
+func (ec *executionContext) _SubscriptionRoot_meterEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SubscriptionRoot_meterEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.SubscriptionRoot().MeterEvents(ctx, fc.Args["meterId"].(uuid.UUID), fc.Args["after"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"events_read", "events_write"})
+				if err != nil {
+					var zeroVal *storage.LiveUsageEvent
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "analytics_read")
+				if err != nil {
+					var zeroVal *storage.LiveUsageEvent
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal *storage.LiveUsageEvent
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal *storage.LiveUsageEvent
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.LiveUsageEvent) graphql.Marshaler {
+			return ec.marshalOLiveUsageEvent2ᚖtillᚋstorageᚐLiveUsageEvent(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SubscriptionRoot_meterEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SubscriptionRoot",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveUsageEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_SubscriptionRoot_meterEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -1224,6 +1378,120 @@ func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var liveUsageEventImplementors = []string{"LiveUsageEvent"}
+
+func (ec *executionContext) _LiveUsageEvent(ctx context.Context, sel ast.SelectionSet, obj *storage.LiveUsageEvent) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, liveUsageEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveUsageEvent")
+		case "cursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveUsageEvent_cursor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "event":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LiveUsageEvent_event(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var subscriptionRootImplementors = []string{"SubscriptionRoot"}
 
 func (ec *executionContext) _SubscriptionRoot(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
@@ -1249,6 +1517,8 @@ func (ec *executionContext) _SubscriptionRoot(ctx context.Context, sel ast.Selec
 		return ec._SubscriptionRoot_customerEvents(ctx, fields[0])
 	case "portalEvents":
 		return ec._SubscriptionRoot_portalEvents(ctx, fields[0])
+	case "meterEvents":
+		return ec._SubscriptionRoot_meterEvents(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -1263,6 +1533,13 @@ func (ec *executionContext) marshalOLiveEvent2ᚖtillᚋstorageᚐLiveEvent(ctx 
 		return graphql.Null
 	}
 	return ec._LiveEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOLiveUsageEvent2ᚖtillᚋstorageᚐLiveUsageEvent(ctx context.Context, sel ast.SelectionSet, v *storage.LiveUsageEvent) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._LiveUsageEvent(ctx, sel, v)
 }
 
 // endregion ***************************** type.gotpl *****************************

@@ -43,6 +43,7 @@ type ResolverRoot interface {
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
 	LiveEvent() LiveEventResolver
+	LiveUsageEvent() LiveUsageEventResolver
 	Me() MeResolver
 	Meter() MeterResolver
 	MetricDashboard() MetricDashboardResolver
@@ -973,6 +974,11 @@ type ComplexityRoot struct {
 		Type           func(childComplexity int) int
 	}
 
+	LiveUsageEvent struct {
+		Cursor func(childComplexity int) int
+		Event  func(childComplexity int) int
+	}
+
 	Me struct {
 		BenefitGrants            func(childComplexity int, benefitID *uuid.UUID, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		ClaimedSeatSubscriptions func(childComplexity int, page *int, limit *int, first *int, after *string, last *int, before *string) int
@@ -1891,6 +1897,7 @@ type ComplexityRoot struct {
 		CheckoutEvents     func(childComplexity int, organizationID *uuid.UUID, types []string, checkoutIds []uuid.UUID, after *string) int
 		CustomerEvents     func(childComplexity int, organizationID *uuid.UUID, types []string, customerIds []uuid.UUID, after *string) int
 		DomainEvents       func(childComplexity int, organizationID *uuid.UUID, types []string, objectIds []uuid.UUID, after *string) int
+		MeterEvents        func(childComplexity int, meterID uuid.UUID, after *string) int
 		OrderEvents        func(childComplexity int, organizationID *uuid.UUID, types []string, orderIds []uuid.UUID, customerID *uuid.UUID, after *string) int
 		PortalEvents       func(childComplexity int, types []string, after *string) int
 		SubscriptionEvents func(childComplexity int, organizationID *uuid.UUID, types []string, subscriptionIds []uuid.UUID, customerID *uuid.UUID, after *string) int
@@ -6099,6 +6106,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LiveEvent.Type(childComplexity), true
+
+	case "LiveUsageEvent.cursor":
+		if e.ComplexityRoot.LiveUsageEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveUsageEvent.Cursor(childComplexity), true
+	case "LiveUsageEvent.event":
+		if e.ComplexityRoot.LiveUsageEvent.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveUsageEvent.Event(childComplexity), true
 
 	case "Me.benefitGrants":
 		if e.ComplexityRoot.Me.BenefitGrants == nil {
@@ -11376,6 +11396,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SubscriptionRoot.DomainEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["objectIds"].([]uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.meterEvents":
+		if e.ComplexityRoot.SubscriptionRoot.MeterEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_meterEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.MeterEvents(childComplexity, args["meterId"].(uuid.UUID), args["after"].(*string)), true
 	case "SubscriptionRoot.orderEvents":
 		if e.ComplexityRoot.SubscriptionRoot.OrderEvents == nil {
 			break
@@ -16115,6 +16146,29 @@ type SubscriptionRoot {
     "A cursor from an earlier event: start right after it."
     after: String
   ): LiveEvent @portal
+}
+
+"A usage event delivered live to meterEvents, once the transaction that ingested it has committed."
+type LiveUsageEvent {
+  "Where this event sits among the organization's ingested events: pass it as ` + "`" + `after` + "`" + ` to a new meterEvents subscription to receive exactly what follows it."
+  cursor: String! @goField(forceResolver: true)
+  "The event, as the usageEvent query shows it."
+  event: UsageEvent! @goField(forceResolver: true)
+}
+
+extend type SubscriptionRoot {
+  """
+  Usage events that count toward a meter (its filter and its aggregation's condition, as the
+  meter reads them when the subscription starts), as they are ingested: each once, in the order
+  of the transactions that ingested them. An event follows once every transaction older than
+  its own has ended, so a long transaction elsewhere in the database delays it.
+  """
+  meterEvents(
+    "The meter to follow."
+    meterId: UUID!
+    "A cursor from an earlier event of this meter: start right after it."
+    after: String
+  ): LiveUsageEvent @hasScope(any: [events_read, events_write], permission: analytics_read)
 }
 `, BuiltIn: false},
 	{Name: "../schema/member.graphqls", Input: `"""
@@ -21816,6 +21870,16 @@ func (ec *executionContext) childFields_LiveEvent(ctx context.Context, field gra
 		return ec.fieldContext_LiveEvent_customer(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LiveEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveUsageEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LiveUsageEvent_cursor(ctx, field)
+	case "event":
+		return ec.fieldContext_LiveUsageEvent_event(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveUsageEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

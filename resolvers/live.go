@@ -75,35 +75,60 @@ func (r *Resolver) subscribeLive(ctx context.Context, s liveStream) (<-chan *sto
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		s.field = fc.Field.Definition
 	}
-	if !conn.take() {
-		return nil, tooManyLive("This connection has too many open subscriptions.")
-	}
 	credential := auth.FromContext(ctx).TokenID
-	feed, err := r.live.join(ctx, s.org, credential)
+	if err := r.openLiveSlot(conn, credential); err != nil {
+		return nil, err
+	}
+	feed, err := r.live.join(ctx, s.org)
 	if err != nil {
-		conn.release()
+		r.closeLiveSlot(conn, credential)
 		return nil, err
 	}
 	cursor, err := liveCursor(s.after, feed.position())
 	if err != nil {
-		r.live.leave(feed, credential)
-		conn.release()
+		r.live.leave(feed)
+		r.closeLiveSlot(conn, credential)
 		return nil, err
 	}
 	out := make(chan *storage.LiveEvent)
 	go func() {
 		defer close(out)
-		defer conn.release()
-		defer r.live.leave(feed, credential)
-		if err := r.follow(ctx, conn, s, feed, cursor, out); err != nil && ctx.Err() == nil {
-			present := ctx
-			if te, ok := errors.AsType[*Error](err); ok && te.Code == CodeUnauthorized {
-				present = auth.WithPrincipal(ctx, auth.Principal{}) // the credential is gone: UNAUTHENTICATED
-			}
-			transport.AddSubscriptionError(ctx, ErrorPresenter(r.logger)(present, err))
-		}
+		defer r.closeLiveSlot(conn, credential)
+		defer r.live.leave(feed)
+		r.endLive(ctx, r.follow(ctx, conn, s, feed, cursor, out))
 	}()
 	return out, nil
+}
+
+// openLiveSlot counts a new subscription against its connection's and its credential's
+// limits; closeLiveSlot gives it back.
+func (r *Resolver) openLiveSlot(conn *liveConn, credential uuid.UUID) error {
+	if !conn.take() {
+		return tooManyLive("This connection has too many open subscriptions.")
+	}
+	if err := r.live.hold(credential); err != nil {
+		conn.release()
+		return err
+	}
+	return nil
+}
+
+func (r *Resolver) closeLiveSlot(conn *liveConn, credential uuid.UUID) {
+	r.live.release(credential)
+	conn.release()
+}
+
+// endLive reports why a stream ended, unless its client ended it: the error goes to the
+// client before the stream completes. A credential that is gone is UNAUTHENTICATED.
+func (r *Resolver) endLive(ctx context.Context, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	present := ctx
+	if te, ok := errors.AsType[*Error](err); ok && te.Code == CodeUnauthorized {
+		present = auth.WithPrincipal(ctx, auth.Principal{})
+	}
+	transport.AddSubscriptionError(ctx, ErrorPresenter(r.logger)(present, err))
 }
 
 // liveCursor is where a stream starts: after the cursor a client passed, or after the last

@@ -34,6 +34,14 @@ func (r *liveEventResolver) Customer(ctx context.Context, obj *storage.LiveEvent
 	return r.liveCustomer(ctx, obj)
 }
 
+func (r *liveUsageEventResolver) Cursor(ctx context.Context, obj *storage.LiveUsageEvent) (string, error) {
+	return obj.Place().String(), nil
+}
+
+func (r *liveUsageEventResolver) Event(ctx context.Context, obj *storage.LiveUsageEvent) (*storage.Event, error) {
+	return &obj.Event, nil
+}
+
 func (r *subscriptionRootResolver) DomainEvents(ctx context.Context, organizationID *uuid.UUID, types []string, objectIds []uuid.UUID, after *string) (<-chan *storage.LiveEvent, error) {
 	return r.subscribeOrganization(ctx, organizationID, storage.LiveFilter{Types: types, ObjectIDs: objectIds}, after)
 }
@@ -58,7 +66,13 @@ func (r *subscriptionRootResolver) PortalEvents(ctx context.Context, types []str
 	return r.subscribePortal(ctx, types, after)
 }
 
+func (r *subscriptionRootResolver) MeterEvents(ctx context.Context, meterID uuid.UUID, after *string) (<-chan *storage.LiveUsageEvent, error) {
+	return r.subscribeMeter(ctx, meterID, after)
+}
+
 func (r *Resolver) LiveEvent() graph.LiveEventResolver { return &liveEventResolver{r} }
+
+func (r *Resolver) LiveUsageEvent() graph.LiveUsageEventResolver { return &liveUsageEventResolver{r} }
 
 func (r *Resolver) SubscriptionRoot() graph.SubscriptionRootResolver {
 	return &subscriptionRootResolver{r}
@@ -66,5 +80,6 @@ func (r *Resolver) SubscriptionRoot() graph.SubscriptionRootResolver {
 
 type (
 	liveEventResolver        struct{ *Resolver }
+	liveUsageEventResolver   struct{ *Resolver }
 	subscriptionRootResolver struct{ *Resolver }
 )

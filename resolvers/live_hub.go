@@ -39,6 +39,8 @@ type LiveHub struct {
 	all   bool
 	// held counts each credential's open subscriptions in this process (maxLivePerCredential).
 	held map[uuid.UUID]int
+	// usage holds the organizations whose usage events subscriptions follow.
+	usage map[uuid.UUID]*usageWatch
 }
 
 // NewLiveHub returns a hub reading db; run it with Run and feed it Notify.
@@ -47,7 +49,8 @@ func NewLiveHub(db *sqlx.DB, logger *slog.Logger) *LiveHub {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return &LiveHub{db: db, logger: logger, signal: make(chan struct{}, 1),
-		feeds: map[uuid.UUID]*liveFeed{}, dirty: map[uuid.UUID]bool{}, held: map[uuid.UUID]int{}}
+		feeds: map[uuid.UUID]*liveFeed{}, dirty: map[uuid.UUID]bool{}, held: map[uuid.UUID]int{},
+		usage: map[uuid.UUID]*usageWatch{}}
 }
 
 // Notify marks the organization named by payload as having new events; "" marks every one
@@ -111,16 +114,30 @@ func (h *LiveHub) takeDirty() []*liveFeed {
 	return out
 }
 
-// join returns org's feed, made and positioned at its last committed event when it is the
-// first subscription of org, and counts credential's subscription; leave undoes both. It
-// refuses a credential that holds maxLivePerCredential subscriptions already.
-func (h *LiveHub) join(ctx context.Context, org, credential uuid.UUID) (*liveFeed, error) {
+// hold counts one more subscription of credential, refusing one over maxLivePerCredential;
+// release counts one less.
+func (h *LiveHub) hold(credential uuid.UUID) error {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.held[credential] >= maxLivePerCredential {
-		h.mu.Unlock()
-		return nil, tooManyLive("This credential has too many open subscriptions.")
+		return tooManyLive("This credential has too many open subscriptions.")
 	}
 	h.held[credential]++
+	return nil
+}
+
+func (h *LiveHub) release(credential uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.held[credential]--; h.held[credential] <= 0 {
+		delete(h.held, credential)
+	}
+}
+
+// join returns org's feed, made and positioned at its last committed event when it is the
+// first subscription of org; leave undoes it.
+func (h *LiveHub) join(ctx context.Context, org uuid.UUID) (*liveFeed, error) {
+	h.mu.Lock()
 	f, ok := h.feeds[org]
 	if !ok {
 		f = &liveFeed{org: org, changed: make(chan struct{}), ready: make(chan struct{})}
@@ -135,26 +152,78 @@ func (h *LiveHub) join(ctx context.Context, org, credential uuid.UUID) (*liveFee
 	select {
 	case <-f.ready:
 	case <-ctx.Done():
-		h.leave(f, credential)
+		h.leave(f)
 		return nil, ctx.Err()
 	}
 	if f.err != nil {
-		h.leave(f, credential)
+		h.leave(f)
 		return nil, f.err
 	}
 	return f, nil
 }
 
-// leave ends one subscription of f by credential, dropping f with its last.
-func (h *LiveHub) leave(f *liveFeed, credential uuid.UUID) {
+// leave ends one subscription of f, dropping f with its last.
+func (h *LiveHub) leave(f *liveFeed) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.held[credential]--; h.held[credential] <= 0 {
-		delete(h.held, credential)
-	}
 	if f.refs--; f.refs == 0 && h.feeds[f.org] == f {
 		delete(h.feeds, f.org)
 	}
+}
+
+// usageWake returns the channel closed at the next notification of org's usage events, and
+// counts a watcher of org until unwatch.
+func (h *LiveHub) usageWake(org uuid.UUID) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w, ok := h.usage[org]
+	if !ok {
+		w = &usageWatch{wake: make(chan struct{})}
+		h.usage[org] = w
+	}
+	return w.wake
+}
+
+// watchUsage and unwatchUsage count the subscriptions following org's usage events.
+func (h *LiveHub) watchUsage(org uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w, ok := h.usage[org]
+	if !ok {
+		w = &usageWatch{wake: make(chan struct{})}
+		h.usage[org] = w
+	}
+	w.refs++
+}
+
+func (h *LiveHub) unwatchUsage(org uuid.UUID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.usage[org]; w != nil {
+		if w.refs--; w.refs <= 0 {
+			delete(h.usage, org)
+		}
+	}
+}
+
+// NotifyUsage wakes the subscriptions following the usage events of the organization named
+// by payload; "" wakes all of them. It never blocks.
+func (h *LiveHub) NotifyUsage(payload string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, err := uuid.Parse(payload)
+	for org, w := range h.usage {
+		if err != nil || org == id {
+			close(w.wake)
+			w.wake = make(chan struct{})
+		}
+	}
+}
+
+// usageWatch is the subscriptions following one organization's usage events.
+type usageWatch struct {
+	refs int
+	wake chan struct{}
 }
 
 // liveFeed is one organization's recent events, in commit order.

@@ -37,6 +37,7 @@ func NewLive(tb testing.TB, opts ...Option) *Server {
 	tb.Cleanup(cancel)
 	l := wake.New(dsn, logger)
 	l.OnPayload(storage.LiveChannel, hub.Notify)
+	l.OnPayload(storage.UsageChannel, hub.NotifyUsage)
 	go l.Run(ctx)
 	go hub.Run(ctx)
 	for deadline := time.Now().Add(30 * time.Second); !l.Listening(); time.Sleep(10 * time.Millisecond) {
@@ -54,9 +55,13 @@ type LiveMessage struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
-// LiveClient is a graphql-transport-ws client, as a dashboard opens one.
+// LiveClient is a graphql-transport-ws client, as a dashboard opens one. Once connected, a
+// reader answers pings and queues messages, so waiting for a message with a deadline that
+// passes leaves the connection open.
 type LiveClient struct {
-	Conn *websocket.Conn
+	Conn     *websocket.Conn
+	messages chan LiveMessage
+	readErr  error
 }
 
 // WebsocketURL is the ws:// address of a /graphql http:// URL.
@@ -90,6 +95,8 @@ func DialLive(ctx context.Context, url string, header http.Header, init map[stri
 		}
 		switch m.Type {
 		case "connection_ack":
+			c.messages = make(chan LiveMessage, 1024)
+			go c.read()
 			return c, nil
 		case "ping":
 			_ = wsjson.Write(ctx, conn, LiveMessage{Type: "pong"})
@@ -112,8 +119,37 @@ func (c *LiveClient) Stop(ctx context.Context, id string) error {
 	return wsjson.Write(ctx, c.Conn, LiveMessage{Type: "complete", ID: id})
 }
 
-// Next reads the next message, answering pings on the way.
+// Next returns the next message, or an error when ctx ends first or the connection is closed.
 func (c *LiveClient) Next(ctx context.Context) (LiveMessage, error) {
+	if c.messages == nil {
+		return c.receive(ctx)
+	}
+	select {
+	case m, ok := <-c.messages:
+		if !ok {
+			return m, c.readErr
+		}
+		return m, nil
+	case <-ctx.Done():
+		return LiveMessage{}, ctx.Err()
+	}
+}
+
+// read queues the connection's messages until it closes.
+func (c *LiveClient) read() {
+	defer close(c.messages)
+	for {
+		m, err := c.receive(context.Background())
+		if err != nil {
+			c.readErr = err
+			return
+		}
+		c.messages <- m
+	}
+}
+
+// receive reads one message, answering pings on the way.
+func (c *LiveClient) receive(ctx context.Context) (LiveMessage, error) {
 	for {
 		var m LiveMessage
 		if err := wsjson.Read(ctx, c.Conn, &m); err != nil {
