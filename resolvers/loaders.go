@@ -179,7 +179,10 @@ func (e LoadersExtension) InterceptOperation(ctx context.Context, next graphql.O
 // InterceptResponse implements graphql.ResponseInterceptor: each event of a subscription is
 // read with loaders of its own, so an object that changed between two events is read anew.
 func (e LoadersExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if op := graphql.GetOperationContext(ctx); op != nil && op.Operation != nil && op.Operation.Operation == ast.Subscription {
+	if !graphql.HasOperationContext(ctx) { // a request refused before it was parsed
+		return next(ctx)
+	}
+	if op := graphql.GetOperationContext(ctx); op.Operation != nil && op.Operation.Operation == ast.Subscription {
 		ctx = context.WithValue(ctx, loadersKey{}, newLoaders(e.DB))
 	}
 	return next(ctx)
