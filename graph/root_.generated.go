@@ -16088,7 +16088,7 @@ type SubscriptionRoot {
     types: [String!]
     "Only events about these objects (OR-ed)."
     objectIds: [UUID!]
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
   "Changes of orders (order.created, order.paid, order.updated, order.refunded)."
@@ -16101,7 +16101,7 @@ type SubscriptionRoot {
     orderIds: [UUID!]
     "Only orders of this customer."
     customerId: UUID
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @hasScope(any: [orders_read], permission: sales_read)
   "Changes of subscriptions (created, updated, active, canceled, revoked, …)."
@@ -16114,7 +16114,7 @@ type SubscriptionRoot {
     subscriptionIds: [UUID!]
     "Only subscriptions of this customer."
     customerId: UUID
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @hasScope(any: [subscriptions_read, subscriptions_write], permission: sales_read)
   "Changes of checkouts (created, updated, expired)."
@@ -16125,7 +16125,7 @@ type SubscriptionRoot {
     types: [String!]
     "Only these checkouts (OR-ed)."
     checkoutIds: [UUID!]
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @hasScope(any: [checkouts_read, checkouts_write], permission: sales_read)
   "Changes of customers (created, updated, deleted, state_changed)."
@@ -16136,14 +16136,14 @@ type SubscriptionRoot {
     types: [String!]
     "Only these customers (OR-ed)."
     customerIds: [UUID!]
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @hasScope(any: [customers_read, customers_write], permission: customers_read)
   "For a portal session: changes of its own customer's orders, subscriptions, benefit grants and of the customer itself."
   portalEvents(
     "Only events of these types (OR-ed)."
     types: [String!]
-    "A cursor from an earlier event: start right after it."
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
     after: String
   ): LiveEvent @portal
 }
