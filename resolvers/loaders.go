@@ -186,8 +186,13 @@ func (e LoadersExtension) InterceptOperation(ctx context.Context, next graphql.O
 
 // InterceptResponse implements graphql.ResponseInterceptor: each event of a subscription is
 // read with loaders of its own, so an object that changed between two events is read anew.
+// A request refused before it became an operation (a body that is not JSON, a mutation over
+// GET) has no operation context, and asking for one would panic.
 func (e LoadersExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	if op := graphql.GetOperationContext(ctx); op != nil && op.Operation != nil && op.Operation.Operation == ast.Subscription {
+	if !graphql.HasOperationContext(ctx) {
+		return next(ctx)
+	}
+	if op := graphql.GetOperationContext(ctx); op.Operation != nil && op.Operation.Operation == ast.Subscription {
 		ctx = withLoaders(ctx, e.DB)
 	}
 	return next(ctx)
