@@ -56,23 +56,25 @@ func listenCeiling(b *testing.B, dsn string) *ceilingListener {
 	return c
 }
 
-// notify commits a transaction of one pg_notify and returns its payload and the time its
-// COMMIT returned.
-func (c *ceilingListener) notify(db *sqlx.DB) (string, time.Time, error) {
+// notify commits a transaction of one pg_notify and returns its payload and the times of
+// its COMMIT.
+func (c *ceilingListener) notify(db *sqlx.DB) (string, commitTimes, error) {
 	c.next++
 	id := strconv.Itoa(c.next)
 	tx, err := db.BeginTxx(context.Background(), nil)
 	if err != nil {
-		return "", time.Time{}, err
+		return "", commitTimes{}, err
 	}
 	if _, err := tx.Exec(`SELECT pg_notify($1, $2)`, liveCeilingChannel, id); err != nil {
 		_ = tx.Rollback()
-		return "", time.Time{}, err
+		return "", commitTimes{}, err
 	}
+	t := commitTimes{sent: time.Now()}
 	if err := tx.Commit(); err != nil {
-		return "", time.Time{}, err
+		return "", commitTimes{}, err
 	}
-	return id, time.Now(), nil
+	t.returned = time.Now()
+	return id, t, nil
 }
 
 // wait returns the arrivals once n have arrived, or whatever arrived within timeout, and

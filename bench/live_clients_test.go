@@ -297,22 +297,16 @@ func (f *liveFleet) check(want []liveWant) (liveCheck, []string) {
 	return c, problems
 }
 
-// latencies is, for every receipt of an order committed at commits[order], the time from
-// the commit's return to the receipt, and how many were negative (clamped to zero).
-func (f *liveFleet) latencies(commits map[uuid.UUID]time.Time) (lat []time.Duration, negative int) {
+// latencies is, for every receipt of an order whose COMMIT was sent at commits[order], the
+// time from then to the receipt.
+func (f *liveFleet) latencies(commits map[uuid.UUID]time.Time) []time.Duration {
+	var lat []time.Duration
 	for _, sub := range f.subs {
 		for _, r := range sub.receipts {
-			at, ok := commits[r.object]
-			if !ok {
-				continue // the warm-up order
+			if at, ok := commits[r.object]; ok { // not the warm-up order
+				lat = append(lat, max(r.at.Sub(at), 0))
 			}
-			d := r.at.Sub(at)
-			if d < 0 {
-				negative++
-				d = 0
-			}
-			lat = append(lat, d)
 		}
 	}
-	return lat, negative
+	return lat
 }
