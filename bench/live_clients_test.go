@@ -188,17 +188,21 @@ func (s *liveSocket) read(withOrder bool) {
 }
 
 // waitFor waits until every subscription has received n events, failing on a subscription
-// that ended or a connection that broke, or after timeout.
-func (f *liveFleet) waitFor(b *testing.B, n int64, timeout time.Duration) {
+// that ended or a connection that broke, or when no event arrived anywhere for stall: slow
+// subscribers are measured, stuck ones are a failure.
+func (f *liveFleet) waitFor(b *testing.B, n int64, stall time.Duration) {
 	b.Helper()
-	deadline := time.Now().Add(timeout)
+	var received int64
+	deadline := time.Now().Add(stall)
 	for {
-		behind := 0
+		behind, total := 0, int64(0)
 		for i, sub := range f.subs {
 			if msg := sub.failure.Load(); msg != nil {
 				b.Fatalf("subscriber %d: %s", i, msg)
 			}
-			if sub.count.Load() < n {
+			c := sub.count.Load()
+			total += c
+			if c < n {
 				behind++
 			}
 		}
@@ -212,8 +216,11 @@ func (f *liveFleet) waitFor(b *testing.B, n int64, timeout time.Duration) {
 		if behind == 0 {
 			return
 		}
+		if total > received {
+			received, deadline = total, time.Now().Add(stall)
+		}
 		if time.Now().After(deadline) {
-			b.Fatalf("after %s, %d of %d subscribers have fewer than %d events", timeout, behind, len(f.subs), n)
+			b.Fatalf("no event arrived for %s; %d of %d subscribers have fewer than %d events", stall, behind, len(f.subs), n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -24,8 +24,9 @@ const (
 	liveDefaultSubscribers = 1000
 	liveDefaultRate        = 10
 	liveDefaultDuration    = 20 * time.Second
-	// liveDrain bounds how long the subscribers may take to receive the last events.
-	liveDrain = 60 * time.Second
+	// liveStall is how long the subscribers may go without receiving anything while they
+	// still miss events.
+	liveStall = 30 * time.Second
 )
 
 // liveTarget is one subscription document every subscriber runs.
@@ -180,7 +181,7 @@ func (lb *liveBench) target(b *testing.B, t liveTarget, tokens []string, n int) 
 	if _, _, err := lb.order(ctx); err != nil { // warm-up
 		b.Fatal(err)
 	}
-	fleet.waitFor(b, int64(len(lb.orderEventsAfter(b, start))), liveDrain)
+	fleet.waitFor(b, int64(len(lb.orderEventsAfter(b, start))), liveStall)
 	mem := &liveMemoryGrowth{before: before, after: lb.memory(b), subs: n}
 
 	profiled := lb.profile(b, t.key)
@@ -197,7 +198,7 @@ func (lb *liveBench) target(b *testing.B, t liveTarget, tokens []string, n int) 
 	})
 	<-profiled
 	want := lb.orderEventsAfter(b, start)
-	fleet.waitFor(b, int64(len(want)), liveDrain)
+	fleet.waitFor(b, int64(len(want)), liveStall)
 	cpu := began.since(lb.procs.sample())
 	fleet.close()
 	row := liveRow{name: t.name, key: t.key, subs: n, orders: len(commits), mem: mem, cpu: cpu}
@@ -238,7 +239,7 @@ func (lb *liveBench) ceiling(b *testing.B, name, key string) liveRow {
 		commits[id] = c.sent
 		commit = append(commit, c.took())
 	})
-	receipts, repeats := l.wait(b, len(commits), liveDrain)
+	receipts, repeats := l.wait(b, len(commits), liveStall)
 	row := liveRow{name: name, key: key, subs: 1, orders: len(commits), cpu: began.since(lb.procs.sample())}
 	row.check.expected = len(commits)
 	for id, at := range commits {
