@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"till/resolvers/resolverstest"
+	"till/storage"
 )
 
 // liveEvent is the part of a LiveEvent the tests select.
@@ -342,5 +343,39 @@ func TestLiveTransportsServeTheirOwnOperations(t *testing.T) {
 	s.Get(t, &n, `SELECT count(*) FROM customers WHERE email = 'ws@example.com'`)
 	if n != 0 {
 		t.Error("the websocket ran a mutation")
+	}
+}
+
+// Each event is read with loaders of its own (made only if the event's selection needs
+// one): a relation that changed between two events is read anew, not from the first event's.
+func TestLiveReadsEachEventsRelationsAnew(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.NewLive(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	buyer := createCustomer(t, s, org.Token, vars{"email": "before@example.com"})
+	book := createProduct(t, s, org.Token, vars{"name": "Book", "prices": []vars{{"amountType": "fixed", "priceAmount": 500}}})
+	order := s.NewPaidOrder(t, org.ID, buyer.ID, book.ID, nil)
+	c := dialLive(t, s, org.Token)
+	subscribe(t, c, "1", `subscription { orderEvents { order { customer { email } } } }`, nil)
+	time.Sleep(200 * time.Millisecond) // the subscription starts after what committed before it
+
+	for _, email := range []string{"before@example.com", "after@example.com"} {
+		if email != "before@example.com" {
+			updateEmail(t, s, org.Token, buyer.ID, email)
+		}
+		if _, err := storage.InsertDomainEvent(t.Context(), s.DB, org.ID, "order.updated", order); err != nil {
+			t.Fatal(err)
+		}
+		m := nextMessage(t, c, 15*time.Second)
+		var body struct {
+			Data struct {
+				OrderEvents struct {
+					Order struct{ Customer struct{ Email string } }
+				}
+			}
+		}
+		if err := json.Unmarshal(m.Payload, &body); err != nil || body.Data.OrderEvents.Order.Customer.Email != email {
+			t.Errorf("the order's customer: %s %s, want %s", m.Type, m.Payload, email)
+		}
 	}
 }
