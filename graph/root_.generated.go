@@ -42,6 +42,8 @@ type ResolverRoot interface {
 	LicenseKey() LicenseKeyResolver
 	LicenseKeyActivation() LicenseKeyActivationResolver
 	LicenseKeyValidation() LicenseKeyValidationResolver
+	LiveEvent() LiveEventResolver
+	LiveUsageEvent() LiveUsageEventResolver
 	Me() MeResolver
 	Meter() MeterResolver
 	MetricDashboard() MetricDashboardResolver
@@ -58,6 +60,7 @@ type ResolverRoot interface {
 	Query() QueryResolver
 	Refund() RefundResolver
 	Subscription() SubscriptionResolver
+	SubscriptionRoot() SubscriptionRootResolver
 	UsageEvent() UsageEventResolver
 	UserSession() UserSessionResolver
 	Viewer() ViewerResolver
@@ -956,6 +959,24 @@ type ComplexityRoot struct {
 		KeyID      func(childComplexity int) int
 		RetiredAt  func(childComplexity int) int
 		ValidUntil func(childComplexity int) int
+	}
+
+	LiveEvent struct {
+		Checkout       func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Cursor         func(childComplexity int) int
+		Customer       func(childComplexity int) int
+		ID             func(childComplexity int) int
+		ObjectID       func(childComplexity int) int
+		Order          func(childComplexity int) int
+		OrganizationID func(childComplexity int) int
+		Subscription   func(childComplexity int) int
+		Type           func(childComplexity int) int
+	}
+
+	LiveUsageEvent struct {
+		Cursor func(childComplexity int) int
+		Event  func(childComplexity int) int
 	}
 
 	Me struct {
@@ -1870,6 +1891,16 @@ type ComplexityRoot struct {
 		Items      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		Pagination func(childComplexity int) int
+	}
+
+	SubscriptionRoot struct {
+		CheckoutEvents     func(childComplexity int, organizationID *uuid.UUID, types []string, checkoutIds []uuid.UUID, after *string) int
+		CustomerEvents     func(childComplexity int, organizationID *uuid.UUID, types []string, customerIds []uuid.UUID, after *string) int
+		DomainEvents       func(childComplexity int, organizationID *uuid.UUID, types []string, objectIds []uuid.UUID, after *string) int
+		MeterEvents        func(childComplexity int, meterID uuid.UUID, after *string) int
+		OrderEvents        func(childComplexity int, organizationID *uuid.UUID, types []string, orderIds []uuid.UUID, customerID *uuid.UUID, after *string) int
+		PortalEvents       func(childComplexity int, types []string, after *string) int
+		SubscriptionEvents func(childComplexity int, organizationID *uuid.UUID, types []string, subscriptionIds []uuid.UUID, customerID *uuid.UUID, after *string) int
 	}
 
 	SupportCaseAttachmentFile struct {
@@ -6014,6 +6045,80 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LicenseSigningKey.ValidUntil(childComplexity), true
+
+	case "LiveEvent.checkout":
+		if e.ComplexityRoot.LiveEvent.Checkout == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Checkout(childComplexity), true
+	case "LiveEvent.createdAt":
+		if e.ComplexityRoot.LiveEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.CreatedAt(childComplexity), true
+	case "LiveEvent.cursor":
+		if e.ComplexityRoot.LiveEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Cursor(childComplexity), true
+	case "LiveEvent.customer":
+		if e.ComplexityRoot.LiveEvent.Customer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Customer(childComplexity), true
+	case "LiveEvent.id":
+		if e.ComplexityRoot.LiveEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.ID(childComplexity), true
+	case "LiveEvent.objectId":
+		if e.ComplexityRoot.LiveEvent.ObjectID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.ObjectID(childComplexity), true
+	case "LiveEvent.order":
+		if e.ComplexityRoot.LiveEvent.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Order(childComplexity), true
+	case "LiveEvent.organizationId":
+		if e.ComplexityRoot.LiveEvent.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.OrganizationID(childComplexity), true
+	case "LiveEvent.subscription":
+		if e.ComplexityRoot.LiveEvent.Subscription == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Subscription(childComplexity), true
+	case "LiveEvent.type":
+		if e.ComplexityRoot.LiveEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Type(childComplexity), true
+
+	case "LiveUsageEvent.cursor":
+		if e.ComplexityRoot.LiveUsageEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveUsageEvent.Cursor(childComplexity), true
+	case "LiveUsageEvent.event":
+		if e.ComplexityRoot.LiveUsageEvent.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveUsageEvent.Event(childComplexity), true
 
 	case "Me.benefitGrants":
 		if e.ComplexityRoot.Me.BenefitGrants == nil {
@@ -11258,6 +11363,84 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubscriptionPage.Pagination(childComplexity), true
 
+	case "SubscriptionRoot.checkoutEvents":
+		if e.ComplexityRoot.SubscriptionRoot.CheckoutEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_checkoutEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.CheckoutEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["checkoutIds"].([]uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.customerEvents":
+		if e.ComplexityRoot.SubscriptionRoot.CustomerEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_customerEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.CustomerEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["customerIds"].([]uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.domainEvents":
+		if e.ComplexityRoot.SubscriptionRoot.DomainEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_domainEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.DomainEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["objectIds"].([]uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.meterEvents":
+		if e.ComplexityRoot.SubscriptionRoot.MeterEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_meterEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.MeterEvents(childComplexity, args["meterId"].(uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.orderEvents":
+		if e.ComplexityRoot.SubscriptionRoot.OrderEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_orderEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.OrderEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["orderIds"].([]uuid.UUID), args["customerId"].(*uuid.UUID), args["after"].(*string)), true
+	case "SubscriptionRoot.portalEvents":
+		if e.ComplexityRoot.SubscriptionRoot.PortalEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_portalEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.PortalEvents(childComplexity, args["types"].([]string), args["after"].(*string)), true
+	case "SubscriptionRoot.subscriptionEvents":
+		if e.ComplexityRoot.SubscriptionRoot.SubscriptionEvents == nil {
+			break
+		}
+
+		args, err := ec.field_SubscriptionRoot_subscriptionEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.SubscriptionRoot.SubscriptionEvents(childComplexity, args["organizationId"].(*uuid.UUID), args["types"].([]string), args["subscriptionIds"].([]uuid.UUID), args["customerId"].(*uuid.UUID), args["after"].(*string)), true
+
 	case "SupportCaseAttachmentFile.checksumEtag":
 		if e.ComplexityRoot.SupportCaseAttachmentFile.ChecksumEtag == nil {
 			break
@@ -11960,6 +12143,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			ctx = graphql.WithUnmarshalerMap(ctx, inputUnmarshalMap)
 			data := ec._Mutation(ctx, opCtx.Operation.SelectionSet)
 			var buf bytes.Buffer
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
+	case ast.Subscription:
+		next := ec._SubscriptionRoot(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
 			data.MarshalGQL(&buf)
 
 			return &graphql.Response{
@@ -15842,6 +16042,135 @@ extend type BenefitGrant {
   licenseKey: LicenseKey @relation(any: [license_keys_read, license_keys_write], portal: member, permission: products_read)
 }
 `, BuiltIn: false},
+	{Name: "../schema/live.graphqls", Input: `"""
+A committed change of the organization's data, delivered live to a GraphQL subscription in the
+order the changes committed. Select the changed object through the field of its kind: it is
+read when the event is delivered, under the subscriber's own rights.
+"""
+type LiveEvent {
+  "Where this event sits in its organization's commit order: pass it as ` + "`" + `after` + "`" + ` to a new subscription to receive exactly what follows it."
+  cursor: String!
+  "The event's id; webhook deliveries of the event carry it."
+  id: UUID!
+  "The organization whose data changed."
+  organizationId: UUID!
+  "When the change happened (its transaction)."
+  createdAt: DateTime!
+  "The event type, as webhooks name it: order.paid, subscription.updated, customer.created, …"
+  type: String!
+  "The id of the changed object (an order, a subscription, …)."
+  objectId: UUID!
+  "The order, for order.* events; null for other events or when the order is gone."
+  order: Order
+  "The subscription, for subscription.* events; null for other events or when it is gone."
+  subscription: Subscription
+  "The checkout, for checkout.* events; null for other events or when it is gone."
+  checkout: Checkout
+  "The customer, for customer.* events; null for other events or when the customer is deleted."
+  customer: Customer
+}
+
+"""
+Live streams over websockets at /graphql (the graphql-transport-ws protocol). Authenticate in
+the connection_init payload with {"Authorization": "Bearer <token>"}, or with the upgrade
+request's Authorization header or browser session. Each stream starts after the last committed
+event, or after the event whose cursor is passed as ` + "`" + `after` + "`" + `, so a client that reconnects with
+the last cursor it received misses nothing; events arrive at least once, in commit order. The
+credential is checked again for every event delivered and every few seconds: a revoked token or
+a lost right ends the stream with an error.
+"""
+type SubscriptionRoot {
+  "Every change of the organization, optionally narrowed by type and object, as webhooks report them."
+  domainEvents(
+    "The organization to follow; required when the caller belongs to several."
+    organizationId: UUID
+    "Only events of these types (OR-ed), e.g. order.paid."
+    types: [String!]
+    "Only events about these objects (OR-ed)."
+    objectIds: [UUID!]
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @hasScope(any: [webhooks_read, webhooks_write], permission: organization_manage)
+  "Changes of orders (order.created, order.paid, order.updated, order.refunded)."
+  orderEvents(
+    "The organization to follow; required when the caller belongs to several."
+    organizationId: UUID
+    "Only events of these types (OR-ed)."
+    types: [String!]
+    "Only these orders (OR-ed)."
+    orderIds: [UUID!]
+    "Only orders of this customer."
+    customerId: UUID
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @hasScope(any: [orders_read], permission: sales_read)
+  "Changes of subscriptions (created, updated, active, canceled, revoked, …)."
+  subscriptionEvents(
+    "The organization to follow; required when the caller belongs to several."
+    organizationId: UUID
+    "Only events of these types (OR-ed)."
+    types: [String!]
+    "Only these subscriptions (OR-ed)."
+    subscriptionIds: [UUID!]
+    "Only subscriptions of this customer."
+    customerId: UUID
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @hasScope(any: [subscriptions_read, subscriptions_write], permission: sales_read)
+  "Changes of checkouts (created, updated, expired)."
+  checkoutEvents(
+    "The organization to follow; required when the caller belongs to several."
+    organizationId: UUID
+    "Only events of these types (OR-ed)."
+    types: [String!]
+    "Only these checkouts (OR-ed)."
+    checkoutIds: [UUID!]
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @hasScope(any: [checkouts_read, checkouts_write], permission: sales_read)
+  "Changes of customers (created, updated, deleted, state_changed)."
+  customerEvents(
+    "The organization to follow; required when the caller belongs to several."
+    organizationId: UUID
+    "Only events of these types (OR-ed)."
+    types: [String!]
+    "Only these customers (OR-ed)."
+    customerIds: [UUID!]
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @hasScope(any: [customers_read, customers_write], permission: customers_read)
+  "For a portal session: changes of its own customer's orders, subscriptions, benefit grants and of the customer itself."
+  portalEvents(
+    "Only events of these types (OR-ed)."
+    types: [String!]
+    "A cursor from an earlier event: start right after it (\"0\" replays the organization's events from the first)."
+    after: String
+  ): LiveEvent @portal
+}
+
+"A usage event delivered live to meterEvents, once the transaction that ingested it has committed."
+type LiveUsageEvent {
+  "Where this event sits among the organization's ingested events: pass it as ` + "`" + `after` + "`" + ` to a new meterEvents subscription to receive exactly what follows it."
+  cursor: String! @goField(forceResolver: true)
+  "The event, as the usageEvent query shows it."
+  event: UsageEvent! @goField(forceResolver: true)
+}
+
+extend type SubscriptionRoot {
+  """
+  Usage events that count toward a meter (its filter and its aggregation's condition, as the
+  meter reads them when the subscription starts), as they are ingested: each once, in the order
+  of the transactions that ingested them. An event follows once every transaction older than
+  its own has ended, so a long transaction elsewhere in the database delays it.
+  """
+  meterEvents(
+    "The meter to follow."
+    meterId: UUID!
+    "A cursor from an earlier event of this meter: start right after it."
+    after: String
+  ): LiveUsageEvent @hasScope(any: [events_read, events_write], permission: analytics_read)
+}
+`, BuiltIn: false},
 	{Name: "../schema/member.graphqls", Input: `"""
 A person acting for a customer: its one owner (made with the customer from its email, name
 and external id), billing managers, and the members holding its seats.
@@ -19133,6 +19462,7 @@ enum Scope {
 schema {
   query: Query
   mutation: Mutation
+  subscription: SubscriptionRoot
 }
 
 "Every read: organization data for organization and user tokens, me for portal sessions, and the public license-key reads."
@@ -21514,6 +21844,42 @@ func (ec *executionContext) childFields_LicenseSigningKey(ctx context.Context, f
 		return ec.fieldContext_LicenseSigningKey_validUntil(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type LicenseSigningKey", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LiveEvent_cursor(ctx, field)
+	case "id":
+		return ec.fieldContext_LiveEvent_id(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_LiveEvent_organizationId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LiveEvent_createdAt(ctx, field)
+	case "type":
+		return ec.fieldContext_LiveEvent_type(ctx, field)
+	case "objectId":
+		return ec.fieldContext_LiveEvent_objectId(ctx, field)
+	case "order":
+		return ec.fieldContext_LiveEvent_order(ctx, field)
+	case "subscription":
+		return ec.fieldContext_LiveEvent_subscription(ctx, field)
+	case "checkout":
+		return ec.fieldContext_LiveEvent_checkout(ctx, field)
+	case "customer":
+		return ec.fieldContext_LiveEvent_customer(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveUsageEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LiveUsageEvent_cursor(ctx, field)
+	case "event":
+		return ec.fieldContext_LiveUsageEvent_event(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveUsageEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_Me(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

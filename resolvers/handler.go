@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -19,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"till/graph"
+	"till/internal/auth"
 	"till/internal/gqlexec"
 	"till/internal/graphiql"
 	"till/internal/reqinfo"
@@ -58,11 +60,19 @@ func (r *Resolver) extensions() []graphql.HandlerExtension {
 const graphiQLAssets = "/graphql/assets/"
 
 // Handler serves /graphql: POST and GET queries with an LRU query cache and automatic
-// persisted queries, and GraphiQL (with its files under /graphql/assets/) for browsers.
+// persisted queries, GraphiQL (with its files under /graphql/assets/) for browsers and, with
+// WithSubscriptions, subscriptions over websockets.
 // Every failure, a refused bearer token included, is a GraphQL errors array with a code of
 // GraphQLCodes, served as GraphQL-over-HTTP says (httpTransport).
-func (r *Resolver) Handler() http.Handler {
+func (r *Resolver) Handler(opts ...HandlerOption) http.Handler {
+	var o handlerOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	srv := handler.New(r.Schema())
+	if o.credentials != nil && r.live != nil {
+		srv.AddTransport(r.websocketTransport(o.credentials))
+	}
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(httpTransport{})
 	docs := lru.New[*ast.QueryDocument](queryCacheSize)
@@ -71,12 +81,23 @@ func (r *Resolver) Handler() http.Handler {
 	srv.Use(reqinfo.GraphQL{}) // before the limits, so a refused operation is still named in the access log
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newAPQCache(apqBudget)})
 	srv.Use(DocumentLimit{Cache: docs})
+	srv.Use(liveOperations{})
 	for _, e := range r.extensions() {
 		srv.Use(e)
 	}
 	srv.SetErrorPresenter(ErrorPresenter(r.logger))
 	srv.SetRecoverFunc(Recover(r.logger))
-	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets)}
+	return graphQLHandler{srv: srv, ide: graphiql.Handler("/graphql", graphiQLAssets, r.graphiQLHeaders)}
+}
+
+// graphiQLHeaders gives GraphiQL the CSRF token of a browser signed in by its session
+// cookie, so the queries and mutations it POSTs pass the CSRF check.
+func (r *Resolver) graphiQLHeaders(req *http.Request) map[string]string {
+	p := auth.FromContext(req.Context())
+	if !p.BrowserSession {
+		return nil
+	}
+	return map[string]string{auth.CSRFHeader: auth.CSRFToken(r.secret, p.TokenID)}
 }
 
 // graphQLHandler is /graphql. It is an auth.TokenRefuser, so the bearer middleware in front
@@ -90,6 +111,15 @@ func (h graphQLHandler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if strings.HasPrefix(req.URL.Path, graphiQLAssets) || req.Method == http.MethodGet &&
 		strings.Contains(req.Header.Get("Accept"), "text/html") {
 		h.ide.ServeHTTP(w, req)
+		return
+	}
+	if req.Header.Get("Upgrade") != "" {
+		// A websocket lives as long as its client keeps answering pings (livePing), not
+		// within the deadlines of one HTTP exchange, which stay on a hijacked connection.
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		h.srv.ServeHTTP(w, withLiveSource(req))
 		return
 	}
 	media := responseMedia(req.Header.Get("Accept"))

@@ -6,6 +6,8 @@ import (
 	"html"
 	"regexp"
 
+	"github.com/google/uuid"
+
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
 
@@ -153,5 +155,39 @@ func TestDepthLimit(t *testing.T) {
 				t.Errorf("refusal %v is not a COST_LIMIT_EXCEEDED Till error", err)
 			}
 		})
+	}
+}
+
+// A signed-in browser's GraphiQL sends its CSRF token, so what it POSTs passes the check; the
+// page of anyone else holds none, and neither is cached.
+func TestGraphiQLCarriesASignedInBrowsersCSRFToken(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	u := s.NewUser(t, resolverstest.UserSpec{Scope: "all", Orgs: []uuid.UUID{org.ID}})
+	session, csrf := s.NewUserSession(t, u.ID)
+	page := func(cookie string) (string, http.Header) {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL, nil)
+		req.Header.Set("Accept", "text/html")
+		if cookie != "" {
+			req.Header.Set("Cookie", "till_session="+cookie)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return string(body), res.Header
+	}
+	signedIn, header := page(session)
+	if !strings.Contains(signedIn, csrf) || !strings.Contains(signedIn, "X-CSRF-Token") {
+		t.Errorf("the signed-in page does not send the session's CSRF token")
+	}
+	if header.Get("Cache-Control") != "no-store" {
+		t.Errorf("Cache-Control %q, want no-store on a page holding a token", header.Get("Cache-Control"))
+	}
+	if anonymous, _ := page(""); strings.Contains(anonymous, "X-CSRF-Token") {
+		t.Error("an anonymous page carries a CSRF header")
 	}
 }

@@ -82,6 +82,8 @@ type Deps struct {
 	// AuditRetention is how long the audit log keeps a change (PurgeAuditLog); 0 keeps
 	// every change forever.
 	AuditRetention time.Duration
+	// Live brings committed events to GraphQL subscriptions; nil serves none.
+	Live *LiveHub
 }
 
 // Resolver is the application: every use case, the GraphQL resolvers and the background
@@ -109,6 +111,10 @@ type Resolver struct {
 	browser       auth.Browser
 	// auditRetention is Deps.AuditRetention.
 	auditRetention time.Duration
+	live           *LiveHub
+	// browserOrigins are the origins whose pages may use a browser session (PortalURL and
+	// Deps.BrowserOrigins).
+	browserOrigins []string
 
 	// organizationFields caches, per record type, the index of its OrganizationID field
 	// (nil when it has none), for @relation's check on every object of a page.
@@ -127,7 +133,7 @@ func New(d Deps) *Resolver {
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
 		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
 		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins), oidcLogin: d.OIDCLogin,
-		auditRetention: d.AuditRetention}
+		auditRetention: d.AuditRetention, live: d.Live, browserOrigins: append([]string{d.PortalURL}, d.BrowserOrigins...)}
 	if r.logger == nil {
 		r.logger = slog.New(slog.DiscardHandler)
 	}

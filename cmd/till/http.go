@@ -52,7 +52,7 @@ func newHTTPHandler(cfg config, r *resolvers.Resolver, creds auth.Resolver, secr
 	if cfg.MetricsToken != "" {
 		mux.Handle("/metrics", metricsGuard(cfg.MetricsToken, metricsHandler))
 	}
-	graphqlHandler := browserAuthn(r.Handler())
+	graphqlHandler := browserAuthn(r.Handler(resolvers.WithSubscriptions(creds)))
 	mux.Handle("/graphql", graphqlHandler)
 	mux.Handle("/graphql/assets/*", graphqlHandler)
 	mux.Handle(resolvers.SchemaSDLPath, r.SchemaHandler())

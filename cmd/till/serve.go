@@ -64,7 +64,10 @@ func serve(ctx context.Context, cfg config, args []string, stdout io.Writer) err
 		return err
 	}
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
+	listener.OnPayload(storage.LiveChannel, a.live.Notify)
+	listener.OnPayload(storage.UsageChannel, a.live.NotifyUsage)
 	work := startWork(workCtx, cfg, a, listener, db, logger)
+	work.run(workCtx, a.live.Run)
 	defer func() {
 		stopWork()
 		work.wait()

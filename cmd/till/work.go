@@ -29,6 +29,8 @@ type app struct {
 	jobsQueued  wake.Signal
 	blobs       blob.Store
 	blobHandler http.Handler
+	// live brings committed events to the GraphQL subscriptions serve's handler opens.
+	live *resolvers.LiveHub
 }
 
 // newApp wires the application as serve and worker both run it: the payment processor the
@@ -36,7 +38,7 @@ type app struct {
 // shapes) and the blob store, all handed to resolvers.New at once.
 func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app, error) {
 	a := &app{webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate}),
-		jobsQueued: wake.NewSignal()}
+		jobsQueued: wake.NewSignal(), live: resolvers.NewLiveHub(db.DB, logger)}
 	payments, err := paymentProcessor(cfg, db)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,8 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 		Payments: payments, Webhooks: a.webhooks, Blobs: a.blobs, JobsQueued: a.jobsQueued.Wake,
 		Renderer: func(e *resolvers.Executor) resolvers.EventRenderer { return rest.EventRenderer(e, docs) },
 		Files:    resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL},
-		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}, AuditRetention: cfg.AuditRetention}
+		OIDC:     resolvers.OIDCSettings{KeyRotation: cfg.OIDCKeyRotation}, AuditRetention: cfg.AuditRetention,
+		Live: a.live}
 	if cfg.CustomerCacheTTL > 0 {
 		d.Customers = expirable.NewLRU[uuid.UUID, *storage.Customer](customerCacheLimit, nil, cfg.CustomerCacheTTL)
 	}

@@ -3911,6 +3911,16 @@ type SubscriptionRevokeInput struct {
 	CustomerCancellationComment *string `json:"customerCancellationComment,omitempty"`
 }
 
+// Live streams over websockets at /graphql (the graphql-transport-ws protocol). Authenticate in
+// the connection_init payload with {"Authorization": "Bearer <token>"}, or with the upgrade
+// request's Authorization header or browser session. Each stream starts after the last committed
+// event, or after the event whose cursor is passed as `after`, so a client that reconnects with
+// the last cursor it received misses nothing; events arrive at least once, in commit order. The
+// credential is checked again for every event delivered and every few seconds: a revoked token or
+// a lost right ends the stream with an error.
+type SubscriptionRoot struct {
+}
+
 // A change of seats.
 type SubscriptionSeatsChangeInput struct {
 	// The subscription.

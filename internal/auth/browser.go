@@ -82,8 +82,17 @@ func (b Browser) TrustedOrigin(r *http.Request) bool {
 
 // VerifyCSRF checks a request the session sessionID authenticates: one that may change
 // something must come from a trusted origin with the session's CSRF token (token, read
-// from the header or a form); a safe one passes as it is. It answers ErrCSRF or nil.
+// from the header or a form), a websocket's handshake from a trusted origin it names; a
+// safe one passes as it is. It answers ErrCSRF or nil.
 func (b Browser) VerifyCSRF(r *http.Request, secret []byte, sessionID uuid.UUID, token string) error {
+	if r.Method == http.MethodGet && r.Header.Get("Upgrade") != "" {
+		// A websocket's handshake cannot carry the token, but every browser that opens one
+		// sends the page's Origin, which no page can forge: that origin must be trusted.
+		if r.Header.Get("Origin") == "" || !b.TrustedOrigin(r) {
+			return ErrCSRF
+		}
+		return nil
+	}
 	if !unsafeRequest(r) {
 		return nil
 	}

@@ -92,41 +92,68 @@ func Middleware(resolve Resolver, secret []byte, opts ...Option) func(http.Handl
 				next.ServeHTTP(w, r)
 				return
 			}
-			kind := Classify(token)
-			switch {
-			case kind == TokenInvalid:
-				refuse(w, r, ErrInvalidToken)
-				return
-			case kind == TokenClientRegistration:
+			if Classify(token) == TokenClientRegistration {
 				next.ServeHTTP(w, r)
-				return
-			case !ChecksumValid(token):
-				refuse(w, r, ErrInvalidToken)
 				return
 			}
 			ctx := r.Context()
-			p, err := resolve.ResolveToken(ctx, kind, Hash(secret, token))
-			switch {
-			case errors.Is(err, ErrInvalidToken):
-				refuse(w, r, ErrInvalidToken)
-				return
-			case err != nil:
-				slog.ErrorContext(ctx, "auth: resolving bearer token failed",
-					"token_kind", kind.String(), "error", err)
+			p, err := ResolveBearer(ctx, resolve, secret, token)
+			if err != nil {
 				refuse(w, r, err)
 				return
-			case !kindFits(kind, p.Kind):
-				slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
-					"token_kind", kind.String(), "principal_kind", p.Kind.String())
-				refuse(w, r, errWrongKind)
-				return
-			}
-			if p.Kind == KindCustomerSession || p.Kind == KindMemberSession {
-				p.Scopes = NewScopeSet(ScopeCustomerPortalWrite)
 			}
 			next.ServeHTTP(w, r.WithContext(WithPrincipal(ctx, p)))
 		}))
 	}
+}
+
+// ResolveBearer resolves a bearer token as Middleware does: classified by prefix, its
+// checksum checked, looked up by its hash keyed by secret. It returns [ErrInvalidToken] for
+// a token that names no live credential (or that no principal may hold, such as a client
+// registration token) and logs any other failure, which is a server fault. Transports that
+// carry the token elsewhere than in a header (a websocket's first message) use it, and use
+// it again to recheck a long-lived connection's credential.
+func ResolveBearer(ctx context.Context, resolve Resolver, secret []byte, token string) (Principal, error) {
+	kind := Classify(token)
+	if kind == TokenInvalid || kind == TokenClientRegistration || !ChecksumValid(token) {
+		return Principal{}, ErrInvalidToken
+	}
+	p, err := resolve.ResolveToken(ctx, kind, Hash(secret, token))
+	switch {
+	case errors.Is(err, ErrInvalidToken):
+		return Principal{}, ErrInvalidToken
+	case err != nil:
+		slog.ErrorContext(ctx, "auth: resolving bearer token failed", "token_kind", kind.String(), "error", err)
+		return Principal{}, err
+	case !kindFits(kind, p.Kind):
+		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
+			"token_kind", kind.String(), "principal_kind", p.Kind.String())
+		return Principal{}, errWrongKind
+	}
+	if p.Kind == KindCustomerSession || p.Kind == KindMemberSession {
+		p.Scopes = NewScopeSet(ScopeCustomerPortalWrite)
+	}
+	return p, nil
+}
+
+// ResolveSession resolves a browser session token (the cookie's value) to its user, with
+// the same errors as ResolveBearer. The caller applies the rules of cookie-carried requests
+// (CSRF, origin) itself.
+func ResolveSession(ctx context.Context, resolve Resolver, secret []byte, token string) (Principal, error) {
+	p, err := resolve.ResolveToken(ctx, TokenUserSession, Hash(secret, token))
+	switch {
+	case errors.Is(err, ErrInvalidToken):
+		return Principal{}, ErrInvalidToken
+	case err != nil:
+		slog.ErrorContext(ctx, "auth: resolving a browser session failed", "error", err)
+		return Principal{}, err
+	case p.Kind != KindUser:
+		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
+			"token_kind", TokenUserSession.String(), "principal_kind", p.Kind.String())
+		return Principal{}, errWrongKind
+	}
+	p.BrowserSession = true
+	return p, nil
 }
 
 // kindFits reports whether a resolver's principal kind is possible for the
@@ -176,26 +203,19 @@ func (s *browserSessions) serve(w http.ResponseWriter, r *http.Request, resolve 
 		return
 	}
 	ctx := r.Context()
-	p, err := resolve.ResolveToken(ctx, TokenUserSession, Hash(secret, token))
+	p, err := ResolveSession(ctx, resolve, secret, token)
 	switch {
 	case errors.Is(err, ErrInvalidToken):
 		s.b.ClearSession(w, r)
 		next.ServeHTTP(w, r)
 		return
 	case err != nil:
-		slog.ErrorContext(ctx, "auth: resolving a browser session failed", "error", err)
 		refuse(w, r, err)
-		return
-	case p.Kind != KindUser:
-		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
-			"token_kind", TokenUserSession.String(), "principal_kind", p.Kind.String())
-		refuse(w, r, errWrongKind)
 		return
 	}
 	if err := s.b.VerifyCSRF(r, secret, p.TokenID, r.Header.Get(CSRFHeader)); err != nil {
 		refuse(w, r, err)
 		return
 	}
-	p.BrowserSession = true
 	next.ServeHTTP(w, r.WithContext(WithPrincipal(ctx, p)))
 }

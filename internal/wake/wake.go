@@ -36,7 +36,7 @@ type Listener struct {
 	dialer pq.Dialer // nil: pq's own
 
 	mu     sync.Mutex
-	subs   map[string][]func()
+	subs   map[string][]func(payload string)
 	losses []func()
 	// ready is set once Run has listened on every channel, connected while pq's connection
 	// is up; notifications are certain to arrive only when both hold.
@@ -45,12 +45,18 @@ type Listener struct {
 
 // New returns a Listener that connects with dsn (a lib/pq connection string or URL).
 func New(dsn string, logger *slog.Logger) *Listener {
-	return &Listener{dsn: dsn, logger: logger, subs: map[string][]func(){}}
+	return &Listener{dsn: dsn, logger: logger, subs: map[string][]func(string){}}
 }
 
 // On calls fn on each notification of channel and after every (re)connection. fn runs on
 // the listener's goroutine: it must return at once (a send that does not block, say).
 func (l *Listener) On(channel string, fn func()) {
+	l.OnPayload(channel, func(string) { fn() })
+}
+
+// OnPayload is On for subscribers that tell notifications apart by their payload: fn gets
+// each notification's payload, and "" after a (re)connection, when anything may have changed.
+func (l *Listener) OnPayload(channel string, fn func(payload string)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.subs[channel] = append(l.subs[channel], fn)
@@ -157,7 +163,7 @@ func (l *Listener) dispatch(notes <-chan *pq.Notification) {
 		subs := l.subs[n.Channel]
 		l.mu.Unlock()
 		for _, fn := range subs {
-			fn()
+			fn(n.Extra)
 		}
 	}
 }
@@ -168,7 +174,7 @@ func (l *Listener) all() {
 	defer l.mu.Unlock()
 	for _, subs := range l.subs {
 		for _, fn := range subs {
-			fn()
+			fn("")
 		}
 	}
 }

@@ -97,7 +97,7 @@ func (a *App) Rebuild(opts ...Option) {
 		tp.SetEventSink(a.Resolver.ProcessorEventSink(a.DB))
 	}
 	a.GraphQL = ratelimit.WithClientIP(ratelimit.ClientIP(nil))(auth.Middleware(a.Resolver, a.Secret,
-		auth.WithBrowserSessions(a.Resolver.Browser()))(a.Resolver.Handler()))
+		auth.WithBrowserSessions(a.Resolver.Browser()))(a.Resolver.Handler(resolvers.WithSubscriptions(a.Resolver))))
 	a.exec = a.Resolver.Executor()
 }
 

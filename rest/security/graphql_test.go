@@ -2,6 +2,7 @@ package security_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,12 +10,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"till/internal/auth"
 	"till/resolvers"
+	"till/resolvers/resolverstest"
 	"till/rest"
 )
 
@@ -40,6 +43,9 @@ func operationFor(schema *ast.Schema, f *ast.FieldDefinition) (string, map[strin
 	kind := "query"
 	if schema.Mutation != nil && schema.Mutation.Fields.ForName(f.Name) == f {
 		kind = "mutation"
+	}
+	if schema.Subscription != nil && schema.Subscription.Fields.ForName(f.Name) == f {
+		kind = "subscription"
 	}
 	var decls, args []string
 	vars := map[string]any{}
@@ -113,15 +119,18 @@ func placeholder(schema *ast.Schema, t *ast.Type, depth int) any {
 type gqlAnswer struct {
 	status int
 	body   []byte
-	Errors []struct {
-		Message    string `json:"message"`
-		Path       []any  `json:"path"`
-		Extensions struct {
-			Code   string `json:"code"`
-			Reason string `json:"reason"`
-			Cause  string `json:"cause"`
-		} `json:"extensions"`
-	} `json:"errors"`
+	Errors []gqlError `json:"errors"`
+}
+
+// gqlError is one error of an answer.
+type gqlError struct {
+	Message    string `json:"message"`
+	Path       []any  `json:"path"`
+	Extensions struct {
+		Code   string `json:"code"`
+		Reason string `json:"reason"`
+		Cause  string `json:"cause"`
+	} `json:"extensions"`
 }
 
 // roleRefusal is the permission a role refusal names (NotPermitted whose cause is the
@@ -187,6 +196,9 @@ func graphQLExpectation(want outcome, p principal) outcome {
 
 func (w *world) graphql(t *testing.T, p principal, doc string, vars map[string]any) gqlAnswer {
 	t.Helper()
+	if strings.HasPrefix(doc, "subscription") {
+		return w.subscribe(t, p, doc, vars)
+	}
 	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
@@ -271,4 +283,53 @@ func unusedScope(t *testing.T, schema *ast.Schema, routes []rest.Route) auth.Sco
 	}
 	t.Fatal("every scope is asked for by some guard; the matrix needs one that is not")
 	return ""
+}
+
+// subscribe opens a websocket as p, starts doc and reads the first answer. A connection the
+// server refuses is read as the refusal of the credential it presented (invalid_token), or
+// of its absence; a subscription that is admitted stays silent, as it waits for events.
+func (w *world) subscribe(t *testing.T, p principal, doc string, vars map[string]any) gqlAnswer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	init, header := map[string]any{}, http.Header{}
+	if p.token != "" {
+		init["Authorization"] = "Bearer " + p.token
+	}
+	if p.browserOf != uuid.Nil {
+		req := httptest.NewRequest(http.MethodGet, "/graphql", nil)
+		w.signIn(t, req, p.browserOf)
+		header = req.Header
+	}
+	c, err := resolverstest.DialLive(ctx, resolverstest.WebsocketURL(w.server.URL+"/graphql"), header, init)
+	if err != nil {
+		a := gqlAnswer{status: http.StatusUnauthorized}
+		a.Errors = make([]gqlError, 1)
+		a.Errors[0].Path = []any{"connection"}
+		a.Errors[0].Extensions.Code, a.Errors[0].Extensions.Reason = "UNAUTHENTICATED", "Unauthorized"
+		if p.token != "" || p.browserOf != uuid.Nil {
+			a.Errors[0].Extensions.Reason = "invalid_token"
+		}
+		return a
+	}
+	defer c.Close()
+	if err := c.Subscribe(ctx, "1", doc, vars); err != nil {
+		t.Fatal(err)
+	}
+	quiet, stop := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer stop()
+	m, err := c.Next(quiet)
+	a := gqlAnswer{status: http.StatusOK}
+	switch {
+	case err != nil:
+		return a // admitted: waiting for events
+	case m.Type == "error":
+		err = json.Unmarshal(m.Payload, &a.Errors)
+	case m.Type == "next":
+		err = json.Unmarshal(m.Payload, &a)
+	}
+	if err != nil {
+		t.Fatalf("%s: %s %s", doc, m.Type, m.Payload)
+	}
+	return a
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func (p principal) holdsAny(scopes []auth.Scope) bool {
 type world struct {
 	*resolverstest.App
 	h          http.Handler
+	server     *httptest.Server
 	routes     []rest.Route
 	principals []principal
 }
@@ -65,8 +67,10 @@ type world struct {
 // refusing them is the expected outcome.
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	app := resolverstest.NewApp(t, storagetest.New(t), func(d *resolvers.Deps) {
+	db := storagetest.New(t)
+	app := resolverstest.NewApp(t, db, func(d *resolvers.Deps) {
 		d.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
+		d.Live = resolvers.NewLiveHub(db, d.Logger) // subscriptions are guarded like the rest
 	})
 	v1, err := rest.New(app.Resolver, auth.Middleware(app.Resolver, app.Secret), app.Deps.Logger)
 	if err != nil {
@@ -76,6 +80,8 @@ func newWorld(t *testing.T) *world {
 	mux.Handle("/graphql", app.GraphQL)
 	mux.Handle("/", v1)
 	w := &world{App: app, h: mux, routes: rest.Table(app.Resolver)}
+	w.server = httptest.NewServer(mux) // subscriptions need a real connection
+	t.Cleanup(w.server.Close)
 	w.principals = w.credentials(t, unusedScope(t, app.Resolver.Schema().Schema(), w.routes))
 	return w
 }
