@@ -46,7 +46,7 @@ type MetricsArgs struct {
 
 // metrics answers a metrics query over the caller's organizations: the periods from the
 // rollups (or the base tables, see storage.MetricsFilter), the totals and the catalog
-// entries of the metrics asked for.
+// entries of the metrics asked for. Only what those metrics read is computed.
 func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsResult, error) {
 	defs, err := selectMetrics(a.Metrics)
 	if err != nil {
@@ -56,6 +56,7 @@ func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsRe
 	if err != nil {
 		return nil, err
 	}
+	f.Columns = metricColumns(defs)
 	points, err := storage.Metrics(ctx, r.db, f)
 	if errors.Is(err, storage.ErrUnknownTimeZone) {
 		return nil, invalidZone(f.Zone)

@@ -52,12 +52,14 @@ func (s metricsShop) order(t testing.TB, q sqlx.ExtContext, at time.Time, amount
 	return o.ID
 }
 
-// rollups reads an organization's rollup rows as text, for comparing them with a rebuild.
+// rollups reads an organization's rollup rows, hourly and daily, as text, for comparing them with a rebuild.
 func rollups(t *testing.T, db *sqlx.DB, org uuid.UUID) []string {
 	t.Helper()
 	var rows []string
 	if err := db.Select(&rows, `SELECT row_to_json(m)::text FROM metric_hours m WHERE organization_id = $1
 		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_deltas d WHERE organization_id = $1
+		UNION ALL SELECT row_to_json(m)::text FROM metric_days m WHERE organization_id = $1
+		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_days d WHERE organization_id = $1
 		ORDER BY 1`, org); err != nil {
 		t.Fatal(err)
 	}
