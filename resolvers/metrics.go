@@ -174,12 +174,16 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 		res.Periods[i] = &model.MetricsPeriod{Timestamp: points[i].Timestamp.UTC()}
 	}
 	totals, info := reflect.ValueOf(res.Totals).Elem(), reflect.ValueOf(res.Metrics).Elem()
+	periodType := reflect.TypeFor[model.MetricsPeriod]()
 	for _, d := range defs {
 		field := metricGoName(d.slug)
+		// The field is looked up once per metric, not per period: a year of daily points
+		// looked up by name spent more than the statement that computed them.
+		f, _ := periodType.FieldByName(field)
 		var sum, num, den int64
 		for i := range points {
 			p := &points[i]
-			period := reflect.ValueOf(res.Periods[i]).Elem().FieldByName(field)
+			period := reflect.ValueOf(res.Periods[i]).Elem().Field(f.Index[0])
 			if d.ratio != nil {
 				n, m := d.ratio(p)
 				num, den = num+n, den+m
@@ -195,7 +199,7 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 		case len(points) == 0:
 			total.Set(reflect.Zero(total.Type()))
 		case d.agg == aggregateLast:
-			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().FieldByName(field))
+			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().Field(f.Index[0]))
 		case d.agg == aggregateRatio:
 			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, den))))
 		default:
