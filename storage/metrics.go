@@ -116,3 +116,31 @@ func withoutJIT(ctx context.Context, q sqlx.ExtContext, fn func(sqlx.ExtContext)
 	}
 	return fn(q)
 }
+
+// FoldMetrics moves the metric changes that writers appended (migration
+// 00096_metric_changes) into the rollups, one organization per transaction, and returns how
+// many change rows it folded. An organization another process is folding is skipped. Readers
+// are exact either way; folding keeps what they read beyond the rollups small.
+func FoldMetrics(ctx context.Context, db *sqlx.DB) (int, error) {
+	var orgs []uuid.UUID
+	if err := sqlx.SelectContext(ctx, db, &orgs, `SELECT organization_id FROM metric_hour_changes
+		UNION SELECT organization_id FROM metric_subscription_delta_changes`); err != nil {
+		return 0, mapErr(err)
+	}
+	total := 0
+	for _, org := range orgs {
+		err := InTx(ctx, db, func(tx *sqlx.Tx) error {
+			var n *int
+			err := tx.GetContext(ctx, &n, `SELECT CASE WHEN pg_try_advisory_xact_lock(hashtextextended('till.metric_fold.' || $1::uuid, 0))
+				THEN metric_fold($1::uuid) END`, org)
+			if n != nil {
+				total += *n
+			}
+			return err
+		})
+		if err != nil {
+			return total, mapErr(err)
+		}
+	}
+	return total, nil
+}

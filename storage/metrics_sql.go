@@ -14,23 +14,32 @@ import (
 //     00095_metric_days) for the window's days of 24 hours and the hourly ones for its other
 //     days (daylight saving time changes), for points of a day or longer;
 //   - both take the stock before the window from the daily rollups of the window start's
-//     alignment (metricsDeltasBefore), which tile the time before it;
+//     alignment, which tile the time before it, and the unfolded stock changes of all time
+//     (metricsDeltasBefore);
 //   - metricsFlowsBase and metricsDeltasBase compute the same rows from the base tables at
 //     their exact times, narrowed by customer when $8 is not null.
 //
-// The rollup sources hold whole UTC hours, so they serve only zones whose offset is whole
-// hours over the window (storage.MetricsFilter.Exact).
+// The rollup sources add the changes not folded into the rollups yet (migration
+// 00096_metric_changes), hourly rows read in the same statement, so that every committed
+// change counts once whether or not it was folded. They hold whole UTC hours, so they serve
+// only zones whose offset is whole hours over the window (storage.MetricsFilter.Exact).
 const (
-	metricsFlowsHours = `SELECT * FROM metric_hours
-		WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
+	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
+	metricsFlowsHours = `SELECT *, NULL::smallint FROM metric_hours
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL
+		UNION ALL ` + metricsFlowsChanges
 	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
 			WHERE NOT d.whole AND m.organization_id = ANY($1) AND $8::uuid[] IS NULL
 		UNION ALL SELECT m.* FROM days d, LATERAL (SELECT * FROM metric_days
 				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start OFFSET 0) m
-			WHERE d.whole AND $8::uuid[] IS NULL`
+			WHERE d.whole AND $8::uuid[] IS NULL
+		UNION ALL ` + metricsFlowsChanges
 	metricsDeltasBefore = `SELECT * FROM metric_subscription_days
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
-				AND day <= $2::timestamptz - interval '24 hours'`
+				AND day <= $2::timestamptz - interval '24 hours'
+		UNION ALL SELECT *, NULL::smallint FROM metric_subscription_delta_changes
+			WHERE organization_id = ANY($1) AND hour < $3`
 	metricsDeltasHours = `SELECT m.*, NULL::smallint FROM metric_subscription_deltas m
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3
 		UNION ALL ` + metricsDeltasBefore
