@@ -46,7 +46,7 @@ type MetricsArgs struct {
 
 // metrics answers a metrics query over the caller's organizations: the periods from the
 // rollups (or the base tables, see storage.MetricsFilter), the totals and the catalog
-// entries of the metrics asked for.
+// entries of the metrics asked for. Only what those metrics read is computed.
 func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsResult, error) {
 	defs, err := selectMetrics(a.Metrics)
 	if err != nil {
@@ -56,6 +56,7 @@ func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsRe
 	if err != nil {
 		return nil, err
 	}
+	f.Columns = metricColumns(defs)
 	points, err := storage.Metrics(ctx, r.db, f)
 	if errors.Is(err, storage.ErrUnknownTimeZone) {
 		return nil, invalidZone(f.Zone)
@@ -64,6 +65,12 @@ func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsRe
 		return nil, err
 	}
 	return metricsResult(points, defs), nil
+}
+
+// FoldMetrics moves the metric changes writers appended into the rollups, so reads sum few
+// rows beyond them; serve runs it every ten seconds. Reads are exact whether it ran or not.
+func (r *Resolver) FoldMetrics(ctx context.Context) (int, error) {
+	return storage.FoldMetrics(ctx, r.db)
 }
 
 // selectMetrics resolves the slugs asked for to the metrics Till computes, in catalog
@@ -173,12 +180,16 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 		res.Periods[i] = &model.MetricsPeriod{Timestamp: points[i].Timestamp.UTC()}
 	}
 	totals, info := reflect.ValueOf(res.Totals).Elem(), reflect.ValueOf(res.Metrics).Elem()
+	periodType := reflect.TypeFor[model.MetricsPeriod]()
 	for _, d := range defs {
 		field := metricGoName(d.slug)
+		// The field is looked up once per metric, not per period: a year of daily points
+		// looked up by name spent more than the statement that computed them.
+		f, _ := periodType.FieldByName(field)
 		var sum, num, den int64
 		for i := range points {
 			p := &points[i]
-			period := reflect.ValueOf(res.Periods[i]).Elem().FieldByName(field)
+			period := reflect.ValueOf(res.Periods[i]).Elem().Field(f.Index[0])
 			if d.ratio != nil {
 				n, m := d.ratio(p)
 				num, den = num+n, den+m
@@ -194,7 +205,7 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 		case len(points) == 0:
 			total.Set(reflect.Zero(total.Type()))
 		case d.agg == aggregateLast:
-			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().FieldByName(field))
+			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().Field(f.Index[0]))
 		case d.agg == aggregateRatio:
 			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, den))))
 		default:

@@ -1,6 +1,9 @@
 package resolvers
 
 import (
+	"reflect"
+	"slices"
+
 	"till/graph/model"
 	"till/storage"
 )
@@ -15,6 +18,35 @@ type metricDef struct {
 	agg           aggregation
 	of            func(p *storage.MetricsPoint) int64
 	ratio         func(p *storage.MetricsPoint) (num, den int64)
+}
+
+// reads reports whether d's value at p is not zero: at a point with one column set, whether
+// d reads that column.
+func (d *metricDef) reads(p *storage.MetricsPoint) bool {
+	if d.ratio != nil {
+		num, den := d.ratio(p)
+		return num != 0 || den != 0
+	}
+	return d.of(p) != 0
+}
+
+// metricColumns are the storage.MetricsPoint columns (db names) that defs read, found by
+// setting each column alone on a point and asking each def whether it moved. Deriving them
+// keeps the catalog's functions the one place that says what a metric is made of.
+func metricColumns(defs []*metricDef) []string {
+	t := reflect.TypeFor[storage.MetricsPoint]()
+	cols := []string{}
+	for i := range t.NumField() {
+		if t.Field(i).Type.Kind() != reflect.Int64 {
+			continue
+		}
+		var p storage.MetricsPoint
+		reflect.ValueOf(&p).Elem().Field(i).SetInt(1)
+		if slices.ContainsFunc(defs, func(d *metricDef) bool { return d.reads(&p) }) {
+			cols = append(cols, t.Field(i).Tag.Get("db"))
+		}
+	}
+	return cols
 }
 
 // aggregation is how a metric's total over the window comes from its periods.

@@ -107,6 +107,48 @@ func TestMetricsFollowRenewalsAndRefunds(t *testing.T) {
 		}
 	})
 
+	t.Run("daily points in zones with and without daylight saving time and in offsets of part hours equal the base tables", func(t *testing.T) {
+		daily := vars{"start": "2030-02-20", "end": "2030-04-10", "interval": "day"}
+		for _, zone := range []string{"UTC", "America/New_York", "Pacific/Kiritimati", "Asia/Kolkata", "Asia/Kathmandu"} {
+			var rolled, perCustomer metricsOut
+			w.s.Query(t, w.org.Token, metricsQuery, merge(daily, vars{"tz": zone}), &rolled)
+			w.s.Query(t, w.org.Token, metricsQuery, merge(daily, vars{"tz": zone, "customers": []uuid.UUID{w.customer.ID}}),
+				&perCustomer)
+			if len(rolled.Metrics.Periods) != 50 {
+				t.Fatalf("%s: %d daily points, want 50", zone, len(rolled.Metrics.Periods))
+			}
+			if diff := cmp.Diff(rolled, perCustomer); diff != "" {
+				t.Errorf("%s: the organization's daily metrics differ from the customer's (-org +customer):\n%s", zone, diff)
+			}
+			if got := *rolled.Metrics.Totals.RenewedSubscriptions; got != 2 {
+				t.Errorf("%s: %d renewals over the window, want 2", zone, got)
+			}
+		}
+	})
+
+	t.Run("each metric asked alone answers what it answers among all", func(t *testing.T) {
+		var all metricsOut
+		w.s.Query(t, w.org.Token, metricsQuery, monthly, &all)
+		pick := map[string]func(p metricsPeriod) any{
+			"orders":                    func(p metricsPeriod) any { return p.Orders },
+			"revenue":                   func(p metricsPeriod) any { return p.Revenue },
+			"net_revenue":               func(p metricsPeriod) any { return p.NetRevenue },
+			"renewed_subscriptions":     func(p metricsPeriod) any { return p.RenewedSubscriptions },
+			"active_subscriptions":      func(p metricsPeriod) any { return p.ActiveSubscriptions },
+			"monthly_recurring_revenue": func(p metricsPeriod) any { return p.MonthlyRecurringRevenue },
+			"average_order_value":       func(p metricsPeriod) any { return p.AverageOrderValue },
+		}
+		for slug, of := range pick {
+			var alone metricsOut
+			w.s.Query(t, w.org.Token, metricsQuery, merge(monthly, vars{"metrics": []string{slug}}), &alone)
+			for i, p := range alone.Metrics.Periods {
+				if diff := cmp.Diff(of(all.Metrics.Periods[i]), of(p)); diff != "" {
+					t.Errorf("%s in period %d (-among all +alone):\n%s", slug, i, diff)
+				}
+			}
+		}
+	})
+
 	t.Run("another organization's token sees none of it, even naming the customer and product", func(t *testing.T) {
 		other := w.s.NewOrg(t, resolverstest.AllScopes)
 		var out metricsOut

@@ -302,6 +302,8 @@ var unaudited = map[string]string{
 	"event_day_changes": "ingestion bookkeeping", "event_types": "made by ingestion",
 	"meter_rollups": "derived from events", "metric_hours": "derived from orders, refunds and checkouts; metric_rebuild recomputes it",
 	"metric_subscription_deltas": "derived from subscriptions; metric_rebuild recomputes it", "meter_rollup_states": "derived from events",
+	"metric_days": "derived from orders, refunds and checkouts; metric_rebuild recomputes it", "metric_subscription_days": "derived from subscriptions; metric_rebuild recomputes it",
+	"metric_hour_changes": "derived from orders, refunds and checkouts; folded into metric_hours", "metric_subscription_delta_changes": "derived from subscriptions; folded into metric_subscription_deltas",
 	"customer_meters": "derived from events and grants", "subscription_meters": "derived from events",
 	"billing_entries": "derived from events and renewals", "domain_events": "the outbox of changes already audited",
 	"webhook_deliveries": "one per delivery attempt", "processor_events": "the processor's own log, kept whole",

@@ -52,22 +52,43 @@ func (s metricsShop) order(t testing.TB, q sqlx.ExtContext, at time.Time, amount
 	return o.ID
 }
 
-// rollups reads an organization's rollup rows as text, for comparing them with a rebuild.
+// rollups reads an organization's rollup rows, hourly and daily, as text, for comparing them with a rebuild.
 func rollups(t *testing.T, db *sqlx.DB, org uuid.UUID) []string {
 	t.Helper()
 	var rows []string
 	if err := db.Select(&rows, `SELECT row_to_json(m)::text FROM metric_hours m WHERE organization_id = $1
 		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_deltas d WHERE organization_id = $1
+		UNION ALL SELECT row_to_json(m)::text FROM metric_days m WHERE organization_id = $1
+		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_days d WHERE organization_id = $1
 		ORDER BY 1`, org); err != nil {
 		t.Fatal(err)
 	}
 	return rows
 }
 
-// checkRebuild fails the test unless the organization's rollups, as the triggers left them,
-// equal what metric_rebuild computes from the base tables.
+// checkRebuild fails the test unless the organization's series reads the same before and
+// after its appended changes are folded, and its rollups, as the triggers and the fold left
+// them, equal what metric_rebuild computes from the base tables.
 func checkRebuild(t *testing.T, db *sqlx.DB, org uuid.UUID) {
 	t.Helper()
+	ctx := context.Background()
+	series := func() []storage.MetricsPoint {
+		t.Helper()
+		points, err := storage.Metrics(ctx, db, storage.MetricsFilter{Orgs: []uuid.UUID{org}, Interval: "day",
+			Zone: "America/New_York", From: time.Date(2025, 10, 1, 4, 0, 0, 0, time.UTC),
+			To: time.Date(2026, 9, 1, 4, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return points
+	}
+	unfolded := series()
+	if _, err := storage.FoldMetrics(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(unfolded, series()); diff != "" {
+		t.Fatalf("the series changed when the changes were folded (-unfolded +folded):\n%s", diff)
+	}
 	live := rollups(t, db, org)
 	if _, err := db.Exec(`SELECT metric_rebuild($1)`, org); err != nil {
 		t.Fatal(err)
@@ -130,10 +151,28 @@ func TestMetricsRollups(t *testing.T) {
 		checkRebuild(t, db, s.org)
 	})
 
-	t.Run("the rollups equal a rebuild from the base tables after orders and refunds race", func(t *testing.T) {
+	t.Run("the rollups equal a rebuild from the base tables after orders, refunds and folds race", func(t *testing.T) {
 		s := newMetricsShop(t, db)
-		var wg sync.WaitGroup
+		var wg, folders sync.WaitGroup
 		errs := make(chan error, 64)
+		writing := make(chan struct{})
+		for range 3 {
+			folders.Add(1)
+			go func() {
+				defer folders.Done()
+				for {
+					if _, err := storage.FoldMetrics(ctx, db); err != nil {
+						errs <- fmt.Errorf("fold: %w", err)
+						return
+					}
+					select {
+					case <-writing:
+						return
+					default:
+					}
+				}
+			}()
+		}
 		for i := range 32 {
 			wg.Add(1)
 			go func() {
@@ -152,6 +191,8 @@ func TestMetricsRollups(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+		close(writing)
+		folders.Wait()
 		close(errs)
 		for err := range errs {
 			t.Fatal(err)
@@ -162,6 +203,37 @@ func TestMetricsRollups(t *testing.T) {
 			t.Fatalf("orders counted: %d (%v), want 32", orders, err)
 		}
 	})
+}
+
+func TestMetricsWritersOfOneProductAndHourDoNotWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	ctx := context.Background()
+	s := newMetricsShop(t, db)
+	at := time.Date(2026, 3, 10, 9, 15, 0, 0, time.UTC)
+	first, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback() }()
+	s.order(t, first, at, 1000, "purchase")
+	// The second order, of the same product in the same hour, commits while the first
+	// transaction is still open.
+	waitCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err = storage.InTx(waitCtx, db, func(tx *sqlx.Tx) error {
+		_, err := storage.InsertOrder(waitCtx, tx, s.org, at.Add(time.Minute), storage.OrderWrite{CustomerID: s.customer,
+			ProductID: &s.product, Status: "paid", BillingReason: "purchase", Currency: "usd", SubtotalAmount: 500,
+			NetAmount: 500, TotalAmount: 500})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("the second order waited for the first: %v", err)
+	}
+	if err := first.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	checkRebuild(t, db, s.org)
 }
 
 func TestMetricsRefuseAZonePostgreSQLDoesNotKnow(t *testing.T) {

@@ -178,6 +178,8 @@ func startWork(ctx context.Context, cfg config, a *app, listener *wake.Listener,
 		return r.RefreshSubscriptionMeters(ctx, nil, time.Minute, 500)
 	})
 	work.every(ctx, "meter rollups", time.Minute, r.RefreshMeterRollups)
+	// Metric reads sum the changes not folded yet: folding often keeps them few.
+	work.every(ctx, "metric rollups", 10*time.Second, r.FoldMetrics)
 	work.every(ctx, "event partitions", time.Hour, func(ctx context.Context) (int, error) {
 		return r.EnsureEventPartitions(ctx)
 	})

@@ -1,0 +1,146 @@
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/jmoiron/sqlx"
+
+	"till/storage"
+	"till/storage/storagetest"
+)
+
+// seedAroundDST stores, for s, orders every seven hours from February to mid-April 2026 (over
+// the American, European and New Zealand daylight saving changes, and every hour around
+// them) in turn one time, new and renewal, a
+// third of them refunded a month after they were paid; an order backdated to December, as a
+// test clock makes one; and subscriptions started before and during the window, some canceled
+// and ended in it.
+func seedAroundDST(t *testing.T, db *sqlx.DB, s metricsShop) {
+	t.Helper()
+	ctx := context.Background()
+	reasons := []string{"purchase", "subscription_create", "subscription_cycle"}
+	start := time.Date(2026, 2, 20, 3, 0, 0, 0, time.UTC)
+	for i, at := 0, start; at.Before(time.Date(2026, 4, 15, 0, 0, 0, 0, time.UTC)); i, at = i+1, at.Add(7*time.Hour) {
+		id := s.order(t, db, at.Add(time.Duration(i%60)*time.Minute), int64(100+i), reasons[i%3])
+		if i%3 == 0 {
+			if _, err := storage.AddOrderRefund(ctx, db, id, int64(10+i), 0, at.AddDate(0, 1, 0)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Every hour of the days around the changes, so that an hour too many or too few shows.
+	for _, change := range []time.Time{time.Date(2026, 3, 8, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 3, 29, 0, 0, 0, 0, time.UTC), time.Date(2026, 4, 5, 0, 0, 0, 0, time.UTC)} {
+		for h := -36; h < 36; h++ {
+			s.order(t, db, change.Add(time.Duration(h)*time.Hour+20*time.Minute), int64(100+h), reasons[(h+36)%3])
+		}
+	}
+	s.order(t, db, time.Date(2025, 12, 31, 23, 30, 0, 0, time.UTC), 5000, "subscription_cycle")
+	for i := range 12 {
+		began := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 97 * time.Hour)
+		sub, err := storage.CreateSubscription(ctx, db, s.org, began, storage.SubscriptionWrite{CustomerID: s.customer,
+			ProductID: s.product, Status: "active", Amount: int64(1000 + 100*i), Currency: "usd", RecurringInterval: "month",
+			RecurringIntervalCount: 1, CurrentPeriodStart: began, CurrentPeriodEnd: began.AddDate(0, 1, 0), StartedAt: &began})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 1 {
+			if _, err := db.Exec(`UPDATE subscriptions SET canceled_at = $2, ended_at = $3, status = 'canceled',
+				customer_cancellation_reason = 'too_expensive' WHERE id = $1`,
+				sub.ID, began.Add(250*time.Hour), began.Add(500*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestMetricsDailyRollupsEqualTheBaseTables checks that the daily rollups answer, in zones
+// of whole-hour offsets with and without daylight saving time, what the base tables answer:
+// per day across the changes (23- and 25-hour days), per week and month, and per hour.
+func TestMetricsDailyRollupsEqualTheBaseTables(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	ctx := context.Background()
+	s := newMetricsShop(t, db)
+	seedAroundDST(t, db, s)
+	checkRebuild(t, db, s.org)
+
+	windows := []struct {
+		interval   string
+		from, to   [3]int // year, month, day of the first day and of the day after the last
+		wantPoints int
+	}{
+		{"day", [3]int{2026, 3, 1}, [3]int{2026, 4, 5}, 35},
+		{"week", [3]int{2026, 2, 18}, [3]int{2026, 4, 20}, 9},
+		{"month", [3]int{2025, 12, 1}, [3]int{2026, 5, 1}, 5},
+		{"hour", [3]int{2026, 3, 7}, [3]int{2026, 3, 10}, 72},
+	}
+	zones := []string{"UTC", "America/New_York", "Europe/Berlin", "Asia/Tokyo", "Pacific/Auckland", "America/Sao_Paulo"}
+	for _, zone := range zones {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range windows {
+			t.Run(fmt.Sprintf("%s points in %s", w.interval, zone), func(t *testing.T) {
+				f := storage.MetricsFilter{Orgs: []uuid.UUID{s.org}, Interval: w.interval, Zone: zone,
+					From: time.Date(w.from[0], time.Month(w.from[1]), w.from[2], 0, 0, 0, 0, loc),
+					To:   time.Date(w.to[0], time.Month(w.to[1]), w.to[2], 0, 0, 0, 0, loc)}
+				rolled, err := storage.Metrics(ctx, db, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Exact = true
+				base, err := storage.Metrics(ctx, db, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w.interval != "hour" && len(rolled) != w.wantPoints {
+					t.Errorf("%d points, want %d", len(rolled), w.wantPoints)
+				}
+				if diff := cmp.Diff(base, rolled); diff != "" {
+					t.Errorf("rollups differ from the base tables (-base +rollups):\n%s", diff)
+				}
+			})
+		}
+	}
+
+	t.Run("some columns are computed alone as among all", func(t *testing.T) {
+		f := storage.MetricsFilter{Orgs: []uuid.UUID{s.org}, Interval: "day", Zone: "America/New_York",
+			From: time.Date(2026, 3, 1, 5, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 20, 4, 0, 0, 0, time.UTC)}
+		all, err := storage.Metrics(ctx, db, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cols := range [][]string{{"net_cumulative_revenue"}, {"active_at_start", "churned"}, {}} {
+			f.Columns = cols
+			some, err := storage.Metrics(ctx, db, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(some) != len(all) {
+				t.Fatalf("%v: %d points, want %d", cols, len(some), len(all))
+			}
+			for i := range all {
+				want := storage.MetricsPoint{Timestamp: all[i].Timestamp, NetCumulativeRevenue: all[i].NetCumulativeRevenue}
+				switch len(cols) {
+				case 0:
+					want.NetCumulativeRevenue = 0
+				case 2:
+					want = storage.MetricsPoint{Timestamp: all[i].Timestamp, ActiveAtStart: all[i].ActiveAtStart,
+						Churned: all[i].Churned, ActiveSubscriptions: all[i].ActiveSubscriptions,
+						MonthlyRecurringRevenue: all[i].MonthlyRecurringRevenue,
+						MonthlyRecurringAtStart: all[i].MonthlyRecurringAtStart}
+				}
+				if diff := cmp.Diff(want, some[i]); diff != "" {
+					t.Fatalf("%v, point %d (-want +got):\n%s", cols, i, diff)
+				}
+			}
+		}
+	})
+}

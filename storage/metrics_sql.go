@@ -1,0 +1,167 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The sources the series sums, each giving rows shaped as metric_hours' (flows) or
+// metric_subscription_deltas' (stock changes), at the start of the hour or day they cover:
+//   - metricsFlowsHours and metricsDeltasHours read the hourly rollups of the window (migration
+//     00085_revenue_metrics), for hourly points;
+//   - metricsFlowsDays and metricsDeltasDays read the daily rollups (migration
+//     00095_metric_days) for the window's days of 24 hours and the hourly ones for its other
+//     days (daylight saving time changes), for points of a day or longer;
+//   - both take the stock before the window from the daily rollups of the window start's
+//     alignment, which tile the time before it, and the unfolded stock changes of all time
+//     (metricsDeltasBefore);
+//   - metricsFlowsBase and metricsDeltasBase compute the same rows from the base tables at
+//     their exact times, narrowed by customer when $8 is not null.
+//
+// The rollup sources add the changes not folded into the rollups yet (migration
+// 00096_metric_changes), hourly rows read in the same statement, so that every committed
+// change counts once whether or not it was folded. They hold whole UTC hours, so they serve
+// only zones whose offset is whole hours over the window (storage.MetricsFilter.Exact).
+const (
+	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
+	metricsFlowsHours = `SELECT *, NULL::smallint FROM metric_hours
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL
+		UNION ALL ` + metricsFlowsChanges
+	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
+			WHERE NOT d.whole AND m.organization_id = ANY($1) AND $8::uuid[] IS NULL
+		UNION ALL SELECT m.* FROM days d, LATERAL (SELECT * FROM metric_days
+				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start OFFSET 0) m
+			WHERE d.whole AND $8::uuid[] IS NULL
+		UNION ALL ` + metricsFlowsChanges
+	metricsDeltasBefore = `SELECT * FROM metric_subscription_days
+			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
+				AND day <= $2::timestamptz - interval '24 hours'
+		UNION ALL SELECT *, NULL::smallint FROM metric_subscription_delta_changes
+			WHERE organization_id = ANY($1) AND hour < $3`
+	metricsDeltasHours = `SELECT m.*, NULL::smallint FROM metric_subscription_deltas m
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3
+		UNION ALL ` + metricsDeltasBefore
+	metricsDeltasDays = `SELECT m.*, NULL::smallint FROM days d
+			JOIN metric_subscription_deltas m ON m.hour >= d.start AND m.hour < d.stop
+			WHERE NOT d.whole AND m.organization_id = ANY($1)
+		UNION ALL SELECT m.* FROM days d, LATERAL (SELECT * FROM metric_subscription_days
+				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start OFFSET 0) m
+			WHERE d.whole
+		UNION ALL ` + metricsDeltasBefore
+	metricsFlowsBase = `SELECT * FROM (
+		SELECT c.* FROM orders r, metric_order_contribution(r, 1) c
+			WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8))
+				AND r.created_at >= $2 AND r.created_at < $3
+		UNION ALL SELECT c.* FROM checkouts r, metric_checkout_contribution(r, 1) c
+			WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8))
+				AND r.created_at >= $2 AND r.created_at < $3
+		UNION ALL SELECT c.* FROM subscriptions r, metric_subscription_contribution(r, 1) c
+			WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8))
+		) f WHERE hour >= $2 AND hour < $3`
+	metricsDeltasBase = `SELECT c.* FROM subscriptions r, metric_subscription_delta(r, 1) c
+		WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8)) AND c.hour < $3`
+)
+
+// metricFlows are the flow columns of metric_hours and metric_days, in table order.
+var metricFlows = [...]string{"orders", "revenue", "net_revenue", "one_time_orders", "one_time_revenue",
+	"one_time_net_revenue", "new_orders", "new_revenue", "new_net_revenue", "renewal_orders", "renewal_revenue",
+	"renewal_net_revenue", "checkouts", "succeeded_checkouts", "canceled", "canceled_customer_service",
+	"canceled_low_quality", "canceled_missing_features", "canceled_switched_service", "canceled_too_complex",
+	"canceled_too_expensive", "canceled_unused", "canceled_other", "churned"}
+
+// metricStocks are the MetricsPoint columns that need the subscription stock.
+var metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenue", "active_at_start",
+	"monthly_recurring_at_start"}
+
+// metricsHead types every parameter ($8 and $9 may be read by no source), cuts the periods and
+// the days (the window's local days as UTC instants, whole when 24 hours long from a whole
+// hour) and selects the products. $9 is true when products are narrowed.
+const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean AS narrowed
+	), sel AS (
+		SELECT id FROM products WHERE organization_id = ANY($1)
+			AND ($5::uuid[] IS NULL OR id = ANY($5))
+			AND ($6::text[] IS NULL OR (CASE WHEN recurring_interval IS NULL THEN 'one_time' ELSE 'recurring' END) = ANY($6))
+	), periods AS (
+		SELECT p AS local, p AT TIME ZONE $7 AS ts
+		FROM generate_series(date_trunc($4::text, $2::timestamptz AT TIME ZONE $7::text),
+			($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7, ('1 ' || $4)::interval) p
+	), days AS (
+		SELECT start, stop, extract(hour FROM start AT TIME ZONE 'UTC')::smallint AS align,
+			stop - start = interval '24 hours' AND start = date_trunc('hour', start, 'UTC') AS whole
+		FROM (SELECT CASE WHEN l = b.first THEN $2 ELSE l AT TIME ZONE $7 END AS start,
+				CASE WHEN l = b.last THEN $3 ELSE (l + interval '1 day') AT TIME ZONE $7 END AS stop
+			FROM (SELECT date_trunc('day', $2::timestamptz AT TIME ZONE $7) AS first,
+				date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7) AS last) b,
+				generate_series(b.first, b.last, interval '1 day') l) d
+	)`
+
+// metricsStock sums the stock changes per period (those before the window in one row, local
+// NULL) and runs them into the stock at each period's end and start.
+const metricsStock = `, deltas AS (
+		SELECT CASE WHEN d.hour < $2 THEN NULL ELSE date_trunc($4, d.hour AT TIME ZONE $7) END AS local,
+			sum(active) AS active, sum(monthly_amount) AS monthly_amount
+		FROM (%s) d
+		WHERE (NOT $9 OR d.product_id IN (SELECT id FROM sel))
+		GROUP BY 1
+	), stock AS (
+		SELECT p.local, coalesce((SELECT active FROM deltas WHERE local IS NULL), 0)
+				+ coalesce(sum(d.active) OVER w, 0) AS active,
+			coalesce((SELECT monthly_amount FROM deltas WHERE local IS NULL), 0)
+				+ coalesce(sum(d.monthly_amount) OVER w, 0) AS monthly_amount,
+			coalesce(d.active, 0) AS change, coalesce(d.monthly_amount, 0) AS amount_change
+		FROM periods p LEFT JOIN deltas d ON d.local = p.local
+		WINDOW w AS (ORDER BY p.local)
+	)`
+
+// metricsQuery writes the series statement over a flow source and a stock-change source,
+// computing only the MetricsPoint columns in cols (all when nil): flows not asked for are
+// not summed, and without a stock column the stock-change source is not read. The columns
+// not computed read as 0.
+func metricsQuery(flows, deltas string, cols []string) string {
+	want := func(c string) bool { return cols == nil || slices.Contains(cols, c) }
+	var sums, out []string
+	for _, c := range metricFlows {
+		if want(c) || (c == "revenue" && want("cumulative_revenue")) || (c == "net_revenue" && want("net_cumulative_revenue")) {
+			sums = append(sums, fmt.Sprintf("sum(%s) AS %[1]s", c))
+		}
+		if want(c) {
+			out = append(out, fmt.Sprintf("coalesce(f.%s, 0) AS %[1]s", c))
+		}
+	}
+	if want("cumulative_revenue") {
+		out = append(out, "sum(coalesce(f.revenue, 0)) OVER w AS cumulative_revenue")
+	}
+	if want("net_cumulative_revenue") {
+		out = append(out, "sum(coalesce(f.net_revenue, 0)) OVER w AS net_cumulative_revenue")
+	}
+	stock := slices.ContainsFunc(metricStocks[:], want)
+	if stock {
+		out = append(out, "s.active AS active_subscriptions", "round(s.monthly_amount)::bigint AS monthly_recurring_revenue",
+			"s.active - s.change AS active_at_start",
+			"round(s.monthly_amount - s.amount_change)::bigint AS monthly_recurring_at_start")
+	}
+	var q strings.Builder
+	q.WriteString(metricsHead)
+	from := "periods p"
+	if sums != nil {
+		fmt.Fprintf(&q, `, flows AS (
+		SELECT date_trunc($4, f.hour AT TIME ZONE $7) AS local, %s
+		FROM (%s) f
+		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
+		GROUP BY 1
+	)`, strings.Join(sums, ", "), flows)
+		from += " LEFT JOIN flows f ON f.local = p.local"
+	}
+	if stock {
+		fmt.Fprintf(&q, metricsStock, deltas)
+		from += " JOIN stock s ON s.local = p.local"
+	}
+	fmt.Fprintf(&q, `
+	SELECT %s
+	FROM %s
+	WINDOW w AS (ORDER BY p.local)
+	ORDER BY p.local`, strings.Join(append([]string{"p.ts AS timestamp"}, out...), ", "), from)
+	return q.String()
+}
