@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/coder/websocket/wsjson"
 	"github.com/google/uuid"
 
 	"till/resolvers/resolverstest"
@@ -143,22 +142,13 @@ func (s *liveSocket) read(withOrder bool) {
 	defer close(s.done)
 	ctx := context.Background()
 	for {
-		_, frame, err := s.client.Conn.Read(ctx)
+		m, err := s.client.Next(ctx) // decoded by the client's reader, which answers pings
 		at := time.Now()
 		if err != nil {
 			if !s.closed.Load() {
 				s.err = err
 			}
 			return
-		}
-		var m resolverstest.LiveMessage
-		if err := json.Unmarshal(frame, &m); err != nil {
-			s.err = fmt.Errorf("undecodable frame %q: %w", frame, err)
-			return
-		}
-		if m.Type == "ping" {
-			_ = wsjson.Write(ctx, s.client.Conn, resolverstest.LiveMessage{Type: "pong"})
-			continue
 		}
 		i, err := strconv.Atoi(m.ID)
 		if err != nil || i < 0 || i >= len(s.subs) {

@@ -3,6 +3,9 @@ package resolvers
 import (
 	"context"
 	"errors"
+	"time"
+
+	"github.com/google/uuid"
 
 	"till/internal/auth"
 	"till/storage"
@@ -16,29 +19,61 @@ func (r *Resolver) liveOrder(ctx context.Context, e *storage.LiveEvent) (*storag
 	if !r.liveObjectVisible(ctx, e, "order") {
 		return nil, nil
 	}
-	return nullIfGone(r.order(ctx, e.ObjectID))
+	return liveObject(e, func(ctx context.Context, orgs []uuid.UUID) (*storage.Order, error) {
+		o, _, err := storage.GetOrderWith(ctx, r.db, orgs, nil, e.ObjectID, storage.OrderWith{})
+		return o, err
+	})
 }
 
 func (r *Resolver) liveSubscription(ctx context.Context, e *storage.LiveEvent) (*storage.Subscription, error) {
 	if !r.liveObjectVisible(ctx, e, "subscription") {
 		return nil, nil
 	}
-	return nullIfGone(r.subscriptionByID(ctx, e.ObjectID))
+	return liveObject(e, func(ctx context.Context, orgs []uuid.UUID) (*storage.Subscription, error) {
+		return storage.GetSubscription(ctx, r.db, orgs, e.ObjectID)
+	})
 }
 
 func (r *Resolver) liveCheckout(ctx context.Context, e *storage.LiveEvent) (*storage.Checkout, error) {
 	if !r.liveObjectVisible(ctx, e, "checkout") {
 		return nil, nil
 	}
-	return nullIfGone(r.checkout(ctx, e.ObjectID))
+	return liveObject(e, func(ctx context.Context, orgs []uuid.UUID) (*storage.Checkout, error) {
+		return storage.GetCheckout(ctx, r.db, orgs, e.ObjectID, r.Now())
+	})
 }
 
 func (r *Resolver) liveCustomer(ctx context.Context, e *storage.LiveEvent) (*storage.Customer, error) {
 	if !r.liveObjectVisible(ctx, e, "customer") {
 		return nil, nil
 	}
-	return nullIfGone(r.customerByRef(ctx, &e.ObjectID, nil))
+	return liveObject(e, func(ctx context.Context, orgs []uuid.UUID) (*storage.Customer, error) {
+		return storage.GetCustomer(ctx, r.db, orgs, e.ObjectID)
+	})
 }
+
+// liveObject reads e's object once for every subscriber e is delivered to (the feed hands
+// them the same event): the record of the event's organization, which each subscriber then
+// shows through its own field guards and loaders. The read belongs to no one subscriber, so
+// one that leaves meanwhile does not fail it for the others. A gone object is null.
+func liveObject[T any](e *storage.LiveEvent, read func(context.Context, []uuid.UUID) (*T, error)) (*T, error) {
+	v, err := e.Object.Do(func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), liveObjectTimeout)
+		defer cancel()
+		o, err := read(ctx, []uuid.UUID{e.OrganizationID})
+		if errors.Is(err, storage.ErrNotFound) {
+			return (*T)(nil), nil
+		}
+		return o, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*T), nil
+}
+
+// liveObjectTimeout bounds the shared read of an event's object.
+const liveObjectTimeout = 10 * time.Second
 
 // liveObjectVisible reports whether e is of family and its object one the principal reads
 // through this field: any of its organizations' for organization tokens and users, only its
@@ -57,12 +92,4 @@ func (r *Resolver) liveObjectVisible(ctx context.Context, e *storage.LiveEvent, 
 		return family == "customer" || r.requireBillingRole(ctx) == nil
 	}
 	return true
-}
-
-// nullIfGone turns a not-found read into null.
-func nullIfGone[T any](v *T, err error) (*T, error) {
-	if te, ok := errors.AsType[*Error](err); ok && te.Code == CodeNotFound {
-		return nil, nil
-	}
-	return v, err
 }

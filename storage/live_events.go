@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,6 +24,22 @@ type LiveEvent struct {
 	Type           string     `db:"type"`
 	ObjectID       uuid.UUID  `db:"object_id"`
 	CustomerID     *uuid.UUID `db:"customer_id"`
+	// Object is the changed object as first read for a delivery: an event read once for
+	// many subscribers is read once for all of them.
+	Object Memo `db:"-"`
+}
+
+// Memo is a value computed on first use and shared by every later reader.
+type Memo struct {
+	once sync.Once
+	v    any
+	err  error
+}
+
+// Do returns the value, computing it with fn the first time.
+func (m *Memo) Do(fn func() (any, error)) (any, error) {
+	m.once.Do(func() { m.v, m.err = fn() })
+	return m.v, m.err
 }
 
 // LiveFilter narrows the events a subscription reads; empty fields narrow nothing.
