@@ -4,12 +4,14 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/storage"
 )
@@ -172,4 +174,46 @@ func toPositions(t *testing.T, cursors []string) []int64 {
 		out[i] = cursorOf(t, liveEvent{Cursor: c})
 	}
 	return out
+}
+
+// An event the feed hands to many subscribers reads its object once for all of them, and a
+// gone object is null for all; another event reads its own.
+func TestLiveEventObjectIsReadOnceForAllItsSubscribers(t *testing.T) {
+	t.Parallel()
+	var reads atomic.Int32
+	read := func(_ context.Context, orgs []uuid.UUID) (*storage.Order, error) {
+		reads.Add(1)
+		time.Sleep(10 * time.Millisecond)
+		return &storage.Order{ID: uuid.New(), OrganizationID: orgs[0]}, nil
+	}
+	e := &storage.LiveEvent{OrganizationID: uuid.New(), Type: "order.paid"}
+	got := make([]*storage.Order, 200)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() {
+			o, err := resolvers.LiveOrderObject(e, read)
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = o
+		})
+	}
+	wg.Wait()
+	if n := reads.Load(); n != 1 {
+		t.Errorf("200 subscribers read the order %d times, want once", n)
+	}
+	for _, o := range got {
+		if o != got[0] || o.OrganizationID != e.OrganizationID {
+			t.Fatalf("subscribers got different records, or one of another organization")
+		}
+	}
+	if _, err := resolvers.LiveOrderObject(&storage.LiveEvent{}, read); err != nil || reads.Load() != 2 {
+		t.Errorf("another event: %v, %d reads, want its own read", err, reads.Load())
+	}
+	gone, err := resolvers.LiveOrderObject(&storage.LiveEvent{}, func(context.Context, []uuid.UUID) (*storage.Order, error) {
+		return nil, storage.ErrNotFound
+	})
+	if gone != nil || err != nil {
+		t.Errorf("a gone order: %v, %v, want null", gone, err)
+	}
 }
