@@ -84,7 +84,7 @@ func (r *Resolver) subscribeLive(ctx context.Context, s liveStream) (<-chan *sto
 		r.closeLiveSlot(conn, credential)
 		return nil, err
 	}
-	cursor, err := liveCursor(s.after, feed.position())
+	cursor, err := r.liveCursor(ctx, s.org, s.after, feed.position())
 	if err != nil {
 		r.live.leave(feed)
 		r.closeLiveSlot(conn, credential)
@@ -131,13 +131,20 @@ func (r *Resolver) endLive(ctx context.Context, err error) {
 	transport.AddSubscriptionError(ctx, ErrorPresenter(r.logger)(present, err))
 }
 
-// liveCursor is where a stream starts: after the cursor a client passed, or after the last
-// committed event. A cursor past the last event is refused: it names no event.
-func liveCursor(after *string, last int64) (int64, error) {
+// liveCursor is where a stream starts: after the cursor a client passed, or after last, the
+// feed's last event. A cursor past the organization's last committed event is refused: it
+// names no event. One past the feed's may come from another process that heard of a commit
+// first (a client failing over), so the database decides.
+func (r *Resolver) liveCursor(ctx context.Context, org uuid.UUID, after *string, last int64) (int64, error) {
 	if after == nil {
 		return last, nil
 	}
 	n, err := strconv.ParseInt(*after, 10, 64)
+	if err == nil && n > last {
+		if last, err = storage.LivePosition(ctx, r.db, org); err != nil {
+			return 0, err
+		}
+	}
 	if err != nil || n < 0 || n > last {
 		return 0, Invalid("value_error", "The cursor names no event of this organization.", *after, "after")
 	}

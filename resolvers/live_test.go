@@ -11,8 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 	"till/storage"
+	"till/storage/storagetest"
 )
 
 // liveEvent is the part of a LiveEvent the tests select.
@@ -377,5 +379,30 @@ func TestLiveReadsEachEventsRelationsAnew(t *testing.T) {
 		if err := json.Unmarshal(m.Payload, &body); err != nil || body.Data.OrderEvents.Order.Customer.Email != email {
 			t.Errorf("the order's customer: %s %s, want %s", m.Type, m.Payload, email)
 		}
+	}
+}
+
+// A client failing over to a process that has not yet heard of the last commit resumes there
+// from the cursor the other process gave it: the database, not the process's feed, says
+// which cursors name an event.
+func TestLiveResumesOnAProcessThatHasNotHeardOfTheLastCommit(t *testing.T) {
+	t.Parallel()
+	db := storagetest.New(t)
+	// A hub nobody wakes: this process hears of no commit.
+	s := resolverstest.NewWithDB(t, db, func(d *resolvers.Deps) { d.Live = resolvers.NewLiveHub(db, nil) })
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	first := dialLive(t, s, org.Token)
+	subscribe(t, first, "1", liveCustomersDoc, nil) // the feed starts here
+	time.Sleep(200 * time.Millisecond)
+	createCustomer(t, s, org.Token, vars{"email": "elsewhere@example.com"})
+	var last int64
+	s.Get(t, &last, `SELECT last FROM live_positions WHERE organization_id = $1`, org.ID)
+
+	c := dialLive(t, s, org.Token)
+	subscribe(t, c, "1", liveCustomersDoc, vars{"after": strconv.FormatInt(last, 10)})
+	wantQuiet(t, c, 500*time.Millisecond) // accepted, waiting for what follows
+	subscribe(t, c, "2", liveCustomersDoc, vars{"after": strconv.FormatInt(last+1, 10)})
+	if errs := liveErrors(t, c, 10*time.Second); errs[0].Extensions.Code != "BAD_USER_INPUT" {
+		t.Errorf("a cursor past the last commit: %+v, want BAD_USER_INPUT", errs[0])
 	}
 }
