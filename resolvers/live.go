@@ -68,15 +68,8 @@ func (r *Resolver) subscribePortal(ctx context.Context, types []string, after *s
 // subscribeLive checks the stream's limits and cursor, joins its organization's feed and
 // follows it on a goroutine of its own until the client stops or the credential fails.
 func (r *Resolver) subscribeLive(ctx context.Context, s liveStream) (<-chan *storage.LiveEvent, error) {
-	conn, ok := ctx.Value(liveConnKey{}).(*liveConn)
-	if !ok || r.live == nil { // liveOperations refuses it first where subscriptions are served
-		return nil, Invalid("value_error", "Subscriptions are served over a websocket at /graphql (graphql-transport-ws).", nil, "query")
-	}
-	if fc := graphql.GetFieldContext(ctx); fc != nil {
-		s.field = fc.Field.Definition
-	}
-	credential := auth.FromContext(ctx).TokenID
-	if err := r.openLiveSlot(conn, credential); err != nil {
+	conn, credential, err := r.openLiveSlot(ctx, &s)
+	if err != nil {
 		return nil, err
 	}
 	feed, err := r.live.join(ctx, s.org)
@@ -100,17 +93,26 @@ func (r *Resolver) subscribeLive(ctx context.Context, s liveStream) (<-chan *sto
 	return out, nil
 }
 
-// openLiveSlot counts a new subscription against its connection's and its credential's
-// limits; closeLiveSlot gives it back.
-func (r *Resolver) openLiveSlot(conn *liveConn, credential uuid.UUID) error {
-	if !conn.take() {
-		return tooManyLive("This connection has too many open subscriptions.")
+// openLiveSlot starts a subscription s of the field being resolved: it must come over a
+// websocket, and is counted against its connection's and its credential's limits until
+// closeLiveSlot.
+func (r *Resolver) openLiveSlot(ctx context.Context, s *liveStream) (*liveConn, uuid.UUID, error) {
+	conn, ok := ctx.Value(liveConnKey{}).(*liveConn)
+	if !ok || r.live == nil { // liveOperations refuses it first where subscriptions are served
+		return nil, uuid.Nil, Invalid("value_error", "Subscriptions are served over a websocket at /graphql (graphql-transport-ws).", nil, "query")
 	}
+	if fc := graphql.GetFieldContext(ctx); fc != nil {
+		s.field = fc.Field.Definition
+	}
+	if !conn.take() {
+		return nil, uuid.Nil, tooManyLive("This connection has too many open subscriptions.")
+	}
+	credential := auth.FromContext(ctx).TokenID
 	if err := r.live.hold(credential); err != nil {
 		conn.release()
-		return err
+		return nil, uuid.Nil, err
 	}
-	return nil
+	return conn, credential, nil
 }
 
 func (r *Resolver) closeLiveSlot(conn *liveConn, credential uuid.UUID) {

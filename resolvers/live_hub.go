@@ -171,20 +171,8 @@ func (h *LiveHub) leave(f *liveFeed) {
 	}
 }
 
-// usageWake returns the channel closed at the next notification of org's usage events, and
-// counts a watcher of org until unwatch.
-func (h *LiveHub) usageWake(org uuid.UUID) <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	w, ok := h.usage[org]
-	if !ok {
-		w = &usageWatch{wake: make(chan struct{})}
-		h.usage[org] = w
-	}
-	return w.wake
-}
-
-// watchUsage and unwatchUsage count the subscriptions following org's usage events.
+// watchUsage counts a subscription following org's usage events until unwatchUsage;
+// usageWake returns the channel closed at the next notification of them.
 func (h *LiveHub) watchUsage(org uuid.UUID) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -194,6 +182,12 @@ func (h *LiveHub) watchUsage(org uuid.UUID) {
 		h.usage[org] = w
 	}
 	w.refs++
+}
+
+func (h *LiveHub) usageWake(org uuid.UUID) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.usage[org].wake // watched from subscribeMeter to the stream's end
 }
 
 func (h *LiveHub) unwatchUsage(org uuid.UUID) {

@@ -99,19 +99,20 @@ func (r *Resolver) openLive(ctx context.Context, credentials auth.Resolver, payl
 			src = liveSource{bearer: token}
 		}
 	}
-	conn := &liveConn{}
+	var credential auth.Credential
 	switch {
 	case src.bearer != "":
-		conn.resolve = func(ctx context.Context) (auth.Principal, error) {
-			return auth.ResolveBearer(ctx, credentials, r.secret, src.bearer)
+		c, err := auth.BearerCredential(r.secret, src.bearer)
+		if err != nil {
+			return nil, errors.New("Unauthorized: the token is invalid, expired or revoked")
 		}
+		credential = c
 	case src.session != "":
-		conn.resolve = func(ctx context.Context) (auth.Principal, error) {
-			return auth.ResolveSession(ctx, credentials, r.secret, src.session)
-		}
+		credential = auth.SessionCredential(r.secret, src.session)
 	default:
 		return nil, errors.New("Unauthorized: send a bearer token in the connection_init payload's Authorization entry")
 	}
+	conn := &liveConn{resolve: func(ctx context.Context) (auth.Principal, error) { return credential.Resolve(ctx, credentials) }}
 	p, err := conn.resolve(ctx)
 	if err != nil {
 		if errors.Is(err, auth.ErrInvalidToken) {

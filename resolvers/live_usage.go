@@ -4,10 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql"
 	"github.com/google/uuid"
 
-	"till/internal/auth"
 	"till/storage"
 )
 
@@ -18,10 +16,6 @@ const livePendingPoll = 100 * time.Millisecond
 // subscribeMeter starts a stream of the usage events that count toward a meter of the
 // caller's organizations, after the cursor given or after everything final now.
 func (r *Resolver) subscribeMeter(ctx context.Context, meterID uuid.UUID, after *string) (<-chan *storage.LiveUsageEvent, error) {
-	conn, ok := ctx.Value(liveConnKey{}).(*liveConn)
-	if !ok || r.live == nil {
-		return nil, Invalid("value_error", "Subscriptions are served over a websocket at /graphql (graphql-transport-ws).", nil, "query")
-	}
 	m, err := r.meter(ctx, meterID)
 	if err != nil {
 		return nil, err
@@ -36,11 +30,8 @@ func (r *Resolver) subscribeMeter(ctx context.Context, meterID uuid.UUID, after 
 		}
 	}
 	s := liveStream{org: m.OrganizationID}
-	if fc := graphql.GetFieldContext(ctx); fc != nil {
-		s.field = fc.Field.Definition
-	}
-	credential := auth.FromContext(ctx).TokenID
-	if err := r.openLiveSlot(conn, credential); err != nil {
+	conn, credential, err := r.openLiveSlot(ctx, &s)
+	if err != nil {
 		return nil, err
 	}
 	r.live.watchUsage(m.OrganizationID)

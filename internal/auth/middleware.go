@@ -107,53 +107,61 @@ func Middleware(resolve Resolver, secret []byte, opts ...Option) func(http.Handl
 	}
 }
 
-// ResolveBearer resolves a bearer token as Middleware does: classified by prefix, its
-// checksum checked, looked up by its hash keyed by secret. It returns [ErrInvalidToken] for
-// a token that names no live credential (or that no principal may hold, such as a client
-// registration token) and logs any other failure, which is a server fault. Transports that
-// carry the token elsewhere than in a header (a websocket's first message) use it, and use
-// it again to recheck a long-lived connection's credential.
-func ResolveBearer(ctx context.Context, resolve Resolver, secret []byte, token string) (Principal, error) {
+// Credential is a token checked and hashed once, so a long-lived connection can resolve it
+// again (for every event a subscription delivers) without hashing it again.
+type Credential struct {
+	kind TokenKind
+	hash string
+	// browser marks a browser session read from its cookie.
+	browser bool
+}
+
+// BearerCredential checks a bearer token as Middleware does: classified by prefix, its
+// checksum checked, hashed with secret. A token no principal may hold (malformed, a client
+// registration token) is [ErrInvalidToken].
+func BearerCredential(secret []byte, token string) (Credential, error) {
 	kind := Classify(token)
 	if kind == TokenInvalid || kind == TokenClientRegistration || !ChecksumValid(token) {
-		return Principal{}, ErrInvalidToken
+		return Credential{}, ErrInvalidToken
 	}
-	p, err := resolve.ResolveToken(ctx, kind, Hash(secret, token))
+	return Credential{kind: kind, hash: Hash(secret, token)}, nil
+}
+
+// SessionCredential is the browser session whose token a session cookie carries. The caller
+// applies the rules of cookie-carried requests (CSRF, origin) itself.
+func SessionCredential(secret []byte, token string) Credential {
+	return Credential{kind: TokenUserSession, hash: Hash(secret, token), browser: true}
+}
+
+// Resolve looks the credential up as Middleware does. It returns [ErrInvalidToken] for one
+// that names no live credential and logs any other failure, which is a server fault.
+func (c Credential) Resolve(ctx context.Context, resolve Resolver) (Principal, error) {
+	p, err := resolve.ResolveToken(ctx, c.kind, c.hash)
 	switch {
 	case errors.Is(err, ErrInvalidToken):
 		return Principal{}, ErrInvalidToken
 	case err != nil:
-		slog.ErrorContext(ctx, "auth: resolving bearer token failed", "token_kind", kind.String(), "error", err)
+		slog.ErrorContext(ctx, "auth: resolving a credential failed", "token_kind", c.kind.String(), "error", err)
 		return Principal{}, err
-	case !kindFits(kind, p.Kind):
+	case !kindFits(c.kind, p.Kind):
 		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
-			"token_kind", kind.String(), "principal_kind", p.Kind.String())
+			"token_kind", c.kind.String(), "principal_kind", p.Kind.String())
 		return Principal{}, errWrongKind
 	}
 	if p.Kind == KindCustomerSession || p.Kind == KindMemberSession {
 		p.Scopes = NewScopeSet(ScopeCustomerPortalWrite)
 	}
+	p.BrowserSession = c.browser
 	return p, nil
 }
 
-// ResolveSession resolves a browser session token (the cookie's value) to its user, with
-// the same errors as ResolveBearer. The caller applies the rules of cookie-carried requests
-// (CSRF, origin) itself.
-func ResolveSession(ctx context.Context, resolve Resolver, secret []byte, token string) (Principal, error) {
-	p, err := resolve.ResolveToken(ctx, TokenUserSession, Hash(secret, token))
-	switch {
-	case errors.Is(err, ErrInvalidToken):
-		return Principal{}, ErrInvalidToken
-	case err != nil:
-		slog.ErrorContext(ctx, "auth: resolving a browser session failed", "error", err)
+// ResolveBearer is BearerCredential resolved once.
+func ResolveBearer(ctx context.Context, resolve Resolver, secret []byte, token string) (Principal, error) {
+	c, err := BearerCredential(secret, token)
+	if err != nil {
 		return Principal{}, err
-	case p.Kind != KindUser:
-		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
-			"token_kind", TokenUserSession.String(), "principal_kind", p.Kind.String())
-		return Principal{}, errWrongKind
 	}
-	p.BrowserSession = true
-	return p, nil
+	return c.Resolve(ctx, resolve)
 }
 
 // kindFits reports whether a resolver's principal kind is possible for the
@@ -203,7 +211,7 @@ func (s *browserSessions) serve(w http.ResponseWriter, r *http.Request, resolve 
 		return
 	}
 	ctx := r.Context()
-	p, err := ResolveSession(ctx, resolve, secret, token)
+	p, err := SessionCredential(secret, token).Resolve(ctx, resolve)
 	switch {
 	case errors.Is(err, ErrInvalidToken):
 		s.b.ClearSession(w, r)
