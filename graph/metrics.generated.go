@@ -592,6 +592,70 @@ func (ec *executionContext) fieldContext_MetricsInfo_netCumulativeRevenue(_ cont
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_costs(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_costs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Costs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_costs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_cumulativeCosts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_cumulativeCosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CumulativeCosts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_cumulativeCosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_averageOrderValue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -644,6 +708,70 @@ func (ec *executionContext) _MetricsInfo_netAverageOrderValue(ctx context.Contex
 	)
 }
 func (ec *executionContext) fieldContext_MetricsInfo_netAverageOrderValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_costPerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_costPerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostPerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_costPerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_activeUserByEvent(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_activeUserByEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveUserByEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_activeUserByEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "MetricsInfo",
 		Field:      field,
@@ -1296,6 +1424,102 @@ func (ec *executionContext) fieldContext_MetricsInfo_checkoutsConversion(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_grossMargin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMargin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_grossMargin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_grossMarginPercentage(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_grossMarginPercentage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMarginPercentage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_grossMarginPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_cashflow(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_cashflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cashflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_cashflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsIntervalLimit_minDays(ctx context.Context, field graphql.CollectedField, obj *model.MetricsIntervalLimit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1833,6 +2057,52 @@ func (ec *executionContext) fieldContext_MetricsPeriod_netCumulativeRevenue(_ co
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_costs(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_costs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Costs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_costs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_cumulativeCosts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_cumulativeCosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CumulativeCosts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_cumulativeCosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsPeriod_averageOrderValue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1877,6 +2147,52 @@ func (ec *executionContext) _MetricsPeriod_netAverageOrderValue(ctx context.Cont
 }
 func (ec *executionContext) fieldContext_MetricsPeriod_netAverageOrderValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_costPerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_costPerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostPerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_costPerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_activeUserByEvent(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_activeUserByEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveUserByEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_activeUserByEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _MetricsPeriod_oneTimeProducts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
@@ -2339,6 +2655,75 @@ func (ec *executionContext) fieldContext_MetricsPeriod_checkoutsConversion(_ con
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_grossMargin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMargin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_grossMargin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_grossMarginPercentage(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_grossMarginPercentage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMarginPercentage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_grossMarginPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_cashflow(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_cashflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cashflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_cashflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsResult_periods(ctx context.Context, field graphql.CollectedField, obj *model.MetricsResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2688,6 +3073,52 @@ func (ec *executionContext) fieldContext_MetricsTotals_netCumulativeRevenue(_ co
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_costs(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_costs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Costs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_costs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_cumulativeCosts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_cumulativeCosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CumulativeCosts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_cumulativeCosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsTotals_averageOrderValue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2732,6 +3163,52 @@ func (ec *executionContext) _MetricsTotals_netAverageOrderValue(ctx context.Cont
 }
 func (ec *executionContext) fieldContext_MetricsTotals_netAverageOrderValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_costPerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_costPerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CostPerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_costPerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_activeUserByEvent(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_activeUserByEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActiveUserByEvent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_activeUserByEvent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _MetricsTotals_oneTimeProducts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
@@ -3194,6 +3671,75 @@ func (ec *executionContext) fieldContext_MetricsTotals_checkoutsConversion(_ con
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_grossMargin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMargin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_grossMargin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_grossMarginPercentage(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_grossMarginPercentage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GrossMarginPercentage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_grossMarginPercentage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_cashflow(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_cashflow(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cashflow, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_cashflow(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -3526,6 +4072,16 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "costs":
+			out.Values[i] = ec._MetricsInfo_costs(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cumulativeCosts":
+			out.Values[i] = ec._MetricsInfo_cumulativeCosts(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "averageOrderValue":
 			out.Values[i] = ec._MetricsInfo_averageOrderValue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -3533,6 +4089,16 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			}
 		case "netAverageOrderValue":
 			out.Values[i] = ec._MetricsInfo_netAverageOrderValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "costPerUser":
+			out.Values[i] = ec._MetricsInfo_costPerUser(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "activeUserByEvent":
+			out.Values[i] = ec._MetricsInfo_activeUserByEvent(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -3633,6 +4199,21 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec._MetricsInfo_checkoutsConversion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMargin":
+			out.Values[i] = ec._MetricsInfo_grossMargin(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMarginPercentage":
+			out.Values[i] = ec._MetricsInfo_grossMarginPercentage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cashflow":
+			out.Values[i] = ec._MetricsInfo_cashflow(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -3902,6 +4483,16 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "costs":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Costs)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cumulativeCosts":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CumulativeCosts)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "averageOrderValue":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.AverageOrderValue)
 			if out.Values[i] == graphql.RequiredNull {
@@ -3909,6 +4500,16 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			}
 		case "netAverageOrderValue":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.NetAverageOrderValue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "costPerUser":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CostPerUser)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "activeUserByEvent":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.ActiveUserByEvent)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4009,6 +4610,21 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CheckoutsConversion)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMargin":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.GrossMargin)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMarginPercentage":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.GrossMarginPercentage)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cashflow":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Cashflow)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4161,6 +4777,16 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "costs":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Costs)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cumulativeCosts":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CumulativeCosts)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "averageOrderValue":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.AverageOrderValue)
 			if out.Values[i] == graphql.RequiredNull {
@@ -4168,6 +4794,16 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			}
 		case "netAverageOrderValue":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.NetAverageOrderValue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "costPerUser":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CostPerUser)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "activeUserByEvent":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.ActiveUserByEvent)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4268,6 +4904,21 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CheckoutsConversion)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMargin":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.GrossMargin)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "grossMarginPercentage":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.GrossMarginPercentage)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "cashflow":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Cashflow)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4616,7 +5267,7 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "cumulativeRevenue", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts", "timestamp":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts", "timestamp":
 		default:
 			return nil
 		}
@@ -4634,6 +5285,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				graphql.MarshalString("MetricsPeriod").MarshalGQL(w)
 			case "activeSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ActiveSubscriptions).MarshalGQL(w)
+			case "activeUserByEvent":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ActiveUserByEvent).MarshalGQL(w)
 			case "annualRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
@@ -4656,6 +5309,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptionsTooExpensive).MarshalGQL(w)
 			case "canceledSubscriptionsUnused":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptionsUnused).MarshalGQL(w)
+			case "cashflow":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.Cashflow).MarshalGQL(w)
 			case "checkouts":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Checkouts).MarshalGQL(w)
 			case "checkoutsConversion":
@@ -4664,8 +5319,18 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.ChurnRate).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
+			case "costPerUser":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CostPerUser).MarshalGQL(w)
+			case "costs":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.Costs).MarshalGQL(w)
+			case "cumulativeCosts":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CumulativeCosts).MarshalGQL(w)
 			case "cumulativeRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CumulativeRevenue).MarshalGQL(w)
+			case "grossMargin":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMargin).MarshalGQL(w)
+			case "grossMarginPercentage":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMarginPercentage).MarshalGQL(w)
 			case "monthlyRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.MonthlyRecurringRevenue).MarshalGQL(w)
 			case "netAverageOrderValue":
@@ -4717,7 +5382,7 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "cumulativeRevenue", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts":
 		default:
 			return nil
 		}
@@ -4735,6 +5400,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				graphql.MarshalString("MetricsTotals").MarshalGQL(w)
 			case "activeSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ActiveSubscriptions).MarshalGQL(w)
+			case "activeUserByEvent":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ActiveUserByEvent).MarshalGQL(w)
 			case "annualRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
@@ -4757,6 +5424,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptionsTooExpensive).MarshalGQL(w)
 			case "canceledSubscriptionsUnused":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptionsUnused).MarshalGQL(w)
+			case "cashflow":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.Cashflow).MarshalGQL(w)
 			case "checkouts":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Checkouts).MarshalGQL(w)
 			case "checkoutsConversion":
@@ -4765,8 +5434,18 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.ChurnRate).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
+			case "costPerUser":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CostPerUser).MarshalGQL(w)
+			case "costs":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.Costs).MarshalGQL(w)
+			case "cumulativeCosts":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CumulativeCosts).MarshalGQL(w)
 			case "cumulativeRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CumulativeRevenue).MarshalGQL(w)
+			case "grossMargin":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMargin).MarshalGQL(w)
+			case "grossMarginPercentage":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMarginPercentage).MarshalGQL(w)
 			case "monthlyRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.MonthlyRecurringRevenue).MarshalGQL(w)
 			case "netAverageOrderValue":

@@ -1087,6 +1087,7 @@ type ComplexityRoot struct {
 
 	MetricsInfo struct {
 		ActiveSubscriptions                  func(childComplexity int) int
+		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
@@ -1098,11 +1099,17 @@ type ComplexityRoot struct {
 		CanceledSubscriptionsTooComplex      func(childComplexity int) int
 		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
 		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Cashflow                             func(childComplexity int) int
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
+		CostPerUser                          func(childComplexity int) int
+		Costs                                func(childComplexity int) int
+		CumulativeCosts                      func(childComplexity int) int
 		CumulativeRevenue                    func(childComplexity int) int
+		GrossMargin                          func(childComplexity int) int
+		GrossMarginPercentage                func(childComplexity int) int
 		MonthlyRecurringRevenue              func(childComplexity int) int
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
@@ -1141,6 +1148,7 @@ type ComplexityRoot struct {
 
 	MetricsPeriod struct {
 		ActiveSubscriptions                  func(childComplexity int) int
+		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
@@ -1152,11 +1160,17 @@ type ComplexityRoot struct {
 		CanceledSubscriptionsTooComplex      func(childComplexity int) int
 		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
 		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Cashflow                             func(childComplexity int) int
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
+		CostPerUser                          func(childComplexity int) int
+		Costs                                func(childComplexity int) int
+		CumulativeCosts                      func(childComplexity int) int
 		CumulativeRevenue                    func(childComplexity int) int
+		GrossMargin                          func(childComplexity int) int
+		GrossMarginPercentage                func(childComplexity int) int
 		MonthlyRecurringRevenue              func(childComplexity int) int
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
@@ -1184,6 +1198,7 @@ type ComplexityRoot struct {
 
 	MetricsTotals struct {
 		ActiveSubscriptions                  func(childComplexity int) int
+		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
@@ -1195,11 +1210,17 @@ type ComplexityRoot struct {
 		CanceledSubscriptionsTooComplex      func(childComplexity int) int
 		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
 		CanceledSubscriptionsUnused          func(childComplexity int) int
+		Cashflow                             func(childComplexity int) int
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
+		CostPerUser                          func(childComplexity int) int
+		Costs                                func(childComplexity int) int
+		CumulativeCosts                      func(childComplexity int) int
 		CumulativeRevenue                    func(childComplexity int) int
+		GrossMargin                          func(childComplexity int) int
+		GrossMarginPercentage                func(childComplexity int) int
 		MonthlyRecurringRevenue              func(childComplexity int) int
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
@@ -6589,6 +6610,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.ActiveSubscriptions(childComplexity), true
+	case "MetricsInfo.activeUserByEvent":
+		if e.ComplexityRoot.MetricsInfo.ActiveUserByEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.ActiveUserByEvent(childComplexity), true
 	case "MetricsInfo.annualRecurringRevenue":
 		if e.ComplexityRoot.MetricsInfo.AnnualRecurringRevenue == nil {
 			break
@@ -6655,6 +6682,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsInfo.cashflow":
+		if e.ComplexityRoot.MetricsInfo.Cashflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Cashflow(childComplexity), true
 	case "MetricsInfo.checkouts":
 		if e.ComplexityRoot.MetricsInfo.Checkouts == nil {
 			break
@@ -6679,12 +6712,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.ChurnedSubscriptions(childComplexity), true
+	case "MetricsInfo.costPerUser":
+		if e.ComplexityRoot.MetricsInfo.CostPerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CostPerUser(childComplexity), true
+	case "MetricsInfo.costs":
+		if e.ComplexityRoot.MetricsInfo.Costs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Costs(childComplexity), true
+	case "MetricsInfo.cumulativeCosts":
+		if e.ComplexityRoot.MetricsInfo.CumulativeCosts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CumulativeCosts(childComplexity), true
 	case "MetricsInfo.cumulativeRevenue":
 		if e.ComplexityRoot.MetricsInfo.CumulativeRevenue == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MetricsInfo.CumulativeRevenue(childComplexity), true
+	case "MetricsInfo.grossMargin":
+		if e.ComplexityRoot.MetricsInfo.GrossMargin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.GrossMargin(childComplexity), true
+	case "MetricsInfo.grossMarginPercentage":
+		if e.ComplexityRoot.MetricsInfo.GrossMarginPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.GrossMarginPercentage(childComplexity), true
 	case "MetricsInfo.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsInfo.MonthlyRecurringRevenue == nil {
 			break
@@ -6845,6 +6908,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.ActiveSubscriptions(childComplexity), true
+	case "MetricsPeriod.activeUserByEvent":
+		if e.ComplexityRoot.MetricsPeriod.ActiveUserByEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.ActiveUserByEvent(childComplexity), true
 	case "MetricsPeriod.annualRecurringRevenue":
 		if e.ComplexityRoot.MetricsPeriod.AnnualRecurringRevenue == nil {
 			break
@@ -6911,6 +6980,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsPeriod.cashflow":
+		if e.ComplexityRoot.MetricsPeriod.Cashflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Cashflow(childComplexity), true
 	case "MetricsPeriod.checkouts":
 		if e.ComplexityRoot.MetricsPeriod.Checkouts == nil {
 			break
@@ -6935,12 +7010,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.ChurnedSubscriptions(childComplexity), true
+	case "MetricsPeriod.costPerUser":
+		if e.ComplexityRoot.MetricsPeriod.CostPerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CostPerUser(childComplexity), true
+	case "MetricsPeriod.costs":
+		if e.ComplexityRoot.MetricsPeriod.Costs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Costs(childComplexity), true
+	case "MetricsPeriod.cumulativeCosts":
+		if e.ComplexityRoot.MetricsPeriod.CumulativeCosts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CumulativeCosts(childComplexity), true
 	case "MetricsPeriod.cumulativeRevenue":
 		if e.ComplexityRoot.MetricsPeriod.CumulativeRevenue == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.CumulativeRevenue(childComplexity), true
+	case "MetricsPeriod.grossMargin":
+		if e.ComplexityRoot.MetricsPeriod.GrossMargin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.GrossMargin(childComplexity), true
+	case "MetricsPeriod.grossMarginPercentage":
+		if e.ComplexityRoot.MetricsPeriod.GrossMarginPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.GrossMarginPercentage(childComplexity), true
 	case "MetricsPeriod.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsPeriod.MonthlyRecurringRevenue == nil {
 			break
@@ -7069,6 +7174,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.ActiveSubscriptions(childComplexity), true
+	case "MetricsTotals.activeUserByEvent":
+		if e.ComplexityRoot.MetricsTotals.ActiveUserByEvent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.ActiveUserByEvent(childComplexity), true
 	case "MetricsTotals.annualRecurringRevenue":
 		if e.ComplexityRoot.MetricsTotals.AnnualRecurringRevenue == nil {
 			break
@@ -7135,6 +7246,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.CanceledSubscriptionsUnused(childComplexity), true
+	case "MetricsTotals.cashflow":
+		if e.ComplexityRoot.MetricsTotals.Cashflow == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Cashflow(childComplexity), true
 	case "MetricsTotals.checkouts":
 		if e.ComplexityRoot.MetricsTotals.Checkouts == nil {
 			break
@@ -7159,12 +7276,42 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.ChurnedSubscriptions(childComplexity), true
+	case "MetricsTotals.costPerUser":
+		if e.ComplexityRoot.MetricsTotals.CostPerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CostPerUser(childComplexity), true
+	case "MetricsTotals.costs":
+		if e.ComplexityRoot.MetricsTotals.Costs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Costs(childComplexity), true
+	case "MetricsTotals.cumulativeCosts":
+		if e.ComplexityRoot.MetricsTotals.CumulativeCosts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CumulativeCosts(childComplexity), true
 	case "MetricsTotals.cumulativeRevenue":
 		if e.ComplexityRoot.MetricsTotals.CumulativeRevenue == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MetricsTotals.CumulativeRevenue(childComplexity), true
+	case "MetricsTotals.grossMargin":
+		if e.ComplexityRoot.MetricsTotals.GrossMargin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.GrossMargin(childComplexity), true
+	case "MetricsTotals.grossMarginPercentage":
+		if e.ComplexityRoot.MetricsTotals.GrossMarginPercentage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.GrossMarginPercentage(childComplexity), true
 	case "MetricsTotals.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsTotals.MonthlyRecurringRevenue == nil {
 			break
@@ -16823,14 +16970,22 @@ type MetricsPeriod {
   revenue: Int64
   "Revenue less what was refunded of the period's orders, whenever the refund happened. Null when not asked for."
   netRevenue: Int64
-  "Revenue from the first period through this one. Null when not asked for."
+  "Revenue of every order up to the period's end, before the window included. Null when not asked for."
   cumulativeRevenue: Int64
-  "Net revenue from the first period through this one. Null when not asked for."
+  "Net revenue of every order up to the period's end, before the window included. Null when not asked for."
   netCumulativeRevenue: Int64
+  "What the period's usage events cost, from their ` + "`" + `_cost` + "`" + ` metadata, in cents (fractions of a cent kept). Null when not asked for."
+  costs: Float
+  "The costs of every usage event up to the period's end, before the window included. Null when not asked for."
+  cumulativeCosts: Float
   "Revenue per order (0 without orders). Null when not asked for."
   averageOrderValue: Float
   "Net revenue per order (0 without orders). Null when not asked for."
   netAverageOrderValue: Float
+  "Costs per active user (0 without any). Null when not asked for."
+  costPerUser: Float
+  "Who sent events during the period: customers, by id or external id, and external customer ids no customer holds. Null when not asked for."
+  activeUserByEvent: Int64
   "Orders of one-time purchases. Null when not asked for."
   oneTimeProducts: Int64
   "Revenue of one-time purchases. Null when not asked for."
@@ -16871,6 +17026,12 @@ type MetricsPeriod {
   annualRecurringRevenue: Int64
   "Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for."
   checkoutsConversion: Float
+  "Cumulative revenue less cumulative costs. Null when not asked for."
+  grossMargin: Float
+  "Gross margin over cumulative revenue (0 without revenue). Null when not asked for."
+  grossMarginPercentage: Float
+  "The period's revenue less its costs. Null when not asked for."
+  cashflow: Float
 }
 
 "The metrics over the whole window."
@@ -16897,10 +17058,18 @@ type MetricsTotals {
   cumulativeRevenue: Int64
   "Net Cumulative Revenue: The last period's value. Null when not asked for."
   netCumulativeRevenue: Int64
+  "Costs: The sum over the periods. Null when not asked for."
+  costs: Float
+  "Cumulative Costs: The last period's value. Null when not asked for."
+  cumulativeCosts: Float
   "Average Order Value: The same ratio over the whole window. Null when not asked for."
   averageOrderValue: Float
   "Net Average Order Value: The same ratio over the whole window. Null when not asked for."
   netAverageOrderValue: Float
+  "Cost Per User: The window's costs over who sent events in the whole window. Null when not asked for."
+  costPerUser: Float
+  "Active User (By event): Who sent events in the whole window, each once. Null when not asked for."
+  activeUserByEvent: Int64
   "One-Time Products: The sum over the periods. Null when not asked for."
   oneTimeProducts: Int64
   "One-Time Products Revenue: The sum over the periods. Null when not asked for."
@@ -16941,6 +17110,12 @@ type MetricsTotals {
   annualRecurringRevenue: Int64
   "Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for."
   checkoutsConversion: Float
+  "Gross Margin: The last period's value. Null when not asked for."
+  grossMargin: Float
+  "Gross Margin %: The last period's value. Null when not asked for."
+  grossMarginPercentage: Float
+  "Cashflow: The sum over the periods. Null when not asked for."
+  cashflow: Float
 }
 
 "What each metric returned is."
@@ -16967,10 +17142,18 @@ type MetricsInfo {
   cumulativeRevenue: Metric
   "Net Cumulative Revenue; null when not asked for."
   netCumulativeRevenue: Metric
+  "Costs; null when not asked for."
+  costs: Metric
+  "Cumulative Costs; null when not asked for."
+  cumulativeCosts: Metric
   "Average Order Value; null when not asked for."
   averageOrderValue: Metric
   "Net Average Order Value; null when not asked for."
   netAverageOrderValue: Metric
+  "Cost Per User; null when not asked for."
+  costPerUser: Metric
+  "Active User (By event); null when not asked for."
+  activeUserByEvent: Metric
   "One-Time Products; null when not asked for."
   oneTimeProducts: Metric
   "One-Time Products Revenue; null when not asked for."
@@ -17011,6 +17194,12 @@ type MetricsInfo {
   annualRecurringRevenue: Metric
   "Checkouts Conversion Rate; null when not asked for."
   checkoutsConversion: Metric
+  "Gross Margin; null when not asked for."
+  grossMargin: Metric
+  "Gross Margin %; null when not asked for."
+  grossMarginPercentage: Metric
+  "Cashflow; null when not asked for."
+  cashflow: Metric
 }
 
 "A metrics series: one entry per period, the totals over the window and what each metric is."
@@ -22078,10 +22267,18 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_cumulativeRevenue(ctx, field)
 	case "netCumulativeRevenue":
 		return ec.fieldContext_MetricsInfo_netCumulativeRevenue(ctx, field)
+	case "costs":
+		return ec.fieldContext_MetricsInfo_costs(ctx, field)
+	case "cumulativeCosts":
+		return ec.fieldContext_MetricsInfo_cumulativeCosts(ctx, field)
 	case "averageOrderValue":
 		return ec.fieldContext_MetricsInfo_averageOrderValue(ctx, field)
 	case "netAverageOrderValue":
 		return ec.fieldContext_MetricsInfo_netAverageOrderValue(ctx, field)
+	case "costPerUser":
+		return ec.fieldContext_MetricsInfo_costPerUser(ctx, field)
+	case "activeUserByEvent":
+		return ec.fieldContext_MetricsInfo_activeUserByEvent(ctx, field)
 	case "oneTimeProducts":
 		return ec.fieldContext_MetricsInfo_oneTimeProducts(ctx, field)
 	case "oneTimeProductsRevenue":
@@ -22122,6 +22319,12 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_annualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsInfo_checkoutsConversion(ctx, field)
+	case "grossMargin":
+		return ec.fieldContext_MetricsInfo_grossMargin(ctx, field)
+	case "grossMarginPercentage":
+		return ec.fieldContext_MetricsInfo_grossMarginPercentage(ctx, field)
+	case "cashflow":
+		return ec.fieldContext_MetricsInfo_cashflow(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsInfo", field.Name)
 }
@@ -22188,10 +22391,18 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_cumulativeRevenue(ctx, field)
 	case "netCumulativeRevenue":
 		return ec.fieldContext_MetricsPeriod_netCumulativeRevenue(ctx, field)
+	case "costs":
+		return ec.fieldContext_MetricsPeriod_costs(ctx, field)
+	case "cumulativeCosts":
+		return ec.fieldContext_MetricsPeriod_cumulativeCosts(ctx, field)
 	case "averageOrderValue":
 		return ec.fieldContext_MetricsPeriod_averageOrderValue(ctx, field)
 	case "netAverageOrderValue":
 		return ec.fieldContext_MetricsPeriod_netAverageOrderValue(ctx, field)
+	case "costPerUser":
+		return ec.fieldContext_MetricsPeriod_costPerUser(ctx, field)
+	case "activeUserByEvent":
+		return ec.fieldContext_MetricsPeriod_activeUserByEvent(ctx, field)
 	case "oneTimeProducts":
 		return ec.fieldContext_MetricsPeriod_oneTimeProducts(ctx, field)
 	case "oneTimeProductsRevenue":
@@ -22232,6 +22443,12 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_annualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsPeriod_checkoutsConversion(ctx, field)
+	case "grossMargin":
+		return ec.fieldContext_MetricsPeriod_grossMargin(ctx, field)
+	case "grossMarginPercentage":
+		return ec.fieldContext_MetricsPeriod_grossMarginPercentage(ctx, field)
+	case "cashflow":
+		return ec.fieldContext_MetricsPeriod_cashflow(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsPeriod", field.Name)
 }
@@ -22272,10 +22489,18 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_cumulativeRevenue(ctx, field)
 	case "netCumulativeRevenue":
 		return ec.fieldContext_MetricsTotals_netCumulativeRevenue(ctx, field)
+	case "costs":
+		return ec.fieldContext_MetricsTotals_costs(ctx, field)
+	case "cumulativeCosts":
+		return ec.fieldContext_MetricsTotals_cumulativeCosts(ctx, field)
 	case "averageOrderValue":
 		return ec.fieldContext_MetricsTotals_averageOrderValue(ctx, field)
 	case "netAverageOrderValue":
 		return ec.fieldContext_MetricsTotals_netAverageOrderValue(ctx, field)
+	case "costPerUser":
+		return ec.fieldContext_MetricsTotals_costPerUser(ctx, field)
+	case "activeUserByEvent":
+		return ec.fieldContext_MetricsTotals_activeUserByEvent(ctx, field)
 	case "oneTimeProducts":
 		return ec.fieldContext_MetricsTotals_oneTimeProducts(ctx, field)
 	case "oneTimeProductsRevenue":
@@ -22316,6 +22541,12 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_annualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsTotals_checkoutsConversion(ctx, field)
+	case "grossMargin":
+		return ec.fieldContext_MetricsTotals_grossMargin(ctx, field)
+	case "grossMarginPercentage":
+		return ec.fieldContext_MetricsTotals_grossMarginPercentage(ctx, field)
+	case "cashflow":
+		return ec.fieldContext_MetricsTotals_cashflow(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsTotals", field.Name)
 }

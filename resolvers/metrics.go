@@ -186,28 +186,40 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 		// The field is looked up once per metric, not per period: a year of daily points
 		// looked up by name spent more than the statement that computed them.
 		f, _ := periodType.FieldByName(field)
-		var sum, num, den int64
+		var sum int64
+		var real, num, den float64
 		for i := range points {
 			p := &points[i]
 			period := reflect.ValueOf(res.Periods[i]).Elem().Field(f.Index[0])
-			if d.ratio != nil {
+			switch {
+			case d.ratio != nil:
 				n, m := d.ratio(p)
 				num, den = num+n, den+m
 				period.Set(reflect.ValueOf(ptrTo(ratioOf(n, m))))
-				continue
+			case d.real != nil:
+				v := d.real(p)
+				real += v
+				period.Set(reflect.ValueOf(ptrTo(v)))
+			default:
+				v := d.of(p)
+				sum += v
+				period.Set(reflect.ValueOf(ptrTo(int(v))))
 			}
-			v := d.of(p)
-			sum += v
-			period.Set(reflect.ValueOf(ptrTo(int(v))))
 		}
 		total := totals.FieldByName(field)
 		switch {
 		case len(points) == 0:
 			total.Set(reflect.Zero(total.Type()))
+		case d.window != nil && d.ratio != nil:
+			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, d.window(&points[0])))))
+		case d.window != nil:
+			total.Set(reflect.ValueOf(ptrTo(int(d.window(&points[0])))))
 		case d.agg == aggregateLast:
 			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().Field(f.Index[0]))
 		case d.agg == aggregateRatio:
 			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, den))))
+		case d.real != nil:
+			total.Set(reflect.ValueOf(ptrTo(real)))
 		default:
 			total.Set(reflect.ValueOf(ptrTo(int(sum))))
 		}
@@ -217,11 +229,11 @@ func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.Metr
 }
 
 // ratioOf is num/den, 0 when den is 0.
-func ratioOf(num, den int64) float64 {
+func ratioOf(num, den float64) float64 {
 	if den == 0 {
 		return 0
 	}
-	return float64(num) / float64(den)
+	return num / den
 }
 
 // metricGoName is the Go field gqlgen generates for a slug's GraphQL field.

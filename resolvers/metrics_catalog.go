@@ -10,22 +10,32 @@ import (
 
 // metricDef is one metric of upstream's catalog that Till computes: its wire slug, the
 // name and type a dashboard shows, how a period's value is read from the rollup point
-// (of for counts and amounts, ratio for rates and averages), and how the window's total
-// folds the periods.
+// (of for counts and amounts in cents, real for fractional amounts, ratio for rates and
+// averages), and how the window's total folds the periods. window, when set, is a value of
+// the whole window (the same on every point) that the total is instead, or, for a ratio,
+// that the summed numerators are divided by.
 type metricDef struct {
 	slug, display string
 	typ           model.MetricType
 	agg           aggregation
 	of            func(p *storage.MetricsPoint) int64
-	ratio         func(p *storage.MetricsPoint) (num, den int64)
+	real          func(p *storage.MetricsPoint) float64
+	ratio         func(p *storage.MetricsPoint) (num, den float64)
+	window        func(p *storage.MetricsPoint) float64
 }
 
 // reads reports whether d's value at p is not zero: at a point with one column set, whether
 // d reads that column.
 func (d *metricDef) reads(p *storage.MetricsPoint) bool {
-	if d.ratio != nil {
+	if d.window != nil && d.window(p) != 0 {
+		return true
+	}
+	switch {
+	case d.ratio != nil:
 		num, den := d.ratio(p)
 		return num != 0 || den != 0
+	case d.real != nil:
+		return d.real(p) != 0
 	}
 	return d.of(p) != 0
 }
@@ -37,11 +47,15 @@ func metricColumns(defs []*metricDef) []string {
 	t := reflect.TypeFor[storage.MetricsPoint]()
 	cols := []string{}
 	for i := range t.NumField() {
-		if t.Field(i).Type.Kind() != reflect.Int64 {
+		var p storage.MetricsPoint
+		switch f := reflect.ValueOf(&p).Elem().Field(i); f.Kind() {
+		case reflect.Int64:
+			f.SetInt(1)
+		case reflect.Float64:
+			f.SetFloat(1)
+		default:
 			continue
 		}
-		var p storage.MetricsPoint
-		reflect.ValueOf(&p).Elem().Field(i).SetInt(1)
 		if slices.ContainsFunc(defs, func(d *metricDef) bool { return d.reads(&p) }) {
 			cols = append(cols, t.Field(i).Tag.Get("db"))
 		}
@@ -75,7 +89,7 @@ var metricDefs = [...]metricDef{
 	{slug: "churned_subscriptions", display: "Churned Subscriptions", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.Churned }},
 	{slug: "churn_rate", display: "Churn Rate", typ: model.MetricTypePercentage, agg: aggregateLast,
-		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.Churned, p.ActiveAtStart }},
+		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.Churned), float64(p.ActiveAtStart) }},
 	{slug: "orders", display: "Orders", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.Orders }},
 	{slug: "revenue", display: "Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
@@ -86,10 +100,20 @@ var metricDefs = [...]metricDef{
 		of: func(p *storage.MetricsPoint) int64 { return p.CumulativeRevenue }},
 	{slug: "net_cumulative_revenue", display: "Net Cumulative Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return p.NetCumulativeRevenue }},
+	{slug: "costs", display: "Costs", typ: model.MetricTypeCurrencySubCent, agg: aggregateSum,
+		real: func(p *storage.MetricsPoint) float64 { return p.Costs }},
+	{slug: "cumulative_costs", display: "Cumulative Costs", typ: model.MetricTypeCurrencySubCent, agg: aggregateLast,
+		real: func(p *storage.MetricsPoint) float64 { return p.CumulativeCosts }},
 	{slug: "average_order_value", display: "Average Order Value", typ: model.MetricTypeCurrency, agg: aggregateRatio,
-		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.Revenue, p.Orders }},
+		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.Revenue), float64(p.Orders) }},
 	{slug: "net_average_order_value", display: "Net Average Order Value", typ: model.MetricTypeCurrency, agg: aggregateRatio,
-		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.NetRevenue, p.Orders }},
+		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.NetRevenue), float64(p.Orders) }},
+	{slug: "cost_per_user", display: "Cost Per User", typ: model.MetricTypeCurrencySubCent, agg: aggregateRatio,
+		ratio: func(p *storage.MetricsPoint) (float64, float64) { return p.Costs, float64(p.ActiveUsers) },
+		window: func(p *storage.MetricsPoint) float64 { return float64(p.WindowUsers) }},
+	{slug: "active_user_by_event", display: "Active User (By event)", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of:    func(p *storage.MetricsPoint) int64 { return p.ActiveUsers },
+		window: func(p *storage.MetricsPoint) float64 { return float64(p.WindowUsers) }},
 	{slug: "one_time_products", display: "One-Time Products", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.OneTimeOrders }},
 	{slug: "one_time_products_revenue", display: "One-Time Products Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
@@ -129,12 +153,21 @@ var metricDefs = [...]metricDef{
 	{slug: "annual_recurring_revenue", display: "Annual Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return 12 * p.MonthlyRecurringRevenue }},
 	{slug: "checkouts_conversion", display: "Checkouts Conversion Rate", typ: model.MetricTypePercentage, agg: aggregateRatio,
-		ratio: func(p *storage.MetricsPoint) (int64, int64) { return p.SucceededCheckouts, p.Checkouts }},
+		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.SucceededCheckouts), float64(p.Checkouts) }},
+	{slug: "gross_margin", display: "Gross Margin", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		real: func(p *storage.MetricsPoint) float64 { return float64(p.CumulativeRevenue) - p.CumulativeCosts }},
+	{slug: "gross_margin_percentage", display: "Gross Margin %", typ: model.MetricTypePercentage, agg: aggregateLast,
+		ratio: func(p *storage.MetricsPoint) (float64, float64) {
+			return float64(p.CumulativeRevenue) - p.CumulativeCosts, float64(p.CumulativeRevenue)
+		}},
+	{slug: "cashflow", display: "Cashflow", typ: model.MetricTypeCurrency, agg: aggregateSum,
+		real: func(p *storage.MetricsPoint) float64 { return float64(p.Revenue) - p.Costs }},
 }
 
 // upstreamMetricSlugs are every slug upstream accepts in the metrics parameter. Those Till
-// does not compute (seats, costs, trials, committed subscriptions, margins) are accepted
-// and left out of the answer, as upstream leaves out metrics it was not asked for.
+// does not compute (seats, trials, committed subscriptions, average revenue per user and
+// lifetime value) are accepted and left out of the answer, as upstream leaves out metrics
+// it was not asked for.
 var upstreamMetricSlugs = [...]string{
 	"active_subscriptions", "committed_subscriptions", "monthly_recurring_revenue",
 	"trial_monthly_recurring_revenue", "committed_monthly_recurring_revenue",

@@ -16,8 +16,15 @@ import (
 //   - Upstream accepts every slug of its catalog in metrics. Till computes revenue, orders,
 //     their one-time/new/renewal splits, average order values, cumulative revenue, active
 //     subscriptions, MRR, ARR, churned and canceled subscriptions (with their reasons), churn
-//     rate, checkouts and conversion; the other slugs (seats, costs, trials, committed
-//     subscriptions, margins, cashflow, LTV, ARPU) are accepted and left out of the answer.
+//     rate, checkouts and conversion, usage costs, cumulative costs, cost per user, active
+//     users by event, gross margin (and its percentage) and cashflow; the other slugs (seats,
+//     trials, committed subscriptions, LTV, ARPU) are accepted and left out of the answer.
+//   - active_user_by_event counts a customer once whether its events name it by id or by
+//     external id; upstream adds the distinct customer ids to the distinct external ids. Its
+//     total counts the users of the whole window, and cost_per_user's total divides the
+//     window's costs by them, where upstream's totals read the last period's active
+//     subscriptions (none when those were not asked for). Costs, as upstream's, are not
+//     narrowed by product or billing type.
 //   - An unknown slug is 422 at ["query", "metrics"], "Invalid metric slugs: a, b"; a window
 //     longer than the interval allows (or an end before the start) 422 at ["query"] with the
 //     input [start_date, end_date, interval]; a zone the zone database does not hold 422 at

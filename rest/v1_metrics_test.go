@@ -38,6 +38,14 @@ func newMetricsFixture(t *testing.T) metricsFixture {
 			s.Exec(t, `UPDATE orders SET refunded_amount = 500, status = 'partially_refunded' WHERE id = $1`, o.ID)
 		}
 	}
+	// Usage costs: a number, and a decimal string as /v1 keeps it.
+	for i, cost := range []string{`0.5`, `"1.25"`} {
+		if _, err := storage.IngestEvents(t.Context(), s.DB, []storage.EventWrite{{ID: uuid.New(), OrganizationID: f.org.ID,
+			Timestamp: time.Date(2026, 3, 1+i, 11, 0, 0, 0, time.UTC), Name: "llm", CustomerID: &customer.ID,
+			Metadata: `{"_cost": {"amount": ` + cost + `, "currency": "usd"}}`}}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return f
 }
 
@@ -62,6 +70,20 @@ func TestMetricsServeTheContract(t *testing.T) {
 				`"metrics":{"orders":{"slug":"orders","display_name":"Orders","type":"scalar"},` +
 				`"revenue":{"slug":"revenue","display_name":"Revenue","type":"currency"},` +
 				`"net_revenue":{"slug":"net_revenue","display_name":"Net Revenue","type":"currency"}}}`}},
+		{"cumulative revenue counts the orders before the window", get("start_date=2026-03-02&end_date=2026-03-02&interval=day" +
+			"&metrics=cumulative_revenue&metrics=net_cumulative_revenue"),
+			want{status: 200, has: []string{`"periods":[{"timestamp":"2026-03-02T00:00:00Z","cumulative_revenue":4000,"net_cumulative_revenue":3500}]`,
+				`"totals":{"cumulative_revenue":4000,"net_cumulative_revenue":3500}`}}},
+		{"usage costs, users and margins", get("start_date=2026-03-01&end_date=2026-03-02&interval=day&metrics=costs&metrics=cumulative_costs" +
+			"&metrics=active_user_by_event&metrics=cost_per_user&metrics=gross_margin&metrics=gross_margin_percentage&metrics=cashflow"),
+			want{status: 200, has: []string{
+				`{"timestamp":"2026-03-01T00:00:00Z","costs":0.5,"cumulative_costs":0.5,"cost_per_user":0.5,"active_user_by_event":1,` +
+					`"gross_margin":999.5,"gross_margin_percentage":0.9995,"cashflow":999.5}`,
+				`{"timestamp":"2026-03-02T00:00:00Z","costs":1.25,"cumulative_costs":1.75,"cost_per_user":1.25,"active_user_by_event":1,` +
+					`"gross_margin":3998.25,"gross_margin_percentage":0.9995625,"cashflow":2998.75}`,
+				`"totals":{"costs":1.75,"cumulative_costs":1.75,"cost_per_user":1.75,"active_user_by_event":1,` +
+					`"gross_margin":3998.25,"gross_margin_percentage":0.9995625,"cashflow":3998.25}`,
+				`"cost_per_user":{"slug":"cost_per_user","display_name":"Cost Per User","type":"currency_sub_cent"}`}}},
 		{"every metric Till computes is answered without a selection", get(window),
 			want{status: 200, has: []string{`"active_subscriptions":0`, `"checkouts_conversion":0`, `"annual_recurring_revenue":0`,
 				`"canceled_subscriptions_other":0`}}},

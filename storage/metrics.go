@@ -68,6 +68,15 @@ type MetricsPoint struct {
 	MonthlyRecurringRevenue int64     `db:"monthly_recurring_revenue"`
 	ActiveAtStart           int64     `db:"active_at_start"`
 	MonthlyRecurringAtStart int64     `db:"monthly_recurring_at_start"`
+	// Costs sums the _cost amounts (cents, fractional) of the period's events, of every
+	// event name; CumulativeCosts adds those of every event before the period's end.
+	Costs           float64 `db:"costs"`
+	CumulativeCosts float64 `db:"cumulative_costs"`
+	// ActiveUsers counts who sent events during the period (a customer, or an external
+	// customer id no customer holds); WindowUsers counts them over the whole window, the
+	// same on every point.
+	ActiveUsers int64 `db:"active_users"`
+	WindowUsers int64 `db:"window_users"`
 }
 
 // Metrics computes one point per period of f: from the base tables when f names customers or
@@ -76,12 +85,14 @@ type MetricsPoint struct {
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
 	var query string
 	switch {
-	case f.Customers != nil || f.Exact:
-		query = metricsQuery(metricsFlowsBase, metricsDeltasBase, f.Columns)
+	case f.Customers != nil:
+		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase}, f.Columns)
+	case f.Exact:
+		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups}, f.Columns)
 	case f.Interval == "hour":
-		query = metricsQuery(metricsFlowsHours, metricsDeltasHours, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups}, f.Columns)
 	default:
-		query = metricsQuery(metricsFlowsDays, metricsDeltasDays, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups}, f.Columns)
 	}
 	var customers, products any
 	if f.Customers != nil {
@@ -118,13 +129,18 @@ func withoutJIT(ctx context.Context, q sqlx.ExtContext, fn func(sqlx.ExtContext)
 }
 
 // FoldMetrics moves the metric changes that writers appended (migration
-// 00096_metric_changes) into the rollups, one organization per transaction, and returns how
-// many change rows it folded. An organization another process is folding is skipped. Readers
-// are exact either way; folding keeps what they read beyond the rollups small.
+// 00096_metric_changes) and the events ingested since the last fold (migration
+// 00100_metric_costs) into the rollups, one organization per transaction, and returns how
+// many change rows and events it folded. An organization another process is folding is
+// skipped. Readers are exact either way; folding keeps what they read beyond the rollups
+// small.
 func FoldMetrics(ctx context.Context, db *sqlx.DB) (int, error) {
 	var orgs []uuid.UUID
 	if err := sqlx.SelectContext(ctx, db, &orgs, `SELECT organization_id FROM metric_hour_changes
-		UNION SELECT organization_id FROM metric_subscription_delta_changes`); err != nil {
+		UNION SELECT organization_id FROM metric_subscription_delta_changes
+		UNION SELECT o.id FROM organizations o WHERE EXISTS (SELECT 1 FROM events
+			WHERE organization_id = o.id AND xid < pg_snapshot_xmin(pg_current_snapshot())
+				AND xid >= coalesce((SELECT below FROM metric_event_folds WHERE organization_id = o.id), '0'::xid8))`); err != nil {
 		return 0, mapErr(err)
 	}
 	total := 0
@@ -132,7 +148,7 @@ func FoldMetrics(ctx context.Context, db *sqlx.DB) (int, error) {
 		err := InTx(ctx, db, func(tx *sqlx.Tx) error {
 			var n *int
 			err := tx.GetContext(ctx, &n, `SELECT CASE WHEN pg_try_advisory_xact_lock(hashtextextended('till.metric_fold.' || $1::uuid, 0))
-				THEN metric_fold($1::uuid) END`, org)
+				THEN metric_fold($1::uuid) + metric_events_fold($1::uuid) END`, org)
 			if n != nil {
 				total += *n
 			}

@@ -115,11 +115,15 @@ const metricsStock = `, deltas AS (
 		WINDOW w AS (ORDER BY p.local)
 	)`
 
-// metricsQuery writes the series statement over a flow source and a stock-change source,
-// computing only the MetricsPoint columns in cols (all when nil): flows not asked for are
-// not summed, and without a stock column the stock-change source is not read. The columns
-// not computed read as 0.
-func metricsQuery(flows, deltas string, cols []string) string {
+// metricsSources are the rows a series statement sums: flows and stock changes within the
+// window, and flows before it (for the cumulative revenues).
+type metricsSources struct{ flows, deltas, flowsBefore string }
+
+// metricsQuery writes the series statement over src, computing only the MetricsPoint columns
+// in cols (all when nil): flows not asked for are not summed, and without a stock column the
+// stock-change source is not read, nor the events without a usage column. The columns not
+// computed read as 0.
+func metricsQuery(src metricsSources, cols []string) string {
 	want := func(c string) bool { return cols == nil || slices.Contains(cols, c) }
 	var sums, out []string
 	for _, c := range metricFlows {
@@ -130,11 +134,12 @@ func metricsQuery(flows, deltas string, cols []string) string {
 			out = append(out, fmt.Sprintf("coalesce(f.%s, 0) AS %[1]s", c))
 		}
 	}
+	before := want("cumulative_revenue") || want("net_cumulative_revenue")
 	if want("cumulative_revenue") {
-		out = append(out, "sum(coalesce(f.revenue, 0)) OVER w AS cumulative_revenue")
+		out = append(out, "(SELECT revenue FROM flows_before) + sum(coalesce(f.revenue, 0)) OVER w AS cumulative_revenue")
 	}
 	if want("net_cumulative_revenue") {
-		out = append(out, "sum(coalesce(f.net_revenue, 0)) OVER w AS net_cumulative_revenue")
+		out = append(out, "(SELECT net_revenue FROM flows_before) + sum(coalesce(f.net_revenue, 0)) OVER w AS net_cumulative_revenue")
 	}
 	stock := slices.ContainsFunc(metricStocks[:], want)
 	if stock {
@@ -151,13 +156,24 @@ func metricsQuery(flows, deltas string, cols []string) string {
 		FROM (%s) f
 		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
 		GROUP BY 1
-	)`, strings.Join(sums, ", "), flows)
+	)`, strings.Join(sums, ", "), src.flows)
 		from += " LEFT JOIN flows f ON f.local = p.local"
 	}
+	if before {
+		fmt.Fprintf(&q, `, flows_before AS (
+		SELECT coalesce(sum(revenue), 0) AS revenue, coalesce(sum(net_revenue), 0) AS net_revenue
+		FROM (%s) f
+		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
+	)`, src.flowsBefore)
+	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, deltas)
+		fmt.Fprintf(&q, metricsStock, src.deltas)
 		from += " JOIN stock s ON s.local = p.local"
 	}
+	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))
+	usage, joins := metricsCostOutputs(want)
+	out = append(out, usage...)
+	from += joins
 	fmt.Fprintf(&q, `
 	SELECT %s
 	FROM %s

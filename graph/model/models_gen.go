@@ -2496,10 +2496,18 @@ type MetricsInfo struct {
 	CumulativeRevenue *Metric `json:"cumulativeRevenue,omitempty"`
 	// Net Cumulative Revenue; null when not asked for.
 	NetCumulativeRevenue *Metric `json:"netCumulativeRevenue,omitempty"`
+	// Costs; null when not asked for.
+	Costs *Metric `json:"costs,omitempty"`
+	// Cumulative Costs; null when not asked for.
+	CumulativeCosts *Metric `json:"cumulativeCosts,omitempty"`
 	// Average Order Value; null when not asked for.
 	AverageOrderValue *Metric `json:"averageOrderValue,omitempty"`
 	// Net Average Order Value; null when not asked for.
 	NetAverageOrderValue *Metric `json:"netAverageOrderValue,omitempty"`
+	// Cost Per User; null when not asked for.
+	CostPerUser *Metric `json:"costPerUser,omitempty"`
+	// Active User (By event); null when not asked for.
+	ActiveUserByEvent *Metric `json:"activeUserByEvent,omitempty"`
 	// One-Time Products; null when not asked for.
 	OneTimeProducts *Metric `json:"oneTimeProducts,omitempty"`
 	// One-Time Products Revenue; null when not asked for.
@@ -2540,6 +2548,12 @@ type MetricsInfo struct {
 	AnnualRecurringRevenue *Metric `json:"annualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate; null when not asked for.
 	CheckoutsConversion *Metric `json:"checkoutsConversion,omitempty"`
+	// Gross Margin; null when not asked for.
+	GrossMargin *Metric `json:"grossMargin,omitempty"`
+	// Gross Margin %; null when not asked for.
+	GrossMarginPercentage *Metric `json:"grossMarginPercentage,omitempty"`
+	// Cashflow; null when not asked for.
+	Cashflow *Metric `json:"cashflow,omitempty"`
 }
 
 // The date ranges metrics accept for one interval.
@@ -2594,14 +2608,22 @@ type MetricsPeriod struct {
 	Revenue *int `json:"revenue,omitempty"`
 	// Revenue less what was refunded of the period's orders, whenever the refund happened. Null when not asked for.
 	NetRevenue *int `json:"netRevenue,omitempty"`
-	// Revenue from the first period through this one. Null when not asked for.
+	// Revenue of every order up to the period's end, before the window included. Null when not asked for.
 	CumulativeRevenue *int `json:"cumulativeRevenue,omitempty"`
-	// Net revenue from the first period through this one. Null when not asked for.
+	// Net revenue of every order up to the period's end, before the window included. Null when not asked for.
 	NetCumulativeRevenue *int `json:"netCumulativeRevenue,omitempty"`
+	// What the period's usage events cost, from their `_cost` metadata, in cents (fractions of a cent kept). Null when not asked for.
+	Costs *float64 `json:"costs,omitempty"`
+	// The costs of every usage event up to the period's end, before the window included. Null when not asked for.
+	CumulativeCosts *float64 `json:"cumulativeCosts,omitempty"`
 	// Revenue per order (0 without orders). Null when not asked for.
 	AverageOrderValue *float64 `json:"averageOrderValue,omitempty"`
 	// Net revenue per order (0 without orders). Null when not asked for.
 	NetAverageOrderValue *float64 `json:"netAverageOrderValue,omitempty"`
+	// Costs per active user (0 without any). Null when not asked for.
+	CostPerUser *float64 `json:"costPerUser,omitempty"`
+	// Who sent events during the period: customers, by id or external id, and external customer ids no customer holds. Null when not asked for.
+	ActiveUserByEvent *int `json:"activeUserByEvent,omitempty"`
 	// Orders of one-time purchases. Null when not asked for.
 	OneTimeProducts *int `json:"oneTimeProducts,omitempty"`
 	// Revenue of one-time purchases. Null when not asked for.
@@ -2642,6 +2664,12 @@ type MetricsPeriod struct {
 	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
 	// Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+	// Cumulative revenue less cumulative costs. Null when not asked for.
+	GrossMargin *float64 `json:"grossMargin,omitempty"`
+	// Gross margin over cumulative revenue (0 without revenue). Null when not asked for.
+	GrossMarginPercentage *float64 `json:"grossMarginPercentage,omitempty"`
+	// The period's revenue less its costs. Null when not asked for.
+	Cashflow *float64 `json:"cashflow,omitempty"`
 }
 
 // A metrics series: one entry per period, the totals over the window and what each metric is.
@@ -2678,10 +2706,18 @@ type MetricsTotals struct {
 	CumulativeRevenue *int `json:"cumulativeRevenue,omitempty"`
 	// Net Cumulative Revenue: The last period's value. Null when not asked for.
 	NetCumulativeRevenue *int `json:"netCumulativeRevenue,omitempty"`
+	// Costs: The sum over the periods. Null when not asked for.
+	Costs *float64 `json:"costs,omitempty"`
+	// Cumulative Costs: The last period's value. Null when not asked for.
+	CumulativeCosts *float64 `json:"cumulativeCosts,omitempty"`
 	// Average Order Value: The same ratio over the whole window. Null when not asked for.
 	AverageOrderValue *float64 `json:"averageOrderValue,omitempty"`
 	// Net Average Order Value: The same ratio over the whole window. Null when not asked for.
 	NetAverageOrderValue *float64 `json:"netAverageOrderValue,omitempty"`
+	// Cost Per User: The window's costs over who sent events in the whole window. Null when not asked for.
+	CostPerUser *float64 `json:"costPerUser,omitempty"`
+	// Active User (By event): Who sent events in the whole window, each once. Null when not asked for.
+	ActiveUserByEvent *int `json:"activeUserByEvent,omitempty"`
 	// One-Time Products: The sum over the periods. Null when not asked for.
 	OneTimeProducts *int `json:"oneTimeProducts,omitempty"`
 	// One-Time Products Revenue: The sum over the periods. Null when not asked for.
@@ -2722,6 +2758,12 @@ type MetricsTotals struct {
 	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+	// Gross Margin: The last period's value. Null when not asked for.
+	GrossMargin *float64 `json:"grossMargin,omitempty"`
+	// Gross Margin %: The last period's value. Null when not asked for.
+	GrossMarginPercentage *float64 `json:"grossMarginPercentage,omitempty"`
+	// Cashflow: The sum over the periods. Null when not asked for.
+	Cashflow *float64 `json:"cashflow,omitempty"`
 }
 
 // Every change, each taking one input and returning what it changed.
