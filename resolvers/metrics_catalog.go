@@ -109,10 +109,10 @@ var metricDefs = [...]metricDef{
 	{slug: "net_average_order_value", display: "Net Average Order Value", typ: model.MetricTypeCurrency, agg: aggregateRatio,
 		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.NetRevenue), float64(p.Orders) }},
 	{slug: "cost_per_user", display: "Cost Per User", typ: model.MetricTypeCurrencySubCent, agg: aggregateRatio,
-		ratio: func(p *storage.MetricsPoint) (float64, float64) { return p.Costs, float64(p.ActiveUsers) },
+		ratio:  func(p *storage.MetricsPoint) (float64, float64) { return p.Costs, float64(p.ActiveUsers) },
 		window: func(p *storage.MetricsPoint) float64 { return float64(p.WindowUsers) }},
 	{slug: "active_user_by_event", display: "Active User (By event)", typ: model.MetricTypeScalar, agg: aggregateSum,
-		of:    func(p *storage.MetricsPoint) int64 { return p.ActiveUsers },
+		of:     func(p *storage.MetricsPoint) int64 { return p.ActiveUsers },
 		window: func(p *storage.MetricsPoint) float64 { return float64(p.WindowUsers) }},
 	{slug: "one_time_products", display: "One-Time Products", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.OneTimeOrders }},
@@ -153,7 +153,9 @@ var metricDefs = [...]metricDef{
 	{slug: "annual_recurring_revenue", display: "Annual Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return 12 * p.MonthlyRecurringRevenue }},
 	{slug: "checkouts_conversion", display: "Checkouts Conversion Rate", typ: model.MetricTypePercentage, agg: aggregateRatio,
-		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.SucceededCheckouts), float64(p.Checkouts) }},
+		ratio: func(p *storage.MetricsPoint) (float64, float64) {
+			return float64(p.SucceededCheckouts), float64(p.Checkouts)
+		}},
 	{slug: "gross_margin", display: "Gross Margin", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		real: func(p *storage.MetricsPoint) float64 { return float64(p.CumulativeRevenue) - p.CumulativeCosts }},
 	{slug: "gross_margin_percentage", display: "Gross Margin %", typ: model.MetricTypePercentage, agg: aggregateLast,
