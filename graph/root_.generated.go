@@ -16954,7 +16954,7 @@ type MetricsPeriod {
   timestamp: DateTime!
   "Subscriptions started and not ended by the period's end. Null when not asked for."
   activeSubscriptions: Int64
-  "The monthly amounts of the active subscriptions (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for."
+  "The monthly amounts of the active subscriptions past their trial (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for."
   monthlyRecurringRevenue: Int64
   "Checkouts created during the period. Null when not asked for."
   checkouts: Int64

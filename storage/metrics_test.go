@@ -151,6 +151,42 @@ func TestMetricsRollups(t *testing.T) {
 		checkRebuild(t, db, s.org)
 	})
 
+	t.Run("a subscription adds to MRR from the end of its trial, and not at all when it ends in it", func(t *testing.T) {
+		s := newMetricsShop(t, db)
+		start := day.Add(2 * time.Hour)
+		subscribe := func(trialEnd time.Time) uuid.UUID {
+			sub, err := storage.CreateSubscription(ctx, db, s.org, start, storage.SubscriptionWrite{CustomerID: s.customer,
+				ProductID: s.product, Status: "trialing", Amount: 3000, Currency: "usd", RecurringInterval: "month",
+				RecurringIntervalCount: 1, CurrentPeriodStart: start, CurrentPeriodEnd: trialEnd, StartedAt: &start})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec(`UPDATE subscriptions SET trial_start = $2, trial_end = $3 WHERE id = $1`, sub.ID, start, trialEnd); err != nil {
+				t.Fatal(err)
+			}
+			return sub.ID
+		}
+		subscribe(day.AddDate(0, 0, 2).Add(time.Hour))
+		quitter := subscribe(day.AddDate(0, 0, 2).Add(time.Hour))
+		if _, err := db.Exec(`UPDATE subscriptions SET ended_at = $2, status = 'canceled' WHERE id = $1`,
+			quitter, day.AddDate(0, 0, 1).Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		points, err := storage.Metrics(ctx, db, storage.MetricsFilter{Orgs: []uuid.UUID{s.org}, From: day,
+			To: day.AddDate(0, 0, 4), Interval: "day", Zone: "UTC"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][2]int64
+		for _, p := range points {
+			got = append(got, [2]int64{p.ActiveSubscriptions, p.MonthlyRecurringRevenue})
+		}
+		if want := [][2]int64{{2, 0}, {1, 0}, {1, 3000}, {1, 3000}}; !cmp.Equal(got, want) {
+			t.Errorf("active, MRR per day: got %v, want %v", got, want)
+		}
+		checkRebuild(t, db, s.org)
+	})
+
 	t.Run("the rollups equal a rebuild from the base tables after orders, refunds and folds race", func(t *testing.T) {
 		s := newMetricsShop(t, db)
 		var wg, folders sync.WaitGroup

@@ -2592,7 +2592,7 @@ type MetricsPeriod struct {
 	Timestamp time.Time `json:"timestamp"`
 	// Subscriptions started and not ended by the period's end. Null when not asked for.
 	ActiveSubscriptions *int `json:"activeSubscriptions,omitempty"`
-	// The monthly amounts of the active subscriptions (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for.
+	// The monthly amounts of the active subscriptions past their trial (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for.
 	MonthlyRecurringRevenue *int `json:"monthlyRecurringRevenue,omitempty"`
 	// Checkouts created during the period. Null when not asked for.
 	Checkouts *int `json:"checkouts,omitempty"`
