@@ -18,7 +18,7 @@ import (
 )
 
 // ExportPathPrefix is where Till's own exports are served, beside /v1 (upstream has none):
-// GET /export/{orders,subscriptions,customers,events}.{csv,jsonl}.
+// GET /export/{orders,subscriptions,customers,events,metrics}.{csv,jsonl}.
 const ExportPathPrefix = "/export/"
 
 // The media types of Till's own exports.
@@ -65,7 +65,12 @@ func tillExportRoutes() []Route {
 				Operation: e.operation, File: media, Params: e.params})
 		}
 	}
-	return out
+	// A metrics series is at most 8,784 periods: it is read whole and written at once.
+	return append(out,
+		Route{Method: http.MethodGet, Path: ExportPathPrefix + "metrics.csv", Operation: "GetMetrics", Field: "metrics",
+			Params: metricsFilters(), ExcludeNone: true, Encode: metricsTillCSV},
+		Route{Method: http.MethodGet, Path: ExportPathPrefix + "metrics.jsonl", Operation: "GetMetrics", Field: "metrics",
+			Params: metricsFilters(), ExcludeNone: true, Encode: metricsJSONLines})
 }
 
 // routeOf is the /v1 route running operation.

@@ -35,6 +35,11 @@ func TestTillExportsTakeTheListsFiltersInBothFormats(t *testing.T) {
 		{"a customer export filters by another organization to nothing", "/export/customers.jsonl?organization_id=" + w.other.ID.String(), 0, nil},
 		{"an events CSV neutralizes an event name", "/export/events.csv?name=@cmd", 1, []string{",'@cmd,user,"}},
 		{"an events JSON lines export keeps metadata as JSON", "/export/events.jsonl?source=user", 1, []string{`"metadata":{"tokens":12}`}},
+		{"a metrics CSV has a column per metric asked for, headed by its slug", "/export/metrics.csv?start_date=2026-03-01&end_date=2026-03-02" +
+			"&interval=day&metrics=revenue&metrics=orders", 2, []string{"timestamp,orders,revenue\r\n2026-03-01T00:00:00Z,1,1999\r\n"}},
+		{"a metrics JSON lines export has a period per line", "/export/metrics.jsonl?start_date=2026-03-01&end_date=2026-03-02" +
+			"&interval=day&metrics=revenue", 2, []string{`{"timestamp":"2026-03-01T00:00:00Z","revenue":1999}` + "\n" +
+			`{"timestamp":"2026-03-02T00:00:00Z","revenue":0}`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, h, body := w.get(t, w.org.Token, tt.target)

@@ -64,3 +64,62 @@ func metricColumns(metrics json.RawMessage) (slugs, names []string, err error) {
 	})
 	return slugs, names, err
 }
+
+// metricsTillCSV writes a metrics answer as Till's own CSV export: a timestamp column and one
+// column per metric returned, headed by the slugs (the /v1 field names), RFC 3339 UTC
+// timestamps, numbers as /v1 writes them.
+func metricsTillCSV(w http.ResponseWriter, body json.RawMessage) error {
+	var answer struct {
+		Periods []map[string]json.RawMessage `json:"periods"`
+		Metrics json.RawMessage              `json:"metrics"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return err
+	}
+	slugs, _, err := metricColumns(answer.Metrics)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	cw := csv.NewWriter(&buf)
+	cw.UseCRLF = true
+	_ = cw.Write(append([]string{"timestamp"}, slugs...))
+	row := make([]string, len(slugs)+1)
+	for _, p := range answer.Periods {
+		if err := json.Unmarshal(p["timestamp"], &row[0]); err != nil {
+			return err
+		}
+		for i, s := range slugs {
+			row[i+1] = string(p[s])
+		}
+		_ = cw.Write(row)
+	}
+	cw.Flush()
+	return writeExport(w, mediaCSV, "metrics.csv", buf.Bytes())
+}
+
+// metricsJSONLines writes a metrics answer as JSON lines: each period's object, as /v1 writes
+// it, on a line of its own.
+func metricsJSONLines(w http.ResponseWriter, body json.RawMessage) error {
+	var answer struct {
+		Periods []json.RawMessage `json:"periods"`
+	}
+	if err := json.Unmarshal(body, &answer); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for _, p := range answer.Periods {
+		buf.Write(p)
+		buf.WriteByte('\n')
+	}
+	return writeExport(w, mediaJSONLines, "metrics.jsonl", buf.Bytes())
+}
+
+// writeExport sends a whole export body as an attachment.
+func writeExport(w http.ResponseWriter, media, filename string, body []byte) error {
+	w.Header().Set("Content-Type", media+"; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+filename+`"`)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body) // a client gone mid-body is not the server's error
+	return nil
+}

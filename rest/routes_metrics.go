@@ -37,17 +37,7 @@ import (
 //     (upstream's is unbounded); a PATCH with "name": null or "metrics": null leaves the field
 //     as it is, where upstream fails writing null.
 func metricsRoutes() []Route {
-	filters := []fastapi.Param{
-		required(Query("start_date", "startDate", fastapi.Date{})),
-		required(Query("end_date", "endDate", fastapi.Date{})),
-		Query("timezone", "timezone", fastapi.String{MinLength: 1}),
-		required(Query("interval", "interval", fastapi.Enum{Name: "TimeInterval", Values: []string{"year", "month", "week", "day", "hour"}})),
-		Filter("organization_id", "organizationId", fastapi.UUID4{}),
-		Filter("product_id", "productId", fastapi.UUID4{}),
-		Filter("billing_type", "billingType", fastapi.Enum{Name: "ProductBillingType", Values: []string{"one_time", "recurring"}}),
-		Filter("customer_id", "customerId", fastapi.UUID4{}),
-		{In: fastapi.InQuery, Name: "metrics", Shape: fastapi.ShapeList},
-	}
+	filters := metricsFilters()
 	dashboardCreate := fastapi.Object{Name: "MetricDashboardCreate", Fields: []fastapi.Field{
 		{Name: "name", Schema: fastapi.String{MinLength: 1}, Required: true},
 		{Name: "metrics", Schema: fastapi.List{Items: fastapi.String{}, MaxLength: 10}},
@@ -74,6 +64,21 @@ func metricsRoutes() []Route {
 			Body: &fastapi.Body{Var: "input", Schema: dashboardUpdate}},
 		{Method: http.MethodDelete, Path: "/v1/metrics/dashboards/{id}", Operation: "DeleteMetricDashboard",
 			Status: http.StatusNoContent, Params: []fastapi.Param{PathUUID4("id", "id")}},
+	}
+}
+
+// metricsFilters are the query parameters of a metrics series, /v1's and Till's exports'.
+func metricsFilters() []fastapi.Param {
+	return []fastapi.Param{
+		required(Query("start_date", "startDate", fastapi.Date{})),
+		required(Query("end_date", "endDate", fastapi.Date{})),
+		Query("timezone", "timezone", fastapi.String{MinLength: 1}),
+		required(Query("interval", "interval", fastapi.Enum{Name: "TimeInterval", Values: []string{"year", "month", "week", "day", "hour"}})),
+		Filter("organization_id", "organizationId", fastapi.UUID4{}),
+		Filter("product_id", "productId", fastapi.UUID4{}),
+		Filter("billing_type", "billingType", fastapi.Enum{Name: "ProductBillingType", Values: []string{"one_time", "recurring"}}),
+		Filter("customer_id", "customerId", fastapi.UUID4{}),
+		{In: fastapi.InQuery, Name: "metrics", Shape: fastapi.ShapeList},
 	}
 }
 
