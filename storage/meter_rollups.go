@@ -320,16 +320,20 @@ func rollUp(ctx context.Context, tx *sqlx.Tx, m *meterRollupRow, spans []span) e
 		return err
 	}
 	// The filter alone selects the events: those that also meet the aggregation's condition
-	// make the quantity columns, and every one with a cost makes the cost columns.
-	enters := ` FILTER (WHERE ` + cond + `)`
+	// make the quantity columns, and every one with a cost makes the cost columns. The inner
+	// select computes both once per event (OFFSET 0 keeps the planner from inlining them
+	// into each aggregate that reads them).
+	enters := ` FILTER (WHERE e.enters)`
 	_, err = tx.ExecContext(ctx, `INSERT INTO meter_rollups (meter_id, day, customer_id, external_customer_id,
 			events, total, minimum, maximum, costs, cost_events)
 		SELECT `+meter+`, date_trunc('day', e."timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
 			e.customer_id, e.external_customer_id, count(*)`+enters+`, sum(`+value+`)`+enters+`,
-			min(`+value+`)`+enters+`, max(`+value+`)`+enters+`, sum(`+eventCostSQL+`), count(`+eventCostSQL+`)
-		FROM events e
-		WHERE e.organization_id = `+p.add(m.OrganizationID, "uuid")+` AND (`+strings.Join(events, " OR ")+`) AND `+pred+`
-		GROUP BY 2, 3, 4
-		HAVING count(*)`+enters+` > 0 OR count(`+eventCostSQL+`) > 0`, p.args...)
+			min(`+value+`)`+enters+`, max(`+value+`)`+enters+`, sum(e.cost), count(e.cost)
+		FROM (SELECT e."timestamp", e.customer_id, e.external_customer_id, e.metadata, `+cond+` AS enters, `+eventCostSQL+` AS cost
+			FROM events e
+			WHERE e.organization_id = `+p.add(m.OrganizationID, "uuid")+` AND (`+strings.Join(events, " OR ")+`) AND `+pred+`
+			OFFSET 0) e
+		WHERE e.enters OR e.cost IS NOT NULL
+		GROUP BY 2, 3, 4`, p.args...)
 	return mapErr(err)
 }
