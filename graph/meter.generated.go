@@ -321,6 +321,162 @@ func (ec *executionContext) fieldContext_Meter_metadata(_ context.Context, field
 	return graphql.NewScalarFieldContext("Meter", field, false, false, errors.New("field of type Metadata does not have child fields"))
 }
 
+func (ec *executionContext) _MeterCostAt_timestamp(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCostAt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCostAt_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCostAt_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterCostAt", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _MeterCostAt_costs(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCostAt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCostAt_costs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Costs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCostAt_costs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterCostAt", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MeterCostAt_events(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCostAt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCostAt_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Events, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt642int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCostAt_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterCostAt", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MeterCosts_meter(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCosts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCosts_meter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Meter) graphql.Marshaler {
+			return ec.marshalNMeter2ᚖtillᚋstorageᚐMeter(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCosts_meter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeterCosts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Meter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeterCosts_costs(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCosts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCosts_costs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Costs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.MeterCostAt) graphql.Marshaler {
+			return ec.marshalNMeterCostAt2ᚕtillᚋstorageᚐMeterCostAtᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCosts_costs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MeterCosts",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeterCostAt(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MeterCosts_total(ctx context.Context, field graphql.CollectedField, obj *storage.MeterCosts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MeterCosts_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MeterCosts_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MeterCosts", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _MeterCountAggregation_func(ctx context.Context, field graphql.CollectedField, obj *model.MeterCountAggregation) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1329,6 +1485,118 @@ func (ec *executionContext) _Meter(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var meterCostAtImplementors = []string{"MeterCostAt"}
+
+func (ec *executionContext) _MeterCostAt(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterCostAt) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterCostAtImplementors)
+	if m := ec._MeterCostAt__plain(ctx, fields, obj); m != nil {
+		return m
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterCostAt")
+		case "timestamp":
+			out.Values[i] = ec.marshalNDateTime2timeᚐTime(ctx, field.Selections, obj.Timestamp)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costs":
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.Costs)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "events":
+			out.Values[i] = ec.marshalNInt642int64(ctx, field.Selections, obj.Events)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var meterCostsImplementors = []string{"MeterCosts"}
+
+func (ec *executionContext) _MeterCosts(ctx context.Context, sel ast.SelectionSet, obj *storage.MeterCosts) graphql.Marshaler {
+	if obj != nil {
+		if m := gqlexec.RenderedOf(obj); m != nil {
+			return m
+		}
+	}
+	fields := gqlexec.CollectFields(ctx, ec.OperationContext, sel, meterCostsImplementors)
+	if m := ec._MeterCosts__plain(ctx, fields, obj); m != nil {
+		return m
+	}
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MeterCosts")
+		case "meter":
+			out.Values[i] = ec._MeterCosts_meter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "costs":
+			out.Values[i] = ec._MeterCosts_costs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "total":
+			out.Values[i] = ec.marshalNFloat2float64(ctx, field.Selections, obj.Total)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var meterCountAggregationImplementors = []string{"MeterCountAggregation", "MeterAggregator"}
 
 func (ec *executionContext) _MeterCountAggregation(ctx context.Context, sel ast.SelectionSet, obj *model.MeterCountAggregation) graphql.Marshaler {
@@ -1794,6 +2062,36 @@ func (ec *executionContext) marshalNMeterAggregator2tillᚋgraphᚋmodelᚐMeter
 	return ec._MeterAggregator(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMeterCostAt2tillᚋstorageᚐMeterCostAt(ctx context.Context, sel ast.SelectionSet, v storage.MeterCostAt) graphql.Marshaler {
+	return ec._MeterCostAt(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMeterCostAt2ᚕtillᚋstorageᚐMeterCostAtᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.MeterCostAt) graphql.Marshaler {
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeterCostAt2tillᚋstorageᚐMeterCostAt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMeterCosts2ᚖtillᚋstorageᚐMeterCosts(ctx context.Context, sel ast.SelectionSet, v *storage.MeterCosts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MeterCosts(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMeterCreateInput2tillᚋgraphᚋmodelᚐMeterCreateInput(ctx context.Context, v any) (model.MeterCreateInput, error) {
 	res, err := ec.unmarshalInputMeterCreateInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -1949,6 +2247,25 @@ func (ec *executionContext) unmarshalOMeterAggregationInput2ᚖtillᚋgraphᚋmo
 	}
 	res, err := ec.unmarshalInputMeterAggregationInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOMeterCosts2ᚕᚖtillᚋstorageᚐMeterCostsᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.MeterCosts) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := gqlexec.MarshalSlice(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMeterCosts2ᚖtillᚋstorageᚐMeterCosts(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOMeterFilterClauseInput2ᚕᚖtillᚋgraphᚋmodelᚐMeterFilterClauseInputᚄ(ctx context.Context, v any) ([]*model.MeterFilterClauseInput, error) {
@@ -2113,6 +2430,80 @@ func (ec *executionContext) _Meter__plain(ctx context.Context, fields []graphql.
 				ec.marshalNUUID2githubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, f.Selections, obj.OrganizationID).MarshalGQL(w)
 			case "unit":
 				ec.marshalNString2string(ctx, f.Selections, obj.Unit).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterCostAt__plain writes a MeterCostAt whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterCostAt__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.MeterCostAt) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "costs", "events", "timestamp":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterCostAt").MarshalGQL(w)
+			case "costs":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.Costs).MarshalGQL(w)
+			case "events":
+				ec.marshalNInt642int64(ctx, f.Selections, obj.Events).MarshalGQL(w)
+			case "timestamp":
+				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.Timestamp).MarshalGQL(w)
+			}
+		}
+		_, _ = io.WriteString(w, "}")
+	})
+}
+
+// _MeterCosts__plain writes a MeterCosts whose selected fields are all plain struct fields, with
+// the marshallers the executor would call; nil leaves the object to the executor.
+func (ec *executionContext) _MeterCosts__plain(ctx context.Context, fields []graphql.CollectedField, obj *storage.MeterCosts) graphql.Marshaler {
+	if obj == nil {
+		return nil
+	}
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return nil
+		}
+		switch f.Name {
+		case "__typename", "total":
+		default:
+			return nil
+		}
+	}
+	return graphql.WriterFunc(func(w io.Writer) {
+		_, _ = io.WriteString(w, "{")
+		for i, f := range fields {
+			if i > 0 {
+				_, _ = io.WriteString(w, ",")
+			}
+			graphql.MarshalString(f.Alias).MarshalGQL(w)
+			_, _ = io.WriteString(w, ":")
+			switch f.Name {
+			case "__typename":
+				graphql.MarshalString("MeterCosts").MarshalGQL(w)
+			case "total":
+				ec.marshalNFloat2float64(ctx, f.Selections, obj.Total).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

@@ -1029,6 +1029,18 @@ type ComplexityRoot struct {
 		Unit             func(childComplexity int) int
 	}
 
+	MeterCostAt struct {
+		Costs     func(childComplexity int) int
+		Events    func(childComplexity int) int
+		Timestamp func(childComplexity int) int
+	}
+
+	MeterCosts struct {
+		Costs func(childComplexity int) int
+		Meter func(childComplexity int) int
+		Total func(childComplexity int) int
+	}
+
 	MeterCountAggregation struct {
 		Func func(childComplexity int) int
 	}
@@ -1782,6 +1794,7 @@ type ComplexityRoot struct {
 		Member                  func(childComplexity int, id uuid.UUID) int
 		Members                 func(childComplexity int, customerID *string, externalCustomerID *string, role *storage.MemberRole, page *int, limit *int, sorting []string, first *int, after *string, last *int, before *string) int
 		Meter                   func(childComplexity int, id uuid.UUID) int
+		MeterCosts              func(childComplexity int, ids []uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		MeterQuantities         func(childComplexity int, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) int
 		Meters                  func(childComplexity int, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) int
 		MetricDashboard         func(childComplexity int, id uuid.UUID) int
@@ -6438,6 +6451,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Meter.Unit(childComplexity), true
 
+	case "MeterCostAt.costs":
+		if e.ComplexityRoot.MeterCostAt.Costs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCostAt.Costs(childComplexity), true
+	case "MeterCostAt.events":
+		if e.ComplexityRoot.MeterCostAt.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCostAt.Events(childComplexity), true
+	case "MeterCostAt.timestamp":
+		if e.ComplexityRoot.MeterCostAt.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCostAt.Timestamp(childComplexity), true
+
+	case "MeterCosts.costs":
+		if e.ComplexityRoot.MeterCosts.Costs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCosts.Costs(childComplexity), true
+	case "MeterCosts.meter":
+		if e.ComplexityRoot.MeterCosts.Meter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCosts.Meter(childComplexity), true
+	case "MeterCosts.total":
+		if e.ComplexityRoot.MeterCosts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MeterCosts.Total(childComplexity), true
+
 	case "MeterCountAggregation.func":
 		if e.ComplexityRoot.MeterCountAggregation.Func == nil {
 			break
@@ -10661,6 +10712,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Meter(childComplexity, args["id"].(uuid.UUID)), true
+	case "Query.meterCosts":
+		if e.ComplexityRoot.Query.MeterCosts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_meterCosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MeterCosts(childComplexity, args["ids"].([]uuid.UUID), args["startTimestamp"].(time.Time), args["endTimestamp"].(time.Time), args["interval"].(model.MeterQuantityInterval), args["customerId"].(*uuid.UUID), args["externalCustomerId"].(*string)), true
 	case "Query.meterQuantities":
 		if e.ComplexityRoot.Query.MeterQuantities == nil {
 			break
@@ -16732,7 +16794,7 @@ enum MeterAggregationFunction {
   unique
 }
 
-"The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months."
+"The buckets of meterQuantities and meterCosts: UTC calendar hours, days, weeks (from Monday) or months."
 enum MeterQuantityInterval {
   "One hour; a window covers at most 7 days."
   hour
@@ -16845,6 +16907,26 @@ type MeterQuantities {
   total: Float!
 }
 
+"What a meter's events cost in one interval."
+type MeterCostAt {
+  "The interval's start."
+  timestamp: DateTime!
+  "The sum of the _cost.amount of the interval's events, in cents (USD); 0 when none."
+  costs: Float!
+  "How many of the interval's events carried a cost."
+  events: Int64!
+}
+
+"What a meter's events cost per interval and over the whole window."
+type MeterCosts {
+  "The meter."
+  meter: Meter!
+  "One entry per interval of the window, oldest first."
+  costs: [MeterCostAt!]! @listSize(assumedSize: 367)
+  "The costs of the whole window, in cents (USD)."
+  total: Float!
+}
+
 extend type Query {
   "One meter of the caller's organizations."
   meter(
@@ -16892,6 +16974,31 @@ extend type Query {
     "Only the events of the customer with this external id."
     externalCustomerId: String
   ): MeterQuantities @hasScope(any: [meters_read, meters_write], permission: products_read)
+  """
+  What each meter's events cost per interval over [startTimestamp, endTimestamp): the sum of
+  their _cost.amount, in cents (USD), and how many carried one, in the intervals of
+  meterQuantities. A meter's events are those its filter selects, whatever its aggregation:
+  an event without the aggregated property still costs. customerId and externalCustomerId
+  narrow the events as in meterQuantities. One entry per meter in the order of ids, a
+  repeated id answered once; an id that is not a meter of the caller's organizations makes
+  the whole field ResourceNotFound, as meterQuantities.
+  """
+  meterCosts(
+    "The meters, at most 50."
+    ids: [UUID!]!
+    "The window's start (inclusive)."
+    startTimestamp: DateTime!
+    "The window's end (exclusive); after startTimestamp."
+    endTimestamp: DateTime!
+    "The bucket size; it bounds the window's length."
+    interval: MeterQuantityInterval!
+    "Only this customer's events."
+    customerId: UUID
+    "Only the events of the customer with this external id."
+    externalCustomerId: String
+  ): [MeterCosts!]
+    @hasScope(any: [meters_read, meters_write], permission: products_read)
+    @listSize(assumedSize: 50)
 }
 
 extend type Mutation {
@@ -22169,6 +22276,30 @@ func (ec *executionContext) childFields_Meter(ctx context.Context, field graphql
 		return ec.fieldContext_Meter_metadata(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Meter", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterCostAt(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_MeterCostAt_timestamp(ctx, field)
+	case "costs":
+		return ec.fieldContext_MeterCostAt_costs(ctx, field)
+	case "events":
+		return ec.fieldContext_MeterCostAt_events(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterCostAt", field.Name)
+}
+
+func (ec *executionContext) childFields_MeterCosts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "meter":
+		return ec.fieldContext_MeterCosts_meter(ctx, field)
+	case "costs":
+		return ec.fieldContext_MeterCosts_costs(ctx, field)
+	case "total":
+		return ec.fieldContext_MeterCosts_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MeterCosts", field.Name)
 }
 
 func (ec *executionContext) childFields_MeterFilterGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {

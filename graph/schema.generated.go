@@ -157,6 +157,7 @@ type QueryResolver interface {
 	Meter(ctx context.Context, id uuid.UUID) (*storage.Meter, error)
 	Meters(ctx context.Context, page *int, limit *int, sorting []string, filter *model.MeterListFilter, first *int, after *string, last *int, before *string) (*model.MeterPage, error)
 	MeterQuantities(ctx context.Context, id uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) (*storage.MeterQuantities, error)
+	MeterCosts(ctx context.Context, ids []uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) ([]*storage.MeterCosts, error)
 	Metrics(ctx context.Context, startDate string, endDate string, timezone *string, interval model.TimeInterval, organizationID []uuid.UUID, productID []uuid.UUID, billingType []model.ProductBillingType, customerID []uuid.UUID, metrics []string) (*model.MetricsResult, error)
 	MetricsLimits(ctx context.Context) (*model.MetricsLimits, error)
 	MetricDashboards(ctx context.Context, organizationID []uuid.UUID) ([]*storage.MetricDashboard, error)
@@ -2785,6 +2786,60 @@ func (ec *executionContext) field_Query_members_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["before"] = arg9
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_meterCosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]uuid.UUID, error) {
+			return ec.unmarshalNUUID2ᚕgithubᚗcomᚋgoogleᚋuuidᚐUUIDᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "startTimestamp",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNDateTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startTimestamp"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "endTimestamp",
+		func(ctx context.Context, v any) (time.Time, error) {
+			return ec.unmarshalNDateTime2timeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endTimestamp"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "interval",
+		func(ctx context.Context, v any) (model.MeterQuantityInterval, error) {
+			return ec.unmarshalNMeterQuantityInterval2tillᚋgraphᚋmodelᚐMeterQuantityInterval(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["interval"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "customerId",
+		func(ctx context.Context, v any) (*uuid.UUID, error) {
+			return ec.unmarshalOUUID2ᚖgithubᚗcomᚋgoogleᚋuuidᚐUUID(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["customerId"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "externalCustomerId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalCustomerId"] = arg5
 	return args, nil
 }
 
@@ -13256,6 +13311,78 @@ func (ec *executionContext) fieldContext_Query_meterQuantities(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_meterCosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_meterCosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MeterCosts(ctx, fc.Args["ids"].([]uuid.UUID), fc.Args["startTimestamp"].(time.Time), fc.Args["endTimestamp"].(time.Time), fc.Args["interval"].(model.MeterQuantityInterval), fc.Args["customerId"].(*uuid.UUID), fc.Args["externalCustomerId"].(*string))
+		},
+		func(ctx context.Context, next graphql.Resolver) graphql.Resolver {
+			directive0 := next
+
+			directive1 := func(ctx context.Context) (any, error) {
+				any, err := ec.unmarshalNScope2ᚕtillᚋgraphᚋmodelᚐScopeᚄ(ctx, []any{"meters_read", "meters_write"})
+				if err != nil {
+					var zeroVal []*storage.MeterCosts
+					return zeroVal, err
+				}
+				permission, err := ec.unmarshalNPermission2tillᚋgraphᚋmodelᚐPermission(ctx, "products_read")
+				if err != nil {
+					var zeroVal []*storage.MeterCosts
+					return zeroVal, err
+				}
+				usersOnly, err := ec.unmarshalNBoolean2bool(ctx, false)
+				if err != nil {
+					var zeroVal []*storage.MeterCosts
+					return zeroVal, err
+				}
+				if ec.Directives.HasScope == nil {
+					var zeroVal []*storage.MeterCosts
+					return zeroVal, errors.New("directive hasScope is not implemented")
+				}
+				return ec.Directives.HasScope(ctx, nil, directive0, any, permission, usersOnly)
+			}
+
+			next = directive1
+			return next
+		},
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.MeterCosts) graphql.Marshaler {
+			return ec.marshalOMeterCosts2ᚕᚖtillᚋstorageᚐMeterCostsᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_meterCosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MeterCosts(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_meterCosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_metrics(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17073,6 +17200,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_meterQuantities(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "meterCosts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_meterCosts(ctx, field)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -25,7 +25,9 @@ import (
 //     without such an argument counts the size its definition declares with
 //     `@listSize(assumedSize:)`, an upper bound kept true where the list is written, and
 //     defaultListSize only if it declares none (a test makes every list declare one);
-//   - meterQuantities counts the buckets its window and interval produce (meterBuckets);
+//   - meterQuantities and meterCosts count the buckets their window and interval produce
+//     (meterBuckets), and a list answering one object per id of its ids argument counts the
+//     ids given, at most its @listSize (idsSize);
 //   - an object's fields are paid for once per object, so nesting multiplies, and every alias
 //     and every fragment spread is paid for on its own.
 //
@@ -164,9 +166,12 @@ func (c *costCalc) field(f *ast.Field, pageSize int, path ast.Path) int {
 	}
 	objects := 1
 	if f.Definition.Type.Elem != nil {
+		n, byIDs := c.idsSize(f)
 		switch {
 		case pageSize > 0:
 			objects = pageSize
+		case byIDs:
+			objects = n
 		case own > 0:
 			objects = own
 		default:

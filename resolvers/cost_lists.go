@@ -68,12 +68,15 @@ func tooMany(n, limit int, loc ...any) error {
 	return Invalid("too_long", fmt.Sprintf("List should have at most %d items after validation, not %d", limit, n), n, loc...)
 }
 
-// meterBuckets is the number of intervals meterQuantities returns, read from its window
-// and interval as the resolver will: ok is false for any other field. An argument the
-// document does not give readably, or a window the resolver will refuse, counts the most
-// buckets the interval allows.
+// meterSeries are the fields that return intervals of a window (meterBuckets).
+var meterSeries = map[string]bool{"meterQuantities": true, "meterCosts": true}
+
+// meterBuckets is the number of intervals meterQuantities (or each meter of meterCosts)
+// returns, read from its window and interval as the resolver will: ok is false for any
+// other field. An argument the document does not give readably, or a window the resolver
+// will refuse, counts the most buckets the interval allows.
 func (c *costCalc) meterBuckets(f *ast.Field) (int, bool) {
-	if f.Name != "meterQuantities" || f.Definition.Arguments.ForName("interval") == nil {
+	if !meterSeries[f.Name] || f.Definition.Arguments.ForName("interval") == nil {
 		return 0, false
 	}
 	arg := func(name string) any {
@@ -100,6 +103,26 @@ func (c *costCalc) meterBuckets(f *ast.Field) (int, bool) {
 		return most, true
 	}
 	return max(1, min(quantityBuckets(from, to, interval, most), most)), true
+}
+
+// idsSize is the size of a list that answers at most one object per id of its ids
+// argument (meterCosts): the ids given, at most the list's @listSize, past which the
+// resolver refuses them; the @listSize itself when the document gives them unreadably. ok
+// is false for a field without an ids list or a declared size.
+func (c *costCalc) idsSize(f *ast.Field) (int, bool) {
+	def := f.Definition.Arguments.ForName("ids")
+	if def == nil || def.Type.Elem == nil || f.Definition.Directives.ForName("listSize") == nil {
+		return 0, false
+	}
+	most := c.listSize(f)
+	if a := f.Arguments.ForName("ids"); a != nil {
+		if v, err := a.Value.Value(c.vars); err == nil {
+			if ids, ok := v.([]any); ok {
+				return min(len(ids), most), true
+			}
+		}
+	}
+	return most, true
 }
 
 // quantityBuckets counts the intervals from the one holding from up to to, as the storage

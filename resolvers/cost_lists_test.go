@@ -41,7 +41,7 @@ func TestEveryWholeListDeclaresItsSize(t *testing.T) {
 		"WebhookEvent.deliveries": resolvers.MaxEventDeliveries, "CustomerSeatList.seats": resolvers.MaxSeats,
 		"MeterFilterGroup.clauses": storage.MaxMeterFilterClauses, "ProductPriceSeatTiers.tiers": resolvers.MaxSeatTiers,
 		"Product.wirePrices": resolvers.MaxProductPrices, "Subscription.wirePrices": resolvers.MaxProductPrices,
-		"Query.userSessions": resolvers.MaxUserSessions, "Viewer.organizations": resolvers.MaxViewerOrganizations,
+		"Query.userSessions": resolvers.MaxUserSessions, "Query.meterCosts": resolvers.MaxMeterCostMeters, "Viewer.organizations": resolvers.MaxViewerOrganizations,
 	}
 	lists := 0
 	for _, typ := range schema.Types {
@@ -85,6 +85,7 @@ func TestWholeListAttacksArePricedAtTheirCaps(t *testing.T) {
 	perCheckout := 1 + resolvers.MaxCheckoutProducts*(1+resolvers.MaxProductBenefits)
 	products := "products(limit: 100) { items { id benefits { id description properties metadata } } }"
 	meter := "meterQuantities(id: $m, startTimestamp: $from, endTimestamp: $to, interval: $i) { ...Q }"
+	costs := "meterCosts(ids: $ids, startTimestamp: $from, endTimestamp: $to, interval: $i) { meter { id } costs { timestamp costs events } total }"
 	for _, c := range []struct {
 		name, token, field, vars string
 		values                   resolverstest.Vars
@@ -109,6 +110,19 @@ func TestWholeListAttacksArePricedAtTheirCaps(t *testing.T) {
 		{"a window too long for its interval counts the interval's most buckets", org.Token, meter,
 			"$m: UUID!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!",
 			resolverstest.Vars{"m": uuid.New(), "from": "2020-01-01T00:00:00Z", "to": "2026-01-01T00:00:00Z", "i": "hour"}, 1, 1 + 8*24, false},
+		{"a year of days for 50 meters counts 366 buckets each", org.Token, costs,
+			"$ids: [UUID!]!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!",
+			resolverstest.Vars{"ids": meterIDs(50), "from": "2025-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "i": "day"}, 1, 50 * (1 + 1 + 366), false},
+		{"two such aliases are over the ceiling", org.Token, costs,
+			"$ids: [UUID!]!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!",
+			resolverstest.Vars{"ids": meterIDs(50), "from": "2025-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z", "i": "day"}, 2, 2 * 50 * (1 + 1 + 366), true},
+		{"three meters' week of hours counts 168 buckets each", org.Token, costs,
+			"$ids: [UUID!]!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!",
+			resolverstest.Vars{"ids": meterIDs(3), "from": "2026-03-02T00:00:00Z", "to": "2026-03-09T00:00:00Z", "i": "hour"}, 1, 3 * (1 + 1 + 168), false},
+		{"more ids than the field answers count its cap", org.Token, costs,
+			"$ids: [UUID!]!, $from: DateTime!, $to: DateTime!, $i: MeterQuantityInterval!",
+			resolverstest.Vars{"ids": meterIDs(500), "from": "2026-03-02T00:00:00Z", "to": "2026-03-03T00:00:00Z", "i": "day"}, 1,
+			resolvers.MaxMeterCostMeters * (1 + 1 + 1), false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			doc := strings.TrimSuffix(strings.TrimPrefix(repeat(c.aliases, "a%d: "+c.field), "{"), "}")
@@ -202,4 +216,13 @@ func TestWholeListsAreCappedWhereTheyAreWritten(t *testing.T) {
 			t.Errorf("%d live methods, want %d", live, resolvers.MaxCustomerPaymentMethods)
 		}
 	})
+}
+
+// meterIDs is n random ids: the cost of an operation is priced before any is looked up.
+func meterIDs(n int) []uuid.UUID {
+	ids := make([]uuid.UUID, n)
+	for i := range ids {
+		ids[i] = uuid.New()
+	}
+	return ids
 }

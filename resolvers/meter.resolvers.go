@@ -47,6 +47,10 @@ func (r *queryResolver) MeterQuantities(ctx context.Context, id uuid.UUID, start
 	return r.meterQuantities(ctx, id, quantityWindow{from: startTimestamp, to: endTimestamp, interval: interval}, customerID, externalCustomerID)
 }
 
+func (r *queryResolver) MeterCosts(ctx context.Context, ids []uuid.UUID, startTimestamp time.Time, endTimestamp time.Time, interval model.MeterQuantityInterval, customerID *uuid.UUID, externalCustomerID *string) ([]*storage.MeterCosts, error) {
+	return r.meterCosts(ctx, ids, quantityWindow{from: startTimestamp, to: endTimestamp, interval: interval}, customerID, externalCustomerID)
+}
+
 func (r *Resolver) Meter() graph.MeterResolver { return &meterResolver{r} }
 
 type meterResolver struct{ *Resolver }

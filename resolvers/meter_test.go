@@ -258,7 +258,8 @@ func TestMeterScopes(t *testing.T) {
 		t.Errorf("read = %+v", read)
 	}
 	for _, doc := range []string{`{ meters { items { id } } }`,
-		`query($id: UUID!) { meterQuantities(id: $id, startTimestamp: "2026-01-01T00:00:00Z", endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`} {
+		`query($id: UUID!) { meterQuantities(id: $id, startTimestamp: "2026-01-01T00:00:00Z", endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`,
+		`query($id: UUID!) { meterCosts(ids: [$id], startTimestamp: "2026-01-01T00:00:00Z", endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`} {
 		got := s.QueryError(t, customersOnly, doc, vars{"id": m.ID})
 		if (got.Extensions.Code != "FORBIDDEN" || got.Extensions.Reason != "insufficient_scope") || !reflect.DeepEqual(got.Extensions.Scopes, []string{"meters:read", "meters:write"}) {
 			t.Errorf("%s with customers:read = %+v", doc, got)

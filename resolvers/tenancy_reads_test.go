@@ -30,6 +30,8 @@ func TestTenancyReads(t *testing.T) {
 		{"getting their usage event", "", `query($id: UUID!) { usageEvent(id: $id) { id } }`, w.theirEvent},
 		{"getting their meter's quantities", "", `query($id: UUID!) { meterQuantities(id: $id, startTimestamp: "2026-01-01T00:00:00Z",
 			endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`, w.theirMeter.ID},
+		{"getting their meter's costs", "", `query($id: UUID!) { meterCosts(ids: [$id], startTimestamp: "2026-01-01T00:00:00Z",
+			endTimestamp: "2026-01-02T00:00:00Z", interval: day) { total } }`, w.theirMeter.ID},
 		{"getting their file", "", `query($id: UUID!) { file(id: $id) { id } }`, w.theirFile},
 		{"getting their job", "", `query($id: UUID!) { job(id: $id) { id } }`, w.theirJob},
 		{"getting their order", "", `query($id: UUID!) { order(id: $id) { id } }`, w.theirOrder},

@@ -106,3 +106,9 @@ func (o Omittable[T]) Touched() Omittable[T] {
 	o.set = true
 	return o
 }
+
+// MeterCostSeriesFromEvents is MeterCostSeries read from the events alone, never from
+// rollups: the reference the rollup path must equal.
+func MeterCostSeriesFromEvents(ctx context.Context, q sqlx.ExtContext, reads []MeterCostRead, from, to time.Time, interval string) ([]*MeterCosts, error) {
+	return meterCostSeries(ctx, q, reads, from, to, interval, false)
+}

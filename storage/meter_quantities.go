@@ -151,15 +151,22 @@ func meterSQL(m *Meter, p *sqlParams) (agg, where string, err error) {
 // meterValueSQL compiles the value each event of the meter contributes and the predicate
 // (filter and aggregation condition) its events must meet.
 func meterValueSQL(f *MeterFilter, a *MeterAggregation, p *sqlParams) (value, where string, err error) {
-	pred, err := f.SQL(p)
-	if err != nil {
-		return "", "", err
-	}
-	value, cond, err := a.value(p)
+	value, pred, cond, err := meterParts(f, a, p)
 	if err != nil {
 		return "", "", err
 	}
 	return value, pred + " AND " + cond, nil
+}
+
+// meterParts compiles the value each event of the meter contributes, the filter's predicate
+// and the aggregation's condition apart: an event the filter selects counts for costs even
+// when it does not enter the aggregate.
+func meterParts(f *MeterFilter, a *MeterAggregation, p *sqlParams) (value, pred, cond string, err error) {
+	if pred, err = f.SQL(p); err != nil {
+		return "", "", "", err
+	}
+	value, cond, err = a.value(p)
+	return value, pred, cond, err
 }
 
 func meterDefinition(m *Meter) (*MeterFilter, *MeterAggregation, error) {

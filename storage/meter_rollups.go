@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -37,41 +36,65 @@ type rollupPlan struct {
 // only replaces a day's rollup with a newer one, and each day is read from exactly one
 // place, so nothing is counted twice or left out.
 func planRollups(ctx context.Context, q sqlx.QueryerContext, m *Meter, from, to time.Time) (*rollupPlan, error) {
-	plan := &rollupPlan{first: utcDay(from.Add(day - time.Nanosecond)), end: utcDay(to)}
-	if !plan.first.Before(plan.end) {
-		return nil, nil
+	plans, err := planMeterRollups(ctx, q, []*Meter{m}, from, to)
+	if err != nil {
+		return nil, err
 	}
-	var state struct {
+	return plans[0], nil
+}
+
+// planMeterRollups is planRollups for several meters in one statement, one plan per meter in
+// order (nil where its rollups serve no whole day), so a read over many meters costs one
+// round trip to plan.
+func planMeterRollups(ctx context.Context, q sqlx.QueryerContext, meters []*Meter, from, to time.Time) ([]*rollupPlan, error) {
+	plans := make([]*rollupPlan, len(meters))
+	first, end := utcDay(from.Add(day-time.Nanosecond)), utcDay(to)
+	if !first.Before(end) || len(meters) == 0 {
+		return plans, nil
+	}
+	ids, orgs := make([]uuid.UUID, len(meters)), make([]uuid.UUID, len(meters))
+	filters, aggregations := make(pq.StringArray, len(meters)), make(pq.StringArray, len(meters))
+	for i, m := range meters {
+		ids[i], orgs[i], filters[i], aggregations[i] = m.ID, m.OrganizationID, string(m.Filter), string(m.Aggregation)
+	}
+	var states []struct {
+		I        int           `db:"i"`
 		RolledTo time.Time     `db:"rolled_to"`
 		Changed  pq.Int64Array `db:"changed"`
 	}
-	err := sqlx.GetContext(ctx, q, &state, `SELECT s.rolled_to, coalesce((
+	err := sqlx.SelectContext(ctx, q, &states, `SELECT k.i, s.rolled_to, coalesce((
 			SELECT array_agg(DISTINCT extract(epoch FROM c.day)::bigint ORDER BY extract(epoch FROM c.day)::bigint)
 			FROM event_day_changes c
-			WHERE c.organization_id = $2 AND c.day >= $3 AND c.day < least(s.rolled_to, $4)), '{}') AS changed
-		FROM meter_rollup_states s
-		WHERE s.meter_id = $1 AND s.filter = $5::jsonb AND s.aggregation = $6::jsonb`,
-		m.ID, m.OrganizationID, plan.first, plan.end, string(m.Filter), string(m.Aggregation))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+			WHERE c.organization_id = k.organization_id AND c.day >= $5 AND c.day < least(s.rolled_to, $6)), '{}') AS changed
+		FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS k(meter_id, organization_id, filter, aggregation, i)
+		JOIN meter_rollup_states s ON s.meter_id = k.meter_id AND s.filter = k.filter::jsonb AND s.aggregation = k.aggregation::jsonb`,
+		pq.Array(ids), pq.Array(orgs), filters, aggregations, first, end)
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	if rolled := utcDay(state.RolledTo); rolled.Before(plan.end) {
-		plan.end = rolled
+	for _, state := range states {
+		plan := &rollupPlan{first: first, end: end}
+		if rolled := utcDay(state.RolledTo); rolled.Before(plan.end) {
+			plan.end = rolled
+		}
+		if !plan.first.Before(plan.end) {
+			continue
+		}
+		plan.changed = state.Changed
+		plan.raw = appendSpan(plan.raw, span{from, plan.first})
+		for _, d := range state.Changed {
+			lo := time.Unix(d, 0).UTC()
+			plan.raw = appendSpan(plan.raw, span{lo, lo.Add(day)})
+		}
+		plan.raw = appendSpan(plan.raw, span{plan.end, to})
+		plans[state.I-1] = plan
 	}
-	if !plan.first.Before(plan.end) {
-		return nil, nil
-	}
-	plan.changed = state.Changed
-	plan.raw = appendSpan(plan.raw, span{from, plan.first})
-	for _, d := range state.Changed {
-		lo := time.Unix(d, 0).UTC()
-		plan.raw = appendSpan(plan.raw, span{lo, lo.Add(day)})
-	}
-	plan.raw = appendSpan(plan.raw, span{plan.end, to})
-	return plan, nil
+	return plans, nil
+}
+
+// eventsPlan reads [from, to) wholly from the events, for a read the rollups cannot serve.
+func eventsPlan(from, to time.Time) *rollupPlan {
+	return &rollupPlan{raw: appendSpan(nil, span{from, to})}
 }
 
 // appendSpan adds s to spans sorted by time, joining it to the last when they touch and
@@ -89,31 +112,57 @@ func appendSpan(spans []span, s span) []span {
 	return append(spans, s)
 }
 
-// rollupSource renders a quantity's rows as partial aggregates aliased e ("timestamp", n,
-// total, minimum, maximum): the plan's rollup days for the customer, and one row per event
-// of the plan's raw spans (n = 1 and its value three times), each span its own
+// plannedRows is what a read takes from the rows of a plan, the same columns in the same
+// order after "timestamp" (each named by AS): columns of meter_rollups r with a condition
+// on them, and columns of events e with the predicate events must meet. events is compiled
+// only when the plan has spans of events, so its parameters are never left unused.
+type plannedRows struct {
+	rollups, rollupsWhere string
+	events                func(p *sqlParams) (columns, where string, err error)
+}
+
+// plannedSource renders the rows of a plan aliased e: the rollups of its whole days for the
+// customer, except the changed days, and the events of its raw spans, each span its own
 // index-served branch.
-func rollupSource(p *sqlParams, m *Meter, f *MeterFilter, a *MeterAggregation, c *MeterCustomer, plan *rollupPlan) (string, error) {
-	rollups := `SELECT r.day AS "timestamp", r.events::float8 AS n, r.total, r.minimum, r.maximum
-		FROM meter_rollups r WHERE r.meter_id = ` + p.add(m.ID, "uuid") +
-		` AND r.day >= ` + p.add(plan.first, "timestamptz") + ` AND r.day < ` + p.add(plan.end, "timestamptz")
-	if len(plan.changed) > 0 {
-		rollups += ` AND extract(epoch FROM r.day)::bigint <> ALL (` + p.add(plan.changed, "bigint[]") + `)`
+func plannedSource(p *sqlParams, m *Meter, c *MeterCustomer, plan *rollupPlan, rows plannedRows) (string, error) {
+	var parts []string
+	if plan.first.Before(plan.end) {
+		rollups := `SELECT r.day AS "timestamp", ` + rows.rollups +
+			` FROM meter_rollups r WHERE r.meter_id = ` + p.add(m.ID, "uuid") +
+			` AND r.day >= ` + p.add(plan.first, "timestamptz") + ` AND r.day < ` + p.add(plan.end, "timestamptz")
+		if rows.rollupsWhere != "" {
+			rollups += ` AND ` + rows.rollupsWhere
+		}
+		if len(plan.changed) > 0 {
+			rollups += ` AND extract(epoch FROM r.day)::bigint <> ALL (` + p.add(plan.changed, "bigint[]") + `)`
+		}
+		parts = append(parts, rollups+rollupCustomer(p, c))
 	}
-	rollups += rollupCustomer(p, c)
-	parts := []string{rollups}
-	if len(plan.raw) == 0 {
-		return "(" + rollups + ") e", nil // compiling the predicate would leave its parameters unused
-	}
-	value, where, err := meterValueSQL(f, a, p)
-	if err != nil {
-		return "", err
-	}
-	for _, s := range plan.raw {
-		parts = append(parts, `SELECT e."timestamp", 1::float8, `+value+`, `+value+`, `+value+` FROM `+
-			eventsSource(p, m.OrganizationID, c, p.add(s.lo, "timestamptz"), p.add(s.hi, "timestamptz"))+` WHERE `+where)
+	if len(plan.raw) > 0 {
+		columns, where, err := rows.events(p)
+		if err != nil {
+			return "", err
+		}
+		for _, s := range plan.raw {
+			parts = append(parts, `SELECT e."timestamp", `+columns+` FROM `+
+				eventsSource(p, m.OrganizationID, c, p.add(s.lo, "timestamptz"), p.add(s.hi, "timestamptz"))+` WHERE `+where)
+		}
 	}
 	return "(" + strings.Join(parts, "\n\tUNION ALL ") + ") e", nil
+}
+
+// rollupSource renders a quantity's rows as partial aggregates aliased e ("timestamp", n,
+// total, minimum, maximum): the plan's rollup days that hold events entering the aggregate,
+// and one row per event of the plan's raw spans (n = 1 and its value three times).
+func rollupSource(p *sqlParams, m *Meter, f *MeterFilter, a *MeterAggregation, c *MeterCustomer, plan *rollupPlan) (string, error) {
+	return plannedSource(p, m, c, plan, plannedRows{
+		rollups:      `r.events::float8 AS n, r.total, r.minimum, r.maximum`,
+		rollupsWhere: `r.events > 0`,
+		events: func(p *sqlParams) (string, string, error) {
+			value, where, err := meterValueSQL(f, a, p)
+			return `1::float8 AS n, ` + value + ` AS total, ` + value + ` AS minimum, ` + value + ` AS maximum`, where, err
+		},
+	})
 }
 
 // rollupCustomer restricts rollups aliased r to a customer as eventsSource restricts
@@ -248,7 +297,8 @@ func refreshMeterRollups(ctx context.Context, tx *sqlx.Tx, m *meterRollupRow, ch
 }
 
 // rollUp replaces the meter's rollups of whole days within spans (day-aligned) by new ones
-// computed from its events.
+// computed from its events: a row per day and customer key that holds an event entering the
+// aggregate or an event with a cost.
 func rollUp(ctx context.Context, tx *sqlx.Tx, m *meterRollupRow, spans []span) error {
 	f, a, err := meterDefinition(&m.Meter)
 	if err != nil {
@@ -265,16 +315,25 @@ func rollUp(ctx context.Context, tx *sqlx.Tx, m *meterRollupRow, spans []span) e
 	if _, err := tx.ExecContext(ctx, `DELETE FROM meter_rollups WHERE meter_id = `+meter+` AND (`+strings.Join(days, " OR ")+`)`, p.args...); err != nil {
 		return mapErr(err)
 	}
-	value, where, err := meterValueSQL(f, a, p)
+	value, pred, cond, err := meterParts(f, a, p)
 	if err != nil {
 		return err
 	}
+	// The filter alone selects the events: those that also meet the aggregation's condition
+	// make the quantity columns, and every one with a cost makes the cost columns. The inner
+	// select computes both once per event (OFFSET 0 keeps the planner from inlining them
+	// into each aggregate that reads them).
+	enters := ` FILTER (WHERE e.enters)`
 	_, err = tx.ExecContext(ctx, `INSERT INTO meter_rollups (meter_id, day, customer_id, external_customer_id,
-			events, total, minimum, maximum)
+			events, total, minimum, maximum, costs, cost_events)
 		SELECT `+meter+`, date_trunc('day', e."timestamp" AT TIME ZONE 'UTC') AT TIME ZONE 'UTC',
-			e.customer_id, e.external_customer_id, count(*), sum(`+value+`), min(`+value+`), max(`+value+`)
-		FROM events e
-		WHERE e.organization_id = `+p.add(m.OrganizationID, "uuid")+` AND (`+strings.Join(events, " OR ")+`) AND `+where+`
+			e.customer_id, e.external_customer_id, count(*)`+enters+`, sum(`+value+`)`+enters+`,
+			min(`+value+`)`+enters+`, max(`+value+`)`+enters+`, sum(e.cost), count(e.cost)
+		FROM (SELECT e."timestamp", e.customer_id, e.external_customer_id, e.metadata, `+cond+` AS enters, `+eventCostSQL+` AS cost
+			FROM events e
+			WHERE e.organization_id = `+p.add(m.OrganizationID, "uuid")+` AND (`+strings.Join(events, " OR ")+`) AND `+pred+`
+			OFFSET 0) e
+		WHERE e.enters OR e.cost IS NOT NULL
 		GROUP BY 2, 3, 4`, p.args...)
 	return mapErr(err)
 }

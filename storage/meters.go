@@ -119,6 +119,23 @@ func GetMeter(ctx context.Context, q sqlx.ExtContext, orgs []uuid.UUID, id uuid.
 	return &m, mapErr(err)
 }
 
+// GetMetersOf reads meters of the given organizations, one per id in order; ErrNotFound
+// when any id is not a meter of theirs, so another organization's meter reads as missing.
+func GetMetersOf(ctx context.Context, q sqlx.ExtContext, orgs, ids []uuid.UUID) ([]*Meter, error) {
+	var rows []*Meter
+	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT `+meterColumns+` FROM meters
+		WHERE id = ANY($1) AND organization_id = ANY($2)`, pq.Array(ids), pq.Array(orgs)); err != nil {
+		return nil, mapErr(err)
+	}
+	out := inKeyOrder(ids, rows, func(r *Meter) uuid.UUID { return r.ID })
+	for _, m := range out {
+		if m == nil {
+			return nil, ErrNotFound
+		}
+	}
+	return out, nil
+}
+
 // MetersByIDs loads meters for a dataloader, one per key in key order, nil where missing.
 func MetersByIDs(ctx context.Context, q sqlx.ExtContext, ids []uuid.UUID) ([]*Meter, error) {
 	var rows []*Meter

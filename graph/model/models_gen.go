@@ -4553,7 +4553,7 @@ func (e MeterFilterOperator) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// The buckets of meterQuantities: UTC calendar hours, days, weeks (from Monday) or months.
+// The buckets of meterQuantities and meterCosts: UTC calendar hours, days, weeks (from Monday) or months.
 type MeterQuantityInterval string
 
 const (
