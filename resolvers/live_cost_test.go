@@ -2,11 +2,16 @@ package resolvers_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"till/resolvers"
 	"till/resolvers/resolverstest"
 )
 
@@ -88,4 +93,38 @@ func liveRefusal(t *testing.T, c *resolverstest.LiveClient, id string) []gqlErro
 		t.Fatalf("got %s %s %s after the refusal, want subscription %s complete", m.Type, m.ID, m.Payload, id)
 	}
 	return body.Errors
+}
+
+// TestLiveEventsWaitForTheCredentialsBudget checks that a credential's events spend its
+// budget per second, each its subscription's price: over it, the stream waits and still
+// delivers every event once, in commit order.
+func TestLiveEventsWaitForTheCredentialsBudget(t *testing.T) {
+	t.Parallel()
+	// liveCustomersDoc costs 2: the bucket's 4 points pass two events at once, then one every
+	// half second.
+	s := resolverstest.NewLiveWithHub(t, []resolvers.LiveHubOption{resolvers.WithLiveEventBudget(4)})
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	var want []uuid.UUID
+	for i := range 6 {
+		want = append(want, createCustomer(t, s, org.Token, vars{"email": fmt.Sprintf("paced-%d@example.com", i)}).ID)
+	}
+	c := dialLive(t, s, org.Token)
+	subscribe(t, c, "1", liveCustomersDoc, vars{"after": "0"})
+	var got []uuid.UUID
+	var first time.Time
+	for range want {
+		got = append(got, nextEvent(t, c, "customerEvents").ObjectID)
+		if first.IsZero() {
+			first = time.Now()
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("events about %v, want %v", got, want)
+	}
+	// Four events wait for half a second of budget each, so the last comes 2 s after the
+	// first on any machine, however slow; without the budget the replay takes milliseconds.
+	if took := time.Since(first); took < 1500*time.Millisecond {
+		t.Errorf("six events of a 2-point subscription arrived within %s on a budget of 4 points a second", took)
+	}
+	wantQuiet(t, c, 300*time.Millisecond)
 }
