@@ -24,24 +24,25 @@ import (
 const positionsWarmup = 2 * time.Second
 
 // positionsTrigger is the deferred trigger of migration 00090 that numbers each domain event
-// as its transaction commits, under a lock on the organization's live_positions row.
+// as its transaction commits, under a lock on the organization's counters row (order_numbers
+// since 00097, live_positions before).
 const positionsTrigger = "domain_events_position"
 
 // BenchmarkPositions measures what numbering domain events at commit (migration 00090)
-// costs the writes that emit them. The trigger locks the organization's live_positions row
-// until the commit is visible, so the ends of one organization's event-emitting commits
-// queue behind each other, each through its WAL flush.
+// costs the writes that emit them. The trigger locks the organization's counters row until
+// the commit is visible, so the ends of one organization's event-emitting commits queue
+// behind each other, each through its WAL flush.
 //
-// N writers (BENCH_POSITIONS_WRITERS, default "8,16") work for one organization, on two
-// paths:
+// N writers (BENCH_POSITIONS_WRITERS, default "8,16") work for one organization, on three
+// paths (BENCH_POSITIONS_PATHS, default all):
 //
 //   - api: each writer opens a checkout and pays it through GraphQL (createCheckout, then
-//     confirmCheckout with tok_visa), the purchase path with everything it commits and the
-//     background work it causes;
+//     confirmCheckout with tok_visa, a new buyer each time), the purchase path with
+//     everything it commits and the background work it causes;
 //   - order: each writer commits, over SQL, the transaction of createOrder (a paid order, its
 //     item, order.created and order.paid), so PostgreSQL rather than the server's CPU sets
-//     the pace. Its commit also draws the order's numbers under the organization's
-//     order_numbers row (migration 00028), a queue of its own;
+//     the pace. Its commit draws the order's numbers from the same row (migration 00028), so
+//     disabling the position trigger leaves that queue in place;
 //   - checkout: each writer commits, over SQL, an update of its own open checkout with its
 //     checkout.updated event, as a buyer's changes to a checkout do: no order number, so the
 //     position's lock is the only queue per organization.
@@ -49,10 +50,17 @@ const positionsTrigger = "domain_events_position"
 // Each (path, N) runs three rounds of BENCH_DURATION after a 2 s warm-up: the ceiling, with
 // the trigger disabled (ALTER TABLE domain_events DISABLE TRIGGER in the benchmark's own
 // database), the trigger as shipped, and the ceiling again. Ratios are against the mean of
-// the two ceilings.
+// the two ceilings. The benchmark fails when a unit failed or till serve logged an error.
 func BenchmarkPositions(b *testing.B) {
 	duration := benchDuration(b)
-	writers := positionsWriters(b)
+	var writers []int
+	for _, w := range positionsList(b, "BENCH_POSITIONS_WRITERS", "8,16") {
+		n, err := strconv.Atoi(w)
+		if err != nil || n < 1 {
+			b.Fatalf("BENCH_POSITIONS_WRITERS: %q is not a positive count", w)
+		}
+		writers = append(writers, n)
+	}
 	srv := startTill(b, "TILL_GRAPHQL_COST_BUDGET=0")
 	seed := srv.demo(b)
 	db, err := sqlx.Open("postgres", srv.dsn(b))
@@ -74,7 +82,7 @@ func BenchmarkPositions(b *testing.B) {
 	var rows []positionsRow
 	pb.started = time.Now()
 	pb.openCheckouts(b, slices.Max(writers))
-	for _, path := range []string{"api", "order", "checkout"} {
+	for _, path := range positionsList(b, "BENCH_POSITIONS_PATHS", "api,order,checkout") {
 		for _, n := range writers {
 			for _, round := range []struct {
 				name    string
@@ -105,22 +113,24 @@ func BenchmarkPositions(b *testing.B) {
 			b.Errorf("%s %d writers, %s: %d failed; first: %s", r.path, r.writers, r.name, r.failed, r.firstFail)
 		}
 	}
+	if tail := srv.logTail(); strings.Contains(tail, `"level":"ERROR"`) {
+		b.Errorf("till serve logged errors:\n%s", tail)
+	}
 }
 
-// positionsWriters reads BENCH_POSITIONS_WRITERS, a comma-separated list of writer counts.
-func positionsWriters(b *testing.B) []int {
+// positionsList reads the comma-separated list in the environment variable name, or def.
+func positionsList(b *testing.B, name, def string) []string {
 	b.Helper()
-	v := "8,16"
-	if s := strings.TrimSpace(os.Getenv("BENCH_POSITIONS_WRITERS")); s != "" {
-		v = s
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		v = def
 	}
-	var out []int
+	var out []string
 	for f := range strings.SplitSeq(v, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			b.Fatalf("BENCH_POSITIONS_WRITERS=%q: want positive counts separated by commas", v)
+		if f = strings.TrimSpace(f); f == "" {
+			b.Fatalf("%s=%q: an empty item", name, v)
 		}
-		out = append(out, n)
+		out = append(out, f)
 	}
 	return out
 }
