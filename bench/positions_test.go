@@ -37,8 +37,9 @@ const positionsTrigger = "domain_events_position"
 // paths (BENCH_POSITIONS_PATHS, default all):
 //
 //   - api: each writer opens a checkout and pays it through GraphQL (createCheckout, then
-//     confirmCheckout with tok_visa, a new buyer each time), the purchase path with
-//     everything it commits and the background work it causes;
+//     confirmCheckout with tok_visa; every other purchase by a new buyer, the rest by the
+//     writer's returning buyer), the purchase path with everything it commits and the
+//     background work it causes;
 //   - order: each writer commits, over SQL, the transaction of createOrder (a paid order, its
 //     item, order.created and order.paid), so PostgreSQL rather than the server's CPU sets
 //     the pace. Its commit draws the order's numbers from the same row (migration 00028), so
@@ -145,6 +146,8 @@ type positionsBench struct {
 	product  string
 	// started is when the rounds began: settle waits for the events written since.
 	started time.Time
+	// purchases counts the api path's purchases, to name their buyers.
+	purchases atomic.Int64
 	// checkouts are open checkouts, one per writer of the checkout path.
 	checkouts []uuid.UUID
 	procs     processes
@@ -210,8 +213,7 @@ func (pb *positionsBench) round(b *testing.B, path, name string, n int, d time.D
 	case "api":
 		client := newClient(n)
 		defer client.CloseIdleConnections()
-		var buyer atomic.Int64
-		unit = func(ctx context.Context, _ int) error { return pb.purchase(ctx, client, buyer.Add(1)) }
+		unit = func(ctx context.Context, i int) error { return pb.purchase(ctx, client, pb.buyer(i)) }
 	case "checkout":
 		unit = pb.updateCheckout
 	}
@@ -264,8 +266,20 @@ func (pb *positionsBench) round(b *testing.B, path, name string, n int, d time.D
 	return row
 }
 
-// purchase opens a checkout of the benchmark's product and pays it, as a buyer does.
-func (pb *positionsBench) purchase(ctx context.Context, hc *http.Client, buyer int64) error {
+// buyer is the email of writer i's next purchase: every other one a new buyer, the rest
+// writer i's returning buyer. A new buyer's purchase writes customer.created before its
+// order, a returning buyer's the order first, so the commits draw their counters in both
+// orders, as a shop's do.
+func (pb *positionsBench) buyer(i int) string {
+	n := pb.purchases.Add(1)
+	if n%2 == 0 {
+		return fmt.Sprintf("returning-%d@example.com", i)
+	}
+	return fmt.Sprintf("new-%d@example.com", n)
+}
+
+// purchase opens a checkout of the benchmark's product and pays it as email.
+func (pb *positionsBench) purchase(ctx context.Context, hc *http.Client, email string) error {
 	var c struct{ CreateCheckout struct{ ID string } }
 	if err := resolverstest.Call(ctx, hc, pb.srv.baseURL+"/graphql", pb.token,
 		`mutation($p: UUID!) { createCheckout(input: {products: [$p]}) { id } }`, map[string]any{"p": pb.product}, &c); err != nil {
@@ -273,7 +287,7 @@ func (pb *positionsBench) purchase(ctx context.Context, hc *http.Client, buyer i
 	}
 	return resolverstest.Call(ctx, hc, pb.srv.baseURL+"/graphql", pb.token,
 		`mutation($id: UUID!, $email: String!) { confirmCheckout(input: {id: $id, paymentToken: "tok_visa", customerEmail: $email}) { status } }`,
-		map[string]any{"id": c.CreateCheckout.ID, "email": fmt.Sprintf("positions-%d@example.com", buyer)}, nil)
+		map[string]any{"id": c.CreateCheckout.ID, "email": email}, nil)
 }
 
 // order commits one paid order of the demo's one-time product with its item and its
