@@ -25,7 +25,7 @@ const positionsWarmup = 2 * time.Second
 
 // positionsTrigger is the deferred trigger of migration 00090 that numbers each domain event
 // as its transaction commits, under a lock on the organization's counters row (order_numbers
-// since 00097, live_positions before).
+// since 00104, live_positions before).
 const positionsTrigger = "domain_events_position"
 
 // BenchmarkPositions measures what numbering domain events at commit (migration 00090)
