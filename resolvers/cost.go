@@ -32,9 +32,11 @@ import (
 //     and every fragment spread is paid for on its own.
 //
 // So `customers(limit: 100) { items { id email } pagination { totalCount } }` costs
-// 1 + 100 + 1 = 102. One operation may cost at most maxCost; each principal has a budget of
-// points per minute on top (Resolver.CostBudget). Both refusals come before any resolver
-// runs, and every response reports the charge in extensions.cost.
+// 1 + 100 + 1 = 102. One operation may cost at most maxCost, a subscription at most
+// maxLiveEventCost (its price is that of each event it delivers); each principal has a budget
+// of points per minute on top (Resolver.CostBudget), which a subscription spends once, when
+// it starts. The refusals come before any resolver runs, so a refused subscription holds no
+// slot, and every response reports the charge in extensions.cost.
 //
 // The schema's argument defaults are read from the schema itself rather than from gqlgen's
 // generated complexity functions: those see only their own field's arguments, while a page
@@ -43,6 +45,12 @@ const (
 	// maxCost caps one operation: /v1's own checkout list, a hundred checkouts with their
 	// capped products and benefits, fits under it.
 	maxCost = 25_000
+	// maxLiveEventCost caps a subscription's document, whose selection runs again for every
+	// event it delivers, so a credential's subscriptions (maxLivePerCredential) multiply each
+	// write by at most 100 × maxLiveEventCost reads. It holds an event with its typed object
+	// and a few capped lists: a checkout with its products, their prices and benefits costs
+	// 412, an order with its lines, customer and product under 100.
+	maxLiveEventCost = 1_000
 	// defaultListSize is the count assumed for a list without a page-size argument nor a
 	// declared @listSize; the schema test leaves no such list.
 	defaultListSize = 10
@@ -84,6 +92,10 @@ func (c costLimit) MutateOperationContext(ctx context.Context, op *graphql.Opera
 	if cost > maxCost {
 		return errorOf(&Error{Code: CodeCostLimitExceeded,
 			Detail: fmt.Sprintf("The operation costs %d points; one operation may cost at most %d.", cost, maxCost)})
+	}
+	if op.Operation.Operation == ast.Subscription && cost > maxLiveEventCost {
+		return errorOf(&Error{Code: CodeCostLimitExceeded, Detail: fmt.Sprintf("The subscription costs %d points "+
+			"for every event it delivers; a subscription may cost at most %d per event.", cost, maxLiveEventCost)})
 	}
 	if c.r.costBudget == nil {
 		return nil

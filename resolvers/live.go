@@ -40,6 +40,9 @@ type liveStream struct {
 	field *ast.FieldDefinition
 	// customer is the portal session's customer, which the stream must keep being.
 	customer uuid.UUID
+	// credential is whose budget the stream's events spend, each cost points (liveCost).
+	credential uuid.UUID
+	cost       int
 }
 
 // subscribeOrganization starts a stream of an organization's events for an organization
@@ -104,6 +107,7 @@ func (r *Resolver) openLiveSlot(ctx context.Context, s *liveStream) (*liveConn, 
 	if fc := graphql.GetFieldContext(ctx); fc != nil {
 		s.field = fc.Field.Definition
 	}
+	s.cost = liveCost(ctx)
 	if !conn.take() {
 		return nil, uuid.Nil, tooManyLive("This connection has too many open subscriptions.")
 	}
@@ -112,6 +116,7 @@ func (r *Resolver) openLiveSlot(ctx context.Context, s *liveStream) (*liveConn, 
 		conn.release()
 		return nil, uuid.Nil, err
 	}
+	s.credential = credential
 	return conn, credential, nil
 }
 
@@ -155,7 +160,9 @@ func (r *Resolver) liveCursor(ctx context.Context, org uuid.UUID, after *string,
 
 // follow sends s's events after cursor to out, in commit order, until ctx ends or a
 // recheck of the credential fails (the error it returns). Events come from the feed, or from
-// the database while the stream lags behind what the feed keeps.
+// the database while the stream lags behind what the feed keeps (a slow client, or one whose
+// credential's event budget makes it wait). The credential is checked after the wait, so an
+// event goes only to a credential valid when it is sent.
 func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, feed *liveFeed, cursor int64, out chan<- *storage.LiveEvent) error {
 	checked := time.Now()
 	timer := time.NewTimer(liveRecheck)
@@ -174,6 +181,9 @@ func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, fee
 			if inFeed && !s.filter.Matches(e) {
 				cursor = e.Position
 				continue
+			}
+			if !r.live.pace(ctx, s.credential, s.cost) {
+				return nil
 			}
 			if err := r.recheckLive(ctx, conn, s); err != nil {
 				return err

@@ -41,16 +41,23 @@ type LiveHub struct {
 	held map[uuid.UUID]int
 	// usage holds the organizations whose usage events subscriptions follow.
 	usage map[uuid.UUID]*usageWatch
+	// budget paces each credential's deliveries (WithLiveEventBudget).
+	budget liveBudget
 }
 
-// NewLiveHub returns a hub reading db; run it with Run and feed it Notify.
-func NewLiveHub(db *sqlx.DB, logger *slog.Logger) *LiveHub {
+// NewLiveHub returns a hub reading db, with DefaultLiveEventBudget unless an option says
+// otherwise; run it with Run and feed it Notify.
+func NewLiveHub(db *sqlx.DB, logger *slog.Logger, opts ...LiveHubOption) *LiveHub {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &LiveHub{db: db, logger: logger, signal: make(chan struct{}, 1),
+	h := &LiveHub{db: db, logger: logger, signal: make(chan struct{}, 1),
 		feeds: map[uuid.UUID]*liveFeed{}, dirty: map[uuid.UUID]bool{}, held: map[uuid.UUID]int{},
-		usage: map[uuid.UUID]*usageWatch{}}
+		usage: map[uuid.UUID]*usageWatch{}, budget: liveBudget{rate: DefaultLiveEventBudget, buckets: map[uuid.UUID]*liveBucket{}}}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // Notify marks the organization named by payload as having new events; "" marks every one
@@ -131,6 +138,7 @@ func (h *LiveHub) release(credential uuid.UUID) {
 	defer h.mu.Unlock()
 	if h.held[credential]--; h.held[credential] <= 0 {
 		delete(h.held, credential)
+		h.budget.forget(credential)
 	}
 }
 

@@ -86,7 +86,7 @@ func TestLivePositionsAreGaplessInCommitOrder(t *testing.T) {
 	total := emitConcurrently(t, s.DB, org.ID, 16, 20)
 	<-done
 	var last int64
-	s.Get(t, &last, `SELECT last FROM live_positions WHERE organization_id = $1`, org.ID)
+	s.Get(t, &last, `SELECT event_last FROM order_numbers WHERE organization_id = $1`, org.ID)
 	if last != int64(total) {
 		t.Errorf("last position %d, want %d (one per committed event)", last, total)
 	}

@@ -396,7 +396,7 @@ func TestLiveResumesOnAProcessThatHasNotHeardOfTheLastCommit(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	createCustomer(t, s, org.Token, vars{"email": "elsewhere@example.com"})
 	var last int64
-	s.Get(t, &last, `SELECT last FROM live_positions WHERE organization_id = $1`, org.ID)
+	s.Get(t, &last, `SELECT event_last FROM order_numbers WHERE organization_id = $1`, org.ID)
 
 	c := dialLive(t, s, org.Token)
 	subscribe(t, c, "1", liveCustomersDoc, vars{"after": strconv.FormatInt(last, 10)})

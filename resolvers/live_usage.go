@@ -60,6 +60,9 @@ func (r *Resolver) followMeter(ctx context.Context, conn *liveConn, s liveStream
 			return err
 		}
 		for _, e := range events {
+			if !r.live.pace(ctx, s.credential, s.cost) {
+				return nil
+			}
 			if err := r.recheckLive(ctx, conn, s); err != nil {
 				return err
 			}

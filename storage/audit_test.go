@@ -310,7 +310,7 @@ var unaudited = map[string]string{
 	"billing_entries": "derived from events and renewals", "domain_events": "the outbox of changes already audited",
 	"webhook_deliveries": "one per delivery attempt", "processor_events": "the processor's own log, kept whole",
 	"downloadables": "made by grants (audited) and counting downloads", "discount_redemptions": "discounts.redemptions_count records them",
-	"order_items": "written with their order", "order_numbers": "counters", "live_positions": "counters", "checkout_products": "written with their checkout",
+	"order_items": "written with their order", "order_numbers": "counters", "checkout_products": "written with their checkout",
 	"subscription_prices": "follow subscriptions.product_id",
 	// Credentials issued per sign-in or refresh, and server keys.
 	"oauth2_authorization_codes": "one per authorization, purged hourly", "oauth2_tokens": "one per token refresh",

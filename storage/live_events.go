@@ -105,7 +105,7 @@ func LiveEventsAfter(ctx context.Context, q sqlx.QueryerContext, org uuid.UUID, 
 // LivePosition is the position of org's last committed event (0 before any).
 func LivePosition(ctx context.Context, q sqlx.QueryerContext, org uuid.UUID) (int64, error) {
 	var last int64
-	err := sqlx.GetContext(ctx, q, &last, `SELECT coalesce((SELECT last FROM live_positions WHERE organization_id = $1), 0)`, org)
+	err := sqlx.GetContext(ctx, q, &last, `SELECT coalesce((SELECT event_last FROM order_numbers WHERE organization_id = $1), 0)`, org)
 	return last, mapErr(err)
 }
 

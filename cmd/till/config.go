@@ -62,6 +62,10 @@ type config struct {
 	// caller's per client IP); 0 turns the budget off. One operation never costs more than
 	// 25,000 whatever the budget.
 	GraphQLCostBudget int `env:"TILL_GRAPHQL_COST_BUDGET" envDefault:"250000"`
+	// LiveEventBudget is each credential's points per second of events delivered to its
+	// GraphQL subscriptions in one process, each event costing its subscription's price;
+	// a stream over it waits and catches up. 0 turns it off.
+	LiveEventBudget int `env:"TILL_LIVE_EVENT_BUDGET" envDefault:"10000"`
 
 	// PaymentProcessor names who takes payments: "test", the built-in processor that plays
 	// Stripe's test cards with no network, or "stripe", the Stripe account whose API key
@@ -162,6 +166,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("configuration: %w", err)
 	}
+	if c.LiveEventBudget < 0 {
+		return c, errors.New("configuration: TILL_LIVE_EVENT_BUDGET cannot be negative (0 turns it off)")
+	}
 	if c.AuditRetention < 0 {
 		return c, errors.New("configuration: TILL_AUDIT_RETENTION cannot be negative (0 keeps the audit log forever)")
 	}
@@ -245,8 +252,8 @@ func (c config) print(w io.Writer) {
 	fmt.Fprintf(w, "  TILL_TOKEN_CACHE_TTL=%s\n  TILL_CUSTOMER_CACHE_TTL=%s\n", c.TokenCacheTTL, c.CustomerCacheTTL)
 	fmt.Fprintf(w, "  TILL_LICENSE_RATE_PER_IP=%d (block %s)\n  TILL_LICENSE_RATE_PER_KEY=%d (block %s)\n  TILL_TRUSTED_PROXIES=%s\n",
 		c.LicenseRatePerIP, c.LicenseRateIPBlock, c.LicenseRatePerKey, c.LicenseRateKeyBlock, strings.Join(c.TrustedProxies, ","))
-	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n  TILL_CORS_ORIGINS=%s\n", c.GraphQLCostBudget,
-		strings.Join(c.CORSOrigins, ","))
+	fmt.Fprintf(w, "  TILL_GRAPHQL_COST_BUDGET=%d per minute\n  TILL_LIVE_EVENT_BUDGET=%d per second\n  TILL_CORS_ORIGINS=%s\n",
+		c.GraphQLCostBudget, c.LiveEventBudget, strings.Join(c.CORSOrigins, ","))
 	fmt.Fprintf(w, "  TILL_PAYMENT_PROCESSOR=%s\n", c.paymentSummary())
 	fmt.Fprintf(w, "  TILL_WEBHOOK_TIMEOUT=%s\n  TILL_WEBHOOK_CONCURRENCY=%d\n  TILL_WEBHOOK_ALLOW_PRIVATE=%t\n",
 		c.WebhookTimeout, c.WebhookConcurrency, c.WebhookAllowPrivate)

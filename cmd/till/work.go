@@ -38,7 +38,7 @@ type app struct {
 // shapes) and the blob store, all handed to resolvers.New at once.
 func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app, error) {
 	a := &app{webhooks: resolvers.NewWebhookDelivery(&webhook.Sender{Timeout: cfg.WebhookTimeout, AllowPrivate: cfg.WebhookAllowPrivate}),
-		jobsQueued: wake.NewSignal(), live: resolvers.NewLiveHub(db.DB, logger)}
+		jobsQueued: wake.NewSignal(), live: resolvers.NewLiveHub(db.DB, logger, resolvers.WithLiveEventBudget(cfg.LiveEventBudget))}
 	payments, err := paymentProcessor(cfg, db)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,12 @@ import (
 // every event committed afterwards reaches the hub.
 func NewLive(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
+	return NewLiveWithHub(tb, nil, opts...)
+}
+
+// NewLiveWithHub is NewLive with a hub made with hubOpts (an event budget, say).
+func NewLiveWithHub(tb testing.TB, hubOpts []resolvers.LiveHubOption, opts ...Option) *Server {
+	tb.Helper()
 	dsn := storagetest.DSN(tb)
 	db, err := storage.Open(dsn)
 	if err != nil {
@@ -31,7 +37,7 @@ func NewLive(tb testing.TB, opts ...Option) *Server {
 	}
 	tb.Cleanup(func() { db.Close() })
 	logger := slog.New(slog.NewTextHandler(tb.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub := resolvers.NewLiveHub(db, logger)
+	hub := resolvers.NewLiveHub(db, logger, hubOpts...)
 	s := NewWithDB(tb, db, append([]Option{func(d *resolvers.Deps) { d.Live = hub }}, opts...)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
