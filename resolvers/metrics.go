@@ -48,23 +48,33 @@ type MetricsArgs struct {
 // rollups (or the base tables, see storage.MetricsFilter), the totals and the catalog
 // entries of the metrics asked for. Only what those metrics read is computed.
 func (r *Resolver) metrics(ctx context.Context, a MetricsArgs) (*model.MetricsResult, error) {
-	defs, err := selectMetrics(a.Metrics)
+	points, defs, err := r.metricsPoints(ctx, a)
 	if err != nil {
 		return nil, err
 	}
+	return metricsResult(metricsTable(points, defs)), nil
+}
+
+// metricsPoints validates a metrics query and reads its points, with the catalog entries of
+// the metrics asked for.
+func (r *Resolver) metricsPoints(ctx context.Context, a MetricsArgs) ([]storage.MetricsPoint, []*metricDef, error) {
+	defs, err := selectMetrics(a.Metrics)
+	if err != nil {
+		return nil, nil, err
+	}
 	f, err := metricsFilter(ctx, a)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.Columns = metricColumns(defs)
 	points, err := storage.Metrics(ctx, r.db, f)
 	if errors.Is(err, storage.ErrUnknownTimeZone) {
-		return nil, invalidZone(f.Zone)
+		return nil, nil, invalidZone(f.Zone)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return metricsResult(points, defs), nil
+	return points, defs, nil
 }
 
 // FoldMetrics moves the metric changes writers appended into the rollups, so reads sum few
@@ -171,59 +181,37 @@ func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
 	}
 }
 
-// metricsResult writes the points as periods, the totals and the catalog entries of defs.
-// The values go to the model fields named after the slugs (revenue → Revenue).
-func metricsResult(points []storage.MetricsPoint, defs []*metricDef) *model.MetricsResult {
-	res := &model.MetricsResult{Periods: make([]*model.MetricsPeriod, len(points)),
+// metricsResult writes a table as periods, totals and catalog entries. The values go to the
+// model fields named after the slugs (revenue → Revenue).
+func metricsResult(t *MetricsTable) *model.MetricsResult {
+	res := &model.MetricsResult{Periods: make([]*model.MetricsPeriod, len(t.Timestamps)),
 		Totals: &model.MetricsTotals{}, Metrics: &model.MetricsInfo{}}
-	for i := range points {
-		res.Periods[i] = &model.MetricsPeriod{Timestamp: points[i].Timestamp.UTC()}
+	for i, ts := range t.Timestamps {
+		res.Periods[i] = &model.MetricsPeriod{Timestamp: ts}
 	}
 	totals, info := reflect.ValueOf(res.Totals).Elem(), reflect.ValueOf(res.Metrics).Elem()
 	periodType := reflect.TypeFor[model.MetricsPeriod]()
-	for _, d := range defs {
-		field := metricGoName(d.slug)
+	for _, c := range t.Metrics {
+		field := metricGoName(c.Slug)
 		// The field is looked up once per metric, not per period: a year of daily points
 		// looked up by name spent more than the statement that computed them.
 		f, _ := periodType.FieldByName(field)
-		var sum int64
-		var real, num, den float64
-		for i := range points {
-			p := &points[i]
-			period := reflect.ValueOf(res.Periods[i]).Elem().Field(f.Index[0])
-			switch {
-			case d.ratio != nil:
-				n, m := d.ratio(p)
-				num, den = num+n, den+m
-				period.Set(reflect.ValueOf(ptrTo(ratioOf(n, m))))
-			case d.real != nil:
-				v := d.real(p)
-				real += v
-				period.Set(reflect.ValueOf(ptrTo(v)))
-			default:
-				v := d.of(p)
-				sum += v
-				period.Set(reflect.ValueOf(ptrTo(int(v))))
+		for i, p := range res.Periods {
+			period := reflect.ValueOf(p).Elem().Field(f.Index[0])
+			if c.Float {
+				period.Set(reflect.ValueOf(ptrTo(c.Floats[i])))
+			} else {
+				period.Set(reflect.ValueOf(ptrTo(int(c.Ints[i]))))
 			}
 		}
 		total := totals.FieldByName(field)
 		switch {
-		case len(points) == 0:
-			total.Set(reflect.Zero(total.Type()))
-		case d.window != nil && d.ratio != nil:
-			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, d.window(&points[0])))))
-		case d.window != nil:
-			total.Set(reflect.ValueOf(ptrTo(int(d.window(&points[0])))))
-		case d.agg == aggregateLast:
-			total.Set(reflect.ValueOf(res.Periods[len(points)-1]).Elem().Field(f.Index[0]))
-		case d.agg == aggregateRatio:
-			total.Set(reflect.ValueOf(ptrTo(ratioOf(num, den))))
-		case d.real != nil:
-			total.Set(reflect.ValueOf(ptrTo(real)))
-		default:
-			total.Set(reflect.ValueOf(ptrTo(int(sum))))
+		case c.TotalFloat != nil:
+			total.Set(reflect.ValueOf(c.TotalFloat))
+		case c.TotalInt != nil:
+			total.Set(reflect.ValueOf(ptrTo(int(*c.TotalInt))))
 		}
-		info.FieldByName(field).Set(reflect.ValueOf(&model.Metric{Slug: d.slug, DisplayName: d.display, Type: d.typ}))
+		info.FieldByName(field).Set(reflect.ValueOf(&model.Metric{Slug: c.Slug, DisplayName: c.DisplayName, Type: c.Type}))
 	}
 	return res
 }

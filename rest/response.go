@@ -65,6 +65,12 @@ func (rt *router) writeResult(ctx context.Context, w http.ResponseWriter, route 
 		writeInternal(w)
 		return
 	}
+	rt.writeBody(ctx, w, route, body)
+}
+
+// writeBody answers with the route's success body, as JSON or in the media type its Encode
+// writes (a Direct route's body included: it is the JSON the operation would have shaped).
+func (rt *router) writeBody(ctx context.Context, w http.ResponseWriter, route Route, body json.RawMessage) {
 	if route.Encode != nil {
 		if err := route.Encode(w, body); err != nil {
 			rt.logger.ErrorContext(ctx, "rest: encoding the body", "operation", route.Operation, "error", err)

@@ -254,7 +254,7 @@ func (rt *router) serve(route Route) http.Handler {
 				rt.writeGraphQLErrors(r.Context(), w, route, gqlerror.List{gerr})
 				return
 			}
-			writeJSON(w, route.status(), body)
+			rt.writeBody(r.Context(), w, route, body)
 			return
 		}
 		rt.writeResult(r.Context(), w, route, rt.exec.Execute(r.Context(), document, route.Operation, vars))

@@ -42,6 +42,7 @@ func New(r *resolvers.Resolver, authn func(http.Handler) http.Handler, logger *s
 		"ValidateLicenseKey":       validateDirect(r, present, false),
 		"PortalValidateLicenseKey": validateDirect(r, present, true),
 		"IngestEvents":             ingestDirect(r, present),
+		"GetMetrics":               metricsDirect(r, present),
 	}
 	exports := tillExports(r)
 	exports["/v1/customers/export"] = upstreamCustomersExport(r)
