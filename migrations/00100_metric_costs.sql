@@ -44,15 +44,17 @@ CREATE TABLE metric_event_folds (
 
 -- +goose StatementBegin
 -- event_cost is the cost an event's metadata declares, in cents: _cost.amount when it is a
--- number or a decimal string (REST keeps the decimal as sent; GraphQL ingestion does not check
--- the amount's type), else NULL, so that a word or an exponent counts as no cost rather than
--- failing every read. A number is bounded as meters bound values, so that no sum overflows a
--- float8 when it is read. One expression, so that PostgreSQL inlines it.
+-- number or a decimal string (REST keeps the decimal as sent), else NULL, so that a word
+-- counts as no cost rather than failing every read. Both ingestion paths bound the amount to
+-- 17 digits and 12 places, but events stored before GraphQL checked it may hold anything:
+-- the amount is rounded to 12 places and bounded as meters bound values, so that every sum
+-- reads as a finite float8 (1e-400 would underflow it). One expression, so that PostgreSQL
+-- inlines it.
 CREATE FUNCTION event_cost(m jsonb) RETURNS numeric LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE jsonb_typeof(m -> '_cost' -> 'amount')
-        WHEN 'number' THEN least(greatest((m -> '_cost' ->> 'amount')::numeric, -1e280), 1e280)
+        WHEN 'number' THEN least(greatest(round((m -> '_cost' ->> 'amount')::numeric, 12), -1e280), 1e280)
         WHEN 'string' THEN CASE WHEN m -> '_cost' ->> 'amount' ~ '^[-+]?([0-9]{1,30}(\.[0-9]{0,30})?|\.[0-9]{1,30})$'
-            THEN (m -> '_cost' ->> 'amount')::numeric END
+            THEN round((m -> '_cost' ->> 'amount')::numeric, 12) END
     END
 $$;
 

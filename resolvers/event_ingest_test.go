@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -197,6 +198,10 @@ func TestIngestEventsIsAllOrNothing(t *testing.T) {
 			fieldErr{Type: "value_error", Loc: []any{"input", "events", 100, "metadata", "deep"}}},
 		{"_cost in another currency", ev("a", "customerId", c, "metadata", vars{"_cost": vars{"amount": 1, "currency": "eur"}}),
 			fieldErr{Type: "string_pattern_mismatch", Loc: []any{"input", "events", 100, "metadata", "_cost", "currency"}, Msg: "String should match pattern 'usd'"}},
+		{"_cost amount below a cent's 12 places", ev("a", "customerId", c, "metadata", vars{"_cost": vars{"amount": json.Number("1e-400"), "currency": "usd"}}),
+			fieldErr{Type: "decimal_max_digits", Loc: []any{"input", "events", 100, "metadata", "_cost", "amount"}}},
+		{"_cost amount that is not a number", ev("a", "customerId", c, "metadata", vars{"_cost": vars{"amount": "n/a", "currency": "usd"}}),
+			fieldErr{Type: "decimal_parsing", Loc: []any{"input", "events", 100, "metadata", "_cost", "amount"}, Msg: "Input should be a valid decimal"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

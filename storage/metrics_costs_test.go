@@ -83,6 +83,8 @@ func TestMetricsCostsAndActiveUsers(t *testing.T) {
 		costEvent{at: day.Add(5 * time.Hour), external: &stranger},                    // no cost, an unknown sender
 		costEvent{at: day.Add(6 * time.Hour), cost: "3"},                              // no sender
 		costEvent{at: day.Add(6 * time.Hour), cost: `"abc"`},                          // not an amount
+		costEvent{at: day.Add(6 * time.Hour), cost: `1e-400`},                         // below a float8, rounded away
+		costEvent{at: day.Add(6 * time.Hour), cost: `{"a": 1}`},                       // not an amount
 		costEvent{at: day.Add(26 * time.Hour), customer: &known.ID, cost: "0.001"},    // day 2
 		costEvent{at: day.Add(80 * time.Hour), customer: &shop.customer, cost: "9"},   // after the window
 	)
@@ -110,6 +112,11 @@ func TestMetricsCostsAndActiveUsers(t *testing.T) {
 				t.Errorf("%s, %s: got %v, want %v", stage, tt.name, got, tt.want)
 			}
 		}
+	}
+	// An amount a float8 cannot hold reads as what it rounds to, alone or summed.
+	var tiny float64
+	if err := db.Get(&tiny, `SELECT event_cost('{"_cost": {"amount": 1e-400}}')::float8`); err != nil || tiny != 0 {
+		t.Fatalf("a tiny amount: %v, %v", tiny, err)
 	}
 	check("unfolded")
 	if n, err := storage.FoldMetrics(ctx, db); err != nil || n < 10 {
