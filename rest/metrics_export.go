@@ -15,6 +15,13 @@ import (
 // name, in catalog order; timestamps in Python's isoformat, CRLF line ends (the csv
 // module's excel dialect). It fails only before writing anything.
 func metricsCSV(w http.ResponseWriter, body json.RawMessage) error {
+	return writeMetricsCSV(w, body, "polar-metrics.csv", "Timestamp", true)
+}
+
+// writeMetricsCSV writes a metrics answer as CSV: a column headed stamp, then one per metric
+// returned, headed by its display name when named is set and by its slug otherwise. Upstream's
+// export (named) writes timestamps in Python's isoformat, Till's as /v1 does.
+func writeMetricsCSV(w http.ResponseWriter, body json.RawMessage, filename, stamp string, named bool) error {
 	var answer struct {
 		Periods []map[string]json.RawMessage `json:"periods"`
 		Metrics json.RawMessage              `json:"metrics"`
@@ -26,28 +33,30 @@ func metricsCSV(w http.ResponseWriter, body json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	if !named {
+		names = slugs
+	}
 	var buf bytes.Buffer
 	cw := csv.NewWriter(&buf)
 	cw.UseCRLF = true
-	_ = cw.Write(append([]string{"Timestamp"}, names...))
+	_ = cw.Write(append([]string{stamp}, names...))
 	row := make([]string, len(slugs)+1)
 	for _, p := range answer.Periods {
 		var ts time.Time
 		if err := json.Unmarshal(p["timestamp"], &ts); err != nil {
 			return err
 		}
-		row[0] = ts.UTC().Format("2006-01-02T15:04:05-07:00")
+		row[0] = ts.UTC().Format(time.RFC3339)
+		if named {
+			row[0] = ts.UTC().Format("2006-01-02T15:04:05-07:00")
+		}
 		for i, s := range slugs {
 			row[i+1] = string(p[s])
 		}
 		_ = cw.Write(row)
 	}
 	cw.Flush()
-	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
-	w.Header().Set("Content-Disposition", `attachment; filename="polar-metrics.csv"`)
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(buf.Bytes()) // a client gone mid-body is not the server's error
-	return nil
+	return writeExport(w, "text/csv", filename, buf.Bytes())
 }
 
 // metricColumns reads the metrics object's slugs in order and their display names.
@@ -69,33 +78,7 @@ func metricColumns(metrics json.RawMessage) (slugs, names []string, err error) {
 // column per metric returned, headed by the slugs (the /v1 field names), RFC 3339 UTC
 // timestamps, numbers as /v1 writes them.
 func metricsTillCSV(w http.ResponseWriter, body json.RawMessage) error {
-	var answer struct {
-		Periods []map[string]json.RawMessage `json:"periods"`
-		Metrics json.RawMessage              `json:"metrics"`
-	}
-	if err := json.Unmarshal(body, &answer); err != nil {
-		return err
-	}
-	slugs, _, err := metricColumns(answer.Metrics)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	cw := csv.NewWriter(&buf)
-	cw.UseCRLF = true
-	_ = cw.Write(append([]string{"timestamp"}, slugs...))
-	row := make([]string, len(slugs)+1)
-	for _, p := range answer.Periods {
-		if err := json.Unmarshal(p["timestamp"], &row[0]); err != nil {
-			return err
-		}
-		for i, s := range slugs {
-			row[i+1] = string(p[s])
-		}
-		_ = cw.Write(row)
-	}
-	cw.Flush()
-	return writeExport(w, mediaCSV, "metrics.csv", buf.Bytes())
+	return writeMetricsCSV(w, body, "metrics.csv", "timestamp", false)
 }
 
 // metricsJSONLines writes a metrics answer as JSON lines: each period's object, as /v1 writes
