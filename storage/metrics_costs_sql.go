@@ -60,16 +60,20 @@ func metricsCosts(costs, users bool) string {
 	}
 	var q strings.Builder
 	q.WriteString(metricsEventsUnfolded)
-	window := `SELECT u.organization_id, u.quarter, u.customer_id, u.external_customer_id, u.costs FROM metric_user_quarters u
-			WHERE u.organization_id = ANY($1) AND u.quarter >= $2 AND u.quarter < $3 AND ` + metricsEventCustomer + `
+	// user_rows are the window's rows of the customers in $8 (all when null), once for both
+	// the costs of some customers and the users.
+	fmt.Fprintf(&q, `, user_rows AS (
+		SELECT u.organization_id, u.quarter, u.customer_id, u.external_customer_id, u.costs FROM metric_user_quarters u
+			WHERE u.organization_id = ANY($1) AND u.quarter >= $2 AND u.quarter < $3 AND %[1]s
 		UNION ALL SELECT u.organization_id, metric_event_quarter(u."timestamp"), u.customer_id, u.external_customer_id,
 				coalesce(u.cost, 0) FROM unfolded u
-			WHERE u."timestamp" >= $2 AND u."timestamp" < $3 AND ` + metricsEventCustomer
+			WHERE u."timestamp" >= $2 AND u."timestamp" < $3 AND %[1]s
+	)`, metricsEventCustomer)
 	if costs {
 		fmt.Fprintf(&q, `, cost_rows AS (
 		SELECT quarter, costs FROM metric_cost_quarters
 			WHERE organization_id = ANY($1) AND quarter >= $2 AND quarter < $3 AND $8::uuid[] IS NULL
-		UNION ALL SELECT u.quarter, u.costs FROM (%[1]s) u WHERE $8::uuid[] IS NOT NULL
+		UNION ALL SELECT quarter, costs FROM user_rows WHERE $8::uuid[] IS NOT NULL
 		UNION ALL SELECT metric_event_quarter(u."timestamp"), u.cost FROM unfolded u
 			WHERE u."timestamp" >= $2 AND u."timestamp" < $3 AND $8::uuid[] IS NULL
 	), cost_periods AS (
@@ -78,18 +82,18 @@ func metricsCosts(costs, users bool) string {
 		SELECT coalesce(sum(costs), 0) AS costs FROM (
 			SELECT costs FROM metric_cost_quarters WHERE organization_id = ANY($1) AND quarter < $2 AND $8::uuid[] IS NULL
 			UNION ALL SELECT u.costs FROM metric_user_quarters u
-				WHERE u.organization_id = ANY($1) AND u.quarter < $2 AND $8::uuid[] IS NOT NULL AND %[2]s
-			UNION ALL SELECT u.cost FROM unfolded u WHERE u."timestamp" < $2 AND %[2]s) b
-	)`, window, metricsEventCustomer)
+				WHERE u.organization_id = ANY($1) AND u.quarter < $2 AND $8::uuid[] IS NOT NULL AND %[1]s
+			UNION ALL SELECT u.cost FROM unfolded u WHERE u."timestamp" < $2 AND %[1]s) b
+	)`, metricsEventCustomer)
 	}
 	if users {
 		fmt.Fprintf(&q, `, user_periods AS (
 		SELECT date_trunc($4, u.quarter AT TIME ZONE $7) AS local,
 			grouping(date_trunc($4, u.quarter AT TIME ZONE $7)) = 1 AS whole,
 			count(DISTINCT %s) AS users
-		FROM (%s) u
+		FROM user_rows u
 		GROUP BY GROUPING SETS ((date_trunc($4, u.quarter AT TIME ZONE $7)), ())
-	)`, metricsEventUser, window)
+	)`, metricsEventUser)
 	}
 	return q.String()
 }
