@@ -25,22 +25,28 @@ const (
 	metricsRuns          = 200
 )
 
+// metricsAllProducts is the product id of the daily rollups' rows of all products.
+const metricsAllProducts = "ffffffff-ffff-ffff-ffff-ffffffffffff"
+
 // metricsYear is the window of the seeded orders and of the measured query.
 var metricsYear = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // metricsCeilingSQL is the least a server can do for a year of daily revenue points: one
-// hand-written statement over the coarsest rollups the answer can use, the UTC days (align 0)
-// of metric_days and metric_subscription_days, with no product or customer filter, no zone
-// other than UTC and only the flows and the two subscription stocks summed.
+// hand-written statement over the coarsest rollups the answer can use, the rows of all
+// products (migration 00105) of the UTC days (align 0) of metric_days and
+// metric_subscription_days, with no product or customer filter, no zone other than UTC and
+// only the flows and the two subscription stocks summed.
 const metricsCeilingSQL = `WITH flows AS (
 		SELECT day AT TIME ZONE 'UTC' AS day, sum(orders) AS orders, sum(revenue) AS revenue,
 			sum(net_revenue) AS net_revenue, sum(one_time_orders) AS one_time, sum(new_orders) AS new,
 			sum(renewal_orders) AS renewals, sum(checkouts) AS checkouts, sum(canceled) AS canceled, sum(churned) AS churned
-		FROM metric_days WHERE organization_id = $1 AND align = 0 AND day >= $2 AND day < $3 GROUP BY 1
+		FROM metric_days WHERE organization_id = $1 AND align = 0 AND product_id = $4 AND day >= $2 AND day < $3
+		GROUP BY 1
 	), stock AS (
 		SELECT CASE WHEN day < $2 THEN NULL ELSE day AT TIME ZONE 'UTC' END AS day,
 			sum(active) AS active, sum(monthly_amount) AS mrr
-		FROM metric_subscription_days WHERE organization_id = $1 AND align = 0 AND day < $3 GROUP BY 1
+		FROM metric_subscription_days WHERE organization_id = $1 AND align = 0 AND product_id = $4 AND day < $3
+		GROUP BY 1
 	)
 	SELECT d, coalesce(f.orders, 0), coalesce(f.revenue, 0), coalesce(f.net_revenue, 0),
 		coalesce((SELECT active FROM stock WHERE day IS NULL), 0) + sum(coalesce(s.active, 0)) OVER w,
@@ -86,7 +92,7 @@ func BenchmarkMetrics(b *testing.B) {
 	b.Cleanup(func() { _ = stmt.Close() })
 	end := metricsYear.AddDate(1, 0, 0)
 	ceiling := func() error {
-		r, err := stmt.QueryContext(ctx, seed.Organization.ID, metricsYear, end)
+		r, err := stmt.QueryContext(ctx, seed.Organization.ID, metricsYear, end, metricsAllProducts)
 		if err != nil {
 			return err
 		}

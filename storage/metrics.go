@@ -83,16 +83,17 @@ type MetricsPoint struct {
 // asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
 // for longer points. The statement runs with JIT compilation off (withoutJIT).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
+	narrowed := f.Products != nil || f.BillingTypes != nil
 	var query string
 	switch {
 	case f.Customers != nil:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase}, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase}, f.Columns, narrowed)
 	case f.Exact:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups}, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups}, f.Columns, narrowed)
 	case f.Interval == "hour":
-		query = metricsQuery(metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups}, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups}, f.Columns, narrowed)
 	default:
-		query = metricsQuery(metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups}, f.Columns)
+		query = metricsQuery(metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups}, f.Columns, narrowed)
 	}
 	var customers, products any
 	if f.Customers != nil {
@@ -105,7 +106,6 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 	if f.BillingTypes != nil {
 		billing = pq.Array(f.BillingTypes)
 	}
-	narrowed := f.Products != nil || f.BillingTypes != nil
 	var points []MetricsPoint
 	err := withoutJIT(ctx, q, func(q sqlx.ExtContext) error {
 		return sqlx.SelectContext(ctx, q, &points, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,

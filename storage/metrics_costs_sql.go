@@ -16,7 +16,7 @@ const (
 			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $2::timestamptz, 'UTC')
 		UNION ALL SELECT m.* FROM metric_days m
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
-				AND day <= date_trunc('hour', $2::timestamptz, 'UTC') - interval '24 hours'
+				AND day <= date_trunc('hour', $2::timestamptz, 'UTC') - interval '24 hours' AND product_id IN (SELECT id FROM day_products)
 		UNION ALL SELECT c.*, NULL::smallint FROM orders r, metric_order_contribution(r, 1) c
 			WHERE r.organization_id = ANY($1) AND r.created_at >= date_trunc('hour', $2::timestamptz, 'UTC')
 				AND r.created_at < $2`

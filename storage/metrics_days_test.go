@@ -14,7 +14,7 @@ import (
 	"till/storage/storagetest"
 )
 
-// seedAroundDST stores, for s, orders every seven hours from February to mid-April 2026 (over
+// seedAroundDST stores, for s and a second product of its organization, orders every seven hours from February to mid-April 2026 (over
 // the American, European and New Zealand daylight saving changes, and every hour around
 // them) in turn one time, new and renewal, a
 // third of them refunded a month after they were paid; an order backdated to December, as a
@@ -24,9 +24,14 @@ func seedAroundDST(t *testing.T, db *sqlx.DB, s metricsShop) {
 	t.Helper()
 	ctx := context.Background()
 	reasons := []string{"purchase", "subscription_create", "subscription_cycle"}
+	other, err := storage.CreateProduct(ctx, db, s.org, storage.ProductWrite{Name: "Other", Visibility: "public"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shops := []metricsShop{s, {org: s.org, customer: s.customer, product: other.ID}}
 	start := time.Date(2026, 2, 20, 3, 0, 0, 0, time.UTC)
 	for i, at := 0, start; at.Before(time.Date(2026, 4, 15, 0, 0, 0, 0, time.UTC)); i, at = i+1, at.Add(7*time.Hour) {
-		id := s.order(t, db, at.Add(time.Duration(i%60)*time.Minute), int64(100+i), reasons[i%3])
+		id := shops[i%5%2].order(t, db, at.Add(time.Duration(i%60)*time.Minute), int64(100+i), reasons[i%3])
 		if i%3 == 0 {
 			if _, err := storage.AddOrderRefund(ctx, db, id, int64(10+i), 0, at.AddDate(0, 1, 0)); err != nil {
 				t.Fatal(err)
@@ -44,7 +49,7 @@ func seedAroundDST(t *testing.T, db *sqlx.DB, s metricsShop) {
 	for i := range 12 {
 		began := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 97 * time.Hour)
 		sub, err := storage.CreateSubscription(ctx, db, s.org, began, storage.SubscriptionWrite{CustomerID: s.customer,
-			ProductID: s.product, Status: "active", Amount: int64(1000 + 100*i), Currency: "usd", RecurringInterval: "month",
+			ProductID: shops[i%2].product, Status: "active", Amount: int64(1000 + 100*i), Currency: "usd", RecurringInterval: "month",
 			RecurringIntervalCount: 1, CurrentPeriodStart: began, CurrentPeriodEnd: began.AddDate(0, 1, 0), StartedAt: &began})
 		if err != nil {
 			t.Fatal(err)
@@ -105,6 +110,21 @@ func TestMetricsDailyRollupsEqualTheBaseTables(t *testing.T) {
 				}
 				if diff := cmp.Diff(base, rolled); diff != "" {
 					t.Errorf("rollups differ from the base tables (-base +rollups):\n%s", diff)
+				}
+				f.Products, f.Exact = []uuid.UUID{s.product}, false
+				narrowed, err := storage.Metrics(ctx, db, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f.Exact = true
+				if base, err = storage.Metrics(ctx, db, f); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(base, narrowed); diff != "" {
+					t.Errorf("rollups of one product differ from the base tables (-base +rollups):\n%s", diff)
+				}
+				if cmp.Equal(narrowed, rolled) {
+					t.Error("one product's points are all products'")
 				}
 			})
 		}

@@ -19,6 +19,10 @@ import (
 //   - metricsFlowsBase and metricsDeltasBase compute the same rows from the base tables at
 //     their exact times, narrowed by customer when $8 is not null.
 //
+// The daily sources read the rows of day_products: one row a day, the day's sum over all
+// products (00105_metric_all_products), unless the products are narrowed; then one row a day
+// per selected product.
+//
 // The rollup sources add the changes not folded into the rollups yet (migration
 // 00096_metric_changes), hourly rows read in the same statement, so that every committed
 // change counts once whether or not it was folded. They hold whole UTC hours, so they serve
@@ -31,13 +35,13 @@ const (
 		UNION ALL ` + metricsFlowsChanges
 	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
 			WHERE NOT d.whole AND m.organization_id = ANY($1) AND $8::uuid[] IS NULL
-		UNION ALL SELECT m.* FROM days d, LATERAL (SELECT * FROM metric_days
-				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start OFFSET 0) m
+		UNION ALL SELECT m.* FROM days d, day_products k, LATERAL (SELECT * FROM metric_days
+				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start AND product_id = k.id OFFSET 0) m
 			WHERE d.whole AND $8::uuid[] IS NULL
 		UNION ALL ` + metricsFlowsChanges
 	metricsDeltasBefore = `SELECT * FROM metric_subscription_days
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
-				AND day <= $2::timestamptz - interval '24 hours'
+				AND day <= $2::timestamptz - interval '24 hours' AND product_id IN (SELECT id FROM day_products)
 		UNION ALL SELECT *, NULL::smallint FROM metric_subscription_delta_changes
 			WHERE organization_id = ANY($1) AND hour < $3`
 	metricsDeltasHours = `SELECT m.*, NULL::smallint FROM metric_subscription_deltas m
@@ -46,8 +50,8 @@ const (
 	metricsDeltasDays = `SELECT m.*, NULL::smallint FROM days d
 			JOIN metric_subscription_deltas m ON m.hour >= d.start AND m.hour < d.stop
 			WHERE NOT d.whole AND m.organization_id = ANY($1)
-		UNION ALL SELECT m.* FROM days d, LATERAL (SELECT * FROM metric_subscription_days
-				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start OFFSET 0) m
+		UNION ALL SELECT m.* FROM days d, day_products k, LATERAL (SELECT * FROM metric_subscription_days
+				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start AND product_id = k.id OFFSET 0) m
 			WHERE d.whole
 		UNION ALL ` + metricsDeltasBefore
 	metricsFlowsBase = `SELECT * FROM (
@@ -123,7 +127,7 @@ type metricsSources struct{ flows, deltas, flowsBefore string }
 // in cols (all when nil): flows not asked for are not summed, and without a stock column the
 // stock-change source is not read, nor the events without a usage column. The columns not
 // computed read as 0.
-func metricsQuery(src metricsSources, cols []string) string {
+func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	want := func(c string) bool { return cols == nil || slices.Contains(cols, c) }
 	var sums, out []string
 	for _, c := range metricFlows {
@@ -149,6 +153,13 @@ func metricsQuery(src metricsSources, cols []string) string {
 	}
 	var q strings.Builder
 	q.WriteString(metricsHead)
+	// day_products are the product ids of the daily rows summed. The statement text, not $9,
+	// tells all products from some, so that the planner looks each row up by its key.
+	if narrowed {
+		q.WriteString(`, day_products AS (SELECT id FROM sel)`)
+	} else {
+		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)
+	}
 	from := "periods p"
 	if sums != nil {
 		fmt.Fprintf(&q, `, flows AS (

@@ -66,9 +66,39 @@ func rollups(t *testing.T, db *sqlx.DB, org uuid.UUID) []string {
 	return rows
 }
 
+// dailySums reads an organization's daily rows of all products (00105_metric_all_products),
+// or the sums of its products' daily rows, as text, leaving out the days where what it reads
+// is all zero.
+func dailySums(t *testing.T, db *sqlx.DB, org uuid.UUID, allProducts bool) []string {
+	t.Helper()
+	const all = `'ffffffff-ffff-ffff-ffff-ffffffffffff'`
+	cond := "product_id <> " + all
+	if allProducts {
+		cond = "product_id = " + all
+	}
+	var rows []string
+	if err := db.Select(&rows, `SELECT * FROM (
+			SELECT format('flows %s %s %s', align, day, (sum(orders), sum(revenue), sum(net_revenue), sum(renewal_orders),
+				sum(checkouts), sum(canceled), sum(churned))) AS r
+			FROM metric_days WHERE organization_id = $1 AND `+cond+` GROUP BY align, day
+			HAVING (sum(orders), sum(revenue), sum(net_revenue), sum(renewal_orders), sum(checkouts), sum(canceled),
+				sum(churned)) <> (0, 0, 0, 0, 0, 0, 0)
+			UNION ALL SELECT format('stock %s %s %s', align, day, (sum(active), sum(monthly_amount)))
+			FROM metric_subscription_days WHERE organization_id = $1 AND `+cond+` GROUP BY align, day
+			HAVING (sum(active), sum(monthly_amount)) <> (0, 0)) s
+		ORDER BY 1`, org); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		t.Fatal("no daily rows to compare")
+	}
+	return rows
+}
+
 // checkRebuild fails the test unless the organization's series reads the same before and
 // after its appended changes are folded, and its rollups, as the triggers and the fold left
-// them, equal what metric_rebuild computes from the base tables.
+// them, equal what metric_rebuild computes from the base tables, and its daily rows of all
+// products equal the sums of its products'.
 func checkRebuild(t *testing.T, db *sqlx.DB, org uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
@@ -88,6 +118,9 @@ func checkRebuild(t *testing.T, db *sqlx.DB, org uuid.UUID) {
 	}
 	if diff := cmp.Diff(unfolded, series()); diff != "" {
 		t.Fatalf("the series changed when the changes were folded (-unfolded +folded):\n%s", diff)
+	}
+	if diff := cmp.Diff(dailySums(t, db, org, false), dailySums(t, db, org, true)); diff != "" {
+		t.Fatalf("the daily all-products rows differ from the sums of the products' (-sums +rows):\n%s", diff)
 	}
 	live := rollups(t, db, org)
 	if _, err := db.Exec(`SELECT metric_rebuild($1)`, org); err != nil {
