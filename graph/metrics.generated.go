@@ -432,6 +432,198 @@ func (ec *executionContext) fieldContext_MetricsInfo_churnRate(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_seatsTotal(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_seatsTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_seatsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_seatsClaimed(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_seatsClaimed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsClaimed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_seatsClaimed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_seatsPending(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_seatsPending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsPending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_seatsPending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_seatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_seatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_seatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_newSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_newSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_newSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_churnedSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_churnedSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChurnedSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_churnedSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_orders(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1520,6 +1712,70 @@ func (ec *executionContext) fieldContext_MetricsInfo_cashflow(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_averageSeatsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_averageSeatsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageSeatsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_averageSeatsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_seatUtilizationRate(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_seatUtilizationRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatUtilizationRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_seatUtilizationRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsIntervalLimit_minDays(ctx context.Context, field graphql.CollectedField, obj *model.MetricsIntervalLimit) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1940,6 +2196,144 @@ func (ec *executionContext) _MetricsPeriod_churnRate(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_MetricsPeriod_churnRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_seatsTotal(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_seatsTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_seatsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_seatsClaimed(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_seatsClaimed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsClaimed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_seatsClaimed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_seatsPending(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_seatsPending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsPending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_seatsPending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_seatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_seatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_seatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_newSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_newSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_newSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_churnedSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_churnedSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChurnedSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_churnedSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _MetricsPeriod_orders(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
@@ -2724,6 +3118,52 @@ func (ec *executionContext) fieldContext_MetricsPeriod_cashflow(_ context.Contex
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_averageSeatsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_averageSeatsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageSeatsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_averageSeatsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_seatUtilizationRate(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_seatUtilizationRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatUtilizationRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_seatUtilizationRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsResult_periods(ctx context.Context, field graphql.CollectedField, obj *model.MetricsResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2956,6 +3396,144 @@ func (ec *executionContext) _MetricsTotals_churnRate(ctx context.Context, field 
 }
 func (ec *executionContext) fieldContext_MetricsTotals_churnRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_seatsTotal(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_seatsTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_seatsTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_seatsClaimed(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_seatsClaimed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsClaimed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_seatsClaimed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_seatsPending(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_seatsPending(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatsPending, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_seatsPending(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_seatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_seatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_seatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_newSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_newSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NewSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_newSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_churnedSeatCustomers(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_churnedSeatCustomers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChurnedSeatCustomers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_churnedSeatCustomers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
 func (ec *executionContext) _MetricsTotals_orders(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
@@ -3740,6 +4318,52 @@ func (ec *executionContext) fieldContext_MetricsTotals_cashflow(_ context.Contex
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_averageSeatsPerCustomer(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_averageSeatsPerCustomer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageSeatsPerCustomer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_averageSeatsPerCustomer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_seatUtilizationRate(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_seatUtilizationRate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SeatUtilizationRate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_seatUtilizationRate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 // endregion **************************** field.gotpl *****************************
 
 // region    **************************** input.gotpl *****************************
@@ -4047,6 +4671,36 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "seatsTotal":
+			out.Values[i] = ec._MetricsInfo_seatsTotal(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsClaimed":
+			out.Values[i] = ec._MetricsInfo_seatsClaimed(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsPending":
+			out.Values[i] = ec._MetricsInfo_seatsPending(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatCustomers":
+			out.Values[i] = ec._MetricsInfo_seatCustomers(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "newSeatCustomers":
+			out.Values[i] = ec._MetricsInfo_newSeatCustomers(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "churnedSeatCustomers":
+			out.Values[i] = ec._MetricsInfo_churnedSeatCustomers(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "orders":
 			out.Values[i] = ec._MetricsInfo_orders(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -4214,6 +4868,16 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			}
 		case "cashflow":
 			out.Values[i] = ec._MetricsInfo_cashflow(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "averageSeatsPerCustomer":
+			out.Values[i] = ec._MetricsInfo_averageSeatsPerCustomer(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatUtilizationRate":
+			out.Values[i] = ec._MetricsInfo_seatUtilizationRate(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4458,6 +5122,36 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "seatsTotal":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsTotal)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsClaimed":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsClaimed)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsPending":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsPending)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "newSeatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.NewSeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "churnedSeatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.ChurnedSeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "orders":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Orders)
 			if out.Values[i] == graphql.RequiredNull {
@@ -4625,6 +5319,16 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			}
 		case "cashflow":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Cashflow)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "averageSeatsPerCustomer":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.AverageSeatsPerCustomer)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatUtilizationRate":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.SeatUtilizationRate)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4752,6 +5456,36 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "seatsTotal":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsTotal)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsClaimed":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsClaimed)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatsPending":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatsPending)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.SeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "newSeatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.NewSeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "churnedSeatCustomers":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.ChurnedSeatCustomers)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "orders":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Orders)
 			if out.Values[i] == graphql.RequiredNull {
@@ -4919,6 +5653,16 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			}
 		case "cashflow":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.Cashflow)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "averageSeatsPerCustomer":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.AverageSeatsPerCustomer)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "seatUtilizationRate":
+			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.SeatUtilizationRate)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5267,7 +6011,7 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts", "timestamp":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "timestamp":
 		default:
 			return nil
 		}
@@ -5291,6 +6035,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageOrderValue).MarshalGQL(w)
+			case "averageSeatsPerCustomer":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageSeatsPerCustomer).MarshalGQL(w)
 			case "canceledSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptions).MarshalGQL(w)
 			case "canceledSubscriptionsCustomerService":
@@ -5317,6 +6063,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CheckoutsConversion).MarshalGQL(w)
 			case "churnRate":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.ChurnRate).MarshalGQL(w)
+			case "churnedSeatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSeatCustomers).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
 			case "costPerUser":
@@ -5339,6 +6087,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NetCumulativeRevenue).MarshalGQL(w)
 			case "netRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NetRevenue).MarshalGQL(w)
+			case "newSeatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NewSeatCustomers).MarshalGQL(w)
 			case "newSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NewSubscriptions).MarshalGQL(w)
 			case "newSubscriptionsNetRevenue":
@@ -5361,6 +6111,16 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.RenewedSubscriptionsRevenue).MarshalGQL(w)
 			case "revenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Revenue).MarshalGQL(w)
+			case "seatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatCustomers).MarshalGQL(w)
+			case "seatUtilizationRate":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.SeatUtilizationRate).MarshalGQL(w)
+			case "seatsClaimed":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsClaimed).MarshalGQL(w)
+			case "seatsPending":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsPending).MarshalGQL(w)
+			case "seatsTotal":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsTotal).MarshalGQL(w)
 			case "succeededCheckouts":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SucceededCheckouts).MarshalGQL(w)
 			case "timestamp":
@@ -5382,7 +6142,7 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "succeededCheckouts":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts":
 		default:
 			return nil
 		}
@@ -5406,6 +6166,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageOrderValue).MarshalGQL(w)
+			case "averageSeatsPerCustomer":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageSeatsPerCustomer).MarshalGQL(w)
 			case "canceledSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CanceledSubscriptions).MarshalGQL(w)
 			case "canceledSubscriptionsCustomerService":
@@ -5432,6 +6194,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CheckoutsConversion).MarshalGQL(w)
 			case "churnRate":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.ChurnRate).MarshalGQL(w)
+			case "churnedSeatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSeatCustomers).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
 			case "costPerUser":
@@ -5454,6 +6218,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NetCumulativeRevenue).MarshalGQL(w)
 			case "netRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NetRevenue).MarshalGQL(w)
+			case "newSeatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NewSeatCustomers).MarshalGQL(w)
 			case "newSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.NewSubscriptions).MarshalGQL(w)
 			case "newSubscriptionsNetRevenue":
@@ -5476,6 +6242,16 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.RenewedSubscriptionsRevenue).MarshalGQL(w)
 			case "revenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Revenue).MarshalGQL(w)
+			case "seatCustomers":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatCustomers).MarshalGQL(w)
+			case "seatUtilizationRate":
+				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.SeatUtilizationRate).MarshalGQL(w)
+			case "seatsClaimed":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsClaimed).MarshalGQL(w)
+			case "seatsPending":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsPending).MarshalGQL(w)
+			case "seatsTotal":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsTotal).MarshalGQL(w)
 			case "succeededCheckouts":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SucceededCheckouts).MarshalGQL(w)
 			}

@@ -1102,6 +1102,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
+		AverageSeatsPerCustomer              func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
 		CanceledSubscriptionsCustomerService func(childComplexity int) int
 		CanceledSubscriptionsLowQuality      func(childComplexity int) int
@@ -1115,6 +1116,7 @@ type ComplexityRoot struct {
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
+		ChurnedSeatCustomers                 func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
 		CostPerUser                          func(childComplexity int) int
 		Costs                                func(childComplexity int) int
@@ -1126,6 +1128,7 @@ type ComplexityRoot struct {
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
 		NetRevenue                           func(childComplexity int) int
+		NewSeatCustomers                     func(childComplexity int) int
 		NewSubscriptions                     func(childComplexity int) int
 		NewSubscriptionsNetRevenue           func(childComplexity int) int
 		NewSubscriptionsRevenue              func(childComplexity int) int
@@ -1137,6 +1140,11 @@ type ComplexityRoot struct {
 		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
 		RenewedSubscriptionsRevenue          func(childComplexity int) int
 		Revenue                              func(childComplexity int) int
+		SeatCustomers                        func(childComplexity int) int
+		SeatUtilizationRate                  func(childComplexity int) int
+		SeatsClaimed                         func(childComplexity int) int
+		SeatsPending                         func(childComplexity int) int
+		SeatsTotal                           func(childComplexity int) int
 		SucceededCheckouts                   func(childComplexity int) int
 	}
 
@@ -1163,6 +1171,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
+		AverageSeatsPerCustomer              func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
 		CanceledSubscriptionsCustomerService func(childComplexity int) int
 		CanceledSubscriptionsLowQuality      func(childComplexity int) int
@@ -1176,6 +1185,7 @@ type ComplexityRoot struct {
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
+		ChurnedSeatCustomers                 func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
 		CostPerUser                          func(childComplexity int) int
 		Costs                                func(childComplexity int) int
@@ -1187,6 +1197,7 @@ type ComplexityRoot struct {
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
 		NetRevenue                           func(childComplexity int) int
+		NewSeatCustomers                     func(childComplexity int) int
 		NewSubscriptions                     func(childComplexity int) int
 		NewSubscriptionsNetRevenue           func(childComplexity int) int
 		NewSubscriptionsRevenue              func(childComplexity int) int
@@ -1198,6 +1209,11 @@ type ComplexityRoot struct {
 		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
 		RenewedSubscriptionsRevenue          func(childComplexity int) int
 		Revenue                              func(childComplexity int) int
+		SeatCustomers                        func(childComplexity int) int
+		SeatUtilizationRate                  func(childComplexity int) int
+		SeatsClaimed                         func(childComplexity int) int
+		SeatsPending                         func(childComplexity int) int
+		SeatsTotal                           func(childComplexity int) int
 		SucceededCheckouts                   func(childComplexity int) int
 		Timestamp                            func(childComplexity int) int
 	}
@@ -1213,6 +1229,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                    func(childComplexity int) int
 		AnnualRecurringRevenue               func(childComplexity int) int
 		AverageOrderValue                    func(childComplexity int) int
+		AverageSeatsPerCustomer              func(childComplexity int) int
 		CanceledSubscriptions                func(childComplexity int) int
 		CanceledSubscriptionsCustomerService func(childComplexity int) int
 		CanceledSubscriptionsLowQuality      func(childComplexity int) int
@@ -1226,6 +1243,7 @@ type ComplexityRoot struct {
 		Checkouts                            func(childComplexity int) int
 		CheckoutsConversion                  func(childComplexity int) int
 		ChurnRate                            func(childComplexity int) int
+		ChurnedSeatCustomers                 func(childComplexity int) int
 		ChurnedSubscriptions                 func(childComplexity int) int
 		CostPerUser                          func(childComplexity int) int
 		Costs                                func(childComplexity int) int
@@ -1237,6 +1255,7 @@ type ComplexityRoot struct {
 		NetAverageOrderValue                 func(childComplexity int) int
 		NetCumulativeRevenue                 func(childComplexity int) int
 		NetRevenue                           func(childComplexity int) int
+		NewSeatCustomers                     func(childComplexity int) int
 		NewSubscriptions                     func(childComplexity int) int
 		NewSubscriptionsNetRevenue           func(childComplexity int) int
 		NewSubscriptionsRevenue              func(childComplexity int) int
@@ -1248,6 +1267,11 @@ type ComplexityRoot struct {
 		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
 		RenewedSubscriptionsRevenue          func(childComplexity int) int
 		Revenue                              func(childComplexity int) int
+		SeatCustomers                        func(childComplexity int) int
+		SeatUtilizationRate                  func(childComplexity int) int
+		SeatsClaimed                         func(childComplexity int) int
+		SeatsPending                         func(childComplexity int) int
+		SeatsTotal                           func(childComplexity int) int
 		SucceededCheckouts                   func(childComplexity int) int
 	}
 
@@ -6679,6 +6703,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.AverageOrderValue(childComplexity), true
+	case "MetricsInfo.averageSeatsPerCustomer":
+		if e.ComplexityRoot.MetricsInfo.AverageSeatsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.AverageSeatsPerCustomer(childComplexity), true
 	case "MetricsInfo.canceledSubscriptions":
 		if e.ComplexityRoot.MetricsInfo.CanceledSubscriptions == nil {
 			break
@@ -6757,6 +6787,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.ChurnRate(childComplexity), true
+	case "MetricsInfo.churnedSeatCustomers":
+		if e.ComplexityRoot.MetricsInfo.ChurnedSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.ChurnedSeatCustomers(childComplexity), true
 	case "MetricsInfo.churnedSubscriptions":
 		if e.ComplexityRoot.MetricsInfo.ChurnedSubscriptions == nil {
 			break
@@ -6823,6 +6859,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.NetRevenue(childComplexity), true
+	case "MetricsInfo.newSeatCustomers":
+		if e.ComplexityRoot.MetricsInfo.NewSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.NewSeatCustomers(childComplexity), true
 	case "MetricsInfo.newSubscriptions":
 		if e.ComplexityRoot.MetricsInfo.NewSubscriptions == nil {
 			break
@@ -6889,6 +6931,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.Revenue(childComplexity), true
+	case "MetricsInfo.seatCustomers":
+		if e.ComplexityRoot.MetricsInfo.SeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SeatCustomers(childComplexity), true
+	case "MetricsInfo.seatUtilizationRate":
+		if e.ComplexityRoot.MetricsInfo.SeatUtilizationRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SeatUtilizationRate(childComplexity), true
+	case "MetricsInfo.seatsClaimed":
+		if e.ComplexityRoot.MetricsInfo.SeatsClaimed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SeatsClaimed(childComplexity), true
+	case "MetricsInfo.seatsPending":
+		if e.ComplexityRoot.MetricsInfo.SeatsPending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SeatsPending(childComplexity), true
+	case "MetricsInfo.seatsTotal":
+		if e.ComplexityRoot.MetricsInfo.SeatsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.SeatsTotal(childComplexity), true
 	case "MetricsInfo.succeededCheckouts":
 		if e.ComplexityRoot.MetricsInfo.SucceededCheckouts == nil {
 			break
@@ -6977,6 +7049,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.AverageOrderValue(childComplexity), true
+	case "MetricsPeriod.averageSeatsPerCustomer":
+		if e.ComplexityRoot.MetricsPeriod.AverageSeatsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.AverageSeatsPerCustomer(childComplexity), true
 	case "MetricsPeriod.canceledSubscriptions":
 		if e.ComplexityRoot.MetricsPeriod.CanceledSubscriptions == nil {
 			break
@@ -7055,6 +7133,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.ChurnRate(childComplexity), true
+	case "MetricsPeriod.churnedSeatCustomers":
+		if e.ComplexityRoot.MetricsPeriod.ChurnedSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.ChurnedSeatCustomers(childComplexity), true
 	case "MetricsPeriod.churnedSubscriptions":
 		if e.ComplexityRoot.MetricsPeriod.ChurnedSubscriptions == nil {
 			break
@@ -7121,6 +7205,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.NetRevenue(childComplexity), true
+	case "MetricsPeriod.newSeatCustomers":
+		if e.ComplexityRoot.MetricsPeriod.NewSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.NewSeatCustomers(childComplexity), true
 	case "MetricsPeriod.newSubscriptions":
 		if e.ComplexityRoot.MetricsPeriod.NewSubscriptions == nil {
 			break
@@ -7187,6 +7277,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.Revenue(childComplexity), true
+	case "MetricsPeriod.seatCustomers":
+		if e.ComplexityRoot.MetricsPeriod.SeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SeatCustomers(childComplexity), true
+	case "MetricsPeriod.seatUtilizationRate":
+		if e.ComplexityRoot.MetricsPeriod.SeatUtilizationRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SeatUtilizationRate(childComplexity), true
+	case "MetricsPeriod.seatsClaimed":
+		if e.ComplexityRoot.MetricsPeriod.SeatsClaimed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SeatsClaimed(childComplexity), true
+	case "MetricsPeriod.seatsPending":
+		if e.ComplexityRoot.MetricsPeriod.SeatsPending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SeatsPending(childComplexity), true
+	case "MetricsPeriod.seatsTotal":
+		if e.ComplexityRoot.MetricsPeriod.SeatsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.SeatsTotal(childComplexity), true
 	case "MetricsPeriod.succeededCheckouts":
 		if e.ComplexityRoot.MetricsPeriod.SucceededCheckouts == nil {
 			break
@@ -7243,6 +7363,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.AverageOrderValue(childComplexity), true
+	case "MetricsTotals.averageSeatsPerCustomer":
+		if e.ComplexityRoot.MetricsTotals.AverageSeatsPerCustomer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.AverageSeatsPerCustomer(childComplexity), true
 	case "MetricsTotals.canceledSubscriptions":
 		if e.ComplexityRoot.MetricsTotals.CanceledSubscriptions == nil {
 			break
@@ -7321,6 +7447,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.ChurnRate(childComplexity), true
+	case "MetricsTotals.churnedSeatCustomers":
+		if e.ComplexityRoot.MetricsTotals.ChurnedSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.ChurnedSeatCustomers(childComplexity), true
 	case "MetricsTotals.churnedSubscriptions":
 		if e.ComplexityRoot.MetricsTotals.ChurnedSubscriptions == nil {
 			break
@@ -7387,6 +7519,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.NetRevenue(childComplexity), true
+	case "MetricsTotals.newSeatCustomers":
+		if e.ComplexityRoot.MetricsTotals.NewSeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.NewSeatCustomers(childComplexity), true
 	case "MetricsTotals.newSubscriptions":
 		if e.ComplexityRoot.MetricsTotals.NewSubscriptions == nil {
 			break
@@ -7453,6 +7591,36 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.Revenue(childComplexity), true
+	case "MetricsTotals.seatCustomers":
+		if e.ComplexityRoot.MetricsTotals.SeatCustomers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SeatCustomers(childComplexity), true
+	case "MetricsTotals.seatUtilizationRate":
+		if e.ComplexityRoot.MetricsTotals.SeatUtilizationRate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SeatUtilizationRate(childComplexity), true
+	case "MetricsTotals.seatsClaimed":
+		if e.ComplexityRoot.MetricsTotals.SeatsClaimed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SeatsClaimed(childComplexity), true
+	case "MetricsTotals.seatsPending":
+		if e.ComplexityRoot.MetricsTotals.SeatsPending == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SeatsPending(childComplexity), true
+	case "MetricsTotals.seatsTotal":
+		if e.ComplexityRoot.MetricsTotals.SeatsTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.SeatsTotal(childComplexity), true
 	case "MetricsTotals.succeededCheckouts":
 		if e.ComplexityRoot.MetricsTotals.SucceededCheckouts == nil {
 			break
@@ -17071,6 +17239,18 @@ type MetricsPeriod {
   churnedSubscriptions: Int64
   "Churned subscriptions over those active at the period's start (0 when none were). Null when not asked for."
   churnRate: Float
+  "Seats of seat-based subscriptions and orders present at the period's end: created by then and not revoked. Null when not asked for."
+  seatsTotal: Int64
+  "Present seats claimed by the period's end. Null when not asked for."
+  seatsClaimed: Int64
+  "Present seats not claimed by the period's end. Null when not asked for."
+  seatsPending: Int64
+  "Customers (who bought the seats) holding any present seat. Null when not asked for."
+  seatCustomers: Int64
+  "Customers whose first seat came during the period and is present at its end. Null when not asked for."
+  newSeatCustomers: Int64
+  "Customers whose seats are all revoked, the last during the period. Null when not asked for."
+  churnedSeatCustomers: Int64
   "Paid orders created during the period, refunded ones included. Null when not asked for."
   orders: Int64
   "The net amounts (before tax) of the period's orders, in cents. Null when not asked for."
@@ -17139,6 +17319,10 @@ type MetricsPeriod {
   grossMarginPercentage: Float
   "The period's revenue less its costs. Null when not asked for."
   cashflow: Float
+  "Present seats per seat customer (0 without any). Null when not asked for."
+  averageSeatsPerCustomer: Float
+  "Claimed seats over present seats (0 without any). Null when not asked for."
+  seatUtilizationRate: Float
 }
 
 "The metrics over the whole window."
@@ -17155,6 +17339,18 @@ type MetricsTotals {
   churnedSubscriptions: Int64
   "Churn Rate: The last period's value. Null when not asked for."
   churnRate: Float
+  "Seat Count: The last period's value. Null when not asked for."
+  seatsTotal: Int64
+  "Claimed Seats: The last period's value. Null when not asked for."
+  seatsClaimed: Int64
+  "Pending Seats: The last period's value. Null when not asked for."
+  seatsPending: Int64
+  "Active Customers: The last period's value. Null when not asked for."
+  seatCustomers: Int64
+  "New Customers: The sum over the periods. Null when not asked for."
+  newSeatCustomers: Int64
+  "Churned Customers: The sum over the periods. Null when not asked for."
+  churnedSeatCustomers: Int64
   "Orders: The sum over the periods. Null when not asked for."
   orders: Int64
   "Revenue: The sum over the periods. Null when not asked for."
@@ -17223,6 +17419,10 @@ type MetricsTotals {
   grossMarginPercentage: Float
   "Cashflow: The sum over the periods. Null when not asked for."
   cashflow: Float
+  "Average Seats per Customer: The last period's value. Null when not asked for."
+  averageSeatsPerCustomer: Float
+  "Seat Utilization Rate: The last period's value. Null when not asked for."
+  seatUtilizationRate: Float
 }
 
 "What each metric returned is."
@@ -17239,6 +17439,18 @@ type MetricsInfo {
   churnedSubscriptions: Metric
   "Churn Rate; null when not asked for."
   churnRate: Metric
+  "Seat Count; null when not asked for."
+  seatsTotal: Metric
+  "Claimed Seats; null when not asked for."
+  seatsClaimed: Metric
+  "Pending Seats; null when not asked for."
+  seatsPending: Metric
+  "Active Customers; null when not asked for."
+  seatCustomers: Metric
+  "New Customers; null when not asked for."
+  newSeatCustomers: Metric
+  "Churned Customers; null when not asked for."
+  churnedSeatCustomers: Metric
   "Orders; null when not asked for."
   orders: Metric
   "Revenue; null when not asked for."
@@ -17307,6 +17519,10 @@ type MetricsInfo {
   grossMarginPercentage: Metric
   "Cashflow; null when not asked for."
   cashflow: Metric
+  "Average Seats per Customer; null when not asked for."
+  averageSeatsPerCustomer: Metric
+  "Seat Utilization Rate; null when not asked for."
+  seatUtilizationRate: Metric
 }
 
 "A metrics series: one entry per period, the totals over the window and what each metric is."
@@ -22388,6 +22604,18 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_churnedSubscriptions(ctx, field)
 	case "churnRate":
 		return ec.fieldContext_MetricsInfo_churnRate(ctx, field)
+	case "seatsTotal":
+		return ec.fieldContext_MetricsInfo_seatsTotal(ctx, field)
+	case "seatsClaimed":
+		return ec.fieldContext_MetricsInfo_seatsClaimed(ctx, field)
+	case "seatsPending":
+		return ec.fieldContext_MetricsInfo_seatsPending(ctx, field)
+	case "seatCustomers":
+		return ec.fieldContext_MetricsInfo_seatCustomers(ctx, field)
+	case "newSeatCustomers":
+		return ec.fieldContext_MetricsInfo_newSeatCustomers(ctx, field)
+	case "churnedSeatCustomers":
+		return ec.fieldContext_MetricsInfo_churnedSeatCustomers(ctx, field)
 	case "orders":
 		return ec.fieldContext_MetricsInfo_orders(ctx, field)
 	case "revenue":
@@ -22456,6 +22684,10 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_grossMarginPercentage(ctx, field)
 	case "cashflow":
 		return ec.fieldContext_MetricsInfo_cashflow(ctx, field)
+	case "averageSeatsPerCustomer":
+		return ec.fieldContext_MetricsInfo_averageSeatsPerCustomer(ctx, field)
+	case "seatUtilizationRate":
+		return ec.fieldContext_MetricsInfo_seatUtilizationRate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsInfo", field.Name)
 }
@@ -22512,6 +22744,18 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_churnedSubscriptions(ctx, field)
 	case "churnRate":
 		return ec.fieldContext_MetricsPeriod_churnRate(ctx, field)
+	case "seatsTotal":
+		return ec.fieldContext_MetricsPeriod_seatsTotal(ctx, field)
+	case "seatsClaimed":
+		return ec.fieldContext_MetricsPeriod_seatsClaimed(ctx, field)
+	case "seatsPending":
+		return ec.fieldContext_MetricsPeriod_seatsPending(ctx, field)
+	case "seatCustomers":
+		return ec.fieldContext_MetricsPeriod_seatCustomers(ctx, field)
+	case "newSeatCustomers":
+		return ec.fieldContext_MetricsPeriod_newSeatCustomers(ctx, field)
+	case "churnedSeatCustomers":
+		return ec.fieldContext_MetricsPeriod_churnedSeatCustomers(ctx, field)
 	case "orders":
 		return ec.fieldContext_MetricsPeriod_orders(ctx, field)
 	case "revenue":
@@ -22580,6 +22824,10 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_grossMarginPercentage(ctx, field)
 	case "cashflow":
 		return ec.fieldContext_MetricsPeriod_cashflow(ctx, field)
+	case "averageSeatsPerCustomer":
+		return ec.fieldContext_MetricsPeriod_averageSeatsPerCustomer(ctx, field)
+	case "seatUtilizationRate":
+		return ec.fieldContext_MetricsPeriod_seatUtilizationRate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsPeriod", field.Name)
 }
@@ -22610,6 +22858,18 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_churnedSubscriptions(ctx, field)
 	case "churnRate":
 		return ec.fieldContext_MetricsTotals_churnRate(ctx, field)
+	case "seatsTotal":
+		return ec.fieldContext_MetricsTotals_seatsTotal(ctx, field)
+	case "seatsClaimed":
+		return ec.fieldContext_MetricsTotals_seatsClaimed(ctx, field)
+	case "seatsPending":
+		return ec.fieldContext_MetricsTotals_seatsPending(ctx, field)
+	case "seatCustomers":
+		return ec.fieldContext_MetricsTotals_seatCustomers(ctx, field)
+	case "newSeatCustomers":
+		return ec.fieldContext_MetricsTotals_newSeatCustomers(ctx, field)
+	case "churnedSeatCustomers":
+		return ec.fieldContext_MetricsTotals_churnedSeatCustomers(ctx, field)
 	case "orders":
 		return ec.fieldContext_MetricsTotals_orders(ctx, field)
 	case "revenue":
@@ -22678,6 +22938,10 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_grossMarginPercentage(ctx, field)
 	case "cashflow":
 		return ec.fieldContext_MetricsTotals_cashflow(ctx, field)
+	case "averageSeatsPerCustomer":
+		return ec.fieldContext_MetricsTotals_averageSeatsPerCustomer(ctx, field)
+	case "seatUtilizationRate":
+		return ec.fieldContext_MetricsTotals_seatUtilizationRate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MetricsTotals", field.Name)
 }

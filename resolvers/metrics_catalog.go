@@ -90,6 +90,18 @@ var metricDefs = [...]metricDef{
 		of: func(p *storage.MetricsPoint) int64 { return p.Churned }},
 	{slug: "churn_rate", display: "Churn Rate", typ: model.MetricTypePercentage, agg: aggregateLast,
 		ratio: func(p *storage.MetricsPoint) (float64, float64) { return float64(p.Churned), float64(p.ActiveAtStart) }},
+	{slug: "seats_total", display: "Seat Count", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.SeatsTotal }},
+	{slug: "seats_claimed", display: "Claimed Seats", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.SeatsClaimed }},
+	{slug: "seats_pending", display: "Pending Seats", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.SeatsTotal - p.SeatsClaimed }},
+	{slug: "seat_customers", display: "Active Customers", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.SeatCustomers }},
+	{slug: "new_seat_customers", display: "New Customers", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.NewSeatCustomers }},
+	{slug: "churned_seat_customers", display: "Churned Customers", typ: model.MetricTypeScalar, agg: aggregateSum,
+		of: func(p *storage.MetricsPoint) int64 { return p.ChurnedSeatCustomers }},
 	{slug: "orders", display: "Orders", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.Orders }},
 	{slug: "revenue", display: "Revenue", typ: model.MetricTypeCurrency, agg: aggregateSum,
@@ -164,12 +176,20 @@ var metricDefs = [...]metricDef{
 		}},
 	{slug: "cashflow", display: "Cashflow", typ: model.MetricTypeCurrency, agg: aggregateSum,
 		real: func(p *storage.MetricsPoint) float64 { return float64(p.Revenue) - p.Costs }},
+	{slug: "average_seats_per_customer", display: "Average Seats per Customer", typ: model.MetricTypeScalar, agg: aggregateLast,
+		ratio: func(p *storage.MetricsPoint) (float64, float64) {
+			return float64(p.SeatsTotal), float64(p.SeatCustomers)
+		}},
+	{slug: "seat_utilization_rate", display: "Seat Utilization Rate", typ: model.MetricTypePercentage, agg: aggregateLast,
+		ratio: func(p *storage.MetricsPoint) (float64, float64) {
+			return float64(p.SeatsClaimed), float64(p.SeatsTotal)
+		}},
 }
 
 // upstreamMetricSlugs are every slug upstream accepts in the metrics parameter. Those Till
-// does not compute (seats, trials, committed subscriptions, average revenue per user and
-// lifetime value) are accepted and left out of the answer, as upstream leaves out metrics
-// it was not asked for.
+// does not compute (trials, committed subscriptions, average revenue per user and lifetime
+// value) are accepted and left out of the answer, as upstream leaves out metrics it was not
+// asked for.
 var upstreamMetricSlugs = [...]string{
 	"active_subscriptions", "committed_subscriptions", "monthly_recurring_revenue",
 	"trial_monthly_recurring_revenue", "committed_monthly_recurring_revenue",

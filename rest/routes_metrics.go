@@ -17,8 +17,9 @@ import (
 //     their one-time/new/renewal splits, average order values, cumulative revenue, active
 //     subscriptions, MRR, ARR, churned and canceled subscriptions (with their reasons), churn
 //     rate, checkouts and conversion, usage costs, cumulative costs, cost per user, active
-//     users by event, gross margin (and its percentage) and cashflow; the other slugs (seats,
-//     trials, committed subscriptions, LTV, ARPU) are accepted and left out of the answer.
+//     users by event, gross margin (and its percentage), cashflow and the seat metrics; the
+//     other slugs (trials, committed subscriptions, LTV, ARPU) are accepted and left out of
+//     the answer.
 //   - active_user_by_event counts a customer once whether its events name it by id or by
 //     external id; upstream adds the distinct customer ids to the distinct external ids. Its
 //     total counts the users of the whole window, and cost_per_user's total divides the

@@ -11,8 +11,8 @@ import (
 	"till/storage"
 )
 
-// metricsFixture is an organization with two paid orders a day apart and a refund, a
-// metrics reader, a token of another scope and a second organization.
+// metricsFixture is an organization with two paid orders a day apart, a refund and two
+// seats of the first order, a metrics reader, a token of another scope and a second organization.
 type metricsFixture struct {
 	s          *v1
 	org, other org
@@ -36,6 +36,11 @@ func newMetricsFixture(t *testing.T) metricsFixture {
 		}
 		if i == 1 {
 			s.Exec(t, `UPDATE orders SET refunded_amount = 500, status = 'partially_refunded' WHERE id = $1`, o.ID)
+		}
+		if i == 0 { // seats of the first order: one claimed the next day, one still pending
+			s.Exec(t, `INSERT INTO customer_seats (organization_id, order_id, status, created_at, claimed_at) VALUES
+				($1, $2, 'claimed', '2026-03-01T12:00:00Z', '2026-03-02T09:00:00Z'),
+				($1, $2, 'pending', '2026-03-02T15:00:00Z', NULL)`, f.org.ID, o.ID)
 		}
 	}
 	// Usage costs: a number, and a decimal string as /v1 keeps it.
@@ -84,6 +89,24 @@ func TestMetricsServeTheContract(t *testing.T) {
 				`"totals":{"costs":1.75,"cumulative_costs":1.75,"cost_per_user":1.75,"active_user_by_event":1,` +
 					`"gross_margin":3998.25,"gross_margin_percentage":0.9995625,"cashflow":3998.25}`,
 				`"cost_per_user":{"slug":"cost_per_user","display_name":"Cost Per User","type":"currency_sub_cent"}`}}},
+		{"seats", get("start_date=2026-03-01&end_date=2026-03-02&interval=day&metrics=seats_total&metrics=seats_claimed" +
+			"&metrics=seats_pending&metrics=seat_customers&metrics=new_seat_customers&metrics=churned_seat_customers" +
+			"&metrics=average_seats_per_customer&metrics=seat_utilization_rate"),
+			want{status: 200, body: `{"periods":[` +
+				`{"timestamp":"2026-03-01T00:00:00Z","seats_total":1,"seats_claimed":0,"seats_pending":1,"seat_customers":1,` +
+				`"new_seat_customers":1,"churned_seat_customers":0,"average_seats_per_customer":1,"seat_utilization_rate":0},` +
+				`{"timestamp":"2026-03-02T00:00:00Z","seats_total":2,"seats_claimed":1,"seats_pending":1,"seat_customers":1,` +
+				`"new_seat_customers":0,"churned_seat_customers":0,"average_seats_per_customer":2,"seat_utilization_rate":0.5}],` +
+				`"totals":{"seats_total":2,"seats_claimed":1,"seats_pending":1,"seat_customers":1,"new_seat_customers":1,` +
+				`"churned_seat_customers":0,"average_seats_per_customer":2,"seat_utilization_rate":0.5},` +
+				`"metrics":{"seats_total":{"slug":"seats_total","display_name":"Seat Count","type":"scalar"},` +
+				`"seats_claimed":{"slug":"seats_claimed","display_name":"Claimed Seats","type":"scalar"},` +
+				`"seats_pending":{"slug":"seats_pending","display_name":"Pending Seats","type":"scalar"},` +
+				`"seat_customers":{"slug":"seat_customers","display_name":"Active Customers","type":"scalar"},` +
+				`"new_seat_customers":{"slug":"new_seat_customers","display_name":"New Customers","type":"scalar"},` +
+				`"churned_seat_customers":{"slug":"churned_seat_customers","display_name":"Churned Customers","type":"scalar"},` +
+				`"average_seats_per_customer":{"slug":"average_seats_per_customer","display_name":"Average Seats per Customer","type":"scalar"},` +
+				`"seat_utilization_rate":{"slug":"seat_utilization_rate","display_name":"Seat Utilization Rate","type":"percentage"}}}`}},
 		{"every metric Till computes is answered without a selection", get(window),
 			want{status: 200, has: []string{`"active_subscriptions":0`, `"checkouts_conversion":0`, `"annual_recurring_revenue":0`,
 				`"canceled_subscriptions_other":0`}}},

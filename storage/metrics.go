@@ -77,6 +77,15 @@ type MetricsPoint struct {
 	// same on every point.
 	ActiveUsers int64 `db:"active_users"`
 	WindowUsers int64 `db:"window_users"`
+	// SeatsTotal counts the seats present at the period's end (created by then and not
+	// revoked), SeatsClaimed those of them claimed by then, SeatCustomers the billing
+	// customers holding any; NewSeatCustomers counts those whose first seat came during the
+	// period, ChurnedSeatCustomers those whose last seat was revoked during it.
+	SeatsTotal           int64 `db:"seats_total"`
+	SeatsClaimed         int64 `db:"seats_claimed"`
+	SeatCustomers        int64 `db:"seat_customers"`
+	NewSeatCustomers     int64 `db:"new_seat_customers"`
+	ChurnedSeatCustomers int64 `db:"churned_seat_customers"`
 }
 
 // Metrics computes one point per period of f: from the base tables when f names customers or

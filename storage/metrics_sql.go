@@ -185,6 +185,9 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	usage, joins := metricsCostOutputs(want)
 	out = append(out, usage...)
 	from += joins
+	seats, joins := metricsSeats(&q, want)
+	out = append(out, seats...)
+	from += joins
 	fmt.Fprintf(&q, `
 	SELECT %s
 	FROM %s

@@ -2486,6 +2486,18 @@ type MetricsInfo struct {
 	ChurnedSubscriptions *Metric `json:"churnedSubscriptions,omitempty"`
 	// Churn Rate; null when not asked for.
 	ChurnRate *Metric `json:"churnRate,omitempty"`
+	// Seat Count; null when not asked for.
+	SeatsTotal *Metric `json:"seatsTotal,omitempty"`
+	// Claimed Seats; null when not asked for.
+	SeatsClaimed *Metric `json:"seatsClaimed,omitempty"`
+	// Pending Seats; null when not asked for.
+	SeatsPending *Metric `json:"seatsPending,omitempty"`
+	// Active Customers; null when not asked for.
+	SeatCustomers *Metric `json:"seatCustomers,omitempty"`
+	// New Customers; null when not asked for.
+	NewSeatCustomers *Metric `json:"newSeatCustomers,omitempty"`
+	// Churned Customers; null when not asked for.
+	ChurnedSeatCustomers *Metric `json:"churnedSeatCustomers,omitempty"`
 	// Orders; null when not asked for.
 	Orders *Metric `json:"orders,omitempty"`
 	// Revenue; null when not asked for.
@@ -2554,6 +2566,10 @@ type MetricsInfo struct {
 	GrossMarginPercentage *Metric `json:"grossMarginPercentage,omitempty"`
 	// Cashflow; null when not asked for.
 	Cashflow *Metric `json:"cashflow,omitempty"`
+	// Average Seats per Customer; null when not asked for.
+	AverageSeatsPerCustomer *Metric `json:"averageSeatsPerCustomer,omitempty"`
+	// Seat Utilization Rate; null when not asked for.
+	SeatUtilizationRate *Metric `json:"seatUtilizationRate,omitempty"`
 }
 
 // The date ranges metrics accept for one interval.
@@ -2602,6 +2618,18 @@ type MetricsPeriod struct {
 	ChurnedSubscriptions *int `json:"churnedSubscriptions,omitempty"`
 	// Churned subscriptions over those active at the period's start (0 when none were). Null when not asked for.
 	ChurnRate *float64 `json:"churnRate,omitempty"`
+	// Seats of seat-based subscriptions and orders present at the period's end: created by then and not revoked. Null when not asked for.
+	SeatsTotal *int `json:"seatsTotal,omitempty"`
+	// Present seats claimed by the period's end. Null when not asked for.
+	SeatsClaimed *int `json:"seatsClaimed,omitempty"`
+	// Present seats not claimed by the period's end. Null when not asked for.
+	SeatsPending *int `json:"seatsPending,omitempty"`
+	// Customers (who bought the seats) holding any present seat. Null when not asked for.
+	SeatCustomers *int `json:"seatCustomers,omitempty"`
+	// Customers whose first seat came during the period and is present at its end. Null when not asked for.
+	NewSeatCustomers *int `json:"newSeatCustomers,omitempty"`
+	// Customers whose seats are all revoked, the last during the period. Null when not asked for.
+	ChurnedSeatCustomers *int `json:"churnedSeatCustomers,omitempty"`
 	// Paid orders created during the period, refunded ones included. Null when not asked for.
 	Orders *int `json:"orders,omitempty"`
 	// The net amounts (before tax) of the period's orders, in cents. Null when not asked for.
@@ -2670,6 +2698,10 @@ type MetricsPeriod struct {
 	GrossMarginPercentage *float64 `json:"grossMarginPercentage,omitempty"`
 	// The period's revenue less its costs. Null when not asked for.
 	Cashflow *float64 `json:"cashflow,omitempty"`
+	// Present seats per seat customer (0 without any). Null when not asked for.
+	AverageSeatsPerCustomer *float64 `json:"averageSeatsPerCustomer,omitempty"`
+	// Claimed seats over present seats (0 without any). Null when not asked for.
+	SeatUtilizationRate *float64 `json:"seatUtilizationRate,omitempty"`
 }
 
 // A metrics series: one entry per period, the totals over the window and what each metric is.
@@ -2696,6 +2728,18 @@ type MetricsTotals struct {
 	ChurnedSubscriptions *int `json:"churnedSubscriptions,omitempty"`
 	// Churn Rate: The last period's value. Null when not asked for.
 	ChurnRate *float64 `json:"churnRate,omitempty"`
+	// Seat Count: The last period's value. Null when not asked for.
+	SeatsTotal *int `json:"seatsTotal,omitempty"`
+	// Claimed Seats: The last period's value. Null when not asked for.
+	SeatsClaimed *int `json:"seatsClaimed,omitempty"`
+	// Pending Seats: The last period's value. Null when not asked for.
+	SeatsPending *int `json:"seatsPending,omitempty"`
+	// Active Customers: The last period's value. Null when not asked for.
+	SeatCustomers *int `json:"seatCustomers,omitempty"`
+	// New Customers: The sum over the periods. Null when not asked for.
+	NewSeatCustomers *int `json:"newSeatCustomers,omitempty"`
+	// Churned Customers: The sum over the periods. Null when not asked for.
+	ChurnedSeatCustomers *int `json:"churnedSeatCustomers,omitempty"`
 	// Orders: The sum over the periods. Null when not asked for.
 	Orders *int `json:"orders,omitempty"`
 	// Revenue: The sum over the periods. Null when not asked for.
@@ -2764,6 +2808,10 @@ type MetricsTotals struct {
 	GrossMarginPercentage *float64 `json:"grossMarginPercentage,omitempty"`
 	// Cashflow: The sum over the periods. Null when not asked for.
 	Cashflow *float64 `json:"cashflow,omitempty"`
+	// Average Seats per Customer: The last period's value. Null when not asked for.
+	AverageSeatsPerCustomer *float64 `json:"averageSeatsPerCustomer,omitempty"`
+	// Seat Utilization Rate: The last period's value. Null when not asked for.
+	SeatUtilizationRate *float64 `json:"seatUtilizationRate,omitempty"`
 }
 
 // Every change, each taking one input and returning what it changed.
