@@ -68,6 +68,14 @@ type MetricsPoint struct {
 	MonthlyRecurringRevenue int64     `db:"monthly_recurring_revenue"`
 	ActiveAtStart           int64     `db:"active_at_start"`
 	MonthlyRecurringAtStart int64     `db:"monthly_recurring_at_start"`
+	// The committed stocks count the active subscriptions neither ended nor set to end
+	// (canceled at period end), as of today: a cancellation takes a subscription out of
+	// every period. The trial amounts are the monthly amounts of the subscriptions still in
+	// their trial at the period's end, which MonthlyRecurringRevenue leaves out.
+	CommittedSubscriptions                int64 `db:"committed_subscriptions"`
+	CommittedMonthlyRecurringRevenue      int64 `db:"committed_monthly_recurring_revenue"`
+	TrialMonthlyRecurringRevenue          int64 `db:"trial_monthly_recurring_revenue"`
+	TrialCommittedMonthlyRecurringRevenue int64 `db:"trial_committed_monthly_recurring_revenue"`
 	// Costs sums the _cost amounts (cents, fractional) of the period's events, of every
 	// event name; CumulativeCosts adds those of every event before the period's end.
 	Costs           float64 `db:"costs"`

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,8 +19,9 @@ import (
 // the American, European and New Zealand daylight saving changes, and every hour around
 // them) in turn one time, new and renewal, a
 // third of them refunded a month after they were paid; an order backdated to December, as a
-// test clock makes one; and subscriptions started before and during the window, some canceled
-// and ended in it.
+// test clock makes one; and subscriptions started before and during the window, some in a
+// trial ending at an odd hour of it, some canceled and ended in it (one during its trial),
+// some set to end (one before its trial would have ended).
 func seedAroundDST(t *testing.T, db *sqlx.DB, s metricsShop) {
 	t.Helper()
 	ctx := context.Background()
@@ -48,11 +50,22 @@ func seedAroundDST(t *testing.T, db *sqlx.DB, s metricsShop) {
 	s.order(t, db, time.Date(2025, 12, 31, 23, 30, 0, 0, time.UTC), 5000, "subscription_cycle")
 	for i := range 12 {
 		began := time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * 97 * time.Hour)
-		sub, err := storage.CreateSubscription(ctx, db, s.org, began, storage.SubscriptionWrite{CustomerID: s.customer,
+		w := storage.SubscriptionWrite{CustomerID: s.customer,
 			ProductID: shops[i%2].product, Status: "active", Amount: int64(1000 + 100*i), Currency: "usd", RecurringInterval: "month",
-			RecurringIntervalCount: 1, CurrentPeriodStart: began, CurrentPeriodEnd: began.AddDate(0, 1, 0), StartedAt: &began})
+			RecurringIntervalCount: 1, CurrentPeriodStart: began, CurrentPeriodEnd: began.AddDate(0, 1, 0), StartedAt: &began}
+		if i%2 == 0 || i%4 == 1 {
+			trialEnd := began.Add(time.Duration(40+60*i) * time.Hour)
+			w.Status, w.TrialStart, w.TrialEnd = "trialing", &began, &trialEnd
+		}
+		sub, err := storage.CreateSubscription(ctx, db, s.org, began, w)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if i%3 == 2 {
+			if _, err := db.Exec(`UPDATE subscriptions SET cancel_at_period_end = true, canceled_at = $2, ends_at = $3
+				WHERE id = $1`, sub.ID, began.Add(100*time.Hour), began.Add(time.Duration(100+48*i)*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if i%3 == 1 {
 			if _, err := db.Exec(`UPDATE subscriptions SET canceled_at = $2, ended_at = $3, status = 'canceled',
@@ -137,28 +150,54 @@ func TestMetricsDailyRollupsEqualTheBaseTables(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cols := range [][]string{{"net_cumulative_revenue"}, {"active_at_start", "churned"}, {}} {
-			f.Columns = cols
+		// The seed gives every split stock a value in this window, so that comparing them
+		// compares something.
+		splits := splitStocks(all)
+		for i := range 4 {
+			if !slices.ContainsFunc(splits, func(s [4]int64) bool { return s[i] != 0 }) {
+				t.Fatalf("split stock %d is 0 on every day", i)
+			}
+		}
+		tests := []struct {
+			cols []string
+			pick func(p storage.MetricsPoint) storage.MetricsPoint
+		}{
+			{[]string{"net_cumulative_revenue"}, func(p storage.MetricsPoint) storage.MetricsPoint {
+				return storage.MetricsPoint{Timestamp: p.Timestamp, NetCumulativeRevenue: p.NetCumulativeRevenue}
+			}},
+			// The stock columns come together.
+			{[]string{"active_at_start", "churned"}, func(p storage.MetricsPoint) storage.MetricsPoint {
+				return storage.MetricsPoint{Timestamp: p.Timestamp, ActiveAtStart: p.ActiveAtStart, Churned: p.Churned,
+					ActiveSubscriptions: p.ActiveSubscriptions, MonthlyRecurringRevenue: p.MonthlyRecurringRevenue,
+					MonthlyRecurringAtStart: p.MonthlyRecurringAtStart}
+			}},
+			// Their committed and trialing splits do not.
+			{[]string{"committed_subscriptions", "trial_monthly_recurring_revenue"}, func(p storage.MetricsPoint) storage.MetricsPoint {
+				return storage.MetricsPoint{Timestamp: p.Timestamp, CommittedSubscriptions: p.CommittedSubscriptions,
+					TrialMonthlyRecurringRevenue: p.TrialMonthlyRecurringRevenue}
+			}},
+			{[]string{"committed_monthly_recurring_revenue", "trial_committed_monthly_recurring_revenue", "active_subscriptions"},
+				func(p storage.MetricsPoint) storage.MetricsPoint {
+					return storage.MetricsPoint{Timestamp: p.Timestamp, ActiveSubscriptions: p.ActiveSubscriptions,
+						MonthlyRecurringRevenue: p.MonthlyRecurringRevenue, ActiveAtStart: p.ActiveAtStart,
+						MonthlyRecurringAtStart:               p.MonthlyRecurringAtStart,
+						CommittedMonthlyRecurringRevenue:      p.CommittedMonthlyRecurringRevenue,
+						TrialCommittedMonthlyRecurringRevenue: p.TrialCommittedMonthlyRecurringRevenue}
+				}},
+			{[]string{}, func(p storage.MetricsPoint) storage.MetricsPoint { return storage.MetricsPoint{Timestamp: p.Timestamp} }},
+		}
+		for _, tt := range tests {
+			f.Columns = tt.cols
 			some, err := storage.Metrics(ctx, db, f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(some) != len(all) {
-				t.Fatalf("%v: %d points, want %d", cols, len(some), len(all))
+				t.Fatalf("%v: %d points, want %d", tt.cols, len(some), len(all))
 			}
 			for i := range all {
-				want := storage.MetricsPoint{Timestamp: all[i].Timestamp, NetCumulativeRevenue: all[i].NetCumulativeRevenue}
-				switch len(cols) {
-				case 0:
-					want.NetCumulativeRevenue = 0
-				case 2:
-					want = storage.MetricsPoint{Timestamp: all[i].Timestamp, ActiveAtStart: all[i].ActiveAtStart,
-						Churned: all[i].Churned, ActiveSubscriptions: all[i].ActiveSubscriptions,
-						MonthlyRecurringRevenue: all[i].MonthlyRecurringRevenue,
-						MonthlyRecurringAtStart: all[i].MonthlyRecurringAtStart}
-				}
-				if diff := cmp.Diff(want, some[i]); diff != "" {
-					t.Fatalf("%v, point %d (-want +got):\n%s", cols, i, diff)
+				if diff := cmp.Diff(tt.pick(all[i]), some[i]); diff != "" {
+					t.Fatalf("%v, point %d (-want +got):\n%s", tt.cols, i, diff)
 				}
 			}
 		}

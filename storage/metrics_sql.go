@@ -79,6 +79,19 @@ var metricFlows = [...]string{"orders", "revenue", "net_revenue", "one_time_orde
 var metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenue", "active_at_start",
 	"monthly_recurring_at_start"}
 
+// metricSplitStocks are the MetricsPoint columns of the committed and trialing splits of the
+// stock (migration 00106_metric_committed_trials), each run from its own column of the stock
+// changes, and summed only when asked for. An amount is rounded to cents as MRR is.
+var metricSplitStocks = [...]struct {
+	col, delta string
+	amount     bool
+}{
+	{"committed_subscriptions", "committed", false},
+	{"committed_monthly_recurring_revenue", "committed_monthly_amount", true},
+	{"trial_monthly_recurring_revenue", "trial_monthly_amount", true},
+	{"trial_committed_monthly_recurring_revenue", "trial_committed_monthly_amount", true},
+}
+
 // metricsHead types every parameter ($8 and $9 may be read by no source), cuts the periods and
 // the days (the window's local days as UTC instants, whole when 24 hours long from a whole
 // hour) and selects the products. $9 is true when products are narrowed.
@@ -102,11 +115,13 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 	)`
 
 // metricsStock sums the stock changes per period (those before the window in one row, local
-// NULL) and runs them into the stock at each period's end and start.
+// NULL) and runs them into the stock at each period's end and start. The second and third
+// verbs add the split stocks asked for: their sums (metricsSplitSum) and their runs
+// (metricsSplitRun).
 const metricsStock = `, deltas AS (
 		SELECT CASE WHEN d.hour < $2 THEN NULL ELSE date_trunc($4, d.hour AT TIME ZONE $7) END AS local,
-			sum(active) AS active, sum(monthly_amount) AS monthly_amount
-		FROM (%s) d
+			sum(active) AS active, sum(monthly_amount) AS monthly_amount%[2]s
+		FROM (%[1]s) d
 		WHERE (NOT $9 OR d.product_id IN (SELECT id FROM sel))
 		GROUP BY 1
 	), stock AS (
@@ -114,10 +129,16 @@ const metricsStock = `, deltas AS (
 				+ coalesce(sum(d.active) OVER w, 0) AS active,
 			coalesce((SELECT monthly_amount FROM deltas WHERE local IS NULL), 0)
 				+ coalesce(sum(d.monthly_amount) OVER w, 0) AS monthly_amount,
-			coalesce(d.active, 0) AS change, coalesce(d.monthly_amount, 0) AS amount_change
+			coalesce(d.active, 0) AS change, coalesce(d.monthly_amount, 0) AS amount_change%[3]s
 		FROM periods p LEFT JOIN deltas d ON d.local = p.local
 		WINDOW w AS (ORDER BY p.local)
 	)`
+
+const (
+	metricsSplitSum = `, sum(%[1]s) AS %[1]s`
+	metricsSplitRun = `,
+			coalesce((SELECT %[1]s FROM deltas WHERE local IS NULL), 0) + coalesce(sum(d.%[1]s) OVER w, 0) AS %[1]s`
+)
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
 // window, and flows before it (for the cumulative revenues).
@@ -151,6 +172,20 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			"s.active - s.change AS active_at_start",
 			"round(s.monthly_amount - s.amount_change)::bigint AS monthly_recurring_at_start")
 	}
+	var splitSums, splitRuns strings.Builder
+	for _, c := range metricSplitStocks {
+		if !want(c.col) {
+			continue
+		}
+		stock = true
+		fmt.Fprintf(&splitSums, metricsSplitSum, c.delta)
+		fmt.Fprintf(&splitRuns, metricsSplitRun, c.delta)
+		if c.amount {
+			out = append(out, fmt.Sprintf("round(s.%s)::bigint AS %s", c.delta, c.col))
+		} else {
+			out = append(out, fmt.Sprintf("s.%s AS %s", c.delta, c.col))
+		}
+	}
 	var q strings.Builder
 	q.WriteString(metricsHead)
 	// day_products are the product ids of the daily rows summed. The statement text, not $9,
@@ -178,7 +213,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	)`, src.flowsBefore)
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, src.deltas)
+		fmt.Fprintf(&q, metricsStock, src.deltas, splitSums.String(), splitRuns.String())
 		from += " JOIN stock s ON s.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))

@@ -83,9 +83,11 @@ func dailySums(t *testing.T, db *sqlx.DB, org uuid.UUID, allProducts bool) []str
 			FROM metric_days WHERE organization_id = $1 AND `+cond+` GROUP BY align, day
 			HAVING (sum(orders), sum(revenue), sum(net_revenue), sum(renewal_orders), sum(checkouts), sum(canceled),
 				sum(churned)) <> (0, 0, 0, 0, 0, 0, 0)
-			UNION ALL SELECT format('stock %s %s %s', align, day, (sum(active), sum(monthly_amount)))
+			UNION ALL SELECT format('stock %s %s %s', align, day, (sum(active), sum(monthly_amount), sum(committed),
+				sum(committed_monthly_amount), sum(trial_monthly_amount), sum(trial_committed_monthly_amount)))
 			FROM metric_subscription_days WHERE organization_id = $1 AND `+cond+` GROUP BY align, day
-			HAVING (sum(active), sum(monthly_amount)) <> (0, 0)) s
+			HAVING (sum(active), sum(monthly_amount), sum(committed), sum(committed_monthly_amount),
+				sum(trial_monthly_amount), sum(trial_committed_monthly_amount)) <> (0, 0, 0, 0, 0, 0)) s
 		ORDER BY 1`, org); err != nil {
 		t.Fatal(err)
 	}
