@@ -272,6 +272,38 @@ func (ec *executionContext) fieldContext_MetricsInfo_activeSubscriptions(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_committedSubscriptions(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_committedSubscriptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedSubscriptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_committedSubscriptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_monthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -292,6 +324,102 @@ func (ec *executionContext) _MetricsInfo_monthlyRecurringRevenue(ctx context.Con
 	)
 }
 func (ec *executionContext) fieldContext_MetricsInfo_monthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_trialMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_trialMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_trialMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_committedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_committedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_committedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MetricsInfo_trialCommittedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_trialCommittedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialCommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_trialCommittedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "MetricsInfo",
 		Field:      field,
@@ -1584,6 +1712,38 @@ func (ec *executionContext) fieldContext_MetricsInfo_annualRecurringRevenue(_ co
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_committedAnnualRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_committedAnnualRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedAnnualRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_committedAnnualRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_checkoutsConversion(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2083,6 +2243,29 @@ func (ec *executionContext) fieldContext_MetricsPeriod_activeSubscriptions(_ con
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_committedSubscriptions(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_committedSubscriptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedSubscriptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_committedSubscriptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsPeriod_monthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2103,6 +2286,75 @@ func (ec *executionContext) _MetricsPeriod_monthlyRecurringRevenue(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_MetricsPeriod_monthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_trialMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_trialMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_trialMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_committedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_committedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_committedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_trialCommittedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_trialCommittedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialCommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_trialCommittedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
@@ -3026,6 +3278,29 @@ func (ec *executionContext) fieldContext_MetricsPeriod_annualRecurringRevenue(_ 
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_committedAnnualRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_committedAnnualRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedAnnualRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_committedAnnualRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsPeriod_checkoutsConversion(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3283,6 +3558,29 @@ func (ec *executionContext) fieldContext_MetricsTotals_activeSubscriptions(_ con
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_committedSubscriptions(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_committedSubscriptions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedSubscriptions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_committedSubscriptions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsTotals_monthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3303,6 +3601,75 @@ func (ec *executionContext) _MetricsTotals_monthlyRecurringRevenue(ctx context.C
 	)
 }
 func (ec *executionContext) fieldContext_MetricsTotals_monthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_trialMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_trialMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_trialMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_committedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_committedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_committedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_trialCommittedMonthlyRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_trialCommittedMonthlyRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TrialCommittedMonthlyRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_trialCommittedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
@@ -4226,6 +4593,29 @@ func (ec *executionContext) fieldContext_MetricsTotals_annualRecurringRevenue(_ 
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_committedAnnualRecurringRevenue(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_committedAnnualRecurringRevenue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommittedAnnualRecurringRevenue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_committedAnnualRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsTotals_checkoutsConversion(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4646,8 +5036,28 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "committedSubscriptions":
+			out.Values[i] = ec._MetricsInfo_committedSubscriptions(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "monthlyRecurringRevenue":
 			out.Values[i] = ec._MetricsInfo_monthlyRecurringRevenue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialMonthlyRecurringRevenue":
+			out.Values[i] = ec._MetricsInfo_trialMonthlyRecurringRevenue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedMonthlyRecurringRevenue":
+			out.Values[i] = ec._MetricsInfo_committedMonthlyRecurringRevenue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialCommittedMonthlyRecurringRevenue":
+			out.Values[i] = ec._MetricsInfo_trialCommittedMonthlyRecurringRevenue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -4848,6 +5258,11 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			}
 		case "annualRecurringRevenue":
 			out.Values[i] = ec._MetricsInfo_annualRecurringRevenue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedAnnualRecurringRevenue":
+			out.Values[i] = ec._MetricsInfo_committedAnnualRecurringRevenue(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5097,8 +5512,28 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "committedSubscriptions":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedSubscriptions)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "monthlyRecurringRevenue":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.MonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.TrialMonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedMonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialCommittedMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.TrialCommittedMonthlyRecurringRevenue)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5299,6 +5734,11 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			}
 		case "annualRecurringRevenue":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.AnnualRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedAnnualRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedAnnualRecurringRevenue)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5431,8 +5871,28 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "committedSubscriptions":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedSubscriptions)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "monthlyRecurringRevenue":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.MonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.TrialMonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedMonthlyRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "trialCommittedMonthlyRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.TrialCommittedMonthlyRecurringRevenue)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5633,6 +6093,11 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			}
 		case "annualRecurringRevenue":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.AnnualRecurringRevenue)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "committedAnnualRecurringRevenue":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.CommittedAnnualRecurringRevenue)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6011,7 +6476,7 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "timestamp":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "timestamp", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
 		default:
 			return nil
 		}
@@ -6067,6 +6532,12 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSeatCustomers).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
+			case "committedAnnualRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedAnnualRecurringRevenue).MarshalGQL(w)
+			case "committedMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedMonthlyRecurringRevenue).MarshalGQL(w)
+			case "committedSubscriptions":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedSubscriptions).MarshalGQL(w)
 			case "costPerUser":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CostPerUser).MarshalGQL(w)
 			case "costs":
@@ -6125,6 +6596,10 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SucceededCheckouts).MarshalGQL(w)
 			case "timestamp":
 				ec.marshalNDateTime2timeᚐTime(ctx, f.Selections, obj.Timestamp).MarshalGQL(w)
+			case "trialCommittedMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.TrialCommittedMonthlyRecurringRevenue).MarshalGQL(w)
+			case "trialMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.TrialMonthlyRecurringRevenue).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")
@@ -6142,7 +6617,7 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
 		default:
 			return nil
 		}
@@ -6198,6 +6673,12 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSeatCustomers).MarshalGQL(w)
 			case "churnedSubscriptions":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.ChurnedSubscriptions).MarshalGQL(w)
+			case "committedAnnualRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedAnnualRecurringRevenue).MarshalGQL(w)
+			case "committedMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedMonthlyRecurringRevenue).MarshalGQL(w)
+			case "committedSubscriptions":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.CommittedSubscriptions).MarshalGQL(w)
 			case "costPerUser":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.CostPerUser).MarshalGQL(w)
 			case "costs":
@@ -6254,6 +6735,10 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SeatsTotal).MarshalGQL(w)
 			case "succeededCheckouts":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.SucceededCheckouts).MarshalGQL(w)
+			case "trialCommittedMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.TrialCommittedMonthlyRecurringRevenue).MarshalGQL(w)
+			case "trialMonthlyRecurringRevenue":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.TrialMonthlyRecurringRevenue).MarshalGQL(w)
 			}
 		}
 		_, _ = io.WriteString(w, "}")

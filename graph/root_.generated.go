@@ -1098,54 +1098,59 @@ type ComplexityRoot struct {
 	}
 
 	MetricsInfo struct {
-		ActiveSubscriptions                  func(childComplexity int) int
-		ActiveUserByEvent                    func(childComplexity int) int
-		AnnualRecurringRevenue               func(childComplexity int) int
-		AverageOrderValue                    func(childComplexity int) int
-		AverageSeatsPerCustomer              func(childComplexity int) int
-		CanceledSubscriptions                func(childComplexity int) int
-		CanceledSubscriptionsCustomerService func(childComplexity int) int
-		CanceledSubscriptionsLowQuality      func(childComplexity int) int
-		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
-		CanceledSubscriptionsOther           func(childComplexity int) int
-		CanceledSubscriptionsSwitchedService func(childComplexity int) int
-		CanceledSubscriptionsTooComplex      func(childComplexity int) int
-		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
-		CanceledSubscriptionsUnused          func(childComplexity int) int
-		Cashflow                             func(childComplexity int) int
-		Checkouts                            func(childComplexity int) int
-		CheckoutsConversion                  func(childComplexity int) int
-		ChurnRate                            func(childComplexity int) int
-		ChurnedSeatCustomers                 func(childComplexity int) int
-		ChurnedSubscriptions                 func(childComplexity int) int
-		CostPerUser                          func(childComplexity int) int
-		Costs                                func(childComplexity int) int
-		CumulativeCosts                      func(childComplexity int) int
-		CumulativeRevenue                    func(childComplexity int) int
-		GrossMargin                          func(childComplexity int) int
-		GrossMarginPercentage                func(childComplexity int) int
-		MonthlyRecurringRevenue              func(childComplexity int) int
-		NetAverageOrderValue                 func(childComplexity int) int
-		NetCumulativeRevenue                 func(childComplexity int) int
-		NetRevenue                           func(childComplexity int) int
-		NewSeatCustomers                     func(childComplexity int) int
-		NewSubscriptions                     func(childComplexity int) int
-		NewSubscriptionsNetRevenue           func(childComplexity int) int
-		NewSubscriptionsRevenue              func(childComplexity int) int
-		OneTimeProducts                      func(childComplexity int) int
-		OneTimeProductsNetRevenue            func(childComplexity int) int
-		OneTimeProductsRevenue               func(childComplexity int) int
-		Orders                               func(childComplexity int) int
-		RenewedSubscriptions                 func(childComplexity int) int
-		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
-		RenewedSubscriptionsRevenue          func(childComplexity int) int
-		Revenue                              func(childComplexity int) int
-		SeatCustomers                        func(childComplexity int) int
-		SeatUtilizationRate                  func(childComplexity int) int
-		SeatsClaimed                         func(childComplexity int) int
-		SeatsPending                         func(childComplexity int) int
-		SeatsTotal                           func(childComplexity int) int
-		SucceededCheckouts                   func(childComplexity int) int
+		ActiveSubscriptions                   func(childComplexity int) int
+		ActiveUserByEvent                     func(childComplexity int) int
+		AnnualRecurringRevenue                func(childComplexity int) int
+		AverageOrderValue                     func(childComplexity int) int
+		AverageSeatsPerCustomer               func(childComplexity int) int
+		CanceledSubscriptions                 func(childComplexity int) int
+		CanceledSubscriptionsCustomerService  func(childComplexity int) int
+		CanceledSubscriptionsLowQuality       func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures  func(childComplexity int) int
+		CanceledSubscriptionsOther            func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService  func(childComplexity int) int
+		CanceledSubscriptionsTooComplex       func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive     func(childComplexity int) int
+		CanceledSubscriptionsUnused           func(childComplexity int) int
+		Cashflow                              func(childComplexity int) int
+		Checkouts                             func(childComplexity int) int
+		CheckoutsConversion                   func(childComplexity int) int
+		ChurnRate                             func(childComplexity int) int
+		ChurnedSeatCustomers                  func(childComplexity int) int
+		ChurnedSubscriptions                  func(childComplexity int) int
+		CommittedAnnualRecurringRevenue       func(childComplexity int) int
+		CommittedMonthlyRecurringRevenue      func(childComplexity int) int
+		CommittedSubscriptions                func(childComplexity int) int
+		CostPerUser                           func(childComplexity int) int
+		Costs                                 func(childComplexity int) int
+		CumulativeCosts                       func(childComplexity int) int
+		CumulativeRevenue                     func(childComplexity int) int
+		GrossMargin                           func(childComplexity int) int
+		GrossMarginPercentage                 func(childComplexity int) int
+		MonthlyRecurringRevenue               func(childComplexity int) int
+		NetAverageOrderValue                  func(childComplexity int) int
+		NetCumulativeRevenue                  func(childComplexity int) int
+		NetRevenue                            func(childComplexity int) int
+		NewSeatCustomers                      func(childComplexity int) int
+		NewSubscriptions                      func(childComplexity int) int
+		NewSubscriptionsNetRevenue            func(childComplexity int) int
+		NewSubscriptionsRevenue               func(childComplexity int) int
+		OneTimeProducts                       func(childComplexity int) int
+		OneTimeProductsNetRevenue             func(childComplexity int) int
+		OneTimeProductsRevenue                func(childComplexity int) int
+		Orders                                func(childComplexity int) int
+		RenewedSubscriptions                  func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue        func(childComplexity int) int
+		RenewedSubscriptionsRevenue           func(childComplexity int) int
+		Revenue                               func(childComplexity int) int
+		SeatCustomers                         func(childComplexity int) int
+		SeatUtilizationRate                   func(childComplexity int) int
+		SeatsClaimed                          func(childComplexity int) int
+		SeatsPending                          func(childComplexity int) int
+		SeatsTotal                            func(childComplexity int) int
+		SucceededCheckouts                    func(childComplexity int) int
+		TrialCommittedMonthlyRecurringRevenue func(childComplexity int) int
+		TrialMonthlyRecurringRevenue          func(childComplexity int) int
 	}
 
 	MetricsIntervalLimit struct {
@@ -1167,55 +1172,60 @@ type ComplexityRoot struct {
 	}
 
 	MetricsPeriod struct {
-		ActiveSubscriptions                  func(childComplexity int) int
-		ActiveUserByEvent                    func(childComplexity int) int
-		AnnualRecurringRevenue               func(childComplexity int) int
-		AverageOrderValue                    func(childComplexity int) int
-		AverageSeatsPerCustomer              func(childComplexity int) int
-		CanceledSubscriptions                func(childComplexity int) int
-		CanceledSubscriptionsCustomerService func(childComplexity int) int
-		CanceledSubscriptionsLowQuality      func(childComplexity int) int
-		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
-		CanceledSubscriptionsOther           func(childComplexity int) int
-		CanceledSubscriptionsSwitchedService func(childComplexity int) int
-		CanceledSubscriptionsTooComplex      func(childComplexity int) int
-		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
-		CanceledSubscriptionsUnused          func(childComplexity int) int
-		Cashflow                             func(childComplexity int) int
-		Checkouts                            func(childComplexity int) int
-		CheckoutsConversion                  func(childComplexity int) int
-		ChurnRate                            func(childComplexity int) int
-		ChurnedSeatCustomers                 func(childComplexity int) int
-		ChurnedSubscriptions                 func(childComplexity int) int
-		CostPerUser                          func(childComplexity int) int
-		Costs                                func(childComplexity int) int
-		CumulativeCosts                      func(childComplexity int) int
-		CumulativeRevenue                    func(childComplexity int) int
-		GrossMargin                          func(childComplexity int) int
-		GrossMarginPercentage                func(childComplexity int) int
-		MonthlyRecurringRevenue              func(childComplexity int) int
-		NetAverageOrderValue                 func(childComplexity int) int
-		NetCumulativeRevenue                 func(childComplexity int) int
-		NetRevenue                           func(childComplexity int) int
-		NewSeatCustomers                     func(childComplexity int) int
-		NewSubscriptions                     func(childComplexity int) int
-		NewSubscriptionsNetRevenue           func(childComplexity int) int
-		NewSubscriptionsRevenue              func(childComplexity int) int
-		OneTimeProducts                      func(childComplexity int) int
-		OneTimeProductsNetRevenue            func(childComplexity int) int
-		OneTimeProductsRevenue               func(childComplexity int) int
-		Orders                               func(childComplexity int) int
-		RenewedSubscriptions                 func(childComplexity int) int
-		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
-		RenewedSubscriptionsRevenue          func(childComplexity int) int
-		Revenue                              func(childComplexity int) int
-		SeatCustomers                        func(childComplexity int) int
-		SeatUtilizationRate                  func(childComplexity int) int
-		SeatsClaimed                         func(childComplexity int) int
-		SeatsPending                         func(childComplexity int) int
-		SeatsTotal                           func(childComplexity int) int
-		SucceededCheckouts                   func(childComplexity int) int
-		Timestamp                            func(childComplexity int) int
+		ActiveSubscriptions                   func(childComplexity int) int
+		ActiveUserByEvent                     func(childComplexity int) int
+		AnnualRecurringRevenue                func(childComplexity int) int
+		AverageOrderValue                     func(childComplexity int) int
+		AverageSeatsPerCustomer               func(childComplexity int) int
+		CanceledSubscriptions                 func(childComplexity int) int
+		CanceledSubscriptionsCustomerService  func(childComplexity int) int
+		CanceledSubscriptionsLowQuality       func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures  func(childComplexity int) int
+		CanceledSubscriptionsOther            func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService  func(childComplexity int) int
+		CanceledSubscriptionsTooComplex       func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive     func(childComplexity int) int
+		CanceledSubscriptionsUnused           func(childComplexity int) int
+		Cashflow                              func(childComplexity int) int
+		Checkouts                             func(childComplexity int) int
+		CheckoutsConversion                   func(childComplexity int) int
+		ChurnRate                             func(childComplexity int) int
+		ChurnedSeatCustomers                  func(childComplexity int) int
+		ChurnedSubscriptions                  func(childComplexity int) int
+		CommittedAnnualRecurringRevenue       func(childComplexity int) int
+		CommittedMonthlyRecurringRevenue      func(childComplexity int) int
+		CommittedSubscriptions                func(childComplexity int) int
+		CostPerUser                           func(childComplexity int) int
+		Costs                                 func(childComplexity int) int
+		CumulativeCosts                       func(childComplexity int) int
+		CumulativeRevenue                     func(childComplexity int) int
+		GrossMargin                           func(childComplexity int) int
+		GrossMarginPercentage                 func(childComplexity int) int
+		MonthlyRecurringRevenue               func(childComplexity int) int
+		NetAverageOrderValue                  func(childComplexity int) int
+		NetCumulativeRevenue                  func(childComplexity int) int
+		NetRevenue                            func(childComplexity int) int
+		NewSeatCustomers                      func(childComplexity int) int
+		NewSubscriptions                      func(childComplexity int) int
+		NewSubscriptionsNetRevenue            func(childComplexity int) int
+		NewSubscriptionsRevenue               func(childComplexity int) int
+		OneTimeProducts                       func(childComplexity int) int
+		OneTimeProductsNetRevenue             func(childComplexity int) int
+		OneTimeProductsRevenue                func(childComplexity int) int
+		Orders                                func(childComplexity int) int
+		RenewedSubscriptions                  func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue        func(childComplexity int) int
+		RenewedSubscriptionsRevenue           func(childComplexity int) int
+		Revenue                               func(childComplexity int) int
+		SeatCustomers                         func(childComplexity int) int
+		SeatUtilizationRate                   func(childComplexity int) int
+		SeatsClaimed                          func(childComplexity int) int
+		SeatsPending                          func(childComplexity int) int
+		SeatsTotal                            func(childComplexity int) int
+		SucceededCheckouts                    func(childComplexity int) int
+		Timestamp                             func(childComplexity int) int
+		TrialCommittedMonthlyRecurringRevenue func(childComplexity int) int
+		TrialMonthlyRecurringRevenue          func(childComplexity int) int
 	}
 
 	MetricsResult struct {
@@ -1225,54 +1235,59 @@ type ComplexityRoot struct {
 	}
 
 	MetricsTotals struct {
-		ActiveSubscriptions                  func(childComplexity int) int
-		ActiveUserByEvent                    func(childComplexity int) int
-		AnnualRecurringRevenue               func(childComplexity int) int
-		AverageOrderValue                    func(childComplexity int) int
-		AverageSeatsPerCustomer              func(childComplexity int) int
-		CanceledSubscriptions                func(childComplexity int) int
-		CanceledSubscriptionsCustomerService func(childComplexity int) int
-		CanceledSubscriptionsLowQuality      func(childComplexity int) int
-		CanceledSubscriptionsMissingFeatures func(childComplexity int) int
-		CanceledSubscriptionsOther           func(childComplexity int) int
-		CanceledSubscriptionsSwitchedService func(childComplexity int) int
-		CanceledSubscriptionsTooComplex      func(childComplexity int) int
-		CanceledSubscriptionsTooExpensive    func(childComplexity int) int
-		CanceledSubscriptionsUnused          func(childComplexity int) int
-		Cashflow                             func(childComplexity int) int
-		Checkouts                            func(childComplexity int) int
-		CheckoutsConversion                  func(childComplexity int) int
-		ChurnRate                            func(childComplexity int) int
-		ChurnedSeatCustomers                 func(childComplexity int) int
-		ChurnedSubscriptions                 func(childComplexity int) int
-		CostPerUser                          func(childComplexity int) int
-		Costs                                func(childComplexity int) int
-		CumulativeCosts                      func(childComplexity int) int
-		CumulativeRevenue                    func(childComplexity int) int
-		GrossMargin                          func(childComplexity int) int
-		GrossMarginPercentage                func(childComplexity int) int
-		MonthlyRecurringRevenue              func(childComplexity int) int
-		NetAverageOrderValue                 func(childComplexity int) int
-		NetCumulativeRevenue                 func(childComplexity int) int
-		NetRevenue                           func(childComplexity int) int
-		NewSeatCustomers                     func(childComplexity int) int
-		NewSubscriptions                     func(childComplexity int) int
-		NewSubscriptionsNetRevenue           func(childComplexity int) int
-		NewSubscriptionsRevenue              func(childComplexity int) int
-		OneTimeProducts                      func(childComplexity int) int
-		OneTimeProductsNetRevenue            func(childComplexity int) int
-		OneTimeProductsRevenue               func(childComplexity int) int
-		Orders                               func(childComplexity int) int
-		RenewedSubscriptions                 func(childComplexity int) int
-		RenewedSubscriptionsNetRevenue       func(childComplexity int) int
-		RenewedSubscriptionsRevenue          func(childComplexity int) int
-		Revenue                              func(childComplexity int) int
-		SeatCustomers                        func(childComplexity int) int
-		SeatUtilizationRate                  func(childComplexity int) int
-		SeatsClaimed                         func(childComplexity int) int
-		SeatsPending                         func(childComplexity int) int
-		SeatsTotal                           func(childComplexity int) int
-		SucceededCheckouts                   func(childComplexity int) int
+		ActiveSubscriptions                   func(childComplexity int) int
+		ActiveUserByEvent                     func(childComplexity int) int
+		AnnualRecurringRevenue                func(childComplexity int) int
+		AverageOrderValue                     func(childComplexity int) int
+		AverageSeatsPerCustomer               func(childComplexity int) int
+		CanceledSubscriptions                 func(childComplexity int) int
+		CanceledSubscriptionsCustomerService  func(childComplexity int) int
+		CanceledSubscriptionsLowQuality       func(childComplexity int) int
+		CanceledSubscriptionsMissingFeatures  func(childComplexity int) int
+		CanceledSubscriptionsOther            func(childComplexity int) int
+		CanceledSubscriptionsSwitchedService  func(childComplexity int) int
+		CanceledSubscriptionsTooComplex       func(childComplexity int) int
+		CanceledSubscriptionsTooExpensive     func(childComplexity int) int
+		CanceledSubscriptionsUnused           func(childComplexity int) int
+		Cashflow                              func(childComplexity int) int
+		Checkouts                             func(childComplexity int) int
+		CheckoutsConversion                   func(childComplexity int) int
+		ChurnRate                             func(childComplexity int) int
+		ChurnedSeatCustomers                  func(childComplexity int) int
+		ChurnedSubscriptions                  func(childComplexity int) int
+		CommittedAnnualRecurringRevenue       func(childComplexity int) int
+		CommittedMonthlyRecurringRevenue      func(childComplexity int) int
+		CommittedSubscriptions                func(childComplexity int) int
+		CostPerUser                           func(childComplexity int) int
+		Costs                                 func(childComplexity int) int
+		CumulativeCosts                       func(childComplexity int) int
+		CumulativeRevenue                     func(childComplexity int) int
+		GrossMargin                           func(childComplexity int) int
+		GrossMarginPercentage                 func(childComplexity int) int
+		MonthlyRecurringRevenue               func(childComplexity int) int
+		NetAverageOrderValue                  func(childComplexity int) int
+		NetCumulativeRevenue                  func(childComplexity int) int
+		NetRevenue                            func(childComplexity int) int
+		NewSeatCustomers                      func(childComplexity int) int
+		NewSubscriptions                      func(childComplexity int) int
+		NewSubscriptionsNetRevenue            func(childComplexity int) int
+		NewSubscriptionsRevenue               func(childComplexity int) int
+		OneTimeProducts                       func(childComplexity int) int
+		OneTimeProductsNetRevenue             func(childComplexity int) int
+		OneTimeProductsRevenue                func(childComplexity int) int
+		Orders                                func(childComplexity int) int
+		RenewedSubscriptions                  func(childComplexity int) int
+		RenewedSubscriptionsNetRevenue        func(childComplexity int) int
+		RenewedSubscriptionsRevenue           func(childComplexity int) int
+		Revenue                               func(childComplexity int) int
+		SeatCustomers                         func(childComplexity int) int
+		SeatUtilizationRate                   func(childComplexity int) int
+		SeatsClaimed                          func(childComplexity int) int
+		SeatsPending                          func(childComplexity int) int
+		SeatsTotal                            func(childComplexity int) int
+		SucceededCheckouts                    func(childComplexity int) int
+		TrialCommittedMonthlyRecurringRevenue func(childComplexity int) int
+		TrialMonthlyRecurringRevenue          func(childComplexity int) int
 	}
 
 	Mutation struct {
@@ -6799,6 +6814,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.ChurnedSubscriptions(childComplexity), true
+	case "MetricsInfo.committedAnnualRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.CommittedAnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CommittedAnnualRecurringRevenue(childComplexity), true
+	case "MetricsInfo.committedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.CommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsInfo.committedSubscriptions":
+		if e.ComplexityRoot.MetricsInfo.CommittedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.CommittedSubscriptions(childComplexity), true
 	case "MetricsInfo.costPerUser":
 		if e.ComplexityRoot.MetricsInfo.CostPerUser == nil {
 			break
@@ -6967,6 +7000,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.SucceededCheckouts(childComplexity), true
+	case "MetricsInfo.trialCommittedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.TrialCommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.TrialCommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsInfo.trialMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsInfo.TrialMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.TrialMonthlyRecurringRevenue(childComplexity), true
 
 	case "MetricsIntervalLimit.maxDays":
 		if e.ComplexityRoot.MetricsIntervalLimit.MaxDays == nil {
@@ -7145,6 +7190,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.ChurnedSubscriptions(childComplexity), true
+	case "MetricsPeriod.committedAnnualRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.CommittedAnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CommittedAnnualRecurringRevenue(childComplexity), true
+	case "MetricsPeriod.committedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.CommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsPeriod.committedSubscriptions":
+		if e.ComplexityRoot.MetricsPeriod.CommittedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.CommittedSubscriptions(childComplexity), true
 	case "MetricsPeriod.costPerUser":
 		if e.ComplexityRoot.MetricsPeriod.CostPerUser == nil {
 			break
@@ -7319,6 +7382,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.Timestamp(childComplexity), true
+	case "MetricsPeriod.trialCommittedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.TrialCommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.TrialCommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsPeriod.trialMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsPeriod.TrialMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.TrialMonthlyRecurringRevenue(childComplexity), true
 
 	case "MetricsResult.metrics":
 		if e.ComplexityRoot.MetricsResult.Metrics == nil {
@@ -7459,6 +7534,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.ChurnedSubscriptions(childComplexity), true
+	case "MetricsTotals.committedAnnualRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.CommittedAnnualRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CommittedAnnualRecurringRevenue(childComplexity), true
+	case "MetricsTotals.committedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.CommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsTotals.committedSubscriptions":
+		if e.ComplexityRoot.MetricsTotals.CommittedSubscriptions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.CommittedSubscriptions(childComplexity), true
 	case "MetricsTotals.costPerUser":
 		if e.ComplexityRoot.MetricsTotals.CostPerUser == nil {
 			break
@@ -7627,6 +7720,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.SucceededCheckouts(childComplexity), true
+	case "MetricsTotals.trialCommittedMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.TrialCommittedMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.TrialCommittedMonthlyRecurringRevenue(childComplexity), true
+	case "MetricsTotals.trialMonthlyRecurringRevenue":
+		if e.ComplexityRoot.MetricsTotals.TrialMonthlyRecurringRevenue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.TrialMonthlyRecurringRevenue(childComplexity), true
 
 	case "Mutation.acceptDispute":
 		if e.ComplexityRoot.Mutation.AcceptDispute == nil {
@@ -17229,8 +17334,16 @@ type MetricsPeriod {
   timestamp: DateTime!
   "Subscriptions started and not ended by the period's end. Null when not asked for."
   activeSubscriptions: Int64
+  "Active subscriptions neither ended nor set to end (canceled at period end), as of now: a cancellation takes a subscription out of every period, as upstream's does. Null when not asked for."
+  committedSubscriptions: Int64
   "The monthly amounts of the active subscriptions past their trial (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for."
   monthlyRecurringRevenue: Int64
+  "The monthly amounts of the active subscriptions still in their trial at the period's end, those set to end included, in cents. Null when not asked for."
+  trialMonthlyRecurringRevenue: Int64
+  "Monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for."
+  committedMonthlyRecurringRevenue: Int64
+  "Trial monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for."
+  trialCommittedMonthlyRecurringRevenue: Int64
   "Checkouts created during the period. Null when not asked for."
   checkouts: Int64
   "Checkouts created during the period that succeeded. Null when not asked for."
@@ -17311,6 +17424,8 @@ type MetricsPeriod {
   canceledSubscriptionsOther: Int64
   "Monthly recurring revenue × 12. Null when not asked for."
   annualRecurringRevenue: Int64
+  "Committed monthly recurring revenue × 12. Null when not asked for."
+  committedAnnualRecurringRevenue: Int64
   "Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for."
   checkoutsConversion: Float
   "Cumulative revenue less cumulative costs. Null when not asked for."
@@ -17329,8 +17444,16 @@ type MetricsPeriod {
 type MetricsTotals {
   "Active Subscriptions: The last period's value. Null when not asked for."
   activeSubscriptions: Int64
+  "Committed Subscriptions: The last period's value. Null when not asked for."
+  committedSubscriptions: Int64
   "Monthly Recurring Revenue: The last period's value. Null when not asked for."
   monthlyRecurringRevenue: Int64
+  "Trialing MRR Including Cancelations: The last period's value. Null when not asked for."
+  trialMonthlyRecurringRevenue: Int64
+  "Committed Monthly Recurring Revenue: The last period's value. Null when not asked for."
+  committedMonthlyRecurringRevenue: Int64
+  "Trialing Monthly Recurring Revenue (of the committed subscriptions): The last period's value. Null when not asked for."
+  trialCommittedMonthlyRecurringRevenue: Int64
   "Checkouts: The sum over the periods. Null when not asked for."
   checkouts: Int64
   "Succeeded Checkouts: The sum over the periods. Null when not asked for."
@@ -17411,6 +17534,8 @@ type MetricsTotals {
   canceledSubscriptionsOther: Int64
   "Annual Recurring Revenue: The last period's value. Null when not asked for."
   annualRecurringRevenue: Int64
+  "Committed Annual Recurring Revenue: The last period's value. Null when not asked for."
+  committedAnnualRecurringRevenue: Int64
   "Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for."
   checkoutsConversion: Float
   "Gross Margin: The last period's value. Null when not asked for."
@@ -17429,8 +17554,16 @@ type MetricsTotals {
 type MetricsInfo {
   "Active Subscriptions; null when not asked for."
   activeSubscriptions: Metric
+  "Committed Subscriptions; null when not asked for."
+  committedSubscriptions: Metric
   "Monthly Recurring Revenue; null when not asked for."
   monthlyRecurringRevenue: Metric
+  "Trialing MRR Including Cancelations; null when not asked for."
+  trialMonthlyRecurringRevenue: Metric
+  "Committed Monthly Recurring Revenue; null when not asked for."
+  committedMonthlyRecurringRevenue: Metric
+  "Trialing Monthly Recurring Revenue (of the committed subscriptions); null when not asked for."
+  trialCommittedMonthlyRecurringRevenue: Metric
   "Checkouts; null when not asked for."
   checkouts: Metric
   "Succeeded Checkouts; null when not asked for."
@@ -17511,6 +17644,8 @@ type MetricsInfo {
   canceledSubscriptionsOther: Metric
   "Annual Recurring Revenue; null when not asked for."
   annualRecurringRevenue: Metric
+  "Committed Annual Recurring Revenue; null when not asked for."
+  committedAnnualRecurringRevenue: Metric
   "Checkouts Conversion Rate; null when not asked for."
   checkoutsConversion: Metric
   "Gross Margin; null when not asked for."
@@ -22594,8 +22729,16 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 	switch field.Name {
 	case "activeSubscriptions":
 		return ec.fieldContext_MetricsInfo_activeSubscriptions(ctx, field)
+	case "committedSubscriptions":
+		return ec.fieldContext_MetricsInfo_committedSubscriptions(ctx, field)
 	case "monthlyRecurringRevenue":
 		return ec.fieldContext_MetricsInfo_monthlyRecurringRevenue(ctx, field)
+	case "trialMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_trialMonthlyRecurringRevenue(ctx, field)
+	case "committedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_committedMonthlyRecurringRevenue(ctx, field)
+	case "trialCommittedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_trialCommittedMonthlyRecurringRevenue(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsInfo_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -22676,6 +22819,8 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_canceledSubscriptionsOther(ctx, field)
 	case "annualRecurringRevenue":
 		return ec.fieldContext_MetricsInfo_annualRecurringRevenue(ctx, field)
+	case "committedAnnualRecurringRevenue":
+		return ec.fieldContext_MetricsInfo_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsInfo_checkoutsConversion(ctx, field)
 	case "grossMargin":
@@ -22734,8 +22879,16 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_timestamp(ctx, field)
 	case "activeSubscriptions":
 		return ec.fieldContext_MetricsPeriod_activeSubscriptions(ctx, field)
+	case "committedSubscriptions":
+		return ec.fieldContext_MetricsPeriod_committedSubscriptions(ctx, field)
 	case "monthlyRecurringRevenue":
 		return ec.fieldContext_MetricsPeriod_monthlyRecurringRevenue(ctx, field)
+	case "trialMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_trialMonthlyRecurringRevenue(ctx, field)
+	case "committedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_committedMonthlyRecurringRevenue(ctx, field)
+	case "trialCommittedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_trialCommittedMonthlyRecurringRevenue(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsPeriod_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -22816,6 +22969,8 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_canceledSubscriptionsOther(ctx, field)
 	case "annualRecurringRevenue":
 		return ec.fieldContext_MetricsPeriod_annualRecurringRevenue(ctx, field)
+	case "committedAnnualRecurringRevenue":
+		return ec.fieldContext_MetricsPeriod_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsPeriod_checkoutsConversion(ctx, field)
 	case "grossMargin":
@@ -22848,8 +23003,16 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 	switch field.Name {
 	case "activeSubscriptions":
 		return ec.fieldContext_MetricsTotals_activeSubscriptions(ctx, field)
+	case "committedSubscriptions":
+		return ec.fieldContext_MetricsTotals_committedSubscriptions(ctx, field)
 	case "monthlyRecurringRevenue":
 		return ec.fieldContext_MetricsTotals_monthlyRecurringRevenue(ctx, field)
+	case "trialMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_trialMonthlyRecurringRevenue(ctx, field)
+	case "committedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_committedMonthlyRecurringRevenue(ctx, field)
+	case "trialCommittedMonthlyRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_trialCommittedMonthlyRecurringRevenue(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsTotals_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -22930,6 +23093,8 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_canceledSubscriptionsOther(ctx, field)
 	case "annualRecurringRevenue":
 		return ec.fieldContext_MetricsTotals_annualRecurringRevenue(ctx, field)
+	case "committedAnnualRecurringRevenue":
+		return ec.fieldContext_MetricsTotals_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsTotals_checkoutsConversion(ctx, field)
 	case "grossMargin":

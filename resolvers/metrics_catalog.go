@@ -80,8 +80,18 @@ const (
 var metricDefs = [...]metricDef{
 	{slug: "active_subscriptions", display: "Active Subscriptions", typ: model.MetricTypeScalar, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return p.ActiveSubscriptions }},
+	{slug: "committed_subscriptions", display: "Committed Subscriptions", typ: model.MetricTypeScalar, agg: aggregateLast,
+		of: func(p *storage.MetricsPoint) int64 { return p.CommittedSubscriptions }},
 	{slug: "monthly_recurring_revenue", display: "Monthly Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return p.MonthlyRecurringRevenue }},
+	// Upstream names the trial amount of the subscriptions set to end "including
+	// cancelations" and the committed one plainly.
+	{slug: "trial_monthly_recurring_revenue", display: "Trialing MRR Including Cancelations", typ: model.MetricTypeCurrency,
+		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return p.TrialMonthlyRecurringRevenue }},
+	{slug: "committed_monthly_recurring_revenue", display: "Committed Monthly Recurring Revenue", typ: model.MetricTypeCurrency,
+		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return p.CommittedMonthlyRecurringRevenue }},
+	{slug: "trial_committed_monthly_recurring_revenue", display: "Trialing Monthly Recurring Revenue", typ: model.MetricTypeCurrency,
+		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return p.TrialCommittedMonthlyRecurringRevenue }},
 	{slug: "checkouts", display: "Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.Checkouts }},
 	{slug: "succeeded_checkouts", display: "Succeeded Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
@@ -164,6 +174,8 @@ var metricDefs = [...]metricDef{
 		of: func(p *storage.MetricsPoint) int64 { return p.CanceledOther }},
 	{slug: "annual_recurring_revenue", display: "Annual Recurring Revenue", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		of: func(p *storage.MetricsPoint) int64 { return 12 * p.MonthlyRecurringRevenue }},
+	{slug: "committed_annual_recurring_revenue", display: "Committed Annual Recurring Revenue", typ: model.MetricTypeCurrency,
+		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return 12 * p.CommittedMonthlyRecurringRevenue }},
 	{slug: "checkouts_conversion", display: "Checkouts Conversion Rate", typ: model.MetricTypePercentage, agg: aggregateRatio,
 		ratio: func(p *storage.MetricsPoint) (float64, float64) {
 			return float64(p.SucceededCheckouts), float64(p.Checkouts)
@@ -187,9 +199,8 @@ var metricDefs = [...]metricDef{
 }
 
 // upstreamMetricSlugs are every slug upstream accepts in the metrics parameter. Those Till
-// does not compute (trials, committed subscriptions, average revenue per user and lifetime
-// value) are accepted and left out of the answer, as upstream leaves out metrics it was not
-// asked for.
+// does not compute (average revenue per user and lifetime value) are accepted and left out
+// of the answer, as upstream leaves out metrics it was not asked for.
 var upstreamMetricSlugs = [...]string{
 	"active_subscriptions", "committed_subscriptions", "monthly_recurring_revenue",
 	"trial_monthly_recurring_revenue", "committed_monthly_recurring_revenue",

@@ -15,11 +15,23 @@ import (
 //     from periods, totals and metrics, not null; the document marks every one optional.
 //   - Upstream accepts every slug of its catalog in metrics. Till computes revenue, orders,
 //     their one-time/new/renewal splits, average order values, cumulative revenue, active
-//     subscriptions, MRR, ARR, churned and canceled subscriptions (with their reasons), churn
-//     rate, checkouts and conversion, usage costs, cumulative costs, cost per user, active
-//     users by event, gross margin (and its percentage), cashflow and the seat metrics; the
-//     other slugs (trials, committed subscriptions, LTV, ARPU) are accepted and left out of
-//     the answer.
+//     and committed subscriptions, MRR, ARR, their committed and trialing splits, churned and
+//     canceled subscriptions (with their reasons), churn rate, checkouts and conversion, usage
+//     costs, cumulative costs, cost per user, active users by event, gross margin (and its
+//     percentage), cashflow and the seat metrics; the other slugs (LTV, ARPU) are accepted and
+//     left out of the answer.
+//   - A subscription's monthly amount is its amount (before discounts, in its own currency)
+//     as the subscriptions' amount sort reads it: a year's / 12, a week's × 4, a day's × 30,
+//     whatever its interval count; the sums are rounded to cents. Upstream's is its net
+//     amount converted to USD, a week's × 52/12 and a day's × 365/12, over the interval
+//     count, rounded per subscription. A subscription without started_at counts nowhere;
+//     upstream counts it as active in every period.
+//   - active_subscriptions and monthly_recurring_revenue count a subscription until its
+//     ended_at; upstream's until ends_at when it is set to end (canceled at period end),
+//     which differs for the periods after ends_at before the subscription is ended (future
+//     periods among them). The committed and trialing metrics read ends_at as upstream's do:
+//     a subscription set to end is not committed in any period, and its trial amount stops
+//     at ends_at if that comes before the trial's end.
 //   - active_user_by_event counts a customer once whether its events name it by id or by
 //     external id; upstream adds the distinct customer ids to the distinct external ids. Its
 //     total counts the users of the whole window, and cost_per_user's total divides the

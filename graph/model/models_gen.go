@@ -2476,8 +2476,16 @@ type MetricDashboardUpdateInput struct {
 type MetricsInfo struct {
 	// Active Subscriptions; null when not asked for.
 	ActiveSubscriptions *Metric `json:"activeSubscriptions,omitempty"`
+	// Committed Subscriptions; null when not asked for.
+	CommittedSubscriptions *Metric `json:"committedSubscriptions,omitempty"`
 	// Monthly Recurring Revenue; null when not asked for.
 	MonthlyRecurringRevenue *Metric `json:"monthlyRecurringRevenue,omitempty"`
+	// Trialing MRR Including Cancelations; null when not asked for.
+	TrialMonthlyRecurringRevenue *Metric `json:"trialMonthlyRecurringRevenue,omitempty"`
+	// Committed Monthly Recurring Revenue; null when not asked for.
+	CommittedMonthlyRecurringRevenue *Metric `json:"committedMonthlyRecurringRevenue,omitempty"`
+	// Trialing Monthly Recurring Revenue (of the committed subscriptions); null when not asked for.
+	TrialCommittedMonthlyRecurringRevenue *Metric `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
 	// Checkouts; null when not asked for.
 	Checkouts *Metric `json:"checkouts,omitempty"`
 	// Succeeded Checkouts; null when not asked for.
@@ -2558,6 +2566,8 @@ type MetricsInfo struct {
 	CanceledSubscriptionsOther *Metric `json:"canceledSubscriptionsOther,omitempty"`
 	// Annual Recurring Revenue; null when not asked for.
 	AnnualRecurringRevenue *Metric `json:"annualRecurringRevenue,omitempty"`
+	// Committed Annual Recurring Revenue; null when not asked for.
+	CommittedAnnualRecurringRevenue *Metric `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate; null when not asked for.
 	CheckoutsConversion *Metric `json:"checkoutsConversion,omitempty"`
 	// Gross Margin; null when not asked for.
@@ -2608,8 +2618,16 @@ type MetricsPeriod struct {
 	Timestamp time.Time `json:"timestamp"`
 	// Subscriptions started and not ended by the period's end. Null when not asked for.
 	ActiveSubscriptions *int `json:"activeSubscriptions,omitempty"`
+	// Active subscriptions neither ended nor set to end (canceled at period end), as of now: a cancellation takes a subscription out of every period, as upstream's does. Null when not asked for.
+	CommittedSubscriptions *int `json:"committedSubscriptions,omitempty"`
 	// The monthly amounts of the active subscriptions past their trial (a year's amount / 12, a week's × 4, a day's × 30), in cents. Null when not asked for.
 	MonthlyRecurringRevenue *int `json:"monthlyRecurringRevenue,omitempty"`
+	// The monthly amounts of the active subscriptions still in their trial at the period's end, those set to end included, in cents. Null when not asked for.
+	TrialMonthlyRecurringRevenue *int `json:"trialMonthlyRecurringRevenue,omitempty"`
+	// Monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for.
+	CommittedMonthlyRecurringRevenue *int `json:"committedMonthlyRecurringRevenue,omitempty"`
+	// Trial monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for.
+	TrialCommittedMonthlyRecurringRevenue *int `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
 	// Checkouts created during the period. Null when not asked for.
 	Checkouts *int `json:"checkouts,omitempty"`
 	// Checkouts created during the period that succeeded. Null when not asked for.
@@ -2690,6 +2708,8 @@ type MetricsPeriod struct {
 	CanceledSubscriptionsOther *int `json:"canceledSubscriptionsOther,omitempty"`
 	// Monthly recurring revenue × 12. Null when not asked for.
 	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
+	// Committed monthly recurring revenue × 12. Null when not asked for.
+	CommittedAnnualRecurringRevenue *int `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
 	// Cumulative revenue less cumulative costs. Null when not asked for.
@@ -2718,8 +2738,16 @@ type MetricsResult struct {
 type MetricsTotals struct {
 	// Active Subscriptions: The last period's value. Null when not asked for.
 	ActiveSubscriptions *int `json:"activeSubscriptions,omitempty"`
+	// Committed Subscriptions: The last period's value. Null when not asked for.
+	CommittedSubscriptions *int `json:"committedSubscriptions,omitempty"`
 	// Monthly Recurring Revenue: The last period's value. Null when not asked for.
 	MonthlyRecurringRevenue *int `json:"monthlyRecurringRevenue,omitempty"`
+	// Trialing MRR Including Cancelations: The last period's value. Null when not asked for.
+	TrialMonthlyRecurringRevenue *int `json:"trialMonthlyRecurringRevenue,omitempty"`
+	// Committed Monthly Recurring Revenue: The last period's value. Null when not asked for.
+	CommittedMonthlyRecurringRevenue *int `json:"committedMonthlyRecurringRevenue,omitempty"`
+	// Trialing Monthly Recurring Revenue (of the committed subscriptions): The last period's value. Null when not asked for.
+	TrialCommittedMonthlyRecurringRevenue *int `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
 	// Checkouts: The sum over the periods. Null when not asked for.
 	Checkouts *int `json:"checkouts,omitempty"`
 	// Succeeded Checkouts: The sum over the periods. Null when not asked for.
@@ -2800,6 +2828,8 @@ type MetricsTotals struct {
 	CanceledSubscriptionsOther *int `json:"canceledSubscriptionsOther,omitempty"`
 	// Annual Recurring Revenue: The last period's value. Null when not asked for.
 	AnnualRecurringRevenue *int `json:"annualRecurringRevenue,omitempty"`
+	// Committed Annual Recurring Revenue: The last period's value. Null when not asked for.
+	CommittedAnnualRecurringRevenue *int `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
 	// Gross Margin: The last period's value. Null when not asked for.
