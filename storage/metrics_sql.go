@@ -80,7 +80,7 @@ var metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenu
 	"monthly_recurring_at_start"}
 
 // metricSplitStocks are the MetricsPoint columns of the committed and trialing splits of the
-// stock (migration 00106_metric_committed_trials), each run from its own column of the stock
+// stock (migration 00108_metric_committed_trials), each run from its own column of the stock
 // changes, and summed only when asked for. An amount is rounded to cents as MRR is.
 var metricSplitStocks = [...]struct {
 	col, delta string
