@@ -69,8 +69,8 @@ type MetricsPoint struct {
 	ActiveAtStart           int64     `db:"active_at_start"`
 	MonthlyRecurringAtStart int64     `db:"monthly_recurring_at_start"`
 	// The committed stocks count the active subscriptions neither ended nor set to end
-	// (canceled at period end), as of today: a cancellation takes a subscription out of
-	// every period. The trial amounts are the monthly amounts of the subscriptions still in
+	// (canceled at period end), as the subscriptions are now: a cancellation takes a
+	// subscription out of every period. The trial amounts are the monthly amounts of the subscriptions still in
 	// their trial at the period's end, which MonthlyRecurringRevenue leaves out.
 	CommittedSubscriptions                int64 `db:"committed_subscriptions"`
 	CommittedMonthlyRecurringRevenue      int64 `db:"committed_monthly_recurring_revenue"`
