@@ -52,7 +52,7 @@ func (r *Resolver) websocketTransport(credentials auth.Resolver) transport.Webso
 	}
 	limit := int64(maxQueryBytes)
 	return transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins}},
+		Implementation: newLiveSocket(websocket.AcceptOptions{OriginPatterns: origins}),
 		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			conn, err := r.openLive(ctx, credentials, payload)
 			if err != nil {
