@@ -93,7 +93,7 @@ func (c *liveSocketConn) WriteJSON(v any) error {
 	if buf == nil {
 		buf = new([]byte)
 	}
-	frame, ok := c.frames.append((*buf)[:0], v)
+	frame, ok := c.frames.appendFrame((*buf)[:0], v)
 	if !ok {
 		var err error
 		if frame, err = json.Marshal(v); err != nil {
@@ -183,7 +183,7 @@ type liveFrames struct {
 	shapes sync.Map
 }
 
-// append appends v's encoding to buf when v is a data message of gqlgen's
+// appendFrame appends v's encoding to buf when v is a data message of gqlgen's
 // websocket protocols (a pointer to a struct of Payload json.RawMessage, ID and Type with
 // gqlgen's tags, Type "next" or "data"): {"payload":…,"id":"…","type":"next"}, the bytes
 // json.Marshal writes for it, the payload as it is. Those messages' payloads are the
@@ -191,7 +191,7 @@ type liveFrames struct {
 // escaped as json.Marshal escapes. It reports false for anything else, which the caller
 // encodes with json.Marshal: other messages may carry what a client sent (a ping's
 // payload), which json.Marshal must compact.
-func (lf *liveFrames) append(buf []byte, v any) ([]byte, bool) {
+func (lf *liveFrames) appendFrame(buf []byte, v any) ([]byte, bool) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
 		return buf, false

@@ -69,7 +69,7 @@ func TestLiveFramesAreWhatJSONMarshalWrites(t *testing.T) {
 	frames := &liveFrames{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, fast := frames.append([]byte("kept"), c.msg)
+			got, fast := frames.appendFrame([]byte("kept"), c.msg)
 			if fast != c.fast {
 				t.Fatalf("written directly: %v, want %v", fast, c.fast)
 			}
