@@ -25,7 +25,8 @@ const (
 	// process, over all its connections.
 	maxLivePerCredential = 100
 	// liveRecheck is how often a quiet subscription checks its credential again; every
-	// delivered event checks it too.
+	// delivered event checks it too, unless the credential cache still gives the answer
+	// the last check passed (auth.Stamp).
 	liveRecheck = 5 * time.Second
 	// liveCatchUpBatch is how many events a lagging subscription reads per statement.
 	liveCatchUpBatch = 500
@@ -162,9 +163,12 @@ func (r *Resolver) liveCursor(ctx context.Context, org uuid.UUID, after *string,
 // recheck of the credential fails (the error it returns). Events come from the feed, or from
 // the database while the stream lags behind what the feed keeps (a slow client, or one whose
 // credential's event budget makes it wait). The credential is checked after the wait, so an
-// event goes only to a credential valid when it is sent.
+// event goes only to a credential valid when it is sent: resolved again, or resolved before
+// by a credential cache that would still answer the same (its stamp is current; a
+// revocation flushes it).
 func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, feed *liveFeed, cursor int64, out chan<- *storage.LiveEvent) error {
 	checked := time.Now()
+	var passed auth.Stamp
 	timer := time.NewTimer(liveRecheck)
 	defer timer.Stop()
 	for {
@@ -185,10 +189,13 @@ func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, fee
 			if !r.live.pace(ctx, s.credential, s.cost) {
 				return nil
 			}
-			if err := r.recheckLive(ctx, conn, s); err != nil {
-				return err
+			if !passed.Current() {
+				var err error
+				if passed, err = r.recheckLive(ctx, conn, s); err != nil {
+					return err
+				}
+				checked = time.Now()
 			}
-			checked = time.Now()
 			select {
 			case out <- e:
 			case <-ctx.Done():
@@ -209,7 +216,8 @@ func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, fee
 			return nil
 		case <-changed:
 		case <-timer.C:
-			if err := r.recheckLive(ctx, conn, s); err != nil {
+			var err error
+			if passed, err = r.recheckLive(ctx, conn, s); err != nil {
 				return err
 			}
 			checked = time.Now()
@@ -219,13 +227,23 @@ func (r *Resolver) follow(ctx context.Context, conn *liveConn, s liveStream, fee
 
 // recheckLive resolves the connection's credential again and applies the stream's guard to
 // it: the field's directives and role, the organization and, for a portal session, the
-// customer. A revoked token, a removed member or a lowered role ends the stream.
-func (r *Resolver) recheckLive(ctx context.Context, conn *liveConn, s liveStream) error {
-	p, err := conn.principal(ctx)
+// customer. A revoked token, a removed member or a lowered role ends the stream. The guard
+// reads nothing but the principal, so it holds while the returned stamp is current.
+func (r *Resolver) recheckLive(ctx context.Context, conn *liveConn, s liveStream) (auth.Stamp, error) {
+	p, stamp, err := conn.principal(ctx)
 	if err != nil {
-		return err
+		return auth.Stamp{}, err
 	}
-	ctx = auth.WithPrincipal(ctx, p)
+	if err := r.guardLive(auth.WithPrincipal(ctx, p), s); err != nil {
+		return auth.Stamp{}, err
+	}
+	return stamp, nil
+}
+
+// guardLive applies s's guard to the principal of ctx.
+func (r *Resolver) guardLive(ctx context.Context, s liveStream) error {
+	p := auth.FromContext(ctx)
+	var err error
 	if s.field != nil {
 		if err := r.authorizeField(ctx, &ast.Field{Definition: s.field}); err != nil {
 			return err

@@ -52,7 +52,7 @@ func (r *Resolver) websocketTransport(credentials auth.Resolver) transport.Webso
 	}
 	limit := int64(maxQueryBytes)
 	return transport.Websocket{
-		Implementation: transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{OriginPatterns: origins}},
+		Implementation: newLiveSocket(websocket.AcceptOptions{OriginPatterns: origins}),
 		InitFunc: func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 			conn, err := r.openLive(ctx, credentials, payload)
 			if err != nil {
@@ -112,8 +112,10 @@ func (r *Resolver) openLive(ctx context.Context, credentials auth.Resolver, payl
 	default:
 		return nil, errors.New("Unauthorized: send a bearer token in the connection_init payload's Authorization entry")
 	}
-	conn := &liveConn{resolve: func(ctx context.Context) (auth.Principal, error) { return credential.Resolve(ctx, credentials) }}
-	p, err := conn.resolve(ctx)
+	conn := &liveConn{resolve: func(ctx context.Context) (auth.Principal, auth.Stamp, error) {
+		return credential.ResolveStamped(ctx, credentials)
+	}}
+	p, _, err := conn.resolve(ctx)
 	if err != nil {
 		if errors.Is(err, auth.ErrInvalidToken) {
 			return nil, errors.New("Unauthorized: the token is invalid, expired or revoked")
@@ -128,7 +130,7 @@ func (r *Resolver) openLive(ctx context.Context, credentials auth.Resolver, payl
 type liveConn struct {
 	// first is the principal the connection was opened with.
 	first   auth.Principal
-	resolve func(context.Context) (auth.Principal, error)
+	resolve func(context.Context) (auth.Principal, auth.Stamp, error)
 	active  atomic.Int32
 }
 
@@ -146,13 +148,14 @@ func (c *liveConn) take() bool {
 // release ends one subscription's count.
 func (c *liveConn) release() { c.active.Add(-1) }
 
-// principal resolves the connection's credential again.
-func (c *liveConn) principal(ctx context.Context) (auth.Principal, error) {
-	p, err := c.resolve(ctx)
+// principal resolves the connection's credential again, with the stamp of the credential
+// cache's answer.
+func (c *liveConn) principal(ctx context.Context) (auth.Principal, auth.Stamp, error) {
+	p, stamp, err := c.resolve(ctx)
 	if errors.Is(err, auth.ErrInvalidToken) {
-		return p, Unauthorized()
+		return p, stamp, Unauthorized()
 	}
-	return p, err
+	return p, stamp, err
 }
 
 // liveOperations keeps each transport to its kind of operation: queries and mutations go

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"till/internal/auth"
 	"till/storage"
 )
 
@@ -51,6 +52,7 @@ func (r *Resolver) subscribeMeter(ctx context.Context, meterID uuid.UUID, after 
 func (r *Resolver) followMeter(ctx context.Context, conn *liveConn, s liveStream, m *storage.Meter, cursor storage.UsageCursor,
 	out chan<- *storage.LiveUsageEvent) error {
 	checked := time.Now()
+	var passed auth.Stamp
 	timer := time.NewTimer(liveRecheck)
 	defer timer.Stop()
 	for {
@@ -63,10 +65,12 @@ func (r *Resolver) followMeter(ctx context.Context, conn *liveConn, s liveStream
 			if !r.live.pace(ctx, s.credential, s.cost) {
 				return nil
 			}
-			if err := r.recheckLive(ctx, conn, s); err != nil {
-				return err
+			if !passed.Current() {
+				if passed, err = r.recheckLive(ctx, conn, s); err != nil {
+					return err
+				}
+				checked = time.Now()
 			}
-			checked = time.Now()
 			select {
 			case out <- e:
 			case <-ctx.Done():
@@ -88,7 +92,7 @@ func (r *Resolver) followMeter(ctx context.Context, conn *liveConn, s liveStream
 		case <-wake:
 		case <-timer.C:
 			if time.Since(checked) >= liveRecheck {
-				if err := r.recheckLive(ctx, conn, s); err != nil {
+				if passed, err = r.recheckLive(ctx, conn, s); err != nil {
 					return err
 				}
 				checked = time.Now()

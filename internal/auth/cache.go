@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
@@ -59,19 +60,50 @@ func (c *Cache) ForgetSessions() { c.sessions.flush() }
 
 // ResolveToken answers from the cache when it may, and from the wrapped resolver otherwise.
 func (c *Cache) ResolveToken(ctx context.Context, kind TokenKind, hash string) (Principal, error) {
+	p, _, err := c.ResolveStamped(ctx, kind, hash)
+	return p, err
+}
+
+// ResolveStamped implements StampedResolver: the stamp stays current while the cache keeps
+// the answer, so a caller holding it knows that asking again would give the same principal.
+func (c *Cache) ResolveStamped(ctx context.Context, kind TokenKind, hash string) (Principal, Stamp, error) {
+	lookup := func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) }
 	switch {
 	case c.tokens == nil:
-		return c.next.ResolveToken(ctx, kind, hash)
+		p, err := lookup()
+		return p, Stamp{}, err
 	case kind == TokenOrganization || kind == TokenPersonal || kind == TokenUserSession:
-		return c.tokens.resolve(hash, nil, func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) })
+		return c.tokens.resolve(hash, nil, lookup)
 	case (kind == TokenCustomerSession || kind == TokenMemberSession) && c.feed != nil:
 		// A session is kept only when the feed was listening from before the lookup until
 		// after it: then any later change to what it read will be announced and flush it.
-		return c.sessions.resolve(strconv.Itoa(int(kind))+":"+hash, c.feed.Listening,
-			func() (Principal, error) { return c.next.ResolveToken(ctx, kind, hash) })
+		return c.sessions.resolve(strconv.Itoa(int(kind))+":"+hash, c.feed.Listening, lookup)
 	default:
-		return c.next.ResolveToken(ctx, kind, hash)
+		p, err := lookup()
+		return p, Stamp{}, err
 	}
+}
+
+// StampedResolver is a Resolver that says how long an answer holds (a Cache).
+type StampedResolver interface {
+	Resolver
+	ResolveStamped(ctx context.Context, kind TokenKind, hash string) (Principal, Stamp, error)
+}
+
+// Stamp marks a principal a Cache keeps: it is current until the cache would no longer
+// answer with it, because a notification flushed the cache or the entry's time ran out.
+// A connection that resolves its credential for every message it sends (a subscription's
+// events) skips the lookups while its stamp is current, and so still stops at once when a
+// revocation flushes the cache. The zero Stamp is never current.
+type Stamp struct {
+	f          *flushable
+	generation uint64
+	until      time.Time
+}
+
+// Current reports whether the principal stamped is still the cache's answer.
+func (s Stamp) Current() bool {
+	return s.f != nil && s.f.generation.Load() == s.generation && s.f.now().Before(s.until)
 }
 
 // flushable is a map of principals that notifications empty whole. A lookup keeps its answer
@@ -84,10 +116,11 @@ type flushable struct {
 	// entries holds at most cacheLimit principals, dropping the least recently used past
 	// that and the ones its ttl passed by the wall clock; until, read by the cache's own
 	// clock, decides a hit. mu orders a flush against a lookup storing its answer, and
-	// generation tells a lookup that a flush happened while it read.
+	// generation, advanced under mu after the entries are dropped, tells a lookup (and a
+	// Stamp) that a flush happened since it read.
 	entries    *expirable.LRU[string, cachedPrincipal]
 	mu         sync.Mutex
-	generation uint64
+	generation atomic.Uint64
 }
 
 // cachedPrincipal is a principal and the moment it stops being served from the cache.
@@ -108,30 +141,36 @@ func (f *flushable) flush() {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.generation++
 	f.entries.Purge()
+	f.generation.Add(1)
 }
 
 // resolve answers key from the map, or by lookup, keeping a successful answer when no flush
-// happened meanwhile and, with keep, when keep holds both before and after the lookup.
-func (f *flushable) resolve(key string, keep func() bool, lookup func() (Principal, error)) (Principal, error) {
+// happened meanwhile and, with keep, when keep holds both before and after the lookup. The
+// stamp is current while the answer is kept; an answer not kept gets the zero Stamp. A hit
+// is stamped with the generation read before it, so a flush that overlaps it makes the stamp
+// stale at once.
+func (f *flushable) resolve(key string, keep func() bool, lookup func() (Principal, error)) (Principal, Stamp, error) {
+	generation := f.generation.Load()
 	if c, found := f.entries.Get(key); found && f.now().Before(c.until) {
-		return c.p, nil
+		return c.p, Stamp{f: f, generation: generation, until: c.until}, nil
 	}
 	f.mu.Lock()
-	generation := f.generation
+	generation = f.generation.Load()
 	f.mu.Unlock()
 	keeping := keep == nil || keep()
 	p, err := lookup()
 	if err != nil || !keeping {
-		return p, err
+		return p, Stamp{}, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.generation == generation && (keep == nil || keep()) {
-		f.entries.Add(key, cachedPrincipal{p: p, until: f.until(p)})
+	if f.generation.Load() != generation || (keep != nil && !keep()) {
+		return p, Stamp{}, nil
 	}
-	return p, nil
+	until := f.until(p)
+	f.entries.Add(key, cachedPrincipal{p: p, until: until})
+	return p, Stamp{f: f, generation: generation, until: until}, nil
 }
 
 // until is when a principal stored now leaves the cache: after the ttl, or at the

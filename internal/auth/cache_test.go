@@ -258,3 +258,90 @@ type resolverFunc func(context.Context, TokenKind, string) (Principal, error)
 func (f resolverFunc) ResolveToken(ctx context.Context, k TokenKind, h string) (Principal, error) {
 	return f(ctx, k, h)
 }
+
+// TestCacheStampIsCurrentWhileTheAnswerIsKept checks a stamp against what the cache does:
+// it must be current exactly when asking again would be answered from the cache, so a
+// connection that skips its lookups while it holds one misses no revocation, flush or
+// expiry.
+func TestCacheStampIsCurrentWhileTheAnswerIsKept(t *testing.T) {
+	t0 := time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiry := t0.Add(2 * time.Second)
+	tests := []struct {
+		name      string
+		kind      TokenKind
+		hash      string
+		ttl       time.Duration
+		listening bool
+		between   func(c *Cache, f *feed, clock *time.Time) // after the first lookup
+		during    func(c *Cache, f *feed)                   // inside the first lookup
+		current   bool
+	}{
+		{"token kept", TokenOrganization, "org", time.Minute, false, nil, nil, true},
+		{"token hit", TokenOrganization, "org", time.Minute, false, func(c *Cache, _ *feed, _ *time.Time) {
+			_, _ = c.ResolveToken(context.Background(), TokenOrganization, "org")
+		}, nil, true},
+		{"token revoked: its notification", TokenOrganization, "org", time.Minute, false, func(c *Cache, _ *feed, _ *time.Time) { c.ForgetTokens() }, nil, false},
+		{"token: flushed while it was read", TokenOrganization, "org", time.Minute, false, nil, func(c *Cache, _ *feed) { c.ForgetTokens() }, false},
+		{"token: the sessions' notification", TokenOrganization, "org", time.Minute, false, func(c *Cache, _ *feed, _ *time.Time) { c.ForgetSessions() }, nil, true},
+		{"token: ttl passed", TokenOrganization, "org", time.Minute, false, func(_ *Cache, _ *feed, clock *time.Time) { *clock = t0.Add(time.Minute) }, nil, false},
+		{"token: just before the ttl", TokenOrganization, "org", time.Minute, false, func(_ *Cache, _ *feed, clock *time.Time) { *clock = t0.Add(time.Minute - 1) }, nil, true},
+		{"token: its own expiry passed", TokenOrganization, "expiring", time.Minute, false, func(_ *Cache, _ *feed, clock *time.Time) { *clock = expiry }, nil, false},
+		{"zero ttl: nothing kept", TokenOrganization, "org", 0, false, nil, nil, false},
+		{"other credentials: never kept", TokenOAuthAccess, "oauth", time.Minute, true, nil, nil, false},
+		{"session with the feed listening", TokenCustomerSession, "cst", time.Minute, true, nil, nil, true},
+		{"session without the feed: not kept", TokenCustomerSession, "cst", time.Minute, false, nil, nil, false},
+		{"session: a change announced", TokenCustomerSession, "cst", time.Minute, true, func(c *Cache, _ *feed, _ *time.Time) { c.ForgetSessions() }, nil, false},
+		{"session: the feed lost while it was read", TokenCustomerSession, "cst", time.Minute, true, nil, func(_ *Cache, f *feed) { f.on.Store(false) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := t0
+			f := &feed{}
+			f.on.Store(tt.listening)
+			store := &countingResolver{principal: map[string]Principal{"org": {Kind: KindOrganization}, "oauth": {Kind: KindUser},
+				"cst": {Kind: KindCustomerSession}, "expiring": {Kind: KindOrganization, ExpiresAt: &expiry}}}
+			c := NewCache(store, tt.ttl, func() time.Time { return clock }, f)
+			if tt.during != nil {
+				store.during = func() { tt.during(c, f); store.during = nil }
+			}
+			_, stamp, err := c.ResolveStamped(context.Background(), tt.kind, tt.hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.between != nil {
+				tt.between(c, f, &clock)
+			}
+			if stamp.Current() != tt.current {
+				t.Fatalf("stamp current: %v, want %v", stamp.Current(), tt.current)
+			}
+			before := store.calls.Load()
+			if _, err := c.ResolveToken(context.Background(), tt.kind, tt.hash); err != nil {
+				t.Fatal(err)
+			}
+			if fromCache := store.calls.Load() == before; fromCache != tt.current {
+				t.Errorf("the next lookup answered from the cache: %v, while the stamp was current: %v", fromCache, tt.current)
+			}
+		})
+	}
+	var zero Stamp
+	if zero.Current() {
+		t.Error("the zero Stamp is current")
+	}
+
+	// A hit's stamp ends with the entry: at its ttl, or at a flush.
+	clock := t0
+	c := NewCache(&countingResolver{principal: map[string]Principal{"org": {Kind: KindOrganization}}}, time.Minute, func() time.Time { return clock }, nil)
+	_, _ = c.ResolveToken(context.Background(), TokenOrganization, "org")
+	clock = t0.Add(30 * time.Second)
+	_, hit, _ := c.ResolveStamped(context.Background(), TokenOrganization, "org")
+	if clock = t0.Add(time.Minute - 1); !hit.Current() {
+		t.Error("a hit's stamp is not current within the entry's ttl")
+	}
+	if clock = t0.Add(time.Minute); hit.Current() {
+		t.Error("a hit's stamp outlives the entry it was read from")
+	}
+	clock = t0
+	if c.ForgetTokens(); hit.Current() {
+		t.Error("a hit's stamp outlives a flush")
+	}
+}

@@ -136,23 +136,40 @@ func SessionCredential(secret []byte, token string) Credential {
 // Resolve looks the credential up as Middleware does. It returns [ErrInvalidToken] for one
 // that names no live credential and logs any other failure, which is a server fault.
 func (c Credential) Resolve(ctx context.Context, resolve Resolver) (Principal, error) {
-	p, err := resolve.ResolveToken(ctx, c.kind, c.hash)
+	p, _, err := c.ResolveStamped(ctx, resolve)
+	return p, err
+}
+
+// ResolveStamped is Resolve with the stamp of a StampedResolver's answer (the zero Stamp
+// from any other Resolver): while it is current, resolving again would give the same
+// principal.
+func (c Credential) ResolveStamped(ctx context.Context, resolve Resolver) (Principal, Stamp, error) {
+	var (
+		p     Principal
+		stamp Stamp
+		err   error
+	)
+	if stamped, ok := resolve.(StampedResolver); ok {
+		p, stamp, err = stamped.ResolveStamped(ctx, c.kind, c.hash)
+	} else {
+		p, err = resolve.ResolveToken(ctx, c.kind, c.hash)
+	}
 	switch {
 	case errors.Is(err, ErrInvalidToken):
-		return Principal{}, ErrInvalidToken
+		return Principal{}, Stamp{}, ErrInvalidToken
 	case err != nil:
 		slog.ErrorContext(ctx, "auth: resolving a credential failed", "token_kind", c.kind.String(), "error", err)
-		return Principal{}, err
+		return Principal{}, Stamp{}, err
 	case !kindFits(c.kind, p.Kind):
 		slog.ErrorContext(ctx, "auth: resolver returned a principal of the wrong kind",
 			"token_kind", c.kind.String(), "principal_kind", p.Kind.String())
-		return Principal{}, errWrongKind
+		return Principal{}, Stamp{}, errWrongKind
 	}
 	if p.Kind == KindCustomerSession || p.Kind == KindMemberSession {
 		p.Scopes = NewScopeSet(ScopeCustomerPortalWrite)
 	}
 	p.BrowserSession = c.browser
-	return p, nil
+	return p, stamp, nil
 }
 
 // ResolveBearer is BearerCredential resolved once.
