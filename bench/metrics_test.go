@@ -182,8 +182,9 @@ func metricsCustomerID(b *testing.B, db *sqlx.DB, org string) string {
 // metricsOrders paid orders spread evenly over metricsYear (a tenth partly refunded; one
 // time, new and renewal in turn) and metricsSubscriptions subscriptions started over the
 // two years before its end, a fifth canceled and ended; the others' current period runs
-// until a month from now, so the server has no renewals to run while it is measured (their
-// cycle orders and dunning would load the machine, and no metric reads the period end).
+// until a month after the organization's time (its test clock's, which `till demo` moves 32
+// days ahead), so the server has no renewals to run while it is measured: their cycle orders
+// and dunning would load the machine and add orders, and no metric reads the period end.
 // Everything goes in with set-based
 // INSERTs of metricsBatch rows, through the rollup triggers, and is folded into the rollups;
 // invoice numbering and the payment-retry wake-ups are off meanwhile (they are not what is
@@ -224,12 +225,13 @@ func seedMetrics(b *testing.B, db *sqlx.DB, org string) {
 				customer_cancellation_reason)
 			SELECT $1, c.ids[1 + i % $4], p.ids[1 + i % $5], CASE WHEN i % 5 = 0 THEN 'canceled' ELSE 'active' END,
 				1000 + i % 3000, 'usd', CASE WHEN i % 4 = 0 THEN 'year' ELSE 'month' END, s.at,
-				CASE WHEN i % 5 = 0 THEN s.at + interval '1 month' ELSE now() + interval '1 month' END,
+				CASE WHEN i % 5 = 0 THEN s.at + interval '1 month' ELSE k.clock + interval '1 month' END,
 				s.at, CASE WHEN i % 5 = 0 THEN s.at + interval '20 days' END,
 				CASE WHEN i % 5 = 0 THEN s.at + interval '30 days' END,
 				CASE WHEN i % 5 = 0 THEN (ARRAY['too_expensive', 'unused', 'other'])[1 + i % 3] END
 			FROM p, c, generate_series($2::int, $3::int) i,
-				LATERAL (SELECT $6::timestamptz - interval '365 days' + (i::float8 / $7) * interval '730 days' AS at) s`,
+				LATERAL (SELECT $6::timestamptz - interval '365 days' + (i::float8 / $7) * interval '730 days' AS at) s,
+				LATERAL (SELECT coalesce((SELECT frozen_at FROM test_clocks WHERE organization_id = $1), now()) AS clock) k`,
 			org, from, min(from+metricsBatch, metricsSubscriptions)-1, metricsCustomers, metricsProducts, metricsYear,
 			metricsSubscriptions)
 	}
