@@ -78,8 +78,8 @@ func BenchmarkMetrics(b *testing.B) {
 	b.Logf("set-up (build, start, demo, seed %d orders and %d subscriptions): %s; %d rollup rows",
 		metricsOrders, metricsSubscriptions, time.Since(began).Round(time.Second), rows)
 
-	// The ceiling's one connection compiles nothing just in time, as Till's metrics statement
-	// does not (storage.Metrics): JIT would cost it seconds.
+	// The ceiling's one connection compiles nothing just in time, as Till's connections do not
+	// (storage.NewConnector): JIT would cost it seconds.
 	ctx := context.Background()
 	db.SetMaxOpenConns(1)
 	if _, err := db.Exec(`SET jit = off`); err != nil {

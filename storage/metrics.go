@@ -98,7 +98,7 @@ type MetricsPoint struct {
 
 // Metrics computes one point per period of f: from the base tables when f names customers or
 // asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
-// for longer points. The statement runs with JIT compilation off (withoutJIT).
+// for longer points. The statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
 	narrowed := f.Products != nil || f.BillingTypes != nil
 	var query string
@@ -123,26 +123,9 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 	if f.BillingTypes != nil {
 		billing = pq.Array(f.BillingTypes)
 	}
-	var points []MetricsPoint
-	err := withoutJIT(ctx, q, func(q sqlx.ExtContext) error {
-		return sqlx.SelectContext(ctx, q, &points, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
-			products, billing, f.Zone, customers, narrowed)
-	})
+	points, err := scanMetricsArrays(ctx, q, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
+		products, billing, f.Zone, customers, narrowed)
 	return points, mapErr(err)
-}
-
-// withoutJIT runs fn in a transaction with PostgreSQL's JIT compilation off (on q's own
-// transaction when q is one, for the rest of it). The metrics statement's estimates (a
-// period series joined with hourly rows) cross the JIT cost thresholds: compiling it took
-// seconds over a million orders where executing it takes tens of milliseconds.
-func withoutJIT(ctx context.Context, q sqlx.ExtContext, fn func(sqlx.ExtContext) error) error {
-	if db, isPool := q.(*sqlx.DB); isPool {
-		return InTx(ctx, db, func(tx *sqlx.Tx) error { return withoutJIT(ctx, tx, fn) })
-	}
-	if _, err := q.ExecContext(ctx, `SET LOCAL jit = off`); err != nil {
-		return err
-	}
-	return fn(q)
 }
 
 // FoldMetrics moves the metric changes that writers appended (migration

@@ -35,9 +35,9 @@ const (
 		UNION ALL ` + metricsFlowsChanges
 	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
 			WHERE NOT d.whole AND m.organization_id = ANY($1) AND $8::uuid[] IS NULL
-		UNION ALL SELECT m.* FROM days d, day_products k, LATERAL (SELECT * FROM metric_days
-				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start AND product_id = k.id OFFSET 0) m
-			WHERE d.whole AND $8::uuid[] IS NULL
+		UNION ALL SELECT m.* FROM runs r, day_products k, LATERAL (SELECT * FROM metric_days
+				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
+			WHERE $8::uuid[] IS NULL
 		UNION ALL ` + metricsFlowsChanges
 	metricsDeltasBefore = `SELECT * FROM metric_subscription_days
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
@@ -50,9 +50,8 @@ const (
 	metricsDeltasDays = `SELECT m.*, NULL::smallint FROM days d
 			JOIN metric_subscription_deltas m ON m.hour >= d.start AND m.hour < d.stop
 			WHERE NOT d.whole AND m.organization_id = ANY($1)
-		UNION ALL SELECT m.* FROM days d, day_products k, LATERAL (SELECT * FROM metric_subscription_days
-				WHERE organization_id = ANY($1) AND align = d.align AND day = d.start AND product_id = k.id OFFSET 0) m
-			WHERE d.whole
+		UNION ALL SELECT m.* FROM runs r, day_products k, LATERAL (SELECT * FROM metric_subscription_days
+				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
 		UNION ALL ` + metricsDeltasBefore
 	metricsFlowsBase = `SELECT * FROM (
 		SELECT c.* FROM orders r, metric_order_contribution(r, 1) c
@@ -95,6 +94,13 @@ var metricSplitStocks = [...]struct {
 // metricsHead types every parameter ($8 and $9 may be read by no source), cuts the periods and
 // the days (the window's local days as UTC instants, whole when 24 hours long from a whole
 // hour) and selects the products. $9 is true when products are narrowed.
+//
+// runs groups the whole days into runs of consecutive days of one alignment (a year in UTC
+// is one run; a zone with daylight saving time has a run between each change), so that the
+// daily sources read each run as one range of the rollup's key rather than looking each day
+// up: two whole days of one alignment follow each other exactly when their starts are 24
+// hours apart, so a start less its rank within the alignment times 24 hours is constant
+// along a run and grows at every gap.
 const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean AS narrowed
 	), sel AS (
 		SELECT id FROM products WHERE organization_id = ANY($1)
@@ -112,6 +118,11 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 			FROM (SELECT date_trunc('day', $2::timestamptz AT TIME ZONE $7) AS first,
 				date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7) AS last) b,
 				generate_series(b.first, b.last, interval '1 day') l) d
+	), runs AS (
+		SELECT align, min(start) AS first, max(start) AS last
+		FROM (SELECT align, start, start - row_number() OVER (PARTITION BY align ORDER BY start) * interval '24 hours' AS run
+			FROM days WHERE whole) w
+		GROUP BY align, run
 	)`
 
 // metricsStock sums the stock changes per period (those before the window in one row, local
@@ -228,5 +239,9 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	FROM %s
 	WINDOW w AS (ORDER BY p.local)
 	ORDER BY p.local`, strings.Join(append([]string{"p.ts AS timestamp"}, out...), ", "), from)
-	return q.String()
+	names := make([]string, len(out))
+	for i, o := range out {
+		names[i] = outputName(o)
+	}
+	return metricsArrays(q.String(), names)
 }

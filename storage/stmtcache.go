@@ -33,8 +33,9 @@ func OpenCached(dsn string, size int) (*sqlx.DB, error) {
 	return sqlx.NewDb(sql.OpenDB(c), "postgres"), nil
 }
 
-// NewConnector is lib/pq's connector for dsn (with binary parameters) behind a statement
-// cache of size per connection; 0 returns lib/pq's connector unwrapped.
+// NewConnector is lib/pq's connector for dsn (with binary parameters), setting
+// sessionSettings on each connection, behind a statement cache of size per connection; 0
+// caches nothing.
 //
 // Why: an unnamed statement is parsed, analysed and planned by PostgreSQL on every run. On the
 // pages Till serves, a statement's run is a tenth of that work (measured on an order read:
@@ -42,15 +43,46 @@ func OpenCached(dsn string, size int) (*sqlx.DB, error) {
 // removes most of PostgreSQL's cost per request, and the prepared run is one round trip like
 // the unnamed one. Statements without arguments (DDL, LISTEN, migrations) are sent as before.
 func NewConnector(dsn string, size int) (driver.Connector, error) {
-	inner, err := pq.NewConnector(WithBinaryParameters(dsn))
+	pqc, err := pq.NewConnector(WithBinaryParameters(dsn))
 	if err != nil {
 		return nil, err
 	}
+	inner := &sessionConnector{inner: pqc}
 	if size <= 0 {
 		return inner, nil
 	}
 	return &cachingConnector{inner: inner, size: size}, nil
 }
+
+// sessionSettings are set on every connection Till opens, before its first statement.
+//
+// jit = off: PostgreSQL compiles a statement just in time when its estimated cost passes
+// jit_above_cost, and the estimates of Till's analytical statements (a series of periods
+// joined with rollup rows, whose row counts the planner cannot know) pass it by orders of
+// magnitude while executing in milliseconds: compiling the metrics statement took seconds
+// over a million orders. Till's statements are all short, so none gains from it. Set once
+// per connection rather than per statement, where it cost a transaction and two round trips
+// on every read. Through a pooler in transaction mode (TILL_DB_STATEMENT_CACHE=0) a session
+// setting does not follow the client to the next server connection; there the operator sets
+// it on Till's role (README).
+const sessionSettings = `SET jit = off`
+
+// sessionConnector applies sessionSettings to each new connection.
+type sessionConnector struct{ inner driver.Connector }
+
+func (c *sessionConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.(driver.ExecerContext).ExecContext(ctx, sessionSettings, nil); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (c *sessionConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 type cachingConnector struct {
 	inner driver.Connector

@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"sync"
 	"testing"
@@ -159,4 +160,31 @@ func mustExec(t *testing.T, db *sqlx.DB, q string) sql.Result {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return res
+}
+
+// Every connection Till opens has JIT compilation off, cached or not: the metrics statement
+// relies on it (storage.sessionSettings), and on a fresh connection of a server whose
+// default is on, each new connection must set it again.
+func TestEveryConnectionHasJITOff(t *testing.T) {
+	for _, size := range []int{0, storage.DefaultStatementCache} {
+		t.Run(fmt.Sprintf("cache size %d", size), func(t *testing.T) {
+			db := onOneConn(t, size)
+			for range 2 {
+				var jit string
+				if err := db.Get(&jit, `SHOW jit`); err != nil {
+					t.Fatal(err)
+				}
+				if jit != "off" {
+					t.Fatalf("jit = %s on a connection of the pool, want off", jit)
+				}
+				// A closed connection is replaced by a new one, which must set it too.
+				conn, err := db.Conn(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+				_ = conn.Close()
+			}
+		})
+	}
 }
