@@ -1,15 +1,17 @@
 package storage
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 )
 
 // The series statement answers one row of arrays, one array per column, rather than a row
@@ -57,49 +59,58 @@ func scanMetricsArrays(ctx context.Context, q sqlx.QueryerContext, query string,
 		return nil, fmt.Errorf("metrics: the series statement answered no row")
 	}
 	pointType := reflect.TypeFor[MetricsPoint]()
-	fields := make([]int, len(cols))
+	fields := make([]reflect.StructField, len(cols))
+	raw := make([]sql.RawBytes, len(cols))
 	dest := make([]any, len(cols))
 	for i, c := range cols {
 		f, ok := metricsField(pointType, c)
 		if !ok {
 			return nil, fmt.Errorf("metrics: no MetricsPoint field for column %q", c)
 		}
-		fields[i] = f.Index[0]
-		switch f.Type.Kind() {
-		case reflect.Float64:
-			dest[i] = new(pq.Float64Array)
-		default:
-			dest[i] = new(pq.Int64Array)
-		}
+		fields[i], dest[i] = f, &raw[i]
 	}
 	if err := rows.Scan(dest...); err != nil {
 		return nil, err
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	times := *dest[0].(*pq.Int64Array)
-	points := make([]MetricsPoint, len(times))
-	for i, us := range times {
-		points[i].Timestamp = time.UnixMicro(us).UTC()
-	}
-	for i := 1; i < len(cols); i++ {
-		switch d := dest[i].(type) {
-		case *pq.Int64Array:
-			if len(*d) != len(points) {
-				return nil, fmt.Errorf("metrics: column %q has %d values for %d periods", cols[i], len(*d), len(points))
+	var points []MetricsPoint
+	var ints []int64
+	var floats []float64
+	for i, c := range cols {
+		if i == 0 {
+			if ints, err = appendInt64Array(ints[:0], raw[0]); err != nil {
+				return nil, fmt.Errorf("metrics: column %q: %w", c, err)
 			}
-			for j, v := range *d {
-				reflect.ValueOf(&points[j]).Elem().Field(fields[i]).SetInt(v)
+			points = make([]MetricsPoint, len(ints))
+			for j, us := range ints {
+				points[j].Timestamp = time.UnixMicro(us).UTC()
 			}
-		case *pq.Float64Array:
-			if len(*d) != len(points) {
-				return nil, fmt.Errorf("metrics: column %q has %d values for %d periods", cols[i], len(*d), len(points))
-			}
-			for j, v := range *d {
-				reflect.ValueOf(&points[j]).Elem().Field(fields[i]).SetFloat(v)
+			continue
+		}
+		var n int
+		if fields[i].Type.Kind() == reflect.Float64 {
+			floats, err = appendFloat64Array(floats[:0], raw[i])
+			n = len(floats)
+		} else {
+			ints, err = appendInt64Array(ints[:0], raw[i])
+			n = len(ints)
+		}
+		if err == nil && n != len(points) {
+			err = fmt.Errorf("%d values for %d periods", n, len(points))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("metrics: column %q: %w", c, err)
+		}
+		for j := range points {
+			v := reflect.ValueOf(&points[j]).Elem().Field(fields[i].Index[0])
+			if fields[i].Type.Kind() == reflect.Float64 {
+				v.SetFloat(floats[j])
+			} else {
+				v.SetInt(ints[j])
 			}
 		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(points, func(a, b MetricsPoint) int { return a.Timestamp.Compare(b.Timestamp) })
 	return points, nil
@@ -113,4 +124,46 @@ func metricsField(t reflect.Type, col string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// appendInt64Array appends the elements of a one-dimensional bigint array in PostgreSQL's
+// text form ("{1,-2,3}") to dst. An absent array (SQL NULL, nil bytes) has no elements; a
+// NULL element is an error, as scanning it into an int64 is.
+func appendInt64Array(dst []int64, b []byte) ([]int64, error) {
+	return appendArray(dst, b, func(e []byte) (int64, error) { return strconv.ParseInt(string(e), 10, 64) })
+}
+
+// appendFloat64Array is appendInt64Array for float8 arrays (NaN and Infinity included).
+func appendFloat64Array(dst []float64, b []byte) ([]float64, error) {
+	return appendArray(dst, b, func(e []byte) (float64, error) { return strconv.ParseFloat(string(e), 64) })
+}
+
+// appendArray splits a one-dimensional array of unquoted numbers in PostgreSQL's text form
+// and appends each element parsed. It replaces lib/pq's array scanners, which handle every
+// shape of array and allocated as much as the rest of a metrics request.
+func appendArray[T any](dst []T, b []byte, parse func([]byte) (T, error)) ([]T, error) {
+	if b == nil {
+		return dst, nil
+	}
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return dst, fmt.Errorf("not a one-dimensional array: %.20q", b)
+	}
+	body := b[1 : len(b)-1]
+	if len(body) == 0 {
+		return dst, nil
+	}
+	for len(body) > 0 {
+		e := body
+		if i := bytes.IndexByte(body, ','); i >= 0 {
+			e, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		v, err := parse(e)
+		if err != nil {
+			return dst, fmt.Errorf("array element %q: %w", e, err)
+		}
+		dst = append(dst, v)
+	}
+	return dst, nil
 }
