@@ -96,7 +96,9 @@ $$;
 -- orgs (of customers when not NULL), over the subscriptions of products (all when NULL). With
 -- split, per product and per all products (under ffffffff-…); without, one set per customer
 -- over the subscriptions selected, under a NULL product: a reader narrowed to several products
--- counts their distinct subscribers so. An island's end is NULL while it is open.
+-- counts their distinct subscribers so. An island's end is NULL while it is open. The two
+-- branches over subscriptions keep the customers' index usable when customers are named (a
+-- "customers IS NULL OR" condition would not be an index condition).
 CREATE FUNCTION metric_subscriber_islands_of(orgs uuid[], customers uuid[], products uuid[], split boolean)
 RETURNS SETOF metric_subscriber_islands LANGUAGE sql STABLE AS $$
     SELECT organization_id, customer_id, product_id, min(started_at), nullif(max(ended_at), 'infinity')
@@ -108,11 +110,11 @@ RETURNS SETOF metric_subscriber_islands LANGUAGE sql STABLE AS $$
                 max(coalesce(x.ended_at, 'infinity')) OVER (PARTITION BY x.organization_id, x.customer_id, k.product_id
                     ORDER BY x.started_at, coalesce(x.ended_at, 'infinity')
                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-            FROM subscriptions x,
+            FROM (SELECT * FROM subscriptions WHERE organization_id = ANY(orgs) AND customer_id = ANY(customers)
+                    UNION ALL SELECT * FROM subscriptions WHERE organization_id = ANY(orgs) AND customers IS NULL) x,
                 LATERAL (SELECT x.product_id WHERE split
                     UNION ALL SELECT CASE WHEN split THEN 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid END) k (product_id)
-            WHERE x.organization_id = ANY(orgs) AND (customers IS NULL OR x.customer_id = ANY(customers))
-                AND (products IS NULL OR x.product_id = ANY(products))
+            WHERE (products IS NULL OR x.product_id = ANY(products))
                 AND x.deleted_at IS NULL AND x.started_at IS NOT NULL
                 AND (x.ended_at IS NULL OR x.ended_at > x.started_at)) s) g
     GROUP BY organization_id, customer_id, product_id, island
