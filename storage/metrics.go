@@ -104,6 +104,13 @@ type MetricsPoint struct {
 // asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
 // for longer points. The statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
+	query, args := metricsStatement(f)
+	points, err := scanMetricsArrays(ctx, q, query, args...)
+	return points, mapErr(err)
+}
+
+// metricsStatement writes the series statement of f and its arguments.
+func metricsStatement(f MetricsFilter) (string, []any) {
 	narrowed := f.Products != nil || f.BillingTypes != nil
 	// The rollups hold the subscribers of all products and of each product; those of
 	// several products, of some customers or cut at exact times come from the base tables.
@@ -137,9 +144,7 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 	if f.BillingTypes != nil {
 		billing = pq.Array(f.BillingTypes)
 	}
-	points, err := scanMetricsArrays(ctx, q, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
-		products, billing, f.Zone, customers, narrowed)
-	return points, mapErr(err)
+	return query, []any{pq.Array(f.Orgs), f.From, f.To, f.Interval, products, billing, f.Zone, customers, narrowed}
 }
 
 // FoldMetrics moves the metric changes that writers appended (migration

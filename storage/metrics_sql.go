@@ -78,8 +78,9 @@ type metricsSubscribers struct{ rows, sum, keep string }
 // islands keep their exact times, which in a zone of whole-hour offsets fall in the periods
 // their hours do.
 const metricsSubscribersQueued = `SELECT c.*, NULL::smallint
-			FROM metric_subscriber_islands_of($1, (SELECT coalesce(array_agg(customer_id), '{}') FROM metric_subscriber_queue
-				WHERE organization_id = ANY($1)), NULL, true) i, metric_island_delta(i, 1) c
+			FROM (SELECT coalesce(array_agg(customer_id), '{}') AS ids FROM metric_subscriber_queue
+				WHERE organization_id = ANY($1)) q, metric_subscriber_islands_of($1, q.ids, NULL, true) i,
+				metric_island_delta(i, 1) c
 			WHERE c.hour < $3
 		UNION ALL SELECT c.*, NULL::smallint FROM metric_subscriber_islands i, metric_island_delta(i, -1) c
 			WHERE i.organization_id = ANY($1) AND c.hour < $3
@@ -97,8 +98,10 @@ var (
 	// (of the customers named) from the base tables, under no product: a distinct count of
 	// several products is not the sum of theirs.
 	metricsSubscribersBase = metricsSubscribers{
-		rows: `SELECT c.*, NULL::smallint FROM metric_subscriber_islands_of($1, $8,
-				CASE WHEN $9 THEN (SELECT coalesce(array_agg(id), '{}') FROM sel) END, false) i, metric_island_delta(i, 1) c
+		rows: `SELECT c.*, NULL::smallint
+			FROM (SELECT coalesce($8, array_agg(id)) AS ids FROM customers WHERE organization_id = ANY($1)) q,
+				(SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
+				metric_subscriber_islands_of($1, q.ids, k.ids, false) i, metric_island_delta(i, 1) c
 			WHERE c.hour < $3`,
 		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
 )
