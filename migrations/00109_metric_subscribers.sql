@@ -268,6 +268,8 @@ DECLARE
     d metric_hours[];
     s metric_subscription_deltas[];
     c uuid[];
+    was metric_subscriber_islands[];
+    now_ metric_subscriber_islands[];
     n bigint;
     queued bigint;
 BEGIN
@@ -281,10 +283,16 @@ BEGIN
     SELECT coalesce(array_agg(DISTINCT customer_id), '{}'), count(*) INTO c, queued FROM x;
     IF queued > 0 THEN
         WITH x AS (DELETE FROM metric_subscriber_islands WHERE organization_id = org AND customer_id = ANY(c) RETURNING *)
-        SELECT s || array(SELECT e FROM x, metric_island_delta(ROW(x.*)::metric_subscriber_islands, -1) e) INTO s;
+        SELECT coalesce(array_agg(ROW(x.*)::metric_subscriber_islands), '{}') INTO was FROM x;
         WITH x AS (INSERT INTO metric_subscriber_islands
                 SELECT * FROM metric_subscriber_islands_of(ARRAY[org], c, NULL, true) RETURNING *)
-        SELECT s || array(SELECT e FROM x, metric_island_delta(ROW(x.*)::metric_subscriber_islands, 1) e) INTO s;
+        SELECT coalesce(array_agg(ROW(x.*)::metric_subscriber_islands), '{}') INTO now_ FROM x;
+        -- Only the islands that changed write changes: most of a queued customer's do not,
+        -- and each change fans out to 24 days of two products.
+        s := s || array(SELECT e FROM (SELECT * FROM unnest(was) EXCEPT ALL SELECT * FROM unnest(now_)) x,
+                metric_island_delta(ROW(x.*)::metric_subscriber_islands, -1) e)
+            || array(SELECT e FROM (SELECT * FROM unnest(now_) EXCEPT ALL SELECT * FROM unnest(was)) x,
+                metric_island_delta(ROW(x.*)::metric_subscriber_islands, 1) e);
     END IF;
     PERFORM metric_hours_add(d);
     PERFORM metric_subscription_deltas_add(s);

@@ -128,6 +128,25 @@ func BenchmarkMetricsSubscribers(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/customer")
 		})
+		// The same changes with their customers taken off the queue: what the fold cost
+		// before subscribers, for the difference.
+		b.Run(fmt.Sprintf("fold %d customers' changes without their islands", n), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				queueCustomers(b, db, org, n)
+				if _, err := db.Exec(`DELETE FROM metric_subscriber_queue`); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				if _, err := storage.FoldMetrics(ctx, db); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/customer")
+			if _, err := db.Exec(`SELECT metric_rebuild($1)`, org); err != nil {
+				b.Fatal(err)
+			}
+		})
 		// The islands alone: customers queued with nothing changed, so that the fold
 		// recomputes their islands and writes no change.
 		b.Run(fmt.Sprintf("recompute %d queued customers' islands", n), func(b *testing.B) {
