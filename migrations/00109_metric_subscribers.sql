@@ -22,19 +22,22 @@
 --     and per (customer, all products).
 --   - metric_fold takes the queue rows it sees (deleting them first, so that a writer whose
 --     row it took committed before it reads the subscriptions), recomputes those customers'
---     islands from subscriptions, adds (new - old) islands as subscriber changes to the hourly
---     and daily rollups, and stores the new islands, in its transaction. It now takes the
---     organization's fold lock itself: two folds recomputing one customer at once would
---     both subtract the same old islands.
+--     islands from subscriptions, adds the islands that changed (new ones +, gone ones -) as
+--     subscriber changes to the hourly and daily rollups, and stores the new islands, in its
+--     transaction. It now takes the organization's fold lock itself: two folds recomputing
+--     one customer at once would both subtract the same old islands. The queue has no key:
+--     a customer queued twice is recomputed once.
 --   - Readers stay exact without a fold: for the customers still queued they add (fresh
 --     islands from subscriptions) - (stored islands) as stock changes, in their statement
 --     (storage.metricsSubscribersQueued). A customer not queued has stored islands equal to
 --     fresh ones, in every snapshot: its writers' queue rows commit with their changes, and a
 --     fold deletes only rows committed before it reads subscriptions.
 --
--- The daily all-products row's subscribers are those of the all-products islands, not the sum
--- of the products' rows; every other column is still the products' sum (the all-products
--- islands' rows carry only subscribers).
+-- The hourly rollups now hold rows under the all-products id too, with subscribers only (its
+-- other columns stay 0, so sums over every hourly row are unchanged); readers of all products
+-- take the subscribers of those rows alone. The daily all-products row's subscribers are
+-- those of the all-products islands, not the sum of the products' rows; every other column
+-- is still the products' sum.
 ALTER TABLE metric_subscription_deltas ADD COLUMN subscribers bigint NOT NULL DEFAULT 0;
 ALTER TABLE metric_subscription_delta_changes ADD COLUMN subscribers bigint NOT NULL DEFAULT 0;
 
