@@ -95,15 +95,16 @@ LANGUAGE sql STABLE AS $$
             OR e.committed_trial <> 0)
 $$;
 
--- metric_subscriber_islands_of computes from subscriptions the islands of customers (of orgs),
--- over the subscriptions of products (all when NULL). With split, per product and per all
--- products (under ffffffff-…); without, one set per customer over the subscriptions selected,
--- under a NULL product: a reader narrowed to several products counts their distinct
--- subscribers so. An island's end is NULL while it is open. Customers are always named (all
--- of an organization's when it is rebuilt), so that the customers' index finds their
--- subscriptions; a reader passes them as a column of a row before it in the FROM list, so
--- that PostgreSQL inlines the function into the reader's plan (an argument holding a
--- subquery keeps a function from being inlined).
+-- metric_subscriber_islands_of computes from subscriptions the islands of the customers of
+-- orgs (of customers when not NULL), over the subscriptions of products (all when NULL). With
+-- split, per product and per all products (under ffffffff-…); without, one set per customer
+-- over the subscriptions selected, under a NULL product: a reader narrowed to several products
+-- counts their distinct subscribers so. An island's end is NULL while it is open. It is
+-- written to be inlined into its callers' statements: the two branches over subscriptions let
+-- the plan look customers up by their index, or scan the organization's subscriptions, the
+-- other branch's condition on customers being checked once (a "customers IS NULL OR"
+-- condition would be checked per row). Readers pass arguments holding no subquery (a column
+-- of a row before the function in the FROM list), which would keep it from being inlined.
 CREATE FUNCTION metric_subscriber_islands_of(orgs uuid[], customers uuid[], products uuid[], split boolean)
 RETURNS SETOF metric_subscriber_islands LANGUAGE sql STABLE AS $$
     SELECT organization_id, customer_id, product_id, min(started_at), nullif(max(ended_at), 'infinity')
@@ -115,11 +116,11 @@ RETURNS SETOF metric_subscriber_islands LANGUAGE sql STABLE AS $$
                 max(coalesce(x.ended_at, 'infinity')) OVER (PARTITION BY x.organization_id, x.customer_id, k.product_id
                     ORDER BY x.started_at, coalesce(x.ended_at, 'infinity')
                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-            FROM subscriptions x,
+            FROM (SELECT * FROM subscriptions WHERE customer_id = ANY(customers) AND organization_id = ANY(orgs)
+                    UNION ALL SELECT * FROM subscriptions WHERE organization_id = ANY(orgs) AND customers IS NULL) x,
                 LATERAL (SELECT x.product_id WHERE split
                     UNION ALL SELECT CASE WHEN split THEN 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid END) k (product_id)
-            WHERE x.customer_id = ANY(customers) AND x.organization_id = ANY(orgs)
-                AND (products IS NULL OR x.product_id = ANY(products))
+            WHERE (products IS NULL OR x.product_id = ANY(products))
                 AND x.deleted_at IS NULL AND x.started_at IS NOT NULL
                 AND (x.ended_at IS NULL OR x.ended_at > x.started_at)) s) g
     GROUP BY organization_id, customer_id, product_id, island
@@ -321,8 +322,7 @@ BEGIN
     DELETE FROM metric_subscription_days WHERE organization_id = org;
     DELETE FROM metric_hour_changes WHERE organization_id = org;
     DELETE FROM metric_subscription_delta_changes WHERE organization_id = org;
-    INSERT INTO metric_subscriber_islands SELECT * FROM metric_subscriber_islands_of(ARRAY[org],
-        array(SELECT id FROM customers WHERE organization_id = org), NULL, true);
+    INSERT INTO metric_subscriber_islands SELECT * FROM metric_subscriber_islands_of(ARRAY[org], NULL, NULL, true);
     d := array(
         SELECT c FROM orders r, metric_order_contribution(r, 1) c WHERE r.organization_id = org
         UNION ALL SELECT c FROM checkouts r, metric_checkout_contribution(r, 1) c WHERE r.organization_id = org

@@ -99,9 +99,8 @@ var (
 	// several products is not the sum of theirs.
 	metricsSubscribersBase = metricsSubscribers{
 		rows: `SELECT c.*, NULL::smallint
-			FROM (SELECT coalesce($8, (SELECT array_agg(id) FROM customers WHERE organization_id = ANY($1))) AS ids) q,
-				(SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
-				metric_subscriber_islands_of($1, q.ids, k.ids, false) i, metric_island_delta(i, 1) c
+			FROM (SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
+				metric_subscriber_islands_of($1, $8, k.ids, false) i, metric_island_delta(i, 1) c
 			WHERE c.hour < $3`,
 		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
 )
