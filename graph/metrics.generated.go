@@ -432,6 +432,38 @@ func (ec *executionContext) fieldContext_MetricsInfo_trialCommittedMonthlyRecurr
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_averageRevenuePerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_averageRevenuePerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageRevenuePerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_averageRevenuePerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_checkouts(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -1776,6 +1808,38 @@ func (ec *executionContext) fieldContext_MetricsInfo_checkoutsConversion(_ conte
 	return fc, nil
 }
 
+func (ec *executionContext) _MetricsInfo_ltv(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsInfo_ltv(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ltv, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Metric) graphql.Marshaler {
+			return ec.marshalOMetric2ᚖtillᚋgraphᚋmodelᚐMetric(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsInfo_ltv(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MetricsInfo",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Metric(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MetricsInfo_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2355,6 +2419,29 @@ func (ec *executionContext) _MetricsPeriod_trialCommittedMonthlyRecurringRevenue
 	)
 }
 func (ec *executionContext) fieldContext_MetricsPeriod_trialCommittedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsPeriod_averageRevenuePerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_averageRevenuePerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageRevenuePerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_averageRevenuePerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
@@ -3324,6 +3411,29 @@ func (ec *executionContext) fieldContext_MetricsPeriod_checkoutsConversion(_ con
 	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsPeriod_ltv(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsPeriod_ltv(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ltv, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsPeriod_ltv(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsPeriod", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsPeriod_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsPeriod) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3670,6 +3780,29 @@ func (ec *executionContext) _MetricsTotals_trialCommittedMonthlyRecurringRevenue
 	)
 }
 func (ec *executionContext) fieldContext_MetricsTotals_trialCommittedMonthlyRecurringRevenue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
+func (ec *executionContext) _MetricsTotals_averageRevenuePerUser(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_averageRevenuePerUser(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AverageRevenuePerUser, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_averageRevenuePerUser(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
 }
 
@@ -4639,6 +4772,29 @@ func (ec *executionContext) fieldContext_MetricsTotals_checkoutsConversion(_ con
 	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _MetricsTotals_ltv(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetricsTotals_ltv(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ltv, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt642ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MetricsTotals_ltv(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetricsTotals", field, false, false, errors.New("field of type Int64 does not have child fields"))
+}
+
 func (ec *executionContext) _MetricsTotals_grossMargin(ctx context.Context, field graphql.CollectedField, obj *model.MetricsTotals) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5061,6 +5217,11 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "averageRevenuePerUser":
+			out.Values[i] = ec._MetricsInfo_averageRevenuePerUser(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "checkouts":
 			out.Values[i] = ec._MetricsInfo_checkouts(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -5268,6 +5429,11 @@ func (ec *executionContext) _MetricsInfo(ctx context.Context, sel ast.SelectionS
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec._MetricsInfo_checkoutsConversion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ltv":
+			out.Values[i] = ec._MetricsInfo_ltv(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5537,6 +5703,11 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "averageRevenuePerUser":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.AverageRevenuePerUser)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "checkouts":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Checkouts)
 			if out.Values[i] == graphql.RequiredNull {
@@ -5744,6 +5915,11 @@ func (ec *executionContext) _MetricsPeriod(ctx context.Context, sel ast.Selectio
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CheckoutsConversion)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ltv":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Ltv)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -5896,6 +6072,11 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "averageRevenuePerUser":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.AverageRevenuePerUser)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "checkouts":
 			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Checkouts)
 			if out.Values[i] == graphql.RequiredNull {
@@ -6103,6 +6284,11 @@ func (ec *executionContext) _MetricsTotals(ctx context.Context, sel ast.Selectio
 			}
 		case "checkoutsConversion":
 			out.Values[i] = ec.marshalOFloat2ᚖfloat64(ctx, field.Selections, obj.CheckoutsConversion)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ltv":
+			out.Values[i] = ec.marshalOInt642ᚖint(ctx, field.Selections, obj.Ltv)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -6476,7 +6662,7 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "timestamp", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageRevenuePerUser", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "ltv", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "timestamp", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
 		default:
 			return nil
 		}
@@ -6500,6 +6686,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageOrderValue).MarshalGQL(w)
+			case "averageRevenuePerUser":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AverageRevenuePerUser).MarshalGQL(w)
 			case "averageSeatsPerCustomer":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageSeatsPerCustomer).MarshalGQL(w)
 			case "canceledSubscriptions":
@@ -6550,6 +6738,8 @@ func (ec *executionContext) _MetricsPeriod__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMargin).MarshalGQL(w)
 			case "grossMarginPercentage":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMarginPercentage).MarshalGQL(w)
+			case "ltv":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Ltv).MarshalGQL(w)
 			case "monthlyRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.MonthlyRecurringRevenue).MarshalGQL(w)
 			case "netAverageOrderValue":
@@ -6617,7 +6807,7 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 			return nil
 		}
 		switch f.Name {
-		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
+		case "__typename", "activeSubscriptions", "activeUserByEvent", "annualRecurringRevenue", "averageOrderValue", "averageRevenuePerUser", "averageSeatsPerCustomer", "canceledSubscriptions", "canceledSubscriptionsCustomerService", "canceledSubscriptionsLowQuality", "canceledSubscriptionsMissingFeatures", "canceledSubscriptionsOther", "canceledSubscriptionsSwitchedService", "canceledSubscriptionsTooComplex", "canceledSubscriptionsTooExpensive", "canceledSubscriptionsUnused", "cashflow", "checkouts", "checkoutsConversion", "churnRate", "churnedSeatCustomers", "churnedSubscriptions", "committedAnnualRecurringRevenue", "committedMonthlyRecurringRevenue", "committedSubscriptions", "costPerUser", "costs", "cumulativeCosts", "cumulativeRevenue", "grossMargin", "grossMarginPercentage", "ltv", "monthlyRecurringRevenue", "netAverageOrderValue", "netCumulativeRevenue", "netRevenue", "newSeatCustomers", "newSubscriptions", "newSubscriptionsNetRevenue", "newSubscriptionsRevenue", "oneTimeProducts", "oneTimeProductsNetRevenue", "oneTimeProductsRevenue", "orders", "renewedSubscriptions", "renewedSubscriptionsNetRevenue", "renewedSubscriptionsRevenue", "revenue", "seatCustomers", "seatUtilizationRate", "seatsClaimed", "seatsPending", "seatsTotal", "succeededCheckouts", "trialCommittedMonthlyRecurringRevenue", "trialMonthlyRecurringRevenue":
 		default:
 			return nil
 		}
@@ -6641,6 +6831,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AnnualRecurringRevenue).MarshalGQL(w)
 			case "averageOrderValue":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageOrderValue).MarshalGQL(w)
+			case "averageRevenuePerUser":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.AverageRevenuePerUser).MarshalGQL(w)
 			case "averageSeatsPerCustomer":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.AverageSeatsPerCustomer).MarshalGQL(w)
 			case "canceledSubscriptions":
@@ -6691,6 +6883,8 @@ func (ec *executionContext) _MetricsTotals__plain(ctx context.Context, fields []
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMargin).MarshalGQL(w)
 			case "grossMarginPercentage":
 				ec.marshalOFloat2ᚖfloat64(ctx, f.Selections, obj.GrossMarginPercentage).MarshalGQL(w)
+			case "ltv":
+				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.Ltv).MarshalGQL(w)
 			case "monthlyRecurringRevenue":
 				ec.marshalOInt642ᚖint(ctx, f.Selections, obj.MonthlyRecurringRevenue).MarshalGQL(w)
 			case "netAverageOrderValue":

@@ -1102,6 +1102,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                     func(childComplexity int) int
 		AnnualRecurringRevenue                func(childComplexity int) int
 		AverageOrderValue                     func(childComplexity int) int
+		AverageRevenuePerUser                 func(childComplexity int) int
 		AverageSeatsPerCustomer               func(childComplexity int) int
 		CanceledSubscriptions                 func(childComplexity int) int
 		CanceledSubscriptionsCustomerService  func(childComplexity int) int
@@ -1127,6 +1128,7 @@ type ComplexityRoot struct {
 		CumulativeRevenue                     func(childComplexity int) int
 		GrossMargin                           func(childComplexity int) int
 		GrossMarginPercentage                 func(childComplexity int) int
+		Ltv                                   func(childComplexity int) int
 		MonthlyRecurringRevenue               func(childComplexity int) int
 		NetAverageOrderValue                  func(childComplexity int) int
 		NetCumulativeRevenue                  func(childComplexity int) int
@@ -1176,6 +1178,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                     func(childComplexity int) int
 		AnnualRecurringRevenue                func(childComplexity int) int
 		AverageOrderValue                     func(childComplexity int) int
+		AverageRevenuePerUser                 func(childComplexity int) int
 		AverageSeatsPerCustomer               func(childComplexity int) int
 		CanceledSubscriptions                 func(childComplexity int) int
 		CanceledSubscriptionsCustomerService  func(childComplexity int) int
@@ -1201,6 +1204,7 @@ type ComplexityRoot struct {
 		CumulativeRevenue                     func(childComplexity int) int
 		GrossMargin                           func(childComplexity int) int
 		GrossMarginPercentage                 func(childComplexity int) int
+		Ltv                                   func(childComplexity int) int
 		MonthlyRecurringRevenue               func(childComplexity int) int
 		NetAverageOrderValue                  func(childComplexity int) int
 		NetCumulativeRevenue                  func(childComplexity int) int
@@ -1239,6 +1243,7 @@ type ComplexityRoot struct {
 		ActiveUserByEvent                     func(childComplexity int) int
 		AnnualRecurringRevenue                func(childComplexity int) int
 		AverageOrderValue                     func(childComplexity int) int
+		AverageRevenuePerUser                 func(childComplexity int) int
 		AverageSeatsPerCustomer               func(childComplexity int) int
 		CanceledSubscriptions                 func(childComplexity int) int
 		CanceledSubscriptionsCustomerService  func(childComplexity int) int
@@ -1264,6 +1269,7 @@ type ComplexityRoot struct {
 		CumulativeRevenue                     func(childComplexity int) int
 		GrossMargin                           func(childComplexity int) int
 		GrossMarginPercentage                 func(childComplexity int) int
+		Ltv                                   func(childComplexity int) int
 		MonthlyRecurringRevenue               func(childComplexity int) int
 		NetAverageOrderValue                  func(childComplexity int) int
 		NetCumulativeRevenue                  func(childComplexity int) int
@@ -6718,6 +6724,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.AverageOrderValue(childComplexity), true
+	case "MetricsInfo.averageRevenuePerUser":
+		if e.ComplexityRoot.MetricsInfo.AverageRevenuePerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.AverageRevenuePerUser(childComplexity), true
 	case "MetricsInfo.averageSeatsPerCustomer":
 		if e.ComplexityRoot.MetricsInfo.AverageSeatsPerCustomer == nil {
 			break
@@ -6868,6 +6880,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsInfo.GrossMarginPercentage(childComplexity), true
+	case "MetricsInfo.ltv":
+		if e.ComplexityRoot.MetricsInfo.Ltv == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsInfo.Ltv(childComplexity), true
 	case "MetricsInfo.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsInfo.MonthlyRecurringRevenue == nil {
 			break
@@ -7094,6 +7112,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.AverageOrderValue(childComplexity), true
+	case "MetricsPeriod.averageRevenuePerUser":
+		if e.ComplexityRoot.MetricsPeriod.AverageRevenuePerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.AverageRevenuePerUser(childComplexity), true
 	case "MetricsPeriod.averageSeatsPerCustomer":
 		if e.ComplexityRoot.MetricsPeriod.AverageSeatsPerCustomer == nil {
 			break
@@ -7244,6 +7268,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsPeriod.GrossMarginPercentage(childComplexity), true
+	case "MetricsPeriod.ltv":
+		if e.ComplexityRoot.MetricsPeriod.Ltv == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsPeriod.Ltv(childComplexity), true
 	case "MetricsPeriod.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsPeriod.MonthlyRecurringRevenue == nil {
 			break
@@ -7438,6 +7468,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.AverageOrderValue(childComplexity), true
+	case "MetricsTotals.averageRevenuePerUser":
+		if e.ComplexityRoot.MetricsTotals.AverageRevenuePerUser == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.AverageRevenuePerUser(childComplexity), true
 	case "MetricsTotals.averageSeatsPerCustomer":
 		if e.ComplexityRoot.MetricsTotals.AverageSeatsPerCustomer == nil {
 			break
@@ -7588,6 +7624,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MetricsTotals.GrossMarginPercentage(childComplexity), true
+	case "MetricsTotals.ltv":
+		if e.ComplexityRoot.MetricsTotals.Ltv == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetricsTotals.Ltv(childComplexity), true
 	case "MetricsTotals.monthlyRecurringRevenue":
 		if e.ComplexityRoot.MetricsTotals.MonthlyRecurringRevenue == nil {
 			break
@@ -17344,6 +17386,8 @@ type MetricsPeriod {
   committedMonthlyRecurringRevenue: Int64
   "Trial monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for."
   trialCommittedMonthlyRecurringRevenue: Int64
+  "Monthly recurring revenue over the distinct customers holding an active subscription (trials included) at the period's end, rounded to the cent; 0 without any. Null when not asked for."
+  averageRevenuePerUser: Int64
   "Checkouts created during the period. Null when not asked for."
   checkouts: Int64
   "Checkouts created during the period that succeeded. Null when not asked for."
@@ -17428,6 +17472,8 @@ type MetricsPeriod {
   committedAnnualRecurringRevenue: Int64
   "Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for."
   checkoutsConversion: Float
+  "Average revenue per user less cost per user, over the churn rate, truncated to the cent and at least 0; 0 when the churn rate is. Null when not asked for."
+  ltv: Int64
   "Cumulative revenue less cumulative costs. Null when not asked for."
   grossMargin: Float
   "Gross margin over cumulative revenue (0 without revenue). Null when not asked for."
@@ -17454,6 +17500,8 @@ type MetricsTotals {
   committedMonthlyRecurringRevenue: Int64
   "Trialing Monthly Recurring Revenue (of the committed subscriptions): The last period's value. Null when not asked for."
   trialCommittedMonthlyRecurringRevenue: Int64
+  "Average Revenue Per User: The last period's value. Null when not asked for."
+  averageRevenuePerUser: Int64
   "Checkouts: The sum over the periods. Null when not asked for."
   checkouts: Int64
   "Succeeded Checkouts: The sum over the periods. Null when not asked for."
@@ -17538,6 +17586,8 @@ type MetricsTotals {
   committedAnnualRecurringRevenue: Int64
   "Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for."
   checkoutsConversion: Float
+  "Lifetime Value: The last period's value. Null when not asked for."
+  ltv: Int64
   "Gross Margin: The last period's value. Null when not asked for."
   grossMargin: Float
   "Gross Margin %: The last period's value. Null when not asked for."
@@ -17564,6 +17614,8 @@ type MetricsInfo {
   committedMonthlyRecurringRevenue: Metric
   "Trialing Monthly Recurring Revenue (of the committed subscriptions); null when not asked for."
   trialCommittedMonthlyRecurringRevenue: Metric
+  "Average Revenue Per User; null when not asked for."
+  averageRevenuePerUser: Metric
   "Checkouts; null when not asked for."
   checkouts: Metric
   "Succeeded Checkouts; null when not asked for."
@@ -17648,6 +17700,8 @@ type MetricsInfo {
   committedAnnualRecurringRevenue: Metric
   "Checkouts Conversion Rate; null when not asked for."
   checkoutsConversion: Metric
+  "Lifetime Value; null when not asked for."
+  ltv: Metric
   "Gross Margin; null when not asked for."
   grossMargin: Metric
   "Gross Margin %; null when not asked for."
@@ -22739,6 +22793,8 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_committedMonthlyRecurringRevenue(ctx, field)
 	case "trialCommittedMonthlyRecurringRevenue":
 		return ec.fieldContext_MetricsInfo_trialCommittedMonthlyRecurringRevenue(ctx, field)
+	case "averageRevenuePerUser":
+		return ec.fieldContext_MetricsInfo_averageRevenuePerUser(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsInfo_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -22823,6 +22879,8 @@ func (ec *executionContext) childFields_MetricsInfo(ctx context.Context, field g
 		return ec.fieldContext_MetricsInfo_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsInfo_checkoutsConversion(ctx, field)
+	case "ltv":
+		return ec.fieldContext_MetricsInfo_ltv(ctx, field)
 	case "grossMargin":
 		return ec.fieldContext_MetricsInfo_grossMargin(ctx, field)
 	case "grossMarginPercentage":
@@ -22889,6 +22947,8 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_committedMonthlyRecurringRevenue(ctx, field)
 	case "trialCommittedMonthlyRecurringRevenue":
 		return ec.fieldContext_MetricsPeriod_trialCommittedMonthlyRecurringRevenue(ctx, field)
+	case "averageRevenuePerUser":
+		return ec.fieldContext_MetricsPeriod_averageRevenuePerUser(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsPeriod_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -22973,6 +23033,8 @@ func (ec *executionContext) childFields_MetricsPeriod(ctx context.Context, field
 		return ec.fieldContext_MetricsPeriod_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsPeriod_checkoutsConversion(ctx, field)
+	case "ltv":
+		return ec.fieldContext_MetricsPeriod_ltv(ctx, field)
 	case "grossMargin":
 		return ec.fieldContext_MetricsPeriod_grossMargin(ctx, field)
 	case "grossMarginPercentage":
@@ -23013,6 +23075,8 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_committedMonthlyRecurringRevenue(ctx, field)
 	case "trialCommittedMonthlyRecurringRevenue":
 		return ec.fieldContext_MetricsTotals_trialCommittedMonthlyRecurringRevenue(ctx, field)
+	case "averageRevenuePerUser":
+		return ec.fieldContext_MetricsTotals_averageRevenuePerUser(ctx, field)
 	case "checkouts":
 		return ec.fieldContext_MetricsTotals_checkouts(ctx, field)
 	case "succeededCheckouts":
@@ -23097,6 +23161,8 @@ func (ec *executionContext) childFields_MetricsTotals(ctx context.Context, field
 		return ec.fieldContext_MetricsTotals_committedAnnualRecurringRevenue(ctx, field)
 	case "checkoutsConversion":
 		return ec.fieldContext_MetricsTotals_checkoutsConversion(ctx, field)
+	case "ltv":
+		return ec.fieldContext_MetricsTotals_ltv(ctx, field)
 	case "grossMargin":
 		return ec.fieldContext_MetricsTotals_grossMargin(ctx, field)
 	case "grossMarginPercentage":

@@ -1,6 +1,7 @@
 package resolvers
 
 import (
+	"math"
 	"reflect"
 	"slices"
 
@@ -22,6 +23,10 @@ type metricDef struct {
 	real          func(p *storage.MetricsPoint) float64
 	ratio         func(p *storage.MetricsPoint) (num, den float64)
 	window        func(p *storage.MetricsPoint) float64
+	// parts, for a metric of several columns whose value can be 0 with one of them set
+	// (average revenue per user without subscribers), are the values it is made of: reads
+	// asks them instead.
+	parts func(p *storage.MetricsPoint) []float64
 }
 
 // reads reports whether d's value at p is not zero: at a point with one column set, whether
@@ -31,6 +36,8 @@ func (d *metricDef) reads(p *storage.MetricsPoint) bool {
 		return true
 	}
 	switch {
+	case d.parts != nil:
+		return slices.ContainsFunc(d.parts(p), func(v float64) bool { return v != 0 })
 	case d.ratio != nil:
 		num, den := d.ratio(p)
 		return num != 0 || den != 0
@@ -92,6 +99,8 @@ var metricDefs = [...]metricDef{
 		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return p.CommittedMonthlyRecurringRevenue }},
 	{slug: "trial_committed_monthly_recurring_revenue", display: "Trialing Monthly Recurring Revenue", typ: model.MetricTypeCurrency,
 		agg: aggregateLast, of: func(p *storage.MetricsPoint) int64 { return p.TrialCommittedMonthlyRecurringRevenue }},
+	{slug: "average_revenue_per_user", display: "Average Revenue Per User", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: averageRevenuePerUser, parts: averageRevenuePerUserParts},
 	{slug: "checkouts", display: "Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
 		of: func(p *storage.MetricsPoint) int64 { return p.Checkouts }},
 	{slug: "succeeded_checkouts", display: "Succeeded Checkouts", typ: model.MetricTypeScalar, agg: aggregateSum,
@@ -180,6 +189,11 @@ var metricDefs = [...]metricDef{
 		ratio: func(p *storage.MetricsPoint) (float64, float64) {
 			return float64(p.SucceededCheckouts), float64(p.Checkouts)
 		}},
+	{slug: "ltv", display: "Lifetime Value", typ: model.MetricTypeCurrency, agg: aggregateLast,
+		of: lifetimeValue, parts: func(p *storage.MetricsPoint) []float64 {
+			return append(averageRevenuePerUserParts(p), p.Costs, float64(p.ActiveUsers), float64(p.Churned),
+				float64(p.ActiveAtStart))
+		}},
 	{slug: "gross_margin", display: "Gross Margin", typ: model.MetricTypeCurrency, agg: aggregateLast,
 		real: func(p *storage.MetricsPoint) float64 { return float64(p.CumulativeRevenue) - p.CumulativeCosts }},
 	{slug: "gross_margin_percentage", display: "Gross Margin %", typ: model.MetricTypePercentage, agg: aggregateLast,
@@ -198,9 +212,33 @@ var metricDefs = [...]metricDef{
 		}},
 }
 
-// upstreamMetricSlugs are every slug upstream accepts in the metrics parameter. Those Till
-// does not compute (average revenue per user and lifetime value) are accepted and left out
-// of the answer, as upstream leaves out metrics it was not asked for.
+// averageRevenuePerUser is the monthly recurring revenue per customer holding an active
+// subscription at the period's end, rounded half away from zero as upstream's SQL round;
+// 0 without any.
+func averageRevenuePerUser(p *storage.MetricsPoint) int64 {
+	if p.Subscribers == 0 {
+		return 0
+	}
+	return int64(math.Round(float64(p.MonthlyRecurringRevenue) / float64(p.Subscribers)))
+}
+
+func averageRevenuePerUserParts(p *storage.MetricsPoint) []float64 {
+	return []float64{float64(p.MonthlyRecurringRevenue), float64(p.Subscribers)}
+}
+
+// lifetimeValue is upstream's: the period's average revenue per user less its cost per user,
+// over its churn rate, truncated toward zero as Python's int and at least 0; 0 when the churn
+// rate is.
+func lifetimeValue(p *storage.MetricsPoint) int64 {
+	churn := ratioOf(float64(p.Churned), float64(p.ActiveAtStart))
+	if churn == 0 {
+		return 0
+	}
+	return max(0, int64((float64(averageRevenuePerUser(p))-ratioOf(p.Costs, float64(p.ActiveUsers)))/churn))
+}
+
+// upstreamMetricSlugs are every slug upstream accepts in the metrics parameter, all of which
+// Till computes.
 var upstreamMetricSlugs = [...]string{
 	"active_subscriptions", "committed_subscriptions", "monthly_recurring_revenue",
 	"trial_monthly_recurring_revenue", "committed_monthly_recurring_revenue",

@@ -13,13 +13,7 @@ import (
 // leaves open:
 //   - The series answers with response_model_exclude_none: a metric not asked for is absent
 //     from periods, totals and metrics, not null; the document marks every one optional.
-//   - Upstream accepts every slug of its catalog in metrics. Till computes revenue, orders,
-//     their one-time/new/renewal splits, average order values, cumulative revenue, active
-//     and committed subscriptions, MRR, ARR, their committed and trialing splits, churned and
-//     canceled subscriptions (with their reasons), churn rate, checkouts and conversion, usage
-//     costs, cumulative costs, cost per user, active users by event, gross margin (and its
-//     percentage), cashflow and the seat metrics; the other slugs (LTV, ARPU) are accepted and
-//     left out of the answer.
+//   - Upstream accepts every slug of its catalog in metrics, and Till computes them all.
 //   - A subscription's monthly amount is its amount (before discounts, in its own currency)
 //     as the subscriptions' amount sort reads it: a year's / 12, a week's × 4, a day's × 30,
 //     whatever its interval count; the sums are rounded to cents. Upstream's is its net
@@ -32,6 +26,15 @@ import (
 //     periods among them). The committed and trialing metrics read ends_at as upstream's do:
 //     a subscription set to end is not committed in any period, and its trial amount stops
 //     at ends_at if that comes before the trial's end.
+//   - average_revenue_per_user is monthly_recurring_revenue over the distinct customers
+//     holding an active subscription (trials included), both at the period's end, as Till's
+//     subscription stocks are; rounded half away from zero, 0 without subscribers. Upstream's
+//     counts the subscriptions started by the period and not ending in it or before, a
+//     subscription set to end leaving at ends_at (as for active_subscriptions above); Till's
+//     counts one until its ended_at. ltv is upstream's formula over the period's ARPU, cost per
+//     user and churn rate: max(0, int((ARPU - cost per user) / churn rate)), 0 when the churn
+//     rate is. Narrowed to products or customers, the subscribers are the customers of the
+//     subscriptions selected; costs are not narrowed by product.
 //   - active_user_by_event counts a customer once whether its events name it by id or by
 //     external id; upstream adds the distinct customer ids to the distinct external ids. Its
 //     total counts the users of the whole window, and cost_per_user's total divides the

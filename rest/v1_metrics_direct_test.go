@@ -50,7 +50,10 @@ func TestMetricsRoutesRenderExactlyTheirOperation(t *testing.T) {
 			f.product.String()},
 		{"one customer", window + "&interval=day&customer_id=" + customer},
 		{"recurring products only", window + "&interval=day&billing_type=recurring&metrics=checkouts_conversion"},
-		{"metrics Till does not compute", window + "&interval=day&metrics=costs&metrics=ltv"},
+		{"lifetime value and its parts by day", window + "&interval=day&metrics=costs&metrics=ltv" +
+			"&metrics=average_revenue_per_user&metrics=churn_rate"},
+		{"average revenue per user of one customer", window + "&interval=day&metrics=average_revenue_per_user&customer_id=" +
+			customer},
 		{"another organization's filter", window + "&interval=day&organization_id=" + f.other.ID.String()},
 		{"the export", "/v1/metrics/export?start_date=2026-02-27&end_date=2026-03-04&interval=day"},
 		{"an unknown slug", window + "&interval=day&metrics=revenue&metrics=bogus"},

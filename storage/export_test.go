@@ -22,6 +22,15 @@ func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, cust
 	return strings.Join(lines, "\n"), nil
 }
 
+// ExplainMetrics runs Metrics' statement under EXPLAIN (ANALYZE, BUFFERS) and returns the plan,
+// to see where a read spends its time.
+func ExplainMetrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) (string, error) {
+	query, args := metricsStatement(f)
+	var lines []string
+	err := sqlx.SelectContext(ctx, q, &lines, "EXPLAIN (ANALYZE, BUFFERS) "+query, args...)
+	return strings.Join(lines, "\n"), mapErr(err)
+}
+
 // MeterQuantityFromEvents is MeterQuantity read from the events alone, never from rollups:
 // the reference the rollup path must equal.
 func MeterQuantityFromEvents(ctx context.Context, q sqlx.ExtContext, m *Meter, c *MeterCustomer, from, to time.Time) (float64, error) {

@@ -76,6 +76,10 @@ type MetricsPoint struct {
 	CommittedMonthlyRecurringRevenue      int64 `db:"committed_monthly_recurring_revenue"`
 	TrialMonthlyRecurringRevenue          int64 `db:"trial_monthly_recurring_revenue"`
 	TrialCommittedMonthlyRecurringRevenue int64 `db:"trial_committed_monthly_recurring_revenue"`
+	// Subscribers counts the distinct customers holding an active subscription (trials
+	// included) at the period's end, of the products selected: a customer of several
+	// subscriptions counts once (migration 00109_metric_subscribers).
+	Subscribers int64 `db:"subscribers"`
 	// Costs sums the _cost amounts (cents, fractional) of the period's events, of every
 	// event name; CumulativeCosts adds those of every event before the period's end.
 	Costs           float64 `db:"costs"`
@@ -100,18 +104,35 @@ type MetricsPoint struct {
 // asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
 // for longer points. The statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
+	query, args := metricsStatement(f)
+	points, err := scanMetricsArrays(ctx, q, query, args...)
+	return points, mapErr(err)
+}
+
+// metricsStatement writes the series statement of f and its arguments.
+func metricsStatement(f MetricsFilter) (string, []any) {
 	narrowed := f.Products != nil || f.BillingTypes != nil
-	var query string
+	// The rollups hold the subscribers of all products and of each product; those of
+	// several products, of some customers or cut at exact times come from the base tables.
+	subscribers := metricsSubscribersAll
+	switch {
+	case f.Customers != nil || f.Exact || (narrowed && (len(f.Products) != 1 || f.BillingTypes != nil)):
+		subscribers = metricsSubscribersBase
+	case narrowed:
+		subscribers = metricsSubscribersOne
+	}
+	var src metricsSources
 	switch {
 	case f.Customers != nil:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase}, f.Columns, narrowed)
+		src = metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase, subscribers}
 	case f.Exact:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups, subscribers}
 	case f.Interval == "hour":
-		query = metricsQuery(metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups, subscribers}
 	default:
-		query = metricsQuery(metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups, subscribers}
 	}
+	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
 	if f.Customers != nil {
 		customers = pq.Array(f.Customers)
@@ -123,13 +144,12 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 	if f.BillingTypes != nil {
 		billing = pq.Array(f.BillingTypes)
 	}
-	points, err := scanMetricsArrays(ctx, q, query, pq.Array(f.Orgs), f.From, f.To, f.Interval,
-		products, billing, f.Zone, customers, narrowed)
-	return points, mapErr(err)
+	return query, []any{pq.Array(f.Orgs), f.From, f.To, f.Interval, products, billing, f.Zone, customers, narrowed}
 }
 
 // FoldMetrics moves the metric changes that writers appended (migration
-// 00096_metric_changes) and the events ingested since the last fold (migration
+// 00096_metric_changes), the subscriber islands of the customers they queued (migration
+// 00109_metric_subscribers) and the events ingested since the last fold (migration
 // 00100_metric_costs) into the rollups, one organization per transaction, and returns how
 // many change rows and events it folded. An organization another process is folding is
 // skipped. Readers are exact either way; folding keeps what they read beyond the rollups
@@ -138,6 +158,7 @@ func FoldMetrics(ctx context.Context, db *sqlx.DB) (int, error) {
 	var orgs []uuid.UUID
 	if err := sqlx.SelectContext(ctx, db, &orgs, `SELECT organization_id FROM metric_hour_changes
 		UNION SELECT organization_id FROM metric_subscription_delta_changes
+		UNION SELECT organization_id FROM metric_subscriber_queue
 		UNION SELECT o.id FROM organizations o WHERE EXISTS (SELECT 1 FROM events
 			WHERE organization_id = o.id AND xid < pg_snapshot_xmin(pg_current_snapshot())
 				AND xid >= coalesce((SELECT below FROM metric_event_folds WHERE organization_id = o.id), '0'::xid8))`); err != nil {

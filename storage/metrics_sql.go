@@ -63,8 +63,46 @@ const (
 		UNION ALL SELECT c.* FROM subscriptions r, metric_subscription_contribution(r, 1) c
 			WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8))
 		) f WHERE hour >= $2 AND hour < $3`
-	metricsDeltasBase = `SELECT c.* FROM subscriptions r, metric_subscription_delta(r, 1) c
+	metricsDeltasBase = `SELECT c.*, NULL::smallint FROM subscriptions r, metric_subscription_delta(r, 1) c
 		WHERE r.organization_id = ANY($1) AND ($8::uuid[] IS NULL OR r.customer_id = ANY($8)) AND c.hour < $3`
+)
+
+// metricsSubscribers says where a statement reads the subscribers stock (migration
+// 00109_metric_subscribers) and which rows of its stock changes are the subscribers of the
+// products selected: rows are the stock changes it adds to the source's, sum sums the
+// subscribers of a period's changes, and keep widens the product filter to the rows it adds.
+type metricsSubscribers struct{ rows, sum, keep string }
+
+// metricsSubscribersQueued are the subscriber changes the rollups lack: for each customer
+// queued and not folded yet, its islands as the subscriptions are, less those folded. The
+// islands keep their exact times, which in a zone of whole-hour offsets fall in the periods
+// their hours do.
+const metricsSubscribersQueued = `SELECT c.*, NULL::smallint
+			FROM (SELECT coalesce(array_agg(customer_id), '{}') AS ids FROM metric_subscriber_queue
+				WHERE organization_id = ANY($1)) q, metric_subscriber_islands_of($1, q.ids, NULL, true) i,
+				metric_island_delta(i, 1) c
+			WHERE c.hour < $3
+		UNION ALL SELECT c.*, NULL::smallint FROM metric_subscriber_islands i, metric_island_delta(i, -1) c
+			WHERE i.organization_id = ANY($1) AND c.hour < $3
+				AND i.customer_id IN (SELECT customer_id FROM metric_subscriber_queue WHERE organization_id = ANY($1))`
+
+var (
+	// metricsSubscribersAll read the all-products rows of the rollups, and of the queued
+	// customers' islands.
+	metricsSubscribersAll = metricsSubscribers{rows: metricsSubscribersQueued,
+		sum: `sum(d.subscribers) FILTER (WHERE d.product_id = 'ffffffff-ffff-ffff-ffff-ffffffffffff')`}
+	// metricsSubscribersOne read the rows of the one product selected, which the product
+	// filter keeps.
+	metricsSubscribersOne = metricsSubscribers{rows: metricsSubscribersQueued, sum: `sum(d.subscribers)`}
+	// metricsSubscribersBase compute the islands of the selected products' subscriptions
+	// (of the customers named) from the base tables, under no product: a distinct count of
+	// several products is not the sum of theirs.
+	metricsSubscribersBase = metricsSubscribers{
+		rows: `SELECT c.*, NULL::smallint
+			FROM (SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
+				metric_subscriber_islands_of($1, $8, k.ids, false) i, metric_island_delta(i, 1) c
+			WHERE c.hour < $3`,
+		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
 )
 
 // metricFlows are the flow columns of metric_hours and metric_days, in table order.
@@ -128,12 +166,12 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 // metricsStock sums the stock changes per period (those before the window in one row, local
 // NULL) and runs them into the stock at each period's end and start. The second and third
 // verbs add the split stocks asked for: their sums (metricsSplitSum) and their runs
-// (metricsSplitRun).
+// (metricsSplitRun); the fourth widens the product filter (metricsSubscribers.keep).
 const metricsStock = `, deltas AS (
 		SELECT CASE WHEN d.hour < $2 THEN NULL ELSE date_trunc($4, d.hour AT TIME ZONE $7) END AS local,
 			sum(active) AS active, sum(monthly_amount) AS monthly_amount%[2]s
 		FROM (%[1]s) d
-		WHERE (NOT $9 OR d.product_id IN (SELECT id FROM sel))
+		WHERE (NOT $9 OR d.product_id IN (SELECT id FROM sel)%[4]s)
 		GROUP BY 1
 	), stock AS (
 		SELECT p.local, coalesce((SELECT active FROM deltas WHERE local IS NULL), 0)
@@ -152,8 +190,11 @@ const (
 )
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
-// window, and flows before it (for the cumulative revenues).
-type metricsSources struct{ flows, deltas, flowsBefore string }
+// window, flows before it (for the cumulative revenues), and where the subscribers come from.
+type metricsSources struct {
+	flows, deltas, flowsBefore string
+	subscribers                metricsSubscribers
+}
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
 // in cols (all when nil): flows not asked for are not summed, and without a stock column the
@@ -197,6 +238,18 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			out = append(out, fmt.Sprintf("s.%s AS %s", c.delta, c.col))
 		}
 	}
+	deltas, keep := src.deltas, ""
+	if want("subscribers") {
+		// The subscribers are summed and their changes read only when asked for, as the
+		// split stocks are.
+		stock = true
+		deltas += `
+		UNION ALL ` + src.subscribers.rows
+		keep = src.subscribers.keep
+		splitSums.WriteString(", " + src.subscribers.sum + " AS subscribers")
+		fmt.Fprintf(&splitRuns, metricsSplitRun, "subscribers")
+		out = append(out, "s.subscribers AS subscribers")
+	}
 	var q strings.Builder
 	q.WriteString(metricsHead)
 	// day_products are the product ids of the daily rows summed. The statement text, not $9,
@@ -224,7 +277,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	)`, src.flowsBefore)
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, src.deltas, splitSums.String(), splitRuns.String())
+		fmt.Fprintf(&q, metricsStock, deltas, splitSums.String(), splitRuns.String(), keep)
 		from += " JOIN stock s ON s.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))

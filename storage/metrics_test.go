@@ -21,7 +21,7 @@ type metricsShop struct {
 	org, customer, product uuid.UUID
 }
 
-func newMetricsShop(t *testing.T, db *sqlx.DB) metricsShop {
+func newMetricsShop(t testing.TB, db *sqlx.DB) metricsShop {
 	t.Helper()
 	ctx := context.Background()
 	slug := "m-" + uuid.NewString()[:8]

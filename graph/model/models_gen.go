@@ -2486,6 +2486,8 @@ type MetricsInfo struct {
 	CommittedMonthlyRecurringRevenue *Metric `json:"committedMonthlyRecurringRevenue,omitempty"`
 	// Trialing Monthly Recurring Revenue (of the committed subscriptions); null when not asked for.
 	TrialCommittedMonthlyRecurringRevenue *Metric `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
+	// Average Revenue Per User; null when not asked for.
+	AverageRevenuePerUser *Metric `json:"averageRevenuePerUser,omitempty"`
 	// Checkouts; null when not asked for.
 	Checkouts *Metric `json:"checkouts,omitempty"`
 	// Succeeded Checkouts; null when not asked for.
@@ -2570,6 +2572,8 @@ type MetricsInfo struct {
 	CommittedAnnualRecurringRevenue *Metric `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate; null when not asked for.
 	CheckoutsConversion *Metric `json:"checkoutsConversion,omitempty"`
+	// Lifetime Value; null when not asked for.
+	Ltv *Metric `json:"ltv,omitempty"`
 	// Gross Margin; null when not asked for.
 	GrossMargin *Metric `json:"grossMargin,omitempty"`
 	// Gross Margin %; null when not asked for.
@@ -2628,6 +2632,8 @@ type MetricsPeriod struct {
 	CommittedMonthlyRecurringRevenue *int `json:"committedMonthlyRecurringRevenue,omitempty"`
 	// Trial monthly recurring revenue of the committed subscriptions, in cents. Null when not asked for.
 	TrialCommittedMonthlyRecurringRevenue *int `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
+	// Monthly recurring revenue over the distinct customers holding an active subscription (trials included) at the period's end, rounded to the cent; 0 without any. Null when not asked for.
+	AverageRevenuePerUser *int `json:"averageRevenuePerUser,omitempty"`
 	// Checkouts created during the period. Null when not asked for.
 	Checkouts *int `json:"checkouts,omitempty"`
 	// Checkouts created during the period that succeeded. Null when not asked for.
@@ -2712,6 +2718,8 @@ type MetricsPeriod struct {
 	CommittedAnnualRecurringRevenue *int `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Succeeded checkouts over checkouts (0 without checkouts). Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+	// Average revenue per user less cost per user, over the churn rate, truncated to the cent and at least 0; 0 when the churn rate is. Null when not asked for.
+	Ltv *int `json:"ltv,omitempty"`
 	// Cumulative revenue less cumulative costs. Null when not asked for.
 	GrossMargin *float64 `json:"grossMargin,omitempty"`
 	// Gross margin over cumulative revenue (0 without revenue). Null when not asked for.
@@ -2748,6 +2756,8 @@ type MetricsTotals struct {
 	CommittedMonthlyRecurringRevenue *int `json:"committedMonthlyRecurringRevenue,omitempty"`
 	// Trialing Monthly Recurring Revenue (of the committed subscriptions): The last period's value. Null when not asked for.
 	TrialCommittedMonthlyRecurringRevenue *int `json:"trialCommittedMonthlyRecurringRevenue,omitempty"`
+	// Average Revenue Per User: The last period's value. Null when not asked for.
+	AverageRevenuePerUser *int `json:"averageRevenuePerUser,omitempty"`
 	// Checkouts: The sum over the periods. Null when not asked for.
 	Checkouts *int `json:"checkouts,omitempty"`
 	// Succeeded Checkouts: The sum over the periods. Null when not asked for.
@@ -2832,6 +2842,8 @@ type MetricsTotals struct {
 	CommittedAnnualRecurringRevenue *int `json:"committedAnnualRecurringRevenue,omitempty"`
 	// Checkouts Conversion Rate: The same ratio over the whole window. Null when not asked for.
 	CheckoutsConversion *float64 `json:"checkoutsConversion,omitempty"`
+	// Lifetime Value: The last period's value. Null when not asked for.
+	Ltv *int `json:"ltv,omitempty"`
 	// Gross Margin: The last period's value. Null when not asked for.
 	GrossMargin *float64 `json:"grossMargin,omitempty"`
 	// Gross Margin %: The last period's value. Null when not asked for.
