@@ -135,6 +135,7 @@ func BenchmarkMetrics(b *testing.B) {
 			"&metrics=monthly_recurring_revenue")},
 		{"GET /v1/metrics/ every metric", get("")},
 		{"GET /v1/metrics/ one product", get("&product_id=" + metricsProductID(b, db, seed.Organization.ID))},
+		{"GET /v1/metrics/ recurring products", get("&billing_type=recurring")},
 		{"GET /v1/metrics/ one customer (base tables)", get("&customer_id=" + metricsCustomerID(b, db, seed.Organization.ID))},
 		{"ceiling again", ceiling},
 	}
@@ -163,11 +164,12 @@ func BenchmarkMetrics(b *testing.B) {
 	b.Log(table.String())
 }
 
-// metricsProductID is one of the seeded products.
+// metricsProductID is one of the seeded recurring products: it has orders and subscriptions.
 func metricsProductID(b *testing.B, db *sqlx.DB, org string) string {
 	b.Helper()
 	var id string
-	if err := db.Get(&id, `SELECT id FROM products WHERE organization_id = $1 AND name LIKE 'Metrics product %' ORDER BY name LIMIT 1`, org); err != nil {
+	if err := db.Get(&id, `SELECT id FROM products WHERE organization_id = $1 AND name LIKE 'Metrics product %'
+		AND recurring_interval IS NOT NULL ORDER BY name LIMIT 1`, org); err != nil {
 		b.Fatal(err)
 	}
 	return id
@@ -185,8 +187,8 @@ func metricsCustomerID(b *testing.B, db *sqlx.DB, org string) string {
 
 // seedMetrics stores metricsProducts products (half recurring), metricsCustomers customers,
 // metricsOrders paid orders spread evenly over metricsYear (a tenth partly refunded; one
-// time, new and renewal in turn) and metricsSubscriptions subscriptions started over the
-// two years before its end, a fifth canceled and ended; the others' current period runs
+// time, new and renewal in turn) and metricsSubscriptions subscriptions of the recurring
+// products started over the two years before its end, a fifth canceled and ended; the others' current period runs
 // until a month after the organization's time (its test clock's, which `till demo` moves 32
 // days ahead), so the server has no renewals to run while it is measured: their cycle orders
 // and dunning would load the machine and add orders, and no metric reads the period end.
@@ -228,13 +230,15 @@ func seedMetrics(b *testing.B, db *sqlx.DB, org string) {
 			INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount, currency,
 				recurring_interval, current_period_start, current_period_end, started_at, canceled_at, ended_at,
 				customer_cancellation_reason)
-			SELECT $1, c.ids[1 + i % $4], p.ids[1 + i % $5], CASE WHEN i % 5 = 0 THEN 'canceled' ELSE 'active' END,
+			SELECT $1, c.ids[1 + i % $4], r.ids[1 + i % ($5 / 2)], CASE WHEN i % 5 = 0 THEN 'canceled' ELSE 'active' END,
 				1000 + i % 3000, 'usd', CASE WHEN i % 4 = 0 THEN 'year' ELSE 'month' END, s.at,
 				CASE WHEN i % 5 = 0 THEN s.at + interval '1 month' ELSE k.clock + interval '1 month' END,
 				s.at, CASE WHEN i % 5 = 0 THEN s.at + interval '20 days' END,
 				CASE WHEN i % 5 = 0 THEN s.at + interval '30 days' END,
 				CASE WHEN i % 5 = 0 THEN (ARRAY['too_expensive', 'unused', 'other'])[1 + i % 3] END
-			FROM p, c, generate_series($2::int, $3::int) i,
+			FROM c, generate_series($2::int, $3::int) i,
+				(SELECT array_agg(id ORDER BY name) AS ids FROM products WHERE organization_id = $1
+					AND name LIKE 'Metrics product %' AND recurring_interval IS NOT NULL) r,
 				LATERAL (SELECT $6::timestamptz - interval '365 days' + (i::float8 / $7) * interval '730 days' AS at) s,
 				LATERAL (SELECT coalesce((SELECT frozen_at FROM test_clocks WHERE organization_id = $1), now()) AS clock) k`,
 			org, from, min(from+metricsBatch, metricsSubscriptions)-1, metricsCustomers, metricsProducts, metricsYear,

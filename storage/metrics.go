@@ -115,23 +115,27 @@ func metricsStatement(f MetricsFilter) (string, []any) {
 	// The rollups hold the subscribers of all products and of each product; those of
 	// several products, of some customers or cut at exact times come from the base tables.
 	subscribers := metricsSubscribersAll
+	rollups := f.Customers == nil && !f.Exact
 	switch {
-	case f.Customers != nil || f.Exact || (narrowed && (len(f.Products) != 1 || f.BillingTypes != nil)):
+	case !rollups:
 		subscribers = metricsSubscribersBase
+	case narrowed && (len(f.Products) != 1 || f.BillingTypes != nil):
+		subscribers = metricsSubscribersSome
 	case narrowed:
 		subscribers = metricsSubscribersOne
 	}
 	var src metricsSources
 	switch {
 	case f.Customers != nil:
-		src = metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase, subscribers}
+		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeBase, subscribers: subscribers}
 	case f.Exact:
-		src = metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups, subscribers}
+		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
 	case f.Interval == "hour":
-		src = metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups, subscribers}
+		src = metricsSources{flows: metricsFlowsHours, deltas: metricsDeltasHours, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
 	default:
-		src = metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups, subscribers}
+		src = metricsSources{flows: metricsFlowsDays, deltas: metricsDeltasDays, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
 	}
+	src.wholeStock = rollups && narrowed
 	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
 	if f.Customers != nil {

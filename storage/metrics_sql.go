@@ -97,13 +97,35 @@ var (
 	// metricsSubscribersBase compute the islands of the selected products' subscriptions
 	// (of the customers named) from the base tables, under no product: a distinct count of
 	// several products is not the sum of theirs.
-	metricsSubscribersBase = metricsSubscribers{
-		rows: `SELECT c.*, NULL::smallint
+	metricsSubscribersBase = metricsSubscribers{rows: metricsSubscribersBaseRows,
+		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
+	// metricsSubscribersSome read several products' subscribers from the all-products rows
+	// when those products hold every subscription of the organizations (whole_stock: all
+	// its recurring products, as billing_type=recurring selects), and from the base tables
+	// otherwise, as metricsSubscribersBase does.
+	metricsSubscribersSome = metricsSubscribers{
+		rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q WHERE (SELECT v FROM whole_stock)
+		UNION ALL SELECT * FROM (` + metricsSubscribersBaseRows + `) b WHERE NOT (SELECT v FROM whole_stock)`,
+		sum: metricsSubscribersBase.sum, keep: metricsSubscribersBase.keep}
+)
+
+const metricsSubscribersBaseRows = `SELECT c.*, NULL::smallint
 			FROM (SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
 				metric_subscriber_islands_of($1, $8, k.ids, false) i, metric_island_delta(i, 1) c
-			WHERE c.hour < $3`,
-		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
-)
+			WHERE c.hour < $3`
+
+// metricsWholeStock says whether the products selected hold every subscription of the
+// organizations, and stock_products are the product ids of the daily stock rows a narrowed
+// read of the rollups sums: then the all-products row of each day (the stock of the
+// selection is the stock of all products, and one row a day is read instead of one per
+// product), else the selected products' rows.
+const metricsWholeStock = `, whole_stock AS (
+		SELECT NOT EXISTS (SELECT 1 FROM products p WHERE p.organization_id = ANY($1) AND p.id NOT IN (SELECT id FROM sel)
+			AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.product_id = p.id)) AS v
+	), stock_products AS (
+		SELECT id FROM sel WHERE NOT (SELECT v FROM whole_stock)
+		UNION ALL SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid WHERE (SELECT v FROM whole_stock)
+	)`
 
 // metricFlows are the flow columns of metric_hours and metric_days, in table order.
 var metricFlows = [...]string{"orders", "revenue", "net_revenue", "one_time_orders", "one_time_revenue",
@@ -191,9 +213,12 @@ const (
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
 // window, flows before it (for the cumulative revenues), and where the subscribers come from.
+// wholeStock is set on narrowed reads of the rollups: their stock comes from the
+// all-products rows when the selection holds every subscription (metricsWholeStock).
 type metricsSources struct {
 	flows, deltas, flowsBefore string
 	subscribers                metricsSubscribers
+	wholeStock                 bool
 }
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
@@ -239,14 +264,21 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		}
 	}
 	deltas, keep := src.deltas, ""
+	if src.wholeStock {
+		deltas, keep = strings.ReplaceAll(deltas, "day_products", "stock_products"), " OR (SELECT v FROM whole_stock)"
+	}
 	if want("subscribers") {
 		// The subscribers are summed and their changes read only when asked for, as the
 		// split stocks are.
 		stock = true
 		deltas += `
 		UNION ALL ` + src.subscribers.rows
-		keep = src.subscribers.keep
-		splitSums.WriteString(", " + src.subscribers.sum + " AS subscribers")
+		keep += src.subscribers.keep
+		sum := src.subscribers.sum
+		if src.wholeStock {
+			sum = `CASE WHEN (SELECT v FROM whole_stock) THEN ` + metricsSubscribersAll.sum + ` ELSE ` + sum + ` END`
+		}
+		splitSums.WriteString(", " + sum + " AS subscribers")
 		fmt.Fprintf(&splitRuns, metricsSplitRun, "subscribers")
 		out = append(out, "s.subscribers AS subscribers")
 	}
@@ -256,6 +288,9 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	// tells all products from some, so that the planner looks each row up by its key.
 	if narrowed {
 		q.WriteString(`, day_products AS (SELECT id FROM sel)`)
+		if src.wholeStock && stock {
+			q.WriteString(metricsWholeStock)
+		}
 	} else {
 		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)
 	}

@@ -168,6 +168,7 @@ func TestMetricsSubscribersCountDistinctCustomers(t *testing.T) {
 		{"one product", []int{0}, nil},
 		{"another product", []int{1}, nil},
 		{"two products", []int{0, 1}, nil},
+		{"every product holding subscriptions", []int{0, 1, 2}, nil},
 		{"one customer", nil, []int{0}},
 		{"one customer of one product", []int{1}, []int{2}},
 	}
