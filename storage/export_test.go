@@ -112,3 +112,13 @@ func (o Omittable[T]) Touched() Omittable[T] {
 func MeterCostSeriesFromEvents(ctx context.Context, q sqlx.ExtContext, reads []MeterCostRead, from, to time.Time, interval string) ([]*MeterCosts, error) {
 	return meterCostSeries(ctx, q, reads, from, to, interval, false)
 }
+
+// MetricsFromBase is Metrics read from the base tables alone, as for customers but of all of
+// them: the reference the rollup paths must equal.
+func MetricsFromBase(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
+	src := metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups}
+	if f.Customers != nil {
+		src.flowsBefore = metricsFlowsBeforeBase
+	}
+	return metricsFrom(ctx, q, f, src)
+}

@@ -24,8 +24,9 @@ type MetricsFilter struct {
 	// Customers narrows to some customers; the rollups do not split by customer, so the
 	// query reads the base tables through their customer indexes instead.
 	Customers []uuid.UUID
-	// Exact reads the base tables although no customer is named: the rollups cannot be cut
-	// into the periods of a zone whose offset is not a whole number of hours.
+	// Exact says Zone's offset is not a whole number of hours over the window, so that the
+	// rollups' UTC hours do not cut into its periods: they are cut at the periods' bounds
+	// with pieces of the base tables (metricsFlowsSplit).
 	Exact bool
 	// Columns names the MetricsPoint columns (db names) the caller reads; nil is all. The
 	// others are not computed and read as 0: the metrics asked for decide what is summed,
@@ -96,22 +97,34 @@ type MetricsPoint struct {
 	ChurnedSeatCustomers int64 `db:"churned_seat_customers"`
 }
 
-// Metrics computes one point per period of f: from the base tables when f names customers or
-// asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
-// for longer points. The statement relies on JIT compilation being off (sessionSettings).
+// Metrics computes one point per period of f: from the base tables when f names customers,
+// else from the hourly rollups for hourly points and the daily ones for longer points; in a
+// zone whose offset is not whole hours (f.Exact), from the rollups and pieces of the base
+// tables at the cuts inside an hour (metricsFlowsSplit) for points of a day or longer, and
+// from the base tables for hourly points (at most a week, whose hours would all be cut). The
+// statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
-	narrowed := f.Products != nil || f.BillingTypes != nil
-	var query string
+	var src metricsSources
 	switch {
 	case f.Customers != nil:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase}, f.Columns, narrowed)
+		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeBase}
+	case f.Exact && f.Interval == "hour":
+		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups}
 	case f.Exact:
-		query = metricsQuery(metricsSources{metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{flows: metricsFlowsSplit(), deltas: metricsDeltasSplit(),
+			flowsBefore: metricsFlowsBeforeRollups, ctes: metricsSplitCuts}
 	case f.Interval == "hour":
-		query = metricsQuery(metricsSources{metricsFlowsHours, metricsDeltasHours, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{flows: metricsFlowsHours, deltas: metricsDeltasHours, flowsBefore: metricsFlowsBeforeRollups}
 	default:
-		query = metricsQuery(metricsSources{metricsFlowsDays, metricsDeltasDays, metricsFlowsBeforeRollups}, f.Columns, narrowed)
+		src = metricsSources{flows: metricsFlowsDays, deltas: metricsDeltasDays, flowsBefore: metricsFlowsBeforeRollups}
 	}
+	return metricsFrom(ctx, q, f, src)
+}
+
+// metricsFrom computes the points of f from src.
+func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src metricsSources) ([]MetricsPoint, error) {
+	narrowed := f.Products != nil || f.BillingTypes != nil
+	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
 	if f.Customers != nil {
 		customers = pq.Array(f.Customers)

@@ -26,7 +26,8 @@ import (
 // The rollup sources add the changes not folded into the rollups yet (migration
 // 00096_metric_changes), hourly rows read in the same statement, so that every committed
 // change counts once whether or not it was folded. They hold whole UTC hours, so they serve
-// only zones whose offset is whole hours over the window (storage.MetricsFilter.Exact).
+// only zones whose offset is whole hours over the window; the others read them cut with
+// pieces of the base tables (metricsFlowsSplit, storage.MetricsFilter.Exact).
 const (
 	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
@@ -152,8 +153,9 @@ const (
 )
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
-// window, and flows before it (for the cumulative revenues).
-type metricsSources struct{ flows, deltas, flowsBefore string }
+// window, and flows before it (for the cumulative revenues); ctes are the CTEs they read
+// beyond metricsHead's.
+type metricsSources struct{ flows, deltas, flowsBefore, ctes string }
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
 // in cols (all when nil): flows not asked for are not summed, and without a stock column the
@@ -206,6 +208,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	} else {
 		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)
 	}
+	q.WriteString(src.ctes)
 	from := "periods p"
 	if sums != nil {
 		fmt.Fprintf(&q, `, flows AS (
