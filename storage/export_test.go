@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // ExplainMeterQuantity runs MeterQuantity's statement under EXPLAIN (ANALYZE, BUFFERS) and
@@ -121,4 +122,19 @@ func MetricsFromBase(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([
 		src.flowsBefore = metricsFlowsBeforeBase
 	}
 	return metricsFrom(ctx, q, f, src)
+}
+
+// ExplainMetrics runs Metrics's statement for f under EXPLAIN with options (such as "ANALYZE,
+// BUFFERS") and returns the plan.
+func ExplainMetrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, options string) (string, error) {
+	narrowed := f.Products != nil || f.BillingTypes != nil
+	query := metricsQuery(metricsSourcesOf(f), f.Columns, narrowed)
+	var products any
+	if f.Products != nil {
+		products = pq.Array(f.Products)
+	}
+	var lines []string
+	err := sqlx.SelectContext(ctx, q, &lines, "EXPLAIN ("+options+") "+query, pq.Array(f.Orgs), f.From, f.To,
+		f.Interval, products, nil, f.Zone, nil, narrowed)
+	return strings.Join(lines, "\n"), mapErr(err)
 }

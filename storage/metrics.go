@@ -104,21 +104,23 @@ type MetricsPoint struct {
 // from the base tables for hourly points (at most a week, whose hours would all be cut). The
 // statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
-	var src metricsSources
+	return metricsFrom(ctx, q, f, metricsSourcesOf(f))
+}
+
+// metricsSourcesOf chooses the sources of f's points, as Metrics says.
+func metricsSourcesOf(f MetricsFilter) metricsSources {
 	switch {
 	case f.Customers != nil:
-		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeBase}
+		return metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeBase}
 	case f.Exact && f.Interval == "hour":
-		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups}
+		return metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups}
 	case f.Exact:
-		src = metricsSources{flows: metricsFlowsSplit(), deltas: metricsDeltasSplit(),
-			flowsBefore: metricsFlowsBeforeRollups, ctes: metricsSplitCuts}
+		return metricsSources{flowsBefore: metricsFlowsBeforeRollups, split: true}
 	case f.Interval == "hour":
-		src = metricsSources{flows: metricsFlowsHours, deltas: metricsDeltasHours, flowsBefore: metricsFlowsBeforeRollups}
+		return metricsSources{flows: metricsFlowsHours, deltas: metricsDeltasHours, flowsBefore: metricsFlowsBeforeRollups}
 	default:
-		src = metricsSources{flows: metricsFlowsDays, deltas: metricsDeltasDays, flowsBefore: metricsFlowsBeforeRollups}
+		return metricsSources{flows: metricsFlowsDays, deltas: metricsDeltasDays, flowsBefore: metricsFlowsBeforeRollups}
 	}
-	return metricsFrom(ctx, q, f, src)
 }
 
 // metricsFrom computes the points of f from src.

@@ -21,8 +21,8 @@ import (
 // twice, added to the day it ends and taken from the day it begins, so that over a week or a
 // month the pieces inside it cancel out. The window's first piece is taken from its first day
 // and, for the stock, added to the stock before the window; its last piece is added to its
-// last day. A cut on a whole hour (daylight saving time in Lord Howe, or Kolkata's window
-// ending where it starts) has no piece.
+// last day. A cut on a whole hour (Lord Howe's midnights in its summer, a window ending on
+// the hour) has no piece.
 //
 // Each row is given a time (its hour column) inside the day it counts in, and the series
 // buckets it into its period by that time alone: a rollup row of the hour h (or of the day
@@ -71,15 +71,6 @@ const metricsDeltaPieces = `SELECT c.* FROM subscriptions r, metric_subscription
 					OR r.trial_end >= b.lo AND r.trial_end < b.x OR r.ended_at >= b.lo AND r.ended_at < b.x
 					OR r.ends_at >= b.lo AND r.ends_at < b.x)`
 
-// metricDeltas are the stock-change columns of metric_subscription_deltas the series sums.
-func metricDeltas() []string {
-	cols := []string{"active", "monthly_amount"}
-	for _, c := range metricSplitStocks {
-		cols = append(cols, c.delta)
-	}
-	return cols
-}
-
 // metricsColumns writes each of cols through format (its %[1]s the column), comma-separated.
 func metricsColumns(format string, cols []string) string {
 	out := make([]string, len(cols))
@@ -89,18 +80,39 @@ func metricsColumns(format string, cols []string) string {
 	return strings.Join(out, ", ")
 }
 
-// metricsSplitSource writes a split source over cols: the daily rows of the whole cuts
-// (from the rollup table daily), the hourly rows of the others (hourly), the unfolded changes
-// (changes) of the hours before ⌊$3⌋, and the base tables' pieces (pieces). A flow source
-// (stock false) reads the changes from ⌊$2⌋ and adds no piece at $2. A stock source also
-// reads, before the window, the daily rows before ⌊$2⌋ (as metricsDeltasBefore), the changes
-// before it and the piece at $2 (the window's start inside an hour), all at times before $2.
-func metricsSplitSource(cols []string, daily, hourly, changes, pieces string, stock bool) string {
+// metricsSplit is a split source: the columns it sums (cols), its rollups (daily, hourly and
+// the unfolded changes), its pieces of the base tables, whether it gives stock changes, and
+// whether the products are narrowed.
+type metricsSplit struct {
+	cols                           []string
+	daily, hourly, changes, pieces string
+	stock, narrowed                bool
+}
+
+// source writes the split source: the daily rows of the whole cuts, the hourly rows of the
+// others, the unfolded changes of the hours before ⌊$3⌋, and the pieces. A flow source reads
+// the changes from ⌊$2⌋ and adds no piece at $2. A stock source also reads, before the window,
+// the daily rows before ⌊$2⌋ (as metricsDeltasBefore), the changes before it and the piece at
+// $2 (the window's start inside an hour), all at times before $2.
+//
+// A piece is summed per product only when the products are narrowed, and then only the
+// selected products': over all products one row of sums a cut is enough, and finishing a
+// sum (into numeric) for each product of each cut cost more than reading the rows.
+func (s metricsSplit) source() string {
+	if len(s.cols) == 0 {
+		return "" // nothing summed, nothing read
+	}
 	const last = `interval '1 hour' - interval '1 microsecond'`
-	m := metricsColumns("m.%s", cols)
-	changesFrom, added := ` AND hour >= date_trunc('hour', $2::timestamptz, 'UTC')`, "p.x > $2"
-	if stock {
-		changesFrom, added = "", "true"
+	m := metricsColumns("m.%s", s.cols)
+	// The flows are all bigint: their pieces' sums are cast back from sum's numeric, so that
+	// the signs multiply integers. The stock changes hold numeric amounts, and are fewer.
+	changesFrom, added, sum := ` AND hour >= date_trunc('hour', $2::timestamptz, 'UTC')`, "p.x > $2", "sum(c.%s)::bigint AS %[1]s"
+	if s.stock {
+		changesFrom, added, sum = "", "true", "sum(c.%s) AS %[1]s"
+	}
+	product, group := "NULL::uuid", ""
+	if s.narrowed {
+		product, group = "c.product_id", " AND c.product_id IN (SELECT id FROM sel) GROUP BY c.product_id"
 	}
 	var q strings.Builder
 	fmt.Fprintf(&q, `SELECT m.day + %[1]s AS hour, m.product_id, %[2]s
@@ -112,30 +124,31 @@ func metricsSplitSource(cols []string, daily, hourly, changes, pieces string, st
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s FROM %[5]s m
 			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $3::timestamptz, 'UTC')%[6]s
 		UNION ALL SELECT s.at, p.product_id, %[7]s
-			FROM (SELECT b.x, c.product_id, %[8]s
-				FROM cut_points b, LATERAL (%[9]s) c
-				WHERE c.hour >= b.lo AND c.hour < b.x
-				GROUP BY b.x, c.product_id) p,
-				LATERAL (VALUES (p.x - interval '1 microsecond', 1, %[10]s), (p.x, -1, p.x < $3)) s (at, sign, kept)
+			FROM cut_points b, LATERAL (SELECT b.x, %[8]s AS product_id, %[9]s
+				FROM (%[10]s) c
+				WHERE c.hour >= b.lo AND c.hour < b.x%[11]s) p,
+				LATERAL (VALUES (p.x - interval '1 microsecond', 1, %[12]s), (p.x, -1, p.x < $3)) s (at, sign, kept)
 			WHERE s.kept`,
-		last, m, daily, hourly, changes, changesFrom,
-		metricsColumns("s.sign * p.%s", cols), metricsColumns("sum(c.%s) AS %[1]s", cols), pieces, added)
-	if stock {
+		last, m, s.daily, s.hourly, s.changes, changesFrom,
+		metricsColumns("s.sign * p.%s", s.cols), product, metricsColumns(sum, s.cols), s.pieces, group, added)
+	if s.stock {
 		fmt.Fprintf(&q, `
 		UNION ALL SELECT m.day, m.product_id, %s FROM %s m
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
-				AND day <= $2::timestamptz - interval '24 hours' AND product_id IN (SELECT id FROM day_products)`, m, daily)
+				AND day <= $2::timestamptz - interval '24 hours' AND product_id IN (SELECT id FROM day_products)`, m, s.daily)
 	}
 	return q.String()
 }
 
-// metricsFlowsSplit and metricsDeltasSplit are the split sources of the flows and of the
-// stock changes.
-func metricsFlowsSplit() string {
-	return metricsSplitSource(metricFlows[:], "metric_days", "metric_hours", "metric_hour_changes", metricsFlowPieces, false)
+// metricsFlowsSplit and metricsDeltasSplit are the split sources of the flow and stock-change
+// columns cols, only those the series sums: a year of pieces is some 700 rows of sums a
+// column.
+func metricsFlowsSplit(cols []string, narrowed bool) string {
+	return metricsSplit{cols: cols, daily: "metric_days", hourly: "metric_hours", changes: "metric_hour_changes",
+		pieces: metricsFlowPieces, narrowed: narrowed}.source()
 }
 
-func metricsDeltasSplit() string {
-	return metricsSplitSource(metricDeltas(), "metric_subscription_days", "metric_subscription_deltas",
-		"metric_subscription_delta_changes", metricsDeltaPieces, true)
+func metricsDeltasSplit(cols []string, narrowed bool) string {
+	return metricsSplit{cols: cols, daily: "metric_subscription_days", hourly: "metric_subscription_deltas",
+		changes: "metric_subscription_delta_changes", pieces: metricsDeltaPieces, stock: true, narrowed: narrowed}.source()
 }

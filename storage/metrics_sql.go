@@ -153,9 +153,13 @@ const (
 )
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
-// window, and flows before it (for the cumulative revenues); ctes are the CTEs they read
-// beyond metricsHead's.
-type metricsSources struct{ flows, deltas, flowsBefore, ctes string }
+// window, and flows before it (for the cumulative revenues). A split statement
+// (metricsFlowsSplit) writes its flows and stock changes for the columns it sums instead,
+// and reads the CTEs of metricsSplitCuts.
+type metricsSources struct {
+	flows, deltas, flowsBefore string
+	split                      bool
+}
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
 // in cols (all when nil): flows not asked for are not summed, and without a stock column the
@@ -163,10 +167,11 @@ type metricsSources struct{ flows, deltas, flowsBefore, ctes string }
 // computed read as 0.
 func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	want := func(c string) bool { return cols == nil || slices.Contains(cols, c) }
-	var sums, out []string
+	var sums, summed, out []string
 	for _, c := range metricFlows {
 		if want(c) || (c == "revenue" && want("cumulative_revenue")) || (c == "net_revenue" && want("net_cumulative_revenue")) {
 			sums = append(sums, fmt.Sprintf("sum(%s) AS %[1]s", c))
+			summed = append(summed, c)
 		}
 		if want(c) {
 			out = append(out, fmt.Sprintf("coalesce(f.%s, 0) AS %[1]s", c))
@@ -186,11 +191,13 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			"round(s.monthly_amount - s.amount_change)::bigint AS monthly_recurring_at_start")
 	}
 	var splitSums, splitRuns strings.Builder
+	deltas := []string{"active", "monthly_amount"}
 	for _, c := range metricSplitStocks {
 		if !want(c.col) {
 			continue
 		}
 		stock = true
+		deltas = append(deltas, c.delta)
 		fmt.Fprintf(&splitSums, metricsSplitSum, c.delta)
 		fmt.Fprintf(&splitRuns, metricsSplitRun, c.delta)
 		if c.amount {
@@ -208,7 +215,11 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	} else {
 		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)
 	}
-	q.WriteString(src.ctes)
+	flows, stockChanges := src.flows, src.deltas
+	if src.split {
+		q.WriteString(metricsSplitCuts)
+		flows, stockChanges = metricsFlowsSplit(summed, narrowed), metricsDeltasSplit(deltas, narrowed)
+	}
 	from := "periods p"
 	if sums != nil {
 		fmt.Fprintf(&q, `, flows AS (
@@ -216,7 +227,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		FROM (%s) f
 		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
 		GROUP BY 1
-	)`, strings.Join(sums, ", "), src.flows)
+	)`, strings.Join(sums, ", "), flows)
 		from += " LEFT JOIN flows f ON f.local = p.local"
 	}
 	if before {
@@ -227,7 +238,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	)`, src.flowsBefore)
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, src.deltas, splitSums.String(), splitRuns.String())
+		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), splitRuns.String())
 		from += " JOIN stock s ON s.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))
