@@ -166,7 +166,8 @@ func invalidZone(zone string) error {
 
 // wholeHourOffsets reports whether every offset loc takes in [from, to] is whole hours,
 // checked at both ends and at each month between (zones change offset at most a few times
-// a year). Only then do hourly rollups cut into the zone's periods exactly.
+// a year). Only then do the rollups' UTC hours cut into the zone's periods exactly; the other
+// zones' periods are cut inside hours with pieces of the base tables (storage.MetricsFilter.Exact).
 func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
 	for t := from; ; t = t.AddDate(0, 1, 0) {
 		if t.After(to) {

@@ -25,7 +25,7 @@ func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, cust
 // ExplainMetrics runs Metrics' statement under EXPLAIN (ANALYZE, BUFFERS) and returns the plan,
 // to see where a read spends its time.
 func ExplainMetrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) (string, error) {
-	query, args := metricsStatement(f)
+	query, args := metricsStatement(f, metricsSourcesOf(f))
 	var lines []string
 	err := sqlx.SelectContext(ctx, q, &lines, "EXPLAIN (ANALYZE, BUFFERS) "+query, args...)
 	return strings.Join(lines, "\n"), mapErr(err)
@@ -120,4 +120,15 @@ func (o Omittable[T]) Touched() Omittable[T] {
 // rollups: the reference the rollup path must equal.
 func MeterCostSeriesFromEvents(ctx context.Context, q sqlx.ExtContext, reads []MeterCostRead, from, to time.Time, interval string) ([]*MeterCosts, error) {
 	return meterCostSeries(ctx, q, reads, from, to, interval, false)
+}
+
+// MetricsFromBase is Metrics read from the base tables alone, as for customers but of all of
+// them: the reference the rollup paths must equal.
+func MetricsFromBase(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
+	src := metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups,
+		subscribers: metricsSubscribersBase}
+	if f.Customers != nil {
+		src.flowsBefore = metricsFlowsBeforeBase
+	}
+	return metricsFrom(ctx, q, f, src)
 }

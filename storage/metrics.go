@@ -24,8 +24,9 @@ type MetricsFilter struct {
 	// Customers narrows to some customers; the rollups do not split by customer, so the
 	// query reads the base tables through their customer indexes instead.
 	Customers []uuid.UUID
-	// Exact reads the base tables although no customer is named: the rollups cannot be cut
-	// into the periods of a zone whose offset is not a whole number of hours.
+	// Exact says Zone's offset is not a whole number of hours over the window, so that the
+	// rollups' UTC hours do not cut into its periods: they are cut at the periods' bounds
+	// with pieces of the base tables (metricsFlowsSplit).
 	Exact bool
 	// Columns names the MetricsPoint columns (db names) the caller reads; nil is all. The
 	// others are not computed and read as 0: the metrics asked for decide what is summed,
@@ -100,22 +101,24 @@ type MetricsPoint struct {
 	ChurnedSeatCustomers int64 `db:"churned_seat_customers"`
 }
 
-// Metrics computes one point per period of f: from the base tables when f names customers or
-// asks for exact zone cuts, else from the hourly rollups for hourly points and the daily ones
-// for longer points. The statement relies on JIT compilation being off (sessionSettings).
+// Metrics computes one point per period of f: from the base tables when f names customers,
+// else from the hourly rollups for hourly points and the daily ones for longer points; in a
+// zone whose offset is not whole hours (f.Exact), from the rollups and pieces of the base
+// tables at the cuts inside an hour (metricsFlowsSplit) for points of a day or longer, and
+// from the base tables for hourly points (at most a week, whose hours would all be cut). The
+// statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
-	query, args := metricsStatement(f)
-	points, err := scanMetricsArrays(ctx, q, query, args...)
-	return points, mapErr(err)
+	return metricsFrom(ctx, q, f, metricsSourcesOf(f))
 }
 
-// metricsStatement writes the series statement of f and its arguments.
-func metricsStatement(f MetricsFilter) (string, []any) {
+// metricsSourcesOf chooses the sources of f's points, as Metrics says. The rollups hold the
+// subscribers of all products and of each product; those of several products (unless they
+// hold every subscription), of some customers or cut at exact times come from the base
+// tables.
+func metricsSourcesOf(f MetricsFilter) metricsSources {
 	narrowed := f.Products != nil || f.BillingTypes != nil
-	// The rollups hold the subscribers of all products and of each product; those of
-	// several products, of some customers or cut at exact times come from the base tables.
-	subscribers := metricsSubscribersAll
 	rollups := f.Customers == nil && !f.Exact
+	subscribers := metricsSubscribersAll
 	switch {
 	case !rollups:
 		subscribers = metricsSubscribersBase
@@ -124,18 +127,32 @@ func metricsStatement(f MetricsFilter) (string, []any) {
 	case narrowed:
 		subscribers = metricsSubscribersOne
 	}
-	var src metricsSources
+	src := metricsSources{flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers, wholeStock: rollups && narrowed}
 	switch {
 	case f.Customers != nil:
-		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeBase, subscribers: subscribers}
+		src.flows, src.deltas, src.flowsBefore = metricsFlowsBase, metricsDeltasBase, metricsFlowsBeforeBase
+	case f.Exact && f.Interval == "hour":
+		src.flows, src.deltas = metricsFlowsBase, metricsDeltasBase
 	case f.Exact:
-		src = metricsSources{flows: metricsFlowsBase, deltas: metricsDeltasBase, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
+		src.split = true
 	case f.Interval == "hour":
-		src = metricsSources{flows: metricsFlowsHours, deltas: metricsDeltasHours, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
+		src.flows, src.deltas = metricsFlowsHours, metricsDeltasHours
 	default:
-		src = metricsSources{flows: metricsFlowsDays, deltas: metricsDeltasDays, flowsBefore: metricsFlowsBeforeRollups, subscribers: subscribers}
+		src.flows, src.deltas = metricsFlowsDays, metricsDeltasDays
 	}
-	src.wholeStock = rollups && narrowed
+	return src
+}
+
+// metricsFrom computes the points of f from src.
+func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src metricsSources) ([]MetricsPoint, error) {
+	query, args := metricsStatement(f, src)
+	points, err := scanMetricsArrays(ctx, q, query, args...)
+	return points, mapErr(err)
+}
+
+// metricsStatement writes the series statement of f over src and its arguments.
+func metricsStatement(f MetricsFilter, src metricsSources) (string, []any) {
+	narrowed := f.Products != nil || f.BillingTypes != nil
 	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
 	if f.Customers != nil {

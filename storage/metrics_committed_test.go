@@ -74,9 +74,16 @@ func TestMetricsCommittedAndTrialingStocks(t *testing.T) {
 		if diff := cmp.Diff(want, read(t, f)); diff != "" {
 			t.Errorf("committed, trial MRR, committed MRR, trial committed MRR per day (-want +got):\n%s", diff)
 		}
+		base, err := storage.MetricsFromBase(ctx, db, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, splitStocks(base)); diff != "" {
+			t.Errorf("from the base tables (-want +got):\n%s", diff)
+		}
 		f.Exact = true
 		if diff := cmp.Diff(want, read(t, f)); diff != "" {
-			t.Errorf("from the base tables (-want +got):\n%s", diff)
+			t.Errorf("cut as in a zone of half hours (-want +got):\n%s", diff)
 		}
 		f.Exact, f.Interval, f.From, f.To = false, "hour", day.AddDate(0, 0, 2), day.AddDate(0, 0, 2).Add(2*time.Hour)
 		if diff := cmp.Diff(want[2:4], read(t, f)); diff != "" {

@@ -26,7 +26,8 @@ import (
 // The rollup sources add the changes not folded into the rollups yet (migration
 // 00096_metric_changes), hourly rows read in the same statement, so that every committed
 // change counts once whether or not it was folded. They hold whole UTC hours, so they serve
-// only zones whose offset is whole hours over the window (storage.MetricsFilter.Exact).
+// only zones whose offset is whole hours over the window; the others read them cut with
+// pieces of the base tables (metricsFlowsSplit, storage.MetricsFilter.Exact).
 const (
 	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
@@ -214,11 +215,13 @@ const (
 // metricsSources are the rows a series statement sums: flows and stock changes within the
 // window, flows before it (for the cumulative revenues), and where the subscribers come from.
 // wholeStock is set on narrowed reads of the rollups: their stock comes from the
-// all-products rows when the selection holds every subscription (metricsWholeStock).
+// all-products rows when the selection holds every subscription (metricsWholeStock). A split
+// statement (metricsFlowsSplit) writes its flows and stock changes for the columns it sums
+// instead, and reads the CTEs of metricsSplitCuts.
 type metricsSources struct {
 	flows, deltas, flowsBefore string
 	subscribers                metricsSubscribers
-	wholeStock                 bool
+	wholeStock, split          bool
 }
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
@@ -227,10 +230,11 @@ type metricsSources struct {
 // computed read as 0.
 func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	want := func(c string) bool { return cols == nil || slices.Contains(cols, c) }
-	var sums, out []string
+	var sums, summed, out []string
 	for _, c := range metricFlows {
 		if want(c) || (c == "revenue" && want("cumulative_revenue")) || (c == "net_revenue" && want("net_cumulative_revenue")) {
 			sums = append(sums, fmt.Sprintf("sum(%s) AS %[1]s", c))
+			summed = append(summed, c)
 		}
 		if want(c) {
 			out = append(out, fmt.Sprintf("coalesce(f.%s, 0) AS %[1]s", c))
@@ -250,11 +254,13 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			"round(s.monthly_amount - s.amount_change)::bigint AS monthly_recurring_at_start")
 	}
 	var splitSums, splitRuns strings.Builder
+	stockCols := []string{"active", "monthly_amount"}
 	for _, c := range metricSplitStocks {
 		if !want(c.col) {
 			continue
 		}
 		stock = true
+		stockCols = append(stockCols, c.delta)
 		fmt.Fprintf(&splitSums, metricsSplitSum, c.delta)
 		fmt.Fprintf(&splitRuns, metricsSplitRun, c.delta)
 		if c.amount {
@@ -263,16 +269,14 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			out = append(out, fmt.Sprintf("s.%s AS %s", c.delta, c.col))
 		}
 	}
-	deltas, keep := src.deltas, ""
+	stockChanges, keep := src.deltas, ""
 	if src.wholeStock {
-		deltas, keep = strings.ReplaceAll(deltas, "day_products", "stock_products"), " OR (SELECT v FROM whole_stock)"
+		stockChanges, keep = strings.ReplaceAll(stockChanges, "day_products", "stock_products"), " OR (SELECT v FROM whole_stock)"
 	}
 	if want("subscribers") {
 		// The subscribers are summed and their changes read only when asked for, as the
 		// split stocks are.
 		stock = true
-		deltas += `
-		UNION ALL ` + src.subscribers.rows
 		keep += src.subscribers.keep
 		sum := src.subscribers.sum
 		if src.wholeStock {
@@ -294,6 +298,21 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	} else {
 		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)
 	}
+	flows := src.flows
+	if src.split {
+		q.WriteString(metricsSplitCuts)
+		flows, stockChanges = metricsFlowsSplit(summed, narrowed), metricsDeltasSplit(stockCols, narrowed)
+	}
+	if want("subscribers") && src.split {
+		// A split source gives the columns it sums: the subscribers' changes (at their exact
+		// times, from the base tables) are written in its shape.
+		stockChanges = fmt.Sprintf(`SELECT hour, product_id, %s, 0::bigint AS subscribers FROM (%s) s
+		UNION ALL SELECT hour, product_id, %s, subscribers FROM (%s) x`, strings.Join(stockCols, ", "), stockChanges,
+			strings.Join(stockCols, ", "), src.subscribers.rows)
+	} else if want("subscribers") {
+		stockChanges += `
+		UNION ALL ` + src.subscribers.rows
+	}
 	from := "periods p"
 	if sums != nil {
 		fmt.Fprintf(&q, `, flows AS (
@@ -301,7 +320,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		FROM (%s) f
 		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
 		GROUP BY 1
-	)`, strings.Join(sums, ", "), src.flows)
+	)`, strings.Join(sums, ", "), flows)
 		from += " LEFT JOIN flows f ON f.local = p.local"
 	}
 	if before {
@@ -312,7 +331,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	)`, src.flowsBefore)
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, deltas, splitSums.String(), splitRuns.String(), keep)
+		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), splitRuns.String(), keep)
 		from += " JOIN stock s ON s.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))

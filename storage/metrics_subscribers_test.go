@@ -159,6 +159,7 @@ func TestMetricsSubscribersCountDistinctCustomers(t *testing.T) {
 		{"months", "month", time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC), false},
 		{"days in New York", "day", time.Date(2026, 3, 7, 0, 0, 0, 0, newYork), time.Date(2026, 3, 18, 0, 0, 0, 0, newYork), false},
 		{"hours in Kolkata (exact)", "hour", time.Date(2026, 3, 12, 0, 0, 0, 0, kolkata), time.Date(2026, 3, 13, 12, 0, 0, 0, kolkata), true},
+		{"days in Kolkata (cut from the rollups)", "day", time.Date(2026, 3, 8, 0, 0, 0, 0, kolkata), time.Date(2026, 3, 17, 0, 0, 0, 0, kolkata), true},
 	}
 	filters := []struct {
 		name                string
