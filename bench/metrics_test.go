@@ -136,6 +136,8 @@ func BenchmarkMetrics(b *testing.B) {
 		{"GET /v1/metrics/ every metric", get("")},
 		{"GET /v1/metrics/ one product", get("&product_id=" + metricsProductID(b, db, seed.Organization.ID))},
 		{"GET /v1/metrics/ recurring products", get("&billing_type=recurring")},
+		{"GET /v1/metrics/ two products", get(metricsTwoProducts(b, db, seed.Organization.ID))},
+		{"GET /v1/metrics/ every metric in Asia/Kolkata", get("&timezone=Asia/Kolkata")},
 		{"GET /v1/metrics/ one customer (base tables)", get("&customer_id=" + metricsCustomerID(b, db, seed.Organization.ID))},
 		{"ceiling again", ceiling},
 	}
@@ -173,6 +175,18 @@ func metricsProductID(b *testing.B, db *sqlx.DB, org string) string {
 		b.Fatal(err)
 	}
 	return id
+}
+
+// metricsTwoProducts names two of the seeded recurring products, which hold some of the
+// subscriptions but not all: their distinct subscribers are counted from the base tables.
+func metricsTwoProducts(b *testing.B, db *sqlx.DB, org string) string {
+	b.Helper()
+	var ids []string
+	if err := db.Select(&ids, `SELECT id FROM products WHERE organization_id = $1 AND name LIKE 'Metrics product %'
+		AND recurring_interval IS NOT NULL ORDER BY name LIMIT 2`, org); err != nil || len(ids) != 2 {
+		b.Fatalf("two products: %v %v", ids, err)
+	}
+	return "&product_id=" + ids[0] + "&product_id=" + ids[1]
 }
 
 // metricsCustomerID is one of the seeded customers (100 orders, 10 subscriptions).
