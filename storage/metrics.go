@@ -120,6 +120,8 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 	rollups := f.Customers == nil && !f.Exact
 	subscribers := metricsSubscribersAll
 	switch {
+	case f.Customers == nil && f.Exact && f.Interval != "hour" && (!narrowed || (len(f.Products) == 1 && f.BillingTypes == nil)):
+		subscribers = metricsSubscribersCut
 	case !rollups:
 		subscribers = metricsSubscribersBase
 	case narrowed && (len(f.Products) != 1 || f.BillingTypes != nil):

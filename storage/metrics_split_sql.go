@@ -87,6 +87,10 @@ type metricsSplit struct {
 	cols                           []string
 	daily, hourly, changes, pieces string
 	stock, narrowed                bool
+	// ownRows keeps only the hourly and unfolded rows of day_products, as the daily ones
+	// are: the subscribers' rows of all products are a row of their own, not the sum of the
+	// products' (metricsSubscribersSplit).
+	ownRows bool
 }
 
 // source writes the split source: the daily rows of the whole cuts, the hourly rows of the
@@ -114,15 +118,19 @@ func (s metricsSplit) source() string {
 	if s.narrowed {
 		product, group = "c.product_id", " AND c.product_id IN (SELECT id FROM sel) GROUP BY c.product_id"
 	}
+	own := ""
+	if s.ownRows {
+		own = " AND m.product_id IN (SELECT id FROM day_products)"
+	}
 	var q strings.Builder
 	fmt.Fprintf(&q, `SELECT m.day + %[1]s AS hour, m.product_id, %[2]s
 			FROM cut_runs r, day_products k, LATERAL (SELECT * FROM %[3]s
 				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s
 			FROM cuts c JOIN %[4]s m ON m.hour >= c.lo AND m.hour < c.hi
-			WHERE NOT c.whole AND m.organization_id = ANY($1)
+			WHERE NOT c.whole AND m.organization_id = ANY($1)%[13]s
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s FROM %[5]s m
-			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $3::timestamptz, 'UTC')%[6]s
+			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $3::timestamptz, 'UTC')%[6]s%[13]s
 		UNION ALL SELECT s.at, p.product_id, %[7]s
 			FROM cut_points b, LATERAL (SELECT b.x, %[8]s AS product_id, %[9]s
 				FROM (%[10]s) c
@@ -130,7 +138,7 @@ func (s metricsSplit) source() string {
 				LATERAL (VALUES (p.x - interval '1 microsecond', 1, %[12]s), (p.x, -1, p.x < $3)) s (at, sign, kept)
 			WHERE s.kept`,
 		last, m, s.daily, s.hourly, s.changes, changesFrom,
-		metricsColumns("s.sign * p.%s", s.cols), product, metricsColumns(sum, s.cols), s.pieces, group, added)
+		metricsColumns("s.sign * p.%s", s.cols), product, metricsColumns(sum, s.cols), s.pieces, group, added, own)
 	if s.stock {
 		fmt.Fprintf(&q, `
 		UNION ALL SELECT m.day, m.product_id, %s FROM %s m
@@ -151,4 +159,21 @@ func metricsFlowsSplit(cols []string, narrowed bool) string {
 func metricsDeltasSplit(cols []string, narrowed bool) string {
 	return metricsSplit{cols: cols, daily: "metric_subscription_days", hourly: "metric_subscription_deltas",
 		changes: "metric_subscription_delta_changes", pieces: metricsDeltaPieces, stock: true, narrowed: narrowed}.source()
+}
+
+// metricsSubscriberPieces are the folded islands' subscriber changes in each piece, of the
+// products whose rows the series sums (day_products: all products' row, or the one product
+// selected); the queued customers' islands are corrected at their exact times apart
+// (metricsSubscribersQueued).
+const metricsSubscriberPieces = `SELECT c.* FROM metric_subscriber_islands i, metric_island_delta(i, 1) c
+				WHERE i.organization_id = ANY($1) AND i.product_id IN (SELECT id FROM day_products)
+					AND (i.started_at >= b.lo AND i.started_at < b.x OR i.ended_at >= b.lo AND i.ended_at < b.x)`
+
+// metricsSubscribersSplit is the split source of the subscribers, for all products or one:
+// the subscriber rollups of day_products cut like the other stock changes, with pieces of
+// the folded islands.
+func metricsSubscribersSplit(narrowed bool) string {
+	return metricsSplit{cols: []string{"subscribers"}, daily: "metric_subscription_days", hourly: "metric_subscription_deltas",
+		changes: "metric_subscription_delta_changes", pieces: metricsSubscriberPieces, stock: true, narrowed: narrowed,
+		ownRows: true}.source()
 }

@@ -72,7 +72,13 @@ const (
 // 00109_metric_subscribers) and which rows of its stock changes are the subscribers of the
 // products selected: rows are the stock changes it adds to the source's, sum sums the
 // subscribers of a period's changes, and keep widens the product filter to the rows it adds.
-type metricsSubscribers struct{ rows, sum, keep string }
+//
+// cut marks the subscribers of a split statement read from the rollups (all products or one):
+// metricsSubscribersSplit cut like the other stock, plus the queued customers' corrections.
+type metricsSubscribers struct {
+	rows, sum, keep string
+	cut             bool
+}
 
 // metricsSubscribersQueued are the subscriber changes the rollups lack: for each customer
 // queued and not folded yet, its islands as the subscriptions are, less those folded. The
@@ -104,6 +110,11 @@ var (
 	// when those products hold every subscription of the organizations (whole_stock: all
 	// its recurring products, as billing_type=recurring selects), and from the base tables
 	// otherwise, as metricsSubscribersBase does.
+	// metricsSubscribersCut read the subscribers of all products or one in a zone whose offset
+	// is not whole hours: their rollups cut with pieces of the folded islands, plus the
+	// queued customers' corrections of the products summed.
+	metricsSubscribersCut = metricsSubscribers{rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q
+			WHERE product_id IN (SELECT id FROM day_products)`, sum: `sum(d.subscribers)`, cut: true}
 	metricsSubscribersSome = metricsSubscribers{
 		rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q WHERE (SELECT v FROM whole_stock)
 		UNION ALL SELECT * FROM (` + metricsSubscribersBaseRows + `) b WHERE NOT (SELECT v FROM whole_stock)`,
@@ -303,7 +314,13 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		q.WriteString(metricsSplitCuts)
 		flows, stockChanges = metricsFlowsSplit(summed, narrowed), metricsDeltasSplit(stockCols, narrowed)
 	}
-	if want("subscribers") && src.split {
+	if want("subscribers") && src.split && src.subscribers.cut {
+		stockChanges = fmt.Sprintf(`SELECT hour, product_id, %s, 0::bigint AS subscribers FROM (%s) s
+		UNION ALL SELECT hour, product_id, %s, subscribers FROM (%s) c
+		UNION ALL SELECT hour, product_id, %s, subscribers FROM (%s) x`, strings.Join(stockCols, ", "), stockChanges,
+			metricsColumns("0 AS %s", stockCols), metricsSubscribersSplit(narrowed),
+			strings.Join(stockCols, ", "), src.subscribers.rows)
+	} else if want("subscribers") && src.split {
 		// A split source gives the columns it sums: the subscribers' changes (at their exact
 		// times, from the base tables) are written in its shape.
 		stockChanges = fmt.Sprintf(`SELECT hour, product_id, %s, 0::bigint AS subscribers FROM (%s) s

@@ -139,12 +139,23 @@ func TestMetricsSubscribersCountDistinctCustomers(t *testing.T) {
 	w.subscribe(t, db, 2, 1, *at(-3, 0), at(1, 0))
 	gone := w.subscribe(t, db, 1, 2, *at(3, 4, 15), at(5, 20))
 	softGone := w.subscribe(t, db, 1, 0, *at(2, 6), nil)
+	// Islands starting and ending within the half hour before a Kolkata midnight (18:30 UTC),
+	// which a read cut from the rollups takes from the folded islands.
+	w.subscribe(t, db, 1, 2, *at(2, 18, 10), at(5, 18, 20))
+	w.subscribe(t, db, 0, 2, *at(6, 18), nil)
+	// An island within St John's day of 23 hours (8 March), which a cut read takes from the
+	// hourly rows.
+	w.subscribe(t, db, 1, 1, *at(-2, 12), at(-1, 5))
 
 	newYork, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
 	kolkata, err := time.LoadLocation("Asia/Kolkata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stJohns, err := time.LoadLocation("America/St_Johns")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +171,7 @@ func TestMetricsSubscribersCountDistinctCustomers(t *testing.T) {
 		{"days in New York", "day", time.Date(2026, 3, 7, 0, 0, 0, 0, newYork), time.Date(2026, 3, 18, 0, 0, 0, 0, newYork), false},
 		{"hours in Kolkata (exact)", "hour", time.Date(2026, 3, 12, 0, 0, 0, 0, kolkata), time.Date(2026, 3, 13, 12, 0, 0, 0, kolkata), true},
 		{"days in Kolkata (cut from the rollups)", "day", time.Date(2026, 3, 8, 0, 0, 0, 0, kolkata), time.Date(2026, 3, 17, 0, 0, 0, 0, kolkata), true},
+		{"days in St John's across its change (cut)", "day", time.Date(2026, 3, 6, 0, 0, 0, 0, stJohns), time.Date(2026, 3, 17, 0, 0, 0, 0, stJohns), true},
 	}
 	filters := []struct {
 		name                string
