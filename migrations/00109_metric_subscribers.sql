@@ -98,7 +98,7 @@ $$;
 -- metric_subscriber_islands_of computes from subscriptions the islands of the customers of
 -- orgs (of customers when not NULL), over the subscriptions of products (all when NULL). With
 -- split, per product and per all products (under ffffffff-…); without, one set per customer
--- over the subscriptions selected, under a NULL product: a reader narrowed to several products
+-- over the subscriptions selected, under a NULL product: a reader narrowed to some customers
 -- counts their distinct subscribers so. An island's end is NULL while it is open. It is
 -- written to be inlined into its callers' statements: the two branches over subscriptions let
 -- the plan look customers up by their index, or scan the organization's subscriptions, the

@@ -112,9 +112,9 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 }
 
 // metricsSourcesOf chooses the sources of f's points, as Metrics says. The rollups hold the
-// subscribers of all products and of each product; those of several products (unless they
-// hold every subscription), of some customers or cut at exact times come from the base
-// tables.
+// subscribers of all products and of each product, cut like the other stock in a zone whose
+// offset is not whole hours; several products merge their folded islands (unless they hold
+// every subscription), and some customers' and hourly exact cuts come from the base tables.
 func metricsSourcesOf(f MetricsFilter) metricsSources {
 	narrowed := f.Products != nil || f.BillingTypes != nil
 	rollups := f.Customers == nil && !f.Exact

@@ -106,15 +106,15 @@ var (
 	// several products is not the sum of theirs.
 	metricsSubscribersBase = metricsSubscribers{rows: metricsSubscribersBaseRows,
 		sum: `sum(d.subscribers) FILTER (WHERE d.product_id IS NULL)`, keep: ` OR d.product_id IS NULL`}
-	// metricsSubscribersSome read several products' subscribers from the all-products rows
-	// when those products hold every subscription of the organizations (whole_stock: all
-	// its recurring products, as billing_type=recurring selects), and from the base tables
-	// otherwise, as metricsSubscribersBase does.
 	// metricsSubscribersCut read the subscribers of all products or one in a zone whose offset
 	// is not whole hours: their rollups cut with pieces of the folded islands, plus the
 	// queued customers' corrections of the products summed.
 	metricsSubscribersCut = metricsSubscribers{rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q
 			WHERE product_id IN (SELECT id FROM day_products)`, sum: `sum(d.subscribers)`, cut: true}
+	// metricsSubscribersSome read several products' subscribers from the all-products rows
+	// when those products hold every subscription of the organizations (whole_stock: all
+	// its recurring products, as billing_type=recurring selects), and otherwise from their
+	// folded islands merged across them (metricsSubscribersMerged).
 	metricsSubscribersSome = metricsSubscribers{
 		rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q WHERE (SELECT v FROM whole_stock)
 		UNION ALL SELECT * FROM (` + metricsSubscribersMerged + `) b WHERE NOT (SELECT v FROM whole_stock)`,
