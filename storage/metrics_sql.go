@@ -122,25 +122,30 @@ var (
 )
 
 // metricsSubscribersMerged are the subscriber changes of several products (under no
-// product): each customer's folded islands of the selected products merged across them as
-// metric_subscriber_islands_of merges subscriptions (an interval starting where the ones
-// before it end continues their island), and, for the customers queued, whose folded islands
-// are stale, their islands computed afresh from their subscriptions. The folded islands are
-// fewer than the subscriptions they merge and already sorted by customer: merging them cost
-// a fraction of computing every customer's islands from the base tables.
-const metricsSubscribersMerged = `SELECT c.*, NULL::smallint
-			FROM (SELECT organization_id, customer_id, NULL::uuid AS product_id, min(started_at) AS started_at,
-					nullif(max(ended_at), 'infinity') AS ended_at
-				FROM (SELECT *, count(*) FILTER (WHERE reach IS NULL OR started_at > reach)
-						OVER (PARTITION BY organization_id, customer_id ORDER BY started_at, ended_at ROWS UNBOUNDED PRECEDING) AS island
-					FROM (SELECT organization_id, customer_id, started_at, coalesce(ended_at, 'infinity') AS ended_at,
-							max(coalesce(ended_at, 'infinity')) OVER (PARTITION BY organization_id, customer_id
-								ORDER BY started_at, coalesce(ended_at, 'infinity') ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS reach
-						FROM metric_subscriber_islands
-						WHERE organization_id = ANY($1) AND product_id IN (SELECT id FROM sel)
-							AND customer_id NOT IN (SELECT customer_id FROM metric_subscriber_queue WHERE organization_id = ANY($1))) s) g
-				GROUP BY organization_id, customer_id, island) i, metric_island_delta(i, 1) c
-			WHERE c.hour < $3
+// product), summed per period: a sweep over each customer's folded islands of the selected
+// products, +1 at an island's start and -1 at its end, keeps the number of islands the
+// customer holds (level), and the customer's subscriber change is +1 where that number leaves
+// 0 and -1 where it returns to 0. A start taken before an end at the same instant continues
+// the island, as metric_subscriber_islands_of merges touching intervals; events at one
+// instant sum to the same change in any order. Islands ended before the window are left out:
+// without them, whether a customer holds an island as the window starts, and every change
+// within it, stay the same. For the
+// customers queued, whose folded islands are stale, their islands are computed afresh from
+// their subscriptions. Summing per period here, not per event, keeps the rows the stock sums
+// to one per period; each group's earliest instant lies in its period.
+const metricsSubscribersMerged = `SELECT organization_id, min(at), NULL::uuid, 0::bigint, 0::numeric, 0::bigint, 0::numeric,
+				0::numeric, 0::numeric, sum(change), NULL::smallint
+			FROM (SELECT organization_id, at, CASE WHEN at < $2 THEN NULL ELSE date_trunc($4, at AT TIME ZONE $7) END AS local,
+					CASE WHEN sign = 1 AND level = 1 THEN 1 WHEN sign = -1 AND level = 0 THEN -1 ELSE 0 END AS change
+				FROM (SELECT i.organization_id, e.at, e.sign, sum(e.sign) OVER (PARTITION BY i.organization_id, i.customer_id
+							ORDER BY e.at, e.sign DESC ROWS UNBOUNDED PRECEDING) AS level
+					FROM metric_subscriber_islands i, LATERAL (VALUES (i.started_at, 1), (i.ended_at, -1)) e (at, sign)
+					WHERE i.organization_id = ANY($1) AND i.product_id IN (SELECT id FROM sel)
+						AND (i.ended_at IS NULL OR i.ended_at >= $2)
+						AND i.customer_id NOT IN (SELECT customer_id FROM metric_subscriber_queue WHERE organization_id = ANY($1))
+						AND e.at < $3) s) t
+			WHERE change <> 0
+			GROUP BY organization_id, local
 		UNION ALL SELECT c.*, NULL::smallint
 			FROM (SELECT coalesce(array_agg(DISTINCT customer_id), '{}') AS ids FROM metric_subscriber_queue
 				WHERE organization_id = ANY($1)) q, (SELECT coalesce(array_agg(id), '{}') AS ids FROM sel) k,
