@@ -127,8 +127,8 @@ func (s metricsSplit) source() string {
 			FROM cut_runs r, day_products k, LATERAL (SELECT * FROM %[3]s
 				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s
-			FROM cuts c JOIN %[4]s m ON m.hour >= c.lo AND m.hour < c.hi
-			WHERE NOT c.whole AND m.organization_id = ANY($1)%[13]s
+			FROM cuts c, LATERAL (SELECT * FROM %[4]s WHERE organization_id = ANY($1) AND hour >= c.lo AND hour < c.hi OFFSET 0) m
+			WHERE NOT c.whole%[13]s
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s FROM %[5]s m
 			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $3::timestamptz, 'UTC')%[6]s%[13]s
 		UNION ALL SELECT s.at, p.product_id, %[7]s
