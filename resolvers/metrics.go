@@ -141,7 +141,8 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 	for _, b := range a.BillingTypes {
 		f.BillingTypes = append(f.BillingTypes, string(b))
 	}
-	f.Exact = !wholeHourOffsets(loc, f.From, f.To)
+	f.Exact = !offsetsDivide(loc, f.From, f.To, 3600)
+	f.Quarters = offsetsDivide(loc, f.From, f.To, 900)
 	return f, nil
 }
 
@@ -164,16 +165,17 @@ func invalidZone(zone string) error {
 		Msg: "Invalid timezone name.", Input: zone}}}
 }
 
-// wholeHourOffsets reports whether every offset loc takes in [from, to] is whole hours,
-// checked at both ends and at each month between (zones change offset at most a few times
-// a year). Only then do the rollups' UTC hours cut into the zone's periods exactly; the other
-// zones' periods are cut inside hours with pieces of the base tables (storage.MetricsFilter.Exact).
-func wholeHourOffsets(loc *time.Location, from, to time.Time) bool {
+// offsetsDivide reports whether every offset loc takes in [from, to] is a whole number of
+// seconds steps, checked at both ends and at each month between (zones change offset at most
+// a few times a year). Only with whole hours do the rollups' UTC hours cut into the zone's
+// periods exactly; the other zones' periods are cut inside hours (storage.MetricsFilter.Exact),
+// with pieces of the quarter-hour rollups when the offsets are whole quarters.
+func offsetsDivide(loc *time.Location, from, to time.Time, seconds int) bool {
 	for t := from; ; t = t.AddDate(0, 1, 0) {
 		if t.After(to) {
 			t = to
 		}
-		if _, off := t.In(loc).Zone(); off%3600 != 0 {
+		if _, off := t.In(loc).Zone(); off%seconds != 0 {
 			return false
 		}
 		if t.Equal(to) {

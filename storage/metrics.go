@@ -26,8 +26,10 @@ type MetricsFilter struct {
 	Customers []uuid.UUID
 	// Exact says Zone's offset is not a whole number of hours over the window, so that the
 	// rollups' UTC hours do not cut into its periods: they are cut at the periods' bounds
-	// with pieces of the base tables (metricsFlowsSplit).
-	Exact bool
+	// with pieces of the hours (metricsFlowsSplit). Quarters says the offset is a whole number
+	// of quarter hours over the window, as every zone's has been since 1972: the pieces come
+	// from the quarter-hour rollups, else from the base tables.
+	Exact, Quarters bool
 	// Columns names the MetricsPoint columns (db names) the caller reads; nil is all. The
 	// others are not computed and read as 0: the metrics asked for decide what is summed,
 	// and whether the subscriptions are read at all.
@@ -136,7 +138,10 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 	case f.Exact && f.Interval == "hour":
 		src.flows, src.deltas = metricsFlowsBase, metricsDeltasBase
 	case f.Exact:
+		// The cuts are the local midnights and the window's bounds: all on quarter hours
+		// when the offsets and the bounds are.
 		src.split = true
+		src.quarters = f.Quarters && f.From.Equal(f.From.Truncate(15*time.Minute)) && f.To.Equal(f.To.Truncate(15*time.Minute))
 	case f.Interval == "hour":
 		src.flows, src.deltas = metricsFlowsHours, metricsDeltasHours
 	default:

@@ -8,9 +8,9 @@ import (
 // A zone whose offset is not whole hours (Asia/Kolkata +5:30, Asia/Kathmandu +5:45,
 // America/St_Johns, Australia/Adelaide) cuts its days inside the UTC hours the rollups hold.
 // Its points of a day or longer are still read from the rollups, plus one small piece of the
-// base tables at each cut that falls inside an hour. With ⌊x⌋ the UTC hour x falls in, R(a, b)
-// the rollups' rows of the whole hours [a, b) and P(x) what the base tables hold in [⌊x⌋, x)
-// (30 or 45 minutes), a local day [s, e) is
+// part of the hour before each cut that falls inside an hour. With ⌊x⌋ the UTC hour x falls
+// in, R(a, b) the rollups' rows of the whole hours [a, b) and P(x) what [⌊x⌋, x) holds (15,
+// 30 or 45 minutes), a local day [s, e) is
 //
 //	R(⌊s⌋, ⌊e⌋) − P(s) + P(e)
 //
@@ -29,6 +29,11 @@ import (
 // starting at h) the last microsecond of h, which lies in the day whose R holds h; a piece at
 // x is added at x less a microsecond and taken at x. So no row is joined to its day but the
 // hourly rows of the days that are not 24 hours.
+//
+// P(x) comes from the quarter-hour rollups (migration 00112_metric_quarters) and the unfolded
+// changes, which writers append per quarter: one to three quarter rows a product. A cut that
+// is not on a quarter hour (an offset of local mean time, before 1972) reads P(x) from the
+// base tables instead: every kind of time a flow or a stock change is put at, within [⌊x⌋, x).
 //
 // Readers with customers and hourly points keep the base tables (metricsFlowsBase): the
 // rollups do not split by customer, and a week of hours cut at every hour would be all
@@ -51,6 +56,13 @@ const metricsSplitCuts = `, cuts AS (
 		FROM (SELECT start AS x FROM days UNION SELECT $3::timestamptz) b
 		WHERE x <> date_trunc('hour', x, 'UTC')
 	)`
+
+// metricsQuarterPieces are a piece [lo, x) of cut_points from the quarter rollups of a
+// table (its %[1]s) and their unfolded changes (%[2]s), when every cut is on a quarter hour.
+const metricsQuarterPieces = `SELECT m.* FROM %[1]s m
+				WHERE m.organization_id = ANY($1) AND m.hour >= b.lo AND m.hour < b.x
+			UNION ALL SELECT m.* FROM %[2]s m
+				WHERE m.organization_id = ANY($1) AND m.hour >= b.lo AND m.hour < b.x`
 
 // metricsFlowPieces are the base tables' flows in each piece [lo, x) of cut_points, read
 // through the (organization_id, time) indexes of each time a flow is put at (migration
@@ -87,6 +99,9 @@ type metricsSplit struct {
 	cols                           []string
 	daily, hourly, changes, pieces string
 	stock, narrowed                bool
+	// quarters, when every cut is on a quarter hour, is the quarter rollup the pieces are
+	// read from (with changes) instead of pieces.
+	quarters string
 	// ownRows keeps only the hourly and unfolded rows of day_products, as the daily ones
 	// are: the subscribers' rows of all products are a row of their own, not the sum of the
 	// products' (metricsSubscribersSplit).
@@ -122,6 +137,13 @@ func (s metricsSplit) source() string {
 	if s.ownRows {
 		own = " AND m.product_id IN (SELECT id FROM day_products)"
 	}
+	pieces := s.pieces
+	if s.quarters != "" {
+		pieces = fmt.Sprintf(metricsQuarterPieces, s.quarters, s.changes)
+		if s.ownRows {
+			pieces = `SELECT * FROM (` + pieces + `) m WHERE m.product_id IN (SELECT id FROM day_products)`
+		}
+	}
 	var q strings.Builder
 	fmt.Fprintf(&q, `SELECT m.day + %[1]s AS hour, m.product_id, %[2]s
 			FROM cut_runs r, day_products k, LATERAL (SELECT * FROM %[3]s
@@ -129,7 +151,7 @@ func (s metricsSplit) source() string {
 		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s
 			FROM cuts c, LATERAL (SELECT * FROM %[4]s WHERE organization_id = ANY($1) AND hour >= c.lo AND hour < c.hi OFFSET 0) m
 			WHERE NOT c.whole%[13]s
-		UNION ALL SELECT m.hour + %[1]s, m.product_id, %[2]s FROM %[5]s m
+		UNION ALL SELECT date_trunc('hour', m.hour, 'UTC') + %[1]s, m.product_id, %[2]s FROM %[5]s m
 			WHERE organization_id = ANY($1) AND hour < date_trunc('hour', $3::timestamptz, 'UTC')%[6]s%[13]s
 		UNION ALL SELECT s.at, p.product_id, %[7]s
 			FROM cut_points b, LATERAL (SELECT b.x, %[8]s AS product_id, %[9]s
@@ -138,7 +160,7 @@ func (s metricsSplit) source() string {
 				LATERAL (VALUES (p.x - interval '1 microsecond', 1, %[12]s), (p.x, -1, p.x < $3)) s (at, sign, kept)
 			WHERE s.kept`,
 		last, m, s.daily, s.hourly, s.changes, changesFrom,
-		metricsColumns("s.sign * p.%s", s.cols), product, metricsColumns(sum, s.cols), s.pieces, group, added, own)
+		metricsColumns("s.sign * p.%s", s.cols), product, metricsColumns(sum, s.cols), pieces, group, added, own)
 	if s.stock {
 		fmt.Fprintf(&q, `
 		UNION ALL SELECT m.day, m.product_id, %s FROM %s m
@@ -151,14 +173,23 @@ func (s metricsSplit) source() string {
 // metricsFlowsSplit and metricsDeltasSplit are the split sources of the flow and stock-change
 // columns cols, only those the series sums: a year of pieces is some 700 rows of sums a
 // column.
-func metricsFlowsSplit(cols []string, narrowed bool) string {
+func metricsFlowsSplit(cols []string, narrowed, quarters bool) string {
 	return metricsSplit{cols: cols, daily: "metric_days", hourly: "metric_hours", changes: "metric_hour_changes",
-		pieces: metricsFlowPieces, narrowed: narrowed}.source()
+		pieces: metricsFlowPieces, narrowed: narrowed, quarters: quartersOf(quarters, "metric_quarters")}.source()
 }
 
-func metricsDeltasSplit(cols []string, narrowed bool) string {
+func metricsDeltasSplit(cols []string, narrowed, quarters bool) string {
 	return metricsSplit{cols: cols, daily: "metric_subscription_days", hourly: "metric_subscription_deltas",
-		changes: "metric_subscription_delta_changes", pieces: metricsDeltaPieces, stock: true, narrowed: narrowed}.source()
+		changes: "metric_subscription_delta_changes", pieces: metricsDeltaPieces, stock: true, narrowed: narrowed,
+		quarters: quartersOf(quarters, "metric_subscription_quarters")}.source()
+}
+
+// quartersOf is table when the pieces come from quarter rollups, else none.
+func quartersOf(quarters bool, table string) string {
+	if quarters {
+		return table
+	}
+	return ""
 }
 
 // metricsSubscriberPieces are the folded islands' subscriber changes in each piece, of the

@@ -264,6 +264,8 @@ type metricsSources struct {
 	flows, deltas, flowsBefore string
 	subscribers                metricsSubscribers
 	wholeStock, split          bool
+	// quarters reads a split statement's pieces from the quarter-hour rollups.
+	quarters bool
 }
 
 // metricsQuery writes the series statement over src, computing only the MetricsPoint columns
@@ -343,7 +345,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	flows := src.flows
 	if src.split {
 		q.WriteString(metricsSplitCuts)
-		flows, stockChanges = metricsFlowsSplit(summed, narrowed), metricsDeltasSplit(stockCols, narrowed)
+		flows, stockChanges = metricsFlowsSplit(summed, narrowed, src.quarters), metricsDeltasSplit(stockCols, narrowed, src.quarters)
 	}
 	if want("subscribers") && src.split && src.subscribers.cut {
 		stockChanges = fmt.Sprintf(`SELECT hour, product_id, %s, 0::bigint AS subscribers FROM (%s) s

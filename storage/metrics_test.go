@@ -60,6 +60,8 @@ func rollups(t *testing.T, db *sqlx.DB, org uuid.UUID) []string {
 		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_deltas d WHERE organization_id = $1
 		UNION ALL SELECT row_to_json(m)::text FROM metric_days m WHERE organization_id = $1
 		UNION ALL SELECT row_to_json(d)::text FROM metric_subscription_days d WHERE organization_id = $1
+		UNION ALL SELECT 'quarter ' || row_to_json(m)::text FROM metric_quarters m WHERE organization_id = $1
+		UNION ALL SELECT 'quarter ' || row_to_json(d)::text FROM metric_subscription_quarters d WHERE organization_id = $1
 		ORDER BY 1`, org); err != nil {
 		t.Fatal(err)
 	}

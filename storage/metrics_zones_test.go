@@ -131,10 +131,14 @@ func TestMetricsOfSplitZonesEqualTheBaseTables(t *testing.T) {
 			}
 			local := func(d [5]int) time.Time { return time.Date(d[0], time.Month(d[1]), d[2], d[3], d[4], 0, 0, loc) }
 			for _, w := range windows {
-				for _, products := range [][]uuid.UUID{nil, {s.product}} {
-					name := fmt.Sprintf("%s, %s points from %v in %s, products %v", stage, w.interval, w.from, zone, products)
+				for i, products := range [][]uuid.UUID{nil, {s.product}, nil, {s.product}} {
+					// Pieces from the quarter rollups, then from the base tables, as a cut off
+					// the quarter hours reads them.
+					quarters := i < 2
+					name := fmt.Sprintf("%s, %s points from %v in %s, products %v, quarters %v", stage, w.interval, w.from,
+						zone, products, quarters)
 					f := storage.MetricsFilter{Orgs: []uuid.UUID{s.org}, Interval: w.interval, Zone: zone, Exact: true,
-						From: local(w.from), To: local(w.to), Products: products}
+						Quarters: quarters, From: local(w.from), To: local(w.to), Products: products}
 					cut, err := storage.Metrics(ctx, db, f)
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
