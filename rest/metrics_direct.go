@@ -30,7 +30,6 @@ func metricsDirect(r *resolvers.Resolver, present func(context.Context, error) *
 			return nil, present(ctx, err)
 		}
 		var buf bytes.Buffer
-		buf.Grow(64 + len(t.Timestamps)*(32+24*len(t.Metrics)))
 		writeMetrics(ctx, &buf, t)
 		return buf.Bytes(), nil
 	}
@@ -82,30 +81,41 @@ func uuids(v any) []uuid.UUID {
 
 // writeMetrics writes t as GetMetrics' metrics field renders it with its nulls dropped:
 // periods, totals and catalog entries, each holding the metrics asked for in catalog order,
-// with the GraphQL scalars' own marshalers.
+// every value as the GraphQL scalars' marshalers write it.
 func writeMetrics(ctx context.Context, w *bytes.Buffer, t *resolvers.MetricsTable) {
+	// The period values are written as the scalars' marshalers write them (Int: strconv.Itoa;
+	// Float: %g, which is strconv's shortest 'g'; DateTime: the quoted FormatDateTime), into
+	// a buffer sized for them, each member name quoted once: a year of every metric is some
+	// 20,000 values.
+	keys := make([]string, len(t.Metrics))
+	size := 64
+	for i, c := range t.Metrics {
+		keys[i] = `,"` + c.Slug + `":`
+		size += len(keys[i]) + 24
+	}
+	w.Grow(len(t.Timestamps)*(size+40) + 4096)
 	w.WriteString(`{"periods":[`)
-	// The period values are written with strconv as the scalars' marshalers write them
-	// (Int: strconv.Itoa; DateTime: the quoted FormatDateTime), without a closure per value.
-	var scratch []byte
+	scratch := make([]byte, 0, 32)
 	for i, ts := range t.Timestamps {
 		if i > 0 {
 			w.WriteByte(',')
 		}
-		p := jsonObject{w: w}
-		p.key("timestamp")
-		scratch = strconv.AppendQuote(scratch[:0], scalar.FormatDateTime(ts))
+		scratch = append(scratch[:0], `{"timestamp":"`...)
+		scratch = scalar.AppendDateTime(scratch, ts)
+		scratch = append(scratch, '"')
 		w.Write(scratch)
-		for _, c := range t.Metrics {
-			p.key(c.Slug)
+		for k, c := range t.Metrics {
+			w.WriteString(keys[k])
 			if c.Float {
-				_ = graphql.MarshalFloatContext(c.Floats[i]).MarshalGQLContext(ctx, w) // fails only on NaN and ±Inf, which no sum of bounded costs nor ratioOf yields
+				// NaN and ±Inf, which the marshaler refuses, come from no sum of bounded costs
+				// nor from ratioOf.
+				scratch = strconv.AppendFloat(scratch[:0], c.Floats[i], 'g', -1, 64)
 			} else {
 				scratch = strconv.AppendInt(scratch[:0], c.Ints[i], 10)
-				w.Write(scratch)
 			}
+			w.Write(scratch)
 		}
-		p.close()
+		w.WriteByte('}')
 	}
 	w.WriteString(`],"totals":`)
 	totals := jsonObject{w: w}

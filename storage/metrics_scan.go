@@ -100,8 +100,9 @@ func scanMetricsArrays(ctx context.Context, q sqlx.QueryerContext, query string,
 		if err != nil {
 			return nil, fmt.Errorf("metrics: column %q: %w", c, err)
 		}
+		all := reflect.ValueOf(points)
 		for j := range points {
-			v := reflect.ValueOf(&points[j]).Elem().Field(fields[i].Index[0])
+			v := all.Index(j).Field(fields[i].Index[0])
 			if fields[i].Type.Kind() == reflect.Float64 {
 				v.SetFloat(floats[j])
 			} else {
@@ -130,7 +131,30 @@ func metricsField(t reflect.Type, col string) (reflect.StructField, bool) {
 // text form ("{1,-2,3}") to dst. An absent array (SQL NULL, nil bytes) has no elements; a
 // NULL element is an error, as scanning it into an int64 is.
 func appendInt64Array(dst []int64, b []byte) ([]int64, error) {
-	return appendArray(dst, b, func(e []byte) (int64, error) { return strconv.ParseInt(string(e), 10, 64) })
+	return appendArray(dst, b, parseInt64)
+}
+
+// parseInt64 reads a decimal integer as PostgreSQL writes one: the digits of up to 18 (which
+// cannot overflow) by hand, anything else through strconv, which also gives the errors.
+func parseInt64(e []byte) (int64, error) {
+	digits, neg := e, false
+	if len(digits) > 0 && digits[0] == '-' {
+		digits, neg = digits[1:], true
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return strconv.ParseInt(string(e), 10, 64)
+	}
+	var v int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return strconv.ParseInt(string(e), 10, 64)
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
 }
 
 // appendFloat64Array is appendInt64Array for float8 arrays (NaN and Infinity included).

@@ -15,6 +15,12 @@ func TestAppendArrayReadsPostgresArrays(t *testing.T) {
 	}{
 		{in: "{1,-2,3}", want: []int64{1, -2, 3}},
 		{in: "{9223372036854775807,-9223372036854775808}", want: []int64{math.MaxInt64, math.MinInt64}},
+		{in: "{999999999999999999,-999999999999999999,1000000000000000000,-0,007}",
+			want: []int64{999999999999999999, -999999999999999999, 1000000000000000000, 0, 7}},
+		{in: "{9223372036854775808}", wantErr: true},
+		{in: "{-}", wantErr: true},
+		{in: "{1a}", wantErr: true},
+		{in: "{1.5}", wantErr: true},
 		{in: "{}", want: nil},
 		{null: true, want: nil},
 		{in: "{1,NULL}", wantErr: true},

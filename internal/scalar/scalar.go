@@ -26,11 +26,17 @@ const (
 // FormatDateTime renders t the way upstream clients expect: UTC, Z suffix, six fractional
 // digits only when the microsecond part is non-zero.
 func FormatDateTime(t time.Time) string {
+	return string(AppendDateTime(nil, t))
+}
+
+// AppendDateTime appends FormatDateTime(t) to dst, for writers of many date-times. Quoted, it
+// is a JSON string as it stands: it holds nothing JSON escapes.
+func AppendDateTime(dst []byte, t time.Time) []byte {
 	t = t.UTC().Truncate(time.Microsecond)
 	if t.Nanosecond() == 0 {
-		return t.Format(dateTimeWhole)
+		return t.AppendFormat(dst, dateTimeWhole)
 	}
-	return t.Format(dateTimeMicros)
+	return t.AppendFormat(dst, dateTimeMicros)
 }
 
 // MarshalDateTime writes a DateTime scalar.
