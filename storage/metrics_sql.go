@@ -78,6 +78,8 @@ const (
 type metricsSubscribers struct {
 	rows, sum, keep string
 	cut             bool
+	// with is the CTEs rows reads, written into the statement's head.
+	with string
 }
 
 // metricsSubscribersQueued are the subscriber changes the rollups lack: for each customer
@@ -113,36 +115,48 @@ var (
 			WHERE product_id IN (SELECT id FROM day_products)`, sum: `sum(d.subscribers)`, cut: true}
 	// metricsSubscribersSome read several products' subscribers from the all-products rows
 	// when those products hold every subscription of the organizations (whole_stock: all
-	// its recurring products, as billing_type=recurring selects), and otherwise from their
-	// folded islands merged across them (metricsSubscribersMerged).
+	// its recurring products, as billing_type=recurring selects), and otherwise as the sum of
+	// the products' own subscribers less the customers counted more than once
+	// (metricsSubscribersOverlap).
 	metricsSubscribersSome = metricsSubscribers{
-		rows: `SELECT * FROM (` + metricsSubscribersQueued + `) q WHERE (SELECT v FROM whole_stock)
-		UNION ALL SELECT * FROM (` + metricsSubscribersMerged + `) b WHERE NOT (SELECT v FROM whole_stock)`,
-		sum: metricsSubscribersBase.sum, keep: metricsSubscribersBase.keep}
+		rows: metricsSubscribersQueued + `
+		UNION ALL SELECT * FROM (` + metricsSubscribersOverlap + `) b WHERE NOT (SELECT v FROM whole_stock)`,
+		sum: `sum(d.subscribers)`, keep: ` OR d.product_id IS NULL`, with: metricsSubscribersHeld}
 )
 
-// metricsSubscribersMerged are the subscriber changes of several products (under no
-// product), summed per period: a sweep over each customer's folded islands of the selected
-// products, +1 at an island's start and -1 at its end, keeps the number of islands the
-// customer holds (level), and the customer's subscriber change is +1 where that number leaves
-// 0 and -1 where it returns to 0. A start taken before an end at the same instant continues
-// the island, as metric_subscriber_islands_of merges touching intervals; events at one
-// instant sum to the same change in any order. Islands ended before the window are left out:
-// without them, whether a customer holds an island as the window starts, and every change
-// within it, stay the same. For the
-// customers queued, whose folded islands are stale, their islands are computed afresh from
-// their subscriptions. Summing per period here, not per event, keeps the rows the stock sums
-// to one per period; each group's earliest instant lies in its period.
-const metricsSubscribersMerged = `SELECT organization_id, min(at), NULL::uuid, 0::bigint, 0::numeric, 0::bigint, 0::numeric,
+// metricsSubscribersHeld are the folded islands metricsSubscribersOverlap sweeps: those of
+// the selected products not ended before the window, of the customers not queued.
+const metricsSubscribersHeld = `, held AS (
+		SELECT * FROM metric_subscriber_islands
+		WHERE organization_id = ANY($1) AND product_id IN (SELECT id FROM sel) AND (ended_at IS NULL OR ended_at >= $2)
+			AND customer_id NOT IN (SELECT customer_id FROM metric_subscriber_queue WHERE organization_id = ANY($1))
+	)`
+
+// metricsSubscribersOverlap corrects the sum of several products' subscribers (their rows of
+// the rollups, and of the queued customers' islands) into the number of distinct customers,
+// under no product: for each customer, the changes of its islands merged across the products
+// less those of its islands of each product. A sweep over a customer's folded islands of the
+// selected products, +1 at an island's start and -1 at its end, keeps the number of islands
+// the customer holds (level); merged, the customer's subscriber change is +1 where that
+// number leaves 0 and -1 where it returns to 0, while each product counts every +1 and -1.
+// A customer of one product changes as its islands do, so only those holding islands of
+// several products are swept. A start taken before an end at the same instant continues the
+// island, as metric_subscriber_islands_of merges touching intervals; events at one instant
+// sum to the same change in any order. Islands ended before the window are left out: without
+// them, the customers held as the window starts, and every change within it, stay the same.
+// The queued customers, whose folded islands are stale, are corrected from their islands
+// computed afresh. The changes are summed per period here, which keeps the rows the stock
+// sums to one per period; each group's earliest instant lies in its period.
+const metricsSubscribersOverlap = `SELECT organization_id, min(at), NULL::uuid, 0::bigint, 0::numeric, 0::bigint, 0::numeric,
 				0::numeric, 0::numeric, sum(change), NULL::smallint
 			FROM (SELECT organization_id, at, CASE WHEN at < $2 THEN NULL ELSE date_trunc($4, at AT TIME ZONE $7) END AS local,
-					CASE WHEN sign = 1 AND level = 1 THEN 1 WHEN sign = -1 AND level = 0 THEN -1 ELSE 0 END AS change
+					CASE WHEN sign = 1 AND level = 1 THEN 1 WHEN sign = -1 AND level = 0 THEN -1 ELSE 0 END - sign AS change
 				FROM (SELECT i.organization_id, e.at, e.sign, sum(e.sign) OVER (PARTITION BY i.organization_id, i.customer_id
 							ORDER BY e.at, e.sign DESC ROWS UNBOUNDED PRECEDING) AS level
-					FROM metric_subscriber_islands i, LATERAL (VALUES (i.started_at, 1), (i.ended_at, -1)) e (at, sign)
-					WHERE i.organization_id = ANY($1) AND i.product_id IN (SELECT id FROM sel)
-						AND (i.ended_at IS NULL OR i.ended_at >= $2)
-						AND i.customer_id NOT IN (SELECT customer_id FROM metric_subscriber_queue WHERE organization_id = ANY($1))
+					FROM held i, LATERAL (VALUES (i.started_at, 1), (i.ended_at, -1)) e (at, sign)
+					WHERE (i.organization_id, i.customer_id) IN (SELECT organization_id, customer_id
+							FROM (SELECT DISTINCT organization_id, customer_id, product_id FROM held) h
+							GROUP BY organization_id, customer_id HAVING count(*) > 1)
 						AND e.at < $3) s) t
 			WHERE change <> 0
 			GROUP BY organization_id, local
@@ -150,7 +164,13 @@ const metricsSubscribersMerged = `SELECT organization_id, min(at), NULL::uuid, 0
 			FROM (SELECT coalesce(array_agg(DISTINCT customer_id), '{}') AS ids FROM metric_subscriber_queue
 				WHERE organization_id = ANY($1)) q, (SELECT coalesce(array_agg(id), '{}') AS ids FROM sel) k,
 				metric_subscriber_islands_of($1, q.ids, k.ids, false) i, metric_island_delta(i, 1) c
-			WHERE c.hour < $3`
+			WHERE c.hour < $3
+		UNION ALL SELECT c.*, NULL::smallint
+			FROM (SELECT coalesce(array_agg(DISTINCT customer_id), '{}') AS ids FROM metric_subscriber_queue
+				WHERE organization_id = ANY($1)) q, (SELECT coalesce(array_agg(id), '{}') AS ids FROM sel) k,
+				metric_subscriber_islands_of($1, q.ids, k.ids, true) i,
+				metric_island_delta(ROW(i.organization_id, i.customer_id, NULL, i.started_at, i.ended_at), -1) c
+			WHERE i.product_id = ANY(k.ids) AND c.hour < $3`
 
 const metricsSubscribersBaseRows = `SELECT c.*, NULL::smallint
 			FROM (SELECT CASE WHEN $9 THEN coalesce(array_agg(id), '{}') END AS ids FROM sel) k,
@@ -338,6 +358,9 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		q.WriteString(`, day_products AS (SELECT id FROM sel)`)
 		if src.wholeStock && stock {
 			q.WriteString(metricsWholeStock)
+		}
+		if want("subscribers") {
+			q.WriteString(src.subscribers.with)
 		}
 	} else {
 		q.WriteString(`, day_products AS (SELECT 'ffffffff-ffff-ffff-ffff-ffffffffffff'::uuid AS id)`)

@@ -139,6 +139,9 @@ func TestMetricsSubscribersCountDistinctCustomers(t *testing.T) {
 	w.subscribe(t, db, 2, 1, *at(-3, 0), at(1, 0))
 	gone := w.subscribe(t, db, 1, 2, *at(3, 4, 15), at(5, 20))
 	softGone := w.subscribe(t, db, 1, 0, *at(2, 6), nil)
+	// Customer 1 holds products 0 and 1 together over the end of a day, its island of
+	// product 1 ending within the windows.
+	w.subscribe(t, db, 1, 0, *at(0, 12), at(2, 12))
 	// Islands starting and ending within the half hour before a Kolkata midnight (18:30 UTC),
 	// which a read cut from the rollups takes from the folded islands.
 	w.subscribe(t, db, 1, 2, *at(2, 18, 10), at(5, 18, 20))
