@@ -105,8 +105,9 @@ type MetricsPoint struct {
 
 // Metrics computes one point per period of f: from the base tables when f names customers,
 // else from the hourly rollups for hourly points and the daily ones for longer points; in a
-// zone whose offset is not whole hours (f.Exact), from the rollups and pieces of the base
-// tables at the cuts inside an hour (metricsFlowsSplit) for points of a day or longer, and
+// zone whose offset is not whole hours (f.Exact), from the rollups and pieces of the quarter
+// rollups (or of the base tables, f.Quarters unset) at the cuts inside an hour
+// (metricsFlowsSplit) for points of a day or longer, and
 // from the base tables for hourly points (at most a week, whose hours would all be cut). The
 // statement relies on JIT compilation being off (sessionSettings).
 func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]MetricsPoint, error) {
@@ -115,8 +116,9 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 
 // metricsSourcesOf chooses the sources of f's points, as Metrics says. The rollups hold the
 // subscribers of all products and of each product, cut like the other stock in a zone whose
-// offset is not whole hours; several products merge their folded islands (unless they hold
-// every subscription), and some customers' and hourly exact cuts come from the base tables.
+// offset is not whole hours; several products sum their own less the customers holding
+// several of them (unless they hold every subscription), and some customers' and hourly
+// exact cuts come from the base tables.
 func metricsSourcesOf(f MetricsFilter) metricsSources {
 	narrowed := f.Products != nil || f.BillingTypes != nil
 	rollups := f.Customers == nil && !f.Exact

@@ -93,8 +93,8 @@ func metricsColumns(format string, cols []string) string {
 }
 
 // metricsSplit is a split source: the columns it sums (cols), its rollups (daily, hourly and
-// the unfolded changes), its pieces of the base tables, whether it gives stock changes, and
-// whether the products are narrowed.
+// the unfolded changes), its pieces of the base tables (or the quarter rollup that replaces
+// them), whether it gives stock changes, and whether the products are narrowed.
 type metricsSplit struct {
 	cols                           []string
 	daily, hourly, changes, pieces string

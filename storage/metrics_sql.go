@@ -27,7 +27,8 @@ import (
 // 00096_metric_changes), hourly rows read in the same statement, so that every committed
 // change counts once whether or not it was folded. They hold whole UTC hours, so they serve
 // only zones whose offset is whole hours over the window; the others read them cut with
-// pieces of the base tables (metricsFlowsSplit, storage.MetricsFilter.Exact).
+// pieces of the quarter-hour rollups or the base tables (metricsFlowsSplit,
+// storage.MetricsFilter.Exact).
 const (
 	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`

@@ -85,10 +85,11 @@ func seedAtCuts(t *testing.T, db *sqlx.DB, s metricsShop, other uuid.UUID, times
 }
 
 // TestMetricsOfSplitZonesEqualTheBaseTables checks that in zones whose offset is not whole
-// hours the rollups cut with pieces of the base tables answer what the base tables alone
-// answer, every column, per day (over the daylight saving time changes), week and month, of
-// all products and of one, with the changes unfolded, partly folded and folded, and with
-// orders, checkouts and subscription changes at, just before and just after every cut.
+// hours the rollups cut with pieces of the quarter-hour rollups, or of the base tables,
+// answer what the base tables alone answer, every column, per day (over the daylight saving
+// time changes), week and month, of all products and of one, with the changes unfolded,
+// partly folded and folded, and with orders, checkouts and subscription changes at, just
+// before and just after every cut.
 func TestMetricsOfSplitZonesEqualTheBaseTables(t *testing.T) {
 	t.Parallel()
 	db := storagetest.New(t)
