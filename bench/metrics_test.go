@@ -203,9 +203,9 @@ func metricsCustomerID(b *testing.B, db *sqlx.DB, org string) string {
 // seedMetrics stores metricsProducts products (half recurring), metricsCustomers customers,
 // metricsOrders paid orders spread evenly over metricsYear (a tenth partly refunded; one
 // time, new and renewal in turn) and metricsSubscriptions subscriptions of the recurring
-// products started over the two years before its end, a fifth canceled and ended (a
-// customer's subscriptions are of one product, but for a fifth of the customers, whose last
-// is of another); the others' current period runs
+// products started over the two years before its end, a fifth canceled and ended (of every
+// product alike; a customer's subscriptions are of one product, but for a fifth of the
+// customers, whose last is of another); the others' current period runs
 // until a month after the organization's time (its test clock's, which `till demo` moves 32
 // days ahead), so the server has no renewals to run while it is measured: their cycle orders
 // and dunning would load the machine and add orders, and no metric reads the period end.
@@ -247,7 +247,7 @@ func seedMetrics(b *testing.B, db *sqlx.DB, org string) {
 			INSERT INTO subscriptions (organization_id, customer_id, product_id, status, amount, currency,
 				recurring_interval, current_period_start, current_period_end, started_at, canceled_at, ended_at,
 				customer_cancellation_reason)
-			SELECT $1, c.ids[1 + i % $4], r.ids[1 + (i + (i % $4 < $4 / 5 AND i / $4 = 9)::int) % ($5 / 2)], CASE WHEN i % 5 = 0 THEN 'canceled' ELSE 'active' END,
+			SELECT $1, c.ids[1 + i % $4], r.ids[1 + (i % $4 / 5 + (i % $4 < $4 / 5 AND i / $4 = 9)::int) % ($5 / 2)], CASE WHEN i % 5 = 0 THEN 'canceled' ELSE 'active' END,
 				1000 + i % 3000, 'usd', CASE WHEN i % 4 = 0 THEN 'year' ELSE 'month' END, s.at,
 				CASE WHEN i % 5 = 0 THEN s.at + interval '1 month' ELSE k.clock + interval '1 month' END,
 				s.at, CASE WHEN i % 5 = 0 THEN s.at + interval '20 days' END,
