@@ -37,6 +37,9 @@ type MetricsFilter struct {
 	Columns []string
 }
 
+// narrowed says f selects some products, by id or by billing type.
+func (f MetricsFilter) narrowed() bool { return f.Products != nil || f.BillingTypes != nil }
+
 // MetricsPoint is one period's values. Flows count what happened during the period; the
 // subscription stocks are as of the period's end; the cumulative values add up the
 // periods from the first.
@@ -121,7 +124,7 @@ func Metrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([]Metrics
 // several of them (unless they hold every subscription), and some customers' and hourly
 // exact cuts come from the base tables.
 func metricsSourcesOf(f MetricsFilter) metricsSources {
-	narrowed := f.Products != nil || f.BillingTypes != nil
+	narrowed := f.narrowed()
 	rollups := f.Customers == nil && !f.Exact
 	subscribers := metricsSubscribersAll
 	switch {
@@ -165,7 +168,7 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src metricsSources) ([]MetricsPoint, error) {
 	query, args := metricsStatement(f, src)
 	db, isDB := q.(*sqlx.DB)
-	if !isDB || f.Customers != nil || (f.Products == nil && f.BillingTypes == nil && !src.split) {
+	if !isDB || f.Customers != nil || (!f.narrowed() && !src.split) {
 		points, err := scanMetricsArrays(ctx, q, query, args...)
 		return points, mapErr(err)
 	}
@@ -186,7 +189,7 @@ func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src me
 
 // metricsStatement writes the series statement of f over src and its arguments.
 func metricsStatement(f MetricsFilter, src metricsSources) (string, []any) {
-	narrowed := f.Products != nil || f.BillingTypes != nil
+	narrowed := f.narrowed()
 	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
 	if f.Customers != nil {
