@@ -122,6 +122,12 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 	if a.Timezone != nil {
 		zone = *a.Timezone
 	}
+	if _, err := metricsZone(zone); err != nil {
+		return storage.MetricsFilter{}, err
+	}
+	// The periods are cut in Go and in PostgreSQL alike: both read the name PostgreSQL reads
+	// as the zone.
+	zone = storage.PostgresZone(zone)
 	loc, err := metricsZone(zone)
 	if err != nil {
 		return storage.MetricsFilter{}, err
@@ -131,7 +137,7 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 		return storage.MetricsFilter{}, Invalid("value_error", "The interval is too small for the given date range. "+
 			"Use a larger interval or reduce the date range.", []any{a.StartDate, a.EndDate, string(a.Interval)}, "query")
 	}
-	f := storage.MetricsFilter{Orgs: organizations(ctx), Interval: string(a.Interval), Zone: zone,
+	f := storage.MetricsFilter{Orgs: organizations(ctx), Interval: string(a.Interval), Zone: zone, Location: loc,
 		From:     time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, loc),
 		To:       time.Date(end.Year(), end.Month(), end.Day()+1, 0, 0, 0, 0, loc),
 		Products: a.Products, Customers: a.Customers}

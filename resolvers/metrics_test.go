@@ -1,6 +1,7 @@
 package resolvers_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,36 @@ func TestMetricsFollowRenewalsAndRefunds(t *testing.T) {
 			if got := *rolled.Metrics.Totals.RenewedSubscriptions; got != 2 {
 				t.Errorf("%s: %d renewals over the window, want 2", zone, got)
 			}
+		}
+	})
+
+	t.Run("CET keeps summer time, as the zone database and upstream read it", func(t *testing.T) {
+		// PostgreSQL reads the name CET as the abbreviation of UTC+1 all year.
+		const q = `query($tz: String) { metrics(startDate: "2030-03-25", endDate: "2030-04-05", interval: day, timezone: $tz) {
+			periods { timestamp renewedSubscriptions } } }`
+		type out struct {
+			Metrics struct {
+				Periods []struct {
+					Timestamp            time.Time
+					RenewedSubscriptions int
+				}
+			}
+		}
+		var cet, brussels out
+		w.s.Query(t, w.org.Token, q, vars{"tz": "CET"}, &cet)
+		w.s.Query(t, w.org.Token, q, vars{"tz": "Europe/Brussels"}, &brussels)
+		if diff := cmp.Diff(brussels, cet); diff != "" {
+			t.Errorf("CET differs from Europe/Brussels (-Brussels +CET):\n%s", diff)
+		}
+		var renewedAt []time.Time
+		for _, p := range cet.Metrics.Periods {
+			if p.RenewedSubscriptions > 0 {
+				renewedAt = append(renewedAt, p.Timestamp.UTC())
+			}
+		}
+		// 1 April 2030 starts at 22:00 UTC the day before, in summer time.
+		if want := []time.Time{time.Date(2030, 3, 31, 22, 0, 0, 0, time.UTC)}; len(cet.Metrics.Periods) != 12 || !slices.Equal(renewedAt, want) {
+			t.Errorf("%d days, the renewal in the days starting %v; want 12 and %v", len(cet.Metrics.Periods), renewedAt, want)
 		}
 	})
 

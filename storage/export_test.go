@@ -25,9 +25,12 @@ func ExplainMeterQuantity(ctx context.Context, q sqlx.ExtContext, m *Meter, cust
 // ExplainMetrics runs Metrics' statement under EXPLAIN (ANALYZE, BUFFERS) and returns the plan,
 // to see where a read spends its time.
 func ExplainMetrics(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) (string, error) {
-	query, args := metricsStatement(f, metricsSourcesOf(f))
+	query, args, err := metricsStatement(f, metricsSourcesOf(f))
+	if err != nil {
+		return "", err
+	}
 	var lines []string
-	err := sqlx.SelectContext(ctx, q, &lines, "EXPLAIN (ANALYZE, BUFFERS) "+query, args...)
+	err = sqlx.SelectContext(ctx, q, &lines, "EXPLAIN (ANALYZE, BUFFERS) "+query, args...)
 	return strings.Join(lines, "\n"), mapErr(err)
 }
 
@@ -131,4 +134,23 @@ func MetricsFromBase(ctx context.Context, q sqlx.ExtContext, f MetricsFilter) ([
 		src.flowsBefore = metricsFlowsBeforeBase
 	}
 	return metricsFrom(ctx, q, f, src)
+}
+
+// MetricsCalendar is metricsCalendarOf's days that are not whole, as [start, stop) pairs,
+// and its runs of whole days, as (alignment, first day's start, last day's start).
+func MetricsCalendar(from, to time.Time, loc *time.Location) (parts [][2]time.Time, runs []MetricsRun) {
+	c := metricsCalendarOf(from, to, loc)
+	for i := range c.partStarts {
+		parts = append(parts, [2]time.Time{c.partStarts[i], c.partStops[i]})
+	}
+	for i := range c.runAligns {
+		runs = append(runs, MetricsRun{Align: c.runAligns[i], First: c.runFirsts[i], Last: c.runLasts[i]})
+	}
+	return parts, runs
+}
+
+// MetricsRun is a run of whole days of one alignment.
+type MetricsRun struct {
+	Align       int16
+	First, Last time.Time
 }

@@ -17,8 +17,11 @@ type MetricsFilter struct {
 	From, To time.Time
 	// Interval is a PostgreSQL date_trunc unit: hour, day, week, month or year.
 	Interval string
-	// Zone is an IANA time zone name the periods are cut in.
-	Zone string
+	// Zone is an IANA time zone name the periods are cut in, as PostgreSQL reads it
+	// (PostgresZone), and Location is that zone in Go, where the window's days are cut
+	// (metricsCalendar); nil loads Zone.
+	Zone     string
+	Location *time.Location
 	// Products and BillingTypes (one_time, recurring) narrow to some products; nil is all.
 	Products     []uuid.UUID
 	BillingTypes []string
@@ -151,7 +154,7 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 	case f.Interval == "hour":
 		src.flows, src.deltas = metricsFlowsHours, metricsDeltasHours
 	default:
-		src.flows, src.deltas = metricsFlowsDays, metricsDeltasDays
+		src.flows, src.deltas, src.days = metricsFlowsDays, metricsDeltasDays, true
 	}
 	return src
 }
@@ -166,7 +169,10 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 // a read for customers keeps its custom plan, whose index choices follow the customers, and
 // so does a read within a caller's transaction, whose settings are the caller's.
 func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src metricsSources) ([]MetricsPoint, error) {
-	query, args := metricsStatement(f, src)
+	query, args, err := metricsStatement(f, src)
+	if err != nil {
+		return nil, err
+	}
 	db, isDB := q.(*sqlx.DB)
 	if !isDB || f.Customers != nil || (!f.narrowed() && !src.split) {
 		points, err := scanMetricsArrays(ctx, q, query, args...)
@@ -188,7 +194,7 @@ func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src me
 }
 
 // metricsStatement writes the series statement of f over src and its arguments.
-func metricsStatement(f MetricsFilter, src metricsSources) (string, []any) {
+func metricsStatement(f MetricsFilter, src metricsSources) (string, []any, error) {
 	narrowed := f.narrowed()
 	query := metricsQuery(src, f.Columns, narrowed)
 	var customers, products any
@@ -202,7 +208,18 @@ func metricsStatement(f MetricsFilter, src metricsSources) (string, []any) {
 	if f.BillingTypes != nil {
 		billing = pq.Array(f.BillingTypes)
 	}
-	return query, []any{pq.Array(f.Orgs), f.From, f.To, f.Interval, products, billing, f.Zone, customers, narrowed}
+	args := []any{pq.Array(f.Orgs), f.From, f.To, f.Interval, products, billing, f.Zone, customers, narrowed}
+	if !src.days {
+		return query, append(args, nil, nil, nil, nil, nil), nil
+	}
+	loc := f.Location
+	if loc == nil {
+		var err error
+		if loc, err = time.LoadLocation(f.Zone); err != nil {
+			return "", nil, ErrUnknownTimeZone
+		}
+	}
+	return query, append(args, metricsCalendarOf(f.From, f.To, loc).args()...), nil
 }
 
 // FoldMetrics moves the metric changes that writers appended (migration

@@ -39,11 +39,19 @@ import (
 // rollups do not split by customer, and a week of hours cut at every hour would be all
 // pieces.
 
-// metricsSplitCuts are the CTEs the split sources read: cuts are the window's days with the
-// whole hours [lo, hi) their rollup part covers, whole when that is one daily row; cut_runs
-// group the whole ones into runs of one alignment as runs does for whole-hour zones;
-// cut_points are the cuts inside an hour, each with the hour it falls in.
-const metricsSplitCuts = `, cuts AS (
+// metricsSplitCuts are the CTEs the split sources read: days are the window's local days as
+// UTC instants; cuts are those days with the whole hours [lo, hi) their rollup part covers,
+// whole when that is one daily row; cut_runs group the whole ones into runs of one alignment
+// as runs does for whole-hour zones; cut_points are the cuts inside an hour, each with the
+// hour it falls in. A split read is mostly its pieces, so its days are cut here rather than
+// passed in (metricsCalendar).
+const metricsSplitCuts = `, days AS (
+		SELECT CASE WHEN l = b.first THEN $2 ELSE l AT TIME ZONE $7 END AS start,
+			CASE WHEN l = b.last THEN $3 ELSE (l + interval '1 day') AT TIME ZONE $7 END AS stop
+		FROM (SELECT date_trunc('day', $2::timestamptz AT TIME ZONE $7) AS first,
+			date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7) AS last) b,
+			generate_series(b.first, b.last, interval '1 day') l
+	), cuts AS (
 		SELECT lo, hi, hi - lo = interval '24 hours' AS whole, extract(hour FROM lo AT TIME ZONE 'UTC')::smallint AS align
 		FROM (SELECT date_trunc('hour', start, 'UTC') AS lo, date_trunc('hour', stop, 'UTC') AS hi FROM days) d
 	), cut_runs AS (

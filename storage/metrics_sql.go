@@ -35,8 +35,8 @@ const (
 	metricsFlowsHours = `SELECT *, NULL::smallint FROM metric_hours
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL
 		UNION ALL ` + metricsFlowsChanges
-	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
-			WHERE NOT d.whole AND m.organization_id = ANY($1) AND $8::uuid[] IS NULL
+	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM part_days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
+			WHERE m.organization_id = ANY($1) AND $8::uuid[] IS NULL
 		UNION ALL SELECT m.* FROM runs r, day_products k, LATERAL (SELECT * FROM metric_days
 				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
 			WHERE $8::uuid[] IS NULL
@@ -49,9 +49,9 @@ const (
 	metricsDeltasHours = `SELECT m.*, NULL::smallint FROM metric_subscription_deltas m
 			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3
 		UNION ALL ` + metricsDeltasBefore
-	metricsDeltasDays = `SELECT m.*, NULL::smallint FROM days d
+	metricsDeltasDays = `SELECT m.*, NULL::smallint FROM part_days d
 			JOIN metric_subscription_deltas m ON m.hour >= d.start AND m.hour < d.stop
-			WHERE NOT d.whole AND m.organization_id = ANY($1)
+			WHERE m.organization_id = ANY($1)
 		UNION ALL SELECT m.* FROM runs r, day_products k, LATERAL (SELECT * FROM metric_subscription_days
 				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
 		UNION ALL ` + metricsDeltasBefore
@@ -215,17 +215,14 @@ var metricSplitStocks = [...]struct {
 	{"trial_committed_monthly_recurring_revenue", "trial_committed_monthly_amount", true},
 }
 
-// metricsHead types every parameter ($8 and $9 may be read by no source), cuts the periods and
-// the days (the window's local days as UTC instants, whole when 24 hours long from a whole
-// hour) and selects the products. $9 is true when products are narrowed.
-//
-// runs groups the whole days into runs of consecutive days of one alignment (a year in UTC
-// is one run; a zone with daylight saving time has a run between each change), so that the
-// daily sources read each run as one range of the rollup's key rather than looking each day
-// up: two whole days of one alignment follow each other exactly when their starts are 24
-// hours apart, so a start less its rank within the alignment times 24 hours is constant
-// along a run and grows at every gap.
-const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean AS narrowed
+// metricsHead types every parameter ($8 to $14 may be read by no source), cuts the periods
+// and selects the products. $9 is true when products are narrowed. part_days and runs are
+// the window's days (metricsCalendar) for the daily sources: the days that are not whole
+// ($10, $11), and the whole ones in runs of consecutive days of one alignment ($12 to $14),
+// so that the daily sources read each run as one range of the rollup's key rather than
+// looking each day up.
+const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean AS narrowed, $10::timestamptz[] AS part_starts,
+		$11::timestamptz[] AS part_stops, $12::smallint[] AS run_aligns, $13::timestamptz[] AS run_firsts, $14::timestamptz[] AS run_lasts
 	), sel AS (
 		SELECT id FROM products WHERE organization_id = ANY($1)
 			AND ($5::uuid[] IS NULL OR id = ANY($5))
@@ -234,19 +231,10 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 		SELECT p AS local, p AT TIME ZONE $7 AS ts
 		FROM generate_series(date_trunc($4::text, $2::timestamptz AT TIME ZONE $7::text),
 			($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7, ('1 ' || $4)::interval) p
-	), days AS (
-		SELECT start, stop, extract(hour FROM start AT TIME ZONE 'UTC')::smallint AS align,
-			stop - start = interval '24 hours' AND start = date_trunc('hour', start, 'UTC') AS whole
-		FROM (SELECT CASE WHEN l = b.first THEN $2 ELSE l AT TIME ZONE $7 END AS start,
-				CASE WHEN l = b.last THEN $3 ELSE (l + interval '1 day') AT TIME ZONE $7 END AS stop
-			FROM (SELECT date_trunc('day', $2::timestamptz AT TIME ZONE $7) AS first,
-				date_trunc('day', ($3::timestamptz - interval '1 microsecond') AT TIME ZONE $7) AS last) b,
-				generate_series(b.first, b.last, interval '1 day') l) d
+	), part_days AS (
+		SELECT * FROM unnest($10::timestamptz[], $11::timestamptz[]) d (start, stop)
 	), runs AS (
-		SELECT align, min(start) AS first, max(start) AS last
-		FROM (SELECT align, start, start - row_number() OVER (PARTITION BY align ORDER BY start) * interval '24 hours' AS run
-			FROM days WHERE whole) w
-		GROUP BY align, run
+		SELECT * FROM unnest($12::smallint[], $13::timestamptz[], $14::timestamptz[]) r (align, first, last)
 	)`
 
 // metricsStock sums the stock changes per period (those before the window in one row, local
@@ -285,6 +273,8 @@ type metricsSources struct {
 	flows, deltas, flowsBefore string
 	subscribers                metricsSubscribers
 	wholeStock, split          bool
+	// days says the daily sources read the window's calendar (part_days and runs).
+	days bool
 	// quarters reads a split statement's pieces from the quarter-hour rollups.
 	quarters bool
 }
