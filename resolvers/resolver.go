@@ -30,8 +30,11 @@ import (
 // blob store, webhook sender) or that tests replace. Zero fields take the defaults New
 // documents, so a schema-only resolver is New(Deps{}).
 type Deps struct {
-	DB     *sqlx.DB
-	Secret []byte
+	DB *sqlx.DB
+	// Analytics is the pool of the metrics reads over the rollups (storage.OpenAnalytics,
+	// which plans them generically); nil reads them from DB.
+	Analytics *sqlx.DB
+	Secret    []byte
 	// Logger receives operational logs; nil discards them.
 	Logger *slog.Logger
 	// PortalURL is the base of customer-portal links, e.g. https://till.example.com.
@@ -91,6 +94,7 @@ type Deps struct {
 // resolver runs on is fixed when it is built and nothing rewires it while it serves.
 type Resolver struct {
 	db            *sqlx.DB
+	analytics     *sqlx.DB
 	secret        []byte
 	logger        *slog.Logger
 	portalURL     string
@@ -129,7 +133,7 @@ type Resolver struct {
 
 // New builds the application over d.
 func New(d Deps) *Resolver {
-	r := &Resolver{db: d.DB, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
+	r := &Resolver{db: d.DB, analytics: d.Analytics, secret: d.Secret, logger: d.Logger, portalURL: d.PortalURL, clock: d.Clock,
 		payments: d.Payments, customers: d.Customers, webhooks: d.Webhooks, blobs: d.Blobs, files: d.Files,
 		jobsQueuedFn: d.JobsQueued, oidc: d.OIDC, licenseLimits: d.LicenseLimits, costBudget: d.CostBudget, mail: d.Mail,
 		signInLimits: d.SignInLimits, browser: auth.NewBrowser(d.PortalURL, d.BrowserOrigins), oidcLogin: d.OIDCLogin,
@@ -139,6 +143,9 @@ func New(d Deps) *Resolver {
 	}
 	if r.clock == nil {
 		r.clock = time.Now
+	}
+	if r.analytics == nil {
+		r.analytics = r.db
 	}
 	if d.Renderer != nil {
 		r.renderEvent = d.Renderer(r.Executor())

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/google/uuid"
@@ -159,38 +158,16 @@ func metricsSourcesOf(f MetricsFilter) metricsSources {
 	return src
 }
 
-// metricsFrom computes the points of f from src.
-//
-// PostgreSQL plans the statements of narrowed and split reads afresh at every execution:
-// their custom plans, which know the products and the zone, are estimated cheaper than the
-// generic plan, and planning them took 8–16 ms against 12–70 ms of execution, while the
-// generic plan, cached with the prepared statement, ran them within the noise of the custom
-// ones (bench/README.md). So those run in a read-only transaction that plans generically;
-// a read for customers keeps its custom plan, whose index choices follow the customers, and
-// so does a read within a caller's transaction, whose settings are the caller's.
+// metricsFrom computes the points of f from src. The plan is q's connection's: reads of the
+// rollups are meant for a pool that plans them generically (OpenAnalytics), reads for
+// customers for one that plans them with their arguments.
 func metricsFrom(ctx context.Context, q sqlx.ExtContext, f MetricsFilter, src metricsSources) ([]MetricsPoint, error) {
 	query, args, err := metricsStatement(f, src)
 	if err != nil {
 		return nil, err
 	}
-	db, isDB := q.(*sqlx.DB)
-	if !isDB || f.Customers != nil || (!f.narrowed() && !src.split) {
-		points, err := scanMetricsArrays(ctx, q, query, args...)
-		return points, mapErr(err)
-	}
-	tx, err := db.BeginTxx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, `SET LOCAL plan_cache_mode = force_generic_plan`); err != nil {
-		return nil, mapErr(err)
-	}
-	points, err := scanMetricsArrays(ctx, tx, query, args...)
-	if err != nil {
-		return nil, mapErr(err)
-	}
-	return points, mapErr(tx.Commit())
+	points, err := scanMetricsArrays(ctx, q, query, args...)
+	return points, mapErr(err)
 }
 
 // metricsStatement writes the series statement of f over src and its arguments.

@@ -31,15 +31,14 @@ import (
 // storage.MetricsFilter.Exact).
 const (
 	metricsFlowsChanges = `SELECT *, NULL::smallint FROM metric_hour_changes
-			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL`
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3`
 	metricsFlowsHours = `SELECT *, NULL::smallint FROM metric_hours
-			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3 AND $8::uuid[] IS NULL
+			WHERE organization_id = ANY($1) AND hour >= $2 AND hour < $3
 		UNION ALL ` + metricsFlowsChanges
 	metricsFlowsDays = `SELECT m.*, NULL::smallint FROM part_days d JOIN metric_hours m ON m.hour >= d.start AND m.hour < d.stop
-			WHERE m.organization_id = ANY($1) AND $8::uuid[] IS NULL
+			WHERE m.organization_id = ANY($1)
 		UNION ALL SELECT m.* FROM runs r, day_products k, LATERAL (SELECT * FROM metric_days
 				WHERE organization_id = ANY($1) AND align = r.align AND product_id = k.id AND day >= r.first AND day <= r.last OFFSET 0) m
-			WHERE $8::uuid[] IS NULL
 		UNION ALL ` + metricsFlowsChanges
 	metricsDeltasBefore = `SELECT * FROM metric_subscription_days
 			WHERE organization_id = ANY($1) AND align = extract(hour FROM $2::timestamptz AT TIME ZONE 'UTC')::smallint
@@ -198,9 +197,14 @@ var metricFlows = [...]string{"orders", "revenue", "net_revenue", "one_time_orde
 	"canceled_low_quality", "canceled_missing_features", "canceled_switched_service", "canceled_too_complex",
 	"canceled_too_expensive", "canceled_unused", "canceled_other", "churned"}
 
-// metricStocks are the MetricsPoint columns that need the subscription stock.
-var metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenue", "active_at_start",
-	"monthly_recurring_at_start"}
+// metricStocks are the MetricsPoint columns that need the subscription stock, and
+// metricStockOutputs their expressions over it.
+var (
+	metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenue", "active_at_start",
+		"monthly_recurring_at_start"}
+	metricStockOutputs = [len(metricStocks)]string{"s.active", "round(s.monthly_amount)::bigint", "s.active - s.change",
+		"round(s.monthly_amount - s.amount_change)::bigint"}
+)
 
 // metricSplitStocks are the MetricsPoint columns of the committed and trialing splits of the
 // stock (migration 00108_metric_committed_trials), each run from its own column of the stock
@@ -240,12 +244,11 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 // metricsStock sums the stock changes per period (those before the window in one row, local
 // NULL) and runs them into the stock at each period's end and start. The second and third
 // verbs add the split stocks asked for: their sums (metricsSplitSum) and their runs
-// (metricsSplitRun); the fourth widens the product filter (metricsSubscribers.keep).
+// (metricsSplitRun); the fourth is the product filter (metricsProductFilter).
 const metricsStock = `, deltas AS (
 		SELECT CASE WHEN d.hour < $2 THEN NULL ELSE date_trunc($4, d.hour AT TIME ZONE $7) END AS local,
 			sum(active) AS active, sum(monthly_amount) AS monthly_amount%[2]s
-		FROM (%[1]s) d
-		WHERE (NOT $9 OR d.product_id IN (SELECT id FROM sel)%[4]s)
+		FROM (%[1]s) d%[4]s
 		GROUP BY 1
 	), stock AS (
 		SELECT p.local, coalesce((SELECT active FROM deltas WHERE local IS NULL), 0)
@@ -262,6 +265,17 @@ const (
 	metricsSplitRun = `,
 			coalesce((SELECT %[1]s FROM deltas WHERE local IS NULL), 0) + coalesce(sum(d.%[1]s) OVER w, 0) AS %[1]s`
 )
+
+// metricsProductFilter keeps the rows of source alias a of the products selected, and those
+// keep admits, when the products are narrowed; otherwise it keeps every row and is not
+// written at all, so that the rows reach the sums through no filter.
+func metricsProductFilter(a string, narrowed bool, keep string) string {
+	if !narrowed {
+		return ""
+	}
+	return fmt.Sprintf(`
+		WHERE (%s.product_id IN (SELECT id FROM sel)%s)`, a, keep)
+}
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
 // window, flows before it (for the cumulative revenues), and where the subscribers come from.
@@ -302,11 +316,12 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	if want("net_cumulative_revenue") {
 		out = append(out, "(SELECT net_revenue FROM flows_before) + sum(coalesce(f.net_revenue, 0)) OVER w AS net_cumulative_revenue")
 	}
-	stock := slices.ContainsFunc(metricStocks[:], want)
-	if stock {
-		out = append(out, "s.active AS active_subscriptions", "round(s.monthly_amount)::bigint AS monthly_recurring_revenue",
-			"s.active - s.change AS active_at_start",
-			"round(s.monthly_amount - s.amount_change)::bigint AS monthly_recurring_at_start")
+	stock := false
+	for i, expr := range metricStockOutputs {
+		if want(metricStocks[i]) {
+			stock = true
+			out = append(out, expr+" AS "+metricStocks[i])
+		}
 	}
 	var splitSums, splitRuns strings.Builder
 	stockCols := []string{"active", "monthly_amount"}
@@ -381,21 +396,19 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	if sums != nil {
 		fmt.Fprintf(&q, `, flows AS (
 		SELECT date_trunc($4, f.hour AT TIME ZONE $7) AS local, %s
-		FROM (%s) f
-		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
+		FROM (%s) f%s
 		GROUP BY 1
-	)`, strings.Join(sums, ", "), flows)
+	)`, strings.Join(sums, ", "), flows, metricsProductFilter("f", narrowed, ""))
 		from += " LEFT JOIN flows f ON f.local = p.local"
 	}
 	if before {
 		fmt.Fprintf(&q, `, flows_before AS (
 		SELECT coalesce(sum(revenue), 0) AS revenue, coalesce(sum(net_revenue), 0) AS net_revenue
-		FROM (%s) f
-		WHERE (NOT $9 OR f.product_id IN (SELECT id FROM sel))
-	)`, src.flowsBefore)
+		FROM (%s) f%s
+	)`, src.flowsBefore, metricsProductFilter("f", narrowed, ""))
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), splitRuns.String(), keep)
+		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), splitRuns.String(), metricsProductFilter("d", narrowed, keep))
 		from += " JOIN stock s ON s.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))

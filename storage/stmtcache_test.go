@@ -164,27 +164,48 @@ func mustExec(t *testing.T, db *sqlx.DB, q string) sql.Result {
 
 // Every connection Till opens has JIT compilation off, cached or not: the metrics statement
 // relies on it (storage.sessionSettings), and on a fresh connection of a server whose
-// default is on, each new connection must set it again.
-func TestEveryConnectionHasJITOff(t *testing.T) {
-	for _, size := range []int{0, storage.DefaultStatementCache} {
-		t.Run(fmt.Sprintf("cache size %d", size), func(t *testing.T) {
-			db := onOneConn(t, size)
-			for range 2 {
-				var jit string
-				if err := db.Get(&jit, `SHOW jit`); err != nil {
-					t.Fatal(err)
+// default is on, each new connection must set it again. The analytical pool's connections
+// also plan generically (storage.analyticsSettings).
+func TestEveryConnectionHasItsSettings(t *testing.T) {
+	analytics := func(t *testing.T, size int) *sqlx.DB {
+		db, err := storage.OpenAnalytics(storagetest.DSN(t), size)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		db.SetMaxOpenConns(1)
+		db.SetMaxIdleConns(1)
+		return db
+	}
+	tests := []struct {
+		pool string
+		open func(*testing.T, int) *sqlx.DB
+		plan string
+	}{
+		{"main", onOneConn, "auto"},
+		{"analytics", analytics, "force_generic_plan"},
+	}
+	for _, tt := range tests {
+		for _, size := range []int{0, storage.DefaultStatementCache} {
+			t.Run(fmt.Sprintf("%s pool, cache size %d", tt.pool, size), func(t *testing.T) {
+				db := tt.open(t, size)
+				for range 2 {
+					var jit, plan string
+					if err := db.QueryRow(`SELECT current_setting('jit'), current_setting('plan_cache_mode')`).Scan(&jit, &plan); err != nil {
+						t.Fatal(err)
+					}
+					if jit != "off" || plan != tt.plan {
+						t.Fatalf("jit = %s, plan_cache_mode = %s on a connection of the pool, want off and %s", jit, plan, tt.plan)
+					}
+					// A closed connection is replaced by a new one, which must set them too.
+					conn, err := db.Conn(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+					_ = conn.Close()
 				}
-				if jit != "off" {
-					t.Fatalf("jit = %s on a connection of the pool, want off", jit)
-				}
-				// A closed connection is replaced by a new one, which must set it too.
-				conn, err := db.Conn(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
-				_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-				_ = conn.Close()
-			}
-		})
+			})
+		}
 	}
 }

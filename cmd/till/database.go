@@ -24,6 +24,8 @@ type database struct {
 	dsn string
 	// payments is the built-in test processor's pool (storage.TestPayments).
 	payments *sqlx.DB
+	// analytics is the pool of the metrics reads (storage.OpenAnalytics).
+	analytics *sqlx.DB
 }
 
 // openDatabase connects to DATABASE_URL, or starts the embedded cluster under the data
@@ -77,12 +79,26 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 	}
 	d.payments.SetMaxOpenConns(testPaymentConns)
 	d.payments.SetMaxIdleConns(testPaymentConns)
+	if d.analytics, err = storage.OpenAnalytics(dsn, cfg.StatementCache); err != nil {
+		d.close()
+		return nil, err
+	}
+	conns := analyticsConns(cfg.MaxConns)
+	d.analytics.SetMaxOpenConns(conns)
+	d.analytics.SetMaxIdleConns(conns)
+	d.analytics.SetConnMaxIdleTime(5 * time.Minute)
 	return d, nil
 }
 
 // testPaymentConns bounds the test processor's own pool: one short transaction per save or
 // charge.
 const testPaymentConns = 4
+
+// analyticsConns bounds the metrics reads' pool to a quarter of the main pool's size (at
+// least two): a dashboard's burst of reads, each some milliseconds of a core, waits for a
+// connection there instead of taking the connections and the cores the requests that write
+// need.
+func analyticsConns(mainConns int) int { return max(2, mainConns/4) }
 
 // close closes the pool and stops the embedded cluster, if any.
 func (d *database) close() {
@@ -91,6 +107,9 @@ func (d *database) close() {
 	}
 	if d.payments != nil {
 		_ = d.payments.Close()
+	}
+	if d.analytics != nil {
+		_ = d.analytics.Close()
 	}
 	if d.cluster != nil {
 		_ = d.cluster.Stop()

@@ -50,7 +50,7 @@ func newApp(cfg config, db *database, secret []byte, logger *slog.Logger) (*app,
 	if a.blobs, a.blobHandler, err = openBlobStore(cfg, secret); err != nil {
 		return nil, err
 	}
-	d := resolvers.Deps{DB: db.DB, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Clock: time.Now,
+	d := resolvers.Deps{DB: db.DB, Analytics: db.analytics, Secret: secret, Logger: logger, PortalURL: cfg.PublicURL, Clock: time.Now,
 		Payments: payments, Webhooks: a.webhooks, Blobs: a.blobs, JobsQueued: a.jobsQueued.Wake,
 		Renderer: func(e *resolvers.Executor) resolvers.EventRenderer { return rest.EventRenderer(e, docs) },
 		Files:    resolvers.FileSettings{MaxPartSize: cfg.FilesMaxPartSize, PresignTTL: cfg.FilesPresignTTL},
