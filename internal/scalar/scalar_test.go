@@ -3,6 +3,7 @@ package scalar_test
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -20,6 +21,9 @@ func TestFormatDateTime(t *testing.T) {
 		{"microseconds are written as six digits", time.Date(2026, 4, 1, 12, 0, 0, 123400000, time.UTC), "2026-04-01T12:00:00.123400Z"},
 		{"nanoseconds below a microsecond are dropped", time.Date(2026, 4, 1, 12, 0, 0, 999, time.UTC), "2026-04-01T12:00:00Z"},
 		{"other zones are converted to UTC", time.Date(2026, 4, 1, 14, 0, 0, 0, time.FixedZone("CEST", 7200)), "2026-04-01T12:00:00Z"},
+		{"a microsecond alone", time.Date(2026, 12, 31, 23, 59, 59, 1000, time.UTC), "2026-12-31T23:59:59.000001Z"},
+		{"years before 1000 are padded", time.Date(7, 1, 2, 3, 4, 5, 0, time.UTC), "0007-01-02T03:04:05Z"},
+		{"years past 9999 are written as time writes them", time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), "10000-01-01T00:00:00Z"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -27,6 +31,26 @@ func TestFormatDateTime(t *testing.T) {
 				t.Errorf("FormatDateTime = %q, want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// The date-times written by hand are time.AppendFormat's, over years 0 to 9999 and every
+// fraction.
+func TestAppendDateTimeIsTheLayouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo, hi := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	for range 200_000 {
+		tm := time.UnixMicro(lo + rng.Int64N(hi-lo))
+		if rng.IntN(2) == 0 {
+			tm = tm.Truncate(time.Second)
+		}
+		want := tm.UTC().Format("2006-01-02T15:04:05.000000Z")
+		if tm.Nanosecond() == 0 {
+			want = tm.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		if got := string(scalar.AppendDateTime([]byte("x"), tm)); got != "x"+want {
+			t.Fatalf("AppendDateTime(%v) = %q, want %q", tm, got, "x"+want)
+		}
 	}
 }
 
