@@ -198,12 +198,15 @@ var metricFlows = [...]string{"orders", "revenue", "net_revenue", "one_time_orde
 	"canceled_too_expensive", "canceled_unused", "canceled_other", "churned"}
 
 // metricStocks are the MetricsPoint columns that need the subscription stock, and
-// metricStockOutputs their expressions over it.
+// metricStockOutputs their expressions over the stock changes (at a period's start: at its
+// end less its own changes).
 var (
 	metricStocks = [...]string{"active_subscriptions", "monthly_recurring_revenue", "active_at_start",
 		"monthly_recurring_at_start"}
-	metricStockOutputs = [len(metricStocks)]string{"s.active", "round(s.monthly_amount)::bigint", "s.active - s.change",
-		"round(s.monthly_amount - s.amount_change)::bigint"}
+	metricStockOutputs = [len(metricStocks)]string{metricsStockRun("active"),
+		"round(" + metricsStockRun("monthly_amount") + ")::bigint",
+		metricsStockRun("active") + " - coalesce(d.active, 0)",
+		"round(" + metricsStockRun("monthly_amount") + " - coalesce(d.monthly_amount, 0))::bigint"}
 )
 
 // metricSplitStocks are the MetricsPoint columns of the committed and trialing splits of the
@@ -242,29 +245,24 @@ const metricsHead = `WITH params AS (SELECT $8::uuid[] AS customers, $9::boolean
 	)`
 
 // metricsStock sums the stock changes per period (those before the window in one row, local
-// NULL) and runs them into the stock at each period's end and start. The second and third
-// verbs add the split stocks asked for: their sums (metricsSplitSum) and their runs
-// (metricsSplitRun); the fourth is the product filter (metricsProductFilter).
+// NULL); the series runs them into the stock at each period's end and start
+// (metricsStockRun), in its own window over the periods. The second verb adds the split
+// stocks asked for (metricsSplitSum); the third is the product filter
+// (metricsProductFilter).
 const metricsStock = `, deltas AS (
 		SELECT CASE WHEN d.hour < $2 THEN NULL ELSE date_trunc($4, d.hour AT TIME ZONE $7) END AS local,
 			sum(active) AS active, sum(monthly_amount) AS monthly_amount%[2]s
-		FROM (%[1]s) d%[4]s
+		FROM (%[1]s) d%[3]s
 		GROUP BY 1
-	), stock AS (
-		SELECT p.local, coalesce((SELECT active FROM deltas WHERE local IS NULL), 0)
-				+ coalesce(sum(d.active) OVER w, 0) AS active,
-			coalesce((SELECT monthly_amount FROM deltas WHERE local IS NULL), 0)
-				+ coalesce(sum(d.monthly_amount) OVER w, 0) AS monthly_amount,
-			coalesce(d.active, 0) AS change, coalesce(d.monthly_amount, 0) AS amount_change%[3]s
-		FROM periods p LEFT JOIN deltas d ON d.local = p.local
-		WINDOW w AS (ORDER BY p.local)
 	)`
 
-const (
-	metricsSplitSum = `, sum(%[1]s) AS %[1]s`
-	metricsSplitRun = `,
-			coalesce((SELECT %[1]s FROM deltas WHERE local IS NULL), 0) + coalesce(sum(d.%[1]s) OVER w, 0) AS %[1]s`
-)
+const metricsSplitSum = `, sum(%[1]s) AS %[1]s`
+
+// metricsStockRun is the stock of the column %[1]s of deltas at the end of each period: its
+// changes before the window and up to the period's end.
+func metricsStockRun(col string) string {
+	return fmt.Sprintf(`(coalesce((SELECT %[1]s FROM deltas WHERE local IS NULL), 0) + coalesce(sum(d.%[1]s) OVER w, 0))`, col)
+}
 
 // metricsProductFilter keeps the rows of source alias a of the products selected, and those
 // keep admits, when the products are narrowed; otherwise it keeps every row and is not
@@ -323,7 +321,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			out = append(out, expr+" AS "+metricStocks[i])
 		}
 	}
-	var splitSums, splitRuns strings.Builder
+	var splitSums strings.Builder
 	stockCols := []string{"active", "monthly_amount"}
 	for _, c := range metricSplitStocks {
 		if !want(c.col) {
@@ -332,11 +330,10 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 		stock = true
 		stockCols = append(stockCols, c.delta)
 		fmt.Fprintf(&splitSums, metricsSplitSum, c.delta)
-		fmt.Fprintf(&splitRuns, metricsSplitRun, c.delta)
 		if c.amount {
-			out = append(out, fmt.Sprintf("round(s.%s)::bigint AS %s", c.delta, c.col))
+			out = append(out, fmt.Sprintf("round(%s)::bigint AS %s", metricsStockRun(c.delta), c.col))
 		} else {
-			out = append(out, fmt.Sprintf("s.%s AS %s", c.delta, c.col))
+			out = append(out, fmt.Sprintf("%s AS %s", metricsStockRun(c.delta), c.col))
 		}
 	}
 	stockChanges, keep := src.deltas, ""
@@ -353,8 +350,7 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 			sum = `CASE WHEN (SELECT v FROM whole_stock) THEN ` + metricsSubscribersAll.sum + ` ELSE ` + sum + ` END`
 		}
 		splitSums.WriteString(", " + sum + " AS subscribers")
-		fmt.Fprintf(&splitRuns, metricsSplitRun, "subscribers")
-		out = append(out, "s.subscribers AS subscribers")
+		out = append(out, metricsStockRun("subscribers")+" AS subscribers")
 	}
 	var q strings.Builder
 	q.WriteString(metricsHead)
@@ -408,8 +404,8 @@ func metricsQuery(src metricsSources, cols []string, narrowed bool) string {
 	)`, src.flowsBefore, metricsProductFilter("f", narrowed, ""))
 	}
 	if stock {
-		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), splitRuns.String(), metricsProductFilter("d", narrowed, keep))
-		from += " JOIN stock s ON s.local = p.local"
+		fmt.Fprintf(&q, metricsStock, stockChanges, splitSums.String(), metricsProductFilter("d", narrowed, keep))
+		from += " LEFT JOIN deltas d ON d.local = p.local"
 	}
 	q.WriteString(metricsCosts(want("costs") || want("cumulative_costs"), want("active_users") || want("window_users")))
 	usage, joins := metricsCostOutputs(want)
