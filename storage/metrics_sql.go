@@ -266,13 +266,16 @@ func metricsStockRun(col string) string {
 
 // metricsProductFilter keeps the rows of source alias a of the products selected, and those
 // keep admits, when the products are narrowed; otherwise it keeps every row and is not
-// written at all, so that the rows reach the sums through no filter.
+// written at all, so that the rows reach the sums through no filter. The products are one
+// array, tested row by row: as a semi-join with sel, whose size the generic plan cannot
+// know, the history before the window was read once per product selected (12 of a
+// recurring read's 25 ms).
 func metricsProductFilter(a string, narrowed bool, keep string) string {
 	if !narrowed {
 		return ""
 	}
 	return fmt.Sprintf(`
-		WHERE (%s.product_id IN (SELECT id FROM sel)%s)`, a, keep)
+		WHERE (%s.product_id = ANY (ARRAY(SELECT id FROM sel))%s)`, a, keep)
 }
 
 // metricsSources are the rows a series statement sums: flows and stock changes within the
