@@ -18,7 +18,13 @@ import (
 // so that every statement of a test runs on the same server session.
 func onOneConn(t *testing.T, size int) *sqlx.DB {
 	t.Helper()
-	db, err := storage.OpenCached(storagetest.DSN(t), size)
+	return oneConnOf(t, storage.OpenCached, size)
+}
+
+// oneConnOf is onOneConn for the pool open opens.
+func oneConnOf(t *testing.T, open func(dsn string, size int) (*sqlx.DB, error), size int) *sqlx.DB {
+	t.Helper()
+	db, err := open(storagetest.DSN(t), size)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,16 +173,7 @@ func mustExec(t *testing.T, db *sqlx.DB, q string) sql.Result {
 // default is on, each new connection must set it again. The analytical pool's connections
 // also plan generically (storage.analyticsSettings).
 func TestEveryConnectionHasItsSettings(t *testing.T) {
-	analytics := func(t *testing.T, size int) *sqlx.DB {
-		db, err := storage.OpenAnalytics(storagetest.DSN(t), size)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		db.SetMaxOpenConns(1)
-		db.SetMaxIdleConns(1)
-		return db
-	}
+	analytics := func(t *testing.T, size int) *sqlx.DB { return oneConnOf(t, storage.OpenAnalytics, size) }
 	tests := []struct {
 		pool string
 		open func(*testing.T, int) *sqlx.DB
