@@ -74,7 +74,12 @@ func (r *Resolver) metricsPoints(ctx context.Context, a MetricsArgs) ([]storage.
 	}
 	points, err := storage.Metrics(ctx, db, f)
 	if errors.Is(err, storage.ErrUnknownTimeZone) {
-		return nil, nil, invalidZone(f.Zone)
+		// The zone as asked for: f.Zone may be the name PostgreSQL reads it by.
+		zone := "UTC"
+		if a.Timezone != nil {
+			zone = *a.Timezone
+		}
+		return nil, nil, invalidZone(zone)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -143,8 +148,11 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 			"Use a larger interval or reduce the date range.", []any{a.StartDate, a.EndDate, string(a.Interval)}, "query")
 	}
 	f := storage.MetricsFilter{Orgs: organizations(ctx), Interval: string(a.Interval), Zone: zone, Location: loc,
-		From:     time.Date(start.Year(), start.Month(), start.Day(), 0, 0, 0, 0, loc),
-		To:       time.Date(end.Year(), end.Month(), end.Day()+1, 0, 0, 0, 0, loc),
+		// The window's bounds are local midnights as PostgreSQL reads them, where its periods
+		// start: a midnight that a change skips (Santiago's in September) is the instant after
+		// the gap, where time.Date took the one before it, a day early.
+		From:     storage.LocalTime(start, loc),
+		To:       storage.LocalTime(end.AddDate(0, 0, 1), loc),
 		Products: a.Products, Customers: a.Customers}
 	if a.Organizations != nil {
 		f.Orgs = slices.DeleteFunc(slices.Clone(f.Orgs), func(o uuid.UUID) bool { return !slices.Contains(a.Organizations, o) })

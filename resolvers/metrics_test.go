@@ -244,3 +244,42 @@ func merge(a, b vars) vars {
 	}
 	return out
 }
+
+// A window's days are PostgreSQL's local days: where a change skips a midnight (Santiago
+// sprang from 00:00 to 01:00 on 3 September 2023), the window starts after the gap, not an
+// hour before it on the day before.
+func TestMetricsWindowsStartAtTheMidnightsPostgreSQLReads(t *testing.T) {
+	t.Parallel()
+	s := resolverstest.New(t)
+	org := s.NewOrg(t, resolverstest.AllScopes)
+	const q = `query($start: String!, $end: String!, $interval: TimeInterval!) {
+		metrics(startDate: $start, endDate: $end, interval: $interval, timezone: "America/Santiago") { periods { timestamp } } }`
+	tests := []struct {
+		start, end, interval string
+		want                 []string
+	}{
+		{"2023-09-03", "2023-09-03", "day", []string{"2023-09-03T04:00:00Z"}},
+		{"2023-09-02", "2023-09-04", "day", []string{"2023-09-02T04:00:00Z", "2023-09-03T04:00:00Z", "2023-09-04T03:00:00Z"}},
+		{"2023-09-03", "2023-09-03", "hour", nil},
+	}
+	for _, tt := range tests {
+		var out struct {
+			Metrics struct{ Periods []struct{ Timestamp string } }
+		}
+		s.Query(t, org.Token, q, vars{"start": tt.start, "end": tt.end, "interval": tt.interval}, &out)
+		var got []string
+		for _, p := range out.Metrics.Periods {
+			got = append(got, p.Timestamp)
+		}
+		if tt.want == nil {
+			// Hourly: the 23 hours of the day, from 01:00 after the gap.
+			if len(got) != 23 || got[0] != "2023-09-03T04:00:00Z" {
+				t.Errorf("%s by hour: %d hours from %v, want 23 from 2023-09-03T04:00:00Z", tt.start, len(got), got[:min(1, len(got))])
+			}
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s to %s by %s (-want +got):\n%s", tt.start, tt.end, tt.interval, diff)
+		}
+	}
+}

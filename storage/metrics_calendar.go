@@ -17,7 +17,10 @@ import (
 // each local midnight by the zone's name, several times a day, and grouped the days with a
 // sort and a window, about a tenth of a year's read (bench/README.md). The days are
 // PostgreSQL's own: pgAtZone converts local times as PostgreSQL does, and a test compares
-// every zone's days with PostgreSQL's over years of transitions.
+// every zone's days with PostgreSQL's over years of transitions. Both read the zone database
+// of the machine they run on (Go's time package and PostgreSQL built with the system's
+// tzdata, as Debian's and the embedded cluster's are): a server whose zone data is another
+// version than Till's can cut a recently changed zone's days differently.
 type metricsCalendar struct {
 	partStarts, partStops []time.Time
 	runAligns             []int16
@@ -68,6 +71,11 @@ func localDate(t time.Time, loc *time.Location) time.Time {
 	y, m, d := t.In(loc).Date()
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
+
+// LocalTime is the instant loc reads as local, a time without zone given as the UTC instant
+// of the same reading, as PostgreSQL converts it (pgAtZone): callers that cut windows at
+// local midnights agree with the periods PostgreSQL cuts.
+func LocalTime(local time.Time, loc *time.Location) time.Time { return pgAtZone(local, loc) }
 
 // pgAtZone is PostgreSQL's `local AT TIME ZONE loc` for a timestamp without time zone, given
 // as the UTC instant of the same reading: the instant loc reads as local. A reading that

@@ -42,7 +42,7 @@ import (
 // metricsSplitCuts are the CTEs the split sources read: days are the window's local days as
 // UTC instants; cuts are those days with the whole hours [lo, hi) their rollup part covers,
 // whole when that is one daily row; cut_runs group the whole ones into runs of one alignment
-// as runs does for whole-hour zones; cut_points are the cuts inside an hour, each with the
+// as metricsCalendarOf does for whole-hour zones; cut_points are the cuts inside an hour, each with the
 // hour it falls in. A split read is mostly its pieces, so its days are cut here rather than
 // passed in (metricsCalendar).
 const metricsSplitCuts = `, days AS (

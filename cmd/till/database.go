@@ -79,14 +79,19 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 	}
 	d.payments.SetMaxOpenConns(testPaymentConns)
 	d.payments.SetMaxIdleConns(testPaymentConns)
-	if d.analytics, err = storage.OpenAnalytics(dsn, cfg.StatementCache); err != nil {
-		d.close()
-		return nil, err
+	// Without prepared statements (a pooler in transaction mode) there is no plan to keep,
+	// and a session setting would stay on whichever server connection the pooler lent: the
+	// metrics reads then share the main pool.
+	if cfg.StatementCache > 0 {
+		if d.analytics, err = storage.OpenAnalytics(dsn, cfg.StatementCache); err != nil {
+			d.close()
+			return nil, err
+		}
+		conns := analyticsConns(cfg.MaxConns)
+		d.analytics.SetMaxOpenConns(conns)
+		d.analytics.SetMaxIdleConns(conns)
+		d.analytics.SetConnMaxIdleTime(5 * time.Minute)
 	}
-	conns := analyticsConns(cfg.MaxConns)
-	d.analytics.SetMaxOpenConns(conns)
-	d.analytics.SetMaxIdleConns(conns)
-	d.analytics.SetConnMaxIdleTime(5 * time.Minute)
 	return d, nil
 }
 
@@ -95,10 +100,15 @@ func openDatabase(ctx context.Context, cfg config, logger *slog.Logger, attach b
 const testPaymentConns = 4
 
 // analyticsConns bounds the metrics reads' pool to a quarter of the main pool's size (at
-// least two): a dashboard's burst of reads, each some milliseconds of a core, waits for a
-// connection there instead of taking the connections and the cores the requests that write
-// need.
-func analyticsConns(mainConns int) int { return max(2, mainConns/4) }
+// least two; unbounded as the main pool is when it is 0): a dashboard's burst of reads,
+// each some milliseconds of a core, waits for a connection there instead of taking the
+// connections and the cores the requests that write need.
+func analyticsConns(mainConns int) int {
+	if mainConns <= 0 {
+		return 0
+	}
+	return max(2, mainConns/4)
+}
 
 // close closes the pool and stops the embedded cluster, if any.
 func (d *database) close() {
