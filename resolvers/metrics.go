@@ -132,15 +132,17 @@ func metricsFilter(ctx context.Context, a MetricsArgs) (storage.MetricsFilter, e
 	if a.Timezone != nil {
 		zone = *a.Timezone
 	}
-	if _, err := metricsZone(zone); err != nil {
+	loc, err := metricsZone(zone)
+	if err != nil {
 		return storage.MetricsFilter{}, err
 	}
 	// The periods are cut in Go and in PostgreSQL alike: both read the name PostgreSQL reads
 	// as the zone.
-	zone = storage.PostgresZone(zone)
-	loc, err := metricsZone(zone)
-	if err != nil {
-		return storage.MetricsFilter{}, err
+	if pg := storage.PostgresZone(zone); pg != zone {
+		zone = pg
+		if loc, err = metricsZone(zone); err != nil {
+			return storage.MetricsFilter{}, err
+		}
 	}
 	i := slices.IndexFunc(metricsIntervals[:], func(m metricsInterval) bool { return m.value == a.Interval })
 	if i < 0 || start.After(end) || int(end.Sub(start).Hours()/24) > metricsIntervals[i].maxDays {
